@@ -1,0 +1,3 @@
+from whilecli.cli import app
+
+app(prog_name="while")

@@ -1,0 +1,49 @@
+"""User-facing errors: one line that names the file, the row or line, and the field."""
+
+from __future__ import annotations
+
+
+class WhileError(Exception):
+    """An error the user can act on. The CLI prints ``str(err)`` on one line and exits with ``exit_code``.
+
+    Exit codes follow the route contract: 2 for bad usage or unreadable input, 1 when
+    nothing can train yet.
+    """
+
+    exit_code: int = 2
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(" ".join(str(message).split()))
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class InputError(WhileError):
+    """Bad input data, located: ``FILE:LINE: field 'F': what is wrong``.
+
+    ``line`` is 1-based for text files (JSONL) and ``row`` is 0-based for tabular files
+    (Parquet) and for in-memory batches (the trajectory index).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        row: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        where = file or ""
+        if line is not None:
+            where += f":{line}" if where else f"line {line}"
+        elif row is not None:
+            where += f": row {row}" if where else f"row {row}"
+        prefix = f"{where}: " if where else ""
+        what = f"field '{field}': " if field else ""
+        super().__init__(f"{prefix}{what}{message}")
+        self.file, self.line, self.row, self.field = file, line, row, field
+
+
+class UsageError(WhileError):
+    """Options that do not fit together or a knob out of range."""

@@ -1,0 +1,208 @@
+"""The route's data contract: what the checks produce and the report prints.
+
+Every stage of ``while route`` speaks these types:
+
+``read`` → :class:`Rows` (a lazy frame in the canonical schema) → ``pool.summarize`` →
+:class:`Pool` (per-task counts) → ``checks`` → :class:`CheckResult` ×6 → ``decide`` →
+:class:`Route` → ``report`` (text, JSON, Markdown, GitHub annotations).
+
+The JSON report is ``Route.to_dict()``; its schema is documented in the README and is
+versioned by :data:`SCHEMA_VERSION`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+import polars as pl
+
+SCHEMA_VERSION = 1
+
+#: Columns of the canonical row frame, in order, with their polars types.
+#: ``truncated`` is null where the input records no truncation (unknown, never false).
+#: ``model`` is the writer's name with any ``@version`` suffix removed; ``policy_version``
+#: keeps the full string when the input has one (an async sampler's older copy).
+CANONICAL_SCHEMA: dict[str, pl.DataType] = {
+    "task_id": pl.String(),
+    "reward": pl.Float64(),
+    "passed": pl.Boolean(),
+    "truncated": pl.Boolean(),
+    "model": pl.String(),
+    "policy_version": pl.String(),
+}
+
+
+class Status(str, Enum):
+    """The status of one routing check."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    UNKNOWN = "unknown"
+    NOT_REACHED = "not reached"
+    NOT_ASKED = "not asked"  # an optional check whose input was not given (no --teacher)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate with its 95% interval and the sample it came from.
+
+    ``low``/``high`` are None when no interval can be given (``why_no_interval`` says why,
+    e.g. fewer than 3 tasks). Printed as ``0.42 [0.35, 0.49] n=128 tasks (512 rows)``.
+    """
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n_tasks: int
+    n_rows: int
+    interval: str  # "bootstrap" | "wilson" | "none"
+    why_no_interval: str | None = None
+
+    def format(self, digits: int = 2) -> str:
+        """The one-line form every report uses."""
+        v = "n/a" if self.value is None else f"{self.value:.{digits}f}"
+        if self.low is not None and self.high is not None:
+            ci = f" [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        else:
+            ci = " [no interval]"
+        return f"{v}{ci} n={self.n_tasks} tasks ({self.n_rows} rows)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Rows:
+    """Graded rows read from one or more inputs, in the canonical schema.
+
+    ``frame`` is lazy; collecting it yields exactly :data:`CANONICAL_SCHEMA`. Reading has
+    already validated it: every ``task_id`` and ``reward`` is present, every reward finite.
+    """
+
+    frame: pl.LazyFrame
+    paths: list[str]
+    format: str  # the recognised input format, e.g. "vf-eval", "nemo-gym", "jsonl", "parquet"
+    sources: dict[str, str]  # canonical field -> the column (or rule) that fed it
+    pass_threshold: float
+    threshold_explicit: bool
+    partial_rows: int = 0  # rewards inside [0, 1] that are neither 0 nor 1
+    has_logprobs: bool = False  # some row carries per-token (behaviour) log-probs
+    has_values: bool = False  # some row carries critic values
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Pool:
+    """Per-task sufficient statistics of a set of rows: everything the checks read.
+
+    ``tasks`` has one row per task id with integer columns ``n`` (rows), ``passes``,
+    ``truncated`` (rows known truncated), ``truncated_known`` (rows whose truncation is
+    recorded), ``truncated_passes``. ``models`` counts rows by writer model (key None = rows
+    that name none); ``versions`` likewise by full policy version where recorded.
+    """
+
+    tasks: pl.DataFrame
+    rows: int
+    models: dict[str | None, int]
+    versions: dict[str | None, int]
+    source: Rows
+
+    @property
+    def n_tasks(self) -> int:
+        return self.tasks.height
+
+
+@dataclass
+class CheckResult:
+    """One routing check: its status, what it measured (with n), and why."""
+
+    key: str  # truncated_passes | rollouts_per_task | band | teacher | tokenizer | on_policy
+    title: str
+    status: Status
+    why: str
+    measured: dict[str, Any] = field(default_factory=dict)  # values: Rate, int, float, str, None
+    decides: str | None = None  # the route this check sent the pool to, if it decided
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "title": self.title,
+            "status": self.status.value,
+            "why": self.why,
+            "decides": self.decides,
+            "measured": {k: _plain(v) for k, v in self.measured.items()},
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass
+class MethodScore:
+    """Whether one method of the route table fits these rows, and why (or why not)."""
+
+    name: str
+    ok: bool
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Route:
+    """The decision with its evidence.
+
+    ``route`` is the row of the route table that decided (``fix-reward``, ``single-rollout``,
+    ``floor``, ``saturated``, ``teacher``, ``off-policy``, ``grpo``); ``method`` the method
+    to train with (``grpo``, ``opsd``, ``sft``, ``groupwise``, ``opd``, ``flash_reinforce``,
+    ...) or None when nothing can train yet. ``exit_code``: 0 routed, 1 nothing can train yet.
+    """
+
+    route: str
+    method: str | None
+    why: str
+    plan: list[str]
+    checks: list[CheckResult]
+    methods: list[MethodScore]
+    needs: dict[str, Any]
+    summary: dict[str, Any]  # pass@1 Rate, pass@k / pass^k Rates, tasks, rows, k, histogram
+    before_gpu: dict[str, Any]  # holdout size and the random-control advice
+    inputs: dict[str, Any]  # paths, format, sources (and the teacher's, when given)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    exit_code: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "route": self.route,
+            "method": self.method,
+            "why": self.why,
+            "plan": list(self.plan),
+            "exit_code": self.exit_code,
+            "checks": [c.to_dict() for c in self.checks],
+            "methods": [m.to_dict() for m in self.methods],
+            "needs": _plain(self.needs),
+            "summary": _plain(self.summary),
+            "before_gpu": _plain(self.before_gpu),
+            "inputs": _plain(self.inputs),
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+        }
+
+
+def _plain(value: Any) -> Any:
+    """Turn Rates, enums, tuples and nested containers into JSON-ready values."""
+    if isinstance(value, Rate):
+        return value.to_dict()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value != value:  # NaN never reaches a report
+        return None
+    return value
