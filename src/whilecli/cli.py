@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from whilecli import __version__
+from whilecli.commands.ada import ada_command
 from whilecli.commands.config import config_command
 from whilecli.commands.route import route_command
 from whilecli.commands.update import update_command
@@ -37,3 +38,4 @@ def main(
 app.command("route")(route_command)
 app.command("update")(update_command)
 app.command("config")(config_command)
+app.command("ada")(ada_command)

@@ -8,13 +8,37 @@ Contract shared by every method module (see DESIGN section 3):
 - Every per-token tensor is ``[B, T]`` on the batch's device and dtype; ``rewards`` is ``[B]``.
 - Optional fields are None when the rows do not carry them. ``behavior_logprobs`` None
   means on-policy (ratio 1).
+
+Build a batch with :meth:`Batch.from_rows` (ragged lists, aliases of DESIGN section 1),
+:meth:`Batch.from_columns` (flattened lists, what the file readers produce) or
+:meth:`Batch.from_tensors` (padded tensors from a training loop).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
+import numpy as np
 import torch
+
+from whilecli.errors import InputError
+from whilecli.methods.fields import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
+
+#: List fields a row may leave out while others carry them: the mask (all action tokens) and
+#: behaviour log-probs (on-policy, μ = π).
+_FILLABLE = ("action_mask", "behavior_logprobs")
+TENSOR_LISTS = ("logprobs", "behavior_logprobs", "values", "ref_logprobs", "teacher_logprobs")
+
+
+def default_dtype(device: str | torch.device) -> torch.dtype:
+    """float64 on CPU, float32 on an accelerator (DESIGN section 3)."""
+    return torch.float64 if torch.device(device).type == "cpu" else torch.float32
+
+
+def _first(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
 
 
 @dataclass
@@ -41,7 +65,296 @@ class Batch:
     @property
     def action_counts(self) -> torch.Tensor:
         """T_i, the action tokens of each trajectory, ``[B]`` in the batch dtype."""
-        return self.action_mask.sum(dim=1).to(self.logprobs.dtype)
+        return self.action_mask.to(self.logprobs.dtype).sum(dim=1)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        device: str | torch.device = "cpu",
+        dtype: torch.dtype | None = None,
+        require: Collection[str] = (),
+        mapping: Mapping[str, str] | None = None,
+        need_reward: bool = True,
+        logprob_fields: Collection[str] | None = None,
+    ) -> Batch:
+        """Pad ragged rows (``{"reward": 1.0, "logprobs": [...], ...}``) into a batch.
+
+        Aliases of DESIGN section 1 are resolved (``mapping`` overrides them). Refused with an
+        :class:`InputError` naming the row index and the field: an empty batch, a missing
+        reward or log-prob list, per-token lists of different lengths, a non-finite reward, a
+        log-prob on an action token that is non-finite or > 0 (in ``logprob_fields``: by
+        default ``logprobs``, ``behavior_logprobs`` and any log-prob list in ``require``), a
+        mask entry other than true/false/0/1, a field in ``require`` that is absent.
+        """
+        if len(rows) == 0:
+            raise InputError("the batch is empty: no trajectories")
+        cols = columns_from_rows(rows, mapping)
+        return cls.from_columns(
+            cols,
+            device=device,
+            dtype=dtype,
+            require=require,
+            need_reward=need_reward,
+            logprob_fields=logprob_fields,
+        )
+
+    @classmethod
+    def from_columns(
+        cls,
+        cols: Columns,
+        *,
+        device: str | torch.device = "cpu",
+        dtype: torch.dtype | None = None,
+        require: Collection[str] = (),
+        need_reward: bool = True,
+        logprob_fields: Collection[str] | None = None,
+    ) -> Batch:
+        """Validate flattened columns and pad them to ``[B, T]`` (vectorised, no token loop)."""
+        n = cols.size
+        if n == 0:
+            raise InputError("the batch is empty: no trajectories", file=cols.file)
+        src = cols.sources
+
+        def fail(i: int | None, name: str, message: str) -> InputError:
+            where = cols.where(i) if i is not None else {"file": cols.file}
+            return InputError(message, **where, field=src.get(name, name))
+
+        if "logprobs" not in cols.lists:
+            raise fail(None, "logprobs", "missing: every trajectory needs its per-token log-probs")
+        _, lengths = cols.lists["logprobs"]
+        if (lengths < 0).any():
+            raise fail(_first(lengths < 0), "logprobs", "missing")
+        if (lengths == 0).any():
+            raise fail(_first(lengths == 0), "logprobs", "is empty")
+        for name, (_, other) in cols.lists.items():
+            if (other < 0).any() and name not in _FILLABLE:
+                raise fail(
+                    _first(other < 0), name, "missing here but present on other trajectories"
+                )
+            wrong = (other != lengths) & (other >= 0)
+            if wrong.any():
+                i = _first(wrong)
+                raise fail(i, name, f"has {other[i]} entries but logprobs has {lengths[i]}")
+        for name in require:
+            if name in LIST_FIELDS and name not in cols.lists:
+                raise fail(None, name, "missing: this method needs it")
+            if name == "task_id" and (cols.task_ids is None or None in cols.task_ids):
+                i = None if cols.task_ids is None else cols.task_ids.index(None)
+                raise fail(i, name, "missing: this method groups trajectories by task id")
+        rewards = np.zeros(n) if cols.rewards is None else cols.rewards
+        if need_reward or "reward" in require:
+            present = cols.reward_present
+            if present is None or not present.all():
+                i = None if present is None else _first(~present)
+                raise fail(i, "reward", "missing: every trajectory needs a reward")
+            if not np.isfinite(rewards).all():
+                i = _first(~np.isfinite(rewards))
+                raise fail(i, "reward", f"is {rewards[i]}, not a finite number")
+
+        t_max = int(lengths.max())
+        mask_np = np.arange(t_max)[None, :] < lengths[:, None]
+
+        def pad(name: str) -> np.ndarray:
+            flat, own = cols.lists[name]
+            out = np.zeros((n, t_max))
+            out[np.arange(t_max)[None, :] < own[:, None]] = flat
+            return out
+
+        if "action_mask" in cols.lists:
+            flat, own = cols.lists["action_mask"]
+            bad = (flat != 0) & (flat != 1)
+            if bad.any():
+                ends = np.cumsum(np.maximum(own, 0))
+                i = int(np.searchsorted(ends, _first(bad), side="right"))
+                raise fail(i, "action_mask", "entries must be true/false or 0/1")
+            # a row without a mask is all action tokens
+            action_np = np.where((own < 0)[:, None], mask_np, pad("action_mask") > 0.5)
+        else:
+            action_np = mask_np.copy()
+        checked = (
+            set(logprob_fields)
+            if logprob_fields is not None
+            else {"logprobs", "behavior_logprobs"} | (set(require) & set(LOGPROB_FIELDS))
+        )
+        padded = {name: pad(name) for name in TENSOR_LISTS if name in cols.lists}
+        if "behavior_logprobs" in padded:  # a row without them is on-policy: μ = π
+            missing = cols.lists["behavior_logprobs"][1] < 0
+            padded["behavior_logprobs"][missing] = padded["logprobs"][missing]
+        for name in LOGPROB_FIELDS:
+            if name in checked and name in padded:
+                _check_logprob_values(padded[name], action_np, lambda i, m, f=name: fail(i, f, m))
+
+        dtype = dtype or default_dtype(device)
+
+        def tensor(a: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(a).to(device=device, dtype=dtype)
+
+        return cls(
+            logprobs=tensor(padded["logprobs"]),
+            mask=torch.from_numpy(mask_np).to(device),
+            action_mask=torch.from_numpy(action_np).to(device),
+            rewards=tensor(np.array(rewards, dtype=np.float64)),
+            behavior_logprobs=tensor(padded["behavior_logprobs"])
+            if "behavior_logprobs" in padded
+            else None,
+            values=tensor(padded["values"]) if "values" in padded else None,
+            ref_logprobs=tensor(padded["ref_logprobs"]) if "ref_logprobs" in padded else None,
+            teacher_logprobs=tensor(padded["teacher_logprobs"])
+            if "teacher_logprobs" in padded
+            else None,
+            truncated=None
+            if cols.truncated is None
+            else torch.from_numpy(cols.truncated).to(device),
+            task_ids=None if cols.task_ids is None else [str(t) for t in cols.task_ids],
+            agents=None if cols.agents is None else [a or "default" for a in cols.agents],
+        )
+
+    @classmethod
+    def from_tensors(
+        cls,
+        logprobs: torch.Tensor,
+        *,
+        rewards: torch.Tensor | Sequence[float],
+        lengths: torch.Tensor | Sequence[int] | None = None,
+        mask: torch.Tensor | None = None,
+        behavior_logprobs: torch.Tensor | None = None,
+        action_mask: torch.Tensor | None = None,
+        values: torch.Tensor | None = None,
+        ref_logprobs: torch.Tensor | None = None,
+        teacher_logprobs: torch.Tensor | None = None,
+        truncated: torch.Tensor | None = None,
+        task_ids: Sequence[str] | None = None,
+        agents: Sequence[str] | None = None,
+    ) -> Batch:
+        """Wrap padded ``[B, T]`` tensors; ``lengths`` or ``mask`` says which tokens exist.
+
+        Device and dtype follow ``logprobs``. ``action_mask`` defaults to ``mask`` and is
+        intersected with it. Shapes are checked here; values are checked by each method on
+        the lists it uses.
+        """
+        if logprobs.dim() != 2 or logprobs.shape[0] == 0:
+            raise InputError(f"logprobs must be [B, T] with B >= 1, got {tuple(logprobs.shape)}")
+        b, t = logprobs.shape
+        dev, dt = logprobs.device, logprobs.dtype
+        if mask is None and lengths is not None:
+            lens = torch.as_tensor(lengths, device=dev).reshape(-1)
+            if lens.numel() != b:
+                raise InputError(f"lengths has {lens.numel()} entries for {b} trajectories")
+            mask = torch.arange(t, device=dev)[None, :] < lens[:, None]
+        elif mask is None:
+            mask = torch.ones(b, t, dtype=torch.bool, device=dev)
+        mask = mask.to(device=dev, dtype=torch.bool)
+        action = mask if action_mask is None else action_mask.to(dev).bool() & mask
+        r = torch.as_tensor(rewards, device=dev, dtype=dt).reshape(-1)
+        if r.numel() != b:
+            raise InputError(f"rewards has {r.numel()} entries for {b} trajectories")
+        given = {
+            "behavior_logprobs": behavior_logprobs,
+            "values": values,
+            "ref_logprobs": ref_logprobs,
+            "teacher_logprobs": teacher_logprobs,
+            "mask": mask,
+            "action_mask": action,
+        }
+        for name, tensor in given.items():
+            if tensor is not None and tuple(tensor.shape) != (b, t):
+                raise InputError(
+                    f"shape {tuple(tensor.shape)} differs from logprobs {(b, t)}", field=name
+                )
+
+        def same(x: torch.Tensor | None) -> torch.Tensor | None:
+            return None if x is None else x.to(device=dev, dtype=dt)
+
+        return cls(
+            logprobs=logprobs,
+            mask=mask,
+            action_mask=action,
+            rewards=r,
+            behavior_logprobs=same(behavior_logprobs),
+            values=same(values),
+            ref_logprobs=same(ref_logprobs),
+            teacher_logprobs=same(teacher_logprobs),
+            truncated=None if truncated is None else truncated.to(dev).bool(),
+            task_ids=None if task_ids is None else list(task_ids),
+            agents=None if agents is None else list(agents),
+        )
+
+    def to(self, device: str | torch.device, dtype: torch.dtype | None = None) -> Batch:
+        """The same batch on ``device``, floating tensors in ``dtype`` (default: the device's)."""
+        dtype = dtype or default_dtype(device)
+        moved: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, torch.Tensor):
+                kw: dict[str, Any] = {"device": device}
+                if value.is_floating_point():
+                    kw["dtype"] = dtype
+                moved[f.name] = value.to(**kw)
+        return replace(self, **moved)
+
+    # ------------------------------------------------------------------ validation
+
+    def check_logprobs(self, names: Collection[str]) -> None:
+        """Refuse a non-finite or positive log-prob on an action token of the named lists."""
+        for name in names:
+            tensor = getattr(self, name)
+            if tensor is None:
+                continue
+            # fast path: every entry finite (the sum is) and none > 0 on an action token
+            if bool(torch.isfinite(tensor.sum())) and bool(
+                (tensor * self.action_mask.to(tensor.dtype)).max() <= 0
+            ):
+                continue
+            bad = self.action_mask & ~(torch.isfinite(tensor) & (tensor <= 0))
+            if bool(bad.any()):
+                i = int(bad.any(dim=1).nonzero()[0, 0])
+                t = int(bad[i].nonzero()[0, 0])
+                raise InputError(_logprob_message(float(tensor[i, t]), t), row=i, field=name)
+
+    def check_rewards(self) -> None:
+        """Refuse a non-finite reward, naming the trajectory."""
+        bad = ~torch.isfinite(self.rewards)
+        if bool(bad.any()):
+            i = int(bad.nonzero()[0, 0])
+            raise InputError(
+                f"is {float(self.rewards[i])}, not a finite number", row=i, field="reward"
+            )
+
+    def require(self, name: str, method: str) -> torch.Tensor:
+        """The named per-token tensor, or an :class:`InputError` saying ``method`` needs it."""
+        value = getattr(self, name)
+        if value is None:
+            raise InputError(f"missing: {method} needs it on every trajectory", field=name)
+        return value
+
+
+def masked(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> torch.Tensor:
+    """``x`` where ``keep``, exactly 0 elsewhere; ``keep_f`` is ``keep`` in ``x``'s dtype.
+
+    A multiply when ``x`` is finite everywhere (its sum is), else a ``where`` so that junk in
+    the padding (NaN, ±inf) cannot leak through ``0 · inf``.
+    """
+    if bool(torch.isfinite(x.sum())):
+        return x * keep_f
+    return torch.where(keep, x, 0.0)
+
+
+def _logprob_message(value: float, t: int) -> str:
+    if value > 0 and np.isfinite(value):
+        return f"token {t} is {value:g} > 0; pass log p, not p"
+    return f"token {t} is {value}, not a finite log-prob"
+
+
+def _check_logprob_values(padded: np.ndarray, action: np.ndarray, fail: Any) -> None:
+    bad = action & ~(np.isfinite(padded) & (padded <= 0))
+    if bad.any():
+        i = _first(bad.any(axis=1))
+        t = _first(bad[i])
+        raise fail(i, _logprob_message(float(padded[i, t]), t))
 
 
 @dataclass
@@ -50,13 +363,15 @@ class Update:
 
     ``coefficients[i, t]`` is the number a trainer multiplies ∇ log π_θ(a_{i,t}) by; it is
     detached and exactly 0 on padding, observation tokens and dropped trajectories.
+    ``stats`` holds floats (None where a statistic is undefined, such as an explained
+    variance when the rewards do not vary).
     """
 
     coefficients: torch.Tensor  # [B, T]
     advantages: torch.Tensor  # [B, T], before any ratio, gate, band or clip
     admitted: torch.Tensor  # [B] bool, the trajectory has gradient left
     value_targets: torch.Tensor | None = None  # [B, T], None without a critic
-    stats: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, float | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def policy_loss(self, logprobs: torch.Tensor) -> torch.Tensor:

@@ -1,1 +1,129 @@
-"""route."""
+"""``while route``: read graded rows, run the six checks, decide, report.
+
+The pipeline (DESIGN section 2)::
+
+    read_rows(paths) → Rows → summarize(rows) → Pool → decide(pool, options) → Route → render
+
+:func:`run_route` runs it end to end, reading a teacher's rows the same way when given.
+The stages are re-exported lazily (PEP 562), so importing this package stays cheap and
+never imports torch. ``decide`` names both a stage and the module that holds it: the
+package attribute is always the function (``from whilecli.route.decide import ...`` still
+reaches the module).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import sys
+import types
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from whilecli.errors import UsageError
+
+if TYPE_CHECKING:
+    from whilecli.route.model import Route
+    from whilecli.route.options import RouteOptions
+
+__all__ = [
+    "Route",
+    "RouteOptions",
+    "decide",
+    "read_rows",
+    "render",
+    "run_route",
+    "summarize",
+]
+
+_EXPORTS: dict[str, str] = {
+    "read_rows": "whilecli.route.read",
+    "parse_map": "whilecli.route.read",
+    "summarize": "whilecli.route.pool",
+    "decide": "whilecli.route.decide",
+    "RouteOptions": "whilecli.route.options",
+    "Route": "whilecli.route.model",
+    "render": "whilecli.route.report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'whilecli.route' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+class _Package(types.ModuleType):
+    """This package's module type: importing a submodule never hides a re-exported stage.
+
+    Importing ``whilecli.route.decide`` makes Python set the package attribute ``decide``
+    to that module; here the attribute takes the module's function of the same name.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType) and hasattr(value, name):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def _as_paths(value: str | Sequence[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def run_route(
+    paths: str | Sequence[str],
+    *,
+    teacher: str | Sequence[str] | None = None,
+    mapping: Mapping[str, str] | None = None,
+    pass_threshold: float | None = None,
+    input_format: str | None = None,
+    options: RouteOptions | None = None,
+    stdin: BinaryIO | None = None,
+    **option_overrides: Any,
+) -> Route:
+    """Route graded rows: read → summarize → decide.
+
+    ``paths`` (files, directories, globs, ``-`` for ``stdin``) are the rows of the model to
+    train; ``teacher`` the teacher's rows on the same tasks, read with the same ``mapping``,
+    ``pass_threshold`` and ``input_format`` and summarized into ``options.teacher``.
+    ``option_overrides`` replace fields of ``options`` (default :class:`RouteOptions`), e.g.
+    ``run_route("rows.parquet", model="Qwen/Qwen3-0.6B", strict=True)``.
+    """
+    from whilecli.route.decide import decide
+    from whilecli.route.options import RouteOptions
+    from whilecli.route.pool import summarize
+    from whilecli.route.read import read_rows
+
+    student_paths = _as_paths(paths)
+    teacher_paths = _as_paths(teacher)
+    if not student_paths:
+        raise UsageError("give at least one path of graded rows (or - for stdin)")
+    if "-" in student_paths and "-" in teacher_paths:
+        raise UsageError("stdin (-) can feed the rows or --teacher, not both")
+
+    base = options if options is not None else RouteOptions()
+    known = {f.name for f in dataclasses.fields(base)}
+    unknown = sorted(set(option_overrides) - known)
+    if unknown:
+        raise UsageError(f"unknown route option(s): {', '.join(unknown)}")
+    opts = dataclasses.replace(base, **option_overrides) if option_overrides else base
+
+    read_args: dict[str, Any] = {
+        "mapping": mapping,
+        "pass_threshold": pass_threshold,
+        "input_format": input_format,
+        "stdin": stdin,
+    }
+    pool = summarize(read_rows(student_paths, **read_args))
+    if teacher_paths:
+        teacher_pool = summarize(read_rows(teacher_paths, **read_args))
+        opts = dataclasses.replace(opts, teacher=teacher_pool)
+    return decide(pool, opts)

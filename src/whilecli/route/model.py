@@ -125,6 +125,7 @@ class CheckResult:
     measured: dict[str, Any] = field(default_factory=dict)  # values: Rate, int, float, str, None
     decides: str | None = None  # the route this check sent the pool to, if it decided
     warnings: list[str] = field(default_factory=list)
+    reached: bool = True  # False: below the check that decided, shown as context only
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +134,7 @@ class CheckResult:
             "status": self.status.value,
             "why": self.why,
             "decides": self.decides,
+            "reached": self.reached,
             "measured": {k: _plain(v) for k, v in self.measured.items()},
             "warnings": list(self.warnings),
         }

@@ -1,0 +1,337 @@
+"""Time ``while route`` against a plain-Python implementation of the same checks.
+
+    python benchmarks/route_bench.py                          # 1M and 10M rows
+    python benchmarks/route_bench.py --rows 100000 1000000    # other sizes
+
+For each size: write a Parquet pool (8 rollouts per task; task_id, reward, truncated, model)
+under a temporary directory, run ``while route FILE --model M --format json`` as a real
+subprocess of the console script (wall time, peak RSS of that child from ``os.wait4``),
+then the plain-Python baseline in a child process of its own (columns read with pyarrow
+``to_pylist()``, one Python loop over the rows counting per task in dicts, the same
+statistics per task in Python), check that both find the same pass@1, split share and
+route, and print one table. Then the stages of the pipeline in process (read, summarize,
+decide, render) for the largest size, and the startup time of ``while route`` on a small
+file (and whether torch was imported). The files are deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import NormalDist
+
+K = 8
+MODEL = "bench/model"
+SMALL = Path(__file__).resolve().parent.parent / "examples" / "data" / "mixed.parquet"
+
+
+def write_pool(path: Path, rows: int, *, seed: int = 0) -> None:
+    """``rows`` graded rows, ``K`` per task, per-task pass rates spread over [0, 1].
+
+    A tenth of the tasks sit at 0 and a tenth at 1; 3% of rows are truncated and those
+    fail (so no truncated pass), every row names :data:`MODEL`.
+    """
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    tasks = math.ceil(rows / K)
+    p = rng.uniform(0.0, 1.0, tasks)
+    p[rng.random(tasks) < 0.1] = 0.0
+    p[rng.random(tasks) < 0.1] = 1.0
+    task = np.arange(rows, dtype=np.int64) // K
+    reward = (rng.random(rows) < p[task]).astype(np.float64)
+    truncated = rng.random(rows) < 0.03
+    reward[truncated] = 0.0
+    frame = pl.DataFrame({"task": task, "reward": reward, "truncated": truncated}).select(
+        pl.format("task-{}", pl.col("task")).alias("task_id"),
+        "reward",
+        "truncated",
+        pl.lit(MODEL).alias("model"),
+    )
+    frame.write_parquet(path, compression="zstd", row_group_size=1_000_000)
+
+
+def _popen_wait(argv: list[str]) -> tuple[float, float, int, str, str]:
+    """Start ``argv`` and reap it with ``os.wait4`` so its own peak RSS is known."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return wall, usage.ru_maxrss / 1024, proc.returncode, out.read(), err.read()
+
+
+def while_route(path: Path) -> tuple[float, float, dict]:
+    """``while route PATH --model M --format json`` as a subprocess of the console script."""
+    exe = shutil.which("whilecli") or shutil.which("while")
+    if exe is None:
+        raise SystemExit("the whilecli console script is not installed (pip install -e .)")
+    wall, rss, code, out, err = _popen_wait(
+        [exe, "route", str(path), "--model", MODEL, "--format", "json"]
+    )
+    if code not in (0, 1):
+        raise SystemExit(f"while route failed ({code}): {err.strip()}")
+    return wall, rss, json.loads(out)
+
+
+# ------------------------------------------------------------------ plain Python baseline
+
+
+def plain_route(path: str) -> dict:
+    """The six checks' numbers the plain way: Python dicts over rows, Python math per task.
+
+    Same statistics as ``while route``: truncated passes, grouped vs single tasks, the band
+    (floor / saturated / mixed, split share, in-band share 0.2 ≤ p ≤ 0.8, expected split
+    share at k = 4, 8, 16 under Beta(1+s, 1+f)), pass@1 as the mean of per-task rates with a
+    2000-draw bootstrap over tasks (multinomial over the distinct (passes, n) cells), pass@k
+    and pass^k at k = 4, 8 (unbiased estimators), Wilson intervals for shares (z = Φ⁻¹(0.975), as scipy), on-policy.
+    """
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=["task_id", "reward", "truncated", "model"])
+    ids = table.column("task_id").to_pylist()
+    rewards = table.column("reward").to_pylist()
+    cuts = table.column("truncated").to_pylist()
+    models = table.column("model").to_pylist()
+    n: dict[str, int] = {}
+    passes: dict[str, int] = {}
+    model_rows: dict[str | None, int] = {}
+    truncated_passes = truncated_rows = 0
+    for task, reward, cut, model in zip(ids, rewards, cuts, models, strict=True):
+        passed = reward >= 1.0
+        n[task] = n.get(task, 0) + 1
+        passes[task] = passes.get(task, 0) + passed
+        if cut:
+            truncated_rows += 1
+            truncated_passes += passed
+        model_rows[model] = model_rows.get(model, 0) + 1
+    rows = len(ids)
+    grouped = [t for t in n if n[t] >= 2]
+    rates = [passes[t] / n[t] for t in grouped]
+    split = sum(1 for r in rates if 0.0 < r < 1.0)
+    in_band = sum(1 for r in rates if 0.2 <= r <= 0.8 and 0.0 < r < 1.0)
+    floor = all(r == 0.0 for r in rates)
+    saturated = all(r == 1.0 for r in rates)
+
+    def log_beta(a: float, b: float) -> float:
+        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+    def expected_split(s: int, f: int, k: int) -> float:
+        base = log_beta(1 + s, 1 + f)
+        return (
+            1.0
+            - math.exp(log_beta(1 + s + k, 1 + f) - base)
+            - math.exp(log_beta(1 + s, 1 + f + k) - base)
+        )
+
+    expected = {
+        k: sum(expected_split(passes[t], n[t] - passes[t], k) for t in grouped) / len(grouped)
+        for k in (4, 8, 16)
+    }
+    pass_k = {}
+    for k in (4, 8):
+        eligible = [t for t in n if n[t] >= k]
+        at = [1 - math.comb(n[t] - passes[t], k) / math.comb(n[t], k) for t in eligible]
+        hat = [math.comb(passes[t], k) / math.comb(n[t], k) for t in eligible]
+        pass_k[k] = (sum(at) / len(at), sum(hat) / len(hat))
+    all_rates = [passes[t] / n[t] for t in n]
+    pass1 = sum(all_rates) / len(all_rates)
+    cells: dict[float, int] = {}
+    for r in all_rates:
+        cells[r] = cells.get(r, 0) + 1
+    values = np.array(list(cells.keys()))
+    counts = np.array(list(cells.values()))
+    draws = np.random.default_rng(0).multinomial(len(all_rates), counts / counts.sum(), 2000)
+    means = np.sort(draws @ values / len(all_rates))
+    ci = (float(means[50]), float(means[1949]))
+
+    def wilson(x: int, m: int) -> tuple[float, float]:
+        if m == 0:
+            return (0.0, 1.0)
+        z, ph = NormalDist().inv_cdf(0.975), x / m
+        centre = (ph + z * z / (2 * m)) / (1 + z * z / m)
+        half = z * math.sqrt(ph * (1 - ph) / m + z * z / (4 * m * m)) / (1 + z * z / m)
+        return (centre - half, centre + half)
+
+    on_policy = all(m in (None, MODEL) for m in model_rows)
+    if truncated_passes:
+        route = "fix-reward"
+    elif not grouped:
+        route = "single-rollout"
+    elif floor:
+        route = "floor"
+    elif saturated:
+        route = "saturated"
+    elif not on_policy:
+        route = "off-policy"
+    else:
+        route = "grpo"
+    return {
+        "rows": rows,
+        "tasks": len(n),
+        "route": route,
+        "pass@1": pass1,
+        "pass@1 ci": ci,
+        "split_share": split / len(grouped),
+        "split ci": wilson(split, len(grouped)),
+        "in_band_share": in_band / len(grouped),
+        "expected_split": expected,
+        "pass@k": pass_k,
+        "truncated_share": truncated_rows / rows,
+        "truncated ci": wilson(truncated_rows, rows),
+    }
+
+
+def plain(path: Path) -> tuple[float, float, dict]:
+    """The baseline in a child process of its own (so its peak RSS is its own)."""
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[2]); import route_bench as b; "
+        "print(json.dumps(b.plain_route(sys.argv[1])))"
+    )
+    here = str(Path(__file__).resolve().parent)
+    wall, rss, rc, out, err = _popen_wait([sys.executable, "-c", code, str(path), here])
+    if rc != 0:
+        raise SystemExit(f"plain-Python baseline failed: {err.strip()}")
+    return wall, rss, json.loads(out)
+
+
+def _find(route: dict, key: str) -> object:
+    for check in route["checks"]:
+        if key in check["measured"]:
+            return check["measured"][key]
+    return None
+
+
+def agree(route: dict, base: dict) -> bool:
+    """Whether both implementations found the same route and the same numbers."""
+    band = next(c["measured"] for c in route["checks"] if c["key"] == "band")
+    trunc = next(c["measured"] for c in route["checks"] if c["key"] == "truncated_passes")
+    pairs = [
+        (route["summary"]["pass_at_1"]["value"], base["pass@1"]),
+        (band["split_share"]["value"], base["split_share"]),
+        (band["in_band_share"]["value"], base["in_band_share"]),
+        (trunc["truncated_share"]["value"], base["truncated_share"]),
+        (band["split_share"]["low"], base["split ci"][0]),
+        (band["split_share"]["high"], base["split ci"][1]),
+    ]
+    pairs += [
+        (band[f"expected_split_share_k{k}"], base["expected_split"][str(k)]) for k in (4, 8, 16)
+    ]
+    for k in ("4", "8"):
+        pairs.append((route["summary"]["pass_at_k"][k]["value"], base["pass@k"][k][0]))
+        pairs.append((route["summary"]["pass_hat_k"][k]["value"], base["pass@k"][k][1]))
+    close = all(abs(a - b) <= 1e-9 for a, b in pairs)
+    return close and route["route"] == base["route"]
+
+
+def stages(path: Path) -> dict[str, float]:
+    """Seconds per stage in this process: read (lazy plan), summarize, decide, render."""
+    from whilecli.route.decide import decide
+    from whilecli.route.options import RouteOptions
+    from whilecli.route.pool import summarize
+    from whilecli.route.read import read_rows
+    from whilecli.route.report import render
+
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    rows = read_rows([str(path)])
+    out["read"] = time.perf_counter() - t
+    t = time.perf_counter()
+    pool = summarize(rows)
+    out["summarize"] = time.perf_counter() - t
+    t = time.perf_counter()
+    route = decide(pool, RouteOptions(model=MODEL))
+    out["decide"] = time.perf_counter() - t
+    t = time.perf_counter()
+    render(route, "json")
+    render(route, "text")
+    out["render"] = time.perf_counter() - t
+    return out
+
+
+def startup() -> tuple[float, bool]:
+    """Best of three wall times of ``while route`` on the small example, and torch's absence."""
+    exe = shutil.which("whilecli") or "whilecli"
+    best = min(_popen_wait([exe, "route", str(SMALL), "--format", "json"])[0] for _ in range(3))
+    probe = (
+        "import sys; from typer.testing import CliRunner; from whilecli.cli import app; "
+        f"CliRunner().invoke(app, ['route', {str(SMALL)!r}]); print('torch' in sys.modules)"
+    )
+    torch = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return best, torch == "True"
+
+
+def _table_line(line: dict) -> str:
+    """One Markdown row of the results table."""
+    cells = [f"{line['rows']:,}", f"{line['while_s']:.2f}"]
+    if "plain_s" in line:
+        cells += [
+            f"{line['plain_s']:.2f}",
+            f"{line['plain_s'] / line['while_s']:.1f}x",
+            f"{line['while_mb']:.0f}",
+            f"{line['plain_mb']:.0f}",
+            str(line["agree"]),
+        ]
+    else:
+        cells += ["-", "-", f"{line['while_mb']:.0f}", "-", "-"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Time while route against plain Python.")
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--no-plain", action="store_true", help="skip the plain-Python baseline")
+    args = parser.parse_args(argv)
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    tmp = Path(tempfile.mkdtemp(prefix="while-bench-", dir="/tmp"))
+    table = []
+    try:
+        for rows in args.rows:
+            path = tmp / f"rows_{rows}.parquet"
+            write_pool(path, rows)
+            w_wall, w_rss, route = while_route(path)
+            line = {"rows": rows, "while_s": w_wall, "while_mb": w_rss, "route": route["route"]}
+            if not args.no_plain:
+                p_wall, p_rss, base = plain(path)
+                line |= {"plain_s": p_wall, "plain_mb": p_rss, "plain_route": base["route"]}
+                line["agree"] = agree(route, base)
+            table.append(line)
+        print()
+        print(
+            "| rows | while s | plain-Python s | ratio | while peak RSS MB | plain RSS MB | agree |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|---|")
+        for line in table:
+            print(_table_line(line))
+        largest = tmp / f"rows_{max(args.rows)}.parquet"
+        print()
+        print(f"stages in process, {max(args.rows):,} rows:")
+        for stage, seconds in stages(largest).items():
+            print(f"  {stage:<10} {seconds:6.2f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    wall, torch = startup()
+    print()
+    print(
+        f"startup: while route on {SMALL.name}: {wall:.2f} s (best of 3); torch imported: {torch}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,171 @@
+"""Time each single-rollout method's vectorised update against the plain-Python loops.
+
+    python benchmarks/update_bench.py                    # 256x2048 and 1024x8192 on CPU
+    python benchmarks/update_bench.py --device cuda --sizes 1024x8192
+
+Both sides compute the same formulas on the same random batch (ragged lengths, observation
+spans, stale behaviour log-probs, critic values): the vectorised side is
+``method.update(batch)`` on padded tensors, the loop side is ``tests/slow_reference.py``. The
+loop side runs on at most ``--python-rows`` rows and its time is scaled to the whole batch by
+token count (the loops are linear in tokens); the output says when it was extrapolated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import slow_reference  # noqa: E402
+from whilecli.methods.batch import Batch  # noqa: E402
+from whilecli.methods.bpco import BPCO  # noqa: E402
+from whilecli.methods.flash_reinforce import FlashReinforce  # noqa: E402
+from whilecli.methods.sao import SAO  # noqa: E402
+
+METHODS: dict[str, tuple[Callable[[], Any], Callable[[list[dict]], Any]]] = {
+    "flash_reinforce": (lambda: FlashReinforce(trust=0.01), slow_reference.flash_reinforce),
+    "sao": (SAO, slow_reference.sao),
+    "bpco": (BPCO, slow_reference.bpco),
+}
+
+
+def make_batch(b: int, t: int, seed: int = 0) -> Batch:
+    """A random float64 CPU batch: lengths in [t/2, t], ~15% observation tokens."""
+    gen = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(t // 2, t + 1, (b,), generator=gen)
+    mask = torch.arange(t)[None, :] < lengths[:, None]
+    logprobs = torch.where(
+        mask, -torch.rand(b, t, generator=gen, dtype=torch.float64) * 4 - 1e-3, 0.0
+    )
+    drift = 0.05 * torch.randn(b, t, generator=gen, dtype=torch.float64)
+    behaviour = torch.where(mask, (logprobs + drift).clamp(max=0.0), 0.0)
+    action = mask & (torch.rand(b, t, generator=gen) > 0.15)
+    action[:, 0] = True
+    values = torch.rand(b, t, generator=gen, dtype=torch.float64)
+    rewards = (torch.rand(b, generator=gen) > 0.5).double()
+    return Batch.from_tensors(
+        logprobs,
+        rewards=rewards,
+        mask=mask,
+        behavior_logprobs=behaviour,
+        action_mask=action,
+        values=values,
+    )
+
+
+def to_rows(batch: Batch, rows: int) -> list[dict]:
+    """The first ``rows`` trajectories as the slow loops read them (plain lists)."""
+    out = []
+    lengths = batch.mask.sum(dim=1).tolist()
+    for i in range(rows):
+        n = int(lengths[i])
+        out.append(
+            {
+                "reward": float(batch.rewards[i]),
+                "logprobs": batch.logprobs[i, :n].tolist(),
+                "behavior_logprobs": batch.behavior_logprobs[i, :n].tolist(),
+                "action_mask": batch.action_mask[i, :n].tolist(),
+                "values": batch.values[i, :n].tolist(),
+            }
+        )
+    return out
+
+
+def keep_heap() -> None:
+    """Raise glibc's mmap and trim thresholds to 1 GiB (M_MMAP_THRESHOLD, M_TRIM_THRESHOLD)."""
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD
+    libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+
+
+def best_of(fn: Callable[[], Any], repeat: int, sync: bool) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        if sync:
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        if sync:
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="256x2048,1024x8192", help="BxT,... (default: %(default)s)"
+    )
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
+    parser.add_argument("--dtype", default=None, help="float64 or float32 (default: the device's)")
+    parser.add_argument(
+        "--python-rows", type=int, default=256, help="rows the loops run on (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="best of N vectorised runs (default: %(default)s)"
+    )
+    parser.add_argument("--no-python", action="store_true", help="skip the plain-Python loops")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's)"
+    )
+    parser.add_argument(
+        "--keep-heap",
+        action="store_true",
+        help="glibc only: keep freed memory in the heap (mallopt), so large temporaries are "
+        "not page-faulted in again on every operation",
+    )
+    args = parser.parse_args(argv)
+    if args.keep_heap:
+        keep_heap()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dtype = {"float64": torch.float64, "float32": torch.float32, None: None}[args.dtype]
+    sync = args.device.startswith("cuda")
+    print(
+        f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}, "
+        f"heap kept: {args.keep_heap}"
+    )
+    header = f"{'method':<16}{'batch':>11}{'tokens':>10}{'vectorised s':>14}{'tokens/s':>12}{'python s':>11}{'python tok/s':>14}{'speed-up':>10}"
+    print(header)
+    for size in args.sizes.split(","):
+        b, t = (int(x) for x in size.lower().split("x"))
+        cpu_batch = make_batch(b, t)
+        batch = cpu_batch.to(args.device, dtype)
+        tokens = int(cpu_batch.mask.sum())
+        rows_n = min(b, args.python_rows)
+        rows = [] if args.no_python else to_rows(cpu_batch, rows_n)
+        sub_tokens = sum(len(r["logprobs"]) for r in rows)
+        for name, (factory, slow) in METHODS.items():
+            method = factory()
+            method.update(batch)  # warm-up
+            fast = best_of(lambda m=method, bt=batch: m.update(bt), args.repeat, sync)
+            line = f"{name:<16}{size:>11}{tokens:>10}{fast:>14.4f}{tokens / fast:>12.3g}"
+            if rows:
+                start = time.perf_counter()
+                slow(rows)
+                measured = time.perf_counter() - start
+                slow_s = measured * tokens / sub_tokens
+                mark = "*" if rows_n < b else ""
+                line += f"{slow_s:>10.2f}{mark:1}{tokens / slow_s:>14.3g}{slow_s / fast:>9.0f}x"
+            print(line, flush=True)
+    if not args.no_python and any(
+        int(s.lower().split("x")[0]) > args.python_rows for s in args.sizes.split(",")
+    ):
+        print(
+            f"* plain-Python time extrapolated by token count from the first {args.python_rows} rows"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Checks on the knobs a user passes to ``while config``, before any config is built."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+from whilecli.emit import schema
+from whilecli.emit.knobs import CORRECTIONS, DISTILL_METHODS
+from whilecli.errors import UsageError
+
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+
+
+def parse_teacher(teacher: str) -> tuple[str, str]:
+    """``NAME@URL`` → ``(name, base_url)``; a URL without a path gets ``/v1``."""
+    idx = -1
+    for scheme in ("@http://", "@https://"):
+        idx = teacher.find(scheme)
+        if idx >= 0:
+            break
+    if idx < 0:
+        raise UsageError(
+            f"--teacher takes NAME@URL (e.g. Qwen/Qwen3-32B@http://127.0.0.1:8001/v1), "
+            f"got {teacher!r}"
+        )
+    name, url = teacher[:idx].strip(), teacher[idx + 1 :].strip()
+    parts = urlsplit(url)
+    if not name or not parts.hostname:
+        raise UsageError(f"--teacher takes NAME@URL with a host in the URL, got {teacher!r}")
+    if schema.url_port(url) is None:
+        raise UsageError(f"--teacher URL {url!r} has no valid port")
+    if parts.path in ("", "/"):
+        url = urlunsplit((parts.scheme, parts.netloc, "/v1", parts.query, parts.fragment))
+    return name, url
+
+
+def _positive(name: str, value: float | None, *, integer: bool = True) -> None:
+    if value is None:
+        return
+    if integer and (isinstance(value, bool) or int(value) != value):
+        raise UsageError(f"{name} must be an integer, got {value}")
+    if not value > 0:
+        raise UsageError(f"{name} must be > 0, got {value}")
+
+
+def check_knobs(
+    method: str,
+    *,
+    gpus: int,
+    steps: int,
+    prompts: int | None,
+    group_size: int | None,
+    lr: float | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    seq_len: int | None,
+    teacher: str | None,
+    privileged: str | None,
+    async_: bool,
+    off_policy_steps: int | None,
+    correction: str | None,
+) -> None:
+    for name, value in (
+        ("--steps", steps),
+        ("--prompts", prompts),
+        ("--group-size", group_size),
+        ("--max-tokens", max_tokens),
+        ("--seq-len", seq_len),
+    ):
+        _positive(name, value)
+    _positive("--lr", lr, integer=False)
+    if gpus < 2:
+        raise UsageError(f"--gpus must be at least 2 (one for inference, one to train), got {gpus}")
+    if gpus > schema.GPUS_PER_NODE:
+        raise UsageError(
+            f"--gpus {gpus} is more than one node ({schema.GPUS_PER_NODE}); a multi-node "
+            "deployment needs [slurm], which while config does not write"
+        )
+    if temperature is not None and not 0.0 <= temperature <= 2.0:
+        raise UsageError(f"--temperature must be in [0, 2], got {temperature}")
+    if teacher is not None and method != "opd":
+        raise UsageError(f"--teacher is opd's teacher; {method} has none")
+    if method == "opd" and teacher is None:
+        raise UsageError("opd needs --teacher NAME@URL (a frozen model served on its own port)")
+    if privileged is not None and method != "opsd":
+        raise UsageError(f"--privileged is opsd's demo key; {method} has none")
+    if privileged is not None and not _FIELD.match(privileged):
+        raise UsageError(
+            f"--privileged must name a field of the taskset's rows, got {privileged!r}"
+        )
+    if (off_policy_steps is not None or correction is not None) and not async_:
+        raise UsageError("--off-policy-steps and --correction go with --async")
+    if off_policy_steps is not None and off_policy_steps < 0:
+        raise UsageError(f"--off-policy-steps must be >= 0, got {off_policy_steps}")
+    if correction is not None and correction not in CORRECTIONS:
+        raise UsageError(
+            f"--correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}"
+        )
+    if correction is not None and method in DISTILL_METHODS:
+        raise UsageError(
+            f"--correction {correction} does not apply to {method}: prime-rl's {method} loss "
+            "(ref_kl) ignores [trainer.loss], and its trust region is fixed in code (tokens whose "
+            "probability dropped by more than 0.2 are masked)"
+        )

@@ -1,0 +1,97 @@
+"""``--set dotted.key=value`` overrides: values parsed as TOML, keys checked against the schema.
+
+A key under ``orchestrator.train.source`` or ``orchestrator.eval.source`` (arrays of tables)
+applies to every source of that array. ``orchestrator.algo.type`` is the method, set with
+``--method``, not here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from whilecli.emit import schema
+from whilecli.errors import UsageError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None  # type: ignore[assignment]
+
+ARRAYS = ("orchestrator.train.source", "orchestrator.eval.source")
+RESERVED = {"orchestrator.algo.type": "the method is --method"}
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value (``1e-5``, ``true``, ``"x"``, ``[1, 2]``, ``{a = 1}``); anything that is not
+    TOML is taken as a string (``Qwen/Qwen3-8B``)."""
+    if tomllib is not None:
+        try:
+            return tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """``"a.b=VALUE"`` → ``("a.b", value)``."""
+    key, sep, value = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise UsageError(f"--set takes dotted.key=value, got {item!r}")
+    return key, parse_value(value.strip())
+
+
+def pattern_of(key: str) -> str:
+    """The schema pattern of a dotted key (``[]`` after an array of tables)."""
+    for array in ARRAYS:
+        if key.startswith(array + "."):
+            return f"{array}[]{key[len(array) :]}"
+    return key
+
+
+def _assign(node: dict[str, Any], parts: list[str], value: Any, key: str) -> None:
+    for i, part in enumerate(parts[:-1]):
+        nxt = node.get(part)
+        if isinstance(nxt, list):
+            if not nxt:
+                raise UsageError(f"--set {key}: there is no {'.'.join(parts[: i + 1])} entry")
+            for item in nxt:
+                _assign(item, parts[i + 1 :], value, key)
+            return
+        if nxt is None:
+            nxt = node[part] = {}
+        if not isinstance(nxt, dict):
+            raise UsageError(f"--set {key}: {'.'.join(parts[: i + 1])} is a value, not a table")
+        node = nxt
+    node[parts[-1]] = value
+
+
+def apply_overrides(
+    config: dict[str, Any], pairs: Iterable[tuple[str, Any]]
+) -> list[tuple[str, Any]]:
+    """Set each ``(dotted key, value)`` in ``config``; return the pairs applied, in order."""
+    applied: list[tuple[str, Any]] = []
+    for key, value in pairs:
+        parts = key.split(".")
+        if any(not p for p in parts):
+            raise UsageError(f"--set key {key!r} has an empty part")
+        if key in RESERVED:
+            raise UsageError(f"--set {key} is refused: {RESERVED[key]}")
+        if schema.lookup(pattern_of(key)) is None:
+            raise UsageError(
+                f"--set {key}: prime-rl has no key '{key}' (unknown keys are errors in prime-rl)"
+            )
+        for array in ARRAYS:
+            if key.startswith(array + ".") and not schema.get(config, array):
+                raise UsageError(
+                    f"--set {key}: there is no {array} entry"
+                    + (" (pass --env ID)" if array.endswith("train.source") else "")
+                )
+        _assign(config, parts, value, key)
+        applied.append((key, value))
+    return applied

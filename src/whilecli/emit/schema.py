@@ -1,0 +1,372 @@
+"""The prime-rl RL config keys whilecli may write, with their types, and the checks on a config.
+
+Every key is one that ``spec/prime-rl.md`` documents for prime-rl ``559b447`` (configs
+v0.4.0). prime-rl forbids unknown keys (except under ``[inference.vllm]``, passed to vLLM),
+so a key outside this table is refused before it reaches a file. Keys of a discriminated
+table (``type = ...``) are valid only for the variants listed.
+
+Paths are dotted; ``[]`` marks an element of an array of tables; ``*`` under a path accepts
+any key below it (vLLM arguments, env vars, a taskset's own knobs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from whilecli.errors import UsageError
+
+#: The type names a key may hold. ``float`` accepts integers; ``none`` is the string "None",
+#: which prime-rl's loader turns into null (TOML has no null).
+TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "bool": (bool,),
+    "table": (dict,),
+    "list": (list,),
+    "aot": (list,),
+}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One documented key: the types it accepts and, in a discriminated table, its variants."""
+
+    types: tuple[str, ...]
+    variants: tuple[str, ...] = ()  # valid only when the sibling ``type`` is one of these
+    choices: tuple[Any, ...] = ()
+    nullable: bool = False
+
+
+#: Default ``type`` of each discriminated table (used when the table does not name one).
+DISCRIMINATOR_DEFAULTS: dict[str, str] = {
+    "trainer.optim": "adamw",
+    "trainer.scheduler": "constant",
+    "trainer.loss": "default",
+    "orchestrator.algo": "grpo",
+    "orchestrator.train.source[].algo": "grpo",
+    "deployment": "single_node",
+    "weight_broadcast": "auto",
+    "rollout_transport": "zmq",
+}
+
+ALGOS = ("grpo", "max_rl", "rae", "hierarchical_grpo", "opd", "opsd", "sft", "echo")
+
+_I, _F, _S, _B, _T = ("int",), ("float",), ("str",), ("bool",), ("table",)
+
+
+def _algo_keys(prefix: str) -> dict[str, Key]:
+    keys = {
+        prefix: Key(_T),
+        f"{prefix}.type": Key(_S, choices=ALGOS),
+        f"{prefix}.sampling": Key(_T),
+        f"{prefix}.sampling.source": Key(("str", "table")),
+        f"{prefix}.sampling.source.name": Key(_S),
+        f"{prefix}.sampling.source.base_url": Key(_S),
+        f"{prefix}.length_penalty": Key(_T, variants=("grpo", "echo"), nullable=True),
+        f"{prefix}.length_penalty.type": Key(_S, choices=("linear",)),
+        f"{prefix}.length_penalty.num_output_tokens_weight": Key(_F),
+        f"{prefix}.length_penalty.num_input_tokens_weight": Key(_F),
+        f"{prefix}.length_penalty.num_turns_weight": Key(_F),
+        f"{prefix}.decay": Key(_F, variants=("rae",)),
+        f"{prefix}.episode_agents": Key(("list",), variants=("hierarchical_grpo",)),
+        f"{prefix}.teacher": Key(_T, variants=("opd",)),
+        f"{prefix}.teacher.name": Key(_S),
+        f"{prefix}.teacher.base_url": Key(_S),
+        f"{prefix}.teacher.api_key_var": Key(_S),
+        f"{prefix}.teacher.headers": Key(_T),
+        f"{prefix}.teacher.headers.*": Key(_S),
+        f"{prefix}.demo_key": Key(_S, variants=("opsd",)),
+        f"{prefix}.template": Key(_S, variants=("opsd",)),
+        f"{prefix}.renderer": Key(_S, variants=("opsd",)),
+        f"{prefix}.roles": Key(("list",), variants=("echo",)),
+        f"{prefix}.filter": Key(_T, variants=("echo",)),
+        f"{prefix}.filter.import_path": Key(_S),
+        f"{prefix}.filter.kwargs": Key(_T),
+        f"{prefix}.filter.kwargs.*": Key(()),
+    }
+    return keys
+
+
+def _sampling(prefix: str, *, eval_: bool) -> dict[str, Key]:
+    keys = {
+        prefix: Key(_T),
+        f"{prefix}.temperature": Key(_F, nullable=eval_),
+        f"{prefix}.max_completion_tokens": Key(_I, nullable=True),
+    }
+    if eval_:
+        for k in ("top_p", "min_p"):
+            keys[f"{prefix}.{k}"] = Key(_F, nullable=True)
+        keys[f"{prefix}.top_k"] = Key(_I, nullable=True)
+        keys[f"{prefix}.reasoning_effort"] = Key(_S, nullable=True)
+    else:
+        keys[f"{prefix}.extra_body"] = Key(_T)
+        keys[f"{prefix}.extra_body.*"] = Key(())
+    return keys
+
+
+def _env(prefix: str) -> dict[str, Key]:
+    return {
+        f"{prefix}.env": Key(_T),
+        f"{prefix}.env.taskset": Key(_T),
+        f"{prefix}.env.taskset.id": Key(_S),
+        f"{prefix}.env.taskset.*": Key(()),
+        f"{prefix}.env.*": Key(()),
+        f"{prefix}.serve": Key(_T),
+        f"{prefix}.serve.address": Key(_S),
+    }
+
+
+def _build() -> dict[str, Key]:
+    k: dict[str, Key] = {
+        # top level (spec §2)
+        "trainer": Key(_T),
+        "orchestrator": Key(_T),
+        "inference": Key(_T),
+        "max_steps": Key(_I, nullable=True),
+        "seq_len": Key(_I, nullable=True),
+        "model": Key(_T),
+        "model.name": Key(_S),
+        "model.vlm": Key(("bool", "table")),
+        "tokenizer": Key(_T),
+        "tokenizer.name": Key(_S),
+        "tokenizer.trust_remote_code": Key(_B),
+        "tokenizer.chat_template": Key(_S),
+        "ckpt": Key(_T),
+        "ckpt.interval": Key(_I),
+        "ckpt.keep_last": Key(_I),
+        "ckpt.keep_interval": Key(_I),
+        "ckpt.output_dir": Key(_S),
+        "resume": Key(_T),
+        "resume.step": Key(_I),
+        "resume.dir": Key(_S),
+        "monitors": Key(_T),
+        "monitors.wandb": Key(_T),
+        "monitors.wandb.offline": Key(_B, choices=(False,)),
+        "monitors.file": Key(_T),
+        "monitors.prime": Key(_T),
+        "log": Key(_T),
+        "log.level": Key(_S, nullable=True),
+        "log.json_logging": Key(_B),
+        "run": Key(_T),
+        "run.name": Key(_S),
+        "clean": Key(_B),
+        "dry_run": Key(_B),
+        "env_vars": Key(_T),
+        "env_vars.*": Key(_S),
+        "weight_broadcast": Key(_T),
+        "weight_broadcast.type": Key(_S, choices=("filesystem", "nccl", "nixl")),
+        "rollout_transport": Key(_T),
+        "rollout_transport.type": Key(_S, choices=("zmq", "filesystem")),
+        "deployment": Key(_T),
+        "deployment.type": Key(_S, choices=("single_node", "multi_node")),
+        "deployment.num_train_gpus": Key(_I, variants=("single_node",)),
+        "deployment.num_infer_gpus": Key(_I, variants=("single_node",)),
+        "deployment.gpus_per_node": Key(_I),
+        "deployment.num_train_nodes": Key(_I, variants=("multi_node",)),
+        "slurm": Key(_T),
+        "slurm.*": Key(()),
+        # trainer (spec §3)
+        "trainer.max_steps": Key(_I, nullable=True),
+        "trainer.optim": Key(_T),
+        "trainer.optim.type": Key(_S, choices=("adamw", "sgd", "muon", "sign_sgd")),
+        "trainer.optim.lr": Key(_F),
+        "trainer.optim.weight_decay": Key(_F),
+        "trainer.optim.max_norm": Key(_F, nullable=True),
+        "trainer.optim.betas1": Key(_F, variants=("adamw", "muon")),
+        "trainer.optim.betas2": Key(_F, variants=("adamw", "muon")),
+        "trainer.optim.momentum": Key(_F, variants=("sgd",)),
+        "trainer.optim.nesterov": Key(_B, variants=("sgd",)),
+        "trainer.optim.mu": Key(_F, variants=("muon",)),
+        "trainer.scheduler": Key(_T),
+        "trainer.scheduler.type": Key(_S, choices=("constant", "linear", "cosine")),
+        "trainer.scheduler.warmup_steps": Key(_I, variants=("linear", "cosine")),
+        "trainer.scheduler.decay_steps": Key(_I, variants=("linear",)),
+        "trainer.scheduler.min_lr": Key(_F, variants=("linear", "cosine")),
+        "trainer.loss": Key(_T),
+        "trainer.loss.type": Key(_S, choices=("default", "ipo", "custom")),
+        "trainer.loss.dppo_mask_low": Key(_F, variants=("default",)),
+        "trainer.loss.dppo_mask_high": Key(_F, variants=("default",)),
+        "trainer.loss.adv_tau": Key(_F, variants=("default", "ipo")),
+        "trainer.loss.kl_tau": Key(_F, variants=("default", "ipo")),
+        "trainer.loss.ipo_threshold": Key(_F, variants=("ipo",)),
+        "trainer.loss.import_path": Key(_S, variants=("custom",)),
+        "trainer.loss.kwargs": Key(_T, variants=("custom",)),
+        "trainer.loss.kwargs.*": Key(()),
+        "trainer.model": Key(_T),
+        "trainer.model.seq_len": Key(_I),
+        "trainer.model.impl": Key(_S),
+        "trainer.model.attn": Key(_S),
+        "trainer.model.optim_cpu_offload": Key(_B),
+        "trainer.model.ac": Key(("bool", "table")),
+        "trainer.model.compile": Key(("bool", "table")),
+        "trainer.model.cp": Key(_I),
+        "trainer.model.ep": Key(("int", "str")),
+        "trainer.model.lora": Key(_T),
+        "trainer.model.lora.rank": Key(_I),
+        "trainer.model.lora.alpha": Key(_F),
+        "trainer.model.lora.dropout": Key(_F),
+        "trainer.model.lora.target_modules": Key(("list",)),
+        "trainer.model.lora.modules_to_save": Key(("list",)),
+        # orchestrator (spec §4)
+        "orchestrator.batch_size": Key(_I),
+        "orchestrator.token_batch_size": Key(_I),
+        "orchestrator.group_size": Key(_I),
+        "orchestrator.max_off_policy_steps": Key(_I),
+        "orchestrator.seq_len": Key(_I),
+        "orchestrator.max_steps": Key(_I, nullable=True),
+        "orchestrator.tasks_per_minute": Key(_F, nullable=True),
+        "orchestrator.env_server_base_port": Key(_I),
+        "orchestrator.num_train_workers": Key(_I),
+        "orchestrator.concurrency": Key(_T),
+        "orchestrator.concurrency.max_inflight": Key(_I),
+        "orchestrator.concurrency.min_inflight": Key(_I),
+        "orchestrator.concurrency.initial_inflight": Key(_I),
+        "orchestrator.model": Key(_T),
+        "orchestrator.model.name": Key(_S),
+        "orchestrator.model.client": Key(_T),
+        "orchestrator.model.client.base_url": Key(_S),
+        "orchestrator.model.client.api_key_var": Key(_S),
+        "orchestrator.model.client.headers": Key(_T),
+        "orchestrator.model.client.headers.*": Key(_S),
+        "orchestrator.model.client.wait_for_ready_timeout": Key(_I),
+        "orchestrator.renderer": Key(_T),
+        "orchestrator.renderer.name": Key(_S),
+        "orchestrator.renderer.tool_parser": Key(_S),
+        "orchestrator.renderer.reasoning_parser": Key(_S),
+        "orchestrator.train": Key(_T),
+        "orchestrator.train.filter_zero_advantages": Key(_B),
+        "orchestrator.train.source": Key(("aot",)),
+        "orchestrator.train.source[].name": Key(_S),
+        "orchestrator.train.source[].ratio": Key(_F),
+        "orchestrator.train.source[].group_size": Key(_I),
+        "orchestrator.train.source[].curriculum": Key(_T),
+        "orchestrator.train.source[].curriculum.*": Key(()),
+        "orchestrator.eval": Key(_T),
+        "orchestrator.eval.interval": Key(_I),
+        "orchestrator.eval.num_examples": Key(_I),
+        "orchestrator.eval.group_size": Key(_I),
+        "orchestrator.eval.skip_first_step": Key(_B),
+        "orchestrator.eval.source": Key(("aot",)),
+        "orchestrator.eval.source[].name": Key(_S),
+        "orchestrator.eval.source[].num_examples": Key(_I),
+        "orchestrator.eval.source[].group_size": Key(_I),
+        "orchestrator.eval.source[].interval": Key(_I),
+        # inference (spec §7)
+        "inference.server": Key(_T),
+        "inference.server.port": Key(_I),
+        "inference.server.backend_port": Key(_I),
+        "inference.server.router": Key(_S),
+        "inference.vllm": Key(_T),
+        "inference.vllm.*": Key(()),
+    }
+    k.update(_algo_keys("orchestrator.algo"))
+    k.update(_algo_keys("orchestrator.train.source[].algo"))
+    k.update(_sampling("orchestrator.train.sampling", eval_=False))
+    k.update(_sampling("orchestrator.train.source[].sampling", eval_=False))
+    k.update(_sampling("orchestrator.eval.sampling", eval_=True))
+    k.update(_sampling("orchestrator.eval.source[].sampling", eval_=True))
+    k.update(_env("orchestrator.train.source[]"))
+    k.update(_env("orchestrator.eval.source[]"))
+    return k
+
+
+KEYS: dict[str, Key] = _build()
+
+#: prime-rl's policy server port (``inference.server.port``) and client URL defaults.
+POLICY_PORT = 8000
+POLICY_BASE_URL = "http://localhost:8000/v1"
+GPUS_PER_NODE = 8
+
+
+def _pattern(parent: str, key: str) -> str:
+    return f"{parent}.{key}" if parent else key
+
+
+def _wildcard(pattern: str) -> Key | None:
+    """The ``*`` entry that covers ``pattern``, if any ancestor declares one."""
+    parts = pattern.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        key = KEYS.get(".".join(parts[:i]) + ".*")
+        if key is not None:
+            return key
+    return None
+
+
+def lookup(pattern: str) -> Key | None:
+    """The schema entry for a dotted key pattern (``[]`` for array elements), or None."""
+    return KEYS.get(pattern) or _wildcard(pattern)
+
+
+def _type_ok(key: Key, value: Any) -> bool:
+    if not key.types:
+        return True
+    if key.nullable and value == "None":
+        return True
+    if isinstance(value, bool):
+        return "bool" in key.types
+    return any(isinstance(value, TYPES[t]) for t in key.types)
+
+
+def check_value(pattern: str, display: str, value: Any, *, variant: str | None) -> Key:
+    """Check one key's value against the table; return its entry or raise :class:`UsageError`."""
+    key = lookup(pattern)
+    if key is None:
+        raise UsageError(f"prime-rl has no key '{display}' (unknown keys are errors in prime-rl)")
+    if key.variants and variant is not None and variant not in key.variants:
+        kinds = " or ".join(f"type = {v!r}" for v in key.variants)
+        where = display.rsplit(".", 1)[0]
+        raise UsageError(f"'{display}' exists only with {kinds} in [{where}], not {variant!r}")
+    if not _type_ok(key, value):
+        raise UsageError(
+            f"'{display}' takes {' or '.join(key.types)}, got {type(value).__name__} {value!r}"
+        )
+    if key.choices and value not in key.choices:
+        raise UsageError(f"'{display}' must be one of {list(key.choices)}, got {value!r}")
+    return key
+
+
+def check_keys(config: Mapping[str, Any]) -> None:
+    """Refuse any key, type or variant the table does not allow, anywhere in ``config``."""
+    _walk(config, "", "")
+
+
+def _walk(node: Mapping[str, Any], pattern: str, display: str) -> None:
+    variant = node.get("type", DISCRIMINATOR_DEFAULTS.get(pattern)) if pattern else None
+    for name, value in node.items():
+        p, d = _pattern(pattern, name), _pattern(display, name)
+        key = check_value(p, d, value, variant=variant if isinstance(variant, str) else None)
+        if KEYS.get(p) is None:
+            continue  # under a wildcard: passed through as given
+        if "aot" in key.types:
+            for i, item in enumerate(value):
+                if not isinstance(item, dict):
+                    raise UsageError(f"'{d}' is an array of tables; item {i} is not a table")
+                _walk(item, f"{p}[]", f"{d}[{i}]")
+        elif isinstance(value, dict):
+            _walk(value, p, d)
+
+
+def get(config: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
+    """Read a dotted path from a nested mapping."""
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def url_port(url: str) -> int | None:
+    """The TCP port of ``url`` (the scheme's default when none is written), or None."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if port is not None:
+        return port
+    return {"http": 80, "https": 443}.get(parts.scheme)

@@ -1,0 +1,130 @@
+"""Whole-config checks: what prime-rl's loader (and its launcher) would refuse, caught first.
+
+Keys and types come from :mod:`whilecli.emit.schema`; the cross-field rules are those of
+``spec/prime-rl.md`` §2-§7 and the runtime traps of §9 that a file can avoid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from whilecli.emit.schema import GPUS_PER_NODE, POLICY_PORT, check_keys, get, url_port
+from whilecli.errors import UsageError
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Everything prime-rl's loader (and its launcher) would refuse, checked here first.
+
+    Keys and types (:func:`check_keys`), the required ``[trainer]`` and ``[orchestrator]``,
+    the batch counted in rollouts and divisible by the group size, equal step counts, the
+    trainer's sequence length at least the orchestrator's, the GPU split within one node,
+    LoRA with a filesystem weight broadcast, and an opd teacher off the policy's port.
+    """
+    check_keys(config)
+    for table in ("trainer", "orchestrator"):
+        if not isinstance(config.get(table), dict):
+            raise UsageError(f"[{table}] is required by prime-rl")
+    orch = config["orchestrator"]
+    group = orch.get("group_size", 1)
+    if group < 1:
+        raise UsageError(f"orchestrator.group_size must be >= 1, got {group}")
+    if "batch_size" in orch and "token_batch_size" in orch:
+        raise UsageError("set orchestrator.batch_size or token_batch_size, not both")
+    batch = orch.get("batch_size", 128 if "token_batch_size" not in orch else None)
+    if batch is not None and (batch < 1 or batch % group):
+        raise UsageError(
+            f"orchestrator.batch_size counts rollouts and must be a positive multiple of "
+            f"group_size {group}, got {batch}"
+        )
+    inflight = get(orch, "concurrency.max_inflight", 1024)
+    if inflight < group:
+        raise UsageError(f"orchestrator.concurrency.max_inflight {inflight} < group_size {group}")
+    _check_shared(config)
+    _check_deployment(config)
+    _check_algo(config)
+
+
+def _check_shared(config: Mapping[str, Any]) -> None:
+    for shared, paths in (
+        ("max_steps", ("trainer.max_steps", "orchestrator.max_steps")),
+        ("model.name", ("orchestrator.model.name",)),
+    ):
+        top = get(config, shared)
+        values = {p: get(config, p) for p in paths if get(config, p) is not None}
+        if top is not None:
+            values[shared] = top
+        if len(set(map(str, values.values()))) > 1:
+            raise UsageError(f"{' and '.join(values)} differ ({values}); prime-rl refuses that")
+    top_seq = get(config, "seq_len")
+    t_seq = get(config, "trainer.model.seq_len", top_seq if top_seq is not None else 2048)
+    o_seq = get(config, "orchestrator.seq_len", top_seq if top_seq is not None else 2048)
+    if t_seq < o_seq:
+        raise UsageError(f"trainer.model.seq_len {t_seq} < orchestrator.seq_len {o_seq}")
+    temp = get(config, "orchestrator.train.sampling.temperature", 1.0)
+    if not 0.0 <= temp <= 2.0:
+        raise UsageError(f"orchestrator.train.sampling.temperature must be in [0, 2], got {temp}")
+    lr = get(config, "trainer.optim.lr", 1e-6)
+    if lr < 0:
+        raise UsageError(f"trainer.optim.lr must be >= 0, got {lr}")
+    if "eval" in config["orchestrator"] and not get(config, "orchestrator.eval.source"):
+        raise UsageError("[orchestrator.eval] needs at least one [[orchestrator.eval.source]]")
+    for i, src in enumerate(get(config, "orchestrator.train.source", []) or []):
+        if not get(src, "env.taskset.id"):
+            raise UsageError(f"orchestrator.train.source[{i}] has no env.taskset.id")
+
+
+def _check_deployment(config: Mapping[str, Any]) -> None:
+    dep = config.get("deployment", {})
+    if dep.get("type", "single_node") != "single_node":
+        if "slurm" not in config:
+            raise UsageError("a multi_node deployment needs [slurm]")
+        return
+    train, infer = dep.get("num_train_gpus", 1), dep.get("num_infer_gpus", 1)
+    per_node = dep.get("gpus_per_node", GPUS_PER_NODE)
+    if train < 1 or infer < 0 or train + infer > per_node:
+        raise UsageError(
+            f"deployment: {train} train + {infer} inference GPUs do not fit gpus_per_node "
+            f"{per_node}"
+        )
+    lora = get(config, "trainer.model.lora") is not None
+    broadcast = get(config, "weight_broadcast.type")
+    if lora and broadcast in ("nccl", "nixl"):
+        raise UsageError(f"LoRA forces a filesystem weight broadcast; {broadcast!r} is refused")
+    if broadcast == "nccl" and train + infer < 2:
+        raise UsageError("an nccl weight broadcast needs at least 2 GPUs")
+
+
+def policy_port(config: Mapping[str, Any]) -> int:
+    """The port of the policy server the orchestrator talks to."""
+    url = get(config, "orchestrator.model.client.base_url")
+    if url is not None:
+        port = url_port(url)
+        if port is not None:
+            return port
+    return int(get(config, "inference.server.port", POLICY_PORT))
+
+
+def _check_algo(config: Mapping[str, Any]) -> None:
+    algo = get(config, "orchestrator.algo", {}) or {}
+    kind = algo.get("type", "grpo")
+    if kind == "rae" and not 0.0 <= algo.get("decay", 0.95) < 1.0:
+        raise UsageError(f"orchestrator.algo.decay must be in [0, 1), got {algo['decay']}")
+    if kind == "opd":
+        teacher = algo.get("teacher") or {}
+        if not teacher.get("name") or not teacher.get("base_url"):
+            raise UsageError("opd needs orchestrator.algo.teacher with name and base_url")
+        port = url_port(teacher["base_url"])
+        if port == policy_port(config):
+            raise UsageError(
+                f"the opd teacher {teacher['base_url']} is on the policy server's port {port}; "
+                "serve the teacher on another port"
+            )
+    if config.get("inference") is not None:
+        url = get(config, "orchestrator.model.client.base_url")
+        server = int(get(config, "inference.server.port", POLICY_PORT))
+        if url is not None and url_port(url) != server:
+            raise UsageError(
+                f"orchestrator.model.client.base_url {url} is not on inference.server.port "
+                f"{server}; the launcher refuses that"
+            )

@@ -1,0 +1,154 @@
+"""On-policy distillation (OPD) and on-policy self-distillation (OPSD) as coefficients.
+
+The student samples its own reply; a teacher π_T scores every sampled token. The sampled-token
+form of the per-token reverse KL, KL(π_θ ‖ π_T), is a policy gradient whose advantage is the
+log-probability gap (Agarwal et al. 2023, arXiv:2306.13649):
+
+    c_{i,t} = log π_T(a_{i,t} | h_{i,t}) − log π_θ(a_{i,t} | h_{i,t})   on action tokens,
+
+no reward, no group, no further weight. OPSD (SDFT, arXiv:2601.19897; SDPO, arXiv:2601.20802)
+is the same loss with the student's own weights, shown a privileged hint, as the teacher.
+
+What these coefficients cannot carry is the trainer's to do, and is said in the notes: the
+top-k sum over the teacher's distribution (``top_k``), a divergence other than the
+sampled-token reverse KL (``divergence``), and, for OPSD, how the teacher's weights follow
+the student (``anchor``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+import torch
+
+from whilecli.methods.batch import Batch, Update
+from whilecli.methods.groups import check_logprobs, count, require_field
+from whilecli.methods.surrogate import knob_error
+
+DIVERGENCES = ("reverse_kl", "forward_kl", "jsd")
+_ANCHOR = re.compile(r"^(ema(:(?P<rate>[0-9.eE+-]+))?|initial|live)$")
+
+
+def _check_divergence(method: str, divergence: Any) -> str:
+    if divergence not in DIVERGENCES:
+        raise knob_error(method, "divergence", "reverse_kl", divergence, f"one of {DIVERGENCES}")
+    return str(divergence)
+
+
+class OPD:
+    """On-policy distillation: c = log π_T − log π_θ per action token (Agarwal et al. 2023).
+
+    ``top_k`` (32) and ``divergence`` (``reverse_kl``) describe the full loss, a sum over
+    the teacher's top-k tokens; they are reported in the notes as what the trainer must
+    compute, since the per-token coefficients hold only the sampled token's gradient.
+    """
+
+    name: ClassVar[str] = "opd"
+    requires: ClassVar[frozenset[str]] = frozenset({"teacher_logprobs"})
+
+    def __init__(self, top_k: int = 32, divergence: str = "reverse_kl") -> None:
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise knob_error(self.name, "top_k", 32, top_k, "an integer ≥ 1")
+        self.top_k = top_k
+        self.divergence = _check_divergence(self.name, divergence)
+
+    def _trainer_notes(self) -> list[str]:
+        notes = [
+            f"the trainer must take the {self.divergence} over the teacher's top-{self.top_k} "
+            "tokens at each position to match the full loss; these coefficients are its "
+            "sampled-token form."
+        ]
+        if self.divergence != "reverse_kl":
+            notes.append(
+                f"divergence {self.divergence}: c = log π_T − log π_θ is the reverse-KL "
+                f"gradient; {self.divergence} needs the teacher's distribution, which the "
+                "trainer must supply."
+            )
+        return notes
+
+    def update(self, batch: Batch, *, group: object | None = None) -> Update:
+        """c = log π_T − log π_θ on action tokens, 0 elsewhere; no reward needed.
+
+        ``group`` is accepted for a uniform interface; nothing here is batch-global.
+        """
+        require_field(batch, "teacher_logprobs", self.name)
+        check_logprobs(batch, ["logprobs", "teacher_logprobs"], self.name)
+        act = batch.action_mask
+        teacher = batch.teacher_logprobs
+        assert teacher is not None
+        gap = torch.where(act, teacher - batch.logprobs, 0.0)
+        gap = gap.detach()
+        n = int(torch.count_nonzero(act))
+        admitted = act.any(dim=1)
+        gap_mean = float(gap.sum()) / n if n else 0.0  # gap is 0 off the action tokens
+        stats = {
+            "rows": float(batch.size),
+            "action_tokens": float(n),
+            "gap_mean": gap_mean,
+            "reverse_kl_estimate": -gap_mean,
+            "teacher_prefers_share": int(torch.count_nonzero(gap > 0)) / n if n else 0.0,
+        }
+        notes = [f"{self.name}: c = log π_T − log π_θ on {n} action tokens of {batch.size} rows."]
+        empty = int((~admitted).sum())
+        if empty:
+            notes.append(f"c = 0 for {count(empty, 'row')} without an action token.")
+        notes.extend(self._trainer_notes())
+        return Update(
+            coefficients=gap, advantages=gap.clone(), admitted=admitted, stats=stats, notes=notes
+        )
+
+
+class OPSD(OPD):
+    """On-policy self-distillation: OPD's coefficients with the student as its own teacher.
+
+    ``teacher_logprobs`` are the student's log-probs when shown the privileged hint
+    (``privileged``). ``anchor`` (``ema:0.01``: θ̄ ← (1 − α) θ̄ + α θ; ``initial``; ``live``)
+    says how the teacher's weights follow the student: the trainer's job, stated in the notes.
+    """
+
+    name: ClassVar[str] = "opsd"
+
+    def __init__(
+        self,
+        top_k: int = 32,
+        divergence: str = "reverse_kl",
+        anchor: str = "ema:0.01",
+        privileged: str = "demonstration",
+    ) -> None:
+        super().__init__(top_k=top_k, divergence=divergence)
+        match = _ANCHOR.match(anchor) if isinstance(anchor, str) else None
+        rate = match.group("rate") if match else None
+        ok = match is not None
+        if ok and rate is not None:
+            try:
+                ok = 0 < float(rate) < 1
+            except ValueError:
+                ok = False
+        if not ok:
+            raise knob_error(
+                self.name,
+                "anchor",
+                "ema:0.01",
+                anchor,
+                "'ema[:r]' with 0 < r < 1, 'initial' or 'live'",
+            )
+        if not isinstance(privileged, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", privileged):
+            raise knob_error(self.name, "privileged", "demonstration", privileged, "an identifier")
+        self.anchor = anchor if anchor != "ema" else "ema:0.01"
+        self.privileged = privileged
+
+    def _trainer_notes(self) -> list[str]:
+        notes = super()._trainer_notes()
+        if self.anchor.startswith("ema"):
+            rate = self.anchor.split(":", 1)[1]
+            how = f"a moving average θ̄ ← (1 − {rate}) θ̄ + {rate} θ after each step"
+        elif self.anchor == "initial":
+            how = "the starting weights, frozen"
+        else:
+            how = "the live student weights, unanchored"
+        notes.append(
+            f"anchor {self.anchor}: the teacher's weights must be {how}; teacher_logprobs "
+            f"are read as the student's own, shown the privileged '{self.privileged}'."
+        )
+        return notes

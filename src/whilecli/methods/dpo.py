@@ -1,0 +1,137 @@
+"""DPO as per-token coefficients over pass/fail pairs of the same task.
+
+Rafailov et al. 2023 (arXiv:2305.18290): for a chosen reply y_w and a rejected y_l of one
+prompt, with β = 0.1,
+
+    L = −log σ(β Δ),   Δ = Σ_t (log π_θ − log π_ref)(y_w) − Σ_t (log π_θ − log π_ref)(y_l),
+
+summed over action tokens. Its gradient in log π_θ of each token is ±β σ(−β Δ), so, averaged
+over the P pairs of the batch,
+
+    c = +β σ(−β Δ)/P on y_w's action tokens,   c = −β σ(−β Δ)/P on y_l's,   0 elsewhere.
+
+Pairs (within a task): each pass (reward ≥ ``pass_threshold``), in batch order, takes the
+unused fail of the closest action length (ties: the earlier row); each row is in at most one
+pair, and unpaired rows get 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+
+from whilecli.methods.batch import Batch, Update
+from whilecli.methods.groups import (
+    check_logprobs,
+    check_rewards,
+    count,
+    gather_rows,
+    require_field,
+    require_task_ids,
+)
+from whilecli.methods.surrogate import knob_error, number_knob
+
+
+def pair_rows(task_ids: list[str], passed: list[bool], lengths: list[int]) -> list[tuple[int, int]]:
+    """``(chosen, rejected)`` row pairs: each pass in order takes the closest-length unused fail.
+
+    The loop runs over rows (and a task's fails), never over tokens.
+    """
+    fails: dict[str, list[int]] = {}
+    for i, (t, p) in enumerate(zip(task_ids, passed, strict=True)):
+        if not p:
+            fails.setdefault(t, []).append(i)
+    pairs: list[tuple[int, int]] = []
+    for i, (t, p) in enumerate(zip(task_ids, passed, strict=True)):
+        pool = fails.get(t)
+        if not p or not pool:
+            continue
+        best = min(pool, key=lambda j: (abs(lengths[i] - lengths[j]), j))
+        pool.remove(best)
+        pairs.append((i, best))
+    return pairs
+
+
+class DPO:
+    """Direct preference optimisation (Rafailov et al. 2023) on natural pass/fail pairs.
+
+    Needs ``task_ids`` and ``ref_logprobs``. ``beta`` = 0.1, ``pass_threshold`` = 1.0.
+    """
+
+    name: ClassVar[str] = "dpo"
+    requires: ClassVar[frozenset[str]] = frozenset({"task_ids", "ref_logprobs"})
+
+    def __init__(self, beta: float = 0.1, pass_threshold: float = 1.0) -> None:
+        beta = number_knob(self.name, "beta", 0.1, beta)
+        if not (math.isfinite(beta) and beta > 0):
+            raise knob_error(self.name, "beta", 0.1, beta, "a finite number > 0")
+        thr = number_knob(self.name, "pass_threshold", 1.0, pass_threshold)
+        if not math.isfinite(thr):
+            raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
+        self.beta, self.pass_threshold = beta, thr
+
+    def update(self, batch: Batch, *, group: object | None = None) -> Update:
+        """Per-token DPO coefficients; ``group`` gathers rows across data-parallel ranks."""
+        m = self.name
+        tasks = require_task_ids(batch, m)
+        ref = require_field(batch, "ref_logprobs", m)
+        check_rewards(batch, m)
+        check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
+        act = batch.action_mask
+        diff = torch.where(act, batch.logprobs - ref, 0.0)
+        rows, labels, offset = gather_rows(
+            group,
+            {"reward": batch.rewards, "count": batch.action_counts, "logratio": diff.sum(1)},
+            {"task": tasks},
+        )
+        passed = (rows["reward"] >= self.pass_threshold).tolist()
+        pairs = pair_rows(labels["task"], passed, [int(x) for x in rows["count"].tolist()])
+        n_all = int(rows["reward"].shape[0])
+        row_coef = torch.zeros(n_all, dtype=ref.dtype, device=ref.device)
+        stats: dict[str, Any] = {"rows": float(batch.size), "pairs": float(len(pairs))}
+        n_pass = sum(passed)
+        if pairs:
+            w = torch.tensor([p[0] for p in pairs], device=ref.device)
+            lo = torch.tensor([p[1] for p in pairs], device=ref.device)
+            delta = rows["logratio"][w] - rows["logratio"][lo]
+            coef = self.beta * torch.sigmoid(-self.beta * delta) / len(pairs)
+            row_coef[w] = coef
+            row_coef[lo] = -coef
+            stats["delta_mean"] = float(delta.mean())
+            stats["preference_accuracy"] = float((delta > 0).to(ref.dtype).mean())
+            stats["loss_mean"] = float(F.softplus(-self.beta * delta).mean())
+        local = row_coef[offset : offset + batch.size]
+        c = torch.where(act, local[:, None], 0.0).detach()
+        stats["unpaired_passes"] = float(n_pass - len(pairs))
+        stats["unpaired_fails"] = float(n_all - n_pass - len(pairs))
+        notes = self._notes(len(pairs), n_pass, n_all, len(set(labels["task"])))
+        return Update(
+            coefficients=c,
+            advantages=c * max(len(pairs), 1),
+            admitted=(c != 0).any(dim=1),
+            stats=stats,
+            notes=notes,
+        )
+
+    def _notes(self, n_pairs: int, n_pass: int, n_all: int, n_tasks: int) -> list[str]:
+        if not n_pairs:
+            return [
+                f"no task of the {n_tasks} has both a pass (reward ≥ {self.pass_threshold}) "
+                "and a fail, so there is no DPO pair and every coefficient is 0."
+            ]
+        notes = [
+            f"{n_pairs} pairs within {n_tasks} tasks: each pass (reward ≥ "
+            f"{self.pass_threshold}), in batch order, took the unused fail of its task with "
+            f"the closest action length (ties: the earlier row); β = {self.beta}, c = "
+            "±β σ(−βΔ)/P."
+        ]
+        left = n_all - 2 * n_pairs
+        if left:
+            notes.append(
+                f"c = 0 for {count(left, 'unpaired row')} ({n_pass - n_pairs} passes, "
+                f"{n_all - n_pass - n_pairs} fails)."
+            )
+        return notes

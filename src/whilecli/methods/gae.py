@@ -1,0 +1,105 @@
+"""Skip-observation GAE over action tokens, vectorised (SAO and BPCO).
+
+Over the ``L`` action tokens of one trajectory, in order, with ``r_k = R`` on the last one
+and 0 before it, ``V`` the critic's value at that token and ``V = 0`` past the end
+(Hou et al. 2026, Eq. 4-5; Qi et al. 2026, Eq. 3-4, 14; γ = 1):
+
+    δ_k = r_k + V_{k+1} − V_k,        A_k = δ_k + λ A_{k+1},        λ = max(0, 1 − 1/(α L)).
+
+Observation tokens (``action_mask`` false) are skipped: the bootstrap is the next *action*
+token's value and their own advantage is 0.
+
+No Python loop over tokens: action tokens are packed to the left of each row with a scatter,
+``A_k = λ^{−k} Σ_{j≥k} λ^j δ_j`` is a reversed cumulative sum of scaled terms, and the result
+is gathered back. ``λ^{L−1} ≈ e^{−1/α}`` keeps the scaling well inside float64's range for
+any sensible α; when ``λ^L`` would still underflow (tiny α, ``λ`` near 0) the packed axis is
+cut into chunks short enough that it cannot, and the chunks are joined by their carries.
+The recursion is evaluated in float64 whatever the batch dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+#: Smallest power of λ a chunk may reach; far above float64's underflow.
+_MIN_POWER = 1e-200
+
+
+def gae_lambda(action_counts: torch.Tensor, alpha: float) -> torch.Tensor:
+    """λ_i = max(0, 1 − 1/(α L_i)) per trajectory (length-adaptive GAE); 0 where L_i = 0."""
+    lengths = action_counts.to(torch.float64)
+    lam = 1.0 - 1.0 / (alpha * lengths.clamp(min=1.0))
+    return torch.where(lengths > 0, lam.clamp(min=0.0), torch.zeros_like(lam))
+
+
+def _scaled_reverse_cumsum(delta: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    """``A_k = Σ_{j≥k} λ^{j−k} δ_j`` along dim 1 for ``λ > 0`` (rows where λ = 0 give δ)."""
+    b, length = delta.shape
+    zero = lam <= 0
+    any_zero = bool(zero.any())
+    log_lam = (
+        torch.log(torch.where(zero, torch.ones_like(lam), lam)) if any_zero else torch.log(lam)
+    )
+    min_log = float(log_lam.min()) if b else 0.0
+    chunk = length if min_log == 0.0 else max(1, int(math.log(_MIN_POWER) / min_log))
+    if chunk >= length:  # one pass: λ^{L−1} stays far above underflow
+        steps = torch.arange(length, device=delta.device, dtype=delta.dtype)
+        exponent = steps[None, :] * log_lam[:, None]
+        out = (delta * exponent.exp()).flip(1).cumsum(1).flip(1) * exponent.neg_().exp_()
+    else:
+        out = torch.empty_like(delta)
+        carry = torch.zeros(b, dtype=delta.dtype, device=delta.device)
+        for end in range(length, 0, -chunk):
+            start = max(0, end - chunk)
+            steps = torch.arange(end - start, device=delta.device, dtype=delta.dtype)
+            w = torch.exp(steps[None, :] * log_lam[:, None])  # λ^{j−start}
+            suffix = (delta[:, start:end] * w).flip(1).cumsum(1).flip(1) / w
+            tail = torch.exp((end - start - steps)[None, :] * log_lam[:, None])  # λ^{end−j}
+            block = suffix + tail * carry[:, None]
+            out[:, start:end] = block
+            carry = block[:, 0]
+    return torch.where(zero[:, None], delta, out) if any_zero else out
+
+
+def skip_observation_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    action_mask: torch.Tensor,
+    lam: torch.Tensor,
+) -> torch.Tensor:
+    """Advantages ``[B, T]`` on action tokens (0 elsewhere), γ = 1, reward on the last action.
+
+    ``rewards`` is ``[B]``, ``values`` and ``action_mask`` ``[B, T]``, ``lam`` ``[B]`` (see
+    :func:`gae_lambda`). Returned in the dtype of ``values``.
+    """
+    b, _ = action_mask.shape
+    counts = action_mask.sum(dim=1)
+    length = int(counts.max()) if b else 0
+    if length == 0:
+        return torch.zeros_like(values)
+    f64 = torch.float64
+    dev = values.device
+    # packed slot of each action token; every other token goes to the dump column `length`
+    slot = torch.where(action_mask, action_mask.cumsum(dim=1) - 1, length)
+    packed_v = torch.zeros(b, length + 1, dtype=f64, device=dev)
+    packed_v.scatter_(1, slot, values.to(f64))
+    packed_v[:, length] = 0.0  # V = 0 past the end (slots >= L_i were never written)
+    has = counts > 0
+    rows = torch.arange(b, device=dev)[has]
+    # δ_k = r_k + V_{k+1} − V_k; zero past each row's end since V and r are zero there
+    delta = packed_v[:, 1:] - packed_v[:, :length]
+    delta[rows, counts[has] - 1] += rewards.to(f64)[has]
+    adv = torch.zeros(b, length + 1, dtype=f64, device=dev)
+    adv[:, :length] = _scaled_reverse_cumsum(delta, lam.to(device=dev, dtype=f64))
+    return adv.gather(1, slot).to(values.dtype)  # the dump column is 0 for observations
+
+
+def action_returns(rewards: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Value targets with γ = λ_V = 1: the return ``R`` on every token of the trajectory.
+
+    Observation tokens carry the next action token's return and trailing ones the last action
+    token's; with γ = 1 all of them equal ``R`` (Hou et al. 2026; Qi et al. 2026, Eq. 11).
+    """
+    return rewards[:, None] * mask.to(rewards.dtype)

@@ -1,0 +1,229 @@
+"""The group baselines as per-token coefficients: GRPO, max_rl and rae.
+
+All three use PPO's clipped surrogate with GRPO's length weights and optional k3 KL term
+(:mod:`whilecli.methods.surrogate`); only the advantage A_i differs:
+
+- ``GRPO`` (Shao et al. 2024, arXiv:2402.03300): A_i = (R_i − mean_g)/std_g, sample std
+  (n − 1); ``dr_grpo`` (Liu et al. 2025, arXiv:2503.20783) drops the std: A_i = R_i − mean_g.
+- ``MaxRL`` (arXiv:2602.02710): A_i = (R_i − mean_g)/mean_g, 0 when mean_g = 0.
+- ``RAE`` (SPIRAL, arXiv:2506.24119): A_i = R_i − b_agent, b read before the row, then
+  b ← 0.95 b + 0.05 R_i, rows in order, baselines carried across calls in a state file.
+
+A unanimous group (rewards exactly equal, one-row groups included) carries A = 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from typing import ClassVar
+
+import torch
+
+from whilecli.errors import InputError
+from whilecli.fileio import atomic_write_text
+from whilecli.methods.batch import Batch
+from whilecli.methods.groups import (
+    GroupStats,
+    count,
+    ema_baselines,
+    group_ids,
+    group_stats,
+    refuse_all_singletons,
+    require_task_ids,
+)
+from whilecli.methods.surrogate import ClippedPolicyGradient, knob_error, number_knob
+
+
+def _group_notes(stats: GroupStats) -> tuple[dict[str, float], list[str]]:
+    """Counts of unanimous and one-row groups, as stats and sentences."""
+    single = stats.counts == 1
+    unanimous = stats.unanimous & ~single
+    n_single, n_unan = int(single.sum()), int(unanimous.sum())
+    out = {
+        "groups": float(stats.n_groups),
+        "unanimous_groups": float(n_unan),
+        "single_row_groups": float(n_single),
+    }
+    notes = []
+    if n_unan:
+        rows = int(stats.counts[unanimous].sum())
+        notes.append(
+            f"A = 0 for {count(rows, 'row')} in {n_unan} of {stats.n_groups} groups, which are "
+            "unanimous (every reward equal)."
+        )
+    if n_single:
+        notes.append(f"A = 0 for {count(n_single, 'task')} with a single row.")
+    return out, notes
+
+
+class _Grouped(ClippedPolicyGradient):
+    """Rows grouped by task id; a row without one is refused."""
+
+    def _labels(self, batch: Batch) -> dict[str, list[str]]:
+        return {"task": require_task_ids(batch, self.name)}
+
+
+class GRPO(_Grouped):
+    """GRPO (Shao et al. 2024, arXiv:2402.03300), Dr. GRPO (Liu et al. 2025, arXiv:2503.20783).
+
+    A_i = (R_i − mean_g)/std_g over the rows sharing a task id (sample std, n − 1), or
+    A_i = R_i − mean_g with ``loss_type="dr_grpo"``; A_i = 0 in a unanimous group.
+    c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}) (see :mod:`whilecli.methods.surrogate`).
+    """
+
+    name: ClassVar[str] = "grpo"
+    requires: frozenset[str] = frozenset({"task_ids"})
+
+    def _advantages(
+        self, rewards: torch.Tensor, labels: dict[str, list[str]]
+    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
+        ids = group_ids(labels["task"], rewards.device)
+        gs = group_stats(rewards, ids)
+        refuse_all_singletons(gs, self.name)
+        centred = rewards - gs.mean[ids]
+        if self.loss_type == "dr_grpo":
+            adv = centred
+        else:
+            std = gs.std[ids]
+            adv = centred / torch.where(std > 0, std, torch.ones_like(std))
+        adv = torch.where(gs.unanimous[ids], torch.zeros_like(adv), adv)
+        stats, notes = _group_notes(gs)
+        return adv, stats, notes
+
+
+class MaxRL(_Grouped):
+    """max_rl (arXiv:2602.02710): A_i = (R_i − mean_g)/mean_g, and 0 when mean_g = 0.
+
+    Dividing by the group mean makes the gradient unbiased for the maximum-likelihood
+    objective and weights a rarely solved task by about 1/p. Rewards must be ≥ 0 (a
+    negative group mean would reverse the update). Surrogate and weights as GRPO's.
+    """
+
+    name: ClassVar[str] = "max_rl"
+    requires: frozenset[str] = frozenset({"task_ids"})
+
+    def _advantages(
+        self, rewards: torch.Tensor, labels: dict[str, list[str]]
+    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
+        neg = rewards < 0
+        if bool(neg.any()):
+            row = int(neg.nonzero()[0, 0])
+            raise InputError(
+                f"max_rl divides by the group's mean reward and needs rewards ≥ 0, got "
+                f"{float(rewards[row])!r}",
+                row=row,
+                field="reward",
+            )
+        ids = group_ids(labels["task"], rewards.device)
+        gs = group_stats(rewards, ids)
+        refuse_all_singletons(gs, self.name)
+        mean = gs.mean[ids]
+        zero = gs.mean == 0
+        adv = (rewards - mean) / torch.where(mean != 0, mean, torch.ones_like(mean))
+        adv = torch.where(gs.unanimous[ids] | zero[ids], torch.zeros_like(adv), adv)
+        stats, notes = _group_notes(gs)
+        stats["zero_mean_groups"] = float(zero.sum())
+        if int(zero.sum()):
+            notes.append(f"A = 0 for {count(int(zero.sum()), 'group')} with mean reward 0.")
+        return adv, stats, notes
+
+
+class RAE(ClippedPolicyGradient):
+    """rae, the role-conditioned advantage of SPIRAL (arXiv:2506.24119).
+
+    A_i = R_i − b_agent(i), with b read before the row and then b ← d·b + (1 − d)·R_i
+    (d = ``decay`` = 0.95), rows in batch order. Baselines start at 0 (or at
+    ``baselines`` / :meth:`load_state`) and are carried across calls: after ``update`` they
+    hold the values after the batch's last row, and :meth:`save_state` writes them as JSON
+    ``{agent: b}``. The recursion is evaluated in closed form per agent
+    (:func:`whilecli.methods.groups.ema_baselines`). Rows without an agent key under
+    ``agent_key`` share the agent ``default``. Surrogate and weights as GRPO's.
+    """
+
+    name: ClassVar[str] = "rae"
+    requires: frozenset[str] = frozenset()
+
+    def __init__(
+        self,
+        decay: float = 0.95,
+        agent_key: str = "agent",
+        baselines: Mapping[str, float] | None = None,
+        loss_type: str = "grpo",
+        clip: float = 0.2,
+        beta: float = 0.0,
+        max_len: int | None = None,
+        truncated: str = "mask",
+    ) -> None:
+        super().__init__(
+            loss_type=loss_type, clip=clip, beta=beta, max_len=max_len, truncated=truncated
+        )
+        decay = number_knob(self.name, "decay", 0.95, decay)
+        if not 0 < decay < 1:
+            raise knob_error(self.name, "decay", 0.95, decay, "in (0, 1)")
+        if not isinstance(agent_key, str) or not agent_key.strip():
+            raise knob_error(self.name, "agent_key", "agent", agent_key, "a non-empty string")
+        self.decay, self.agent_key = decay, agent_key
+        self.baselines: dict[str, float] = {}
+        for agent, b in (baselines or {}).items():
+            value = number_knob(self.name, f"baselines[{agent!r}]", 0.0, b)
+            if not math.isfinite(value):
+                raise knob_error(self.name, f"baselines[{agent!r}]", 0.0, b, "finite")
+            self.baselines[str(agent)] = value
+
+    def load_state(self, path: str | os.PathLike[str]) -> None:
+        """Read ``{agent: b}`` from a JSON file; a missing file means every baseline is 0."""
+        if not os.path.exists(path):
+            self.baselines = {}
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError) as err:
+            raise InputError(f"cannot read rae state: {err}", file=str(path)) from None
+        if not isinstance(data, dict):
+            raise InputError("rae state must be a JSON object {agent: baseline}", file=str(path))
+        out: dict[str, float] = {}
+        for agent, b in data.items():
+            if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b):
+                raise InputError(
+                    f"baseline {b!r} is not a finite number", file=str(path), field=agent
+                )
+            out[agent] = float(b)
+        self.baselines = out
+
+    def save_state(self, path: str | os.PathLike[str]) -> None:
+        """Write the baselines as JSON ``{agent: b}``, atomically, replacing the file."""
+        text = json.dumps(self.baselines, indent=2, sort_keys=True) + "\n"
+        atomic_write_text(path, text, force=True)
+
+    def _labels(self, batch: Batch) -> dict[str, list[str]]:
+        if batch.agents is None:
+            return {"agent": ["default"] * batch.size}
+        return {"agent": [str(a) if a not in (None, "") else "default" for a in batch.agents]}
+
+    def _advantages(
+        self, rewards: torch.Tensor, labels: dict[str, list[str]]
+    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
+        agents = labels["agent"]
+        codes: dict[str, int] = {}
+        ids = torch.tensor([codes.setdefault(a, len(codes)) for a in agents], dtype=torch.long).to(
+            rewards.device
+        )
+        names = list(codes)
+        start = torch.tensor([self.baselines.get(a, 0.0) for a in names], dtype=rewards.dtype).to(
+            rewards.device
+        )
+        before, final = ema_baselines(rewards, ids, start, self.decay)
+        for a, b in zip(names, final.tolist(), strict=True):
+            self.baselines[a] = float(b)
+        shown = ", ".join(f"{a} {self.baselines[a]:.4g}" for a in names[:5])
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        notes = [
+            f"rae baselines per '{self.agent_key}' (decay {self.decay}), after this batch: "
+            f"{shown}{more}."
+        ]
+        stats = {"agents": float(len(names)), "baseline_mean": float(final.mean())}
+        return rewards - before, stats, notes

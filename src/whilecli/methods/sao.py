@@ -1,0 +1,168 @@
+"""SAO (Hou et al. 2026): a critic in place of the group and a band that masks drifted tokens.
+
+With the critic's ``values`` V, rewards R and ratios ρ = exp(log π − log μ) (DESIGN section 3):
+
+- Eq. 4-5: skip-observation GAE over the ``L`` action tokens of each trajectory, γ = 1,
+  ``λ = max(0, 1 − 1/(α L))``, the reward on the last action token, V = 0 past the end
+  (:mod:`whilecli.methods.gae`). Observation tokens get A = 0.
+- Eq. 2-3: ``f(ρ) = ρ`` strictly inside the band ``(low, high)``, else 0. ρ is not clamped:
+  an overflow to ∞ is outside the band.
+- Eq. 1: ``c_{i,t} = f(ρ_{i,t}) A_{i,t} / N``, N = action tokens in the whole batch (every
+  trajectory counts, admitted or not). No normalisation: the critic is the baseline.
+- Value targets are the Monte Carlo return, R on every token (γ = 1); observation tokens carry
+  the next action token's, trailing ones the last action token's, which is R again.
+- A trajectory is admitted when one of its action tokens is in the band. A trajectory with no
+  action token is kept, not admitted, with zero coefficients and value targets R.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from whilecli.errors import InputError, UsageError
+from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.distributed import global_sum, world_note
+from whilecli.methods.gae import action_returns, gae_lambda, skip_observation_gae
+from whilecli.methods.knob_checks import pair, positive
+
+RATIO = (0.7, 6.0)
+GAE_ALPHA = 1.5
+
+
+def check_values(batch: Batch, method: str) -> torch.Tensor:
+    """The batch's critic values, refused when absent or non-finite on an action token."""
+    values = batch.require("values", method)
+    if bool(torch.isfinite(values.sum())):
+        return values
+    bad = batch.action_mask & ~torch.isfinite(values)
+    if bool(bad.any()):
+        i = int(bad.any(dim=1).nonzero()[0, 0])
+        t = int(bad[i].nonzero()[0, 0])
+        raise InputError(
+            f"token {t} is {float(values[i, t])}, not a finite value", row=i, field="values"
+        )
+    return values
+
+
+class SAO:
+    """SAO's per-token coefficients for one batch (Hou et al. 2026, Eq. 1-5).
+
+    ``ratio`` is the open band ``(1 − ε_low, 1 + ε_high)`` (default (0.7, 6.0)); ``gae_alpha``
+    is α in λ = 1 − 1/(α L) (default 1.5).
+    """
+
+    requires: frozenset[str] = frozenset({"reward", "logprobs", "values"})
+    logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
+
+    def __init__(self, ratio: tuple[float, float] = RATIO, gae_alpha: float = GAE_ALPHA) -> None:
+        low, high = pair("ratio", ratio, RATIO, allow_inf=True)
+        if not 0 < low < 1 < high:
+            raise UsageError(
+                f"ratio must be a band LOW,HIGH with 0 < LOW < 1 < HIGH (default {RATIO}); "
+                f"got {tuple(ratio)!r}"
+            )
+        self.ratio = (low, high)
+        self.gae_alpha = positive("gae_alpha", gae_alpha, GAE_ALPHA)
+
+    def __repr__(self) -> str:
+        return f"SAO(ratio={self.ratio}, gae_alpha={self.gae_alpha})"
+
+    def update(self, batch: Batch, *, group: Any | None = None) -> Update:
+        """Coefficients ``c = f(ρ) A / N``; ``group`` all-reduces N over the ranks."""
+        batch.check_rewards()
+        batch.check_logprobs(self.logprob_fields)
+        values = check_values(batch, "SAO")
+        action = batch.action_mask
+        counts = batch.action_counts
+        lam = gae_lambda(counts, self.gae_alpha)
+        adv = skip_observation_gae(batch.rewards, values, action, lam)  # Eq. 4-5
+        dtype = batch.logprobs.dtype
+        if batch.behavior_logprobs is None:
+            ratio = torch.ones_like(batch.logprobs)
+        else:
+            action_f = action.to(dtype)
+            log_ratio = masked(batch.logprobs, action, action_f) - masked(
+                batch.behavior_logprobs, action, action_f
+            )
+            ratio = log_ratio.exp()  # not clamped: an overflow to ∞ is outside the band
+        low, high = self.ratio
+        in_band = (ratio > low) & (ratio < high) & action  # Eq. 2-3, open band
+        n_total = global_sum(counts.sum().reshape(1), group)[0]
+        if float(ratio.max()) < math.inf:
+            f = ratio * in_band.to(dtype)
+        else:
+            f = torch.where(in_band, ratio, 0.0)
+        coef = f * adv / n_total.clamp(min=1)  # Eq. 1; A = 0 off the action tokens
+        admitted = in_band.any(dim=1)
+        stats, notes = self._report(batch, ratio, f, in_band, admitted, lam, n_total, group)
+        return Update(
+            coefficients=coef.detach(),
+            advantages=adv.detach(),
+            admitted=admitted,
+            value_targets=action_returns(batch.rewards, batch.mask).detach(),
+            stats=stats,
+            notes=notes,
+        )
+
+    def _report(
+        self,
+        batch: Batch,
+        ratio: torch.Tensor,
+        f: torch.Tensor,
+        in_band: torch.Tensor,
+        admitted: torch.Tensor,
+        lam: torch.Tensor,
+        n_total: torch.Tensor,
+        group: Any | None,
+    ) -> tuple[dict[str, float | None], list[str]]:
+        action = batch.action_mask
+        b = batch.size
+        counts = batch.action_counts
+        n_tokens = int(counts.sum())
+        low, high = self.ratio
+        n_in = int(in_band.sum())
+        masked = n_tokens - n_in
+        above = int(((ratio >= high) & action).sum()) if masked else 0
+        below = masked - above
+        kept = int(admitted.sum())
+        empty = int((counts == 0).sum())
+        has = counts > 0
+        stats: dict[str, float | None] = {
+            "trajectories": float(b),
+            "action_tokens": float(n_tokens),
+            "N": float(n_total),
+            "admitted": float(kept),
+            "admitted_share": kept / b,
+            "masked_tokens": float(masked),
+            "masked_share": masked / n_tokens if n_tokens else 0.0,
+            "below_band": float(below),
+            "above_band": float(above),
+            "mean_ratio": float(f.sum()) / n_in if n_in else None,
+            "mean_lambda": float(lam[has].mean()) if bool(has.any()) else None,
+        }
+        notes: list[str] = []
+        if batch.behavior_logprobs is None:
+            notes.append("No behaviour log-probs: every ratio is 1, inside the band.")
+        if masked:
+            notes.append(
+                f"{masked} of {n_tokens} action tokens ({masked / n_tokens:.1%}) fell outside the "
+                f"ratio band ({low:g}, {high:g}) and were masked: {below} below, {above} above."
+            )
+        dropped = b - kept - empty
+        if dropped:
+            notes.append(
+                f"{dropped} of {b} trajectories had no action token left in the band and were "
+                "not admitted; their tokens still count in N."
+            )
+        if empty:
+            notes.append(
+                f"{empty} trajectories have no action token: kept, not admitted, zero "
+                "coefficients, value targets R."
+            )
+        extra = world_note(group)
+        if extra:
+            notes.append(extra)
+        return stats, notes

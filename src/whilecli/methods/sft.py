@@ -1,0 +1,58 @@
+"""Supervised fine-tuning on passing rows, as per-token coefficients.
+
+Maximum likelihood, L = −Σ_i Σ_{t ≤ T_i} log π_θ(a_{i,t} | h_{i,t}), over the rows that pass:
+
+    c_{i,t} = 1 on the action tokens of rows with R_i ≥ ``pass_threshold``, 0 elsewhere.
+
+The loss sums tokens; a trainer that averages per sequence or per token divides itself.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from whilecli.methods.batch import Batch, Update
+from whilecli.methods.groups import check_logprobs, check_rewards, count
+from whilecli.methods.surrogate import knob_error, number_knob
+
+
+class SFT:
+    """SFT on the rows whose reward reaches ``pass_threshold`` (default 1.0)."""
+
+    name: ClassVar[str] = "sft"
+    requires: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, pass_threshold: float = 1.0) -> None:
+        thr = number_knob(self.name, "pass_threshold", 1.0, pass_threshold)
+        if not math.isfinite(thr):
+            raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
+        self.pass_threshold = thr
+
+    def update(self, batch: Batch, *, group: object | None = None) -> Update:
+        """c = 1 on action tokens of passing rows; ``group`` is accepted and unused."""
+        check_rewards(batch, self.name)
+        check_logprobs(batch, ["logprobs"], self.name)
+        passed = batch.rewards >= self.pass_threshold
+        on = batch.action_mask & passed[:, None]
+        c = on.to(batch.logprobs.dtype)
+        admitted = on.any(dim=1)
+        n_pass = int(passed.sum())
+        tokens = int(on.sum())
+        stats = {
+            "rows": float(batch.size),
+            "passing_rows": float(n_pass),
+            "trained_tokens": float(tokens),
+        }
+        notes = [
+            f"sft: c = 1 on {tokens} action tokens of {n_pass} of {batch.size} rows with "
+            f"reward ≥ {self.pass_threshold}; the loss sums tokens."
+        ]
+        if not n_pass:
+            notes.append("no row passes, so every coefficient is 0.")
+        empty = int((passed & ~batch.action_mask.any(dim=1)).sum())
+        if empty:
+            notes.append(f"c = 0 for {count(empty, 'passing row')} without an action token.")
+        return Update(
+            coefficients=c, advantages=c.clone(), admitted=admitted, stats=stats, notes=notes
+        )

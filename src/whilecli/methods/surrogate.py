@@ -1,0 +1,341 @@
+"""PPO's clipped surrogate as per-token coefficients, with GRPO's length weights and KL term.
+
+Shared by grpo, max_rl and rae, which differ only in the advantage A_i (Shao et al. 2024,
+arXiv:2402.03300; Liu et al. 2025, arXiv:2503.20783). With ρ = exp(log π_θ − log μ) (1 without
+behaviour log-probs) the gradient of min(ρA, clip(ρ, 1 − ε, 1 + ε)A) with respect to log π_θ is
+
+    g = ρA   when the unclipped branch is the minimum
+             (A > 0 and ρ ≤ 1 + ε, or A < 0 and ρ ≥ 1 − ε, or A = 0),
+    g = 0    otherwise.
+
+The length weight w_i is chosen by ``loss_type``: ``grpo`` 1/(T_i B), ``bnpo`` 1/Σ_j T_j,
+``dr_grpo`` 1/(L_max B). With β > 0 the k3 estimator of KL(π_θ ‖ π_ref),
+KL = r − log r − 1 with r = π_ref/π_θ, adds the gradient term −β w_i (1 − r):
+
+    c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+from whilecli.errors import UsageError
+from whilecli.methods.batch import Batch, Update
+from whilecli.methods.groups import (
+    check_logprobs,
+    check_rewards,
+    count,
+    gather_rows,
+    require_field,
+    truncated_rows,
+)
+
+LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
+
+
+def ratios(logprobs: torch.Tensor, behavior_logprobs: torch.Tensor | None) -> torch.Tensor:
+    """ρ = exp(log π_θ − log μ), unclamped; all ones when the rows are on-policy."""
+    if behavior_logprobs is None:
+        return torch.ones_like(logprobs)
+    return torch.exp(logprobs - behavior_logprobs)
+
+
+def clipped_gradient(
+    ratio: torch.Tensor,
+    advantages: torch.Tensor,
+    clip: float,
+    where: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(g, clipped)``: g = ρA where the unclipped branch is the minimum, else 0.
+
+    ``advantages`` is ``[B]``, one A per row. The branch test becomes a per-row interval
+    for ρ: (−∞, 1 + ε] when A > 0, [1 − ε, ∞) when A < 0; a row with A = 0 has g = 0
+    (ρ·0, kept exactly 0 even for an overflowed ρ). ``clipped`` is True where the clipped
+    branch is the minimum on a row with A ≠ 0. ``where`` (bool ``[B, T]``), when given,
+    restricts g to those tokens (0 elsewhere, whatever ρ is there).
+    """
+    a = advantages[:, None]
+    upper = torch.where(a > 0, 1 + clip, torch.where(a < 0, torch.inf, -torch.inf))
+    lower = torch.where(a < 0, 1 - clip, -torch.inf)
+    keep = (ratio <= upper) & (ratio >= lower)
+    clipped = ~keep & (a != 0)
+    if where is not None:
+        keep = keep & where
+    return torch.where(keep, ratio * a, 0.0), clipped
+
+
+def length_weights(
+    loss_type: str,
+    action_counts: torch.Tensor,
+    *,
+    n_rows: int,
+    total_tokens: float,
+    max_len: float,
+) -> torch.Tensor:
+    """w_i ``[B]``: ``grpo`` 1/(T_i B), ``bnpo`` 1/Σ_j T_j, ``dr_grpo`` 1/(L_max B).
+
+    ``n_rows`` (B) and ``total_tokens`` (Σ_j T_j) count every row of the global batch,
+    truncated ones included. A row with no action token gets w = 0.
+    """
+    zero = torch.zeros_like(action_counts)
+    has = action_counts > 0
+    if loss_type == "grpo":
+        return torch.where(has, 1.0 / (action_counts.clamp(min=1) * n_rows), zero)
+    if loss_type == "bnpo":
+        return torch.where(has, zero + 1.0 / max(total_tokens, 1.0), zero)
+    if loss_type == "dr_grpo":
+        return torch.where(has, zero + 1.0 / (max(max_len, 1.0) * n_rows), zero)
+    raise ValueError(f"unknown loss_type {loss_type!r}")
+
+
+def k3_gradient(
+    logprobs: torch.Tensor, ref_logprobs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(1 − r, KL_k3)`` per token with r = π_ref/π_θ = exp(log π_ref − log π_θ).
+
+    d/d log π_θ of (r − log r − 1) is 1 − r, so the term's share of c is −β w (1 − r).
+    """
+    log_r = ref_logprobs - logprobs
+    r = torch.exp(log_r)
+    return 1 - r, r - log_r - 1
+
+
+@dataclass
+class SurrogateOut:
+    """Coefficients of the clipped surrogate and what the stats report about them."""
+
+    coefficients: torch.Tensor  # [B, T]
+    clipped: torch.Tensor  # [B, T] bool, clipped branch won on a live action token
+    ratio: torch.Tensor  # [B, T]
+    kl: torch.Tensor | None  # [B, T] k3 estimate, None when β = 0
+
+
+def surrogate_coefficients(
+    *,
+    logprobs: torch.Tensor,
+    behavior_logprobs: torch.Tensor | None,
+    ref_logprobs: torch.Tensor | None,
+    action_mask: torch.Tensor,
+    advantages: torch.Tensor,
+    weights: torch.Tensor,
+    live: torch.Tensor,
+    clip: float,
+    beta: float,
+) -> SurrogateOut:
+    """c = w_i g − β w_i (1 − r) on action tokens of live rows, exactly 0 elsewhere.
+
+    ``live [B]`` is False for rows that get no gradient (``--truncated mask``).
+    """
+    w = torch.where(live, weights, 0.0)[:, None]
+    ratio = ratios(logprobs, behavior_logprobs)
+    g, clipped = clipped_gradient(ratio, advantages, clip, where=action_mask)
+    c = g * w
+    kl = None
+    if beta > 0:
+        assert ref_logprobs is not None
+        one_minus_r, kl = k3_gradient(logprobs, ref_logprobs)
+        c = torch.where(action_mask, c - one_minus_r * (beta * w), 0.0)
+    c = c.detach()
+    on = action_mask & live[:, None]
+    return SurrogateOut(coefficients=c, clipped=clipped & on, ratio=ratio, kl=kl)
+
+
+WEIGHT_TEXT = {
+    "grpo": "w_i = 1/(T_i B)",
+    "bnpo": "w_i = 1/Σ_j T_j",
+    "dr_grpo": "w_i = 1/(L_max B)",
+}
+
+
+def knob_error(method: str, knob: str, default: Any, value: Any, rule: str) -> UsageError:
+    """The one-line refusal of a knob: its name, the rule, its default and the value."""
+    return UsageError(f"{method}: {knob} must be {rule} (default {default!r}), got {value!r}")
+
+
+def number_knob(method: str, knob: str, default: float | None, value: Any) -> float:
+    """``value`` as a float, refusing a bool, a string or anything else not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise knob_error(method, knob, default, value, "a number")
+    return float(value)
+
+
+class ClippedPolicyGradient:
+    """Shared engine: advantages from :meth:`_advantages`, then the clipped surrogate.
+
+    ``update`` returns c = w_i g − β w_i (1 − r) on the action tokens of live rows; with
+    ``truncated="mask"`` a truncated row keeps its place in the statistics and gets c = 0,
+    with ``"zero"`` its reward is read as 0 before them. B, Σ_j T_j and L_max count every
+    row of the (global) batch.
+    """
+
+    name: ClassVar[str] = "grpo"
+    requires: frozenset[str] = frozenset()
+
+    def __init__(
+        self,
+        loss_type: str = "grpo",
+        clip: float = 0.2,
+        beta: float = 0.0,
+        max_len: int | None = None,
+        truncated: str = "mask",
+    ) -> None:
+        m = self.name
+        if loss_type not in LOSS_TYPES:
+            raise knob_error(m, "loss_type", "grpo", loss_type, f"one of {', '.join(LOSS_TYPES)}")
+        clip = number_knob(m, "clip", 0.2, clip)
+        if not 0 < clip <= 1:
+            raise knob_error(m, "clip", 0.2, clip, "in (0, 1]")
+        beta = number_knob(m, "beta", 0.0, beta)
+        if not (math.isfinite(beta) and beta >= 0):
+            raise knob_error(m, "beta", 0.0, beta, "a finite number ≥ 0")
+        if max_len is not None and (
+            isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1
+        ):
+            raise knob_error(m, "max_len", None, max_len, "an integer ≥ 1 or None")
+        if truncated not in ("mask", "zero"):
+            raise knob_error(m, "truncated", "mask", truncated, "'mask' or 'zero'")
+        self.loss_type, self.clip, self.beta = loss_type, clip, beta
+        self.max_len, self.truncated = max_len, truncated
+        if beta > 0:
+            self.requires = type(self).requires | {"ref_logprobs"}
+
+    def _labels(self, batch: Batch) -> dict[str, list[str]]:
+        """Per-row string keys gathered with the rewards (task ids, agents)."""
+        raise NotImplementedError
+
+    def _advantages(
+        self, rewards: torch.Tensor, labels: dict[str, list[str]]
+    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
+        """A_i ``[N]`` for every row of the global batch, with stats and notes."""
+        raise NotImplementedError
+
+    def update(self, batch: Batch, *, group: object | None = None) -> Update:
+        """Per-token coefficients of the clipped surrogate for ``batch``.
+
+        ``group``: a ``torch.distributed`` process group; the rows of every rank are
+        gathered for the advantages and B, Σ_j T_j, L_max, so each rank's coefficients
+        equal those of the concatenated global batch.
+        """
+        m = self.name
+        check_rewards(batch, m)
+        used = ["logprobs", "behavior_logprobs"]
+        if self.beta > 0:
+            require_field(batch, "ref_logprobs", m)
+            used.append("ref_logprobs")
+        check_logprobs(batch, used, m)
+        trunc = truncated_rows(batch)
+        rewards = batch.rewards
+        if self.truncated == "zero":
+            rewards = torch.where(trunc, torch.zeros_like(rewards), rewards)
+        counts = batch.action_counts
+        rows, labels, offset = gather_rows(
+            group,
+            {"reward": rewards, "truncated": trunc, "count": counts},
+            self._labels(batch),
+        )
+        adv_all, stats, notes = self._advantages(rows["reward"], labels)
+        b = batch.size
+        adv = adv_all[offset : offset + b]
+        n_rows = int(rows["reward"].shape[0])
+        total = float(rows["count"].sum())
+        longest = float(rows["count"].max())
+        max_len = float(self.max_len) if self.max_len is not None else longest
+        weights = length_weights(
+            self.loss_type, counts, n_rows=n_rows, total_tokens=total, max_len=max_len
+        )
+        live = ~trunc if self.truncated == "mask" else torch.ones_like(trunc)
+        out = surrogate_coefficients(
+            logprobs=batch.logprobs,
+            behavior_logprobs=batch.behavior_logprobs,
+            ref_logprobs=batch.ref_logprobs,
+            action_mask=batch.action_mask,
+            advantages=adv,
+            weights=weights,
+            live=live,
+            clip=self.clip,
+            beta=self.beta,
+        )
+        c = out.coefficients
+        advantages = batch.action_mask * adv[:, None]  # A is finite: a product is exact
+        admitted = (c != 0).any(dim=1)
+        stats.update(self._common_stats(batch, out, trunc, live, admitted, n_rows, total))
+        common = self._common_notes(batch, out, trunc, n_rows, longest, max_len, stats)
+        notes = common[:1] + notes + common[1:]
+        return Update(
+            coefficients=c, advantages=advantages, admitted=admitted, stats=stats, notes=notes
+        )
+
+    def _common_stats(
+        self,
+        batch: Batch,
+        out: SurrogateOut,
+        trunc: torch.Tensor,
+        live: torch.Tensor,
+        admitted: torch.Tensor,
+        n_rows: int,
+        total: float,
+    ) -> dict[str, float]:
+        on = batch.action_mask & live[:, None]
+        n_on = int(batch.action_counts[live].sum())
+        clipped = int(torch.count_nonzero(out.clipped))
+        stats = {
+            "rows": float(batch.size),
+            "rows_global": float(n_rows),
+            "action_tokens_global": total,
+            "admitted_rows": float(admitted.sum()),
+            "truncated_rows": float(trunc.sum()),
+            "clipped_tokens": float(clipped),
+            "clipped_share": clipped / n_on if n_on else 0.0,
+            "ratio_mean": float(torch.where(on, out.ratio, 0).sum()) / n_on if n_on else 1.0,
+        }
+        if out.kl is not None:
+            stats["kl_k3_mean"] = float(torch.where(on, out.kl, 0).sum()) / n_on if n_on else 0.0
+        return stats
+
+    def _common_notes(
+        self,
+        batch: Batch,
+        out: SurrogateOut,
+        trunc: torch.Tensor,
+        n_rows: int,
+        longest: float,
+        max_len: float,
+        stats: dict[str, float],
+    ) -> list[str]:
+        notes = [
+            f"{self.name} with loss_type {self.loss_type}: {WEIGHT_TEXT[self.loss_type]}, "
+            f"B = {n_rows}, ε = {self.clip}."
+        ]
+        k = int(trunc.sum())
+        if k and self.truncated == "mask":
+            notes.append(
+                f"c = 0 for {count(k, 'truncated row')}, kept in the statistics (--truncated mask)."
+            )
+        elif k:
+            notes.append(
+                f"reward 0 for {count(k, 'truncated row')} before the statistics (--truncated zero)."
+            )
+        if stats["clipped_tokens"]:
+            notes.append(
+                f"{int(stats['clipped_tokens'])} action tokens ({stats['clipped_share']:.1%}) "
+                f"fell on the clipped branch of the surrogate (ε = {self.clip}) and get no "
+                "policy-gradient term."
+            )
+        if self.beta > 0:
+            notes.append(
+                f"KL to the reference by the k3 estimator r − log r − 1, r = π_ref/π_θ "
+                f"(β = {self.beta}), adding −β w_i (1 − r) to c."
+            )
+        empty = int((batch.action_counts == 0).sum())
+        if empty:
+            notes.append(f"c = 0 for {count(empty, 'row')} without an action token.")
+        if self.loss_type == "dr_grpo" and self.max_len is not None and longest > max_len:
+            notes.append(
+                f"the longest row has {int(longest)} action tokens, more than max_len "
+                f"{int(max_len)}."
+            )
+        return notes

@@ -1,0 +1,385 @@
+"""The alias table of DESIGN section 1, the shape of an input, and the leaves a plan reads.
+
+A :class:`Shape` records which keys an input carries and what kinds of values sit under them
+(``null``, ``bool``, ``int``, ``float``, ``string``, ``dict``, ``list``), built from the
+first rows of a JSONL file or from a Parquet schema. The resolver in
+:mod:`whilecli.route.formats` walks the aliases below against a shape (first match wins) and
+asks a :class:`Leaves` for one polars expression per value it needs. ``Leaves`` also knows the
+narrow schema to read a JSONL file with (only the leaves asked for) and how to coerce one
+parsed JSON row to that schema (the line-by-line fallback).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+#: DESIGN section 1, first match wins. ``task`` is a label, never a task id.
+TASK_ALIASES: tuple[str, ...] = (
+    "scenario_id",
+    "task_id",
+    "example_id",
+    "prompt_id",
+    "problem_id",
+    "doc_id",
+    "question_id",
+    "instance_id",
+    "_ng_task_index",
+    "task.key",
+    "id",
+)
+#: Where the prompt text sits when no task id does (its hash becomes the task id).
+PROMPT_ALIASES: tuple[str, ...] = (
+    "prompt",
+    "responses_create_params.input",
+    "question",
+    "input",
+    "messages",
+)
+REWARD_ALIASES: tuple[str, ...] = ("reward", "score", "correct", "resolved")
+MODEL_ALIASES: tuple[str, ...] = (
+    "model",
+    "agent_model",
+    "model_version",
+    "policy_version",
+    "model_name",
+    "sampling.model",
+    "response.model",
+)
+#: Truncation: (path, values that mean "cut off"); ``None`` = a boolean flag.
+TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
+    ("truncated", None),
+    ("is_truncated", None),
+    ("finish_reason", frozenset({"length"})),
+    ("stop_reason", frozenset({"length", "max_tokens"})),
+    ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
+    (
+        "stop_condition",
+        frozenset({"max_output_tokens", "max_total_tokens", "context_length", "max_turns"}),
+    ),
+    ("steps[].truncated", None),
+)
+#: Per-token lists: the sampler's (behaviour) log-probs, the policy's, critic values.
+LOGPROB_ALIASES: tuple[str, ...] = (
+    "behavior_logprobs",
+    "token_logprobs",
+    "inference_logprobs",
+    "completion_logprobs",
+    "logprobs",
+)
+VALUE_ALIASES: tuple[str, ...] = ("values",)
+
+NUMBER = frozenset({"int", "float"})
+SCALAR = frozenset({"int", "float", "string", "bool"})
+
+
+def split_path(dotted: str) -> tuple[str, ...]:
+    """``a.b[].c`` → ``("a", "b", "[]", "c")``."""
+    parts: list[str] = []
+    for piece in dotted.split("."):
+        if piece.endswith("[]"):
+            parts.extend([piece[:-2], "[]"])
+        else:
+            parts.append(piece)
+    return tuple(parts)
+
+
+@dataclass
+class Shape:
+    """Which keys an input carries, nested, with the kinds of value seen under each."""
+
+    kinds: set[str] = field(default_factory=set)
+    children: dict[str, Shape] = field(default_factory=dict)
+    item: Shape | None = None  # the shape of list elements
+
+    def get(self, path: Iterable[str]) -> Shape | None:
+        node: Shape | None = self
+        for key in path:
+            if node is None:
+                return None
+            node = node.item if key == "[]" else node.children.get(key)
+        return node
+
+    def has(self, dotted: str) -> bool:
+        return self.get(split_path(dotted)) is not None
+
+    def kinds_at(self, dotted: str) -> set[str]:
+        node = self.get(split_path(dotted))
+        return set() if node is None else node.kinds
+
+    def add_value(self, value: Any, depth: int = 0) -> None:
+        """Record one JSON value (recursing into objects and lists, a few levels deep)."""
+        self.kinds.add(json_kind(value))
+        if depth > 6:
+            return
+        if isinstance(value, dict):
+            for key, sub in value.items():
+                self.children.setdefault(key, Shape()).add_value(sub, depth + 1)
+        elif isinstance(value, list):
+            for sub in value[:64]:
+                if self.item is None:
+                    self.item = Shape()
+                self.item.add_value(sub, depth + 1)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[dict[str, Any]]) -> Shape:
+        shape = cls()
+        for row in rows:
+            shape.add_value(row)
+        return shape
+
+    @classmethod
+    def from_dtype(cls, dtype: pl.DataType) -> Shape:
+        shape = cls()
+        if isinstance(dtype, pl.Struct):
+            shape.kinds.add("dict")
+            for fld in dtype.fields:
+                shape.children[fld.name] = cls.from_dtype(fld.dtype)
+        elif isinstance(dtype, (pl.List, pl.Array)):
+            shape.kinds.add("list")
+            shape.item = cls.from_dtype(dtype.inner)
+        elif dtype == pl.Boolean:
+            shape.kinds.add("bool")
+        elif dtype.is_integer():
+            shape.kinds.add("int")
+        elif dtype.is_float() or dtype.is_decimal():
+            shape.kinds.add("float")
+        elif dtype == pl.Null:
+            shape.kinds.add("null")
+        else:
+            shape.kinds.add("string")
+        return shape
+
+    @classmethod
+    def from_schema(cls, schema: pl.Schema) -> Shape:
+        return cls.from_dtype(pl.Struct(dict(schema)))
+
+
+def json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "dict"
+    return "list"
+
+
+class Leaves:
+    """The values a plan reads, each a path into the row with the dtype it is read as.
+
+    For Parquet (``schema`` given) a leaf is an expression on the file's own columns, cast
+    to the dtype; a path the file lacks (or that runs through an all-null column) reads as
+    null. For JSONL the leaves make up the narrow schema the file is scanned with.
+    """
+
+    def __init__(self, schema: pl.Schema | None = None) -> None:
+        self.schema = schema
+        self.paths: dict[tuple[str, ...], pl.DataType] = {}
+
+    def expr(self, dotted: str, dtype: pl.DataType) -> pl.Expr:
+        """The value at ``dotted`` read as ``dtype`` (null where the row lacks it)."""
+        path = split_path(dotted)
+        self.paths[path] = dtype
+        if self.schema is None:
+            return _chain(path)
+        found = _dtype_at(self.schema, path)
+        if found is None or found == pl.Null:
+            return pl.lit(None, dtype=dtype)
+        if dtype in (pl.Float64, pl.Boolean) and not _numeric_or_bool(found):
+            raise BadValue(
+                dotted,
+                f"is a column of {found}, not {'a number' if dtype == pl.Float64 else 'true/false'}",
+            )
+        return _chain(path).cast(dtype)
+
+    def text(self, dotted: str) -> pl.Expr:
+        """The value at ``dotted`` as text: strings as they are, anything else as JSON."""
+        if self.schema is None:
+            return self.expr(dotted, pl.String)
+        path = split_path(dotted)
+        self.paths[path] = pl.String
+        found = _dtype_at(self.schema, path)
+        if found is None or found == pl.Null:
+            return pl.lit(None, dtype=pl.String)
+        if found.is_nested():
+            encoded = pl.struct(_chain(path).alias("v")).struct.json_encode()
+            return encoded.str.strip_prefix('{"v":').str.strip_suffix("}")
+        return _chain(path).cast(pl.String)
+
+    def nonempty(self, dotted: str) -> pl.Expr:
+        """True where the row holds a non-empty list at ``dotted``."""
+        if self.schema is None:
+            text = self.expr(dotted, pl.String)
+            return text.is_not_null() & text.str.starts_with("[") & (text.str.strip_chars() != "[]")
+        found = _dtype_at(self.schema, split_path(dotted))
+        if not isinstance(found, (pl.List, pl.Array)):
+            return pl.lit(False)
+        return (_chain(split_path(dotted)).list.len() > 0).fill_null(False)
+
+    def reachable(self, dotted: str) -> bool:
+        """Whether a Parquet file has this path (a JSONL scan reads any declared leaf)."""
+        if self.schema is None:
+            return True
+        found = _dtype_at(self.schema, split_path(dotted))
+        return found is not None and found != pl.Null
+
+    def read_schema(self) -> dict[str, pl.DataType]:
+        """The nested schema that reads exactly these leaves from JSONL."""
+        tree: dict[str, Any] = {}
+        for path, dtype in self.paths.items():
+            node = tree
+            for i, key in enumerate(path):
+                last = i == len(path) - 1
+                if last:
+                    node[key] = dtype
+                else:
+                    child = node.get(key)
+                    if not isinstance(child, dict):
+                        child = {}
+                        node[key] = child
+                    node = child
+        return {k: _to_dtype(v) for k, v in tree.items()}
+
+    def coerce_row(self, row: dict[str, Any], schema: dict[str, pl.DataType]) -> dict[str, Any]:
+        """One parsed JSON row reduced to ``schema`` (raises ``ValueError(path)`` on a bad value)."""
+        return {k: _coerce(row.get(k), dtype, k) for k, dtype in schema.items()}
+
+
+def _to_dtype(node: Any) -> pl.DataType:
+    if not isinstance(node, dict):
+        return node
+    if "[]" in node:
+        return pl.List(_to_dtype(node["[]"]))
+    return pl.Struct({k: _to_dtype(v) for k, v in node.items()})
+
+
+def _chain(path: tuple[str, ...]) -> pl.Expr:
+    expr = pl.col(path[0])
+    i = 1
+    while i < len(path):
+        if path[i] == "[]":
+            inner = _chain_element(path[i + 1 :])
+            return expr.list.eval(inner)
+        expr = expr.struct.field(path[i])
+        i += 1
+    return expr
+
+
+def _chain_element(rest: tuple[str, ...]) -> pl.Expr:
+    expr = pl.element()
+    for key in rest:
+        expr = expr.struct.field(key)
+    return expr
+
+
+def _dtype_at(schema: pl.Schema, path: tuple[str, ...]) -> pl.DataType | None:
+    dtype: pl.DataType | None = schema.get(path[0])
+    for key in path[1:]:
+        if key == "[]":
+            if not isinstance(dtype, (pl.List, pl.Array)):
+                return None
+            dtype = dtype.inner
+        elif isinstance(dtype, pl.Struct):
+            dtype = next((f.dtype for f in dtype.fields if f.name == key), None)
+        else:
+            return None
+    return dtype
+
+
+def _numeric_or_bool(dtype: pl.DataType) -> bool:
+    return dtype == pl.Boolean or dtype.is_numeric()
+
+
+class BadValue(ValueError):
+    """A value that does not fit the dtype its field is read as; ``path`` names the field."""
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(what)
+        self.path, self.what = path, what
+
+
+def _coerce(value: Any, dtype: pl.DataType, path: str) -> Any:
+    if value is None:
+        return None
+    if isinstance(dtype, pl.Struct):
+        if not isinstance(value, dict):
+            return None
+        return {
+            f.name: _coerce(value.get(f.name), f.dtype, f"{path}.{f.name}") for f in dtype.fields
+        }
+    if isinstance(dtype, pl.List):
+        if not isinstance(value, list):
+            return None
+        return [_coerce(v, dtype.inner, f"{path}[]") for v in value]
+    if dtype == pl.String:
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if dtype == pl.Float64:
+        if isinstance(value, bool):
+            return 1.0 if value else 0.0
+        if isinstance(value, (int, float)):
+            try:
+                return float(value)
+            except OverflowError:  # an integer beyond float range
+                return math.inf if value > 0 else -math.inf
+        raise BadValue(path, f"is {_describe(value)}, not a number")
+    if dtype == pl.Boolean:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return bool(value)
+        raise BadValue(path, f"is {_describe(value)}, not true/false")
+    return value
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        text = value if len(value) <= 24 else value[:21] + "..."
+        return f"the text {json.dumps(text, ensure_ascii=False)}"
+    if isinstance(value, (dict, list)):
+        return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
+    return repr(value)
+
+
+def canonical_text(text: str) -> str:
+    """Prompt text in one form whichever file type held it: JSON (a message list or object)
+    re-encoded with sorted keys, compact separators and null members dropped; plain text as is."""
+    if text[:1] not in ("[", "{"):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(_drop_nulls(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def prompt_hash(series: pl.Series) -> pl.Series:
+    """A stable id per prompt: ``p:`` + the first 16 hex digits of the SHA-256 of its
+    :func:`canonical_text`."""
+    uniq = [v for v in series.unique().to_list() if v is not None]
+    if not uniq:
+        return pl.Series(series.name, [None] * len(series), dtype=pl.String)
+    table = {
+        v: "p:" + hashlib.sha256(canonical_text(v).encode("utf-8")).hexdigest()[:16] for v in uniq
+    }
+    return series.replace_strict(table, default=None, return_dtype=pl.String)

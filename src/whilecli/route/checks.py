@@ -1,0 +1,339 @@
+"""The six routing checks of DESIGN section 2, one pure function each.
+
+Each takes the student's :class:`Pool` and the :class:`RouteOptions` and returns a
+:class:`CheckResult` with its status, what it measured (every rate with its interval and
+n) and a why sentence. None of them decides the route alone: :mod:`decide` runs them in
+order and stops at the first whose ``decides`` is set.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from whilecli.route import stats
+from whilecli.route.model import CheckResult, Pool, Status
+from whilecli.route.options import RouteOptions
+from whilecli.route.tokenizer import vocab_size
+
+KEYS = ("truncated_passes", "rollouts_per_task", "band", "teacher", "tokenizer", "on_policy")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def grouped(pool: Pool) -> pl.DataFrame:
+    """Tasks with two or more rows: the only ones a grouped method learns from."""
+    return pool.tasks.filter(pl.col("n") >= 2)
+
+
+def common_k(tasks: pl.DataFrame) -> int:
+    """The most common group size (ties: the smaller); 0 with no task."""
+    if tasks.height == 0:
+        return 0
+    sizes = tasks.group_by("n").agg(pl.len().alias("c")).sort(["c", "n"], descending=[True, False])
+    return int(sizes["n"][0])
+
+
+def truncated_passes(pool: Pool, options: RouteOptions) -> CheckResult:
+    """1. Can a cut-off reply pass? Any truncated row that passed → ``fix-reward``."""
+    t = pool.tasks
+    known = int(t["truncated_known"].sum())
+    cut = int(t["truncated"].sum())
+    cut_passes = int(t["truncated_passes"].sum())
+    known_tasks = int((t["truncated_known"] > 0).sum())
+    measured = {
+        "truncated_passes": cut_passes,
+        "truncated_rows": cut,
+        "rows_with_truncation_recorded": known,
+        "rows": pool.rows,
+        "truncated_share": stats.wilson(cut, known, n_tasks=known_tasks, n_rows=known),
+    }
+    title = "Can a cut-off reply pass?"
+    if cut_passes > 0:
+        why = (
+            f"{_plural(cut_passes, 'truncated row')} passed: a cut-off reply passes. Score "
+            "truncated replies as failures or raise max_tokens, then route again"
+        )
+        return CheckResult("truncated_passes", title, Status.FAIL, why, measured, "fix-reward")
+    if known == 0:
+        why = "the rows record no truncation (no truncated or finish_reason field)"
+        warn = "truncation is unknown: a cut-off reply could pass unseen; record finish_reason"
+        return CheckResult("truncated_passes", title, Status.UNKNOWN, why, measured, None, [warn])
+    if known < pool.rows:
+        why = (
+            f"truncation is recorded on {known} of {pool.rows} rows and none of those passes "
+            "truncated; the rest are unknown"
+        )
+        warn = f"{pool.rows - known} rows record no truncation"
+        return CheckResult("truncated_passes", title, Status.UNKNOWN, why, measured, None, [warn])
+    why = (
+        f"no truncated row passes ({_plural(cut, 'truncated row')}, all failed)"
+        if cut
+        else "no row is truncated"
+    )
+    return CheckResult("truncated_passes", title, Status.PASS, why, measured)
+
+
+def rollouts_per_task(pool: Pool, options: RouteOptions) -> CheckResult:
+    """2. How many rollouts per task? No task with two or more rows → ``single-rollout``."""
+    groups = grouped(pool)
+    singles = pool.n_tasks - groups.height
+    measured: dict[str, object] = {
+        "tasks": pool.n_tasks,
+        "grouped_tasks": groups.height,
+        "single_tasks": singles,
+        "k": common_k(groups) if groups.height else (1 if singles else 0),
+        "min_rows_per_group": int(groups["n"].min()) if groups.height else None,
+        "max_rows_per_group": int(groups["n"].max()) if groups.height else None,
+        "sampler_logprobs": pool.source.has_logprobs,
+        "critic_values": pool.source.has_values,
+    }
+    title = "How many rollouts per task?"
+    if groups.height == 0:
+        lp = "present" if pool.source.has_logprobs else "absent (needed to correct staleness)"
+        why = (
+            f"every task has one row ({_plural(singles, 'task')}): a group of one has no "
+            f"baseline. Sampler log-probs are {lp}; re-running at k >= 4 is usually cheaper"
+        )
+        return CheckResult("rollouts_per_task", title, Status.FAIL, why, measured, "single-rollout")
+    why = f"{_plural(groups.height, 'grouped task')}, most at k={measured['k']}"
+    warnings = []
+    if singles:
+        why += f"; {_plural(singles, 'single')} left out of the band"
+        warnings.append(f"{_plural(singles, 'task')} with one row are left out of the band")
+    return CheckResult("rollouts_per_task", title, Status.PASS, why, measured, None, warnings)
+
+
+def band_need(groups: pl.DataFrame, split: int, options: RouteOptions) -> dict[str, object]:
+    """What a thin band needs: the smallest k ≤ max_k whose expected split share reaches
+    ``min_split_share``, or the task count that gives ``min_split_tasks`` split tasks."""
+    total = groups.height
+    share = split / total
+    k_now = common_k(groups)
+    need: dict[str, object] = {}
+    if share < options.min_split_share:
+        for k in range(max(2, k_now + 1), options.max_k + 1):
+            expected = stats.expected_split_share(groups, k)
+            if expected is not None and expected >= options.min_split_share:
+                need["k"] = k
+                if expected * total < options.min_split_tasks:
+                    need["tasks"] = math.ceil(options.min_split_tasks / expected)
+                return need
+        need["k"] = None
+        need["why"] = (
+            f"no k up to {options.max_k} reaches a split share of {options.min_split_share}"
+        )
+        return need
+    need["tasks"] = math.ceil(options.min_split_tasks / share)
+    return need
+
+
+def band(pool: Pool, options: RouteOptions) -> CheckResult:
+    """3. What is the per-task band? floor, saturated, or mixed (split and in-band shares)."""
+    title = "What is the per-task band?"
+    groups = grouped(pool)
+    total = groups.height
+    if total == 0:
+        return CheckResult("band", title, Status.NOT_REACHED, "no grouped task to measure")
+    low, high = options.band
+    rate = groups["passes"] / groups["n"]
+    at0 = int((groups["passes"] == 0).sum())
+    at1 = int((groups["passes"] == groups["n"]).sum())
+    split = total - at0 - at1
+    in_band = int(((rate >= low) & (rate <= high) & (rate > 0) & (rate < 1)).sum())
+    rows = int(groups["n"].sum())
+    measured: dict[str, object] = {
+        "grouped_tasks": total,
+        "pass_at_1": stats.pass_at_1(groups, draws=options.bootstrap_draws, seed=options.seed),
+        "tasks_at_0": at0,
+        "tasks_at_1": at1,
+        "split_tasks": split,
+        "floor_share": stats.wilson(at0, total, n_rows=rows),
+        "split_share": stats.wilson(split, total, n_rows=rows),
+        "in_band_share": stats.wilson(in_band, total, n_rows=rows),
+    }
+    for k in options.split_ks:
+        measured[f"expected_split_share_k{k}"] = stats.expected_split_share(groups, k)
+    if at0 == total:
+        measured["band"] = "floor"
+        why = f"every grouped task fails ({total} at 0): more rollouts keep nothing"
+        return CheckResult("band", title, Status.FAIL, why, measured, "floor")
+    if at1 == total:
+        measured["band"] = "saturated"
+        why = f"every grouped task passes ({total} at 1): binary reward makes every pass equal"
+        return CheckResult("band", title, Status.FAIL, why, measured, "saturated")
+    measured["band"] = "mixed"
+    share = split / total
+    why = (
+        f"mixed: {split} of {total} grouped tasks split ({share:.2f}), "
+        f"{in_band} in band [{low}, {high}]"
+    )
+    thin = split < options.min_split_tasks or share < options.min_split_share
+    warnings = []
+    if thin:
+        need = band_need(groups, split, options)
+        measured["need"] = need
+        asks = []
+        if need.get("k") is not None:
+            asks.append(f"k={need['k']} rollouts per task")
+        if "tasks" in need:
+            asks.append(f"{need['tasks']} tasks")
+        ask = " and ".join(asks) if asks else str(need.get("why"))
+        warnings.append(
+            f"few split tasks ({split}, share {share:.2f}; want >= {options.min_split_tasks} "
+            f"and >= {options.min_split_share}): most groups give no gradient. Need {ask}; "
+            "ReinforceAda samples until a task has both a pass and a fail"
+        )
+    return CheckResult("band", title, Status.PASS, why, measured, None, warnings)
+
+
+def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
+    """4. Does the teacher clear? Coverage, gap ≥ effect with intervals apart, and a low
+    truncated share, all on the tasks both pools share."""
+    title = "Does the teacher clear?"
+    if options.teacher is None:
+        return CheckResult("teacher", title, Status.NOT_ASKED, "no --teacher rows given")
+    tpool = options.teacher
+    shared = pool.tasks.join(tpool.tasks, on="task_id", how="inner", suffix="_t")
+    covered = shared.height
+    draws, seed = options.bootstrap_draws, options.seed
+    student_side = shared.select("task_id", "n", "passes")
+    teacher_side = shared.select(
+        "task_id", pl.col("n_t").alias("n"), pl.col("passes_t").alias("passes")
+    )
+    s_rate = stats.pass_at_1(student_side, draws=draws, seed=seed)
+    t_rate = stats.pass_at_1(teacher_side, draws=draws, seed=seed)
+    t_known = int(tpool.tasks["truncated_known"].sum())
+    t_cut = int(tpool.tasks["truncated"].sum())
+    t_known_tasks = int((tpool.tasks["truncated_known"] > 0).sum())
+    gap = None if s_rate.value is None or t_rate.value is None else t_rate.value - s_rate.value
+    measured: dict[str, object] = {
+        "coverage": stats.wilson(covered, pool.n_tasks, n_rows=pool.rows),
+        "shared_tasks": covered,
+        "teacher_pass_at_1": t_rate,
+        "student_pass_at_1": s_rate,
+        "gap": gap,
+        "teacher_truncated_share": stats.wilson(t_cut, t_known, n_tasks=t_known_tasks),
+    }
+    fails = []
+    coverage = covered / pool.n_tasks if pool.n_tasks else 0.0
+    if coverage < options.teacher_min_coverage:
+        fails.append(
+            f"covers {covered} of the student's {pool.n_tasks} tasks "
+            f"({coverage:.2f} < {options.teacher_min_coverage})"
+        )
+    if t_rate.low is None or s_rate.low is None:
+        fails.append(f"{covered} shared tasks give no interval")
+    else:
+        assert gap is not None and s_rate.high is not None
+        if gap < options.effect:
+            fails.append(f"gap {gap:+.3f} < {options.effect}")
+        if not t_rate.low > s_rate.high:
+            fails.append(f"intervals overlap ({t_rate.low:.3f} <= {s_rate.high:.3f})")
+    if t_known and t_cut / t_known > options.teacher_max_truncated:
+        fails.append(
+            f"{t_cut / t_known:.2f} of its rows are cut off (> {options.teacher_max_truncated}); "
+            "score it at the student's max_tokens"
+        )
+    if fails:
+        why = "the teacher does not clear: " + "; ".join(fails)
+        return CheckResult("teacher", title, Status.FAIL, why, measured)
+    if t_known < tpool.rows:
+        why = (
+            f"the teacher leads by {gap:+.3f} with intervals apart, but {tpool.rows - t_known} "
+            "of its rows record no truncation"
+        )
+        warn = "record truncation in the teacher's rows, scored at the student's max_tokens"
+        return CheckResult("teacher", title, Status.UNKNOWN, why, measured, None, [warn])
+    why = f"the teacher leads by {gap:+.3f} on {covered} shared tasks with intervals apart"
+    return CheckResult("teacher", title, Status.PASS, why, measured)
+
+
+def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None]:
+    if vocab is not None:
+        return vocab, "given"
+    if path is not None:
+        return vocab_size(str(path)), str(path)
+    return None, None
+
+
+def tokenizer(pool: Pool, options: RouteOptions, *, teacher_cleared: bool) -> CheckResult:
+    """5. One tokenizer? Teacher and student vocabulary sizes must be equal for OPD."""
+    title = "One tokenizer?"
+    if options.teacher is None:
+        return CheckResult("tokenizer", title, Status.NOT_ASKED, "no --teacher rows given")
+    t_vocab, t_from = _side_vocab(options.teacher_vocab, options.teacher_tokenizer)
+    s_vocab, s_from = _side_vocab(options.student_vocab, options.student_tokenizer)
+    measured: dict[str, object] = {
+        "teacher_vocab": t_vocab,
+        "student_vocab": s_vocab,
+        "teacher_vocab_from": t_from,
+        "student_vocab_from": s_from,
+    }
+    if t_vocab is None or s_vocab is None:
+        if not teacher_cleared:
+            why = "the teacher check did not pass, and no vocabulary size was given"
+            return CheckResult("tokenizer", title, Status.NOT_REACHED, why, measured)
+        why = (
+            "not checked: OPD needs one tokenizer; pass --teacher-vocab N --student-vocab N "
+            "or --teacher-tokenizer PATH --student-tokenizer PATH"
+        )
+        status = Status.FAIL if options.strict else Status.UNKNOWN
+        return CheckResult("tokenizer", title, status, why, measured, None, [why])
+    if t_vocab == s_vocab:
+        why = f"one vocabulary of {t_vocab} tokens"
+        return CheckResult("tokenizer", title, Status.PASS, why, measured)
+    why = (
+        f"OPD refused: teacher vocab {t_vocab} != student vocab {s_vocab}; per-token "
+        "supervision needs one tokenizer (pick a same-family teacher)"
+    )
+    return CheckResult("tokenizer", title, Status.FAIL, why, measured)
+
+
+def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
+    """6. Did the model you will train write these rows? Another model → ``off-policy``;
+    an older copy (several policy versions, or not ``model@version``) → Async."""
+    title = "Did the model you will train write these rows?"
+    named = {m: c for m, c in pool.models.items() if m is not None}
+    naming = sum(named.values())
+    unnamed = pool.rows - naming
+    versions = {v: c for v, c in pool.versions.items() if v is not None}
+    measured: dict[str, object] = {
+        "models": dict(named),
+        "rows_naming_a_model": naming,
+        "rows_naming_none": unnamed,
+        "versions": dict(versions),
+    }
+    if options.model is None:
+        why = "no --model given: on-policy is unchecked"
+        warn = f"on-policy unchecked (rows name {sorted(named) or 'no model'}); pass --model M"
+        return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
+    base, _, version = options.model.partition("@")
+    current = options.model if version else None
+    mine = named.get(base, 0)
+    measured["on_policy_share"] = stats.wilson(mine, naming, n_tasks=pool.n_tasks)
+    if naming == 0:
+        why = "no row names the model that wrote it"
+        warn = "on-policy unknown: the rows carry no model field"
+        return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
+    warnings = [f"{unnamed} rows name no model"] if unnamed else []
+    others = sorted(m for m in named if m != base)
+    if others:
+        why = (
+            f"{naming - mine} of {naming} rows come from another model ({', '.join(others)}): "
+            "SFT on these rows, or OPD from their model"
+        )
+        return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
+    stale = sorted(v for v in versions if v != current) if current else []
+    if (current and stale) or (not current and len(versions) > 1):
+        seen = ", ".join(sorted(versions))
+        why = (
+            f"an older copy of {base} wrote rows (policy versions: {seen}): wrap the method in "
+            "Async with a per-token correction (ipo or icepop)"
+        )
+        return CheckResult("on_policy", title, Status.FAIL, why, measured, None, warnings)
+    why = f"every row that names a model names {base}"
+    return CheckResult("on_policy", title, Status.PASS, why, measured, None, warnings)

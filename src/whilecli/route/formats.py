@@ -1,0 +1,394 @@
+"""Recognise what wrote a file and resolve each canonical field to an expression (a plan).
+
+Formats (``Rows.format``): ``vf-eval`` (verifiers ``results.jsonl`` + ``metadata.json``),
+``verifiers-traces`` (verifiers v1 ``traces.jsonl``), ``prime-rft`` (Prime hosted-RL sample
+dumps), ``lm-eval`` (``samples_*.jsonl`` + ``results_*.json``), ``nemo-gym`` (NeMo Gym
+rollouts), ``trl`` (TRL completion tables), ``whileai`` (the reference SDK's rows), else plain
+``jsonl`` / ``parquet``. Field resolution follows DESIGN section 1 (first alias wins); a
+format only adds what its writer records differently (a composite task key, a metric-named
+reward, a sidecar model, a truncation rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from whilecli.errors import InputError
+from whilecli.route.aliases import (
+    LOGPROB_ALIASES,
+    MODEL_ALIASES,
+    NUMBER,
+    PROMPT_ALIASES,
+    REWARD_ALIASES,
+    SCALAR,
+    TASK_ALIASES,
+    TRUNCATION_ALIASES,
+    VALUE_ALIASES,
+    Leaves,
+    Shape,
+    prompt_hash,
+)
+from whilecli.route.sources import Source, detect, sidecar_model
+
+FORMATS = ("vf-eval", "verifiers-traces", "prime-rft", "lm-eval", "nemo-gym", "trl", "whileai")
+FORMATS += ("jsonl", "parquet")
+#: verifiers v1 ``Trace.is_truncated``: these stop conditions, or a length-finished last call.
+TRACE_STOPS = frozenset(
+    {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}
+    | {"compaction_failed", "context_length"}
+)
+#: Values of a mapped string truncation column that mean "cut off".
+CUT_OFF = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "max_total_tokens", "context_length", "max_turns"}
+)
+#: Columns a TRL completion table carries that are not reward functions.
+TRL_NOT_REWARDS = frozenset({"step", "advantage", "prompt", "completion", "mode", "image"})
+
+
+#: What a forced ``--input-format`` needs the rows to carry.
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "verifiers-traces": ("task", "rewards"),
+    "nemo-gym": ("response",),
+    "prime-rft": ("step", "problem_id"),
+    "lm-eval": ("doc_id",),
+    "trl": ("step", "prompt"),
+}
+
+
+@dataclass
+class Plan:
+    """How one file's rows become canonical columns."""
+
+    format: str
+    task_id: pl.Expr
+    reward: pl.Expr
+    truncated: pl.Expr
+    model: pl.Expr  # the writer as recorded, "@version" suffix included
+    policy_version: pl.Expr | None  # None: taken from the model where it carries "@"
+    passed: pl.Expr | None  # set only by --map passed=COLUMN
+    sources: dict[str, str]
+    fields: dict[str, str]  # canonical field -> the name an error cites
+    leaves: Leaves
+    row_filter: pl.Expr | None = None
+    has_logprobs: pl.Expr | None = None
+    has_values: pl.Expr | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _hashed(expr: pl.Expr) -> pl.Expr:
+    return expr.map_batches(prompt_hash, return_dtype=pl.String, is_elementwise=True)
+
+
+def _first(shape: Shape, aliases: tuple[str, ...], kinds: frozenset[str]) -> str | None:
+    for alias in aliases:
+        node_kinds = shape.kinds_at(alias)
+        if node_kinds and (node_kinds - {"null"} <= kinds):
+            return alias
+    return None
+
+
+def build_plan(
+    shape: Shape,
+    source: Source,
+    leaves: Leaves,
+    mapping: Mapping[str, str],
+    forced: str | None,
+    first_row: Mapping[str, object] | None,
+) -> Plan:
+    """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins)."""
+    fmt = forced or detect(shape, source)
+    if forced is not None:
+        missing = [key for key in REQUIRED.get(forced, ()) if not shape.has(key)]
+        if missing:
+            raise InputError(
+                f"--input-format {forced}: the rows have no {', '.join(missing)}", file=source.name
+            )
+    notes: list[str] = []
+    sources: dict[str, str] = {}
+    fields: dict[str, str] = {}
+
+    def mapped(name: str) -> str | None:
+        col = mapping.get(name)
+        if col is not None and not shape.has(col):
+            raise InputError(
+                f"--map {name}={col}: the rows have no column {col!r}", file=source.name
+            )
+        return col
+
+    ctx = _Context(shape, source, leaves, fmt, first_row, sources, fields, notes)
+    task, row_filter = _task_id(ctx, mapped("task_id"))
+    passed: pl.Expr | None = None
+    if (col := mapped("passed")) is not None:
+        passed = leaves.expr(col, pl.Boolean)
+        sources["passed"] = f"{col} (--map)"
+    reward = _reward(ctx, mapped("reward"), passed, mapping.get("passed"))
+
+    truncated = _truncation(shape, leaves, mapped("truncated"), fmt, sources)
+    model, version = _model(
+        shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources
+    )
+
+    lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
+    vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
+    return Plan(
+        format=fmt,
+        task_id=task,
+        reward=reward,
+        truncated=truncated,
+        model=model,
+        policy_version=version,
+        passed=passed,
+        sources=sources,
+        fields=fields,
+        leaves=leaves,
+        row_filter=row_filter,
+        has_logprobs=None if lp is None else leaves.nonempty(lp),
+        has_values=None if vals is None else leaves.nonempty(vals),
+        notes=notes,
+    )
+
+
+@dataclass
+class _Context:
+    """What resolving one file's fields reads and writes."""
+
+    shape: Shape
+    source: Source
+    leaves: Leaves
+    fmt: str
+    first_row: Mapping[str, object] | None
+    sources: dict[str, str]
+    fields: dict[str, str]
+    notes: list[str]
+
+
+def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
+    """The task id (first alias wins; a writer's composite key; else a prompt hash)."""
+    shape, leaves, fmt, sources, fields = ctx.shape, ctx.leaves, ctx.fmt, ctx.sources, ctx.fields
+    row_filter: pl.Expr | None = None
+    if col is not None:
+        task = leaves.expr(col, pl.String)
+        sources["task_id"], fields["task_id"] = f"{col} (--map)", col
+    elif fmt == "prime-rft" and shape.has("step") and shape.has("problem_id"):
+        task = pl.concat_str(
+            [leaves.expr("step", pl.String), leaves.expr("problem_id", pl.String)], separator=":"
+        )
+        sources["task_id"], fields["task_id"] = "(step, problem_id)", "problem_id"
+    elif fmt == "trl" and shape.has("prompt") and shape.has("step"):
+        task = pl.concat_str(
+            [leaves.expr("step", pl.String), _hashed(leaves.text("prompt"))],
+            separator=":",
+        )
+        sources["task_id"] = "(step, hash of prompt text)"
+        fields["task_id"] = "prompt"
+    elif (alias := _first(shape, TASK_ALIASES, SCALAR)) is not None:
+        task = leaves.expr(alias, pl.String)
+        sources["task_id"], fields["task_id"] = alias, alias
+        if fmt == "lm-eval" and shape.has("filter"):
+            keep = ctx.first_row.get("filter") if ctx.first_row else None
+            if isinstance(keep, str):
+                row_filter = leaves.expr("filter", pl.String) == keep
+                sources["task_id"] = f"doc_id (rows of filter {keep!r})"
+                ctx.notes.append(
+                    "lm-eval writes one row per (doc, filter), not rollouts: only the rows of"
+                    f" filter {keep!r} are read"
+                )
+    elif (alias := next((a for a in PROMPT_ALIASES if shape.has(a)), None)) is not None:
+        task = _hashed(leaves.text(alias))
+        sources["task_id"], fields["task_id"] = f"hash of prompt text ({alias})", alias
+        ctx.notes.append(f"no task id column: tasks are keyed by a hash of {alias}")
+    else:
+        raise InputError(
+            "no task id column (looked for "
+            + ", ".join(TASK_ALIASES)
+            + ") and no prompt text to hash; pass --map task_id=COLUMN",
+            file=ctx.source.name,
+            field="task_id",
+        )
+    return task, row_filter
+
+
+def _reward(
+    ctx: _Context, col: str | None, passed: pl.Expr | None, passed_col: str | None
+) -> pl.Expr:
+    """The reward: an alias, a writer's metric, Σ score × weight, or a mapped pass/fail."""
+    shape, leaves, fmt, sources, fields = ctx.shape, ctx.leaves, ctx.fmt, ctx.sources, ctx.fields
+    if col is not None:
+        reward = leaves.expr(col, pl.Float64)
+        sources["reward"], fields["reward"] = f"{col} (--map)", col
+    elif fmt == "lm-eval" and (metric := _lm_metric(shape, ctx.first_row)) is not None:
+        reward = leaves.expr(metric, pl.Float64)
+        sources["reward"], fields["reward"] = f"{metric} (the row's metric)", metric
+    elif (alias := next((a for a in REWARD_ALIASES if shape.has(a)), None)) is not None:
+        reward = leaves.expr(alias, pl.Float64)
+        sources["reward"], fields["reward"] = alias, alias
+    elif (names := _reward_parts(shape)) is not None:
+        reward = pl.sum_horizontal(
+            [
+                leaves.expr(f"rewards.{n}.score", pl.Float64)
+                * leaves.expr(f"rewards.{n}.weight", pl.Float64).fill_null(1.0)
+                for n in names
+            ]
+        )
+        sources["reward"], fields["reward"] = "Σ rewards[].score × weight", "rewards"
+    elif fmt == "trl" and (cols := _trl_reward_columns(shape)):
+        reward = pl.sum_horizontal([leaves.expr(c, pl.Float64) for c in cols])
+        sources["reward"] = f"Σ reward functions ({', '.join(cols)}), weights taken as 1"
+        fields["reward"] = cols[0]
+        ctx.notes.append("TRL tables keep each reward function's score, not their weights: Σ at 1")
+    elif passed is not None:
+        reward = passed.cast(pl.Float64)
+        sources["reward"], fields["reward"] = f"{passed_col} as 1.0/0.0", str(passed_col)
+    else:
+        raise InputError(
+            "no reward column (looked for "
+            + ", ".join(REWARD_ALIASES)
+            + ", a rewards dict); pass --map reward=COLUMN",
+            file=ctx.source.name,
+            field="reward",
+        )
+    return reward
+
+
+def _lm_metric(shape: Shape, first_row: Mapping[str, object] | None) -> str | None:
+    names = first_row.get("metrics") if first_row else None
+    if not isinstance(names, list):
+        return None
+    for name in names:
+        if (
+            isinstance(name, str)
+            and (k := shape.kinds_at(name))
+            and k - {"null"} <= NUMBER | {"bool"}
+        ):
+            return name
+    return None
+
+
+def _reward_parts(shape: Shape) -> list[str] | None:
+    node = shape.get(("rewards",))
+    if node is None or "dict" not in node.kinds:
+        return None
+    # verifiers: {name: {score, weight} | None}; None = not scored, adds nothing
+    names = [
+        n
+        for n, sub in node.children.items()
+        if sub.kinds <= {"dict", "null"} and ("score" in sub.children or sub.kinds == {"null"})
+    ]
+    return names or None
+
+
+def _trl_reward_columns(shape: Shape) -> list[str]:
+    return [
+        name
+        for name, sub in shape.children.items()
+        if name not in TRL_NOT_REWARDS and sub.kinds - {"null"} and sub.kinds - {"null"} <= NUMBER
+    ]
+
+
+def _truncation(
+    shape: Shape, leaves: Leaves, col: str | None, fmt: str, sources: dict[str, str]
+) -> pl.Expr:
+    if col is not None:
+        if "string" in shape.kinds_at(col):
+            sources["truncated"] = f"{col} in {{{', '.join(sorted(CUT_OFF))}}} (--map)"
+            return leaves.expr(col, pl.String).is_in(sorted(CUT_OFF))
+        sources["truncated"] = f"{col} (--map)"
+        return leaves.expr(col, pl.Boolean)
+    if fmt == "verifiers-traces" and (shape.has("stop_condition") or shape.has("calls")):
+        sources["truncated"] = (
+            f"stop_condition in {{{', '.join(sorted(TRACE_STOPS))}}} or the last call's"
+            " finish_reason == 'length'"
+        )
+        return _trace_truncation(shape, leaves)
+    for alias, values in TRUNCATION_ALIASES:
+        nemo = alias == "response.incomplete_details.reason"
+        if not (shape.has(alias) or (nemo and shape.has("response.incomplete_details"))):
+            continue
+        if alias == "steps[].truncated":
+            sources["truncated"] = "any steps[].truncated"
+            return leaves.expr(alias, pl.Boolean).list.any()
+        if values is None:
+            sources["truncated"] = alias
+            return leaves.expr(alias, pl.Boolean)
+        hit = leaves.expr(alias, pl.String).is_in(sorted(values))
+        shown = ", ".join(repr(v) for v in sorted(values))
+        sources["truncated"] = (
+            f"{alias} == {shown}" if len(values) == 1 else f"{alias} in {{{shown}}}"
+        )
+        if nemo:
+            # A response with no incomplete_details finished: not truncated.
+            return pl.when(pl.col("response").is_not_null()).then(hit.fill_null(False))
+        if alias == "stop_condition":
+            return hit.fill_null(False)
+        return hit
+    sources["truncated"] = "not recorded (unknown)"
+    return pl.lit(None, dtype=pl.Boolean)
+
+
+def _trace_truncation(shape: Shape, leaves: Leaves) -> pl.Expr:
+    """verifiers v1 ``Trace.is_truncated``: a framework limit, or the last error-free call
+    finished for length."""
+    stop = pl.lit(False)
+    if shape.has("stop_condition"):
+        stop = leaves.expr("stop_condition", pl.String).is_in(sorted(TRACE_STOPS)).fill_null(False)
+    if not (shape.has("calls[].finish_reason") and leaves.reachable("calls[].finish_reason")):
+        return stop
+    leaves.expr("calls[].finish_reason", pl.String)
+    has_error = shape.has("calls[].error") and leaves.reachable("calls[].error")
+    calls = pl.col("calls")
+    if has_error:
+        leaves.text("calls[].error")
+        calls = calls.list.eval(pl.element().filter(pl.element().struct.field("error").is_null()))
+    last = calls.list.eval(pl.element().struct.field("finish_reason").cast(pl.String)).list.last()
+    return stop | (last == "length").fill_null(False)
+
+
+def _model(
+    shape: Shape,
+    leaves: Leaves,
+    col: str | None,
+    version_col: str | None,
+    fmt: str,
+    source: Source,
+    sources: dict[str, str],
+) -> tuple[pl.Expr, pl.Expr | None]:
+    raw: pl.Expr | None = None
+    if col is not None:
+        raw = leaves.expr(col, pl.String)
+        sources["model"] = f"{col} (--map)"
+    elif fmt == "verifiers-traces" and shape.has("agent.config.model"):
+        raw = leaves.expr("agent.config.model", pl.String)
+        sources["model"] = "agent.config.model"
+    elif present := [a for a in MODEL_ALIASES if _first(shape, (a,), frozenset({"string"}))]:
+        # First match wins row by row: a row without the first alias falls to the next.
+        raw = pl.coalesce([leaves.expr(a, pl.String) for a in present])
+        sources["model"] = " else ".join(
+            a + (" (before '@')" if a == "policy_version" else "") for a in present
+        )
+    side = sidecar_model(fmt, source)
+    if raw is None and side is not None:
+        raw = pl.lit(side[0], dtype=pl.String)
+        sources["model"] = side[1]
+    elif raw is not None and side is not None:
+        raw = raw.fill_null(pl.lit(side[0], dtype=pl.String))
+        sources["model"] += f" (else {side[1]})"
+    if raw is None:
+        raw = pl.lit(None, dtype=pl.String)
+        sources["model"] = "not recorded"
+    version: pl.Expr | None = None  # None: the part after '@' in the model, where present
+    if version_col is not None:
+        version = leaves.expr(version_col, pl.String)
+        sources["policy_version"] = f"{version_col} (--map)"
+    elif "string" in shape.kinds_at("policy_version"):
+        version = leaves.expr("policy_version", pl.String)
+        sources["policy_version"] = "policy_version"
+    elif sources["model"] == "not recorded":
+        sources["policy_version"] = "not recorded"
+    else:
+        sources["policy_version"] = f"{sources['model']}, where it carries '@version'"
+    if version is not None:
+        sources["policy_version"] += " (else the model where it carries '@version')"
+    return raw, version

@@ -1,0 +1,96 @@
+"""The knobs of ``while route``: every field typed, defaulted and documented."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from whilecli.errors import UsageError
+from whilecli.route.model import Pool
+
+
+@dataclass
+class RouteOptions:
+    """What the decision reads besides the student's rows.
+
+    Defaults are the thresholds of DESIGN section 2 (and the reference SDK's constants).
+    """
+
+    model: str | None = None
+    """The model you will train. Rows naming another model route to ``sft``; several
+    versions of it (or one other than ``model@version``) suggest Async. None: on-policy is
+    unknown."""
+
+    teacher: Pool | None = None
+    """The teacher's graded rows on the same tasks, summarized. None: the teacher check is
+    not asked."""
+
+    teacher_vocab: int | None = None
+    """The teacher tokenizer's vocabulary size (``len(tokenizer)``)."""
+
+    student_vocab: int | None = None
+    """The student tokenizer's vocabulary size."""
+
+    teacher_tokenizer: Path | None = None
+    """A teacher ``tokenizer.json`` or local model directory; read when no vocab is given."""
+
+    student_tokenizer: Path | None = None
+    """A student ``tokenizer.json`` or local model directory."""
+
+    size_b: float | None = None
+    """The student's size in billions of parameters. Under 7, a floor routes to ``sft`` on a
+    stronger model's completions instead of ``opsd``."""
+
+    strict: bool = False
+    """Treat any unknown or failed check that was reached as "nothing can train yet"
+    (exit 1); an unchecked tokenizer becomes a failure."""
+
+    effect: float = 0.05
+    """The smallest gain worth proving: the teacher's pass@1 lead and the held-out size."""
+
+    min_split_tasks: int = 32
+    """Fewest split tasks (a pass and a fail) for a grouped update and for DPO's pairs."""
+
+    min_split_share: float = 0.3
+    """Smallest share of grouped tasks that are split before the band warns."""
+
+    band: tuple[float, float] = (0.2, 0.8)
+    """The in-band pass rates, both ends inclusive."""
+
+    teacher_min_coverage: float = 0.5
+    """Share of the student's tasks the teacher's rows must cover."""
+
+    teacher_max_truncated: float = 0.05
+    """Largest share of the teacher's rows that may be cut off at the student's max_tokens."""
+
+    max_k: int = 32
+    """Largest rollouts per task the band's ``need`` may ask for."""
+
+    bootstrap_draws: int = 2000
+    """Resamples of every bootstrap interval."""
+
+    seed: int = 0
+    """Seed of every bootstrap: the same rows always print the same intervals."""
+
+    split_ks: tuple[int, ...] = field(default=(4, 8, 16))
+    """The k at which the band reports the expected split share."""
+
+    floor_share: float = 0.5
+    """Share of grouped tasks at 0 from which OPSD joins the plan (a partial floor)."""
+
+    ceiling_pass: float = 0.9
+    """pass@1 from which GroupwiseGrading joins the plan."""
+
+    opsd_min_size_b: float = 7.0
+    """Smallest student (billions of parameters) for which OPSD is advised."""
+
+    def __post_init__(self) -> None:
+        low, high = self.band
+        if not 0 <= low <= high <= 1:
+            raise UsageError(f"band must satisfy 0 <= low <= high <= 1, got {self.band}")
+        if not 0 < self.effect <= 1:
+            raise UsageError(f"effect must lie in (0, 1], got {self.effect}")
+        if self.max_k < 2:
+            raise UsageError(f"max_k must be at least 2, got {self.max_k}")
+        if self.bootstrap_draws < 1:
+            raise UsageError(f"bootstrap_draws must be positive, got {self.bootstrap_draws}")

@@ -1,0 +1,320 @@
+"""The CI policies of ``while check`` and ``while route --fail-on``: named conditions on a route.
+
+Each policy is a pure function of a :class:`~whilecli.route.model.Route` (plus, for
+``judge-unaudited``, the :class:`Evidence` gathered from the inputs) that returns ``None``
+when its condition does not hold and a one-line reason when it does:
+
+=====================  ====================================================================
+``truncated-passes``   a truncated row passed (check 1 fails: route ``fix-reward``)
+``unknown-truncation`` some rows record no truncation (check 1 is unknown)
+``floor``              every grouped task fails (the band is a floor)
+``saturated``          every grouped task passes (the band is saturated)
+``off-policy``         a row names a model other than ``--model`` or an older copy of it
+                       (check 6 fails); needs ``--model``
+``few-split``          too few split tasks for a grouped update: no grouped task, a floor, a
+                       saturated band, or a thin mixed band (the band check's ``need``)
+``judge-unaudited``    rows graded by a judge (see :mod:`whilecli.route.judges`) and no audit
+                       whose verdict is ok
+=====================  ====================================================================
+
+Policies can be set once per repository: ``fail-on = [...]`` (and ``judge-audit = PATH``)
+under ``[tool.while]`` of a ``pyproject.toml``, or at the top level of a ``while.toml``. The
+nearest directory from the current one upward that holds either wins (``while.toml`` first
+in one directory); the search stops at the repository root (a directory holding ``.git``).
+Values given on the command line win over the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whilecli.errors import UsageError
+from whilecli.route.judges import Audit, JudgeScan
+from whilecli.route.model import CheckResult, Route, Status
+
+#: Every policy name, in the order reports list them.
+POLICIES: tuple[str, ...] = (
+    "truncated-passes",
+    "unknown-truncation",
+    "floor",
+    "saturated",
+    "off-policy",
+    "few-split",
+    "judge-unaudited",
+)
+#: What ``while check`` enforces when neither the command line nor a config file names any:
+#: the stops of the reference SDK that void every method (a cut-off reply passes; a judge
+#: grades and no audit clears it).
+DEFAULT_CHECK_POLICIES: tuple[str, ...] = ("truncated-passes", "judge-unaudited")
+CONFIG_KEYS = ("fail-on", "judge-audit")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What some policies read besides the route: the judge scan and the audit, if any."""
+
+    judge: JudgeScan | None = None
+    audit: Audit | None = None
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """One policy evaluated: whether its condition holds (``failed``) and why."""
+
+    name: str
+    failed: bool
+    reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "failed": self.failed, "reason": self.reason}
+
+
+def _check(route: Route, key: str) -> CheckResult:
+    for check in route.checks:
+        if check.key == key:
+            return check
+    raise ValueError(f"the route has no {key!r} check")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def truncated_passes(route: Route, evidence: Evidence) -> str | None:
+    """Check 1 fails: a truncated row passed (a cut-off reply is scored as a pass)."""
+    check = _check(route, "truncated_passes")
+    if check.status is not Status.FAIL:
+        return None
+    n = int(check.measured.get("truncated_passes", 0))
+    return (
+        f"{_plural(n, 'truncated row')} passed: score cut-off replies as failures "
+        "or raise max_tokens"
+    )
+
+
+def unknown_truncation(route: Route, evidence: Evidence) -> str | None:
+    """Check 1 is unknown: some rows (or all) record no truncation."""
+    check = _check(route, "truncated_passes")
+    if check.status is not Status.UNKNOWN:
+        return None
+    rows = int(check.measured.get("rows", 0))
+    known = int(check.measured.get("rows_with_truncation_recorded", 0))
+    return (
+        f"{rows - known} of {rows} rows record no truncation: record finish_reason "
+        "(or truncated) so a cut-off pass can be seen"
+    )
+
+
+def floor(route: Route, evidence: Evidence) -> str | None:
+    """The band is a floor: every grouped task fails."""
+    measured = _check(route, "band").measured
+    if measured.get("band") != "floor":
+        return None
+    return f"every grouped task fails ({measured.get('tasks_at_0')} at 0): no gradient to keep"
+
+
+def saturated(route: Route, evidence: Evidence) -> str | None:
+    """The band is saturated: every grouped task passes."""
+    measured = _check(route, "band").measured
+    if measured.get("band") != "saturated":
+        return None
+    return f"every grouped task passes ({measured.get('tasks_at_1')} at 1): no gradient to keep"
+
+
+def asks_model(route: Route) -> bool:
+    """Whether the route was given ``--model`` (the on-policy check measured a share)."""
+    return "on_policy_share" in _check(route, "on_policy").measured
+
+
+def off_policy(route: Route, evidence: Evidence) -> str | None:
+    """Check 6 fails: rows written by another model, or by an older copy of the model."""
+    check = _check(route, "on_policy")
+    if check.status is not Status.FAIL:
+        return None
+    return check.why
+
+
+def few_split(route: Route, evidence: Evidence) -> str | None:
+    """Too few split tasks (a pass and a fail) for a grouped update.
+
+    Holds with no grouped task, on a floor or a saturated band (no task splits), and on a
+    thin mixed band: fewer than ``min_split_tasks`` split tasks or a split share under
+    ``min_split_share`` (the band check's ``need``, DESIGN section 2, check 3).
+    """
+    check = _check(route, "band")
+    m = check.measured
+    if check.status is Status.NOT_REACHED or not m:
+        return "no grouped task (every task has one row): no task can split"
+    grouped = int(m.get("grouped_tasks", 0))
+    split = int(m.get("split_tasks", 0))
+    if m.get("band") in ("floor", "saturated"):
+        return f"0 split tasks of {grouped} grouped ({m.get('band')})"
+    need = m.get("need")
+    if not isinstance(need, dict):
+        return None
+    asks = []
+    if need.get("k") is not None:
+        asks.append(f"k={need['k']} rollouts per task")
+    if "tasks" in need:
+        asks.append(f"{need['tasks']} tasks")
+    ask = " and ".join(asks) if asks else str(need.get("why", "more tasks"))
+    return f"{split} split tasks of {grouped} grouped ({split / grouped:.2f}): need {ask}"
+
+
+def judge_unaudited(route: Route, evidence: Evidence) -> str | None:
+    """Rows graded by a judge and no audit whose verdict is ok (reference SDK, route stop)."""
+    scan = evidence.judge
+    if scan is None or scan.judged == 0:
+        return None
+    audit = evidence.audit
+    if audit is not None and audit.ok is True:
+        return None
+    what = f"{scan.judged} of {scan.rows} rows are graded by a judge ({scan.describe()})"
+    if audit is None:
+        return f"{what} and no audit is given: pass --judge-audit FILE"
+    return f"{what} and the audit does not clear it: {audit.why}"
+
+
+#: Each policy's function.
+CHECKS: dict[str, Callable[[Route, Evidence], str | None]] = {
+    "truncated-passes": truncated_passes,
+    "unknown-truncation": unknown_truncation,
+    "floor": floor,
+    "saturated": saturated,
+    "off-policy": off_policy,
+    "few-split": few_split,
+    "judge-unaudited": judge_unaudited,
+}
+
+
+def parse_policies(values: Sequence[str] | str) -> tuple[str, ...]:
+    """Policy names from ``--fail-on a,b`` (repeatable), in order, each once.
+
+    ``all`` names every policy and ``none`` none (it overrides a config file's list).
+    """
+    items = [values] if isinstance(values, str) else list(values)
+    names: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise UsageError(f"--fail-on: expected policy names, got {item!r}")
+        for raw in item.split(","):
+            name = raw.strip().lower().replace("_", "-")
+            if not name or name == "none":
+                continue
+            expanded = POLICIES if name == "all" else (name,)
+            for one in expanded:
+                if one not in CHECKS:
+                    raise UsageError(
+                        f"--fail-on: unknown policy {raw.strip()!r}; "
+                        f"policies: {', '.join(POLICIES)} (or all, none)"
+                    )
+                if one not in names:
+                    names.append(one)
+    return tuple(names)
+
+
+def evaluate(
+    route: Route, names: Sequence[str], evidence: Evidence | None = None
+) -> list[PolicyResult]:
+    """Evaluate the named policies on a route, in the order given."""
+    evidence = evidence or Evidence()
+    if "off-policy" in names and not asks_model(route):
+        raise UsageError("--fail-on off-policy needs --model M (the model you will train)")
+    if "judge-unaudited" in names and evidence.judge is None:
+        raise ValueError("judge-unaudited needs the judge scan of the inputs")
+    out = []
+    for name in names:
+        reason = CHECKS[name](route, evidence)
+        out.append(PolicyResult(name, reason is not None, reason))
+    return out
+
+
+# ------------------------------------------------------------------ repository settings
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """The ``while`` settings of a repository: where they came from and what they set."""
+
+    path: Path
+    fail_on: tuple[str, ...] | None = None
+    judge_audit: Path | None = None
+    keys: tuple[str, ...] = field(default=())
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        raise UsageError(f"{path}: reading it needs Python 3.11 or later (tomllib)") from None
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"{path}: not valid TOML: {err}") from None
+
+
+def _settings(path: Path) -> dict[str, Any] | None:
+    """The ``while`` table of a config file, or None when it has none."""
+    data = _load_toml(path)
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("while") if isinstance(data.get("tool"), dict) else None
+        return table if isinstance(table, dict) else None
+    return data
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``while.toml`` or ``pyproject.toml`` with ``[tool.while]``, upward."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        for name in ("while.toml", "pyproject.toml"):
+            candidate = folder / name
+            if candidate.is_file() and _settings(candidate) is not None:
+                return candidate
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def load_config(start: Path | None = None) -> PolicyConfig | None:
+    """Read the repository's ``while`` settings (None when no file sets any)."""
+    path = find_config(start)
+    if path is None:
+        return None
+    table = _settings(path) or {}
+    where = f"{path} [tool.while]" if path.name == "pyproject.toml" else str(path)
+    fail_on = None
+    if "fail-on" in table:
+        raw = table["fail-on"]
+        if not isinstance(raw, (list, str)):
+            raise UsageError(f"{where}: fail-on must be a list of policy names")
+        try:
+            fail_on = parse_policies(raw)
+        except UsageError as err:
+            raise UsageError(f"{where}: {err}") from None
+    audit = None
+    if "judge-audit" in table:
+        if not isinstance(table["judge-audit"], str):
+            raise UsageError(f"{where}: judge-audit must be a path (a string)")
+        audit = (path.parent / table["judge-audit"]).resolve()
+    keys = tuple(k for k in table if k in CONFIG_KEYS)
+    return PolicyConfig(path=path, fail_on=fail_on, judge_audit=audit, keys=keys)
+
+
+def resolve_fail_on(
+    cli: Sequence[str] | None,
+    config: PolicyConfig | None,
+    default: tuple[str, ...] = (),
+) -> tuple[tuple[str, ...], str]:
+    """The policies to enforce and where they came from: the command line, then the
+    config file, then ``default``."""
+    if cli:
+        return parse_policies(cli), "--fail-on"
+    if config is not None and config.fail_on is not None:
+        return config.fail_on, str(config.path)
+    return tuple(default), "default"

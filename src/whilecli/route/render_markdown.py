@@ -1,0 +1,154 @@
+"""The Markdown report (a CI job summary) and GitHub workflow annotations of ``while route``.
+
+Annotations follow GitHub's workflow-command syntax, ``::error file=PATH,title=T::MESSAGE``:
+the message escapes ``%``, ``\\r`` and ``\\n`` as ``%25``, ``%0D`` and ``%0A``; property
+values additionally escape ``:`` and ``,`` as ``%3A`` and ``%2C``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from whilecli.route.model import Route, Status
+from whilecli.route.report import (
+    STATUS_WORDS,
+    flatten,
+    format_value,
+    histogram_bins,
+    histogram_title,
+    method_label,
+    route_label,
+    summary_lines,
+)
+
+
+def md_cell(text: str) -> str:
+    """Text safe inside one Markdown table cell: pipes escaped, newlines as ``<br>``."""
+    return (
+        str(text)
+        .replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("\r\n", "<br>")
+        .replace("\n", "<br>")
+        .replace("\r", "<br>")
+    )
+
+
+def to_markdown(route: Route) -> str:
+    """The report as GitHub-flavoured Markdown: verdict heading, checks, methods, needs, GPU."""
+    out: list[str] = [
+        f"## while route: {method_label(route.method)}",
+        "",
+        f"**Route:** {route_label(route.route)} (`{route.route}`), exit code {route.exit_code}",
+        "",
+        route.why,
+        "",
+    ]
+    if route.plan:
+        out += ["**Plan**", ""] + [f"{i}. {step}" for i, step in enumerate(route.plan, 1)] + [""]
+    out += ["### Checks", "", "| # | check | status | measured | why |", "|---|---|---|---|---|"]
+    for i, check in enumerate(route.checks, 1):
+        status = STATUS_WORDS[check.status]
+        if not check.reached and check.status is not Status.NOT_REACHED:
+            status += " (context)"
+        if check.decides:
+            status += f" → `{check.decides}`"
+        measured = "\n".join(f"{k}: {v}" for k, v in flatten(check.measured))
+        why = "\n".join([check.why] + [f"warning: {w}" for w in check.warnings])
+        cells = (str(i), check.title, status, measured, why)
+        out.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
+    out += ["", "### Methods", "", "| method | fits | why |", "|---|---|---|"]
+    for score in route.methods:
+        name = f"**{score.name}**" if score.name == route.method else score.name
+        out.append(f"| {md_cell(name)} | {'ok' if score.ok else 'no'} | {md_cell(score.why)} |")
+    out.append("")
+    out += _summary(route.summary)
+    out += _bullets("Needs", route.needs)
+    out += _bullets("Before the GPU", route.before_gpu)
+    out += _list("Notes", route.notes)
+    out += _list("Warnings", route.warnings)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _summary(summary: Mapping[str, Any]) -> list[str]:
+    lines = summary_lines(summary)
+    rows = histogram_bins(summary.get("histogram"))
+    if not lines and not rows:
+        return []
+    out = ["### Pass rates", ""] + [f"- {k}: {v}" for k, v in lines]
+    if rows:
+        title = md_cell(histogram_title(summary.get("histogram")))
+        out += ["", f"| pass rate | {title} |", "|---|---|"]
+        out += [f"| {md_cell(label)} | {count} |" for label, count in rows]
+    return out + [""]
+
+
+def _bullets(title: str, mapping: Mapping[str, Any]) -> list[str]:
+    if not mapping:
+        return []
+    out = [f"### {title}", ""]
+    for key, value in mapping.items():
+        if isinstance(value, (list, tuple)):
+            out.append(f"- {key}:")
+            out += [f"  - {format_value(v)}" for v in value]
+        else:
+            out.append(f"- {key}: {format_value(value)}")
+    return out + [""]
+
+
+def _list(title: str, lines: list[str]) -> list[str]:
+    if not lines:
+        return []
+    return [f"### {title}", ""] + [f"- {line}" for line in lines] + [""]
+
+
+def escape_data(text: str) -> str:
+    """Escape an annotation message (GitHub: ``%``, ``\\r``, ``\\n``)."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape an annotation property value (the message rules plus ``:`` and ``,``)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(
+    level: str, message: str, *, file: str | None = None, title: str | None = None
+) -> str:
+    """One workflow command line, e.g. ``::warning file=rows.jsonl,title=band::few split tasks``."""
+    props = []
+    if file:
+        props.append(f"file={escape_property(file)}")
+    if title:
+        props.append(f"title={escape_property(title)}")
+    head = f"::{level} {','.join(props)}" if props else f"::{level}"
+    return f"{head}::{escape_data(message)}"
+
+
+def to_github(route: Route, *, file: str | None = None) -> str:
+    """Workflow annotations: errors for failed checks and fix-reward, warnings, the verdict.
+
+    ``file`` defaults to the first input path (``inputs["paths"][0]``).
+    """
+    if file is None:
+        paths = route.inputs.get("paths") if isinstance(route.inputs, Mapping) else None
+        file = str(paths[0]) if isinstance(paths, (list, tuple)) and paths else None
+    lines: list[str] = []
+    if route.route == "fix-reward":
+        lines.append(annotation("error", route.why, file=file, title="while route: fix the reward"))
+    for check in route.checks:
+        title = f"while route: {check.title}"
+        if check.status is Status.FAIL:
+            level = "error" if check.reached else "warning"
+            lines.append(annotation(level, check.why, file=file, title=title))
+        elif check.status is Status.UNKNOWN:
+            lines.append(annotation("warning", check.why, file=file, title=title))
+        for warning in check.warnings:
+            if warning not in route.warnings:
+                lines.append(annotation("warning", warning, file=file, title=title))
+    for warning in route.warnings:
+        lines.append(annotation("warning", warning, file=file, title="while route"))
+    message = f"{method_label(route.method)} (route: {route_label(route.route)}). {route.why}"
+    lines.append(annotation("notice", message, title="while route"))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,229 @@
+"""Render a :class:`~whilecli.route.model.Route`: text, JSON, Markdown or GitHub annotations.
+
+Every format is a pure function of the route, so the same rows always print the same
+report. The text form (Rich) lives in :mod:`whilecli.route.render_text`, the Markdown and
+GitHub forms in :mod:`whilecli.route.render_markdown`; this module holds the dispatcher, the
+JSON form (``Route.to_dict()``, schema in ``docs/json-schema.md``) and the wording and value
+formatting the formats share.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from whilecli.errors import UsageError
+from whilecli.route.model import Rate, Route, Status
+
+FORMATS: tuple[str, ...] = ("text", "json", "markdown", "github")
+
+#: The route-table row each ``Route.route`` stands for (pick-a-method, section 6).
+ROUTE_LABELS: dict[str, str] = {
+    "fix-reward": "fix the reward: a cut-off reply passes",
+    "single-rollout": "one rollout per prompt (k = 1)",
+    "floor": "floor: every task fails",
+    "saturated": "saturated: every task passes",
+    "teacher": "a stronger teacher with the same tokenizer",
+    "off-policy": "another model wrote these rows",
+    "grpo": "split tasks, on-policy, a program grades",
+}
+
+#: How each method is named in prose.
+METHOD_LABELS: dict[str, str] = {
+    "grpo": "GRPO",
+    "max_rl": "MaxRL",
+    "rae": "prime-rl rae",
+    "opd": "OPD",
+    "opsd": "OPSD",
+    "sft": "SFT",
+    "groupwise": "GroupwiseGrading",
+    "dpo": "DPO",
+    "rm": "RM",
+    "flash_reinforce": "FlashReinforce",
+    "sao": "SAO",
+    "bpco": "BPCO",
+    "async": "Async",
+    "reinforce_ada": "ReinforceAda",
+}
+
+#: The status words every format prints.
+STATUS_WORDS: dict[Status, str] = {
+    Status.PASS: "pass",
+    Status.FAIL: "fail",
+    Status.UNKNOWN: "unknown",
+    Status.NOT_REACHED: "not reached",
+    Status.NOT_ASKED: "not asked",
+}
+
+
+def method_label(name: str | None) -> str:
+    """The prose name of a method; ``None`` means nothing can train yet."""
+    if name is None:
+        return "nothing can train yet"
+    return METHOD_LABELS.get(name, name)
+
+
+def route_label(name: str) -> str:
+    """The route-table row a route key stands for."""
+    return ROUTE_LABELS.get(name, name)
+
+
+def verdict(route: Route) -> str:
+    """The one-line verdict every format opens with."""
+    return f"{method_label(route.method)} (route: {route_label(route.route)})"
+
+
+def format_value(value: Any, digits: int = 2) -> str:
+    """One measured value on one line: a Rate with its interval and n, numbers, lists, maps."""
+    if isinstance(value, Rate):
+        return value.format(digits)
+    if isinstance(value, Status):
+        return STATUS_WORDS[value]
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return "n/a"
+        if value == int(value) and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.4g}"
+    if isinstance(value, Mapping):
+        if not value:
+            return "none"
+        return ", ".join(f"{k}: {format_value(v, digits)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value(v, digits) for v in value)
+    return str(value)
+
+
+def flatten(mapping: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """``(label, formatted value)`` pairs of a nested map, one pair per leaf or Rate.
+
+    A nested map whose values are all plain (no Rate, no map) stays on one line; one
+    holding Rates or maps is spread over one line per entry (``pass@k 4``, ``pass@k 8``).
+    """
+    out: list[tuple[str, str]] = []
+    for key, value in mapping.items():
+        label = f"{prefix}{key}"
+        if isinstance(value, Mapping) and any(
+            isinstance(v, (Rate, Mapping)) for v in value.values()
+        ):
+            out.extend(flatten(value, prefix=f"{label} "))
+        else:
+            out.append((label, format_value(value)))
+    return out
+
+
+def histogram_bins(histogram: Any) -> list[tuple[str, int]]:
+    """``(label, count)`` rows of the per-task pass-rate histogram in ``summary``.
+
+    Reads ``counts`` (one per bin) with ``edges`` (bins + 1 boundaries, default ten equal
+    bins over [0, 1], the last one closed) and, when present, the exact counts at 0 and at 1
+    (``at_0``/``at_1``), which the end bins include. Those are split out as rows of their
+    own (``0`` first, ``1`` last, the end bins opened to match), so the rows partition the
+    tasks: their counts sum to ``sum(counts)``. Anything else gives no rows.
+    """
+    if not isinstance(histogram, Mapping):
+        return []
+    counts = histogram.get("counts")
+    if not isinstance(counts, (list, tuple)) or not counts:
+        return []
+    counts = [int(c) for c in counts]
+    edges = histogram.get("edges")
+    if not isinstance(edges, (list, tuple)) or len(edges) != len(counts) + 1:
+        edges = [i / len(counts) for i in range(len(counts) + 1)]
+    at_0 = histogram.get("at_0")
+    at_1 = histogram.get("at_1")
+    zero = int(at_0) if isinstance(at_0, int) and 0 <= at_0 <= counts[0] else None
+    one = int(at_1) if isinstance(at_1, int) and 0 <= at_1 <= counts[-1] else None
+    if len(counts) == 1 and zero is not None and one is not None and zero + one > counts[0]:
+        one = None
+    rows: list[tuple[str, int]] = []
+    if zero is not None:
+        rows.append(("0", zero))
+        counts[0] -= zero
+    if one is not None:
+        counts[-1] -= one
+    last = len(counts) - 1
+    for i, count in enumerate(counts):
+        open_ = "(" if i == 0 and zero is not None else "["
+        close = "]" if i == last and one is None else ")"
+        rows.append((f"{open_}{float(edges[i]):g}, {float(edges[i + 1]):g}{close}", count))
+    if one is not None:
+        rows.append(("1", one))
+    return rows
+
+
+#: How summary keys print.
+SUMMARY_LABELS: dict[str, str] = {
+    "pass_at_1": "pass@1",
+    "pass_at_k": "pass@",
+    "pass_hat_k": "pass^",
+    "grouped_tasks": "grouped tasks",
+    "single_tasks": "single tasks",
+    "partial_rows": "partial rows",
+}
+
+
+def summary_lines(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(label, value)`` lines of the headline rates and counts (the histogram apart).
+
+    ``pass_at_k``/``pass_hat_k`` maps ``{k: Rate}`` print as ``pass@k``/``pass^k`` lines.
+    """
+    out: list[tuple[str, str]] = []
+    for key, value in summary.items():
+        if key == "histogram":
+            continue
+        label = SUMMARY_LABELS.get(key, key)
+        if key in ("pass_at_k", "pass_hat_k") and isinstance(value, Mapping):
+            out.extend((f"{label}{k}", format_value(v)) for k, v in value.items())
+        elif isinstance(value, Mapping):
+            out.extend(flatten(value, prefix=f"{label} "))
+        else:
+            out.append((label, format_value(value)))
+    return out
+
+
+def histogram_title(histogram: Any) -> str:
+    """The histogram's heading: which tasks it counts."""
+    population = histogram.get("population") if isinstance(histogram, Mapping) else None
+    return f"{population or 'tasks'} by pass rate"
+
+
+def bar(count: int, biggest: int, width: int = 40) -> str:
+    """A bar of ``count`` scaled so ``biggest`` fills ``width`` cells (a non-zero count shows)."""
+    if biggest <= 0 or count <= 0:
+        return ""
+    return "█" * max(1, round(width * count / biggest))
+
+
+def to_json(route: Route) -> str:
+    """The JSON report: ``Route.to_dict()``, keys in the documented order, two-space indent."""
+    return json.dumps(route.to_dict(), indent=2, sort_keys=False) + "\n"
+
+
+def render(route: Route, fmt: str = "text", *, width: int = 100, file: str | None = None) -> str:
+    """The report as a string in one of :data:`FORMATS` (text without colour).
+
+    ``file`` is the path GitHub annotations point at (the first input path by default).
+    """
+    if fmt == "json":
+        return to_json(route)
+    if fmt == "markdown":
+        from whilecli.route.render_markdown import to_markdown
+
+        return to_markdown(route)
+    if fmt == "github":
+        from whilecli.route.render_markdown import to_github
+
+        return to_github(route, file=file)
+    if fmt == "text":
+        from whilecli.route.render_text import text_to_string
+
+        return text_to_string(route, width=width)
+    raise UsageError(f"unknown --format {fmt!r}: use one of {', '.join(FORMATS)}")

@@ -1,0 +1,308 @@
+"""Where rows come from: paths, directories, globs and stdin, as files of a known kind.
+
+A *source* is one file (or stdin's bytes) that holds rows as JSONL (plain, ``.gz`` or
+``.zst``) or Parquet. This module expands the user's paths into sources, reads the first
+lines of a JSONL source for the alias resolver, walks a JSONL source line by line when the
+fast polars reader fails (to locate the bad line), and finds the sidecar files that name the
+model (vf-eval and Prime RFT ``metadata.json``, lm-eval ``results_*.json``, verifiers v1
+``config.toml``), and recognises the writer of a source from its keys and sidecars.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+
+from whilecli.errors import InputError
+from whilecli.route.aliases import TASK_ALIASES, Shape
+
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+PARQUET_MAGIC = b"PAR1"
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+SIDECAR_NAMES = ("metadata.json", "run_manifest.json", "config.toml")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file (or stdin's bytes): its display name, kind and compression."""
+
+    name: str  # what errors print: the path, or "<stdin>"
+    kind: str  # "jsonl" | "parquet"
+    path: Path | None = None  # None for stdin
+    data: bytes | None = None  # stdin's bytes
+    compression: str | None = None  # None | "gzip" | "zstd"
+
+    def polars_source(self) -> str | bytes | io.BytesIO:
+        """What ``pl.scan_*`` reads."""
+        if self.data is not None:
+            return self.data if self.kind == "jsonl" else io.BytesIO(self.data)
+        return str(self.path)
+
+
+def _kind_of(path: Path) -> tuple[str, str | None] | None:
+    """(kind, compression) from a file name, or None when it is not a row file."""
+    name = path.name.lower()
+    compression = None
+    for suffix, codec in COMPRESSIONS.items():
+        if name.endswith(suffix):
+            compression, name = codec, name[: -len(suffix)]
+            break
+    if name.endswith(JSONL_SUFFIXES):
+        # A sidecar (metadata.json, results_*.json) is not a shard.
+        if name.endswith(".json") and (name in SIDECAR_NAMES or name.startswith("results_")):
+            return None
+        return "jsonl", compression
+    if name.endswith(PARQUET_SUFFIXES) and compression is None:
+        return "parquet", None
+    return None
+
+
+def _file_source(path: Path, explicit: bool) -> Source | None:
+    kind = _kind_of(path)
+    if kind is None:
+        if not explicit:
+            return None
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+        kind = ("parquet", None) if head == PARQUET_MAGIC else ("jsonl", _codec_of(head))
+    return Source(name=str(path), kind=kind[0], path=path, compression=kind[1])
+
+
+def _codec_of(head: bytes) -> str | None:
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
+def stdin_source(stream: BinaryIO | None) -> Source:
+    """Read stdin whole and sniff it: Parquet by its ``PAR1`` magic, else JSONL."""
+    data = (stream if stream is not None else sys.stdin.buffer).read()
+    if data[:4] == PARQUET_MAGIC:
+        return Source(name="<stdin>", kind="parquet", data=data)
+    codec = _codec_of(data[:4])
+    if codec is not None:
+        data = _decompress(data, codec)
+    return Source(name="<stdin>", kind="jsonl", data=data)
+
+
+def _decompress(data: bytes, codec: str) -> bytes:
+    try:
+        if codec == "gzip":
+            return gzip.decompress(data)
+        return pa.input_stream(pa.py_buffer(data), compression=codec).read()
+    except (OSError, EOFError, pa.ArrowException) as err:
+        raise InputError(f"cannot decompress {codec} input: {err}", file="<stdin>") from None
+
+
+def expand_paths(paths: Sequence[str], stdin: BinaryIO | None = None) -> list[Source]:
+    """Files, directories (every shard inside, sorted), globs and ``-`` as sources, in order."""
+    if not paths:
+        raise InputError("no input given: pass a file, a directory, a glob or - for stdin")
+    sources: list[Source] = []
+    for raw in paths:
+        if raw == "-":
+            sources.append(stdin_source(stdin))
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            found = [
+                s
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and (s := _file_source(p, explicit=False)) is not None
+            ]
+            if not found:
+                raise InputError(
+                    "directory holds no .jsonl/.json/.ndjson (optionally .gz/.zst) or .parquet"
+                    " shard",
+                    file=raw,
+                )
+            sources.extend(found)
+        elif path.is_file():
+            if not os.access(path, os.R_OK):
+                raise InputError("file is not readable", file=raw)
+            sources.append(_file_source(path, explicit=True))  # type: ignore[arg-type]
+        elif glob.has_magic(raw):
+            matched = sorted(Path(m) for m in glob.glob(raw, recursive=True))
+            found = [s for p in matched if p.is_file() and (s := _file_source(p, explicit=False))]
+            if not found:
+                raise InputError("glob matches no row file", file=raw)
+            sources.extend(found)
+        else:
+            raise InputError("no such file or directory", file=raw)
+    return sources
+
+
+def _raw_stream(source: Source) -> BinaryIO:
+    if source.data is not None:
+        return io.BytesIO(source.data)
+    assert source.path is not None
+    try:
+        if source.compression == "gzip":
+            return gzip.open(source.path, "rb")  # type: ignore[return-value]
+        if source.compression == "zstd":
+            return pa.input_stream(str(source.path), compression="zstd")  # type: ignore[return-value]
+        return open(source.path, "rb")
+    except OSError as err:
+        raise InputError(f"cannot open: {err.strerror or err}", file=source.name) from None
+
+
+def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line bytes) for every non-blank line of a JSONL source."""
+    stream = _raw_stream(source)
+    lineno = 0
+    rest = b""
+    try:
+        while True:
+            try:
+                chunk = stream.read(1 << 20)
+            except (OSError, EOFError, pa.ArrowException) as err:
+                raise InputError(
+                    f"cannot read past line {lineno}: {err}", file=source.name
+                ) from None
+            if not chunk:
+                break
+            parts = (rest + chunk).split(b"\n")
+            rest = parts.pop()
+            for part in parts:
+                lineno += 1
+                if part.strip():
+                    yield lineno, part
+        if rest.strip():
+            yield lineno + 1, rest
+    finally:
+        stream.close()
+
+
+def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
+    """One JSONL line as a dict, or an :class:`InputError` that names the line."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(
+            f"not valid UTF-8 (byte {err.start + 1} of the line)", file=source.name, line=lineno
+        ) from None
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise InputError(f"not valid JSON: {err}", file=source.name, line=lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", file=source.name, line=lineno) from None
+    if not isinstance(value, dict):
+        raise InputError(
+            f"a row must be a JSON object, found {type(value).__name__}",
+            file=source.name,
+            line=lineno,
+        )
+    return value
+
+
+def sample_rows(source: Source, limit: int = 1000) -> list[tuple[int, dict[str, Any]]]:
+    """The first ``limit`` rows of a JSONL source, with their line numbers."""
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for lineno, line in iter_lines(source):
+        rows.append((lineno, parse_line(source, lineno, line)))
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def read_json_file(path: Path) -> Any:
+    """A sidecar JSON file, or None when it is missing or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def read_toml_file(path: Path) -> Any:
+    """A sidecar TOML file, or None when it is missing, unreadable or tomllib is absent."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def lmeval_results(source: Source) -> tuple[Path, Any] | None:
+    """The lm-eval ``results_<stamp>.json`` beside ``samples_<task>_<stamp>.jsonl``."""
+    if source.path is None:
+        return None
+    folder = source.path.parent
+    candidates = sorted(folder.glob("results_*.json"))
+    stem = source.path.name.split(".jsonl")[0]
+    for cand in candidates:
+        stamp = cand.name[len("results_") : -len(".json")]
+        if stamp and stem.endswith(stamp):
+            return cand, read_json_file(cand)
+    if len(candidates) == 1:
+        return candidates[0], read_json_file(candidates[0])
+    return None
+
+
+def sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
+    """(model, where it came from) from the files a writer leaves beside its rows."""
+    if source.path is None:
+        return None
+    folder = source.path.parent
+    meta = read_json_file(folder / "metadata.json")
+    if isinstance(meta, dict):
+        if isinstance(meta.get("model"), str):
+            return meta["model"], "metadata.json: model"
+        run = meta.get("run")
+        if isinstance(run, dict) and isinstance(run.get("base_model"), str):
+            return run["base_model"], "metadata.json: run.base_model"
+    if fmt == "lm-eval":
+        found = lmeval_results(source)
+        if found and isinstance(found[1], dict) and isinstance(found[1].get("model_name"), str):
+            return found[1]["model_name"], f"{found[0].name}: model_name"
+    if fmt == "verifiers-traces":
+        config = read_toml_file(folder / "config.toml")
+        if isinstance(config, dict) and isinstance(config.get("model"), str):
+            return config["model"], "config.toml: model"
+    return None
+
+
+def detect(shape: Shape, source: Source) -> str:
+    """The writer of a file, from its keys (and the sidecar files beside it)."""
+    has = shape.has
+    task = shape.get(("task",))
+    if task is not None and "dict" in task.kinds and has("rewards"):
+        return "verifiers-traces"
+    if has("responses_create_params") and has("response"):
+        return "nemo-gym"
+    if has("problem_id") and has("step") and (has("run_id") or has("env_name") or has("sample_id")):
+        return "prime-rft"
+    if has("doc_id") and has("filter") and (has("metrics") or has("filtered_resps")):
+        return "lm-eval"
+    if has("scenario_id") or has("model_version") or has("token_logprobs"):
+        return "whileai"
+    has_task_alias = any(has(a) for a in TASK_ALIASES)
+    if has("prompt") and has("completion") and has("step") and not has_task_alias:
+        return "trl"
+    if has("prompt") and has("completion") and (has("example_id") or has("id")):
+        return "vf-eval"
+    if source.path is not None and (source.path.parent / "metadata.json").is_file():
+        meta = read_json_file(source.path.parent / "metadata.json")
+        if isinstance(meta, dict) and "env_id" in meta:
+            return "vf-eval"
+    return source.kind

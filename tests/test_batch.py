@@ -1,0 +1,221 @@
+"""Batch construction, validation, aliases, and the batch file reader and writer."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from whilecli.errors import InputError, UsageError
+from whilecli.methods.batch import Batch
+from whilecli.methods.flash_reinforce import FlashReinforce
+from whilecli.methods.io import read_batch, read_batch_rows, read_jsonl, write_update
+from whilecli.methods.sao import SAO
+
+ROWS = [
+    {
+        "reward": 1.0,
+        "logprobs": [-0.5, -1.2, -0.3],
+        "action_mask": [1, 0, 1],
+        "values": [0.1, 0.2, 0.3],
+    },
+    {"reward": 0.0, "logprobs": [-0.7, -0.4], "action_mask": [True, True], "values": [0.5, 0.6]},
+]
+
+
+def test_pads_ragged_rows_float64_on_cpu() -> None:
+    batch = Batch.from_rows(ROWS)
+    assert batch.logprobs.dtype == torch.float64
+    assert batch.logprobs.tolist() == [[-0.5, -1.2, -0.3], [-0.7, -0.4, 0.0]]
+    assert batch.mask.tolist() == [[True, True, True], [True, True, False]]
+    assert batch.action_mask.tolist() == [[True, False, True], [True, True, False]]
+    assert batch.action_counts.tolist() == [2.0, 2.0]
+    assert batch.behavior_logprobs is None
+    assert Batch.from_rows(ROWS, dtype=torch.float32).values.dtype == torch.float32
+
+
+def test_aliases_resolve_and_map_overrides() -> None:
+    rows = [
+        {
+            "score": 1,
+            "logprobs": [-0.1, -0.2],
+            "inference_logprobs": [-0.2, -0.2],
+            "loss_mask": [0, 1],
+            "prompt_id": 7,
+        }
+    ]
+    batch = Batch.from_rows(rows)
+    assert batch.rewards.tolist() == [1.0]
+    assert batch.behavior_logprobs is not None and batch.behavior_logprobs.tolist() == [
+        [-0.2, -0.2]
+    ]
+    assert batch.action_mask.tolist() == [[False, True]]
+    assert batch.task_ids == ["7"]
+    rows[0]["other"] = 0.25
+    assert Batch.from_rows(rows, mapping={"reward": "other"}).rewards.tolist() == [0.25]
+    for alias in ("token_logprobs", "completion_logprobs"):
+        b = Batch.from_rows([{"reward": 1, "logprobs": [-0.1], alias: [-0.3]}])
+        assert b.behavior_logprobs is not None and b.behavior_logprobs.tolist() == [[-0.3]]
+    b = Batch.from_rows([{"reward": 1, "logprobs": [-0.1, -0.1], "completion_mask": [1, 0]}])
+    assert b.action_mask.tolist() == [[True, False]]
+
+
+def test_rows_without_optional_lists_default_per_row() -> None:
+    rows = [
+        {
+            "reward": 1.0,
+            "logprobs": [-0.1, -0.2],
+            "behavior_logprobs": [-0.3, -0.3],
+            "action_mask": [1, 0],
+        },
+        {"reward": 0.0, "logprobs": [-0.4]},
+    ]
+    batch = Batch.from_rows(rows)
+    assert batch.action_mask.tolist() == [[True, False], [True, False]]
+    assert batch.behavior_logprobs is not None
+    assert batch.behavior_logprobs[1, 0] == batch.logprobs[1, 0]  # on-policy for that row
+
+
+@pytest.mark.parametrize(
+    ("bad", "field", "match"),
+    [
+        ({"logprobs": [-0.1]}, "reward", "missing"),
+        ({"reward": 1.0}, "logprobs", "missing"),
+        ({"reward": 1.0, "logprobs": []}, "logprobs", "empty"),
+        ({"reward": 1.0, "logprobs": "abc"}, "logprobs", "list"),
+        ({"reward": 1.0, "logprobs": [-0.1, None]}, "logprobs", "None"),
+        ({"reward": 1.0, "logprobs": [-0.1], "values": [0.1, 0.2]}, "values", "2 entries"),
+        ({"reward": 1.0, "logprobs": [-0.1], "action_mask": [1, 1]}, "action_mask", "entries"),
+        ({"reward": 1.0, "logprobs": [-0.1], "action_mask": ["0"]}, "action_mask", "number"),
+        ({"reward": 1.0, "logprobs": [-0.1], "action_mask": [2]}, "action_mask", "0/1"),
+        ({"reward": math.inf, "logprobs": [-0.1]}, "reward", "finite"),
+        ({"reward": "1.0", "logprobs": [-0.1]}, "reward", "number"),
+        ({"reward": 1.0, "logprobs": [0.2]}, "logprobs", "log p"),
+        (
+            {"reward": 1.0, "logprobs": [-0.1], "behavior_logprobs": [math.nan]},
+            "behavior_logprobs",
+            "nan",
+        ),
+    ],
+)
+def test_refusals_name_row_and_field(bad: dict, field: str, match: str) -> None:
+    good: dict = {"reward": 0.0, "logprobs": [-0.3]}
+    if "values" in bad:
+        good["values"] = [0.5]
+    rows = [good, bad]
+    with pytest.raises(InputError, match=match) as err:
+        Batch.from_rows(rows)
+    assert err.value.row == 1
+    assert err.value.field == field
+
+
+def test_positive_logprob_on_an_observation_token_is_fine() -> None:
+    batch = Batch.from_rows([{"reward": 1.0, "logprobs": [-0.1, 3.0], "action_mask": [1, 0]}])
+    assert batch.logprobs[0, 1] == 3.0
+
+
+def test_empty_batch_and_required_fields() -> None:
+    with pytest.raises(InputError, match="empty"):
+        Batch.from_rows([])
+    with pytest.raises(InputError, match="values") as err:
+        Batch.from_rows([{"reward": 1.0, "logprobs": [-0.1]}], require={"values"})
+    assert err.value.field == "values"
+    with pytest.raises(InputError, match="task id"):
+        Batch.from_rows([{"reward": 1.0, "logprobs": [-0.1]}], require={"task_id"})
+    assert Batch.from_rows([{"logprobs": [-0.1]}], need_reward=False).size == 1
+
+
+def test_from_tensors_lengths_mask_and_to() -> None:
+    lp = torch.tensor([[-0.1, -0.2, -0.3], [-0.4, 0.0, 0.0]], dtype=torch.float64)
+    batch = Batch.from_tensors(lp, rewards=[1.0, 0.0], lengths=[3, 1])
+    assert batch.mask.tolist() == [[True, True, True], [True, False, False]]
+    assert batch.action_mask.tolist() == batch.mask.tolist()
+    am = torch.tensor([[1, 0, 1], [1, 1, 1]], dtype=torch.bool)
+    masked = Batch.from_tensors(lp, rewards=[1.0, 0.0], mask=batch.mask, action_mask=am)
+    assert masked.action_mask.tolist() == [[True, False, True], [True, False, False]]
+    f32 = masked.to("cpu", torch.float32)
+    assert f32.logprobs.dtype == torch.float32 and f32.rewards.dtype == torch.float32
+    assert f32.action_mask.dtype == torch.bool
+    with pytest.raises(InputError, match="shape"):
+        Batch.from_tensors(lp, rewards=[1.0, 0.0], values=torch.zeros(2, 2))
+    with pytest.raises(InputError, match="rewards"):
+        Batch.from_tensors(lp, rewards=[1.0])
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_jsonl_and_parquet_read_the_same(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "b.jsonl", ROWS)
+    as_bool = [{**r, "action_mask": [bool(m) for m in r["action_mask"]]} for r in ROWS]
+    pq.write_table(pa.Table.from_pylist(as_bool), tmp_path / "b.parquet")
+    a = Batch.from_columns(read_batch(tmp_path / "b.jsonl"), require={"values"})
+    b = Batch.from_columns(read_batch(tmp_path / "b.parquet"), require={"values"})
+    for name in ("logprobs", "mask", "action_mask", "values", "rewards"):
+        assert torch.equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    path.write_text(
+        json.dumps(ROWS[0])
+        + "\n\n"
+        + json.dumps({"reward": 1, "logprobs": [0.5], "values": [0.5]})
+        + "\n"
+    )
+    with pytest.raises(InputError, match=r"b\.jsonl:3: field 'logprobs'"):
+        Batch.from_columns(read_batch(path))
+    path.write_text("{not json\n")
+    with pytest.raises(InputError, match=r"b\.jsonl:1: not valid JSON"):
+        read_batch(path)
+    path.write_text(json.dumps(ROWS[0]) + "\n\n  \n" + json.dumps(ROWS[1]) + "\n")
+    rows, lines = read_jsonl(path)
+    assert rows == ROWS and lines == [1, 4]
+    assert read_batch_rows(path) == ROWS
+    path.write_text("[1, 2]\n")
+    with pytest.raises(InputError, match="object"):
+        read_batch(path)
+    table = pa.table({"reward": [1.0, None], "logprobs": [[-0.1], [-0.2]]})
+    pq.write_table(table, tmp_path / "c.parquet")
+    with pytest.raises(InputError, match=r"c\.parquet: row 1: field 'reward'"):
+        Batch.from_columns(read_batch(tmp_path / "c.parquet"))
+    pq.write_table(pa.table({"reward": [1.0], "logprobs": [[-0.1, None]]}), tmp_path / "d.parquet")
+    with pytest.raises(InputError, match="null"):
+        read_batch(tmp_path / "d.parquet")
+    with pytest.raises(UsageError, match="unknown file type"):
+        read_batch(Path(__file__))
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_write_update_round_trip_and_refuses_overwrite(tmp_path: Path, suffix: str) -> None:
+    rows = [{**r, "task_id": f"t{i}"} for i, r in enumerate(ROWS)]
+    batch = Batch.from_rows(rows)
+    update = SAO().update(batch)
+    out = tmp_path / f"out{suffix}"
+    write_update(out, batch, update)
+    back = (
+        pq.read_table(out).to_pylist()
+        if suffix == ".parquet"
+        else [json.loads(line) for line in out.read_text().splitlines()]
+    )
+    assert [r["task_id"] for r in back] == ["t0", "t1"]
+    assert len(back[0]["coefficients"]) == 3 and len(back[1]["coefficients"]) == 2
+    assert back[1]["coefficients"] == update.coefficients[1, :2].tolist()
+    assert back[0]["value_targets"] == [1.0, 1.0, 1.0]
+    assert [r["admitted"] for r in back] == update.admitted.tolist()
+    with pytest.raises(UsageError, match="--force"):
+        write_update(out, batch, update)
+    fr = FlashReinforce().update(Batch.from_rows(ROWS))
+    write_update(out, Batch.from_rows(ROWS), fr, force=True)
+    back = (
+        pq.read_table(out).to_pylist()
+        if suffix == ".parquet"
+        else [json.loads(x) for x in out.read_text().splitlines()]
+    )
+    assert back[0]["value_targets"] is None and "task_id" not in back[0]

@@ -1,0 +1,181 @@
+"""`while config` end to end: TOML on stdout or in a file, the report on the other stream,
+JSON, refusals with exit 2 and one line, and `--from ROWS`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import tomllib
+from typer.testing import CliRunner
+
+from prime_rl_schema import problems
+from whilecli.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "data"
+TEACHER = "Qwen/Qwen3-32B@http://127.0.0.1:8001/v1"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, ["config", *args])
+
+
+def test_design_card_example_as_typed() -> None:
+    r = invoke("--method", "opsd", "--privileged", "reference")
+    assert r.exit_code == 0, r.stderr
+    c = tomllib.loads(r.stdout)
+    assert problems(c) == []
+    assert c["orchestrator"]["algo"] == {"type": "opsd", "demo_key": "reference"}
+    assert "inference" in c
+    assert "prime-rl reads" in r.stderr and "prime-rl ignores" in r.stderr
+    assert "warnings" in r.stderr and "--env ID" in r.stderr
+    assert "uv run rl @" in r.stderr
+
+
+def test_file_output_atomic_and_never_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "cfg" / "rl.toml"
+    r = invoke("--method", "grpo", "--env", "reverse-text", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    first = out.read_text()
+    assert problems(tomllib.loads(first)) == []
+    assert f"uv run rl @ {out}" in r.stdout and "prime-rl reads" in r.stdout
+    assert "[orchestrator]" not in r.stdout  # the TOML went to the file only
+    r = invoke("--method", "max_rl", "-o", str(out))
+    assert r.exit_code == 2
+    assert "--force" in r.stderr
+    assert out.read_text() == first
+    r = invoke("--method", "max_rl", "-o", str(out), "--force")
+    assert r.exit_code == 0
+    assert tomllib.loads(out.read_text())["orchestrator"]["algo"]["type"] == "max_rl"
+    assert [p.name for p in out.parent.iterdir()] == ["rl.toml"]  # no temporary left behind
+
+
+def test_json_format() -> None:
+    r = invoke("--method", "grpo", "--async", "--correction", "icepop", "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert set(d) >= {"config", "toml", "reads", "ignored", "warnings", "command"}
+    assert tomllib.loads(d["toml"]) == d["config"]
+    assert d["config"]["trainer"]["loss"]["import_path"] == "whilecli.emit.losses.icepop_loss"
+    assert all({"knob", "where"} == set(x) for x in d["reads"])
+    assert all({"knob", "why"} == set(x) for x in d["ignored"])
+
+
+def test_all_options_reach_the_file() -> None:
+    r = invoke(
+        "--method", "opd", "--model", "Qwen/Qwen3-4B", "--env", "reverse-text", "--gpus", "4",
+        "--steps", "50", "--prompts", "10", "--group-size", "2", "--full", "--lr", "2e-6",
+        "--temperature", "0.7", "--max-tokens", "2048", "--seq-len", "4096",
+        "--teacher", TEACHER, "--async", "--off-policy-steps", "2",
+        "--set", "trainer.optim.weight_decay=0.0", "--set", "run.name=x",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    c = tomllib.loads(r.stdout)
+    assert problems(c) == []
+    assert (c["max_steps"], c["seq_len"]) == (50, 4096)
+    assert c["orchestrator"]["batch_size"] == 20 and c["orchestrator"]["group_size"] == 2
+    assert c["orchestrator"]["max_off_policy_steps"] == 2
+    assert c["trainer"]["optim"] == {"lr": 2e-6, "weight_decay": 0.0}
+    assert "model" not in c["trainer"]
+    assert c["orchestrator"]["train"]["sampling"] == {
+        "temperature": 0.7,
+        "max_completion_tokens": 2048,
+    }
+    assert c["deployment"] == {"num_train_gpus": 2, "num_infer_gpus": 2}
+    assert c["run"] == {"name": "x"}
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--method", "flash_reinforce"], "batch-mean baseline"),
+        (["--method", "sao"], "value model"),
+        (["--method", "bpco"], "clip"),
+        (["--method", "nope"], "grpo, max_rl, rae, opd, opsd"),
+        (["--method", "opd", "--teacher", "T@http://localhost:8000/v1"], "port 8000"),
+        (["--method", "opsd", "--async", "--correction", "tis"], "ignores [trainer.loss]"),
+        (["--method", "grpo", "--set", "trainer.loss.eps=0.3"], "no key"),
+        (["--method", "grpo", "--gpus", "1"], "at least 2"),
+        (["--method", "grpo", "--format", "yaml"], "--format"),
+        ([], "--method"),
+        (["--method", "grpo", "--map", "reward=score"], "--from"),
+        (["--method", "grpo", "--from", "x.parquet"], "not both"),
+    ],
+)
+def test_refusals_exit_2_with_one_line(args: list[str], needle: str) -> None:
+    r = invoke(*args)
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("while: error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+def test_from_mixed_rows_writes_grpo() -> None:
+    r = invoke("--from", str(EXAMPLES / "mixed.parquet"), "--model", "Qwen/Qwen3-0.6B")
+    assert r.exit_code == 0, r.stderr
+    c = tomllib.loads(r.stdout)
+    assert c["orchestrator"]["algo"]["type"] == "grpo"
+    assert c["model"]["name"] == "Qwen/Qwen3-0.6B"
+    assert "routed from the rows" in r.stderr
+    assert problems(c) == []
+
+
+def test_from_floor_rows_writes_opsd_with_reference() -> None:
+    r = invoke("--from", str(EXAMPLES / "floor.parquet"), "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["config"]["orchestrator"]["algo"] == {"type": "opsd", "demo_key": "reference"}
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("single.parquet", "--method rae"),
+        ("truncated_passes.parquet", "nothing can train yet"),
+        ("saturated.parquet", "GroupwiseGrading"),
+    ],
+)
+def test_from_rows_no_config_possible(name: str, needle: str) -> None:
+    r = invoke("--from", str(EXAMPLES / name), "--model", "Qwen/Qwen3-0.6B")
+    assert r.exit_code == 1
+    assert r.stdout == ""
+    assert needle in r.stderr
+
+
+def test_from_other_model_rows_says_what_to_run() -> None:
+    r = invoke("--from", str(EXAMPLES / "other_model.parquet"), "--model", "Qwen/Qwen3-0.6B")
+    assert r.exit_code == 1
+    assert "SFT" in r.stderr
+
+
+def test_console_script_subprocess(tmp_path: Path) -> None:
+    exe = shutil.which("whilecli")
+    if exe is None:
+        pytest.skip("the whilecli console script is not on PATH")
+    out = tmp_path / "rl.toml"
+    p = subprocess.run(
+        [exe, "config", "--method", "rae", "--env", "reverse-text", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    assert tomllib.loads(out.read_text())["orchestrator"]["algo"] == {"type": "rae", "decay": 0.95}
+    assert "moving average" in p.stdout
+    p = subprocess.run([exe, "config", "--method", "sao"], capture_output=True, text=True)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_json_with_a_file_writes_both(tmp_path: Path) -> None:
+    out = tmp_path / "rl.toml"
+    r = invoke("--method", "rae", "-o", str(out), "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["command"] == f"uv run rl @ {out}"
+    assert out.read_text() == d["toml"]

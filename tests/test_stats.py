@@ -1,0 +1,296 @@
+"""Statistics of ``while route`` against independent computations and properties."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+from scipy import stats as sps
+
+from whilecli.route import stats
+from whilecli.route.model import Rows
+from whilecli.route.pool import summarize
+
+
+def make_rows(groups: list[tuple[str, list[int]]]) -> Rows:
+    """Canonical rows from ``[(task_id, [1, 0, ...]), ...]`` (1 = pass)."""
+    tids = [tid for tid, outcomes in groups for _ in outcomes]
+    rewards = [float(o) for _, outcomes in groups for o in outcomes]
+    frame = pl.DataFrame(
+        {
+            "task_id": pl.Series(tids, dtype=pl.String),
+            "reward": pl.Series(rewards, dtype=pl.Float64),
+        }
+    ).with_columns(
+        passed=pl.col("reward") >= 1.0,
+        truncated=pl.lit(False),
+        model=pl.lit("m"),
+        policy_version=pl.lit(None, dtype=pl.String),
+    )
+    return Rows(frame.lazy(), ["mem"], "test", {}, 1.0, False)
+
+
+def tasks_frame(pairs: list[tuple[int, int]]) -> pl.DataFrame:
+    """A per-task frame from ``[(passes, n), ...]``."""
+    return pl.DataFrame(
+        {
+            "task_id": [f"t{i}" for i in range(len(pairs))],
+            "n": pl.Series([n for _, n in pairs], dtype=pl.Int64),
+            "passes": pl.Series([c for c, _ in pairs], dtype=pl.Int64),
+        }
+    )
+
+
+# --- Wilson -------------------------------------------------------------------------------
+
+
+def wilson_closed_form(s: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson (1927): centre (p + z²/2n)/(1 + z²/n), half-width z√(p(1−p)/n + z²/4n²)/(1 + z²/n)."""
+    p = s / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def test_wilson_reference_value() -> None:
+    rate = stats.wilson(172, 200)
+    assert rate.value == pytest.approx(0.86)
+    assert round(rate.low, 4) == 0.8051 and round(rate.high, 4) == 0.9013
+    assert rate.interval == "wilson" and rate.n_tasks == 200
+
+
+@pytest.mark.parametrize("s,n", [(0, 1), (1, 1), (0, 10), (3, 10), (10, 10), (57, 128), (1, 999)])
+def test_wilson_matches_closed_form(s: int, n: int) -> None:
+    rate = stats.wilson(s, n)
+    low, high = wilson_closed_form(s, n)
+    assert rate.low == pytest.approx(low, abs=1e-9)
+    assert rate.high == pytest.approx(high, abs=1e-9)
+
+
+@pytest.mark.parametrize("s,n", [(0, 1), (3, 10), (10, 10), (57, 128), (172, 200), (1, 999)])
+def test_wilson_agrees_with_scipy(s: int, n: int) -> None:
+    """scipy uses the exact quantile 1.95996...; DESIGN pins z = 1.96: equal to 1e-4."""
+    ci = sps.binomtest(s, n).proportion_ci(confidence_level=0.95, method="wilson")
+    rate = stats.wilson(s, n)
+    assert rate.low == pytest.approx(ci.low, abs=1e-4)
+    assert rate.high == pytest.approx(ci.high, abs=1e-4)
+
+
+@pytest.mark.parametrize("n,c,k", [(4, 0, 4), (8, 3, 4), (8, 8, 8), (16, 5, 7), (33, 30, 32)])
+def test_pass_k_estimators_match_scipy_comb(n: int, c: int, k: int) -> None:
+    from scipy.special import comb
+
+    assert stats.pass_at_k_estimate(c, n, k) == pytest.approx(1 - comb(n - c, k) / comb(n, k))
+    assert stats.pass_hat_k_estimate(c, n, k) == pytest.approx(comb(c, k) / comb(n, k))
+
+
+@pytest.mark.parametrize("s,f,k", [(0, 2, 8), (3, 5, 4), (10, 0, 16), (40, 60, 32)])
+def test_expected_split_matches_scipy_betaln(s: int, f: int, k: int) -> None:
+    from scipy.special import betaln
+
+    a, b = 1.0 + s, 1.0 + f
+    want = 1 - math.exp(betaln(a + k, b) - betaln(a, b)) - math.exp(betaln(a, b + k) - betaln(a, b))
+    assert float(stats.expected_split(s, f, k)) == pytest.approx(want, rel=1e-12)
+
+
+def test_wilson_empty_has_no_interval() -> None:
+    rate = stats.wilson(0, 0)
+    assert rate.value is None and rate.low is None and rate.why_no_interval
+
+
+# --- pass@k and pass^k --------------------------------------------------------------------
+
+
+def brute_pass_at_k(c: int, n: int, k: int) -> tuple[float, float]:
+    """Enumerate every k-subset of n rollouts with c passes: share with ≥1 pass, all passes."""
+    outcomes = [1] * c + [0] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    any_pass = sum(1 for sub in subsets if any(outcomes[i] for i in sub))
+    all_pass = sum(1 for sub in subsets if all(outcomes[i] for i in sub))
+    return any_pass / len(subsets), all_pass / len(subsets)
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 8])
+def test_pass_k_estimators_match_enumeration(n: int) -> None:
+    for k in range(1, n + 1):
+        c = np.arange(n + 1)
+        at_k = stats.pass_at_k_estimate(c, np.full(n + 1, n), k)
+        hat_k = stats.pass_hat_k_estimate(c, np.full(n + 1, n), k)
+        for ci in range(n + 1):
+            want_at, want_hat = brute_pass_at_k(ci, n, k)
+            assert at_k[ci] == pytest.approx(want_at, abs=1e-12)
+            assert hat_k[ci] == pytest.approx(want_hat, abs=1e-12)
+
+
+def test_pass_k_rates_use_tasks_with_enough_rollouts() -> None:
+    # (c, n): the n=2 task is left out at k=4.
+    pairs = [(1, 4), (4, 4), (0, 4), (2, 6), (1, 2)]
+    at4, hat4 = stats.pass_k_rates(tasks_frame(pairs), 4, draws=200)
+    kept = [(1, 4), (4, 4), (0, 4), (2, 6)]
+    want_at = np.mean([brute_pass_at_k(c, n, 4)[0] for c, n in kept])
+    want_hat = np.mean([brute_pass_at_k(c, n, 4)[1] for c, n in kept])
+    assert at4.value == pytest.approx(want_at) and hat4.value == pytest.approx(want_hat)
+    assert at4.n_tasks == 4 and at4.n_rows == 18
+
+
+# --- expected split share ------------------------------------------------------------------
+
+
+def split_by_quadrature(s: int, f: int, k: int) -> float:
+    dist = sps.beta(1 + s, 1 + f)
+    value, _ = integrate.quad(lambda p: (1 - p**k - (1 - p) ** k) * dist.pdf(p), 0, 1)
+    return value
+
+
+def test_expected_split_reference_value() -> None:
+    assert stats.expected_split(np.array([0]), np.array([2]), 8)[0] == pytest.approx(
+        0.7212, abs=5e-5
+    )
+
+
+@pytest.mark.parametrize("s,f,k", [(0, 2, 8), (3, 5, 4), (8, 0, 16), (1, 1, 2), (20, 12, 32)])
+def test_expected_split_matches_quadrature(s: int, f: int, k: int) -> None:
+    got = stats.expected_split(np.array([s]), np.array([f]), k)[0]
+    assert got == pytest.approx(split_by_quadrature(s, f, k), abs=1e-9)
+
+
+def test_expected_split_share_averages_tasks() -> None:
+    pairs = [(0, 2), (3, 8), (3, 8), (8, 8)]
+    want = np.mean([split_by_quadrature(c, n - c, 4) for c, n in pairs])
+    assert stats.expected_split_share(tasks_frame(pairs), 4) == pytest.approx(want, abs=1e-9)
+    assert stats.expected_split_share(tasks_frame([]), 4) is None
+
+
+# --- holdout size ----------------------------------------------------------------------------
+
+
+def test_holdout_reference_value() -> None:
+    held = stats.holdout_size(0.05)
+    assert held.n == 367
+    assert round(held.sd, 4) == 0.3419
+    assert round(held.half_width, 3) == 0.035
+
+
+@pytest.mark.parametrize("effect,base,k", [(0.1, 0.6, 4), (0.02, 0.3, 8), (0.5, 0.7, 1)])
+def test_holdout_matches_formula(effect: float, base: float, k: int) -> None:
+    z = NormalDist().inv_cdf
+    q = min(1.0, base + effect)
+    sd = math.sqrt((base * (1 - base) + q * (1 - q)) / k)
+    n = max(2, math.ceil(((z(0.975) + z(0.8)) * sd / effect) ** 2))
+    held = stats.holdout_size(effect, base=base, k=k)
+    assert held.n == n and held.sd == pytest.approx(sd)
+    assert held.half_width == pytest.approx(z(0.975) * sd / math.sqrt(n))
+
+
+# --- bootstrap over counts ---------------------------------------------------------------------
+
+
+def plain_bootstrap(rates: list[float], draws: int, seed: int) -> tuple[float, float]:
+    """Resample task indices with Python's Mersenne Twister, as the reference SDK does."""
+    rng = random.Random(seed)
+    n = len(rates)
+    means = sorted(sum(rates[rng.randrange(n)] for _ in range(n)) / n for _ in range(draws))
+    return means[int(0.025 * draws)], means[int(0.975 * draws) - 1]
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [(c, 8) for c in [0] * 30 + [8] * 20 + [1, 2, 3, 4, 5, 6, 7] * 10],
+        [(c, 4) for c in [0, 1, 2, 3, 4] * 30] + [(1, 2)] * 20 + [(0, 1), (1, 1)] * 15,
+        [(1, 16)] * 5 + [(15, 16)] * 5 + [(16, 16)] * 150,
+    ],
+)
+def test_bootstrap_over_counts_matches_resampling_tasks(pairs: list[tuple[int, int]]) -> None:
+    tasks = tasks_frame(pairs)
+    rate = stats.pass_at_1(tasks, draws=4000, seed=3)
+    rates = [c / n for c, n in pairs]
+    low, high = plain_bootstrap(rates, 4000, seed=11)
+    se = float(np.std(rates) / math.sqrt(len(rates)))
+    assert rate.value == pytest.approx(np.mean(rates))
+    assert rate.low == pytest.approx(low, abs=0.25 * se)
+    assert rate.high == pytest.approx(high, abs=0.25 * se)
+
+
+def test_bootstrap_is_seeded_and_chunking_does_not_change_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tasks = tasks_frame([(c % 9, 8) for c in range(200)])
+    first = stats.pass_at_1(tasks, seed=5)
+    assert stats.pass_at_1(tasks, seed=5) == first
+    assert stats.pass_at_1(tasks, seed=6) != first
+    monkeypatch.setattr(stats, "_CHUNK_CELLS", 20)
+    assert stats.pass_at_1(tasks, seed=5) == first
+
+
+@pytest.mark.parametrize("count", [0, 1, 2])
+def test_no_interval_under_three_tasks(count: int) -> None:
+    rate = stats.pass_at_1(tasks_frame([(1, 2)] * count))
+    assert rate.low is None and rate.high is None and rate.interval == "none"
+    assert rate.why_no_interval and ("3" in rate.why_no_interval or count == 0)
+    if count:
+        assert rate.value == pytest.approx(0.5)
+
+
+# --- histogram --------------------------------------------------------------------------------
+
+
+def test_histogram_matches_plain_loop() -> None:
+    pairs = [(0, 8), (1, 8), (1, 10), (3, 10), (5, 5), (7, 10), (9, 10), (10, 10), (4, 5)]
+    hist = stats.histogram(tasks_frame(pairs))
+    want = [0] * 10
+    for c, n in pairs:
+        want[min(int(10 * c // n), 9)] += 1
+    assert hist["counts"] == want
+    assert hist["at_0"] == 1 and hist["at_1"] == 2 and hist["tasks"] == len(pairs)
+    assert sum(hist["counts"]) == len(pairs)
+
+
+# --- properties -------------------------------------------------------------------------------
+
+groups_strategy = st.lists(
+    st.lists(st.integers(0, 1), min_size=1, max_size=6), min_size=1, max_size=25
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups_strategy)
+def test_interval_contains_point_estimate(outcomes: list[list[int]]) -> None:
+    tasks = summarize(make_rows([(f"t{i}", o) for i, o in enumerate(outcomes)])).tasks
+    rate = stats.pass_at_1(tasks, draws=300)
+    if rate.low is not None:
+        assert rate.low - 1e-12 <= rate.value <= rate.high + 1e-12
+    want = np.mean([sum(o) / len(o) for o in outcomes])
+    assert rate.value == pytest.approx(want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups_strategy, st.randoms(use_true_random=False))
+def test_permuting_rows_changes_nothing(outcomes: list[list[int]], rnd: random.Random) -> None:
+    pairs = [(f"t{i}", o) for i, o in enumerate(outcomes)]
+    flat = [(tid, [x]) for tid, o in pairs for x in o]
+    rnd.shuffle(flat)
+    a = summarize(make_rows(pairs))
+    b = summarize(make_rows(flat))
+    assert a.tasks.equals(b.tasks)
+    assert stats.pass_at_1(a.tasks, draws=300) == stats.pass_at_1(b.tasks, draws=300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups_strategy)
+def test_duplicating_every_task_leaves_pass_at_1(outcomes: list[list[int]]) -> None:
+    pairs = [(f"t{i}", o) for i, o in enumerate(outcomes)]
+    twice = pairs + [(f"u{i}", o) for i, o in enumerate(outcomes)]
+    once = stats.pass_at_1(summarize(make_rows(pairs)).tasks, draws=300)
+    both = stats.pass_at_1(summarize(make_rows(twice)).tasks, draws=300)
+    assert both.value == pytest.approx(once.value)
+    assert both.n_tasks == 2 * once.n_tasks and both.n_rows == 2 * once.n_rows
