@@ -15,6 +15,7 @@ thread by default, as the plain-Python loop does: one core against one core.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -141,6 +142,7 @@ def main() -> None:
         f"batch {args.rows} x {args.tokens} ({n_tok} tokens), {batch.logprobs.dtype}, "
         f"{torch.get_num_threads()} threads; fast = best of {args.repeats}, slow = 1 run, each after a warm-up"
     )
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'method':<12} {'fast tok/s':>12} {'slow tok/s':>12} {'ratio':>8} {'max rel diff':>13}")
     for name, fast, slow in cases:
         t_fast, c = _time(fast, args.repeats)
@@ -149,6 +151,7 @@ def main() -> None:
             f"{name:<12} {n_tok / t_fast:>12.3g} {n_tok / t_slow:>12.3g} "
             f"{t_slow / t_fast:>7.0f}x {_max_diff(c, ref):>13.1e}"
         )
+    print(f"after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -72,15 +72,27 @@ def write_jsonl(path: Path, rows: int, tasks: int | None, chunk: int = 1_000_000
     return path
 
 
-def route(path: Path, extra: list[str]) -> tuple[float, float, int, dict | None, str]:
-    """``whilecli route PATH --format json``: (wall s, peak RSS MiB, exit code, report, stderr)."""
-    exe = shutil.which("whilecli") or shutil.which("while")
-    if exe is None:
-        raise SystemExit("the whilecli console script is not installed (pip install -e .)")
-    argv = [exe, "route", str(path), "--format", "json", *extra]
+def route(
+    path: Path, extra: list[str], source: Path | None = None
+) -> tuple[float, float, int, dict | None, str]:
+    """``whilecli route PATH --format json``: (wall s, peak RSS MiB, exit code, report, stderr).
+
+    With ``source``, ``python -m whilecli`` with that folder first on ``PYTHONPATH`` (another
+    copy of the package, e.g. an earlier version to compare against).
+    """
+    env = dict(os.environ)
+    if source is None:
+        exe = shutil.which("whilecli") or shutil.which("while")
+        if exe is None:
+            raise SystemExit("the whilecli console script is not installed (pip install -e .)")
+        head = [exe]
+    else:
+        head = [sys.executable, "-m", "whilecli"]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
+    argv = [*head, "route", str(path), "--format", "json", *extra]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         code = os.waitstatus_to_exitcode(status)
@@ -92,10 +104,11 @@ def route(path: Path, extra: list[str]) -> tuple[float, float, int, dict | None,
 
 
 def _pool_line(report: dict | None) -> str:
+    """The route and the pool's size, as the report states them."""
     if report is None:
         return "no report"
-    text = json.dumps(report)
-    return f"report {len(text)} bytes"
+    text = json.dumps(report, sort_keys=True)
+    return f"route={report.get('method', report.get('route', '?'))} sha={hash(text) & 0xFFFF:04x}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=None, help="fixed task count (else rows/K)")
     parser.add_argument("--data", type=Path, default=None, help="folder for the generated files")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument(
+        "--compare", type=Path, default=None, help="also run the package found in this folder"
+    )
     args = parser.parse_args(argv)
 
     root = args.data or Path(tempfile.mkdtemp(prefix="while-read-bench-"))
@@ -123,11 +139,16 @@ def main(argv: list[str] | None = None) -> int:
                 write_jsonl(path, rows, args.tasks)
             inputs.append((f"jsonl {rows:,} rows", path))
         print(f"{'input':<36} {'wall s':>8} {'peak RSS MiB':>13} {'exit':>5}")
+        runs: list[tuple[str, Path | None]] = [("", None)]
+        if args.compare is not None:
+            runs.append((" [compare]", args.compare))
         for label, path in inputs:
-            wall, rss, code, report, errors = route(path, [])
-            print(f"{label:<36} {wall:8.2f} {rss:13.0f} {code:>5}  {_pool_line(report)}")
-            if report is None:
-                print(f"  stderr: {errors.strip()[:300]}", file=sys.stderr)
+            for suffix, source in runs:
+                wall, rss, code, report, errors = route(path, [], source)
+                name = label + suffix
+                print(f"{name:<36} {wall:8.2f} {rss:13.0f} {code:>5}  {_pool_line(report)}")
+                if report is None:
+                    print(f"  stderr: {errors.strip()[:300]}", file=sys.stderr)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -8,11 +8,14 @@ spans, stale behaviour log-probs, critic values): the vectorised side is
 ``method.update(batch)`` on padded tensors, the loop side is ``tests/slow_reference.py``. The
 loop side runs on at most ``--python-rows`` rows and its time is scaled to the whole batch by
 token count (the loops are linear in tokens); the output says when it was extrapolated.
+The first lines give the load average and what bounds the vectorised side on this machine
+(bandwidth, ``exp`` throughput, the cost of a page fault on a freshly allocated tensor).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -30,7 +33,10 @@ from whilecli.methods.flash_reinforce import FlashReinforce  # noqa: E402
 from whilecli.methods.sao import SAO  # noqa: E402
 
 METHODS: dict[str, tuple[Callable[[], Any], Callable[[list[dict]], Any]]] = {
-    "flash_reinforce": (lambda: FlashReinforce(trust=0.01), slow_reference.flash_reinforce),
+    "flash_reinforce": (
+        lambda: FlashReinforce(trust=0.01),
+        lambda rows: slow_reference.flash_reinforce(rows, trust=0.01),
+    ),
     "sao": (SAO, slow_reference.sao),
     "bpco": (BPCO, slow_reference.bpco),
 }
@@ -87,6 +93,33 @@ def keep_heap() -> None:
     libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
 
 
+def machine_figures(heap_kept: bool) -> str:
+    """What bounds the vectorised side here: L3-resident bandwidth, exp, first-touch faults.
+
+    ``torch.add(a, b, out=c)`` over 4 MB float64 tensors (12 MB moved per call: two reads and
+    a write), ``torch.exp`` over the same, and a fresh 64 MB tensor filled once against the
+    same fill into memory already touched (the difference is the page-fault cost).
+    """
+    a = torch.rand(1 << 19, dtype=torch.float64)
+    b, c = torch.rand_like(a), torch.empty_like(a)
+    add_s = best_of(lambda: torch.add(a, b, out=c), 20, False)
+    exp_s = best_of(lambda: torch.exp(a, out=c), 20, False)
+    big = torch.empty(1 << 23, dtype=torch.float64)
+    fill_s = best_of(lambda: big.fill_(1.0), 5, False)
+    fresh_s = best_of(lambda: torch.empty(1 << 23, dtype=torch.float64).fill_(1.0), 5, False)
+    pages = (8 << 23) // 4096
+    return (
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"torch.add 4 MB: {3 * a.numel() * 8 / add_s / 1e9:.0f} GB/s; "
+        f"torch.exp: {exp_s / a.numel() * 1e9:.2f} ns/element; "
+        + (
+            "first touch: not measured (heap kept)"
+            if heap_kept
+            else f"first touch: {(fresh_s - fill_s) / pages * 1e6:.2f} µs per 4 KiB page"
+        )
+    )
+
+
 def best_of(fn: Callable[[], Any], repeat: int, sync: bool) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -136,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}, "
         f"heap kept: {args.keep_heap}"
     )
+    print(machine_figures(args.keep_heap))
     header = f"{'method':<16}{'batch':>11}{'tokens':>10}{'vectorised s':>14}{'tokens/s':>12}{'python s':>11}{'python tok/s':>14}{'speed-up':>10}"
     print(header)
     for size in args.sizes.split(","):
@@ -165,6 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"* plain-Python time extrapolated by token count from the first {args.python_rows} rows"
         )
+    print(f"after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
-"""Hostile input: every generated file ends in valid rows or a one-line ``WhileError``.
+"""Hostile input: every generated file ends in a correct report or a one-line ``WhileError``.
 
 Hypothesis writes JSONL and Parquet with wrong types per field, NaN and ±inf, mixed types in
 a column, duplicate keys, truncated files, invalid UTF-8, enormous lines, empty files and
-unicode task ids. Whatever comes in, ``read_rows`` returns a frame in the canonical schema
-with every task id present and every reward finite, or raises a ``WhileError`` on one line;
-any other exception fails. ``OUTCOMES`` counts the cases; the last test checks both ends
-were reached.
+unicode task ids. Every case goes through the whole route: ``read_rows`` must give a frame
+in the canonical schema with every task id present and every reward finite, and
+``run_route`` on the same input a report that renders in all four formats (text, JSON,
+Markdown, GitHub) with no NaN or infinity in a printed number; or the input is refused with
+a ``WhileError`` on one line with exit code 2 (naming the file). Any other exception fails.
+``OUTCOMES`` counts the cases; the last test checks that at least :data:`MIN_CASES` ran and
+that both ends were reached.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +28,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import WhileError
-from whilecli.route.model import CANONICAL_SCHEMA
+from whilecli.route import run_route
+from whilecli.route.model import CANONICAL_SCHEMA, Rows
 from whilecli.route.read import read_rows
+from whilecli.route.report import render
 
 OUTCOMES: Counter[str] = Counter()
+EXAMPLES = 100
+#: The four fuzzers run EXAMPLES cases each; the Parquet one skips the few column sets
+#: polars cannot build, so a full run counts at least this many.
+MIN_CASES = 350
+FORMATS = ("text", "json", "markdown", "github")
+#: A non-finite number as the reports print one: Rate.format, a bare value, a JSON constant.
+NON_FINITE = re.compile(r"(?<![\w.])[-+]?(nan|inf|infinity)(?![\w])", re.IGNORECASE)
 FUZZ = settings(
-    max_examples=120,
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -124,12 +138,37 @@ def jsonl_bytes(draw: st.DrawFn) -> bytes:
     return data
 
 
-def check(call: Any) -> None:
-    """Valid canonical rows, or a one-line WhileError; anything else fails the test."""
+def _refused(err: WhileError, name: str) -> None:
+    assert "\n" not in str(err) and err.exit_code == 2
+    assert str(err).startswith(name) or "--" in str(err), str(err)
+
+
+def _no_constant(token: str) -> float:
+    raise AssertionError(f"the JSON report holds {token}")
+
+
+def _printed_numbers_finite(report: str, fmt: str, names: set[str]) -> None:
+    """No NaN or infinity printed; ``names`` (task ids, models: free text from the input)
+    are cut out first, since a model may be called "nan"."""
+    if fmt == "json":
+        json.loads(report, parse_constant=_no_constant)
+        return
+    for name in sorted(names, key=len, reverse=True):
+        if name:
+            report = report.replace(name, " ")
+    assert NON_FINITE.search(report) is None, NON_FINITE.search(report)
+
+
+def check(read: Callable[[], Rows], route: Callable[[], Any], name: str) -> None:
+    """The whole route on one input: valid canonical rows and a report in all four formats,
+    or a one-line WhileError from both; anything else fails the test."""
     try:
-        got = call()
+        got = read()
     except WhileError as err:
-        assert "\n" not in str(err) and err.exit_code == 2
+        _refused(err, name)
+        with pytest.raises(WhileError) as again:
+            route()
+        _refused(again.value, name)
         OUTCOMES["error"] += 1
         return
     frame = got.frame.collect()
@@ -139,6 +178,11 @@ def check(call: Any) -> None:
     assert all(math.isfinite(r) for r in frame["reward"].to_list())
     assert frame["passed"].null_count() == 0
     assert isinstance(got.sources, dict) and "task_id" in got.sources
+    routed = route()
+    assert routed.exit_code in (0, 1)
+    names = {str(v) for c in ("task_id", "model", "policy_version") for v in frame[c].to_list()}
+    for fmt in FORMATS:
+        _printed_numbers_finite(render(routed, fmt), fmt, names)
     OUTCOMES["rows"] += 1
 
 
@@ -147,13 +191,21 @@ def check(call: Any) -> None:
 def test_fuzz_jsonl_file(tmp_path: Path, data: bytes, threshold: float | None) -> None:
     path = tmp_path / "fuzz.jsonl"
     path.write_bytes(data)
-    check(lambda: read_rows([str(path)], pass_threshold=threshold))
+    check(
+        lambda: read_rows([str(path)], pass_threshold=threshold),
+        lambda: run_route([str(path)], pass_threshold=threshold),
+        str(path),
+    )
 
 
 @FUZZ
 @given(data=jsonl_bytes())
 def test_fuzz_stdin(data: bytes) -> None:
-    check(lambda: read_rows(["-"], stdin=io.BytesIO(data)))
+    check(
+        lambda: read_rows(["-"], stdin=io.BytesIO(data)),
+        lambda: run_route(["-"], stdin=io.BytesIO(data)),
+        "<stdin>",
+    )
 
 
 COLUMN = st.one_of(
@@ -189,156 +241,79 @@ def test_fuzz_parquet(tmp_path: Path, columns: dict[str, list[Any]], cut: int | 
     frame.write_parquet(path)
     if cut is not None:
         path.write_bytes(path.read_bytes()[:cut])
-    check(lambda: read_rows([str(path)]))
+    check(lambda: read_rows([str(path)]), lambda: run_route([str(path)]), str(path))
 
 
-# --- properties: the reader against plain-Python readings of DESIGN section 1 -------------
-
-
-def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def read_file(path: Path, **kwargs: Any) -> tuple[pl.DataFrame, Any]:
-    rows = read_rows([str(path)], **kwargs)
-    frame = rows.frame.collect()
-    assert frame.schema == pl.Schema(CANONICAL_SCHEMA)
-    return frame, rows
-
-
-ROW = st.fixed_dictionaries(
-    {
-        "task_id": st.one_of(st.integers(0, 5), st.sampled_from(["a", "b", "ü", "1"])),
-        "reward": st.one_of(st.sampled_from([0, 1, 0.0, 1.0, True, False]), st.floats(0, 1)),
-    },
+UNICODE_TASK = st.one_of(
+    st.integers(0, 3),
+    st.sampled_from(["a", "é", "日本", "1", "", "\u0000", "🙂", "a\nb", "x" * 300]),
+)
+LEGAL_ROW = st.fixed_dictionaries(
+    {"task_id": UNICODE_TASK, "reward": GOOD_REWARD},
     optional={
-        "truncated": st.booleans(),
-        "model": st.sampled_from(["m", "m@1", "n@2"]),
+        "truncated": st.one_of(st.none(), st.booleans()),
+        "model": st.one_of(st.none(), NAME, st.sampled_from(["nan", "inf", "m@1"])),
+        "junk": ANY,  # a column the route never reads, of any type, mixed across rows
+        "meta": st.dictionaries(st.text(max_size=3), ANY, max_size=2),
     },
 )
 
 
-def expected(rows: list[dict[str, Any]], threshold: float) -> dict[str, list[Any]]:
-    """DESIGN section 1 by hand, row by row."""
-    out: dict[str, list[Any]] = {k: [] for k in CANONICAL_SCHEMA}
-    for row in rows:
-        reward = float(row["reward"])
-        model = row.get("model")
-        out["task_id"].append(str(row["task_id"]))
-        out["reward"].append(reward)
-        out["passed"].append(reward >= threshold)
-        out["truncated"].append(
-            row.get("truncated") if any("truncated" in r for r in rows) else None
-        )
-        out["model"].append(None if model is None else model.split("@")[0])
-        out["policy_version"].append(model if model and "@" in model else None)
-    return out
+def plain_pass_at_1(data: bytes, threshold: float) -> tuple[float, int, int]:
+    """(pass@1, tasks, rows) by hand: Python's JSON (a repeated key: its first value, as
+    polars reads it), rows grouped by ``str(task_id)``, the mean of the per-task pass rates."""
+    tasks: dict[str, list[int]] = {}
+    for line in data.decode("utf-8").split("\n"):
+        if not line.strip():
+            continue
+        row = json.loads(line, object_pairs_hook=lambda pairs: dict(reversed(pairs)))
+        entry = tasks.setdefault(str(row["task_id"]), [0, 0])
+        entry[0] += 1
+        entry[1] += float(row["reward"]) >= threshold
+    rates = [p / n for n, p in tasks.values()]
+    return sum(rates) / len(rates), len(tasks), sum(n for n, _ in tasks.values())
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+@FUZZ
+@given(
+    rows=st.lists(LEGAL_ROW, min_size=1, max_size=10),
+    duplicate=st.lists(st.booleans(), min_size=10, max_size=10),
+    blank=st.booleans(),
+    threshold=st.sampled_from([None, 0.5]),
 )
-@given(rows=st.lists(ROW, min_size=1, max_size=12), threshold=st.sampled_from([None, 0.5, 1.0]))
-def test_jsonl_and_parquet_match_the_plain_reading(
-    tmp_path: Path, rows: list[dict[str, Any]], threshold: float | None
+def test_fuzz_legal_rows_route_to_the_plain_numbers(
+    tmp_path: Path,
+    rows: list[dict[str, Any]],
+    duplicate: list[bool],
+    blank: bool,
+    threshold: float | None,
 ) -> None:
-    want = expected(rows, 1.0 if threshold is None else threshold)
-    frame, meta = read_file(jsonl(tmp_path / "rows.jsonl", rows), pass_threshold=threshold)
-    assert frame.to_dict(as_series=False) == want
-    partial = sum(0 < float(r["reward"]) < 1 for r in rows)
-    assert meta.partial_rows == partial
-    table = pl.DataFrame(
-        {
-            "task_id": [str(r["task_id"]) for r in rows],
-            "reward": [float(r["reward"]) for r in rows],
-            "model": [r.get("model") for r in rows],
-        },
-        schema={"task_id": pl.String, "reward": pl.Float64, "model": pl.String},
+    """Rows that are legal but odd (unicode and empty task ids, models called "nan", unread
+    columns of mixed types and non-finite values, duplicate keys, blank lines) always route,
+    and the report's pass@1, tasks and rows are the plain-Python ones."""
+    lines = [encode(r, d) for r, d in zip(rows, duplicate, strict=False)]
+    if blank:
+        lines.insert(len(lines) // 2, b"   ")
+    data = b"\n".join(lines) + b"\n"
+    path = tmp_path / "legal.jsonl"
+    path.write_bytes(data)
+    check(
+        lambda: read_rows([str(path)], pass_threshold=threshold),
+        lambda: run_route([str(path)], pass_threshold=threshold),
+        str(path),
     )
-    table.write_parquet(tmp_path / "rows.parquet")
-    got, _ = read_file(tmp_path / "rows.parquet", pass_threshold=threshold)
-    for key in ("task_id", "reward", "passed", "model", "policy_version"):
-        assert got[key].to_list() == want[key]
+    summary = run_route([str(path)], pass_threshold=threshold).to_dict()["summary"]
+    want, tasks, n_rows = plain_pass_at_1(data, 1.0 if threshold is None else threshold)
+    assert summary["pass_at_1"]["value"] == pytest.approx(want, abs=1e-12)
+    assert (summary["tasks"], summary["rows"]) == (tasks, n_rows)
 
 
-NESTED = st.fixed_dictionaries(
-    {
-        "task_id": st.sampled_from(["a", "b", "c"]),
-        "rewards": st.dictionaries(
-            st.sampled_from(["r1", "r2"]),
-            st.one_of(
-                st.none(),
-                st.fixed_dictionaries(
-                    {"score": st.sampled_from([0.0, 0.5, 1.0])},
-                    optional={"weight": st.sampled_from([0.0, 0.5, 1.0])},
-                ),
-            ),
-        ),
-        "response": st.one_of(
-            st.none(),
-            st.fixed_dictionaries(
-                {
-                    "id": st.just("r"),
-                    "incomplete_details": st.one_of(
-                        st.none(),
-                        st.fixed_dictionaries(
-                            {"reason": st.sampled_from(["max_output_tokens", "content_filter"])}
-                        ),
-                    ),
-                },
-                optional={"model": st.sampled_from(["x", "y@3"])},
-            ),
-        ),
-    },
-    optional={"model": st.sampled_from(["m", "n@1"])},
-)
-
-
-def expected_nested(row: dict[str, Any]) -> tuple[Any, ...]:
-    """Σ score × weight (weight 1 when absent, unscored rewards skipped); truncation from
-    response.incomplete_details (a response without it finished; no response: unknown);
-    the model from ``model``, else ``response.model``, before any '@'."""
-    reward = sum(r["score"] * r.get("weight", 1.0) for r in row["rewards"].values() if r)
-    response = row["response"]
-    if response is None:
-        truncated = None
-    else:
-        details = response["incomplete_details"] or {}
-        truncated = details.get("reason") == "max_output_tokens"
-    writer = row.get("model") or (response or {}).get("model")
-    version = writer if writer and "@" in writer else None
-    model = writer.split("@")[0] if writer else None
-    return row["task_id"], reward, truncated, model, version
-
-
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(rows=st.lists(NESTED, min_size=1, max_size=8))
-def test_nested_aliases_fast_and_line_by_line_agree(
-    tmp_path: Path, rows: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not any(r["rewards"] for r in rows):  # an empty rewards dict everywhere: no reward
-        rows[0]["rewards"] = {"r1": None}
-    want = [expected_nested(r) for r in rows]
-    columns = ("task_id", "reward", "truncated", "model", "policy_version")
-    path = jsonl(tmp_path / "nested.jsonl", rows)
-    fast = read_rows([str(path)], pass_threshold=1.0).frame.collect().select(columns).rows()
-    with monkeypatch.context() as patch:  # polars refuses the file: the line-by-line reader
-        patch.setattr(pl, "scan_ndjson", _refuse)
-        slow = read_rows([str(path)], pass_threshold=1.0).frame.collect().select(columns).rows()
-    assert fast == want
-    assert slow == want
-
-
-def _refuse(*args: Any, **kwargs: Any) -> pl.LazyFrame:
-    raise pl.exceptions.ComputeError("refused for the test")
-
-
-def test_fuzz_reached_both_outcomes() -> None:
-    """The cases counted above include both valid rows and refusals (run after the fuzzers)."""
-    if sum(OUTCOMES.values()) == 0:  # run on its own
-        return
+def test_fuzz_ran_enough_cases_and_both_outcomes() -> None:
+    """At least MIN_CASES hostile inputs went through the whole route, some ending in a
+    report and some in a refusal (run after the fuzzers, in file order)."""
+    total = sum(OUTCOMES.values())
+    if total == 0:
+        pytest.skip("run with the fuzz tests above (they count the cases)")
+    assert total >= MIN_CASES, dict(OUTCOMES)
     assert OUTCOMES["rows"] > 0 and OUTCOMES["error"] > 0, dict(OUTCOMES)
-    print(f"fuzz cases: {dict(OUTCOMES)}")
+    print(f"fuzz cases through the whole route: {total} ({dict(OUTCOMES)})")

@@ -6,8 +6,12 @@ import typer
 
 from whilecli import __version__
 from whilecli.commands.ada import ada_command
+from whilecli.commands.check import check_command
 from whilecli.commands.config import config_command
+from whilecli.commands.diff import diff_command
 from whilecli.commands.route import route_command
+from whilecli.commands.size import size_command
+from whilecli.commands.summarize import summarize_command
 from whilecli.commands.update import update_command
 
 app = typer.Typer(
@@ -39,3 +43,7 @@ app.command("route")(route_command)
 app.command("update")(update_command)
 app.command("config")(config_command)
 app.command("ada")(ada_command)
+app.command("check")(check_command)
+app.command("size")(size_command)
+app.command("diff")(diff_command)
+app.command("summarize")(summarize_command)

@@ -34,11 +34,22 @@ def atomic_write(
     tmp_path = Path(tmp)
     try:
         write(tmp_path)
+        os.chmod(tmp_path, _mode_for(p))
         os.replace(tmp_path, p)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
     return p
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits a plain ``open(path, "w")`` would give: the old file's, or 0666 less
+    the umask (``mkstemp`` alone would leave 0600)."""
+    if path.exists():
+        return path.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:

@@ -1,8 +1,9 @@
-"""What every command shares: turning library errors into one line and an exit code."""
+"""What every command shares: turning errors into one line and an exit code."""
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -13,9 +14,16 @@ from whilecli.errors import WhileError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Exit code for an error inside whilecli itself (a bug), as sysexits' EX_SOFTWARE.
+INTERNAL_ERROR = 70
+
 
 def user_errors(fn: F) -> F:
-    """Print a :class:`WhileError` as ``while: error: ...`` on stderr and exit with its code."""
+    """Print a :class:`WhileError` as ``while: error: ...`` on stderr and exit with its code.
+
+    Anything else is a bug in whilecli: one line that says so and exit 70, or the full
+    traceback when ``WHILE_DEBUG=1``.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -27,5 +35,17 @@ def user_errors(fn: F) -> F:
         except KeyboardInterrupt:
             print("while: interrupted", file=sys.stderr)
             raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except Exception as err:  # a bug: keep it to one line unless asked
+            if os.environ.get("WHILE_DEBUG") == "1":
+                raise
+            text = " ".join(str(err).split()) or "no message"
+            print(
+                f"while: internal error: {type(err).__name__}: {text} "
+                "(rerun with WHILE_DEBUG=1 for the traceback, and please report it)",
+                file=sys.stderr,
+            )
+            raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper  # type: ignore[return-value]

@@ -2,22 +2,29 @@
 
 Thin: parse the options, call :func:`whilecli.route.run_route`, render, exit with the
 route's exit code (0 routed, 1 nothing can train yet or a ``--strict`` failure, 2 bad
-usage or input).
+usage or input). ``--fail-on`` (or a repository's ``[tool.while] fail-on``) adds the CI
+policies of :mod:`whilecli.route.policies`: a policy that holds also exits 1.
+
+The reading and routing options are module constants so ``while check`` takes the same.
 """
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from whilecli.commands._common import user_errors
 from whilecli.errors import UsageError
+
+if TYPE_CHECKING:
+    from whilecli.route.model import Route
 
 
 class OutputFormat(str, Enum):
@@ -27,6 +34,70 @@ class OutputFormat(str, Enum):
     json = "json"
     markdown = "markdown"
     github = "github"
+
+
+PATHS = typer.Argument(
+    ...,
+    metavar="PATH",
+    help="Graded rows: JSONL (.gz/.zst) or Parquet files, directories, globs, or - for stdin.",
+)
+TEACHER = typer.Option(
+    None, "--teacher", metavar="ROWS", help="The teacher's graded rows (repeatable)."
+)
+MODEL = typer.Option(
+    None, "--model", metavar="M", help="The model you will train (checks on-policy)."
+)
+SIZE_B = typer.Option(
+    None, "--size-b", metavar="F", help="The model's size in billions of parameters."
+)
+PASS_THRESHOLD = typer.Option(
+    None, "--pass-threshold", metavar="F", help="A row passes when reward >= F (default 1.0)."
+)
+MAPPING = typer.Option(
+    None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN (repeatable)."
+)
+INPUT_FORMAT = typer.Option(
+    None, "--input-format", metavar="NAME", help="Force the input format (default: detect)."
+)
+TEACHER_VOCAB = typer.Option(
+    None, "--teacher-vocab", metavar="N", help="The teacher tokenizer's vocabulary size."
+)
+STUDENT_VOCAB = typer.Option(
+    None, "--student-vocab", metavar="N", help="The student tokenizer's vocabulary size."
+)
+TEACHER_TOKENIZER = typer.Option(
+    None,
+    "--teacher-tokenizer",
+    metavar="PATH",
+    help="The teacher's tokenizer.json or local model directory.",
+)
+STUDENT_TOKENIZER = typer.Option(
+    None,
+    "--student-tokenizer",
+    metavar="PATH",
+    help="The student's tokenizer.json or local model directory.",
+)
+STRICT = typer.Option(False, "--strict", help="Exit 1 when any check reached is unknown or fails.")
+FORMAT = typer.Option(OutputFormat.text, "--format", help="Report format.", case_sensitive=False)
+SEED = typer.Option(
+    None, "--seed", metavar="N", help="Seed of the bootstrap intervals (default 0)."
+)
+FAIL_ON = typer.Option(
+    None,
+    "--fail-on",
+    metavar="POLICIES",
+    help=(
+        "Exit 1 when a named condition holds (comma-separated, repeatable): truncated-passes, "
+        "unknown-truncation, floor, saturated, off-policy, few-split, judge-unaudited; all; "
+        "none. Default: [tool.while] fail-on of pyproject.toml or while.toml."
+    ),
+)
+JUDGE_AUDIT = typer.Option(
+    None,
+    "--judge-audit",
+    metavar="FILE",
+    help="The judge's audit (JSON or TOML): ok, or agreement, kappa and n.",
+)
 
 
 def _overrides(
@@ -60,66 +131,72 @@ def _overrides(
     return out
 
 
-@user_errors
-def route_command(
-    paths: list[str] = typer.Argument(
-        ...,
-        metavar="PATH",
-        help="Graded rows: JSONL (.gz/.zst) or Parquet files, directories, globs, or - for stdin.",
-    ),
-    teacher: list[str] | None = typer.Option(
-        None, "--teacher", metavar="ROWS", help="The teacher's graded rows (repeatable)."
-    ),
-    model: str | None = typer.Option(
-        None, "--model", metavar="M", help="The model you will train (checks on-policy)."
-    ),
-    size_b: float | None = typer.Option(
-        None, "--size-b", metavar="F", help="The model's size in billions of parameters."
-    ),
-    pass_threshold: float | None = typer.Option(
-        None, "--pass-threshold", metavar="F", help="A row passes when reward >= F (default 1.0)."
-    ),
-    mapping: list[str] | None = typer.Option(
-        None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN (repeatable)."
-    ),
-    input_format: str | None = typer.Option(
-        None, "--input-format", metavar="NAME", help="Force the input format (default: detect)."
-    ),
-    teacher_vocab: int | None = typer.Option(
-        None, "--teacher-vocab", metavar="N", help="The teacher tokenizer's vocabulary size."
-    ),
-    student_vocab: int | None = typer.Option(
-        None, "--student-vocab", metavar="N", help="The student tokenizer's vocabulary size."
-    ),
-    teacher_tokenizer: str | None = typer.Option(
-        None,
-        "--teacher-tokenizer",
-        metavar="PATH",
-        help="The teacher's tokenizer.json or local model directory.",
-    ),
-    student_tokenizer: str | None = typer.Option(
-        None,
-        "--student-tokenizer",
-        metavar="PATH",
-        help="The student's tokenizer.json or local model directory.",
-    ),
-    strict: bool = typer.Option(
-        False, "--strict", help="Exit 1 when any check reached is unknown or fails."
-    ),
-    output: OutputFormat = typer.Option(
-        OutputFormat.text, "--format", help="Report format.", case_sensitive=False
-    ),
-    seed: int | None = typer.Option(
-        None, "--seed", metavar="N", help="Seed of the bootstrap intervals (default 0)."
-    ),
-) -> None:
-    """Route graded rows to a training method: six checks, intervals with n, exit 0/1/2."""
+def read_stdin(paths: list[str], teacher: list[str] | None) -> bytes | None:
+    """stdin's bytes when a path is ``-`` (read once: the route and the judge scan share it)."""
+    return sys.stdin.buffer.read() if "-" in paths + (teacher or []) else None
+
+
+def route_rows(
+    paths: list[str],
+    stdin_data: bytes | None,
+    *,
+    teacher: list[str] | None,
+    mapping: list[str] | None,
+    pass_threshold: float | None,
+    input_format: str | None,
+    overrides: dict[str, Any],
+    summary: bool | None = None,
+) -> Route:
+    """Read and route the rows with the command line's reading and routing options."""
     from whilecli.route import run_route
     from whilecli.route.read import parse_map
-    from whilecli.route.report import render
 
     if pass_threshold is not None and not math.isfinite(pass_threshold):
         raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
+    return run_route(
+        paths,
+        teacher=teacher or None,
+        mapping=parse_map(mapping or []),
+        pass_threshold=pass_threshold,
+        input_format=input_format,
+        stdin=io.BytesIO(stdin_data) if stdin_data is not None else None,
+        summary=summary,
+        **overrides,
+    )
+
+
+@user_errors
+def route_command(
+    paths: list[str] = PATHS,
+    teacher: list[str] | None = TEACHER,
+    model: str | None = MODEL,
+    size_b: float | None = SIZE_B,
+    pass_threshold: float | None = PASS_THRESHOLD,
+    mapping: list[str] | None = MAPPING,
+    input_format: str | None = INPUT_FORMAT,
+    teacher_vocab: int | None = TEACHER_VOCAB,
+    student_vocab: int | None = STUDENT_VOCAB,
+    teacher_tokenizer: str | None = TEACHER_TOKENIZER,
+    student_tokenizer: str | None = STUDENT_TOKENIZER,
+    strict: bool = STRICT,
+    output: OutputFormat = FORMAT,
+    seed: int | None = SEED,
+    fail_on: list[str] | None = FAIL_ON,
+    judge_audit: str | None = JUDGE_AUDIT,
+    summary: bool = typer.Option(
+        False,
+        "--summary",
+        help="PATH and --teacher are per-task summaries (while summarize); detected without it.",
+    ),
+) -> None:
+    """Route graded rows to a training method: six checks, intervals with n, exit 0/1/2."""
+    from whilecli.commands.check import (
+        enforce,
+        github_policy_lines,
+        policy_lines,
+    )
+    from whilecli.route.report import render
+
     overrides = _overrides(
         model,
         size_b,
@@ -130,29 +207,60 @@ def route_command(
         strict,
         seed,
     )
-    route = run_route(
+    stdin_data = read_stdin(paths, teacher)
+    route = route_rows(
         paths,
-        teacher=teacher or None,
-        mapping=parse_map(mapping or []),
+        stdin_data,
+        teacher=teacher,
+        mapping=mapping,
         pass_threshold=pass_threshold,
         input_format=input_format,
-        stdin=sys.stdin.buffer if "-" in paths + (teacher or []) else None,
-        **overrides,
+        overrides=overrides,
+        summary=summary or None,
     )
+    gate = enforce(route, paths, stdin_data, fail_on=fail_on, judge_audit=judge_audit)
     fmt = output.value
     if fmt == "text":
         from whilecli.route.render_text import make_console, render_text
 
         render_text(route, make_console())
+        if gate is not None:
+            sys.stdout.write("".join(f"{line}\n" for line in policy_lines(gate, "while route")))
+    elif fmt == "json":
+        import json
+
+        report = route.to_dict()
+        if gate is not None:
+            report["policies"] = gate.to_dict()
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    elif fmt == "github":
+        lines = render(route, "github").splitlines()
+        if gate is not None:
+            extra = github_policy_lines(gate, route, "while route")
+            lines = lines[:-1] + extra + lines[-1:]
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
     else:
-        sys.stdout.write(render(route, fmt))
-        sys.stdout.flush()
+        sys.stdout.write(_markdown(route, gate))
+    sys.stdout.flush()
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        _append_summary(os.environ["GITHUB_STEP_SUMMARY"], render(route, "markdown"))
-    raise typer.Exit(route.exit_code)
+        append_summary(os.environ["GITHUB_STEP_SUMMARY"], _markdown(route, gate))
+    code = route.exit_code
+    if gate is not None:
+        code = max(code, gate.exit_code)
+    raise typer.Exit(code)
 
 
-def _append_summary(path: str, markdown: str) -> None:
+def _markdown(route: Route, gate: Any) -> str:
+    from whilecli.commands.check import policies_markdown
+    from whilecli.route.report import render
+
+    text = render(route, "markdown")
+    if gate is not None:
+        text += "\n" + policies_markdown(gate, "### Policies")
+    return text
+
+
+def append_summary(path: str, markdown: str) -> None:
     """Append the Markdown report to the job summary file GitHub names."""
     try:
         with open(path, "a", encoding="utf-8") as fh:

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from whilecli.errors import InputError
+from whilecli.methods.fastmath import as_float, row_counts
 from whilecli.methods.fields import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
 
 #: List fields a row may leave out while others carry them: the mask (all action tokens) and
@@ -65,7 +66,7 @@ class Batch:
     @property
     def action_counts(self) -> torch.Tensor:
         """T_i, the action tokens of each trajectory, ``[B]`` in the batch dtype."""
-        return self.action_mask.to(self.logprobs.dtype).sum(dim=1)
+        return row_counts(self.action_mask).to(self.logprobs.dtype)
 
     # ------------------------------------------------------------------ construction
 
@@ -304,9 +305,11 @@ class Batch:
             tensor = getattr(self, name)
             if tensor is None:
                 continue
-            # fast path: every entry finite (the sum is) and none > 0 on an action token
-            if bool(torch.isfinite(tensor.sum())) and bool(
-                (tensor * self.action_mask.to(tensor.dtype)).max() <= 0
+            # fast path: every entry finite (the sum is) and none > 0 at all, or on an action
+            # token (a product with the 0/1 mask is exact for finite entries)
+            if bool(torch.isfinite(tensor.sum())) and (
+                bool(tensor.max() <= 0)
+                or bool((tensor * as_float(self.action_mask, tensor.dtype)).max() <= 0)
             ):
                 continue
             bad = self.action_mask & ~(torch.isfinite(tensor) & (tensor <= 0))

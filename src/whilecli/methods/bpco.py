@@ -19,12 +19,21 @@ averages the loss over sequences itself. Divide by the number of sequences in yo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.fastmath import (
+    all_finite,
+    any_rows,
+    as_float,
+    compare,
+    exp_,
+    row_blocks,
+)
 from whilecli.methods.gae import action_returns, gae_lambda, skip_observation_gae
 from whilecli.methods.knob_checks import pair, positive
 
@@ -37,24 +46,90 @@ LOG_RATIO_CAP = 20.0
 def explained_variance(
     rewards: torch.Tensor, values: torch.Tensor, action: torch.Tensor
 ) -> float | None:
-    """``1 − Var(R − V)/Var(R)`` over action tokens (population variances); None if R is constant.
+    """``1 − Var(R − V)/Var(R)`` over action tokens (population variances); None if R is constant
+    (or so nearly constant that Var(R) underflows to 0).
 
-    Two-pass variances, R's from per-row counts (R is constant along a trajectory).
+    Two-pass variances, R's from per-row counts (R is constant along a trajectory); R − V is
+    summed block by block over the rows, once for its mean and once for its variance.
     """
     f64 = torch.float64
     counts = action.sum(dim=1).to(f64)
     n = float(counts.sum())
-    r = rewards.to(f64)
+    r = rewards.detach().to(f64)
     seen = r[counts > 0]
     if n == 0 or bool((seen == seen[0]).all()):
         return None
     mean_r = float((counts * r).sum()) / n
     var_r = float((counts * (r - mean_r) ** 2).sum()) / n
-    action_f = action.to(f64)
-    diff = masked(r[:, None] - values.to(f64), action, action_f)
-    mean_d = float(diff.sum()) / n
-    var_d = float(((diff - mean_d) * action_f).square().sum()) / n
-    return 1.0 - var_d / var_r
+    if var_r == 0:  # rewards that differ by less than the square root of the smallest float
+        return None
+    values = values.detach()
+    blocks = row_blocks(values)
+
+    def diff(rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
+        action_f = as_float(action[rows], f64)
+        v = values[rows].to(f64)
+        if all_finite(v):  # the 0/1 product is exact
+            return torch.sub(r[rows, None], v).mul_(action_f), action_f
+        return masked(r[rows, None] - v, action[rows], action_f), action_f
+
+    mean_d = sum(float(diff(rows)[0].sum()) for rows in blocks) / n
+    var_d = 0.0
+    for rows in blocks:
+        d, action_f = diff(rows)
+        var_d += float(d.sub_(mean_d).mul_(action_f).square_().sum())
+    return 1.0 - var_d / n / var_r
+
+
+@dataclass
+class _Tally:
+    """Counts gathered over the row blocks: unclipped and clamped tokens, Σ ρ on actions."""
+
+    unclipped: int = 0
+    clamped: int = 0
+    ratio_sum: float = 0.0
+
+
+def _block(
+    log_pi: torch.Tensor,
+    log_mu: torch.Tensor | None,
+    action: torch.Tensor,
+    adv: torch.Tensor,
+    clip: float,
+    out: torch.Tensor,
+    tally: _Tally,
+) -> torch.Tensor:
+    """Eq. 2 on a block of rows: writes c = ρA where unclipped (else 0) into ``out``.
+
+    Returns admitted (a row with an unclipped action token).
+    """
+    dtype = log_pi.dtype
+    action_f = as_float(action, dtype)
+    if log_mu is None:
+        log_mu = log_pi
+    if not (all_finite(log_pi) and all_finite(log_mu)):  # junk in the padding
+        log_pi, log_mu = masked(log_pi, action, action_f), masked(log_mu, action, action_f)
+    # finite from here: products with the 0/1 mask are exact; off the action tokens every
+    # value below is discarded by the final ``& action``
+    log_ratio = torch.sub(log_pi, log_mu).mul_(action_f)
+    low, high = torch.aminmax(log_ratio)
+    if max(float(high), -float(low)) > LOG_RATIO_CAP:
+        tally.clamped += int((log_ratio.abs() > LOG_RATIO_CAP).sum())
+    ratio = exp_(log_ratio.clamp_(-LOG_RATIO_CAP, LOG_RATIO_CAP))
+    half = exp_(torch.mul(log_mu, action_f)).reciprocal_().mul_(clip)  # ε/μ, ∞ if μ = 0
+    # the unclipped branch is the minimum: A > 0 and ρ ≤ 1 + ε/μ, A < 0 and ρ ≥ 1 − ε/μ, A = 0
+    pos = compare(adv, ">", 0.0)
+    not_neg = compare(adv, ">=", 0.0)
+    up = compare(ratio, "<=", torch.add(half, 1))
+    down = compare(ratio, ">=", half.neg_().add_(1))  # 1 − ε/μ, the same rounding
+    # (A > 0 and up) or (A ≤ 0 and (down or A ≥ 0)); A is finite
+    unclipped = pos.logical_and(up).logical_or_(down.logical_or_(not_neg).logical_and_(~pos))
+    unclipped.logical_and_(action)
+    unclipped_f = as_float(unclipped, dtype)
+    tally.unclipped += int(unclipped_f.sum())
+    tally.ratio_sum += float(torch.mul(ratio, action_f, out=half).sum())
+    torch.mul(ratio, adv, out=out).mul_(unclipped_f)
+    return any_rows(unclipped)
 
 
 class BPCO:
@@ -93,6 +168,9 @@ class BPCO:
 
     def _check_range(self, batch: Batch, values: torch.Tensor) -> None:
         lo, hi = self.reward_range
+        least, most = torch.aminmax(values.detach())
+        if bool(least >= lo) and bool(most <= hi):  # every entry, padding too; NaN fails
+            return
         inside = torch.where(batch.mask, values, lo)
         if bool(inside.min() >= lo) and bool(inside.max() <= hi):  # NaN fails both
             return
@@ -118,28 +196,23 @@ class BPCO:
         counts = batch.action_counts
         lam = gae_lambda(counts, self.gae_alpha)
         adv = skip_observation_gae(batch.rewards, values, action, lam)  # Eq. 3-4, 14
-        dtype = batch.logprobs.dtype
-        action_f = action.to(dtype)
-        log_pi = masked(batch.logprobs, action, action_f)
-        log_mu = log_pi
-        if batch.behavior_logprobs is not None:
-            log_mu = masked(batch.behavior_logprobs, action, action_f)
-        log_ratio = log_pi - log_mu  # 0 off the action tokens
-        capped = log_ratio.clamp_max(LOG_RATIO_CAP).clamp_min(-LOG_RATIO_CAP)
-        n_clamped = 0
-        if float(log_ratio.abs().max()) > LOG_RATIO_CAP:
-            n_clamped = int((log_ratio.abs() > LOG_RATIO_CAP).sum())
-        ratio = capped.exp()
-        half = self.clip / log_mu.exp()  # Eq. 2: ε/μ, +∞ when μ underflows to 0
-        # the unclipped branch is the minimum: A > 0 and ρ ≤ 1 + ε/μ, A < 0 and ρ ≥ 1 − ε/μ, A = 0
-        pos = adv > 0
-        neg = adv < 0
-        up = ratio <= 1 + half
-        down = ratio >= 1 - half
-        unclipped = ((pos & up) | (~pos & (down | ~neg))) & action
-        coef = ratio * adv * unclipped.to(dtype)
-        admitted = unclipped.any(dim=1)
-        stats, notes = self._report(batch, values, unclipped, n_clamped, ratio, lam, admitted)
+        log_pi = batch.logprobs.detach()
+        log_mu = batch.behavior_logprobs
+        log_mu = None if log_mu is None else log_mu.detach()
+        coef = torch.empty_like(log_pi)
+        admitted = torch.empty_like(action[:, 0])
+        tally = _Tally()
+        for rows in row_blocks(log_pi):
+            admitted[rows] = _block(
+                log_pi[rows],
+                None if log_mu is None else log_mu[rows],
+                action[rows],
+                adv[rows],
+                self.clip,
+                coef[rows],
+                tally,
+            )
+        stats, notes = self._report(batch, values, tally, lam, admitted)
         return Update(
             coefficients=coef.detach(),
             advantages=adv.detach(),
@@ -153,9 +226,7 @@ class BPCO:
         self,
         batch: Batch,
         values: torch.Tensor,
-        unclipped: torch.Tensor,
-        n_clamped: int,
-        ratio: torch.Tensor,
+        tally: _Tally,
         lam: torch.Tensor,
         admitted: torch.Tensor,
     ) -> tuple[dict[str, float | None], list[str]]:
@@ -163,7 +234,8 @@ class BPCO:
         b = batch.size
         counts = batch.action_counts
         n_tokens = int(counts.sum())
-        clipped = n_tokens - int(unclipped.sum())
+        clipped = n_tokens - tally.unclipped
+        n_clamped = tally.clamped
         kept = int(admitted.sum())
         empty = int((counts == 0).sum())
         ev = explained_variance(batch.rewards, values, action)
@@ -180,9 +252,7 @@ class BPCO:
             "clipped_share": clipped / n_tokens if n_tokens else 0.0,
             "clamped_tokens": float(n_clamped),
             "clamped_share": n_clamped / n_tokens if n_tokens else 0.0,
-            "mean_ratio": float((ratio * action.to(ratio.dtype)).sum()) / n_tokens
-            if n_tokens
-            else None,
+            "mean_ratio": tally.ratio_sum / n_tokens if n_tokens else None,
             "explained_variance": ev,
             "zero_lambda_trajectories": float(short),
         }

@@ -21,6 +21,7 @@ import torch
 
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
+from whilecli.methods.fastmath import all_finite, as_float, exp_
 from whilecli.methods.groups import check_logprobs, count
 
 CORRECTIONS = ("ipo", "icepop", "tis")
@@ -46,6 +47,13 @@ def _check_knobs(name: str, eps: Any, band: Any, cap: Any) -> tuple[float, float
     if not (k >= 1 and math.isfinite(k)):
         raise UsageError(f"{name}: cap must be a finite number ≥ 1 (default 2.0), got {cap!r}")
     return e, lo, hi, k
+
+
+def _keep(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> torch.Tensor:
+    """``torch.where(keep, x, 0.0)``: an exact 0/1 product (−0 made +0) when ``x`` is finite."""
+    if all_finite(x):
+        return x.mul(keep_f).add_(0.0)
+    return torch.where(keep, x, 0.0)
 
 
 def apply_correction(
@@ -78,12 +86,13 @@ def apply_correction(
     lp, blp = batch.logprobs, batch.behavior_logprobs
     stats = dict(update.stats)
     notes = list(update.notes)
+    lp, blp = lp.detach(), blp.detach()
+    act_f = as_float(act, c.dtype)
     if name == "tis":
-        rho = torch.exp(lp - blp)
-        capped = act & (rho > k)
-        new_c = c * torch.clamp(rho, max=k)
-        kept = act & (rho > 0)
-        n_hit = int(capped.sum())
+        rho = exp_(torch.sub(lp, blp))
+        n_hit = int((rho > k).logical_and_(act).sum())
+        kept = (rho > 0).logical_and_(act)
+        new_c = torch.mul(c, rho.clamp_(max=k))
         stats["tis_capped_tokens"] = float(n_hit)
         stats["tis_capped_share"] = n_hit / n_act if n_act else 0.0
         notes.append(
@@ -92,18 +101,19 @@ def apply_correction(
         )
     else:
         if name == "ipo":
-            kept = act & ((lp.exp() - blp.exp()).abs() <= e)
+            gap = exp_(lp.clone()).sub_(exp_(blp.clone())).abs_()
+            kept = (gap <= e).logical_and_(act)
             rule = f"|π − μ| > {e}"
         else:
-            rho = torch.exp(lp - blp)
-            kept = act & (rho >= lo) & (rho <= hi)
+            rho = exp_(torch.sub(lp, blp))
+            kept = (rho >= lo).logical_and_(rho <= hi).logical_and_(act)
             rule = f"ρ outside [{lo}, {hi}]"
-        new_c = torch.where(kept, c, 0.0)
-        n_hit = int((act & ~kept).sum())
+        new_c = _keep(c, kept, as_float(kept, c.dtype))
+        n_hit = n_act - int(kept.sum())
         stats[f"{name}_masked_tokens"] = float(n_hit)
         stats[f"{name}_masked_share"] = n_hit / n_act if n_act else 0.0
         notes.append(f"{name} masked {n_hit} of {n_act} action tokens ({rule}), setting c = 0.")
-    new_c = torch.where(act, new_c, 0.0).detach()
+    new_c = _keep(new_c, act, act_f).detach()
     lost = update.admitted & act.any(dim=1) & ~kept.any(dim=1)
     if int(lost.sum()):
         notes.append(f"{count(int(lost.sum()), 'row')} lost every action token to {name}.")

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.methods.batch import Batch, Update
+from whilecli.methods.fastmath import all_finite, as_float
 from whilecli.methods.groups import check_logprobs, count, require_field
 from whilecli.methods.surrogate import knob_error
 
@@ -77,10 +78,14 @@ class OPD:
         act = batch.action_mask
         teacher = batch.teacher_logprobs
         assert teacher is not None
-        gap = torch.where(act, teacher - batch.logprobs, 0.0)
-        gap = gap.detach()
-        n = int(torch.count_nonzero(act))
-        admitted = act.any(dim=1)
+        gap = torch.sub(teacher.detach(), batch.logprobs.detach())
+        if all_finite(gap):  # the 0/1 product is exact; + 0 turns −0 into +0
+            gap.mul_(as_float(act, gap.dtype)).add_(0.0)
+        else:  # junk in the padding
+            gap = torch.where(act, gap, 0.0)
+        counts = act.sum(dim=1)
+        n = int(counts.sum())
+        admitted = counts > 0
         gap_mean = float(gap.sum()) / n if n else 0.0  # gap is 0 off the action tokens
         stats = {
             "rows": float(batch.size),

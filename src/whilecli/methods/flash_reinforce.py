@@ -24,6 +24,7 @@ import torch
 from whilecli.errors import InputError
 from whilecli.methods.batch import Batch, Update, masked
 from whilecli.methods.distributed import global_sum, world_note
+from whilecli.methods.fastmath import all_finite, as_float, exp_, log1p_, row_blocks
 from whilecli.methods.knob_checks import positive
 
 TRUST = 0.003
@@ -35,16 +36,53 @@ def bernoulli_kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
     """Eq. 6: KL(Bernoulli(p) ‖ Bernoulli(q)) with p, q clamped to [1e-6, 1 − 1e-6].
 
     The clamp is applied to the log-probabilities (``log 1e-6 ≤ log p ≤ log(1 − 1e-6)``),
-    which is the same clamp up to rounding and saves a logarithm per side.
+    which is the same clamp up to rounding and saves a logarithm per side. Four buffers of
+    the inputs' shape, every later step in place.
     """
     lo, hi = math.log(PROBABILITY_FLOOR), math.log1p(-PROBABILITY_FLOOR)
-    lp = log_p.clamp_max(hi).clamp_min_(lo)
-    lq = log_q.clamp_max(hi).clamp_min_(lo)
-    p = lp.exp()
-    l1p = p.neg().log1p_()  # log(1 − p)
-    l1p.sub_(lq.exp().neg_().log1p_())  # − log(1 − q)
-    d = lp.sub_(lq).mul_(p)  # p log(p/q)
+    d = log_p.clamp(lo, hi)
+    l1q = log_q.clamp(lo, hi)
+    p = exp_(d.clone())
+    d.sub_(l1q)  # log p − log q
+    log1p_(exp_(l1q).neg_())  # log(1 − q)
+    l1p = log1p_(p.neg())  # log(1 − p)
+    l1p.sub_(l1q)
+    d.mul_(p)  # p log(p/q)
     return d.add_(l1p.mul_(p.neg_().add_(1)))  # + (1 − p) log((1 − p)/(1 − q))
+
+
+def _block(
+    log_pi: torch.Tensor,
+    log_mu: torch.Tensor | None,
+    action: torch.Tensor,
+    scale: torch.Tensor,
+    trust: float,
+    out: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Eq. 6-10 on a block of rows: writes c into ``out``; ``(D_i, Σ_t ρ, clamped tokens)``.
+
+    ``scale`` is ``A_i / (T_i B)``; the gate ``m_i = 1[D_i ≤ trust]`` multiplies it here.
+    """
+    action_f = as_float(action, log_pi.dtype)
+    if log_mu is None:  # μ = π: ρ = 1, every d is 0
+        mean_kl = torch.zeros_like(scale)
+        torch.mul(action_f, (scale * (mean_kl <= trust).to(scale.dtype))[:, None], out=out)
+        return mean_kl, action_f.sum(dim=1), 0
+    if not (all_finite(log_pi) and all_finite(log_mu)):  # junk in the padding
+        log_pi, log_mu = masked(log_pi, action, action_f), masked(log_mu, action, action_f)
+    # every entry is finite from here: a product with the 0/1 mask is exact
+    log_ratio = torch.sub(log_pi, log_mu).mul_(action_f)  # 0 off the action tokens
+    n_clamped = 0
+    low, high = torch.aminmax(log_ratio)
+    if max(float(high), -float(low)) > LOG_RATIO_CLAMP:
+        n_clamped = int((log_ratio.abs() > LOG_RATIO_CLAMP).sum())
+    ratio = exp_(log_ratio.clamp_(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))
+    kl = bernoulli_kl(log_mu, log_pi).mul_(action_f)  # Eq. 6
+    mean_kl = kl.sum(dim=1) / action_f.sum(dim=1)  # Eq. 7
+    gated = scale * (mean_kl <= trust).to(scale.dtype)  # Eq. 8
+    ratio_sums = torch.mul(ratio, action_f, out=kl).sum(dim=1)
+    torch.mul(action_f, gated[:, None], out=out).mul_(ratio)  # Eq. 10
+    return mean_kl, ratio_sums, n_clamped
 
 
 class FlashReinforce:
@@ -88,27 +126,25 @@ class FlashReinforce:
         big_b = totals[1]
         adv = batch.rewards - totals[0] / big_b  # Eq. 5
 
-        action_f = action.to(dtype)
-        log_pi = masked(batch.logprobs, action, action_f)
-        log_mu = log_pi
-        if batch.behavior_logprobs is not None:
-            log_mu = masked(batch.behavior_logprobs, action, action_f)
-        log_ratio = log_pi - log_mu  # 0 off the action tokens
-        capped = log_ratio.clamp_max(LOG_RATIO_CLAMP).clamp_min(-LOG_RATIO_CLAMP)
+        scale = adv / (counts * big_b)
+        log_pi = batch.logprobs.detach()
+        log_mu = batch.behavior_logprobs
+        log_mu = None if log_mu is None else log_mu.detach()
+        coef = torch.empty_like(log_pi)
+        mean_kl, ratio_sums = torch.empty_like(adv), torch.empty_like(adv)
         n_clamped = 0
-        if float(log_ratio.abs().max()) > LOG_RATIO_CLAMP:
-            n_clamped = int((log_ratio.abs() > LOG_RATIO_CLAMP).sum())
-        ratio = capped.exp()
-        if batch.behavior_logprobs is None:
-            mean_kl = torch.zeros_like(adv)  # μ = π: every d is 0
-        else:
-            kl = bernoulli_kl(log_mu, log_pi) * action_f  # Eq. 6
-            mean_kl = kl.sum(dim=1) / counts  # Eq. 7
+        for rows in row_blocks(log_pi):
+            mean_kl[rows], ratio_sums[rows], clamped = _block(
+                log_pi[rows],
+                None if log_mu is None else log_mu[rows],
+                action[rows],
+                scale[rows],
+                self.trust,
+                coef[rows],
+            )
+            n_clamped += clamped
         admitted = mean_kl <= self.trust  # Eq. 8
-        scale = adv * admitted.to(dtype) / (counts * big_b)
-        coef = (scale[:, None] * action_f) * ratio  # Eq. 10
-        advantages = adv[:, None] * batch.mask.to(dtype)
-        ratio_sums = (ratio * action_f).sum(dim=1)
+        advantages = as_float(batch.mask, dtype).mul_(adv[:, None])
         stats, notes = self._report(batch, admitted, mean_kl, n_clamped, ratio_sums, counts, group)
         return Update(
             coefficients=coef.detach(),

@@ -23,6 +23,8 @@ import math
 
 import torch
 
+from whilecli.methods.fastmath import as_float, exp_, row_blocks
+
 #: Smallest power of λ a chunk may reach; far above float64's underflow.
 _MIN_POWER = 1e-200
 
@@ -63,6 +65,54 @@ def _scaled_reverse_cumsum(delta: torch.Tensor, lam: torch.Tensor) -> torch.Tens
     return torch.where(zero[:, None], delta, out) if any_zero else out
 
 
+def _reversed_scaled_cumsum(delta: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    """:func:`_scaled_reverse_cumsum` for ``delta`` stored last action first (reversed).
+
+    Column ``p`` holds packed index ``j = L − 1 − p``; the suffix sums over ``j ≥ k`` become
+    prefix sums over ``p``, added in the same order as the flipped forward layout, without
+    the two flips; the scaling back is a division by λ^k (the same value up to rounding).
+    """
+    b, length = delta.shape
+    zero = lam <= 0
+    any_zero = bool(zero.any())
+    log_lam = torch.log(torch.where(zero, torch.ones_like(lam), lam)) if any_zero else lam.log()
+    min_log = float(log_lam.min()) if b else 0.0
+    if min_log != 0.0 and max(1, int(math.log(_MIN_POWER) / min_log)) < length:
+        return _scaled_reverse_cumsum(delta.flip(1), lam).flip(1)  # chunked: λ^L underflows
+    steps = torch.arange(length - 1, -1, -1, device=delta.device, dtype=delta.dtype)
+    w = exp_(steps[None, :] * log_lam[:, None])  # λ^j, j = L − 1 … 0
+    out = delta.mul_(w).cumsum(1).div_(w)
+    return torch.where(zero[:, None], delta, out) if any_zero else out  # w = 1 where λ = 0
+
+
+def _gae_block(
+    rewards: torch.Tensor, values: torch.Tensor, action_mask: torch.Tensor, lam: torch.Tensor
+) -> torch.Tensor:
+    """Skip-observation GAE on a block of rows, in float64 (see :func:`skip_observation_gae`).
+
+    Action tokens are packed last-first into columns ``1 … L`` of a ``[b, L + 2]`` buffer
+    (column 0 is the V = 0 past the end, column ``L + 1`` the dump for every other token).
+    """
+    b, _ = action_mask.shape
+    f64 = torch.float64
+    counts = action_mask.sum(dim=1)
+    length = int(counts.max()) if b else 0
+    if length == 0:
+        return torch.zeros(action_mask.shape, dtype=f64, device=values.device)
+    # the k-th action token (0-based) goes to column L − k; every other token to L + 1
+    slot = torch.where(action_mask, action_mask.cumsum(dim=1).neg_().add_(length + 1), length + 1)
+    packed = torch.zeros(b, length + 2, dtype=f64, device=values.device)
+    packed.scatter_(1, slot, values.to(f64))
+    # δ_k = r_k + V_{k+1} − V_k; zero past each row's end since V and r are zero there
+    delta = torch.sub(packed[:, :length], packed[:, 1 : length + 1])
+    # r on the last action token, column L − T_i; a row without one adds 0 to column L − 1
+    last = (length - counts).clamp_(max=length - 1)[:, None]
+    delta.scatter_add_(1, last, (rewards.to(f64) * (counts > 0))[:, None])
+    packed[:, 1 : length + 1] = _reversed_scaled_cumsum(delta, lam.to(f64))
+    packed[:, length + 1] = 0.0  # observations and padding get A = 0
+    return packed.gather(1, slot)
+
+
 def skip_observation_gae(
     rewards: torch.Tensor,
     values: torch.Tensor,
@@ -72,28 +122,14 @@ def skip_observation_gae(
     """Advantages ``[B, T]`` on action tokens (0 elsewhere), γ = 1, reward on the last action.
 
     ``rewards`` is ``[B]``, ``values`` and ``action_mask`` ``[B, T]``, ``lam`` ``[B]`` (see
-    :func:`gae_lambda`). Returned in the dtype of ``values``.
+    :func:`gae_lambda`). Returned in the dtype of ``values``. Rows are independent: on CPU
+    they are processed in blocks of :func:`~whilecli.methods.fastmath.row_blocks`.
     """
-    b, _ = action_mask.shape
-    counts = action_mask.sum(dim=1)
-    length = int(counts.max()) if b else 0
-    if length == 0:
-        return torch.zeros_like(values)
-    f64 = torch.float64
-    dev = values.device
-    # packed slot of each action token; every other token goes to the dump column `length`
-    slot = torch.where(action_mask, action_mask.cumsum(dim=1) - 1, length)
-    packed_v = torch.zeros(b, length + 1, dtype=f64, device=dev)
-    packed_v.scatter_(1, slot, values.to(f64))
-    packed_v[:, length] = 0.0  # V = 0 past the end (slots >= L_i were never written)
-    has = counts > 0
-    rows = torch.arange(b, device=dev)[has]
-    # δ_k = r_k + V_{k+1} − V_k; zero past each row's end since V and r are zero there
-    delta = packed_v[:, 1:] - packed_v[:, :length]
-    delta[rows, counts[has] - 1] += rewards.to(f64)[has]
-    adv = torch.zeros(b, length + 1, dtype=f64, device=dev)
-    adv[:, :length] = _scaled_reverse_cumsum(delta, lam.to(device=dev, dtype=f64))
-    return adv.gather(1, slot).to(values.dtype)  # the dump column is 0 for observations
+    lam = lam.to(values.device)
+    out = torch.empty_like(values)
+    for rows in row_blocks(values):
+        out[rows] = _gae_block(rewards[rows], values[rows], action_mask[rows], lam[rows])
+    return out
 
 
 def action_returns(rewards: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -102,4 +138,4 @@ def action_returns(rewards: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     Observation tokens carry the next action token's return and trailing ones the last action
     token's; with γ = 1 all of them equal ``R`` (Hou et al. 2026; Qi et al. 2026, Eq. 11).
     """
-    return rewards[:, None] * mask.to(rewards.dtype)
+    return as_float(mask, rewards.dtype).mul_(rewards[:, None])

@@ -20,6 +20,7 @@ import torch
 
 from whilecli.errors import InputError
 from whilecli.methods.batch import Batch
+from whilecli.methods.fastmath import as_float
 
 SINGLE_ROLLOUT_METHODS = ("flash_reinforce", "sao", "bpco", "rae")
 
@@ -75,6 +76,17 @@ def group_stats(rewards: torch.Tensor, ids: torch.Tensor) -> GroupStats:
     lo = torch.full((n_groups,), torch.inf, dtype=dtype, device=device)
     hi = hi.scatter_reduce(0, ids, rewards, reduce="amax", include_self=True)
     lo = lo.scatter_reduce(0, ids, rewards, reduce="amin", include_self=True)
+    # Σ dev² under- or overflows when the rewards differ by less than ~1e-154 or more than
+    # ~1e154: those groups are summed again with the deviations scaled by their largest
+    bad = (counts > 1) & (((std == 0) & (hi != lo)) | ~torch.isfinite(std))
+    if bool(bad.any()):
+        size = torch.zeros_like(sq).scatter_reduce(
+            0, ids, dev.abs(), reduce="amax", include_self=True
+        )
+        unit = torch.where(size > 0, size, torch.ones_like(size))
+        scaled = dev / unit[ids]
+        sq_scaled = torch.zeros_like(sq).index_add_(0, ids, scaled * scaled)
+        std = torch.where(bad, unit * (sq_scaled / denom).sqrt(), std)
     return GroupStats(ids=ids, counts=counts, mean=mean, std=std, unanimous=hi == lo)
 
 
@@ -123,10 +135,13 @@ def check_logprobs(batch: Batch, names: Sequence[str], method: str) -> None:
         lp = getattr(batch, name)
         if lp is None:
             continue
-        # fast path: 0 off the action tokens; NaN or ±inf anywhere falls through to the
-        # exact test, which looks at action tokens only.
-        lo, hi = torch.aminmax(lp * batch.action_mask)
+        # fast paths: every entry (padding included), then 0 off the action tokens; NaN or
+        # ±inf anywhere falls through to the exact test, which looks at action tokens only.
+        lo, hi = torch.aminmax(lp.detach())
         if bool((hi <= 0) & (lo > -torch.inf)):  # NaN fails both tests
+            continue
+        lo, hi = torch.aminmax(lp.detach() * as_float(batch.action_mask, lp.dtype))
+        if bool((hi <= 0) & (lo > -torch.inf)):
             continue
         bad = batch.action_mask & ~((lp <= 0) & (lp > -torch.inf))
         if bool(bad.any()):

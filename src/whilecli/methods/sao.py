@@ -18,6 +18,7 @@ With the critic's ``values`` V, rewards R and ratios ρ = exp(log π − log μ)
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -25,6 +26,14 @@ import torch
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update, masked
 from whilecli.methods.distributed import global_sum, world_note
+from whilecli.methods.fastmath import (
+    all_finite,
+    any_rows,
+    as_float,
+    compare,
+    exp_,
+    row_blocks,
+)
 from whilecli.methods.gae import action_returns, gae_lambda, skip_observation_gae
 from whilecli.methods.knob_checks import pair, positive
 
@@ -45,6 +54,51 @@ def check_values(batch: Batch, method: str) -> torch.Tensor:
             f"token {t} is {float(values[i, t])}, not a finite value", row=i, field="values"
         )
     return values
+
+
+@dataclass
+class _Band:
+    """Counts gathered over the row blocks: tokens inside the band, above it, Σ f(ρ)."""
+
+    inside: int = 0
+    above: int = 0
+    ratio_sum: float = 0.0
+
+
+def _block(
+    log_pi: torch.Tensor,
+    log_mu: torch.Tensor | None,
+    action: torch.Tensor,
+    adv: torch.Tensor,
+    n_total: torch.Tensor,
+    ratio: tuple[float, float],
+    out: torch.Tensor,
+    band: _Band,
+) -> torch.Tensor:
+    """Eq. 1-3 on a block of rows: writes c = f(ρ) A / N into ``out``; returns admitted."""
+    dtype = log_pi.dtype
+    action_f = as_float(action, dtype)
+    if log_mu is None:
+        rho = torch.ones_like(log_pi)
+    else:
+        if all_finite(log_pi) and all_finite(log_mu):  # the 0/1 product is exact
+            log_ratio = torch.sub(log_pi, log_mu).mul_(action_f)
+        else:  # junk in the padding
+            log_ratio = masked(log_pi, action, action_f) - masked(log_mu, action, action_f)
+        rho = exp_(log_ratio)  # not clamped: an overflow to ∞ is outside the band
+    low, high = ratio
+    # Eq. 2-3, the open band
+    in_band = compare(rho, ">", low).logical_and_(compare(rho, "<", high)).logical_and_(action)
+    in_band_f = as_float(in_band, dtype)
+    inside = int(in_band_f.sum())
+    if inside < int(action_f.sum()):
+        band.above += int(compare(rho, ">=", high).logical_and_(action).sum())
+    band.inside += inside
+    finite = float(rho.max()) < math.inf  # else ∞ · 0 would leak a NaN
+    f = rho.mul_(in_band_f) if finite else torch.where(in_band, rho, 0.0)
+    band.ratio_sum += float(f.sum())
+    torch.mul(f, adv, out=out).div_(n_total)  # Eq. 1; A = 0 off the action tokens
+    return any_rows(in_band)
 
 
 class SAO:
@@ -79,25 +133,25 @@ class SAO:
         counts = batch.action_counts
         lam = gae_lambda(counts, self.gae_alpha)
         adv = skip_observation_gae(batch.rewards, values, action, lam)  # Eq. 4-5
-        dtype = batch.logprobs.dtype
-        if batch.behavior_logprobs is None:
-            ratio = torch.ones_like(batch.logprobs)
-        else:
-            action_f = action.to(dtype)
-            log_ratio = masked(batch.logprobs, action, action_f) - masked(
-                batch.behavior_logprobs, action, action_f
-            )
-            ratio = log_ratio.exp()  # not clamped: an overflow to ∞ is outside the band
-        low, high = self.ratio
-        in_band = (ratio > low) & (ratio < high) & action  # Eq. 2-3, open band
         n_total = global_sum(counts.sum().reshape(1), group)[0]
-        if float(ratio.max()) < math.inf:
-            f = ratio * in_band.to(dtype)
-        else:
-            f = torch.where(in_band, ratio, 0.0)
-        coef = f * adv / n_total.clamp(min=1)  # Eq. 1; A = 0 off the action tokens
-        admitted = in_band.any(dim=1)
-        stats, notes = self._report(batch, ratio, f, in_band, admitted, lam, n_total, group)
+        log_pi = batch.logprobs.detach()
+        log_mu = batch.behavior_logprobs
+        log_mu = None if log_mu is None else log_mu.detach()
+        coef = torch.empty_like(log_pi)
+        admitted = torch.empty_like(action[:, 0])
+        band = _Band()
+        for rows in row_blocks(log_pi):
+            admitted[rows] = _block(
+                log_pi[rows],
+                None if log_mu is None else log_mu[rows],
+                action[rows],
+                adv[rows],
+                n_total.clamp(min=1),
+                self.ratio,
+                coef[rows],
+                band,
+            )
+        stats, notes = self._report(batch, band, admitted, lam, n_total, group)
         return Update(
             coefficients=coef.detach(),
             advantages=adv.detach(),
@@ -110,22 +164,19 @@ class SAO:
     def _report(
         self,
         batch: Batch,
-        ratio: torch.Tensor,
-        f: torch.Tensor,
-        in_band: torch.Tensor,
+        band: _Band,
         admitted: torch.Tensor,
         lam: torch.Tensor,
         n_total: torch.Tensor,
         group: Any | None,
     ) -> tuple[dict[str, float | None], list[str]]:
-        action = batch.action_mask
         b = batch.size
         counts = batch.action_counts
         n_tokens = int(counts.sum())
         low, high = self.ratio
-        n_in = int(in_band.sum())
+        n_in = band.inside
         masked = n_tokens - n_in
-        above = int(((ratio >= high) & action).sum()) if masked else 0
+        above = band.above
         below = masked - above
         kept = int(admitted.sum())
         empty = int((counts == 0).sum())
@@ -140,7 +191,7 @@ class SAO:
             "masked_share": masked / n_tokens if n_tokens else 0.0,
             "below_band": float(below),
             "above_band": float(above),
-            "mean_ratio": float(f.sum()) / n_in if n_in else None,
+            "mean_ratio": band.ratio_sum / n_in if n_in else None,
             "mean_lambda": float(lam[has].mean()) if bool(has.any()) else None,
         }
         notes: list[str] = []

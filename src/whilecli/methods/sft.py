@@ -13,6 +13,7 @@ import math
 from typing import ClassVar
 
 from whilecli.methods.batch import Batch, Update
+from whilecli.methods.fastmath import as_float
 from whilecli.methods.groups import check_logprobs, check_rewards, count
 from whilecli.methods.surrogate import knob_error, number_knob
 
@@ -34,11 +35,12 @@ class SFT:
         check_rewards(batch, self.name)
         check_logprobs(batch, ["logprobs"], self.name)
         passed = batch.rewards >= self.pass_threshold
-        on = batch.action_mask & passed[:, None]
-        c = on.to(batch.logprobs.dtype)
-        admitted = on.any(dim=1)
+        dtype = batch.logprobs.dtype
+        c = as_float(batch.action_mask, dtype).mul_(as_float(passed, dtype)[:, None])
+        counts = batch.action_mask.sum(dim=1)
+        admitted = passed & (counts > 0)
         n_pass = int(passed.sum())
-        tokens = int(on.sum())
+        tokens = int(counts[passed].sum())
         stats = {
             "rows": float(batch.size),
             "passing_rows": float(n_pass),
@@ -50,7 +52,7 @@ class SFT:
         ]
         if not n_pass:
             notes.append("no row passes, so every coefficient is 0.")
-        empty = int((passed & ~batch.action_mask.any(dim=1)).sum())
+        empty = int((passed & (counts == 0)).sum())
         if empty:
             notes.append(f"c = 0 for {count(empty, 'passing row')} without an action token.")
         return Update(

@@ -25,6 +25,15 @@ import torch
 
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
+from whilecli.methods.fastmath import (
+    all_finite,
+    any_rows,
+    as_float,
+    compare,
+    exp_,
+    row_blocks,
+    row_counts,
+)
 from whilecli.methods.groups import (
     check_logprobs,
     check_rewards,
@@ -35,37 +44,6 @@ from whilecli.methods.groups import (
 )
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
-
-
-def ratios(logprobs: torch.Tensor, behavior_logprobs: torch.Tensor | None) -> torch.Tensor:
-    """ρ = exp(log π_θ − log μ), unclamped; all ones when the rows are on-policy."""
-    if behavior_logprobs is None:
-        return torch.ones_like(logprobs)
-    return torch.exp(logprobs - behavior_logprobs)
-
-
-def clipped_gradient(
-    ratio: torch.Tensor,
-    advantages: torch.Tensor,
-    clip: float,
-    where: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(g, clipped)``: g = ρA where the unclipped branch is the minimum, else 0.
-
-    ``advantages`` is ``[B]``, one A per row. The branch test becomes a per-row interval
-    for ρ: (−∞, 1 + ε] when A > 0, [1 − ε, ∞) when A < 0; a row with A = 0 has g = 0
-    (ρ·0, kept exactly 0 even for an overflowed ρ). ``clipped`` is True where the clipped
-    branch is the minimum on a row with A ≠ 0. ``where`` (bool ``[B, T]``), when given,
-    restricts g to those tokens (0 elsewhere, whatever ρ is there).
-    """
-    a = advantages[:, None]
-    upper = torch.where(a > 0, 1 + clip, torch.where(a < 0, torch.inf, -torch.inf))
-    lower = torch.where(a < 0, 1 - clip, -torch.inf)
-    keep = (ratio <= upper) & (ratio >= lower)
-    clipped = ~keep & (a != 0)
-    if where is not None:
-        keep = keep & where
-    return torch.where(keep, ratio * a, 0.0), clipped
 
 
 def length_weights(
@@ -92,26 +70,82 @@ def length_weights(
     raise ValueError(f"unknown loss_type {loss_type!r}")
 
 
-def k3_gradient(
-    logprobs: torch.Tensor, ref_logprobs: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(1 − r, KL_k3)`` per token with r = π_ref/π_θ = exp(log π_ref − log π_θ).
-
-    d/d log π_θ of (r − log r − 1) is 1 − r, so the term's share of c is −β w (1 − r).
-    """
-    log_r = ref_logprobs - logprobs
-    r = torch.exp(log_r)
-    return 1 - r, r - log_r - 1
-
-
 @dataclass
 class SurrogateOut:
-    """Coefficients of the clipped surrogate and what the stats report about them."""
+    """Coefficients of the clipped surrogate and the sums the stats report about them.
+
+    The sums run over the live action tokens (``on``): tokens whose clipped branch won on a
+    row with A ≠ 0, Σ ρ, and Σ KL_k3 (None when β = 0).
+    """
 
     coefficients: torch.Tensor  # [B, T]
-    clipped: torch.Tensor  # [B, T] bool, clipped branch won on a live action token
-    ratio: torch.Tensor  # [B, T]
-    kl: torch.Tensor | None  # [B, T] k3 estimate, None when β = 0
+    admitted: torch.Tensor  # [B] bool, a coefficient ≠ 0 is left
+    clipped: int
+    ratio_sum: float
+    kl_sum: float | None
+
+
+def _masked_sum(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> float:
+    """Σ x over ``keep`` (a product with the 0/1 mask when ``x`` is finite, else a where)."""
+    if all_finite(x):
+        return float(torch.mul(x, keep_f).sum())
+    return float(torch.where(keep, x, 0.0).sum())
+
+
+def _surrogate_block(
+    logprobs: torch.Tensor,
+    behavior_logprobs: torch.Tensor | None,
+    ref_logprobs: torch.Tensor | None,
+    action: torch.Tensor,
+    a: torch.Tensor,
+    w: torch.Tensor,
+    live: torch.Tensor,
+    bounds: tuple[torch.Tensor, torch.Tensor],
+    beta: float,
+    out: torch.Tensor,
+) -> tuple[torch.Tensor, int, float, float | None]:
+    """c = w g − β w (1 − r) on a block of rows, written into ``out`` (``a``, ``w``: [b, 1]).
+
+    ρ = exp(log π_θ − log μ), unclamped (1 without behaviour log-probs). The branch test is a
+    per-row interval for ρ, ``bounds = (upper, lower)``: (−∞, 1 + ε] when A > 0, [1 − ε, ∞)
+    when A < 0, empty when A = 0 (g = 0, kept exactly 0 even for an overflowed ρ). The k3
+    term: r = exp(log π_ref − log π_θ), d/d log π_θ (r − log r − 1) = 1 − r. Returns
+    admitted and the block's clipped-token count, Σ ρ and Σ KL_k3 over live action tokens.
+    """
+    dtype = logprobs.dtype
+    action_f = as_float(action, dtype)
+    on, on_f = action, action_f  # live action tokens
+    if not bool(live.all()):
+        on, on_f = action & live[:, None], action_f * as_float(live, dtype)[:, None]
+    if behavior_logprobs is None:
+        ratio = torch.ones_like(logprobs)
+    else:
+        ratio = exp_(torch.sub(logprobs, behavior_logprobs))
+    upper, lower = bounds
+    keep = compare(ratio, "<=", upper).logical_and_(compare(ratio, ">=", lower))
+    keep.logical_and_(action)
+    lost = row_counts(action) - row_counts(keep)  # action tokens on the clipped branch
+    clipped = int(lost[live & (a[:, 0] != 0)].sum())  # counted on live rows with A ≠ 0
+    g = torch.mul(ratio, a, out=out)
+    if all_finite(g):  # the 0/1 product is exact
+        g.mul_(as_float(keep, dtype))
+    else:  # an overflowed ρ, or junk in the padding
+        g.masked_fill_(~keep, 0.0)
+    c = g.mul_(w)
+    kl_sum = None
+    if beta > 0:
+        assert ref_logprobs is not None
+        log_r = torch.sub(ref_logprobs, logprobs)
+        r = exp_(log_r.clone())
+        c.sub_(torch.neg(r).add_(1).mul_(beta * w))  # − β w (1 − r)
+        kl = r.sub_(log_r).sub_(1)  # r − log r − 1
+        if all_finite(c):
+            c.mul_(action_f)
+        else:
+            c.masked_fill_(~action, 0.0)
+        kl_sum = _masked_sum(kl, on, on_f)
+    c.add_(0.0)  # −0 → +0: exactly 0 off the kept tokens
+    return any_rows(compare(c, "!=", 0.0)), clipped, _masked_sum(ratio, on, on_f), kl_sum
 
 
 def surrogate_coefficients(
@@ -128,20 +162,43 @@ def surrogate_coefficients(
 ) -> SurrogateOut:
     """c = w_i g − β w_i (1 − r) on action tokens of live rows, exactly 0 elsewhere.
 
-    ``live [B]`` is False for rows that get no gradient (``--truncated mask``).
+    ``live [B]`` is False for rows that get no gradient (``--truncated mask``). On CPU the
+    rows are processed in blocks (:func:`~whilecli.methods.fastmath.row_blocks`).
     """
     w = torch.where(live, weights, 0.0)[:, None]
-    ratio = ratios(logprobs, behavior_logprobs)
-    g, clipped = clipped_gradient(ratio, advantages, clip, where=action_mask)
-    c = g * w
-    kl = None
-    if beta > 0:
-        assert ref_logprobs is not None
-        one_minus_r, kl = k3_gradient(logprobs, ref_logprobs)
-        c = torch.where(action_mask, c - one_minus_r * (beta * w), 0.0)
-    c = c.detach()
-    on = action_mask & live[:, None]
-    return SurrogateOut(coefficients=c, clipped=clipped & on, ratio=ratio, kl=kl)
+    a = advantages[:, None]
+    # the branch test as a per-row interval for ρ (see _surrogate_block)
+    upper = torch.where(a > 0, 1 + clip, torch.where(a < 0, torch.inf, -torch.inf))
+    lower = torch.where(a < 0, 1 - clip, -torch.inf)
+    lp = logprobs.detach()
+    blp = None if behavior_logprobs is None else behavior_logprobs.detach()
+    ref = None if ref_logprobs is None else ref_logprobs.detach()
+    coef = torch.empty_like(lp)
+    admitted = torch.empty_like(live)
+    clipped, ratio_sum, kl_sum = 0, 0.0, 0.0
+    for rows in row_blocks(lp):
+        admitted[rows], n_clipped, r_sum, k_sum = _surrogate_block(
+            lp[rows],
+            None if blp is None else blp[rows],
+            None if ref is None else ref[rows],
+            action_mask[rows],
+            a[rows],
+            w[rows],
+            live[rows],
+            (upper[rows], lower[rows]),
+            beta,
+            coef[rows],
+        )
+        clipped += n_clipped
+        ratio_sum += r_sum
+        kl_sum += k_sum or 0.0
+    return SurrogateOut(
+        coefficients=coef,
+        admitted=admitted,
+        clipped=clipped,
+        ratio_sum=ratio_sum,
+        kl_sum=kl_sum if beta > 0 else None,
+    )
 
 
 WEIGHT_TEXT = {
@@ -260,10 +317,11 @@ class ClippedPolicyGradient:
             beta=self.beta,
         )
         c = out.coefficients
-        advantages = batch.action_mask * adv[:, None]  # A is finite: a product is exact
-        admitted = (c != 0).any(dim=1)
-        stats.update(self._common_stats(batch, out, trunc, live, admitted, n_rows, total))
-        common = self._common_notes(batch, out, trunc, n_rows, longest, max_len, stats)
+        # A is finite: a product is exact
+        advantages = as_float(batch.action_mask, c.dtype).mul_(adv[:, None])
+        admitted = out.admitted
+        stats.update(self._common_stats(batch, out, trunc, live, counts, n_rows, total))
+        common = self._common_notes(batch, counts, trunc, n_rows, longest, max_len, stats)
         notes = common[:1] + notes + common[1:]
         return Update(
             coefficients=c, advantages=advantages, admitted=admitted, stats=stats, notes=notes
@@ -275,31 +333,30 @@ class ClippedPolicyGradient:
         out: SurrogateOut,
         trunc: torch.Tensor,
         live: torch.Tensor,
-        admitted: torch.Tensor,
+        counts: torch.Tensor,
         n_rows: int,
         total: float,
     ) -> dict[str, float]:
-        on = batch.action_mask & live[:, None]
-        n_on = int(batch.action_counts[live].sum())
-        clipped = int(torch.count_nonzero(out.clipped))
+        n_on = int(counts[live].sum())
+        clipped = out.clipped
         stats = {
             "rows": float(batch.size),
             "rows_global": float(n_rows),
             "action_tokens_global": total,
-            "admitted_rows": float(admitted.sum()),
+            "admitted_rows": float(out.admitted.sum()),
             "truncated_rows": float(trunc.sum()),
             "clipped_tokens": float(clipped),
             "clipped_share": clipped / n_on if n_on else 0.0,
-            "ratio_mean": float(torch.where(on, out.ratio, 0).sum()) / n_on if n_on else 1.0,
+            "ratio_mean": out.ratio_sum / n_on if n_on else 1.0,
         }
-        if out.kl is not None:
-            stats["kl_k3_mean"] = float(torch.where(on, out.kl, 0).sum()) / n_on if n_on else 0.0
+        if out.kl_sum is not None:
+            stats["kl_k3_mean"] = out.kl_sum / n_on if n_on else 0.0
         return stats
 
     def _common_notes(
         self,
         batch: Batch,
-        out: SurrogateOut,
+        counts: torch.Tensor,
         trunc: torch.Tensor,
         n_rows: int,
         longest: float,
@@ -330,7 +387,7 @@ class ClippedPolicyGradient:
                 f"KL to the reference by the k3 estimator r − log r − 1, r = π_ref/π_θ "
                 f"(β = {self.beta}), adding −β w_i (1 − r) to c."
             )
-        empty = int((batch.action_counts == 0).sum())
+        empty = int((counts == 0).sum())
         if empty:
             notes.append(f"c = 0 for {count(empty, 'row')} without an action token.")
         if self.loss_type == "dr_grpo" and self.max_len is not None and longest > max_len:

@@ -4,7 +4,9 @@ The pipeline (DESIGN section 2)::
 
     read_rows(paths) → Rows → summarize(rows) → Pool → decide(pool, options) → Route → render
 
-:func:`run_route` runs it end to end, reading a teacher's rows the same way when given.
+:func:`run_route` runs it end to end, reading a teacher's rows the same way when given. A
+Pool is already a per-task summary: paths that hold summaries (``while summarize``, see
+:mod:`whilecli.route.summary`) skip reading and go straight to ``pool_from_summary``.
 The stages are re-exported lazily (PEP 562), so importing this package stays cheap and
 never imports torch. ``decide`` names both a stage and the module that holds it: the
 package attribute is always the function (``from whilecli.route.decide import ...`` still
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
-    from whilecli.route.model import Route
+    from whilecli.route.model import Pool, Route
     from whilecli.route.options import RouteOptions
 
 __all__ = [
@@ -32,8 +34,12 @@ __all__ = [
     "decide",
     "read_rows",
     "render",
+    "is_summary",
+    "merge_summaries",
+    "pool_from_summary",
     "run_route",
     "summarize",
+    "write_summary",
 ]
 
 _EXPORTS: dict[str, str] = {
@@ -44,6 +50,10 @@ _EXPORTS: dict[str, str] = {
     "RouteOptions": "whilecli.route.options",
     "Route": "whilecli.route.model",
     "render": "whilecli.route.report",
+    "write_summary": "whilecli.route.summary",
+    "merge_summaries": "whilecli.route.summary",
+    "is_summary": "whilecli.route.summary",
+    "pool_from_summary": "whilecli.route.summary",
 }
 
 
@@ -78,6 +88,47 @@ def _as_paths(value: str | Sequence[str] | None) -> list[str]:
     return [str(v) for v in value]
 
 
+def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[str] | None:
+    """The summary files behind ``paths``, or None when they are rows to read.
+
+    ``summary`` None detects: every file the paths name (directories and globs expanded)
+    is a summary. True requires that; False reads rows whatever the files hold.
+    """
+    from whilecli.errors import WhileError
+    from whilecli.route.sources import expand_paths
+
+    if summary is False:
+        return None
+    if "-" in paths:
+        if summary:
+            raise UsageError(f"{what}: a summary is read from a file, not from stdin (-)")
+        return None
+    try:
+        sources = [s for s in expand_paths(paths) if s.path is not None]
+    except WhileError:
+        if summary:
+            raise
+        return None
+    files = [str(s.path) for s in sources]
+    found: list[str] = []
+    if any(s.kind == "parquet" for s in sources):  # only Parquet can hold a summary
+        from whilecli.route.summary import is_summary
+
+        found = [str(s.path) for s in sources if s.kind == "parquet" and is_summary(s.path)]
+    if found and len(found) == len(files):
+        return files
+    if summary:
+        rows = next(f for f in files if f not in found)
+        raise UsageError(f"{what}: {rows} is not a summary (made by `while summarize`)")
+    if found:
+        rows = next(f for f in files if f not in found)
+        raise UsageError(
+            f"{what}: {found[0]} is a summary but {rows} holds rows; summarise every shard"
+            " (`while summarize`) or route the rows alone"
+        )
+    return None
+
+
 def run_route(
     paths: str | Sequence[str],
     *,
@@ -87,6 +138,7 @@ def run_route(
     input_format: str | None = None,
     options: RouteOptions | None = None,
     stdin: BinaryIO | None = None,
+    summary: bool | None = None,
     **option_overrides: Any,
 ) -> Route:
     """Route graded rows: read → summarize → decide.
@@ -96,6 +148,11 @@ def run_route(
     ``pass_threshold`` and ``input_format`` and summarized into ``options.teacher``.
     ``option_overrides`` replace fields of ``options`` (default :class:`RouteOptions`), e.g.
     ``run_route("rows.parquet", model="Qwen/Qwen3-0.6B", strict=True)``.
+
+    Summaries (``while summarize``) are routed without reading rows, for the student and
+    the teacher alike: detected when every file is one (``summary=None``), required with
+    ``summary=True`` (``--summary``), never with ``summary=False``. The route is the one the
+    rows behind them give.
     """
     from whilecli.route.decide import decide
     from whilecli.route.options import RouteOptions
@@ -122,8 +179,19 @@ def run_route(
         "input_format": input_format,
         "stdin": stdin,
     }
-    pool = summarize(read_rows(student_paths, **read_args))
+
+    def pool_of(given: list[str], what: str) -> Pool:
+        files = _summary_files(given, summary, what)
+        if files is None:
+            return summarize(read_rows(given, **read_args))
+        if mapping or input_format is not None:
+            flag = "--map" if mapping else "--input-format"
+            raise UsageError(f"{flag} applies to rows; {what} are summaries, already read")
+        from whilecli.route.summary import pool_from_summary
+
+        return pool_from_summary(files, pass_threshold=pass_threshold)
+
+    pool = pool_of(student_paths, "the rows")
     if teacher_paths:
-        teacher_pool = summarize(read_rows(teacher_paths, **read_args))
-        opts = dataclasses.replace(opts, teacher=teacher_pool)
+        opts = dataclasses.replace(opts, teacher=pool_of(teacher_paths, "--teacher"))
     return decide(pool, opts)

@@ -1,13 +1,28 @@
-"""Per-task sufficient statistics of the rows: one lazy group-by over the canonical frame."""
+"""Per-task sufficient statistics of the rows: streaming group-bys over the canonical frame.
+
+Every column is a count, so counts add across any split of the rows. A piece of the rows
+(a few million at most, see :class:`whilecli.route.read.StreamedRows`) is grouped by task
+and by writer (model, policy version) on the streaming engine, and the per-piece tables are
+added (:class:`Counts`). Memory then holds one piece's group-by and the per-task table,
+which grows with the number of tasks, never with the number of rows. ``read_rows`` runs
+these group-bys in the same streaming pass as its validation and hands the sums over;
+``summarize`` groups the pieces itself only for rows that do not carry them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
+from whilecli.errors import InputError
 from whilecli.route.model import Pool, Rows
 
 #: Integer columns of :attr:`Pool.tasks`, after ``task_id``.
 TASK_COLUMNS = ("n", "passes", "truncated", "truncated_known", "truncated_passes")
+WRITER = ["model", "policy_version"]
+#: Rows of per-piece tables held before they are added into the running total.
+PENDING_ROWS = 4_000_000
 
 
 def task_aggregates() -> list[pl.Expr]:
@@ -28,6 +43,15 @@ def task_aggregates() -> list[pl.Expr]:
     ]
 
 
+def count_queries(frame: pl.LazyFrame) -> list[pl.LazyFrame]:
+    """[per-task counts, rows per (model, policy_version)] of a frame with the columns
+    ``task_id``, ``passed``, ``truncated``, ``model``, ``policy_version``."""
+    return [
+        frame.group_by("task_id").agg(task_aggregates()),
+        frame.group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows")),
+    ]
+
+
 def _counts(frame: pl.DataFrame, column: str) -> dict[str | None, int]:
     """``{value: rows}`` sorted by value, None (rows that name nothing) last."""
     pairs = {row[0]: int(row[1]) for row in frame.iter_rows()}
@@ -38,21 +62,92 @@ def _counts(frame: pl.DataFrame, column: str) -> dict[str | None, int]:
     return out
 
 
+def add_counts(
+    tables: Sequence[pl.DataFrame], key: str | list[str], *, sort: bool = False
+) -> pl.DataFrame:
+    """Tables of counts keyed by ``key`` added into one (a key absent from a table adds 0;
+    null keys form a group of their own), sorted by ``key`` when asked."""
+    merged = tables[0].lazy()
+    if len(tables) > 1:
+        merged = pl.concat(tables).lazy().group_by(key).agg(pl.exclude(key).sum())
+    if sort:
+        merged = merged.sort(key, nulls_last=True)
+    return merged.collect(engine="streaming")
+
+
+class _Adder:
+    """A running sum of count tables, merged once the pending ones outgrow it."""
+
+    def __init__(self, key: str | list[str], empty: pl.DataFrame) -> None:
+        self.key = key
+        self.total = empty
+        self.pending: list[pl.DataFrame] = []
+        self.pending_rows = 0
+
+    def add(self, table: pl.DataFrame) -> None:
+        self.pending.append(table)
+        self.pending_rows += table.height
+        if self.pending_rows > max(PENDING_ROWS, self.total.height):
+            self.total = self.result()
+            self.pending, self.pending_rows = [], 0
+
+    def result(self, sort: bool = False) -> pl.DataFrame:
+        return add_counts([self.total, *self.pending], self.key, sort=sort)
+
+
+class Counts:
+    """The per-task and per-writer counts of the pieces added so far."""
+
+    def __init__(self) -> None:
+        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in TASK_COLUMNS}}
+        writers = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
+        self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
+        self.writers = _Adder(WRITER, pl.DataFrame(schema=writers))
+
+    def add(self, tables: Sequence[pl.DataFrame]) -> None:
+        """Add the collected :func:`count_queries` of one piece."""
+        self.tasks.add(tables[0])
+        self.writers.add(tables[1])
+
+    def result(self, writers: list[pl.Expr] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(per-task table sorted by task id, rows per writer); ``writers`` rewrites the
+        writer columns first (e.g. ``model@version`` split), equal writers then added."""
+        table = self.writers.result()
+        if writers:
+            table = table.with_columns(writers).group_by(WRITER).agg(pl.col("rows").sum())
+        return self.tasks.result(sort=True), table
+
+
+def collect_counts(queries: list[pl.LazyFrame], paths: Sequence[str]) -> list[pl.DataFrame]:
+    """Collect queries on the streaming engine; a failure is an :class:`InputError`."""
+    try:
+        return pl.collect_all(queries, engine="streaming")
+    except pl.exceptions.PolarsError as err:
+        what = " ".join(str(err).split())[:200]
+        raise InputError(f"cannot read: {what}", file=", ".join(paths)) from None
+
+
 def summarize(rows: Rows) -> Pool:
     """Collapse graded rows to one line per task plus the writer-model and version counts.
 
-    One scan of the lazy frame feeds three group-bys (``collect_all`` shares the scan); the
+    Uses the counts ``read_rows`` gathered while validating when they belong to this very
+    frame; else groups each piece of the rows (or the whole frame) and adds the tables. The
     per-task frame is sorted by ``task_id`` so every later stage sees the same order.
     """
-    frame = rows.frame
-    per_task = frame.group_by("task_id").agg(task_aggregates()).sort("task_id")
-    models = frame.group_by("model").agg(pl.len().alias("rows"))
-    versions = frame.group_by("policy_version").agg(pl.len().alias("rows"))
-    tasks, model_counts, version_counts = pl.collect_all([per_task, models, versions])
+    counted = getattr(rows, "counts", None)
+    if counted is not None and getattr(rows, "counted_frame", None) is rows.frame:
+        tasks, writers = counted
+    else:
+        counts = Counts()
+        for piece in list(getattr(rows, "pieces", None) or [rows.frame]):
+            counts.add(collect_counts(count_queries(piece), rows.paths))
+        tasks, writers = counts.result()
+    models = writers.group_by("model").agg(pl.col("rows").sum())
+    versions = writers.group_by("policy_version").agg(pl.col("rows").sum())
     return Pool(
         tasks=tasks,
         rows=int(tasks["n"].sum()) if tasks.height else 0,
-        models=_counts(model_counts, "model"),
-        versions=_counts(version_counts, "policy_version"),
+        models=_counts(models, "model"),
+        versions=_counts(versions, "policy_version"),
         source=rows,
     )

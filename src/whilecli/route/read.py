@@ -4,11 +4,17 @@ Each input file is resolved on its own (its writer recognised, each canonical fi
 to a column or rule, see :mod:`whilecli.route.formats`) and read through polars: Parquet with
 ``pl.scan_parquet`` projecting only the columns the plan needs, JSONL with
 ``pl.scan_ndjson`` under a narrow schema holding only those leaves (nested aliases are struct
-fields of it). Each file's narrow projection is collected once, validated (every task id
-present, every reward a finite number), and the files are concatenated; ``Rows.frame`` is
-that validated frame made lazy again. When polars cannot read a JSONL file under the narrow
-schema (a malformed line, a value of the wrong type) or a value fails validation, the file
-is walked line by line to name the first bad line and field.
+fields of it). Reading streams: each file (a Parquet file past :data:`PIECE_ROWS` rows: each
+of its row ranges) goes through one pass of the streaming engine that computes both the
+aggregates reading validates (rows, missing task ids or rewards, non-finite rewards, the
+reward range, partial rows, log-probs and critic values present) and the per-task and
+per-writer counts of :mod:`whilecli.route.pool`. No row-level frame is materialised and the
+rows are read once: ``Rows.frame`` is the concatenated lazy scans (callers may collect it),
+and :func:`whilecli.route.pool.summarize` uses the counts gathered here. Only when an
+aggregate finds a bad value is the first bad row located: a lazy filter on the row index of
+a Parquet file, or, for JSONL (whose line numbers polars does not keep), a walk line by line
+that names the first bad line and field. A JSONL file polars cannot read under the narrow
+schema (a malformed line, a value of the wrong type) is walked the same way.
 
 ``passed`` = reward ≥ the pass threshold (default 1.0). Rewards inside [0, 1] that are
 neither 0 nor 1 are counted as partial rows; a reward outside [0, 1] without an explicit
@@ -19,24 +25,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.route.aliases import TASK_ALIASES, BadValue, Leaves, Shape
+from whilecli.route.aliases import BadValue, Leaves, Shape
 from whilecli.route.formats import FORMATS, Plan, build_plan
 from whilecli.route.model import CANONICAL_SCHEMA, Rows
+from whilecli.route.pool import Counts, count_queries
+from whilecli.route.read_errors import (
+    POS,
+    binary_columns_parquet,
+    binary_columns_sample,
+    locate,
+    problems,
+    refuse_unbounded,
+)
 from whilecli.route.sources import Source, expand_paths, iter_lines, parse_line, sample_rows
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
-POS = "__pos"  # a JSONL line (1-based) or Parquet row (0-based), kept only to locate errors
 AUX = ("__passed", "__lp", "__vals")
 READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c != "passed"]
-#: Columns that count rows or rollouts, never a binary rubric outcome.
-INDEX_LIKE = ("step", "sample_id", "rollout_index", "_ng_rollout_index", "advantage")
 
 
 def parse_map(items: Sequence[str]) -> dict[str, str]:
@@ -57,15 +69,43 @@ def parse_map(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
+#: The dtypes of one file's narrow frame: the canonical columns read plus the auxiliary ones.
+PART_SCHEMA: dict[str, pl.DataType] = {
+    **{c: CANONICAL_SCHEMA[c] for c in READ_COLUMNS},
+    "__passed": pl.Boolean(),
+    "__lp": pl.Boolean(),
+    "__vals": pl.Boolean(),
+}
+
+
+#: Rows per piece: ``summarize`` aggregates one piece at a time (see :class:`StreamedRows`).
+PIECE_ROWS = 8_000_000
+
+
+@dataclass
+class StreamedRows(Rows):
+    """:class:`Rows` whose ``frame`` is the concatenation of ``pieces``, each a lazy frame in
+    :data:`CANONICAL_SCHEMA` of at most about :data:`PIECE_ROWS` rows (small files packed
+    together, a large Parquet file cut into row ranges). Counts add across pieces, so
+    :func:`whilecli.route.pool.summarize` aggregates one piece at a time and memory holds one
+    piece's group-by plus the per-task table, whatever the number of rows."""
+
+    pieces: list[pl.LazyFrame] = field(default_factory=list)
+    #: (per-task table, rows per writer) of ``counted_frame``, gathered while validating.
+    counts: tuple[pl.DataFrame, pl.DataFrame] | None = None
+    counted_frame: pl.LazyFrame | None = None
+
+
 @dataclass
 class _Part:
-    """One file's validated rows in the canonical columns plus the auxiliary ones."""
+    """One file: its plan, its narrow lazy frame (:data:`PART_SCHEMA`) and its aggregates."""
 
     source: Source
     plan: Plan
-    frame: pl.DataFrame
-    shape: Shape
+    frame: pl.LazyFrame
+    stats: dict[str, Any]  # see _stats(): rows, bad, lo, hi, partial, lp, vals, versioned
     binary_hint: Callable[[], list[str]]  # computed only when a refusal needs it
+    pieces: list[tuple[pl.LazyFrame, int]]  # the frame cut into (row range, rows) pieces
 
 
 def read_rows(
@@ -76,7 +116,7 @@ def read_rows(
     input_format: str | None = None,
     stdin: BinaryIO | None = None,
 ) -> Rows:
-    """Read every path into one validated frame in :data:`CANONICAL_SCHEMA`."""
+    """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`."""
     if input_format is not None and input_format not in FORMATS:
         raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
     if pass_threshold is not None and not math.isfinite(pass_threshold):
@@ -86,70 +126,100 @@ def read_rows(
     if bad:
         raise UsageError(f"--map: unknown field(s) {', '.join(bad)}; fields: {', '.join(MAPPABLE)}")
     sources = expand_paths(paths, stdin)
+    threshold = 1.0 if pass_threshold is None else float(pass_threshold)
+    counts = Counts()
     parts: list[_Part] = []
     notes: list[str] = []
     for source in sources:
-        part = _read_source(source, mapping, input_format)
-        if part is None or part.frame.height == 0:
+        part = _read_source(source, mapping, input_format, _Pass(threshold, counts))
+        if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
             continue
-        part.frame = _split_model(part.frame)
         parts.append(part)
     if not parts:
         raise InputError("no rows: the input is empty", file=sources[0].name)
     if pass_threshold is None:
         for part in parts:
             if part.plan.passed is None:  # --map passed=COLUMN defines pass/fail itself
-                _refuse_unbounded(part)
-    threshold = 1.0 if pass_threshold is None else float(pass_threshold)
-    frame = pl.concat([p.frame.select(*READ_COLUMNS, *AUX) for p in parts], how="vertical")
-    stats = frame.select(
-        partial=((pl.col("reward") > 0) & (pl.col("reward") < 1)).sum(),
-        lp=pl.col("__lp").any(),
-        vals=pl.col("__vals").any(),
-    ).row(0, named=True)
-    frame = frame.with_columns(
-        passed=pl.col("__passed").fill_null(pl.col("reward") >= threshold)
-    ).select(*CANONICAL_SCHEMA)
-    frame = frame.cast(CANONICAL_SCHEMA)  # type: ignore[arg-type]
-    partial = int(stats["partial"] or 0)
+                refuse_unbounded(
+                    part.stats["lo"],
+                    part.stats["hi"],
+                    part.binary_hint,
+                    part.source.name,
+                    part.plan.fields.get("reward", "reward"),
+                )
+    versioned = any(p.stats["versioned"] for p in parts)
+
+    def canonical(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
+        frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
+        if versioned:
+            frame = frame.with_columns(_split_model())
+        return frame.with_columns(passed=_passed(threshold)).select(*CANONICAL_SCHEMA)
+
+    height = sum(int(p.stats["rows"]) for p in parts)
+    partial = sum(int(p.stats["partial"] or 0) for p in parts)
     for part in parts:
         notes.extend(f"{part.source.name}: {n}" if len(parts) > 1 else n for n in part.plan.notes)
     if partial:
         notes.append(
-            f"{partial} of {frame.height} rows have a reward strictly between 0 and 1:"
+            f"{partial} of {height} rows have a reward strictly between 0 and 1:"
             f" a row passes at reward ≥ {threshold:g}"
         )
-    return Rows(
-        frame=frame.lazy(),
+    frame = canonical([p.frame for p in parts])
+    return StreamedRows(
+        frame=frame,
         paths=[p.name for p in sources],
         format=_joined([p.plan.format for p in parts]),
         sources={"passed": f"reward ≥ {threshold:g}", **_merged_sources(parts)},
         pass_threshold=threshold,
         threshold_explicit=pass_threshold is not None,
         partial_rows=partial,
-        has_logprobs=bool(stats["lp"]),
-        has_values=bool(stats["vals"]),
+        has_logprobs=any(bool(p.stats["lp"]) for p in parts),
+        has_values=any(bool(p.stats["vals"]) for p in parts),
         notes=notes,
+        pieces=[canonical(group) for group in _packed([q for p in parts for q in p.pieces])],
+        counts=counts.result(_split_model() if versioned else None),
+        counted_frame=frame,
     )
 
 
-def _split_model(frame: pl.DataFrame) -> pl.DataFrame:
-    """``model`` "M@v" → "M"; ``policy_version`` keeps "M@v" where no column records one.
+@dataclass
+class _Pass:
+    """What reading a file needs beyond the file: the pass threshold, and the running
+    per-task counts that each validated file adds its own to."""
 
-    Works on the distinct writers (a handful), so it costs one ``unique`` per file.
-    """
-    writers = [w for w in frame.get_column("model").unique().to_list() if w is not None]
-    versioned = {w: w.split("@", 1)[0] for w in writers if "@" in w}
-    if not versioned:
-        return frame
+    threshold: float
+    counts: Counts
+
+
+def _passed(threshold: float) -> pl.Expr:
+    return pl.col("__passed").fill_null(pl.col("reward") >= threshold)
+
+
+def _packed(pieces: list[tuple[pl.LazyFrame, int]]) -> list[list[pl.LazyFrame]]:
+    """Consecutive pieces grouped while their rows add up to at most :data:`PIECE_ROWS`."""
+    groups: list[list[pl.LazyFrame]] = []
+    total = PIECE_ROWS
+    for frame, rows in pieces:
+        if total + rows > PIECE_ROWS:
+            groups.append([])
+            total = 0
+        groups[-1].append(frame)
+        total += rows
+    return groups
+
+
+def _split_model() -> list[pl.Expr]:
+    """``model`` "M@v" → "M"; ``policy_version`` keeps "M@v" where no column records one."""
     raw = pl.col("model")
-    return frame.with_columns(
-        model=raw.replace(versioned),
-        policy_version=pl.coalesce(
-            pl.col("policy_version"), pl.when(raw.is_in(list(versioned))).then(raw)
-        ),
-    )
+    versioned = raw.str.contains("@", literal=True)
+    return [
+        pl.when(versioned)
+        .then(raw.str.splitn("@", 2).struct.field("field_0"))
+        .otherwise(raw)
+        .alias("model"),
+        pl.coalesce(pl.col("policy_version"), pl.when(versioned).then(raw)).alias("policy_version"),
+    ]
 
 
 def _joined(values: list[str]) -> str:
@@ -188,6 +258,7 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
         (plan.has_logprobs if plan.has_logprobs is not None else pl.lit(False)).alias("__lp"),
         (plan.has_values if plan.has_values is not None else pl.lit(False)).alias("__vals"),
     ]
+    exprs = [e.cast(PART_SCHEMA[name]) for e, name in zip(exprs, PART_SCHEMA, strict=True)]
     if keep_pos:
         exprs.append(pl.col(POS))
     return exprs
@@ -199,16 +270,63 @@ def _narrow(lf: pl.LazyFrame, plan: Plan, keep_pos: bool) -> pl.LazyFrame:
     return lf.select(_select(plan, keep_pos))
 
 
+def _scan(narrow: pl.LazyFrame, run: _Pass) -> tuple[dict[str, Any], list[pl.DataFrame]]:
+    """One streaming pass over a narrow frame: its aggregates (:func:`_stats`) and its
+    per-task and per-writer counts (added to ``run.counts`` by the caller once valid)."""
+    counted = narrow.with_columns(passed=_passed(run.threshold))  # one plan, scanned once
+    stats, *tables = pl.collect_all([_stats(counted), *count_queries(counted)], engine="streaming")
+    return stats.row(0, named=True), tables
+
+
+def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """The aggregates of consecutive row ranges of one file, as one."""
+    lows = [s["lo"] for s in stats if s["lo"] is not None]
+    highs = [s["hi"] for s in stats if s["hi"] is not None]
+    return {
+        "rows": sum(s["rows"] for s in stats),
+        "partial": sum(s["partial"] or 0 for s in stats),
+        "lo": min(lows) if lows else None,
+        "hi": max(highs) if highs else None,
+        **{k: any(s[k] for s in stats) for k in ("bad", "lp", "vals", "versioned")},
+    }
+
+
+def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """One row of aggregates over a narrow frame: everything reading checks or reports.
+
+    Every column is touched (``null_count``), so a value that cannot be read fails here,
+    not later in :func:`~whilecli.route.pool.summarize`.
+    """
+    reward = pl.col("reward")
+    return frame.select(
+        rows=pl.len(),
+        bad=problems().any(),
+        lo=reward.min(),
+        hi=reward.max(),
+        partial=((reward > 0) & (reward < 1)).sum(),
+        lp=pl.col("__lp").any(),
+        vals=pl.col("__vals").any(),
+        versioned=pl.col("model").str.contains("@", literal=True).any(),
+        touched=pl.sum_horizontal(
+            pl.col(c).null_count() for c in ("truncated", "policy_version", "__passed")
+        ),
+    )
+
+
 # --- one file ---------------------------------------------------------------------------
 
 
-def _read_source(source: Source, mapping: Mapping[str, str], forced: str | None) -> _Part | None:
+def _read_source(
+    source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
+) -> _Part | None:
     if source.kind == "parquet":
-        return _read_parquet(source, mapping, forced)
-    return _read_jsonl(source, mapping, forced)
+        return _read_parquet(source, mapping, forced, run)
+    return _read_jsonl(source, mapping, forced, run)
 
 
-def _read_jsonl(source: Source, mapping: Mapping[str, str], forced: str | None) -> _Part | None:
+def _read_jsonl(
+    source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
+) -> _Part | None:
     sample = sample_rows(source)
     if not sample:
         return None
@@ -218,18 +336,25 @@ def _read_jsonl(source: Source, mapping: Mapping[str, str], forced: str | None) 
     schema = leaves.read_schema()
 
     def hint() -> list[str]:
-        return _binary_columns_sample(sample, plan)
+        return binary_columns_sample(sample, plan)
 
+    stats: dict[str, Any] | None = None
     try:
-        lf = pl.scan_ndjson(source.polars_source(), schema=schema)  # type: ignore[arg-type]
-        frame = _narrow(lf, plan, keep_pos=False).collect()
+        lf = _narrow(
+            pl.scan_ndjson(source.polars_source(), schema=schema),  # type: ignore[arg-type]
+            plan,
+            keep_pos=False,
+        )
+        stats, tables = _scan(lf, run)
     except (pl.exceptions.PolarsError, OSError, ValueError):
-        frame = None
-    if frame is None or _has_problem(frame):
+        stats = None
+    if stats is None or stats["bad"]:
         frame = _jsonl_by_line(source, plan, schema)
-        _locate(frame, plan, source)
-        frame = frame.drop(POS)
-    return _Part(source, plan, frame, shape, hint)
+        locate(frame, plan, source)
+        lf = frame.drop(POS).lazy()
+        stats, tables = _scan(lf, run)
+    run.counts.add(tables)
+    return _Part(source, plan, lf, stats, hint, [(lf, int(stats["rows"]))])
 
 
 def _jsonl_by_line(source: Source, plan: Plan, schema: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -248,7 +373,9 @@ def _jsonl_by_line(source: Source, plan: Plan, schema: dict[str, pl.DataType]) -
     return _narrow(raw.lazy(), plan, keep_pos=True).collect()
 
 
-def _read_parquet(source: Source, mapping: Mapping[str, str], forced: str | None) -> _Part | None:
+def _read_parquet(
+    source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
+) -> _Part | None:
     try:
         lf = pl.scan_parquet(source.polars_source())  # type: ignore[arg-type]
         schema = lf.collect_schema()
@@ -268,118 +395,33 @@ def _read_parquet(source: Source, mapping: Mapping[str, str], forced: str | None
             top = err.path.split(".")[0].split("[")[0]
             at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
             raise InputError(err.what, file=source.name, row=at, field=err.path) from None
-        frame = _narrow(lf, plan, keep_pos=False).collect(engine="streaming")
-        if _has_problem(frame):
-            located = _narrow(lf.with_row_index(POS), plan, keep_pos=True).collect()
-            _locate(located, plan, source)
+        pieces = [_narrow(piece, plan, keep_pos=False) for piece in _row_ranges(lf)]
+        scans = [_scan(piece, run) for piece in pieces]
+        stats = _combined([s for s, _ in scans])
+        if stats["bad"]:
+            located = _narrow(lf.with_row_index(POS), plan, keep_pos=True)
+            locate(located.filter(problems()).head(1).collect(), plan, source)
     except pl.exceptions.PolarsError as err:
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
-    return _Part(source, plan, frame, shape, lambda: _binary_columns_parquet(lf, schema, plan))
+    for _, tables in scans:
+        run.counts.add(tables)
+
+    def hint() -> list[str]:
+        return binary_columns_parquet(lf, schema, plan)
+
+    frame = _narrow(lf, plan, keep_pos=False)
+    sized = [(piece, int(s["rows"])) for piece, (s, _) in zip(pieces, scans, strict=True)]
+    return _Part(source, plan, frame, stats, hint, sized)
+
+
+def _row_ranges(lf: pl.LazyFrame) -> list[pl.LazyFrame]:
+    """The file whole, or, past :data:`PIECE_ROWS` rows, its row ranges (the slice is pushed
+    into the Parquet reader, which skips the other row groups; the count is in the footer)."""
+    total = int(lf.select(pl.len()).collect().item())
+    if total <= PIECE_ROWS:
+        return [lf]
+    return [lf.slice(start, PIECE_ROWS) for start in range(0, total, PIECE_ROWS)]
 
 
 def _short(err: BaseException) -> str:
     return " ".join(str(err).split())[:200]
-
-
-# --- validation ---------------------------------------------------------------------------
-
-
-def _problems() -> pl.Expr:
-    return (
-        pl.col("task_id").is_null()
-        | pl.col("reward").is_null()
-        | ~pl.col("reward").is_finite().fill_null(False)
-    )
-
-
-def _has_problem(frame: pl.DataFrame) -> bool:
-    return bool(frame.select(_problems().any()).item())
-
-
-def _locate(frame: pl.DataFrame, plan: Plan, source: Source) -> None:
-    """Raise on the first row with a missing task id or a missing or non-finite reward."""
-    bad = frame.filter(_problems()).head(1)
-    if bad.height == 0:
-        return
-    row = bad.row(0, named=True)
-    pos = int(row[POS])
-    where: dict[str, int] = {"row": pos} if source.kind == "parquet" else {"line": pos}
-    if row["task_id"] is None:
-        field = plan.fields.get("task_id", "task_id")
-        raise InputError(
-            f"no task id ({plan.sources['task_id']})", file=source.name, field=field, **where
-        )
-    field = plan.fields.get("reward", "reward")
-    if row["reward"] is None:
-        raise InputError("reward is missing (null)", file=source.name, field=field, **where)
-    raise InputError(
-        f"reward is {row['reward']}, not a finite number", file=source.name, field=field, **where
-    )
-
-
-def _refuse_unbounded(part: _Part) -> None:
-    """Refuse rewards outside [0, 1] without an explicit ``--pass-threshold`` (exit 2)."""
-    low, high = part.frame.select(lo=pl.col("reward").min(), hi=pl.col("reward").max()).row(0)
-    if low >= 0.0 and high <= 1.0:
-        return
-    hint = part.binary_hint()
-    cols = (
-        "binary-looking columns the rows carry: " + ", ".join(hint)
-        if hint
-        else "the rows carry no binary-looking column"
-    )
-    raise InputError(
-        f"rewards run from {low:g} to {high:g}, outside [0, 1], so pass/fail is not defined"
-        f" (a weighted rubric sum is not a pass/fail); {cols}. Pass --pass-threshold T, or"
-        " --map reward=COLUMN",
-        file=part.source.name,
-        field=part.plan.fields.get("reward", "reward"),
-    )
-
-
-def _skip_binary(name: str, plan: Plan) -> bool:
-    return (
-        name in TASK_ALIASES
-        or name in INDEX_LIKE
-        or name == plan.fields.get("reward")
-        or name.endswith(("_id", "_index", "_ms"))
-    )
-
-
-def _binary_columns_sample(sample: list[tuple[int, dict[str, Any]]], plan: Plan) -> list[str]:
-    """Top-level columns whose sampled values are all booleans, or all numbers in {0, 1}."""
-    seen: dict[str, set[str]] = {}
-    for _, row in sample:
-        for key, value in row.items():
-            kinds = seen.setdefault(key, set())
-            if value is None:
-                continue
-            if isinstance(value, bool):
-                kinds.add("bool")
-            elif isinstance(value, (int, float)) and value in (0, 1):
-                kinds.add("01")
-            else:
-                kinds.add("other")
-    return [k for k, v in seen.items() if v and "other" not in v and not _skip_binary(k, plan)]
-
-
-def _binary_columns_parquet(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan) -> list[str]:
-    cols = [
-        name
-        for name, dtype in schema.items()
-        if (dtype == pl.Boolean or dtype.is_numeric()) and not _skip_binary(name, plan)
-    ]
-    if not cols:
-        return []
-
-    def binary(name: str) -> pl.Expr:
-        c = pl.col(name)
-        if schema[name] == pl.Boolean:
-            return pl.lit(True).alias(name)
-        return (c.is_null() | c.is_in([0, 1])).all().alias(name)
-
-    try:
-        flags = lf.select([binary(c) for c in cols]).collect().row(0, named=True)
-    except pl.exceptions.PolarsError:
-        return []
-    return [c for c in cols if flags[c]]

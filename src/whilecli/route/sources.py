@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import pyarrow as pa
-
 from whilecli.errors import InputError
 from whilecli.route.aliases import TASK_ALIASES, Shape
 
@@ -100,12 +98,21 @@ def stdin_source(stream: BinaryIO | None) -> Source:
     return Source(name="<stdin>", kind="jsonl", data=data)
 
 
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What reading a (compressed) stream may raise; pyarrow's errors once it is loaded
+    (it is imported only for zstd, so a plain file never pays for it)."""
+    pa = sys.modules.get("pyarrow")
+    return (OSError, EOFError) if pa is None else (OSError, EOFError, pa.ArrowException)
+
+
 def _decompress(data: bytes, codec: str) -> bytes:
     try:
         if codec == "gzip":
             return gzip.decompress(data)
+        import pyarrow as pa
+
         return pa.input_stream(pa.py_buffer(data), compression=codec).read()
-    except (OSError, EOFError, pa.ArrowException) as err:
+    except _read_errors() as err:
         raise InputError(f"cannot decompress {codec} input: {err}", file="<stdin>") from None
 
 
@@ -155,6 +162,8 @@ def _raw_stream(source: Source) -> BinaryIO:
         if source.compression == "gzip":
             return gzip.open(source.path, "rb")  # type: ignore[return-value]
         if source.compression == "zstd":
+            import pyarrow as pa
+
             return pa.input_stream(str(source.path), compression="zstd")  # type: ignore[return-value]
         return open(source.path, "rb")
     except OSError as err:
@@ -170,7 +179,7 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
         while True:
             try:
                 chunk = stream.read(1 << 20)
-            except (OSError, EOFError, pa.ArrowException) as err:
+            except _read_errors() as err:
                 raise InputError(
                     f"cannot read past line {lineno}: {err}", file=source.name
                 ) from None
@@ -188,8 +197,18 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
         stream.close()
 
 
+def _first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys repeat keeps each key's first value, as polars' reader does,
+    so a file reads the same on the fast path and line by line."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        out.setdefault(key, value)
+    return out
+
+
 def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
-    """One JSONL line as a dict, or an :class:`InputError` that names the line."""
+    """One JSONL line as a dict (a repeated key: its first value), or an :class:`InputError`
+    that names the line."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -197,7 +216,7 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
             f"not valid UTF-8 (byte {err.start + 1} of the line)", file=source.name, line=lineno
         ) from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_first_wins)
     except ValueError as err:
         raise InputError(f"not valid JSON: {err}", file=source.name, line=lineno) from None
     except RecursionError:

@@ -86,7 +86,11 @@ def rate_from_cells(
     draws: int = BOOTSTRAP_DRAWS,
     seed: int = 0,
 ) -> Rate:
-    """A mean over tasks with its bootstrap interval (none under :data:`MIN_CI_TASKS` tasks)."""
+    """A mean over tasks with its bootstrap interval (none under :data:`MIN_CI_TASKS` tasks).
+
+    When every task sits at 0 or every task at 1 the bootstrap has nothing to resample, and
+    the Wilson interval over the task count is given instead (``interval = "wilson"``).
+    """
     values = np.asarray(values, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.int64)
     n_tasks = int(counts.sum())
@@ -97,6 +101,12 @@ def rate_from_cells(
     if n_tasks < MIN_CI_TASKS:
         why = f"{n_tasks} task{'s' if n_tasks != 1 else ''}: an interval needs {MIN_CI_TASKS}"
         return Rate(value, None, None, n_tasks, n_rows, "none", why)
+    if np.all(values == 0.0) or np.all(values == 1.0):
+        # Every task at the same boundary rate: each resample repeats it, so the percentile
+        # bootstrap collapses to a point (5 tasks all passing would claim [1, 1]). The
+        # Wilson interval over tasks keeps the uncertainty of having seen only n_tasks.
+        wide = wilson(int(round(value * n_tasks)), n_tasks, n_rows=n_rows)
+        return Rate(value, wide.low, wide.high, n_tasks, n_rows, "wilson")
     low, high = bootstrap_mean_ci(values, counts, draws=draws, seed=seed)
     return Rate(value, low, high, n_tasks, n_rows, "bootstrap")
 

@@ -4,24 +4,13 @@ The route reads rows only to count them per task (:mod:`whilecli.route.pool`). T
 add across shards, so any engine that can GROUP BY (polars, DuckDB, Spark, BigQuery) can
 compute them where the rows live, and ``while route`` can decide from the counts alone.
 
-**The summary** (format version :data:`FORMAT_VERSION`) is one Parquet file, one row per
-task, columns :data:`SUMMARY_SCHEMA`:
-
-============== ========= ============================================================
-column         type      per task
-============== ========= ============================================================
-task_id        string    the task
-n              int64     rows
-passes         int64     rows with passed (reward ≥ the pass threshold)
-truncated      int64     rows known truncated
-truncated_known int64    rows whose truncation is recorded (the rest are unknown)
-truncated_passes int64   rows known truncated that passed
-partial_rows   int64     rows with 0 < reward < 1
-reward_sum     float64   Σ reward
-reward_sumsq   float64   Σ reward²
-models         list      [{model, policy_version, rows}]: rows per writer model and full
-                         policy version (either may be null), sorted, nulls last
-============== ========= ============================================================
+**The summary** (format version :data:`FORMAT_VERSION`, documented in ``docs/scale.md``) is
+one Parquet file, one row per task, columns :data:`SUMMARY_SCHEMA`: ``task_id``; the int64
+counts ``n`` (rows), ``passes`` (reward ≥ the pass threshold), ``truncated`` (rows known
+truncated), ``truncated_known`` (rows whose truncation is recorded), ``truncated_passes``,
+``partial_rows`` (0 < reward < 1); the float64 ``reward_sum`` (Σ reward) and
+``reward_sumsq`` (Σ reward²); and ``models``, a list of ``{model, policy_version, rows}``:
+rows per writer model and full policy version (either may be null), sorted, nulls last.
 
 ``models`` keeps the joint (model, policy_version) counts of each task, so the route's
 writer-model and policy-version totals (the on-policy and older-copy checks) come out of a
@@ -41,23 +30,46 @@ it is then detected from its columns, its pass threshold is the route's ``--pass
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import TASK_COLUMNS, _counts, task_aggregates
+from whilecli.route.summary_header import (
+    FORMAT_VERSION,
+    HEADER_KEY,
+    Entry,
+    Header,
+    combine,
+    header_of,
+    merge_headers,
+    parquet_schema,
+    partial_note,
+    read_header,
+)
 
-FORMAT_VERSION = 1
-HEADER_KEY = "whilecli.summary"
+__all__ = [
+    "FORMAT_VERSION",
+    "HEADER_KEY",
+    "SUMMARY_SCHEMA",
+    "Entry",
+    "Header",
+    "is_summary",
+    "load_summaries",
+    "merge_summaries",
+    "pool_from_summary",
+    "read_header",
+    "summary_frame",
+    "write_merged",
+    "write_summary",
+]
+
 #: Integer columns: every per-task count, summed on merge.
 COUNT_COLUMNS = (*TASK_COLUMNS, "partial_rows")
 SUM_COLUMNS = ("reward_sum", "reward_sumsq")
@@ -70,113 +82,66 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-@dataclass
-class Entry:
-    """One summarised read (``read_rows`` over some paths), as the header records it."""
-
-    paths: list[str]
-    format: str
-    sources: dict[str, str]
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Header:
-    """What a summary records besides its counts (the Parquet metadata, see module doc)."""
-
-    pass_threshold: float | None  # None: a header-less summary, threshold unknown
-    threshold_explicit: bool
-    inputs: list[Entry]
-    has_logprobs: bool = False
-    has_values: bool = False
-    format_version: int = FORMAT_VERSION
-
-    def to_json(self, frame: pl.DataFrame) -> str:
-        """The header as written: the recorded fields plus the combined view of the inputs."""
-        paths, fmt, sources, _ = _combine(self.inputs, self.pass_threshold)
-        return json.dumps(
-            {
-                "format_version": self.format_version,
-                "pass_threshold": self.pass_threshold,
-                "threshold_explicit": self.threshold_explicit,
-                "format": fmt,
-                "paths": paths,
-                "sources": sources,
-                "rows": int(frame["n"].sum()),
-                "tasks": frame.height,
-                "partial_rows": int(frame["partial_rows"].sum()),
-                "has_logprobs": self.has_logprobs,
-                "has_values": self.has_values,
-                "inputs": [asdict(e) for e in self.inputs],
-            },
-            ensure_ascii=False,
-        )
-
-
 # --- computing and merging ----------------------------------------------------------------
 
 
-def _collapse(tasks: pl.LazyFrame, models: pl.LazyFrame) -> pl.DataFrame:
-    """Sum per-task counts by ``task_id`` and writer counts by (task, model, version)."""
+def _collapse(tasks: pl.LazyFrame, models: pl.LazyFrame, files: Sequence[str]) -> pl.DataFrame:
+    """Sum per-task counts by ``task_id`` and writer counts by (task, model, version).
+
+    Each sum is its own streaming query over the inputs, so memory holds the summed tables
+    (one line per task, and per task and writer), never the input lines.
+    """
     per_task = tasks.group_by("task_id").agg(
         *(pl.col(c).sum().cast(pl.Int64) for c in COUNT_COLUMNS),
         *(pl.col(c).sum().cast(pl.Float64) for c in SUM_COLUMNS),
     )
     keys = ["task_id", "model", "policy_version"]
+    cells = models.group_by(keys).agg(pl.col("rows").sum().cast(pl.Int64))
     nested = (
-        models.group_by(keys)
-        .agg(pl.col("rows").sum().cast(pl.Int64))
+        _collect(cells, files)
         .sort(keys, nulls_last=True)
         .group_by("task_id", maintain_order=True)
         .agg(models=pl.struct(*MODEL_FIELDS))
     )
-    joined = per_task.join(nested, on="task_id", how="left").sort("task_id")
-    out = joined.select(list(SUMMARY_SCHEMA)).collect(engine="streaming")
-    return out.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+    # ``nested`` is sorted by task_id; the join keeps its order
+    joined = nested.join(_collect(per_task, files), on="task_id", how="left", maintain_order="left")
+    return joined.select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+
+
+def _collect(lf: pl.LazyFrame, files: Sequence[str]) -> pl.DataFrame:
+    try:
+        return lf.collect(engine="streaming")
+    except pl.exceptions.PolarsError as err:
+        what = " ".join(str(err).split())[:200]
+        raise InputError(f"cannot read: {what}", file=", ".join(files)) from None
 
 
 def summary_frame(rows: Rows) -> pl.DataFrame:
-    """The per-task summary of validated rows (one scan feeds both group-bys)."""
+    """The per-task summary of validated rows.
+
+    One streaming scan groups the rows by (task, model, version) with every count; that
+    table (as many lines as tasks times writers, never rows) is then summed by task.
+    """
     reward = pl.col("reward")
-    tasks = rows.frame.group_by("task_id").agg(
+    fine = rows.frame.group_by("task_id", "model", "policy_version").agg(
         *task_aggregates(),
         ((reward > 0) & (reward < 1)).sum().cast(pl.Int64).alias("partial_rows"),
         reward.sum().alias("reward_sum"),
         (reward * reward).sum().alias("reward_sumsq"),
     )
-    models = rows.frame.group_by("task_id", "model", "policy_version").agg(
-        pl.len().cast(pl.Int64).alias("rows")
-    )
-    return _collapse(tasks, models)
-
-
-def _partial_note(partial: int, rows: int, threshold: float) -> str:
-    """The note :func:`whilecli.route.read.read_rows` appends for partial rewards."""
-    return (
-        f"{partial} of {rows} rows have a reward strictly between 0 and 1:"
-        f" a row passes at reward ≥ {threshold:g}"
-    )
-
-
-def header_of(rows: Rows, frame: pl.DataFrame) -> Header:
-    """The header of a summary of ``rows`` (the partial-reward note is recomputed on read)."""
-    notes = list(rows.notes)
-    n_rows = int(frame["n"].sum()) if frame.height else 0
-    if notes and notes[-1] == _partial_note(rows.partial_rows, n_rows, rows.pass_threshold):
-        notes.pop()
-    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes)
-    return Header(
-        pass_threshold=rows.pass_threshold,
-        threshold_explicit=rows.threshold_explicit,
-        inputs=[entry],
-        has_logprobs=rows.has_logprobs,
-        has_values=rows.has_values,
-    )
+    cells = _collect(fine, rows.paths)
+    if cells["task_id"].n_unique() == cells.height:  # one writer per task: already summed
+        model = pl.struct("model", "policy_version", pl.col("n").alias("rows"))
+        one = cells.sort("task_id").with_columns(models=pl.concat_list(model))
+        return one.select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+    models = cells.lazy().select("task_id", "model", "policy_version", pl.col("n").alias("rows"))
+    return _collapse(cells.lazy(), models, rows.paths)
 
 
 def _write(frame: pl.DataFrame, header: Header, path: str | os.PathLike[str], force: bool) -> Path:
-    table = frame.to_arrow()
-    table = table.replace_schema_metadata({HEADER_KEY: header.to_json(frame)})
+    rows, partial = (int(frame[c].sum()) for c in ("n", "partial_rows"))
+    meta = header.to_json(rows=rows, tasks=frame.height, partial_rows=partial)
+    table = frame.to_arrow().replace_schema_metadata({HEADER_KEY: meta})
     return atomic_write(path, lambda tmp: pq.write_table(table, tmp), force=force)
 
 
@@ -184,7 +149,7 @@ def write_summary(rows: Rows, path: str | os.PathLike[str], *, force: bool = Fal
     """Write the summary of ``rows`` to ``path`` atomically (refusing to overwrite without
     ``force``); return the path."""
     frame = summary_frame(rows)
-    return _write(frame, header_of(rows, frame), path, force)
+    return _write(frame, header_of(rows, int(frame["n"].sum())), path, force)
 
 
 def merge_summaries(paths: Sequence[str | os.PathLike[str]]) -> pl.DataFrame:
@@ -204,13 +169,6 @@ def write_merged(
 # --- reading ------------------------------------------------------------------------------
 
 
-def _schema(path: str | os.PathLike[str]) -> pa.Schema | None:
-    try:
-        return pq.read_schema(path)
-    except (OSError, pa.ArrowException, ValueError):
-        return None
-
-
 def is_summary(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a summary: a Parquet file with the header or the summary's columns.
 
@@ -218,7 +176,7 @@ def is_summary(path: str | os.PathLike[str]) -> bool:
     """
     if not os.path.isfile(path):
         return False
-    schema = _schema(path)
+    schema = parquet_schema(path)
     if schema is None:
         return False
     if schema.metadata and HEADER_KEY.encode() in schema.metadata:
@@ -226,75 +184,100 @@ def is_summary(path: str | os.PathLike[str]) -> bool:
     return set(SUMMARY_SCHEMA) <= set(schema.names)
 
 
-def read_header(path: str | os.PathLike[str]) -> Header | None:
-    """The header of the summary at ``path``; None when it has none."""
-    schema = _schema(path)
-    raw = (schema.metadata or {}).get(HEADER_KEY.encode()) if schema is not None else None
-    if raw is None:
-        return None
+def _problems() -> dict[str, pl.Expr]:
+    """Per line of a summary, one flag per column whose count cannot come from rows."""
+    model_rows = pl.col("models").list.eval(pl.element().struct.field("rows")).list.sum()
+    within = {
+        "passes": ("n",),
+        "truncated_known": ("n",),
+        "truncated": ("truncated_known",),
+        "truncated_passes": ("truncated", "passes"),
+        "partial_rows": ("n",),
+    }
+    flags = {
+        "task_id": pl.col("task_id").is_null(),
+        "n": (pl.col("n") < 1).fill_null(True),
+    }
+    for name, bounds in within.items():
+        top = pl.min_horizontal(*bounds) if len(bounds) > 1 else pl.col(bounds[0])
+        flags[name] = ~pl.col(name).is_between(0, top).fill_null(False)
+    flags["models"] = (model_rows != pl.col("n")).fill_null(True)
+    return flags
+
+
+_WHY = (
+    "missing or out of range (n ≥ 1, passes ≤ n, truncated ≤ truncated_known ≤ n,"
+    " truncated_passes ≤ min(truncated, passes), partial_rows ≤ n)"
+)
+
+
+def _scan(path: str) -> pl.LazyFrame:
+    """One summary's columns in :data:`SUMMARY_SCHEMA`, lazily, its counts validated by one
+    streaming aggregate (the first bad line is located only when there is one)."""
     try:
-        data = json.loads(raw)
-        version = int(data["format_version"])
-        if version > FORMAT_VERSION:
-            raise InputError(
-                f"summary format version {version} is newer than this while reads"
-                f" ({FORMAT_VERSION}): upgrade whilecli",
-                file=str(path),
+        lf = pl.scan_parquet(path).select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+        flags = _problems()
+        found = lf.select(pl.any_horizontal(*flags.values()).any()).collect(engine="streaming")
+        if found.item():
+            bad = (
+                lf.with_row_index("__row")
+                .filter(pl.any_horizontal(*flags.values()))
+                .head(1)
+                .select("__row", *(e.alias(k) for k, e in flags.items()))
+                .collect()
+                .row(0, named=True)
             )
-        threshold = data["pass_threshold"]
-        return Header(
-            pass_threshold=None if threshold is None else float(threshold),
-            threshold_explicit=bool(data["threshold_explicit"]),
-            inputs=[Entry(**e) for e in data["inputs"]],
-            has_logprobs=bool(data["has_logprobs"]),
-            has_values=bool(data["has_values"]),
-            format_version=version,
-        )
-    except (ValueError, KeyError, TypeError) as err:
-        raise InputError(f"unreadable summary header: {err}", file=str(path)) from None
-
-
-def _read_frame(path: str) -> pl.DataFrame:
-    """One summary's columns in :data:`SUMMARY_SCHEMA`, its counts validated."""
-    try:
-        frame = pl.read_parquet(path, columns=list(SUMMARY_SCHEMA))
-        frame = frame.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+            name = next(k for k in flags if bad[k])
+            what = "rows per model do not add up to n" if name == "models" else _WHY
+            raise InputError(what, file=path, row=int(bad["__row"]), field=name)
     except (pl.exceptions.PolarsError, OSError) as err:
         msg = " ".join(str(err).split())[:200]
         raise InputError(f"not a readable summary: {msg}", file=path) from None
-    model_rows = pl.col("models").list.eval(pl.element().struct.field("rows")).list.sum()
-    checks = {
-        "task_id": pl.col("task_id").is_null(),
-        "n": pl.col("n").is_null() | (pl.col("n") < 1),
-        "passes": ~pl.col("passes").is_between(0, pl.col("n")).fill_null(False),
-        "truncated_known": ~pl.col("truncated_known").is_between(0, pl.col("n")).fill_null(False),
-        "truncated": ~pl.col("truncated").is_between(0, pl.col("truncated_known")).fill_null(False),
-        "truncated_passes": ~pl.col("truncated_passes")
-        .is_between(0, pl.min_horizontal("truncated", "passes"))
-        .fill_null(False),
-        "partial_rows": ~pl.col("partial_rows").is_between(0, pl.col("n")).fill_null(False),
-        "models": (model_rows != pl.col("n")).fill_null(True),
-    }
-    bad = frame.with_row_index("__row").select("__row", *(e.alias(k) for k, e in checks.items()))
-    for name in checks:
-        hit = bad.filter(pl.col(name))
-        if hit.height:
-            what = (
-                "rows per model do not add up to n"
-                if name == "models"
-                else "missing or out of range (0 ≤ truncated_passes ≤ min(truncated, passes),"
-                " truncated ≤ truncated_known ≤ n, passes ≤ n, n ≥ 1)"
-            )
-            raise InputError(what, file=path, row=int(hit["__row"][0]), field=name)
-    return frame
+    return lf
+
+
+#: Most input lines one merge step adds up. Past it, files are folded in a few at a time
+#: into the running sum, so memory follows the tasks, not the lines of every file.
+MERGE_STEP_LINES = 16_000_000
+
+
+def _sum_lines(parts: list[pl.LazyFrame], files: Sequence[str]) -> pl.DataFrame:
+    lazy = pl.concat(parts, how="vertical")
+    models = (
+        lazy.select("task_id", "models")
+        .explode("models")
+        .unnest("models")
+        .select("task_id", *MODEL_FIELDS)
+    )
+    return _collapse(lazy.drop("models"), models, files)
+
+
+def _fold(scans: list[pl.LazyFrame], lines: list[int], files: Sequence[str]) -> pl.DataFrame:
+    """Add up summaries: all at once when their lines fit one step, else a few files at a
+    time into the running sum (sums are associative, so the result is the same)."""
+    total: pl.DataFrame | None = None
+    batch: list[pl.LazyFrame] = []
+    held = 0
+    for scan, n in zip(scans, lines, strict=True):
+        if batch and held + n > MERGE_STEP_LINES:
+            total = _sum_lines([*([total.lazy()] if total is not None else []), *batch], files)
+            batch, held = [], total.height
+        batch.append(scan)
+        held += n
+    return _sum_lines([*([total.lazy()] if total is not None else []), *batch], files)
 
 
 def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFrame, Header]:
-    """Read and add up the summaries at ``paths``, with their combined header."""
+    """Read and add up the summaries at ``paths``, with their combined header.
+
+    Lines of one ``task_id`` are summed within a file too (another engine may write a task
+    on several lines, in any order), and the result is sorted by ``task_id``. The files are
+    scanned, not loaded: memory holds the merged table, not every file's lines.
+    """
     names = [str(p) for p in paths]
     if not names:
         raise UsageError("give at least one summary")
-    frames, headers = [], []
+    scans, headers = [], []
     for name in names:
         if not is_summary(name):
             raise InputError(
@@ -303,84 +286,16 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
                 file=name,
             )
         headers.append(read_header(name))
-        frames.append(_read_frame(name))
-    header = _merge_headers(names, headers)
-    if len(frames) == 1:
-        return frames[0], header
-    lazy = pl.concat([f.lazy() for f in frames], how="vertical")
-    models = (
-        lazy.select("task_id", "models")
-        .explode("models")
-        .unnest("models")
-        .select("task_id", *MODEL_FIELDS)
-    )
-    return _collapse(lazy.drop("models"), models), header
-
-
-def _merge_headers(names: list[str], headers: list[Header | None]) -> Header:
-    """One header for summaries read together; different pass thresholds are refused."""
-    thresholds: dict[float, list[str]] = {}
-    for name, h in zip(names, headers, strict=True):
-        if h is not None and h.pass_threshold is not None:
-            thresholds.setdefault(h.pass_threshold, []).append(name)
-    if len(thresholds) > 1:
-        made = "; ".join(f"{', '.join(files)} at {t:g}" for t, files in thresholds.items())
-        raise UsageError(
-            f"summaries made with different pass thresholds cannot be merged ({made}):"
-            " summarise them again with one --pass-threshold"
-        )
-    inputs: list[Entry] = []
-    for name, h in zip(names, headers, strict=True):
-        if h is None:
-            note = (
-                "a summary without a whilecli header: its pass threshold, input format and"
-                " source columns are unknown"
-            )
-            inputs.append(Entry([name], "summary", {}, [note]))
-        else:
-            inputs.extend(h.inputs)
-    known = [h for h in headers if h is not None]
-    return Header(
-        pass_threshold=next(iter(thresholds), None),
-        threshold_explicit=any(h.threshold_explicit for h in known),
-        inputs=inputs,
-        has_logprobs=any(h.has_logprobs for h in known),
-        has_values=any(h.has_values for h in known),
-    )
-
-
-def _joined(values: list[str]) -> str:
-    seen = list(dict.fromkeys(values))
-    return seen[0] if len(seen) == 1 else " + ".join(seen)
-
-
-def _combine(
-    inputs: list[Entry], threshold: float | None
-) -> tuple[list[str], str, dict[str, str], list[str]]:
-    """Paths, format, sources and notes of several reads, as one read of all their files
-    would give them (:func:`whilecli.route.read.read_rows`): formats joined, a source that
-    differs named per file, and notes prefixed with their file when there are several."""
-    if len(inputs) == 1:
-        e = inputs[0]
-        return list(e.paths), e.format, dict(e.sources), list(e.notes)
-    names = [", ".join(e.paths) for e in inputs]
-    passed = "unknown" if threshold is None else f"reward ≥ {threshold:g}"
-    sources: dict[str, str] = {}
-    keys = dict.fromkeys(["passed", *(k for e in inputs for k in e.sources)])
-    for key in keys:
-        default = passed if key == "passed" else "none"
-        seen = [e.sources.get(key, default) for e in inputs]
-        if len(set(seen)) == 1:
-            sources[key] = seen[0]
-        else:
-            sources[key] = "; ".join(f"{n}: {v}" for n, v in zip(names, seen, strict=True))
-    notes = [
-        note if len(e.paths) > 1 else f"{name}: {note}"
-        for e, name in zip(inputs, names, strict=True)
-        for note in e.notes
-    ]
-    paths = [p for e in inputs for p in e.paths]
-    return paths, _joined([e.format for e in inputs]), sources, notes
+        scans.append(_scan(name))
+    header = merge_headers(names, headers)
+    if len(scans) == 1 and headers[0] is not None:
+        # one line per task, sorted: as `while summarize` writes
+        frame = _collect(scans[0], names)
+    else:
+        frame = _fold(scans, [pq.read_metadata(n).num_rows for n in names], names)
+    if frame.height == 0:
+        raise InputError("no rows: the summary is empty", file=", ".join(names))
+    return frame, header
 
 
 def pool_from_summary(
@@ -404,11 +319,11 @@ def pool_from_summary(
     explicit = header.threshold_explicit or (threshold is None and pass_threshold is not None)
     if threshold is None:
         threshold = 1.0 if pass_threshold is None else float(pass_threshold)
-    _, fmt, sources, notes = _combine(header.inputs, threshold)
+    _, fmt, sources, notes = combine(header.inputs, threshold)
     rows = int(frame["n"].sum()) if frame.height else 0
     partial = int(frame["partial_rows"].sum()) if frame.height else 0
     if partial:
-        notes.append(_partial_note(partial, rows, threshold))
+        notes.append(partial_note(partial, rows, threshold))
     source = Rows(
         frame=pl.LazyFrame(schema=CANONICAL_SCHEMA),
         paths=names,

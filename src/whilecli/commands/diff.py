@@ -1,0 +1,201 @@
+"""``while diff BEFORE AFTER``: a paired, per-task comparison of two dumps of the same tasks.
+
+Prints pass@1 of each on the shared tasks with its bootstrap interval, the paired difference
+(after − before) with its bootstrap interval over tasks, the number of paired tasks and the
+tasks that flipped (all-fail ↔ some-pass). ``--fail-on regression`` exits 1 when the
+difference's upper bound is below 0. Formats: text, json, markdown, github.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from whilecli.commands import route as route_cmd
+from whilecli.commands._common import user_errors
+from whilecli.errors import UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from whilecli.route.model import Rate
+    from whilecli.route.paired import PairedDiff
+
+#: The conditions ``while diff --fail-on`` knows.
+DIFF_POLICIES = ("regression",)
+#: Task ids printed per flip list in text and Markdown (JSON lists them all).
+SHOWN = 10
+
+
+def read_tasks(
+    path: str,
+    *,
+    mapping: list[str] | None,
+    pass_threshold: float | None,
+    input_format: str | None,
+) -> pl.DataFrame:
+    """One dump's per-task counts (``Pool.tasks``), read like ``while route`` reads rows."""
+    from whilecli.route.pool import summarize
+    from whilecli.route.read import parse_map, read_rows
+
+    if pass_threshold is not None and not math.isfinite(pass_threshold):
+        raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
+    rows = read_rows(
+        [path],
+        mapping=parse_map(mapping or []),
+        pass_threshold=pass_threshold,
+        input_format=input_format,
+        stdin=sys.stdin.buffer if path == "-" else None,
+    )
+    return summarize(rows).tasks
+
+
+def parse_diff_policies(values: list[str] | None) -> tuple[str, ...]:
+    """``--fail-on regression`` (comma-separated, repeatable; ``none`` names nothing)."""
+    names: list[str] = []
+    for item in values or []:
+        for raw in item.split(","):
+            name = raw.strip().lower()
+            if not name or name == "none":
+                continue
+            if name not in DIFF_POLICIES:
+                raise UsageError(
+                    f"--fail-on: unknown condition {raw.strip()!r} for while diff; "
+                    f"conditions: {', '.join(DIFF_POLICIES)}"
+                )
+            if name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def signed(rate: Rate, digits: int = 3) -> str:
+    """A difference with its sign and interval: ``+0.120 [+0.050, +0.190] n=64 tasks``."""
+    v = "n/a" if rate.value is None else f"{rate.value:+.{digits}f}"
+    if rate.low is not None and rate.high is not None:
+        ci = f" [{rate.low:+.{digits}f}, {rate.high:+.{digits}f}]"
+    else:
+        ci = f" [no interval: {rate.why_no_interval}]"
+    return f"{v}{ci} n={rate.n_tasks} tasks ({rate.n_rows} rows)"
+
+
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:SHOWN])
+    more = f", … (+{len(ids) - SHOWN})" if len(ids) > SHOWN else ""
+    return f"{len(ids)}" + (f": {shown}{more}" if ids else "")
+
+
+def headline(diff: PairedDiff) -> str:
+    return f"{diff.verdict()} (after − before on {diff.shared_tasks} paired tasks)"
+
+
+def diff_lines(diff: PairedDiff) -> list[tuple[str, str]]:
+    """``(label, value)`` lines every format prints."""
+    lines = [
+        ("before pass@1", diff.before.format()),
+        ("after pass@1", diff.after.format()),
+        ("difference", signed(diff.difference)),
+        ("paired tasks", str(diff.shared_tasks)),
+        ("gained (all-fail → some-pass)", _ids(diff.gained)),
+        ("lost (some-pass → all-fail)", _ids(diff.lost)),
+    ]
+    if diff.only_before or diff.only_after:
+        lines.append(
+            ("unpaired tasks", f"{diff.only_before} only before, {diff.only_after} only after")
+        )
+    return lines
+
+
+def failed_conditions(diff: PairedDiff, names: tuple[str, ...]) -> list[str]:
+    """Reasons of the named conditions that hold."""
+    out = []
+    if "regression" in names and diff.regression:
+        assert diff.difference.high is not None
+        out.append(
+            f"regression: pass@1 fell by {-(diff.difference.value or 0.0):.3f}; the interval's "
+            f"upper bound {diff.difference.high:+.3f} is below 0"
+        )
+    return out
+
+
+def to_markdown(diff: PairedDiff, failed: list[str], before: str, after: str) -> str:
+    from whilecli.route.render_markdown import md_cell
+
+    out = [f"## while diff: {headline(diff)}", "", f"`{before}` → `{after}`", ""]
+    out += ["| measure | value |", "|---|---|"]
+    out += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in diff_lines(diff)]
+    out += [""] + [f"- **failed** {md_cell(f)}" for f in failed]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str, after: str) -> str:
+    """The report in one of text, json, markdown, github."""
+    failed = failed_conditions(diff, names)
+    if fmt == "json":
+        report: dict[str, Any] = {"before_path": before, "after_path": after}
+        report.update(diff.to_dict())
+        report["fail_on"] = list(names)
+        report["failed"] = failed
+        report["exit_code"] = 1 if failed else 0
+        return json.dumps(report, indent=2) + "\n"
+    if fmt == "markdown":
+        return to_markdown(diff, failed, before, after)
+    if fmt == "github":
+        from whilecli.route.render_markdown import annotation
+
+        lines = [annotation("error", f, file=after, title="while diff") for f in failed]
+        if diff.regression and not failed:
+            lines.append(annotation("warning", "pass@1 fell", file=after, title="while diff"))
+        lines.append(
+            annotation("notice", f"{headline(diff)}: {signed(diff.difference)}", file=after)
+        )
+        return "\n".join(lines) + "\n"
+    width = max(len(k) for k, _ in diff_lines(diff))
+    out = [f"while diff: {headline(diff)}"]
+    out += [f"  {k.ljust(width)}  {v}" for k, v in diff_lines(diff)]
+    out += [f"failed {f}" for f in failed]
+    return "\n".join(out) + "\n"
+
+
+@user_errors
+def diff_command(
+    before: str = typer.Argument(..., metavar="BEFORE", help="The earlier dump (rows)."),
+    after: str = typer.Argument(..., metavar="AFTER", help="The later dump of the same tasks."),
+    fail_on: list[str] | None = typer.Option(
+        None,
+        "--fail-on",
+        metavar="CONDITIONS",
+        help="Exit 1 when a named condition holds: regression (the difference's upper bound < 0).",
+    ),
+    pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
+    mapping: list[str] | None = route_cmd.MAPPING,
+    input_format: str | None = route_cmd.INPUT_FORMAT,
+    output: route_cmd.OutputFormat = route_cmd.FORMAT,
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the bootstraps."),
+    draws: int = typer.Option(2000, "--draws", metavar="N", help="Bootstrap resamples."),
+) -> None:
+    """Compare two dumps of the same tasks, task by task: pass@1 each, the paired difference."""
+    from whilecli.route.paired import paired_diff
+
+    names = parse_diff_policies(fail_on)
+    if before == "-" and after == "-":
+        raise UsageError("stdin (-) can feed BEFORE or AFTER, not both")
+    if draws < 1:
+        raise UsageError(f"--draws must be positive, got {draws}")
+    read = {"mapping": mapping, "pass_threshold": pass_threshold, "input_format": input_format}
+    diff = paired_diff(
+        read_tasks(before, **read), read_tasks(after, **read), draws=draws, seed=seed
+    )
+    fmt = output.value
+    sys.stdout.write(render_diff(diff, names, fmt, before, after))
+    sys.stdout.flush()
+    if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        failed = failed_conditions(diff, names)
+        route_cmd.append_summary(
+            os.environ["GITHUB_STEP_SUMMARY"], to_markdown(diff, failed, before, after)
+        )
+    raise typer.Exit(1 if failed_conditions(diff, names) else 0)

@@ -1,0 +1,116 @@
+"""``while size``: how many held-out tasks it takes to see a gain, before the GPU.
+
+From assumptions (DESIGN section 2): n = ⌈((z₁₋α/₂ + z_power)·sd/effect)²⌉ with
+sd = √((p(1−p) + q(1−q))/k), p = ``--base``, q = p + ``--effect``; 367 tasks at effect 0.05
+with the defaults (base 0.6, k 4, power 0.8, alpha 0.05), half-width 0.035. This is
+:func:`whilecli.route.stats.holdout_size`, the same function as the route report's "before
+the GPU" section. With ``--before ROWS --after ROWS`` (two dumps of the same tasks) the sd is
+measured instead: the sample sd of the per-task differences, with a bootstrap range of n
+(:func:`whilecli.route.paired.paired_size`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+import typer
+
+from whilecli.commands import route as route_cmd
+from whilecli.commands._common import user_errors
+from whilecli.errors import UsageError
+
+
+def _validate(effect: float, base: float, k: int, power: float, alpha: float) -> None:
+    if not (math.isfinite(effect) and 0 < effect <= 1):
+        raise UsageError(f"--effect must lie in (0, 1], got {effect}")
+    if not (math.isfinite(base) and 0 <= base <= 1):
+        raise UsageError(f"--base must lie in [0, 1], got {base}")
+    if k < 1:
+        raise UsageError(f"--k must be at least 1, got {k}")
+    if not (math.isfinite(power) and 0 < power < 1):
+        raise UsageError(f"--power must lie in (0, 1), got {power}")
+    if not (math.isfinite(alpha) and 0 < alpha < 1):
+        raise UsageError(f"--alpha must lie in (0, 1), got {alpha}")
+
+
+def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
+    """The text or JSON report of the assumed size and, when given, the measured one."""
+    if fmt == "json":
+        out: dict[str, Any] = {"holdout": holdout.to_dict()}
+        if measured is not None:
+            out["measured"] = measured.to_dict()
+        return json.dumps(out, indent=2) + "\n"
+    h = holdout
+    lines = [
+        f"Hold out {h.n} tasks (k={h.k} rollouts each) to see a gain of {h.effect:g} in pass@1 "
+        f"at power {h.power:g} (two-sided alpha {h.alpha:g}), from base {h.base:g}: "
+        f"sd {h.sd:.4f} per task, half-width {h.half_width:.3f}."
+    ]
+    if measured is not None:
+        m = measured
+        rng = (
+            f"[{m.low}, {m.high}] (95% bootstrap over tasks)"
+            if m.low is not None
+            else f"(no range: {m.why_no_range})"
+        )
+        lines.append(
+            f"Measured on {m.paired_tasks} paired tasks: sd {m.sd:.4f} of the per-task "
+            f"differences → hold out {m.n} tasks {rng}, half-width {m.half_width:.3f}."
+        )
+    return "\n".join(lines) + "\n"
+
+
+@user_errors
+def size_command(
+    effect: float = typer.Option(0.05, "--effect", metavar="F", help="The gain in pass@1 to see."),
+    base: float = typer.Option(0.6, "--base", metavar="P", help="The assumed base pass rate."),
+    k: int = typer.Option(4, "--k", metavar="K", help="Rollouts per held-out task."),
+    power: float = typer.Option(0.8, "--power", metavar="F", help="Power of the comparison."),
+    alpha: float = typer.Option(0.05, "--alpha", metavar="F", help="Two-sided level."),
+    before: str | None = typer.Option(
+        None, "--before", metavar="ROWS", help="A dump before the change (with --after)."
+    ),
+    after: str | None = typer.Option(
+        None, "--after", metavar="ROWS", help="A dump after the change, of the same tasks."
+    ),
+    pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
+    mapping: list[str] | None = route_cmd.MAPPING,
+    input_format: str | None = route_cmd.INPUT_FORMAT,
+    output: str = typer.Option("text", "--format", metavar="text|json", help="Report format."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the bootstrap."),
+    draws: int = typer.Option(2000, "--draws", metavar="N", help="Bootstrap resamples."),
+) -> None:
+    """Size the held-out test: tasks to see a gain of --effect, from assumptions or two dumps."""
+    from whilecli.route.stats import holdout_size
+
+    _validate(effect, base, k, power, alpha)
+    fmt = output.lower()
+    if fmt not in ("text", "json"):
+        raise UsageError(f"--format {output!r}: use text or json")
+    if (before is None) != (after is None):
+        raise UsageError("--before and --after go together: two dumps of the same tasks")
+    if draws < 1:
+        raise UsageError(f"--draws must be positive, got {draws}")
+    holdout = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
+    measured = None
+    if before is not None and after is not None:
+        from whilecli.commands.diff import read_tasks
+        from whilecli.route.paired import paired_size
+
+        if before == "-" and after == "-":
+            raise UsageError("stdin (-) can feed --before or --after, not both")
+        read = {"mapping": mapping, "pass_threshold": pass_threshold, "input_format": input_format}
+        measured = paired_size(
+            read_tasks(before, **read),
+            read_tasks(after, **read),
+            effect,
+            power=power,
+            alpha=alpha,
+            draws=draws,
+            seed=seed,
+        )
+    sys.stdout.write(size_report(holdout, measured, fmt))
+    sys.stdout.flush()

@@ -1,0 +1,78 @@
+"""``while summarize``: graded rows → the per-task summary the route decides from.
+
+``while summarize ROWS... -o tasks.parquet`` reads rows as ``while route`` does (the same
+``--map``, ``--pass-threshold`` and ``--input-format``) and writes one line per task (the
+schema is in :mod:`whilecli.route.summary`). ``while summarize --merge a.parquet b.parquet
+... -o merged.parquet`` adds summaries of shards up, so shards can be summarised anywhere,
+in parallel, and routed together.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import typer
+
+from whilecli.commands._common import user_errors
+from whilecli.errors import UsageError
+
+
+@user_errors
+def summarize_command(
+    paths: list[str] = typer.Argument(
+        ...,
+        metavar="PATH",
+        help="Graded rows (files, directories, globs, - for stdin); with --merge, summaries.",
+    ),
+    output: str = typer.Option(
+        ..., "-o", "--output", metavar="FILE", help="Where to write the summary (Parquet)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite FILE if it exists."),
+    merge: bool = typer.Option(
+        False, "--merge", help="The paths are summaries: add them up by task."
+    ),
+    pass_threshold: float | None = typer.Option(
+        None, "--pass-threshold", metavar="F", help="A row passes when reward >= F (default 1.0)."
+    ),
+    mapping: list[str] | None = typer.Option(
+        None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN (repeatable)."
+    ),
+    input_format: str | None = typer.Option(
+        None, "--input-format", metavar="NAME", help="Force the input format (default: detect)."
+    ),
+) -> None:
+    """Write the per-task counts `while route` needs (rows, passes, truncation, models)."""
+    from whilecli.route.summary import write_merged, write_summary
+
+    if merge:
+        given = [
+            flag
+            for flag, value in (
+                ("--pass-threshold", pass_threshold),
+                ("--map", mapping),
+                ("--input-format", input_format),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(f"{', '.join(given)}: applies to rows, not to --merge of summaries")
+        if "-" in paths:
+            raise UsageError("--merge reads summary files, not stdin (-)")
+        path = write_merged(paths, output, force=force)
+    else:
+        from whilecli.route.read import parse_map, read_rows
+
+        if pass_threshold is not None and not math.isfinite(pass_threshold):
+            raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
+        rows = read_rows(
+            paths,
+            mapping=parse_map(mapping or []),
+            pass_threshold=pass_threshold,
+            input_format=input_format,
+            stdin=sys.stdin.buffer if "-" in paths else None,
+        )
+        path = write_summary(rows, output, force=force)
+    import pyarrow.parquet as pq
+
+    print(f"wrote {path}: {pq.read_metadata(path).num_rows} tasks", file=sys.stderr)

@@ -1,0 +1,234 @@
+"""Paired comparison of two dumps of the same tasks, and the held-out size it implies.
+
+Two evaluations of one set of tasks (before and after a change) are compared task by task:
+the per-task difference ``d_t = c_t^after/n_t^after − c_t^before/n_t^before`` removes the
+spread of task difficulty that an unpaired comparison carries, so its mean (the pass@1
+difference) has a tighter interval than the two pass@1 intervals suggest.
+
+- Paired difference: mean of ``d_t`` over the shared tasks with the seeded 95% percentile
+  bootstrap over tasks (Efron 1979) of :func:`whilecli.route.stats.rate_from_cells`.
+- Flips: tasks that went from all-fail to some-pass (gained) and from some-pass to all-fail
+  (lost).
+- Measured held-out size (DESIGN section 2, the ``holdout_size`` formula with a measured
+  sd): n = max(2, ⌈((z₁₋α/₂ + z_power)·sd/effect)²⌉) with ``sd`` the sample standard
+  deviation (n − 1) of the ``d_t``; its range is the 95% percentile interval of n over
+  bootstrap resamples of the tasks (each resample's sample sd put through the formula).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats as sps
+
+from whilecli.errors import InputError
+from whilecli.route import stats
+from whilecli.route.model import Rate
+
+_CHUNK_CELLS = 4_000_000
+
+
+def pair_tasks(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
+    """Tasks in both per-task frames (``task_id``, ``n``, ``passes``), sorted by task id:
+    columns ``task_id, n_before, passes_before, n_after, passes_after``."""
+    b = before.select(
+        "task_id", pl.col("n").alias("n_before"), pl.col("passes").alias("passes_before")
+    )
+    a = after.select(
+        "task_id", pl.col("n").alias("n_after"), pl.col("passes").alias("passes_after")
+    )
+    return b.join(a, on="task_id", how="inner").sort("task_id")
+
+
+def _cells(paired: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct per-task differences (one per ``(c_b, n_b, c_a, n_a)`` cell) and their counts."""
+    keys = ["passes_before", "n_before", "passes_after", "n_after"]
+    grid = paired.group_by(keys).agg(pl.len().alias("tasks")).sort(keys)
+    d = grid["passes_after"].to_numpy() / grid["n_after"].to_numpy() - (
+        grid["passes_before"].to_numpy() / grid["n_before"].to_numpy()
+    )
+    return d.astype(np.float64), grid["tasks"].to_numpy().astype(np.int64)
+
+
+def z_sum(power: float, alpha: float) -> float:
+    """z₁₋α/₂ + z_power (standard normal quantiles)."""
+    return float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
+
+
+def size_for_sd(sd: float, effect: float, power: float = 0.8, alpha: float = 0.05) -> int:
+    """n = max(2, ⌈((z₁₋α/₂ + z_power)·sd/effect)²⌉): tasks to see ``effect`` at ``power``."""
+    return max(2, math.ceil((z_sum(power, alpha) * sd / effect) ** 2))
+
+
+def sample_sd(values: np.ndarray, counts: np.ndarray) -> float | None:
+    """Sample standard deviation (n − 1) of a multiset given as values with counts."""
+    n = int(counts.sum())
+    if n < 2:
+        return None
+    mean = float(np.dot(values, counts) / n)
+    return math.sqrt(float(np.dot(counts, (values - mean) ** 2)) / (n - 1))
+
+
+@dataclass(frozen=True)
+class MeasuredSize:
+    """The held-out size from measured per-task differences, with its bootstrap range."""
+
+    n: int
+    low: int | None
+    high: int | None
+    sd: float
+    half_width: float
+    effect: float
+    power: float
+    alpha: float
+    paired_tasks: int
+    why_no_range: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def measured_size(
+    values: np.ndarray,
+    counts: np.ndarray,
+    effect: float,
+    *,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    draws: int = stats.BOOTSTRAP_DRAWS,
+    seed: int = 0,
+) -> MeasuredSize:
+    """Held-out size from per-task differences (cells), with a seeded bootstrap range.
+
+    Each draw resamples the ``N`` tasks with replacement (a multinomial draw over the cells,
+    as in :func:`whilecli.route.stats.bootstrap_mean_ci`), takes the sample sd of the
+    resample and its size :func:`size_for_sd`; the range is the 95% percentile interval of
+    those sizes (sorted[⌊0.025·D⌋], sorted[⌊0.975·D⌋ − 1]). No range under 3 tasks.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.lexsort((counts, values))
+    values, counts = values[order], counts[order]
+    total = int(counts.sum())
+    sd = sample_sd(values, counts)
+    if sd is None:
+        raise InputError(f"{total} paired task(s): a measured sd needs at least 2")
+    n = size_for_sd(sd, effect, power, alpha)
+    half = float(sps.norm.ppf(1 - alpha / 2)) * sd / math.sqrt(n)
+    if total < stats.MIN_CI_TASKS:
+        why = f"{total} paired tasks: a range needs {stats.MIN_CI_TASKS}"
+        return MeasuredSize(n, None, None, sd, half, effect, power, alpha, total, why)
+    rng = np.random.default_rng(seed)
+    sizes = np.empty(draws, dtype=np.float64)
+    per_chunk = max(1, _CHUNK_CELLS // max(1, values.size))
+    probs = counts / total
+    for start in range(0, draws, per_chunk):
+        stop = min(draws, start + per_chunk)
+        picks = rng.multinomial(total, probs, size=stop - start).astype(np.float64)
+        mean = picks @ values / total
+        var = np.maximum(picks @ (values**2) - total * mean**2, 0.0) / (total - 1)
+        scaled = (z_sum(power, alpha) * np.sqrt(var) / effect) ** 2
+        sizes[start:stop] = np.maximum(2.0, np.ceil(scaled))
+    ordered = np.sort(sizes)
+    low, high = int(ordered[int(0.025 * draws)]), int(ordered[int(0.975 * draws) - 1])
+    return MeasuredSize(n, low, high, sd, half, effect, power, alpha, total)
+
+
+@dataclass(frozen=True)
+class PairedDiff:
+    """Two dumps compared task by task on the tasks they share."""
+
+    before: Rate  # pass@1 of the first dump on the shared tasks
+    after: Rate  # pass@1 of the second dump on the shared tasks
+    difference: Rate  # mean per-task difference (after − before), bootstrap over tasks
+    shared_tasks: int
+    only_before: int  # tasks only the first dump has (left out)
+    only_after: int
+    gained: list[str]  # all-fail before, some-pass after
+    lost: list[str]  # some-pass before, all-fail after
+
+    @property
+    def regression(self) -> bool:
+        """The difference's upper bound is below 0 (no interval: not established)."""
+        return self.difference.high is not None and self.difference.high < 0
+
+    @property
+    def improvement(self) -> bool:
+        """The difference's lower bound is above 0."""
+        return self.difference.low is not None and self.difference.low > 0
+
+    def verdict(self) -> str:
+        if self.regression:
+            return "regression"
+        if self.improvement:
+            return "improvement"
+        if self.difference.low is None:
+            return "undecided"
+        return "no clear change"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict(),
+            "before": self.before.to_dict(),
+            "after": self.after.to_dict(),
+            "difference": self.difference.to_dict(),
+            "shared_tasks": self.shared_tasks,
+            "only_before": self.only_before,
+            "only_after": self.only_after,
+            "gained": list(self.gained),
+            "lost": list(self.lost),
+        }
+
+
+def paired_diff(
+    before: pl.DataFrame,
+    after: pl.DataFrame,
+    *,
+    draws: int = stats.BOOTSTRAP_DRAWS,
+    seed: int = 0,
+) -> PairedDiff:
+    """Compare two per-task frames (``Pool.tasks``) on their shared tasks."""
+    paired = pair_tasks(before, after)
+    if paired.height == 0:
+        raise InputError("the two dumps share no task id: a paired comparison needs the same tasks")
+    side_b = paired.select("task_id", n="n_before", passes="passes_before")
+    side_a = paired.select("task_id", n="n_after", passes="passes_after")
+    rate_b = stats.pass_at_1(side_b, draws=draws, seed=seed)
+    rate_a = stats.pass_at_1(side_a, draws=draws, seed=seed)
+    d, counts = _cells(paired)
+    rows = rate_b.n_rows + rate_a.n_rows
+    diff = stats.rate_from_cells(d, counts, rows, draws=draws, seed=seed)
+    gained = paired.filter((pl.col("passes_before") == 0) & (pl.col("passes_after") > 0))
+    lost = paired.filter((pl.col("passes_before") > 0) & (pl.col("passes_after") == 0))
+    return PairedDiff(
+        before=rate_b,
+        after=rate_a,
+        difference=diff,
+        shared_tasks=paired.height,
+        only_before=before.height - paired.height,
+        only_after=after.height - paired.height,
+        gained=gained["task_id"].to_list(),
+        lost=lost["task_id"].to_list(),
+    )
+
+
+def paired_size(
+    before: pl.DataFrame,
+    after: pl.DataFrame,
+    effect: float,
+    *,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    draws: int = stats.BOOTSTRAP_DRAWS,
+    seed: int = 0,
+) -> MeasuredSize:
+    """:func:`measured_size` from the per-task differences of two dumps' shared tasks."""
+    paired = pair_tasks(before, after)
+    if paired.height == 0:
+        raise InputError("the two dumps share no task id: a paired size needs the same tasks")
+    d, counts = _cells(paired)
+    return measured_size(d, counts, effect, power=power, alpha=alpha, draws=draws, seed=seed)

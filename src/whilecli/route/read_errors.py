@@ -1,0 +1,121 @@
+"""Bad input, located and explained: the first bad row of a file, and the refusal of rewards
+outside [0, 1] with the binary-looking columns the rows do carry (DESIGN section 1).
+
+Reading (:mod:`whilecli.route.read`) finds *that* a file holds a bad value with one aggregate
+query; these helpers run only then, to name *where* (file, line or row, field) or to say
+what to pass instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+
+from whilecli.errors import InputError
+from whilecli.route.aliases import TASK_ALIASES
+from whilecli.route.formats import Plan
+from whilecli.route.sources import Source
+
+POS = "__pos"  # a JSONL line (1-based) or Parquet row (0-based), kept only to locate errors
+#: Columns that count rows or rollouts, never a binary rubric outcome.
+INDEX_LIKE = ("step", "sample_id", "rollout_index", "_ng_rollout_index", "advantage")
+
+
+def problems() -> pl.Expr:
+    return (
+        pl.col("task_id").is_null()
+        | pl.col("reward").is_null()
+        | ~pl.col("reward").is_finite().fill_null(False)
+    )
+
+
+def locate(frame: pl.DataFrame, plan: Plan, source: Source) -> None:
+    """Raise on the first row with a missing task id or a missing or non-finite reward."""
+    bad = frame.filter(problems()).head(1)
+    if bad.height == 0:
+        return
+    row = bad.row(0, named=True)
+    pos = int(row[POS])
+    where: dict[str, int] = {"row": pos} if source.kind == "parquet" else {"line": pos}
+    if row["task_id"] is None:
+        field = plan.fields.get("task_id", "task_id")
+        raise InputError(
+            f"no task id ({plan.sources['task_id']})", file=source.name, field=field, **where
+        )
+    field = plan.fields.get("reward", "reward")
+    if row["reward"] is None:
+        raise InputError("reward is missing (null)", file=source.name, field=field, **where)
+    raise InputError(
+        f"reward is {row['reward']}, not a finite number", file=source.name, field=field, **where
+    )
+
+
+def refuse_unbounded(
+    low: float, high: float, hint: Callable[[], list[str]], file: str, field: str
+) -> None:
+    """Refuse rewards outside [0, 1] without an explicit ``--pass-threshold`` (exit 2)."""
+    if low >= 0.0 and high <= 1.0:
+        return
+    columns = hint()
+    cols = (
+        "binary-looking columns the rows carry: " + ", ".join(columns)
+        if columns
+        else "the rows carry no binary-looking column"
+    )
+    raise InputError(
+        f"rewards run from {low:g} to {high:g}, outside [0, 1], so pass/fail is not defined"
+        f" (a weighted rubric sum is not a pass/fail); {cols}. Pass --pass-threshold T, or"
+        " --map reward=COLUMN",
+        file=file,
+        field=field,
+    )
+
+
+def _skip_binary(name: str, plan: Plan) -> bool:
+    return (
+        name in TASK_ALIASES
+        or name in INDEX_LIKE
+        or name == plan.fields.get("reward")
+        or name.endswith(("_id", "_index", "_ms"))
+    )
+
+
+def binary_columns_sample(sample: list[tuple[int, dict[str, Any]]], plan: Plan) -> list[str]:
+    """Top-level columns whose sampled values are all booleans, or all numbers in {0, 1}."""
+    seen: dict[str, set[str]] = {}
+    for _, row in sample:
+        for key, value in row.items():
+            kinds = seen.setdefault(key, set())
+            if value is None:
+                continue
+            if isinstance(value, bool):
+                kinds.add("bool")
+            elif isinstance(value, (int, float)) and value in (0, 1):
+                kinds.add("01")
+            else:
+                kinds.add("other")
+    return [k for k, v in seen.items() if v and "other" not in v and not _skip_binary(k, plan)]
+
+
+def binary_columns_parquet(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan) -> list[str]:
+    cols = [
+        name
+        for name, dtype in schema.items()
+        if (dtype == pl.Boolean or dtype.is_numeric()) and not _skip_binary(name, plan)
+    ]
+    if not cols:
+        return []
+
+    def binary(name: str) -> pl.Expr:
+        c = pl.col(name)
+        if schema[name] == pl.Boolean:
+            return pl.lit(True).alias(name)
+        return (c.is_null() | c.is_in([0, 1])).all().alias(name)
+
+    try:
+        flags = lf.select([binary(c) for c in cols]).collect().row(0, named=True)
+    except pl.exceptions.PolarsError:
+        return []
+    return [c for c in cols if flags[c]]

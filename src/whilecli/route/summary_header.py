@@ -1,0 +1,196 @@
+"""The header of a summary: what it records besides its counts, and how headers combine.
+
+The header is the Parquet key-value metadata entry :data:`HEADER_KEY` of a summary (see
+:mod:`whilecli.route.summary` and ``docs/scale.md``), a JSON object: ``format_version``,
+``pass_threshold``, ``threshold_explicit``, ``format``, ``paths``, ``sources``, ``rows``,
+``tasks``, ``partial_rows``, ``has_logprobs``, ``has_values`` and ``inputs``, one entry per
+summarised read (its paths, format, sources and reader notes). Summaries read together
+recombine their entries exactly as :func:`whilecli.route.read.read_rows` combines the files
+it reads: formats joined, a source that differs named per file, notes prefixed with their
+file when there are several, the partial-reward note recomputed from the totals.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from whilecli.errors import InputError, UsageError
+from whilecli.route.model import Rows
+
+FORMAT_VERSION = 1
+HEADER_KEY = "whilecli.summary"
+
+
+@dataclass
+class Entry:
+    """One summarised read (``read_rows`` over some paths), as the header records it."""
+
+    paths: list[str]
+    format: str
+    sources: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Header:
+    """What a summary records besides its counts (the Parquet metadata, see module doc)."""
+
+    pass_threshold: float | None  # None: a header-less summary, threshold unknown
+    threshold_explicit: bool
+    inputs: list[Entry]
+    has_logprobs: bool = False
+    has_values: bool = False
+    format_version: int = FORMAT_VERSION
+
+    def to_json(self, *, rows: int, tasks: int, partial_rows: int) -> str:
+        """The header as written: the recorded fields, the totals, and the combined view of
+        the inputs."""
+        paths, fmt, sources, _ = combine(self.inputs, self.pass_threshold)
+        return json.dumps(
+            {
+                "format_version": self.format_version,
+                "pass_threshold": self.pass_threshold,
+                "threshold_explicit": self.threshold_explicit,
+                "format": fmt,
+                "paths": paths,
+                "sources": sources,
+                "rows": rows,
+                "tasks": tasks,
+                "partial_rows": partial_rows,
+                "has_logprobs": self.has_logprobs,
+                "has_values": self.has_values,
+                "inputs": [asdict(e) for e in self.inputs],
+            },
+            ensure_ascii=False,
+        )
+
+
+def parquet_schema(path: str | os.PathLike[str]) -> pa.Schema | None:
+    """The Parquet schema (with its key-value metadata) at ``path``, from the footer alone;
+    None when it is not a readable Parquet file."""
+    try:
+        return pq.read_schema(path)
+    except (OSError, pa.ArrowException, ValueError):
+        return None
+
+
+def partial_note(partial: int, rows: int, threshold: float) -> str:
+    """The note :func:`whilecli.route.read.read_rows` appends for partial rewards."""
+    return (
+        f"{partial} of {rows} rows have a reward strictly between 0 and 1:"
+        f" a row passes at reward ≥ {threshold:g}"
+    )
+
+
+def header_of(rows: Rows, n_rows: int) -> Header:
+    """The header of a summary of ``rows`` (``n_rows`` of them); the partial-reward note is
+    left out, recomputed from the totals on read."""
+    notes = list(rows.notes)
+    if notes and notes[-1] == partial_note(rows.partial_rows, n_rows, rows.pass_threshold):
+        notes.pop()
+    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes)
+    return Header(
+        pass_threshold=rows.pass_threshold,
+        threshold_explicit=rows.threshold_explicit,
+        inputs=[entry],
+        has_logprobs=rows.has_logprobs,
+        has_values=rows.has_values,
+    )
+
+
+def read_header(path: str | os.PathLike[str]) -> Header | None:
+    """The header of the summary at ``path``; None when it has none."""
+    schema = parquet_schema(path)
+    raw = (schema.metadata or {}).get(HEADER_KEY.encode()) if schema is not None else None
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        version = int(data["format_version"])
+        if version > FORMAT_VERSION:
+            raise InputError(
+                f"summary format version {version} is newer than this while reads"
+                f" ({FORMAT_VERSION}): upgrade whilecli",
+                file=str(path),
+            )
+        threshold = data["pass_threshold"]
+        return Header(
+            pass_threshold=None if threshold is None else float(threshold),
+            threshold_explicit=bool(data["threshold_explicit"]),
+            inputs=[Entry(**e) for e in data["inputs"]],
+            has_logprobs=bool(data["has_logprobs"]),
+            has_values=bool(data["has_values"]),
+            format_version=version,
+        )
+    except (ValueError, KeyError, TypeError) as err:
+        raise InputError(f"unreadable summary header: {err}", file=str(path)) from None
+
+
+def merge_headers(names: list[str], headers: list[Header | None]) -> Header:
+    """One header for summaries read together; different pass thresholds are refused."""
+    thresholds: dict[float, list[str]] = {}
+    for name, h in zip(names, headers, strict=True):
+        if h is not None and h.pass_threshold is not None:
+            thresholds.setdefault(h.pass_threshold, []).append(name)
+    if len(thresholds) > 1:
+        made = "; ".join(f"{', '.join(files)} at {t:g}" for t, files in thresholds.items())
+        raise UsageError(
+            f"summaries made with different pass thresholds cannot be merged ({made}):"
+            " summarise them again with one --pass-threshold"
+        )
+    inputs = [e for h in headers if h is not None for e in h.inputs]
+    bare = [name for name, h in zip(names, headers, strict=True) if h is None]
+    if bare:  # one entry for them all: an engine may write hundreds of parts
+        which = f" ({len(bare)} files: {bare[0]}, ...)" if len(bare) > 1 else ""
+        note = (
+            f"a summary without a whilecli header{which}: its pass threshold, input format"
+            " and source columns are unknown"
+        )
+        inputs.append(Entry(bare, "summary", {}, [note]))
+    known = [h for h in headers if h is not None]
+    return Header(
+        pass_threshold=next(iter(thresholds), None),
+        threshold_explicit=any(h.threshold_explicit for h in known),
+        inputs=inputs,
+        has_logprobs=any(h.has_logprobs for h in known),
+        has_values=any(h.has_values for h in known),
+    )
+
+
+def _joined(values: list[str]) -> str:
+    seen = list(dict.fromkeys(values))
+    return seen[0] if len(seen) == 1 else " + ".join(seen)
+
+
+def combine(
+    inputs: list[Entry], threshold: float | None
+) -> tuple[list[str], str, dict[str, str], list[str]]:
+    """Paths, format, sources and notes of several reads, as one read of all their files
+    would give them (:func:`whilecli.route.read.read_rows`): formats joined, a source that
+    differs named per file, and notes prefixed with their file when there are several."""
+    if len(inputs) == 1:
+        e = inputs[0]
+        return list(e.paths), e.format, dict(e.sources), list(e.notes)
+    names = [", ".join(e.paths) for e in inputs]
+    passed = "unknown" if threshold is None else f"reward ≥ {threshold:g}"
+    sources: dict[str, str] = {}
+    keys = dict.fromkeys(["passed", *(k for e in inputs for k in e.sources)])
+    for key in keys:
+        default = passed if key == "passed" else "none"
+        seen = [e.sources.get(key, default) for e in inputs]
+        if len(set(seen)) == 1:
+            sources[key] = seen[0]
+        else:
+            sources[key] = "; ".join(f"{n}: {v}" for n, v in zip(names, seen, strict=True))
+    notes = [
+        note if len(e.paths) > 1 else f"{name}: {note}"
+        for e, name in zip(inputs, names, strict=True)
+        for note in e.notes
+    ]
+    paths = [p for e in inputs for p in e.paths]
+    return paths, _joined([e.format for e in inputs]), sources, notes

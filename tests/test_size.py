@@ -1,0 +1,204 @@
+"""Held-out sizing: the design's formula by hand (367 at effect 0.05, half-width 0.035), the
+measured size from paired per-task differences (a case by hand, the bootstrap range against a
+plain-Python loop), and ``while size`` on the command line."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import EXAMPLES
+from test_check_cli import invoke
+from whilecli.errors import InputError
+from whilecli.route.paired import measured_size, paired_size, sample_sd, size_for_sd
+from whilecli.route.stats import holdout_size
+
+Z975 = 1.959963984540054  # standard normal quantile at 0.975 (tables: 1.95996)
+Z80 = 0.8416212335729143  # at 0.8 (tables: 0.84162)
+
+
+def test_design_size_by_hand() -> None:
+    # sd = sqrt((0.6·0.4 + 0.65·0.35)/4) = sqrt(0.116875) = 0.341870
+    # n = ceil(((1.959964 + 0.841621)·0.341870/0.05)²) = ceil(366.935) = 367
+    # half-width = 1.959964·0.341870/sqrt(367) = 0.034976
+    held = holdout_size(0.05)
+    assert held.n == 367
+    assert held.sd == pytest.approx(math.sqrt(0.116875), abs=1e-12)
+    assert held.half_width == pytest.approx(0.034976, abs=5e-7)
+    assert round(held.half_width, 3) == 0.035
+    assert size_for_sd(held.sd, 0.05) == 367
+
+
+def tasks(rates: list[tuple[int, int]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "task_id": [f"t{i}" for i in range(len(rates))],
+            "n": [n for _, n in rates],
+            "passes": [c for c, _ in rates],
+        }
+    )
+
+
+def test_paired_size_by_hand() -> None:
+    # before 1/4, 2/4, 0/4, 1/4; after 3/4, 2/4, 1/4, 0/4 → d = 0.5, 0, 0.25, −0.25
+    # mean 0.125, deviations ±0.375, ±0.125 → Σ = 0.3125, sd = sqrt(0.3125/3) = 0.322749
+    # n = ceil((2.801585·0.322749/0.05)²) = ceil(327.04) = 328
+    # half-width = 1.959964·0.322749/sqrt(328) = 0.034928
+    before = tasks([(1, 4), (2, 4), (0, 4), (1, 4)])
+    after = tasks([(3, 4), (2, 4), (1, 4), (0, 4)])
+    size = paired_size(before, after, 0.05, draws=400)
+    assert size.sd == pytest.approx(math.sqrt(0.3125 / 3), abs=1e-12)
+    assert size.n == 328
+    assert size.half_width == pytest.approx(0.034928, abs=5e-7)
+    assert size.paired_tasks == 4
+    assert size.low is not None and size.high is not None and size.low <= size.high
+
+
+def _slow_range(values: list[float], counts: list[int], effect: float, draws: int, seed: int):
+    """The bootstrap range by a plain loop: the same multinomial draws, sd and n per draw."""
+    order = np.lexsort((np.asarray(counts), np.asarray(values)))
+    vals = [values[i] for i in order]
+    cnts = [counts[i] for i in order]
+    total = sum(cnts)
+    rng = np.random.default_rng(seed)
+    picks = rng.multinomial(total, [c / total for c in cnts], size=draws)
+    sizes = []
+    for pick in picks:
+        sample = [v for v, m in zip(vals, pick, strict=True) for _ in range(int(m))]
+        mean = sum(sample) / total
+        sd = math.sqrt(sum((x - mean) ** 2 for x in sample) / (total - 1))
+        sizes.append(max(2, math.ceil(((Z975 + Z80) * sd / effect) ** 2)))
+    sizes.sort()
+    return sizes[int(0.025 * draws)], sizes[int(0.975 * draws) - 1]
+
+
+@given(
+    st.lists(st.tuples(st.integers(-4, 4), st.integers(1, 6)), min_size=3, max_size=8),
+    st.sampled_from([0.05, 0.1, 0.2]),
+    st.integers(0, 3),
+)
+@settings(max_examples=40, deadline=None)
+def test_range_matches_the_plain_loop(
+    cells: list[tuple[int, int]], effect: float, seed: int
+) -> None:
+    cells = list({v: (v, c) for v, c in cells}.values())  # distinct differences
+    values = [v / 4 for v, _ in cells]
+    counts = [c for _, c in cells]
+    if sum(counts) < 3:
+        return
+    got = measured_size(np.array(values), np.array(counts), effect, draws=200, seed=seed)
+    assert (got.low, got.high) == _slow_range(values, counts, effect, 200, seed)
+    flat = [v for v, c in zip(values, counts, strict=True) for _ in range(c)]
+    sd = math.sqrt(sum((x - sum(flat) / len(flat)) ** 2 for x in flat) / (len(flat) - 1))
+    assert got.sd == pytest.approx(sd, abs=1e-12)
+    assert got.n == max(2, math.ceil(((Z975 + Z80) * sd / effect) ** 2))
+
+
+def test_range_is_close_to_resampling_task_indices() -> None:
+    rnd = random.Random(7)
+    d = [rnd.choice([-0.5, -0.25, 0, 0, 0.25, 0.5, 0.75]) for _ in range(200)]
+    values, counts = np.unique(np.array(d), return_counts=True)
+    got = measured_size(values, counts, 0.05, draws=2000, seed=0)
+    rng = np.random.default_rng(1)
+    arr = np.array(d)
+    sizes = sorted(
+        max(2, math.ceil(((Z975 + Z80) * arr[rng.integers(0, 200, 200)].std(ddof=1) / 0.05) ** 2))
+        for _ in range(2000)
+    )
+    assert got.low == pytest.approx(sizes[50], rel=0.05)
+    assert got.high == pytest.approx(sizes[1949], rel=0.05)
+    assert got.low <= got.n <= got.high
+
+
+@given(
+    effect=st.floats(0.01, 0.5),
+    base=st.floats(0, 1),
+    k=st.integers(1, 16),
+    power=st.floats(0.5, 0.99),
+    alpha=st.floats(0.001, 0.2),
+)
+@settings(max_examples=80, deadline=None)
+def test_assumed_and_measured_sizes_share_one_formula(
+    effect: float, base: float, k: int, power: float, alpha: float
+) -> None:
+    held = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
+    assert held.n == size_for_sd(held.sd, effect, power, alpha)
+    assert size_for_sd(held.sd, effect * 2, power, alpha) <= held.n  # a bigger gain needs fewer
+
+
+def test_edges() -> None:
+    assert sample_sd(np.array([0.5]), np.array([1])) is None
+    same = measured_size(np.array([0.25]), np.array([10]), 0.05, draws=50)
+    assert (same.sd, same.n, same.low, same.high) == (0.0, 2, 2, 2)
+    two = measured_size(np.array([0.0, 0.5]), np.array([1, 1]), 0.05, draws=50)
+    assert two.low is None and "2 paired tasks" in (two.why_no_range or "")
+    with pytest.raises(InputError):
+        measured_size(np.array([0.5]), np.array([1]), 0.05)
+    with pytest.raises(InputError, match="share no task"):
+        paired_size(tasks([(1, 2)]), tasks([(1, 2)]).with_columns(task_id=pl.lit("x")), 0.05)
+
+
+def test_size_command_text_and_json() -> None:
+    text = invoke("size", "--effect", "0.05")
+    assert text.exit_code == 0
+    assert text.stdout.startswith("Hold out 367 tasks (k=4 rollouts each)")
+    assert "half-width 0.035" in text.stdout
+    report = json.loads(invoke("size", "--effect", "0.1", "--k", "8", "--format", "json").stdout)
+    assert report["holdout"] == holdout_size(0.1, k=8).to_dict()
+    assert "measured" not in report
+
+
+def test_size_command_with_paired_rows() -> None:
+    args = [
+        "--before",
+        str(EXAMPLES / "student.parquet"),
+        "--after",
+        str(EXAMPLES / "teacher.parquet"),
+    ]
+    report = json.loads(invoke("size", *args, "--format", "json").stdout)
+    m = report["measured"]
+    assert m["paired_tasks"] == 64 and m["low"] <= m["n"] <= m["high"]
+    # the same numbers by hand from the rows: per-task differences of pass rates
+    b = (
+        pl.read_parquet(EXAMPLES / "student.parquet")
+        .group_by("task_id")
+        .agg(pl.col("reward").mean())
+    )
+    a = (
+        pl.read_parquet(EXAMPLES / "teacher.parquet")
+        .group_by("task_id")
+        .agg(pl.col("reward").mean())
+    )
+    d = a.join(b, on="task_id", suffix="_b").select(pl.col("reward") - pl.col("reward_b"))
+    sd = float(d.to_series().std(ddof=1))
+    assert m["sd"] == pytest.approx(sd, abs=1e-12)
+    assert m["n"] == math.ceil(((Z975 + Z80) * sd / 0.05) ** 2)
+    text = invoke("size", *args).stdout.splitlines()
+    assert text[1].startswith("Measured on 64 paired tasks: sd ")
+    assert f"hold out {m['n']} tasks [{m['low']}, {m['high']}]" in text[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--effect", "0"], "--effect"),
+        (["--effect", "1.5"], "--effect"),
+        (["--base", "-0.1"], "--base"),
+        (["--k", "0"], "--k"),
+        (["--power", "1"], "--power"),
+        (["--alpha", "0"], "--alpha"),
+        (["--before", "x.parquet"], "--before and --after"),
+        (["--format", "yaml"], "--format"),
+    ],
+)
+def test_size_usage_errors(args: list[str], says: str) -> None:
+    result = invoke("size", *args)
+    assert result.exit_code == 2 and says in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output

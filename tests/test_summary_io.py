@@ -1,0 +1,271 @@
+"""Summaries: refusals, detection from the schema, the header, the command line, and the
+engine queries of ``docs/scale.md`` checked against ``while summarize``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from conftest import EXAMPLES, ROOT
+from test_summary import STUDENT, report, summarise
+from whilecli.cli import app as while_app
+from whilecli.commands.summarize import summarize_command
+from whilecli.errors import InputError, UsageError
+from whilecli.route import run_route
+from whilecli.route.read import read_rows
+from whilecli.route.summary import (
+    HEADER_KEY,
+    SUMMARY_SCHEMA,
+    is_summary,
+    merge_summaries,
+    pool_from_summary,
+    read_header,
+    summary_frame,
+    write_merged,
+    write_summary,
+)
+
+DOC = ROOT / "docs" / "scale.md"
+
+# --- refusals, detection, the header -------------------------------------------------------
+
+
+def test_merge_refuses_different_pass_thresholds(tmp_path: Path) -> None:
+    rows = str(EXAMPLES / "mixed.parquet")
+    a = summarise([rows], tmp_path / "a.parquet")
+    b = summarise([rows], tmp_path / "b.parquet", pass_threshold=0.5)
+    with pytest.raises(UsageError, match="different pass thresholds") as err:
+        merge_summaries([a, b])
+    assert a in str(err.value) and b in str(err.value)
+    with pytest.raises(UsageError, match="different pass thresholds"):
+        run_route([a, b])
+    with pytest.raises(UsageError, match="made at 1"):
+        run_route([a], pass_threshold=0.5)
+
+
+def test_merged_header_adds_up(tmp_path: Path) -> None:
+    names = ("mixed.parquet", "single.jsonl")
+    sums = [
+        summarise([str(EXAMPLES / n)], tmp_path / f"{i}.parquet", pass_threshold=1.0)
+        for i, n in enumerate(names)
+    ]
+    implicit = summarise([str(EXAMPLES / "floor.parquet")], tmp_path / "f.parquet")
+    merged = write_merged([*sums, implicit], tmp_path / "m.parquet")
+    header = read_header(merged)
+    assert header is not None and header.pass_threshold == 1.0 and header.threshold_explicit
+    assert header.has_logprobs  # single.jsonl carries token_logprobs
+    assert [e.paths for e in header.inputs] == [[str(EXAMPLES / n)] for n in names] + [
+        [str(EXAMPLES / "floor.parquet")]
+    ]
+    raw = json.loads(pq.read_schema(merged).metadata[HEADER_KEY.encode()])
+    assert (raw["rows"], raw["tasks"]) == (512 + 100 + 128, 64 + 100 + 32)
+    assert raw["format"] == "parquet + whileai"
+    alone = read_header(implicit)
+    assert alone is not None and not alone.threshold_explicit and not alone.has_logprobs
+
+
+def test_write_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    rows = read_rows([str(EXAMPLES / "mixed.parquet")])
+    out = tmp_path / "tasks.parquet"
+    write_summary(rows, out)
+    before = out.read_bytes()
+    with pytest.raises(UsageError, match="--force"):
+        write_summary(read_rows([str(EXAMPLES / "floor.parquet")]), out)
+    assert out.read_bytes() == before
+    write_summary(read_rows([str(EXAMPLES / "floor.parquet")]), out, force=True)
+    assert merge_summaries([out])["task_id"][0].startswith("floor")
+    with pytest.raises(UsageError, match="--force"):
+        write_merged([out], out)
+
+
+def test_detection_reads_only_the_schema(tmp_path: Path) -> None:
+    summary = summarise([str(EXAMPLES / "mixed.parquet")], tmp_path / "s.parquet")
+    assert is_summary(summary)
+    assert not is_summary(EXAMPLES / "mixed.parquet")
+    assert not is_summary(EXAMPLES / "mixed.jsonl")
+    assert not is_summary(tmp_path / "missing.parquet")
+    bare = tmp_path / "bare.parquet"
+    pl.read_parquet(summary).write_parquet(bare)  # the columns without the header
+    assert is_summary(bare) and read_header(bare) is None
+    header = json.loads(pq.read_schema(summary).metadata[HEADER_KEY.encode()])
+    assert header["rows"] == 512 and header["tasks"] == 64 and header["pass_threshold"] == 1.0
+    assert header["sources"]["task_id"] == "task_id" and header["format"] == "parquet"
+    # a directory of summaries is detected too
+    assert report([str(tmp_path)], model=STUDENT)["route"] == "grpo"
+
+
+def test_headerless_summary_routes_with_the_same_numbers(tmp_path: Path) -> None:
+    rows = str(EXAMPLES / "mixed.parquet")
+    bare = tmp_path / "bare.parquet"
+    pl.read_parquet(summarise([rows], tmp_path / "s.parquet")).write_parquet(bare)
+    want, got = report([rows], model=STUDENT), report([str(bare)], model=STUDENT)
+    assert got["inputs"]["format"] == "summary" and "without a whilecli header" in got["notes"][0]
+    for key in ("route", "method", "checks", "methods", "summary", "needs", "exit_code"):
+        assert got[key] == want[key]
+
+
+def test_headerless_summary_in_pieces_and_any_order(tmp_path: Path) -> None:
+    """An engine may write a task on several lines, in any order, models unsorted."""
+    rows = str(EXAMPLES / "other_model.parquet")
+    whole = pl.read_parquet(summarise([rows], tmp_path / "s.parquet"))
+    first = whole.with_columns(
+        pl.col(c) // 2 for c in ("n", "passes", "truncated", "truncated_known")
+    ).with_columns(
+        truncated_passes=pl.lit(0, pl.Int64),
+        partial_rows=pl.lit(0, pl.Int64),
+        models=pl.col("models").list.eval(
+            pl.struct(
+                pl.element().struct.field("model"),
+                pl.element().struct.field("policy_version"),
+                (pl.element().struct.field("rows") // 2).alias("rows"),
+            )
+        ),
+    )
+    rest = whole.select(
+        "task_id",
+        *(pl.col(c) - first[c] for c in SUMMARY_SCHEMA if c not in ("task_id", "models")),
+        models=pl.col("models")
+        .list.eval(
+            pl.struct(
+                pl.element().struct.field("model"),
+                pl.element().struct.field("policy_version"),
+                (pl.element().struct.field("rows") - pl.element().struct.field("rows") // 2).alias(
+                    "rows"
+                ),
+            )
+        )
+        .list.reverse(),
+    )
+    pieces = pl.concat([rest, first]).sample(fraction=1.0, shuffle=True, seed=1)
+    pieces = pieces.filter(pl.col("n") > 0)
+    pieces.write_parquet(tmp_path / "pieces.parquet")
+    got = report([str(tmp_path / "pieces.parquet")], model=STUDENT)
+    want = report([rows], model=STUDENT)
+    for key in ("route", "method", "checks", "methods", "summary", "needs", "exit_code"):
+        assert got[key] == want[key]
+    rest.write_parquet(tmp_path / "part-0.parquet")
+    first.filter(pl.col("n") > 0).write_parquet(tmp_path / "part-1.parquet")
+    parts = [str(tmp_path / f"part-{i}.parquet") for i in range(2)]
+    got = report(parts, model=STUDENT)
+    assert [n for n in got["notes"] if "without a whilecli header (2 files" in n] == got["notes"]
+    for key in ("route", "method", "checks", "methods", "summary", "needs", "exit_code"):
+        assert got[key] == want[key]
+    empty = tmp_path / "empty.parquet"
+    whole.head(0).write_parquet(empty)
+    with pytest.raises(InputError, match="empty"):
+        run_route([str(empty)])
+
+
+def test_mixing_rows_and_summaries_is_refused(tmp_path: Path) -> None:
+    rows = str(EXAMPLES / "mixed.parquet")
+    summary = summarise([rows], tmp_path / "s.parquet")
+    with pytest.raises(UsageError, match="holds rows"):
+        run_route([summary, rows])
+    with pytest.raises(UsageError, match="is not a summary"):
+        run_route([rows], summary=True)
+    with pytest.raises(UsageError, match="--map"):
+        run_route([summary], mapping={"task_id": "x"})
+    with pytest.raises(InputError, match="not a summary"):
+        merge_summaries([summary, rows])
+    assert run_route([rows], summary=False).route == "grpo"
+
+
+def test_corrupt_counts_are_located(tmp_path: Path) -> None:
+    summary = summarise([str(EXAMPLES / "mixed.parquet")], tmp_path / "s.parquet")
+    table = pq.read_table(summary)
+    frame = pl.from_arrow(table).with_columns(
+        passes=pl.when(pl.int_range(pl.len()) == 3).then(99).otherwise(pl.col("passes"))
+    )
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(frame.to_arrow().replace_schema_metadata(table.schema.metadata), bad)
+    with pytest.raises(InputError, match=r"row 3: field 'passes'"):
+        pool_from_summary([bad])
+
+
+# --- the CLI ------------------------------------------------------------------------------
+
+_app = typer.Typer()
+_app.command("summarize")(summarize_command)
+_app.command("noop")(lambda: None)
+
+
+def test_cli_summarize_merge_and_route(tmp_path: Path) -> None:
+    runner = CliRunner()
+    rows = str(EXAMPLES / "mixed.parquet")
+    halves = [tmp_path / "h0.parquet", tmp_path / "h1.parquet"]
+    frame = pl.read_parquet(rows)
+    frame.head(200).write_parquet(halves[0])
+    frame.tail(frame.height - 200).write_parquet(halves[1])
+    for i, half in enumerate(halves):
+        res = runner.invoke(_app, ["summarize", str(half), "-o", str(tmp_path / f"s{i}.parquet")])
+        assert res.exit_code == 0, res.output
+    out = str(tmp_path / "m.parquet")
+    args = ["summarize", "--merge", str(tmp_path / "s0.parquet"), str(tmp_path / "s1.parquet")]
+    assert runner.invoke(_app, [*args, "-o", out]).exit_code == 0
+    res = runner.invoke(_app, [*args, "-o", out])
+    assert res.exit_code == 2 and "--force" in res.output
+    assert runner.invoke(_app, [*args, "-o", out, "--force"]).exit_code == 0
+    res = runner.invoke(_app, [*args, "-o", out, "--force", "--pass-threshold", "0.5"])
+    assert res.exit_code == 2 and "applies to rows" in res.output
+    routed = runner.invoke(while_app, ["route", out, "--format", "json", "--model", STUDENT])
+    direct = runner.invoke(while_app, ["route", *map(str, halves), "--format", "json",
+                                       "--model", STUDENT])  # fmt: skip
+    assert routed.exit_code == direct.exit_code == 0
+    got, want = json.loads(routed.stdout), json.loads(direct.stdout)
+    got["inputs"].pop("paths"), want["inputs"].pop("paths")
+    assert got == want
+
+
+# --- the queries of docs/scale.md -------------------------------------------------------------
+
+
+def _block(lang: str, title: str) -> str:
+    """The fenced ``lang`` block that follows the heading naming ``title`` in docs/scale.md."""
+    text = DOC.read_text(encoding="utf-8")
+    at = text.index(title)
+    match = re.search(rf"```{lang}\n(.*?)```", text[at:], re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def _canonical_rows(tmp_path: Path) -> tuple[str, pl.DataFrame]:
+    rows = read_rows([str(EXAMPLES / n) for n in ("mixed.parquet", "other_model.jsonl")],
+                     pass_threshold=0.5)  # fmt: skip
+    path = tmp_path / "rows.parquet"
+    rows.frame.collect().drop("passed").write_parquet(path)
+    return str(path), summary_frame(rows)
+
+
+def _same(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    """Equal counts and models; sums equal up to the order of float additions."""
+    got = got.select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+    exact = [c for c in SUMMARY_SCHEMA if c not in ("reward_sum", "reward_sumsq")]
+    assert got.select(exact).equals(want.select(exact))
+    for col in ("reward_sum", "reward_sumsq"):
+        assert (got[col] - want[col]).abs().max() < 1e-9  # type: ignore[operator]
+
+
+def test_polars_query_of_the_docs_matches_summarize(tmp_path: Path) -> None:
+    path, want = _canonical_rows(tmp_path)
+    code = _block("python", "polars (lazy")
+    code = code.replace('ROWS = "rows/*.parquet"', f"ROWS = {path!r}")
+    code = code.replace("THRESHOLD = 1.0", "THRESHOLD = 0.5")
+    scope: dict[str, Any] = {}
+    exec(code, scope)
+    _same(scope["summary"].collect(), want)
+
+
+def test_duckdb_query_of_the_docs_matches_summarize(tmp_path: Path) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    path, want = _canonical_rows(tmp_path)
+    query = _block("sql", "### DuckDB").replace("'rows/*.parquet'", f"'{path}'")
+    query = query.replace("1.0 AS threshold", "0.5 AS threshold")
+    _same(duckdb.sql(query).pl(), want)
