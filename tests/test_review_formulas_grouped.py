@@ -64,11 +64,6 @@ def test_grpo_by_hand() -> None:
     close(update.advantages[0], [A_HI, A_HI, A_HI])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="surrogate.clipped_gradient builds the bounds 1 ± ε with torch.where on Python "
-    "scalars, i.e. in float32 (0.800000012, 1.200000048), not in the batch dtype",
-)
 def test_grpo_clip_bounds_are_exact_in_float64() -> None:
     # group (1, 0): A = ±(1/2)/√(1/2) = ±0.707107, B = 2, T = 1 → w = 1/2.
     # A < 0 with ρ = 0.8 = 1 − ε (a tie): unclipped, c = 0.8·(−0.707107)/2.
@@ -352,3 +347,15 @@ def test_tis_loss_gradient_by_hand() -> None:
     # value: −Σ w A min(ρ,2) + Σ w 0.1 (log ρ)² = −(0.4 − 4 + 1 + 2) + 0.1 Σ w (log ρ)²
     kl = 0.1 * sum(w * x * x for x, w in zip(lr, [1, 2, 1, 1], strict=True))
     assert float(out.loss.detach()) == pytest.approx(0.6 + kl, rel=1e-12)
+
+
+def test_grpo_ratio_overflow_is_refused_not_infinite() -> None:
+    """log π − log μ = 800 > 709: exp overflows; the row is named instead of c = −inf."""
+    from whilecli.errors import InputError
+
+    rows = [
+        {"task_id": "t", "reward": 1.0, "logprobs": [-0.1], "behavior_logprobs": [-0.1]},
+        {"task_id": "t", "reward": 0.0, "logprobs": [-0.1], "behavior_logprobs": [-800.1]},
+    ]
+    with pytest.raises(InputError, match="row 1.*behavior_logprobs.*overflows"):
+        GRPO().update(Batch.from_rows(rows))

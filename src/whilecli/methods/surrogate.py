@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from whilecli.errors import UsageError
+from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.fastmath import (
     all_finite,
@@ -168,8 +168,11 @@ def surrogate_coefficients(
     w = torch.where(live, weights, 0.0)[:, None]
     a = advantages[:, None]
     # the branch test as a per-row interval for ρ (see _surrogate_block)
-    upper = torch.where(a > 0, 1 + clip, torch.where(a < 0, torch.inf, -torch.inf))
-    lower = torch.where(a < 0, 1 - clip, -torch.inf)
+    # Bounds in the advantages' dtype: torch.where on two Python floats would give float32,
+    # and 1.2 in float32 is 1.2000000476837158, which moves the clip edge off 1 ± ε.
+    inf = torch.full_like(a, torch.inf)
+    upper = torch.where(a > 0, torch.full_like(a, 1 + clip), torch.where(a < 0, inf, -inf))
+    lower = torch.where(a < 0, torch.full_like(a, 1 - clip), -inf)
     lp = logprobs.detach()
     blp = None if behavior_logprobs is None else behavior_logprobs.detach()
     ref = None if ref_logprobs is None else ref_logprobs.detach()
@@ -317,6 +320,8 @@ class ClippedPolicyGradient:
             beta=self.beta,
         )
         c = out.coefficients
+        if not all_finite(c):
+            raise _overflow(c)
         # A is finite: a product is exact
         advantages = as_float(batch.action_mask, c.dtype).mul_(adv[:, None])
         admitted = out.admitted
@@ -396,3 +401,15 @@ class ClippedPolicyGradient:
                 f"{int(max_len)}."
             )
         return notes
+
+
+def _overflow(c: torch.Tensor) -> InputError:
+    """The error for a coefficient that is not finite: exp(log π − log μ) overflowed."""
+    row = int(torch.nonzero(~torch.isfinite(c))[0, 0])
+    return InputError(
+        "the ratio exp(log π − log μ) overflows on an action token (log π − log μ > 709), so "
+        "its coefficient is not finite; check that behavior_logprobs are the sampler's "
+        "log-probabilities of the sampled tokens",
+        row=row,
+        field="behavior_logprobs",
+    )
