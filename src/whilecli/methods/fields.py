@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from whilecli.columns import REWARD_ALIASES, TASK_ALIASES
 from whilecli.errors import InputError, UsageError
 
 #: Per-token list fields and the columns that carry them, first match wins.
@@ -33,20 +34,8 @@ LIST_ALIASES: dict[str, tuple[str, ...]] = {
 }
 #: Scalar fields and their columns, first match wins. ``task`` alone is a label, never an id.
 SCALAR_ALIASES: dict[str, tuple[str, ...]] = {
-    "reward": ("reward", "score", "correct", "resolved"),
-    "task_id": (
-        "scenario_id",
-        "task_id",
-        "example_id",
-        "prompt_id",
-        "problem_id",
-        "doc_id",
-        "question_id",
-        "instance_id",
-        "_ng_task_index",
-        "task.key",
-        "id",
-    ),
+    "reward": REWARD_ALIASES,
+    "task_id": TASK_ALIASES,
     "truncated": ("truncated", "is_truncated"),
     "agent": ("agent",),
 }

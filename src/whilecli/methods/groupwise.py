@@ -182,7 +182,7 @@ class GroupwiseGrading:
         beh = rowio.float_column(frame, beh_name, source, allow_null=True, low=0.0, high=1.0)
         err, err_name = self._errors(frame, source)
         columns = {"reward": rname, "solution_score": sol_name, "behavior_score": beh_name}
-        has_ids = rowio.find_column(frame, rowio.TASK_ID_ALIASES) is not None
+        has_ids = rowio.find_column(frame, rowio.TASK_ALIASES) is not None
         ids = (
             rowio.task_ids(frame, source)[0]
             if has_ids

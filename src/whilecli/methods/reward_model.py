@@ -129,7 +129,7 @@ class RewardModel:
             raise source.error("a pair needs both a chosen and a rejected score", field=missing)
         rw = rowio.float_column(frame, chosen, source).to_numpy()
         rl = rowio.float_column(frame, rejected, source).to_numpy()
-        has_ids = rowio.find_column(frame, rowio.TASK_ID_ALIASES) is not None
+        has_ids = rowio.find_column(frame, rowio.TASK_ALIASES) is not None
         ids = (
             rowio.task_ids(frame, source)[0]
             if has_ids

@@ -23,34 +23,9 @@ from pathlib import Path
 
 import polars as pl
 
+from whilecli.columns import PROMPT_ALIASES, REWARD_ALIASES, TASK_ALIASES
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write
-
-#: Task id columns, first match wins (DESIGN section 1). Dotted names are struct fields.
-#: ``task`` alone is a label, never an id. With none of them, a hash of ``prompt``.
-TASK_ID_ALIASES: tuple[str, ...] = (
-    "scenario_id",
-    "task_id",
-    "example_id",
-    "prompt_id",
-    "problem_id",
-    "doc_id",
-    "question_id",
-    "instance_id",
-    "_ng_task_index",
-    "task.key",
-    "id",
-)
-#: Reward columns, first match wins; booleans read as 1.0 / 0.0.
-REWARD_ALIASES: tuple[str, ...] = ("reward", "score", "correct", "resolved")
-#: Columns whose text stands in for a task id (hashed) when no id column exists.
-PROMPT_ALIASES: tuple[str, ...] = (
-    "prompt",
-    "responses_create_params.input",
-    "question",
-    "input",
-    "messages",
-)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
@@ -188,11 +163,11 @@ def task_ids(
 
     A row with no id is refused, naming its row and the column.
     """
-    name = column or find_column(frame, TASK_ID_ALIASES)
+    name = column or find_column(frame, TASK_ALIASES)
     if name is None:
         prompt = find_column(frame, PROMPT_ALIASES)
         if prompt is None:
-            looked = ", ".join(TASK_ID_ALIASES + PROMPT_ALIASES)
+            looked = ", ".join(TASK_ALIASES + PROMPT_ALIASES)
             raise source.error(f"no task id column (looked for {looked})", field="task_id")
         text = frame.select(column_expr(prompt)).to_series()
         missing = text.is_null()

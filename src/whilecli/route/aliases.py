@@ -20,38 +20,12 @@ from typing import Any
 
 import polars as pl
 
-#: DESIGN section 1, first match wins. ``task`` is a label, never a task id.
-TASK_ALIASES: tuple[str, ...] = (
-    "scenario_id",
-    "task_id",
-    "example_id",
-    "prompt_id",
-    "problem_id",
-    "doc_id",
-    "question_id",
-    "instance_id",
-    "_ng_task_index",
-    "task.key",
-    "id",
-)
-#: Where the prompt text sits when no task id does (its hash becomes the task id).
-PROMPT_ALIASES: tuple[str, ...] = (
-    "prompt",
-    "responses_create_params.input",
-    "question",
-    "input",
-    "messages",
-)
-REWARD_ALIASES: tuple[str, ...] = ("reward", "score", "correct", "resolved")
-MODEL_ALIASES: tuple[str, ...] = (
-    "model",
-    "agent_model",
-    "model_version",
-    "policy_version",
-    "model_name",
-    "sampling.model",
-    "response.model",
-)
+# The shared alias tables, re-exported for the reader's modules.
+from whilecli.columns import MODEL_ALIASES as MODEL_ALIASES
+from whilecli.columns import PROMPT_ALIASES as PROMPT_ALIASES
+from whilecli.columns import REWARD_ALIASES as REWARD_ALIASES
+from whilecli.columns import TASK_ALIASES as TASK_ALIASES
+
 #: Truncation: (path, values that mean "cut off"); ``None`` = a boolean flag.
 TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("truncated", None),
