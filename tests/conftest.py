@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI gates merges: the same examples every run (no flaky discovery), no timing deadline on a
+# loaded 2-core machine, no example database left behind. Locally, hypothesis explores.
+settings.register_profile("ci", derandomize=True, deadline=None, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
