@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
-from whilecli.route.pool import TASK_COLUMNS, _counts, task_aggregates
+from whilecli.route.pool import TASK_COLUMNS, _counts, add_counts, task_aggregates
 from whilecli.route.summary_header import (
     FORMAT_VERSION,
     HEADER_KEY,
@@ -119,17 +119,24 @@ def _collect(lf: pl.LazyFrame, files: Sequence[str]) -> pl.DataFrame:
 def summary_frame(rows: Rows) -> pl.DataFrame:
     """The per-task summary of validated rows.
 
-    One streaming scan groups the rows by (task, model, version) with every count; that
-    table (as many lines as tasks times writers, never rows) is then summed by task.
+    Each piece of the rows (a file, or a row range of a large one: ``rows.pieces``) is
+    grouped by (task, model, version) with every count on the streaming engine, and the
+    tables are added as they arrive: memory follows tasks times writers, never rows. The
+    result is then summed by task.
     """
     reward = pl.col("reward")
-    fine = rows.frame.group_by("task_id", "model", "policy_version").agg(
+    key = ["task_id", "model", "policy_version"]
+    aggregates = [
         *task_aggregates(),
         ((reward > 0) & (reward < 1)).sum().cast(pl.Int64).alias("partial_rows"),
         reward.sum().alias("reward_sum"),
         (reward * reward).sum().alias("reward_sumsq"),
-    )
-    cells = _collect(fine, rows.paths)
+    ]
+    cells: pl.DataFrame | None = None
+    for piece in list(getattr(rows, "pieces", None) or [rows.frame]):
+        table = _collect(piece.group_by(*key).agg(*aggregates), rows.paths)
+        cells = table if cells is None else add_counts([cells, table], key)
+    assert cells is not None
     if cells["task_id"].n_unique() == cells.height:  # one writer per task: already summed
         model = pl.struct("model", "policy_version", pl.col("n").alias("rows"))
         one = cells.sort("task_id").with_columns(models=pl.concat_list(model))
