@@ -9,10 +9,9 @@ Variant-only keys carry the ``type`` values of their table that allow them.
 
 from __future__ import annotations
 
+import tomllib
 from typing import Any
 from urllib.parse import urlsplit
-
-import tomllib
 
 T, I, F, S, B, L, AOT, ANY = "table", "int", "float", "str", "bool", "list", "aot", "any"  # noqa: E741
 

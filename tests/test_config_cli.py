@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 from typer.testing import CliRunner
 
 from prime_rl_schema import problems
