@@ -38,7 +38,7 @@ class OutputFormat(str, Enum):
 
 PATHS = typer.Argument(
     ...,
-    metavar="PATH",
+    metavar="PATH...",
     help="Graded rows: JSONL (.gz/.zst) or Parquet files, directories, globs, or - for stdin.",
 )
 TEACHER = typer.Option(

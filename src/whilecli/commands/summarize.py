@@ -22,7 +22,7 @@ from whilecli.errors import UsageError
 def summarize_command(
     paths: list[str] = typer.Argument(
         ...,
-        metavar="PATH",
+        metavar="PATH...",
         help="Graded rows (files, directories, globs, - for stdin); with --merge, summaries.",
     ),
     output: str = typer.Option(
