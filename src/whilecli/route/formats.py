@@ -193,8 +193,8 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
                 row_filter = leaves.expr("filter", pl.String) == keep
                 sources["task_id"] = f"doc_id (rows of filter {keep!r})"
                 ctx.notes.append(
-                    "lm-eval writes one row per (doc, filter), not rollouts: only the rows of"
-                    f" filter {keep!r} are read"
+                    "lm-eval writes one row per (doc, filter), not rollouts: the rows of"
+                    f" filter {keep!r} are read and any other filter's rows skipped"
                 )
     elif (alias := next((a for a in PROMPT_ALIASES if shape.has(a)), None)) is not None:
         task = _hashed(leaves.text(alias))
