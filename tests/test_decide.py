@@ -5,34 +5,15 @@ from __future__ import annotations
 import json
 import random
 
-import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from test_checks import make_rows
 from whilecli.route.decide import METHODS, decide
-from whilecli.route.model import Pool, Route, Rows, Status
+from whilecli.route.model import Pool, Route, Status
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import summarize
-
-
-def make_rows(rows: list[tuple], *, has_logprobs: bool = False, has_values: bool = False) -> Rows:
-    """Canonical rows from tuples ``(task_id, passed, truncated, model, version)``."""
-    padded = [tuple(r) + (None,) * (5 - len(r)) for r in rows]
-    frame = pl.DataFrame(
-        {
-            "task_id": pl.Series([r[0] for r in padded], dtype=pl.String),
-            "reward": pl.Series([float(r[1]) for r in padded], dtype=pl.Float64),
-            "passed": pl.Series([bool(r[1]) for r in padded], dtype=pl.Boolean),
-            "truncated": pl.Series([r[2] for r in padded], dtype=pl.Boolean),
-            "model": pl.Series([r[3] for r in padded], dtype=pl.String),
-            "policy_version": pl.Series([r[4] for r in padded], dtype=pl.String),
-        }
-    )
-    return Rows(
-        frame.lazy(), ["rows.jsonl"], "jsonl", {"task_id": "task_id"}, 1.0, False,
-        has_logprobs=has_logprobs, has_values=has_values,
-    )  # fmt: skip
 
 
 def rows_for(passes: list[int], n: int = 8, *, prefix: str = "t", truncated=False, model="m",
