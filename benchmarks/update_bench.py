@@ -5,7 +5,9 @@
 
 Both sides compute the same formulas on the same random batch (ragged lengths, observation
 spans, stale behaviour log-probs, critic values): the vectorised side is
-``method.update(batch)`` on padded tensors, the loop side is ``tests/slow_reference.py``. The
+``method.update(batch)`` on padded tensors, timed with fresh outputs and with the previous
+call's outputs passed back as ``out=`` (a training loop's steady state); the loop side is
+``tests/slow_reference.py``. Both sides report their best of several runs. The
 loop side runs on at most ``--python-rows`` rows and its time is scaled to the whole batch by
 token count (the loops are linear in tokens); the output says when it was extrapolated.
 The first lines give the load average and what bounds the vectorised side on this machine
@@ -148,6 +150,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="best of N vectorised runs (default: %(default)s)"
     )
+    parser.add_argument(
+        "--python-repeat", type=int, default=3, help="best of N loop runs (default: %(default)s)"
+    )
     parser.add_argument("--no-python", action="store_true", help="skip the plain-Python loops")
     parser.add_argument(
         "--threads", type=int, default=None, help="torch CPU threads (default: torch's)"
@@ -170,7 +175,10 @@ def main(argv: list[str] | None = None) -> None:
         f"heap kept: {args.keep_heap}"
     )
     print(machine_figures(args.keep_heap))
-    header = f"{'method':<16}{'batch':>11}{'tokens':>10}{'vectorised s':>14}{'tokens/s':>12}{'python s':>11}{'python tok/s':>14}{'speed-up':>10}"
+    header = (
+        f"{'method':<16}{'batch':>11}{'tokens':>10}{'fresh s':>10}{'out= s':>10}{'tokens/s':>11}"
+        f"{'python s':>10}{'python tok/s':>14}{'fresh':>8}{'out=':>8}"
+    )
     print(header)
     for size in args.sizes.split(","):
         b, t = (int(x) for x in size.lower().split("x"))
@@ -182,16 +190,23 @@ def main(argv: list[str] | None = None) -> None:
         sub_tokens = sum(len(r["logprobs"]) for r in rows)
         for name, (factory, slow) in METHODS.items():
             method = factory()
-            method.update(batch)  # warm-up
+            previous = method.update(batch)  # warm-up
             fast = best_of(lambda m=method, bt=batch: m.update(bt), args.repeat, sync)
-            line = f"{name:<16}{size:>11}{tokens:>10}{fast:>14.4f}{tokens / fast:>12.3g}"
+            reused = best_of(
+                lambda m=method, bt=batch, p=previous: m.update(bt, out=p), args.repeat, sync
+            )
+            line = (
+                f"{name:<16}{size:>11}{tokens:>10}{fast:>10.4f}{reused:>10.4f}"
+                f"{tokens / reused:>11.3g}"
+            )
             if rows:
-                start = time.perf_counter()
-                slow(rows)
-                measured = time.perf_counter() - start
+                measured = best_of(lambda f=slow, r=rows: f(r), args.python_repeat, False)
                 slow_s = measured * tokens / sub_tokens
                 mark = "*" if rows_n < b else ""
-                line += f"{slow_s:>10.2f}{mark:1}{tokens / slow_s:>14.3g}{slow_s / fast:>9.0f}x"
+                line += (
+                    f"{slow_s:>9.2f}{mark:1}{tokens / slow_s:>14.3g}"
+                    f"{slow_s / fast:>7.0f}x{slow_s / reused:>7.0f}x"
+                )
             print(line, flush=True)
     if not args.no_python and any(
         int(s.lower().split("x")[0]) > args.python_rows for s in args.sizes.split(",")

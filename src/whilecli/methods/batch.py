@@ -380,3 +380,28 @@ class Update:
     def policy_loss(self, logprobs: torch.Tensor) -> torch.Tensor:
         """The surrogate loss whose gradient is Σ c ∇log π: ``-(coefficients * logprobs).sum()``."""
         return -(self.coefficients.detach() * logprobs).sum()
+
+
+def reuse(
+    previous: Update | None,
+    name: str,
+    shape: torch.Size,
+    dtype: torch.dtype,
+    device: torch.device,
+) -> torch.Tensor:
+    """``previous.<name>``, to be overwritten, when it has this shape, dtype and device; else
+    a new uninitialised tensor.
+
+    A training loop that passes last step's :class:`Update` back as ``out=`` saves the page
+    faults of fresh output memory (on CPU about 1 µs per 4 KiB page: ~1 ms per 4 MB output).
+    """
+    old = None if previous is None else getattr(previous, name)
+    if (
+        old is not None
+        and old.shape == shape
+        and old.dtype == dtype
+        and old.device == device
+        and old.is_contiguous()
+    ):
+        return old
+    return torch.empty(shape, dtype=dtype, device=device)

@@ -25,14 +25,17 @@ from typing import Any
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.batch import Batch, Update, masked, reuse
 from whilecli.methods.fastmath import (
+    Workspace,
     all_finite,
     any_rows,
     as_float,
     compare,
+    count,
     exp_,
     row_blocks,
+    row_counts,
 )
 from whilecli.methods.gae import action_returns, gae_lambda, skip_observation_gae
 from whilecli.methods.knob_checks import pair, positive
@@ -44,16 +47,20 @@ LOG_RATIO_CAP = 20.0
 
 
 def explained_variance(
-    rewards: torch.Tensor, values: torch.Tensor, action: torch.Tensor
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    action: torch.Tensor,
+    work: Workspace | None = None,
 ) -> float | None:
     """``1 − Var(R − V)/Var(R)`` over action tokens (population variances); None if R is constant
     (or so nearly constant that Var(R) underflows to 0).
 
-    Two-pass variances, R's from per-row counts (R is constant along a trajectory); R − V is
-    summed block by block over the rows, once for its mean and once for its variance.
+    Two-pass variances: R's from per-row counts (R is constant along a trajectory); R − V's
+    mean from one dot product of V with the action mask, then its centred sum of squares as
+    a second dot product. Temporaries come from ``work`` when given.
     """
     f64 = torch.float64
-    counts = action.sum(dim=1).to(f64)
+    counts = row_counts(action).to(f64)
     n = float(counts.sum())
     r = rewards.detach().to(f64)
     seen = r[counts > 0]
@@ -63,22 +70,18 @@ def explained_variance(
     var_r = float((counts * (r - mean_r) ** 2).sum()) / n
     if var_r == 0:  # rewards that differ by less than the square root of the smallest float
         return None
-    values = values.detach()
-    blocks = row_blocks(values)
-
-    def diff(rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
-        action_f = as_float(action[rows], f64)
-        v = values[rows].to(f64)
-        if all_finite(v):  # the 0/1 product is exact
-            return torch.sub(r[rows, None], v).mul_(action_f), action_f
-        return masked(r[rows, None] - v, action[rows], action_f), action_f
-
-    mean_d = sum(float(diff(rows)[0].sum()) for rows in blocks) / n
-    var_d = 0.0
-    for rows in blocks:
-        d, action_f = diff(rows)
-        var_d += float(d.sub_(mean_d).mul_(action_f).square_().sum())
-    return 1.0 - var_d / n / var_r
+    work = Workspace() if work is None else work
+    shape, device = tuple(values.shape), values.device
+    v = values.detach().to(f64)
+    action_f = as_float(action, f64, work.take("ev_action", shape, f64, device))
+    if not all_finite(v):  # junk in the padding
+        v = masked(v, action, action_f)
+    flat_f = action_f.reshape(-1)
+    mean_d = mean_r - float(torch.dot(v.reshape(-1), flat_f)) / n  # mean of R − V
+    centred = torch.sub((r - mean_d)[:, None], v, out=work.take("ev_centred", shape, f64, device))
+    flat = centred.mul_(action_f).reshape(-1)  # exactly 0 off the action tokens
+    var_d = float(torch.dot(flat, flat)) / n
+    return 1.0 - var_d / var_r
 
 
 @dataclass
@@ -98,37 +101,46 @@ def _block(
     clip: float,
     out: torch.Tensor,
     tally: _Tally,
+    work: Workspace,
 ) -> torch.Tensor:
     """Eq. 2 on a block of rows: writes c = ρA where unclipped (else 0) into ``out``.
 
     Returns admitted (a row with an unclipped action token).
     """
-    dtype = log_pi.dtype
-    action_f = as_float(action, dtype)
+    dtype, device, shape = log_pi.dtype, log_pi.device, tuple(log_pi.shape)
     if log_mu is None:
         log_mu = log_pi
-    if not (all_finite(log_pi) and all_finite(log_mu)):  # junk in the padding
-        log_pi, log_mu = masked(log_pi, action, action_f), masked(log_mu, action, action_f)
-    # finite from here: products with the 0/1 mask are exact; off the action tokens every
-    # value below is discarded by the final ``& action``
-    log_ratio = torch.sub(log_pi, log_mu).mul_(action_f)
-    low, high = torch.aminmax(log_ratio)
+    action_f = as_float(action, dtype, work.take("action_f", shape, dtype, device))
+    ratio = torch.sub(log_pi, log_mu, out=work.take("ratio", shape, dtype, device))
+    half = work.take("half", shape, dtype, device)
+    if all_finite(ratio):  # then both inputs are, and the 0/1 products are exact
+        ratio.mul_(action_f)
+        torch.mul(log_mu, action_f, out=half)
+    else:  # junk in the padding
+        off = ~action
+        ratio.masked_fill_(off, 0.0)
+        half.copy_(log_mu).masked_fill_(off, 0.0)
+    # off the action tokens every value below is discarded by the final ``& action``
+    low, high = torch.aminmax(ratio)
     if max(float(high), -float(low)) > LOG_RATIO_CAP:
-        tally.clamped += int((log_ratio.abs() > LOG_RATIO_CAP).sum())
-    ratio = exp_(log_ratio.clamp_(-LOG_RATIO_CAP, LOG_RATIO_CAP))
-    half = exp_(torch.mul(log_mu, action_f)).reciprocal_().mul_(clip)  # ε/μ, ∞ if μ = 0
+        tally.clamped += count(ratio.abs() > LOG_RATIO_CAP)
+    ratio = exp_(ratio.clamp_(-LOG_RATIO_CAP, LOG_RATIO_CAP))
+    exp_(half).reciprocal_().mul_(clip)  # ε/μ, ∞ if μ = 0
     # the unclipped branch is the minimum: A > 0 and ρ ≤ 1 + ε/μ, A < 0 and ρ ≥ 1 − ε/μ, A = 0
-    pos = compare(adv, ">", 0.0)
-    not_neg = compare(adv, ">=", 0.0)
-    up = compare(ratio, "<=", torch.add(half, 1))
-    down = compare(ratio, ">=", half.neg_().add_(1))  # 1 − ε/μ, the same rounding
+    bound = work.take("bound", shape, dtype, device)
+    up = compare(
+        ratio, "<=", torch.add(half, 1, out=bound), work.take("up", shape, torch.bool, device)
+    )
+    down = work.take("down", shape, torch.bool, device)
+    compare(ratio, ">=", torch.neg(half, out=bound).add_(1), down)  # 1 − ε/μ, the same rounding
+    pos = compare(adv, ">", 0.0, work.take("pos", shape, torch.bool, device))
+    other = compare(adv, ">=", 0.0, work.take("other", shape, torch.bool, device))
     # (A > 0 and up) or (A ≤ 0 and (down or A ≥ 0)); A is finite
-    unclipped = pos.logical_and(up).logical_or_(down.logical_or_(not_neg).logical_and_(~pos))
-    unclipped.logical_and_(action)
-    unclipped_f = as_float(unclipped, dtype)
-    tally.unclipped += int(unclipped_f.sum())
+    down.logical_or_(other).logical_and_(torch.logical_not(pos, out=other))
+    unclipped = up.logical_and_(pos).logical_or_(down).logical_and_(action)
+    tally.unclipped += count(unclipped)
     tally.ratio_sum += float(torch.mul(ratio, action_f, out=half).sum())
-    torch.mul(ratio, adv, out=out).mul_(unclipped_f)
+    torch.mul(ratio, adv, out=out).mul_(as_float(unclipped, dtype, action_f))
     return any_rows(unclipped)
 
 
@@ -160,6 +172,7 @@ class BPCO:
                 f"got {tuple(reward_range)!r}"
             )
         self.reward_range = (lo, hi)
+        self._work = Workspace()
 
     def __repr__(self) -> str:
         return (
@@ -185,21 +198,31 @@ class BPCO:
                 field="values",
             )
 
-    def update(self, batch: Batch, *, group: Any | None = None) -> Update:
+    def update(
+        self, batch: Batch, *, group: Any | None = None, out: Update | None = None
+    ) -> Update:
         """Coefficients ``c = ρA`` where unclipped, else 0 (no 1/B); ``group`` is accepted
-        for a uniform interface: nothing here is batch-global."""
+        for a uniform interface: nothing here is batch-global.
+
+        ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
+        match (a training loop saves the fresh memory); otherwise new tensors are returned.
+        """
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
         values = batch.require("values", "BPCO")
         self._check_range(batch, values)  # also refuses NaN and infinities
         action = batch.action_mask
         counts = batch.action_counts
-        lam = gae_lambda(counts, self.gae_alpha)
-        adv = skip_observation_gae(batch.rewards, values, action, lam)  # Eq. 3-4, 14
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        coef = torch.empty_like(log_pi)
+        shape, device = log_pi.shape, log_pi.device
+        coef = reuse(out, "coefficients", shape, log_pi.dtype, device)
+        adv = reuse(out, "advantages", shape, values.dtype, device)
+        targets = reuse(out, "value_targets", shape, batch.rewards.dtype, device)
+        lam = gae_lambda(counts, self.gae_alpha)
+        # Eq. 3-4, 14
+        skip_observation_gae(batch.rewards, values, action, lam, out=adv, work=self._work)
         admitted = torch.empty_like(action[:, 0])
         tally = _Tally()
         for rows in row_blocks(log_pi):
@@ -211,13 +234,14 @@ class BPCO:
                 self.clip,
                 coef[rows],
                 tally,
+                self._work,
             )
         stats, notes = self._report(batch, values, tally, lam, admitted)
         return Update(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
-            value_targets=action_returns(batch.rewards, batch.mask).detach(),
+            value_targets=action_returns(batch.rewards, batch.mask, out=targets).detach(),
             stats=stats,
             notes=notes,
         )
@@ -238,7 +262,7 @@ class BPCO:
         n_clamped = tally.clamped
         kept = int(admitted.sum())
         empty = int((counts == 0).sum())
-        ev = explained_variance(batch.rewards, values, action)
+        ev = explained_variance(batch.rewards, values, action, self._work)
         has = counts > 0
         short = int((has & (lam == 0)).sum())
         lo, hi = self.reward_range

@@ -22,9 +22,17 @@ from typing import Any
 import torch
 
 from whilecli.errors import InputError
-from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.batch import Batch, Update, masked, reuse
 from whilecli.methods.distributed import global_sum, world_note
-from whilecli.methods.fastmath import all_finite, as_float, exp_, log1p_, row_blocks
+from whilecli.methods.fastmath import (
+    Workspace,
+    all_finite,
+    as_float,
+    count,
+    exp_,
+    log1p_,
+    row_blocks,
+)
 from whilecli.methods.knob_checks import positive
 
 TRUST = 0.003
@@ -32,20 +40,25 @@ LOG_RATIO_CLAMP = 30.0
 PROBABILITY_FLOOR = 1e-6
 
 
-def bernoulli_kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
+def bernoulli_kl(
+    log_p: torch.Tensor, log_q: torch.Tensor, work: Workspace | None = None
+) -> torch.Tensor:
     """Eq. 6: KL(Bernoulli(p) ‖ Bernoulli(q)) with p, q clamped to [1e-6, 1 − 1e-6].
 
     The clamp is applied to the log-probabilities (``log 1e-6 ≤ log p ≤ log(1 − 1e-6)``),
     which is the same clamp up to rounding and saves a logarithm per side. Four buffers of
-    the inputs' shape, every later step in place.
+    the inputs' shape, taken from ``work`` when given (the result is one of them), every
+    later step in place.
     """
+    work = Workspace() if work is None else work
+    dtype, device, shape = log_p.dtype, log_p.device, tuple(log_p.shape)
     lo, hi = math.log(PROBABILITY_FLOOR), math.log1p(-PROBABILITY_FLOOR)
-    d = log_p.clamp(lo, hi)
-    l1q = log_q.clamp(lo, hi)
-    p = exp_(d.clone())
+    d = torch.clamp(log_p, lo, hi, out=work.take("kl", shape, dtype, device))
+    l1q = torch.clamp(log_q, lo, hi, out=work.take("kl_q", shape, dtype, device))
+    p = exp_(work.take("kl_p", shape, dtype, device).copy_(d))
     d.sub_(l1q)  # log p − log q
     log1p_(exp_(l1q).neg_())  # log(1 − q)
-    l1p = log1p_(p.neg())  # log(1 − p)
+    l1p = log1p_(torch.neg(p, out=work.take("kl_1p", shape, dtype, device)))  # log(1 − p)
     l1p.sub_(l1q)
     d.mul_(p)  # p log(p/q)
     return d.add_(l1p.mul_(p.neg_().add_(1)))  # + (1 − p) log((1 − p)/(1 − q))
@@ -55,30 +68,36 @@ def _block(
     log_pi: torch.Tensor,
     log_mu: torch.Tensor | None,
     action: torch.Tensor,
+    counts: torch.Tensor,
     scale: torch.Tensor,
     trust: float,
     out: torch.Tensor,
+    work: Workspace,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Eq. 6-10 on a block of rows: writes c into ``out``; ``(D_i, Σ_t ρ, clamped tokens)``.
 
-    ``scale`` is ``A_i / (T_i B)``; the gate ``m_i = 1[D_i ≤ trust]`` multiplies it here.
+    ``counts`` is T_i and ``scale`` is ``A_i / (T_i B)``; the gate ``m_i = 1[D_i ≤ trust]``
+    multiplies it here.
     """
-    action_f = as_float(action, log_pi.dtype)
+    dtype, device, shape = log_pi.dtype, log_pi.device, tuple(log_pi.shape)
+    action_f = as_float(action, dtype, work.take("action_f", shape, dtype, device))
     if log_mu is None:  # μ = π: ρ = 1, every d is 0
         mean_kl = torch.zeros_like(scale)
         torch.mul(action_f, (scale * (mean_kl <= trust).to(scale.dtype))[:, None], out=out)
-        return mean_kl, action_f.sum(dim=1), 0
-    if not (all_finite(log_pi) and all_finite(log_mu)):  # junk in the padding
+        return mean_kl, counts.to(dtype), 0
+    log_ratio = torch.sub(log_pi, log_mu, out=work.take("log_ratio", shape, dtype, device))
+    if all_finite(log_ratio):  # then both inputs are, and the 0/1 product is exact
+        log_ratio.mul_(action_f)  # 0 off the action tokens
+    else:  # junk in the padding
         log_pi, log_mu = masked(log_pi, action, action_f), masked(log_mu, action, action_f)
-    # every entry is finite from here: a product with the 0/1 mask is exact
-    log_ratio = torch.sub(log_pi, log_mu).mul_(action_f)  # 0 off the action tokens
+        torch.sub(log_pi, log_mu, out=log_ratio)
     n_clamped = 0
     low, high = torch.aminmax(log_ratio)
     if max(float(high), -float(low)) > LOG_RATIO_CLAMP:
-        n_clamped = int((log_ratio.abs() > LOG_RATIO_CLAMP).sum())
+        n_clamped = count(log_ratio.abs() > LOG_RATIO_CLAMP)
     ratio = exp_(log_ratio.clamp_(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))
-    kl = bernoulli_kl(log_mu, log_pi).mul_(action_f)  # Eq. 6
-    mean_kl = kl.sum(dim=1) / action_f.sum(dim=1)  # Eq. 7
+    kl = bernoulli_kl(log_mu, log_pi, work).mul_(action_f)  # Eq. 6
+    mean_kl = kl.sum(dim=1) / counts  # Eq. 7
     gated = scale * (mean_kl <= trust).to(scale.dtype)  # Eq. 8
     ratio_sums = torch.mul(ratio, action_f, out=kl).sum(dim=1)
     torch.mul(action_f, gated[:, None], out=out).mul_(ratio)  # Eq. 10
@@ -97,12 +116,19 @@ class FlashReinforce:
 
     def __init__(self, trust: float = TRUST) -> None:
         self.trust = positive("trust", trust, TRUST, allow_inf=True)
+        self._work = Workspace()
 
     def __repr__(self) -> str:
         return f"FlashReinforce(trust={self.trust})"
 
-    def update(self, batch: Batch, *, group: Any | None = None) -> Update:
-        """Coefficients ``c = m_i A_i ρ / (T_i B)``; ``group`` all-reduces the mean reward and B."""
+    def update(
+        self, batch: Batch, *, group: Any | None = None, out: Update | None = None
+    ) -> Update:
+        """Coefficients ``c = m_i A_i ρ / (T_i B)``; ``group`` all-reduces the mean reward and B.
+
+        ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
+        match (a training loop saves the fresh memory); otherwise new tensors are returned.
+        """
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
         action = batch.action_mask
@@ -112,25 +138,26 @@ class FlashReinforce:
             raise InputError(
                 "has no action token; FlashReinforce cannot weigh it", row=i, field="action_mask"
             )
+        rewards = batch.rewards.detach()
         dtype = batch.logprobs.dtype
         b = batch.size
         totals = global_sum(
             torch.stack(
                 [
-                    batch.rewards.sum(),
-                    torch.tensor(float(b), dtype=dtype, device=batch.rewards.device),
+                    rewards.sum(),
+                    torch.tensor(float(b), dtype=dtype, device=rewards.device),
                 ]
             ),
             group,
         )
         big_b = totals[1]
-        adv = batch.rewards - totals[0] / big_b  # Eq. 5
+        adv = rewards - totals[0] / big_b  # Eq. 5
 
         scale = adv / (counts * big_b)
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        coef = torch.empty_like(log_pi)
+        coef = reuse(out, "coefficients", log_pi.shape, dtype, log_pi.device)
         mean_kl, ratio_sums = torch.empty_like(adv), torch.empty_like(adv)
         n_clamped = 0
         for rows in row_blocks(log_pi):
@@ -138,13 +165,17 @@ class FlashReinforce:
                 log_pi[rows],
                 None if log_mu is None else log_mu[rows],
                 action[rows],
+                counts[rows],
                 scale[rows],
                 self.trust,
                 coef[rows],
+                self._work,
             )
             n_clamped += clamped
         admitted = mean_kl <= self.trust  # Eq. 8
-        advantages = as_float(batch.mask, dtype).mul_(adv[:, None])
+        advantages = reuse(out, "advantages", log_pi.shape, dtype, log_pi.device)
+        as_float(batch.mask, dtype, advantages)
+        advantages.mul_(adv[:, None])
         stats, notes = self._report(batch, admitted, mean_kl, n_clamped, ratio_sums, counts, group)
         return Update(
             coefficients=coef.detach(),

@@ -23,7 +23,7 @@ import math
 
 import torch
 
-from whilecli.methods.fastmath import as_float, exp_, row_blocks
+from whilecli.methods.fastmath import Workspace, as_float, exp_, row_blocks, row_counts
 
 #: Smallest power of λ a chunk may reach; far above float64's underflow.
 _MIN_POWER = 1e-200
@@ -86,31 +86,65 @@ def _reversed_scaled_cumsum(delta: torch.Tensor, lam: torch.Tensor) -> torch.Ten
 
 
 def _gae_block(
-    rewards: torch.Tensor, values: torch.Tensor, action_mask: torch.Tensor, lam: torch.Tensor
-) -> torch.Tensor:
-    """Skip-observation GAE on a block of rows, in float64 (see :func:`skip_observation_gae`).
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    action_mask: torch.Tensor,
+    lam: torch.Tensor,
+    out: torch.Tensor,
+    work: Workspace,
+) -> None:
+    """Skip-observation GAE on a block of rows into ``out``, in float64 (see
+    :func:`skip_observation_gae`).
 
     Action tokens are packed last-first into columns ``1 … L`` of a ``[b, L + 2]`` buffer
-    (column 0 is the V = 0 past the end, column ``L + 1`` the dump for every other token).
+    (column 0 is the V = 0 past the end, column ``L + 1`` the dump for every other token);
+    the advantages are computed in place in a second such buffer and gathered back.
     """
-    b, _ = action_mask.shape
+    b, t = action_mask.shape
     f64 = torch.float64
-    counts = action_mask.sum(dim=1)
+    device = values.device
+    counts = row_counts(action_mask)
     length = int(counts.max()) if b else 0
     if length == 0:
-        return torch.zeros(action_mask.shape, dtype=f64, device=values.device)
-    # the k-th action token (0-based) goes to column L − k; every other token to L + 1
-    slot = torch.where(action_mask, action_mask.cumsum(dim=1).neg_().add_(length + 1), length + 1)
-    packed = torch.zeros(b, length + 2, dtype=f64, device=values.device)
-    packed.scatter_(1, slot, values.to(f64))
+        out.zero_()
+        return
+    # the k-th action token (1-based) goes to column L + 1 − k; every other token to L + 1
+    slot = work.take("gae_slot", (b, t), torch.int64, device)
+    torch.cumsum(action_mask, dim=1, out=slot)
+    slot.mul_(action_mask).neg_().add_(length + 1)
+    packed = work.take("gae_packed", (b, length + 2), f64, device).zero_()
+    packed.scatter_(1, slot, values if values.dtype == f64 else values.to(f64))
+    acc = work.take("gae_acc", (b, length + 2), f64, device)
+    acc[:, length + 1] = 0.0  # observations and padding get A = 0
     # δ_k = r_k + V_{k+1} − V_k; zero past each row's end since V and r are zero there
-    delta = torch.sub(packed[:, :length], packed[:, 1 : length + 1])
+    delta = torch.sub(packed[:, :length], packed[:, 1 : length + 1], out=acc[:, 1 : length + 1])
     # r on the last action token, column L − T_i; a row without one adds 0 to column L − 1
     last = (length - counts).clamp_(max=length - 1)[:, None]
     delta.scatter_add_(1, last, (rewards.to(f64) * (counts > 0))[:, None])
-    packed[:, 1 : length + 1] = _reversed_scaled_cumsum(delta, lam.to(f64))
-    packed[:, length + 1] = 0.0  # observations and padding get A = 0
-    return packed.gather(1, slot)
+    _reversed_scaled_cumsum_(delta, lam.to(f64), work)
+    if out.dtype == f64:
+        torch.gather(acc, 1, slot, out=out)
+    else:
+        out.copy_(acc.gather(1, slot))
+
+
+def _reversed_scaled_cumsum_(delta: torch.Tensor, lam: torch.Tensor, work: Workspace) -> None:
+    """:func:`_reversed_scaled_cumsum` in place, its weights in ``work``."""
+    b, length = delta.shape
+    zero = lam <= 0
+    any_zero = bool(zero.any())
+    log_lam = torch.log(torch.where(zero, torch.ones_like(lam), lam)) if any_zero else lam.log()
+    min_log = float(log_lam.min()) if b else 0.0
+    if min_log != 0.0 and max(1, int(math.log(_MIN_POWER) / min_log)) < length:
+        delta.copy_(_scaled_reverse_cumsum(delta.flip(1), lam).flip(1))  # λ^L underflows
+        return
+    kept = delta[zero] if any_zero else None  # rows with λ = 0: A = δ
+    steps = torch.arange(length - 1, -1, -1, device=delta.device, dtype=delta.dtype)
+    w = work.take("gae_w", (b, length), delta.dtype, delta.device)
+    exp_(torch.mul(steps[None, :], log_lam[:, None], out=w))  # λ^j, j = L − 1 … 0
+    delta.mul_(w).cumsum_(1).div_(w)
+    if kept is not None:
+        delta[zero] = kept
 
 
 def skip_observation_gae(
@@ -118,24 +152,35 @@ def skip_observation_gae(
     values: torch.Tensor,
     action_mask: torch.Tensor,
     lam: torch.Tensor,
+    *,
+    out: torch.Tensor | None = None,
+    work: Workspace | None = None,
 ) -> torch.Tensor:
     """Advantages ``[B, T]`` on action tokens (0 elsewhere), γ = 1, reward on the last action.
 
     ``rewards`` is ``[B]``, ``values`` and ``action_mask`` ``[B, T]``, ``lam`` ``[B]`` (see
-    :func:`gae_lambda`). Returned in the dtype of ``values``. Rows are independent: on CPU
-    they are processed in blocks of :func:`~whilecli.methods.fastmath.row_blocks`.
+    :func:`gae_lambda`). Returned in the dtype of ``values``, in ``out`` when given. Rows are
+    independent: on CPU they are processed in blocks of
+    :func:`~whilecli.methods.fastmath.row_blocks`, with temporaries from ``work``.
     """
     lam = lam.to(values.device)
-    out = torch.empty_like(values)
+    rewards, values = rewards.detach(), values.detach()  # a critic's values may carry a graph
+    work = Workspace() if work is None else work
+    out = torch.empty_like(values) if out is None else out
     for rows in row_blocks(values):
-        out[rows] = _gae_block(rewards[rows], values[rows], action_mask[rows], lam[rows])
+        _gae_block(rewards[rows], values[rows], action_mask[rows], lam[rows], out[rows], work)
     return out
 
 
-def action_returns(rewards: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def action_returns(
+    rewards: torch.Tensor, mask: torch.Tensor, *, out: torch.Tensor | None = None
+) -> torch.Tensor:
     """Value targets with γ = λ_V = 1: the return ``R`` on every token of the trajectory.
 
     Observation tokens carry the next action token's return and trailing ones the last action
     token's; with γ = 1 all of them equal ``R`` (Hou et al. 2026; Qi et al. 2026, Eq. 11).
+    Written into ``out`` (a ``[B, T]`` tensor of ``rewards``' dtype) when given.
     """
-    return as_float(mask, rewards.dtype).mul_(rewards[:, None])
+    if out is None:
+        return as_float(mask, rewards.dtype).mul_(rewards[:, None])
+    return as_float(mask, rewards.dtype, out).mul_(rewards[:, None])

@@ -24,13 +24,15 @@ from typing import Any
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
+    Workspace,
     all_finite,
     any_rows,
     as_float,
     compare,
+    count,
     exp_,
     row_blocks,
 )
@@ -74,28 +76,33 @@ def _block(
     ratio: tuple[float, float],
     out: torch.Tensor,
     band: _Band,
+    work: Workspace,
 ) -> torch.Tensor:
     """Eq. 1-3 on a block of rows: writes c = f(ρ) A / N into ``out``; returns admitted."""
-    dtype = log_pi.dtype
-    action_f = as_float(action, dtype)
+    dtype, device, shape = log_pi.dtype, log_pi.device, tuple(log_pi.shape)
+    rho = work.take("rho", shape, dtype, device)
     if log_mu is None:
-        rho = torch.ones_like(log_pi)
+        rho.fill_(1.0)
     else:
-        if all_finite(log_pi) and all_finite(log_mu):  # the 0/1 product is exact
-            log_ratio = torch.sub(log_pi, log_mu).mul_(action_f)
+        torch.sub(log_pi, log_mu, out=rho)
+        if all_finite(rho):  # then both inputs are, and the 0/1 product is exact
+            rho.mul_(as_float(action, dtype, work.take("action_f", shape, dtype, device)))
         else:  # junk in the padding
-            log_ratio = masked(log_pi, action, action_f) - masked(log_mu, action, action_f)
-        rho = exp_(log_ratio)  # not clamped: an overflow to ∞ is outside the band
+            rho.masked_fill_(~action, 0.0)
+        exp_(rho)  # not clamped: an overflow to ∞ is outside the band
     low, high = ratio
     # Eq. 2-3, the open band
-    in_band = compare(rho, ">", low).logical_and_(compare(rho, "<", high)).logical_and_(action)
-    in_band_f = as_float(in_band, dtype)
-    inside = int(in_band_f.sum())
-    if inside < int(action_f.sum()):
-        band.above += int(compare(rho, ">=", high).logical_and_(action).sum())
+    in_band = compare(rho, ">", low, out=work.take("in_band", shape, torch.bool, device))
+    flag = work.take("flag", shape, torch.bool, device)
+    in_band.logical_and_(compare(rho, "<", high, out=flag)).logical_and_(action)
+    inside = count(in_band)
+    if inside < count(action):
+        band.above += count(compare(rho, ">=", high, out=flag).logical_and_(action))
     band.inside += inside
-    finite = float(rho.max()) < math.inf  # else ∞ · 0 would leak a NaN
-    f = rho.mul_(in_band_f) if finite else torch.where(in_band, rho, 0.0)
+    if float(rho.max()) < math.inf:
+        f = rho.mul_(as_float(in_band, dtype, work.take("in_band_f", shape, dtype, device)))
+    else:  # ∞ · 0 would leak a NaN
+        f = rho.masked_fill_(~in_band, 0.0)
     band.ratio_sum += float(f.sum())
     torch.mul(f, adv, out=out).div_(n_total)  # Eq. 1; A = 0 off the action tokens
     return any_rows(in_band)
@@ -120,24 +127,35 @@ class SAO:
             )
         self.ratio = (low, high)
         self.gae_alpha = positive("gae_alpha", gae_alpha, GAE_ALPHA)
+        self._work = Workspace()
 
     def __repr__(self) -> str:
         return f"SAO(ratio={self.ratio}, gae_alpha={self.gae_alpha})"
 
-    def update(self, batch: Batch, *, group: Any | None = None) -> Update:
-        """Coefficients ``c = f(ρ) A / N``; ``group`` all-reduces N over the ranks."""
+    def update(
+        self, batch: Batch, *, group: Any | None = None, out: Update | None = None
+    ) -> Update:
+        """Coefficients ``c = f(ρ) A / N``; ``group`` all-reduces N over the ranks.
+
+        ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
+        match (a training loop saves the fresh memory); otherwise new tensors are returned.
+        """
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
         values = check_values(batch, "SAO")
         action = batch.action_mask
         counts = batch.action_counts
-        lam = gae_lambda(counts, self.gae_alpha)
-        adv = skip_observation_gae(batch.rewards, values, action, lam)  # Eq. 4-5
-        n_total = global_sum(counts.sum().reshape(1), group)[0]
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        coef = torch.empty_like(log_pi)
+        shape, device = log_pi.shape, log_pi.device
+        coef = reuse(out, "coefficients", shape, log_pi.dtype, device)
+        adv = reuse(out, "advantages", shape, values.dtype, device)
+        targets = reuse(out, "value_targets", shape, batch.rewards.dtype, device)
+        lam = gae_lambda(counts, self.gae_alpha)
+        # Eq. 4-5
+        skip_observation_gae(batch.rewards, values, action, lam, out=adv, work=self._work)
+        n_total = global_sum(counts.sum().reshape(1), group)[0]
         admitted = torch.empty_like(action[:, 0])
         band = _Band()
         for rows in row_blocks(log_pi):
@@ -150,13 +168,14 @@ class SAO:
                 self.ratio,
                 coef[rows],
                 band,
+                self._work,
             )
         stats, notes = self._report(batch, band, admitted, lam, n_total, group)
         return Update(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
-            value_targets=action_returns(batch.rewards, batch.mask).detach(),
+            value_targets=action_returns(batch.rewards, batch.mask, out=targets).detach(),
             stats=stats,
             notes=notes,
         )
