@@ -135,6 +135,41 @@ class Shape:
         return cls.from_dtype(pl.Struct(dict(schema)))
 
 
+#: The optional fields a JSONL sample may miss when a writer adds their keys only to some rows
+#: (a truncation flag only on cut-off replies, say): each table's paths, none of them seen.
+LATE_FIELD_ALIASES: tuple[tuple[str, ...], ...] = (
+    tuple(path for path, _ in TRUNCATION_ALIASES),
+    MODEL_ALIASES,
+    LOGPROB_ALIASES,
+    VALUE_ALIASES,
+)
+
+
+def unseen_keys(shape: Shape) -> list[str]:
+    """JSON keys to look for past a sample: for each table of :data:`LATE_FIELD_ALIASES` of
+    which the sample carries no path, the first missing key along each path (``a.b`` with
+    ``a`` seen gives ``b``). A table the sample resolves is left alone, so a later row can
+    never change which alias wins."""
+    keys: list[str] = []
+    for table in LATE_FIELD_ALIASES:
+        if any(shape.has(path) for path in table):
+            continue
+        for path in table:
+            node: Shape | None = shape
+            for key in split_path(path):
+                if node is None:
+                    break
+                if key == "[]":
+                    node = node.item
+                elif key in node.children:
+                    node = node.children[key]
+                else:
+                    if key not in keys:
+                        keys.append(key)
+                    break
+    return keys
+
+
 def json_kind(value: Any) -> str:
     if value is None:
         return "null"

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.route.aliases import BadValue, Leaves, Shape
+from whilecli.route.aliases import BadValue, Leaves, Shape, unseen_keys
 from whilecli.route.formats import FORMATS, Plan, build_plan
 from whilecli.route.model import CANONICAL_SCHEMA, Rows
 from whilecli.route.pool import Counts, count_queries
@@ -43,7 +43,14 @@ from whilecli.route.read_errors import (
     problems,
     refuse_unbounded,
 )
-from whilecli.route.sources import Source, expand_paths, iter_lines, parse_line, sample_rows
+from whilecli.route.sources import (
+    Source,
+    expand_paths,
+    iter_lines,
+    parse_line,
+    rows_with_keys,
+    sample_rows,
+)
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
@@ -78,6 +85,9 @@ PART_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+#: JSONL rows whose keys choose the columns; later rows are searched only for the keys of
+#: optional fields none of these carried (:func:`whilecli.route.aliases.unseen_keys`).
+SAMPLE_ROWS = 1000
 #: Rows per piece: ``summarize`` aggregates one piece at a time (see :class:`StreamedRows`).
 PIECE_ROWS = 8_000_000
 
@@ -327,10 +337,15 @@ def _read_source(
 def _read_jsonl(
     source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
 ) -> _Part | None:
-    sample = sample_rows(source)
+    sample = sample_rows(source, SAMPLE_ROWS)
     if not sample:
         return None
     shape = Shape.from_rows(row for _, row in sample)
+    if len(sample) == SAMPLE_ROWS:  # more lines follow: keys some rows add late
+        late = rows_with_keys(source, unseen_keys(shape), after=sample[-1][0])
+        if late:
+            sample += late
+            shape = Shape.from_rows(row for _, row in sample)
     leaves = Leaves()
     plan = build_plan(shape, source, leaves, mapping, forced, sample[0][1])
     schema = leaves.read_schema()

@@ -16,10 +16,12 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import polars as pl
 
 from whilecli.errors import InputError
 from whilecli.route.aliases import TASK_ALIASES, Shape
@@ -238,6 +240,58 @@ def sample_rows(source: Source, limit: int = 1000) -> list[tuple[int, dict[str, 
         if len(rows) >= limit:
             break
     return rows
+
+
+def rows_with_keys(
+    source: Source, keys: Iterable[str], after: int, per_key: int = 100
+) -> list[tuple[int, dict[str, Any]]]:
+    """Rows past line ``after`` whose text has one of ``keys`` as a JSON key (``"key":``),
+    up to ``per_key`` for each key found, with their line numbers; [] when no line has one.
+
+    polars searches the whole file for every key at once (a multi-threaded multi-pattern
+    search over the raw lines, nothing kept); only a key it finds costs a second pass, which
+    keeps that key's first matching lines. A line that is not a JSON object is skipped here:
+    the full read names it.
+    """
+    patterns = [json.dumps(key) + ":" for key in keys]
+    if not patterns:
+        return []
+    try:
+        lines = _lines(source)
+        hits = lines.select(
+            pl.col("line").str.extract_many(patterns).explode().drop_nulls().unique()
+        ).collect()
+        found = [p for p in patterns if p in set(hits.to_series().to_list())]
+        numbered = lines.with_row_index("lineno", offset=1).filter(pl.col("lineno") > after)
+        matches = [
+            numbered.filter(pl.col("line").str.contains(p, literal=True)).head(per_key).collect()
+            for p in found
+        ]
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        return []  # not readable as lines: the full read reports why
+    rows: dict[int, dict[str, Any]] = {}
+    for frame in matches:
+        for lineno, text in frame.iter_rows():
+            try:
+                row = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                rows[int(lineno)] = row
+    return sorted(rows.items())
+
+
+def _lines(source: Source) -> pl.LazyFrame:
+    """The source's lines as one string column (a control character as the separator, never
+    raw inside a JSON line, and no quoting)."""
+    return pl.scan_csv(
+        source.polars_source(),  # type: ignore[arg-type]
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        new_columns=["line"],
+        schema={"line": pl.String},
+    )
 
 
 def read_json_file(path: Path) -> Any:

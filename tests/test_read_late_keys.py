@@ -1,0 +1,108 @@
+"""Keys a JSONL writer adds only to some rows, past the rows that choose the columns.
+
+The first :data:`~whilecli.route.read.SAMPLE_ROWS` rows of a JSONL file choose its columns. A
+writer that sets a truncation flag, a model or log-probs only on some rows (a flag only on the
+cut-off replies, say) may put the first of them far past those rows; the reader searches the
+rest of the file for the keys of the optional fields the sample never carried, so that the
+field is read where it is recorded instead of reported as never recorded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from whilecli.route import run_route
+from whilecli.route.aliases import Shape, unseen_keys
+from whilecli.route.read import SAMPLE_ROWS, read_rows
+from whilecli.route.sources import Source, rows_with_keys
+
+N = SAMPLE_ROWS + 500
+
+
+def _rows(extra: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2)} for i in range(N)]
+    for i, fields in extra.items():
+        rows[i].update(fields)
+    return rows
+
+
+def _write(path: Path, rows: list[dict[str, Any]], blank_every: int = 0) -> Path:
+    lines = []
+    for i, row in enumerate(rows):
+        lines.append(json.dumps(row))
+        if blank_every and i % blank_every == 0:
+            lines.append("")
+    data = ("\n".join(lines) + "\n").encode()
+    if path.suffix == ".gz":
+        data = gzip.compress(data)
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("name", ["rows.jsonl", "rows.jsonl.gz"])
+def test_a_truncation_flag_and_a_model_first_seen_late_are_read(tmp_path: Path, name: str) -> None:
+    late = SAMPLE_ROWS + 300
+    rows = _rows({late: {"is_truncated": True}, late + 1: {"model": "Qwen/Qwen3-0.6B"}})
+    path = _write(tmp_path / name, rows, blank_every=97)
+    read = read_rows([str(path)])
+    frame = read.frame.collect()
+    assert read.sources["truncated"] == "is_truncated"
+    assert read.sources["model"] == "model"
+    assert frame["truncated"].to_list().count(True) == 1
+    assert frame["truncated"].null_count() == N - 1
+    assert frame["model"].drop_nulls().to_list() == ["Qwen/Qwen3-0.6B"]
+
+
+def test_the_route_counts_the_late_truncated_pass(tmp_path: Path) -> None:
+    late = SAMPLE_ROWS + 101  # an odd row: reward 1, a pass
+    path = _write(tmp_path / "rows.jsonl", _rows({late: {"truncated": True}}))
+    report = run_route([str(path)]).to_dict()
+    assert report["inputs"]["sources"]["truncated"] == "truncated"
+    first = report["checks"][0]
+    assert first["key"] == "truncated_passes" and first["status"] == "fail"
+    assert first["measured"]["truncated_passes"] == 1
+    assert first["measured"]["rows_with_truncation_recorded"] == 1
+
+
+def test_without_late_keys_the_columns_are_the_sample_s(tmp_path: Path) -> None:
+    path = _write(tmp_path / "rows.jsonl", _rows({}))
+    read = read_rows([str(path)])
+    assert read.sources["truncated"] == "not recorded (unknown)"
+
+
+def test_a_resolved_field_is_never_switched_by_a_later_alias(tmp_path: Path) -> None:
+    """``truncated`` beats ``is_truncated`` in the alias order, but the sample chose
+    ``is_truncated``; a later row carrying ``truncated`` must not change that."""
+    rows = _rows({SAMPLE_ROWS + 10: {"truncated": True}})
+    for row in rows[:SAMPLE_ROWS]:
+        row["is_truncated"] = False
+    read = read_rows([str(_write(tmp_path / "rows.jsonl", rows))])
+    assert read.sources["truncated"] == "is_truncated"
+
+
+def test_unseen_keys_names_the_first_missing_key_of_unresolved_tables() -> None:
+    shape = Shape.from_rows([{"task_id": "a", "reward": 1, "response": {"id": 1}, "model": "m"}])
+    keys = unseen_keys(shape)
+    assert "model" not in keys and "model_name" not in keys  # the model table is resolved
+    assert {"truncated", "is_truncated", "finish_reason", "incomplete_details", "steps"} <= set(
+        keys
+    )
+    assert "response" not in keys  # seen: its missing child is searched instead
+    assert {"behavior_logprobs", "values"} <= set(keys)
+
+
+def test_rows_with_keys_numbers_lines_as_the_file_does(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        '{"a": 1}\n\n{"a": 2}\r\n{"finish_reason": "length"}\nnot json "finish_reason":\n'
+    )
+    source = Source(name=str(path), kind="jsonl", path=path)
+    assert rows_with_keys(source, ["finish_reason"], after=0) == [(4, {"finish_reason": "length"})]
+    assert rows_with_keys(source, ["finish_reason"], after=4) == []
+    assert rows_with_keys(source, ["model"], after=0) == []
+    assert rows_with_keys(source, [], after=0) == []
