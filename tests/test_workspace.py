@@ -174,18 +174,23 @@ def test_explained_variance_is_the_same_with_a_workspace() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(list(METHODS)), ragged_rows(min_actions=1))
-def test_the_torch_kernels_an_accelerator_runs_match_the_loops(
+def test_the_accelerator_control_flow_on_the_cpu_matches_the_loops(
     name: str, rows: list[dict[str, Any]]
 ) -> None:
-    """With NumPy switched off, every kernel is the torch operation a GPU would run."""
+    """What a GPU runs, on CPU tensors: no NumPy kernels (every kernel the torch operation),
+    one block for every row, and fresh temporaries instead of kept ones."""
     factory, slow = METHODS[name]
     batch = Batch.from_rows(rows)
-    old = fastmath._numpy_view
+    saved = fastmath._numpy_view, fastmath.BLOCK_ELEMENTS, Workspace.take
     fastmath._numpy_view = lambda x, dtypes=None: None
+    fastmath.BLOCK_ELEMENTS = 1 << 60
+    Workspace.take = lambda self, name, shape, dtype, device: torch.empty(  # type: ignore[method-assign]
+        shape, dtype=dtype, device=device
+    )
     try:
         method = factory()
         got = method.update(batch)
         again = method.update(batch, out=got)
     finally:
-        fastmath._numpy_view = old
+        fastmath._numpy_view, fastmath.BLOCK_ELEMENTS, Workspace.take = saved
     assert_matches(again, slow(rows), rows)  # torch's exp may differ from NumPy's in the last place
