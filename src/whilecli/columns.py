@@ -31,6 +31,9 @@ PROMPT_ALIASES: tuple[str, ...] = (
 )
 #: Reward columns; booleans read as 1.0 / 0.0.
 REWARD_ALIASES: tuple[str, ...] = ("reward", "score", "correct", "resolved")
+#: With none of them: a reward in named parts (verifiers), ``{name: {score, weight} | None}``,
+#: read as Σ score × weight (weight 1 when absent; a None part or score adds nothing).
+REWARD_PARTS = "rewards"
 #: The model that wrote the row (``M@version`` keeps the version apart).
 MODEL_ALIASES: tuple[str, ...] = (
     "model",

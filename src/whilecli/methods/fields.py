@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from whilecli.columns import REWARD_ALIASES, TASK_ALIASES
+from whilecli.columns import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
 from whilecli.errors import InputError, UsageError
 
 #: Per-token list fields and the columns that carry them, first match wins.
@@ -76,6 +76,8 @@ def resolve(
             if alias in names:
                 out[name] = alias
                 break
+    if "reward" not in out and "reward" not in mapping and REWARD_PARTS in names:
+        out["reward"] = REWARD_PARTS
     return out
 
 
@@ -148,6 +150,8 @@ def _number(v: Any) -> bool:
 
 
 def _reward(value: Any, err: dict[str, Any]) -> float:
+    if isinstance(value, Mapping):
+        return reward_of_parts(value, err)
     if isinstance(value, (bool, np.bool_)):
         return float(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
@@ -155,6 +159,26 @@ def _reward(value: Any, err: dict[str, Any]) -> float:
     if value is None:
         return math.nan
     raise InputError(f"must be a number, got {type(value).__name__} {value!r}", **err)
+
+
+def reward_of_parts(parts: Mapping[str, Any], err: dict[str, Any]) -> float:
+    """Σ score × weight over a ``rewards`` dict (:data:`REWARD_PARTS`), as the route reads it."""
+    total = 0.0
+    for name, part in parts.items():
+        where = {**err, "field": f"{err.get('field', REWARD_PARTS)}.{name}"}
+        if part is None:
+            continue
+        if not isinstance(part, Mapping) or "score" not in part:
+            raise InputError(f"must be {{score, weight}} or null, got {part!r}", **where)
+        score, weight = part["score"], part.get("weight")
+        for label, value in (("score", score), ("weight", weight)):
+            if value is not None and (
+                isinstance(value, str) or not isinstance(value, (int, float, np.number))
+            ):
+                raise InputError(f"{label} must be a number, got {value!r}", **where)
+        if score is not None:
+            total += float(score) * (1.0 if weight is None else float(weight))
+    return total
 
 
 def columns_from_rows(

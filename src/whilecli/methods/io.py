@@ -98,6 +98,41 @@ def _column(table: pa.Table, name: str) -> pa.Array:
     return arr
 
 
+def _reward_parts(arr: pa.StructArray, name: str, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
+    """Σ score × weight over a struct of ``{score, weight}`` parts (weight 1 when null; a null
+    part or score adds nothing); NaN and absent where the whole struct is null."""
+    total = np.zeros(len(arr))
+    for part in arr.type:
+        child = pc.struct_field(arr, [part.name])
+        if not (pa.types.is_struct(child.type) and child.type.get_field_index("score") >= 0):
+            raise InputError(
+                f"must be {{score, weight}}, not {child.type}",
+                file=cols.file,
+                field=f"{name}.{part.name}",
+            )
+        terms = pc.struct_field(child, ["score"])
+        if child.type.get_field_index("weight") >= 0:
+            weight = pc.struct_field(child, ["weight"])
+            terms = pc.multiply(
+                _numbers(terms, name, cols), pc.fill_null(_numbers(weight, name, cols), 1.0)
+            )
+        terms = pc.fill_null(_numbers(terms, name, cols), 0.0)
+        total += np.asarray(terms.to_numpy(zero_copy_only=False), dtype=np.float64)
+    present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    return np.where(present, total, math.nan), present
+
+
+def _numbers(arr: pa.Array, name: str, cols: Columns) -> pa.Array:
+    if not (
+        pa.types.is_integer(arr.type)
+        or pa.types.is_floating(arr.type)
+        or pa.types.is_boolean(arr.type)
+        or pa.types.is_null(arr.type)
+    ):
+        raise InputError(f"must be numbers, not {arr.type}", file=cols.file, field=name)
+    return arr.cast(pa.float64())
+
+
 def _read_parquet(p: Path, mapping: Mapping[str, str] | None) -> Columns:
     try:
         schema = pq.read_schema(p)
@@ -112,7 +147,11 @@ def _read_parquet(p: Path, mapping: Mapping[str, str] | None) -> Columns:
     for name in LIST_FIELDS:
         if name in src:
             cols.lists[name] = _list_column(_column(table, src[name]), name, src[name], cols)
-    if "reward" in src:
+    if "reward" in src and pa.types.is_struct(_column(table, src["reward"]).type):
+        cols.rewards, cols.reward_present = _reward_parts(
+            _column(table, src["reward"]), src["reward"], cols
+        )
+    elif "reward" in src:
         arr = _column(table, src["reward"])
         if not (
             pa.types.is_integer(arr.type)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from whilecli.columns import PROMPT_ALIASES, REWARD_ALIASES, TASK_ALIASES
+from whilecli.columns import PROMPT_ALIASES, REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write
 
@@ -189,14 +189,55 @@ def task_ids(
 def reward_column(
     frame: pl.DataFrame, source: RowSource = MEMORY, *, exclude: Sequence[str] = ()
 ) -> tuple[pl.Series, str]:
-    """The reward of every row (first of :data:`REWARD_ALIASES` present), and its column."""
+    """The reward of every row and its column: the first of :data:`REWARD_ALIASES` present,
+    else Σ score × weight over a ``rewards`` dict of ``{score, weight}`` parts (DESIGN
+    section 1, as the route and the batch reader take it)."""
     name = find_column(frame, REWARD_ALIASES, exclude=exclude)
+    if name is None and REWARD_PARTS not in exclude:
+        parts = reward_parts(frame, source)
+        if parts is not None:
+            values = frame.select(parts.alias("reward")).to_series()
+            bad = ~values.is_finite()
+            if bad.any():
+                i = _first(bad)
+                raise source.error(f"value is not finite ({values[i]})", row=i, field=REWARD_PARTS)
+            return values, REWARD_PARTS
     if name is None:
         looked = [a for a in REWARD_ALIASES if a not in exclude]
         raise source.error(
-            "no reward column (looked for " + ", ".join(looked) + ")", field="reward"
+            "no reward column (looked for " + ", ".join(looked) + ", a rewards dict)",
+            field="reward",
         )
     return float_column(frame, name, source).alias("reward"), name
+
+
+def reward_parts(frame: pl.DataFrame, source: RowSource = MEMORY) -> pl.Expr | None:
+    """Σ score × weight over the ``rewards`` struct's parts (weight 1 when null or absent; a
+    null part or score adds nothing), or None when the frame has no such struct."""
+    dtype = frame.schema.get(REWARD_PARTS)
+    if not isinstance(dtype, pl.Struct):
+        return None
+    terms: list[pl.Expr] = []
+    for part in dtype.fields:
+        where = f"{REWARD_PARTS}.{part.name}"
+        inner = part.dtype
+        if inner == pl.Null:
+            continue
+        names = {f.name: f.dtype for f in inner.fields} if isinstance(inner, pl.Struct) else {}
+        if "score" not in names:
+            raise source.error(f"must be {{score, weight}}, got {inner}", field=where)
+        for label in ("score", "weight"):
+            kind = names.get(label, pl.Null)
+            if not (kind.is_numeric() or kind in (pl.Boolean, pl.Null)):
+                raise source.error(f"{label} must be a number, got {kind}", field=where)
+        col = pl.col(REWARD_PARTS).struct.field(part.name)
+        term = col.struct.field("score").cast(pl.Float64)
+        if "weight" in names:
+            term = term * col.struct.field("weight").cast(pl.Float64).fill_null(1.0)
+        terms.append(term)
+    if not terms:
+        return None
+    return pl.sum_horizontal(terms)
 
 
 def float_column(

@@ -1,0 +1,105 @@
+"""A reward in named parts (verifiers' ``rewards`` dict) read by the update's batch reader.
+
+DESIGN section 1: with no reward column, ``rewards`` = ``{name: {score, weight} | None}`` is
+the reward Σ score × weight (weight 1 when absent; a None part adds nothing), the same sum
+the route's reader takes. JSONL rows and Parquet structs read alike.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.errors import InputError
+from whilecli.methods import rowio
+from whilecli.methods.io import read_batch
+from whilecli.route.read import read_rows
+
+ROWS: list[dict[str, Any]] = [
+    {"rewards": {"acc": {"score": 1.0, "weight": 0.75}, "fmt": {"score": 1.0, "weight": 0.25}}},
+    {"rewards": {"acc": {"score": 0.0, "weight": 0.75}, "fmt": {"score": 1.0, "weight": 0.25}}},
+    {"rewards": {"acc": {"score": 1.0, "weight": 0.75}, "fmt": None}},
+    {"rewards": {"acc": {"score": 1.0}, "fmt": {"score": 0.5, "weight": None}}},
+]
+# by hand: 0.75 + 0.25; 0 + 0.25; 0.75; weights absent or null are 1: 1 + 0.5
+WANT = [1.0, 0.25, 0.75, 1.5]
+
+
+def _files(tmp_path: Path, rows: list[dict[str, Any]]) -> tuple[Path, Path]:
+    full = [dict(row, task_id=f"t{i}", logprobs=[-0.5, -0.25]) for i, row in enumerate(rows)]
+    jsonl = tmp_path / "b.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in full))
+    parquet = tmp_path / "b.parquet"
+    pq.write_table(pa.Table.from_pylist(full), parquet)
+    return jsonl, parquet
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_parts_sum_score_times_weight(tmp_path: Path, kind: str) -> None:
+    path = dict(zip(("jsonl", "parquet"), _files(tmp_path, ROWS), strict=True))[kind]
+    cols = read_batch(path)
+    assert cols.sources["reward"] == "rewards"
+    assert cols.rewards is not None and cols.rewards.tolist() == WANT
+    assert cols.reward_present is not None and cols.reward_present.all()
+
+
+def test_the_route_reads_the_same_sum(tmp_path: Path) -> None:
+    jsonl, _ = _files(tmp_path, ROWS)
+    route = read_rows([str(jsonl)], pass_threshold=0.5).frame.collect()
+    assert route["reward"].to_list() == WANT
+
+
+def test_a_reward_column_wins_over_the_parts(tmp_path: Path) -> None:
+    rows = [dict(row, reward=0.5) for row in ROWS]
+    for path in _files(tmp_path, rows):
+        cols = read_batch(path)
+        assert cols.sources["reward"] == "reward"
+        assert cols.rewards is not None and cols.rewards.tolist() == [0.5] * 4
+
+
+def test_a_malformed_part_is_refused_with_its_name(tmp_path: Path) -> None:
+    rows = [*ROWS[:2], {"rewards": {"acc": {"score": "high"}}}]
+    jsonl = tmp_path / "b.jsonl"
+    jsonl.write_text("".join(json.dumps(dict(r, logprobs=[-0.1])) + "\n" for r in rows))
+    with pytest.raises(InputError) as err:
+        read_batch(jsonl)
+    assert err.value.line == 3 and err.value.field == "rewards.acc"
+    jsonl.write_text(json.dumps({"rewards": {"acc": 1.0}, "logprobs": [-0.1]}) + "\n")
+    with pytest.raises(InputError, match="score, weight") as err:
+        read_batch(jsonl)
+    assert err.value.field == "rewards.acc"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_the_row_methods_read_the_same_sum(tmp_path: Path, kind: str) -> None:
+    path = dict(zip(("jsonl", "parquet"), _files(tmp_path, ROWS), strict=True))[kind]
+    frame, source = rowio.read_rows(str(path))
+    values, name = rowio.reward_column(frame, source)
+    assert name == "rewards" and values.to_list() == WANT
+
+
+def test_the_row_methods_refuse_a_part_without_a_score(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"task_id": "a", "rewards": {"acc": {"value": 1}}}) + "\n")
+    frame, source = rowio.read_rows(str(path))
+    with pytest.raises(InputError, match="score, weight") as err:
+        rowio.reward_column(frame, source)
+    assert err.value.field == "rewards.acc"
+
+
+def test_ada_runs_on_rows_with_a_rewards_dict(tmp_path: Path) -> None:
+    rows = [
+        {"task_id": f"t{i // 4}", "rewards": {"acc": {"score": float(i % 3 == 0), "weight": 1.0}}}
+        for i in range(16)
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["ada", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
