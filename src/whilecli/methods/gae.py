@@ -65,26 +65,6 @@ def _scaled_reverse_cumsum(delta: torch.Tensor, lam: torch.Tensor) -> torch.Tens
     return torch.where(zero[:, None], delta, out) if any_zero else out
 
 
-def _reversed_scaled_cumsum(delta: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
-    """:func:`_scaled_reverse_cumsum` for ``delta`` stored last action first (reversed).
-
-    Column ``p`` holds packed index ``j = L − 1 − p``; the suffix sums over ``j ≥ k`` become
-    prefix sums over ``p``, added in the same order as the flipped forward layout, without
-    the two flips; the scaling back is a division by λ^k (the same value up to rounding).
-    """
-    b, length = delta.shape
-    zero = lam <= 0
-    any_zero = bool(zero.any())
-    log_lam = torch.log(torch.where(zero, torch.ones_like(lam), lam)) if any_zero else lam.log()
-    min_log = float(log_lam.min()) if b else 0.0
-    if min_log != 0.0 and max(1, int(math.log(_MIN_POWER) / min_log)) < length:
-        return _scaled_reverse_cumsum(delta.flip(1), lam).flip(1)  # chunked: λ^L underflows
-    steps = torch.arange(length - 1, -1, -1, device=delta.device, dtype=delta.dtype)
-    w = exp_(steps[None, :] * log_lam[:, None])  # λ^j, j = L − 1 … 0
-    out = delta.mul_(w).cumsum(1).div_(w)
-    return torch.where(zero[:, None], delta, out) if any_zero else out  # w = 1 where λ = 0
-
-
 def _gae_block(
     rewards: torch.Tensor,
     values: torch.Tensor,
@@ -129,7 +109,13 @@ def _gae_block(
 
 
 def _reversed_scaled_cumsum_(delta: torch.Tensor, lam: torch.Tensor, work: Workspace) -> None:
-    """:func:`_reversed_scaled_cumsum` in place, its weights in ``work``."""
+    """:func:`_scaled_reverse_cumsum` in place for ``delta`` stored last action first, its
+    weights in ``work``.
+
+    Column ``p`` holds packed index ``j = L − 1 − p``; the suffix sums over ``j ≥ k`` become
+    prefix sums over ``p``, added in the same order as the flipped forward layout, without
+    the two flips; the scaling back is a division by λ^k (the same value up to rounding).
+    """
     b, length = delta.shape
     zero = lam <= 0
     any_zero = bool(zero.any())

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.methods.batch import Batch, Update, reuse
+from whilecli.methods.batch import Batch, Update, critic_outputs
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
     Workspace,
@@ -148,10 +148,7 @@ class SAO:
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        shape, device = log_pi.shape, log_pi.device
-        coef = reuse(out, "coefficients", shape, log_pi.dtype, device)
-        adv = reuse(out, "advantages", shape, values.dtype, device)
-        targets = reuse(out, "value_targets", shape, batch.rewards.dtype, device)
+        coef, adv, targets = critic_outputs(out, batch, values)
         lam = gae_lambda(counts, self.gae_alpha)
         # Eq. 4-5
         skip_observation_gae(batch.rewards, values, action, lam, out=adv, work=self._work)
