@@ -45,8 +45,10 @@ def bernoulli_kl(
 ) -> torch.Tensor:
     """Eq. 6: KL(Bernoulli(p) ‖ Bernoulli(q)) with p, q clamped to [1e-6, 1 − 1e-6].
 
-    The clamp is applied to the log-probabilities (``log 1e-6 ≤ log p ≤ log(1 − 1e-6)``),
-    which is the same clamp up to rounding and saves a logarithm per side. Four buffers of
+    ``d = p (log p − log q) + (1 − p) log1p((q − p)/(1 − q))``: the second log is
+    ``log((1 − p)/(1 − q))`` written so that it takes one logarithm instead of two and keeps
+    its precision when p and q are close. The clamp is applied to the log-probabilities
+    (``log 1e-6 ≤ log p ≤ log(1 − 1e-6)``), the same clamp up to rounding. Three buffers of
     the inputs' shape, taken from ``work`` when given (the result is one of them), every
     later step in place.
     """
@@ -54,14 +56,14 @@ def bernoulli_kl(
     dtype, device, shape = log_p.dtype, log_p.device, tuple(log_p.shape)
     lo, hi = math.log(PROBABILITY_FLOOR), math.log1p(-PROBABILITY_FLOOR)
     d = torch.clamp(log_p, lo, hi, out=work.take("kl", shape, dtype, device))
-    l1q = torch.clamp(log_q, lo, hi, out=work.take("kl_q", shape, dtype, device))
+    q = torch.clamp(log_q, lo, hi, out=work.take("kl_q", shape, dtype, device))
     p = exp_(work.take("kl_p", shape, dtype, device).copy_(d))
-    d.sub_(l1q)  # log p − log q
-    log1p_(exp_(l1q).neg_())  # log(1 − q)
-    l1p = log1p_(torch.neg(p, out=work.take("kl_1p", shape, dtype, device)))  # log(1 − p)
-    l1p.sub_(l1q)
+    d.sub_(q)  # log p − log q
+    exp_(q)
+    tail = torch.sub(q, p, out=work.take("kl_tail", shape, dtype, device))
+    log1p_(tail.div_(q.neg_().add_(1)))  # log((1 − p)/(1 − q))
     d.mul_(p)  # p log(p/q)
-    return d.add_(l1p.mul_(p.neg_().add_(1)))  # + (1 − p) log((1 − p)/(1 − q))
+    return d.add_(tail.mul_(p.neg_().add_(1)))  # + (1 − p) log((1 − p)/(1 − q))
 
 
 def _block(
