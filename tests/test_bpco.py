@@ -10,6 +10,7 @@ from hypothesis import given, settings
 
 import slow_reference
 from batch_strategies import assert_matches, ragged_rows
+from cuda_cases import CASES, assert_float32_close
 from toy_policy import train_toy
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch
@@ -144,21 +145,8 @@ def test_learns_the_toy_task() -> None:
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_float32_matches_cpu() -> None:
-    gen = torch.Generator().manual_seed(2)
-    b, t = 64, 512
-    lp = -torch.rand(b, t, generator=gen, dtype=torch.float64) * 3
-    bl = (lp + 0.3 * torch.randn(b, t, generator=gen, dtype=torch.float64)).clamp(max=0)
-    batch = Batch.from_tensors(
-        lp,
-        rewards=(torch.rand(b, generator=gen) > 0.5).double(),
-        behavior_logprobs=bl,
-        values=torch.rand(b, t, generator=gen, dtype=torch.float64),
-        action_mask=torch.rand(b, t, generator=gen) > 0.2,
-        lengths=torch.randint(1, t, (b,), generator=gen),
-    )
-    cpu = BPCO().update(batch.to("cpu", torch.float32))
-    gpu = BPCO().update(batch.to("cuda"))
-    scale = float(cpu.coefficients.abs().max())
-    torch.testing.assert_close(
-        gpu.coefficients.cpu(), cpu.coefficients, rtol=1e-6, atol=1e-6 * scale
-    )
+    make_batch, make_method, _ = CASES["bpco"]
+    batch = make_batch()
+    cpu = make_method().update(batch.to("cpu", torch.float32))
+    gpu = make_method().update(batch.to("cuda"))
+    assert_float32_close(gpu, cpu, "bpco")

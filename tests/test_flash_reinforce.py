@@ -10,6 +10,7 @@ from hypothesis import given, settings
 
 import slow_reference
 from batch_strategies import assert_matches, ragged_rows
+from cuda_cases import CASES, assert_float32_close
 from toy_policy import train_toy
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch
@@ -143,18 +144,11 @@ def test_learns_the_toy_task() -> None:
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_float32_matches_cpu() -> None:
-    gen = torch.Generator().manual_seed(0)
-    b, t = 64, 300
-    lp = -torch.rand(b, t, generator=gen, dtype=torch.float64) * 3
-    bl = (lp + 0.02 * torch.randn(b, t, generator=gen, dtype=torch.float64)).clamp(max=0)
-    rewards = torch.rand(b, generator=gen, dtype=torch.float64)
-    lengths = torch.randint(1, t, (b,), generator=gen)
-    batch = Batch.from_tensors(lp, rewards=rewards, behavior_logprobs=bl, lengths=lengths)
-    cpu = FlashReinforce(trust=0.01).update(batch.to("cpu", torch.float32))
-    gpu = FlashReinforce(trust=0.01).update(batch.to("cuda"))
-    assert gpu.coefficients.dtype == torch.float32
-    assert gpu.admitted.cpu().tolist() == cpu.admitted.tolist()
-    torch.testing.assert_close(gpu.coefficients.cpu(), cpu.coefficients, rtol=1e-6, atol=1e-9)
+    make_batch, make_method, _ = CASES["flash_reinforce"]
+    batch = make_batch()
+    cpu = make_method().update(batch.to("cpu", torch.float32))
+    gpu = make_method().update(batch.to("cuda"))
+    assert_float32_close(gpu, cpu, "flash_reinforce")
 
 
 def test_single_trajectory_has_zero_advantage() -> None:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import slow_reference
 from batch_strategies import assert_matches, ragged_rows
+from cuda_cases import CASES, assert_float32_close
 from whilecli.methods import fastmath
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.bpco import BPCO, explained_variance
@@ -172,25 +173,43 @@ def test_explained_variance_is_the_same_with_a_workspace() -> None:
     assert explained_variance(rewards, values, action, work) == plain
 
 
+class _AcceleratorFlow:
+    """What a GPU runs, on CPU tensors: no NumPy kernels (every kernel the torch operation),
+    one block for every row, and fresh temporaries instead of kept ones."""
+
+    def __enter__(self) -> None:
+        self.saved = fastmath._numpy_view, fastmath.BLOCK_ELEMENTS, Workspace.take
+        fastmath._numpy_view = lambda x, dtypes=None: None
+        fastmath.BLOCK_ELEMENTS = 1 << 60
+        Workspace.take = lambda self, name, shape, dtype, device: torch.empty(  # type: ignore[method-assign]
+            shape, dtype=dtype, device=device
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        fastmath._numpy_view, fastmath.BLOCK_ELEMENTS, Workspace.take = self.saved
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(list(METHODS)), ragged_rows(min_actions=1))
 def test_the_accelerator_control_flow_on_the_cpu_matches_the_loops(
     name: str, rows: list[dict[str, Any]]
 ) -> None:
-    """What a GPU runs, on CPU tensors: no NumPy kernels (every kernel the torch operation),
-    one block for every row, and fresh temporaries instead of kept ones."""
     factory, slow = METHODS[name]
     batch = Batch.from_rows(rows)
-    saved = fastmath._numpy_view, fastmath.BLOCK_ELEMENTS, Workspace.take
-    fastmath._numpy_view = lambda x, dtypes=None: None
-    fastmath.BLOCK_ELEMENTS = 1 << 60
-    Workspace.take = lambda self, name, shape, dtype, device: torch.empty(  # type: ignore[method-assign]
-        shape, dtype=dtype, device=device
-    )
-    try:
+    with _AcceleratorFlow():
         method = factory()
         got = method.update(batch)
         again = method.update(batch, out=got)
-    finally:
-        fastmath._numpy_view, fastmath.BLOCK_ELEMENTS, Workspace.take = saved
     assert_matches(again, slow(rows), rows)  # torch's exp may differ from NumPy's in the last place
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_float32_through_the_accelerator_flow_matches_the_cpu_path(name: str) -> None:
+    """The CUDA tests' comparison (:mod:`cuda_cases`), with the GPU's control flow run on the
+    CPU: what is left for a GPU to differ in is its own rounding."""
+    make_batch, make_method, _ = CASES[name]
+    batch = make_batch().to("cpu", torch.float32)
+    cpu = make_method().update(batch)
+    with _AcceleratorFlow():
+        other = make_method().update(batch)
+    assert_float32_close(other, cpu, name)
