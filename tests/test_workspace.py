@@ -24,6 +24,7 @@ from whilecli.methods.batch import Batch, Update
 from whilecli.methods.bpco import BPCO, explained_variance
 from whilecli.methods.fastmath import Workspace
 from whilecli.methods.flash_reinforce import FlashReinforce
+from whilecli.methods.registry import make_method
 from whilecli.methods.sao import SAO
 
 METHODS: dict[str, tuple[Callable[[], Any], Callable[[list[dict]], Any]]] = {
@@ -213,3 +214,32 @@ def test_float32_through_the_accelerator_flow_matches_the_cpu_path(name: str) ->
     with _AcceleratorFlow():
         other = make_method().update(batch)
     assert_float32_close(other, cpu, name)
+
+
+def _grouped_rows(seed: int) -> list[dict[str, Any]]:
+    """Every field any method reads: task groups of four, ref and teacher log-probs."""
+    gen = torch.Generator().manual_seed(seed)
+    rows = _rows(seed, 12, 10)
+    for i, row in enumerate(rows):
+        n = len(row["logprobs"])
+        row["task_id"] = f"t{i // 4}"
+        row["reward"] = float(torch.rand(1, generator=gen) > 0.5)
+        row["ref_logprobs"] = (-torch.rand(n, generator=gen, dtype=torch.float64) - 0.01).tolist()
+        row["teacher_logprobs"] = (-torch.rand(n, generator=gen, dtype=torch.float64)).tolist()
+    return rows
+
+
+@pytest.mark.parametrize("name", ["grpo", "max_rl", "rae", "opd", "opsd", "dpo", "sft"])
+def test_every_method_takes_out_and_overwrites_what_fits(name: str) -> None:
+    """A training loop can pass ``out=`` whatever the method; the result is the fresh one
+    (``rae`` carries its baselines from call to call, so both objects see both batches)."""
+    first, second = Batch.from_rows(_grouped_rows(5)), Batch.from_rows(_grouped_rows(6))
+    assert first.logprobs.shape == second.logprobs.shape
+    method, fresh = make_method(name, {}), make_method(name, {})
+    previous = method.update(first)
+    fresh.update(first)
+    pointers = {f: getattr(previous, f).data_ptr() for f in ("coefficients", "advantages")}
+    got = method.update(second, out=previous)
+    for f, ptr in pointers.items():
+        assert getattr(got, f).data_ptr() == ptr, f
+    _same(got, fresh.update(second))

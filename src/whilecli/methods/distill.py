@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from whilecli.methods.batch import Batch, Update
+from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import all_finite, as_float
 from whilecli.methods.groups import check_logprobs, count, require_field
 from whilecli.methods.surrogate import knob_error
@@ -68,21 +68,27 @@ class OPD:
             )
         return notes
 
-    def update(self, batch: Batch, *, group: object | None = None) -> Update:
+    def update(
+        self, batch: Batch, *, group: object | None = None, out: Update | None = None
+    ) -> Update:
         """c = log π_T − log π_θ on action tokens, 0 elsewhere; no reward needed.
 
-        ``group`` is accepted for a uniform interface; nothing here is batch-global.
+        ``group`` is accepted for a uniform interface; nothing here is batch-global. ``out``,
+        a previous :class:`Update`, has its tensors overwritten when their shapes match.
         """
         require_field(batch, "teacher_logprobs", self.name)
         check_logprobs(batch, ["logprobs", "teacher_logprobs"], self.name)
         act = batch.action_mask
         teacher = batch.teacher_logprobs
         assert teacher is not None
-        gap = torch.sub(teacher.detach(), batch.logprobs.detach())
+        lp = batch.logprobs.detach()
+        gap = torch.sub(
+            teacher.detach(), lp, out=reuse(out, "coefficients", lp.shape, lp.dtype, lp.device)
+        )
         if all_finite(gap):  # the 0/1 product is exact; + 0 turns −0 into +0
             gap.mul_(as_float(act, gap.dtype)).add_(0.0)
         else:  # junk in the padding
-            gap = torch.where(act, gap, 0.0)
+            gap.masked_fill_(~act, 0.0)
         counts = act.sum(dim=1)
         n = int(counts.sum())
         admitted = counts > 0
@@ -99,8 +105,9 @@ class OPD:
         if empty:
             notes.append(f"c = 0 for {count(empty, 'row')} without an action token.")
         notes.extend(self._trainer_notes())
+        advantages = reuse(out, "advantages", lp.shape, lp.dtype, lp.device).copy_(gap)
         return Update(
-            coefficients=gap, advantages=gap.clone(), admitted=admitted, stats=stats, notes=notes
+            coefficients=gap, advantages=advantages, admitted=admitted, stats=stats, notes=notes
         )
 
 

@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from whilecli.methods.batch import Batch, Update
+from whilecli.methods.batch import Batch, Update, reuse
+from whilecli.methods.fastmath import as_float
 from whilecli.methods.groups import (
     check_logprobs,
     check_rewards,
@@ -73,8 +74,11 @@ class DPO:
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
         self.beta, self.pass_threshold = beta, thr
 
-    def update(self, batch: Batch, *, group: object | None = None) -> Update:
-        """Per-token DPO coefficients; ``group`` gathers rows across data-parallel ranks."""
+    def update(
+        self, batch: Batch, *, group: object | None = None, out: Update | None = None
+    ) -> Update:
+        """Per-token DPO coefficients; ``group`` gathers rows across data-parallel ranks;
+        ``out``, a previous :class:`Update`, has its tensors overwritten when shapes match."""
         m = self.name
         tasks = require_task_ids(batch, m)
         ref = require_field(batch, "ref_logprobs", m)
@@ -104,13 +108,17 @@ class DPO:
             stats["preference_accuracy"] = float((delta > 0).to(ref.dtype).mean())
             stats["loss_mean"] = float(F.softplus(-self.beta * delta).mean())
         local = row_coef[offset : offset + batch.size]
-        c = torch.where(act, local[:, None], 0.0).detach()
+        shape, dtype = batch.logprobs.shape, ref.dtype
+        c = as_float(act, dtype, reuse(out, "coefficients", shape, dtype, ref.device))
+        c.mul_(local[:, None].detach()).add_(0.0)  # finite: an exact product; + 0 turns −0 into +0
         stats["unpaired_passes"] = float(n_pass - len(pairs))
         stats["unpaired_fails"] = float(n_all - n_pass - len(pairs))
         notes = self._notes(len(pairs), n_pass, n_all, len(set(labels["task"])))
         return Update(
             coefficients=c,
-            advantages=c * max(len(pairs), 1),
+            advantages=torch.mul(
+                c, max(len(pairs), 1), out=reuse(out, "advantages", shape, dtype, ref.device)
+            ),
             admitted=(c != 0).any(dim=1),
             stats=stats,
             notes=notes,

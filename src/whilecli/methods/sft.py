@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from whilecli.methods.batch import Batch, Update
+from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import as_float
 from whilecli.methods.groups import check_logprobs, check_rewards, count
 from whilecli.methods.surrogate import knob_error, number_knob
@@ -30,13 +30,18 @@ class SFT:
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
         self.pass_threshold = thr
 
-    def update(self, batch: Batch, *, group: object | None = None) -> Update:
-        """c = 1 on action tokens of passing rows; ``group`` is accepted and unused."""
+    def update(
+        self, batch: Batch, *, group: object | None = None, out: Update | None = None
+    ) -> Update:
+        """c = 1 on action tokens of passing rows; ``group`` is accepted and unused; ``out``,
+        a previous :class:`Update`, has its tensors overwritten when their shapes match."""
         check_rewards(batch, self.name)
         check_logprobs(batch, ["logprobs"], self.name)
         passed = batch.rewards >= self.pass_threshold
         dtype = batch.logprobs.dtype
-        c = as_float(batch.action_mask, dtype).mul_(as_float(passed, dtype)[:, None])
+        shape, device = batch.logprobs.shape, batch.logprobs.device
+        c = as_float(batch.action_mask, dtype, reuse(out, "coefficients", shape, dtype, device))
+        c.mul_(as_float(passed, dtype)[:, None])
         counts = batch.action_mask.sum(dim=1)
         admitted = passed & (counts > 0)
         n_pass = int(passed.sum())
@@ -55,6 +60,7 @@ class SFT:
         empty = int((passed & (counts == 0)).sum())
         if empty:
             notes.append(f"c = 0 for {count(empty, 'passing row')} without an action token.")
+        advantages = reuse(out, "advantages", shape, dtype, device).copy_(c)
         return Update(
-            coefficients=c, advantages=c.clone(), admitted=admitted, stats=stats, notes=notes
+            coefficients=c, advantages=advantages, admitted=admitted, stats=stats, notes=notes
         )

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.methods.batch import Batch, Update
+from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import (
     all_finite,
     any_rows,
@@ -159,11 +159,13 @@ def surrogate_coefficients(
     live: torch.Tensor,
     clip: float,
     beta: float,
+    out: torch.Tensor | None = None,
 ) -> SurrogateOut:
     """c = w_i g − β w_i (1 − r) on action tokens of live rows, exactly 0 elsewhere.
 
     ``live [B]`` is False for rows that get no gradient (``--truncated mask``). On CPU the
-    rows are processed in blocks (:func:`~whilecli.methods.fastmath.row_blocks`).
+    rows are processed in blocks (:func:`~whilecli.methods.fastmath.row_blocks`). The
+    coefficients are written into ``out`` (``logprobs``' shape and dtype) when given.
     """
     w = torch.where(live, weights, 0.0)[:, None]
     a = advantages[:, None]
@@ -176,7 +178,7 @@ def surrogate_coefficients(
     lp = logprobs.detach()
     blp = None if behavior_logprobs is None else behavior_logprobs.detach()
     ref = None if ref_logprobs is None else ref_logprobs.detach()
-    coef = torch.empty_like(lp)
+    coef = torch.empty_like(lp) if out is None else out
     admitted = torch.empty_like(live)
     clipped, ratio_sum, kl_sum = 0, 0.0, 0.0
     for rows in row_blocks(lp):
@@ -273,12 +275,15 @@ class ClippedPolicyGradient:
         """A_i ``[N]`` for every row of the global batch, with stats and notes."""
         raise NotImplementedError
 
-    def update(self, batch: Batch, *, group: object | None = None) -> Update:
+    def update(
+        self, batch: Batch, *, group: object | None = None, out: Update | None = None
+    ) -> Update:
         """Per-token coefficients of the clipped surrogate for ``batch``.
 
         ``group``: a ``torch.distributed`` process group; the rows of every rank are
         gathered for the advantages and B, Σ_j T_j, L_max, so each rank's coefficients
-        equal those of the concatenated global batch.
+        equal those of the concatenated global batch. ``out``, a previous :class:`Update`,
+        has its tensors overwritten when their shapes match; otherwise new ones are returned.
         """
         m = self.name
         check_rewards(batch, m)
@@ -308,7 +313,8 @@ class ClippedPolicyGradient:
             self.loss_type, counts, n_rows=n_rows, total_tokens=total, max_len=max_len
         )
         live = ~trunc if self.truncated == "mask" else torch.ones_like(trunc)
-        out = surrogate_coefficients(
+        lp = batch.logprobs
+        sur = surrogate_coefficients(
             logprobs=batch.logprobs,
             behavior_logprobs=batch.behavior_logprobs,
             ref_logprobs=batch.ref_logprobs,
@@ -318,14 +324,16 @@ class ClippedPolicyGradient:
             live=live,
             clip=self.clip,
             beta=self.beta,
+            out=reuse(out, "coefficients", lp.shape, lp.dtype, lp.device),
         )
-        c = out.coefficients
+        c = sur.coefficients
         if not all_finite(c):
             raise _overflow(c)
         # A is finite: a product is exact
-        advantages = as_float(batch.action_mask, c.dtype).mul_(adv[:, None])
-        admitted = out.admitted
-        stats.update(self._common_stats(batch, out, trunc, live, counts, n_rows, total))
+        advantages = reuse(out, "advantages", lp.shape, c.dtype, lp.device)
+        as_float(batch.action_mask, c.dtype, advantages).mul_(adv[:, None])
+        admitted = sur.admitted
+        stats.update(self._common_stats(batch, sur, trunc, live, counts, n_rows, total))
         common = self._common_notes(batch, counts, trunc, n_rows, longest, max_len, stats)
         notes = common[:1] + notes + common[1:]
         return Update(
