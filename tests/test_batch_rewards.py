@@ -103,3 +103,44 @@ def test_ada_runs_on_rows_with_a_rewards_dict(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = CliRunner().invoke(app, ["ada", str(path), "--format", "json"])
     assert result.exit_code == 0, result.output
+
+
+def test_a_part_never_scored_adds_nothing_in_parquet_too(tmp_path: Path) -> None:
+    rows = [{"rewards": {"acc": {"score": 1.0}, "fmt": None}, "logprobs": [-0.1]}] * 2
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "b.parquet")  # fmt: a null column
+    cols = read_batch(tmp_path / "b.parquet")
+    assert cols.rewards is not None and cols.rewards.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_no_scored_part_is_0_and_no_dict_is_no_reward(tmp_path: Path, kind: str) -> None:
+    """As the route sums: a dict whose parts are all null is 0; a row without the dict has no
+    reward, which the batch reader marks missing and the row methods refuse."""
+    rows = [
+        {"task_id": "a", "rewards": {"acc": {"score": 1.0}}, "logprobs": [-0.1]},
+        {"task_id": "a", "rewards": {"acc": None}, "logprobs": [-0.1]},
+        {"task_id": "a", "rewards": None, "logprobs": [-0.1]},
+    ]
+    path = tmp_path / f"b.{kind}"
+    if kind == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    cols = read_batch(path)
+    assert cols.rewards is not None and cols.rewards[:2].tolist() == [1.0, 0.0]
+    assert cols.reward_present is not None and cols.reward_present.tolist() == [True, True, False]
+    frame, source = rowio.read_rows(str(path))
+    with pytest.raises(InputError, match="missing") as err:
+        rowio.reward_column(frame, source)
+    assert err.value.field == "rewards"
+    assert (err.value.line, err.value.row) == ((3, None) if kind == "jsonl" else (None, 2))
+    values, _ = rowio.reward_column(frame.head(2), source)
+    assert values.to_list() == [1.0, 0.0]
+
+
+def test_a_dict_in_a_reward_column_is_not_a_number(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    path.write_text(json.dumps({"reward": {"score": 0.5}, "logprobs": [-0.1]}) + "\n")
+    with pytest.raises(InputError, match="must be a number, got dict") as err:
+        read_batch(path)
+    assert err.value.field == "reward"

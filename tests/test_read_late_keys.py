@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from whilecli.route import run_route
-from whilecli.route.aliases import Shape, unseen_keys
+from whilecli.route.aliases import Shape, keep_paths, unseen_paths
 from whilecli.route.read import SAMPLE_ROWS, read_rows
 from whilecli.route.sources import Source, rows_with_keys
 
@@ -85,15 +85,61 @@ def test_a_resolved_field_is_never_switched_by_a_later_alias(tmp_path: Path) -> 
     assert read.sources["truncated"] == "is_truncated"
 
 
-def test_unseen_keys_names_the_first_missing_key_of_unresolved_tables() -> None:
+def test_unseen_paths_stop_at_the_first_missing_key_of_unresolved_tables() -> None:
     shape = Shape.from_rows([{"task_id": "a", "reward": 1, "response": {"id": 1}, "model": "m"}])
-    keys = unseen_keys(shape)
-    assert "model" not in keys and "model_name" not in keys  # the model table is resolved
-    assert {"truncated", "is_truncated", "finish_reason", "incomplete_details", "steps"} <= set(
-        keys
-    )
-    assert "response" not in keys  # seen: its missing child is searched instead
-    assert {"behavior_logprobs", "values"} <= set(keys)
+    paths = unseen_paths(shape)
+    assert not any("model" in p or "model_name" in p for p in paths)  # the table is resolved
+    assert {
+        ("truncated",),
+        ("is_truncated",),
+        ("finish_reason",),
+        ("response", "incomplete_details"),  # response seen: its missing child
+        ("steps",),
+        ("behavior_logprobs",),
+        ("values",),
+    } <= set(paths)
+
+
+def test_keep_paths_keeps_only_what_lies_along_them() -> None:
+    row = {
+        "reward": 0.5,
+        "model": "m",
+        "is_truncated": True,
+        "response": {"id": 2, "incomplete_details": {"reason": "max_output_tokens"}},
+        "steps": [{"truncated": True, "x": 1}, {"x": 2}],
+    }
+    paths = [("is_truncated",), ("response", "incomplete_details"), ("steps", "[]", "truncated")]
+    assert keep_paths(row, paths) == {
+        "is_truncated": True,
+        "response": {"incomplete_details": {"reason": "max_output_tokens"}},
+        "steps": [{"truncated": True}, {}],
+    }
+    # a seen key holding another kind of value adds nothing
+    assert keep_paths({"response": "text", "steps": 3}, paths) == {}
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "source"),
+    [
+        ({"reward": 0.5, "model": "m"}, "reward", "score"),
+        ({"truncated": True, "model": "m"}, "truncated", "is_truncated"),
+    ],
+)
+def test_a_late_row_found_for_one_key_brings_no_other(
+    tmp_path: Path, extra: dict[str, Any], field: str, source: str
+) -> None:
+    """Found for its model, a late row also carries ``reward`` (a higher alias than the
+    sample's ``score``) or ``truncated`` (higher than ``is_truncated``): neither switches."""
+    rows = [
+        {"task_id": f"t{i // 4}", "score": float(i % 2), "is_truncated": False} for i in range(N)
+    ]
+    rows[SAMPLE_ROWS + 10].update(extra)
+    read = read_rows([str(_write(tmp_path / "rows.jsonl", rows))])
+    frame = read.frame.collect()
+    assert read.sources[field] == source
+    assert read.sources["model"] == "model"
+    assert frame["model"].drop_nulls().to_list() == ["m"]
+    assert frame["reward"].null_count() == 0 and frame["truncated"].null_count() == 0
 
 
 def test_rows_with_keys_numbers_lines_as_the_file_does(tmp_path: Path) -> None:

@@ -150,8 +150,6 @@ def _number(v: Any) -> bool:
 
 
 def _reward(value: Any, err: dict[str, Any]) -> float:
-    if isinstance(value, Mapping):
-        return reward_of_parts(value, err)
     if isinstance(value, (bool, np.bool_)):
         return float(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
@@ -161,11 +159,16 @@ def _reward(value: Any, err: dict[str, Any]) -> float:
     raise InputError(f"must be a number, got {type(value).__name__} {value!r}", **err)
 
 
-def reward_of_parts(parts: Mapping[str, Any], err: dict[str, Any]) -> float:
-    """Σ score × weight over a ``rewards`` dict (:data:`REWARD_PARTS`), as the route reads it."""
+def reward_of_parts(parts: Any, err: dict[str, Any]) -> float:
+    """Σ score × weight over a ``rewards`` dict (:data:`REWARD_PARTS`), as the route reads it
+    (0 when no part carries a score)."""
+    if not isinstance(parts, Mapping):
+        raise InputError(
+            f"must be an object of {{score, weight}} parts, got {type(parts).__name__}", **err
+        )
     total = 0.0
     for name, part in parts.items():
-        where = {**err, "field": f"{err.get('field', REWARD_PARTS)}.{name}"}
+        where = {**err, "field": f"{REWARD_PARTS}.{name}"}
         if part is None:
             continue
         if not isinstance(part, Mapping) or "score" not in part:
@@ -215,9 +218,11 @@ def columns_from_rows(
         present = np.zeros(n, dtype=bool)
         for i, row in enumerate(rows):
             found, value = _dig(row, src["reward"])
-            if found and value is not None:
-                rewards[i] = _reward(value, {**cols.where(i), "field": src["reward"]})
-                present[i] = True
+            if not found or value is None:
+                continue
+            where = {**cols.where(i), "field": src["reward"]}
+            read = reward_of_parts if src["reward"] == REWARD_PARTS else _reward
+            rewards[i], present[i] = read(value, where), True
         cols.rewards, cols.reward_present = rewards, present
     for name in ("task_id", "agent"):
         if name in src:

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from whilecli.columns import REWARD_PARTS
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, check_writable
 from whilecli.methods.fields import LIST_FIELDS, Columns, columns_from_rows, resolve
@@ -98,26 +99,32 @@ def _column(table: pa.Table, name: str) -> pa.Array:
     return arr
 
 
-def _reward_parts(arr: pa.StructArray, name: str, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
+def _reward_parts(arr: pa.Array, name: str, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
     """Σ score × weight over a struct of ``{score, weight}`` parts (weight 1 when null; a null
-    part or score adds nothing); NaN and absent where the whole struct is null."""
+    part or score adds nothing, so no scored part is 0); NaN and absent where the struct is
+    null."""
+    if not pa.types.is_struct(arr.type):
+        raise InputError(
+            f"must be a struct of {{score, weight}} parts, not {arr.type}",
+            file=cols.file,
+            field=name,
+        )
     total = np.zeros(len(arr))
     for part in arr.type:
+        where = f"{name}.{part.name}"
         child = pc.struct_field(arr, [part.name])
+        if pa.types.is_null(child.type):  # never scored
+            continue
         if not (pa.types.is_struct(child.type) and child.type.get_field_index("score") >= 0):
             raise InputError(
-                f"must be {{score, weight}}, not {child.type}",
-                file=cols.file,
-                field=f"{name}.{part.name}",
+                f"must be {{score, weight}}, not {child.type}", file=cols.file, field=where
             )
-        terms = pc.struct_field(child, ["score"])
+        score = _numbers(pc.struct_field(child, ["score"]), where, cols)
+        terms = score
         if child.type.get_field_index("weight") >= 0:
-            weight = pc.struct_field(child, ["weight"])
-            terms = pc.multiply(
-                _numbers(terms, name, cols), pc.fill_null(_numbers(weight, name, cols), 1.0)
-            )
-        terms = pc.fill_null(_numbers(terms, name, cols), 0.0)
-        total += np.asarray(terms.to_numpy(zero_copy_only=False), dtype=np.float64)
+            weight = _numbers(pc.struct_field(child, ["weight"]), where, cols)
+            terms = pc.multiply(score, pc.fill_null(weight, 1.0))
+        total += np.asarray(pc.fill_null(terms, 0.0).to_numpy(zero_copy_only=False), dtype=float)
     present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     return np.where(present, total, math.nan), present
 
@@ -147,7 +154,7 @@ def _read_parquet(p: Path, mapping: Mapping[str, str] | None) -> Columns:
     for name in LIST_FIELDS:
         if name in src:
             cols.lists[name] = _list_column(_column(table, src[name]), name, src[name], cols)
-    if "reward" in src and pa.types.is_struct(_column(table, src["reward"]).type):
+    if src.get("reward") == REWARD_PARTS:
         cols.rewards, cols.reward_present = _reward_parts(
             _column(table, src["reward"]), src["reward"], cols
         )

@@ -197,6 +197,9 @@ def reward_column(
         parts = reward_parts(frame, source)
         if parts is not None:
             values = frame.select(parts.alias("reward")).to_series()
+            if values.is_null().any():
+                i = _first(values.is_null())
+                raise source.error("value is missing", row=i, field=REWARD_PARTS)
             bad = ~values.is_finite()
             if bad.any():
                 i = _first(bad)
@@ -213,7 +216,8 @@ def reward_column(
 
 def reward_parts(frame: pl.DataFrame, source: RowSource = MEMORY) -> pl.Expr | None:
     """Σ score × weight over the ``rewards`` struct's parts (weight 1 when null or absent; a
-    null part or score adds nothing), or None when the frame has no such struct."""
+    null part or score adds nothing, so no scored part is 0; null where the whole struct is
+    null), or None when the frame has no such struct."""
     dtype = frame.schema.get(REWARD_PARTS)
     if not isinstance(dtype, pl.Struct):
         return None
@@ -221,7 +225,7 @@ def reward_parts(frame: pl.DataFrame, source: RowSource = MEMORY) -> pl.Expr | N
     for part in dtype.fields:
         where = f"{REWARD_PARTS}.{part.name}"
         inner = part.dtype
-        if inner == pl.Null:
+        if inner == pl.Null:  # never scored
             continue
         names = {f.name: f.dtype for f in inner.fields} if isinstance(inner, pl.Struct) else {}
         if "score" not in names:
@@ -231,13 +235,11 @@ def reward_parts(frame: pl.DataFrame, source: RowSource = MEMORY) -> pl.Expr | N
             if not (kind.is_numeric() or kind in (pl.Boolean, pl.Null)):
                 raise source.error(f"{label} must be a number, got {kind}", field=where)
         col = pl.col(REWARD_PARTS).struct.field(part.name)
-        term = col.struct.field("score").cast(pl.Float64)
-        if "weight" in names:
-            term = term * col.struct.field("weight").cast(pl.Float64).fill_null(1.0)
-        terms.append(term)
-    if not terms:
-        return None
-    return pl.sum_horizontal(terms)
+        score = col.struct.field("score").cast(pl.Float64)
+        weight = col.struct.field("weight").cast(pl.Float64) if "weight" in names else None
+        terms.append(score if weight is None else score * weight.fill_null(1.0))
+    total = pl.sum_horizontal(terms) if terms else pl.lit(0.0, dtype=pl.Float64)
+    return pl.when(pl.col(REWARD_PARTS).is_not_null()).then(total)
 
 
 def float_column(

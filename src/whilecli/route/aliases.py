@@ -145,18 +145,18 @@ LATE_FIELD_ALIASES: tuple[tuple[str, ...], ...] = (
 )
 
 
-def unseen_keys(shape: Shape) -> list[str]:
-    """JSON keys to look for past a sample: for each table of :data:`LATE_FIELD_ALIASES` of
-    which the sample carries no path, the first missing key along each path (``a.b`` with
-    ``a`` seen gives ``b``). A table the sample resolves is left alone, so a later row can
-    never change which alias wins."""
-    keys: list[str] = []
+def unseen_paths(shape: Shape) -> list[tuple[str, ...]]:
+    """Where to look past a sample: for each table of :data:`LATE_FIELD_ALIASES` of which the
+    sample carries no path, each path cut after its first key the sample lacks (``a.b.c``
+    with ``a`` seen gives ``("a", "b")``). A table the sample resolves is left alone."""
+    found: list[tuple[str, ...]] = []
     for table in LATE_FIELD_ALIASES:
         if any(shape.has(path) for path in table):
             continue
         for path in table:
             node: Shape | None = shape
-            for key in split_path(path):
+            parts = split_path(path)
+            for depth, key in enumerate(parts):
                 if node is None:
                     break
                 if key == "[]":
@@ -164,10 +164,39 @@ def unseen_keys(shape: Shape) -> list[str]:
                 elif key in node.children:
                     node = node.children[key]
                 else:
-                    if key not in keys:
-                        keys.append(key)
+                    cut = parts[: depth + 1]
+                    if cut not in found:
+                        found.append(cut)
                     break
-    return keys
+    return found
+
+
+_SKIP = object()
+
+
+def keep_paths(value: Any, paths: Iterable[tuple[str, ...]]) -> Any:
+    """``value`` trimmed to what lies along ``paths`` (each path's last key kept whole), so
+    that a row found for a late key adds that key to a :class:`Shape` and nothing else:
+    never a higher alias of a field the sample already resolved, nor a new kind of value
+    at a key the sample has seen."""
+    paths = [p for p in paths if p]
+    if isinstance(value, list):
+        rests = [p[1:] for p in paths if p[0] == "[]"]
+        if not rests:
+            return _SKIP
+        items = [item if any(not r for r in rests) else keep_paths(item, rests) for item in value]
+        return [item for item in items if item is not _SKIP]
+    if not isinstance(value, dict):
+        return _SKIP
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys(p[0] for p in paths):
+        if key == "[]" or key not in value:
+            continue
+        rests = [p[1:] for p in paths if p[0] == key]
+        kept = value[key] if any(not r for r in rests) else keep_paths(value[key], rests)
+        if kept is not _SKIP:
+            out[key] = kept
+    return out
 
 
 def json_kind(value: Any) -> str:

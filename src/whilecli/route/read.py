@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.route.aliases import BadValue, Leaves, Shape, unseen_keys
+from whilecli.route.aliases import BadValue, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.route.formats import FORMATS, Plan, build_plan
 from whilecli.route.model import CANONICAL_SCHEMA, Rows
 from whilecli.route.pool import Counts, count_queries
@@ -86,7 +86,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
 
 
 #: JSONL rows whose keys choose the columns; later rows are searched only for the keys of
-#: optional fields none of these carried (:func:`whilecli.route.aliases.unseen_keys`).
+#: optional fields none of these carried (:func:`whilecli.route.aliases.unseen_paths`).
 SAMPLE_ROWS = 1000
 #: Rows per piece: ``summarize`` aggregates one piece at a time (see :class:`StreamedRows`).
 PIECE_ROWS = 8_000_000
@@ -342,9 +342,10 @@ def _read_jsonl(
         return None
     shape = Shape.from_rows(row for _, row in sample)
     if len(sample) == SAMPLE_ROWS:  # more lines follow: keys some rows add late
-        late = rows_with_keys(source, unseen_keys(shape), after=sample[-1][0])
-        if late:
-            sample += late
+        paths = unseen_paths(shape)
+        late = rows_with_keys(source, dict.fromkeys(p[-1] for p in paths), after=sample[-1][0])
+        if late:  # each found row adds the keys looked for, and nothing else
+            sample += [(n, keep_paths(row, paths)) for n, row in late]
             shape = Shape.from_rows(row for _, row in sample)
     leaves = Leaves()
     plan = build_plan(shape, source, leaves, mapping, forced, sample[0][1])
