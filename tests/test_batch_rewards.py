@@ -1,8 +1,9 @@
-"""A reward in named parts (verifiers' ``rewards`` dict) read by the update's batch reader.
+"""A reward in named parts (verifiers' ``rewards`` dict), read alike by every reader.
 
 DESIGN section 1: with no reward column, ``rewards`` = ``{name: {score, weight} | None}`` is
-the reward Σ score × weight (weight 1 when absent; a None part adds nothing), the same sum
-the route's reader takes. JSONL rows and Parquet structs read alike.
+the reward Σ score × weight (weight 1 when absent; a None part adds nothing, so a dict with
+no scored part is 0). A row without the dict has no reward. The update's batch reader, the
+row methods' reader and the route's reader agree, on JSONL rows and Parquet structs.
 """
 
 from __future__ import annotations
@@ -144,3 +145,28 @@ def test_a_dict_in_a_reward_column_is_not_a_number(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="must be a number, got dict") as err:
         read_batch(path)
     assert err.value.field == "reward"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_the_route_reads_0_for_no_scored_part_and_refuses_a_row_without_the_dict(
+    tmp_path: Path, kind: str
+) -> None:
+    rows = [
+        {"task_id": "a", "rewards": {"acc": {"score": 1.0}, "fmt": {"score": 0.5}}},
+        {"task_id": "a", "rewards": {"acc": None, "fmt": None}},
+        {"task_id": "a", "rewards": None},
+    ]
+
+    def write(name: str, part: list[dict[str, Any]]) -> str:
+        path = tmp_path / f"{name}.{kind}"
+        if kind == "jsonl":
+            path.write_text("".join(json.dumps(r) + "\n" for r in part))
+        else:
+            pq.write_table(pa.Table.from_pylist(part), path)
+        return str(path)
+
+    frame = read_rows([write("two", rows[:2])], pass_threshold=0.5).frame.collect()
+    assert frame["reward"].to_list() == [1.5, 0.0]
+    with pytest.raises(InputError, match="missing") as err:
+        read_rows([write("three", rows)], pass_threshold=0.5).frame.collect()
+    assert err.value.field == "rewards"

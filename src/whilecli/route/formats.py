@@ -226,13 +226,15 @@ def _reward(
         reward = leaves.expr(alias, pl.Float64)
         sources["reward"], fields["reward"] = alias, alias
     elif (names := _reward_parts(shape)) is not None:
-        reward = pl.sum_horizontal(
+        # a null part adds nothing; a row without the dict has no reward (refused as missing)
+        parts = pl.sum_horizontal(
             [
                 leaves.expr(f"rewards.{n}.score", pl.Float64)
                 * leaves.expr(f"rewards.{n}.weight", pl.Float64).fill_null(1.0)
                 for n in names
             ]
         )
+        reward = pl.when(pl.col("rewards").is_not_null()).then(parts)
         sources["reward"], fields["reward"] = "Σ rewards[].score × weight", "rewards"
     elif fmt == "trl" and (cols := _trl_reward_columns(shape)):
         reward = pl.sum_horizontal([leaves.expr(c, pl.Float64) for c in cols])
