@@ -5,8 +5,14 @@ multiplies ∇ log π_θ(a_{i,t}) by. Names load lazily (PEP 562): importing thi
 not import torch, so ``while route`` stays fast.
 
 >>> from whilecli.methods import SAO, Batch          # doctest: +SKIP
->>> update = SAO().update(Batch.from_rows(rows))     # doctest: +SKIP
+>>> sao = SAO()                                      # doctest: +SKIP
+>>> update = sao.update(Batch.from_rows(rows))       # doctest: +SKIP
 >>> loss = update.policy_loss(logprobs)              # doctest: +SKIP
+>>> update = sao.update(next_batch, out=update)      # doctest: +SKIP
+
+A method object keeps scratch memory between calls, and ``out=`` hands the previous
+:class:`Update` back to be overwritten, so a training loop allocates nothing per step on CPU.
+Use one method object per thread.
 """
 
 from __future__ import annotations
