@@ -7,6 +7,10 @@ id. Dotted names are fields of a struct column (``task.key`` is ``{"task": {"key
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
+from whilecli.errors import UsageError
+
 #: Task id columns; with none of them, a hash of the prompt (:data:`PROMPT_ALIASES`).
 TASK_ALIASES: tuple[str, ...] = (
     "scenario_id",
@@ -44,3 +48,20 @@ MODEL_ALIASES: tuple[str, ...] = (
     "sampling.model",
     "response.model",
 )
+
+
+def parse_field_map(items: Sequence[str], known: Collection[str]) -> dict[str, str]:
+    """``["task_id=my_col", ...]`` (the CLI's ``--map``) → ``{"task_id": "my_col"}``, each
+    field one of ``known`` and mapped once (dotted columns are nested fields)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, column = item.partition("=")
+        name, column = name.strip(), column.strip()
+        if not sep or not name or not column:
+            raise UsageError(f"--map {item!r}: expected FIELD=COLUMN, e.g. task_id=my_col")
+        if name not in known:
+            raise UsageError(f"--map {item!r}: unknown field {name!r}; fields: {', '.join(known)}")
+        if name in out and out[name] != column:
+            raise UsageError(f"--map {name} given twice ({out[name]!r} and {column!r})")
+        out[name] = column
+    return out

@@ -405,16 +405,3 @@ def reuse(
     ):
         return old
     return torch.empty(shape, dtype=dtype, device=device)
-
-
-def critic_outputs(
-    previous: Update | None, batch: Batch, values: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A critic method's coefficients, advantages and value targets, each ``previous``'s
-    tensor where it fits (:func:`reuse`), else new."""
-    shape, device = batch.logprobs.shape, batch.logprobs.device
-    return (
-        reuse(previous, "coefficients", shape, batch.logprobs.dtype, device),
-        reuse(previous, "advantages", shape, values.dtype, device),
-        reuse(previous, "value_targets", shape, batch.rewards.dtype, device),
-    )

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.methods.batch import Batch, Update, critic_outputs, masked
+from whilecli.methods.batch import Batch, Update, masked
 from whilecli.methods.fastmath import (
     Workspace,
     all_finite,
@@ -37,7 +37,7 @@ from whilecli.methods.fastmath import (
     row_blocks,
     row_counts,
 )
-from whilecli.methods.gae import action_returns, gae_lambda, skip_observation_gae
+from whilecli.methods.gae import critic_pass
 from whilecli.methods.knob_checks import pair, positive
 
 CLIP = 0.2
@@ -212,14 +212,11 @@ class BPCO:
         values = batch.require("values", "BPCO")
         self._check_range(batch, values)  # also refuses NaN and infinities
         action = batch.action_mask
-        counts = batch.action_counts
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        coef, adv, targets = critic_outputs(out, batch, values)
-        lam = gae_lambda(counts, self.gae_alpha)
-        # Eq. 3-4, 14
-        skip_observation_gae(batch.rewards, values, action, lam, out=adv, work=self._work)
+        # Eq. 3-4, 14: skip-observation GAE; value targets R
+        coef, adv, targets, lam = critic_pass(batch, values, self.gae_alpha, out, self._work)
         admitted = torch.empty_like(action[:, 0])
         tally = _Tally()
         for rows in row_blocks(log_pi):
@@ -238,7 +235,7 @@ class BPCO:
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
-            value_targets=action_returns(batch.rewards, batch.mask, out=targets).detach(),
+            value_targets=targets.detach(),
             stats=stats,
             notes=notes,
         )

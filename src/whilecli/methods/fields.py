@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from whilecli.columns import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
-from whilecli.errors import InputError, UsageError
+from whilecli.columns import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES, parse_field_map
+from whilecli.errors import InputError
 
 #: Per-token list fields and the columns that carry them, first match wins.
 LIST_ALIASES: dict[str, tuple[str, ...]] = {
@@ -47,17 +47,7 @@ LOGPROB_FIELDS = ("logprobs", "behavior_logprobs", "ref_logprobs", "teacher_logp
 
 def parse_map(pairs: Sequence[str]) -> dict[str, str]:
     """``["reward=score", ...]`` (the CLI's ``--map``) → ``{"reward": "score"}``."""
-    known = set(LIST_FIELDS) | set(SCALAR_FIELDS)
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, column = pair.partition("=")
-        name, column = name.strip(), column.strip()
-        if not sep or not name or not column:
-            raise UsageError(f"--map takes FIELD=COLUMN, got {pair!r}")
-        if name not in known:
-            raise UsageError(f"--map: unknown field {name!r}; known: {', '.join(sorted(known))}")
-        out[name] = column
-    return out
+    return parse_field_map(pairs, (*LIST_FIELDS, *SCALAR_FIELDS))
 
 
 def resolve(

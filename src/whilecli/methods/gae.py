@@ -23,6 +23,7 @@ import math
 
 import torch
 
+from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import Workspace, as_float, exp_, row_blocks, row_counts
 
 #: Smallest power of λ a chunk may reach; far above float64's underflow.
@@ -170,3 +171,21 @@ def action_returns(
     if out is None:
         return as_float(mask, rewards.dtype).mul_(rewards[:, None])
     return as_float(mask, rewards.dtype, out).mul_(rewards[:, None])
+
+
+def critic_pass(
+    batch: Batch, values: torch.Tensor, alpha: float, previous: Update | None, work: Workspace
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """What SAO and BPCO share before their band or clip: ``(coefficients, advantages,
+    value_targets, λ)``, the advantages by :func:`skip_observation_gae` with
+    λ = :func:`gae_lambda` of ``alpha``, the value targets by :func:`action_returns`, and the
+    coefficients left for the method to write. Each tensor is ``previous``'s where it fits
+    (:func:`~whilecli.methods.batch.reuse`), else new."""
+    shape, device = batch.logprobs.shape, batch.logprobs.device
+    coef = reuse(previous, "coefficients", shape, batch.logprobs.dtype, device)
+    adv = reuse(previous, "advantages", shape, values.dtype, device)
+    targets = reuse(previous, "value_targets", shape, batch.rewards.dtype, device)
+    lam = gae_lambda(batch.action_counts, alpha)
+    skip_observation_gae(batch.rewards, values, batch.action_mask, lam, out=adv, work=work)
+    action_returns(batch.rewards, batch.mask, out=targets)
+    return coef, adv, targets, lam

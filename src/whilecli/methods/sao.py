@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.methods.batch import Batch, Update, critic_outputs
+from whilecli.methods.batch import Batch, Update
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
     Workspace,
@@ -36,7 +36,7 @@ from whilecli.methods.fastmath import (
     exp_,
     row_blocks,
 )
-from whilecli.methods.gae import action_returns, gae_lambda, skip_observation_gae
+from whilecli.methods.gae import critic_pass
 from whilecli.methods.knob_checks import pair, positive
 
 RATIO = (0.7, 6.0)
@@ -148,10 +148,8 @@ class SAO:
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        coef, adv, targets = critic_outputs(out, batch, values)
-        lam = gae_lambda(counts, self.gae_alpha)
-        # Eq. 4-5
-        skip_observation_gae(batch.rewards, values, action, lam, out=adv, work=self._work)
+        # Eq. 4-5: skip-observation GAE; value targets R
+        coef, adv, targets, lam = critic_pass(batch, values, self.gae_alpha, out, self._work)
         n_total = global_sum(counts.sum().reshape(1), group)[0]
         admitted = torch.empty_like(action[:, 0])
         band = _Band()
@@ -172,7 +170,7 @@ class SAO:
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
-            value_targets=action_returns(batch.rewards, batch.mask, out=targets).detach(),
+            value_targets=targets.detach(),
             stats=stats,
             notes=notes,
         )

@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 
 import polars as pl
 
+from whilecli.columns import parse_field_map
 from whilecli.errors import InputError, UsageError
 from whilecli.route.aliases import BadValue, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.route.formats import FORMATS, Plan, build_plan
@@ -60,20 +61,7 @@ READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c != "passed"]
 
 def parse_map(items: Sequence[str]) -> dict[str, str]:
     """``["task_id=my_col", ...]`` → ``{"task_id": "my_col"}`` (``--map``; dotted = nested)."""
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, column = item.partition("=")
-        name, column = name.strip(), column.strip()
-        if not sep or not name or not column:
-            raise UsageError(f"--map {item!r}: expected FIELD=COLUMN, e.g. task_id=my_col")
-        if name not in MAPPABLE:
-            raise UsageError(
-                f"--map {item!r}: unknown field {name!r}; fields: {', '.join(MAPPABLE)}"
-            )
-        if name in out and out[name] != column:
-            raise UsageError(f"--map {name} given twice ({out[name]!r} and {column!r})")
-        out[name] = column
-    return out
+    return parse_field_map(items, MAPPABLE)
 
 
 #: The dtypes of one file's narrow frame: the canonical columns read plus the auxiliary ones.
