@@ -238,10 +238,10 @@ def agree(route: dict, base: dict) -> bool:
 
 def stages(path: Path) -> dict[str, float]:
     """Seconds per stage in this process: read (lazy plan), summarize, decide, render."""
+    from whilecli.io.read import read_rows
     from whilecli.route.decide import decide
     from whilecli.route.options import RouteOptions
     from whilecli.route.pool import summarize
-    from whilecli.route.read import read_rows
     from whilecli.route.report import render
 
     out: dict[str, float] = {}

@@ -384,7 +384,7 @@ def test_run_route_wires_options_and_teacher() -> None:
     module = importlib.import_module("whilecli.route.decide")
     assert route_api.decide is module.decide and callable(route_api.decide)
 
-    assert route_api.read_rows.__module__ == "whilecli.route.read"
+    assert route_api.read_rows.__module__ == "whilecli.io.read"
     assert route_api.summarize.__module__ == "whilecli.route.pool"
     assert route_api.decide.__module__ == "whilecli.route.decide"
     base = route_api.RouteOptions(model=STUDENT)

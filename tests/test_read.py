@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 from whilecli.errors import InputError, UsageError
+from whilecli.io.read import parse_map, read_rows
 from whilecli.route.model import CANONICAL_SCHEMA
-from whilecli.route.read import parse_map, read_rows
 
 
 def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -28,9 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import WhileError
+from whilecli.io.read import read_rows
 from whilecli.route import run_route
 from whilecli.route.model import CANONICAL_SCHEMA, Rows
-from whilecli.route.read import read_rows
 from whilecli.route.report import render
 
 OUTCOMES: Counter[str] = Counter()

@@ -1,6 +1,6 @@
 """Keys a JSONL writer adds only to some rows, past the rows that choose the columns.
 
-The first :data:`~whilecli.route.read.SAMPLE_ROWS` rows of a JSONL file choose its columns. A
+The first :data:`~whilecli.io.read.SAMPLE_ROWS` rows of a JSONL file choose its columns. A
 writer that sets a truncation flag, a model or log-probs only on some rows (a flag only on the
 cut-off replies, say) may put the first of them far past those rows; the reader searches the
 rest of the file for the keys of the optional fields the sample never carried, so that the
@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from whilecli.io.read import SAMPLE_ROWS, read_rows
+from whilecli.io.shape import Shape, keep_paths, unseen_paths
+from whilecli.io.sources import Source, rows_with_keys
 from whilecli.route import run_route
-from whilecli.route.aliases import Shape, keep_paths, unseen_paths
-from whilecli.route.read import SAMPLE_ROWS, read_rows
-from whilecli.route.sources import Source, rows_with_keys
 
 N = SAMPLE_ROWS + 500
 

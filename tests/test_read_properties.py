@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from whilecli.io.read import read_rows
 from whilecli.route.model import CANONICAL_SCHEMA
-from whilecli.route.read import read_rows
 
 
 def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

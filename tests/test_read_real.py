@@ -23,8 +23,8 @@ import pyarrow as pa
 import pytest
 
 from whilecli.errors import InputError, UsageError
+from whilecli.io.read import read_rows
 from whilecli.route.model import CANONICAL_SCHEMA
-from whilecli.route.read import read_rows
 
 REAL = Path(__file__).resolve().parent / "data" / "real"
 WIKI_FT = REAL / "verifiers/wiki_search/willcb--qwen3-4b-wiki-search__094df25d/results.jsonl"

@@ -1,7 +1,7 @@
 """Reading streams: no row-level frame is materialised, pieces add up, startup stays light.
 
 ``read_rows`` validates each file with one aggregate query and ``summarize`` groups the rows
-one piece at a time (:data:`whilecli.route.read.PIECE_ROWS`). Here pieces are made tiny
+one piece at a time (:data:`whilecli.io.read.PIECE_ROWS`). Here pieces are made tiny
 (a few rows) so that cutting, packing and adding are exercised on small inputs, and every
 result is checked against a plain-Python count of the same rows. Timing and peak memory at
 10M+ rows are measured by ``benchmarks/read_bench.py``, not here.
@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import InputError
+from whilecli.io import read as read_module
+from whilecli.io.read import StreamedRows, read_rows
 from whilecli.route import pool as pool_module
-from whilecli.route import read as read_module
 from whilecli.route.pool import add_counts, summarize
-from whilecli.route.read import StreamedRows, read_rows
 
 SETTINGS = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -226,7 +226,7 @@ def test_reading_a_small_jsonl_does_not_import_pyarrow(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from whilecli.route.pool import summarize\n"
-        "from whilecli.route.read import read_rows\n"
+        "from whilecli.io.read import read_rows\n"
         f"pool = summarize(read_rows([{str(path)!r}]))\n"
         "assert pool.rows == 2, pool.rows\n"
         "print('pyarrow' in sys.modules)\n"

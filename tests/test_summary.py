@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import whilecli.route.summary as summary_module
 from conftest import EXAMPLES, ROOT
+from whilecli.io.read import read_rows
 from whilecli.route import run_route
-from whilecli.route.read import read_rows
 from whilecli.route.summary import (
     SUMMARY_SCHEMA,
     merge_summaries,

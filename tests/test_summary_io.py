@@ -19,8 +19,8 @@ from test_summary import STUDENT, report, summarise
 from whilecli.cli import app as while_app
 from whilecli.commands.summarize import summarize_command
 from whilecli.errors import InputError, UsageError
+from whilecli.io.read import read_rows
 from whilecli.route import run_route
-from whilecli.route.read import read_rows
 from whilecli.route.summary import (
     HEADER_KEY,
     SUMMARY_SCHEMA,

@@ -40,8 +40,8 @@ def read_tasks(
     input_format: str | None,
 ) -> pl.DataFrame:
     """One dump's per-task counts (``Pool.tasks``), read like ``while route`` reads rows."""
+    from whilecli.io.read import parse_map, read_rows
     from whilecli.route.pool import summarize
-    from whilecli.route.read import parse_map, read_rows
 
     if pass_threshold is not None and not math.isfinite(pass_threshold):
         raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")

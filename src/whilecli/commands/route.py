@@ -148,8 +148,8 @@ def route_rows(
     summary: bool | None = None,
 ) -> Route:
     """Read and route the rows with the command line's reading and routing options."""
+    from whilecli.io.read import parse_map
     from whilecli.route import run_route
-    from whilecli.route.read import parse_map
 
     if pass_threshold is not None and not math.isfinite(pass_threshold):
         raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")

@@ -61,7 +61,7 @@ def summarize_command(
             raise UsageError("--merge reads summary files, not stdin (-)")
         path = write_merged(paths, output, force=force)
     else:
-        from whilecli.route.read import parse_map, read_rows
+        from whilecli.io.read import parse_map, read_rows
 
         if pass_threshold is not None and not math.isfinite(pass_threshold):
             raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")

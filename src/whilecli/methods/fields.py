@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from whilecli.columns import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES, parse_field_map
 from whilecli.errors import InputError
+from whilecli.io.aliases import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES, parse_field_map
 
 #: Per-token list fields and the columns that carry them, first match wins.
 LIST_ALIASES: dict[str, tuple[str, ...]] = {

@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from whilecli.columns import REWARD_PARTS
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, check_writable
+from whilecli.io.aliases import REWARD_PARTS
 from whilecli.methods.fields import LIST_FIELDS, Columns, columns_from_rows, resolve
 
 PARQUET = (".parquet", ".pq")

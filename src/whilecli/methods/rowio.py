@@ -23,9 +23,9 @@ from pathlib import Path
 
 import polars as pl
 
-from whilecli.columns import PROMPT_ALIASES, REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write
+from whilecli.io.aliases import PROMPT_ALIASES, REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")

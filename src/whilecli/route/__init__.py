@@ -43,8 +43,8 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, str] = {
-    "read_rows": "whilecli.route.read",
-    "parse_map": "whilecli.route.read",
+    "read_rows": "whilecli.io.read",
+    "parse_map": "whilecli.io.read",
     "summarize": "whilecli.route.pool",
     "decide": "whilecli.route.decide",
     "RouteOptions": "whilecli.route.options",
@@ -95,7 +95,7 @@ def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[st
     is a summary. True requires that; False reads rows whatever the files hold.
     """
     from whilecli.errors import WhileError
-    from whilecli.route.sources import expand_paths
+    from whilecli.io.sources import expand_paths
 
     if summary is False:
         return None
@@ -154,10 +154,10 @@ def run_route(
     ``summary=True`` (``--summary``), never with ``summary=False``. The route is the one the
     rows behind them give.
     """
+    from whilecli.io.read import read_rows
     from whilecli.route.decide import decide
     from whilecli.route.options import RouteOptions
     from whilecli.route.pool import summarize
-    from whilecli.route.read import read_rows
 
     student_paths = _as_paths(paths)
     teacher_paths = _as_paths(teacher)

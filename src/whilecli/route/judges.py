@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import UsageError
-from whilecli.route.sources import Source, expand_paths, iter_lines, parse_line
+from whilecli.io.sources import Source, expand_paths, iter_lines, parse_line
 
 #: Scorer kinds that are judges.
 JUDGE_KINDS = ("judge", "reward_model")

@@ -1,7 +1,7 @@
 """Per-task sufficient statistics of the rows: streaming group-bys over the canonical frame.
 
 Every column is a count, so counts add across any split of the rows. A piece of the rows
-(a few million at most, see :class:`whilecli.route.read.StreamedRows`) is grouped by task
+(a few million at most, see :class:`whilecli.io.read.StreamedRows`) is grouped by task
 and by writer (model, policy version) on the streaming engine, and the per-piece tables are
 added (:class:`Counts`). Memory then holds one piece's group-by and the per-task table,
 which grows with the number of tasks, never with the number of rows. ``read_rows`` runs

@@ -5,7 +5,7 @@ The header is the Parquet key-value metadata entry :data:`HEADER_KEY` of a summa
 ``pass_threshold``, ``threshold_explicit``, ``format``, ``paths``, ``sources``, ``rows``,
 ``tasks``, ``partial_rows``, ``has_logprobs``, ``has_values`` and ``inputs``, one entry per
 summarised read (its paths, format, sources and reader notes). Summaries read together
-recombine their entries exactly as :func:`whilecli.route.read.read_rows` combines the files
+recombine their entries exactly as :func:`whilecli.io.read.read_rows` combines the files
 it reads: formats joined, a source that differs named per file, notes prefixed with their
 file when there are several, the partial-reward note recomputed from the totals.
 """
@@ -80,7 +80,7 @@ def parquet_schema(path: str | os.PathLike[str]) -> pa.Schema | None:
 
 
 def partial_note(partial: int, rows: int, threshold: float) -> str:
-    """The note :func:`whilecli.route.read.read_rows` appends for partial rewards."""
+    """The note :func:`whilecli.io.read.read_rows` appends for partial rewards."""
     return (
         f"{partial} of {rows} rows have a reward strictly between 0 and 1:"
         f" a row passes at reward ≥ {threshold:g}"
@@ -171,7 +171,7 @@ def combine(
     inputs: list[Entry], threshold: float | None
 ) -> tuple[list[str], str, dict[str, str], list[str]]:
     """Paths, format, sources and notes of several reads, as one read of all their files
-    would give them (:func:`whilecli.route.read.read_rows`): formats joined, a source that
+    would give them (:func:`whilecli.io.read.read_rows`): formats joined, a source that
     differs named per file, and notes prefixed with their file when there are several."""
     if len(inputs) == 1:
         e = inputs[0]

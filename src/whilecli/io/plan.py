@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.route.aliases import (
+from whilecli.io.shape import (
     LOGPROB_ALIASES,
     MODEL_ALIASES,
     NUMBER,
@@ -31,7 +31,7 @@ from whilecli.route.aliases import (
     Shape,
     prompt_hash,
 )
-from whilecli.route.sources import Source, detect, sidecar_model
+from whilecli.io.sources import Source, detect, sidecar_model
 
 FORMATS = ("vf-eval", "verifiers-traces", "prime-rft", "lm-eval", "nemo-gym", "trl", "whileai")
 FORMATS += ("jsonl", "parquet")

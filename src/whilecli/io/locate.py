@@ -1,7 +1,7 @@
 """Bad input, located and explained: the first bad row of a file, and the refusal of rewards
 outside [0, 1] with the binary-looking columns the rows do carry (DESIGN section 1).
 
-Reading (:mod:`whilecli.route.read`) finds *that* a file holds a bad value with one aggregate
+Reading (:mod:`whilecli.io.read`) finds *that* a file holds a bad value with one aggregate
 query; these helpers run only then, to name *where* (file, line or row, field) or to say
 what to pass instead.
 """
@@ -14,9 +14,9 @@ from typing import Any
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.route.aliases import TASK_ALIASES
-from whilecli.route.formats import Plan
-from whilecli.route.sources import Source
+from whilecli.io.plan import Plan
+from whilecli.io.shape import TASK_ALIASES
+from whilecli.io.sources import Source
 
 POS = "__pos"  # a JSONL line (1-based) or Parquet row (0-based), kept only to locate errors
 #: Columns that count rows or rollouts, never a binary rubric outcome.

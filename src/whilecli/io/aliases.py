@@ -1,5 +1,5 @@
 """Where each canonical field is found in other tools' rows: the alias tables of DESIGN
-section 1, shared by the route's reader and the batch and row readers of the methods.
+section 1, shared by every reader of :mod:`whilecli.io`.
 
 First match wins in every table. ``task`` is a label (the environment's name), never a task
 id. Dotted names are fields of a struct column (``task.key`` is ``{"task": {"key": ...}}``).
@@ -48,6 +48,30 @@ MODEL_ALIASES: tuple[str, ...] = (
     "sampling.model",
     "response.model",
 )
+
+
+#: Truncation: (path, values that mean "cut off"); ``None`` = a boolean flag.
+TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
+    ("truncated", None),
+    ("is_truncated", None),
+    ("finish_reason", frozenset({"length"})),
+    ("stop_reason", frozenset({"length", "max_tokens"})),
+    ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
+    (
+        "stop_condition",
+        frozenset({"max_output_tokens", "max_total_tokens", "context_length", "max_turns"}),
+    ),
+    ("steps[].truncated", None),
+)
+#: Per-token lists: the sampler's (behaviour) log-probs, the policy's, critic values.
+LOGPROB_ALIASES: tuple[str, ...] = (
+    "behavior_logprobs",
+    "token_logprobs",
+    "inference_logprobs",
+    "completion_logprobs",
+    "logprobs",
+)
+VALUE_ALIASES: tuple[str, ...] = ("values",)
 
 
 def parse_field_map(items: Sequence[str], known: Collection[str]) -> dict[str, str]:

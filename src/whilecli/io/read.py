@@ -1,7 +1,7 @@
 """Read graded rows into the canonical frame (DESIGN section 1): ``read_rows`` and ``parse_map``.
 
 Each input file is resolved on its own (its writer recognised, each canonical field mapped
-to a column or rule, see :mod:`whilecli.route.formats`) and read through polars: Parquet with
+to a column or rule, see :mod:`whilecli.io.plan`) and read through polars: Parquet with
 ``pl.scan_parquet`` projecting only the columns the plan needs, JSONL with
 ``pl.scan_ndjson`` under a narrow schema holding only those leaves (nested aliases are struct
 fields of it). Reading streams: each file (a Parquet file past :data:`PIECE_ROWS` rows: each
@@ -30,13 +30,9 @@ from typing import Any, BinaryIO
 
 import polars as pl
 
-from whilecli.columns import parse_field_map
 from whilecli.errors import InputError, UsageError
-from whilecli.route.aliases import BadValue, Leaves, Shape, keep_paths, unseen_paths
-from whilecli.route.formats import FORMATS, Plan, build_plan
-from whilecli.route.model import CANONICAL_SCHEMA, Rows
-from whilecli.route.pool import Counts, count_queries
-from whilecli.route.read_errors import (
+from whilecli.io.aliases import parse_field_map
+from whilecli.io.locate import (
     POS,
     binary_columns_parquet,
     binary_columns_sample,
@@ -44,7 +40,10 @@ from whilecli.route.read_errors import (
     problems,
     refuse_unbounded,
 )
-from whilecli.route.sources import (
+from whilecli.io.plan import FORMATS, Plan, build_plan
+from whilecli.io.rows import CANONICAL_SCHEMA, Rows
+from whilecli.io.shape import BadValue, Leaves, Shape, keep_paths, unseen_paths
+from whilecli.io.sources import (
     Source,
     expand_paths,
     iter_lines,
@@ -52,6 +51,7 @@ from whilecli.route.sources import (
     rows_with_keys,
     sample_rows,
 )
+from whilecli.route.pool import Counts, count_queries
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
@@ -74,7 +74,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
 
 
 #: JSONL rows whose keys choose the columns; later rows are searched only for the keys of
-#: optional fields none of these carried (:func:`whilecli.route.aliases.unseen_paths`).
+#: optional fields none of these carried (:func:`whilecli.io.shape.unseen_paths`).
 SAMPLE_ROWS = 1000
 #: Rows per piece: ``summarize`` aggregates one piece at a time (see :class:`StreamedRows`).
 PIECE_ROWS = 8_000_000

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.route.aliases import TASK_ALIASES, Shape
+from whilecli.io.shape import TASK_ALIASES, Shape
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 PARQUET_SUFFIXES = (".parquet", ".pq")

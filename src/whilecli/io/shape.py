@@ -3,7 +3,7 @@
 A :class:`Shape` records which keys an input carries and what kinds of values sit under them
 (``null``, ``bool``, ``int``, ``float``, ``string``, ``dict``, ``list``), built from the
 first rows of a JSONL file or from a Parquet schema. The resolver in
-:mod:`whilecli.route.formats` walks the aliases below against a shape (first match wins) and
+:mod:`whilecli.io.plan` walks the aliases below against a shape (first match wins) and
 asks a :class:`Leaves` for one polars expression per value it needs. ``Leaves`` also knows the
 narrow schema to read a JSONL file with (only the leaves asked for) and how to coerce one
 parsed JSON row to that schema (the line-by-line fallback).
@@ -20,34 +20,15 @@ from typing import Any
 
 import polars as pl
 
-# The shared alias tables, re-exported for the reader's modules.
-from whilecli.columns import MODEL_ALIASES as MODEL_ALIASES
-from whilecli.columns import PROMPT_ALIASES as PROMPT_ALIASES
-from whilecli.columns import REWARD_ALIASES as REWARD_ALIASES
-from whilecli.columns import TASK_ALIASES as TASK_ALIASES
+from whilecli.io.aliases import LOGPROB_ALIASES as LOGPROB_ALIASES
 
-#: Truncation: (path, values that mean "cut off"); ``None`` = a boolean flag.
-TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
-    ("truncated", None),
-    ("is_truncated", None),
-    ("finish_reason", frozenset({"length"})),
-    ("stop_reason", frozenset({"length", "max_tokens"})),
-    ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
-    (
-        "stop_condition",
-        frozenset({"max_output_tokens", "max_total_tokens", "context_length", "max_turns"}),
-    ),
-    ("steps[].truncated", None),
-)
-#: Per-token lists: the sampler's (behaviour) log-probs, the policy's, critic values.
-LOGPROB_ALIASES: tuple[str, ...] = (
-    "behavior_logprobs",
-    "token_logprobs",
-    "inference_logprobs",
-    "completion_logprobs",
-    "logprobs",
-)
-VALUE_ALIASES: tuple[str, ...] = ("values",)
+# The shared alias tables, re-exported for the reader's modules.
+from whilecli.io.aliases import MODEL_ALIASES as MODEL_ALIASES
+from whilecli.io.aliases import PROMPT_ALIASES as PROMPT_ALIASES
+from whilecli.io.aliases import REWARD_ALIASES as REWARD_ALIASES
+from whilecli.io.aliases import TASK_ALIASES as TASK_ALIASES
+from whilecli.io.aliases import TRUNCATION_ALIASES as TRUNCATION_ALIASES
+from whilecli.io.aliases import VALUE_ALIASES as VALUE_ALIASES
 
 NUMBER = frozenset({"int", "float"})
 SCALAR = frozenset({"int", "float", "string", "bool"})
