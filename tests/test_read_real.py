@@ -217,7 +217,7 @@ def test_lm_eval_samples() -> None:
     assert rows.format == "lm-eval"
     assert got["frame"].height == 20 and len(got["tasks"]) == 20
     assert got["passes"] == 4  # exact_match mean 0.20
-    assert rows.sources["reward"] == "exact_match (the row's metric)"
+    assert rows.sources["reward"] == "exact_match (the row's metrics list)"
     assert rows.sources["task_id"].startswith("doc_id")
     assert got["models"] == {"Qwen/Qwen3-8B"}
     assert rows.sources["model"].endswith(": model_name")

@@ -33,8 +33,20 @@ PROMPT_ALIASES: tuple[str, ...] = (
     "input",
     "messages",
 )
+#: The model's reply: a file whose every reply is empty generated nothing (DESIGN section 1).
+COMPLETION_ALIASES: tuple[str, ...] = ("completion", "generation", "predicted_text")
 #: Reward columns; booleans read as 1.0 / 0.0.
-REWARD_ALIASES: tuple[str, ...] = ("reward", "score", "correct", "resolved")
+REWARD_ALIASES: tuple[str, ...] = (
+    "reward",
+    "score",
+    "correct",
+    "resolved",
+    "symbolic_correct",
+    "judge_correct",
+    "is_correct",
+)
+#: NeMo-Skills' grades (a boolean each), also in :data:`REWARD_ALIASES`.
+NEMO_SKILLS_GRADES: tuple[str, ...] = ("symbolic_correct", "judge_correct", "is_correct")
 #: With none of them: a reward in named parts (verifiers), ``{name: {score, weight} | None}``,
 #: read as Σ score × weight (weight 1 when absent; a None part or score adds nothing).
 REWARD_PARTS = "rewards"

@@ -38,7 +38,7 @@ def locate(frame: pl.DataFrame, plan: Plan, source: Source) -> None:
         return
     row = bad.row(0, named=True)
     pos = int(row[POS])
-    where: dict[str, int] = {"row": pos} if source.kind == "parquet" else {"line": pos}
+    where: dict[str, int] = {"row": pos} if source.kind == "parquet" else source.where(pos)
     if row["task_id"] is None:
         field = plan.fields.get("task_id", "task_id")
         raise InputError(

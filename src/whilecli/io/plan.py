@@ -11,12 +11,13 @@ reward, a sidecar model, a truncation rule).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.aliases import COMPLETION_ALIASES
 from whilecli.io.shape import (
     LOGPROB_ALIASES,
     MODEL_ALIASES,
@@ -30,8 +31,9 @@ from whilecli.io.shape import (
     Leaves,
     Shape,
     prompt_hash,
+    prompt_hash_before_reply,
 )
-from whilecli.io.sources import Source, detect, sidecar_model
+from whilecli.io.sources import Source, detect, lmeval_results, sidecar_model
 
 FORMATS = ("vf-eval", "verifiers-traces", "prime-rft", "lm-eval", "nemo-gym", "trl", "whileai")
 FORMATS += ("jsonl", "parquet")
@@ -75,11 +77,14 @@ class Plan:
     row_filter: pl.Expr | None = None
     has_logprobs: pl.Expr | None = None
     has_values: pl.Expr | None = None
+    generated: pl.Expr | None = None  # see _generated; None: the rows carry no completion
+    completion_field: str | None = None
     notes: list[str] = field(default_factory=list)
 
 
-def _hashed(expr: pl.Expr) -> pl.Expr:
-    return expr.map_batches(prompt_hash, return_dtype=pl.String, is_elementwise=True)
+def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
+    fn = prompt_hash_before_reply if prompt_only else prompt_hash
+    return expr.map_batches(fn, return_dtype=pl.String, is_elementwise=True)
 
 
 def _first(shape: Shape, aliases: tuple[str, ...], kinds: frozenset[str]) -> str | None:
@@ -97,6 +102,7 @@ def build_plan(
     mapping: Mapping[str, str],
     forced: str | None,
     first_row: Mapping[str, object] | None,
+    sample: Sequence[Mapping[str, object]] = (),
 ) -> Plan:
     """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins)."""
     fmt = forced or detect(shape, source)
@@ -118,7 +124,7 @@ def build_plan(
             )
         return col
 
-    ctx = _Context(shape, source, leaves, fmt, first_row, sources, fields, notes)
+    ctx = _Context(shape, source, leaves, fmt, first_row, sources, fields, notes, sample)
     task, row_filter = _task_id(ctx, mapped("task_id"))
     passed: pl.Expr | None = None
     if (col := mapped("passed")) is not None:
@@ -131,6 +137,11 @@ def build_plan(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources
     )
 
+    for key, origin in source.origins:  # a converted document says where it read each field
+        if key in sources and key not in mapping:
+            sources[key] = origin
+    notes.extend(source.notes)
+    completion = next((a for a in COMPLETION_ALIASES if shape.has(a)), None)
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     return Plan(
@@ -147,8 +158,16 @@ def build_plan(
         row_filter=row_filter,
         has_logprobs=None if lp is None else leaves.nonempty(lp),
         has_values=None if vals is None else leaves.nonempty(vals),
+        generated=None if completion is None else _generated(leaves.text(completion)),
+        completion_field=completion,
         notes=notes,
     )
+
+
+def _generated(text: pl.Expr) -> pl.Expr:
+    """True where a completion holds something, False where it is empty, null where absent."""
+    stripped = text.str.strip_chars()
+    return ~stripped.is_in(["", "[]", '""', "{}", "null"])
 
 
 @dataclass
@@ -163,6 +182,7 @@ class _Context:
     sources: dict[str, str]
     fields: dict[str, str]
     notes: list[str]
+    sample: Sequence[Mapping[str, object]] = ()
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -197,7 +217,8 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
                     f" filter {keep!r} are read and any other filter's rows skipped"
                 )
     elif (alias := next((a for a in PROMPT_ALIASES if shape.has(a)), None)) is not None:
-        task = _hashed(leaves.text(alias))
+        # a transcript (messages) holds the reply too: only the turns before it are the prompt
+        task = _hashed(leaves.text(alias), prompt_only=alias == "messages")
         sources["task_id"], fields["task_id"] = f"hash of prompt text ({alias})", alias
         ctx.notes.append(f"no task id column: tasks are keyed by a hash of {alias}")
     else:
@@ -219,9 +240,10 @@ def _reward(
     if col is not None:
         reward = leaves.expr(col, pl.Float64)
         sources["reward"], fields["reward"] = f"{col} (--map)", col
-    elif fmt == "lm-eval" and (metric := _lm_metric(shape, ctx.first_row)) is not None:
+    elif fmt == "lm-eval" and (found := _lm_metric(ctx)) is not None:
+        metric, origin = found
         reward = leaves.expr(metric, pl.Float64)
-        sources["reward"], fields["reward"] = f"{metric} (the row's metric)", metric
+        sources["reward"], fields["reward"] = f"{metric} ({origin})", metric
     elif (alias := next((a for a in REWARD_ALIASES if shape.has(a)), None)) is not None:
         reward = leaves.expr(alias, pl.Float64)
         sources["reward"], fields["reward"] = alias, alias
@@ -255,17 +277,49 @@ def _reward(
     return reward
 
 
-def _lm_metric(shape: Shape, first_row: Mapping[str, object] | None) -> str | None:
-    names = first_row.get("metrics") if first_row else None
-    if not isinstance(names, list):
-        return None
-    for name in names:
-        if (
-            isinstance(name, str)
-            and (k := shape.kinds_at(name))
-            and k - {"null"} <= NUMBER | {"bool"}
-        ):
-            return name
+#: Keys of an lm-eval sample row that are not metrics.
+LM_EVAL_KEYS = frozenset(
+    {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics"}
+    | {"doc_hash", "prompt_hash", "target_hash"}
+)
+
+
+def _lm_metric(ctx: _Context) -> tuple[str, str] | None:
+    """The pass/fail metric of lm-eval rows: the first 0/1 metric of the row's ``metrics`` list,
+    else of the results file's metric names, else the first 0/1 numeric key beside ``doc_id``.
+    A continuous metric (``bleu_max``, 0..72) is never the pass/fail."""
+    shape, first_row = ctx.shape, ctx.first_row
+    listed = first_row.get("metrics") if first_row else None
+    candidates: list[tuple[str, str]] = []
+    if isinstance(listed, list):
+        candidates += [(n, "the row's metrics list") for n in listed if isinstance(n, str)]
+    found = lmeval_results(ctx.source)
+    if found is not None and isinstance(found[1], dict):
+        for block in (found[1].get("results") or {}).values():
+            if isinstance(block, dict):
+                for key in block:
+                    name = key.split(",")[0]
+                    if not name.endswith("_stderr") and name != "alias":
+                        candidates.append((name, f"a metric of {found[0].name}"))
+    candidates += [(n, "the row's numeric key") for n in shape.children if n not in LM_EVAL_KEYS]
+    rows = list(ctx.sample) or ([first_row] if first_row else [])
+    seen: set[str] = set()
+    for name, origin in candidates:
+        if name in seen:
+            continue
+        seen.add(name)
+        kinds = shape.kinds_at(name)
+        if not kinds or not kinds - {"null"} <= NUMBER | {"bool"}:
+            continue
+        values = [r.get(name) for r in rows if r.get(name) is not None]
+        if values and all(v in (0, 1) for v in values):
+            if origin.startswith("the row's numeric") or name != candidates[0][0]:
+                ctx.notes.append(
+                    f"lm-eval: {name} is the pass/fail (the first 0/1 metric"
+                    + (f"; {candidates[0][0]} is not 0/1" if name != candidates[0][0] else "")
+                    + ")"
+                )
+            return name, origin
     return None
 
 

@@ -55,7 +55,7 @@ from whilecli.route.pool import Counts, count_queries
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
-AUX = ("__passed", "__lp", "__vals")
+AUX = ("__passed", "__lp", "__vals", "__gen")
 READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c != "passed"]
 
 
@@ -70,6 +70,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     "__passed": pl.Boolean(),
     "__lp": pl.Boolean(),
     "__vals": pl.Boolean(),
+    "__gen": pl.Boolean(),
 }
 
 
@@ -123,11 +124,11 @@ def read_rows(
     bad = sorted(set(mapping) - set(MAPPABLE))
     if bad:
         raise UsageError(f"--map: unknown field(s) {', '.join(bad)}; fields: {', '.join(MAPPABLE)}")
-    sources = expand_paths(paths, stdin)
+    notes: list[str] = []
+    sources = expand_paths(paths, stdin, notes)
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     counts = Counts()
     parts: list[_Part] = []
-    notes: list[str] = []
     for source in sources:
         part = _read_source(source, mapping, input_format, _Pass(threshold, counts))
         if part is None or part.stats["rows"] == 0:
@@ -136,6 +137,15 @@ def read_rows(
         parts.append(part)
     if not parts:
         raise InputError("no rows: the input is empty", file=sources[0].name)
+    for part in parts:
+        if part.stats["replies"] and not part.stats["generated"]:
+            raise InputError(
+                f"nothing was generated: all {part.stats['replies']} replies"
+                f" ({part.plan.completion_field}) are empty, as in an interrupted or intermediate"
+                " save; route a file whose rows hold the model's replies",
+                file=part.source.name,
+                field=part.plan.completion_field,
+            )
     if pass_threshold is None:
         for part in parts:
             if part.plan.passed is None:  # --map passed=COLUMN defines pass/fail itself
@@ -255,6 +265,9 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
         ),
         (plan.has_logprobs if plan.has_logprobs is not None else pl.lit(False)).alias("__lp"),
         (plan.has_values if plan.has_values is not None else pl.lit(False)).alias("__vals"),
+        (plan.generated if plan.generated is not None else pl.lit(None, dtype=pl.Boolean)).alias(
+            "__gen"
+        ),
     ]
     exprs = [e.cast(PART_SCHEMA[name]) for e, name in zip(exprs, PART_SCHEMA, strict=True)]
     if keep_pos:
@@ -285,6 +298,8 @@ def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
         "partial": sum(s["partial"] or 0 for s in stats),
         "lo": min(lows) if lows else None,
         "hi": max(highs) if highs else None,
+        "generated": sum(s["generated"] or 0 for s in stats),
+        "replies": sum(s["replies"] or 0 for s in stats),
         **{k: any(s[k] for s in stats) for k in ("bad", "lp", "vals", "versioned")},
     }
 
@@ -305,6 +320,8 @@ def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
         lp=pl.col("__lp").any(),
         vals=pl.col("__vals").any(),
         versioned=pl.col("model").str.contains("@", literal=True).any(),
+        generated=pl.col("__gen").sum(),
+        replies=pl.col("__gen").count(),
         touched=pl.sum_horizontal(
             pl.col(c).null_count() for c in ("truncated", "policy_version", "__passed")
         ),
@@ -336,7 +353,9 @@ def _read_jsonl(
             sample += [(n, keep_paths(row, paths)) for n, row in late]
             shape = Shape.from_rows(row for _, row in sample)
     leaves = Leaves()
-    plan = build_plan(shape, source, leaves, mapping, forced, sample[0][1])
+    plan = build_plan(
+        shape, source, leaves, mapping, forced, sample[0][1], [row for _, row in sample]
+    )
     schema = leaves.read_schema()
 
     def hint() -> list[str]:
@@ -370,7 +389,9 @@ def _jsonl_by_line(source: Source, plan: Plan, schema: dict[str, pl.DataType]) -
         try:
             rows.append(plan.leaves.coerce_row(row, schema))
         except BadValue as err:
-            raise InputError(err.what, file=source.name, line=lineno, field=err.path) from None
+            raise InputError(
+                err.what, file=source.name, field=err.path, **source.where(lineno)
+            ) from None
         lines.append(lineno)
     raw = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
     raw = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64))

@@ -392,6 +392,29 @@ def _drop_nulls(value: Any) -> Any:
     return value
 
 
+def _before_reply(text: str) -> str:
+    """A message list cut before its first assistant turn (a transcript's prompt)."""
+    if text[:1] != "[":
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(value, list):
+        return text
+    cut = []
+    for message in value:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            break
+        cut.append(message)
+    return json.dumps(cut, ensure_ascii=False)
+
+
+def prompt_hash_before_reply(series: pl.Series) -> pl.Series:
+    """:func:`prompt_hash` of the messages before the first assistant turn."""
+    return prompt_hash(series.map_elements(_before_reply, return_dtype=pl.String))
+
+
 def prompt_hash(series: pl.Series) -> pl.Series:
     """A stable id per prompt: ``p:`` + the first 16 hex digits of the SHA-256 of its
     :func:`canonical_text`."""

@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import glob
 import gzip
+import hashlib
 import io
 import json
 import os
+import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.aliases import NEMO_SKILLS_GRADES
 from whilecli.io.shape import TASK_ALIASES, Shape
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -32,7 +36,26 @@ COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 PARQUET_MAGIC = b"PAR1"
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-SIDECAR_NAMES = ("metadata.json", "run_manifest.json", "config.toml")
+#: Files other tools write beside their rows: never read as rows inside a directory.
+SIDECAR_NAMES = (
+    "metadata.json",
+    "run_manifest.json",
+    "config.toml",
+    "run_spec.json",
+    "display_predictions.json",
+    "display_requests.json",
+    "scenario.json",
+    "scenario_state.json",
+    "stats.json",
+    "instances.json",
+    "costs.json",
+    "header.json",
+    "summaries.json",
+    "reductions.json",
+)
+SIDECAR_PREFIXES = ("results_", "report_")
+TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+ZIP_SUFFIXES = (".eval", ".zip")
 
 
 @dataclass(frozen=True)
@@ -40,10 +63,24 @@ class Source:
     """One input file (or stdin's bytes): its display name, kind and compression."""
 
     name: str  # what errors print: the path, or "<stdin>"
-    kind: str  # "jsonl" | "parquet"
+    kind: str  # "jsonl" | "parquet"; before :func:`resolve`, also "table" or "zip"
     path: Path | None = None  # None for stdin
     data: bytes | None = None  # stdin's bytes
     compression: str | None = None  # None | "gzip" | "zstd"
+    #: Set when another tool's document (a JSON array, an inspect log, a HELM run, ...) was
+    #: converted to rows in memory (``data``): the tool's format name, where each canonical
+    #: field was taken from, and notes for the report (see :mod:`whilecli.io.formats`).
+    format: str | None = None
+    origins: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+    #: The environment or task the file's sidecars name (vf-eval env, lm-eval task, ...), for
+    #: pooling; None when none is recorded.
+    env: str | None = None
+
+    def where(self, lineno: int) -> dict[str, int]:
+        """How an error names a row: the 1-based line of a JSONL file, or the 0-based row of a
+        converted document (its element, sample or instance in file order)."""
+        return {"row": lineno - 1} if self.format is not None else {"line": lineno}
 
     def polars_source(self) -> str | bytes | io.BytesIO:
         """What ``pl.scan_*`` reads."""
@@ -62,9 +99,13 @@ def _kind_of(path: Path) -> tuple[str, str | None] | None:
             break
     if name.endswith(JSONL_SUFFIXES):
         # A sidecar (metadata.json, results_*.json) is not a shard.
-        if name.endswith(".json") and (name in SIDECAR_NAMES or name.startswith("results_")):
+        if name.endswith(".json") and (name in SIDECAR_NAMES or name.startswith(SIDECAR_PREFIXES)):
             return None
         return "jsonl", compression
+    if name.endswith(tuple(TABLE_SUFFIXES)):
+        return "table", compression
+    if name.endswith(ZIP_SUFFIXES) and compression is None:
+        return "zip", None
     if name.endswith(PARQUET_SUFFIXES) and compression is None:
         return "parquet", None
     return None
@@ -118,42 +159,227 @@ def _decompress(data: bytes, codec: str) -> bytes:
         raise InputError(f"cannot decompress {codec} input: {err}", file="<stdin>") from None
 
 
-def expand_paths(paths: Sequence[str], stdin: BinaryIO | None = None) -> list[Source]:
-    """Files, directories (every shard inside, sorted), globs and ``-`` as sources, in order."""
+def expand_paths(
+    paths: Sequence[str], stdin: BinaryIO | None = None, notes: list[str] | None = None
+) -> list[Source]:
+    """Files, directories (every shard inside, sorted), globs, FIFOs and ``-`` as sources, in
+    order, each resolved to rows (:func:`resolve`). A path that exists is read as itself
+    (brackets or stars in its name are no glob); the same file reached twice (listed twice, a
+    link beside its target, identical bytes) is read once, with a note in ``notes``."""
     if not paths:
         raise InputError("no input given: pass a file, a directory, a glob or - for stdin")
-    sources: list[Source] = []
+    found: list[tuple[Source, bool]] = []
     for raw in paths:
         if raw == "-":
-            sources.append(stdin_source(stdin))
+            found.append((stdin_source(stdin), True))
             continue
         path = Path(raw)
         if path.is_dir():
-            found = [
+            inside = [
                 s
                 for p in sorted(path.rglob("*"))
                 if p.is_file() and (s := _file_source(p, explicit=False)) is not None
             ]
-            if not found:
+            if not inside:
                 raise InputError(
-                    "directory holds no .jsonl/.json/.ndjson (optionally .gz/.zst) or .parquet"
-                    " shard",
+                    "directory holds no row file (.jsonl, .json, .ndjson, optionally .gz/.zst;"
+                    " .parquet; .csv/.tsv; an inspect_ai .eval log)",
                     file=raw,
                 )
-            sources.extend(found)
+            found.extend((s, False) for s in inside)
         elif path.is_file():
             if not os.access(path, os.R_OK):
                 raise InputError("file is not readable", file=raw)
-            sources.append(_file_source(path, explicit=True))  # type: ignore[arg-type]
+            found.append((_file_source(path, explicit=True), True))  # type: ignore[arg-type]
+        elif _is_stream(path):
+            with open(path, "rb") as fh:
+                found.append((replace(stdin_source(fh), name=raw), True))
         elif glob.has_magic(raw):
             matched = sorted(Path(m) for m in glob.glob(raw, recursive=True))
-            found = [s for p in matched if p.is_file() and (s := _file_source(p, explicit=False))]
-            if not found:
+            inside = [s for p in matched if p.is_file() and (s := _file_source(p, explicit=False))]
+            if not inside:
                 raise InputError("glob matches no row file", file=raw)
-            sources.extend(found)
+            found.extend((s, False) for s in inside)
         else:
             raise InputError("no such file or directory", file=raw)
+    sources: list[Source] = []
+    for source, explicit in _distinct(found, notes):
+        resolved = resolve(source, explicit)
+        if resolved is not None:
+            sources.append(resolved)
+    if not sources:
+        raise InputError("no row file: every file given is another tool's sidecar", file=paths[0])
     return sources
+
+
+def _is_stream(path: Path) -> bool:
+    """A FIFO, ``/dev/fd/N`` or ``/dev/stdin`` (a process substitution): read once, as stdin."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def _distinct(
+    found: list[tuple[Source, bool]], notes: list[str] | None
+) -> list[tuple[Source, bool]]:
+    """Each file once: by its real path, then (row text files) by its bytes (size, then
+    SHA-256)."""
+    out: list[tuple[Source, bool]] = []
+    seen: dict[str, str] = {}
+    by_size: dict[int, list[Source]] = {}
+    digests: dict[str, str] = {}
+    for source, explicit in found:
+        if source.path is None:
+            out.append((source, explicit))
+            continue
+        real = os.path.realpath(source.path)
+        if real in seen:
+            if notes is not None:
+                notes.append(f"{source.name} is {seen[real]} again: read once")
+            continue
+        seen[real] = source.name
+        if source.kind == "parquet":
+            # shard summaries of different rows can be byte-identical: compare real paths only
+            out.append((source, explicit))
+            continue
+        size = source.path.stat().st_size
+        twin = None
+        for other in by_size.get(size, []):
+            if _digest(other, digests) == _digest(source, digests):
+                twin = other
+                break
+        if twin is not None:
+            if notes is not None:
+                notes.append(f"{source.name} has the same bytes as {twin.name}: read once")
+            continue
+        by_size.setdefault(size, []).append(source)
+        out.append((source, explicit))
+    return out
+
+
+def _digest(source: Source, cache: dict[str, str]) -> str:
+    key = str(source.path)
+    if key not in cache:
+        h = hashlib.sha256()
+        with open(source.path, "rb") as fh:  # type: ignore[arg-type]
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        cache[key] = h.hexdigest()
+    return cache[key]
+
+
+def _all_bytes(source: Source) -> bytes:
+    stream = _raw_stream(source)
+    try:
+        return stream.read()
+    except _read_errors() as err:
+        raise InputError(f"cannot read: {err}", file=source.name) from None
+    finally:
+        stream.close()
+
+
+def _first_byte(source: Source) -> bytes:
+    stream = _raw_stream(source)
+    try:
+        while True:
+            chunk = stream.read(4096)
+            if not chunk:
+                return b""
+            stripped = chunk.lstrip()
+            if stripped:
+                return stripped[:1]
+    except _read_errors() as err:
+        raise InputError(f"cannot read: {err}", file=source.name) from None
+    finally:
+        stream.close()
+
+
+def resolve(source: Source, explicit: bool = True) -> Source | None:
+    """The source as rows the streaming reader takes: itself, or another tool's document
+    converted in memory (:mod:`whilecli.io.formats.document`); None for a sidecar found
+    inside a directory (named on its own, a sidecar is refused)."""
+    from whilecli.io.formats import document
+
+    if source.kind == "parquet":
+        return source
+    if source.kind == "zip" or (source.path is not None and _zip_head(source.path)):
+        if source.path is None:
+            raise InputError("a zip archive on stdin: pass the .eval file", file=source.name)
+        return document.convert_zip(str(source.path), source.name).source(
+            replace(source, kind="jsonl")
+        )
+    if source.kind == "table":
+        separator = next(
+            (sep for suf, sep in TABLE_SUFFIXES.items() if source.name.lower().endswith(suf)), ","
+        )
+        return document.convert_table(_all_bytes(source), source.name, separator).source(source)
+    if source.data is not None and source.data[:4] == document.ZIP_MAGIC:
+        raise InputError("a zip archive on stdin: pass the .eval file", file=source.name)
+    try:
+        head = _first_byte(source)
+        lines = iter_lines(source)
+        first = next(lines, None)
+        second = next(lines, None) if first is not None else None
+        lines.close()  # type: ignore[attr-defined]
+    except InputError:
+        return source  # the streaming reader names the problem
+    if head == b"[" or (head == b"{" and first is not None and not _one_object(first[1])):
+        return _document(source, explicit)
+    if first is None:
+        return source
+    try:
+        row = parse_line(source, first[0], first[1])
+    except InputError:
+        return source
+    if second is None and (document.is_sidecar(row) or _holds_rows(row)):
+        return _document(source, explicit)
+    converted = document.convert_lines(row, lambda: _parsed(source), source.path, source.name)
+    return source if converted is None else converted.source(source)
+
+
+def _document(source: Source, explicit: bool) -> Source | None:
+    from whilecli.io.formats import document
+
+    doc = document.load_document(_all_bytes(source), source.name)
+    try:
+        return document.convert_document(doc, source.path, source.name).source(source)
+    except document.Sidecar as side:
+        if explicit:
+            raise InputError(f"{side}, not rows: pass the rows file", file=source.name) from None
+        return None
+
+
+def _holds_rows(row: dict[str, Any]) -> bool:
+    from whilecli.io.formats import document, inspect_ai
+
+    if inspect_ai.is_log(row):
+        return True
+    return any(
+        isinstance(row.get(k), list) and row[k] and all(isinstance(x, dict) for x in row[k])
+        for k in document.SAMPLE_KEYS[:1]
+    )
+
+
+def _one_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _zip_head(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
+def _parsed(source: Source) -> Iterator[tuple[int, dict[str, Any]]]:
+    for lineno, line in iter_lines(source):
+        yield lineno, parse_line(source, lineno, line)
 
 
 def _raw_stream(source: Source) -> BinaryIO:
@@ -215,19 +441,25 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
         text = line.decode("utf-8")
     except UnicodeDecodeError as err:
         raise InputError(
-            f"not valid UTF-8 (byte {err.start + 1} of the line)", file=source.name, line=lineno
+            f"not valid UTF-8 (byte {err.start + 1} of the line)",
+            file=source.name,
+            **source.where(lineno),
         ) from None
     try:
         value = json.loads(text, object_pairs_hook=_first_wins)
     except ValueError as err:
-        raise InputError(f"not valid JSON: {err}", file=source.name, line=lineno) from None
+        raise InputError(
+            f"not valid JSON: {err}", file=source.name, **source.where(lineno)
+        ) from None
     except RecursionError:
-        raise InputError("JSON nested too deeply", file=source.name, line=lineno) from None
+        raise InputError(
+            "JSON nested too deeply", file=source.name, **source.where(lineno)
+        ) from None
     if not isinstance(value, dict):
         raise InputError(
             f"a row must be a JSON object, found {type(value).__name__}",
             file=source.name,
-            line=lineno,
+            **source.where(lineno),
         )
     return value
 
@@ -317,18 +549,31 @@ def read_toml_file(path: Path) -> Any:
 
 
 def lmeval_results(source: Source) -> tuple[Path, Any] | None:
-    """The lm-eval ``results_<stamp>.json`` beside ``samples_<task>_<stamp>.jsonl``."""
+    """The lm-eval results file beside ``samples_<task>_<stamp>.jsonl``: ``results_<stamp>.json``,
+    else any JSON file there that holds lm-eval results (a renamed one), the stamp's first."""
     if source.path is None:
         return None
     folder = source.path.parent
-    candidates = sorted(folder.glob("results_*.json"))
     stem = source.path.name.split(".jsonl")[0]
-    for cand in candidates:
+    named = sorted(folder.glob("results_*.json"))
+    for cand in named:
         stamp = cand.name[len("results_") : -len(".json")]
         if stamp and stem.endswith(stamp):
             return cand, read_json_file(cand)
-    if len(candidates) == 1:
-        return candidates[0], read_json_file(candidates[0])
+    if len(named) == 1:
+        return named[0], read_json_file(named[0])
+    others = [
+        c for c in sorted(folder.glob("*.json")) if c not in named and c.name not in SIDECAR_NAMES
+    ]
+    others.sort(key=lambda c: 0 if stem.split("_")[-1] in c.stem else 1)
+    for cand in others:
+        doc = read_json_file(cand)
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("results"), dict)
+            and ("model_name" in doc or "config" in doc or "configs" in doc)
+        ):
+            return cand, doc
     return None
 
 
@@ -357,6 +602,8 @@ def sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
 
 def detect(shape: Shape, source: Source) -> str:
     """The writer of a file, from its keys (and the sidecar files beside it)."""
+    if source.format is not None:
+        return source.format
     has = shape.has
     task = shape.get(("task",))
     if task is not None and "dict" in task.kinds and has("rewards"):
@@ -365,8 +612,13 @@ def detect(shape: Shape, source: Source) -> str:
         return "nemo-gym"
     if has("problem_id") and has("step") and (has("run_id") or has("env_name") or has("sample_id")):
         return "prime-rft"
-    if has("doc_id") and has("filter") and (has("metrics") or has("filtered_resps")):
+    if has("doc_id") and (has("filter") or has("resps") or has("filtered_resps")):
         return "lm-eval"
+    name = source.path.name if source.path is not None else ""
+    if re.fullmatch(r"output-rs\d+\.jsonl(\.gz|\.zst)?", name) or (
+        has("generation") and any(has(a) for a in NEMO_SKILLS_GRADES)
+    ):
+        return "nemo-skills"
     if has("scenario_id") or has("model_version") or has("token_logprobs"):
         return "whileai"
     has_task_alias = any(has(a) for a in TASK_ALIASES)

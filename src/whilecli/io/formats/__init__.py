@@ -1,0 +1,71 @@
+"""The tools whose output ``while`` reads, one module each, and the converter that turns a
+document-shaped file into rows.
+
+Line-shaped files (JSON Lines, Parquet) are streamed by :mod:`whilecli.io.read`; the tool that
+wrote one is recognised from its keys and sidecars (:func:`whilecli.io.sources.detect`) and its
+fields resolved by :mod:`whilecli.io.plan`. Files that hold *one document* (a JSON array of
+rows, an inspect_ai log, a HELM run, rows whose grade sits inside a list, CSV) are converted
+here, in memory, into JSON Lines rows whose canonical keys (``task_id``, ``reward``,
+``truncated``, ``model``, ``prompt``) are already set, with a record of where each came from
+(:class:`Converted`). Every reader then treats them as JSON Lines, so validation, pooling and
+the report work the same for every format.
+
+:data:`FORMATS` is the list ``while formats`` prints: each format, how it is detected, and
+which field feeds each canonical field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from whilecli.io.formats.registry import FORMATS as FORMATS
+from whilecli.io.formats.registry import FormatInfo as FormatInfo
+
+
+@dataclass
+class Converted:
+    """Rows made from one document, and what the report should say about them."""
+
+    format: str
+    rows: list[dict[str, Any]]
+    origins: dict[str, str]  # canonical field -> where in the document it came from
+    notes: list[str] = field(default_factory=list)
+    env: str | None = None  # the evaluation (task, dataset, run) the document names
+
+    def source(self, base: Any) -> Any:
+        """``base`` (a :class:`~whilecli.io.sources.Source`) as these rows, in memory."""
+        data = b"\n".join(json.dumps(_finite(r), ensure_ascii=False).encode() for r in self.rows)
+        return replace(
+            base,
+            kind="jsonl",
+            data=data + b"\n" if data else b"",
+            compression=None,
+            format=self.format,
+            origins=tuple(self.origins.items()),
+            notes=tuple(self.notes),
+            env=self.env if self.env is not None else base.env,
+        )
+
+
+def _finite(row: dict[str, Any]) -> dict[str, Any]:
+    """A non-finite reward written as a string, so the reader names it instead of JSON failing."""
+    row = {k: v for k, v in row.items() if v is not None}  # absent: not recorded
+    reward = row.get("reward")
+    if isinstance(reward, float) and not math.isfinite(reward):
+        row["reward"] = str(reward)
+    return row
+
+
+def first_assistant_cut(messages: Any) -> Any:
+    """The messages before the first assistant turn: the prompt of a chat transcript."""
+    if not isinstance(messages, list):
+        return messages
+    out = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            break
+        out.append(message)
+    return out

@@ -1,0 +1,145 @@
+"""Recognise a file that is not plain JSON Lines and convert it to rows (DESIGN section 1).
+
+:func:`open_source` looks at a file's first bytes and first line:
+
+- a zip archive: an inspect_ai ``.eval`` log;
+- a ``.csv`` / ``.tsv`` name: CSV or TSV rows;
+- content that is one JSON document (an array, or an object spread over lines): an array of
+  row objects (tau-bench results, HELM ``per_instance_stats.json``, any rows), an inspect_ai
+  EvalLog, or an object holding a list of samples; any other document is refused with
+  "this is one JSON document, not JSON Lines" and what its top level holds;
+- JSON Lines whose rows keep their grade inside a list (EvalScope reviews, Atropos groups):
+  converted row by row;
+- a sidecar another tool writes beside its rows (an lm-eval results file, an EvalScope
+  report): skipped inside a directory, refused when named.
+
+Anything else is returned as it is, for the streaming reader.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from whilecli.errors import InputError
+from whilecli.io.formats import Converted, atropos, evalscope, helm, inspect_ai, tables
+
+ZIP_MAGIC = b"PK\x03\x04"
+#: Keys of an object that may hold the rows of a one-document file.
+SAMPLE_KEYS = ("samples", "rows", "records", "results", "data", "instances", "items")
+
+
+class Sidecar(Exception):
+    """The file is another tool's sidecar, not rows (the message says whose)."""
+
+
+def _first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        out.setdefault(key, value)
+    return out
+
+
+def load_document(data: bytes, name: str) -> Any:
+    """The whole file as one JSON value; errors name the line and column."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(f"not valid UTF-8 (byte {err.start + 1})", file=name, line=line) from None
+    try:
+        return json.loads(text, object_pairs_hook=_first_wins)
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"not valid JSON (column {err.colno}: {err.msg})", file=name, line=err.lineno
+        ) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", file=name) from None
+
+
+def describe(doc: Any) -> str:
+    """What a JSON document's top level holds, in a few words."""
+    if isinstance(doc, dict):
+        keys = list(doc)
+        shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
+        return f"an object with keys {shown}" if keys else "an empty object"
+    if isinstance(doc, list):
+        kinds = sorted({type(x).__name__ for x in doc})
+        return f"an array of {len(doc)} {'/'.join(kinds) or 'values'}"
+    return f"a single {type(doc).__name__}"
+
+
+def is_sidecar(doc: Any) -> str | None:
+    """Whose sidecar a JSON document is, or None."""
+    if not isinstance(doc, dict):
+        return None
+    if (
+        "results" in doc
+        and isinstance(doc["results"], dict)
+        and ("configs" in doc or "model_name" in doc or "config" in doc or "versions" in doc)
+    ):
+        return "an lm-eval results file (it names the model and metrics of the samples beside it)"
+    if "dataset_name" in doc and "model_name" in doc and "metrics" in doc:
+        return "an EvalScope report (it names the model of the reviews beside it)"
+    if "adapter_spec" in doc and "scenario_spec" in doc:
+        return "a HELM run_spec.json (read with the per_instance_stats.json beside it)"
+    if "env_id" in doc or ("env" in doc and "model" in doc and "num_examples" in doc):
+        return "a vf-eval metadata.json (read with the results.jsonl beside it)"
+    return None
+
+
+def convert_document(doc: Any, path: Any, name: str) -> Converted:
+    """Rows from one JSON document, or a refusal that says what it holds."""
+    if helm.is_instance_stats(doc):
+        return helm.convert(doc, path, name)
+    if inspect_ai.is_log(doc):
+        return inspect_ai.from_log(doc, name)
+    if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
+        first = doc[0]
+        if {"task_id", "reward", "traj"} <= set(first) or {"task_id", "reward", "trial"} <= set(
+            first
+        ):
+            origins = {
+                "task_id": "task_id (trials are rollouts)",
+                "reward": "reward",
+                "model": "not recorded (tau-bench keeps it in the file name: pass --model)",
+            }
+            return Converted("tau-bench", doc, origins)
+        return Converted("json", doc, {})
+    if isinstance(doc, dict):
+        for key in SAMPLE_KEYS:
+            rows = doc.get(key)
+            if isinstance(rows, list) and rows and all(isinstance(x, dict) for x in rows):
+                model = next(
+                    (doc[k] for k in ("model", "model_name") if isinstance(doc.get(k), str)), None
+                )
+                if model is not None:
+                    rows = [r if "model" in r else {**r, "model": model} for r in rows]
+                notes = [f"rows read from the document's {key!r} list"]
+                origins = {"model": f"the document's top-level {'model'}"} if model else {}
+                return Converted("json", rows, origins, notes)
+    whose = is_sidecar(doc)
+    if whose is not None:
+        raise Sidecar(whose)
+    raise InputError(
+        f"this is one JSON document, not JSON Lines: {describe(doc)}, and no list of row objects"
+        f" (looked for an array of objects, or an object with {', '.join(SAMPLE_KEYS[:3])})",
+        file=name,
+    )
+
+
+def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Converted | None:
+    """Rows from JSON Lines whose rows are another tool's (EvalScope, Atropos), else None."""
+    if evalscope.layout(first) is not None:
+        return evalscope.convert(rows(), path, name)
+    if atropos.is_group(first):
+        return atropos.convert(rows(), name)
+    return None
+
+
+def convert_table(data: bytes, name: str, separator: str) -> Converted:
+    return tables.convert(data, name, separator)
+
+
+def convert_zip(path: str, name: str) -> Converted:
+    return inspect_ai.from_zip(path, name)

@@ -1,0 +1,146 @@
+"""EvalScope review rows (``reviews/<model>/<dataset>_<subset>.jsonl``), in both layouts.
+
+- 2026: one row per sample with ``index`` (the task), ``messages`` (the prompt **and** the
+  model's reply), ``sample_score.score.value`` (a dict of metrics: ``acc``, or its
+  ``main_score_name``, or its only entry). The model and dataset are in the report
+  (``reports/<model>/<dataset>.json`` or a ``report_*.json`` beside the rows: ``model_name``,
+  ``dataset_name``), else the folder is named after the model.
+- January 2025: an OpenAI ``chat.completion`` object per row with the grade in
+  ``choices[0].review.result`` (a boolean), ``model``, the question in ``raw_input.question``
+  and no task id: the task is a hash of the question, never of the reply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from whilecli.errors import InputError
+from whilecli.io.formats import Converted, first_assistant_cut
+
+
+def layout(first: dict[str, Any]) -> str | None:
+    """``"2026"``, ``"2025"`` or None (not an EvalScope review row)."""
+    score = first.get("sample_score")
+    if isinstance(score, dict) and "score" in score and "index" in first:
+        return "2026"
+    choices = first.get("choices")
+    if (
+        first.get("object") == "chat.completion"
+        and isinstance(choices, list)
+        and choices
+        and isinstance(choices[0], dict)
+        and "review" in choices[0]
+    ):
+        return "2025"
+    return None
+
+
+def _report(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    folder = path.parent
+    candidates = sorted(folder.glob("report_*.json"))
+    stem = path.stem
+    reports = folder.parent.parent / "reports" / folder.name
+    if reports.is_dir():
+        candidates += sorted(reports.glob("*.json"))
+    for cand in sorted(candidates, key=lambda c: 0 if c.stem.split("report_")[-1] in stem else 1):
+        try:
+            doc = json.loads(cand.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and "model_name" in doc:
+            return {**doc, "__file": cand.name}
+    return None
+
+
+def _grade(value: Any, main: Any) -> Any:
+    if isinstance(value, dict):
+        if isinstance(main, str) and main in value:
+            return value[main]
+        if "acc" in value:
+            return value["acc"]
+        if len(value) == 1:
+            return next(iter(value.values()))
+        return None
+    return value
+
+
+def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name: str) -> Converted:
+    out: list[dict[str, Any]] = []
+    kind: str | None = None
+    for lineno, row in rows:
+        this = layout(row)
+        if this is None or (kind is not None and this != kind):
+            raise InputError(
+                "not an EvalScope review row like the first", file=name, row=lineno - 1
+            )
+        kind = this
+        out.append(_row_2026(row) if this == "2026" else _row_2025(row))
+    report = _report(path) if kind == "2026" else None
+    notes: list[str] = []
+    model_origin = "model"
+    env = None
+    if kind == "2026":
+        model = report.get("model_name") if report else None
+        if model is not None:
+            model_origin = f"{report['__file']}: model_name"  # type: ignore[index]
+            env = report.get("dataset_name") if report else None
+        elif path is not None:
+            model = path.parent.name
+            model_origin = "the folder's name (EvalScope writes reviews/<model>/)"
+            notes.append(f"the model is read from the folder name: {model!r}")
+        for row in out:
+            row["model"] = model
+        if env is None and path is not None:
+            env = path.stem
+    origins = {
+        "task_id": "index" if kind == "2026" else "hash of raw_input.question",
+        "reward": (
+            "sample_score.score.value (acc, or its only metric)"
+            if kind == "2026"
+            else "choices[0].review.result"
+        ),
+        "truncated": "not recorded" if kind == "2026" else "choices[0].finish_reason == 'length'",
+        "model": model_origin,
+    }
+    return Converted("evalscope", out, origins, notes, env=env)
+
+
+def _row_2026(row: dict[str, Any]) -> dict[str, Any]:
+    score = row["sample_score"].get("score") or {}
+    grade = _grade(score.get("value"), score.get("main_score_name"))
+    messages = row.get("messages")
+    reply = None
+    if isinstance(messages, list):
+        replies = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+        reply = replies[-1].get("content") if replies else ""
+    return {
+        "task_id": None if row.get("index") is None else str(row["index"]),
+        "reward": grade,
+        "truncated": None,
+        "prompt": first_assistant_cut(messages),
+        "completion": reply,
+        "target": row.get("target"),
+        "sample_score": row.get("sample_score"),
+    }
+
+
+def _row_2025(row: dict[str, Any]) -> dict[str, Any]:
+    choice = row["choices"][0]
+    review = choice.get("review") if isinstance(choice.get("review"), dict) else {}
+    raw = row.get("raw_input") if isinstance(row.get("raw_input"), dict) else {}
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    finish = choice.get("finish_reason")
+    return {
+        "prompt": raw.get("question", raw) if raw else None,
+        "reward": review.get("result"),
+        "truncated": None if finish is None else finish == "length",
+        "model": row.get("model"),
+        "completion": message.get("content"),
+        "choices": row.get("choices"),
+        "subset_name": row.get("subset_name"),
+    }

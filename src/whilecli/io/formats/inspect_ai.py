@@ -1,0 +1,158 @@
+"""inspect_ai logs: a ``.eval`` zip (``header.json``, ``samples/<id>_epoch_<n>.json``,
+``summaries.json``, ``reductions.json``) or a ``.json`` EvalLog (one object: ``eval``, ``plan``,
+``results``, ``stats``, ``samples[]``).
+
+Each sample is one rollout of task ``id``; its epochs are the rollouts of that task. The grade
+is the first scorer's ``value`` (``scores.<scorer>.value``): ``C`` (correct) = 1, ``P``
+(partial) = 0.5, ``I`` (incorrect) and ``N`` (no answer) = 0, as inspect's own
+``value_to_float`` reads them; numbers and booleans as they are; a dict with one entry as that
+entry. The model is the header's ``eval.model``; a reply is cut off when its
+``stop_reason`` is ``max_tokens`` or ``model_length``.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from typing import Any
+
+from whilecli.errors import InputError
+from whilecli.io.formats import Converted, first_assistant_cut
+
+LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
+CUT_OFF = frozenset({"max_tokens", "model_length"})
+#: Sample members too large or irrelevant to carry into rows.
+HEAVY = ("events", "attachments", "store", "model_usage", "messages", "output")
+
+
+def is_log(doc: Any) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("eval"), dict) and "samples" in doc
+
+
+def score_value(value: Any) -> float | None:
+    """An inspect score value as a number (None where it has none)."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text in LETTERS:
+            return LETTERS[text]
+        if text.lower() in WORDS:
+            return WORDS[text.lower()]
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    if isinstance(value, dict) and len(value) == 1:
+        return score_value(next(iter(value.values())))
+    return None
+
+
+def from_zip(path: str, name: str) -> Converted:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if "header.json" not in names and "_journal/start.json" not in names:
+                raise InputError(
+                    "a zip archive that is not an inspect_ai log (no header.json inside)",
+                    file=name,
+                )
+            header_name = "header.json" if "header.json" in names else "_journal/start.json"
+            header = json.loads(archive.read(header_name))
+            samples = [
+                json.loads(archive.read(n))
+                for n in names
+                if n.startswith("samples/") and n.endswith(".json")
+            ]
+    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as err:
+        raise InputError(f"not a readable inspect_ai .eval log: {err}", file=name) from None
+    samples.sort(key=lambda s: (str(s.get("id")), int(s.get("epoch") or 0)))
+    return _rows(header, samples, name)
+
+
+def from_log(doc: dict[str, Any], name: str) -> Converted:
+    samples = doc.get("samples") or []
+    if not isinstance(samples, list):
+        raise InputError("inspect_ai log: samples is not a list", file=name, field="samples")
+    return _rows(doc, samples, name)
+
+
+def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
+    spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    model = spec.get("model") if isinstance(spec.get("model"), str) else None
+    task = spec.get("task") if isinstance(spec.get("task"), str) else None
+    notes: list[str] = []
+    status = header.get("status")
+    if isinstance(status, str) and status != "success":
+        notes.append(f"the inspect_ai log's status is {status!r}: it may hold only some samples")
+    rows: list[dict[str, Any]] = []
+    scorers: list[str] = []
+    for i, sample in enumerate(samples):
+        if not isinstance(sample, dict):
+            raise InputError("a sample must be a JSON object", file=name, row=i)
+        scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
+        for scorer in scores:
+            if scorer not in scorers:
+                scorers.append(scorer)
+        reward: Any = None
+        if scorers and scorers[0] in scores:
+            raw = scores[scorers[0]]
+            raw = raw.get("value") if isinstance(raw, dict) else raw
+            reward = score_value(raw)
+            if reward is None and raw is not None:
+                raise InputError(
+                    f"score value {json.dumps(raw)[:60]} is not a grade (C/P/I/N, a number or a"
+                    " boolean); pass --map reward=scores.SCORER.value.KEY",
+                    file=name,
+                    row=i,
+                    field=f"scores.{scorers[0]}.value",
+                )
+        output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+        stop = output.get("stop_reason")
+        choices = output.get("choices")
+        if stop is None and isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            stop = choices[0].get("stop_reason")
+        completion = _completion(output)
+        row = {k: v for k, v in sample.items() if k not in HEAVY}
+        row["scores"] = {
+            k: ({**v, "value": score_value(v.get("value"))} if isinstance(v, dict) else v)
+            for k, v in scores.items()
+        }
+        row.update(
+            task_id=None if sample.get("id") is None else str(sample.get("id")),
+            reward=reward,
+            truncated=None if stop is None else stop in CUT_OFF,
+            model=model,
+            prompt=first_assistant_cut(sample.get("input")),
+            completion=completion,
+        )
+        rows.append(row)
+    if len(scorers) > 1:
+        notes.append(
+            f"the log has {len(scorers)} scorers ({', '.join(scorers)}): {scorers[0]} grades;"
+            f" --map reward=scores.NAME.value picks another"
+        )
+    origins = {
+        "task_id": "samples[].id (epochs are rollouts)",
+        "reward": (
+            f"scores.{scorers[0]}.value (C = 1, P = 0.5, I = N = 0)" if scorers else "no scorer"
+        ),
+        "truncated": "output stop_reason in {max_tokens, model_length}",
+        "model": "header eval.model" if model else "not recorded",
+    }
+    return Converted("inspect-ai", rows, origins, notes, env=task)
+
+
+def _completion(output: dict[str, Any]) -> str | None:
+    if isinstance(output.get("completion"), str):
+        return output["completion"]
+    choices = output.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict):
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return None

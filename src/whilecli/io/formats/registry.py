@@ -1,0 +1,193 @@
+"""What ``while formats`` prints: every format the reader knows, how it is recognised, and
+where each canonical field is read from (DESIGN section 1; ``data-real/README.md``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FormatInfo:
+    name: str
+    tool: str
+    detected: str
+    fields: dict[str, str]
+
+
+FORMATS: tuple[FormatInfo, ...] = (
+    FormatInfo(
+        "vf-eval",
+        "verifiers vf-eval (results.jsonl + metadata.json, old and new layouts)",
+        "prompt and completion with example_id or id; or a metadata.json with env_id beside",
+        {
+            "task_id": "example_id, else id",
+            "reward": "reward (rewards dict: Σ score × weight)",
+            "truncated": "is_truncated, else stop_condition, else not recorded",
+            "model": "metadata.json: model",
+            "env": "metadata.json: env_id, else env",
+        },
+    ),
+    FormatInfo(
+        "verifiers-traces",
+        "verifiers v1 traces.jsonl",
+        "a task object and a rewards dict",
+        {
+            "task_id": "task.key",
+            "reward": "Σ rewards[].score × weight",
+            "truncated": "stop_condition, or the last call's finish_reason == 'length'",
+            "model": "agent.config.model, else config.toml: model",
+        },
+    ),
+    FormatInfo(
+        "prime-rft",
+        "Prime hosted RL sample dumps",
+        "problem_id and step with run_id, env_name or sample_id",
+        {
+            "task_id": "(step, problem_id)",
+            "reward": "reward",
+            "truncated": "not recorded",
+            "model": "metadata.json: run.base_model",
+        },
+    ),
+    FormatInfo(
+        "lm-eval",
+        "lm-evaluation-harness samples_*.jsonl (+ results_*.json or a renamed results file)",
+        "doc_id with filter, resps or filtered_resps",
+        {
+            "task_id": "doc_id (one filter's rows)",
+            "reward": "the first 0/1 metric (the metrics list, else the results file's, else a"
+            " numeric key beside doc_id); a continuous metric (bleu_max) is never a pass",
+            "truncated": "not recorded",
+            "model": "the results file's model_name",
+            "env": "the results file's task",
+        },
+    ),
+    FormatInfo(
+        "nemo-gym",
+        "NeMo Gym rollouts",
+        "responses_create_params and response",
+        {
+            "task_id": "_ng_task_index, else a hash of responses_create_params.input",
+            "reward": "reward",
+            "truncated": "response.incomplete_details.reason == 'max_output_tokens'",
+            "model": "response.model",
+        },
+    ),
+    FormatInfo(
+        "nemo-skills",
+        "NeMo-Skills generation outputs, one output-rs<seed>.jsonl per seed (k across files)",
+        "a file named output-rs<N>.jsonl, or generation with symbolic_correct, judge_correct or"
+        " is_correct",
+        {
+            "task_id": "id",
+            "reward": "symbolic_correct, else judge_correct, else is_correct",
+            "truncated": "not recorded",
+            "model": "not recorded",
+        },
+    ),
+    FormatInfo(
+        "inspect-ai",
+        "inspect_ai logs: .eval (a zip of header.json and samples/) or .json (an EvalLog)",
+        "a zip holding header.json, or one JSON object with eval and samples",
+        {
+            "task_id": "samples[].id (epochs are rollouts)",
+            "reward": "the first scorer's value: C = 1, P = 0.5, I = 0, N = 0, numbers and"
+            " booleans as they are",
+            "truncated": "output stop_reason in {max_tokens, model_length}",
+            "model": "header eval.model",
+            "env": "header eval.task",
+        },
+    ),
+    FormatInfo(
+        "evalscope",
+        "EvalScope review rows (2026: sample_score; Jan 2025: chat.completion with a review)",
+        "sample_score with index; or object == 'chat.completion' with choices[].review",
+        {
+            "task_id": "index (2026); a hash of raw_input.question (2025)",
+            "reward": "sample_score.score.value (acc, else its only value); choices[0].review.result",
+            "truncated": "choices[0].finish_reason == 'length' (2025), else not recorded",
+            "model": "the report's model_name, else the folder name (2026); model (2025)",
+            "env": "the report's dataset_name, else the file name",
+        },
+    ),
+    FormatInfo(
+        "atropos",
+        "Atropos ScoredDataGroups: one group per row",
+        "rows with scores[] beside tokens[] and masks[]",
+        {
+            "task_id": "the group (seed, else the prompt of messages[i], else the line)",
+            "reward": "scores[i], one rollout per element",
+            "truncated": "not recorded",
+            "model": "not recorded",
+        },
+    ),
+    FormatInfo(
+        "helm",
+        "HELM runs: per_instance_stats.json + run_spec.json",
+        "a JSON array of objects with instance_id and stats",
+        {
+            "task_id": "instance_id (train trials are rollouts)",
+            "reward": "the stats entry named exact_match without a perturbation",
+            "truncated": "finish_reason_length, only where run_spec allows more than 8 tokens",
+            "model": "run_spec.json: adapter_spec.model",
+            "env": "run_spec.json: name, without its model",
+        },
+    ),
+    FormatInfo(
+        "tau-bench",
+        "tau-bench results: one JSON array of trajectories",
+        "a JSON array of objects with task_id, reward, traj and trial",
+        {
+            "task_id": "task_id (trials are rollouts)",
+            "reward": "reward",
+            "truncated": "not recorded",
+            "model": "not recorded (the file name may say it: pass --model to check 6)",
+        },
+    ),
+    FormatInfo(
+        "json",
+        "one JSON document of rows: an array of objects, or an object with a samples list",
+        "a file whose content is one JSON value rather than one object per line",
+        {"*": "as for JSON Lines rows (the alias table)"},
+    ),
+    FormatInfo(
+        "csv",
+        "CSV or TSV rows with a header",
+        "the .csv or .tsv suffix",
+        {"*": "as for JSON Lines rows (the alias table); dotted names are not nested"},
+    ),
+    FormatInfo(
+        "trl",
+        "TRL completion tables",
+        "prompt, completion and step, no task id column",
+        {
+            "task_id": "(step, a hash of prompt)",
+            "reward": "Σ reward function columns, weights taken as 1",
+            "truncated": "not recorded",
+            "model": "not recorded",
+        },
+    ),
+    FormatInfo(
+        "whileai",
+        "the reference SDK's rows",
+        "scenario_id, model_version or token_logprobs",
+        {
+            "task_id": "scenario_id",
+            "reward": "reward",
+            "truncated": "truncated",
+            "model": "model_version",
+        },
+    ),
+    FormatInfo(
+        "jsonl",
+        "any other JSON Lines rows",
+        "one JSON object per line",
+        {"*": "the alias table (`while formats --aliases`)"},
+    ),
+    FormatInfo(
+        "parquet",
+        "any other Parquet rows",
+        "the PAR1 magic",
+        {"*": "the alias table (`while formats --aliases`)"},
+    ),
+)
