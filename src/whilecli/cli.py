@@ -9,6 +9,7 @@ from whilecli.commands.ada import ada_command
 from whilecli.commands.check import check_command
 from whilecli.commands.config import config_command
 from whilecli.commands.diff import diff_command
+from whilecli.commands.formats import formats_command
 from whilecli.commands.route import route_command
 from whilecli.commands.size import size_command
 from whilecli.commands.summarize import summarize_command
@@ -47,3 +48,4 @@ app.command("check")(check_command)
 app.command("size")(size_command)
 app.command("diff")(diff_command)
 app.command("summarize")(summarize_command)
+app.command("formats")(formats_command)

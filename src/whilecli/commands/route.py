@@ -92,6 +92,19 @@ FAIL_ON = typer.Option(
         "none. Default: [tool.while] fail-on of pyproject.toml or while.toml."
     ),
 )
+POOL = typer.Option(
+    False,
+    "--pool",
+    help="Pool files whose sidecars name different evaluations, or whose task ids carry"
+    " different prompts (refused without it).",
+)
+BY = typer.Option(
+    None,
+    "--by",
+    metavar="source|COLUMN",
+    help="Route each input file (source) or each value of COLUMN apart, with one summary"
+    " table across slices first.",
+)
 JUDGE_AUDIT = typer.Option(
     None,
     "--judge-audit",
@@ -146,6 +159,7 @@ def route_rows(
     input_format: str | None,
     overrides: dict[str, Any],
     summary: bool | None = None,
+    pool: bool = False,
 ) -> Route:
     """Read and route the rows with the command line's reading and routing options."""
     from whilecli.io.read import parse_map
@@ -161,8 +175,9 @@ def route_rows(
         input_format=input_format,
         stdin=io.BytesIO(stdin_data) if stdin_data is not None else None,
         summary=summary,
+        pool=pool,
         **overrides,
-    )
+    )  # type: ignore[return-value]
 
 
 @user_errors
@@ -188,6 +203,8 @@ def route_command(
         "--summary",
         help="PATH and --teacher are per-task summaries (while summarize); detected without it.",
     ),
+    pool: bool = POOL,
+    by: str | None = BY,
 ) -> None:
     """Route graded rows to a training method: six checks, intervals with n, exit 0/1/2."""
     from whilecli.commands.check import (
@@ -208,6 +225,19 @@ def route_command(
         seed,
     )
     stdin_data = read_stdin(paths, teacher)
+    if by is not None:
+        _route_slices(
+            paths,
+            stdin_data,
+            teacher,
+            mapping,
+            pass_threshold,
+            input_format,
+            overrides,
+            pool,
+            by,
+            output.value,
+        )  # noqa: E501
     route = route_rows(
         paths,
         stdin_data,
@@ -217,6 +247,7 @@ def route_command(
         input_format=input_format,
         overrides=overrides,
         summary=summary or None,
+        pool=pool,
     )
     gate = enforce(route, paths, stdin_data, fail_on=fail_on, judge_audit=judge_audit)
     fmt = output.value
@@ -248,6 +279,39 @@ def route_command(
     if gate is not None:
         code = max(code, gate.exit_code)
     raise typer.Exit(code)
+
+
+def _route_slices(
+    paths: list[str],
+    stdin_data: bytes | None,
+    teacher: list[str] | None,
+    mapping: list[str] | None,
+    pass_threshold: float | None,
+    input_format: str | None,
+    overrides: dict[str, Any],
+    pool: bool,
+    by: str,
+    fmt: str,
+) -> None:
+    """``--by``: every slice's route, rendered in ``fmt``; exit with the worst slice's code."""
+    from whilecli.io.read import parse_map
+    from whilecli.route import run_route
+    from whilecli.route.slices import render_slices
+
+    slices = run_route(
+        paths,
+        teacher=teacher or None,
+        mapping=parse_map(mapping or []),
+        pass_threshold=pass_threshold,
+        input_format=input_format,
+        stdin=io.BytesIO(stdin_data) if stdin_data is not None else None,
+        pool=pool,
+        by=by,
+        **overrides,
+    )
+    sys.stdout.write(render_slices(slices, fmt))  # type: ignore[arg-type]
+    sys.stdout.flush()
+    raise typer.Exit(slices.exit_code)
 
 
 def _markdown(route: Route, gate: Any) -> str:

@@ -33,7 +33,7 @@ from whilecli.io.shape import (
     prompt_hash,
     prompt_hash_before_reply,
 )
-from whilecli.io.sources import Source, detect, lmeval_results, sidecar_model
+from whilecli.io.sources import Source, detect, lmeval_results, sidecar_env, sidecar_model
 
 FORMATS = ("vf-eval", "verifiers-traces", "prime-rft", "lm-eval", "nemo-gym", "trl", "whileai")
 FORMATS += ("jsonl", "parquet")
@@ -80,6 +80,12 @@ class Plan:
     generated: pl.Expr | None = None  # see _generated; None: the rows carry no completion
     completion_field: str | None = None
     notes: list[str] = field(default_factory=list)
+    env: str | None = None  # the evaluation the file's sidecars name (pooling)
+    #: The prompt text, where the task id is not itself a hash of it (pooling: one task id
+    #: carrying different prompts in different files); None where the rows hold none.
+    prompt: pl.Expr | None = None
+    slice: pl.Expr | None = None  # the --by column's value, as text
+    explode: bool = False  # --map reward=PATH[]...: one row per element of the list
 
 
 def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
@@ -103,6 +109,7 @@ def build_plan(
     forced: str | None,
     first_row: Mapping[str, object] | None,
     sample: Sequence[Mapping[str, object]] = (),
+    by: str | None = None,
 ) -> Plan:
     """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins)."""
     fmt = forced or detect(shape, source)
@@ -142,6 +149,17 @@ def build_plan(
             sources[key] = origin
     notes.extend(source.notes)
     completion = next((a for a in COMPLETION_ALIASES if shape.has(a)), None)
+    prompt_alias = next((a for a in PROMPT_ALIASES if shape.has(a)), None)
+    prompt = None
+    if prompt_alias is not None and "hash" not in sources.get("task_id", ""):
+        prompt = _hashed(leaves.text(prompt_alias), prompt_only=prompt_alias == "messages")
+    slice_expr = None
+    if by is not None and by != "source":
+        if not shape.has(by):
+            raise InputError(
+                f"--by {by}: the rows have no column {by!r}", file=source.name, field=by
+            )
+        slice_expr = leaves.text(by)
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     return Plan(
@@ -161,6 +179,10 @@ def build_plan(
         generated=None if completion is None else _generated(leaves.text(completion)),
         completion_field=completion,
         notes=notes,
+        env=sidecar_env(fmt, source),
+        prompt=prompt,
+        slice=slice_expr,
+        explode="[]" in mapping.get("reward", ""),
     )
 
 

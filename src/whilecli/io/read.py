@@ -55,7 +55,7 @@ from whilecli.route.pool import Counts, count_queries
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
-AUX = ("__passed", "__lp", "__vals", "__gen")
+AUX = ("__passed", "__lp", "__vals", "__gen", "__slice")
 READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c != "passed"]
 
 
@@ -71,6 +71,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     "__lp": pl.Boolean(),
     "__vals": pl.Boolean(),
     "__gen": pl.Boolean(),
+    "__slice": pl.String(),
 }
 
 
@@ -105,6 +106,8 @@ class _Part:
     stats: dict[str, Any]  # see _stats(): rows, bad, lo, hi, partial, lp, vals, versioned
     binary_hint: Callable[[], list[str]]  # computed only when a refusal needs it
     pieces: list[tuple[pl.LazyFrame, int]]  # the frame cut into (row range, rows) pieces
+    tables: list[list[pl.DataFrame]] = field(default_factory=list)  # each piece's counts
+    raw: pl.LazyFrame | None = None  # the file as scanned, before narrowing (pooling checks)
 
 
 def read_rows(
@@ -114,8 +117,16 @@ def read_rows(
     pass_threshold: float | None = None,
     input_format: str | None = None,
     stdin: BinaryIO | None = None,
+    pool: bool = False,
+    by: str | None = None,
 ) -> Rows:
-    """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`."""
+    """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`.
+
+    Files are pooled only when they plausibly hold one evaluation (DESIGN section 1,
+    "Pooling"): files whose sidecars name different environments, or one task id with
+    different prompts in different files, are refused (:class:`PoolingError`) unless ``pool``.
+    ``by`` (a column) adds its value, as text, as a ``slice`` column after the canonical ones.
+    """
     if input_format is not None and input_format not in FORMATS:
         raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
     if pass_threshold is not None and not math.isfinite(pass_threshold):
@@ -125,18 +136,24 @@ def read_rows(
     if bad:
         raise UsageError(f"--map: unknown field(s) {', '.join(bad)}; fields: {', '.join(MAPPABLE)}")
     notes: list[str] = []
-    sources = expand_paths(paths, stdin, notes)
+    sources = expand_paths(paths, stdin, notes, convert_lines=input_format != "jsonl")
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     counts = Counts()
     parts: list[_Part] = []
     for source in sources:
-        part = _read_source(source, mapping, input_format, _Pass(threshold, counts))
+        part = _read_source(source, mapping, input_format, _Pass(threshold, counts, by))
         if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
             continue
         parts.append(part)
     if not parts:
         raise InputError("no rows: the input is empty", file=sources[0].name)
+    parts = _one_encoding(parts, notes)
+    if not pool and len(parts) > 1:
+        refuse_mixed_pool(parts)
+    for part in parts:
+        for tables in part.tables:
+            counts.add(tables)
     for part in parts:
         if part.stats["replies"] and not part.stats["generated"]:
             raise InputError(
@@ -162,7 +179,10 @@ def read_rows(
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
         if versioned:
             frame = frame.with_columns(_split_model())
-        return frame.with_columns(passed=_passed(threshold)).select(*CANONICAL_SCHEMA)
+        frame = frame.with_columns(passed=_passed(threshold))
+        if by is not None:
+            return frame.select(*CANONICAL_SCHEMA, pl.col("__slice").alias("slice"))
+        return frame.select(*CANONICAL_SCHEMA)
 
     height = sum(int(p.stats["rows"]) for p in parts)
     partial = sum(int(p.stats["partial"] or 0) for p in parts)
@@ -198,6 +218,7 @@ class _Pass:
 
     threshold: float
     counts: Counts
+    by: str | None = None
 
 
 def _passed(threshold: float) -> pl.Expr:
@@ -268,8 +289,12 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
         (plan.generated if plan.generated is not None else pl.lit(None, dtype=pl.Boolean)).alias(
             "__gen"
         ),
+        (plan.slice if plan.slice is not None else pl.lit(None, dtype=pl.String)).alias("__slice"),
     ]
-    exprs = [e.cast(PART_SCHEMA[name]) for e, name in zip(exprs, PART_SCHEMA, strict=True)]
+    exprs = [
+        e if plan.explode and name == "reward" else e.cast(PART_SCHEMA[name])
+        for e, name in zip(exprs, PART_SCHEMA, strict=True)
+    ]
     if keep_pos:
         exprs.append(pl.col(POS))
     return exprs
@@ -278,7 +303,10 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
 def _narrow(lf: pl.LazyFrame, plan: Plan, keep_pos: bool) -> pl.LazyFrame:
     if plan.row_filter is not None:
         lf = lf.filter(plan.row_filter.fill_null(False))
-    return lf.select(_select(plan, keep_pos))
+    narrow = lf.select(_select(plan, keep_pos))
+    if plan.explode:  # one rollout per element of the mapped list
+        narrow = narrow.explode("reward").with_columns(pl.col("reward").cast(pl.Float64))
+    return narrow
 
 
 def _scan(narrow: pl.LazyFrame, run: _Pass) -> tuple[dict[str, Any], list[pl.DataFrame]]:
@@ -299,6 +327,7 @@ def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
         "lo": min(lows) if lows else None,
         "hi": max(highs) if highs else None,
         "generated": sum(s["generated"] or 0 for s in stats),
+        "digest": sum(s["digest"] or 0 for s in stats),
         "replies": sum(s["replies"] or 0 for s in stats),
         **{k: any(s[k] for s in stats) for k in ("bad", "lp", "vals", "versioned")},
     }
@@ -321,11 +350,107 @@ def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
         vals=pl.col("__vals").any(),
         versioned=pl.col("model").str.contains("@", literal=True).any(),
         generated=pl.col("__gen").sum(),
+        digest=_row_digest(),
         replies=pl.col("__gen").count(),
         touched=pl.sum_horizontal(
             pl.col(c).null_count() for c in ("truncated", "policy_version", "__passed")
         ),
     )
+
+
+def _row_digest() -> pl.Expr:
+    """An order-free digest of a frame's canonical rows: the sum of row hashes (each cut to 40
+    bits, so a piece of 8M rows cannot overflow)."""
+    row = pl.struct(*READ_COLUMNS).hash(seed=0)
+    return (row % (1 << 40)).cast(pl.Int64).sum()
+
+
+#: Files of identical canonical rows this large are flagged even under different names.
+SAME_ROWS_WARN = 32
+
+
+def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
+    """One pool written twice (``mixed.jsonl`` and ``mixed.parquet``) is read once: a file whose
+    canonical rows equal an earlier file's of the same name in another encoding is dropped with a
+    note; identical rows under different names are kept and flagged."""
+    kept: list[_Part] = []
+    for part in parts:
+        twin = next(
+            (
+                k
+                for k in kept
+                if k.stats["rows"] == part.stats["rows"]
+                and k.stats["digest"] == part.stats["digest"]
+            ),
+            None,
+        )
+        if twin is None:
+            kept.append(part)
+            continue
+        same_stem = _stem(twin.source.name) == _stem(part.source.name)
+        if same_stem:
+            notes.append(
+                f"{part.source.name} holds the same rows as {twin.source.name} (another"
+                " encoding of one pool): read once"
+            )
+            continue
+        if part.stats["rows"] >= SAME_ROWS_WARN:
+            notes.append(
+                f"{part.source.name} holds the same {part.stats['rows']} rows as"
+                f" {twin.source.name}: both are pooled; pass one if they are one pool"
+            )
+        kept.append(part)
+    return kept
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1].lower()
+    for suffix in (".gz", ".zst", ".zstd"):
+        base = base.removesuffix(suffix)
+    return base.rsplit(".", 1)[0]
+
+
+class PoolingError(InputError):
+    """Files that do not plausibly hold one evaluation, refused unless pooled on purpose."""
+
+
+#: Rows per file whose (task id, prompt) pairs the pooling check compares.
+POOL_SAMPLE = 5000
+
+
+def refuse_mixed_pool(parts: list[_Part]) -> None:
+    """Refuse files of different evaluations (their sidecars name different environments or
+    tasks), and one task id that carries different prompts in different files."""
+    envs = {p.source.name: p.plan.env for p in parts if p.plan.env is not None}
+    if len(set(envs.values())) > 1:
+        named = "; ".join(f"{name} ({env})" for name, env in envs.items())
+        raise PoolingError(
+            f"these files hold different evaluations: {named}. Route each apart with"
+            " --by source, or pool them on purpose with --pool"
+        )
+    seen: dict[str, tuple[str, str]] = {}
+    for part in parts:
+        if part.raw is None or part.plan.prompt is None:
+            continue
+        try:
+            pairs = (
+                part.raw.head(POOL_SAMPLE)
+                .select(t=part.plan.task_id.cast(pl.String), p=part.plan.prompt)
+                .unique()
+                .collect()
+            )
+        except pl.exceptions.PolarsError:
+            continue
+        for task, prompt in pairs.iter_rows():
+            if task is None or prompt is None:
+                continue
+            first = seen.setdefault(task, (prompt, part.source.name))
+            if first[0] != prompt and first[1] != part.source.name:
+                raise PoolingError(
+                    f"task id {task!r} carries different prompts in {first[1]} and"
+                    f" {part.source.name}: these look like different evaluations. Route each"
+                    " apart with --by source, or pool them on purpose with --pool"
+                )
 
 
 # --- one file ---------------------------------------------------------------------------
@@ -354,7 +479,7 @@ def _read_jsonl(
             shape = Shape.from_rows(row for _, row in sample)
     leaves = Leaves()
     plan = build_plan(
-        shape, source, leaves, mapping, forced, sample[0][1], [row for _, row in sample]
+        shape, source, leaves, mapping, forced, sample[0][1], [row for _, row in sample], run.by
     )
     schema = leaves.read_schema()
 
@@ -362,22 +487,22 @@ def _read_jsonl(
         return binary_columns_sample(sample, plan)
 
     stats: dict[str, Any] | None = None
+    raw: pl.LazyFrame | None = None
     try:
-        lf = _narrow(
-            pl.scan_ndjson(source.polars_source(), schema=schema),  # type: ignore[arg-type]
-            plan,
-            keep_pos=False,
-        )
+        raw = pl.scan_ndjson(source.polars_source(), schema=schema)  # type: ignore[arg-type]
+        lf = _narrow(raw, plan, keep_pos=False)
         stats, tables = _scan(lf, run)
     except (pl.exceptions.PolarsError, OSError, ValueError):
-        stats = None
+        stats, raw = None, None
     if stats is None or stats["bad"]:
         frame = _jsonl_by_line(source, plan, schema)
         locate(frame, plan, source)
         lf = frame.drop(POS).lazy()
         stats, tables = _scan(lf, run)
-    run.counts.add(tables)
-    return _Part(source, plan, lf, stats, hint, [(lf, int(stats["rows"]))])
+        raw = None
+    part = _Part(source, plan, lf, stats, hint, [(lf, int(stats["rows"]))], [tables])
+    part.raw = raw
+    return part
 
 
 def _jsonl_by_line(source: Source, plan: Plan, schema: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -415,7 +540,7 @@ def _read_parquet(
             first = head.row(0, named=True) if head.height else {}
         leaves = Leaves(schema)
         try:
-            plan = build_plan(shape, source, leaves, mapping, forced, first)
+            plan = build_plan(shape, source, leaves, mapping, forced, first, (), run.by)
         except BadValue as err:
             top = err.path.split(".")[0].split("[")[0]
             at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
@@ -428,15 +553,15 @@ def _read_parquet(
             locate(located.filter(problems()).head(1).collect(), plan, source)
     except pl.exceptions.PolarsError as err:
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
-    for _, tables in scans:
-        run.counts.add(tables)
 
     def hint() -> list[str]:
         return binary_columns_parquet(lf, schema, plan)
 
     frame = _narrow(lf, plan, keep_pos=False)
     sized = [(piece, int(s["rows"])) for piece, (s, _) in zip(pieces, scans, strict=True)]
-    return _Part(source, plan, frame, stats, hint, sized)
+    part = _Part(source, plan, frame, stats, hint, sized, [t for _, t in scans])
+    part.raw = lf
+    return part
 
 
 def _row_ranges(lf: pl.LazyFrame) -> list[pl.LazyFrame]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,15 +35,26 @@ NUMBER = frozenset({"int", "float"})
 SCALAR = frozenset({"int", "float", "string", "bool"})
 
 
+_STEP = re.compile(r"^(.*?)((?:\[\d*\])+)$")
+
+
 def split_path(dotted: str) -> tuple[str, ...]:
-    """``a.b[].c`` → ``("a", "b", "[]", "c")``."""
+    """``a.b[].c`` → ``("a", "b", "[]", "c")``; ``choices[0].review`` → ``("choices", "[0]",
+    "review")`` (``[]``: every element; ``[N]``: element N)."""
     parts: list[str] = []
     for piece in dotted.split("."):
-        if piece.endswith("[]"):
-            parts.extend([piece[:-2], "[]"])
+        match = _STEP.match(piece)
+        if match and match.group(1):
+            parts.append(match.group(1))
+            parts.extend(re.findall(r"\[\d*\]", match.group(2)))
         else:
             parts.append(piece)
     return tuple(parts)
+
+
+def is_index(key: str) -> bool:
+    """``[]`` or ``[N]``: a step into a list."""
+    return key.startswith("[") and key.endswith("]")
 
 
 @dataclass
@@ -58,7 +70,7 @@ class Shape:
         for key in path:
             if node is None:
                 return None
-            node = node.item if key == "[]" else node.children.get(key)
+            node = node.item if is_index(key) else node.children.get(key)
         return node
 
     def has(self, dotted: str) -> bool:
@@ -260,7 +272,8 @@ class Leaves:
         tree: dict[str, Any] = {}
         for path, dtype in self.paths.items():
             node = tree
-            for i, key in enumerate(path):
+            for i, step in enumerate(path):
+                key = "[]" if is_index(step) else step
                 last = i == len(path) - 1
                 if last:
                     node[key] = dtype
@@ -292,7 +305,10 @@ def _chain(path: tuple[str, ...]) -> pl.Expr:
         if path[i] == "[]":
             inner = _chain_element(path[i + 1 :])
             return expr.list.eval(inner)
-        expr = expr.struct.field(path[i])
+        if is_index(path[i]):
+            expr = expr.list.get(int(path[i][1:-1]), null_on_oob=True)
+        else:
+            expr = expr.struct.field(path[i])
         i += 1
     return expr
 
@@ -300,14 +316,19 @@ def _chain(path: tuple[str, ...]) -> pl.Expr:
 def _chain_element(rest: tuple[str, ...]) -> pl.Expr:
     expr = pl.element()
     for key in rest:
-        expr = expr.struct.field(key)
+        if key == "[]":
+            raise BadValue("".join(rest), "one [] at the most in a path")
+        if is_index(key):
+            expr = expr.list.get(int(key[1:-1]), null_on_oob=True)
+        else:
+            expr = expr.struct.field(key)
     return expr
 
 
 def _dtype_at(schema: pl.Schema, path: tuple[str, ...]) -> pl.DataType | None:
     dtype: pl.DataType | None = schema.get(path[0])
     for key in path[1:]:
-        if key == "[]":
+        if is_index(key):
             if not isinstance(dtype, (pl.List, pl.Array)):
                 return None
             dtype = dtype.inner

@@ -160,12 +160,17 @@ def _decompress(data: bytes, codec: str) -> bytes:
 
 
 def expand_paths(
-    paths: Sequence[str], stdin: BinaryIO | None = None, notes: list[str] | None = None
+    paths: Sequence[str],
+    stdin: BinaryIO | None = None,
+    notes: list[str] | None = None,
+    convert_lines: bool = True,
 ) -> list[Source]:
     """Files, directories (every shard inside, sorted), globs, FIFOs and ``-`` as sources, in
     order, each resolved to rows (:func:`resolve`). A path that exists is read as itself
     (brackets or stars in its name are no glob); the same file reached twice (listed twice, a
-    link beside its target, identical bytes) is read once, with a note in ``notes``."""
+    link beside its target, identical bytes) is read once, with a note in ``notes``.
+    ``convert_lines`` False (``--input-format jsonl``) reads EvalScope and Atropos lines as
+    plain rows, for ``--map`` into their own fields."""
     if not paths:
         raise InputError("no input given: pass a file, a directory, a glob or - for stdin")
     found: list[tuple[Source, bool]] = []
@@ -204,7 +209,7 @@ def expand_paths(
             raise InputError("no such file or directory", file=raw)
     sources: list[Source] = []
     for source, explicit in _distinct(found, notes):
-        resolved = resolve(source, explicit)
+        resolved = resolve(source, explicit, convert_lines)
         if resolved is not None:
             sources.append(resolved)
     if not sources:
@@ -296,7 +301,7 @@ def _first_byte(source: Source) -> bytes:
         stream.close()
 
 
-def resolve(source: Source, explicit: bool = True) -> Source | None:
+def resolve(source: Source, explicit: bool = True, convert_lines: bool = True) -> Source | None:
     """The source as rows the streaming reader takes: itself, or another tool's document
     converted in memory (:mod:`whilecli.io.formats.document`); None for a sidecar found
     inside a directory (named on its own, a sidecar is refused)."""
@@ -327,7 +332,7 @@ def resolve(source: Source, explicit: bool = True) -> Source | None:
         return source  # the streaming reader names the problem
     if head == b"[" or (head == b"{" and first is not None and not _one_object(first[1])):
         return _document(source, explicit)
-    if first is None:
+    if first is None or not convert_lines:
         return source
     try:
         row = parse_line(source, first[0], first[1])
@@ -574,6 +579,36 @@ def lmeval_results(source: Source) -> tuple[Path, Any] | None:
             and ("model_name" in doc or "config" in doc or "configs" in doc)
         ):
             return cand, doc
+    return None
+
+
+def sidecar_env(fmt: str, source: Source) -> str | None:
+    """The evaluation a file belongs to, as its writer's sidecars name it (vf-eval ``env_id`` or
+    ``env``, Prime RFT ``env``, lm-eval's task), or a converted document's own; else None."""
+    if source.env is not None:
+        return source.env
+    if source.path is None:
+        return None
+    meta = read_json_file(source.path.parent / "metadata.json")
+    if isinstance(meta, dict):
+        for key in ("env_id", "env", "env_name"):
+            if isinstance(meta.get(key), str):
+                return meta[key]
+        run = meta.get("run")
+        if isinstance(run, dict) and isinstance(run.get("env"), str):
+            return run["env"]
+    if fmt == "lm-eval":
+        found = lmeval_results(source)
+        tasks = None
+        if found is not None and isinstance(found[1], dict):
+            tasks = [t for t in (found[1].get("results") or {}) if isinstance(t, str)]
+        name = source.path.name
+        if name.startswith("samples_"):
+            for task in sorted(tasks or [], key=len, reverse=True):
+                if name.startswith(f"samples_{task}_"):
+                    return task
+        if tasks and len(tasks) == 1:
+            return tasks[0]
     return None
 
 

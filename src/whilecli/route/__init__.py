@@ -27,6 +27,7 @@ from whilecli.errors import UsageError
 if TYPE_CHECKING:
     from whilecli.route.model import Pool, Route
     from whilecli.route.options import RouteOptions
+    from whilecli.route.slices import Slices
 
 __all__ = [
     "Route",
@@ -139,9 +140,15 @@ def run_route(
     options: RouteOptions | None = None,
     stdin: BinaryIO | None = None,
     summary: bool | None = None,
+    pool: bool = False,
+    by: str | None = None,
     **option_overrides: Any,
-) -> Route:
+) -> Route | Slices:
     """Route graded rows: read → summarize → decide.
+
+    ``pool`` merges files that look like different evaluations on purpose; ``by`` routes each
+    input file (``"source"``) or each value of a column apart and returns
+    :class:`~whilecli.route.slices.Slices` (see :mod:`whilecli.route.slices`).
 
     ``paths`` (files, directories, globs, ``-`` for ``stdin``) are the rows of the model to
     train; ``teacher`` the teacher's rows on the same tasks, read with the same ``mapping``,
@@ -178,6 +185,7 @@ def run_route(
         "pass_threshold": pass_threshold,
         "input_format": input_format,
         "stdin": stdin,
+        "pool": pool,
     }
 
     def pool_of(given: list[str], what: str) -> Pool:
@@ -191,7 +199,38 @@ def run_route(
 
         return pool_from_summary(files, pass_threshold=pass_threshold)
 
-    pool = pool_of(student_paths, "the rows")
     if teacher_paths:
         opts = dataclasses.replace(opts, teacher=pool_of(teacher_paths, "--teacher"))
-    return decide(pool, opts)
+    if by is not None:
+        from whilecli.route.slices import Slices, split_rows
+
+        if by == "source":
+            from whilecli.io.sources import expand_paths
+
+            sources = expand_paths(student_paths, stdin)
+            if len(sources) == 1 and sources[0].data is not None and sources[0].path is None:
+                routes = [
+                    (
+                        sources[0].name,
+                        decide(
+                            summarize(
+                                read_rows(["-"], **{**read_args, "stdin": _Bytes(sources[0].data)})
+                            ),
+                            opts,
+                        ),
+                    )
+                ]  # noqa: E501
+            else:
+                routes = [(s.name, decide(pool_of([s.name], "the rows"), opts)) for s in sources]
+            return Slices("source", routes)
+        rows = read_rows(student_paths, **read_args, by=by)
+        return Slices(
+            by, [(name, decide(summarize(part), opts)) for name, part in split_rows(rows)]
+        )
+    return decide(pool_of(student_paths, "the rows"), opts)
+
+
+def _Bytes(data: bytes) -> BinaryIO:  # noqa: N802
+    import io
+
+    return io.BytesIO(data)

@@ -1,0 +1,59 @@
+"""``while formats``: every input format the reader knows, how it is detected, and which field
+feeds each canonical field (:data:`whilecli.io.formats.FORMATS`). Thin: print the table."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from whilecli.commands._common import user_errors
+
+
+@user_errors
+def formats_command(
+    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    aliases: bool = typer.Option(
+        False, "--aliases", help="Also print the alias table (first match wins)."
+    ),
+) -> None:
+    """List the input formats: how each is detected and where each field is read from."""
+    from whilecli.io import aliases as table
+    from whilecli.io.formats import FORMATS
+
+    alias_table = {
+        "task_id": list(table.TASK_ALIASES) + ["else a hash of the prompt"],
+        "prompt": list(table.PROMPT_ALIASES),
+        "reward": list(table.REWARD_ALIASES) + [f"{table.REWARD_PARTS} dict: Σ score × weight"],
+        "truncated": [
+            a if v is None else f"{a} in {sorted(v)}" for a, v in table.TRUNCATION_ALIASES
+        ],
+        "model": list(table.MODEL_ALIASES),
+        "behavior_logprobs": list(table.LOGPROB_ALIASES),
+        "completion": list(table.COMPLETION_ALIASES),
+    }
+    if as_json:
+        out = {
+            "formats": [
+                {"name": f.name, "tool": f.tool, "detected": f.detected, "fields": f.fields}
+                for f in FORMATS
+            ]
+        }
+        if aliases:
+            out["aliases"] = alias_table
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        return
+    lines: list[str] = []
+    for f in FORMATS:
+        lines.append(f"{f.name}: {f.tool}")
+        lines.append(f"    detected: {f.detected}")
+        for key, where in f.fields.items():
+            lines.append(f"    {'every field' if key == '*' else key}: {where}")
+    if aliases:
+        lines.append("")
+        lines.append("alias table (first match wins; dotted = nested; --map FIELD=PATH overrides):")
+        lines += [f"    {k}: {', '.join(v)}" for k, v in alias_table.items()]
+    lines.append("")
+    lines.append("--input-format NAME forces one; --map FIELD=PATH reads a field from any path.")
+    sys.stdout.write("\n".join(lines) + "\n")

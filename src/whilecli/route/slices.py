@@ -1,0 +1,150 @@
+"""Routes of a pool taken apart: ``--by source`` (one route per input file) and ``--by COLUMN``
+(one route per value of a column: a difficulty, a subset, an environment's name).
+
+:func:`route_slices` reads once (``--by COLUMN``) or each source apart (``--by source``),
+decides every slice with the same options and returns :class:`Slices`: one summary table across
+slices, then each slice's full Route. Every output format renders it (:func:`render_slices`);
+the exit code is the worst slice's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from whilecli.errors import InputError
+from whilecli.io.rows import Rows
+from whilecli.route.model import SCHEMA_VERSION, Route
+
+#: Slices routed at the most (a column with thousands of values is no slicing column).
+MAX_SLICES = 64
+
+
+@dataclass
+class Slices:
+    """The route of every slice of a pool, in the order the slices were found."""
+
+    by: str  # "source" or the column
+    routes: list[tuple[str, Route]]
+
+    @property
+    def exit_code(self) -> int:
+        return max((r.exit_code for _, r in self.routes), default=0)
+
+    def table(self) -> list[dict[str, Any]]:
+        """One line per slice: what a reader compares across slices."""
+        out = []
+        for name, route in self.routes:
+            p1 = route.summary.get("pass_at_1")
+            out.append(
+                {
+                    "slice": name,
+                    "route": route.route,
+                    "method": route.method,
+                    "tasks": route.summary.get("tasks"),
+                    "rows": route.summary.get("rows"),
+                    "k": route.summary.get("k"),
+                    "pass_at_1": None if p1 is None else p1.to_dict(),
+                    "exit_code": route.exit_code,
+                }
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "by": self.by,
+            "exit_code": self.exit_code,
+            "summary": self.table(),
+            "slices": [{"slice": name, **route.to_dict()} for name, route in self.routes],
+        }
+
+
+def split_rows(rows: Rows) -> list[tuple[str, Rows]]:
+    """The rows of each value of their ``slice`` column (read with ``by=COLUMN``)."""
+    frame = rows.frame.collect()
+    values = frame.get_column("slice").unique(maintain_order=True).to_list()
+    if len(values) > MAX_SLICES:
+        raise InputError(
+            f"--by: the column has {len(values)} values; at most {MAX_SLICES} slices are routed",
+            field="slice",
+        )
+    out = []
+    for value in values:
+        part = frame.filter(
+            pl.col("slice").is_null() if value is None else pl.col("slice") == value
+        ).drop("slice")
+        out.append(
+            (
+                "(none)" if value is None else str(value),
+                Rows(
+                    frame=part.lazy(),
+                    paths=rows.paths,
+                    format=rows.format,
+                    sources=rows.sources,
+                    pass_threshold=rows.pass_threshold,
+                    threshold_explicit=rows.threshold_explicit,
+                    partial_rows=int(((part["reward"] > 0) & (part["reward"] < 1)).sum()),
+                    has_logprobs=rows.has_logprobs,
+                    has_values=rows.has_values,
+                    notes=list(rows.notes),
+                ),
+            )
+        )
+    return out
+
+
+def render_slices(slices: Slices, fmt: str) -> str:
+    """The report of every slice in ``fmt`` (text, json, markdown, github), the table first."""
+    import json
+
+    from whilecli.route.report import render
+
+    if fmt == "json":
+        return json.dumps(slices.to_dict(), indent=2, allow_nan=False) + "\n"
+    table = slices.table()
+    if fmt == "markdown":
+        lines = [
+            f"## Routes by {slices.by}",
+            "",
+            "| slice | route | tasks | rows | pass@1 |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {t['slice']} | {t['route']} | {t['tasks']} | {t['rows']} | {_p1(t)} |"
+            for t in table
+        ]
+        body = [render(route, "markdown") for _, route in slices.routes]
+        return "\n".join(lines) + "\n\n" + "\n\n".join(body)
+    if fmt == "github":
+        out = [
+            f"::notice title=while route ({slices.by} {t['slice']})::{t['route']}: pass@1 {_p1(t)}"
+            for t in table
+        ]
+        for name, route in slices.routes:
+            out += [f"{line} [{slices.by} {name}]" if line.startswith("::") else line
+                    for line in render(route, "github").splitlines()]  # fmt: skip
+        return "".join(f"{line}\n" for line in out)
+    from whilecli.route.render_text import text_to_string
+
+    width = max(len(str(t["slice"])) for t in table)
+    head = [f"Routes by {slices.by} ({len(table)} slices)"]
+    head += [f"  {str(t['slice']).ljust(width)}  {t['route']:<15} {_p1(t)}" for t in table]
+    parts = ["\n".join(head)]
+    for name, route in slices.routes:
+        parts.append(f"── {slices.by}: {name} " + "─" * 20 + "\n" + text_to_string(route))
+    return "\n\n".join(parts) + "\n"
+
+
+def _p1(line: dict[str, Any]) -> str:
+    p1 = line["pass_at_1"]
+    if p1 is None or p1["value"] is None:
+        return "n/a"
+    if p1["low"] is None:
+        return f"{p1['value']:.2f} [no interval] n={p1['n_tasks']} tasks ({p1['n_rows']} rows)"
+    return (
+        f"{p1['value']:.2f} [{p1['low']:.2f}, {p1['high']:.2f}] n={p1['n_tasks']} tasks"
+        f" ({p1['n_rows']} rows)"
+    )
