@@ -55,7 +55,7 @@ from whilecli.route.pool import Counts, count_queries
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
-AUX = ("__passed", "__lp", "__vals", "__gen", "__slice")
+AUX = ("__passed", "__lp", "__vals", "__slice")
 READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c != "passed"]
 
 
@@ -70,7 +70,6 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     "__passed": pl.Boolean(),
     "__lp": pl.Boolean(),
     "__vals": pl.Boolean(),
-    "__gen": pl.Boolean(),
     "__slice": pl.String(),
 }
 
@@ -155,14 +154,7 @@ def read_rows(
         for tables in part.tables:
             counts.add(tables)
     for part in parts:
-        if part.stats["replies"] and not part.stats["generated"]:
-            raise InputError(
-                f"nothing was generated: all {part.stats['replies']} replies"
-                f" ({part.plan.completion_field}) are empty, as in an interrupted or intermediate"
-                " save; route a file whose rows hold the model's replies",
-                file=part.source.name,
-                field=part.plan.completion_field,
-            )
+        refuse_nothing_generated(part)
     if pass_threshold is None:
         for part in parts:
             if part.plan.passed is None:  # --map passed=COLUMN defines pass/fail itself
@@ -286,9 +278,6 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
         ),
         (plan.has_logprobs if plan.has_logprobs is not None else pl.lit(False)).alias("__lp"),
         (plan.has_values if plan.has_values is not None else pl.lit(False)).alias("__vals"),
-        (plan.generated if plan.generated is not None else pl.lit(None, dtype=pl.Boolean)).alias(
-            "__gen"
-        ),
         (plan.slice if plan.slice is not None else pl.lit(None, dtype=pl.String)).alias("__slice"),
     ]
     exprs = [
@@ -326,9 +315,7 @@ def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
         "partial": sum(s["partial"] or 0 for s in stats),
         "lo": min(lows) if lows else None,
         "hi": max(highs) if highs else None,
-        "generated": sum(s["generated"] or 0 for s in stats),
         "digest": sum(s["digest"] or 0 for s in stats),
-        "replies": sum(s["replies"] or 0 for s in stats),
         **{k: any(s[k] for s in stats) for k in ("bad", "lp", "vals", "versioned")},
     }
 
@@ -349,9 +336,7 @@ def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
         lp=pl.col("__lp").any(),
         vals=pl.col("__vals").any(),
         versioned=pl.col("model").str.contains("@", literal=True).any(),
-        generated=pl.col("__gen").sum(),
         digest=_row_digest(),
-        replies=pl.col("__gen").count(),
         touched=pl.sum_horizontal(
             pl.col(c).null_count() for c in ("truncated", "policy_version", "__passed")
         ),
@@ -408,6 +393,35 @@ def _stem(name: str) -> str:
     for suffix in (".gz", ".zst", ".zstd"):
         base = base.removesuffix(suffix)
     return base.rsplit(".", 1)[0]
+
+
+#: Rows whose replies are looked at first; the whole file only when all of them are empty.
+REPLY_SAMPLE = 1000
+
+
+def refuse_nothing_generated(part: _Part) -> None:
+    """Refuse a file whose every reply is empty (an interrupted or intermediate save): routed,
+    it would read as a floor. The first rows are checked, the whole file only if all of those
+    are empty, so a file with replies pays for a glance."""
+    plan = part.plan
+    if plan.generated is None or part.raw is None:
+        return
+    try:
+        head = part.raw.head(REPLY_SAMPLE).select(g=plan.generated).collect()["g"]
+        if head.count() == 0 or head.any():
+            return
+        full = part.raw.select(g=plan.generated.any(), n=plan.generated.count()).collect()
+    except pl.exceptions.PolarsError:
+        return
+    if full["g"][0]:
+        return
+    raise InputError(
+        f"nothing was generated: all {full['n'][0]} replies ({plan.completion_field}) are"
+        " empty, as in an interrupted or intermediate save; route a file whose rows hold the"
+        " model's replies",
+        file=part.source.name,
+        field=plan.completion_field,
+    )
 
 
 class PoolingError(InputError):
