@@ -13,6 +13,7 @@ import math
 import polars as pl
 
 from whilecli.route import stats
+from whilecli.route.identity import closest, same_model
 from whilecli.route.model import CheckResult, Pool, Status
 from whilecli.route.options import RouteOptions
 from whilecli.route.tokenizer import vocab_size
@@ -312,22 +313,30 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         warn = f"on-policy unchecked (rows name {sorted(named) or 'no model'}); pass --model M"
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
     base, _, version = options.model.partition("@")
-    current = options.model if version else None
-    mine = named.get(base, 0)
+    current = version or None
+    mine = sum(c for m, c in named.items() if same_model(m, base))
     measured["on_policy_share"] = stats.wilson(mine, naming, n_tasks=pool.n_tasks)
     if naming == 0:
         why = "no row names the model that wrote it"
         warn = "on-policy unknown: the rows carry no model field"
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
     warnings = [f"{unnamed} rows name no model"] if unnamed else []
-    others = sorted(m for m in named if m != base)
+    others = sorted(m for m in named if not same_model(m, base))
     if others:
+        near = closest(base, others)
+        hint = (
+            f"; closest to {base}: {', '.join(near)} (a different model: names match without"
+            " case and organisation, nothing else)"
+            if near and not mine
+            else ""
+        )
         why = (
             f"{naming - mine} of {naming} rows come from another model ({', '.join(others)}): "
-            "SFT on these rows, or OPD from their model"
+            f"SFT on these rows, or OPD from their model{hint}"
         )
+        measured["closest_models"] = near
         return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
-    stale = sorted(v for v in versions if v != current) if current else []
+    stale = sorted(v for v in versions if v.partition("@")[2] != current) if current else []
     if (current and stale) or (not current and len(versions) > 1):
         seen = ", ".join(sorted(versions))
         why = (
