@@ -233,3 +233,23 @@ def test_row_method_errors_name_the_file_of_the_row(tmp_path: Path) -> None:
     assert both.exit_code == 2
     assert f"{bad}:2: field 'factor': value 2.0 is outside (0.0, 1.0]" in both.stderr
     assert "polars" not in both.stderr.lower() and "Traceback" not in both.output
+
+
+def test_ada_and_the_row_methods_take_map_and_stdin(tmp_path: Path) -> None:
+    rows = [
+        {"q": "a", "ok": 1, "reward": 5.0, "factor": 1.0},
+        {"q": "a", "ok": 1, "reward": 5.0, "factor": 0.5},
+        {"q": "a", "ok": 0, "reward": 5.0},
+        {"q": "a", "ok": 0, "reward": 5.0},
+    ]
+    path = _jsonl(tmp_path / "rows.jsonl", rows)
+    flags = ["--map", "task_id=q", "--map", "reward=ok", "--format", "json"]
+    ada = runner.invoke(app, ["ada", str(path), *flags])
+    assert ada.exit_code == 0, ada.output
+    report = json.loads(ada.stdout)
+    assert report["columns"]["task_id"] == "q (--map)" and report["stats"]["retired"] == 1
+    gar = runner.invoke(app, ["update", str(path), "--method", "groupwise", *flags])
+    assert gar.exit_code == 0, gar.output
+    assert json.loads(gar.stdout)["stats"]["groups_touched"] == 1
+    piped = runner.invoke(app, ["ada", "-", *flags], input=path.read_text())
+    assert piped.exit_code == 0 and json.loads(piped.stdout)["stats"] == report["stats"]

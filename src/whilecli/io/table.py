@@ -21,6 +21,7 @@ each row came from, so :meth:`Table.error` names ``FILE:LINE`` (JSONL, 1-based) 
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -195,7 +196,7 @@ def read_sources(
     """:func:`read_table` on sources already expanded."""
     if input_format is not None and input_format not in FORMATS:
         raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
-    if pass_threshold is not None and not _finite(pass_threshold):
+    if pass_threshold is not None and not math.isfinite(pass_threshold):
         raise UsageError(f"--pass-threshold {pass_threshold}: must be a finite number")
     mapping = dict(mapping or {})
     bad = sorted(set(mapping) - set(MAPPABLE))
@@ -281,10 +282,6 @@ def read_sources(
     )
 
 
-def _finite(value: float) -> bool:
-    return isinstance(value, (int, float)) and value - value == 0
-
-
 def _unfiled(err: InputError) -> InputError:
     """An error about a frame built in code names its row, never the placeholder file."""
     if err.file != MEMORY_NAME:
@@ -334,7 +331,7 @@ class _Part:
     source: Source
     index: int
     plan: Plan
-    canonical: pl.DataFrame  # CANONICAL_SCHEMA less passed, plus __passed
+    canonical: pl.DataFrame  # CANONICAL_SCHEMA less passed, plus __passed (and __pos)
     frame: pl.DataFrame
     positions: pl.Series  # each row's 0-based row in the source
     hint: Callable[[], list[str]]
