@@ -29,7 +29,7 @@ def ada_reference(
     kept: dict[int, float] = {}
     for task in dict.fromkeys(tasks):
         idx = [i for i, t in enumerate(tasks) if t == task]
-        right = [rewards[i] > threshold for i in idx]
+        right = [rewards[i] >= threshold for i in idx]
         n_right = sum(right)
         n_wrong = len(idx) - n_right
         rounds = math.ceil(len(idx) / round_size)
@@ -99,11 +99,15 @@ def test_hand_example() -> None:
     assert any("max_rounds" in n for n in positive.notes)
 
 
-def test_threshold_is_strict() -> None:
-    frame = pl.DataFrame({"task_id": ["a"] * 4, "reward": [0.7, 0.7, 0.71, 0.71]})
-    res = ReinforceAda().plan(frame)
+def test_a_rollout_is_right_when_it_passes() -> None:
+    """The route's rule: reward ≥ pass_threshold (default 1.0)."""
+    frame = pl.DataFrame({"task_id": ["a"] * 4, "reward": [0.69, 0.69, 0.7, 0.71]})
+    res = ReinforceAda(pass_threshold=0.7).plan(frame)
     assert res.tasks.get_column("right").to_list() == [2]
     assert res.tasks.get_column("status").to_list() == ["retired"]
+    default = ReinforceAda().plan(frame.with_columns(reward=pl.Series([1.0, 0.99, 1.0, 0.0])))
+    assert default.tasks.get_column("right").to_list() == [2]
+    assert default.columns["passed"] == "reward ≥ 1"
 
 
 @settings(max_examples=80, deadline=None)
@@ -133,11 +137,10 @@ def test_matches_the_plain_loop(
         "round_size": keep + extra,
         "max_rounds": max_rounds,
         "exit": exit,
-        "threshold": 0.7,
     }
     frame = pl.DataFrame({"task_id": tasks, "reward": rewards, "idx": list(range(len(tasks)))})
-    res = ReinforceAda(**knobs).plan(frame)
-    want = ada_reference(tasks, rewards, **knobs)
+    res = ReinforceAda(**knobs, pass_threshold=0.7).plan(frame)
+    want = ada_reference(tasks, rewards, **knobs, threshold=0.7)
     assert dict(res.tasks.select("task_id", "status").iter_rows()) == want["status"]
     assert res.selection.get_column("idx").to_list() == want["kept"]
     assert res.selection.get_column("advantage").to_list() == pytest.approx(want["advantage"])
@@ -168,10 +171,10 @@ def test_matches_the_plain_loop(
         ({"max_rounds": 0}, r"max_rounds must be .*\(default 4\), got 0"),
         ({"exit": "negative"}, r"exit must be balanced or positive \(default balanced\)"),
         (
-            {"threshold": float("nan")},
-            r"threshold must be a finite number \(default 0.7\), got nan",
+            {"pass_threshold": float("nan")},
+            r"pass_threshold must be a finite number \(default 1.0\), got nan",
         ),
-        ({"threshold": "high"}, r"threshold must be a finite number \(default 0.7\)"),
+        ({"pass_threshold": "high"}, r"pass_threshold must be a finite number \(default 1.0\)"),
         ({"keep": 2.5}, r"keep must be an integer"),
     ],
 )
@@ -181,22 +184,29 @@ def test_bad_knobs_name_the_default(knobs: dict, message: str) -> None:
 
 
 def test_bad_input() -> None:
-    with pytest.raises(InputError, match="field 'task_id'"):
+    """A frame built in code is read by the route's rules; errors name the row, no file."""
+    with pytest.raises(InputError, match="field 'task_id': no task id column") as err:
         ReinforceAda().plan(pl.DataFrame({"reward": [1.0]}))
-    with pytest.raises(InputError, match=r"row 1: field 'reward': value is not finite"):
+    assert err.value.file is None
+    with pytest.raises(InputError, match=r"^row 1: field 'reward': reward is inf, not a finite"):
         ReinforceAda().plan(pl.DataFrame({"task_id": ["a", "a"], "reward": [1.0, float("inf")]}))
-    with pytest.raises(InputError, match=r"row 0: field 'task_id': task id is missing"):
+    with pytest.raises(InputError, match=r"^row 0: field 'task_id': no task id"):
         ReinforceAda().plan(pl.DataFrame({"task_id": [None, "a"], "reward": [1.0, 0.0]}))
+    with pytest.raises(InputError, match=r"outside \[0, 1\].*--pass-threshold"):
+        ReinforceAda().plan(pl.DataFrame({"task_id": ["a", "a"], "reward": [2.0, 0.0]}))
+    ok = ReinforceAda(pass_threshold=1.5).plan(
+        pl.DataFrame({"task_id": ["a", "a"], "reward": [2.0, 0.0]})
+    )
+    assert ok.tasks.get_column("right").to_list() == [1]
 
 
 def test_task_id_aliases_nested_and_prompt_hash(tmp_path) -> None:
-    from whilecli.methods.rowio import read_rows
+    from whilecli.methods.rowio import read_table
 
     path = tmp_path / "rows.jsonl"
     rows = [(1.0, "x"), (0.0, "x"), (1.0, "y"), (1.0, "x"), (0.0, "x")]
     path.write_text("".join(f'{{"task": {{"key": "{k}"}}, "reward": {r}}}\n' for r, k in rows))
-    frame, source = read_rows(str(path))
-    res = ReinforceAda().plan(frame, source)
+    res = ReinforceAda().plan(read_table([str(path)]))
     assert res.columns["task_id"] == "task.key"
     assert dict(res.tasks.select("task_id", "status").iter_rows()) == {
         "x": "retired",
@@ -204,5 +214,5 @@ def test_task_id_aliases_nested_and_prompt_hash(tmp_path) -> None:
     }
     by_prompt = pl.DataFrame({"prompt": [k for _, k in rows], "reward": [r for r, _ in rows]})
     hashed = ReinforceAda().plan(by_prompt)
-    assert hashed.columns["task_id"] == "hash(prompt)"
+    assert hashed.columns["task_id"] == "hash of prompt text (prompt)"
     assert hashed.tasks.get_column("drawn").to_list() == [4, 1]

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -81,18 +82,20 @@ def test_a_malformed_part_is_refused_with_its_name(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_the_row_methods_read_the_same_sum(tmp_path: Path, kind: str) -> None:
     path = dict(zip(("jsonl", "parquet"), _files(tmp_path, ROWS), strict=True))[kind]
-    frame, source = rowio.read_rows(str(path))
-    values, name = rowio.reward_column(frame, source)
-    assert name == "rewards" and values.to_list() == WANT
+    table = rowio.read_table([str(path)], pass_threshold=1.0)  # 1.5: a threshold is needed
+    assert table.fields["reward"] == "rewards"
+    assert table.canonical["reward"].to_list() == WANT
 
 
 def test_the_row_methods_refuse_a_part_without_a_score(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({"task_id": "a", "rewards": {"acc": {"value": 1}}}) + "\n")
-    frame, source = rowio.read_rows(str(path))
-    with pytest.raises(InputError, match="score, weight") as err:
-        rowio.reward_column(frame, source)
-    assert err.value.field == "rewards.acc"
+    # the row methods read as the route reads: a dict of parts without scores is no reward
+    with pytest.raises(InputError, match="no reward column") as err:
+        rowio.read_table([str(path)])
+    with pytest.raises(InputError) as route:
+        read_rows([str(path)])
+    assert str(err.value) == str(route.value) and err.value.field == "reward"
 
 
 def test_ada_runs_on_rows_with_a_rewards_dict(tmp_path: Path) -> None:
@@ -130,13 +133,12 @@ def test_no_scored_part_is_0_and_no_dict_is_no_reward(tmp_path: Path, kind: str)
     cols = read_batch(path)
     assert cols.rewards is not None and cols.rewards[:2].tolist() == [1.0, 0.0]
     assert cols.reward_present is not None and cols.reward_present.tolist() == [True, True, False]
-    frame, source = rowio.read_rows(str(path))
     with pytest.raises(InputError, match="missing") as err:
-        rowio.reward_column(frame, source)
+        rowio.read_table([str(path)])
     assert err.value.field == "rewards"
     assert (err.value.line, err.value.row) == ((3, None) if kind == "jsonl" else (None, 2))
-    values, _ = rowio.reward_column(frame.head(2), source)
-    assert values.to_list() == [1.0, 0.0]
+    table = rowio.table_of(pl.DataFrame(rows[:2]).drop("logprobs"))
+    assert table.canonical["reward"].to_list() == [1.0, 0.0]
 
 
 def test_a_dict_in_a_reward_column_is_not_a_number(tmp_path: Path) -> None:

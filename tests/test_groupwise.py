@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.groupwise import GroupwiseGrading, check_spread
-from whilecli.methods.rowio import read_rows
+from whilecli.methods.rowio import read_table
 
 # ---------------------------------------------------------------- slow references
 
@@ -124,7 +124,12 @@ def test_ranking_maps_mean_ranks_linearly() -> None:
     )
     res = GroupwiseGrading().apply(frame)
     assert res.frame.get_column("gar_factor").to_list()[:4] == pytest.approx([0.75, 0.75, 1.0, 0.5])
-    assert res.columns == {"task_id": "problem_id", "reward": "score", "rank": "rank"}
+    assert res.columns == {
+        "task_id": "problem_id",
+        "reward": "score",
+        "passed": "reward ≥ 1",
+        "rank": "rank",
+    }
     with pytest.raises(UsageError, match="min_factor"):
         GroupwiseGrading(min_factor=0.0)
 
@@ -256,7 +261,8 @@ def _frame(rows: dict, use: str) -> pl.DataFrame:
 @settings(max_examples=80, deadline=None)
 @given(rows=gar_rows(), use=st.sampled_from(["factor", "rank"]), cap=st.sampled_from([1.0, 3.0]))
 def test_gar_matches_the_plain_loop(rows: dict, use: str, cap: float) -> None:
-    res = GroupwiseGrading(cap=cap).apply(_frame(rows, use))
+    # rewards up to 2: a pass threshold must be given (the route's rule)
+    res = GroupwiseGrading(cap=cap, pass_threshold=1.0).apply(_frame(rows, use))
     want_adv, want_rew = gar_reference(
         rows["tasks"],
         rows["rewards"],
@@ -273,7 +279,7 @@ def test_gar_matches_the_plain_loop(rows: dict, use: str, cap: float) -> None:
 @given(rows=gar_rows())
 def test_gar_preserves_group_sums_and_leaves_unanimous_groups(rows: dict) -> None:
     frame = _frame(rows, "factor")
-    out = GroupwiseGrading().apply(frame).frame
+    out = GroupwiseGrading(pass_threshold=1.0).apply(frame).frame
     by = out.group_by("task_id").agg(
         adv=pl.col("advantage").sum(),
         new=pl.col("reward").sum(),
@@ -313,7 +319,7 @@ def test_grs_matches_the_equation(data: list, floor: float) -> None:
         {"reward": rewards, "solution_score": sol, "behavior_score": beh},
         schema={"reward": pl.Float64, "solution_score": pl.Float64, "behavior_score": pl.Float64},
     )
-    res = GroupwiseGrading(mode="reward", floor=floor).apply(frame)
+    res = GroupwiseGrading(mode="reward", floor=floor, pass_threshold=1.0).apply(frame)
     want = grs_reference(rewards, sol, beh, floor, 1.0)
     assert res.frame.get_column("reward").to_list() == pytest.approx(want, abs=1e-12)
     missing = sum(1 for r, a, b in data if r >= 1.0 and (a is None or b is None))
@@ -377,14 +383,14 @@ def test_bad_values_in_files_name_file_and_line(tmp_path) -> None:
         '{"task_id": "a", "reward": 0, "factor": null}\n'
         '{"task_id": "a", "reward": 1, "factor": "high"}\n'
     )
-    frame, source = read_rows(str(path))
+    table = read_table([str(path)])
     with pytest.raises(InputError) as err:
-        GroupwiseGrading().apply(frame, source)
+        GroupwiseGrading().apply(table)
     assert str(err.value).startswith(f"{path}:4: field 'factor': expected a number")
     parquet = tmp_path / "rows.parquet"
     pl.DataFrame(
         {"task_id": ["a", "a"], "reward": [1.0, 0.0], "factor": [0.5, float("nan")]}
     ).write_parquet(parquet)
-    frame, source = read_rows(str(parquet))
+    table = read_table([str(parquet)])
     with pytest.raises(InputError, match=rf"{parquet}: row 1: field 'factor': value is not finite"):
-        GroupwiseGrading().apply(frame, source)
+        GroupwiseGrading().apply(table)

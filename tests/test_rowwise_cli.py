@@ -184,7 +184,8 @@ def test_bad_input_names_file_line_and_field(tmp_path: Path) -> None:
     )
     result = runner.invoke(app, ["update", str(nan), "--method", "groupwise"])
     assert result.exit_code == 2
-    assert f"{nan}:3: not valid JSON (NaN is not a JSON number" in result.stderr
+    # as the route reads it: NaN parses, and a reward that is not finite is refused
+    assert f"{nan}:3: field 'reward': reward is nan, not a finite number" in result.stderr
     missing = runner.invoke(app, ["update", str(tmp_path / "nope.jsonl"), "--method", "rm"])
     assert missing.exit_code == 2 and "no such file" in missing.stderr
 
@@ -210,10 +211,17 @@ def test_ada_end_to_end(tmp_path: Path) -> None:
     assert selection["advantage"].to_list() == pytest.approx([0.625, -0.375, -0.375, 0.625])
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "exists; pass --force" in again.stderr
+    # c's rewards of 0.9 fail at the default pass threshold (reward ≥ 1.0) ...
     js = runner.invoke(app, ["ada", str(rows), "--format", "json", "--exit", "positive"])
     report = json.loads(js.stdout)
+    assert report["next_round"] == ["b", "c"] and report["knobs"]["pass_threshold"] == 1.0
+    assert report["columns"]["passed"] == "reward ≥ 1"
+    assert any("strictly between 0 and 1" in n for n in report["notes"])
+    # ... and pass at 0.7
+    flags = ["--format", "json", "--exit", "positive", "--pass-threshold", "0.7"]
+    report = json.loads(runner.invoke(app, ["ada", str(rows), *flags]).stdout)
     assert report["next_round"] == ["b"] and report["knobs"]["exit"] == "positive"
-    assert report["stats"]["retired"] == 2
+    assert report["stats"]["retired"] == 2 and report["knobs"]["pass_threshold"] == 0.7
 
 
 @pytest.mark.parametrize(
@@ -223,7 +231,9 @@ def test_ada_end_to_end(tmp_path: Path) -> None:
         (["--round-size", "2"], "round_size must be an integer >= keep (4) (default 8)"),
         (["--max-rounds", "0"], "(default 4), got 0"),
         (["--exit", "all"], "exit must be balanced or positive (default balanced)"),
-        (["--threshold", "nan"], "threshold must be a finite number (default 0.7), got nan"),
+        (["--pass-threshold", "nan"], "pass_threshold must be a finite number (default 1.0)"),
+        (["--threshold", "nan"], "pass_threshold must be a finite number (default 1.0)"),
+        (["--threshold", "0.5", "--pass-threshold", "0.5"], "old name of --pass-threshold"),
         (["--format", "yaml"], "--format must be text or json"),
     ],
 )

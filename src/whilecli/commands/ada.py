@@ -1,6 +1,7 @@
 """`while ada ROWS`: ReinforceAda's next sampling round and balanced selection.
 
-Reads the rollouts drawn so far, says per task whether it is retired, needs another
+Reads the rollouts drawn so far (files, directories, globs or ``-``, through the one reading
+layer: the route's task ids, rewards and pass rule, reward ≥ ``--pass-threshold``), says per task whether it is retired, needs another
 round of ``--round-size`` draws, or has run out of rounds, writes the task list to draw
 again (``--next-round FILE``) and the balanced ``--keep`` selection with advantage
 r − p̂ (``-o FILE``), and prints the stats.
@@ -8,24 +9,39 @@ r − p̂ (``-o FILE``), and prints the stats.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from whilecli.commands._common import user_errors
-from whilecli.commands.rowwise import check_format, check_output, print_report
+from whilecli.commands.rowwise import (
+    check_format,
+    check_output,
+    input_label,
+    print_report,
+    read_inputs,
+)
 from whilecli.errors import InputError, UsageError
+
+#: The note ``--threshold`` prints: the option's old name, with its old strict rule.
+THRESHOLD_DEPRECATED = (
+    "note: --threshold is deprecated; use --pass-threshold (a rollout passes at reward ≥ T,"
+    " the route's rule)"
+)
 
 
 def run_ada(
-    path: str,
+    path: str | Sequence[str],
     *,
     keep: int = 4,
     round_size: int = 8,
     max_rounds: int = 4,
     exit: str = "balanced",
-    threshold: float = 0.7,
+    pass_threshold: float | None = None,
+    mapping: dict[str, str] | None = None,
     next_round: str | None = None,
     output: str | None = None,
     force: bool = False,
@@ -39,7 +55,11 @@ def run_ada(
     from whilecli.methods.ada import ReinforceAda
 
     ada = ReinforceAda(
-        keep=keep, round_size=round_size, max_rounds=max_rounds, exit=exit, threshold=threshold
+        keep=keep,
+        round_size=round_size,
+        max_rounds=max_rounds,
+        exit=exit,
+        pass_threshold=pass_threshold,
     )
     check_format(fmt)
     if "-" in (next_round, output):
@@ -49,13 +69,13 @@ def run_ada(
         raise UsageError("--next-round and -o name the same file")
     check_output(next_round, force=force)
     check_output(output, force=force)
-    frame, source = rowio.read_rows(path)
+    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold)
     try:
-        result = ada.plan(frame, source)
+        result = ada.plan(table)
     except InputError as err:
-        raise source.locate(err) from None
+        raise table.locate(err) from None
     written: dict[str, str] = {}
-    notes = list(result.notes)
+    notes = [*table.notes, *result.notes]
     if next_round is not None:
         rowio.write_rows(result.next_round, next_round, force=force)
         written["next round"] = next_round
@@ -69,13 +89,14 @@ def run_ada(
     report: dict[str, Any] = {
         "title": f"ada (ReinforceAda, exit {ada.exit}, keep {ada.keep})",
         "method": "ada",
-        "input": path,
+        "input": input_label(path),
+        "format": table.format,
         "knobs": {
             "keep": ada.keep,
             "round_size": ada.round_size,
             "max_rounds": ada.max_rounds,
             "exit": ada.exit,
-            "threshold": ada.threshold,
+            "pass_threshold": table.pass_threshold,
         },
         "columns": result.columns,
         "stats": result.stats,
@@ -92,13 +113,24 @@ def run_ada(
 
 @user_errors
 def ada_command(
-    rows: str = typer.Argument(..., help="Rollouts drawn so far (JSONL or Parquet; - for stdin)."),
+    rows: list[str] = typer.Argument(
+        ...,
+        help="Rollouts drawn so far: files, directories, globs (JSONL or Parquet; - for stdin).",
+    ),
     keep: int = typer.Option(4, "--keep", help="Rollouts kept per retired task."),
     round_size: int = typer.Option(8, "--round-size", help="Draws per task per round."),
     max_rounds: int = typer.Option(4, "--max-rounds", help="Rounds before a task is given up."),
     exit: str = typer.Option("balanced", "--exit", help="Retire rule: balanced or positive."),
-    threshold: float = typer.Option(
-        0.7, "--threshold", help="A rollout is right iff reward > this."
+    pass_threshold: float | None = typer.Option(
+        None,
+        "--pass-threshold",
+        help="A rollout passes at reward ≥ T (default 1.0; needed for rewards outside [0, 1]).",
+    ),
+    threshold: float | None = typer.Option(
+        None, "--threshold", hidden=True, help="Deprecated: --pass-threshold."
+    ),
+    map_: list[str] | None = typer.Option(
+        None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN."
     ),
     next_round: str | None = typer.Option(
         None, "--next-round", help="Write the tasks to draw again here (.parquet or .jsonl)."
@@ -110,13 +142,21 @@ def ada_command(
     fmt: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:
     """ReinforceAda: which tasks to draw again, and the balanced selection of the rest."""
+    from whilecli.io.read import parse_map
+
+    if threshold is not None:
+        if pass_threshold is not None:
+            raise UsageError("--threshold is the old name of --pass-threshold: pass one")
+        sys.stderr.write(THRESHOLD_DEPRECATED + "\n")
+        pass_threshold = threshold
     code = run_ada(
         rows,
         keep=keep,
         round_size=round_size,
         max_rounds=max_rounds,
         exit=exit,
-        threshold=threshold,
+        pass_threshold=pass_threshold,
+        mapping=parse_map(map_ or []),
         next_round=next_round,
         output=output,
         force=force,

@@ -1,6 +1,7 @@
 """`while update --method groupwise|rm ROWS`: the row-wise methods, end to end.
 
-Read the rows (JSONL or Parquet), apply GroupwiseGrading (GRS / GAR) or the reward
+Read the rows through the one reading layer (files, directories, globs, ``-``; the route's
+task ids, rewards and pass rule), apply GroupwiseGrading (GRS / GAR) or the reward
 model's Bradley–Terry loss, print the stats (Rich text, or one JSON object), and write
 one row per input row back (Parquet or JSONL by the output's extension; ``-o -`` writes
 JSONL to stdout and the report to stderr).
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,7 @@ from whilecli.fileio import check_writable
 if TYPE_CHECKING:  # polars, rich and the methods load when a command runs, not at startup
     import polars as pl
 
-    from whilecli.methods.rowio import RowSource
+    from whilecli.methods.rowio import Table
 
 ROW_METHODS = ("groupwise", "rm")
 FORMATS = ("text", "json")
@@ -97,10 +99,28 @@ def print_report(report: dict[str, Any], *, fmt: str, to_stderr: bool = False) -
         console.print(Text(f"wrote {label}: {path}"))
 
 
-def _groupwise(frame: pl.DataFrame, source: RowSource, **knobs: Any) -> tuple[dict, pl.DataFrame]:
+def read_inputs(
+    paths: str | Sequence[str],
+    *,
+    mapping: dict[str, str] | None = None,
+    pass_threshold: float | None = None,
+    **options: Any,
+) -> Table:
+    """The rows at ``paths`` as a table (:func:`whilecli.io.table.read_table`)."""
+    from whilecli.methods import rowio
+
+    listed = [paths] if isinstance(paths, str) else list(paths)
+    return rowio.read_table(listed, mapping=mapping, pass_threshold=pass_threshold, **options)
+
+
+def input_label(paths: str | Sequence[str]) -> str:
+    return paths if isinstance(paths, str) else " ".join(paths)
+
+
+def _groupwise(table: Table, **knobs: Any) -> tuple[dict, pl.DataFrame]:
     from whilecli.methods.groupwise import GroupwiseGrading
 
-    result = GroupwiseGrading(**knobs).apply(frame, source)
+    result = GroupwiseGrading(**knobs).apply(table)
     spread = result.spread
     warnings = [spread.why] if spread.no_spread else []
     what = "GRS, reshaped reward" if result.mode == "reward" else "GAR, reshaped advantage"
@@ -124,10 +144,10 @@ def _groupwise(frame: pl.DataFrame, source: RowSource, **knobs: Any) -> tuple[di
     return report, result.frame
 
 
-def _rm(frame: pl.DataFrame, source: RowSource, pass_threshold: float) -> tuple[dict, pl.DataFrame]:
+def _rm(table: Table, pass_threshold: float | None) -> tuple[dict, pl.DataFrame]:
     from whilecli.methods.reward_model import RewardModel, why_rarely
 
-    result = RewardModel(pass_threshold=pass_threshold).pairs(frame, source)
+    result = RewardModel(pass_threshold=pass_threshold).pairs(table)
     report: dict[str, Any] = {
         "title": f"rm (Bradley-Terry loss on pairs from {result.source})",
         "method": "rm",
@@ -143,14 +163,15 @@ def _rm(frame: pl.DataFrame, source: RowSource, pass_threshold: float) -> tuple[
 
 def run_row_method(
     method: str,
-    path: str,
+    path: str | Sequence[str],
     *,
     mode: str = "advantage",
     floor: float = 0.0,
     cap: float = 3.0,
     min_factor: float = 0.5,
     hack_zero: bool = True,
-    pass_threshold: float = 1.0,
+    pass_threshold: float | None = None,
+    mapping: dict[str, str] | None = None,
     output: str | None = None,
     force: bool = False,
     fmt: str = "text",
@@ -159,32 +180,41 @@ def run_row_method(
 
     Raises :class:`~whilecli.errors.WhileError` (one line, with its exit code) on bad usage
     or bad input; the command layer prints it. ``mode``, ``floor``, ``cap``, ``min_factor``
-    and ``hack_zero`` act on groupwise only; ``pass_threshold`` on both.
+    and ``hack_zero`` act on groupwise only; ``pass_threshold`` (reward ≥ T passes; None:
+    1.0, and rewards outside [0, 1] are refused as the route refuses them) and ``mapping``
+    (``--map FIELD=COLUMN``) on both.
     """
     if method not in ROW_METHODS:
         raise UsageError(f"row-wise method must be groupwise or rm, got {method!r}")
     check_format(fmt)
     check_output(output, force=force)
     from whilecli.methods import rowio
+    from whilecli.methods.groupwise import GroupwiseGrading
+    from whilecli.methods.reward_model import READ_OPTIONS
 
-    frame, source = rowio.read_rows(path)
+    if method == "groupwise":
+        knobs: dict[str, Any] = {
+            "mode": mode,
+            "floor": floor,
+            "cap": cap,
+            "min_factor": min_factor,
+            "hack_zero": hack_zero,
+            "pass_threshold": pass_threshold,
+        }
+        options = GroupwiseGrading(**knobs).read_options()
+    else:
+        options = dict(READ_OPTIONS)
+    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, **options)
     try:
         if method == "groupwise":
-            report, rows = _groupwise(
-                frame,
-                source,
-                mode=mode,
-                floor=floor,
-                cap=cap,
-                min_factor=min_factor,
-                hack_zero=hack_zero,
-                pass_threshold=pass_threshold,
-            )
+            report, rows = _groupwise(table, **knobs)
         else:
-            report, rows = _rm(frame, source, pass_threshold)
+            report, rows = _rm(table, pass_threshold)
     except InputError as err:
-        raise source.locate(err) from None
-    report["input"] = path
+        raise table.locate(err) from None
+    report["input"] = input_label(path)
+    report["format"] = table.format
+    report["notes"] = [*table.notes, *report["notes"]]
     written: dict[str, str] = {}
     if output is not None:
         rowio.write_rows(rows, output, force=force)

@@ -152,6 +152,8 @@ def update_command(
     from whilecli.commands.rowwise import ROW_METHODS, run_row_method
 
     if method in ROW_METHODS:
+        from whilecli.io.read import parse_map as parse_row_map
+
         raise typer.Exit(
             run_row_method(
                 method,
@@ -161,7 +163,8 @@ def update_command(
                 cap=cap,
                 min_factor=min_factor,
                 hack_zero=hack_zero,
-                pass_threshold=1.0 if pass_threshold is None else pass_threshold,
+                pass_threshold=pass_threshold,
+                mapping=parse_row_map(map_ or []),
                 output=output,
                 force=force,
                 fmt=fmt,

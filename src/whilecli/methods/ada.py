@@ -7,7 +7,8 @@ rollouts all pass or all fail. Instead of a fixed k, each active task is drawn
 - ``exit="balanced"``: at least ``keep // 2`` right and ``keep − keep // 2`` wrong;
 - ``exit="positive"``: at least one right,
 
-where a rollout is right iff ``reward > threshold``. A task that has not retired after
+where a rollout is right iff it passes: ``reward ≥ pass_threshold`` (default 1.0, the
+route's rule; rewards outside [0, 1] need an explicit threshold). A task that has not retired after
 ``max_rounds`` rounds is *exhausted*. Rounds drawn so far = ⌈draws / round_size⌉.
 
 A retired task keeps ``keep`` rollouts, balanced and first drawn first kept: the first
@@ -34,7 +35,7 @@ import polars as pl
 
 from whilecli.errors import UsageError
 from whilecli.methods import rowio
-from whilecli.methods.rowio import MEMORY, RowSource
+from whilecli.methods.rowio import Table
 
 EXITS = ("balanced", "positive")
 RETIRED, ANOTHER_ROUND, EXHAUSTED = "retired", "another_round", "exhausted"
@@ -72,7 +73,7 @@ class ReinforceAda:
     round_size: int = 8
     max_rounds: int = 4
     exit: str = "balanced"
-    threshold: float = 0.7
+    pass_threshold: float | None = None  # None: 1.0, and rewards must lie in [0, 1]
 
     def __post_init__(self) -> None:
         _int_knob(self.keep, "keep", 2, 4, ">= 2")
@@ -82,9 +83,11 @@ class ReinforceAda:
             raise UsageError(
                 f"exit must be balanced or positive (default balanced), got {self.exit!r}"
             )
-        t = self.threshold
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
-            raise UsageError(f"threshold must be a finite number (default 0.7), got {t!r}")
+        t = self.pass_threshold
+        if t is not None and (
+            isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)
+        ):
+            raise UsageError(f"pass_threshold must be a finite number (default 1.0), got {t!r}")
 
     def retire_expr(self) -> pl.Expr:
         """The retirement rule over per-task columns ``right`` and ``wrong``."""
@@ -93,17 +96,17 @@ class ReinforceAda:
             return (pl.col("right") >= half) & (pl.col("wrong") >= self.keep - half)
         return pl.col("right") >= 1
 
-    def plan(self, frame: pl.DataFrame, source: RowSource = MEMORY) -> AdaResult:
-        """Decide, per task, retired / another round / exhausted, and select the kept rows."""
-        if frame.height == 0:
-            raise source.error("no rows")
-        ids, id_name = rowio.task_ids(frame, source)
-        reward, rname = rowio.reward_column(frame, source)
-        columns = {"task_id": id_name, "reward": rname}
+    def plan(self, rows: pl.DataFrame | Table) -> AdaResult:
+        """Decide, per task, retired / another round / exhausted, and select the kept rows.
+
+        ``rows``: a :class:`~whilecli.io.table.Table` read by :func:`whilecli.io.table.read_table`
+        (its pass rule applies), or a frame, read by the same rules with ``pass_threshold``.
+        """
+        table = rowio.table_of(rows, pass_threshold=self.pass_threshold)
+        frame = table.frame
+        columns = {k: table.columns[k] for k in ("task_id", "reward", "passed")}
         keep, half = self.keep, self.keep // 2
-        work = pl.DataFrame([ids, reward]).with_columns(
-            right=pl.col("reward") > self.threshold,
-        )
+        work = table.canonical.select("task_id", "reward", right=pl.col("passed"))
         tasks = (
             work.group_by("task_id", maintain_order=True)
             .agg(drawn=pl.len().cast(pl.Int64), right=pl.col("right").sum().cast(pl.Int64))

@@ -29,8 +29,10 @@ is unchanged. Unanimous groups, and mixed groups where a pass has no factor, are
 returned unchanged (``reward`` = R, ``advantage`` = R − mean(R)); hack flags in
 unanimous groups are ignored and counted (the reference grades mixed groups only).
 
-Columns read (first alias present wins): task id as in :mod:`whilecli.methods.rowio`;
-reward :data:`~whilecli.methods.rowio.REWARD_ALIASES`; :data:`SOLUTION_ALIASES`,
+Task id, reward and pass come from the one reading layer (:mod:`whilecli.io.table`, as
+the route reads them: a pass is ``reward ≥ pass_threshold``, default 1.0, and rewards
+outside [0, 1] need an explicit threshold). Extra columns (first alias present wins):
+:data:`SOLUTION_ALIASES`,
 :data:`BEHAVIOR_ALIASES` (GRS); :data:`FACTOR_ALIASES` or :data:`RANK_ALIASES` (GAR; a
 factor column wins over a rank column); :data:`HACK_ALIASES`; :data:`ERROR_ALIASES`.
 """
@@ -46,7 +48,7 @@ import polars as pl
 
 from whilecli.errors import UsageError
 from whilecli.methods import rowio
-from whilecli.methods.rowio import MEMORY, RowSource
+from whilecli.methods.rowio import Table
 
 SOLUTION_ALIASES: tuple[str, ...] = ("solution_score", "s_solution", "score_solution", "solution")
 BEHAVIOR_ALIASES: tuple[str, ...] = (
@@ -131,7 +133,7 @@ class GroupwiseGrading:
     """Apply a grader's output to graded rows: GRS (``mode="reward"``) or GAR (``"advantage"``).
 
     Defaults follow the reference SDK except ``pass_threshold``, which is the route's
-    (a pass is ``reward ≥ 1.0``).
+    (a pass is ``reward ≥ 1.0``; None: 1.0, and rewards must lie in [0, 1]).
     """
 
     mode: str = "advantage"
@@ -139,26 +141,33 @@ class GroupwiseGrading:
     cap: float = 3.0
     min_factor: float = 0.5
     hack_zero: bool = True
-    pass_threshold: float = 1.0
+    pass_threshold: float | None = None
 
     def __post_init__(self) -> None:
         _knob(self.mode in MODES, "mode", "reward or advantage", "advantage", self.mode)
         _knob(0.0 <= self.floor < 1.0, "floor", "in [0, 1)", 0.0, self.floor)
         _knob(self.cap >= 1.0, "cap", ">= 1", 3.0, self.cap)
         _knob(0.0 < self.min_factor <= 1.0, "min_factor", "in (0, 1]", 0.5, self.min_factor)
-        _knob(
-            math.isfinite(self.pass_threshold), "pass_threshold", "finite", 1.0, self.pass_threshold
-        )
+        t = self.pass_threshold
+        _knob(t is None or math.isfinite(t), "pass_threshold", "finite", 1.0, t)
 
-    def apply(self, frame: pl.DataFrame, source: RowSource = MEMORY) -> GroupwiseResult:
-        """Reshape ``frame``'s rewards (GRS) or advantages (GAR); see the module docstring."""
-        if frame.height == 0:
-            raise source.error("no rows")
+    def read_options(self) -> dict[str, tuple[str, ...]]:
+        """How this mode reads its rows: GRS needs no task id."""
+        return {"optional": ("task_id",)} if self.mode == "reward" else {}
+
+    def apply(self, rows: pl.DataFrame | Table) -> GroupwiseResult:
+        """Reshape the rows' rewards (GRS) or advantages (GAR); see the module docstring.
+
+        ``rows``: a :class:`~whilecli.io.table.Table` read with :meth:`read_options`, or a
+        frame, read by the same rules with ``pass_threshold``.
+        """
+        table = rowio.table_of(rows, pass_threshold=self.pass_threshold, **self.read_options())
         if self.mode == "reward":
-            return self._grs(frame, source)
-        return self._gar(frame, source)
+            return self._grs(table)
+        return self._gar(table)
 
-    def _errors(self, frame: pl.DataFrame, source: RowSource) -> tuple[pl.Series, str | None]:
+    def _errors(self, table: Table) -> tuple[pl.Series, str | None]:
+        frame = table.frame
         name = rowio.find_column(frame, ERROR_ALIASES)
         if name is None:
             return pl.Series("err", [False] * frame.height), None
@@ -168,37 +177,49 @@ class GroupwiseGrading:
         text = raw.cast(pl.String, strict=False)
         return (text.is_not_null() & (text.str.strip_chars() != "")).alias("err"), name
 
-    def _grs(self, frame: pl.DataFrame, source: RowSource) -> GroupwiseResult:
-        reward, rname = rowio.reward_column(frame, source)
+    def _grs(self, table: Table) -> GroupwiseResult:
+        frame = table.frame
+        reward = table.canonical.get_column("reward")
         sol_name = rowio.find_column(frame, SOLUTION_ALIASES)
         beh_name = rowio.find_column(frame, BEHAVIOR_ALIASES)
         for name, aliases in ((sol_name, SOLUTION_ALIASES), (beh_name, BEHAVIOR_ALIASES)):
             if name is None:
-                raise source.error(
+                raise table.error(
                     "GRS needs it (looked for " + ", ".join(aliases) + ")", field=aliases[0]
                 )
         assert sol_name is not None and beh_name is not None
-        sol = rowio.float_column(frame, sol_name, source, allow_null=True, low=0.0, high=1.0)
-        beh = rowio.float_column(frame, beh_name, source, allow_null=True, low=0.0, high=1.0)
-        err, err_name = self._errors(frame, source)
-        columns = {"reward": rname, "solution_score": sol_name, "behavior_score": beh_name}
-        has_ids = rowio.find_column(frame, rowio.TASK_ALIASES) is not None
-        ids = (
-            rowio.task_ids(frame, source)[0]
-            if has_ids
-            else pl.Series("task_id", [None] * frame.height, pl.String)
-        )
+        sol = rowio.float_column(table, sol_name, allow_null=True, low=0.0, high=1.0)
+        beh = rowio.float_column(table, beh_name, allow_null=True, low=0.0, high=1.0)
+        err, err_name = self._errors(table)
+        columns = {
+            "reward": table.columns["reward"],
+            "passed": table.columns["passed"],
+            "solution_score": sol_name,
+            "behavior_score": beh_name,
+        }
+        has_ids = "task_id" not in table.absent
+        ids = table.canonical.get_column("task_id")
+        if has_ids:
+            columns = {"task_id": table.columns["task_id"], **columns}
         if err_name:
             columns["grader_error"] = err_name
-        work = pl.DataFrame([ids, reward, sol.alias("s1"), beh.alias("s2"), err])
-        thr, floor = self.pass_threshold, self.floor
-        p = pl.col("reward") >= thr
+        work = pl.DataFrame(
+            [
+                ids,
+                reward,
+                table.canonical.get_column("passed"),
+                sol.alias("s1"),
+                beh.alias("s2"),
+                err,
+            ]
+        )
+        thr, floor = table.pass_threshold, self.floor
+        p = pl.col("passed")
         missing = p & (pl.col("s1").is_null() | pl.col("s2").is_null() | pl.col("err"))
         mult = pl.max_horizontal(pl.col("s1"), pl.lit(floor)) * pl.max_horizontal(
             pl.col("s2"), pl.lit(floor)
         )
         work = work.with_columns(
-            passed=p,
             missing=missing,
             grs_factor=pl.when(p & ~missing).then(mult).otherwise(None),
         ).with_columns(
@@ -243,21 +264,19 @@ class GroupwiseGrading:
             notes.append(f"no row passes (reward >= {thr}): nothing to reshape")
         return GroupwiseResult("reward", out, stats, None, spread, columns, notes)
 
-    def _gar_inputs(
-        self, frame: pl.DataFrame, source: RowSource
-    ) -> tuple[pl.DataFrame, pl.Expr, dict[str, str], list[str]]:
-        """The work frame (task_id, reward, fin or rk, hk, err), the factor expression, columns."""
-        ids, id_name = rowio.task_ids(frame, source)
-        reward, rname = rowio.reward_column(frame, source)
-        columns, notes = {"task_id": id_name, "reward": rname}, []
+    def _gar_inputs(self, table: Table) -> tuple[pl.DataFrame, pl.Expr, dict[str, str], list[str]]:
+        """The work frame (task_id, reward, p0, g, hk, err), the factor expression, columns."""
+        frame = table.frame
+        columns = {k: table.columns[k] for k in ("task_id", "reward", "passed")}
+        notes: list[str] = []
         fname = rowio.find_column(frame, FACTOR_ALIASES)
         kname = rowio.find_column(frame, RANK_ALIASES)
         if fname is None and kname is None:
             looked = ", ".join(FACTOR_ALIASES + RANK_ALIASES)
-            raise source.error(f"GAR needs factors or ranks (looked for {looked})", field="factor")
+            raise table.error(f"GAR needs factors or ranks (looked for {looked})", field="factor")
         if fname is not None:
             graded = rowio.float_column(
-                frame, fname, source, allow_null=True, low=0.0, high=1.0, low_open=True
+                table, fname, allow_null=True, low=0.0, high=1.0, low_open=True
             )
             columns["factor"] = fname
             if kname is not None:
@@ -265,7 +284,7 @@ class GroupwiseGrading:
             f = pl.when(pl.col("p")).then(pl.col("g"))
         else:
             assert kname is not None
-            graded = rowio.float_column(frame, kname, source, allow_null=True)
+            graded = rowio.float_column(table, kname, allow_null=True)
             columns["rank"] = kname
             ranks = pl.when(pl.col("p")).then(pl.col("g"))
             mean_rank = ranks.rank("average").over("task_id")
@@ -276,19 +295,21 @@ class GroupwiseGrading:
         hname = rowio.find_column(frame, HACK_ALIASES)
         hack = pl.Series([False] * frame.height)
         if hname:
-            hack = rowio.bool_column(frame, hname, source)
+            hack = rowio.bool_column(table, hname)
             columns["hack"] = hname
-        err, err_name = self._errors(frame, source)
+        err, err_name = self._errors(table)
         if err_name:
             columns["grader_error"] = err_name
-        work = pl.DataFrame([ids, reward, graded.alias("g"), hack.alias("hk"), err])
+        work = table.canonical.select("task_id", "reward", p0="passed").with_columns(
+            graded.alias("g"), hack.alias("hk"), err
+        )
         return work, f, columns, notes
 
-    def _gar(self, frame: pl.DataFrame, source: RowSource) -> GroupwiseResult:
-        work, f, columns, notes = self._gar_inputs(frame, source)
+    def _gar(self, table: Table) -> GroupwiseResult:
+        frame = table.frame
+        work, f, columns, notes = self._gar_inputs(table)
         over = "task_id"
-        p0 = pl.col("reward") >= self.pass_threshold
-        work = work.with_columns(p0=p0).with_columns(
+        work = work.with_columns(
             mixed=pl.col("p0").any().over(over) & (~pl.col("p0")).any().over(over)
         )
         work = work.with_columns(

@@ -39,7 +39,7 @@ from scipy.stats import binomtest
 
 from whilecli.errors import UsageError
 from whilecli.methods import rowio
-from whilecli.methods.rowio import MEMORY, RowSource
+from whilecli.methods.rowio import Table
 
 CHOSEN_ALIASES: tuple[str, ...] = ("chosen_score", "score_chosen", "chosen_reward", "r_chosen")
 REJECTED_ALIASES: tuple[str, ...] = (
@@ -50,6 +50,12 @@ REJECTED_ALIASES: tuple[str, ...] = (
 )
 SCORE_ALIASES: tuple[str, ...] = ("rm_score", "score", "reward_model_score", "rm_reward")
 PAIRINGS = ("matched", "all")
+#: How the reward model reads its rows: pair columns need no task id and no reward, and the
+#: model's own score is never the program's reward.
+READ_OPTIONS: dict[str, tuple[str, ...]] = {
+    "optional": ("task_id", "reward"),
+    "exclude_reward": SCORE_ALIASES,
+}
 
 #: Why the route rarely sends a pool to the reward model.
 why_rarely = (
@@ -99,43 +105,45 @@ class PairsResult:
 class RewardModel:
     """Bradley–Terry loss and gradients for a reward model's scores (module docstring)."""
 
-    pass_threshold: float = 1.0
+    pass_threshold: float | None = None  # None: 1.0, and rewards must lie in [0, 1]
     pairing: str = "matched"
 
     def __post_init__(self) -> None:
         t = self.pass_threshold
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+        if t is not None and (
+            isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)
+        ):
             raise UsageError(f"pass_threshold must be a finite number (default 1.0), got {t!r}")
         if self.pairing not in PAIRINGS:
             raise UsageError(
                 f"pairing must be matched or all (default matched), got {self.pairing!r}"
             )
 
-    def pairs(self, frame: pl.DataFrame, source: RowSource = MEMORY) -> PairsResult:
-        """Build the pairs (explicit columns win over graded rows) and score them."""
-        if frame.height == 0:
-            raise source.error("no rows")
+    def pairs(self, rows: pl.DataFrame | Table) -> PairsResult:
+        """Build the pairs (explicit columns win over graded rows) and score them.
+
+        ``rows``: a :class:`~whilecli.io.table.Table` read with :data:`READ_OPTIONS`, or a
+        frame, read by the same rules.
+        """
+        table = rowio.table_of(rows, pass_threshold=self.pass_threshold, **READ_OPTIONS)
+        frame = table.frame
         chosen = rowio.find_column(frame, CHOSEN_ALIASES)
         rejected = rowio.find_column(frame, REJECTED_ALIASES)
         if chosen is not None or rejected is not None:
-            return self._explicit(frame, source, chosen, rejected)
-        return self._from_rows(frame, source)
+            return self._explicit(table, chosen, rejected)
+        return self._from_rows(table)
 
-    def _explicit(
-        self, frame: pl.DataFrame, source: RowSource, chosen: str | None, rejected: str | None
-    ) -> PairsResult:
+    def _explicit(self, table: Table, chosen: str | None, rejected: str | None) -> PairsResult:
+        frame = table.frame
         if chosen is None or rejected is None:
             missing = CHOSEN_ALIASES[0] if chosen is None else REJECTED_ALIASES[0]
-            raise source.error("a pair needs both a chosen and a rejected score", field=missing)
-        rw = rowio.float_column(frame, chosen, source).to_numpy()
-        rl = rowio.float_column(frame, rejected, source).to_numpy()
-        has_ids = rowio.find_column(frame, rowio.TASK_ALIASES) is not None
-        ids = (
-            rowio.task_ids(frame, source)[0]
-            if has_ids
-            else pl.Series("task_id", [None] * frame.height, pl.String)
-        )
+            raise table.error("a pair needs both a chosen and a rejected score", field=missing)
+        rw = rowio.float_column(table, chosen).to_numpy()
+        rl = rowio.float_column(table, rejected).to_numpy()
+        ids = table.canonical.get_column("task_id")
         columns = {"chosen_score": chosen, "rejected_score": rejected}
+        if "task_id" not in table.absent:
+            columns["task_id"] = table.columns["task_id"]
         pairs = self._score(ids, None, None, rw, rl)
         out = frame.with_columns(
             [pairs.get_column(c) for c in ("margin", "loss", "grad_chosen", "grad_rejected")]
@@ -143,22 +151,29 @@ class RewardModel:
         stats, notes = self._stats(pairs, frame.height, unpaired=0)
         return PairsResult("pair columns", pairs, out, stats, columns, notes)
 
-    def _from_rows(self, frame: pl.DataFrame, source: RowSource) -> PairsResult:
+    def _from_rows(self, table: Table) -> PairsResult:
+        frame = table.frame
         score_name = rowio.find_column(frame, SCORE_ALIASES)
         if score_name is None:
-            raise source.error(
+            raise table.error(
                 "no reward-model score (looked for "
                 + ", ".join(SCORE_ALIASES)
                 + ", or chosen_score/rejected_score pair columns)",
                 field="score",
             )
-        ids, id_name = rowio.task_ids(frame, source)
-        reward, rname = rowio.reward_column(frame, source, exclude=(score_name,))
-        score = rowio.float_column(frame, score_name, source)
-        columns = {"task_id": id_name, "reward": rname, "score": score_name}
-        work = pl.DataFrame([ids, reward, score.alias("score")]).with_columns(
-            row=pl.int_range(pl.len()),
-            passed=pl.col("reward") >= self.pass_threshold,
+        if table.absent:  # graded rows need both: read again to refuse what is missing
+            table = table.reread(optional=())
+        frame = table.frame
+        score = rowio.float_column(table, score_name)
+        columns = {
+            "task_id": table.columns["task_id"],
+            "reward": table.columns["reward"],
+            "passed": table.columns["passed"],
+            "score": score_name,
+        }
+        ids = table.canonical.get_column("task_id")
+        work = table.canonical.select("task_id", "reward", "passed").with_columns(
+            score.alias("score"), row=pl.int_range(pl.len())
         )
         wins = work.filter(pl.col("passed")).with_columns(k=pl.int_range(pl.len()).over("task_id"))
         loses = work.filter(~pl.col("passed")).with_columns(
