@@ -242,8 +242,9 @@ def reward_of_parts(parts: Any, err: dict[str, Any]) -> float:
 
 def render_text(value: Any) -> str:
     """A task id or agent as text, the way the route's polars reader renders a JSON value
-    read as a string: text as it is, ``true``/``false``, an integral number without a
-    fraction (``1.0`` → ``"1"``), other numbers in positional notation, JSON otherwise."""
+    read as a string: text as it is, ``true``/``false``, a number by its shortest
+    round-trip digits in positional notation without a trailing ``.0`` (``1.0`` → ``"1"``,
+    ``1e-7`` → ``"0.0000001"``), JSON otherwise."""
     if isinstance(value, str):
         return value
     if isinstance(value, (bool, np.bool_)):
@@ -251,10 +252,7 @@ def render_text(value: Any) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if math.isfinite(v) and v.is_integer():
-            return ("-" if math.copysign(1.0, v) < 0 and v == 0 else "") + str(int(v))
-        return np.format_float_positional(v, trim="-")
+        return np.format_float_positional(float(value), trim="-")
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -453,6 +451,8 @@ def _first_row(source: Source) -> dict[str, Any] | None:
 
 
 def _list_dtype(name: str, sample: Any) -> pl.DataType:
+    if sample is not None and not isinstance(sample, list):
+        return pl.String  # not a list on the first row: refused if it feeds the field
     if (
         name == "action_mask"
         and isinstance(sample, list)
@@ -466,6 +466,8 @@ def _list_dtype(name: str, sample: Any) -> pl.DataType:
 def _scalar_dtype(name: str, sample: Any) -> pl.DataType:
     if name in _TEXT_FIELDS or name == REWARD_PARTS:
         return pl.String
+    if sample is not None and not isinstance(sample, (bool, int, float)):
+        return pl.String  # not a number on the first row: refused if it feeds the field
     if name == "truncated":
         return pl.Boolean if sample is None or isinstance(sample, bool) else pl.Float64
     return pl.Boolean if isinstance(sample, bool) else pl.Float64
