@@ -289,3 +289,10 @@ def test_tensors_equal_a_plain_json_reader(tmp_path: Path, rows: list[dict[str, 
         a, b = getattr(batch, name), getattr(exact, name)
         assert (a is None and b is None) or torch.equal(a, b), name
     assert exact.task_ids == batch.task_ids
+
+
+def test_a_parquet_float_id_reads_as_the_jsonl_one(tmp_path: Path) -> None:
+    table = pa.table({"task_id": [1.0, 1.0, 2.5], "reward": [0.0, 1.0, 1.0]})
+    table = table.append_column("logprobs", pa.array([[-0.1], [-0.2], [-0.3]]))
+    pq.write_table(table, tmp_path / "b.parquet")
+    assert read_batch(tmp_path / "b.parquet").task_ids == ["1", "1", "2.5"]
