@@ -1,15 +1,16 @@
 """Reading a batch file for ``while update``: the Arrow reader vs the per-row reader it
 replaced, in one run.
 
-    python benchmarks/batch_read_bench.py [--rows 256] [--tokens 2048] [--repeats 5]
+    python benchmarks/batch_read_bench.py [--rows 256] [--tokens 2048] [--repeats 7]
 
 Writes one seeded ragged JSONL batch (rows of T/2 … T tokens; ``reward``, ``task_id``,
 ``logprobs``, ``behavior_logprobs``, ``action_mask`` and ``values`` lists) under a temporary
 directory, then times file → padded ``[B, T]`` tensors (``Batch.from_columns``) both ways:
 ``whilecli.io.batch.read_batch`` and :func:`old_read_batch` below (the former reader, kept
-here verbatim in its JSONL part: ``json.loads`` per line, one ``np.asarray`` per list). Best
-of ``--repeats`` runs after a warm-up run each; checks that both give the same tensors and
-prints both times and the ratio.
+here verbatim in its JSONL part: ``json.loads`` per line, one ``np.asarray`` per list). The two
+run in turn, ``--repeats`` rounds after a warm-up run each (best times, and the per-round
+ratio's median and worst, since a shared machine's load moves them). Checks that both give
+the same tensors.
 """
 
 from __future__ import annotations
@@ -160,14 +161,17 @@ def write_batch(path: Path, rows: int, tokens: int, seed: int = 0) -> None:
             out.write(json.dumps(row) + "\n")
 
 
-def best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    out = fn()  # warm-up
-    times = []
+def interleaved(fns: list[Callable[[], Any]], repeats: int) -> tuple[list[list[float]], list[Any]]:
+    """Each function once to warm up, then ``repeats`` rounds that run each once in turn (so
+    a change in the machine's load falls on all of them alike); every run's seconds."""
+    outs = [fn() for fn in fns]
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            outs[k] = fn()
+            times[k].append(time.perf_counter() - start)
+    return times, outs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=256)
     parser.add_argument("--tokens", type=int, default=2048)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -185,8 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         write_batch(path, args.rows, args.tokens)
         size = path.stat().st_size / 2**20
         print(f"batch {args.rows} x {args.tokens} (ragged), {size:.1f} MiB of JSONL")
-        t_old, old = best(lambda: Batch.from_columns(old_read_batch(path)), args.repeats)
-        t_new, new = best(lambda: Batch.from_columns(read_batch(path)), args.repeats)
+        (olds, news), (old, new) = interleaved(
+            [
+                lambda: Batch.from_columns(old_read_batch(path)),
+                lambda: Batch.from_columns(read_batch(path)),
+            ],
+            args.repeats,
+        )
     for name in ("logprobs", "behavior_logprobs", "action_mask", "values", "mask", "rewards"):
         if not torch.equal(getattr(old, name), getattr(new, name)):
             print(f"MISMATCH in {name}")
@@ -194,9 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     if old.task_ids != new.task_ids:
         print("MISMATCH in task_ids")
         return 1
-    print(f"old reader (json.loads per row): {t_old * 1e3:8.1f} ms")
-    print(f"new reader (Arrow):              {t_new * 1e3:8.1f} ms")
-    print(f"ratio old/new: {t_old / t_new:.1f}x")
+    t_old, t_new = min(olds), min(news)
+    ratios = sorted(o / n for o, n in zip(olds, news, strict=True))
+    print(f"old reader (json.loads per row): best {t_old * 1e3:8.1f} ms")
+    print(f"new reader (Arrow):              best {t_new * 1e3:8.1f} ms")
+    print(
+        f"ratio old/new: {t_old / t_new:.1f}x (best vs best); per round"
+        f" median {ratios[len(ratios) // 2]:.1f}x, worst {ratios[0]:.1f}x"
+    )
     print(f"after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -524,8 +524,13 @@ def _read_jsonl(source: Source, mapping: Mapping[str, str] | None) -> Columns:
         schema, paths = _jsonl_schema(first, wanted)
         try:
             frame = pl.read_ndjson(source.polars_source(), schema=schema)  # type: ignore[arg-type]
-            table = frame.to_arrow()
-            arrays = {c: _at(table, path) for c, path in paths.items()}
+            # only the columns that hold something travel to Arrow
+            counts = frame.select(pl.all().null_count()).row(0)
+            kept = [
+                c for c, nulls in zip(frame.columns, counts, strict=True) if nulls < frame.height
+            ]
+            table = frame.select(kept).to_arrow()
+            arrays = {c: _at(table, path) for c, path in paths.items() if path[0] in kept}
             held = {c for c, arr in arrays.items() if arr.null_count < len(arr)}
             src = resolve(held, mapping)
             cols = Columns(size=table.num_rows, sources=src, file=source.name)
