@@ -12,9 +12,10 @@ import pytest
 import torch
 
 from whilecli.errors import InputError, UsageError
+from whilecli.io.batch import read_batch, read_batch_rows, read_jsonl
 from whilecli.methods.batch import Batch
 from whilecli.methods.flash_reinforce import FlashReinforce
-from whilecli.methods.io import read_batch, read_batch_rows, read_jsonl, write_update
+from whilecli.methods.io import write_update
 from whilecli.methods.sao import SAO
 
 ROWS = [

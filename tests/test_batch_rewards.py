@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from whilecli.cli import app
 from whilecli.errors import InputError
+from whilecli.io.batch import read_batch
 from whilecli.io.read import read_rows
 from whilecli.methods import rowio
-from whilecli.methods.io import read_batch
 
 ROWS: list[dict[str, Any]] = [
     {"rewards": {"acc": {"score": 1.0, "weight": 0.75}, "fmt": {"score": 1.0, "weight": 0.25}}},

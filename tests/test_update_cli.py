@@ -12,8 +12,8 @@ import typer
 from typer.testing import CliRunner
 
 from whilecli.commands.update import update_command
+from whilecli.io.batch import read_batch_rows
 from whilecli.methods.batch import Batch
-from whilecli.methods.io import read_batch_rows
 from whilecli.methods.registry import METHODS, make_method
 from whilecli.methods.sao import SAO
 

@@ -170,7 +170,7 @@ def update_command(
                 fmt=fmt,
             )
         )
-    from whilecli.methods.fields import parse_map
+    from whilecli.io.batch import parse_map
     from whilecli.methods.registry import make_method
 
     if fmt not in ("text", "json"):
@@ -209,8 +209,9 @@ def update_command(
 
     import torch
 
+    from whilecli.io.batch import read_batch
     from whilecli.methods.batch import Batch
-    from whilecli.methods.io import read_batch, write_update
+    from whilecli.methods.io import write_update
 
     dev = _device(device)
     tdtype = {"float64": torch.float64, "float32": torch.float32, None: None}[dtype]

@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from whilecli.errors import InputError
+from whilecli.io.batch import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
 from whilecli.methods.fastmath import as_float, row_counts
-from whilecli.methods.fields import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
 
 #: List fields a row may leave out while others carry them: the mask (all action tokens) and
 #: behaviour log-probs (on-policy, μ = π).
