@@ -18,6 +18,8 @@ from whilecli.io.plan import Plan
 from whilecli.io.shape import TASK_ALIASES
 from whilecli.io.sources import Source
 
+#: Rounding forgiven at both ends of [0, 1] (a reward of 1.0000000000000002 is 1).
+UNIT_TOLERANCE = 1e-12
 POS = "__pos"  # a JSONL line (1-based) or Parquet row (0-based), kept only to locate errors
 #: Columns that count rows or rollouts, never a binary rubric outcome.
 INDEX_LIKE = ("step", "sample_id", "rollout_index", "_ng_rollout_index", "advantage")
@@ -56,7 +58,7 @@ def refuse_unbounded(
     low: float, high: float, hint: Callable[[], list[str]], file: str, field: str
 ) -> None:
     """Refuse rewards outside [0, 1] without an explicit ``--pass-threshold`` (exit 2)."""
-    if low >= 0.0 and high <= 1.0:
+    if low >= -UNIT_TOLERANCE and high <= 1.0 + UNIT_TOLERANCE:
         return
     columns = hint()
     cols = (
