@@ -291,7 +291,7 @@ REAL_FILES = [
 
 
 def test_real_dumps_summarised_apart_route_as_read_together(tmp_path: Path) -> None:
-    opts = {"pass_threshold": 0.5, **FAST}
+    opts = {"pass_threshold": 0.5, "pool": True, **FAST}  # several evaluations, on purpose
     sums = [
         summarise([f], tmp_path / f"s{i}.parquet", pass_threshold=0.5)
         for i, f in enumerate(REAL_FILES)
@@ -300,7 +300,7 @@ def test_real_dumps_summarised_apart_route_as_read_together(tmp_path: Path) -> N
         assert report([s], **opts) == report([f], **opts)
     together = report(REAL_FILES, **opts)
     assert report(sums, **opts) == together
-    at_once = summarise(REAL_FILES, tmp_path / "at_once.parquet", pass_threshold=0.5)
+    at_once = summarise(REAL_FILES, tmp_path / "at_once.parquet", pass_threshold=0.5, pool=True)
     assert report([at_once], **opts) == together
     assert report([str(write_merged(sums, tmp_path / "all.parquet"))], **opts) == together
     assert len(set(together["inputs"]["format"].split(" + "))) > 1

@@ -98,6 +98,13 @@ def test_the_table_reads_what_the_route_reads(tmp_path: Path, name: str) -> None
     paths, threshold = _inputs(tmp_path)[name]
     if not all(Path(p).exists() for p in paths):
         pytest.skip(f"{paths} not here")
+    if name == "gsm8k-dir":  # an intermediate save: refused by both, the same way
+        with pytest.raises(InputError, match="nothing was generated") as by_table:
+            read_table(paths, pass_threshold=threshold)
+        with pytest.raises(InputError, match="nothing was generated") as by_route:
+            read_rows(paths, pass_threshold=threshold)
+        assert str(by_table.value) == str(by_route.value)
+        return
     table = read_table(paths, pass_threshold=threshold)
     route = read_rows(paths, pass_threshold=threshold)
     want = route.frame.collect()

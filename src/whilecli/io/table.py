@@ -224,6 +224,8 @@ def read_sources(
     if not parts:
         file = None if _memory(sources[0]) else sources[0].name
         raise InputError("no rows: the input is empty", file=file)
+    for part in parts:
+        _refuse_nothing_generated(part)
     if pass_threshold is None:
         for part in parts:
             if part.plan.passed is None and "reward" not in part.absent:
@@ -280,6 +282,28 @@ def read_sources(
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
         options=options,
     )
+
+
+def _refuse_nothing_generated(part: _Part) -> None:
+    """As :func:`whilecli.io.read.refuse_nothing_generated`: every reply empty is refused."""
+    name = part.plan.completion_field
+    if name is None or name not in part.frame.columns:
+        return
+    col = part.frame.get_column(name)
+    if isinstance(col.dtype, pl.List):
+        empty = col.list.len().fill_null(0) == 0
+    elif col.dtype == pl.String:
+        empty = col.fill_null("").str.strip_chars().is_in(["", "[]", '""'])
+    else:
+        return
+    if col.len() and bool(empty.all()):
+        raise InputError(
+            f"nothing was generated: all {col.len()} replies ({name}) are empty, as in an"
+            " interrupted or intermediate save; route a file whose rows hold the model's"
+            " replies",
+            file=None if _memory(part.source) else part.source.name,
+            field=name,
+        )
 
 
 def _unfiled(err: InputError) -> InputError:

@@ -199,8 +199,11 @@ def run_route(
 
         return pool_from_summary(files, pass_threshold=pass_threshold)
 
+    student = pool_of(student_paths, "the rows") if by is None else None
     if teacher_paths:
         opts = dataclasses.replace(opts, teacher=pool_of(teacher_paths, "--teacher"))
+    if student is not None:
+        return decide(student, opts)
     if by is not None:
         from whilecli.route.slices import Slices, split_rows
 
