@@ -88,6 +88,12 @@ class Plan:
     explode: bool = False  # --map reward=PATH[]...: one row per element of the list
 
 
+def integral_id(task: pl.Expr) -> pl.Expr:
+    """A numeric task id written as a float (``1.0``) reads as the integer (``1``), so ids 1 and
+    1.0 are one task whichever reader or file type held them."""
+    return task.str.replace(r"^(-?\d+)\.0*$", "${1}")
+
+
 def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
     fn = prompt_hash_before_reply if prompt_only else prompt_hash
     return expr.map_batches(fn, return_dtype=pl.String, is_elementwise=True)
@@ -228,6 +234,8 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         fields["task_id"] = "prompt"
     elif (alias := _first(shape, TASK_ALIASES, SCALAR)) is not None:
         task = leaves.expr(alias, pl.String)
+        if "float" in shape.kinds_at(alias):
+            task = integral_id(task)
         sources["task_id"], fields["task_id"] = alias, alias
         if fmt == "lm-eval" and shape.has("filter"):
             keep = ctx.first_row.get("filter") if ctx.first_row else None
