@@ -84,6 +84,11 @@ LOGPROB_ALIASES: tuple[str, ...] = (
     "logprobs",
 )
 VALUE_ALIASES: tuple[str, ...] = ("values",)
+#: Per-token: which tokens the policy wrote (false on tokens the environment wrote).
+MASK_ALIASES: tuple[str, ...] = ("action_mask", "loss_mask", "completion_mask")
+#: Per-token log-probs under the reference policy (the β KL) and under a teacher (OPD).
+REF_LOGPROB_ALIASES: tuple[str, ...] = ("ref_logprobs",)
+TEACHER_LOGPROB_ALIASES: tuple[str, ...] = ("teacher_logprobs",)
 
 
 def parse_field_map(items: Sequence[str], known: Collection[str]) -> dict[str, str]:

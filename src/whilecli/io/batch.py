@@ -40,9 +40,12 @@ import pyarrow.parquet as pq
 from whilecli.errors import InputError, UsageError
 from whilecli.io.aliases import (
     LOGPROB_ALIASES,
+    MASK_ALIASES,
+    REF_LOGPROB_ALIASES,
     REWARD_ALIASES,
     REWARD_PARTS,
     TASK_ALIASES,
+    TEACHER_LOGPROB_ALIASES,
     VALUE_ALIASES,
     parse_field_map,
 )
@@ -63,10 +66,10 @@ _BEHAVIOR_ALIASES = tuple(a for a in LOGPROB_ALIASES if a != "logprobs")
 LIST_ALIASES: dict[str, tuple[str, ...]] = {
     "logprobs": ("logprobs",),
     "behavior_logprobs": _BEHAVIOR_ALIASES,
-    "action_mask": ("action_mask", "loss_mask", "completion_mask"),
+    "action_mask": MASK_ALIASES,
     "values": VALUE_ALIASES,
-    "ref_logprobs": ("ref_logprobs",),
-    "teacher_logprobs": ("teacher_logprobs",),
+    "ref_logprobs": REF_LOGPROB_ALIASES,
+    "teacher_logprobs": TEACHER_LOGPROB_ALIASES,
 }
 #: Scalar fields and their columns, first match wins. ``task`` alone is a label, never an id.
 SCALAR_ALIASES: dict[str, tuple[str, ...]] = {
