@@ -9,13 +9,13 @@ only the TOML. ``--format json`` prints config, TOML, report and command as one 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any, TextIO
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands._common import user_errors
 from whilecli.emit.prime_rl import PrimeRLConfig, prime_rl_config
 from whilecli.errors import UsageError, WhileError
@@ -206,7 +206,7 @@ def config_command(
     if not to_stdout:
         atomic_write_text(output, text, force=force)
     if fmt == "json":
-        print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))
+        print(jsonout.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))
         return
     if to_stdout:
         sys.stdout.write(text)

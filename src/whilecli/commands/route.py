@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands._common import user_errors
 from whilecli.errors import UsageError
 
@@ -227,12 +228,10 @@ def route_command(
         if gate is not None:
             sys.stdout.write("".join(f"{line}\n" for line in policy_lines(gate, "while route")))
     elif fmt == "json":
-        import json
-
         report = route.to_dict()
         if gate is not None:
             report["policies"] = gate.to_dict()
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(report, indent=2) + "\n")
     elif fmt == "github":
         lines = render(route, "github").splitlines()
         if gate is not None:

@@ -11,13 +11,13 @@ measured instead: the sample sd of the per-task differences, with a bootstrap ra
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from typing import Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import user_errors
 from whilecli.errors import UsageError
@@ -42,7 +42,7 @@ def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
         out: dict[str, Any] = {"holdout": holdout.to_dict()}
         if measured is not None:
             out["measured"] = measured.to_dict()
-        return json.dumps(out, indent=2) + "\n"
+        return jsonout.dumps(out, indent=2) + "\n"
     h = holdout
     lines = [
         f"Hold out {h.n} tasks (k={h.k} rollouts each) to see a gain of {h.effect:g} in pass@1 "

@@ -7,12 +7,12 @@ method (DESIGN section 3), prints its stats and notes, and writes one row per tr
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands._common import user_errors
 from whilecli.errors import InputError, UsageError
 
@@ -252,6 +252,6 @@ def update_command(
             "sources": dict(cols.sources),
             "output": written,
         }
-        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        typer.echo(jsonout.dumps(doc, indent=2, ensure_ascii=False))
     else:
         _print_text(method, stats, list(update.notes), written)

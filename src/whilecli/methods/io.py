@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, check_writable
 from whilecli.io.aliases import REWARD_PARTS
@@ -256,6 +257,6 @@ def write_update(path: str | Path, rows_meta: Any, update: Any, *, force: bool =
         else:
             with tmp.open("w", encoding="utf-8") as handle:
                 for row in table.to_pylist():
-                    handle.write(json.dumps(row) + "\n")
+                    handle.write(jsonout.dumps(row) + "\n")
 
     return atomic_write(p, write, force=force)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.route.model import Rows
 
@@ -51,7 +52,7 @@ class Header:
         """The header as written: the recorded fields, the totals, and the combined view of
         the inputs."""
         paths, fmt, sources, _ = combine(self.inputs, self.pass_threshold)
-        return json.dumps(
+        return jsonout.dumps(
             {
                 "format_version": self.format_version,
                 "pass_threshold": self.pass_threshold,
