@@ -42,9 +42,9 @@ def run_ada(
         keep=keep, round_size=round_size, max_rounds=max_rounds, exit=exit, threshold=threshold
     )
     check_format(fmt)
-    if "-" in (next_round, output):
-        raise UsageError("ada writes files only; '-' (stdout) is not supported here")
-    same = next_round is not None and output is not None
+    if next_round == "-" and output == "-":
+        raise UsageError("--next-round and -o cannot both be '-' (stdout)")
+    same = "-" not in (next_round, output) and next_round is not None and output is not None
     if same and Path(next_round).resolve() == Path(output).resolve():  # type: ignore[arg-type]
         raise UsageError("--next-round and -o name the same file")
     check_output(next_round, force=force)
@@ -58,12 +58,14 @@ def run_ada(
     notes = list(result.notes)
     if next_round is not None:
         rowio.write_rows(result.next_round, next_round, force=force)
-        written["next round"] = next_round
+        if next_round != "-":
+            written["next round"] = next_round
     elif result.next_round.height:
         notes.append("task list for the sampler not written: pass --next-round FILE")
     if output is not None:
         rowio.write_rows(result.selection, output, force=force)
-        written["selection"] = output
+        if output != "-":
+            written["selection"] = output
     elif result.selection.height:
         notes.append("selection not written: pass -o FILE (.parquet or .jsonl)")
     report: dict[str, Any] = {
@@ -86,7 +88,7 @@ def run_ada(
     }
     if fmt == "text":
         del report["next_round"]
-    print_report(report, fmt=fmt)
+    print_report(report, fmt=fmt, to_stderr="-" in (next_round, output))
     return 0
 
 
