@@ -9,6 +9,7 @@ only the TOML. ``--format json`` prints config, TOML, report and command as one 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import Any, TextIO
@@ -159,6 +160,8 @@ def config_command(
     """Write a prime-rl RL config (TOML) and say what prime-rl reads, ignores and refuses."""
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json, got {fmt!r}")
+    if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
+        raise UsageError(f"--size-b must be a positive number of billions, got {size_b}")
     routed_note = None
     if from_:
         if method is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,6 +39,8 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
 def _positive(name: str, value: float | None, *, integer: bool = True) -> None:
     if value is None:
         return
+    if not math.isfinite(value):
+        raise UsageError(f"{name} must be a finite number, got {value}")
     if integer and (isinstance(value, bool) or int(value) != value):
         raise UsageError(f"{name} must be an integer, got {value}")
     if not value > 0:
@@ -77,6 +80,8 @@ def check_knobs(
             f"--gpus {gpus} is more than one node ({schema.GPUS_PER_NODE}); a multi-node "
             "deployment needs [slurm], which while config does not write"
         )
+    if lr is not None and lr >= 1:
+        raise UsageError(f"--lr {lr:g} is not a learning rate (they lie in (0, 1))")
     if temperature is not None and not 0.0 <= temperature <= 2.0:
         raise UsageError(f"--temperature must be in [0, 2], got {temperature}")
     if teacher is not None and method != "opd":
