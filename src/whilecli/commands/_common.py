@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from whilecli.errors import WhileError
+from whilecli.errors import UsageError, WhileError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,3 +49,19 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+#: Most bootstrap resamples a command takes: each is a draw over every task, held at once.
+MAX_DRAWS = 1_000_000
+
+
+def check_seed(seed: int | None) -> None:
+    """Refuse a negative ``--seed`` (numpy's generators take 0 and up, of any size)."""
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {seed}")
+
+
+def check_draws(draws: int) -> None:
+    """Refuse ``--draws`` below 1 or above :data:`MAX_DRAWS`."""
+    if not 1 <= draws <= MAX_DRAWS:
+        raise UsageError(f"--draws must lie in [1, {MAX_DRAWS}], got {draws}")

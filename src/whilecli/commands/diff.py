@@ -17,7 +17,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import check_draws, check_seed, user_errors
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -184,8 +184,8 @@ def diff_command(
     names = parse_diff_policies(fail_on)
     if before == "-" and after == "-":
         raise UsageError("stdin (-) can feed BEFORE or AFTER, not both")
-    if draws < 1:
-        raise UsageError(f"--draws must be positive, got {draws}")
+    check_seed(seed)
+    check_draws(draws)
     read = {"mapping": mapping, "pass_threshold": pass_threshold, "input_format": input_format}
     diff = paired_diff(
         read_tasks(before, **read), read_tasks(after, **read), draws=draws, seed=seed

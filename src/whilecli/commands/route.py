@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from whilecli import jsonout
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import check_seed, user_errors
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ def _overrides(
     seed: int | None,
 ) -> dict[str, Any]:
     """The RouteOptions fields the flags set (only those given)."""
+    check_seed(seed)
     if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
         raise UsageError(f"--size-b must be a positive number of billions, got {size_b}")
     for flag, vocab in (("--teacher-vocab", teacher_vocab), ("--student-vocab", student_vocab)):
