@@ -162,6 +162,9 @@ def config_command(
         raise UsageError(f"--format must be text or json, got {fmt!r}")
     if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
         raise UsageError(f"--size-b must be a positive number of billions, got {size_b}")
+    to_stdout = output == "-"
+    if not to_stdout:  # before routing: a long read is not lost to a bad -o
+        check_writable(output, force=force)
     routed_note = None
     if from_:
         if method is not None:
@@ -178,9 +181,6 @@ def config_command(
         raise UsageError("--pass-threshold and --map are reading options of --from ROWS")
     if method is None:
         raise UsageError("pass --method grpo|max_rl|rae|opd|opsd, or --from ROWS")
-    to_stdout = output == "-"
-    if not to_stdout:
-        check_writable(output, force=force)
     cfg = prime_rl_config(
         method,
         model=model,
