@@ -343,6 +343,42 @@ def _fold(scans: list[pl.LazyFrame], lines: list[int], files: Sequence[str]) -> 
     return _sum_lines([*([total.lazy()] if total is not None else []), *batch], files)
 
 
+def _distinct(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``names`` with the same file (a path given twice, a link beside its target) or the
+    same bytes (a copy) kept once: adding a summary to itself would double its counts.
+    Returns the kept names and ``(dropped, kept)`` pairs. Only files of equal size are
+    hashed."""
+    import hashlib
+
+    kept: list[str] = []
+    dropped: list[tuple[str, str]] = []
+    by_inode: dict[tuple[int, int], str] = {}
+    by_size: dict[int, list[str]] = {}
+    digests: dict[str, str] = {}
+
+    def digest(name: str) -> str:
+        if name not in digests:
+            digests[name] = hashlib.sha256(Path(name).read_bytes()).hexdigest()
+        return digests[name]
+
+    for name in names:
+        try:
+            st = os.stat(name)
+        except OSError:
+            kept.append(name)  # refused with its reason below
+            continue
+        same = by_inode.get((st.st_dev, st.st_ino))
+        if same is None:
+            same = next((o for o in by_size.get(st.st_size, []) if digest(o) == digest(name)), None)
+        if same is not None:
+            dropped.append((name, same))
+            continue
+        by_inode[(st.st_dev, st.st_ino)] = name
+        by_size.setdefault(st.st_size, []).append(name)
+        kept.append(name)
+    return kept, dropped
+
+
 def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFrame, Header]:
     """Read and add up the summaries at ``paths``, with their combined header.
 
@@ -353,7 +389,7 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
     engine's) may write a task on several lines, in any order, and they are added. The files are
     scanned, not loaded: memory holds the merged table, not every file's lines.
     """
-    names = [str(p) for p in paths]
+    names, dropped = _distinct([str(p) for p in paths])
     if not names:
         raise UsageError("give at least one summary")
     scans, headers = [], []
@@ -369,6 +405,11 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
         if headers[-1] is not None and len(names) > 1:
             _one_line_per_task(_collect(scans[-1].select("task_id"), [name]), name)
     header = merge_headers(names, headers)
+    if dropped and header.inputs:
+        header.inputs[0].notes.append(
+            "read once: "
+            + "; ".join(f"{extra} is the same summary as {kept}" for extra, kept in dropped)
+        )
     if len(scans) == 1 and headers[0] is not None:
         # one line per task, sorted: as `while summarize` writes
         frame = _collect(scans[0], names)
