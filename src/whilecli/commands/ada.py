@@ -103,10 +103,15 @@ def ada_command(
         0.7, "--threshold", help="A rollout is right iff reward > this."
     ),
     next_round: str | None = typer.Option(
-        None, "--next-round", help="Write the tasks to draw again here (.parquet or .jsonl)."
+        None,
+        "--next-round",
+        help="Write the tasks to draw again here (.parquet, .jsonl; - for stdout).",
     ),
     output: str | None = typer.Option(
-        None, "-o", "--output", help="Write the balanced selection here (.parquet or .jsonl)."
+        None,
+        "-o",
+        "--output",
+        help="Write the balanced selection here (.parquet, .jsonl; - for stdout).",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
     fmt: str = typer.Option("text", "--format", help="text or json."),

@@ -129,7 +129,10 @@ def update_command(
         None, "--dtype", help="float64 (CPU default) or float32 (CUDA default)."
     ),
     output: str | None = typer.Option(
-        None, "-o", "--output", help="Write one row per trajectory (.parquet or .jsonl)."
+        None,
+        "-o",
+        "--output",
+        help="Write one row per trajectory (.parquet, .jsonl; - for stdout).",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
     fmt: str = typer.Option("text", "--format", help="text or json."),
@@ -205,7 +208,15 @@ def update_command(
     from whilecli.fileio import check_writable
 
     if output is not None and output != "-":
+        from pathlib import Path
+
+        from whilecli.methods.io import JSONL, PARQUET
+
         check_writable(output, force=force)
+        if Path(output).suffix.lower() not in (*PARQUET, *JSONL):
+            raise UsageError(
+                f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)"
+            )
     if state is not None:
         check_writable(state, force=True)  # rae replaces its own state file
 
