@@ -244,6 +244,30 @@ CASES: list[Case] = [
     c("config-set-bare-word-ok", *GRPO, "--set", "model.name=Qwen/Qwen3-8B", code=0),
     c("config-set-unknown", *GRPO, "--set", "a.b=1", says="a.b"),
     c("config-set-no-equals", *GRPO, "--set", "model.name", says="dotted.key=value"),
+    c("config-steps-past-int64", *GRPO, "--steps", str(10**23), says="64 bits"),
+    c(
+        "config-set-port-past-int64",
+        *GRPO,
+        "--set",
+        f"inference.server.port={10**23}",
+        says="64 bits",
+    ),  # fmt: skip
+    c(
+        "config-teacher-bad-ipv6",
+        "config",
+        "--method",
+        "opd",
+        "--teacher",
+        "x@http://[::1",
+        says="--teacher",
+    ),  # fmt: skip
+    c(
+        "config-set-url-bad-ipv6",
+        *GRPO,
+        "--set",
+        'orchestrator.model.client.base_url="http://[::1"',
+        says="base_url",
+    ),  # fmt: skip
     c("config-temperature-nan", *GRPO, "--temperature", "nan", says="--temperature"),
     c("config-parent-file", *GRPO, "-o", "{ws}/afile/x.toml", says="not a directory"),
     c("config-proc", *GRPO, "-o", "/proc/x.toml", says="cannot write"),

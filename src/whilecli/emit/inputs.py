@@ -26,7 +26,10 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
             f"got {teacher!r}"
         )
     name, url = teacher[:idx].strip(), teacher[idx + 1 :].strip()
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as err:  # an unclosed IPv6 bracket, ...
+        raise UsageError(f"--teacher URL {url!r} is not a URL: {err}") from None
     if not name or not parts.hostname:
         raise UsageError(f"--teacher takes NAME@URL with a host in the URL, got {teacher!r}")
     if schema.url_port(url) is None:

@@ -47,11 +47,18 @@ def check_config(config: Mapping[str, Any]) -> None:
     _check_algo(config)
 
 
+#: The integers TOML holds (its spec: 64-bit signed; larger ones must be refused).
+INT64 = (-(2**63), 2**63 - 1)
+
+
 def _check_finite(node: Any, at: str) -> None:
     """Refuse NaN and infinities anywhere (``--set trainer.optim.lr=nan``): TOML can spell
-    them, but no prime-rl knob means anything by them."""
+    them, but no prime-rl knob means anything by them; and integers past 64 bits, which a
+    TOML reader must refuse (``--steps 10**23``)."""
     if isinstance(node, float) and not math.isfinite(node):
         raise UsageError(f"{at or 'the config'} must be a finite number, got {node}")
+    if isinstance(node, int) and not isinstance(node, bool) and not INT64[0] <= node <= INT64[1]:
+        raise UsageError(f"{at}: {node} does not fit a TOML integer (64 bits)")
     if isinstance(node, Mapping):
         for key, value in node.items():
             _check_finite(value, f"{at}.{key}" if at else str(key))
