@@ -76,7 +76,7 @@ def _appearing(dest: Path):
 def test_a_file_that_appears_after_the_check_is_kept(tmp_path: Path, monkeypatch, way) -> None:
     if way != "renameat2":
         monkeypatch.setattr(fileio, "_renameat2", None)
-    elif fileio._renameat2 is None:
+    elif fileio._load_renameat2() is None:
         pytest.skip("no renameat2 here")
     if way == "exclusive":
 

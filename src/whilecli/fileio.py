@@ -10,7 +10,6 @@ way is one line, naming the file, exit 2.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import tempfile
@@ -128,6 +127,9 @@ _RENAME_NOREPLACE = 1
 
 
 def _load_renameat2() -> Callable[..., int] | None:
+    """libc's ``renameat2`` (glibc 2.28 and later), or None."""
+    import ctypes
+
     try:
         fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (AttributeError, OSError):
@@ -137,17 +139,25 @@ def _load_renameat2() -> Callable[..., int] | None:
     return fn  # type: ignore[no-any-return]
 
 
-_renameat2 = _load_renameat2()
+_UNLOADED = object()
+#: libc's ``renameat2``, loaded on the first write (not at startup); None where it is absent.
+_renameat2: object = _UNLOADED
 
 
 def _rename_noreplace(tmp: Path, dest: Path) -> bool:
     """``renameat2(tmp, dest, RENAME_NOREPLACE)``: True when moved, False when the system
     lacks it; ``FileExistsError`` when ``dest`` exists."""
-    if _renameat2 is None:
+    global _renameat2
+    if _renameat2 is _UNLOADED:
+        _renameat2 = _load_renameat2()
+    fn = _renameat2
+    if not callable(fn):
         return False
-    rc = _renameat2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(dest), _RENAME_NOREPLACE)
+    rc = fn(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(dest), _RENAME_NOREPLACE)
     if rc == 0:
         return True
+    import ctypes
+
     code = ctypes.get_errno()
     if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
         return False
