@@ -436,3 +436,38 @@ def test_hostile(case: Case, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert case.says in lines[0], lines[0]
     if case.json is not None:
         _strict_json(out if case.json == "stdout" else err)
+
+
+def test_dash_writes_stdout_in_every_writer(ws: Path) -> None:
+    """``-o -``: the rows (JSON Lines), the summary (Parquet) or the TOML on stdout, the
+    report on stderr, and no file named ``-``."""
+    import io
+    import tomllib
+
+    runner = CliRunner()
+    for args in (
+        ["update", BATCH, "--method", "sao", "-o", "-"],
+        ["update", str(ws / "graded.jsonl"), "--method", "groupwise", "-o", "-"],
+        ["ada", MIXED, "-o", "-"],
+        ["ada", MIXED, "--next-round", "-"],
+    ):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 0, r.stderr
+        rows = [_strict_json(line) for line in r.stdout.splitlines()]
+        assert rows and all(isinstance(row, dict) for row in rows), args
+    r = runner.invoke(app, [*GRPO, "-o", "-"])
+    assert r.exit_code == 0 and tomllib.loads(r.stdout)["orchestrator"]
+    shards = [ws / "shard0.parquet", ws / "shard1.parquet"]
+    frame = pl.read_ndjson(MIXED)
+    for shard, part in zip(shards, (frame.head(300), frame.tail(frame.height - 300)), strict=True):
+        part.write_ndjson(ws / "part.jsonl")
+        r = runner.invoke(app, ["summarize", str(ws / "part.jsonl"), "-o", str(shard), "--force"])
+        assert r.exit_code == 0, r.stderr
+    r = runner.invoke(app, ["summarize", "--merge", *map(str, shards), "-o", "-"])
+    assert r.exit_code == 0, r.stderr
+    merged = pl.read_parquet(io.BytesIO(r.stdout_bytes))
+    assert (
+        merged["task_id"].n_unique() == merged.height
+    )  # shards split tasks: added, not kept twice
+    assert merged["n"].sum() == frame.height
+    assert not (ws / "-").exists()
