@@ -471,3 +471,33 @@ def test_dash_writes_stdout_in_every_writer(ws: Path) -> None:
     )  # shards split tasks: added, not kept twice
     assert merged["n"].sum() == frame.height
     assert not (ws / "-").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["size"], ["route", MIXED], ["summarize", MIXED, "-o", "-"]],
+    ids=["size", "route-text", "summarize-stdout"],
+)
+def test_a_closed_pipe_ends_quietly_with_141(args: list[str]) -> None:
+    """`| head` that has gone: exit 141 and nothing on stderr, never 1, 2 or 70."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    read, write = os.pipe()
+    os.close(read)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "whilecli", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == b""

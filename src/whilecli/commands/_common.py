@@ -18,6 +18,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 INTERNAL_ERROR = 70
 
 
+#: Exit code when the reader of stdout went away (128 + SIGPIPE), as git's.
+CLOSED_PIPE = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's buffer)
+        pass
+
+
 def user_errors(fn: F) -> F:
     """Print a :class:`WhileError` as ``while: error: ...`` on stderr and exit with its code.
 
@@ -32,6 +46,9 @@ def user_errors(fn: F) -> F:
         except WhileError as err:
             print(f"while: error: {err}", file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
+        except BrokenPipeError:  # `| head` closed stdout: end quietly, as git does
+            _silence_stdout()
+            raise typer.Exit(CLOSED_PIPE) from None
         except KeyboardInterrupt:
             print("while: interrupted", file=sys.stderr)
             raise typer.Exit(130) from None
