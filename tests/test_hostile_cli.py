@@ -117,6 +117,13 @@ HEADERS = [
 ]
 
 CASES: list[Case] = [
+    # the parser's own errors: one line too
+    c("usage-unknown-option", "route", MIXED, "--bogus", says="No such option"),
+    c("usage-unknown-command", "nope", says="No such command"),
+    c("usage-not-an-integer", "size", "--k", "abc", says="--k"),
+    c("usage-not-a-number", "config", "--method", "grpo", "--lr", "fast", says="--lr"),
+    c("usage-missing-argument", "route", says="PATH"),
+    c("usage-top-level-option", "--bogus", says="No such option"),
     # route
     c("route-ok", "route", MIXED, code=0),
     c("route-json-ok", "route", MIXED, "--format", "json", code=0, json="stdout"),
