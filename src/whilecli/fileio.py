@@ -71,9 +71,12 @@ def atomic_write(
     Without ``force`` the move refuses to replace a file that appeared since the check.
     """
     p = check_writable(path, force=force)
-    tmp_path: Path | None = None
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # a file took a folder's place since the check
+        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+    tmp_path: Path | None = None
+    try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
         os.close(fd)
         tmp_path = Path(tmp)
@@ -117,7 +120,11 @@ def _commit(tmp: Path, dest: Path, *, force: bool) -> None:
             raise
         # claim the name first (fails if taken), then replace our own empty placeholder
         os.close(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        os.replace(tmp, dest)
+        try:
+            os.replace(tmp, dest)
+        except OSError:
+            dest.unlink(missing_ok=True)  # our placeholder, not someone's file
+            raise
         return
     tmp.unlink()
 
