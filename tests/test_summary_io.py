@@ -3,8 +3,10 @@ engine queries of ``docs/scale.md`` checked against ``while summarize``."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +192,103 @@ def test_corrupt_counts_are_located(tmp_path: Path) -> None:
         pool_from_summary([bad])
 
 
+def _with_header(src: str, dest: Path, header: object) -> Path:
+    table = pq.read_table(src)
+    text = header if isinstance(header, str) else json.dumps(header)
+    pq.write_table(table.replace_schema_metadata({HEADER_KEY: text}), dest)
+    return dest
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"format_version": "1"}, "format_version"),
+        ({"format_version": True}, "format_version"),
+        ({"pass_threshold": "1.0"}, "pass_threshold"),
+        ({"pass_threshold": float("inf")}, "pass_threshold"),
+        ({"threshold_explicit": "false"}, "threshold_explicit"),
+        ({"has_values": 1}, "has_values"),
+        ({"inputs": {"paths": []}}, "inputs"),
+        ({"inputs": ["x"]}, "inputs[0]"),
+        ({"inputs": [{"paths": "a", "format": "jsonl", "sources": {}}]}, "inputs[0].paths"),
+        ({"inputs": [{"paths": ["a"], "format": 3, "sources": {}}]}, "inputs[0].format"),
+        ({"inputs": [{"paths": ["a"], "format": "j", "sources": {"a": 1}}]}, "inputs[0].sources"),
+        (
+            {"inputs": [{"paths": ["a"], "format": "j", "sources": {}, "notes": "n"}]},
+            "inputs[0].notes",
+        ),  # fmt: skip
+    ],
+)
+def test_a_malformed_header_is_one_located_line(tmp_path: Path, change, field) -> None:
+    summary = summarise([str(EXAMPLES / "mixed.parquet")], tmp_path / "s.parquet")
+    header = json.loads(pq.read_schema(summary).metadata[HEADER_KEY.encode()])
+    bad = _with_header(summary, tmp_path / "bad.parquet", {**header, **change})
+    with pytest.raises(InputError, match=re.escape(f"field '{field}'")) as err:
+        read_header(bad)
+    assert str(bad) in str(err.value) and "\n" not in str(err.value)
+    for text in ("{oops", "[1]", '"s"', b"\xff".decode("latin-1")):
+        with pytest.raises(InputError, match="unreadable summary header"):
+            read_header(_with_header(summary, tmp_path / "bad2.parquet", text))
+
+
+def test_a_task_on_two_lines_of_a_whilecli_summary_is_refused(tmp_path: Path) -> None:
+    summary = summarise([str(EXAMPLES / "mixed.parquet")], tmp_path / "s.parquet")
+    table = pq.read_table(summary)
+    frame = pl.from_arrow(table)
+    dup = tmp_path / "dup.parquet"
+    twice = pl.concat([frame, frame.slice(5, 1)]).to_arrow()
+    pq.write_table(twice.replace_schema_metadata(table.schema.metadata), dup)
+    task = frame["task_id"][5]
+    for paths in ([dup], [summary, dup]):
+        with pytest.raises(InputError, match=f"task '{task}' is on more than one line"):
+            pool_from_summary(paths)
+        with pytest.raises(InputError, match="more than one line"):
+            write_merged(paths, tmp_path / "m.parquet", force=True)
+
+
+def test_a_fraction_or_a_non_finite_sum_is_refused(tmp_path: Path) -> None:
+    frame = pl.read_parquet(summarise([str(EXAMPLES / "mixed.parquet")], tmp_path / "s.parquet"))
+    bad = tmp_path / "bad.parquet"
+    half = pl.when(pl.int_range(pl.len()) == 2).then(pl.col("passes") + 0.5)
+    frame.with_columns(passes=half.otherwise(pl.col("passes")).cast(pl.Float64)).write_parquet(bad)
+    with pytest.raises(InputError, match=r"row 2: field 'passes': a count must be a whole number"):
+        pool_from_summary([bad])
+    whole = frame.with_columns(pl.col("passes").cast(pl.Float64))  # 3.0 is a count
+    whole.write_parquet(bad)
+    assert pool_from_summary([bad]).rows == int(frame["n"].sum())
+    models = frame.with_columns(
+        models=pl.col("models").list.eval(
+            pl.struct(
+                pl.element().struct.field("model"),
+                pl.element().struct.field("policy_version"),
+                (pl.element().struct.field("rows").cast(pl.Float64) - 0.25).alias("rows"),
+            )
+        )
+    )
+    models.write_parquet(bad)
+    with pytest.raises(InputError, match=r"row 0: field 'models': a count must be a whole"):
+        pool_from_summary([bad])
+    frame.with_columns(reward_sum=pl.lit(float("nan"))).write_parquet(bad)
+    with pytest.raises(InputError, match="field 'reward_sum': not a finite number"):
+        pool_from_summary([bad])
+
+
+def test_the_same_summary_twice_is_added_once(tmp_path: Path) -> None:
+    """A path given twice, a link, a copy: read once, with a note (never doubled counts)."""
+    summary = summarise([str(EXAMPLES / "mixed.parquet")], tmp_path / "s.parquet")
+    copy = tmp_path / "copy.parquet"
+    copy.write_bytes(Path(summary).read_bytes())
+    link = tmp_path / "link.parquet"
+    link.symlink_to(summary)
+    once = pool_from_summary([summary])
+    pool = pool_from_summary([summary, summary, copy, link])
+    assert pool.rows == once.rows and pool.tasks.equals(once.tasks)
+    assert any("read once" in n and "copy.parquet" in n for n in pool.source.notes)
+    merged = write_merged([summary, copy], tmp_path / "m.parquet")
+    assert pq.read_metadata(merged).num_rows == once.tasks.height
+    assert pool_from_summary([merged]).rows == once.rows
+
+
 # --- the CLI ------------------------------------------------------------------------------
 
 _app = typer.Typer()
@@ -269,3 +368,30 @@ def test_duckdb_query_of_the_docs_matches_summarize(tmp_path: Path) -> None:
     query = _block("sql", "### DuckDB").replace("'rows/*.parquet'", f"'{path}'")
     query = query.replace("1.0 AS threshold", "0.5 AS threshold")
     _same(duckdb.sql(query).pl(), want)
+
+
+def test_cli_summarize_output_names(tmp_path: Path, monkeypatch) -> None:
+    """-o takes .parquet (a summary is Parquet, never under a .jsonl name) or - (a pipe)."""
+    runner = CliRunner()
+    rows = str(EXAMPLES / "mixed.jsonl")
+    for name in ("tasks.jsonl", "tasks.csv", "tasks"):
+        res = runner.invoke(while_app, ["summarize", rows, "-o", str(tmp_path / name)])
+        assert res.exit_code == 2 and ".parquet" in res.stderr
+        assert not (tmp_path / name).exists()
+    res = runner.invoke(while_app, ["summarize", rows, "-o", "-"])
+    assert res.exit_code == 0, res.stderr
+    piped = tmp_path / "piped.parquet"
+    piped.write_bytes(res.stdout_bytes)
+    direct = summarise([rows], tmp_path / "direct.parquet")
+    assert pl.read_parquet(piped).equals(pl.read_parquet(direct))
+    assert is_summary(piped) and read_header(piped) is not None
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    from whilecli.commands.summarize import _check_output
+
+    with pytest.raises(UsageError, match="redirect stdout"):
+        _check_output("-", force=False)

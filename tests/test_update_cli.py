@@ -158,3 +158,19 @@ def test_rae_state_file_and_correction(tmp_path: Path) -> None:
     assert json.loads(state.read_text()) != first  # the baselines moved on
     code, out = run("--method", "sao", str(DATA), "--state", str(state))
     assert code == 2 and "--state does not apply to sao" in out
+
+
+def test_json_never_holds_infinity_or_nan() -> None:
+    """An infinite knob is written null: JSON has no Infinity (docs/json-schema.md)."""
+    from whilecli.cli import app as while_app
+
+    batch = str(Path(__file__).resolve().parent.parent / "examples" / "data" / "batch.jsonl")
+    args = ["update", batch, "--method", "flash_reinforce", "--trust", "inf", "--format", "json"]
+    r = CliRunner().invoke(while_app, args)
+    assert r.exit_code == 0, r.stderr
+    assert "Infinity" not in r.stdout and "NaN" not in r.stdout
+    assert json.loads(r.stdout)["knobs"]["trust"] is None
+    r = CliRunner().invoke(while_app, [*args, "-o", "-"])
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(rows) == json.loads(r.stderr)["trajectories"] and "coefficients" in rows[0]

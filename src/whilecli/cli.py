@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import click
 import typer
+from typer.core import TyperGroup
 
 from whilecli import __version__
 from whilecli.commands.ada import ada_command
@@ -15,7 +19,41 @@ from whilecli.commands.size import size_command
 from whilecli.commands.summarize import summarize_command
 from whilecli.commands.update import update_command
 
+
+class _OneLineUsageError(click.UsageError):
+    """A usage error (an unknown option, a value of the wrong type) as one line on stderr,
+    with the program's error prefix, exit 2: as every other bad input."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"while: error: {self.format_message()}", file=file, err=True)
+
+
+def _one_line(err: click.UsageError) -> click.UsageError:
+    if isinstance(err, (_OneLineUsageError, click.exceptions.NoArgsIsHelpError)):
+        return err  # `while` alone still prints the help
+    where = err.ctx.command_path if err.ctx is not None else "while"
+    text = " ".join(err.format_message().split()).rstrip(".")
+    return _OneLineUsageError(f"{text} (see '{where} --help')", ctx=err.ctx)
+
+
+class _Group(TyperGroup):
+    """The ``while`` group: click's usage errors (several lines) become one line."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as err:
+            raise _one_line(err) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as err:
+            raise _one_line(err) from None
+
+
 app = typer.Typer(
+    cls=_Group,
     name="while",
     help="Route graded RL rollouts to a training method, with evidence.",
     no_args_is_help=True,

@@ -1,7 +1,16 @@
-"""Writing files the user owns: never overwrite without ``force``, always atomically."""
+"""Writing files the user owns: never overwrite without ``force``, always atomically.
+
+Every writer checks its target with :func:`check_writable` before it computes anything (so
+a long run is not lost to a typo in ``-o``), then writes with :func:`atomic_write`: into a
+temporary file beside the target, moved into place at the end. Without ``force`` that last
+step never replaces a file: it fails when the target appeared after the check (another
+writer racing for the same path), so two writers cannot both succeed. Any ``OSError`` on the
+way is one line, naming the file, exit 2.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Callable
@@ -10,36 +19,156 @@ from pathlib import Path
 from whilecli.errors import UsageError
 
 
+def _reason(err: OSError) -> str:
+    return err.strerror or " ".join(str(err).split()) or type(err).__name__
+
+
+def _nearest_dir(p: Path) -> Path:
+    """The nearest ancestor of ``p`` that exists; refused when it is not a directory."""
+    for ancestor in (p.parent, *p.parent.parents):
+        if ancestor.is_dir():
+            return ancestor
+        if ancestor.exists() or ancestor.is_symlink():
+            raise UsageError(f"cannot write {p}: {ancestor} is not a directory")
+    return Path(".")
+
+
 def check_writable(path: str | os.PathLike[str], *, force: bool) -> Path:
-    """Refuse to replace an existing file unless ``force``; return the path."""
+    """Refuse a target that cannot be written, before any work; return the path.
+
+    Refused: an empty name, a directory, an existing file without ``force`` (a dangling
+    symlink counts as existing), a path through a file (``notes.txt/out.toml``), and a
+    folder where no file can be created (no permission, a read-only file system, ``/proc``).
+    Missing folders are fine (the write creates them); the check probes the nearest folder
+    that exists by creating and removing a temporary file there, since ``os.access`` says
+    yes to root everywhere.
+    """
+    if not os.fspath(path):
+        raise UsageError("the output path is empty")
     p = Path(path)
-    if p.exists() and not force:
-        raise UsageError(f"{p} exists; pass --force to overwrite it")
-    if p.exists() and p.is_dir():
+    if p.is_dir():
         raise UsageError(f"{p} is a directory, not a file")
+    if (p.exists() or p.is_symlink()) and not force:
+        raise UsageError(f"{p} exists; pass --force to overwrite it")
+    parent = _nearest_dir(p)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {p}: no permission to create files in {parent}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise UsageError(f"cannot write {p}: {_reason(err)} ({parent})") from None
     return p
 
 
 def atomic_write(
     path: str | os.PathLike[str], write: Callable[[Path], None], *, force: bool = False
 ) -> Path:
-    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it into place.
+    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then move it into place.
 
     A reader never sees a half-written file, and a failed write leaves the old file as it was.
+    Without ``force`` the move refuses to replace a file that appeared since the check.
     """
     p = check_writable(path, force=force)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
     try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # a file took a folder's place since the check
+        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+    tmp_path: Path | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        os.close(fd)
+        tmp_path = Path(tmp)
         write(tmp_path)
         os.chmod(tmp_path, _mode_for(p))
-        os.replace(tmp_path, p)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
+        _commit(tmp_path, p, force=force)
+    except FileExistsError:
+        raise UsageError(
+            f"{p} appeared while it was being written (another writer?); it was left as it is:"
+            " pass --force to overwrite it"
+        ) from None
+    except OSError as err:
+        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+    finally:
+        if tmp_path is not None:
+            tmp_path.unlink(missing_ok=True)
     return p
+
+
+def _commit(tmp: Path, dest: Path, *, force: bool) -> None:
+    """Move ``tmp`` to ``dest``: ``os.replace`` with ``force``, else a move that raises
+    ``FileExistsError`` when ``dest`` exists (``renameat2(RENAME_NOREPLACE)`` where the
+    kernel and file system have it, else a hard link, else an exclusive create)."""
+    if force:
+        os.replace(tmp, dest)
+        return
+    if _rename_noreplace(tmp, dest):
+        return
+    try:
+        os.link(tmp, dest)
+    except FileExistsError:
+        raise
+    except OSError as err:  # no hard links here (some FUSE, vfat, ...)
+        if err.errno not in (
+            errno.EPERM,
+            errno.ENOTSUP,
+            errno.EOPNOTSUPP,
+            errno.EXDEV,
+            errno.EMLINK,
+        ):
+            raise
+        # claim the name first (fails if taken), then replace our own empty placeholder
+        os.close(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            os.replace(tmp, dest)
+        except OSError:
+            dest.unlink(missing_ok=True)  # our placeholder, not someone's file
+            raise
+        return
+    tmp.unlink()
+
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+
+
+def _load_renameat2() -> Callable[..., int] | None:
+    """libc's ``renameat2`` (glibc 2.28 and later), or None."""
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn  # type: ignore[no-any-return]
+
+
+_UNLOADED = object()
+#: libc's ``renameat2``, loaded on the first write (not at startup); None where it is absent.
+_renameat2: object = _UNLOADED
+
+
+def _rename_noreplace(tmp: Path, dest: Path) -> bool:
+    """``renameat2(tmp, dest, RENAME_NOREPLACE)``: True when moved, False when the system
+    lacks it; ``FileExistsError`` when ``dest`` exists."""
+    global _renameat2
+    if _renameat2 is _UNLOADED:
+        _renameat2 = _load_renameat2()
+    fn = _renameat2
+    if not callable(fn):
+        return False
+    rc = fn(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(dest), _RENAME_NOREPLACE)
+    if rc == 0:
+        return True
+    import ctypes
+
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(dest))
 
 
 def _mode_for(path: Path) -> int:

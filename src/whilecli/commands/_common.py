@@ -10,12 +10,26 @@ from typing import Any, TypeVar
 
 import typer
 
-from whilecli.errors import WhileError
+from whilecli.errors import UsageError, WhileError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit code for an error inside whilecli itself (a bug), as sysexits' EX_SOFTWARE.
 INTERNAL_ERROR = 70
+
+
+#: Exit code when the reader of stdout went away (128 + SIGPIPE), as git's.
+CLOSED_PIPE = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's buffer)
+        pass
 
 
 def user_errors(fn: F) -> F:
@@ -32,6 +46,9 @@ def user_errors(fn: F) -> F:
         except WhileError as err:
             print(f"while: error: {err}", file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
+        except BrokenPipeError:  # `| head` closed stdout: end quietly, as git does
+            _silence_stdout()
+            raise typer.Exit(CLOSED_PIPE) from None
         except KeyboardInterrupt:
             print("while: interrupted", file=sys.stderr)
             raise typer.Exit(130) from None
@@ -49,3 +66,19 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+#: Most bootstrap resamples a command takes: each is a draw over every task, held at once.
+MAX_DRAWS = 1_000_000
+
+
+def check_seed(seed: int | None) -> None:
+    """Refuse a negative ``--seed`` (numpy's generators take 0 and up, of any size)."""
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {seed}")
+
+
+def check_draws(draws: int) -> None:
+    """Refuse ``--draws`` below 1 or above :data:`MAX_DRAWS`."""
+    if not 1 <= draws <= MAX_DRAWS:
+        raise UsageError(f"--draws must lie in [1, {MAX_DRAWS}], got {draws}")

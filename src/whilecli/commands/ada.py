@@ -62,9 +62,9 @@ def run_ada(
         pass_threshold=pass_threshold,
     )
     check_format(fmt)
-    if "-" in (next_round, output):
-        raise UsageError("ada writes files only; '-' (stdout) is not supported here")
-    same = next_round is not None and output is not None
+    if next_round == "-" and output == "-":
+        raise UsageError("--next-round and -o cannot both be '-' (stdout)")
+    same = "-" not in (next_round, output) and next_round is not None and output is not None
     if same and Path(next_round).resolve() == Path(output).resolve():  # type: ignore[arg-type]
         raise UsageError("--next-round and -o name the same file")
     check_output(next_round, force=force)
@@ -78,12 +78,14 @@ def run_ada(
     notes = [*table.notes, *result.notes]
     if next_round is not None:
         rowio.write_rows(result.next_round, next_round, force=force)
-        written["next round"] = next_round
+        if next_round != "-":
+            written["next round"] = next_round
     elif result.next_round.height:
         notes.append("task list for the sampler not written: pass --next-round FILE")
     if output is not None:
         rowio.write_rows(result.selection, output, force=force)
-        written["selection"] = output
+        if output != "-":
+            written["selection"] = output
     elif result.selection.height:
         notes.append("selection not written: pass -o FILE (.parquet or .jsonl)")
     report: dict[str, Any] = {
@@ -107,7 +109,7 @@ def run_ada(
     }
     if fmt == "text":
         del report["next_round"]
-    print_report(report, fmt=fmt)
+    print_report(report, fmt=fmt, to_stderr="-" in (next_round, output))
     return 0
 
 
@@ -133,10 +135,15 @@ def ada_command(
         None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN."
     ),
     next_round: str | None = typer.Option(
-        None, "--next-round", help="Write the tasks to draw again here (.parquet or .jsonl)."
+        None,
+        "--next-round",
+        help="Write the tasks to draw again here (.parquet, .jsonl; - for stdout).",
     ),
     output: str | None = typer.Option(
-        None, "-o", "--output", help="Write the balanced selection here (.parquet or .jsonl)."
+        None,
+        "-o",
+        "--output",
+        help="Write the balanced selection here (.parquet, .jsonl; - for stdout).",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
     fmt: str = typer.Option("text", "--format", help="text or json."),

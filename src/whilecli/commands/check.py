@@ -11,7 +11,6 @@ the ``policies`` object of the JSON report (``docs/json-schema.md``).
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import user_errors
 
@@ -133,7 +133,7 @@ def render_check(gate: Gate, route: Route, fmt: str) -> str:
     if fmt == "json":
         report = route.to_dict()
         report["policies"] = gate.to_dict()
-        return json.dumps(report, indent=2) + "\n"
+        return jsonout.dumps(report, indent=2) + "\n"
     if fmt == "markdown":
         return check_markdown(gate, route)
     if fmt == "github":

@@ -9,13 +9,14 @@ only the TOML. ``--format json`` prints config, TOML, report and command as one 
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import sys
 from typing import Any, TextIO
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands._common import user_errors
 from whilecli.emit.prime_rl import PrimeRLConfig, prime_rl_config
 from whilecli.errors import UsageError, WhileError
@@ -159,6 +160,11 @@ def config_command(
     """Write a prime-rl RL config (TOML) and say what prime-rl reads, ignores and refuses."""
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json, got {fmt!r}")
+    if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
+        raise UsageError(f"--size-b must be a positive number of billions, got {size_b}")
+    to_stdout = output == "-"
+    if not to_stdout:  # before routing: a long read is not lost to a bad -o
+        check_writable(output, force=force)
     routed_note = None
     if from_:
         if method is not None:
@@ -175,9 +181,6 @@ def config_command(
         raise UsageError("--pass-threshold and --map are reading options of --from ROWS")
     if method is None:
         raise UsageError("pass --method grpo|max_rl|rae|opd|opsd, or --from ROWS")
-    to_stdout = output == "-"
-    if not to_stdout:
-        check_writable(output, force=force)
     cfg = prime_rl_config(
         method,
         model=model,
@@ -206,7 +209,7 @@ def config_command(
     if not to_stdout:
         atomic_write_text(output, text, force=force)
     if fmt == "json":
-        print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))
+        print(jsonout.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))
         return
     if to_stdout:
         sys.stdout.write(text)

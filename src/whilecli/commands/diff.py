@@ -8,7 +8,6 @@ difference's upper bound is below 0. Formats: text, json, markdown, github.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -16,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import check_draws, check_seed, user_errors
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
         report["fail_on"] = list(names)
         report["failed"] = failed
         report["exit_code"] = 1 if failed else 0
-        return json.dumps(report, indent=2) + "\n"
+        return jsonout.dumps(report, indent=2) + "\n"
     if fmt == "markdown":
         return to_markdown(diff, failed, before, after)
     if fmt == "github":
@@ -184,8 +184,8 @@ def diff_command(
     names = parse_diff_policies(fail_on)
     if before == "-" and after == "-":
         raise UsageError("stdin (-) can feed BEFORE or AFTER, not both")
-    if draws < 1:
-        raise UsageError(f"--draws must be positive, got {draws}")
+    check_seed(seed)
+    check_draws(draws)
     read = {"mapping": mapping, "pass_threshold": pass_threshold, "input_format": input_format}
     diff = paired_diff(
         read_tasks(before, **read), read_tasks(after, **read), draws=draws, seed=seed

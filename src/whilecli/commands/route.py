@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from whilecli.commands._common import user_errors
+from whilecli import jsonout
+from whilecli.commands._common import check_seed, user_errors
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -124,6 +125,7 @@ def _overrides(
     seed: int | None,
 ) -> dict[str, Any]:
     """The RouteOptions fields the flags set (only those given)."""
+    check_seed(seed)
     if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
         raise UsageError(f"--size-b must be a positive number of billions, got {size_b}")
     for flag, vocab in (("--teacher-vocab", teacher_vocab), ("--student-vocab", student_vocab)):
@@ -258,12 +260,10 @@ def route_command(
         if gate is not None:
             sys.stdout.write("".join(f"{line}\n" for line in policy_lines(gate, "while route")))
     elif fmt == "json":
-        import json
-
         report = route.to_dict()
         if gate is not None:
             report["policies"] = gate.to_dict()
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(report, indent=2) + "\n")
     elif fmt == "github":
         lines = render(route, "github").splitlines()
         if gate is not None:

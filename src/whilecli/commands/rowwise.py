@@ -9,13 +9,12 @@ JSONL to stdout and the report to stderr).
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import check_writable
 
@@ -45,17 +44,6 @@ def check_format(fmt: str) -> None:
         raise UsageError(f"--format must be text or json, got {fmt!r}")
 
 
-def _clean(value: Any) -> Any:
-    """JSON-safe numbers: non-finite floats become None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
 def _show(value: Any) -> str:
     if value is None:
         return "-"
@@ -70,7 +58,7 @@ def print_report(report: dict[str, Any], *, fmt: str, to_stderr: bool = False) -
     """Print ``report`` (title, stats, notes, warnings, output) as Rich text or one JSON object."""
     stream = sys.stderr if to_stderr else sys.stdout
     if fmt == "json":
-        stream.write(json.dumps(_clean(report), indent=2, sort_keys=False) + "\n")
+        stream.write(jsonout.dumps(report, indent=2, sort_keys=False) + "\n")
         stream.flush()
         return
     from rich.console import Console

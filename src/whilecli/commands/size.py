@@ -11,29 +11,51 @@ measured instead: the sample sd of the per-task differences, with a bootstrap ra
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from typing import Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import check_draws, check_seed, user_errors
 from whilecli.errors import UsageError
+
+#: The smallest gain ``size`` sizes for: below it the count runs to millions of tasks (and
+#: at 1e-300 past any float), which no held-out test has.
+MIN_EFFECT = 1e-3
+#: How close to 0 or 1 power and alpha may come: the normal quantile of 1 - 1e-300 is 1.0's.
+EDGE = 1e-9
 
 
 def _validate(effect: float, base: float, k: int, power: float, alpha: float) -> None:
+    """Refuse designs that cannot be (DESIGN section 2): base and base + effect inside (0, 1),
+    power and alpha inside (0, 1), an effect of at least :data:`MIN_EFFECT`."""
     if not (math.isfinite(effect) and 0 < effect <= 1):
         raise UsageError(f"--effect must lie in (0, 1], got {effect}")
-    if not (math.isfinite(base) and 0 <= base <= 1):
-        raise UsageError(f"--base must lie in [0, 1], got {base}")
+    if effect < MIN_EFFECT:
+        raise UsageError(
+            f"--effect {effect:g} is too small to size for: a gain under {MIN_EFFECT:g} in"
+            " pass@1 needs millions of tasks"
+        )
+    if not (math.isfinite(base) and 0 < base < 1):
+        raise UsageError(f"--base must lie in (0, 1), got {base}")
+    if not base + effect < 1:
+        raise UsageError(
+            f"--base {base:g} + --effect {effect:g} = {base + effect:g}: the improved pass rate"
+            " must lie in (0, 1)"
+        )
     if k < 1:
         raise UsageError(f"--k must be at least 1, got {k}")
-    if not (math.isfinite(power) and 0 < power < 1):
-        raise UsageError(f"--power must lie in (0, 1), got {power}")
-    if not (math.isfinite(alpha) and 0 < alpha < 1):
-        raise UsageError(f"--alpha must lie in (0, 1), got {alpha}")
+    for flag, value in (("--power", power), ("--alpha", alpha)):
+        if not (math.isfinite(value) and 0 < value < 1):
+            raise UsageError(f"{flag} must lie in (0, 1), got {value}")
+        if not EDGE <= value <= 1 - EDGE:
+            raise UsageError(
+                f"{flag} {value!r} is too close to {0 if value < 0.5 else 1} to size for"
+                f" (use a value in [{EDGE:g}, 1 - {EDGE:g}])"
+            )
 
 
 def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
@@ -42,7 +64,7 @@ def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
         out: dict[str, Any] = {"holdout": holdout.to_dict()}
         if measured is not None:
             out["measured"] = measured.to_dict()
-        return json.dumps(out, indent=2) + "\n"
+        return jsonout.dumps(out, indent=2) + "\n"
     h = holdout
     lines = [
         f"Hold out {h.n} tasks (k={h.k} rollouts each) to see a gain of {h.effect:g} in pass@1 "
@@ -92,8 +114,8 @@ def size_command(
         raise UsageError(f"--format {output!r}: use text or json")
     if (before is None) != (after is None):
         raise UsageError("--before and --after go together: two dumps of the same tasks")
-    if draws < 1:
-        raise UsageError(f"--draws must be positive, got {draws}")
+    check_seed(seed)
+    check_draws(draws)
     holdout = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
     measured = None
     if before is not None and after is not None:

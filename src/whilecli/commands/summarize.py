@@ -10,6 +10,7 @@ in parallel, and routed together.
 from __future__ import annotations
 
 import math
+import os
 import sys
 
 import typer
@@ -26,7 +27,11 @@ def summarize_command(
         help="Graded rows (files, directories, globs, - for stdin); with --merge, summaries.",
     ),
     output: str = typer.Option(
-        ..., "-o", "--output", metavar="FILE", help="Where to write the summary (Parquet)."
+        ...,
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Where to write the summary (.parquet; - for stdout).",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite FILE if it exists."),
     merge: bool = typer.Option(
@@ -44,6 +49,8 @@ def summarize_command(
 ) -> None:
     """Write the per-task counts `while route` needs (rows, passes, truncation, models)."""
     from whilecli.route.summary import write_merged, write_summary
+
+    _check_output(output, force=force)
 
     if merge:
         given = [
@@ -73,6 +80,35 @@ def summarize_command(
             stdin=sys.stdin.buffer if "-" in paths else None,
         )
         path = write_summary(rows, output, force=force)
+    if output == "-":
+        print("wrote the summary (Parquet) to stdout", file=sys.stderr)
+        return
     import pyarrow.parquet as pq
 
     print(f"wrote {path}: {pq.read_metadata(path).num_rows} tasks", file=sys.stderr)
+
+
+#: A summary is one Parquet file (``docs/scale.md``); any other name is refused, so a
+#: ``tasks.jsonl`` never holds Parquet bytes.
+SUFFIXES = (".parquet", ".pq")
+
+
+def _check_output(output: str, *, force: bool) -> None:
+    """Refuse a summary target before reading any row: a name that is not ``.parquet``, a
+    path that cannot be written, or ``-`` (stdout) on a terminal."""
+    from whilecli.fileio import check_writable
+
+    if output == "-":
+        if sys.stdout.isatty():
+            raise UsageError(
+                "-o -: a summary is Parquet (binary); redirect stdout to a file or a pipe"
+            )
+        return
+    suffix = os.path.splitext(output)[1].lower()
+    if suffix not in SUFFIXES:
+        shown = f"'{suffix}'" if suffix else "no extension"
+        raise UsageError(
+            f"{output}: a summary is one Parquet file, name it .parquet (got {shown});"
+            " the route reads it back from Parquet only"
+        )
+    check_writable(output, force=force)

@@ -7,12 +7,13 @@ method (DESIGN section 3), prints its stats and notes, and writes one row per tr
 
 from __future__ import annotations
 
-import json
 import math
+import sys
 from typing import Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands._common import user_errors
 from whilecli.errors import InputError, UsageError
 
@@ -62,11 +63,13 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def _print_text(method: str, stats: dict[str, Any], notes: list[str], output: str | None) -> None:
+def _print_text(
+    method: str, stats: dict[str, Any], notes: list[str], output: str | None, *, stderr: bool
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(stderr=stderr)
     table = Table(title=f"while update --method {method}", show_header=True)
     table.add_column("stat")
     table.add_column("value", justify="right")
@@ -126,7 +129,10 @@ def update_command(
         None, "--dtype", help="float64 (CPU default) or float32 (CUDA default)."
     ),
     output: str | None = typer.Option(
-        None, "-o", "--output", help="Write one row per trajectory (.parquet or .jsonl)."
+        None,
+        "-o",
+        "--output",
+        help="Write one row per trajectory (.parquet, .jsonl; - for stdout).",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
     fmt: str = typer.Option("text", "--format", help="text or json."),
@@ -202,10 +208,20 @@ def update_command(
     mapping = parse_map(map_ or [])
     if agent_key is not None:
         mapping.setdefault("agent", agent_key)
-    if output is not None:
-        from whilecli.fileio import check_writable
+    from whilecli.fileio import check_writable
+
+    if output is not None and output != "-":
+        from pathlib import Path
+
+        from whilecli.methods.io import JSONL, PARQUET
 
         check_writable(output, force=force)
+        if Path(output).suffix.lower() not in (*PARQUET, *JSONL):
+            raise UsageError(
+                f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)"
+            )
+    if state is not None:
+        check_writable(state, force=True)  # rae replaces its own state file
 
     import torch
 
@@ -241,7 +257,16 @@ def update_command(
         raise _located(err, cols) from None
     if state is not None:
         algo.save_state(state)
-    written = str(write_update(output, batch, update, force=force)) if output else None
+    to_stdout = output == "-"
+    if to_stdout:  # JSON Lines on stdout, the report on stderr
+        from whilecli.methods.io import update_table
+
+        lines = (jsonout.dumps(row) + "\n" for row in update_table(batch, update).to_pylist())
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()
+    written = None
+    if output and not to_stdout:
+        written = str(write_update(output, batch, update, force=force))
     stats = {k: _json_safe(v) for k, v in update.stats.items()}
     if fmt == "json":
         doc = {
@@ -256,6 +281,6 @@ def update_command(
             "sources": dict(cols.sources),
             "output": written,
         }
-        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        typer.echo(jsonout.dumps(doc, indent=2, ensure_ascii=False), err=to_stdout)
     else:
-        _print_text(method, stats, list(update.notes), written)
+        _print_text(method, stats, list(update.notes), written, stderr=to_stdout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,7 +26,10 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
             f"got {teacher!r}"
         )
     name, url = teacher[:idx].strip(), teacher[idx + 1 :].strip()
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as err:  # an unclosed IPv6 bracket, ...
+        raise UsageError(f"--teacher URL {url!r} is not a URL: {err}") from None
     if not name or not parts.hostname:
         raise UsageError(f"--teacher takes NAME@URL with a host in the URL, got {teacher!r}")
     if schema.url_port(url) is None:
@@ -38,6 +42,8 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
 def _positive(name: str, value: float | None, *, integer: bool = True) -> None:
     if value is None:
         return
+    if not math.isfinite(value):
+        raise UsageError(f"{name} must be a finite number, got {value}")
     if integer and (isinstance(value, bool) or int(value) != value):
         raise UsageError(f"{name} must be an integer, got {value}")
     if not value > 0:
@@ -77,6 +83,8 @@ def check_knobs(
             f"--gpus {gpus} is more than one node ({schema.GPUS_PER_NODE}); a multi-node "
             "deployment needs [slurm], which while config does not write"
         )
+    if lr is not None and lr >= 1:
+        raise UsageError(f"--lr {lr:g} is not a learning rate (they lie in (0, 1))")
     if temperature is not None and not 0.0 <= temperature <= 2.0:
         raise UsageError(f"--temperature must be in [0, 2], got {temperature}")
     if teacher is not None and method != "opd":

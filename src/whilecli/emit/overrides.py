@@ -23,14 +23,26 @@ ARRAYS = ("orchestrator.train.source", "orchestrator.eval.source")
 RESERVED = {"orchestrator.algo.type": "the method is --method"}
 
 
-def parse_value(text: str) -> Any:
-    """A TOML value (``1e-5``, ``true``, ``"x"``, ``[1, 2]``, ``{a = 1}``); anything that is not
-    TOML is taken as a string (``Qwen/Qwen3-8B``)."""
+#: A value opening like this is TOML syntax (a string, an array, an inline table): when it
+#: does not parse, it is refused, never kept as a literal string.
+_TOML_OPENERS = ('"', "'", "[", "{")
+
+
+def parse_value(text: str, key: str = "") -> Any:
+    """A TOML value (``1e-5``, ``true``, ``"x"``, ``[1, 2]``, ``{a = 1}``); a bare word that is
+    not TOML is taken as a string (``Qwen/Qwen3-8B``). A value that opens a TOML string,
+    array or table and does not parse (``"x``, an unterminated string) is refused."""
+    where = f"--set {key}" if key else "--set"
+    if "\n" in text or "\r" in text:
+        raise UsageError(f"{where}: the value spans lines; write a newline as \\n in a TOML string")
     if tomllib is not None:
         try:
-            return tomllib.loads(f"v = {text}")["v"]
-        except tomllib.TOMLDecodeError:
+            doc = tomllib.loads(f"v = {text}\n")
+        except tomllib.TOMLDecodeError as err:
+            if text.startswith(_TOML_OPENERS):
+                raise UsageError(f"{where}: {text!r} is not a TOML value ({err})") from None
             return text
+        return doc["v"]
     try:
         return json.loads(text)
     except ValueError:
@@ -43,7 +55,7 @@ def parse_override(item: str) -> tuple[str, Any]:
     key = key.strip()
     if not sep or not key:
         raise UsageError(f"--set takes dotted.key=value, got {item!r}")
-    return key, parse_value(value.strip())
+    return key, parse_value(value.strip(), key)
 
 
 def pattern_of(key: str) -> str:

@@ -362,10 +362,10 @@ def get(config: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
 
 def url_port(url: str) -> int | None:
     """The TCP port of ``url`` (the scheme's default when none is written), or None."""
-    parts = urlsplit(url)
     try:
+        parts = urlsplit(url)
         port = parts.port
-    except ValueError:
+    except ValueError:  # an unclosed IPv6 bracket, a port out of range
         return None
     if port is not None:
         return port

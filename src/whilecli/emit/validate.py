@@ -6,6 +6,7 @@ Keys and types come from :mod:`whilecli.emit.schema`; the cross-field rules are 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ def check_config(config: Mapping[str, Any]) -> None:
     trainer's sequence length at least the orchestrator's, the GPU split within one node,
     LoRA with a filesystem weight broadcast, and an opd teacher off the policy's port.
     """
+    _check_finite(config, "")
     check_keys(config)
     for table in ("trainer", "orchestrator"):
         if not isinstance(config.get(table), dict):
@@ -45,6 +47,26 @@ def check_config(config: Mapping[str, Any]) -> None:
     _check_algo(config)
 
 
+#: The integers TOML holds (its spec: 64-bit signed; larger ones must be refused).
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_finite(node: Any, at: str) -> None:
+    """Refuse NaN and infinities anywhere (``--set trainer.optim.lr=nan``): TOML can spell
+    them, but no prime-rl knob means anything by them; and integers past 64 bits, which a
+    TOML reader must refuse (``--steps 10**23``)."""
+    if isinstance(node, float) and not math.isfinite(node):
+        raise UsageError(f"{at or 'the config'} must be a finite number, got {node}")
+    if isinstance(node, int) and not isinstance(node, bool) and not INT64[0] <= node <= INT64[1]:
+        raise UsageError(f"{at}: {node} does not fit a TOML integer (64 bits)")
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            _check_finite(value, f"{at}.{key}" if at else str(key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _check_finite(value, f"{at}[{i}]")
+
+
 def _check_shared(config: Mapping[str, Any]) -> None:
     for shared, paths in (
         ("max_steps", ("trainer.max_steps", "orchestrator.max_steps")),
@@ -65,8 +87,8 @@ def _check_shared(config: Mapping[str, Any]) -> None:
     if not 0.0 <= temp <= 2.0:
         raise UsageError(f"orchestrator.train.sampling.temperature must be in [0, 2], got {temp}")
     lr = get(config, "trainer.optim.lr", 1e-6)
-    if lr < 0:
-        raise UsageError(f"trainer.optim.lr must be >= 0, got {lr}")
+    if not 0 <= lr < 1:
+        raise UsageError(f"trainer.optim.lr must be in [0, 1), got {lr}")
     if "eval" in config["orchestrator"] and not get(config, "orchestrator.eval.source"):
         raise UsageError("[orchestrator.eval] needs at least one [[orchestrator.eval.source]]")
     for i, src in enumerate(get(config, "orchestrator.train.source", []) or []):

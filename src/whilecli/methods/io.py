@@ -7,7 +7,6 @@ Output goes to Parquet or JSONL by extension, atomically, and never replaces a f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from whilecli import jsonout
 from whilecli.errors import UsageError
 from whilecli.fileio import atomic_write, check_writable
 from whilecli.io.batch import read_batch, read_batch_rows, read_jsonl
@@ -79,6 +79,6 @@ def write_update(path: str | Path, rows_meta: Any, update: Any, *, force: bool =
         else:
             with tmp.open("w", encoding="utf-8") as handle:
                 for row in table.to_pylist():
-                    handle.write(json.dumps(row) + "\n")
+                    handle.write(jsonout.dumps(row) + "\n")
 
     return atomic_write(p, write, force=force)

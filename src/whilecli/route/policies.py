@@ -257,6 +257,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: cannot read: {err.strerror}") from None
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: not valid TOML: {err}") from None
+    except UnicodeDecodeError as err:  # TOML is UTF-8
+        raise UsageError(f"{path}: not UTF-8 (byte {err.start}): TOML files are UTF-8") from None
 
 
 def _settings(path: Path) -> dict[str, Any] | None:

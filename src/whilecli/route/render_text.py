@@ -42,11 +42,19 @@ STATUS_STYLES: dict[Status, str] = {
 }
 
 
+class _Console(Console):
+    """Rich's console, but a closed pipe raises ``BrokenPipeError`` (rich exits 1 itself),
+    so the command ends quietly with 141, as DESIGN section 2 says."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def make_console(file: IO[str] | None = None, *, width: int = 100) -> Console:
     """A console for the report: ``width`` columns unless writing to a terminal; honours NO_COLOR."""
     out = file if file is not None else sys.stdout
     is_tty = bool(getattr(out, "isatty", lambda: False)())
-    return Console(
+    return _Console(
         file=out,
         width=None if is_tty else width,
         no_color=bool(os.environ.get("NO_COLOR")),

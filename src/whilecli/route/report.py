@@ -9,10 +9,10 @@ formatting the formats share.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.errors import UsageError
 from whilecli.route.model import Rate, Route, Status
 
@@ -204,7 +204,7 @@ def bar(count: int, biggest: int, width: int = 40) -> str:
 
 def to_json(route: Route) -> str:
     """The JSON report: ``Route.to_dict()``, keys in the documented order, two-space indent."""
-    return json.dumps(route.to_dict(), indent=2, sort_keys=False) + "\n"
+    return jsonout.dumps(route.to_dict(), indent=2, sort_keys=False) + "\n"
 
 
 def render(route: Route, fmt: str = "text", *, width: int = 100, file: str | None = None) -> str:

@@ -31,6 +31,7 @@ it is then detected from its columns, its pass threshold is the route's ``--pass
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -149,6 +150,11 @@ def _write(frame: pl.DataFrame, header: Header, path: str | os.PathLike[str], fo
     rows, partial = (int(frame[c].sum()) for c in ("n", "partial_rows"))
     meta = header.to_json(rows=rows, tasks=frame.height, partial_rows=partial)
     table = frame.to_arrow().replace_schema_metadata({HEADER_KEY: meta})
+    if os.fspath(path) == "-":  # Parquet bytes on stdout (the command refuses a terminal)
+        sink = sys.stdout.buffer
+        pq.write_table(table, sink)
+        sink.flush()
+        return Path("-")
     return atomic_write(path, lambda tmp: pq.write_table(table, tmp), force=force)
 
 
@@ -222,7 +228,9 @@ def _scan(path: str) -> pl.LazyFrame:
     """One summary's columns in :data:`SUMMARY_SCHEMA`, lazily, its counts validated by one
     streaming aggregate (the first bad line is located only when there is one)."""
     try:
-        lf = pl.scan_parquet(path).select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+        raw = pl.scan_parquet(path).select(list(SUMMARY_SCHEMA))
+        _whole_counts(raw, path)
+        lf = raw.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
         flags = _problems()
         found = lf.select(pl.any_horizontal(*flags.values()).any()).collect(engine="streaming")
         if found.item():
@@ -241,6 +249,67 @@ def _scan(path: str) -> pl.LazyFrame:
         msg = " ".join(str(err).split())[:200]
         raise InputError(f"not a readable summary: {msg}", file=path) from None
     return lf
+
+
+def _whole_counts(raw: pl.LazyFrame, path: str) -> None:
+    """Refuse a count column that holds a fraction or a non-finite number (another engine
+    may write counts as floats; a cast to int64 would silently truncate 2.5 to 2)."""
+    schema = raw.collect_schema()
+    checks: dict[str, pl.Expr] = {}
+    for name in COUNT_COLUMNS:
+        if schema[name].is_float():
+            value = pl.col(name)
+            checks[name] = value.is_not_null() & ~(value.is_finite() & (value.round(0) == value))
+    inner = schema["models"]
+    if isinstance(inner, pl.List) and isinstance(inner.inner, pl.Struct):
+        fields = {f.name: f.dtype for f in inner.inner.fields}
+        if "rows" in fields and fields["rows"].is_float():
+            rows = pl.col("models").list.eval(pl.element().struct.field("rows"))
+            odd = rows.list.eval(
+                pl.element().is_not_null()
+                & ~(pl.element().is_finite() & (pl.element().round(0) == pl.element()))
+            )
+            checks["models"] = odd.list.any().fill_null(False)
+    for name in SUM_COLUMNS:
+        if schema[name].is_float():
+            checks[name] = pl.col(name).is_not_null() & ~pl.col(name).is_finite()
+    if not checks:
+        return
+    found = raw.select(pl.any_horizontal(*checks.values()).any()).collect(engine="streaming")
+    if not found.item():
+        return
+    bad = (
+        raw.with_row_index("__row")
+        .filter(pl.any_horizontal(*checks.values()))
+        .head(1)
+        .select("__row", *(e.alias(k) for k, e in checks.items()))
+        .collect()
+        .row(0, named=True)
+    )
+    name = next(k for k in checks if bad[k])
+    what = "not a finite number" if name in SUM_COLUMNS else "a count must be a whole number"
+    raise InputError(what, file=path, row=int(bad["__row"]), field=name)
+
+
+def _one_line_per_task(frame: pl.DataFrame, path: str) -> None:
+    """Refuse a task on two lines of a summary ``while summarize`` wrote (one line per task
+    by construction: a repeat is a damaged or edited file, whose counts would be read twice)."""
+    if frame["task_id"].n_unique() == frame.height:
+        return
+    rows = frame.select(pl.col("task_id"), pl.int_range(pl.len()).alias("row"))
+    again = (
+        rows.filter(pl.col("task_id").is_duplicated())
+        .group_by("task_id", maintain_order=True)
+        .agg(pl.col("row"))
+    )
+    task, where = again.row(0)
+    raise InputError(
+        f"task {task!r} is on more than one line (rows {', '.join(map(str, where[:5]))}): a"
+        " whilecli summary has one line per task; summarise the rows again",
+        file=path,
+        row=int(where[1]),
+        field="task_id",
+    )
 
 
 #: Most input lines one merge step adds up. Past it, files are folded in a few at a time
@@ -274,14 +343,53 @@ def _fold(scans: list[pl.LazyFrame], lines: list[int], files: Sequence[str]) -> 
     return _sum_lines([*([total.lazy()] if total is not None else []), *batch], files)
 
 
+def _distinct(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``names`` with the same file (a path given twice, a link beside its target) or the
+    same bytes (a copy) kept once: adding a summary to itself would double its counts.
+    Returns the kept names and ``(dropped, kept)`` pairs. Only files of equal size are
+    hashed."""
+    import hashlib
+
+    kept: list[str] = []
+    dropped: list[tuple[str, str]] = []
+    by_inode: dict[tuple[int, int], str] = {}
+    by_size: dict[int, list[str]] = {}
+    digests: dict[str, str] = {}
+
+    def digest(name: str) -> str:
+        if name not in digests:
+            digests[name] = hashlib.sha256(Path(name).read_bytes()).hexdigest()
+        return digests[name]
+
+    for name in names:
+        try:
+            st = os.stat(name)
+        except OSError:
+            kept.append(name)  # refused with its reason below
+            continue
+        same = by_inode.get((st.st_dev, st.st_ino))
+        if same is None:
+            same = next((o for o in by_size.get(st.st_size, []) if digest(o) == digest(name)), None)
+        if same is not None:
+            dropped.append((name, same))
+            continue
+        by_inode[(st.st_dev, st.st_ino)] = name
+        by_size.setdefault(st.st_size, []).append(name)
+        kept.append(name)
+    return kept, dropped
+
+
 def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFrame, Header]:
     """Read and add up the summaries at ``paths``, with their combined header.
 
-    Lines of one ``task_id`` are summed within a file too (another engine may write a task
-    on several lines, in any order), and the result is sorted by ``task_id``. The files are
+    Summaries given together are added by ``task_id`` (shards may split a task), so the
+    result, and a ``--merge`` of it, has one line per task, sorted by ``task_id``. Within
+    one file: a summary with a whilecli header has one line per task, and a task on two
+    of its lines is refused (its counts would be read twice); a header-less summary (another
+    engine's) may write a task on several lines, in any order, and they are added. The files are
     scanned, not loaded: memory holds the merged table, not every file's lines.
     """
-    names = [str(p) for p in paths]
+    names, dropped = _distinct([str(p) for p in paths])
     if not names:
         raise UsageError("give at least one summary")
     scans, headers = [], []
@@ -294,10 +402,18 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
             )
         headers.append(read_header(name))
         scans.append(_scan(name))
+        if headers[-1] is not None and len(names) > 1:
+            _one_line_per_task(_collect(scans[-1].select("task_id"), [name]), name)
     header = merge_headers(names, headers)
+    if dropped and header.inputs:
+        header.inputs[0].notes.append(
+            "read once: "
+            + "; ".join(f"{extra} is the same summary as {kept}" for extra, kept in dropped)
+        )
     if len(scans) == 1 and headers[0] is not None:
         # one line per task, sorted: as `while summarize` writes
         frame = _collect(scans[0], names)
+        _one_line_per_task(frame, names[0])
     else:
         frame = _fold(scans, [pq.read_metadata(n).num_rows for n in names], names)
     if frame.height == 0:

@@ -13,12 +13,15 @@ file when there are several, the partial-reward note recomputed from the totals.
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.route.model import Rows
 
@@ -51,7 +54,7 @@ class Header:
         """The header as written: the recorded fields, the totals, and the combined view of
         the inputs."""
         paths, fmt, sources, _ = combine(self.inputs, self.pass_threshold)
-        return json.dumps(
+        return jsonout.dumps(
             {
                 "format_version": self.format_version,
                 "pass_threshold": self.pass_threshold,
@@ -104,31 +107,88 @@ def header_of(rows: Rows, n_rows: int) -> Header:
 
 
 def read_header(path: str | os.PathLike[str]) -> Header | None:
-    """The header of the summary at ``path``; None when it has none."""
+    """The header of the summary at ``path``; None when it has none.
+
+    Every field is checked for its type (a threshold that is a finite number or null,
+    flags that are booleans, ``inputs`` a list of ``{paths, format, sources, notes}``): a
+    header that is not one is refused in one line naming the file and the field.
+    """
     schema = parquet_schema(path)
     raw = (schema.metadata or {}).get(HEADER_KEY.encode()) if schema is not None else None
     if raw is None:
         return None
+    name = str(path)
+
+    def bad(key: str, what: str) -> InputError:
+        return InputError(f"unreadable summary header ({HEADER_KEY}): {what}", file=name, field=key)
+
     try:
         data = json.loads(raw)
-        version = int(data["format_version"])
-        if version > FORMAT_VERSION:
-            raise InputError(
-                f"summary format version {version} is newer than this while reads"
-                f" ({FORMAT_VERSION}): upgrade whilecli",
-                file=str(path),
-            )
-        threshold = data["pass_threshold"]
-        return Header(
-            pass_threshold=None if threshold is None else float(threshold),
-            threshold_explicit=bool(data["threshold_explicit"]),
-            inputs=[Entry(**e) for e in data["inputs"]],
-            has_logprobs=bool(data["has_logprobs"]),
-            has_values=bool(data["has_values"]),
-            format_version=version,
+    except ValueError as err:  # UnicodeDecodeError included
+        raise bad(HEADER_KEY, f"not JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise bad(HEADER_KEY, f"a JSON object expected, got {type(data).__name__}")
+    for key in ("format_version", "pass_threshold", "threshold_explicit", "inputs"):
+        if key not in data:
+            raise bad(key, "missing")
+    version = data["format_version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise bad("format_version", f"a positive integer expected, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise InputError(
+            f"summary format version {version} is newer than this while reads"
+            f" ({FORMAT_VERSION}): upgrade whilecli",
+            file=name,
         )
-    except (ValueError, KeyError, TypeError) as err:
-        raise InputError(f"unreadable summary header: {err}", file=str(path)) from None
+    threshold = data["pass_threshold"]
+    if threshold is not None and (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not math.isfinite(threshold)
+    ):
+        raise bad("pass_threshold", f"a finite number or null expected, got {threshold!r}")
+    flags = {}
+    for key in ("threshold_explicit", "has_logprobs", "has_values"):
+        value = data.get(key, False)
+        if not isinstance(value, bool):
+            raise bad(key, f"true or false expected, got {value!r}")
+        flags[key] = value
+    inputs = data["inputs"]
+    if not isinstance(inputs, list):
+        raise bad("inputs", f"a list expected, got {type(inputs).__name__}")
+    entries = [_entry(e, f"inputs[{i}]", bad) for i, e in enumerate(inputs)]
+    return Header(
+        pass_threshold=None if threshold is None else float(threshold),
+        threshold_explicit=flags["threshold_explicit"],
+        inputs=entries,
+        has_logprobs=flags["has_logprobs"],
+        has_values=flags["has_values"],
+        format_version=version,
+    )
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
+    """One ``inputs`` entry of a header, its types checked."""
+    if not isinstance(e, dict):
+        raise bad(at, f"an object expected, got {type(e).__name__}")
+    unknown = set(e) - {"paths", "format", "sources", "notes"}
+    if unknown:
+        raise bad(at, f"unknown keys {sorted(unknown)}")
+    if not _strings(e.get("paths")):
+        raise bad(f"{at}.paths", "a list of strings expected")
+    if not isinstance(e.get("format"), str):
+        raise bad(f"{at}.format", "a string expected")
+    sources = e.get("sources")
+    if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+        raise bad(f"{at}.sources", "an object of strings expected")
+    notes = e.get("notes", [])
+    if not _strings(notes):
+        raise bad(f"{at}.notes", "a list of strings expected")
+    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes))
 
 
 def merge_headers(names: list[str], headers: list[Header | None]) -> Header:

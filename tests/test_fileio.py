@@ -1,0 +1,198 @@
+"""Writing files the user owns: refused targets, checked before the work, atomic moves that
+never replace a file that appeared after the check (two racing writers: one wins), and an
+``OSError`` at the write as one line.
+
+The tests run as root, to whom ``os.access`` says yes everywhere: "no permission" is a
+monkeypatched ``os.access`` or a path under ``/proc``, where no file can be created.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import EXAMPLES
+from whilecli import fileio
+from whilecli.cli import app
+from whilecli.errors import UsageError
+from whilecli.fileio import atomic_write, atomic_write_text, check_writable
+
+MIXED = str(EXAMPLES / "mixed.jsonl")
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+# --- the check ------------------------------------------------------------------------------
+
+
+def test_check_refuses_each_unwritable_target(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "old").write_text("x")
+    (tmp_path / "adir").mkdir()
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
+    cases = {
+        "": "empty",
+        str(tmp_path / "adir"): "is a directory",
+        str(tmp_path / "old"): "--force",
+        str(tmp_path / "dangling"): "--force",
+        str(tmp_path / "afile" / "x.toml"): "afile is not a directory",
+        str(tmp_path / "afile" / "deeper" / "x.toml"): "afile is not a directory",
+        "/proc/x.toml": "cannot write /proc/x.toml",
+    }
+    for path, says in cases.items():
+        with pytest.raises(UsageError, match=says):
+            check_writable(path, force=False)
+    check_writable(tmp_path / "old", force=True)
+    check_writable(tmp_path / "new" / "sub" / "x.toml", force=False)  # folders get made
+    assert not (tmp_path / "new").exists()  # ... by the write, not the check
+    assert _leftovers(tmp_path) == []  # the probe is gone
+
+    monkeypatch.setattr(fileio.os, "access", lambda path, mode: False)
+    with pytest.raises(UsageError, match="no permission to create files in"):
+        check_writable(tmp_path / "x.toml", force=False)
+
+
+# --- the move -------------------------------------------------------------------------------
+
+
+def _appearing(dest: Path):
+    """A write that, like a second writer, creates ``dest`` after the check."""
+
+    def write(tmp: Path) -> None:
+        tmp.write_text("mine\n")
+        dest.write_text("theirs\n")
+
+    return write
+
+
+@pytest.mark.parametrize("way", ["renameat2", "link", "exclusive"])
+def test_a_file_that_appears_after_the_check_is_kept(tmp_path: Path, monkeypatch, way) -> None:
+    if way != "renameat2":
+        monkeypatch.setattr(fileio, "_renameat2", None)
+    elif fileio._load_renameat2() is None:
+        pytest.skip("no renameat2 here")
+    if way == "exclusive":
+
+        def no_links(src, dst):
+            raise OSError(errno.EPERM, "Operation not permitted")
+
+        monkeypatch.setattr(fileio.os, "link", no_links)
+    dest = tmp_path / "out.txt"
+    with pytest.raises(UsageError, match="appeared while it was being written"):
+        atomic_write(dest, _appearing(dest))
+    assert dest.read_text() == "theirs\n"
+    assert _leftovers(tmp_path) == []
+    # without a race, each way writes the file and leaves nothing behind
+    fresh = tmp_path / "fresh.txt"
+    atomic_write_text(fresh, "mine\n")
+    assert fresh.read_text() == "mine\n" and _leftovers(tmp_path) == []
+    assert fresh.stat().st_nlink == 1
+
+
+def test_force_replaces_a_file_that_appeared(tmp_path: Path) -> None:
+    dest = tmp_path / "out.txt"
+    atomic_write(dest, _appearing(dest), force=True)
+    assert dest.read_text() == "mine\n"
+
+
+def test_racing_writers_one_wins(tmp_path: Path) -> None:
+    dest = tmp_path / "out.txt"
+    start = threading.Barrier(8)
+    won, lost = [], []
+
+    def writer(i: int) -> None:
+        def write(tmp: Path) -> None:
+            tmp.write_text(f"writer {i}\n")
+            start.wait()  # every writer has passed the check before any moves
+
+        try:
+            atomic_write(dest, write)
+            won.append(i)
+        except UsageError:
+            lost.append(i)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1 and len(lost) == 7
+    assert dest.read_text() == f"writer {won[0]}\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_an_oserror_at_the_write_is_one_line(tmp_path: Path) -> None:
+    def full(tmp: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    dest = tmp_path / "out.txt"
+    with pytest.raises(UsageError, match=r"cannot write .*out.txt: No space left on device"):
+        atomic_write(dest, full)
+    assert not dest.exists() and _leftovers(tmp_path) == []
+
+
+# --- through the commands -------------------------------------------------------------------
+
+
+def test_config_race_through_the_cli(tmp_path: Path, monkeypatch) -> None:
+    """The file appears between the command's check and its write: kept, exit 2."""
+    dest = tmp_path / "rl.toml"
+    real = fileio._commit
+
+    def late(tmp: Path, to: Path, *, force: bool) -> None:
+        to.write_text("theirs\n")
+        real(tmp, to, force=force)
+
+    monkeypatch.setattr(fileio, "_commit", late)
+    r = CliRunner().invoke(app, ["config", "--method", "grpo", "-o", str(dest)])
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and "appeared while it was being written" in r.stderr
+    assert dest.read_text() == "theirs\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["summarize", MIXED, "-o", "/proc/s.parquet"],
+        ["config", "--from", MIXED, "-o", "/proc/rl.toml"],
+        ["ada", MIXED, "-o", "/proc/sel.parquet"],
+        ["update", MIXED, "--method", "groupwise", "-o", "/proc/g.jsonl"],
+    ],
+)
+def test_an_unwritable_target_is_refused_before_reading(args, monkeypatch) -> None:
+    """The check comes before the work: no row is read for a target that cannot be written."""
+    import whilecli.io.read as read_mod
+    import whilecli.methods.rowio as rowio
+    import whilecli.route as route_pkg
+
+    def no(*a, **k):
+        raise AssertionError("read before the output was checked")
+
+    monkeypatch.setattr(read_mod, "read_rows", no)
+    monkeypatch.setattr(rowio, "read_rows", no)
+    monkeypatch.setattr(route_pkg, "run_route", no)
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2, r.stderr
+    assert r.stderr.startswith("while: error: cannot write /proc/")
+
+
+def test_update_checks_its_targets_before_reading(tmp_path: Path, monkeypatch) -> None:
+    import whilecli.methods.io as methods_io
+
+    def no(*a, **k):
+        raise AssertionError("read before the output was checked")
+
+    monkeypatch.setattr(methods_io, "read_batch", no)
+    batch = str(EXAMPLES / "batch.jsonl")
+    for extra in (["-o", "/proc/u.parquet"], ["--state", "/proc/s.json"]):
+        method = "rae" if "--state" in extra else "sao"
+        r = CliRunner().invoke(app, ["update", batch, "--method", method, *extra])
+        assert r.exit_code == 2, r.stderr
+        assert r.stderr.startswith("while: error: cannot write /proc/")
