@@ -4,6 +4,7 @@ purpose, and ``--by source`` / ``--by COLUMN`` route each slice apart in every f
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,17 @@ def test_by_column_routes_each_value(tmp_path: Path) -> None:
     assert [s["rows"] for s in report["summary"]] == [24, 24]
     bad = CliRunner().invoke(app, ["route", str(path), "--by", "nope"])
     assert bad.exit_code == 2 and "--by nope" in bad.output
+
+
+def test_check_and_diff_take_pool_too(tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = [str(WIKI), str(WORDLE), "--pass-threshold", "1"]
+    assert runner.invoke(app, ["check", *args]).exit_code == 2
+    assert runner.invoke(app, ["check", *args, "--pool"]).exit_code == 0
+    mixed = tmp_path / "mixed"
+    shutil.copytree(WIKI, mixed / "wiki")
+    shutil.copytree(WORDLE, mixed / "wordle")
+    both = ["diff", str(mixed), str(WIKI), "--pass-threshold", "1"]
+    refused = runner.invoke(app, both)
+    assert refused.exit_code == 2 and "--pool" in refused.output
+    assert runner.invoke(app, [*both, "--pool"]).exit_code in (0, 1)

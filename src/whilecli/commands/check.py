@@ -171,6 +171,7 @@ def check_command(
     student_tokenizer: str | None = route_cmd.STUDENT_TOKENIZER,
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
     seed: int | None = route_cmd.SEED,
+    pool: bool = route_cmd.POOL,
 ) -> None:
     """Gate an eval dump in CI: exit 1 when a named policy holds, with one line per policy."""
     from whilecli.route.policies import DEFAULT_CHECK_POLICIES
@@ -194,6 +195,7 @@ def check_command(
         pass_threshold=pass_threshold,
         input_format=input_format,
         overrides=overrides,
+        pool=pool,
     )
     gate = enforce(
         route,

@@ -38,6 +38,7 @@ def read_tasks(
     mapping: list[str] | None,
     pass_threshold: float | None,
     input_format: str | None,
+    pool: bool = False,
 ) -> pl.DataFrame:
     """One dump's per-task counts (``Pool.tasks``), read like ``while route`` reads rows."""
     from whilecli.io.read import parse_map, read_rows
@@ -51,6 +52,7 @@ def read_tasks(
         pass_threshold=pass_threshold,
         input_format=input_format,
         stdin=sys.stdin.buffer if path == "-" else None,
+        pool=pool,
     )
     return summarize(rows).tasks
 
@@ -177,6 +179,7 @@ def diff_command(
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
     seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the bootstraps."),
     draws: int = typer.Option(2000, "--draws", metavar="N", help="Bootstrap resamples."),
+    pool: bool = route_cmd.POOL,
 ) -> None:
     """Compare two dumps of the same tasks, task by task: pass@1 each, the paired difference."""
     from whilecli.route.paired import paired_diff
@@ -186,7 +189,12 @@ def diff_command(
         raise UsageError("stdin (-) can feed BEFORE or AFTER, not both")
     check_seed(seed)
     check_draws(draws)
-    read = {"mapping": mapping, "pass_threshold": pass_threshold, "input_format": input_format}
+    read = {
+        "mapping": mapping,
+        "pass_threshold": pass_threshold,
+        "input_format": input_format,
+        "pool": pool,
+    }
     diff = paired_diff(
         read_tasks(before, **read), read_tasks(after, **read), draws=draws, seed=seed
     )
