@@ -162,8 +162,10 @@ def route_rows(
     overrides: dict[str, Any],
     summary: bool | None = None,
     pool: bool = False,
+    by: str | None = None,
 ) -> Route:
-    """Read and route the rows with the command line's reading and routing options."""
+    """Read and route the rows with the command line's reading and routing options
+    (with ``by``, the :class:`~whilecli.route.slices.Slices` of every slice)."""
     from whilecli.io.read import parse_map
     from whilecli.route import run_route
 
@@ -178,6 +180,7 @@ def route_rows(
         stdin=io.BytesIO(stdin_data) if stdin_data is not None else None,
         summary=summary,
         pool=pool,
+        by=by,
         **overrides,
     )  # type: ignore[return-value]
 
@@ -294,20 +297,18 @@ def _route_slices(
     fmt: str,
 ) -> None:
     """``--by``: every slice's route, rendered in ``fmt``; exit with the worst slice's code."""
-    from whilecli.io.read import parse_map
-    from whilecli.route import run_route
     from whilecli.route.slices import render_slices
 
-    slices = run_route(
+    slices = route_rows(
         paths,
-        teacher=teacher or None,
-        mapping=parse_map(mapping or []),
+        stdin_data,
+        teacher=teacher,
+        mapping=mapping,
         pass_threshold=pass_threshold,
         input_format=input_format,
-        stdin=io.BytesIO(stdin_data) if stdin_data is not None else None,
+        overrides=overrides,
         pool=pool,
         by=by,
-        **overrides,
     )
     sys.stdout.write(render_slices(slices, fmt))  # type: ignore[arg-type]
     sys.stdout.flush()

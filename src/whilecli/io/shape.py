@@ -423,12 +423,9 @@ def _before_reply(text: str) -> str:
         return text
     if not isinstance(value, list):
         return text
-    cut = []
-    for message in value:
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            break
-        cut.append(message)
-    return json.dumps(cut, ensure_ascii=False)
+    from whilecli.io.formats import first_assistant_cut
+
+    return json.dumps(first_assistant_cut(value), ensure_ascii=False)
 
 
 def prompt_hash_before_reply(series: pl.Series) -> pl.Series:
