@@ -169,6 +169,7 @@ def test_config_race_through_the_cli(tmp_path: Path, monkeypatch) -> None:
 def test_an_unwritable_target_is_refused_before_reading(args, monkeypatch) -> None:
     """The check comes before the work: no row is read for a target that cannot be written."""
     import whilecli.io.read as read_mod
+    import whilecli.io.table as table_mod
     import whilecli.methods.rowio as rowio
     import whilecli.route as route_pkg
 
@@ -176,7 +177,8 @@ def test_an_unwritable_target_is_refused_before_reading(args, monkeypatch) -> No
         raise AssertionError("read before the output was checked")
 
     monkeypatch.setattr(read_mod, "read_rows", no)
-    monkeypatch.setattr(rowio, "read_rows", no)
+    monkeypatch.setattr(rowio, "read_table", no)
+    monkeypatch.setattr(table_mod, "read_table", no)
     monkeypatch.setattr(route_pkg, "run_route", no)
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 2, r.stderr
