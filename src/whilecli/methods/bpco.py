@@ -26,6 +26,7 @@ import torch
 
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
     Workspace,
     all_finite,
@@ -231,13 +232,14 @@ class BPCO:
                 self._work,
             )
         stats, notes = self._report(batch, values, tally, lam, admitted)
-        return Update(
+        return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
             stats=stats,
             notes=notes,
+            ratio_clamp=LOG_RATIO_CAP,
         )
 
     def _report(

@@ -23,6 +23,7 @@ import torch
 
 from whilecli.errors import InputError
 from whilecli.methods.batch import Batch, Update, masked, reuse
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
     Workspace,
@@ -179,13 +180,14 @@ class FlashReinforce:
         as_float(batch.mask, dtype, advantages)
         advantages.mul_(adv[:, None])
         stats, notes = self._report(batch, admitted, mean_kl, n_clamped, ratio_sums, counts, group)
-        return Update(
+        return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=advantages.detach(),
             admitted=admitted,
             value_targets=None,
             stats=stats,
             notes=notes,
+            ratio_clamp=LOG_RATIO_CLAMP,
         )
 
     def _report(

@@ -25,6 +25,7 @@ import torch
 
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
     Workspace,
@@ -166,13 +167,14 @@ class SAO:
                 self._work,
             )
         stats, notes = self._report(batch, band, admitted, lam, n_total, group)
-        return Update(
+        return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
             stats=stats,
             notes=notes,
+            ratio_clamp=math.inf,
         )
 
     def _report(
