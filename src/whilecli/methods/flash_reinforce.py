@@ -41,6 +41,32 @@ LOG_RATIO_CLAMP = 30.0
 PROBABILITY_FLOOR = 1e-6
 
 
+def flash_reinforce_reference(
+    reward: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    trust: float = TRUST,
+) -> torch.Tensor:
+    """FlashReinforce's c ``[B, T]``, the seed's equations one line each (plain torch).
+
+    The reference every faster path is tested against. ``reward [B]``; ``logp``,
+    ``behavior_logp`` ``[B, T]`` (log π_θ, log μ); ``action_mask`` bool ``[B, T]``.
+    """
+    B = reward.shape[0]
+    T = action_mask.sum(dim=1)  # T_i, action tokens
+    A = reward - reward.mean()  # Eq. 5
+    log_ratio = torch.where(action_mask, logp - behavior_logp, 0.0)
+    rho = torch.exp(log_ratio.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))
+    p = torch.exp(behavior_logp).clamp(PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)  # μ
+    q = torch.exp(logp).clamp(PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)  # π_θ
+    d = p * torch.log(p / q) + (1 - p) * torch.log((1 - p) / (1 - q))  # Eq. 6
+    D = torch.where(action_mask, d, 0.0).sum(dim=1) / T  # Eq. 7
+    m = trust >= D  # Eq. 8
+    c = (m * A / (T * B))[:, None] * rho  # Eq. 10
+    return torch.where(action_mask, c, 0.0)
+
+
 def bernoulli_kl(
     log_p: torch.Tensor, log_q: torch.Tensor, work: Workspace | None = None
 ) -> torch.Tensor:

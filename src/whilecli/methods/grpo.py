@@ -37,6 +37,32 @@ from whilecli.methods.groups import (
 from whilecli.methods.surrogate import ClippedPolicyGradient, knob_error, number_knob
 
 
+def group_advantages_reference(
+    reward: torch.Tensor, group: torch.Tensor, kind: str
+) -> torch.Tensor:
+    """A_i ``[B]`` from rewards and group indices ``group [B]`` (rows sharing a task), plain torch.
+
+    ``grpo``: (R_i − mean_g)/std_g (sample std); ``dr_grpo``: R_i − mean_g; ``max_rl``:
+    (R_i − mean_g)/mean_g (0 when mean_g = 0). A_i = 0 in a unanimous group (rewards exactly
+    equal, a one-row group included).
+    """
+    G = int(group.max()) + 1
+    n = torch.zeros(G, dtype=reward.dtype).index_add(0, group, torch.ones_like(reward))
+    mean = torch.zeros(G, dtype=reward.dtype).index_add(0, group, reward) / n
+    centred = reward - mean[group]
+    var = torch.zeros(G, dtype=reward.dtype).index_add(0, group, centred**2) / (n - 1)
+    lo = torch.full((G,), math.inf, dtype=reward.dtype).index_reduce(0, group, reward, "amin")
+    hi = torch.full((G,), -math.inf, dtype=reward.dtype).index_reduce(0, group, reward, "amax")
+    unanimous = (lo == hi)[group]
+    if kind == "grpo":
+        A = centred / torch.sqrt(var)[group]
+    elif kind == "dr_grpo":
+        A = centred
+    else:
+        A = torch.where(mean[group] == 0, 0.0, centred / mean[group])
+    return torch.where(unanimous, 0.0, A)
+
+
 def _group_notes(stats: GroupStats) -> tuple[dict[str, float], list[str]]:
     """Counts of unanimous and one-row groups, as stats and sentences."""
     single = stats.counts == 1

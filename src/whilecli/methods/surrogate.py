@@ -49,6 +49,36 @@ from whilecli.methods.groups import (
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 
 
+def clipped_surrogate_reference(
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor | None,
+    ref_logp: torch.Tensor | None,
+    action_mask: torch.Tensor,
+    A: torch.Tensor,
+    w: torch.Tensor,
+    clip: float = 0.2,
+    beta: float = 0.0,
+) -> torch.Tensor:
+    """c = w_i g − β w_i (1 − r) ``[B, T]``, the equations one line each (plain torch).
+
+    ``A [B]`` the advantages, ``w [B]`` the length weights (0 on a row that carries no loss).
+    The reference every faster path is tested against.
+    """
+    log_ratio = torch.zeros_like(logp) if behavior_logp is None else logp - behavior_logp
+    ratio = torch.exp(torch.where(action_mask, log_ratio, 0.0))  # ρ
+    A, w = A[:, None], w[:, None]
+    pg_loss1 = ratio * A
+    pg_loss2 = torch.clamp(ratio, 1 - clip, 1 + clip) * A
+    g = torch.where(pg_loss1 <= pg_loss2, ratio * A, 0.0)  # d/dlog π of min(ρA, clip(ρ)A)
+    g = torch.where(A == 0, 0.0, g)
+    c = w * g
+    if beta > 0:
+        assert ref_logp is not None
+        r = torch.exp(ref_logp - logp)  # π_ref/π_θ
+        c = c - beta * w * (1 - r)  # d/dlog π_θ of β (r − log r − 1)
+    return torch.where(action_mask, c, 0.0)
+
+
 def length_weights(
     loss_type: str,
     action_counts: torch.Tensor,
