@@ -46,14 +46,14 @@ def group_advantages_reference(
     (R_i − mean_g)/mean_g (0 when mean_g = 0). A_i = 0 in a unanimous group (rewards exactly
     equal, a one-row group included).
     """
-    G = int(group.max()) + 1
-    n = torch.zeros(G, dtype=reward.dtype).index_add(0, group, torch.ones_like(reward))
-    mean = torch.zeros(G, dtype=reward.dtype).index_add(0, group, reward) / n
+    zeros = torch.zeros(int(group.max()) + 1, dtype=reward.dtype, device=reward.device)
+    n = zeros.index_add(0, group, torch.ones_like(reward))  # rows per group
+    mean = zeros.index_add(0, group, reward) / n  # mean_g
     centred = reward - mean[group]
-    var = torch.zeros(G, dtype=reward.dtype).index_add(0, group, centred**2) / (n - 1)
-    lo = torch.full((G,), math.inf, dtype=reward.dtype).index_reduce(0, group, reward, "amin")
-    hi = torch.full((G,), -math.inf, dtype=reward.dtype).index_reduce(0, group, reward, "amax")
-    unanimous = (lo == hi)[group]
+    var = zeros.index_add(0, group, centred**2) / (n - 1)  # std_g², sample (n − 1)
+    lo = zeros.scatter_reduce(0, group, reward, "amin", include_self=False)
+    hi = zeros.scatter_reduce(0, group, reward, "amax", include_self=False)
+    unanimous = (lo == hi)[group]  # rewards exactly equal
     if kind == "grpo":
         A = centred / torch.sqrt(var)[group]
     elif kind == "dr_grpo":
