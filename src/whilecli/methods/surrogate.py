@@ -15,6 +15,11 @@ longest row). Σ_j T_j leaves out the tokens of rows that carry no loss (truncat
 KL = r − log r − 1 with r = π_ref/π_θ, adds the gradient term −β w_i (1 − r):
 
     c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}).
+
+:func:`clipped_surrogate_reference` writes these equations in plain torch; it is what the
+tests hold :func:`surrogate_coefficients` (row blocks, in-place, NumPy's ``exp``) to, bit for
+bit, and ``benchmarks/update_bench.py`` times the two in the same run. The KL part is
+returned apart as well, so that a staleness correction can leave it as it is.
 """
 
 from __future__ import annotations
@@ -30,7 +35,12 @@ from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
     all_finite,
+    any_rows,
     as_float,
+    compare,
+    exp_,
+    row_blocks,
+    row_counts,
 )
 from whilecli.methods.groups import (
     check_logprobs,
@@ -115,6 +125,75 @@ class SurrogateOut:
     reference_term: torch.Tensor | None = None  # [B, T] −β w (1 − r), the KL part of c
 
 
+def _masked_sum(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> float:
+    """Σ x over ``keep`` (a product with the 0/1 mask when ``x`` is finite, else a where)."""
+    if all_finite(x):
+        return float(torch.mul(x, keep_f).sum())
+    return float(torch.where(keep, x, 0.0).sum())
+
+
+def _surrogate_block(
+    logprobs: torch.Tensor,
+    behavior_logprobs: torch.Tensor | None,
+    ref_logprobs: torch.Tensor | None,
+    action: torch.Tensor,
+    a: torch.Tensor,
+    w: torch.Tensor,
+    live: torch.Tensor,
+    bounds: tuple[torch.Tensor, torch.Tensor],
+    beta: float,
+    out: torch.Tensor,
+    ref_out: torch.Tensor | None,
+) -> tuple[torch.Tensor, int, float, float | None]:
+    """c = w g − β w (1 − r) on a block of rows, written into ``out`` (``a``, ``w``: [b, 1]).
+
+    ρ = exp(log π_θ − log μ), unclamped (1 without behaviour log-probs). The branch test is a
+    per-row interval for ρ, ``bounds = (upper, lower)``: (−∞, 1 + ε] when A > 0, [1 − ε, ∞)
+    when A < 0, empty when A = 0 (g = 0, kept exactly 0 even for an overflowed ρ). The k3
+    term: r = exp(log π_ref − log π_θ), d/d log π_θ (r − log r − 1) = 1 − r. Returns
+    admitted and the block's clipped-token count, Σ ρ and Σ KL_k3 over live action tokens.
+    With β > 0 the KL part −β w (1 − r) (0 off the action tokens) is also written into
+    ``ref_out``.
+    """
+    dtype = logprobs.dtype
+    action_f = as_float(action, dtype)
+    on, on_f = action, action_f  # live action tokens
+    if not bool(live.all()):
+        on, on_f = action & live[:, None], action_f * as_float(live, dtype)[:, None]
+    if behavior_logprobs is None:
+        ratio = torch.ones_like(logprobs)
+    else:
+        ratio = exp_(torch.sub(logprobs, behavior_logprobs))
+    upper, lower = bounds
+    keep = compare(ratio, "<=", upper).logical_and_(compare(ratio, ">=", lower))
+    keep.logical_and_(action)
+    lost = row_counts(action) - row_counts(keep)  # action tokens on the clipped branch
+    clipped = int(lost[live & (a[:, 0] != 0)].sum())  # counted on live rows with A ≠ 0
+    g = torch.mul(ratio, a, out=out)
+    if all_finite(g):  # the 0/1 product is exact
+        g.mul_(as_float(keep, dtype))
+    else:  # an overflowed ρ, or junk in the padding
+        g.masked_fill_(~keep, 0.0)
+    c = g.mul_(w)
+    kl_sum = None
+    if beta > 0:
+        assert ref_logprobs is not None
+        log_r = torch.sub(ref_logprobs, logprobs)
+        r = exp_(log_r.clone())
+        assert ref_out is not None
+        term = torch.neg(r).add_(1).mul_(-beta * w)  # − β w (1 − r)
+        if all_finite(term):
+            term.mul_(action_f)
+        else:
+            term.masked_fill_(~action, 0.0)
+        ref_out.copy_(term.add_(0.0))
+        c.add_(term)
+        kl = r.sub_(log_r).sub_(1)  # r − log r − 1
+        kl_sum = _masked_sum(kl, on, on_f)
+    c.add_(0.0)  # −0 → +0: exactly 0 off the kept tokens
+    return any_rows(compare(c, "!=", 0.0)), clipped, _masked_sum(ratio, on, on_f), kl_sum
+
+
 def surrogate_coefficients(
     *,
     logprobs: torch.Tensor,
@@ -130,43 +209,49 @@ def surrogate_coefficients(
 ) -> SurrogateOut:
     """c = w_i g − β w_i (1 − r) on action tokens of live rows, exactly 0 elsewhere.
 
-    ``live [B]`` is False for rows that get no gradient (``--truncated mask``). The
-    coefficients are :func:`clipped_surrogate_reference`'s (the policy-gradient part, then
-    the KL part added, the same arithmetic), copied into ``out`` when given. (A blocked,
-    workspace-backed version of this was slower than the plain one in
-    ``benchmarks/update_bench.py`` on CPU and is gone.)
+    ``live [B]`` is False for rows that get no gradient (``--truncated mask``). On CPU the
+    rows are processed in blocks (:func:`~whilecli.methods.fastmath.row_blocks`). The
+    coefficients are written into ``out`` (``logprobs``' shape and dtype) when given.
     """
+    w = torch.where(live, weights, 0.0)[:, None]
+    a = advantages[:, None]
+    # the branch test as a per-row interval for ρ (see _surrogate_block)
+    # Bounds in the advantages' dtype: torch.where on two Python floats would give float32,
+    # and 1.2 in float32 is 1.2000000476837158, which moves the clip edge off 1 ± ε.
+    inf = torch.full_like(a, torch.inf)
+    upper = torch.where(a > 0, torch.full_like(a, 1 + clip), torch.where(a < 0, inf, -inf))
+    lower = torch.where(a < 0, torch.full_like(a, 1 - clip), -inf)
     lp = logprobs.detach()
     blp = None if behavior_logprobs is None else behavior_logprobs.detach()
     ref = None if ref_logprobs is None else ref_logprobs.detach()
-    w = torch.where(live, weights, 0.0)
-    pg = clipped_surrogate_reference(lp, blp, None, action_mask, advantages, w, clip)
-    on = action_mask & live[:, None]  # live action tokens
-    reference_term, kl_sum = None, None
-    if beta > 0:
-        assert ref is not None
-        r = torch.exp(ref - lp)  # π_ref/π_θ
-        reference_term = torch.where(action_mask, -(beta * w[:, None] * (1 - r)), 0.0) + 0.0
-        kl_sum = float(torch.where(on, r - (ref - lp) - 1, 0.0).sum())  # Σ KL_k3
-        c = pg + reference_term
-    else:
-        c = pg
-    c = c + 0.0  # −0 → +0
-    if out is not None:
-        c = out.copy_(c)
-    # the stats: clipped tokens on live rows with A ≠ 0, Σ ρ over live action tokens
-    log_ratio = torch.zeros_like(lp) if blp is None else lp - blp
-    ratio = torch.exp(torch.where(action_mask, log_ratio, 0.0))
-    a = advantages[:, None]
-    unclipped = ((a > 0) & (ratio <= 1 + clip)) | ((a < 0) & (ratio >= 1 - clip))
-    clipped = int((on & (a != 0) & ~unclipped).sum())
+    coef = torch.empty_like(lp) if out is None else out
+    ref_term = torch.empty_like(lp) if beta > 0 else None
+    admitted = torch.empty_like(live)
+    clipped, ratio_sum, kl_sum = 0, 0.0, 0.0
+    for rows in row_blocks(lp):
+        admitted[rows], n_clipped, r_sum, k_sum = _surrogate_block(
+            lp[rows],
+            None if blp is None else blp[rows],
+            None if ref is None else ref[rows],
+            action_mask[rows],
+            a[rows],
+            w[rows],
+            live[rows],
+            (upper[rows], lower[rows]),
+            beta,
+            coef[rows],
+            None if ref_term is None else ref_term[rows],
+        )
+        clipped += n_clipped
+        ratio_sum += r_sum
+        kl_sum += k_sum or 0.0
     return SurrogateOut(
-        coefficients=c,
-        admitted=(c != 0).any(dim=1),
+        coefficients=coef,
+        admitted=admitted,
         clipped=clipped,
-        ratio_sum=float(torch.where(on, ratio, 0.0).sum()),
-        kl_sum=kl_sum,
-        reference_term=reference_term,
+        ratio_sum=ratio_sum,
+        kl_sum=kl_sum if beta > 0 else None,
+        reference_term=ref_term,
     )
 
 
