@@ -1,7 +1,17 @@
-"""Time each single-rollout method's vectorised update against the plain-Python loops.
+"""Time each method's update: the plain reference, the library, the floor, the Python loops.
 
     python benchmarks/update_bench.py                    # 256x2048 and 1024x8192 on CPU
+    python benchmarks/update_bench.py --no-python        # without the plain-Python loops
     python benchmarks/update_bench.py --device cuda --sizes 1024x8192
+
+Per method, in one process on the same batch: ``plain``, the plain-torch reference function
+each method module opens with (eager torch, one line per equation, fresh tensors); the
+library's ``method.update`` with fresh outputs (``fresh``) and with the previous call's
+outputs passed back (``out=``); and ``floor``, the arithmetic's floor: each input read once,
+the method's per-token transcendentals as in-place ``torch.exp`` over one ``[B, T]``
+buffer, each output written once. ``plain/out=`` above 1 says the fast path is faster than
+the plain reference by that much; ``out=/floor`` says how far the fast path is from the
+floor.
 
 Both sides compute the same formulas on the same random batch (ragged lengths, observation
 spans, stale behaviour log-probs, critic values): the vectorised side is
@@ -30,18 +40,79 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import slow_reference  # noqa: E402
 from whilecli.methods.batch import Batch  # noqa: E402
-from whilecli.methods.bpco import BPCO  # noqa: E402
-from whilecli.methods.flash_reinforce import FlashReinforce  # noqa: E402
-from whilecli.methods.sao import SAO  # noqa: E402
+from whilecli.methods.bpco import BPCO, bpco_reference  # noqa: E402
+from whilecli.methods.flash_reinforce import FlashReinforce, flash_reinforce_reference  # noqa: E402
+from whilecli.methods.grpo import GRPO, group_advantages_reference  # noqa: E402
+from whilecli.methods.sao import SAO, sao_reference  # noqa: E402
+from whilecli.methods.surrogate import clipped_surrogate_reference  # noqa: E402
 
-METHODS: dict[str, tuple[Callable[[], Any], Callable[[list[dict]], Any]]] = {
+METHODS: dict[str, tuple[Callable[[], Any], Callable[[list[dict]], Any] | None]] = {
     "flash_reinforce": (
         lambda: FlashReinforce(trust=0.01),
         lambda rows: slow_reference.flash_reinforce(rows, trust=0.01),
     ),
     "sao": (SAO, slow_reference.sao),
     "bpco": (BPCO, slow_reference.bpco),
+    "grpo": (GRPO, None),
 }
+
+#: Group size of the benchmark batch's task ids (grpo).
+GROUP = 8
+
+
+def _grpo_plain(bt: Batch) -> torch.Tensor:
+    group = torch.arange(bt.size, device=bt.rewards.device) // GROUP
+    a = group_advantages_reference(bt.rewards, group, "grpo")
+    t = bt.action_mask.sum(dim=1).to(bt.rewards.dtype)
+    w = 1 / (t * bt.size)
+    return clipped_surrogate_reference(
+        bt.logprobs, bt.behavior_logprobs, None, bt.action_mask, a, w
+    )
+
+
+#: name → the plain reference on a batch.
+PLAIN: dict[str, Callable[[Batch], Any]] = {
+    "flash_reinforce": lambda bt: flash_reinforce_reference(
+        bt.rewards, bt.logprobs, bt.behavior_logprobs, bt.action_mask, 0.01
+    ),
+    "sao": lambda bt: sao_reference(
+        bt.rewards, bt.logprobs, bt.behavior_logprobs, bt.values, bt.action_mask
+    ),
+    "bpco": lambda bt: bpco_reference(
+        bt.rewards, bt.logprobs, bt.behavior_logprobs, bt.values, bt.action_mask
+    ),
+    "grpo": _grpo_plain,
+}
+
+#: name → (float [B, T] inputs read, per-token transcendentals, [B, T] outputs written).
+#: flash_reinforce: exp ρ, exp π, exp μ and the two logs of Eq. 6; bpco: exp ρ and exp μ.
+FLOOR_SHAPE: dict[str, tuple[tuple[str, ...], int, int]] = {
+    "flash_reinforce": (("logprobs", "behavior_logprobs"), 5, 2),
+    "sao": (("logprobs", "behavior_logprobs", "values"), 1, 3),
+    "bpco": (("logprobs", "behavior_logprobs", "values"), 2, 3),
+    "grpo": (("logprobs", "behavior_logprobs"), 1, 2),
+}
+
+
+def floor_fn(name: str, bt: Batch) -> Callable[[], None]:
+    """The arithmetic's floor for ``name``: read each input (and the mask) once, the
+    transcendentals as in-place ``exp`` over one ``[B, T]`` buffer, write each output once."""
+    names, n_trans, n_out = FLOOR_SHAPE[name]
+    inputs = [getattr(bt, n) for n in names]
+    mask = bt.action_mask.view(torch.uint8)
+    buf = bt.logprobs.clone()  # values in (−∞, 0]: repeated exp_ stays finite
+    outs = [torch.empty_like(bt.logprobs) for _ in range(n_out)]
+
+    def run() -> None:
+        for x in inputs:
+            x.sum()
+        mask.sum(dtype=torch.int64)
+        for _ in range(n_trans):
+            buf.exp_()
+        for o in outs:
+            o.fill_(0.0)
+
+    return run
 
 
 def make_batch(b: int, t: int, seed: int = 0) -> Batch:
@@ -176,13 +247,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(machine_figures(args.keep_heap))
     header = (
-        f"{'method':<16}{'batch':>11}{'tokens':>10}{'fresh s':>10}{'out= s':>10}{'tokens/s':>11}"
-        f"{'python s':>10}{'python tok/s':>14}{'fresh':>8}{'out=':>8}"
+        f"{'method':<16}{'batch':>11}{'tokens':>10}{'plain s':>10}{'fresh s':>10}{'out= s':>10}"
+        f"{'floor s':>10}{'plain/out=':>11}{'out=/floor':>11}{'python s':>10}{'py/out=':>9}"
     )
     print(header)
     for size in args.sizes.split(","):
         b, t = (int(x) for x in size.lower().split("x"))
         cpu_batch = make_batch(b, t)
+        cpu_batch.task_ids = [f"t{i // GROUP}" for i in range(b)]
         batch = cpu_batch.to(args.device, dtype)
         tokens = int(cpu_batch.mask.sum())
         rows_n = min(b, args.python_rows)
@@ -195,18 +267,21 @@ def main(argv: list[str] | None = None) -> None:
             reused = best_of(
                 lambda m=method, bt=batch, p=previous: m.update(bt, out=p), args.repeat, sync
             )
+            plain_fn = PLAIN[name]
+            plain_fn(batch)  # warm-up
+            plain = best_of(lambda f=plain_fn, bt=batch: f(bt), args.repeat, sync)
+            floor_run = floor_fn(name, batch)
+            floor_run()
+            floor = best_of(floor_run, args.repeat, sync)
             line = (
-                f"{name:<16}{size:>11}{tokens:>10}{fast:>10.4f}{reused:>10.4f}"
-                f"{tokens / reused:>11.3g}"
+                f"{name:<16}{size:>11}{tokens:>10}{plain:>10.4f}{fast:>10.4f}{reused:>10.4f}"
+                f"{floor:>10.4f}{plain / reused:>10.2f}x{reused / floor:>10.2f}x"
             )
-            if rows:
+            if rows and slow is not None:
                 measured = best_of(lambda f=slow, r=rows: f(r), args.python_repeat, False)
                 slow_s = measured * tokens / sub_tokens
                 mark = "*" if rows_n < b else ""
-                line += (
-                    f"{slow_s:>9.2f}{mark:1}{tokens / slow_s:>14.3g}"
-                    f"{slow_s / fast:>7.0f}x{slow_s / reused:>7.0f}x"
-                )
+                line += f"{slow_s:>9.2f}{mark:1}{slow_s / reused:>8.0f}x"
             print(line, flush=True)
     if not args.no_python and any(
         int(s.lower().split("x")[0]) > args.python_rows for s in args.sizes.split(",")

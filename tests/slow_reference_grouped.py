@@ -67,11 +67,21 @@ def _surrogate(
     beta: float,
     max_len: int | None,
     truncated: str,
+    part: str = "all",
 ) -> list[list[float]]:
-    """c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}) on action tokens of live rows."""
+    """c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}) on action tokens of live rows.
+
+    ``part``: ``"all"`` the whole c, ``"pg"`` the policy-gradient part w_i g, ``"kl"`` the
+    KL-to-reference part −β w_i (1 − r). bnpo's Σ_j T_j leaves out the rows that carry no
+    loss (truncated ones under ``truncated="mask"``); B counts every row.
+    """
     b = len(rows)
     lengths = [sum(1 for m in r["action_mask"] if m) for r in rows]
-    total = sum(lengths)
+    total = sum(
+        n
+        for n, r in zip(lengths, rows, strict=True)
+        if not (truncated == "mask" and r.get("truncated", False))
+    )
     l_max = max_len if max_len is not None else max(lengths)
     out = []
     for i, r in enumerate(rows):
@@ -92,8 +102,8 @@ def _surrogate(
             clipped = min(max(rho, 1 - clip), 1 + clip) * a
             # d/dlog π of min(ρA, clip(ρ)A): ρA where the unclipped branch is the minimum.
             g = unclipped if unclipped <= clipped else 0.0
-            c = w * g
-            if beta > 0:
+            c = w * g if part != "kl" else 0.0
+            if beta > 0 and part != "pg":
                 ratio_ref = math.exp(r["ref_logprobs"][t] - r["logprobs"][t])
                 c -= beta * w * (1 - ratio_ref)
             row_c.append(c)
@@ -134,12 +144,20 @@ def slow_grpo(
     beta: float = 0.0,
     max_len: int | None = None,
     truncated: str = "mask",
+    part: str = "all",
 ) -> list[list[float]]:
-    """GRPO / bnpo / dr_grpo coefficients."""
+    """GRPO / bnpo / dr_grpo coefficients (``part``: see :func:`_surrogate`)."""
     kind = "dr_grpo" if loss_type == "dr_grpo" else "grpo"
     adv = slow_group_advantages(rows, kind, truncated)
     return _surrogate(
-        rows, adv, loss_type=loss_type, clip=clip, beta=beta, max_len=max_len, truncated=truncated
+        rows,
+        adv,
+        loss_type=loss_type,
+        clip=clip,
+        beta=beta,
+        max_len=max_len,
+        truncated=truncated,
+        part=part,
     )
 
 
@@ -259,23 +277,36 @@ def slow_correction(
     eps: float = 0.3,
     band: tuple[float, float] = (0.5, 5.0),
     cap: float = 2.0,
+    carries_ratio: bool = False,
+    ratio_clamp: float = math.inf,
+    reference: list[list[float]] | None = None,
 ) -> list[list[float]]:
-    """ipo c·1[|π − μ| ≤ ε], icepop c·1[low ≤ ρ ≤ high], tis c·min(ρ, cap)."""
+    """ipo c·1[|π − μ| ≤ ε], icepop c·1[low ≤ ρ ≤ high], tis ρ → min(ρ, cap).
+
+    ``coefs`` is the policy-gradient part of c; ``reference`` (the β KL part) is added back
+    untouched. tis: ``c·min(ρ, cap)/ρ`` when ``carries_ratio`` (c carries the method's
+    ρ = exp(clamp(log π − log μ, ±ratio_clamp))), else ``c·min(ρ, cap)``.
+    """
     out = []
-    for r, row_c in zip(rows, coefs, strict=True):
+    for i, (r, row_c) in enumerate(zip(rows, coefs, strict=True)):
         new = []
         for t, c in enumerate(row_c):
+            kl = reference[i][t] if reference is not None else 0.0
             if not r["action_mask"][t]:
                 new.append(0.0)
                 continue
             pi, mu = math.exp(r["logprobs"][t]), math.exp(r["behavior_logprobs"][t])
             rho = math.exp(r["logprobs"][t] - r["behavior_logprobs"][t])
             if name == "ipo":
-                new.append(c if abs(pi - mu) <= eps else 0.0)
+                new.append((c if abs(pi - mu) <= eps else 0.0) + kl)
             elif name == "icepop":
-                new.append(c if band[0] <= rho <= band[1] else 0.0)
+                new.append((c if band[0] <= rho <= band[1] else 0.0) + kl)
+            elif carries_ratio:
+                log_ratio = r["logprobs"][t] - r["behavior_logprobs"][t]
+                own = math.exp(max(-ratio_clamp, min(ratio_clamp, log_ratio)))
+                new.append((c * cap / own if rho > cap else c) + kl)
             else:
-                new.append(c * min(rho, cap))
+                new.append(c * min(rho, cap) + kl)
         out.append(new)
     return out
 

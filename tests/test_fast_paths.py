@@ -169,13 +169,16 @@ def test_surrogate_and_corrections_in_blocks_match_the_loops(rows: list[dict], b
         assert torch.equal(update.admitted, whole.admitted)
         assert update.stats["clipped_tokens"] == whole.stats["clipped_tokens"]
         assert update.stats["ratio_mean"] == pytest.approx(whole.stats["ratio_mean"], rel=1e-12)
-        base = [update.coefficients[i, : len(r["logprobs"])].tolist() for i, r in enumerate(rows)]
+        # a correction acts on the policy-gradient part; the KL term stays as it is
+        pg = slow_grpo(rows, beta=beta, part="pg")
+        kl = slow_grpo(rows, beta=beta, part="kl")
         for name in ("ipo", "icepop", "tis"):
             got = apply_correction(update, batch, name).coefficients
-            for i, expect in enumerate(slow_correction(rows, base, name)):
+            slow = slow_correction(rows, pg, name, carries_ratio=True, reference=kl)
+            for i, expect in enumerate(slow):
                 n = len(expect)
                 torch.testing.assert_close(
-                    got[i, :n], torch.tensor(expect, dtype=torch.float64), rtol=1e-12, atol=0
+                    got[i, :n], torch.tensor(expect, dtype=torch.float64), rtol=1e-12, atol=1e-15
                 )
                 assert bool((got[i, n:] == 0).all())
     finally:
@@ -303,3 +306,97 @@ def test_group_std_survives_under_and_overflow(rewards: list[float]) -> None:
         torch.tensor(rewards, dtype=torch.float64), torch.zeros(len(rewards)).long()
     )
     assert float(stats.std[0]) == pytest.approx(statistics.stdev(rewards), rel=1e-12)
+
+
+# --- the plain references at the head of each method module are what the fast paths equal
+
+
+def _tensors(rows: list[dict]) -> tuple[torch.Tensor, ...]:
+    batch = Batch.from_rows(rows)
+    blp = batch.behavior_logprobs if batch.behavior_logprobs is not None else batch.logprobs
+    return batch, batch.rewards, batch.logprobs, blp, batch.action_mask
+
+
+@settings(max_examples=80, deadline=None)
+@given(ragged_rows(min_actions=1))
+def test_flash_reinforce_equals_its_plain_reference(rows: list[dict]) -> None:
+    from whilecli.methods.flash_reinforce import flash_reinforce_reference
+
+    batch, reward, lp, blp, act = _tensors(rows)
+    for trust in (0.003, math.inf):
+        want = flash_reinforce_reference(reward, lp, blp, act, trust)
+        got = FlashReinforce(trust=trust).update(batch).coefficients
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-300)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ragged_rows())
+def test_sao_and_bpco_equal_their_plain_references(rows: list[dict]) -> None:
+    from whilecli.methods.bpco import bpco_reference
+    from whilecli.methods.sao import sao_reference
+
+    batch, reward, lp, blp, act = _tensors(rows)
+    values = batch.values
+    got = SAO().update(batch).coefficients
+    torch.testing.assert_close(
+        got, sao_reference(reward, lp, blp, values, act), rtol=1e-9, atol=1e-12
+    )
+    got = BPCO().update(batch).coefficients
+    torch.testing.assert_close(
+        got, bpco_reference(reward, lp, blp, values, act), rtol=1e-9, atol=1e-12
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.sampled_from(["grpo", "bnpo", "dr_grpo"]), st.sampled_from([0.0, 0.05]))
+def test_grpo_equals_its_plain_reference(data: Any, loss_type: str, beta: float) -> None:
+    from slow_reference_grouped import random_rows
+    from whilecli.methods.grpo import group_advantages_reference
+    from whilecli.methods.surrogate import clipped_surrogate_reference
+
+    rows = random_rows(data.draw)
+    if len({r["task_id"] for r in rows}) == len(rows):
+        rows.append(dict(rows[0]))
+    batch = Batch.from_rows(rows)
+    tasks = sorted(set(batch.task_ids))
+    group = torch.tensor([tasks.index(t) for t in batch.task_ids])
+    A = group_advantages_reference(
+        batch.rewards, group, "dr_grpo" if loss_type == "dr_grpo" else "grpo"
+    )
+    T = batch.action_counts
+    B = batch.size
+    live = ~batch.truncated
+    w = {
+        "grpo": 1 / (T * B),
+        "bnpo": 1 / T[live].sum().clamp(min=1) + 0 * T,
+        "dr_grpo": 1 / (T.max() * B) + 0 * T,
+    }[loss_type]
+    w = torch.where(live & (T > 0), w, 0.0)
+    want = clipped_surrogate_reference(
+        batch.logprobs, batch.behavior_logprobs, batch.ref_logprobs, batch.action_mask, A, w,
+        beta=beta,
+    )  # fmt: skip
+    got = GRPO(loss_type=loss_type, beta=beta).update(batch).coefficients
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_opd_dpo_sft_equal_their_plain_references(data: Any) -> None:
+    from slow_reference_grouped import random_rows
+    from whilecli.methods.distill import OPD, opd_reference
+    from whilecli.methods.dpo import DPO, dpo_reference, pair_rows
+    from whilecli.methods.sft import SFT, sft_reference
+
+    rows = random_rows(data.draw)
+    batch = Batch.from_rows(rows)
+    act = batch.action_mask
+    want = opd_reference(batch.teacher_logprobs, batch.logprobs, act)
+    assert torch.equal(OPD().update(batch).coefficients, want)
+    assert torch.equal(SFT().update(batch).coefficients, sft_reference(batch.rewards, act))
+    passed = (batch.rewards >= 1.0).tolist()
+    pairs = pair_rows(batch.task_ids, passed, [int(n) for n in batch.action_counts.tolist()])
+    chosen = torch.tensor([p[0] for p in pairs], dtype=torch.long)
+    rejected = torch.tensor([p[1] for p in pairs], dtype=torch.long)
+    want = dpo_reference(batch.logprobs, batch.ref_logprobs, act, chosen, rejected)
+    torch.testing.assert_close(DPO().update(batch).coefficients, want, rtol=1e-12, atol=0.0)

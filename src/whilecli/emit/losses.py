@@ -14,9 +14,11 @@ losses here keep that shape and change only the policy-gradient term, following 
 
 * :func:`icepop_loss`: ``c ← c · 1[low ≤ ρ ≤ high]``, band (0.5, 5.0) (Ring-1T,
   arXiv:2510.18855): a token whose ratio leaves the band contributes no policy gradient.
-* :func:`tis_loss`: ``c ← c · min(ρ, cap)``, cap 2.0 (truncated importance sampling, as in
-  verl): the gradient of the policy-gradient term with respect to ``trainer_logprobs`` is
-  ``−mask · A · min(ρ, cap)`` on every token, the truncated weight held constant.
+* :func:`tis_loss`: the built-in term's ρ replaced by ``min(ρ, cap)``, cap 2.0 (truncated
+  importance sampling, as in verl): the gradient of the policy-gradient term with respect to
+  ``trainer_logprobs`` is ``−mask · A · min(ρ, cap)`` on every token, the truncated weight
+  held constant. This is the update path's ``--correction tis`` on a c that carries ρ
+  (``c ← c · min(ρ, cap)/ρ``), not ``A · ρ · min(ρ, cap)``.
 
 This module imports torch; :mod:`whilecli.emit.prime_rl` names it by path and never imports it.
 """

@@ -26,6 +26,7 @@ import torch
 
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
     Workspace,
     all_finite,
@@ -44,6 +45,34 @@ CLIP = 0.2
 GAE_ALPHA = 0.4
 REWARD_RANGE = (0.0, 1.0)
 LOG_RATIO_CAP = 20.0
+
+
+def bpco_reference(
+    reward: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    values: torch.Tensor,
+    action_mask: torch.Tensor,
+    clip: float = CLIP,
+    alpha: float = GAE_ALPHA,
+) -> torch.Tensor:
+    """BPCO's c ``[B, T]``, the seed's equations one line each (plain torch).
+
+    The reference every faster path is tested against; no 1/B (the trainer's loss averages
+    sequences).
+    """
+    from whilecli.methods.sao import skip_observation_gae_reference
+
+    L = action_mask.sum(dim=1).to(reward.dtype)
+    lam = torch.where(L > 0, (1 - 1 / (alpha * L.clamp(min=1))).clamp(min=0), 0.0)  # Eq. 14
+    A = skip_observation_gae_reference(reward, values, action_mask, lam)  # Eq. 3-4
+    log_ratio = torch.where(action_mask, logp - behavior_logp, 0.0)
+    rho = torch.exp(log_ratio.clamp(-LOG_RATIO_CAP, LOG_RATIO_CAP))
+    mu = torch.exp(torch.where(action_mask, behavior_logp, 0.0))  # μ_t
+    half_width = clip / mu  # ε/μ_t, ∞ when μ underflows
+    unclipped = ((A > 0) & (rho <= 1 + half_width)) | ((A < 0) & (rho >= 1 - half_width))
+    c = torch.where(unclipped | (A == 0), rho * A, 0.0)  # Eq. 2, the unclipped branch's ρA
+    return torch.where(action_mask, c, 0.0)
 
 
 def explained_variance(
@@ -231,13 +260,14 @@ class BPCO:
                 self._work,
             )
         stats, notes = self._report(batch, values, tally, lam, admitted)
-        return Update(
+        return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
             stats=stats,
             notes=notes,
+            ratio_clamp=LOG_RATIO_CAP,
         )
 
     def _report(

@@ -5,7 +5,23 @@ For rollouts sampled by μ (the sampler, or an older copy of the policy) and tra
 
 - ``ipo``:    c ← c · 1[|π − μ| ≤ ε], ε = 0.3 (masks on probability moved);
 - ``icepop``: c ← c · 1[low ≤ ρ ≤ high], (low, high) = (0.5, 5.0) (Ring-1T, arXiv:2510.18855);
-- ``tis``:    c ← c · min(ρ, cap), cap = 2.0 (truncated importance sampling; ρ held constant).
+- ``tis``:    ρ replaced by min(ρ, cap), cap = 2.0 (truncated importance sampling, as in verl):
+  for a method whose c already carries ρ (grpo, max_rl, rae, flash_reinforce, sao, bpco)
+  c ← c · min(ρ, cap)/ρ, for the others (opd, opsd, dpo, sft) c ← c · min(ρ, cap).
+  Multiplying a ρ-carrying c by min(ρ, cap) would count the ratio twice; with this rule the
+  update path and :func:`whilecli.emit.losses.tis_loss` give the same c.
+
+How they compose with a method's own clip or band. A correction multiplies the method's c, so
+``icepop`` on grpo keeps c = w_i ρ A_i only where the surrogate's unclipped branch is the
+minimum *and* 0.5 ≤ ρ ≤ 5.0: the band on top of the clip, as verl composes them (and as
+:func:`whilecli.emit.losses.icepop_loss`, whose built-in term has no clip, gives where the
+clip does not bite). ``tis`` on grpo leaves a clipped token at 0 and replaces ρ by min(ρ, cap)
+on the others; on SAO it caps ρ inside SAO's band.
+
+Corrections act on the policy-gradient part of c only: the β KL-to-reference term of the grpo
+family (c = w_i g − β w_i (1 − r)) is left as it is, as TRL and prime-rl's losses do. A method
+says which part is which by returning a :class:`PolicyGradientUpdate`; a plain
+:class:`~whilecli.methods.batch.Update` is taken as a c that carries no ρ and no KL term.
 
 Each needs ``behavior_logprobs``. The stats and notes say how many action tokens each masked
 or capped.
@@ -14,7 +30,7 @@ or capped.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -25,6 +41,19 @@ from whilecli.methods.fastmath import all_finite, as_float, exp_
 from whilecli.methods.groups import check_logprobs, count
 
 CORRECTIONS = ("ipo", "icepop", "tis")
+
+
+@dataclass(eq=False)
+class PolicyGradientUpdate(Update):
+    """An :class:`Update` that says what its coefficients are made of, for the corrections.
+
+    ``ratio_clamp``: c carries ρ = exp(clamp(log π − log μ, ±ratio_clamp)) as a factor
+    (∞: the ratio unclamped; None: c carries no ρ). ``reference_term``: the β KL-to-reference
+    part of c, ``[B, T]`` (None when there is none); a correction leaves it as it is.
+    """
+
+    ratio_clamp: float | None = math.inf
+    reference_term: torch.Tensor | None = None
 
 
 def _check_knobs(name: str, eps: Any, band: Any, cap: Any) -> tuple[float, float, float, float]:
@@ -83,22 +112,31 @@ def apply_correction(
     act = batch.action_mask
     n_act = int(act.sum())
     c = update.coefficients
+    ratio_clamp = getattr(update, "ratio_clamp", None)
+    reference = getattr(update, "reference_term", None)
+    if reference is not None:
+        c = torch.sub(c, reference)  # the policy-gradient part
     lp, blp = batch.logprobs, batch.behavior_logprobs
     stats = dict(update.stats)
     notes = list(update.notes)
     lp, blp = lp.detach(), blp.detach()
     act_f = as_float(act, c.dtype)
     if name == "tis":
-        rho = exp_(torch.sub(lp, blp))
-        n_hit = int((rho > k).logical_and_(act).sum())
+        log_ratio = torch.sub(lp, blp)
+        rho = exp_(log_ratio.clone())
+        capped = rho > k
+        n_hit = int(capped.logical_and(act).sum())
         kept = (rho > 0).logical_and_(act)
-        new_c = torch.mul(c, rho.clamp_(max=k))
+        if ratio_clamp is None:  # c carries no ρ: c ← c · min(ρ, cap)
+            new_c = torch.mul(c, rho.clamp_(max=k))
+            how = f"multiplied every coefficient by min(ρ, {k})"
+        else:  # c carries the method's ρ: replace it by min(ρ, cap), c ← c · min(ρ, cap)/ρ
+            own = exp_(log_ratio.clamp_(-ratio_clamp, ratio_clamp))
+            new_c = torch.where(capped, c * (k / own), c)
+            how = f"replaced ρ by min(ρ, {k}) in every coefficient"
         stats["tis_capped_tokens"] = float(n_hit)
         stats["tis_capped_share"] = n_hit / n_act if n_act else 0.0
-        notes.append(
-            f"tis multiplied every coefficient by min(ρ, {k}) and capped the ratio on "
-            f"{n_hit} of {n_act} action tokens."
-        )
+        notes.append(f"tis {how} and capped the ratio on {n_hit} of {n_act} action tokens.")
     else:
         if name == "ipo":
             gap = exp_(lp.clone()).sub_(exp_(blp.clone())).abs_()
@@ -113,8 +151,14 @@ def apply_correction(
         stats[f"{name}_masked_tokens"] = float(n_hit)
         stats[f"{name}_masked_share"] = n_hit / n_act if n_act else 0.0
         notes.append(f"{name} masked {n_hit} of {n_act} action tokens ({rule}), setting c = 0.")
-    new_c = _keep(new_c, act, act_f).detach()
+    new_c = _keep(new_c, act, act_f)
+    if reference is not None:
+        new_c = new_c.add_(reference)
+        notes.append(f"{name} left the KL-to-reference term of c as it is.")
+    new_c = new_c.detach()
     lost = update.admitted & act.any(dim=1) & ~kept.any(dim=1)
+    if reference is not None:  # the KL term alone still moves the row
+        lost &= ~(new_c != 0).any(dim=1)
     if int(lost.sum()):
         notes.append(f"{count(int(lost.sum()), 'row')} lost every action token to {name}.")
     return replace(

@@ -27,6 +27,15 @@ from whilecli.methods.fastmath import all_finite, as_float
 from whilecli.methods.groups import check_logprobs, count, require_field
 from whilecli.methods.surrogate import knob_error
 
+
+def opd_reference(
+    teacher_logp: torch.Tensor, logp: torch.Tensor, action_mask: torch.Tensor
+) -> torch.Tensor:
+    """OPD / OPSD's c ``[B, T]``: c = log π_T − log π_θ on action tokens (plain torch)."""
+    c = teacher_logp - logp
+    return torch.where(action_mask, c, 0.0)
+
+
 DIVERGENCES = ("reverse_kl", "forward_kl", "jsd")
 _ANCHOR = re.compile(r"^(ema(:(?P<rate>[0-9.eE+-]+))?|initial|live)$")
 

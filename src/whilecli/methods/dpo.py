@@ -36,6 +36,28 @@ from whilecli.methods.groups import (
 from whilecli.methods.surrogate import knob_error, number_knob
 
 
+def dpo_reference(
+    logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    chosen: torch.Tensor,
+    rejected: torch.Tensor,
+    beta: float = 0.1,
+) -> torch.Tensor:
+    """DPO's c ``[B, T]`` for the pairs ``(chosen[k], rejected[k])`` (row indices), plain torch.
+
+    Δ = Σ_t (log π_θ − log π_ref)(y_w) − Σ_t (log π_θ − log π_ref)(y_l) over action tokens;
+    c = +β σ(−βΔ)/P on y_w's tokens, −β σ(−βΔ)/P on y_l's, P = pairs; unpaired rows get 0.
+    """
+    logratio = torch.where(action_mask, logp - ref_logp, 0.0).sum(dim=1)
+    delta = logratio[chosen] - logratio[rejected]
+    P = max(len(chosen), 1)
+    coef = beta * torch.sigmoid(-beta * delta) / P
+    row = torch.zeros_like(logratio)
+    row = row.index_put((chosen,), coef).index_put((rejected,), -coef)
+    return torch.where(action_mask, row[:, None], 0.0)
+
+
 def pair_rows(task_ids: list[str], passed: list[bool], lengths: list[int]) -> list[tuple[int, int]]:
     """``(chosen, rejected)`` row pairs: each pass in order takes the closest-length unused fail.
 

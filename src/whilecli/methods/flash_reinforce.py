@@ -23,6 +23,7 @@ import torch
 
 from whilecli.errors import InputError
 from whilecli.methods.batch import Batch, Update, masked, reuse
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
     Workspace,
@@ -38,6 +39,32 @@ from whilecli.methods.knob_checks import positive
 TRUST = 0.003
 LOG_RATIO_CLAMP = 30.0
 PROBABILITY_FLOOR = 1e-6
+
+
+def flash_reinforce_reference(
+    reward: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    trust: float = TRUST,
+) -> torch.Tensor:
+    """FlashReinforce's c ``[B, T]``, the seed's equations one line each (plain torch).
+
+    The reference every faster path is tested against. ``reward [B]``; ``logp``,
+    ``behavior_logp`` ``[B, T]`` (log π_θ, log μ); ``action_mask`` bool ``[B, T]``.
+    """
+    B = reward.shape[0]
+    T = action_mask.sum(dim=1)  # T_i, action tokens
+    A = reward - reward.mean()  # Eq. 5
+    log_ratio = torch.where(action_mask, logp - behavior_logp, 0.0)
+    rho = torch.exp(log_ratio.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))
+    p = torch.exp(behavior_logp).clamp(PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)  # μ
+    q = torch.exp(logp).clamp(PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)  # π_θ
+    d = p * torch.log(p / q) + (1 - p) * torch.log((1 - p) / (1 - q))  # Eq. 6
+    D = torch.where(action_mask, d, 0.0).sum(dim=1) / T  # Eq. 7
+    m = trust >= D  # Eq. 8
+    c = (m * A / (T * B))[:, None] * rho  # Eq. 10
+    return torch.where(action_mask, c, 0.0)
 
 
 def bernoulli_kl(
@@ -179,13 +206,14 @@ class FlashReinforce:
         as_float(batch.mask, dtype, advantages)
         advantages.mul_(adv[:, None])
         stats, notes = self._report(batch, admitted, mean_kl, n_clamped, ratio_sums, counts, group)
-        return Update(
+        return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=advantages.detach(),
             admitted=admitted,
             value_targets=None,
             stats=stats,
             notes=notes,
+            ratio_clamp=LOG_RATIO_CLAMP,
         )
 
     def _report(

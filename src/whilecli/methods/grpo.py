@@ -37,6 +37,32 @@ from whilecli.methods.groups import (
 from whilecli.methods.surrogate import ClippedPolicyGradient, knob_error, number_knob
 
 
+def group_advantages_reference(
+    reward: torch.Tensor, group: torch.Tensor, kind: str
+) -> torch.Tensor:
+    """A_i ``[B]`` from rewards and group indices ``group [B]`` (rows sharing a task), plain torch.
+
+    ``grpo``: (R_i − mean_g)/std_g (sample std); ``dr_grpo``: R_i − mean_g; ``max_rl``:
+    (R_i − mean_g)/mean_g (0 when mean_g = 0). A_i = 0 in a unanimous group (rewards exactly
+    equal, a one-row group included).
+    """
+    zeros = torch.zeros(int(group.max()) + 1, dtype=reward.dtype, device=reward.device)
+    n = zeros.index_add(0, group, torch.ones_like(reward))  # rows per group
+    mean = zeros.index_add(0, group, reward) / n  # mean_g
+    centred = reward - mean[group]
+    var = zeros.index_add(0, group, centred**2) / (n - 1)  # std_g², sample (n − 1)
+    lo = zeros.scatter_reduce(0, group, reward, "amin", include_self=False)
+    hi = zeros.scatter_reduce(0, group, reward, "amax", include_self=False)
+    unanimous = (lo == hi)[group]  # rewards exactly equal
+    if kind == "grpo":
+        A = centred / torch.sqrt(var)[group]
+    elif kind == "dr_grpo":
+        A = centred
+    else:
+        A = torch.where(mean[group] == 0, 0.0, centred / mean[group])
+    return torch.where(unanimous, 0.0, A)
+
+
 def _group_notes(stats: GroupStats) -> tuple[dict[str, float], list[str]]:
     """Counts of unanimous and one-row groups, as stats and sentences."""
     single = stats.counts == 1

@@ -25,6 +25,7 @@ import torch
 
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
     Workspace,
@@ -41,6 +42,53 @@ from whilecli.methods.knob_checks import pair, positive
 
 RATIO = (0.7, 6.0)
 GAE_ALPHA = 1.5
+
+
+def skip_observation_gae_reference(
+    reward: torch.Tensor, values: torch.Tensor, action_mask: torch.Tensor, lam: torch.Tensor
+) -> torch.Tensor:
+    """A ``[B, T]``: δ_k = r_k + V(a_{k+1}) − V(a_k), A_k = δ_k + λ A_{k+1} (γ = 1), over the
+    action tokens of each row in reverse; r = R on the last action token; V = 0 past the end;
+    observation tokens get 0 and are skipped. One step per column, every row at once."""
+    B, T = action_mask.shape
+    next_value = torch.zeros_like(reward)  # V(a_{k+1}), 0 past the end
+    next_adv = torch.zeros_like(reward)  # A_{k+1}
+    seen = torch.zeros_like(action_mask[:, 0])  # an action token after this one
+    columns = []
+    for t in reversed(range(T)):
+        act = action_mask[:, t]
+        r = torch.where(act & ~seen, reward, 0.0)  # R on the last action token
+        delta = r + next_value - values[:, t]  # Eq. 4
+        adv = delta + lam * next_adv  # Eq. 5
+        columns.append(torch.where(act, adv, 0.0))
+        next_value = torch.where(act, values[:, t], next_value)
+        next_adv = torch.where(act, adv, next_adv)
+        seen = seen | act
+    return torch.stack(columns[::-1], dim=1)
+
+
+def sao_reference(
+    reward: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    values: torch.Tensor,
+    action_mask: torch.Tensor,
+    ratio: tuple[float, float] = RATIO,
+    alpha: float = GAE_ALPHA,
+) -> torch.Tensor:
+    """SAO's c ``[B, T]``, the seed's equations one line each (plain torch).
+
+    The reference every faster path is tested against.
+    """
+    L = action_mask.sum(dim=1).to(reward.dtype)  # action tokens of each row
+    lam = torch.where(L > 0, (1 - 1 / (alpha * L.clamp(min=1))).clamp(min=0), 0.0)  # Eq. 5
+    A = skip_observation_gae_reference(reward, values, action_mask, lam)  # Eq. 4-5
+    rho = torch.exp(torch.where(action_mask, logp - behavior_logp, 0.0))  # unclamped
+    low, high = ratio
+    f = torch.where((rho > low) & (rho < high), rho, 0.0)  # Eq. 2-3
+    N = action_mask.sum()  # action tokens in the batch
+    c = f * A / N.clamp(min=1)  # Eq. 1
+    return torch.where(action_mask, c, 0.0)
 
 
 def check_values(batch: Batch, method: str) -> torch.Tensor:
@@ -166,13 +214,14 @@ class SAO:
                 self._work,
             )
         stats, notes = self._report(batch, band, admitted, lam, n_total, group)
-        return Update(
+        return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
             stats=stats,
             notes=notes,
+            ratio_clamp=math.inf,
         )
 
     def _report(

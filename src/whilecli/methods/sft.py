@@ -12,10 +12,20 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+import torch
+
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import as_float
 from whilecli.methods.groups import check_logprobs, check_rewards, count
 from whilecli.methods.surrogate import knob_error, number_knob
+
+
+def sft_reference(
+    reward: torch.Tensor, action_mask: torch.Tensor, pass_threshold: float = 1.0
+) -> torch.Tensor:
+    """SFT's c ``[B, T]``: 1 on the action tokens of passing rows (R ≥ threshold), plain torch."""
+    passed = reward >= pass_threshold
+    return (action_mask & passed[:, None]).to(reward.dtype)
 
 
 class SFT:

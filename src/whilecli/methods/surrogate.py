@@ -9,10 +9,17 @@ behaviour log-probs) the gradient of min(ρA, clip(ρ, 1 − ε, 1 + ε)A) with 
     g = 0    otherwise.
 
 The length weight w_i is chosen by ``loss_type``: ``grpo`` 1/(T_i B), ``bnpo`` 1/Σ_j T_j,
-``dr_grpo`` 1/(L_max B). With β > 0 the k3 estimator of KL(π_θ ‖ π_ref),
+``dr_grpo`` 1/(L_max B) (L_max: ``--max-len``, the generation cap trainers use; default the
+longest row). Σ_j T_j leaves out the tokens of rows that carry no loss (truncated rows under
+``--truncated mask``), as TRL and verl do; B counts every row. With β > 0 the k3 estimator of KL(π_θ ‖ π_ref),
 KL = r − log r − 1 with r = π_ref/π_θ, adds the gradient term −β w_i (1 − r):
 
     c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}).
+
+:func:`clipped_surrogate_reference` writes these equations in plain torch; it is what the
+tests hold :func:`surrogate_coefficients` (row blocks, in-place, NumPy's ``exp``) to, bit for
+bit, and ``benchmarks/update_bench.py`` times the two in the same run. The KL part is
+returned apart as well, so that a staleness correction can leave it as it is.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import torch
 
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update, reuse
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
     all_finite,
     any_rows,
@@ -46,6 +54,35 @@ from whilecli.methods.groups import (
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 
 
+def clipped_surrogate_reference(
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor | None,
+    ref_logp: torch.Tensor | None,
+    action_mask: torch.Tensor,
+    A: torch.Tensor,
+    w: torch.Tensor,
+    clip: float = 0.2,
+    beta: float = 0.0,
+) -> torch.Tensor:
+    """c = w_i g − β w_i (1 − r) ``[B, T]``, the equations one line each (plain torch).
+
+    ``A [B]`` the advantages, ``w [B]`` the length weights (0 on a row that carries no loss).
+    The reference every faster path is tested against.
+    """
+    log_ratio = torch.zeros_like(logp) if behavior_logp is None else logp - behavior_logp
+    ratio = torch.exp(torch.where(action_mask, log_ratio, 0.0))  # ρ
+    A, w = A[:, None], w[:, None]
+    # d/dlog π of min(ρA, clip(ρ, 1 − ε, 1 + ε)A): ρA where the unclipped branch is the minimum
+    unclipped = ((A > 0) & (ratio <= 1 + clip)) | ((A < 0) & (ratio >= 1 - clip))
+    g = torch.where(unclipped, ratio * A, 0.0)
+    c = w * g
+    if beta > 0:
+        assert ref_logp is not None
+        r = torch.exp(ref_logp - logp)  # π_ref/π_θ
+        c = c - beta * w * (1 - r)  # d/dlog π_θ of β (r − log r − 1)
+    return torch.where(action_mask, c, 0.0)
+
+
 def length_weights(
     loss_type: str,
     action_counts: torch.Tensor,
@@ -56,8 +93,10 @@ def length_weights(
 ) -> torch.Tensor:
     """w_i ``[B]``: ``grpo`` 1/(T_i B), ``bnpo`` 1/Σ_j T_j, ``dr_grpo`` 1/(L_max B).
 
-    ``n_rows`` (B) and ``total_tokens`` (Σ_j T_j) count every row of the global batch,
-    truncated ones included. A row with no action token gets w = 0.
+    ``n_rows`` (B) counts every row of the global batch, truncated ones included;
+    ``total_tokens`` (Σ_j T_j) counts the action tokens of the rows that carry a loss (a
+    truncated row under ``--truncated mask`` carries none). A row with no action token gets
+    w = 0.
     """
     zero = torch.zeros_like(action_counts)
     has = action_counts > 0
@@ -83,6 +122,7 @@ class SurrogateOut:
     clipped: int
     ratio_sum: float
     kl_sum: float | None
+    reference_term: torch.Tensor | None = None  # [B, T] −β w (1 − r), the KL part of c
 
 
 def _masked_sum(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> float:
@@ -103,6 +143,7 @@ def _surrogate_block(
     bounds: tuple[torch.Tensor, torch.Tensor],
     beta: float,
     out: torch.Tensor,
+    ref_out: torch.Tensor | None,
 ) -> tuple[torch.Tensor, int, float, float | None]:
     """c = w g − β w (1 − r) on a block of rows, written into ``out`` (``a``, ``w``: [b, 1]).
 
@@ -111,6 +152,8 @@ def _surrogate_block(
     when A < 0, empty when A = 0 (g = 0, kept exactly 0 even for an overflowed ρ). The k3
     term: r = exp(log π_ref − log π_θ), d/d log π_θ (r − log r − 1) = 1 − r. Returns
     admitted and the block's clipped-token count, Σ ρ and Σ KL_k3 over live action tokens.
+    With β > 0 the KL part −β w (1 − r) (0 off the action tokens) is also written into
+    ``ref_out``.
     """
     dtype = logprobs.dtype
     action_f = as_float(action, dtype)
@@ -137,12 +180,15 @@ def _surrogate_block(
         assert ref_logprobs is not None
         log_r = torch.sub(ref_logprobs, logprobs)
         r = exp_(log_r.clone())
-        c.sub_(torch.neg(r).add_(1).mul_(beta * w))  # − β w (1 − r)
-        kl = r.sub_(log_r).sub_(1)  # r − log r − 1
-        if all_finite(c):
-            c.mul_(action_f)
+        assert ref_out is not None
+        term = torch.neg(r).add_(1).mul_(-beta * w)  # − β w (1 − r)
+        if all_finite(term):
+            term.mul_(action_f)
         else:
-            c.masked_fill_(~action, 0.0)
+            term.masked_fill_(~action, 0.0)
+        ref_out.copy_(term.add_(0.0))
+        c.add_(term)
+        kl = r.sub_(log_r).sub_(1)  # r − log r − 1
         kl_sum = _masked_sum(kl, on, on_f)
     c.add_(0.0)  # −0 → +0: exactly 0 off the kept tokens
     return any_rows(compare(c, "!=", 0.0)), clipped, _masked_sum(ratio, on, on_f), kl_sum
@@ -179,6 +225,7 @@ def surrogate_coefficients(
     blp = None if behavior_logprobs is None else behavior_logprobs.detach()
     ref = None if ref_logprobs is None else ref_logprobs.detach()
     coef = torch.empty_like(lp) if out is None else out
+    ref_term = torch.empty_like(lp) if beta > 0 else None
     admitted = torch.empty_like(live)
     clipped, ratio_sum, kl_sum = 0, 0.0, 0.0
     for rows in row_blocks(lp):
@@ -193,6 +240,7 @@ def surrogate_coefficients(
             (upper[rows], lower[rows]),
             beta,
             coef[rows],
+            None if ref_term is None else ref_term[rows],
         )
         clipped += n_clipped
         ratio_sum += r_sum
@@ -203,6 +251,7 @@ def surrogate_coefficients(
         clipped=clipped,
         ratio_sum=ratio_sum,
         kl_sum=kl_sum if beta > 0 else None,
+        reference_term=ref_term,
     )
 
 
@@ -230,8 +279,8 @@ class ClippedPolicyGradient:
 
     ``update`` returns c = w_i g − β w_i (1 − r) on the action tokens of live rows; with
     ``truncated="mask"`` a truncated row keeps its place in the statistics and gets c = 0,
-    with ``"zero"`` its reward is read as 0 before them. B, Σ_j T_j and L_max count every
-    row of the (global) batch.
+    with ``"zero"`` its reward is read as 0 before them. B and L_max count every row of the
+    (global) batch; bnpo's Σ_j T_j leaves out the rows that carry no loss (TRL, verl).
     """
 
     name: ClassVar[str] = "grpo"
@@ -307,10 +356,15 @@ class ClippedPolicyGradient:
         adv = adv_all[offset : offset + b]
         n_rows = int(rows["reward"].shape[0])
         total = float(rows["count"].sum())
+        # bnpo's Σ_j T_j: the tokens that carry a loss (TRL, verl); B counts every row
+        carrying = rows["count"]
+        if self.truncated == "mask":
+            carrying = torch.where(rows["truncated"], torch.zeros_like(carrying), carrying)
+        loss_tokens = float(carrying.sum())
         longest = float(rows["count"].max())
         max_len = float(self.max_len) if self.max_len is not None else longest
         weights = length_weights(
-            self.loss_type, counts, n_rows=n_rows, total_tokens=total, max_len=max_len
+            self.loss_type, counts, n_rows=n_rows, total_tokens=loss_tokens, max_len=max_len
         )
         live = ~trunc if self.truncated == "mask" else torch.ones_like(trunc)
         lp = batch.logprobs
@@ -334,10 +388,17 @@ class ClippedPolicyGradient:
         as_float(batch.action_mask, c.dtype, advantages).mul_(adv[:, None])
         admitted = sur.admitted
         stats.update(self._common_stats(batch, sur, trunc, live, counts, n_rows, total))
+        stats["loss_tokens_global"] = loss_tokens
         common = self._common_notes(batch, counts, trunc, n_rows, longest, max_len, stats)
         notes = common[:1] + notes + common[1:]
-        return Update(
-            coefficients=c, advantages=advantages, admitted=admitted, stats=stats, notes=notes
+        return PolicyGradientUpdate(
+            coefficients=c,
+            advantages=advantages,
+            admitted=admitted,
+            stats=stats,
+            notes=notes,
+            ratio_clamp=math.inf,
+            reference_term=sur.reference_term,
         )
 
     def _common_stats(
@@ -403,6 +464,16 @@ class ClippedPolicyGradient:
         empty = int((counts == 0).sum())
         if empty:
             notes.append(f"c = 0 for {count(empty, 'row')} without an action token.")
+        if self.loss_type == "dr_grpo" and self.max_len is None:
+            notes.append(
+                f"L_max defaulted to the longest row ({int(longest)} action tokens); trainers "
+                "use the generation cap (TRL, verl): pass --max-len = your max_tokens."
+            )
+        if self.loss_type == "bnpo" and self.truncated == "mask" and stats["truncated_rows"]:
+            notes.append(
+                f"bnpo's Σ_j T_j = {int(stats['loss_tokens_global'])} leaves out the tokens of "
+                "truncated rows, which carry no loss (TRL, verl)."
+            )
         if self.loss_type == "dr_grpo" and self.max_len is not None and longest > max_len:
             notes.append(
                 f"the longest row has {int(longest)} action tokens, more than max_len "
