@@ -99,12 +99,44 @@ def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
     return expr.map_batches(fn, return_dtype=pl.String, is_elementwise=True)
 
 
-def _first(shape: Shape, aliases: tuple[str, ...], kinds: frozenset[str]) -> str | None:
+def _first(
+    shape: Shape, aliases: tuple[str, ...], kinds: frozenset[str], ctx: _Context | None = None
+) -> str | None:
+    """The first alias whose values are all of ``kinds``. With ``ctx``, an alias that holds
+    such values on some rows and others (an object, a list) on other rows is refused at its
+    first bad row, rather than the field silently falling to the next alias."""
     for alias in aliases:
         node_kinds = shape.kinds_at(alias)
         if node_kinds and (node_kinds - {"null"} <= kinds):
             return alias
+        if ctx is not None and node_kinds & kinds:
+            _refuse_mixed(ctx, alias, kinds)
     return None
+
+
+def _refuse_mixed(ctx: _Context, alias: str, kinds: frozenset[str]) -> None:
+    from whilecli.io.shape import json_kind, split_path
+
+    path = split_path(alias)
+    for i, row in enumerate(ctx.sample):
+        value: object = row
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        kind = json_kind(value)
+        if value is not None and kind not in kinds:
+            raise InputError(
+                f"holds a JSON {'object' if kind == 'dict' else kind} here and plain values"
+                " on other rows: a task id is a string or a number",
+                file=ctx.source.name,
+                field=alias,
+                **ctx.source.where(ctx.sample_lines[i] if ctx.sample_lines else i + 1),
+            )
+    raise InputError(
+        "holds plain values on some rows and objects or lists on others: a task id is a"
+        " string or a number",
+        file=ctx.source.name,
+        field=alias,
+    )
 
 
 def build_plan(
@@ -116,6 +148,7 @@ def build_plan(
     first_row: Mapping[str, object] | None,
     sample: Sequence[Mapping[str, object]] = (),
     by: str | None = None,
+    sample_lines: Sequence[int] = (),
 ) -> Plan:
     """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins)."""
     fmt = forced or detect(shape, source)
@@ -137,7 +170,9 @@ def build_plan(
             )
         return col
 
-    ctx = _Context(shape, source, leaves, fmt, first_row, sources, fields, notes, sample)
+    ctx = _Context(
+        shape, source, leaves, fmt, first_row, sources, fields, notes, sample, sample_lines
+    )
     task, row_filter = _task_id(ctx, mapped("task_id"))
     passed: pl.Expr | None = None
     if (col := mapped("passed")) is not None:
@@ -211,6 +246,7 @@ class _Context:
     fields: dict[str, str]
     notes: list[str]
     sample: Sequence[Mapping[str, object]] = ()
+    sample_lines: Sequence[int] = ()
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -232,7 +268,7 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         )
         sources["task_id"] = "(step, hash of prompt text)"
         fields["task_id"] = "prompt"
-    elif (alias := _first(shape, TASK_ALIASES, SCALAR)) is not None:
+    elif (alias := _first(shape, TASK_ALIASES, SCALAR, ctx)) is not None:
         task = leaves.expr(alias, pl.String)
         if "float" in shape.kinds_at(alias):
             task = integral_id(task)

@@ -493,7 +493,15 @@ def _read_jsonl(
             shape = Shape.from_rows(row for _, row in sample)
     leaves = Leaves()
     plan = build_plan(
-        shape, source, leaves, mapping, forced, sample[0][1], [row for _, row in sample], run.by
+        shape,
+        source,
+        leaves,
+        mapping,
+        forced,
+        sample[0][1],
+        [row for _, row in sample],
+        run.by,
+        [n for n, _ in sample],
     )
     schema = leaves.read_schema()
 

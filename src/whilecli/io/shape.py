@@ -234,6 +234,8 @@ class Leaves:
                 dotted,
                 f"is a column of {found}, not {'a number' if dtype == pl.Float64 else 'true/false'}",
             )
+        if "[]" in path:  # every element: a list of the dtype
+            return _chain(path).cast(pl.List(dtype))
         return _chain(path).cast(dtype)
 
     def text(self, dotted: str) -> pl.Expr:

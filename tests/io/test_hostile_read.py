@@ -1,0 +1,72 @@
+"""The route's reader on hostile files: one line naming file, line or row and field, exit 2,
+never a silently switched field or a polars message."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.errors import InputError
+from whilecli.io.read import read_rows
+
+
+def route(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["route", *args])
+    return result.exit_code, result.output
+
+
+def test_parquet_steps_truncated_list(tmp_path: Path) -> None:
+    path = tmp_path / "steps.parquet"
+    pl.DataFrame(
+        {
+            "task_id": ["a", "a", "b"],
+            "reward": [1.0, 0.0, 0.0],
+            "steps": [[{"truncated": True}], [{"truncated": False}], [{"truncated": False}]],
+        }
+    ).write_parquet(path)
+    frame = read_rows([str(path)]).frame.collect()
+    assert frame["truncated"].to_list() == [True, False, False]
+
+
+def test_a_task_id_that_is_sometimes_an_object_is_refused_at_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [{"task_id": "x", "reward": 1.0}, {"task_id": {"a": 1}, "reward": 0.0}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match=r"rows\.jsonl:2: field 'task_id': holds a JSON object"):
+        read_rows([str(path)])
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        (b'{"task_id": "a", "reward": 1}\n\xff\xfe\n', "UTF-8"),
+        (b'{"task_id": "a", "reward": 1}\n' + b"[" * 5000 + b"]" * 5000 + b"\n", ""),
+        (b'{"task_id": "a", "reward": 1}\n{"task_id": "b", "reward": }\n', "JSON"),
+    ],
+)
+def test_bad_lines_are_one_line_errors(tmp_path: Path, body: bytes, what: str) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(body)
+    code, out = route(str(path))
+    assert code == 2 and out.count("\n") == 1 and "rows.jsonl" in out and what in out
+    assert "Traceback" not in out and "polars" not in out.lower()
+
+
+def test_corrupt_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"task_id": "a", "reward": 1}\n' * 100)[:40])
+    code, out = route(str(path))
+    assert code == 2 and out.count("\n") == 1 and "rows.jsonl.gz" in out
+
+
+def test_parquet_named_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    pl.DataFrame({"task_id": ["a"], "reward": [1.0]}).write_parquet(path)
+    code, out = route(str(path))
+    assert code in (0, 2) and "Traceback" not in out and "internal error" not in out
