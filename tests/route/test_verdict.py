@@ -80,6 +80,11 @@ def test_one_task_with_five_rollouts_is_provisional() -> None:
     assert "1 split task of 1" in report["provisional_why"]
     assert "fewer than 30 tasks" in report["provisional_why"]
     assert report["why"].startswith("1 split task of 1,")  # not "1 split tasks"
+    whys = {m["name"]: m["why"] for m in report["methods"]}
+    assert whys["grpo"].startswith("1 split task gives ")
+    assert whys["dpo"].startswith("1 task with a pass and a fail")
+    band = next(c for c in report["checks"] if c["key"] == "band")
+    assert band["why"].startswith("mixed: 1 of 1 grouped task split")
     assert report["headline"].startswith("provisional: GRPO (route: ")
     lines = first_lines(str(ANYSWE))
     assert lines["text"][0].startswith("while route: provisional: GRPO")
@@ -169,6 +174,18 @@ def test_same_tokenizer_only_when_check_5_passed() -> None:
 def test_a_judge_column_of_verifiers_is_a_judge() -> None:
     _, report = route_json(str(WIKI_STUDENT))
     assert report["grader"] == "judge" and report["headline"].endswith("a judge grades)")
+
+
+def test_a_summary_remembers_its_grader(tmp_path: Path) -> None:
+    from whilecli.io.read import read_rows
+    from whilecli.route.summary import write_summary
+
+    judged = rows_file(tmp_path, [1, 2, 3] * 12, 4, judge_name="gpt-4.1")
+    summary = write_summary(read_rows([judged]), tmp_path / "tasks.parquet")
+    want = route_json(judged)[1]
+    got = route_json(str(summary))[1]
+    assert got["grader"] == want["grader"] == "judge"
+    assert got["headline"] == want["headline"]
 
 
 def test_stdin_is_scanned_for_a_judge(tmp_path: Path) -> None:

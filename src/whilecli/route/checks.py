@@ -169,7 +169,7 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     measured["band"] = "mixed"
     share = split / total
     why = (
-        f"mixed: {split} of {total} grouped tasks split ({share:.2f}), "
+        f"mixed: {split} of {_plural(total, 'grouped task')} split ({share:.2f}), "
         f"{in_band} in band [{low}, {high}]"
     )
     thin = split < options.min_split_tasks or share < options.min_split_share

@@ -123,7 +123,8 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
             return MethodScore(name, False, f"{f.band}: every group is unanimous, no gradient")
         if f.policy == "other":
             return MethodScore(name, False, "another model wrote the rows: uncorrected off-policy")
-        why = f"{f.split} split tasks give group-relative advantages"
+        verb = "gives" if f.split == 1 else "give"
+        why = f"{checks._plural(f.split, 'split task')} {verb} group-relative advantages"
         if f.thin:
             why += "; thin band: see needs"
         if f.policy == "stale":
@@ -161,8 +162,9 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
     if name == "dpo":
         if f.split >= options.min_split_tasks:
             return MethodScore(name, True, f"{f.split} tasks with a pass and a fail: natural pairs")
+        pairs = checks._plural(f.split, "task")
         return MethodScore(
-            name, False, f"{f.split} tasks with a pass and a fail (< {options.min_split_tasks})"
+            name, False, f"{pairs} with a pass and a fail (< {options.min_split_tasks})"
         )
     if name in ("flash_reinforce", "sao", "bpco", "rae"):
         return _single_family(f, name)
@@ -336,7 +338,7 @@ def _provisional(
     why = (
         "provisional: the verdict rests on "
         + "; and on ".join(reasons)
-        + f". About {firm_at} tasks would make it firm"
+        + f". About {firm_at} tasks would make it firm."
     )
     return True, why, firm_at
 
@@ -395,11 +397,26 @@ def _scan_files(paths: list[str]) -> Any:
     try:
         from whilecli.route.summary import is_summary
 
-        if any(p.endswith(".parquet") and is_summary(Path(p)) for p in paths):
-            return None
+        summaries = [p for p in paths if p.endswith(".parquet") and is_summary(Path(p))]
+        if summaries:
+            return _summary_scan(summaries) if len(summaries) == len(paths) else None
     except Exception:  # noqa: BLE001 - a scan that cannot run leaves the grader unknown
         return None
     return scan_grader(paths)
+
+
+def _summary_scan(paths: list[str]) -> Any:
+    """The judge count summaries recorded of their rows (None when one did not)."""
+    from whilecli.route.judges import JudgeScan
+    from whilecli.route.summary_header import read_header
+
+    judged = 0
+    for path in paths:
+        header = read_header(path)
+        if header is None or any(e.judged is None for e in header.inputs):
+            return None
+        judged += sum(int(e.judged or 0) for e in header.inputs)
+    return JudgeScan(rows=0, judged=judged, by_kind={"summary": judged})
 
 
 def scan_grader(paths: list[str], stdin_data: bytes | None = None) -> Any:

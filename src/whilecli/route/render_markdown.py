@@ -50,7 +50,7 @@ def to_markdown(route: Route) -> str:
     if stop:
         out += [f"**{stop}**", ""]
     if route.provisional_why:
-        out += [f"**{route.provisional_why}.**", ""]
+        out += [f"**{route.provisional_why}**", ""]
     out += [route.why, ""]
     if route.plan:
         out += ["**Plan**", ""] + [f"{i}. {step}" for i, step in enumerate(route.plan, 1)] + [""]

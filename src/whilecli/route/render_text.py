@@ -104,7 +104,7 @@ def _verdict(route: Route, console: Console) -> None:
     if stop:
         console.print(Text(stop, style="bold red"))
     if route.provisional_why:
-        console.print(Text(f"{route.provisional_why}.", style="yellow"))
+        console.print(Text(route.provisional_why, style="yellow"))
     console.print(Text(route.why))
     if route.plan:
         console.print(Text("Plan:", style="bold"))
