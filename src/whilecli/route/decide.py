@@ -382,13 +382,13 @@ def _grader(pool: Pool, options: RouteOptions) -> str:
         return "judge"
     scan = options.judges
     if scan is None:
-        scan = _scan_files(pool.source.paths)
+        scan = scan_files(pool.source.paths)
     if scan is None:
         return "unknown"
     return "judge" if scan.judged else "program"
 
 
-def _scan_files(paths: list[str]) -> Any:
+def scan_files(paths: list[str]) -> Any:
     """A judge scan of the files read, or None when some input is not a file or a summary."""
     from pathlib import Path
 

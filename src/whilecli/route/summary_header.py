@@ -94,9 +94,9 @@ def header_of(rows: Rows, n_rows: int) -> Header:
     notes = list(rows.notes)
     if notes and notes[-1] == partial_note(rows.partial_rows, n_rows, rows.pass_threshold):
         notes.pop()
-    from whilecli.route.decide import _scan_files
+    from whilecli.route.decide import scan_files
 
-    scan = _scan_files(list(rows.paths))
+    scan = scan_files(list(rows.paths))
     judged = None if scan is None else int(scan.judged)
     entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged)
     return Header(
