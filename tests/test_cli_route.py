@@ -162,7 +162,7 @@ def test_markdown_report() -> None:
     assert check_rows == [(c["title"], c["status"]) for c in report["checks"]]
     method_rows = re.findall(r"^\| \**(\w+)\** \| (ok|no) \|", md, flags=re.M)
     assert method_rows == [(m["name"], "ok" if m["ok"] else "no") for m in report["methods"]]
-    assert "### Methods" in md and "### Before the GPU" in md and "Hold out 367 tasks" in md
+    assert "### Methods" in md and "### Before the GPU" in md and "sized from this pool" in md
 
 
 def test_github_annotations_and_step_summary(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from whilecli.route.decide import METHODS, decide
 from whilecli.route.model import Pool, Route, Status
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import summarize
+from whilecli.route.stats import holdout_size
 
 
 def rows_for(passes: list[int], n: int = 8, *, prefix: str = "t", truncated=False, model="m",
@@ -213,7 +214,12 @@ def test_summary_and_before_gpu() -> None:
     assert s["pass_hat_k"][8].value == pytest.approx(sum(c == 8 for c in MIXED) / 50)
     hist = s["histogram"]
     assert sum(hist["counts"]) == 50 and hist["at_0"] == 4 and hist["at_1"] == 4
-    assert route.before_gpu["holdout"]["n"] == 367 and route.before_gpu["random_control"]
+    held = route.before_gpu["holdout"]
+    sized = holdout_size(0.05, base=s["pass_at_1"].value, k=8)  # this pool's pass@1 and k
+    assert (held["n"], held["base"], held["k"]) == (sized.n, sized.base, 8)
+    assert held["sized_from"] == "pool"
+    assert held["sized"] == f"sized from this pool: pass@1 {sized.base:.2f}, k = 8"
+    assert route.before_gpu["random_control"]
     assert route.inputs["paths"] == ["rows.jsonl"] and route.inputs["format"] == "jsonl"
 
 
@@ -261,7 +267,13 @@ def test_any_pool_routes_consistently(rows: list[tuple], strict: bool, rnd: rand
     assert (route.route == "fix-reward") == truncated_pass
     assert (route.method is None) == truncated_pass
     reached_bad = any(c.reached and c.status in (Status.UNKNOWN, Status.FAIL) for c in route.checks)
-    assert route.exit_code == int(truncated_pass or (strict and reached_bad))
+    strict_bad = strict and (reached_bad or route.provisional)
+    assert route.exit_code == int(truncated_pass or strict_bad)
+    assert bool(route.exit_reasons) == bool(route.exit_code)
+    assert route.headline.startswith("provisional: ") == route.provisional
+    assert route.provisional == (route.firm_at is not None) == (route.provisional_why is not None)
+    if route.route != "fix-reward":
+        assert route.provisional  # at most 7 tasks: never firm
     deciding = [c for c in route.checks if c.decides]
     assert len(deciding) == (0 if route.route == "grpo" else 1)
     assert all(c.reached for c in deciding)

@@ -209,7 +209,14 @@ def test_bar_is_scaled_to_the_biggest(count: int, extra: int) -> None:
 
 
 def test_verdict_names_method_and_route() -> None:
-    assert verdict(make_route()) == "GRPO (route: split tasks, on-policy, a program grades)"
+    checked = make_route((*EVERY_STATUS[:1], Status.PASS, Status.PASS, *EVERY_STATUS[3:]))
+    checked.grader = "program"
+    assert verdict(checked) == "GRPO (route: split tasks, on-policy, a program grades)"
+    unchecked = make_route()  # on-policy unknown, rows not scanned for a judge
+    assert verdict(unchecked) == (
+        "GRPO (route: split tasks, on-policy unknown (rows name no model), "
+        "grader unknown (rows not scanned))"
+    )
     fix = make_route(route="fix-reward", method=None)
     assert verdict(fix) == "nothing can train yet (route: fix the reward: a cut-off reply passes)"
 
@@ -218,7 +225,7 @@ def test_verdict_names_method_and_route() -> None:
 
 
 def test_text_verdict_first_then_sections_in_order() -> None:
-    text = text_to_string(make_route())
+    text = text_to_string(make_route(), width=200)
     lines = text.splitlines()
     assert lines[0].startswith("while route: GRPO")
     assert lines[1] == "split tasks on the model you train"

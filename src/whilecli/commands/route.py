@@ -230,6 +230,10 @@ def route_command(
         seed,
     )
     stdin_data = read_stdin(paths, teacher)
+    if stdin_data is not None and "-" in paths:  # the route cannot reread stdin for a judge
+        from whilecli.route.decide import scan_grader
+
+        overrides["judges"] = scan_grader(paths, stdin_data)
     if by is not None:
         _route_slices(
             paths,

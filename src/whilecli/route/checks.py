@@ -14,7 +14,7 @@ import polars as pl
 
 from whilecli.route import stats
 from whilecli.route.identity import closest, same_model
-from whilecli.route.model import CheckResult, Pool, Status
+from whilecli.route.model import CheckResult, Pool, Rate, Status
 from whilecli.route.options import RouteOptions
 from whilecli.route.tokenizer import vocab_size
 
@@ -169,7 +169,7 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     measured["band"] = "mixed"
     share = split / total
     why = (
-        f"mixed: {split} of {total} grouped tasks split ({share:.2f}), "
+        f"mixed: {split} of {_plural(total, 'grouped task')} split ({share:.2f}), "
         f"{in_band} in band [{low}, {high}]"
     )
     thin = split < options.min_split_tasks or share < options.min_split_share
@@ -219,6 +219,10 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         "gap": gap,
         "teacher_truncated_share": stats.wilson(t_cut, t_known, n_tasks=t_known_tasks),
     }
+    paired = _paired(pool, tpool, draws, seed)
+    if paired is not None:
+        measured["paired_difference"] = paired
+    measured["decided_by"] = "intervals apart"
     fails = []
     coverage = covered / pool.n_tasks if pool.n_tasks else 0.0
     if coverage < options.teacher_min_coverage:
@@ -240,17 +244,40 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
             "score it at the student's max_tokens"
         )
     if fails:
-        why = "the teacher does not clear: " + "; ".join(fails)
+        why = "the teacher does not clear: " + "; ".join(fails) + _paired_note(paired)
         return CheckResult("teacher", title, Status.FAIL, why, measured)
     if t_known < tpool.rows:
         why = (
-            f"the teacher leads by {gap:+.3f} with intervals apart, but {tpool.rows - t_known} "
-            "of its rows record no truncation"
+            f"the teacher leads by {gap:+.3f} with intervals apart{_paired_note(paired)}, but "
+            f"{tpool.rows - t_known} of its rows record no truncation"
         )
         warn = "record truncation in the teacher's rows, scored at the student's max_tokens"
         return CheckResult("teacher", title, Status.UNKNOWN, why, measured, None, [warn])
-    why = f"the teacher leads by {gap:+.3f} on {covered} shared tasks with intervals apart"
+    why = (
+        f"the teacher leads by {gap:+.3f} on {_plural(covered, 'shared task')} with intervals "
+        f"apart{_paired_note(paired)}"
+    )
     return CheckResult("teacher", title, Status.PASS, why, measured)
+
+
+def _paired(pool: Pool, tpool: Pool, draws: int, seed: int) -> Rate | None:
+    """The paired per-task difference (teacher − student) as ``while diff`` computes it."""
+    from whilecli.route.paired import pair_tasks, paired_diff
+
+    if pair_tasks(pool.tasks, tpool.tasks).height == 0:
+        return None
+    return paired_diff(pool.tasks, tpool.tasks, draws=draws, seed=seed).difference
+
+
+def _paired_note(paired: Rate | None) -> str:
+    """The paired difference as context: the rule that decides is "intervals apart"."""
+    if paired is None or paired.value is None:
+        return ""
+    if paired.low is None or paired.high is None:
+        ci = "no interval"
+    else:
+        ci = f"[{paired.low:+.3f}, {paired.high:+.3f}]"
+    return f" (paired per-task difference {paired.value:+.3f} {ci}, as while diff: context)"
 
 
 def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None]:

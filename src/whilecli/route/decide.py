@@ -8,6 +8,7 @@ context (``reached`` False).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,15 @@ METHODS = (
     "grpo", "opd", "opsd", "groupwise", "dpo", "flash_reinforce", "sao", "bpco", "rae",
     "sft", "rm", "async", "reinforce_ada",
 )  # fmt: skip
+#: How exit reasons name each check.
+CHECK_NAMES = {
+    "truncated_passes": "truncated passes",
+    "rollouts_per_task": "rollouts per task",
+    "band": "band",
+    "teacher": "teacher",
+    "tokenizer": "tokenizer",
+    "on_policy": "on-policy",
+}
 #: The index of each check in the route's order.
 ORDER = {key: i for i, key in enumerate(checks.KEYS)}
 _GRPO = len(checks.KEYS)
@@ -113,7 +123,8 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
             return MethodScore(name, False, f"{f.band}: every group is unanimous, no gradient")
         if f.policy == "other":
             return MethodScore(name, False, "another model wrote the rows: uncorrected off-policy")
-        why = f"{f.split} split tasks give group-relative advantages"
+        verb = "gives" if f.split == 1 else "give"
+        why = f"{checks._plural(f.split, 'split task')} {verb} group-relative advantages"
         if f.thin:
             why += "; thin band: see needs"
         if f.policy == "stale":
@@ -151,8 +162,9 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
     if name == "dpo":
         if f.split >= options.min_split_tasks:
             return MethodScore(name, True, f"{f.split} tasks with a pass and a fail: natural pairs")
+        pairs = checks._plural(f.split, "task")
         return MethodScore(
-            name, False, f"{f.split} tasks with a pass and a fail (< {options.min_split_tasks})"
+            name, False, f"{pairs} with a pass and a fail (< {options.min_split_tasks})"
         )
     if name in ("flash_reinforce", "sao", "bpco", "rae"):
         return _single_family(f, name)
@@ -209,11 +221,27 @@ def _summary(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -
     }
 
 
-def _before_gpu(options: RouteOptions) -> dict[str, Any]:
-    held = stats.holdout_size(options.effect)
+def _before_gpu(pool: Pool, options: RouteOptions, summary: dict[str, Any]) -> dict[str, Any]:
+    """The held-out size, from this pool's own pass@1 and k where they leave room for a gain."""
+    p1 = summary["pass_at_1"]
+    k = int(summary["k"]) or 1
+    base = p1.value if isinstance(p1, Rate) else None
+    if base is not None and base > 0 and base + options.effect < 1:
+        held = stats.holdout_size(options.effect, base=base, k=k)
+        sized = f"sized from this pool: pass@1 {base:.2f}, k = {k}"
+        sized_from = "pool"
+    else:
+        held = stats.holdout_size(options.effect)
+        seen = "no pass@1" if base is None else f"pass@1 {base:.2f}"
+        sized = (
+            f"sized at the defaults p = {held.base:g}, k = {held.k}: this pool's {seen} "
+            f"leaves no room to measure a gain of {options.effect:g}"
+        )
+        sized_from = "defaults"
+    holdout = {**held.to_dict(), "sized_from": sized_from, "sized": sized}
     advice = [
         f"Hold out {held.n} tasks (k={held.k}) to see a gain of {held.effect} at power "
-        f"{held.power} (half-width {held.half_width:.3f}).",
+        f"{held.power} (half-width {held.half_width:.3f}); {sized}.",
         "Train a random selection of the same size beside the real one: if the method does "
         "not beat its own random control, the selection or the reward was the problem.",
     ]
@@ -221,7 +249,223 @@ def _before_gpu(options: RouteOptions) -> dict[str, Any]:
         advice.append(
             "On a Qwen base, add a random-reward arm: gains under it signal contamination."
         )
-    return {"holdout": held.to_dict(), "random_control": advice}
+    return {"holdout": holdout, "random_control": advice}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one check that decided (or that the headline claims) rests on."""
+
+    check: int  # 1-based position of the check in the route
+    what: str  # e.g. "1 split task of 1"
+    tasks: int
+    interval: Rate | None  # the deciding interval, when the check has one
+    label: str  # what the interval measures, e.g. "split share"
+
+
+def _width(rate: Rate | None) -> float | None:
+    if rate is None or rate.low is None or rate.high is None:
+        return None
+    return rate.high - rate.low
+
+
+def _wider(a: Rate, b: Rate) -> Rate:
+    wa, wb = _width(a), _width(b)
+    if wa is None:
+        return a
+    if wb is None:
+        return b
+    return a if wa >= wb else b
+
+
+def _evidence(
+    route: str, plan: list[str], found: dict[str, CheckResult], pool: Pool
+) -> list[Evidence]:
+    """The evidence the verdict rests on: the deciding check's tasks and interval, and the
+    teacher's when the headline claims one clears. A truncated pass is seen, not estimated:
+    ``fix-reward`` rests on no sample size."""
+    band = found["band"].measured
+    grouped = int(band.get("grouped_tasks", 0))
+    out: list[Evidence] = []
+    if route == "single-rollout":
+        n = pool.n_tasks
+        out.append(Evidence(2, checks._plural(n, "single task"), n, None, ""))
+    elif route == "floor":
+        what = f"{checks._plural(grouped, 'grouped task')} all at 0"
+        out.append(Evidence(3, what, grouped, band.get("floor_share"), "floor share"))
+    elif route == "saturated":
+        what = f"{checks._plural(grouped, 'grouped task')} all at 1"
+        out.append(Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1"))
+    elif route == "grpo":
+        split = int(band.get("split_tasks", 0))
+        what = f"{checks._plural(split, 'split task')} of {grouped}"
+        out.append(Evidence(3, what, grouped, band.get("split_share"), "split share"))
+    elif route == "off-policy":
+        n = pool.n_tasks
+        out.append(Evidence(6, f"rows of {checks._plural(n, 'task')}", n, None, ""))
+    if route == "teacher" or (route == "single-rollout" and "opd" in plan):
+        t = found["teacher"].measured
+        shared = int(t.get("shared_tasks", 0))
+        ts, ss = t.get("teacher_pass_at_1"), t.get("student_pass_at_1")
+        rate = _wider(ts, ss) if isinstance(ts, Rate) and isinstance(ss, Rate) else None
+        what = f"a teacher on {checks._plural(shared, 'shared task')}"
+        out.append(Evidence(4, what, shared, rate, "pass@1 interval"))
+    return out
+
+
+def _provisional(
+    evidence: list[Evidence], options: RouteOptions
+) -> tuple[bool, str | None, int | None]:
+    """Whether the verdict is provisional, why (one sentence), and the tasks that would make
+    it firm: at least ``firm_tasks``, and the count at which the widest deciding interval
+    would shrink to ``firm_width`` (width scaled as 1/√n)."""
+    reasons: list[str] = []
+    firm_at = 0
+    for ev in evidence:
+        thin = []
+        need = options.firm_tasks
+        if ev.tasks < options.firm_tasks:
+            thin.append(f"fewer than {options.firm_tasks} tasks")
+        width = _width(ev.interval)
+        if width is not None and width > options.firm_width:
+            thin.append(f"its {ev.label} interval is {width:.2f} wide (> {options.firm_width:g})")
+            need = max(need, math.ceil(max(ev.tasks, 1) * (width / options.firm_width) ** 2))
+        if thin:
+            reasons.append(f"{ev.what} (check {ev.check}): {' and '.join(thin)}")
+            firm_at = max(firm_at, need)
+    if not reasons:
+        return False, None, None
+    why = (
+        "provisional: the verdict rests on "
+        + "; and on ".join(reasons)
+        + f". About {firm_at} tasks would make it firm."
+    )
+    return True, why, firm_at
+
+
+def _claimed(route: str, plan: list[str], ordered: list[CheckResult]) -> list[CheckResult]:
+    """The checks the verdict rests on: those reached, and the teacher's two when a teacher
+    clears at k = 1 (shown as context, claimed by the headline)."""
+    out = [c for c in ordered if c.reached]
+    if route == "single-rollout" and "opd" in plan:
+        out += [c for c in ordered if c.key in ("teacher", "tokenizer") and not c.reached]
+    return out
+
+
+def _exit_reasons(
+    route: str,
+    claimed: list[CheckResult],
+    provisional: bool,
+    options: RouteOptions,
+) -> list[str]:
+    """Why the exit code is 1: fix-reward, and under ``--strict`` every claimed check that is
+    unknown or failed, and a provisional verdict."""
+    out: list[str] = []
+    if route == "fix-reward":
+        out.append("check 1 (truncated passes) fails: a cut-off reply passes")
+    if not options.strict:
+        return out
+    for check in claimed:
+        if check.status in (Status.UNKNOWN, Status.FAIL) and check.decides != "fix-reward":
+            i = ORDER[check.key] + 1
+            out.append(f"--strict: check {i} ({CHECK_NAMES[check.key]}) is {check.status.value}")
+    if provisional:
+        out.append("--strict: the verdict is provisional")
+    return out
+
+
+def _grader(pool: Pool, options: RouteOptions) -> str:
+    """``judge`` when an LLM judge graded some row, ``program`` when none did, ``unknown``
+    when the rows could not be scanned (stdin without a scan, summaries)."""
+    reward = str(pool.source.sources.get("reward", ""))
+    if "judge" in reward.lower():
+        return "judge"
+    scan = options.judges
+    if scan is None:
+        scan = scan_files(pool.source.paths)
+    if scan is None:
+        return "unknown"
+    return "judge" if scan.judged else "program"
+
+
+def scan_files(paths: list[str]) -> Any:
+    """A judge scan of the files read, or None when some input is not a file or a summary."""
+    from pathlib import Path
+
+    if not paths or any(not Path(p).is_file() for p in paths):
+        return None
+    try:
+        from whilecli.route.summary import is_summary
+
+        summaries = [p for p in paths if p.endswith(".parquet") and is_summary(Path(p))]
+        if summaries:
+            return _summary_scan(summaries) if len(summaries) == len(paths) else None
+    except Exception:  # noqa: BLE001 - a scan that cannot run leaves the grader unknown
+        return None
+    return scan_grader(paths)
+
+
+def _summary_scan(paths: list[str]) -> Any:
+    """The judge count summaries recorded of their rows (None when one did not)."""
+    from whilecli.route.judges import JudgeScan
+    from whilecli.route.summary_header import read_header
+
+    judged = 0
+    for path in paths:
+        header = read_header(path)
+        if header is None or any(e.judged is None for e in header.inputs):
+            return None
+        judged += sum(int(e.judged or 0) for e in header.inputs)
+    return JudgeScan(rows=0, judged=judged, by_kind={"summary": judged})
+
+
+def scan_grader(paths: list[str], stdin_data: bytes | None = None) -> Any:
+    """A :class:`~whilecli.route.judges.JudgeScan` of the inputs (``-`` reads
+    ``stdin_data``), or None when they cannot be scanned.
+
+    Besides the reference rule (``judge_meta.scorer_kind``, ``judge_name``), a numeric
+    column named for a judge (verifiers' ``judge_reward_func``, nemo-skills'
+    ``judge_correct``) on the first row of a file marks every row of it as judge-graded.
+    """
+    import io
+    from dataclasses import replace
+
+    from whilecli.route.judges import scan_judges
+
+    def stdin() -> Any:
+        return io.BytesIO(stdin_data) if stdin_data is not None else None
+
+    try:
+        scan = scan_judges(paths, stdin())
+        if not scan.judged and _judge_columns(paths, stdin()):
+            return replace(scan, judged=scan.rows, by_kind={**scan.by_kind, "column": scan.rows})
+        return scan
+    except Exception:  # noqa: BLE001 - a scan that cannot run leaves the grader unknown
+        return None
+
+
+def _judge_columns(paths: list[str], stdin: Any = None) -> list[str]:
+    """Numeric columns named for a judge in the first row of each file (not the reference
+    rule's ``judge_meta``/``judge_name``, which the scan reads)."""
+    import polars as pl
+
+    from whilecli.io.sources import expand_paths, iter_lines, parse_line
+
+    found: list[str] = []
+    for source in expand_paths(paths, stdin):
+        if source.kind == "parquet":
+            schema = pl.scan_parquet(source.polars_source()).collect_schema()  # type: ignore[arg-type]
+            first = {k: 0.0 for k, v in schema.items() if v.is_numeric()}
+        else:
+            first = {}
+            for lineno, line in iter_lines(source):
+                first = parse_line(source, lineno, line)
+                break
+        for key, value in first.items():
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if "judge" in key.lower() and key not in ("judge_meta", "judge_name") and numeric:
+                found.append(key)
+    return found
 
 
 def _inputs(pool: Pool, options: RouteOptions) -> dict[str, Any]:
@@ -263,6 +507,8 @@ def _method_and_plan(
         return None, []
     if route == "single-rollout":
         plan = ["sao", "bpco", "flash_reinforce", "rae"] if f.values else ["flash_reinforce", "rae"]
+        if scores["opd"].ok:  # OPD needs no group: a teacher that clears teaches at k = 1
+            plan.append("opd")
         return plan[0], plan
     if route == "floor":
         return ("sft", ["sft"]) if small else ("opsd", ["opsd"])
@@ -274,12 +520,12 @@ def _method_and_plan(
     return method, plan
 
 
-def _why(route: str, method: str | None, found: dict[str, CheckResult], f: Facts) -> str:
+def _why(route: str, plan: list[str], found: dict[str, CheckResult], f: Facts) -> str:
     """One sentence: what decided, and what to train with."""
     if route == "floor":
         how = (
             "SFT on a stronger model's completions (under 7B)"
-            if method == "sft"
+            if plan[:1] == ["sft"]
             else 'OPSD with privileged context (privileged="reference")'
         )
         return f"{found['band'].why}: {how}"
@@ -291,10 +537,12 @@ def _why(route: str, method: str | None, found: dict[str, CheckResult], f: Facts
         policy = {"on": "from the model you train", "stale": "from an older copy (Async)"}.get(
             f.policy, "on-policy unchecked"
         )
-        return f"{f.split} split tasks of {f.grouped}, rows {policy}: GRPO"
+        return f"{checks._plural(f.split, 'split task')} of {f.grouped}, rows {policy}: GRPO"
     key = {"fix-reward": "truncated_passes", "single-rollout": "rollouts_per_task"}.get(
         route, "on_policy"
     )
+    if route == "single-rollout" and "opd" in plan:
+        return f"{found[key].why}. A teacher clears at k = 1 ({found['teacher'].why}): OPD"
     return found[key].why
 
 
@@ -321,7 +569,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     facts = _facts(pool, options, found)
     scores = {name: _score(name, facts, options) for name in METHODS}
     method, plan = _method_and_plan(route, facts, scores, options)
-    why = _why(route, method, found, facts)
+    why = _why(route, plan, found, facts)
     needs: dict[str, Any] = dict(found["band"].measured.get("need", {}))
     if route == "single-rollout":
         needs.setdefault("k", 4)
@@ -342,10 +590,12 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
             f"{pool.source.partial_rows} rows have a reward strictly between 0 and 1; they pass "
             f"at reward >= {pool.source.pass_threshold}"
         )
-    strict_fail = options.strict and any(
-        c.reached and c.status in (Status.UNKNOWN, Status.FAIL) for c in ordered
+    summary = _summary(pool, options, found)
+    provisional, provisional_why, firm_at = _provisional(
+        _evidence(route, plan, found, pool), options
     )
-    return Route(
+    reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
+    result = Route(
         route=route,
         method=method,
         why=why,
@@ -353,10 +603,19 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         checks=ordered,
         methods=[scores[name] for name in METHODS],
         needs=needs,
-        summary=_summary(pool, options, found),
-        before_gpu=_before_gpu(options),
+        summary=summary,
+        before_gpu=_before_gpu(pool, options, summary),
         inputs=_inputs(pool, options),
         notes=notes,
         warnings=warnings,
-        exit_code=1 if route == "fix-reward" or strict_fail else 0,
+        exit_code=1 if reasons else 0,
+        provisional=provisional,
+        provisional_why=provisional_why,
+        firm_at=firm_at,
+        exit_reasons=reasons,
+        grader=_grader(pool, options),
     )
+    from whilecli.route.report import headline
+
+    result.headline = headline(result)
+    return result

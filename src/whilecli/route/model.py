@@ -129,7 +129,9 @@ class Route:
     ``route`` is the row of the route table that decided (``fix-reward``, ``single-rollout``,
     ``floor``, ``saturated``, ``teacher``, ``off-policy``, ``grpo``); ``method`` the method
     to train with (``grpo``, ``opsd``, ``sft``, ``groupwise``, ``opd``, ``flash_reinforce``,
-    ...) or None when nothing can train yet. ``exit_code``: 0 routed, 1 nothing can train yet.
+    ...) or None when nothing can train yet. ``exit_code``: 0 routed, 1 nothing can train yet
+    (``exit_reasons`` says why). ``provisional``: the check that decided rests on fewer than
+    30 tasks or on an interval wider than 0.3; ``firm_at`` tasks would make it firm.
     """
 
     route: str
@@ -145,6 +147,12 @@ class Route:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     exit_code: int = 0
+    headline: str = ""  # the one-line verdict every format opens with
+    provisional: bool = False  # the deciding check rests on little evidence
+    provisional_why: str | None = None  # one sentence: which evidence is thin, and how
+    firm_at: int | None = None  # tasks that would make the verdict firm (when provisional)
+    exit_reasons: list[str] = field(default_factory=list)  # what made the exit code 1
+    grader: str = "unknown"  # program | judge | unknown: what graded the rows
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -154,6 +162,12 @@ class Route:
             "why": self.why,
             "plan": list(self.plan),
             "exit_code": self.exit_code,
+            "headline": self.headline,
+            "provisional": self.provisional,
+            "provisional_why": self.provisional_why,
+            "firm_at": self.firm_at,
+            "exit_reasons": list(self.exit_reasons),
+            "grader": self.grader,
             "checks": [c.to_dict() for c in self.checks],
             "methods": [m.to_dict() for m in self.methods],
             "needs": _plain(self.needs),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from whilecli.errors import UsageError
 from whilecli.route.model import Pool
@@ -42,8 +43,19 @@ class RouteOptions:
     stronger model's completions instead of ``opsd``."""
 
     strict: bool = False
-    """Treat any unknown or failed check that was reached as "nothing can train yet"
-    (exit 1); an unchecked tokenizer becomes a failure."""
+    """Treat any unknown or failed check that was reached, and a provisional verdict, as
+    "nothing can train yet" (exit 1); an unchecked tokenizer becomes a failure."""
+
+    judges: Any = None
+    """A :class:`~whilecli.route.judges.JudgeScan` of the rows, when already made (e.g. of
+    stdin's bytes). None: the route scans the files it read; rows it cannot scan leave the
+    grader unknown."""
+
+    firm_tasks: int = 30
+    """Fewest tasks in the deciding check for a firm (not provisional) verdict."""
+
+    firm_width: float = 0.3
+    """Widest deciding interval for a firm (not provisional) verdict."""
 
     effect: float = 0.05
     """The smallest gain worth proving: the teacher's pass@1 lead and the held-out size."""

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats as sps
 
 from whilecli.errors import InputError
 from whilecli.route import stats
@@ -56,6 +55,8 @@ def _cells(paired: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def z_sum(power: float, alpha: float) -> float:
     """z₁₋α/₂ + z_power (standard normal quantiles)."""
+    from scipy import stats as sps  # loaded here: routing a teacher never imports scipy.stats
+
     return float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
 
 
@@ -118,6 +119,8 @@ def measured_size(
     if sd is None:
         raise InputError(f"{total} paired task(s): a measured sd needs at least 2")
     n = size_for_sd(sd, effect, power, alpha)
+    from scipy import stats as sps
+
     half = float(sps.norm.ppf(1 - alpha / 2)) * sd / math.sqrt(n)
     if total < stats.MIN_CI_TASKS:
         why = f"{total} paired tasks: a range needs {stats.MIN_CI_TASKS}"

@@ -13,13 +13,15 @@ from typing import Any
 from whilecli.route.model import Route, Status
 from whilecli.route.report import (
     STATUS_WORDS,
+    exit_line,
     flatten,
     format_value,
     histogram_bins,
     histogram_title,
     method_label,
-    route_label,
+    route_reason,
     summary_lines,
+    verdict,
 )
 
 
@@ -37,14 +39,19 @@ def md_cell(text: str) -> str:
 
 def to_markdown(route: Route) -> str:
     """The report as GitHub-flavoured Markdown: verdict heading, checks, methods, needs, GPU."""
+    word = "provisional: " if route.provisional else ""
     out: list[str] = [
-        f"## while route: {method_label(route.method)}",
+        f"## while route: {word}{method_label(route.method)}",
         "",
-        f"**Route:** {route_label(route.route)} (`{route.route}`), exit code {route.exit_code}",
-        "",
-        route.why,
+        f"**Route:** {route_reason(route)} (`{route.route}`), exit code {route.exit_code}",
         "",
     ]
+    stop = exit_line(route)
+    if stop:
+        out += [f"**{stop}**", ""]
+    if route.provisional_why:
+        out += [f"**{route.provisional_why}**", ""]
+    out += [route.why, ""]
     if route.plan:
         out += ["**Plan**", ""] + [f"{i}. {step}" for i, step in enumerate(route.plan, 1)] + [""]
     out += ["### Checks", "", "| # | check | status | measured | why |", "|---|---|---|---|---|"]
@@ -135,6 +142,12 @@ def to_github(route: Route, *, file: str | None = None) -> str:
         paths = route.inputs.get("paths") if isinstance(route.inputs, Mapping) else None
         file = str(paths[0]) if isinstance(paths, (list, tuple)) and paths else None
     lines: list[str] = []
+    stop = exit_line(route)
+    if stop and route.route != "fix-reward":
+        lines.append(annotation("error", stop, file=file, title="while route: exit 1"))
+    if route.provisional_why:
+        message = f"{verdict(route)}. {route.provisional_why}"
+        lines.append(annotation("warning", message, file=file, title="while route: provisional"))
     if route.route == "fix-reward":
         lines.append(annotation("error", route.why, file=file, title="while route: fix the reward"))
     for check in route.checks:
@@ -149,6 +162,6 @@ def to_github(route: Route, *, file: str | None = None) -> str:
                 lines.append(annotation("warning", warning, file=file, title=title))
     for warning in route.warnings:
         lines.append(annotation("warning", warning, file=file, title="while route"))
-    message = f"{method_label(route.method)} (route: {route_label(route.route)}). {route.why}"
+    message = f"{verdict(route)}. {route.why}"
     lines.append(annotation("notice", message, title="while route"))
     return "\n".join(lines) + "\n"

@@ -24,12 +24,13 @@ from whilecli.route.model import CheckResult, Route, Status
 from whilecli.route.report import (
     STATUS_WORDS,
     bar,
+    exit_line,
     flatten,
     format_value,
     histogram_bins,
     histogram_title,
     method_label,
-    route_label,
+    route_reason,
     summary_lines,
 )
 
@@ -102,9 +103,16 @@ def _heading(console: Console, title: str) -> None:
 
 def _verdict(route: Route, console: Console) -> None:
     head = Text("while route: ", style="bold")
+    if route.provisional:
+        head.append("provisional: ", style="bold yellow")
     head.append(method_label(route.method), style="bold green" if route.method else "bold red")
-    head.append(f"  (route: {route_label(route.route)})")
+    head.append(f"  (route: {route_reason(route)})")
     console.print(head)
+    stop = exit_line(route)
+    if stop:
+        console.print(Text(stop, style="bold red"))
+    if route.provisional_why:
+        console.print(Text(route.provisional_why, style="yellow"))
     console.print(Text(route.why))
     if route.plan:
         console.print(Text("Plan:", style="bold"))

@@ -14,7 +14,7 @@ from typing import Any
 
 from whilecli import jsonout
 from whilecli.errors import UsageError
-from whilecli.route.model import Rate, Route, Status
+from whilecli.route.model import CheckResult, Rate, Route, Status
 
 FORMATS: tuple[str, ...] = ("text", "json", "markdown", "github")
 
@@ -69,9 +69,98 @@ def route_label(name: str) -> str:
     return ROUTE_LABELS.get(name, name)
 
 
+#: The route-table row each route stands for in the headline, before what was checked.
+_HEAD_BASES: dict[str, str] = {
+    "fix-reward": "fix the reward: a cut-off reply passes",
+    "single-rollout": "one rollout per prompt (k = 1)",
+    "floor": "floor: every task fails",
+    "saturated": "saturated: every task passes",
+    "teacher": "a stronger teacher",
+    "off-policy": "another model wrote these rows",
+    "grpo": "split tasks",
+}
+
+#: The grader as the headline names it.
+GRADER_WORDS: dict[str, str] = {
+    "program": "a program grades",
+    "judge": "a judge grades",
+    "unknown": "grader unknown (rows not scanned)",
+}
+
+
+def _unknown_phrase(check: CheckResult) -> str:
+    """A check that could not tell, named as unknown with its reason in a few words."""
+    m = check.measured
+    if check.key == "truncated_passes":
+        known = m.get("rows_with_truncation_recorded") or 0
+        why = "not recorded" if not known else f"recorded on {known} of {m.get('rows')} rows"
+        return f"truncation unknown ({why})"
+    if check.key == "teacher":
+        return "teacher's truncation unknown (not recorded)"
+    if check.key == "tokenizer":
+        return "tokenizer unknown (no vocab given)"
+    if check.key == "on_policy":
+        why = "no --model" if "no --model" in check.why else "rows name no model"
+        return f"on-policy unknown ({why})"
+    return f"{check.key.replace('_', ' ')} unknown"
+
+
+def route_reason(route: Route) -> str:
+    """The headline's reason: the route's row, and only what was checked.
+
+    "on-policy" only when check 6 passed, "the same tokenizer" only when check 5 passed,
+    "a program grades" only when no judge was detected; a check that could not tell is
+    named as unknown.
+    """
+    if route.route == "fix-reward":
+        return _HEAD_BASES["fix-reward"]
+    by_key = {c.key: c for c in route.checks}
+    parts = [_HEAD_BASES.get(route.route, route_label(route.route))]
+    claimed = [c for c in route.checks if c.reached]
+    teacher_at_1 = route.route == "single-rollout" and "opd" in route.plan
+    if teacher_at_1:
+        parts.append("a teacher clears (OPD)")
+        claimed += [by_key[k] for k in ("teacher", "tokenizer") if k in by_key]
+    tok = by_key.get("tokenizer")
+    same = tok is not None and tok.status is Status.PASS
+    if (route.route == "teacher" or teacher_at_1) and same:
+        parts[-1] += " with the same tokenizer"
+    policy = by_key.get("on_policy")
+    if policy is not None and policy.reached:
+        if policy.status is Status.PASS:
+            parts.append("on-policy")
+        elif policy.status is Status.FAIL and not policy.decides:
+            parts.append("an older copy wrote rows (Async)")
+    for check in claimed:
+        unknown = check.status is Status.UNKNOWN
+        if check.key == "tokenizer" and check.status is Status.FAIL:
+            unknown = check.measured.get("teacher_vocab") is None or (
+                check.measured.get("student_vocab") is None
+            )
+        if unknown:
+            phrase = _unknown_phrase(check)
+            if phrase not in parts:
+                parts.append(phrase)
+    parts.append(GRADER_WORDS.get(route.grader, GRADER_WORDS["unknown"]))
+    return ", ".join(parts)
+
+
+def headline(route: Route) -> str:
+    """The one-line verdict, ``provisional:`` first when the evidence is thin."""
+    word = "provisional: " if route.provisional else ""
+    return f"{word}{method_label(route.method)} (route: {route_reason(route)})"
+
+
 def verdict(route: Route) -> str:
     """The one-line verdict every format opens with."""
-    return f"{method_label(route.method)} (route: {route_label(route.route)})"
+    return route.headline or headline(route)
+
+
+def exit_line(route: Route) -> str | None:
+    """What made the exit code 1, on one line (None when it is 0)."""
+    if not route.exit_reasons:
+        return None
+    return f"exit {route.exit_code}: " + "; ".join(route.exit_reasons)
 
 
 def format_value(value: Any, digits: int = 2) -> str:

@@ -22,8 +22,9 @@ model and version inside ``models``).
 ``format_version``, ``pass_threshold``, ``threshold_explicit``, ``format``, ``paths``,
 ``sources`` (canonical field → the column that fed it), ``rows``, ``tasks``,
 ``partial_rows``, ``has_logprobs``, ``has_values``, and ``inputs`` (one entry per summarised
-read: its paths, format, sources and reader notes, which routing recombines exactly as
-reading the files together would). A summary written by another engine may lack the header:
+read: its paths, format, sources, reader notes and ``judged``, the rows an LLM judge graded
+or null when they could not be scanned, which routing recombines exactly as reading the
+files together would). A summary written by another engine may lack the header:
 it is then detected from its columns, its pass threshold is the route's ``--pass-threshold``
 (default 1.0), and the report says the sources are unknown.
 """

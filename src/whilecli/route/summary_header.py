@@ -37,6 +37,7 @@ class Entry:
     format: str
     sources: dict[str, str]
     notes: list[str] = field(default_factory=list)
+    judged: int | None = None  # rows an LLM judge graded; None: not scanned (stdin, older)
 
 
 @dataclass
@@ -96,7 +97,11 @@ def header_of(rows: Rows, n_rows: int) -> Header:
     notes = list(rows.notes)
     if notes and notes[-1] == partial_note(rows.partial_rows, n_rows, rows.pass_threshold):
         notes.pop()
-    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes)
+    from whilecli.route.decide import scan_files
+
+    scan = scan_files(list(rows.paths))
+    judged = None if scan is None else int(scan.judged)
+    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged)
     return Header(
         pass_threshold=rows.pass_threshold,
         threshold_explicit=rows.threshold_explicit,
