@@ -257,7 +257,8 @@ def test_update_path_agrees_with_the_prime_rl_losses(data, name) -> None:
     base = GRPO().update(batch)
     up = apply_correction(base, batch, name)
     w = torch.where(batch.truncated | (counts == 0), 0.0, 1.0 / (counts.clamp(min=1) * batch.size))
-    a = base.advantages.max(dim=1).values + base.advantages.min(dim=1).values  # A_i
+    # A_i: the row's advantage sits on its action tokens (0 elsewhere)
+    a = (base.advantages * batch.action_mask).sum(dim=1) / counts.clamp(min=1)
     want = _loss_gradient(
         loss_fn, batch, a[:, None].expand_as(batch.logprobs).clone(),
         w[:, None].expand_as(batch.logprobs).clone(),

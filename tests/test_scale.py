@@ -88,7 +88,8 @@ def write_shards(folder: Path, rows: list[dict[str, Any]], cuts: list[int], kind
             frame = pl.DataFrame(part, schema={**schema, "model": pl.String})
             frame.write_parquet(folder / f"part-{i:03d}.parquet", row_group_size=3)
         else:
-            text = "".join(json.dumps(r) + "\n" for r in part)
+            # each row carries its index: two shards never hold the same bytes (read once)
+            text = "".join(json.dumps({**r, "row": lo + j}) + "\n" for j, r in enumerate(part))
             (folder / f"part-{i:03d}.jsonl").write_text(text, encoding="utf-8")
 
 

@@ -180,7 +180,7 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
     """One ``inputs`` entry of a header, its types checked."""
     if not isinstance(e, dict):
         raise bad(at, f"an object expected, got {type(e).__name__}")
-    unknown = set(e) - {"paths", "format", "sources", "notes"}
+    unknown = set(e) - {"paths", "format", "sources", "notes", "judged"}
     if unknown:
         raise bad(at, f"unknown keys {sorted(unknown)}")
     if not _strings(e.get("paths")):
@@ -193,7 +193,12 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
     notes = e.get("notes", [])
     if not _strings(notes):
         raise bad(f"{at}.notes", "a list of strings expected")
-    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes))
+    judged = e.get("judged")
+    if judged is not None and (
+        not isinstance(judged, int) or isinstance(judged, bool) or judged < 0
+    ):
+        raise bad(f"{at}.judged", "a count of rows (an integer >= 0) or null expected")
+    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged)
 
 
 def merge_headers(names: list[str], headers: list[Header | None]) -> Header:
