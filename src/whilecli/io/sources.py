@@ -494,7 +494,7 @@ def rows_with_keys(
     if not patterns:
         return []
     try:
-        lines = _lines(source)
+        lines = lines_frame(source)
         hits = lines.select(
             pl.col("line").str.extract_many(patterns).explode().drop_nulls().unique()
         ).collect()
@@ -518,7 +518,7 @@ def rows_with_keys(
     return sorted(rows.items())
 
 
-def _lines(source: Source) -> pl.LazyFrame:
+def lines_frame(source: Source) -> pl.LazyFrame:
     """The source's lines as one string column (a control character as the separator, never
     raw inside a JSON line, and no quoting)."""
     return pl.scan_csv(

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import UsageError
-from whilecli.io.sources import Source, expand_paths, iter_lines, parse_line
+from whilecli.io.sources import Source, expand_paths, iter_lines, lines_frame, parse_line
 
 #: Scorer kinds that are judges.
 JUDGE_KINDS = ("judge", "reward_model")
@@ -105,6 +105,19 @@ def _row_kind(row: dict[str, Any]) -> str | None:
 
 
 def _scan_jsonl(source: Source) -> tuple[int, dict[str, int]]:
+    try:  # most files name no judge: one literal search over the raw lines settles it
+        found = (
+            lines_frame(source)
+            .select(
+                n=(pl.col("line").str.strip_chars() != "").sum(),
+                judged=pl.col("line").str.contains(r'"judge_(meta|name)"\s*:').any(),
+            )
+            .collect()
+        )
+        if not found["judged"][0]:
+            return int(found["n"][0]), {}
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        pass
     try:
         lf = pl.scan_ndjson(source.polars_source(), schema=_SCHEMA)  # type: ignore[arg-type]
         return _count(lf, True, True)
