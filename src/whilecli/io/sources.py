@@ -16,7 +16,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,8 +26,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import NEMO_SKILLS_GRADES
-from whilecli.io.shape import TASK_ALIASES, Shape
+from whilecli.io.shape import Shape
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -636,33 +634,32 @@ def sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
 
 
 def detect(shape: Shape, source: Source) -> str:
-    """The writer of a file, from its keys (and the sidecar files beside it)."""
+    """The writer of a file, from its keys (and the sidecar files beside it): each tool's
+    module under :mod:`whilecli.io.formats` says how it is recognised, tried in this order."""
+    from whilecli.io.formats import (
+        lm_eval,
+        nemo_gym,
+        nemo_skills,
+        prime_rft,
+        trl,
+        verifiers_traces,
+        vf_eval,
+        whileai,
+    )
+
     if source.format is not None:
         return source.format
-    has = shape.has
-    task = shape.get(("task",))
-    if task is not None and "dict" in task.kinds and has("rewards"):
-        return "verifiers-traces"
-    if has("responses_create_params") and has("response"):
-        return "nemo-gym"
-    if has("problem_id") and has("step") and (has("run_id") or has("env_name") or has("sample_id")):
-        return "prime-rft"
-    if has("doc_id") and (has("filter") or has("resps") or has("filtered_resps")):
-        return "lm-eval"
-    name = source.path.name if source.path is not None else ""
-    if re.fullmatch(r"output-rs\d+\.jsonl(\.gz|\.zst)?", name) or (
-        has("generation") and any(has(a) for a in NEMO_SKILLS_GRADES)
-    ):
-        return "nemo-skills"
-    if has("scenario_id") or has("model_version") or has("token_logprobs"):
-        return "whileai"
-    has_task_alias = any(has(a) for a in TASK_ALIASES)
-    if has("prompt") and has("completion") and has("step") and not has_task_alias:
-        return "trl"
-    if has("prompt") and has("completion") and (has("example_id") or has("id")):
-        return "vf-eval"
-    if source.path is not None and (source.path.parent / "metadata.json").is_file():
-        meta = read_json_file(source.path.parent / "metadata.json")
-        if isinstance(meta, dict) and "env_id" in meta:
-            return "vf-eval"
+    for tool in (verifiers_traces, nemo_gym, prime_rft, lm_eval):
+        if tool.detect(shape):
+            return tool.NAME
+    if nemo_skills.detect(shape, source.path.name if source.path is not None else ""):
+        return nemo_skills.NAME
+    for tool in (whileai, trl):
+        if tool.detect(shape):
+            return tool.NAME
+    meta = None
+    if source.path is not None and vf_eval.metadata_path(source.path).is_file():
+        meta = read_json_file(vf_eval.metadata_path(source.path))
+    if vf_eval.detect(shape, meta):
+        return vf_eval.NAME
     return source.kind

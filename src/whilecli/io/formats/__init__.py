@@ -1,9 +1,11 @@
-"""The tools whose output ``while`` reads, one module each, and the converter that turns a
-document-shaped file into rows.
+"""The tools whose output ``while`` reads, one module each (its layout in its docstring, how
+it is recognised in its ``detect``), and the converter that turns a document-shaped file into
+rows.
 
 Line-shaped files (JSON Lines, Parquet) are streamed by :mod:`whilecli.io.read`; the tool that
-wrote one is recognised from its keys and sidecars (:func:`whilecli.io.sources.detect`) and its
-fields resolved by :mod:`whilecli.io.plan`. Files that hold *one document* (a JSON array of
+wrote one is recognised from its keys and sidecars (:func:`whilecli.io.sources.detect` asks
+``vf_eval``, ``verifiers_traces``, ``prime_rft``, ``lm_eval``, ``nemo_gym``, ``nemo_skills``,
+``trl`` and ``whileai`` in turn) and its fields resolved by :mod:`whilecli.io.plan`. Files that hold *one document* (a JSON array of
 rows, an inspect_ai log, a HELM run, rows whose grade sits inside a list, CSV) are converted
 here, in memory, into JSON Lines rows whose canonical keys (``task_id``, ``reward``,
 ``truncated``, ``model``, ``prompt``) are already set, with a record of where each came from

@@ -1,0 +1,21 @@
+"""TRL completion tables (``completions/completions_<step>.parquet``): ``step``, ``prompt``,
+``completion``, one column per reward function (their weights are not written, so the reward is
+their sum at weight 1) and ``advantage``; no task id column, so the task is ``(step, a hash of
+the prompt)``."""
+
+from __future__ import annotations
+
+from whilecli.io.aliases import TASK_ALIASES
+from whilecli.io.shape import Shape
+
+NAME = "trl"
+
+
+def detect(shape: Shape) -> bool:
+    has = shape.has
+    return (
+        has("prompt")
+        and has("completion")
+        and has("step")
+        and not any(has(a) for a in TASK_ALIASES)
+    )
