@@ -234,19 +234,6 @@ def route_command(
         from whilecli.route.decide import scan_grader
 
         overrides["judges"] = scan_grader(paths, stdin_data)
-    if by is not None:
-        _route_slices(
-            paths,
-            stdin_data,
-            teacher,
-            mapping,
-            pass_threshold,
-            input_format,
-            overrides,
-            pool,
-            by,
-            output.value,
-        )  # noqa: E501
     route = route_rows(
         paths,
         stdin_data,
@@ -257,7 +244,14 @@ def route_command(
         overrides=overrides,
         summary=summary or None,
         pool=pool,
+        by=by,
     )
+    if by is not None:  # --by: every slice's route; exit with the worst slice's code
+        from whilecli.route.slices import render_slices
+
+        sys.stdout.write(render_slices(route, output.value))  # type: ignore[arg-type]
+        sys.stdout.flush()
+        raise typer.Exit(route.exit_code)
     gate = enforce(route, paths, stdin_data, fail_on=fail_on, judge_audit=judge_audit)
     fmt = output.value
     if fmt == "text":
@@ -286,37 +280,6 @@ def route_command(
     if gate is not None:
         code = max(code, gate.exit_code)
     raise typer.Exit(code)
-
-
-def _route_slices(
-    paths: list[str],
-    stdin_data: bytes | None,
-    teacher: list[str] | None,
-    mapping: list[str] | None,
-    pass_threshold: float | None,
-    input_format: str | None,
-    overrides: dict[str, Any],
-    pool: bool,
-    by: str,
-    fmt: str,
-) -> None:
-    """``--by``: every slice's route, rendered in ``fmt``; exit with the worst slice's code."""
-    from whilecli.route.slices import render_slices
-
-    slices = route_rows(
-        paths,
-        stdin_data,
-        teacher=teacher,
-        mapping=mapping,
-        pass_threshold=pass_threshold,
-        input_format=input_format,
-        overrides=overrides,
-        pool=pool,
-        by=by,
-    )
-    sys.stdout.write(render_slices(slices, fmt))  # type: ignore[arg-type]
-    sys.stdout.flush()
-    raise typer.Exit(slices.exit_code)
 
 
 def _markdown(route: Route, gate: Any) -> str:
