@@ -70,3 +70,14 @@ def test_parquet_named_jsonl(tmp_path: Path) -> None:
     pl.DataFrame({"task_id": ["a"], "reward": [1.0]}).write_parquet(path)
     code, out = route(str(path))
     assert code in (0, 2) and "Traceback" not in out and "internal error" not in out
+
+
+def test_a_model_that_is_sometimes_a_number_is_refused_at_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [
+        {"task_id": "a", "reward": 1.0, "model": "m"},
+        {"task_id": "b", "reward": 0.0, "model": 5},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match=r"rows\.jsonl:2: field 'model': holds a number"):
+        read_rows([str(path)])

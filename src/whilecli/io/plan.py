@@ -100,7 +100,11 @@ def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
 
 
 def _first(
-    shape: Shape, aliases: tuple[str, ...], kinds: frozenset[str], ctx: _Context | None = None
+    shape: Shape,
+    aliases: tuple[str, ...],
+    kinds: frozenset[str],
+    ctx: _Context | None = None,
+    what: str = "a task id",
 ) -> str | None:
     """The first alias whose values are all of ``kinds``. With ``ctx``, an alias that holds
     such values on some rows and others (an object, a list) on other rows is refused at its
@@ -110,11 +114,11 @@ def _first(
         if node_kinds and (node_kinds - {"null"} <= kinds):
             return alias
         if ctx is not None and node_kinds & kinds:
-            _refuse_mixed(ctx, alias, kinds)
+            _refuse_mixed(ctx, alias, kinds, what)
     return None
 
 
-def _refuse_mixed(ctx: _Context, alias: str, kinds: frozenset[str]) -> None:
+def _refuse_mixed(ctx: _Context, alias: str, kinds: frozenset[str], what: str) -> None:
     from whilecli.io.shape import json_kind, split_path
 
     path = split_path(alias)
@@ -124,19 +128,25 @@ def _refuse_mixed(ctx: _Context, alias: str, kinds: frozenset[str]) -> None:
             value = value.get(key) if isinstance(value, dict) else None
         kind = json_kind(value)
         if value is not None and kind not in kinds:
+            shown = {"dict": "a JSON object", "list": "a JSON list", "int": "a number"}
             raise InputError(
-                f"holds a JSON {'object' if kind == 'dict' else kind} here and plain values"
-                " on other rows: a task id is a string or a number",
+                f"holds {shown.get(kind, 'a ' + kind)} here and {_kinds(kinds)} on other rows:"
+                f" {what} is {_kinds(kinds, one=True)}",
                 file=ctx.source.name,
                 field=alias,
                 **ctx.source.where(ctx.sample_lines[i] if ctx.sample_lines else i + 1),
             )
     raise InputError(
-        "holds plain values on some rows and objects or lists on others: a task id is a"
-        " string or a number",
+        f"holds values of several kinds: {what} is {_kinds(kinds, one=True)}",
         file=ctx.source.name,
         field=alias,
     )
+
+
+def _kinds(kinds: frozenset[str], one: bool = False) -> str:
+    if kinds == frozenset({"string"}):
+        return "a string" if one else "strings"
+    return "a string or a number" if one else "plain values"
 
 
 def build_plan(
@@ -182,7 +192,7 @@ def build_plan(
 
     truncated = _truncation(shape, leaves, mapped("truncated"), fmt, sources)
     model, version = _model(
-        shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources
+        shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
     )
 
     for key, origin in source.origins:  # a converted document says where it read each field
@@ -476,6 +486,7 @@ def _model(
     fmt: str,
     source: Source,
     sources: dict[str, str],
+    ctx: _Context | None = None,
 ) -> tuple[pl.Expr, pl.Expr | None]:
     raw: pl.Expr | None = None
     if col is not None:
@@ -484,7 +495,9 @@ def _model(
     elif fmt == "verifiers-traces" and shape.has("agent.config.model"):
         raw = leaves.expr("agent.config.model", pl.String)
         sources["model"] = "agent.config.model"
-    elif present := [a for a in MODEL_ALIASES if _first(shape, (a,), frozenset({"string"}))]:
+    elif present := [
+        a for a in MODEL_ALIASES if _first(shape, (a,), frozenset({"string"}), ctx, "a model name")
+    ]:
         # First match wins row by row: a row without the first alias falls to the next.
         raw = pl.coalesce([leaves.expr(a, pl.String) for a in present])
         sources["model"] = " else ".join(
