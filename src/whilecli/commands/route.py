@@ -210,6 +210,9 @@ def route_command(
     ),
     pool: bool = POOL,
     by: str | None = BY,
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Print only the headline (and why it exits 1); same exit code."
+    ),
 ) -> None:
     """Route graded rows to a training method: six checks, intervals with n, exit 0/1/2."""
     from whilecli.commands.check import (
@@ -253,6 +256,10 @@ def route_command(
         sys.stdout.flush()
         raise typer.Exit(route.exit_code)
     gate = enforce(route, paths, stdin_data, fail_on=fail_on, judge_audit=judge_audit)
+    if quiet:
+        sys.stdout.write(quiet_lines(route, gate))
+        sys.stdout.flush()
+        raise typer.Exit(max(route.exit_code, gate.exit_code if gate is not None else 0))
     fmt = output.value
     if fmt == "text":
         from whilecli.route.render_text import make_console, render_text
@@ -280,6 +287,17 @@ def route_command(
     if gate is not None:
         code = max(code, gate.exit_code)
     raise typer.Exit(code)
+
+
+def quiet_lines(route: Route, gate: Any) -> str:
+    """``--quiet``: the headline, then one line per reason the command exits 1."""
+    from whilecli.commands.check import policy_lines
+
+    lines = [f"while route: {route.headline or route.why}"]
+    lines += [f"exit 1: {reason}" for reason in route.exit_reasons]
+    if gate is not None and gate.exit_code:
+        lines += policy_lines(gate, "while route")
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _markdown(route: Route, gate: Any) -> str:

@@ -1,0 +1,33 @@
+"""``route --quiet``: the headline and the reasons for exit 1, nothing else, the same exit code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+MIXED = ROOT / "examples" / "data" / "mixed.parquet"
+ONE_TASK = ROOT / "tests" / "data" / "real" / "nemo-gym" / "anyswe_agent"
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["route", *args])
+    return result.exit_code, result.stdout
+
+
+def test_quiet_prints_the_headline_only() -> None:
+    code, out = run(str(MIXED), "--quiet")
+    _, full = run(str(MIXED), "--format", "json")
+    assert code == 0
+    assert out == f"while route: {json.loads(full)['headline']}\n"
+
+
+def test_quiet_strict_names_why_it_exits_1() -> None:
+    code, out = run(str(ONE_TASK), "-q", "--strict")
+    lines = out.splitlines()
+    assert code == 1 and lines[0].startswith("while route: provisional:")
+    assert "exit 1: --strict: the verdict is provisional" in lines
