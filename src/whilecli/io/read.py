@@ -55,7 +55,6 @@ from whilecli.route.pool import Counts, count_queries
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
-AUX = ("__passed", "__lp", "__vals", "__slice")
 READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c != "passed"]
 
 

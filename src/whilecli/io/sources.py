@@ -162,13 +162,15 @@ def expand_paths(
     stdin: BinaryIO | None = None,
     notes: list[str] | None = None,
     convert_lines: bool = True,
+    resolve_formats: bool = True,
 ) -> list[Source]:
     """Files, directories (every shard inside, sorted), globs, FIFOs and ``-`` as sources, in
     order, each resolved to rows (:func:`resolve`). A path that exists is read as itself
     (brackets or stars in its name are no glob); the same file reached twice (listed twice, a
     link beside its target, identical bytes) is read once, with a note in ``notes``.
     ``convert_lines`` False (``--input-format jsonl``) reads EvalScope and Atropos lines as
-    plain rows, for ``--map`` into their own fields."""
+    plain rows, for ``--map`` into their own fields. ``resolve_formats`` False returns the
+    files as found, unconverted (enough to tell which are Parquet summaries)."""
     if not paths:
         raise InputError("no input given: pass a file, a directory, a glob or - for stdin")
     found: list[tuple[Source, bool]] = []
@@ -207,6 +209,9 @@ def expand_paths(
             raise InputError("no such file or directory", file=raw)
     sources: list[Source] = []
     for source, explicit in _distinct(found, notes):
+        if not resolve_formats:
+            sources.append(source)
+            continue
         resolved = resolve(source, explicit, convert_lines)
         if resolved is not None:
             sources.append(resolved)

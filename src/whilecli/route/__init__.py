@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import io
 import sys
 import types
 from collections.abc import Mapping, Sequence
@@ -105,7 +106,7 @@ def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[st
             raise UsageError(f"{what}: a summary is read from a file, not from stdin (-)")
         return None
     try:
-        sources = [s for s in expand_paths(paths) if s.path is not None]
+        sources = [s for s in expand_paths(paths, resolve_formats=False) if s.path is not None]
     except WhileError:
         if summary:
             raise
@@ -204,36 +205,19 @@ def run_route(
         opts = dataclasses.replace(opts, teacher=pool_of(teacher_paths, "--teacher"))
     if student is not None:
         return decide(student, opts)
-    if by is not None:
-        from whilecli.route.slices import Slices, split_rows
+    from whilecli.route.slices import Slices, split_rows
 
-        if by == "source":
-            from whilecli.io.sources import expand_paths
+    if by == "source":
+        from whilecli.io.sources import expand_paths
 
-            sources = expand_paths(student_paths, stdin)
-            if len(sources) == 1 and sources[0].data is not None and sources[0].path is None:
-                routes = [
-                    (
-                        sources[0].name,
-                        decide(
-                            summarize(
-                                read_rows(["-"], **{**read_args, "stdin": _Bytes(sources[0].data)})
-                            ),
-                            opts,
-                        ),
-                    )
-                ]  # noqa: E501
+        routes = []
+        for source in expand_paths(student_paths, stdin):
+            if source.path is None:  # stdin, already read: route its bytes
+                stdin_rows = {**read_args, "stdin": io.BytesIO(source.data or b"")}
+                pool = summarize(read_rows(["-"], **stdin_rows))
             else:
-                routes = [(s.name, decide(pool_of([s.name], "the rows"), opts)) for s in sources]
-            return Slices("source", routes)
-        rows = read_rows(student_paths, **read_args, by=by)
-        return Slices(
-            by, [(name, decide(summarize(part), opts)) for name, part in split_rows(rows)]
-        )
-    return decide(pool_of(student_paths, "the rows"), opts)
-
-
-def _Bytes(data: bytes) -> BinaryIO:  # noqa: N802
-    import io
-
-    return io.BytesIO(data)
+                pool = pool_of([source.name], "the rows")
+            routes.append((source.name, decide(pool, opts)))
+        return Slices("source", routes)
+    rows = read_rows(student_paths, **read_args, by=by)
+    return Slices(by, [(name, decide(summarize(part), opts)) for name, part in split_rows(rows)])
