@@ -14,6 +14,7 @@ from typing import Any
 
 from whilecli import jsonout
 from whilecli.errors import UsageError
+from whilecli.names import METHOD_LABELS
 from whilecli.route.model import CheckResult, Rate, Route, Status
 
 FORMATS: tuple[str, ...] = ("text", "json", "markdown", "github")
@@ -29,23 +30,6 @@ ROUTE_LABELS: dict[str, str] = {
     "grpo": "split tasks, on-policy, a program grades",
 }
 
-#: How each method is named in prose.
-METHOD_LABELS: dict[str, str] = {
-    "grpo": "GRPO",
-    "max_rl": "MaxRL",
-    "rae": "prime-rl rae",
-    "opd": "OPD",
-    "opsd": "OPSD",
-    "sft": "SFT",
-    "groupwise": "GroupwiseGrading",
-    "dpo": "DPO",
-    "rm": "RM",
-    "flash_reinforce": "FlashReinforce",
-    "sao": "SAO",
-    "bpco": "BPCO",
-    "async": "Async",
-    "reinforce_ada": "ReinforceAda",
-}
 
 #: The status words every format prints.
 STATUS_WORDS: dict[Status, str] = {
