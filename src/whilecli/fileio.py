@@ -183,4 +183,8 @@ def _mode_for(path: Path) -> int:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
-    return atomic_write(path, lambda t: t.write_text(text, encoding="utf-8"), force=force)
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    return atomic_write(path, write, force=force)

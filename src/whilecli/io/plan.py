@@ -35,8 +35,10 @@ from whilecli.io.shape import (
 )
 from whilecli.io.sources import Source, detect, lmeval_results, sidecar_env, sidecar_model
 
-FORMATS = ("vf-eval", "verifiers-traces", "prime-rft", "lm-eval", "nemo-gym", "trl", "whileai")
-FORMATS += ("jsonl", "parquet")
+FORMATS: tuple[str, ...] = (
+    *("vf-eval", "verifiers-traces", "prime-rft", "lm-eval", "nemo-gym", "trl", "whileai"),
+    *("jsonl", "parquet"),
+)
 #: verifiers v1 ``Trace.is_truncated``: these stop conditions, or a length-finished last call.
 TRACE_STOPS = frozenset(
     {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}

@@ -15,11 +15,14 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from polars.datatypes.classes import DataTypeClass
 
 from whilecli.io.aliases import LOGPROB_ALIASES as LOGPROB_ALIASES
 
@@ -30,6 +33,10 @@ from whilecli.io.aliases import REWARD_ALIASES as REWARD_ALIASES
 from whilecli.io.aliases import TASK_ALIASES as TASK_ALIASES
 from whilecli.io.aliases import TRUNCATION_ALIASES as TRUNCATION_ALIASES
 from whilecli.io.aliases import VALUE_ALIASES as VALUE_ALIASES
+
+#: A polars dtype as polars itself accepts one: an instance (``pl.List(pl.String)``) or a class
+#: (``pl.String``).
+DType = Union["DataTypeClass", pl.DataType]
 
 NUMBER = frozenset({"int", "float"})
 SCALAR = frozenset({"int", "float", "string", "bool"})
@@ -102,7 +109,7 @@ class Shape:
         return shape
 
     @classmethod
-    def from_dtype(cls, dtype: pl.DataType) -> Shape:
+    def from_dtype(cls, dtype: DType) -> Shape:
         shape = cls()
         if isinstance(dtype, pl.Struct):
             shape.kinds.add("dict")
@@ -218,9 +225,9 @@ class Leaves:
 
     def __init__(self, schema: pl.Schema | None = None) -> None:
         self.schema = schema
-        self.paths: dict[tuple[str, ...], pl.DataType] = {}
+        self.paths: dict[tuple[str, ...], DType] = {}
 
-    def expr(self, dotted: str, dtype: pl.DataType) -> pl.Expr:
+    def expr(self, dotted: str, dtype: DType) -> pl.Expr:
         """The value at ``dotted`` read as ``dtype`` (null where the row lacks it)."""
         path = split_path(dotted)
         self.paths[path] = dtype
@@ -269,7 +276,7 @@ class Leaves:
         found = _dtype_at(self.schema, split_path(dotted))
         return found is not None and found != pl.Null
 
-    def read_schema(self) -> dict[str, pl.DataType]:
+    def read_schema(self) -> dict[str, DType]:
         """The nested schema that reads exactly these leaves from JSONL."""
         tree: dict[str, Any] = {}
         for path, dtype in self.paths.items():
@@ -287,12 +294,12 @@ class Leaves:
                     node = child
         return {k: _to_dtype(v) for k, v in tree.items()}
 
-    def coerce_row(self, row: dict[str, Any], schema: dict[str, pl.DataType]) -> dict[str, Any]:
+    def coerce_row(self, row: dict[str, Any], schema: Mapping[str, DType]) -> dict[str, Any]:
         """One parsed JSON row reduced to ``schema`` (raises ``ValueError(path)`` on a bad value)."""
         return {k: _coerce(row.get(k), dtype, k) for k, dtype in schema.items()}
 
 
-def _to_dtype(node: Any) -> pl.DataType:
+def _to_dtype(node: Any) -> DType:
     if not isinstance(node, dict):
         return node
     if "[]" in node:
@@ -327,8 +334,8 @@ def _chain_element(rest: tuple[str, ...]) -> pl.Expr:
     return expr
 
 
-def _dtype_at(schema: pl.Schema, path: tuple[str, ...]) -> pl.DataType | None:
-    dtype: pl.DataType | None = schema.get(path[0])
+def _dtype_at(schema: pl.Schema, path: tuple[str, ...]) -> DType | None:
+    dtype: DType | None = schema.get(path[0])
     for key in path[1:]:
         if is_index(key):
             if not isinstance(dtype, (pl.List, pl.Array)):
@@ -341,7 +348,7 @@ def _dtype_at(schema: pl.Schema, path: tuple[str, ...]) -> pl.DataType | None:
     return dtype
 
 
-def _numeric_or_bool(dtype: pl.DataType) -> bool:
+def _numeric_or_bool(dtype: DType) -> bool:
     return dtype == pl.Boolean or dtype.is_numeric()
 
 
@@ -353,7 +360,7 @@ class BadValue(ValueError):
         self.path, self.what = path, what
 
 
-def _coerce(value: Any, dtype: pl.DataType, path: str) -> Any:
+def _coerce(value: Any, dtype: DType, path: str) -> Any:
     if value is None:
         return None
     if isinstance(dtype, pl.Struct):

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypedDict
 
 import polars as pl
 
@@ -56,6 +56,13 @@ TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 ZIP_SUFFIXES = (".eval", ".zip")
 
 
+class Where(TypedDict, total=False):
+    """Where an error points: a JSONL file's line, or a converted document's row."""
+
+    line: int
+    row: int
+
+
 @dataclass(frozen=True)
 class Source:
     """One input file (or stdin's bytes): its display name, kind and compression."""
@@ -75,7 +82,7 @@ class Source:
     #: pooling; None when none is recorded.
     env: str | None = None
 
-    def where(self, lineno: int) -> dict[str, int]:
+    def where(self, lineno: int) -> Where:
         """How an error names a row: the 1-based line of a JSONL file, or the 0-based row of a
         converted document (its element, sample or instance in file order)."""
         return {"row": lineno - 1} if self.format is not None else {"line": lineno}

@@ -40,7 +40,7 @@ from whilecli.io.locate import (
 from whilecli.io.plan import FORMATS, Plan, build_plan
 from whilecli.io.read import MAPPABLE, SAMPLE_ROWS
 from whilecli.io.rows import CANONICAL_SCHEMA
-from whilecli.io.shape import BadValue, Leaves, Shape, keep_paths, unseen_paths
+from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
     Source,
     expand_paths,
@@ -230,11 +230,11 @@ def read_sources(
         for part in parts:
             if part.plan.passed is None and "reward" not in part.absent:
                 rewards = part.canonical.get_column("reward")
-                low, high = rewards.min(), rewards.max()
+                low, high = float(rewards.min()), float(rewards.max())  # type: ignore[arg-type]
                 try:
                     refuse_unbounded(
-                        0.0 if -TOLERANCE <= low < 0.0 else low,  # type: ignore[operator]
-                        1.0 if 1.0 < high <= 1.0 + TOLERANCE else high,  # type: ignore[operator]
+                        0.0 if -TOLERANCE <= low < 0.0 else low,
+                        1.0 if 1.0 < high <= 1.0 + TOLERANCE else high,
                         part.hint,
                         part.source.name,
                         part.plan.fields.get("reward", "reward"),
@@ -408,7 +408,8 @@ def _plan(
         except InputError as err:
             name = err.field
             if (
-                name in options.get("optional", ())
+                name is not None
+                and name in options.get("optional", ())
                 and name not in mapping
                 and err.line is None
                 and err.row is None
@@ -528,7 +529,7 @@ def _read_jsonl(
     return _checked(part, source, absent, lines)
 
 
-def _jsonl_by_line(source: Source, plan: Plan, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def _jsonl_by_line(source: Source, plan: Plan, schema: Mapping[str, DType]) -> pl.DataFrame:
     """The slow, exact reader: every line parsed by Python, the first bad one named."""
     rows: list[dict[str, Any]] = []
     for lineno, line in iter_lines(source):

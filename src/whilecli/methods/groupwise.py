@@ -281,7 +281,7 @@ class GroupwiseGrading:
             columns["factor"] = fname
             if kname is not None:
                 notes.append(f"both '{fname}' and '{kname}' present: factors used, ranks ignored")
-            f = pl.when(pl.col("p")).then(pl.col("g"))
+            f: pl.Expr = pl.when(pl.col("p")).then(pl.col("g"))
         else:
             assert kname is not None
             graded = rowio.float_column(table, kname, allow_null=True)

@@ -52,6 +52,16 @@ class Converted:
         )
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a field a tool left out or nulled)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def _finite(row: dict[str, Any]) -> dict[str, Any]:
     """A non-finite reward written as a string, so the reader names it instead of JSON failing."""
     row = {k: v for k, v in row.items() if v is not None}  # absent: not recorded

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, as_list
 
 
 def is_group(first: dict[str, Any]) -> bool:
@@ -41,7 +41,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         scores = group.get("scores")
         if not isinstance(scores, list):
             raise InputError("scores is not a list", file=name, row=lineno - 1, field="scores")
-        messages = group.get("messages") if isinstance(group.get("messages"), list) else []
+        messages = as_list(group.get("messages"))
         seed = group.get("seed")
         for i, score in enumerate(scores):
             prompt = _prompt(messages[i]) if i < len(messages) else None

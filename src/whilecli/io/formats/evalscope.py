@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, first_assistant_cut
+from whilecli.io.formats import Converted, as_dict, first_assistant_cut
 
 
 def layout(first: dict[str, Any]) -> str | None:
@@ -131,9 +131,9 @@ def _row_2026(row: dict[str, Any]) -> dict[str, Any]:
 
 def _row_2025(row: dict[str, Any]) -> dict[str, Any]:
     choice = row["choices"][0]
-    review = choice.get("review") if isinstance(choice.get("review"), dict) else {}
-    raw = row.get("raw_input") if isinstance(row.get("raw_input"), dict) else {}
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    review = as_dict(choice.get("review"))
+    raw = as_dict(row.get("raw_input"))
+    message = as_dict(choice.get("message"))
     finish = choice.get("finish_reason")
     return {
         "prompt": raw.get("question", raw) if raw else None,

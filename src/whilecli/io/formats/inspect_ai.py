@@ -17,7 +17,7 @@ import zipfile
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, first_assistant_cut
+from whilecli.io.formats import Converted, as_dict, first_assistant_cut
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
@@ -81,7 +81,7 @@ def from_log(doc: dict[str, Any], name: str) -> Converted:
 
 
 def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
-    spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    spec = as_dict(header.get("eval"))
     model = spec.get("model") if isinstance(spec.get("model"), str) else None
     task = spec.get("task") if isinstance(spec.get("task"), str) else None
     notes: list[str] = []
@@ -93,7 +93,7 @@ def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
     for i, sample in enumerate(samples):
         if not isinstance(sample, dict):
             raise InputError("a sample must be a JSON object", file=name, row=i)
-        scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
+        scores = as_dict(sample.get("scores"))
         for scorer in scores:
             if scorer not in scorers:
                 scorers.append(scorer)
@@ -110,7 +110,7 @@ def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
                     row=i,
                     field=f"scores.{scorers[0]}.value",
                 )
-        output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+        output = as_dict(sample.get("output"))
         stop = output.get("stop_reason")
         choices = output.get("choices")
         if stop is None and isinstance(choices, list) and choices and isinstance(choices[0], dict):
