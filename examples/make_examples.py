@@ -1,13 +1,22 @@
-"""Write the example pools under ``examples/data/``: one per outcome of ``while route``.
+"""Write the example data under ``examples/data/``: the pools the docs' commands read.
 
-Deterministic: every pool draws from its own seeded ``random.Random``, JSONL is written with
+- one pool per outcome of ``while route`` (:data:`POOLS`);
+- ``grouped_batch``: trajectories with per-token log-probs, several per task, for the
+  grouped updates (``while update --method grpo``, ``max_rl``, ``opd``, ...);
+- ``graded``: graded rows with a grader's scores and a reward model's score, for the row
+  methods (``while update --method groupwise`` and ``--method rm``);
+- ``shards/part-0.parquet``, ``shards/part-1.parquet``: the ``mixed`` pool's rows dealt
+  into two shards (every task in both), for ``while summarize`` and its merge.
+
+Deterministic: every file draws from its own seeded ``random.Random``, JSONL is written with
 fixed key order and ``\\n`` line ends, Parquet through pyarrow with a fixed schema, so a
 rerun gives byte-identical files (for one pyarrow version). Run from anywhere::
 
     python examples/make_examples.py            # writes examples/data/
     python examples/make_examples.py --out DIR  # writes DIR/
 
-Each pool, the command that routes it and the verdict are listed in ``examples/README.md``.
+Each file, the command that reads it and what it prints are listed in ``examples/README.md``.
+(``batch.jsonl``, eight single-rollout trajectories, is written by hand and not here.)
 """
 
 from __future__ import annotations
@@ -123,6 +132,123 @@ POOLS: dict[str, tuple[Callable[[random.Random], list[Row]], int]] = {
 }
 
 
+def grouped_batch(rng: random.Random) -> list[Row]:
+    """16 tasks × 4 trajectories, 6-20 tokens each, for the grouped token-level updates.
+
+    Per token: the sampler's ``behavior_logprobs`` b ~ −Exp(1.5); the policy's ``logprobs``
+    b + N(0, 0.05) (about one token in 40 is 1.0 lower, so ``--correction icepop`` drops a
+    few); ``ref_logprobs`` and ``teacher_logprobs`` near the policy's. One trajectory in
+    four has a span of environment tokens (``action_mask`` 0); about one in eight was cut at
+    the token cap. Every log-prob ≤ 0, four decimals.
+    """
+    rows: list[Row] = []
+    for i in range(16):
+        p = rng.uniform(0.15, 0.85)
+        for _ in range(4):
+            length = rng.randint(6, 20)
+            behavior = [-rng.expovariate(1.5) for _ in range(length)]
+            policy = []
+            for b in behavior:
+                shift = -1.0 if rng.random() < 0.025 else rng.gauss(0.0, 0.05)
+                policy.append(min(0.0, b + shift))
+            ref = [min(0.0, x + rng.gauss(0.0, 0.1)) for x in policy]
+            teacher = [min(0.0, x + rng.gauss(0.2, 0.2)) for x in policy]
+            mask = [1] * length
+            if rng.random() < 0.25:
+                start = rng.randint(1, length - 3)
+                for t in range(start, min(length - 1, start + rng.randint(1, 3))):
+                    mask[t] = 0
+            rows.append(
+                {
+                    "task_id": f"batch-{i:02d}",
+                    "reward": 1.0 if rng.random() < p else 0.0,
+                    "truncated": rng.random() < 0.125,
+                    "logprobs": _rounded(policy),
+                    "behavior_logprobs": _rounded(behavior),
+                    "ref_logprobs": _rounded(ref),
+                    "teacher_logprobs": _rounded(teacher),
+                    "action_mask": mask,
+                }
+            )
+    return rows
+
+
+def _rounded(values: list[float]) -> list[float]:
+    """Four decimals, never above 0 (a log-probability), never ``-0.0``."""
+    return [min(0.0, round(v, 4)) + 0.0 for v in values]
+
+
+def graded(rng: random.Random) -> list[Row]:
+    """16 tasks × 4 graded rows with a grader's scores and a reward model's score.
+
+    ``solution_score`` and ``behavior_score`` in [0, 1] (GroupwiseGrading's GRS),
+    ``factor`` in [0.5, 1] on passes and null on failures (GAR), ``hack`` on about one
+    pass in ten,
+    and ``rm_score``, a reward model's score that ranks passes above failures most of the
+    time (N(1.5·reward, 0.8)).
+    """
+    rows: list[Row] = []
+    for i in range(16):
+        p = rng.uniform(0.2, 0.8)
+        for _ in range(4):
+            passed = rng.random() < p
+            solution = rng.uniform(0.4, 1.0) if passed else rng.uniform(0.0, 0.6)
+            rows.append(
+                {
+                    **_row(f"graded-{i:02d}", passed, STUDENT),
+                    "solution_score": round(solution, 3),
+                    "behavior_score": round(rng.uniform(0.5, 1.0), 3),
+                    "factor": round(rng.uniform(0.5, 1.0), 3) if passed else None,
+                    "hack": passed and rng.random() < 0.1,
+                    "rm_score": round(rng.gauss(1.5 if passed else 0.0, 0.8), 3),
+                }
+            )
+    return rows
+
+
+def shards() -> dict[str, list[Row]]:
+    """The ``mixed`` pool's rows dealt alternately into two shards: every task in both."""
+    rows = build("mixed")
+    return {"part-0": rows[0::2], "part-1": rows[1::2]}
+
+
+#: name -> (builder, seed, columns): files that are not route outcomes. Written as
+#: ``NAME.jsonl`` and ``NAME.parquet``.
+EXTRAS: dict[str, tuple[Callable[[random.Random], list[Row]], int, dict[str, pa.DataType]]] = {
+    "grouped_batch": (
+        grouped_batch,
+        9,
+        {
+            "task_id": pa.string(),
+            "reward": pa.float64(),
+            "truncated": pa.bool_(),
+            "logprobs": pa.list_(pa.float64()),
+            "behavior_logprobs": pa.list_(pa.float64()),
+            "ref_logprobs": pa.list_(pa.float64()),
+            "teacher_logprobs": pa.list_(pa.float64()),
+            "action_mask": pa.list_(pa.int8()),
+        },
+    ),
+    "graded": (
+        graded,
+        10,
+        {
+            "task_id": pa.string(),
+            "reward": pa.float64(),
+            "truncated": pa.bool_(),
+            "model": pa.string(),
+            "solution_score": pa.float64(),
+            "behavior_score": pa.float64(),
+            "factor": pa.float64(),
+            "hack": pa.bool_(),
+            "rm_score": pa.float64(),
+        },
+    ),
+}
+#: The folder of shards under the output folder (Parquet only).
+SHARDS = "shards"
+
+
 def _schema(rows: list[Row]) -> pa.Schema:
     fields = [
         pa.field("task_id", pa.string()),
@@ -142,9 +268,9 @@ def write_jsonl(rows: list[Row], path: Path) -> None:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def write_parquet(rows: list[Row], path: Path) -> None:
+def write_parquet(rows: list[Row], path: Path, schema: pa.Schema | None = None) -> None:
     """Parquet with a fixed schema, one row group, no dictionary pages, no statistics."""
-    schema = _schema(rows)
+    schema = schema or _schema(rows)
     table = pa.Table.from_pylist(rows, schema=schema)
     pq.write_table(
         table,
@@ -165,8 +291,15 @@ def build(name: str) -> list[Row]:
     return rows
 
 
+def build_extra(name: str) -> list[Row]:
+    """The rows of one of :data:`EXTRAS`, drawn from its own seed."""
+    builder, seed, _ = EXTRAS[name]
+    return builder(random.Random(seed))
+
+
 def write_all(out: Path) -> list[Path]:
-    """Write every pool under ``out`` as JSONL and Parquet; return the paths written."""
+    """Write every pool and extra under ``out`` as JSONL and Parquet, and the shards as
+    Parquet under ``out/shards``; return the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name in POOLS:
@@ -175,6 +308,16 @@ def write_all(out: Path) -> list[Path]:
             path = out / f"{name}{suffix}"
             writer(rows, path)
             written.append(path)
+    for name, (_, _, columns) in EXTRAS.items():
+        rows = build_extra(name)
+        write_jsonl(rows, out / f"{name}.jsonl")
+        write_parquet(rows, out / f"{name}.parquet", pa.schema(list(columns.items())))
+        written += [out / f"{name}.jsonl", out / f"{name}.parquet"]
+    (out / SHARDS).mkdir(exist_ok=True)
+    for part, rows in shards().items():
+        path = out / SHARDS / f"{part}.parquet"
+        write_parquet(rows, path)
+        written.append(path)
     return written
 
 

@@ -1,5 +1,5 @@
-"""Summaries: refusals, detection from the schema, the header, the command line, and the
-engine queries of ``docs/scale.md`` checked against ``while summarize``."""
+"""Summaries: refusals, detection from the schema, the header and the command line (the
+engine queries of ``docs/scale.md`` are run by ``test_scale_recipes.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -16,7 +15,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES
 from test_summary import STUDENT, report, summarise
 from whilecli.cli import app as while_app
 from whilecli.commands.summarize import summarize_command
@@ -30,12 +29,9 @@ from whilecli.route.summary import (
     merge_summaries,
     pool_from_summary,
     read_header,
-    summary_frame,
     write_merged,
     write_summary,
 )
-
-DOC = ROOT / "docs" / "scale.md"
 
 # --- refusals, detection, the header -------------------------------------------------------
 
@@ -321,53 +317,6 @@ def test_cli_summarize_merge_and_route(tmp_path: Path) -> None:
     got, want = json.loads(routed.stdout), json.loads(direct.stdout)
     got["inputs"].pop("paths"), want["inputs"].pop("paths")
     assert got == want
-
-
-# --- the queries of docs/scale.md -------------------------------------------------------------
-
-
-def _block(lang: str, title: str) -> str:
-    """The fenced ``lang`` block that follows the heading naming ``title`` in docs/scale.md."""
-    text = DOC.read_text(encoding="utf-8")
-    at = text.index(title)
-    match = re.search(rf"```{lang}\n(.*?)```", text[at:], re.S)
-    assert match is not None
-    return match.group(1)
-
-
-def _canonical_rows(tmp_path: Path) -> tuple[str, pl.DataFrame]:
-    rows = read_rows([str(EXAMPLES / n) for n in ("mixed.parquet", "other_model.jsonl")],
-                     pass_threshold=0.5)  # fmt: skip
-    path = tmp_path / "rows.parquet"
-    rows.frame.collect().drop("passed").write_parquet(path)
-    return str(path), summary_frame(rows)
-
-
-def _same(got: pl.DataFrame, want: pl.DataFrame) -> None:
-    """Equal counts and models; sums equal up to the order of float additions."""
-    got = got.select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
-    exact = [c for c in SUMMARY_SCHEMA if c not in ("reward_sum", "reward_sumsq")]
-    assert got.select(exact).equals(want.select(exact))
-    for col in ("reward_sum", "reward_sumsq"):
-        assert (got[col] - want[col]).abs().max() < 1e-9  # type: ignore[operator]
-
-
-def test_polars_query_of_the_docs_matches_summarize(tmp_path: Path) -> None:
-    path, want = _canonical_rows(tmp_path)
-    code = _block("python", "polars (lazy")
-    code = code.replace('ROWS = "rows/*.parquet"', f"ROWS = {path!r}")
-    code = code.replace("THRESHOLD = 1.0", "THRESHOLD = 0.5")
-    scope: dict[str, Any] = {}
-    exec(code, scope)
-    _same(scope["summary"].collect(), want)
-
-
-def test_duckdb_query_of_the_docs_matches_summarize(tmp_path: Path) -> None:
-    duckdb = pytest.importorskip("duckdb")
-    path, want = _canonical_rows(tmp_path)
-    query = _block("sql", "### DuckDB").replace("'rows/*.parquet'", f"'{path}'")
-    query = query.replace("1.0 AS threshold", "0.5 AS threshold")
-    _same(duckdb.sql(query).pl(), want)
 
 
 def test_cli_summarize_output_names(tmp_path: Path, monkeypatch) -> None:
