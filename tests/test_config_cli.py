@@ -172,6 +172,14 @@ def test_from_rows_no_config_possible(name: str, needle: str, tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
+def test_from_floor_rows_under_7b_routes_to_sft_with_nothing_to_train_on(tmp_path: Path) -> None:
+    out = tmp_path / "sft.toml"
+    r = invoke("--from", str(EXAMPLES / "floor.parquet"), "--size-b", "4", "-o", str(out))
+    assert r.exit_code == 1
+    assert "none of the 128 rows passes" in r.stderr and "stronger model" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_from_other_model_rows_without_text_refused_naming_the_fields(tmp_path: Path) -> None:
     """The route says SFT; the rows hold no prompt or reply, so there is no dataset to write."""
     out = tmp_path / "sft.toml"

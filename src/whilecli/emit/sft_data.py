@@ -188,8 +188,8 @@ def build_sft_data(
 ) -> SFTData:
     """Read ``paths`` through the reading layer and keep the passing rows' text.
 
-    Raises :class:`InputError` (exit 2) when the rows carry no prompt or completion text,
-    and :class:`WhileError` with exit 1 when no row passes (nothing to train on).
+    Raises :class:`WhileError` with exit 1 when no row passes (nothing to train on), and
+    :class:`InputError` (exit 2) when the rows carry no prompt or completion text.
     """
     from whilecli.io.table import read_table
 
@@ -198,9 +198,17 @@ def build_sft_data(
     prompt_field = next((a for a in PROMPT_ALIASES if _series(frame, a) is not None), None)
     completion_field = next((a for a in COMPLETION_ALIASES if _series(frame, a) is not None), None)
     whole_chat = completion_field is None and prompt_field == "messages"
+    passed = table.canonical.get_column("passed").fill_null(False)
+    n_passed = int(passed.sum())
+    if n_passed == 0:  # first: rows that all fail (a floor) are no SFT data, text or not
+        raise WhileError(
+            f"no config written: none of the {table.height} rows passes (reward ≥ "
+            f"{table.pass_threshold:g}), so there is nothing to fine-tune on; SFT needs a "
+            "stronger model's passing completions (`while config --method sft --from ROWS`)",
+            exit_code=1,
+        )
     if not whole_chat and (prompt_field is None or completion_field is None):
         raise _no_text(table.file(), prompt_field, completion_field)
-    passed = table.canonical.get_column("passed").fill_null(False)
     keep = frame.filter(passed)
     rows: list[dict[str, list[Message]]] = []
     skipped = 0
@@ -221,14 +229,6 @@ def build_sft_data(
                 skipped += 1
             else:
                 rows.append({"prompt": p, "completion": c})
-    n_passed = int(passed.sum())
-    if n_passed == 0:
-        raise WhileError(
-            f"no config written: none of the {table.height} rows passes (reward ≥ "
-            f"{table.pass_threshold:g}), so there is nothing to fine-tune on; SFT needs a "
-            "stronger model's passing completions (`while config --method sft --from ROWS`)",
-            exit_code=1,
-        )
     if not rows:
         raise InputError(
             f"all {n_passed} passing rows have an empty prompt or reply "
