@@ -1,4 +1,5 @@
-"""An independent table of prime-rl's RL config keys, transcribed from ``spec/prime-rl.md``.
+"""Independent tables of prime-rl's RL and SFT config keys, transcribed from ``spec/prime-rl.md``
+(§2-§7 for ``RLConfig``, §11 for ``SFTConfig``), and the header every emitted TOML opens with.
 
 It is kept apart from :mod:`whilecli.emit.schema` on purpose: every config the emitter writes is
 checked against this table, so a key the library table lets through by mistake is still caught.
@@ -179,22 +180,29 @@ PY = {
 }
 
 
-def _entry(pattern: str) -> str | None:
-    if pattern in SPEC:
-        return SPEC[pattern]
+def _entry(pattern: str, spec: dict[str, str]) -> str | None:
+    if pattern in spec:
+        return spec[pattern]
     parts = pattern.split(".")
     for i in range(len(parts) - 1, 0, -1):
         star = ".".join(parts[:i]) + ".*"
-        if star in SPEC:
+        if star in spec:
             return "wild"
     return None
 
 
-def _walk(node: dict[str, Any], pattern: str, shown: str, problems: list[str]) -> None:
+def _walk(
+    node: dict[str, Any],
+    pattern: str,
+    shown: str,
+    problems: list[str],
+    spec: dict[str, str] = SPEC,
+    variants: dict[str, tuple[str, set[str]]] = VARIANTS,
+) -> None:
     for key, value in node.items():
         p = f"{pattern}.{key}" if pattern else key
         d = f"{shown}.{key}" if shown else key
-        kind = _entry(p)
+        kind = _entry(p, spec)
         if kind is None:
             problems.append(f"unknown key {d}")
             continue
@@ -204,16 +212,16 @@ def _walk(node: dict[str, Any], pattern: str, shown: str, problems: list[str]) -
         if not ok:
             problems.append(f"{d}: expected {kind}, got {type(value).__name__}")
             continue
-        if p in VARIANTS:
-            default, allowed = VARIANTS[p]
+        if p in variants:
+            default, allowed = variants[p]
             actual = node.get("type", default)
             if actual not in allowed:
                 problems.append(f"{d} is not a key of type {actual!r}")
         if kind == AOT:
             for i, item in enumerate(value):
-                _walk(item, p + "[]", f"{d}[{i}]", problems)
+                _walk(item, p + "[]", f"{d}[{i}]", problems, spec, variants)
         elif kind == T:
-            _walk(value, p, d, problems)
+            _walk(value, p, d, problems, spec, variants)
 
 
 def _port(url: str) -> int | None:
@@ -269,3 +277,99 @@ def problems(config: dict[str, Any]) -> list[str]:
 def roundtrip(text: str) -> dict[str, Any]:
     """Parse TOML text the way prime-rl's loader does (tomllib)."""
     return tomllib.loads(text)
+
+
+# §11 SFTConfig (``uv run sft @ FILE``): its own top level; optimizer and scheduler at the top.
+SFT_SPEC: dict[str, str] = {
+    "max_steps": I,
+    "output_dir": S,
+    "clean": B,
+    "model": T,
+    "model.name": S,
+    "tokenizer": T,
+    "tokenizer.name": S,
+    "renderer": T,
+    "renderer.name": S,
+    "val": T,
+    "val.*": ANY,
+    "eval": T,
+    "eval.*": ANY,
+    "inference": T,
+    "inference.*": ANY,
+    "weight_broadcast": T,
+    "weight_broadcast.type": S,
+    "optim": T,
+    "optim.type": S,
+    "optim.lr": F,
+    "optim.weight_decay": F,
+    "optim.max_norm": F,
+    "scheduler": T,
+    "scheduler.type": S,
+    "scheduler.warmup_steps": I,
+    "ckpt": T,
+    "ckpt.interval": I,
+    "resume": T,
+    "log": T,
+    "log.level": S,
+    "monitors": T,
+    "run": T,
+    "run.name": S,
+    "deployment": T,
+    "deployment.type": S,
+    "deployment.num_train_gpus": I,
+    "deployment.num_infer_gpus": I,
+    "data": T,
+    "data.type": S,
+    "data.name": S,
+    "data.subsets": L,
+    "data.splits": L,
+    "data.probabilities": L,
+    "data.stopping_strategy": S,
+    "data.shuffle": B,
+    "data.seed": I,
+    "data.loss_mask": T,
+    "data.loss_mask.system": B,
+    "data.loss_mask.user": B,
+    "data.loss_mask.assistant": B,
+    "data.loss_mask.tool": B,
+    "data.batch_size": I,
+    "data.seq_len": I,
+    "data.micro_batch_size": I,
+    "data.num_workers": I,
+}
+SFT_VARIANTS: dict[str, tuple[str, set[str]]] = {
+    f"data.{k}": ("sft", {"sft"})
+    for k in ("name", "subsets", "splits", "probabilities", "stopping_strategy", "shuffle")
+    + ("seed", "loss_mask")
+}
+
+
+def sft_problems(config: dict[str, Any]) -> list[str]:
+    """Everything in an SFT ``config`` that spec §11 says ``SFTConfig`` refuses."""
+    out: list[str] = []
+    _walk(config, "", "", out, SFT_SPEC, SFT_VARIANTS)
+    if config.get("data", {}).get("type", "sft") not in ("sft", "fake"):
+        out.append(f"unknown data type {config['data']['type']}")
+    if "inference" in config and "eval" not in config:
+        out.append("[inference] without [eval]")
+    data = config.get("data", {})
+    if data.get("batch_size", 128) % data.get("micro_batch_size", 1):
+        out.append("data.batch_size not divisible by micro_batch_size")
+    for table in ("trainer", "orchestrator"):
+        if table in config:
+            out.append(f"[{table}] is an RL table")
+    return out
+
+
+#: The commit spec/prime-rl.md describes ("Version described").
+SPEC_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
+
+
+def header_problems(text: str) -> list[str]:
+    """The TOML must open with a comment naming the prime-rl commit its schema follows."""
+    first = text.splitlines()[0] if text else ""
+    if not first.startswith("#"):
+        return ["the file does not open with a comment"]
+    if SPEC_COMMIT not in first:
+        return [f"the first comment does not name prime-rl {SPEC_COMMIT}: {first!r}"]
+    return []

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prime_rl_schema import problems, roundtrip
+from prime_rl_schema import header_problems, problems, roundtrip
 from whilecli.emit.knobs import METHODS
 from whilecli.emit.prime_rl import prime_rl_config
 from whilecli.errors import UsageError
@@ -42,8 +42,10 @@ def build(**kw: Any):
 
 
 def assert_valid(cfg) -> dict[str, Any]:
-    """The config passes the spec table and survives a TOML round trip unchanged."""
+    """The config passes the spec table, opens with the prime-rl commit its schema follows,
+    and survives a TOML round trip unchanged."""
     assert problems(cfg.config) == []
+    assert header_problems(cfg.to_toml()) == []
     parsed = roundtrip(cfg.to_toml())
     assert parsed == cfg.config
     return parsed

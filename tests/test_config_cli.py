@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from prime_rl_schema import problems
+from prime_rl_schema import header_problems, problems
 from whilecli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +95,15 @@ def test_all_options_reach_the_file() -> None:
         (["--method", "flash_reinforce"], "batch-mean baseline"),
         (["--method", "sao"], "value model"),
         (["--method", "bpco"], "clip"),
-        (["--method", "nope"], "grpo, max_rl, rae, opd, opsd"),
+        (["--method", "nope"], "grpo, max_rl, rae, opd, opsd, sft"),
+        (["--method", "FlashReinforce"], "prime-rl's rae"),
+        (["--method", "grpo", "--correction", "clip", "--async"], "--correction"),
+        (["--method", "grpo", "--data", "d"], "--data is the dataset of an SFT config"),
+        (["--method", "sft", "--group-size", "4"], "does not apply to sft"),
+        (["--method", "sft", "--async"], "does not apply to sft"),
+        (["--method", "sft", "--gpus", "9"], "--gpus"),
+        (["--method", "sft", "--set", "data.name=x"], "--data"),
+        (["--method", "sft", "--set", "trainer.optim.lr=1e-5"], "no key"),
         (["--method", "opd", "--teacher", "T@http://localhost:8000/v1"], "port 8000"),
         (["--method", "opsd", "--async", "--correction", "tis"], "ignores [trainer.loss]"),
         (["--method", "grpo", "--set", "trainer.loss.eps=0.3"], "no key"),
@@ -133,25 +141,95 @@ def test_from_floor_rows_writes_opsd_with_reference() -> None:
     assert d["config"]["orchestrator"]["algo"] == {"type": "opsd", "demo_key": "reference"}
 
 
+def test_from_single_rollout_rows_writes_rae(tmp_path: Path) -> None:
+    out = tmp_path / "rae.toml"
+    r = invoke(
+        "--from", str(EXAMPLES / "single.parquet"), "--model", "Qwen/Qwen3-0.6B", "-o", str(out)
+    )
+    assert r.exit_code == 0, r.stderr
+    text = out.read_text()
+    assert header_problems(text) == []
+    c = tomllib.loads(text)
+    assert problems(c) == []
+    assert c["orchestrator"]["algo"] == {"type": "rae", "decay": 0.95}
+    assert c["orchestrator"]["group_size"] == 1
+    assert "route single-rollout" in r.stdout and "flash_reinforce" in r.stdout
+
+
 @pytest.mark.parametrize(
     ("name", "needle"),
     [
-        ("single.parquet", "--method rae"),
         ("truncated_passes.parquet", "nothing can train yet"),
         ("saturated.parquet", "GroupwiseGrading"),
     ],
 )
-def test_from_rows_no_config_possible(name: str, needle: str) -> None:
-    r = invoke("--from", str(EXAMPLES / name), "--model", "Qwen/Qwen3-0.6B")
+def test_from_rows_no_config_possible(name: str, needle: str, tmp_path: Path) -> None:
+    out = tmp_path / "x.toml"
+    r = invoke("--from", str(EXAMPLES / name), "--model", "Qwen/Qwen3-0.6B", "-o", str(out))
     assert r.exit_code == 1
     assert r.stdout == ""
-    assert needle in r.stderr
+    assert needle in r.stderr and "no config written" in r.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_from_other_model_rows_says_what_to_run() -> None:
-    r = invoke("--from", str(EXAMPLES / "other_model.parquet"), "--model", "Qwen/Qwen3-0.6B")
+def test_from_floor_rows_under_7b_routes_to_sft_with_nothing_to_train_on(tmp_path: Path) -> None:
+    out = tmp_path / "sft.toml"
+    r = invoke("--from", str(EXAMPLES / "floor.parquet"), "--size-b", "4", "-o", str(out))
     assert r.exit_code == 1
-    assert "SFT" in r.stderr
+    assert "none of the 128 rows passes" in r.stderr and "stronger model" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_from_other_model_rows_without_text_refused_naming_the_fields(tmp_path: Path) -> None:
+    """The route says SFT; the rows hold no prompt or reply, so there is no dataset to write."""
+    out = tmp_path / "sft.toml"
+    r = invoke(
+        "--from",
+        str(EXAMPLES / "other_model.parquet"),
+        "--model",
+        "Qwen/Qwen3-0.6B",
+        "-o",
+        str(out),
+    )
+    assert r.exit_code == 2
+    line = r.stderr.strip()
+    assert len(line.splitlines()) == 1 and line.startswith("while: error: ")
+    assert "other_model.parquet" in line and "no text" in line
+    assert "prompt, responses_create_params.input, question, input, messages" in line
+    assert "completion, generation, predicted_text" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("typed", "method"),
+    [("GRPO", "grpo"), ("prime-rl rae", "rae"), ("MaxRL", "max_rl"), ("max-rl", "max_rl"),
+     ("OPSD", "opsd"), ("SFT", "sft")],
+)  # fmt: skip
+def test_method_names_as_displayed(typed: str, method: str) -> None:
+    r = invoke("--method", typed, "--format", "JSON")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["method"] == method
+
+
+def test_correction_case_insensitive() -> None:
+    r = invoke("--method", "grpo", "--async", "--correction", "TIS", "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    loss = json.loads(r.stdout)["config"]["trainer"]["loss"]
+    assert loss["import_path"] == "whilecli.emit.losses.tis_loss"
+
+
+def test_help_groups_options_and_lists_choices() -> None:
+    import typer.main
+
+    from whilecli.commands.config import PANELS
+
+    command = typer.main.get_command(app).commands["config"]  # type: ignore[attr-defined]
+    panels = {p.name: getattr(p, "rich_help_panel", None) for p in command.params}
+    assert set(panels.values()) == set(PANELS), panels  # every option in one named group
+    r = CliRunner().invoke(app, ["config", "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    assert "grpo|max_rl|rae|opd|opsd|sft" in r.stdout
+    assert "ipo|icepop|tis" in r.stdout and "text|json" in r.stdout
 
 
 def test_console_script_subprocess(tmp_path: Path) -> None:

@@ -1,10 +1,12 @@
-"""`while config`: a prime-rl RL config for a method, with what prime-rl reads, ignores and
-refuses of its knobs.
+"""`while config`: a prime-rl config for a method (RL, or SFT), with what prime-rl reads,
+ignores and refuses of its knobs.
 
 The TOML goes to ``-o FILE`` (atomically, never over an existing file without ``--force``) or
 to stdout (``-o -``, the default); the knob report goes to the other stream so a pipe carries
 only the TOML. ``--format json`` prints config, TOML, report and command as one JSON object.
-``--from ROWS`` routes the rows first (``while route``) and writes the routed method's config.
+``--from ROWS`` routes the rows first (``while route``) and writes the routed method's config:
+the single-rollout route gets ``rae``; an SFT verdict (another model's rows) gets prime-rl's
+SFT config and a dataset of the passing rows beside it (:mod:`whilecli.emit.sft_data`).
 """
 
 from __future__ import annotations
@@ -14,29 +16,57 @@ import os
 import sys
 from typing import Any, TextIO
 
+import click
 import typer
 
 from whilecli import jsonout
 from whilecli.commands._common import user_errors
-from whilecli.emit.prime_rl import PrimeRLConfig, prime_rl_config
+from whilecli.emit.knobs import CORRECTIONS, METHODS
+from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
+from whilecli.emit.sft import PrimeSFTConfig, refuse_rl_options, sft_config
 from whilecli.errors import UsageError, WhileError
 from whilecli.fileio import atomic_write_text, check_writable
+from whilecli.names import method_key
 
 #: What to run instead when the route picks a method prime-rl does not run here.
 ELSEWHERE: dict[str, str] = {
-    "sft": "SFT is not one of the RL methods while config writes: train it with an SFT trainer "
-    "on the passing rows (or a stronger model's completions); to stay on-policy, distil from "
-    "that model instead: `while config --method opd --teacher NAME@URL`",
     "groupwise": "GroupwiseGrading ranks the passes inside your own grouped trainer; prime-rl "
     "has no such algorithm; or harden the eval",
     "dpo": "DPO trains on pass/fail pairs offline, not with prime-rl's RL loop: use a DPO "
     "trainer, or `while update --method dpo` for the coefficients",
 }
 SINGLE = (
-    "one rollout per prompt: FlashReinforce, SAO and BPCO run in your own trainer (`while "
-    "update --method flash_reinforce|sao|bpco`); on prime-rl the option is `while config "
-    "--method rae`; re-running the prompts at k >= 4 is usually the cheaper fix"
+    "prime-rl's rae is written (its baseline stands at one rollout per prompt); {first} runs "
+    "in your own trainer (`while update --method {key}`)"
 )
+#: The methods ``--method`` lists, and those it accepts only to refuse with the alternative.
+METHOD_CHOICES = (*METHODS, "sft")
+PANELS = ("Inputs", "Method", "Model and hardware", "Training", "Output")
+
+
+class MethodName(click.Choice):  # type: ignore[type-arg]
+    """``--method``: the choices listed in ``--help``, matched as :func:`method_key` matches
+    names (any case; ``FlashReinforce``, ``prime-rl rae`` as the reports print them). The
+    methods prime-rl cannot run are accepted here so the command refuses them with the
+    alternative."""
+
+    def __init__(self) -> None:
+        super().__init__(METHOD_CHOICES, case_sensitive=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        key = method_key(str(value), (*METHOD_CHOICES, *UNSUPPORTED))
+        if key is not None:
+            return key
+        self.fail(
+            f"unknown method {value!r}; prime-rl configs exist for {', '.join(METHOD_CHOICES)} "
+            f"(refused, with the alternative: {', '.join(UNSUPPORTED)})",
+            param,
+            ctx,
+        )
+
+
+def _choice(*names: str) -> click.Choice:  # type: ignore[type-arg]
+    return click.Choice(names, case_sensitive=False)
 
 
 def _console(stream: TextIO) -> Any:
@@ -66,11 +96,15 @@ def _section(con: Any, title: str, items: list[tuple[str, str]], empty: str = ""
     con.file.write("".join(line.rstrip() + "\n" for line in cap.get().splitlines()))
 
 
-def render_report(cfg: PrimeRLConfig, stream: TextIO, *, wrote: str | None) -> None:
+def render_report(
+    cfg: PrimeRLConfig | PrimeSFTConfig, stream: TextIO, *, wrote: str | None
+) -> None:
     """Print the three lists (reads, ignores, warnings) and the launch command."""
     from rich.text import Text
 
     con = _console(stream)
+    if isinstance(cfg, PrimeSFTConfig) and cfg.data_path:
+        con.print(Text(f"wrote {cfg.data_path} ({cfg.data.frame.height if cfg.data else 0} rows)"))
     if wrote:
         con.print(Text(f"wrote {wrote} ({cfg.method})"))
     _section(con, f"prime-rl reads ({cfg.method})", [(n.knob, n.note) for n in cfg.reads])
@@ -89,24 +123,79 @@ def _routed_method(
     maps: list[str],
     size_b: float | None,
 ) -> tuple[str, str | None, str]:
-    """Route ``paths``; return ``(method, privileged, why)`` or explain why no config fits."""
+    """Route ``paths``; return ``(method, privileged, why)`` or explain why no config fits.
+
+    Every route prime-rl can train gets its config: single-rollout → ``rae``, an SFT verdict
+    (another model's rows; a floor under 7B) → ``sft``; ``fix-reward``, ``groupwise`` and
+    ``dpo`` write nothing and say why (exit 1, DESIGN section 2).
+    """
     import whilecli.route as route_pkg
 
     mapping = route_pkg.parse_map(maps) if maps else None
     route = route_pkg.run_route(
         paths, mapping=mapping, pass_threshold=pass_threshold, model=model, size_b=size_b
     )
+    assert isinstance(route, route_pkg.Route)  # no ``by``: one route
     method = route.method
     why = f"route {route.route}: {route.why}"
-    if route.route == "single-rollout" or method in ("flash_reinforce", "sao", "bpco"):
-        raise WhileError(f"no config written ({why}): {SINGLE}", exit_code=1)
     if method is None or route.route == "fix-reward":
         raise WhileError(f"no config written: nothing can train yet ({why})", exit_code=1)
+    if route.route == "single-rollout" or method in UNSUPPORTED:
+        first = method if method in UNSUPPORTED else "flash_reinforce"
+        label = {"flash_reinforce": "FlashReinforce", "sao": "SAO", "bpco": "BPCO"}[first]
+        return "rae", None, f"{why}; {SINGLE.format(first=label, key=first)}"
     if method in ELSEWHERE:
         raise WhileError(f"no config written ({why}): {ELSEWHERE[method]}", exit_code=1)
-    if method not in ("grpo", "max_rl", "rae", "opd", "opsd"):
+    if method not in METHOD_CHOICES:
         raise WhileError(f"no config written ({why}): prime-rl does not run {method}", exit_code=1)
     return method, ("reference" if method == "opsd" else None), why
+
+
+def _sft(
+    *,
+    from_: list[str] | None,
+    data: str | None,
+    output: str,
+    force: bool,
+    pass_threshold: float | None,
+    maps: list[str],
+    knobs: dict[str, Any],
+) -> PrimeSFTConfig:
+    """The SFT config; with rows, the dataset of their passes is checked writable, built and
+    written (before the TOML, which names it)."""
+    from pathlib import Path
+
+    from whilecli.emit import sft_data
+
+    toml = None if output == "-" else output
+    file = toml or "sft.toml"
+    if not from_:
+        name = data
+        if data is not None and Path(data).is_dir():
+            name = sft_data.dataset_name(Path(data))
+        return sft_config(dataset=name, file=file, **knobs)
+    folder = sft_data.dataset_folder(toml, data)
+    sft_data.check_dataset_writable(folder, force=force)  # before the rows are read
+    import whilecli.route as route_pkg
+
+    rows = sft_data.build_sft_data(
+        from_,
+        mapping=route_pkg.parse_map(maps) if maps else None,
+        pass_threshold=pass_threshold,
+    )
+    target = folder / sft_data.DATA_FILE
+    cfg = sft_config(
+        data=rows,
+        dataset=sft_data.dataset_name(folder),
+        data_path=os.fspath(target),
+        file=file,
+        **knobs,
+    )
+    sft_data.write_dataset(rows, folder, force=force)
+    return cfg
+
+
+_IN, _ME, _MH, _TR, _OUT = PANELS
 
 
 @user_errors
@@ -114,50 +203,116 @@ def config_command(
     method: str | None = typer.Option(
         None,
         "--method",
-        help="grpo | max_rl | rae | opd | opsd (flash_reinforce, sao, bpco: refused).",
+        click_type=MethodName(),
+        help="Method, any case, as the route prints it (flash_reinforce, sao, bpco: refused, "
+        "with what to run instead).",
+        rich_help_panel=_ME,
     ),
-    model: str | None = typer.Option(None, "--model", help="Model to train (also the route's)."),
-    env: str | None = typer.Option(None, "--env", help="Taskset id of the train source."),
-    gpus: int = typer.Option(2, "--gpus", help="GPUs on the node: half infer, the rest train."),
-    steps: int = typer.Option(100, "--steps", help="Optimizer steps (max_steps)."),
-    prompts: int | None = typer.Option(None, "--prompts", help="Prompts per step."),
-    group_size: int | None = typer.Option(None, "--group-size", help="Rollouts per prompt."),
-    lora: bool = typer.Option(True, "--lora/--full", help="LoRA (rank 16, alpha 32) or full."),
-    lr: float | None = typer.Option(None, "--lr", help="Learning rate."),
-    temperature: float | None = typer.Option(None, "--temperature", help="Sampling temperature."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Completion token cap."),
-    seq_len: int | None = typer.Option(None, "--seq-len", help="Sequence length."),
-    teacher: str | None = typer.Option(None, "--teacher", help="opd teacher as NAME@URL."),
+    model: str | None = typer.Option(
+        None, "--model", help="Model to train (also the route's).", rich_help_panel=_MH
+    ),
+    env: str | None = typer.Option(
+        None, "--env", help="Taskset id of the train source.", rich_help_panel=_TR
+    ),
+    gpus: int = typer.Option(
+        2,
+        "--gpus",
+        help="GPUs on the node: half infer, the rest train (sft: all train).",
+        rich_help_panel=_MH,
+    ),
+    steps: int = typer.Option(
+        100, "--steps", help="Optimizer steps (max_steps).", rich_help_panel=_TR
+    ),
+    prompts: int | None = typer.Option(
+        None, "--prompts", help="Prompts per step (sft: examples per step).", rich_help_panel=_TR
+    ),
+    group_size: int | None = typer.Option(
+        None, "--group-size", help="Rollouts per prompt.", rich_help_panel=_TR
+    ),
+    lora: bool = typer.Option(
+        True, "--lora/--full", help="LoRA (rank 16, alpha 32) or full.", rich_help_panel=_MH
+    ),
+    lr: float | None = typer.Option(None, "--lr", help="Learning rate.", rich_help_panel=_TR),
+    temperature: float | None = typer.Option(
+        None, "--temperature", help="Sampling temperature.", rich_help_panel=_TR
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", help="Completion token cap.", rich_help_panel=_TR
+    ),
+    seq_len: int | None = typer.Option(
+        None, "--seq-len", help="Sequence length.", rich_help_panel=_TR
+    ),
+    teacher: str | None = typer.Option(
+        None, "--teacher", help="opd teacher as NAME@URL.", rich_help_panel=_ME
+    ),
     privileged: str | None = typer.Option(
-        None, "--privileged", help="opsd: reference|demonstration|hint|feedback|FIELD."
+        None,
+        "--privileged",
+        help="opsd: reference|demonstration|hint|feedback|FIELD.",
+        rich_help_panel=_ME,
     ),
-    async_: bool = typer.Option(False, "--async", help="Train on rollouts up to N steps stale."),
+    async_: bool = typer.Option(
+        False, "--async", help="Train on rollouts up to N steps stale.", rich_help_panel=_ME
+    ),
     off_policy_steps: int | None = typer.Option(
-        None, "--off-policy-steps", help="With --async: orchestrator.max_off_policy_steps (8)."
+        None,
+        "--off-policy-steps",
+        help="With --async: orchestrator.max_off_policy_steps (8).",
+        rich_help_panel=_ME,
     ),
     correction: str | None = typer.Option(
-        None, "--correction", help="With --async: ipo (default) | icepop | tis."
+        None,
+        "--correction",
+        click_type=_choice(*CORRECTIONS),
+        help="With --async: the staleness correction (default ipo).",
+        rich_help_panel=_ME,
     ),
     set_: list[str] | None = typer.Option(
-        None, "--set", help="dotted.key=value (TOML value); repeatable."
+        None, "--set", help="dotted.key=value (TOML value); repeatable.", rich_help_panel=_TR
     ),
-    output: str = typer.Option("-", "-o", "--output", help="Output file, or - for stdout."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
-    fmt: str = typer.Option("text", "--format", help="text | json."),
+    output: str = typer.Option(
+        "-", "-o", "--output", help="Output file, or - for stdout.", rich_help_panel=_OUT
+    ),
+    data: str | None = typer.Option(
+        None,
+        "--data",
+        help="sft: with --from, the dataset folder to write (default: beside -o, NAME.data/); "
+        "alone, a Hub dataset or a local folder.",
+        rich_help_panel=_OUT,
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite an existing output file.", rich_help_panel=_OUT
+    ),
+    fmt: str = typer.Option(
+        "text",
+        "--format",
+        click_type=_choice("text", "json"),
+        help="Report format.",
+        rich_help_panel=_OUT,
+    ),
     from_: list[str] | None = typer.Option(
-        None, "--from", help="Graded rows: route them first, then write the routed method."
+        None,
+        "--from",
+        help="Graded rows: route them first, then write the routed method "
+        "(with --method sft: the passing rows are the dataset).",
+        rich_help_panel=_IN,
     ),
     pass_threshold: float | None = typer.Option(
-        None, "--pass-threshold", help="With --from: reward >= this passes."
+        None, "--pass-threshold", help="With --from: reward >= this passes.", rich_help_panel=_IN
     ),
     maps: list[str] | None = typer.Option(
-        None, "--map", help="With --from: field=column (repeatable)."
+        None, "--map", help="With --from: field=column (repeatable).", rich_help_panel=_IN
     ),
     size_b: float | None = typer.Option(
-        None, "--size-b", help="Model size in billions (route's floor rule, OPSD's warning)."
+        None,
+        "--size-b",
+        help="Model size in billions (route's floor rule, OPSD's warning).",
+        rich_help_panel=_MH,
     ),
 ) -> None:
-    """Write a prime-rl RL config (TOML) and say what prime-rl reads, ignores and refuses."""
+    """Write a prime-rl config (TOML: RL, or SFT) and say what prime-rl reads, ignores and
+    refuses."""
+    fmt = fmt.lower()
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json, got {fmt!r}")
     if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
@@ -167,42 +322,79 @@ def config_command(
         check_writable(output, force=force)
     routed_note = None
     if from_:
-        if method is not None:
-            raise UsageError("pass --method or --from ROWS, not both")
-        method, routed_priv, routed_note = _routed_method(
-            list(from_),
-            model=model,
-            pass_threshold=pass_threshold,
-            maps=list(maps or []),
-            size_b=size_b,
-        )
-        privileged = privileged or routed_priv
+        if method not in (None, "sft"):
+            raise UsageError("pass --method or --from ROWS, not both (--method sft takes rows)")
+        if method is None:
+            method, routed_priv, routed_note = _routed_method(
+                list(from_),
+                model=model,
+                pass_threshold=pass_threshold,
+                maps=list(maps or []),
+                size_b=size_b,
+            )
+            privileged = privileged or routed_priv
     elif pass_threshold is not None or maps:
         raise UsageError("--pass-threshold and --map are reading options of --from ROWS")
     if method is None:
-        raise UsageError("pass --method grpo|max_rl|rae|opd|opsd, or --from ROWS")
-    cfg = prime_rl_config(
-        method,
-        model=model,
-        env=env,
-        gpus=gpus,
-        steps=steps,
-        prompts=prompts,
-        group_size=group_size,
-        lora=lora,
-        lr=lr,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seq_len=seq_len,
-        teacher=teacher,
-        privileged=privileged,
-        async_=async_,
-        off_policy_steps=off_policy_steps,
-        correction=correction,
-        size_b=size_b,
-        overrides=list(set_ or []),
-        file="rl.toml" if to_stdout else os.fspath(output),
-    )
+        raise UsageError(f"pass --method {'|'.join(METHOD_CHOICES)}, or --from ROWS")
+    cfg: PrimeRLConfig | PrimeSFTConfig
+    if method == "sft":
+        refuse_rl_options(
+            {
+                "--env": env,
+                "--group-size": group_size,
+                "--temperature": temperature,
+                "--max-tokens": max_tokens,
+                "--teacher": teacher,
+                "--privileged": privileged,
+                "--async": async_,
+                "--off-policy-steps": off_policy_steps,
+                "--correction": correction,
+            }
+        )
+        cfg = _sft(
+            from_=list(from_) if from_ else None,
+            data=data,
+            output=output,
+            force=force,
+            pass_threshold=pass_threshold,
+            maps=list(maps or []),
+            knobs=dict(
+                model=model,
+                gpus=gpus,
+                steps=steps,
+                batch_size=prompts,
+                seq_len=seq_len,
+                lr=lr,
+                lora=lora,
+                overrides=list(set_ or []),
+            ),
+        )
+    else:
+        if data is not None:
+            raise UsageError("--data is the dataset of an SFT config (--method sft)")
+        cfg = prime_rl_config(
+            method,
+            model=model,
+            env=env,
+            gpus=gpus,
+            steps=steps,
+            prompts=prompts,
+            group_size=group_size,
+            lora=lora,
+            lr=lr,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seq_len=seq_len,
+            teacher=teacher,
+            privileged=privileged,
+            async_=async_,
+            off_policy_steps=off_policy_steps,
+            correction=correction.lower() if correction else None,
+            size_b=size_b,
+            overrides=list(set_ or []),
+            file="rl.toml" if to_stdout else os.fspath(output),
+        )
     if routed_note:
         cfg.warnings.insert(0, f"routed from the rows: {routed_note}")
     text = cfg.to_toml()

@@ -8,7 +8,7 @@ applies to every source of that array. ``orchestrator.algo.type`` is the method,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from whilecli.emit import schema
@@ -84,9 +84,13 @@ def _assign(node: dict[str, Any], parts: list[str], value: Any, key: str) -> Non
 
 
 def apply_overrides(
-    config: dict[str, Any], pairs: Iterable[tuple[str, Any]]
+    config: dict[str, Any],
+    pairs: Iterable[tuple[str, Any]],
+    keys: Mapping[str, schema.Key] | None = None,
 ) -> list[tuple[str, Any]]:
-    """Set each ``(dotted key, value)`` in ``config``; return the pairs applied, in order."""
+    """Set each ``(dotted key, value)`` in ``config``; return the pairs applied, in order.
+
+    ``keys`` is the schema table the keys must be in (the RL table unless told)."""
     applied: list[tuple[str, Any]] = []
     for key, value in pairs:
         parts = key.split(".")
@@ -94,7 +98,7 @@ def apply_overrides(
             raise UsageError(f"--set key {key!r} has an empty part")
         if key in RESERVED:
             raise UsageError(f"--set {key} is refused: {RESERVED[key]}")
-        if schema.lookup(pattern_of(key)) is None:
+        if schema.lookup(pattern_of(key), keys) is None:
             raise UsageError(
                 f"--set {key}: prime-rl has no key '{key}' (unknown keys are errors in prime-rl)"
             )

@@ -90,8 +90,8 @@ class PrimeRLConfig:
         return f"uv run rl @ {self.file}"
 
     def to_toml(self) -> str:
-        """The config as TOML text."""
-        return tomlout.dumps(self.config)
+        """The config as TOML text, opening with the prime-rl commit its schema follows."""
+        return tomlout.dumps(self.config, header=schema.HEADER)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: config, TOML text, knob report, warnings and command."""
@@ -299,7 +299,7 @@ def prime_rl_config(
     m = normalize_method(method)
     if model is not None and not model.strip():
         raise UsageError("--model is empty")
-    knobs = dict(
+    knobs: dict[str, Any] = dict(
         gpus=gpus,
         steps=steps,
         prompts=prompts,

@@ -1,7 +1,7 @@
-"""The prime-rl RL config keys whilecli may write, with their types, and the checks on a config.
+"""The prime-rl config keys whilecli may write (RL and SFT), with their types, and the checks.
 
 Every key is one that ``spec/prime-rl.md`` documents for prime-rl ``559b447`` (configs
-v0.4.0). prime-rl forbids unknown keys (except under ``[inference.vllm]``, passed to vLLM),
+v0.4.0): :data:`KEYS` for ``RLConfig`` (§2-§7), :data:`SFT_KEYS` for ``SFTConfig`` (§11). prime-rl forbids unknown keys (except under ``[inference.vllm]``, passed to vLLM),
 so a key outside this table is refused before it reaches a file. Keys of a discriminated
 table (``type = ...``) are valid only for the variants listed.
 
@@ -17,6 +17,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from whilecli.errors import UsageError
+
+#: The prime-rl commit whose config schema this table follows (``spec/prime-rl.md``).
+PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
+PRIME_RL_CONFIGS = "0.4.0"
+#: The first line of every emitted TOML: the schema it was checked against.
+HEADER = (
+    f"# schema: prime-rl {PRIME_RL_COMMIT} (prime-rl-configs v{PRIME_RL_CONFIGS})\n"
+    "# written by `while config`; every key was checked against that schema"
+)
 
 #: The type names a key may hold. ``float`` accepts integers; ``none`` is the string "None",
 #: which prime-rl's loader turns into null (TOML has no null).
@@ -276,6 +285,72 @@ def _build() -> dict[str, Key]:
 
 KEYS: dict[str, Key] = _build()
 
+#: ``[data]`` of an SFT config is discriminated on ``type`` (spec §11).
+SFT_DISCRIMINATOR_DEFAULTS: dict[str, str] = {
+    "optim": "adamw",
+    "scheduler": "constant",
+    "data": "sft",
+    "deployment": "single_node",
+    "weight_broadcast": "auto",
+}
+_SFT_SHARED: tuple[str, ...] = (
+    "max_steps",
+    "model",
+    "model.name",
+    "tokenizer",
+    "ckpt",
+    "resume",
+    "monitors",
+)
+_SFT_SHARED += ("log", "run", "clean", "weight_broadcast", "deployment")
+
+
+def _build_sft() -> dict[str, Key]:
+    """``SFTConfig``'s keys (spec §11): the shared top-level tables of the RL config, the
+    optimizer and scheduler at the top (``[optim]``, not ``[trainer.optim]``) and ``[data]``."""
+    k: dict[str, Key] = {}
+    for name, key in KEYS.items():
+        top = name.split(".", 1)[0]
+        if name in _SFT_SHARED or (top in _SFT_SHARED and top != "model"):
+            k[name] = key
+        elif top == "trainer" and name.split(".")[1:2] in (["optim"], ["scheduler"]):
+            k[name.removeprefix("trainer.")] = key
+    k.update(
+        {
+            "output_dir": Key(_S),
+            "renderer": Key(_T),
+            "renderer.name": Key(_S),
+            "renderer.tool_parser": Key(_S),
+            "renderer.reasoning_parser": Key(_S),
+            "val": Key(_T),
+            "val.*": Key(()),
+            "eval": Key(_T),
+            "eval.*": Key(()),
+            "inference": Key(_T),
+            "inference.*": Key(()),
+            "data": Key(_T),
+            "data.type": Key(_S, choices=("sft", "fake")),
+            "data.name": Key(_S, variants=("sft",)),
+            "data.subsets": Key(("list",), variants=("sft",), nullable=True),
+            "data.splits": Key(("list",), variants=("sft",), nullable=True),
+            "data.probabilities": Key(("list",), variants=("sft",), nullable=True),
+            "data.stopping_strategy": Key(_S, variants=("sft",)),
+            "data.shuffle": Key(_B, variants=("sft",)),
+            "data.seed": Key(_I, variants=("sft",)),
+            "data.loss_mask": Key(_T, variants=("sft",)),
+            "data.batch_size": Key(_I),
+            "data.seq_len": Key(_I),
+            "data.micro_batch_size": Key(_I),
+            "data.num_workers": Key(_I),
+        }
+    )
+    for role in ("system", "user", "assistant", "tool"):
+        k[f"data.loss_mask.{role}"] = Key(_B)
+    return k
+
+
+SFT_KEYS: dict[str, Key] = _build_sft()
+
 #: prime-rl's policy server port (``inference.server.port``) and client URL defaults.
 POLICY_PORT = 8000
 POLICY_BASE_URL = "http://localhost:8000/v1"
@@ -286,19 +361,20 @@ def _pattern(parent: str, key: str) -> str:
     return f"{parent}.{key}" if parent else key
 
 
-def _wildcard(pattern: str) -> Key | None:
+def _wildcard(pattern: str, keys: Mapping[str, Key]) -> Key | None:
     """The ``*`` entry that covers ``pattern``, if any ancestor declares one."""
     parts = pattern.split(".")
     for i in range(len(parts) - 1, 0, -1):
-        key = KEYS.get(".".join(parts[:i]) + ".*")
+        key = keys.get(".".join(parts[:i]) + ".*")
         if key is not None:
             return key
     return None
 
 
-def lookup(pattern: str) -> Key | None:
+def lookup(pattern: str, keys: Mapping[str, Key] | None = None) -> Key | None:
     """The schema entry for a dotted key pattern (``[]`` for array elements), or None."""
-    return KEYS.get(pattern) or _wildcard(pattern)
+    table = KEYS if keys is None else keys
+    return table.get(pattern) or _wildcard(pattern, table)
 
 
 def _type_ok(key: Key, value: Any) -> bool:
@@ -311,9 +387,16 @@ def _type_ok(key: Key, value: Any) -> bool:
     return any(isinstance(value, TYPES[t]) for t in key.types)
 
 
-def check_value(pattern: str, display: str, value: Any, *, variant: str | None) -> Key:
+def check_value(
+    pattern: str,
+    display: str,
+    value: Any,
+    *,
+    variant: str | None,
+    keys: Mapping[str, Key] | None = None,
+) -> Key:
     """Check one key's value against the table; return its entry or raise :class:`UsageError`."""
-    key = lookup(pattern)
+    key = lookup(pattern, keys)
     if key is None:
         raise UsageError(f"prime-rl has no key '{display}' (unknown keys are errors in prime-rl)")
     if key.variants and variant is not None and variant not in key.variants:
@@ -330,24 +413,36 @@ def check_value(pattern: str, display: str, value: Any, *, variant: str | None) 
 
 
 def check_keys(config: Mapping[str, Any]) -> None:
-    """Refuse any key, type or variant the table does not allow, anywhere in ``config``."""
-    _walk(config, "", "")
+    """Refuse any key, type or variant the RL table does not allow, anywhere in ``config``."""
+    _walk(config, "", "", KEYS, DISCRIMINATOR_DEFAULTS)
 
 
-def _walk(node: Mapping[str, Any], pattern: str, display: str) -> None:
-    variant = node.get("type", DISCRIMINATOR_DEFAULTS.get(pattern)) if pattern else None
+def check_sft_keys(config: Mapping[str, Any]) -> None:
+    """Refuse any key, type or variant ``SFTConfig`` (spec §11) does not allow."""
+    _walk(config, "", "", SFT_KEYS, SFT_DISCRIMINATOR_DEFAULTS)
+
+
+def _walk(
+    node: Mapping[str, Any],
+    pattern: str,
+    display: str,
+    keys: Mapping[str, Key],
+    defaults: Mapping[str, str],
+) -> None:
+    variant = node.get("type", defaults.get(pattern)) if pattern else None
     for name, value in node.items():
         p, d = _pattern(pattern, name), _pattern(display, name)
-        key = check_value(p, d, value, variant=variant if isinstance(variant, str) else None)
-        if KEYS.get(p) is None:
+        kind = variant if isinstance(variant, str) else None
+        key = check_value(p, d, value, variant=kind, keys=keys)
+        if keys.get(p) is None:
             continue  # under a wildcard: passed through as given
         if "aot" in key.types:
             for i, item in enumerate(value):
                 if not isinstance(item, dict):
                     raise UsageError(f"'{d}' is an array of tables; item {i} is not a table")
-                _walk(item, f"{p}[]", f"{d}[{i}]")
+                _walk(item, f"{p}[]", f"{d}[{i}]", keys, defaults)
         elif isinstance(value, dict):
-            _walk(value, p, d)
+            _walk(value, p, d, keys, defaults)
 
 
 def get(config: Mapping[str, Any], dotted: str, default: Any = None) -> Any:

@@ -23,11 +23,18 @@ def _is_aot(v: Any) -> bool:
     return isinstance(v, list) and bool(v) and all(isinstance(i, Mapping) for i in v)
 
 
-def dumps(config: Mapping[str, Any]) -> str:
-    """Serialise ``config`` (plain dicts, lists and scalars) as TOML."""
+def dumps(config: Mapping[str, Any], header: str | None = None) -> str:
+    """Serialise ``config`` (plain dicts, lists and scalars) as TOML.
+
+    ``header`` (comment lines, each starting ``#``) opens the file; a TOML reader skips it."""
     out: list[str] = []
     _table(out, [], config, array=False)
-    return "\n".join(out).strip() + "\n"
+    body = "\n".join(out).strip() + "\n"
+    if header is None:
+        return body
+    if not all(line.startswith("#") for line in header.splitlines()):
+        raise ValueError("a TOML header is comment lines only")
+    return header.rstrip("\n") + "\n\n" + body
 
 
 def _table(out: list[str], path: list[str], node: Mapping[str, Any], *, array: bool) -> None:
