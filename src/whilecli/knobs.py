@@ -231,6 +231,27 @@ ICEPOP_BAND: tuple[float, float] = (ICEPOP_LOW.default, ICEPOP_HIGH.default)
 SAO_RATIO: tuple[float, float] = (SAO_LOW.default, SAO_HIGH.default)
 
 
+#: The staleness corrections, applied last to any method's coefficients.
+CORRECTIONS = ("ipo", "icepop", "tis")
+#: Each correction's knobs: CLI knob name → declaration.
+CORRECTION_KNOBS: dict[str, dict[str, Knob]] = {
+    "ipo": {"ipo_eps": IPO_EPS},
+    "icepop": {"icepop_band": ICEPOP_LOW},  # a pair: see check_band
+    "tis": {"tis_cap": TIS_CAP},
+}
+_GROUPED = {"clip": CLIP, "beta": BETA}
+#: Each method's declared numeric knobs: method → {constructor keyword → declaration}.
+METHOD_KNOBS: dict[str, dict[str, Knob]] = {
+    "flash_reinforce": {"trust": TRUST},
+    "sao": {"gae_alpha": SAO_GAE_ALPHA},
+    "bpco": {"clip": BPCO_CLIP, "gae_alpha": BPCO_GAE_ALPHA},
+    "grpo": _GROUPED,
+    "max_rl": _GROUPED,
+    "rae": {**_GROUPED, "decay": DECAY},
+    "dpo": {"beta": DPO_BETA},
+}
+
+
 def check_band(value: Any, name: str = "band") -> tuple[float, float]:
     """icepop's ``(low, high)``, each checked against its declaration."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:

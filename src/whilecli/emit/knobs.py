@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from whilecli import knobs as declared
 from whilecli.knobs import DECAY, ICEPOP_BAND, IPO_EPS, TIS_CAP
 
 #: Methods prime-rl can run, and which loss component each uses (``spec/prime-rl.md`` §5).
 RL_LOSS_METHODS = ("grpo", "max_rl", "rae")
 DISTILL_METHODS = ("opd", "opsd")
 METHODS = RL_LOSS_METHODS + DISTILL_METHODS
-CORRECTIONS = ("ipo", "icepop", "tis")
+CORRECTIONS = declared.CORRECTIONS
 
 
 class Note(NamedTuple):

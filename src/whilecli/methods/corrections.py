@@ -36,12 +36,12 @@ from typing import Any
 import torch
 
 from whilecli.errors import UsageError
-from whilecli.knobs import ICEPOP_BAND, IPO_EPS, TIS_CAP, check_band
+from whilecli.knobs import CORRECTIONS, ICEPOP_BAND, IPO_EPS, TIS_CAP, check_band
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.fastmath import all_finite, as_float, exp_
 from whilecli.methods.groups import check_logprobs, count
 
-CORRECTIONS = ("ipo", "icepop", "tis")
+__all__ = ["CORRECTIONS", "PolicyGradientUpdate", "apply_correction"]
 
 
 @dataclass(eq=False)
