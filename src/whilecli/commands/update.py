@@ -303,10 +303,6 @@ def update_command(
     }
     is_rowwise = SPECS[method].family == "rowwise"
     if is_rowwise:
-        from whilecli.io.read import parse_map
-    else:
-        from whilecli.io.batch import parse_map
-    if is_rowwise:
         stray = [k for k, v in token_knobs.items() if v is not None and k != "pass_threshold"]
         if stray:
             raise UsageError(f"--{stray[0].replace('_', '-')} does not apply to {method}")
@@ -327,7 +323,7 @@ def update_command(
             "tis_cap": tis_cap,
         },
         state=state,
-        mapping=parse_map(map_ or []),
+        mapping=list(map_ or []),
         device=device,
         dtype=dtype,
         output=output,

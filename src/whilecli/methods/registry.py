@@ -17,7 +17,7 @@ import importlib
 import inspect
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from whilecli.errors import UsageError
 from whilecli.names import METHOD_LABELS, method_key
@@ -33,10 +33,10 @@ class Method(Protocol):
     ``requires``: the :class:`~whilecli.methods.batch.Batch` fields it needs beyond the
     log-probs (``task_ids``, ``values``, ``ref_logprobs``, ...). ``update`` returns the per-token
     coefficients; ``out``, a previous Update, is overwritten when its shapes match. Its knobs
-    are its constructor's keyword arguments, declared in :mod:`whilecli.knobs`.
+    are its constructor's keyword arguments, declared in :mod:`whilecli.knobs`; its name is
+    its key in :data:`SPECS`.
     """
 
-    name: ClassVar[str]
     requires: frozenset[str]
 
     def update(self, batch: Batch, *, out: Update | None = None) -> Update: ...

@@ -18,6 +18,7 @@ hands them to :func:`run_rowwise`, which returns their report.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +192,34 @@ def check_output(output: str | None, *, force: bool) -> None:
         raise UsageError(f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)")
 
 
+def check_paths_exist(paths: Sequence[str | Path]) -> None:
+    """Refuse a path that names nothing, before the readers (polars, Arrow) are imported.
+
+    ``-`` (stdin), globs and anything that exists are left to :mod:`whilecli.io`; the
+    message is the one the reading layer gives.
+    """
+    for raw in paths:
+        text = str(raw)
+        if text == "-" or any(ch in text for ch in "*?[") or os.path.lexists(text):
+            continue
+        raise InputError("no such file or directory", file=text)
+
+
+def _parse_map(items: Mapping[str, str] | Sequence[str] | None, *, rows: bool) -> dict[str, str]:
+    """``--map FIELD=COLUMN`` items (or a ready mapping) as ``{field: column}``."""
+    if not items:
+        return {}
+    if isinstance(items, Mapping):
+        return dict(items)
+    if rows:
+        from whilecli.io.read import parse_map as parse_rows_map
+
+        return parse_rows_map(list(items))
+    from whilecli.io.batch import parse_map as parse_batch_map
+
+    return parse_batch_map(list(items))
+
+
 def _torch() -> Any:
     try:
         import torch
@@ -217,7 +246,7 @@ def run_update(
     correction: str | None = None,
     correction_knobs: Mapping[str, Any] | None = None,
     state: str | None = None,
-    mapping: Mapping[str, str] | None = None,
+    mapping: Mapping[str, str] | Sequence[str] | None = None,
     device: str = "cpu",
     dtype: str | None = None,
     output: str | None = None,
@@ -229,8 +258,8 @@ def run_update(
     ``knobs`` are the method's constructor keywords (None = not given; see
     :mod:`whilecli.knobs`); ``correction`` (ipo, icepop, tis) is applied last with
     ``correction_knobs`` (``ipo_eps``, ``icepop_band``, ``tis_cap``); ``state`` is rae's JSON
-    baseline file, read when it exists and replaced after the batch; ``mapping`` reads a field
-    from another column; ``output`` (``.parquet``/``.jsonl``) is written atomically, never over
+    baseline file, read when it exists and replaced after the batch; ``mapping`` (a dict, or
+    ``--map`` items ``FIELD=COLUMN``) reads a field from another column; ``output`` (``.parquet``/``.jsonl``) is written atomically, never over
     a file without ``force`` (``-`` is left to the caller). ``compile=True`` asks the method
     for its ``torch.compile`` path; a method that has none is refused.
 
@@ -244,10 +273,11 @@ def run_update(
             raise UsageError(f"--correction does not apply to {key} (it works on graded rows)")
         if compile:
             raise UsageError(f"--compile does not apply to {key} (it works on graded rows)")
-        paths = [path] if isinstance(path, (str, Path)) else list(path)
+        paths = [str(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
+        check_paths_exist(paths)
         return run_rowwise(
-            key, [str(p) for p in paths], mapping=dict(mapping or {}), output=output,
-            force=force, **knobs,
+            key, paths, mapping=_parse_map(mapping, rows=True), output=output, force=force,
+            **knobs,
         )  # fmt: skip
     if state is not None and key != "rae":
         raise UsageError(f"--state does not apply to {key} (it is rae's baseline file)")
@@ -262,7 +292,7 @@ def run_update(
         from whilecli.fileio import check_writable
 
         check_writable(state, force=True)  # rae replaces its own state file
-    read_map = dict(mapping or {})
+    read_map = _parse_map(mapping, rows=False)
     if key == "rae" and "agent_key" in given:
         read_map.setdefault("agent", given["agent_key"])
     if not isinstance(path, (str, Path)):
@@ -270,6 +300,7 @@ def run_update(
         if len(listed) != 1:
             raise UsageError(f"while update takes one batch file, got {len(listed)}")
         path = listed[0]
+    check_paths_exist([path])
     from whilecli.io.batch import read_batch
 
     cols = read_batch(path, read_map)  # a missing file or a bad row stops here, before torch
