@@ -469,7 +469,7 @@ def run_rowwise(
     from whilecli.methods.groupwise import GroupwiseGrading
     from whilecli.methods.reward_model import READ_OPTIONS
 
-    knobs = {**given, "pass_threshold": pass_threshold}
+    knobs: dict[str, Any] = {**given, "pass_threshold": pass_threshold}
     grader = GroupwiseGrading(**knobs) if key == "groupwise" else None
     options = grader.read_options() if grader is not None else dict(READ_OPTIONS)
     table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, **options)
