@@ -274,7 +274,6 @@ def run_update(
         if compile:
             raise UsageError(f"--compile does not apply to {key} (it works on graded rows)")
         paths = [str(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
-        check_paths_exist(paths)
         return run_rowwise(
             key, paths, mapping=_parse_map(mapping, rows=True), output=output, force=force,
             **knobs,
@@ -456,6 +455,7 @@ def run_rowwise(
         raise UsageError(
             f"{flag(next(iter(given)))} does not apply to rm (it takes: --pass-threshold)"
         )
+    check_paths_exist([path] if isinstance(path, str) else list(path))
     if output is not None and output != "-":
         from whilecli.fileio import check_writable
 
