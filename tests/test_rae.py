@@ -129,7 +129,7 @@ def test_rows_without_agent_share_default() -> None:
     ("knobs", "name"),
     [
         ({"decay": 1.0}, "decay"),
-        ({"decay": 0}, "decay"),
+        ({"decay": -0.1}, "decay"),
         ({"agent_key": ""}, "agent_key"),
         ({"baselines": {"a": float("inf")}}, "baselines"),
     ],

@@ -8,10 +8,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import torch
-import typer
 from typer.testing import CliRunner
 
-from whilecli.commands.update import update_command
+from whilecli.cli import app
 from whilecli.io.batch import read_batch_rows
 from whilecli.methods.batch import Batch
 from whilecli.methods.registry import METHODS, make_method
@@ -20,12 +19,9 @@ from whilecli.methods.sao import SAO
 DATA = Path(__file__).parent / "data" / "batch_single.jsonl"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "data" / "batch.jsonl"
 
-app = typer.Typer()
-app.command()(update_command)
-
 
 def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args))
+    result = CliRunner().invoke(app, ["update", *args])
     return result.exit_code, result.output
 
 

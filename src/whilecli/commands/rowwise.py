@@ -1,10 +1,9 @@
-"""`while update --method groupwise|rm ROWS`: the row-wise methods, end to end.
+"""`while update --method groupwise|rm ROWS`: print what the row-wise methods report.
 
-Read the rows through the one reading layer (files, directories, globs, ``-``; the route's
-task ids, rewards and pass rule), apply GroupwiseGrading (GRS / GAR) or the reward
-model's Bradley–Terry loss, print the stats (Rich text, or one JSON object), and write
-one row per input row back (Parquet or JSONL by the output's extension; ``-o -`` writes
-JSONL to stdout and the report to stderr).
+:func:`whilecli.methods.run.run_rowwise` reads the rows through the one reading layer,
+applies GroupwiseGrading (GRS / GAR) or the reward model's Bradley–Terry loss and writes one
+row per input row back; this module prints its stats (Rich text, or one JSON object; with
+``-o -`` the rows go to stdout and the report to stderr). ``while ada`` shares the printing.
 """
 
 from __future__ import annotations
@@ -12,18 +11,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from whilecli import jsonout
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import UsageError
 from whilecli.fileio import check_writable
+from whilecli.methods.registry import ROW_METHODS
+from whilecli.methods.run import input_label, read_inputs
 
-if TYPE_CHECKING:  # polars, rich and the methods load when a command runs, not at startup
-    import polars as pl
-
-    from whilecli.methods.rowio import Table
-
-ROW_METHODS = ("groupwise", "rm")
+__all__ = ["ROW_METHODS", "input_label", "print_report", "read_inputs", "run_row_method"]
 FORMATS = ("text", "json")
 OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
 
@@ -87,77 +83,15 @@ def print_report(report: dict[str, Any], *, fmt: str, to_stderr: bool = False) -
         console.print(Text(f"wrote {label}: {path}"))
 
 
-def read_inputs(
-    paths: str | Sequence[str],
-    *,
-    mapping: dict[str, str] | None = None,
-    pass_threshold: float | None = None,
-    **options: Any,
-) -> Table:
-    """The rows at ``paths`` as a table (:func:`whilecli.io.table.read_table`)."""
-    from whilecli.methods import rowio
-
-    listed = [paths] if isinstance(paths, str) else list(paths)
-    return rowio.read_table(listed, mapping=mapping, pass_threshold=pass_threshold, **options)
-
-
-def input_label(paths: str | Sequence[str]) -> str:
-    return paths if isinstance(paths, str) else " ".join(paths)
-
-
-def _groupwise(table: Table, **knobs: Any) -> tuple[dict, pl.DataFrame]:
-    from whilecli.methods.groupwise import GroupwiseGrading
-
-    result = GroupwiseGrading(**knobs).apply(table)
-    spread = result.spread
-    warnings = [spread.why] if spread.no_spread else []
-    what = "GRS, reshaped reward" if result.mode == "reward" else "GAR, reshaped advantage"
-    report: dict[str, Any] = {
-        "title": f"groupwise ({what})",
-        "method": "groupwise",
-        "mode": result.mode,
-        "columns": result.columns,
-        "stats": result.stats,
-        "spread": {
-            "n": spread.n,
-            "std": spread.std,
-            "cluster_share": spread.cluster_share,
-            "no_spread": spread.no_spread,
-            "why": spread.why,
-        },
-        "warnings": warnings,
-        "notes": result.notes,
-        "extra": [f"spread: {spread.why}"] if not spread.no_spread else [],
-    }
-    return report, result.frame
-
-
-def _rm(table: Table, pass_threshold: float | None) -> tuple[dict, pl.DataFrame]:
-    from whilecli.methods.reward_model import RewardModel, why_rarely
-
-    result = RewardModel(pass_threshold=pass_threshold).pairs(table)
-    report: dict[str, Any] = {
-        "title": f"rm (Bradley-Terry loss on pairs from {result.source})",
-        "method": "rm",
-        "columns": result.columns,
-        "stats": result.stats,
-        "warnings": [],
-        "notes": result.notes,
-        "why_rarely": why_rarely,
-        "extra": [why_rarely],
-    }
-    return report, result.frame
-
-
 def run_row_method(
     method: str,
     path: str | Sequence[str],
     *,
-    mode: str = "advantage",
-    floor: float = 0.0,
-    cap: float = 3.0,
-    min_factor: float = 0.5,
-    hack_zero: bool = True,
+    mode: str | None = None,
+    floor: float | None = None,
+    cap: float | None = None,
+    min_factor: float | None = None,
+    hack_zero: bool | None = None,
     pass_threshold: float | None = None,
     mapping: dict[str, str] | None = None,
     output: str | None = None,
@@ -172,49 +106,25 @@ def run_row_method(
     1.0, and rewards outside [0, 1] are refused as the route refuses them) and ``mapping``
     (``--map FIELD=COLUMN``) on both.
     """
-    if method not in ROW_METHODS:
-        raise UsageError(f"row-wise method must be groupwise or rm, got {method!r}")
     check_format(fmt)
-    check_output(output, force=force)
-    from whilecli.methods import rowio
-    from whilecli.methods.groupwise import GroupwiseGrading
-    from whilecli.methods.reward_model import READ_OPTIONS
+    from whilecli.methods.run import run_rowwise
 
-    if method == "groupwise":
-        knobs: dict[str, Any] = {
-            "mode": mode,
-            "floor": floor,
-            "cap": cap,
-            "min_factor": min_factor,
-            "hack_zero": hack_zero,
-            "pass_threshold": pass_threshold,
-        }
-        options = GroupwiseGrading(**knobs).read_options()
-    else:
-        options = dict(READ_OPTIONS)
-    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, **options)
-    try:
-        if method == "groupwise":
-            report, rows = _groupwise(table, **knobs)
-        else:
-            report, rows = _rm(table, pass_threshold)
-    except InputError as err:
-        raise table.locate(err) from None
-    report["input"] = input_label(path)
-    report["format"] = table.format
-    report["notes"] = [*table.notes, *report["notes"]]
-    written: dict[str, str] = {}
-    if output is not None:
-        rowio.write_rows(rows, output, force=force)
-        if output != "-":
-            written["rows"] = output
-    else:
-        report["notes"] = [*report["notes"], "no rows written: pass -o FILE (.parquet or .jsonl)"]
-    report["written"] = written
-    report["output"] = output
+    result = run_rowwise(
+        method,
+        path,
+        mode=mode,
+        floor=floor,
+        cap=cap,
+        min_factor=min_factor,
+        hack_zero=hack_zero,
+        pass_threshold=pass_threshold,
+        mapping=mapping,
+        output=output,
+        force=force,
+    )
+    report = result.report
     extra = report.pop("extra")
-    to_stderr = output == "-"
     if fmt == "text":
         report["extra"] = extra
-    print_report(report, fmt=fmt, to_stderr=to_stderr)
+    print_report(report, fmt=fmt, to_stderr=output == "-")
     return 0

@@ -1,66 +1,51 @@
 """`while update`: a batch file in, each trajectory's per-token coefficients out.
 
-Reads ragged rows (JSONL or Parquet), pads them into tensors on ``--device``, runs the chosen
-method (DESIGN section 3), prints its stats and notes, and writes one row per trajectory with
-``-o``. torch is imported only when the command runs.
+Parses the options, calls :func:`whilecli.methods.run.run_update` (DESIGN section 3), prints
+its stats and notes (Rich text, or one JSON object with ``--format json``) and, with
+``-o -``, the rows as JSON Lines on stdout. A bad method, knob or path is refused before
+torch is imported.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
+import click
 import typer
 
 from whilecli import jsonout
+from whilecli import knobs as declared
 from whilecli.commands._common import user_errors
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import UsageError
+from whilecli.methods.registry import FAMILIES, SPECS, resolve
 
-NO_REWARD = frozenset({"opd", "opsd"})
-#: Batch attribute names some methods list in ``requires`` → the canonical field names.
-_FIELD_NAMES = {"task_ids": "task_id", "agents": "agent", "rewards": "reward"}
-
-
-def _pair(option: str, text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    parts = text.split(",")
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        return float(parts[0]), float(parts[1])
-    except ValueError:
-        raise UsageError(f"{option} takes two numbers as LOW,HIGH, got {text!r}") from None
+INPUTS = "Inputs"
+OUTPUT = "Output"
+SPEED = "Device and speed"
+SINGLE = FAMILIES["single"]
+GROUPED = FAMILIES["grouped"]
+CORRECTIONS = "Corrections (any token method; need behavior_logprobs)"
+ROWWISE = FAMILIES["rowwise"]
 
 
-def _located(err: InputError, cols: Any) -> InputError:
-    """A method's error about trajectory ``row`` re-pointed at the file's line or row."""
-    if err.row is None or err.file is not None:
-        return err
-    prefix = f"row {err.row}: " + (f"field '{err.field}': " if err.field else "")
-    text = str(err)
-    message = text[len(prefix) :] if text.startswith(prefix) else text
-    field = cols.sources.get(err.field, err.field) if err.field else None
-    return InputError(message, **cols.where(err.row), field=field)
+class MethodChoice(click.Choice):
+    """``--method``: a key or a label as the reports print it, any case, ``-`` for ``_``."""
+
+    name = "method"
+
+    def __init__(self) -> None:
+        super().__init__(list(SPECS), case_sensitive=False)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        try:
+            return resolve(str(value))
+        except UsageError as err:
+            self.fail(str(err), param, ctx)
 
 
-def _device(name: str) -> str:
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise UsageError("--device cuda: no CUDA device is available (use --device cpu or auto)")
-    if name not in ("cpu", "cuda"):
-        raise UsageError(f"--device must be cpu, cuda or auto, got {name!r}")
-    return name
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+def _choice(*names: str) -> click.Choice:
+    return click.Choice(list(names), case_sensitive=False)
 
 
 def _print_text(
@@ -85,202 +70,285 @@ def _print_text(
         console.print(f"wrote {output}", markup=False, highlight=False)
 
 
+def _methods_help() -> str:
+    return "; ".join(
+        f"{title.split(':')[0]}: {', '.join(k for k, s in SPECS.items() if s.family == fam)}"
+        for fam, title in FAMILIES.items()
+    ) + (" (names as the reports print them, e.g. FlashReinforce, work too)")
+
+
 @user_errors
 def update_command(
-    batch_path: str = typer.Argument(..., metavar="BATCH", help="Batch file: .jsonl or .parquet."),
+    batch_path: str = typer.Argument(
+        ...,
+        metavar="BATCH",
+        help="Batch file: .jsonl or .parquet, one trajectory per row (graded rows for "
+        "groupwise and rm).",
+    ),
     method: str = typer.Option(
         ...,
         "--method",
-        help="flash_reinforce, sao, bpco, grpo, max_rl, rae, opd, opsd, dpo, sft, groupwise or rm.",
+        click_type=MethodChoice(),
+        help=_methods_help(),
+        rich_help_panel=INPUTS,
     ),
-    trust: float | None = typer.Option(
-        None, "--trust", help="FlashReinforce's KL gate (default 0.003)."
-    ),
-    ratio: str | None = typer.Option(
-        None, "--ratio", metavar="LOW,HIGH", help="SAO's ratio band (default 0.7,6.0)."
-    ),
-    gae_alpha: float | None = typer.Option(
-        None, "--gae-alpha", help="α in λ = 1 − 1/(αL) (SAO 1.5, BPCO 0.4)."
-    ),
-    clip: float | None = typer.Option(
-        None, "--clip", help="BPCO's ε (0.2) or the grouped methods' clip."
-    ),
-    reward_range: str | None = typer.Option(
-        None, "--reward-range", metavar="LO,HI", help="BPCO's critic range (default 0,1)."
-    ),
-    loss_type: str | None = typer.Option(None, "--loss-type", help="grpo, bnpo or dr_grpo."),
-    truncated: str | None = typer.Option(None, "--truncated", help="mask or zero."),
-    beta: float | None = typer.Option(None, "--beta", help="KL (grpo family) or DPO β."),
-    max_len: int | None = typer.Option(None, "--max-len", help="dr_grpo's constant length."),
-    state: str | None = typer.Option(
-        None, "--state", metavar="FILE", help="rae's baseline state (JSON)."
-    ),
-    agent_key: str | None = typer.Option(
-        None, "--agent-key", help="Column naming each row's agent (rae)."
+    map_: list[str] | None = typer.Option(
+        None,
+        "--map",
+        metavar="FIELD=COLUMN",
+        help="Read FIELD from COLUMN.",
+        rich_help_panel=INPUTS,
     ),
     pass_threshold: float | None = typer.Option(
-        None, "--pass-threshold", help="Reward that counts as a pass (dpo, sft)."
-    ),
-    correction: str | None = typer.Option(
-        None, "--correction", help="ipo, icepop or tis, applied last."
-    ),
-    device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
-    dtype: str | None = typer.Option(
-        None, "--dtype", help="float64 (CPU default) or float32 (CUDA default)."
+        None,
+        "--pass-threshold",
+        help="Reward that counts as a pass (dpo, sft, groupwise, rm; default 1.0).",
+        rich_help_panel=INPUTS,
     ),
     output: str | None = typer.Option(
         None,
         "-o",
         "--output",
         help="Write one row per trajectory (.parquet, .jsonl; - for stdout).",
+        rich_help_panel=OUTPUT,
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
-    fmt: str = typer.Option("text", "--format", help="text or json."),
-    map_: list[str] | None = typer.Option(
-        None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN."
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite --output if it exists.", rich_help_panel=OUTPUT
     ),
-    mode: str = typer.Option(
-        "advantage", "--mode", help="groupwise: reward (GRS) or advantage (GAR)."
+    fmt: str = typer.Option(
+        "text",
+        "--format",
+        click_type=_choice("text", "json"),
+        help="Report as text or one JSON object.",
+        rich_help_panel=OUTPUT,
     ),
-    floor: float = typer.Option(0.0, "--floor", help="groupwise GRS: lowest grader factor."),
-    cap: float = typer.Option(3.0, "--cap", help="groupwise GAR: largest rescale λ."),
-    min_factor: float = typer.Option(
-        0.5, "--min-factor", help="groupwise GAR: factor of the lowest-ranked pass."
+    device: str = typer.Option(
+        "cpu",
+        "--device",
+        click_type=_choice("cpu", "cuda", "auto"),
+        help="Where the tensors live.",
+        rich_help_panel=SPEED,
     ),
-    hack_zero: bool = typer.Option(
-        True, "--hack-zero/--no-hack-zero", help="groupwise GAR: a flagged hack fails."
+    dtype: str | None = typer.Option(
+        None,
+        "--dtype",
+        click_type=_choice("float64", "float32"),
+        help="Float type (default float64 on CPU, float32 on CUDA).",
+        rich_help_panel=SPEED,
+    ),
+    compile_: bool = typer.Option(
+        False,
+        "--compile",
+        help="Run the method through torch.compile (eager if it cannot compile).",
+        rich_help_panel=SPEED,
+    ),
+    trust: float | None = typer.Option(
+        None,
+        "--trust",
+        help=f"FlashReinforce's KL gate (default {declared.TRUST.default:g}; inf: no gate).",
+        rich_help_panel=SINGLE,
+    ),
+    ratio: str | None = typer.Option(
+        None,
+        "--ratio",
+        metavar="LOW,HIGH",
+        help="SAO's open ratio band (default {:g},{:g}).".format(*declared.SAO_RATIO),
+        rich_help_panel=SINGLE,
+    ),
+    gae_alpha: float | None = typer.Option(
+        None,
+        "--gae-alpha",
+        help=f"α in λ = 1 − 1/(αL) (SAO {declared.SAO_GAE_ALPHA.default:g}, "
+        f"BPCO {declared.BPCO_GAE_ALPHA.default:g}).",
+        rich_help_panel=SINGLE,
+    ),
+    reward_range: str | None = typer.Option(
+        None,
+        "--reward-range",
+        metavar="LO,HI",
+        help="BPCO's critic range (default 0,1).",
+        rich_help_panel=SINGLE,
+    ),
+    clip: float | None = typer.Option(
+        None,
+        "--clip",
+        help=f"The surrogate's ε (grouped methods {declared.CLIP.default:g}; BPCO's "
+        f"{declared.BPCO_CLIP.default:g}, halved by μ).",
+        rich_help_panel=GROUPED,
+    ),
+    loss_type: str | None = typer.Option(
+        None,
+        "--loss-type",
+        click_type=_choice("grpo", "bnpo", "dr_grpo"),
+        help="Length weights: 1/(T_i B), 1/Σ T_j or 1/(L_max B) (default grpo).",
+        rich_help_panel=GROUPED,
+    ),
+    truncated: str | None = typer.Option(
+        None,
+        "--truncated",
+        click_type=_choice("mask", "zero"),
+        help="A truncated row: c = 0 (mask, default) or reward 0 (zero).",
+        rich_help_panel=GROUPED,
+    ),
+    beta: float | None = typer.Option(
+        None,
+        "--beta",
+        help=f"KL to the reference (grouped, default {declared.BETA.default:g}) or DPO's β "
+        f"(default {declared.DPO_BETA.default:g}).",
+        rich_help_panel=GROUPED,
+    ),
+    max_len: int | None = typer.Option(
+        None,
+        "--max-len",
+        help="dr_grpo's L_max: your generation cap, max_tokens (default the longest row).",
+        rich_help_panel=GROUPED,
+    ),
+    decay: float | None = typer.Option(
+        None,
+        "--decay",
+        help=f"rae's baseline decay, {declared.DECAY.range_text()} "
+        f"(default {declared.DECAY.default:g}).",
+        rich_help_panel=GROUPED,
+    ),
+    state: str | None = typer.Option(
+        None,
+        "--state",
+        metavar="FILE",
+        help="rae's baselines (JSON), read if present and replaced.",
+        rich_help_panel=GROUPED,
+    ),
+    agent_key: str | None = typer.Option(
+        None, "--agent-key", help="Column naming each row's agent (rae).", rich_help_panel=GROUPED
+    ),
+    correction: str | None = typer.Option(
+        None,
+        "--correction",
+        click_type=_choice(*declared.CORRECTIONS),
+        help="Staleness correction, applied last to the policy-gradient part of c.",
+        rich_help_panel=CORRECTIONS,
+    ),
+    ipo_eps: float | None = typer.Option(
+        None,
+        "--ipo-eps",
+        help=f"ipo keeps |π − μ| ≤ ε (default {declared.IPO_EPS.default:g}).",
+        rich_help_panel=CORRECTIONS,
+    ),
+    icepop_band: str | None = typer.Option(
+        None,
+        "--icepop-band",
+        metavar="LOW,HIGH",
+        help="icepop keeps LOW ≤ ρ ≤ HIGH (default {:g},{:g}).".format(*declared.ICEPOP_BAND),
+        rich_help_panel=CORRECTIONS,
+    ),
+    tis_cap: float | None = typer.Option(
+        None,
+        "--tis-cap",
+        help=f"tis replaces ρ by min(ρ, cap) (default {declared.TIS_CAP.default:g}).",
+        rich_help_panel=CORRECTIONS,
+    ),
+    mode: str | None = typer.Option(
+        None,
+        "--mode",
+        click_type=_choice("reward", "advantage"),
+        help="groupwise: reward (GRS) or advantage (GAR, default).",
+        rich_help_panel=ROWWISE,
+    ),
+    floor: float | None = typer.Option(
+        None, "--floor", help="groupwise GRS: lowest grader factor (0).", rich_help_panel=ROWWISE
+    ),
+    cap: float | None = typer.Option(
+        None, "--cap", help="groupwise GAR: largest rescale λ (3).", rich_help_panel=ROWWISE
+    ),
+    min_factor: float | None = typer.Option(
+        None,
+        "--min-factor",
+        help="groupwise GAR: factor of the lowest-ranked pass (0.5).",
+        rich_help_panel=ROWWISE,
+    ),
+    hack_zero: bool | None = typer.Option(
+        None,
+        "--hack-zero/--no-hack-zero",
+        help="groupwise GAR: a flagged hack fails (default on).",
+        rich_help_panel=ROWWISE,
+        show_default=False,
     ),
 ) -> None:
-    """Per-token coefficients for a batch of trajectories (FlashReinforce, SAO, BPCO, ...).
+    """Per-token coefficients for a batch of trajectories (FlashReinforce, SAO, BPCO, GRPO, ...).
 
     groupwise and rm work on graded rows (one number per rollout) rather than tokens.
     """
-    from whilecli.commands.rowwise import ROW_METHODS, run_row_method
+    from whilecli.methods.run import RowwiseResult, parse_pair, run_update
 
-    if method in ROW_METHODS:
-        from whilecli.io.read import parse_map as parse_row_map
-
-        raise typer.Exit(
-            run_row_method(
-                method,
-                batch_path,
-                mode=mode,
-                floor=floor,
-                cap=cap,
-                min_factor=min_factor,
-                hack_zero=hack_zero,
-                pass_threshold=pass_threshold,
-                mapping=parse_row_map(map_ or []),
-                output=output,
-                force=force,
-                fmt=fmt,
-            )
-        )
-    from whilecli.io.batch import parse_map
-    from whilecli.methods.registry import make_method
-
-    if fmt not in ("text", "json"):
-        raise UsageError(f"--format must be text or json, got {fmt!r}")
-    if dtype not in (None, "float64", "float32"):
-        raise UsageError(f"--dtype must be float64 or float32, got {dtype!r}")
-    knobs = {
+    token_knobs = {
         "trust": trust,
-        "ratio": _pair("--ratio", ratio),
+        "ratio": parse_pair("--ratio", ratio),
         "gae_alpha": gae_alpha,
         "clip": clip,
-        "reward_range": _pair("--reward-range", reward_range),
+        "reward_range": parse_pair("--reward-range", reward_range),
         "loss_type": loss_type,
         "truncated": truncated,
         "beta": beta,
         "max_len": max_len,
+        "decay": decay,
         "agent_key": agent_key,
         "pass_threshold": pass_threshold,
     }
-    given = {k: v for k, v in knobs.items() if v is not None}
-    if "agent_key" in given and method == "rae":
-        from whilecli.methods.registry import accepted_knobs, method_class
-
-        if "agent_key" not in accepted_knobs(method_class(method)):
-            given.pop("agent_key")
-    algo = make_method(method, given)
-    if state is not None and not hasattr(algo, "load_state"):
-        raise UsageError(f"--state does not apply to {method}")
-    mapping = parse_map(map_ or [])
-    if agent_key is not None:
-        mapping.setdefault("agent", agent_key)
-    from whilecli.fileio import check_writable
-
-    if output is not None and output != "-":
-        from pathlib import Path
-
-        from whilecli.methods.io import JSONL, PARQUET
-
-        check_writable(output, force=force)
-        if Path(output).suffix.lower() not in (*PARQUET, *JSONL):
+    row_knobs = {
+        "mode": mode,
+        "floor": floor,
+        "cap": cap,
+        "min_factor": min_factor,
+        "hack_zero": hack_zero,
+        "pass_threshold": pass_threshold,
+    }
+    is_rowwise = SPECS[method].family == "rowwise"
+    if is_rowwise:
+        stray = [k for k, v in token_knobs.items() if v is not None and k != "pass_threshold"]
+        if stray:
+            raise UsageError(f"--{stray[0].replace('_', '-')} does not apply to {method}")
+    else:
+        stray = [k for k, v in row_knobs.items() if v is not None and k != "pass_threshold"]
+        if stray:
             raise UsageError(
-                f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)"
+                f"--{stray[0].replace('_', '-')} does not apply to {method} (groupwise only)"
             )
-    if state is not None:
-        check_writable(state, force=True)  # rae replaces its own state file
-
-    import torch
-
-    from whilecli.io.batch import read_batch
-    from whilecli.methods.batch import Batch
-    from whilecli.methods.io import write_update
-
-    dev = _device(device)
-    tdtype = {"float64": torch.float64, "float32": torch.float32, None: None}[dtype]
-    requires = {_FIELD_NAMES.get(f, f) for f in getattr(algo, "requires", frozenset())}
-    need_reward = method not in NO_REWARD or "reward" in requires
-    cols = read_batch(batch_path, mapping)
-    batch = Batch.from_columns(
-        cols,
-        device=dev,
-        dtype=tdtype,
-        require=requires,
-        need_reward=need_reward,
-        logprob_fields=getattr(algo, "logprob_fields", None),
+    result = run_update(
+        batch_path,
+        method,
+        row_knobs if is_rowwise else token_knobs,
+        correction=correction,
+        correction_knobs={
+            "ipo_eps": ipo_eps,
+            "icepop_band": parse_pair("--icepop-band", icepop_band),
+            "tis_cap": tis_cap,
+        },
+        state=state,
+        mapping=list(map_ or []),
+        device=device,
+        dtype=dtype,
+        output=output,
+        force=force,
+        compile=compile_,
     )
-    if state is not None:
-        from pathlib import Path
-
-        if Path(state).exists():
-            algo.load_state(state)
-    try:
-        update = algo.update(batch)
-        if correction is not None:
-            from whilecli.methods.corrections import apply_correction
-
-            update = apply_correction(update, batch, correction)
-    except InputError as err:
-        raise _located(err, cols) from None
-    if state is not None:
-        algo.save_state(state)
     to_stdout = output == "-"
+    if isinstance(result, RowwiseResult):
+        from whilecli.commands.rowwise import print_report
+
+        report = result.report
+        extra = report.pop("extra")
+        if fmt == "text":
+            report["extra"] = extra
+        print_report(report, fmt=fmt, to_stderr=to_stdout)
+        return
     if to_stdout:  # JSON Lines on stdout, the report on stderr
         from whilecli.methods.io import update_table
 
-        lines = (jsonout.dumps(row) + "\n" for row in update_table(batch, update).to_pylist())
-        sys.stdout.write("".join(lines))
+        table = update_table(result.batch, result.update)
+        sys.stdout.write("".join(jsonout.dumps(row) + "\n" for row in table.to_pylist()))
         sys.stdout.flush()
-    written = None
-    if output and not to_stdout:
-        written = str(write_update(output, batch, update, force=force))
-    stats = {k: _json_safe(v) for k, v in update.stats.items()}
     if fmt == "json":
-        doc = {
-            "method": method,
-            "knobs": {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()},
-            "device": dev,
-            "dtype": str(batch.logprobs.dtype).removeprefix("torch."),
-            "trajectories": batch.size,
-            "admitted": int(update.admitted.sum()),
-            "stats": stats,
-            "notes": list(update.notes),
-            "sources": dict(cols.sources),
-            "output": written,
-        }
-        typer.echo(jsonout.dumps(doc, indent=2, ensure_ascii=False), err=to_stdout)
+        typer.echo(jsonout.dumps(result.to_dict(), indent=2, ensure_ascii=False), err=to_stdout)
     else:
-        _print_text(method, stats, list(update.notes), written, stderr=to_stdout)
+        _print_text(
+            method, result.stats, list(result.update.notes), result.output, stderr=to_stdout
+        )

@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from whilecli import knobs as declared
+from whilecli.knobs import DECAY, ICEPOP_BAND, IPO_EPS, TIS_CAP
+
 #: Methods prime-rl can run, and which loss component each uses (``spec/prime-rl.md`` §5).
 RL_LOSS_METHODS = ("grpo", "max_rl", "rae")
 DISTILL_METHODS = ("opd", "opsd")
 METHODS = RL_LOSS_METHODS + DISTILL_METHODS
-CORRECTIONS = ("ipo", "icepop", "tis")
+CORRECTIONS = declared.CORRECTIONS
 
 
 class Note(NamedTuple):
@@ -50,13 +53,13 @@ class Settings:
     teacher_name: str | None = None
     teacher_url: str | None = None
     privileged: str | None = None
-    decay: float = 0.95
+    decay: float = DECAY.default
     async_: bool = False
     off_policy_steps: int = 1
     correction: str | None = None
-    ipo_threshold: float = 0.3
-    icepop_band: tuple[float, float] = (0.5, 5.0)
-    tis_cap: float = 2.0
+    ipo_threshold: float = IPO_EPS.default
+    icepop_band: tuple[float, float] = ICEPOP_BAND
+    tis_cap: float = TIS_CAP.default
 
 
 def _common(s: Settings) -> list[Note]:

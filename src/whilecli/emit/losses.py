@@ -30,10 +30,13 @@ from typing import Any
 
 import torch
 
-#: The seed's Async defaults (``methods-in-symbols.md``, Staleness).
-ICEPOP_LOW = 0.5
-ICEPOP_HIGH = 5.0
-TIS_CAP = 2.0
+from whilecli import knobs
+
+#: The seed's Async defaults (``methods-in-symbols.md``, Staleness), declared in
+#: :mod:`whilecli.knobs`.
+ICEPOP_LOW = knobs.ICEPOP_LOW.default
+ICEPOP_HIGH = knobs.ICEPOP_HIGH.default
+TIS_CAP = knobs.TIS_CAP.default
 #: prime-rl's built-in KL coefficient (``[trainer.loss] kl_tau``, default 1e-3).
 KL_TAU = 1e-3
 

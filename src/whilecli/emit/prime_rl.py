@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from whilecli import knobs as declared
 from whilecli.emit import schema, tomlout
 from whilecli.emit.advice import method_warnings
 from whilecli.emit.inputs import check_knobs, parse_teacher
@@ -57,13 +58,13 @@ SEED_DEFAULTS: dict[str, dict[str, float]] = {
 TEMPERATURE = 1.0
 ROLLOUTS_PER_STEP = 128  # prime-rl's own default batch_size, when --prompts is not given
 SEQ_LEN = 12288
-RAE_DECAY = 0.95
+RAE_DECAY = declared.DECAY.default
 LORA = {"rank": 16, "alpha": 32}
 ASYNC_OFF_POLICY_STEPS = 8
 SYNC_OFF_POLICY_STEPS = 1
-IPO_EPS = 0.3
-ICEPOP_BAND = (0.5, 5.0)
-TIS_CAP = 2.0
+IPO_EPS = declared.IPO_EPS.default
+ICEPOP_BAND = declared.ICEPOP_BAND
+TIS_CAP = declared.TIS_CAP.default
 LOSS_PATHS = {
     "icepop": "whilecli.emit.losses.icepop_loss",
     "tis": "whilecli.emit.losses.tis_loss",

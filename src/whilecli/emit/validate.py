@@ -12,6 +12,7 @@ from typing import Any
 
 from whilecli.emit.schema import GPUS_PER_NODE, POLICY_PORT, check_keys, get, url_port
 from whilecli.errors import UsageError
+from whilecli.knobs import DECAY, ICEPOP_HIGH, ICEPOP_LOW, TIS_CAP
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -130,8 +131,9 @@ def policy_port(config: Mapping[str, Any]) -> int:
 def _check_algo(config: Mapping[str, Any]) -> None:
     algo = get(config, "orchestrator.algo", {}) or {}
     kind = algo.get("type", "grpo")
-    if kind == "rae" and not 0.0 <= algo.get("decay", 0.95) < 1.0:
-        raise UsageError(f"orchestrator.algo.decay must be in [0, 1), got {algo['decay']}")
+    if kind == "rae":
+        DECAY.check(algo.get("decay", DECAY.default), "orchestrator.algo.decay")
+    _check_loss_kwargs(get(config, "trainer.loss", {}) or {})
     if kind == "opd":
         teacher = algo.get("teacher") or {}
         if not teacher.get("name") or not teacher.get("base_url"):
@@ -150,3 +152,21 @@ def _check_algo(config: Mapping[str, Any]) -> None:
                 f"orchestrator.model.client.base_url {url} is not on inference.server.port "
                 f"{server}; the launcher refuses that"
             )
+
+
+#: The kwargs of whilecli's custom losses that carry a declared knob: import path → {kwarg: Knob}.
+_LOSS_KWARGS = {
+    "whilecli.emit.losses.icepop_loss": {"low": ICEPOP_LOW, "high": ICEPOP_HIGH},
+    "whilecli.emit.losses.tis_loss": {"cap": TIS_CAP},
+}
+
+
+def _check_loss_kwargs(loss: Mapping[str, Any]) -> None:
+    """Refuse a custom loss's band or cap outside the range ``while update`` refuses too."""
+    if loss.get("type") != "custom":
+        return
+    declared = _LOSS_KWARGS.get(str(loss.get("import_path")), {})
+    kwargs = loss.get("kwargs") or {}
+    for key, knob in declared.items():
+        if key in kwargs:
+            knob.check(kwargs[key], f"trainer.loss.kwargs.{key}")

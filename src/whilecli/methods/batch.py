@@ -33,6 +33,72 @@ _FILLABLE = ("action_mask", "behavior_logprobs")
 TENSOR_LISTS = ("logprobs", "behavior_logprobs", "values", "ref_logprobs", "teacher_logprobs")
 
 
+#: [B, T] tensors an update adds to the padded inputs: coefficients, advantages, value targets.
+OUTPUT_TENSORS = 3
+#: Share of the available memory one batch's padded tensors may take.
+PADDING_SHARE = 0.5
+#: Batches smaller than this many padded bytes are not measured against the free memory.
+CHECK_ABOVE = 1 << 26
+
+
+def available_memory(device: str | torch.device = "cpu") -> int | None:
+    """Bytes free now on ``device``: ``torch.cuda.mem_get_info`` on CUDA, else the host's
+    ``MemAvailable`` (``/proc/meminfo``) or ``SC_AVPHYS_PAGES``; None when unknown."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        try:
+            return int(torch.cuda.mem_get_info(dev)[0])
+        except (RuntimeError, AssertionError):
+            return None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB"
+
+
+def check_padding_fits(
+    rows: int,
+    longest: int,
+    *,
+    n_tensors: int,
+    itemsize: int,
+    device: str | torch.device = "cpu",
+    file: str | None = None,
+) -> None:
+    """Refuse, before allocating, a batch whose padded ``[B, T]`` tensors would not fit.
+
+    The size is rows × longest row × bytes per entry × tensors; above :data:`PADDING_SHARE`
+    of :func:`available_memory` the batch is refused with what to do instead (one long row
+    pads every other row to its length).
+    """
+    need = rows * longest * itemsize * n_tensors
+    if need < CHECK_ABOVE:
+        return
+    free = available_memory(device)
+    if free is None or need <= PADDING_SHARE * free:
+        return
+    raise InputError(
+        f"padding {rows} rows to the longest row's {longest} tokens would need {_gb(need)} "
+        f"({n_tensors} tensors of {itemsize} bytes per entry), more than half of the "
+        f"{_gb(free)} free on {torch.device(device).type}; split the batch, or sort or bucket "
+        "the rows by length so each batch pads to its own longest row",
+        file=file,
+    )
+
+
 def default_dtype(device: str | torch.device) -> torch.dtype:
     """float64 on CPU, float32 on an accelerator (DESIGN section 3)."""
     return torch.float64 if torch.device(device).type == "cpu" else torch.float32
@@ -157,6 +223,14 @@ class Batch:
                 raise fail(i, "reward", f"is {rewards[i]}, not a finite number")
 
         t_max = int(lengths.max())
+        check_padding_fits(
+            n,
+            t_max,
+            n_tensors=sum(name in cols.lists for name in TENSOR_LISTS) + OUTPUT_TENSORS,
+            itemsize=8,  # the float64 padding buffers
+            device=device,
+            file=cols.file,
+        )
         mask_np = np.arange(t_max)[None, :] < lengths[:, None]
 
         def pad(name: str) -> np.ndarray:

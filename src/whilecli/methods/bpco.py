@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from whilecli import knobs as declared
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update, masked
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -39,10 +40,10 @@ from whilecli.methods.fastmath import (
     row_counts,
 )
 from whilecli.methods.gae import critic_pass
-from whilecli.methods.knob_checks import pair, positive
+from whilecli.methods.knob_checks import pair
 
-CLIP = 0.2
-GAE_ALPHA = 0.4
+CLIP = declared.BPCO_CLIP.default
+GAE_ALPHA = declared.BPCO_GAE_ALPHA.default
 REWARD_RANGE = (0.0, 1.0)
 LOG_RATIO_CAP = 20.0
 
@@ -190,10 +191,8 @@ class BPCO:
         gae_alpha: float = GAE_ALPHA,
         reward_range: tuple[float, float] = REWARD_RANGE,
     ) -> None:
-        self.clip = positive("clip", clip, CLIP)
-        if self.clip > 1:
-            raise UsageError(f"clip must be in (0, 1] (default {CLIP}); got {clip!r}")
-        self.gae_alpha = positive("gae_alpha", gae_alpha, GAE_ALPHA)
+        self.clip = declared.BPCO_CLIP.check(clip, "clip")
+        self.gae_alpha = declared.BPCO_GAE_ALPHA.check(gae_alpha, "gae_alpha")
         lo, hi = pair("reward_range", reward_range, REWARD_RANGE)
         if not lo < hi:
             raise UsageError(

@@ -36,11 +36,12 @@ from typing import Any
 import torch
 
 from whilecli.errors import UsageError
+from whilecli.knobs import CORRECTIONS, ICEPOP_BAND, IPO_EPS, TIS_CAP, check_band
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.fastmath import all_finite, as_float, exp_
 from whilecli.methods.groups import check_logprobs, count
 
-CORRECTIONS = ("ipo", "icepop", "tis")
+__all__ = ["CORRECTIONS", "PolicyGradientUpdate", "apply_correction"]
 
 
 @dataclass(eq=False)
@@ -57,24 +58,10 @@ class PolicyGradientUpdate(Update):
 
 
 def _check_knobs(name: str, eps: Any, band: Any, cap: Any) -> tuple[float, float, float, float]:
-    def num(v: Any) -> float:
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
-
-    e = num(eps)
-    if not 0 < e <= 1:
-        raise UsageError(f"{name}: eps must be in (0, 1] (default 0.3), got {eps!r}")
-    try:
-        lo, hi = (num(v) for v in band)
-    except (TypeError, ValueError):
-        lo, hi = math.nan, math.nan
-    if not (0 < lo <= 1 <= hi and math.isfinite(hi)):
-        raise UsageError(
-            f"{name}: band must be a pair low, high with 0 < low ≤ 1 ≤ high "
-            f"(default (0.5, 5.0)), got {band!r}"
-        )
-    k = num(cap)
-    if not (k >= 1 and math.isfinite(k)):
-        raise UsageError(f"{name}: cap must be a finite number ≥ 1 (default 2.0), got {cap!r}")
+    """The correction's knobs, each checked against its one declaration in :mod:`whilecli.knobs`."""
+    e = IPO_EPS.check(eps, f"{name}: eps")
+    lo, hi = check_band(band, f"{name}: band")
+    k = TIS_CAP.check(cap, f"{name}: cap")
     return e, lo, hi, k
 
 
@@ -90,9 +77,9 @@ def apply_correction(
     batch: Batch,
     name: str,
     *,
-    eps: float = 0.3,
-    band: tuple[float, float] = (0.5, 5.0),
-    cap: float = 2.0,
+    eps: float = IPO_EPS.default,
+    band: tuple[float, float] = ICEPOP_BAND,
+    cap: float = TIS_CAP.default,
 ) -> Update:
     """Return ``update`` with its coefficients corrected for the sampler/trainer gap.
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
+from whilecli.knobs import DPO_BETA
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import as_float
 from whilecli.methods.groups import (
@@ -87,10 +88,8 @@ class DPO:
     name: ClassVar[str] = "dpo"
     requires: ClassVar[frozenset[str]] = frozenset({"task_ids", "ref_logprobs"})
 
-    def __init__(self, beta: float = 0.1, pass_threshold: float = 1.0) -> None:
-        beta = number_knob(self.name, "beta", 0.1, beta)
-        if not (math.isfinite(beta) and beta > 0):
-            raise knob_error(self.name, "beta", 0.1, beta, "a finite number > 0")
+    def __init__(self, beta: float = DPO_BETA.default, pass_threshold: float = 1.0) -> None:
+        beta = DPO_BETA.check(beta, f"{self.name}: beta")
         thr = number_knob(self.name, "pass_threshold", 1.0, pass_threshold)
         if not math.isfinite(thr):
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")

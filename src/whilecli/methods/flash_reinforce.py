@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from whilecli import knobs as declared
 from whilecli.errors import InputError
 from whilecli.methods.batch import Batch, Update, masked, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -34,9 +35,8 @@ from whilecli.methods.fastmath import (
     log1p_,
     row_blocks,
 )
-from whilecli.methods.knob_checks import positive
 
-TRUST = 0.003
+TRUST = declared.TRUST.default
 LOG_RATIO_CLAMP = 30.0
 PROBABILITY_FLOOR = 1e-6
 
@@ -144,7 +144,7 @@ class FlashReinforce:
     logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
 
     def __init__(self, trust: float = TRUST) -> None:
-        self.trust = positive("trust", trust, TRUST, allow_inf=True)
+        self.trust = declared.TRUST.check(trust, "trust")
         self._work = Workspace()
 
     def __repr__(self) -> str:

@@ -117,6 +117,7 @@ def refuse_all_singletons(stats: GroupStats, method: str) -> None:
             f"{method} needs at least 2 rows per task, and every one of the {stats.n_groups} "
             f"tasks in this batch has one row, so every advantage would be 0; use a "
             f"single-rollout method ({names}) or sample more rollouts per task",
+            row=0,  # located at the first row, the first of the one-row tasks
             field="task_id",
         )
 

@@ -24,6 +24,7 @@ import torch
 
 from whilecli.errors import InputError
 from whilecli.fileio import atomic_write_text
+from whilecli.knobs import DECAY
 from whilecli.methods.batch import Batch
 from whilecli.methods.groups import (
     GroupStats,
@@ -174,7 +175,7 @@ class RAE(ClippedPolicyGradient):
 
     def __init__(
         self,
-        decay: float = 0.95,
+        decay: float = DECAY.default,
         agent_key: str = "agent",
         baselines: Mapping[str, float] | None = None,
         loss_type: str = "grpo",
@@ -186,9 +187,7 @@ class RAE(ClippedPolicyGradient):
         super().__init__(
             loss_type=loss_type, clip=clip, beta=beta, max_len=max_len, truncated=truncated
         )
-        decay = number_knob(self.name, "decay", 0.95, decay)
-        if not 0 < decay < 1:
-            raise knob_error(self.name, "decay", 0.95, decay, "in (0, 1)")
+        decay = DECAY.check(decay, f"{self.name}: decay")
         if not isinstance(agent_key, str) or not agent_key.strip():
             raise knob_error(self.name, "agent_key", "agent", agent_key, "a non-empty string")
         self.decay, self.agent_key = decay, agent_key

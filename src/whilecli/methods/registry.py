@@ -1,56 +1,151 @@
 """Method names → classes, imported lazily, and construction from the knobs a user gave.
 
-``METHODS`` maps each name ``while update --method`` accepts to its class; a class is imported
-the first time it is looked up, so naming one never imports the others (or torch, until a
-method module is loaded). :func:`make_method` passes a class only the knobs its constructor
-takes and refuses a knob the method does not take, naming both.
+Every method ``while update --method`` takes is declared once here, torch-free: its key, its
+family (how ``--help`` groups it), the modules and class that implement it, and the CLI knobs
+it takes. ``METHODS`` maps each token method to its class; a class is imported the first time
+it is looked up, so naming one never imports the others (or torch, until a method module is
+loaded). :func:`check_knobs` refuses a knob a method does not take before anything is
+imported; :func:`make_method` then passes the class only the knobs its constructor takes.
+
+Every token method meets the :class:`Method` protocol: what it requires of a batch, and
+``update(batch, out=None) -> Update``.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from whilecli.errors import UsageError
+from whilecli.names import METHOD_LABELS, method_key
 
-#: name → (candidate modules under whilecli.methods, class name). First importable wins.
-_SPECS: dict[str, tuple[tuple[str, ...], str]] = {
-    "flash_reinforce": (("flash_reinforce",), "FlashReinforce"),
-    "sao": (("sao",), "SAO"),
-    "bpco": (("bpco",), "BPCO"),
-    "grpo": (("grpo", "group_baselines"), "GRPO"),
-    "max_rl": (("group_baselines", "grpo"), "MaxRL"),
-    "rae": (("group_baselines", "grpo"), "RAE"),
-    "opd": (("distill",), "OPD"),
-    "opsd": (("distill",), "OPSD"),
-    "dpo": (("dpo",), "DPO"),
-    "sft": (("sft",), "SFT"),
+if TYPE_CHECKING:  # torch loads with the first method, not with the registry
+    from whilecli.methods.batch import Batch, Update
+
+
+@runtime_checkable
+class Method(Protocol):
+    """What every token method offers (FlashReinforce, SAO, BPCO, GRPO, ..., SFT).
+
+    ``requires``: the :class:`~whilecli.methods.batch.Batch` fields it needs beyond the
+    log-probs (``task_ids``, ``values``, ``ref_logprobs``, ...). ``update`` returns the per-token
+    coefficients; ``out``, a previous Update, is overwritten when its shapes match. Its knobs
+    are its constructor's keyword arguments, declared in :mod:`whilecli.knobs`; its name is
+    its key in :data:`SPECS`.
+    """
+
+    requires: frozenset[str]
+
+    def update(self, batch: Batch, *, out: Update | None = None) -> Update: ...
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method as the CLI knows it before anything is imported."""
+
+    key: str
+    family: str
+    modules: tuple[str, ...]
+    cls_name: str
+    knobs: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return METHOD_LABELS.get(self.key, self.key)
+
+
+_GROUPED = ("loss_type", "clip", "beta", "max_len", "truncated")
+
+#: The families, in ``--help`` order, each with its panel title.
+FAMILIES: dict[str, str] = {
+    "single": "Single rollout: FlashReinforce, SAO, BPCO",
+    "grouped": "Grouped: GRPO, MaxRL, RAE",
+    "distill": "Distillation: OPD, OPSD",
+    "pairs": "Pairs and SFT: DPO, SFT",
+    "rowwise": "Rowwise: GroupwiseGrading, RM",
 }
+
+#: Every method, in display order. ``modules``: candidates under whilecli.methods, first wins.
+SPECS: dict[str, MethodSpec] = {
+    s.key: s
+    for s in (
+        MethodSpec("flash_reinforce", "single", ("flash_reinforce",), "FlashReinforce", ("trust",)),
+        MethodSpec("sao", "single", ("sao",), "SAO", ("ratio", "gae_alpha")),
+        MethodSpec("bpco", "single", ("bpco",), "BPCO", ("clip", "gae_alpha", "reward_range")),
+        MethodSpec("grpo", "grouped", ("grpo",), "GRPO", _GROUPED),
+        MethodSpec("max_rl", "grouped", ("grpo",), "MaxRL", _GROUPED),
+        MethodSpec("rae", "grouped", ("grpo",), "RAE", ("decay", "agent_key", *_GROUPED)),
+        MethodSpec("opd", "distill", ("distill",), "OPD", ()),
+        MethodSpec("opsd", "distill", ("distill",), "OPSD", ()),
+        MethodSpec("dpo", "pairs", ("dpo",), "DPO", ("beta", "pass_threshold")),
+        MethodSpec("sft", "pairs", ("sft",), "SFT", ("pass_threshold",)),
+        MethodSpec(
+            "groupwise",
+            "rowwise",
+            ("groupwise",),
+            "GroupwiseGrading",
+            ("mode", "floor", "cap", "min_factor", "hack_zero", "pass_threshold"),
+        ),
+        MethodSpec("rm", "rowwise", ("reward_model",), "RewardModel", ("pass_threshold",)),
+    )
+}
+#: The methods that work on graded rows (one number per rollout), not on tokens.
+ROW_METHODS = tuple(k for k, s in SPECS.items() if s.family == "rowwise")
+#: The methods that need no reward.
+NO_REWARD = frozenset({"opd", "opsd"})
+#: Knobs that act on the update as a whole (every token method takes them).
+GLOBAL_KNOBS = ("compile",)
+
+
+def resolve(text: str) -> str:
+    """The method key ``text`` names (``FlashReinforce``, ``flash-reinforce``, any case)."""
+    key = method_key(text, SPECS)
+    if key is None:
+        raise UsageError(f"unknown method {text!r}; known: {', '.join(SPECS)}")
+    return key
+
+
+def flag(knob: str) -> str:
+    """The CLI option of a knob: ``max_len`` → ``--max-len``."""
+    return "--" + knob.replace("_", "-")
+
+
+def check_knobs(name: str, given: Collection[str]) -> None:
+    """Refuse a knob ``name`` does not take, naming both, before any method module loads."""
+    spec = SPECS[resolve(name)]
+    for knob in given:
+        if knob not in spec.knobs and knob not in GLOBAL_KNOBS:
+            takes = ", ".join(flag(k) for k in sorted(spec.knobs)) or "none"
+            raise UsageError(f"{flag(knob)} does not apply to {spec.key} (it takes: {takes})")
 
 
 def _load(name: str) -> type | None:
-    modules, cls_name = _SPECS[name]
-    for module in modules:
+    spec = SPECS[name]
+    for module in spec.modules:
         try:
             mod = importlib.import_module(f"whilecli.methods.{module}")
-        except ImportError:
+        except ImportError as err:
+            if err.name in ("torch", "numpy"):
+                raise
             continue
-        cls = getattr(mod, cls_name, None)
+        cls = getattr(mod, spec.cls_name, None)
         if isinstance(cls, type):
             return cls
     return None
 
 
 class _LazyMethods(Mapping[str, type]):
-    """A read-only ``{name: class}`` that imports each class on first access."""
+    """A read-only ``{name: class}`` of the token methods that imports each on first access."""
 
     def __init__(self) -> None:
         self._cache: dict[str, type] = {}
+        self._names = tuple(k for k in SPECS if k not in ROW_METHODS)
 
     def __getitem__(self, name: str) -> type:
-        if name not in _SPECS:
+        if name not in self._names:
             raise KeyError(name)
         if name not in self._cache:
             cls = _load(name)
@@ -60,27 +155,28 @@ class _LazyMethods(Mapping[str, type]):
         return self._cache[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_SPECS)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(_SPECS)
+        return len(self._names)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in _SPECS
+        return isinstance(name, str) and name in self._names
 
 
-#: Every method name ``while update`` knows, in display order (``METHODS[name]`` → class).
+#: Every token method ``while update`` knows, in display order (``METHODS[name]`` → class).
 METHODS: Mapping[str, type] = _LazyMethods()
 
 
 def method_class(name: str) -> type:
     """The class behind ``name``; UsageError for an unknown or not yet available method."""
-    if name not in _SPECS:
-        raise UsageError(f"unknown method {name!r}; known: {', '.join(_SPECS)}")
+    key = resolve(name)
+    if key in ROW_METHODS:
+        raise UsageError(f"{key} works on graded rows, not tokens: it has no Method class")
     try:
-        return METHODS[name]
+        return METHODS[key]
     except KeyError:
-        raise UsageError(f"method {name!r} is not available in this build") from None
+        raise UsageError(f"method {key!r} is not available in this build") from None
 
 
 def accepted_knobs(cls: type) -> set[str]:
@@ -97,17 +193,21 @@ def make_method(name: str, knobs: Mapping[str, Any]) -> Any:
     """Build method ``name`` from ``knobs`` (None values are skipped as not given).
 
     A knob the constructor does not take is refused: ``--beta does not apply to
-    flash_reinforce``.
+    flash_reinforce``; ``compile=True`` for a method that cannot compile yet is refused with
+    one line (``compile=False`` is dropped).
     """
-    cls = method_class(name)
+    key = resolve(name)
+    cls = method_class(key)
     given = {k: v for k, v in knobs.items() if v is not None}
     accepted = accepted_knobs(cls)
+    wants_compile = given.pop("compile", False) if "compile" not in accepted else False
+    if wants_compile:
+        raise UsageError(f"--compile: {key} does not take compile yet; run it without --compile")
     for knob in given:
         if knob not in accepted:
-            flag = "--" + knob.replace("_", "-")
-            takes = ", ".join("--" + k.replace("_", "-") for k in sorted(accepted)) or "none"
-            raise UsageError(f"{flag} does not apply to {name} (it takes: {takes})")
+            takes = ", ".join(flag(k) for k in sorted(accepted)) or "none"
+            raise UsageError(f"{flag(knob)} does not apply to {key} (it takes: {takes})")
     try:
         return cls(**given)
     except (TypeError, ValueError) as err:
-        raise UsageError(f"{name}: {err}") from None
+        raise UsageError(f"{key}: {err}") from None

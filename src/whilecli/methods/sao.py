@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from whilecli import knobs as declared
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -38,10 +39,10 @@ from whilecli.methods.fastmath import (
     row_blocks,
 )
 from whilecli.methods.gae import critic_pass
-from whilecli.methods.knob_checks import pair, positive
+from whilecli.methods.knob_checks import pair
 
-RATIO = (0.7, 6.0)
-GAE_ALPHA = 1.5
+RATIO = declared.SAO_RATIO
+GAE_ALPHA = declared.SAO_GAE_ALPHA.default
 
 
 def skip_observation_gae_reference(
@@ -174,7 +175,7 @@ class SAO:
                 f"got {tuple(ratio)!r}"
             )
         self.ratio = (low, high)
-        self.gae_alpha = positive("gae_alpha", gae_alpha, GAE_ALPHA)
+        self.gae_alpha = declared.SAO_GAE_ALPHA.check(gae_alpha, "gae_alpha")
         self._work = Workspace()
 
     def __repr__(self) -> str:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.errors import InputError, UsageError
+from whilecli.knobs import BETA, CLIP
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
@@ -289,20 +290,16 @@ class ClippedPolicyGradient:
     def __init__(
         self,
         loss_type: str = "grpo",
-        clip: float = 0.2,
-        beta: float = 0.0,
+        clip: float = CLIP.default,
+        beta: float = BETA.default,
         max_len: int | None = None,
         truncated: str = "mask",
     ) -> None:
         m = self.name
         if loss_type not in LOSS_TYPES:
             raise knob_error(m, "loss_type", "grpo", loss_type, f"one of {', '.join(LOSS_TYPES)}")
-        clip = number_knob(m, "clip", 0.2, clip)
-        if not 0 < clip <= 1:
-            raise knob_error(m, "clip", 0.2, clip, "in (0, 1]")
-        beta = number_knob(m, "beta", 0.0, beta)
-        if not (math.isfinite(beta) and beta >= 0):
-            raise knob_error(m, "beta", 0.0, beta, "a finite number ≥ 0")
+        clip = CLIP.check(clip, f"{m}: clip")
+        beta = BETA.check(beta, f"{m}: beta")
         if max_len is not None and (
             isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1
         ):

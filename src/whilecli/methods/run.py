@@ -1,0 +1,495 @@
+"""``run_update``: one batch file through one method, the library call behind ``while update``.
+
+Order of work (DESIGN §3, §5): the method name, its knobs and the correction's are checked
+against :mod:`whilecli.methods.registry` and :mod:`whilecli.knobs`, the output and state
+paths are checked, and the batch is read (Arrow; a missing file or a bad row is reported
+here) all before torch is imported; then the batch is padded on the device, the method runs,
+the correction is applied last, an error about trajectory ``i`` is re-pointed at its file and
+line, rae's state file is read and written, and the rows are written back.
+
+The row-wise methods (groupwise, rm) take graded rows, not tokens: :func:`run_update`
+hands them to :func:`run_rowwise`, which returns their report.
+
+>>> result = run_update("batch.jsonl", "grpo", {"loss_type": "dr_grpo"}, correction="tis")
+... # doctest: +SKIP
+>>> result.update.coefficients.shape  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from whilecli import knobs as declared
+from whilecli.errors import InputError, UsageError, WhileError
+from whilecli.methods.registry import NO_REWARD, ROW_METHODS, check_knobs, flag, resolve
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from whilecli.io.batch import Columns
+    from whilecli.methods.batch import Batch, Update
+    from whilecli.methods.rowio import Table
+
+#: Batch attribute names some methods list in ``requires`` → the canonical field names.
+_FIELD_NAMES = {"task_ids": "task_id", "agents": "agent", "rewards": "reward"}
+DEVICES = ("cpu", "cuda", "auto")
+DTYPES = ("float64", "float32")
+OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson", ".json")
+#: What to tell a user whose environment has no torch.
+TORCH_HINT = (
+    "while update needs torch, which is not installed: pip install 'whilecli[torch]' "
+    "(route and config work without it)"
+)
+
+
+@dataclass
+class UpdateResult:
+    """What :func:`run_update` returns: the method's :class:`Update` and how it was run."""
+
+    method: str
+    knobs: dict[str, Any]
+    device: str
+    dtype: str
+    batch: Batch
+    update: Update
+    sources: dict[str, str]
+    output: str | None = None
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """The update's stats, with non-finite floats as None (JSON has no NaN)."""
+        return {k: _json_safe(v) for k, v in self.update.stats.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as one JSON-ready object (``--format json``)."""
+        return {
+            "method": self.method,
+            "knobs": {k: list(v) if isinstance(v, tuple) else v for k, v in self.knobs.items()},
+            "device": self.device,
+            "dtype": self.dtype,
+            "trajectories": self.batch.size,
+            "admitted": int(self.update.admitted.sum()),
+            "stats": self.stats,
+            "notes": list(self.update.notes),
+            "sources": dict(self.sources),
+            "output": self.output,
+        }
+
+
+@dataclass
+class RowwiseResult:
+    """What a row-wise method (groupwise, rm) returns: its report and the rows to write."""
+
+    method: str
+    report: dict[str, Any]
+    rows: Any = field(repr=False, default=None)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def parse_pair(option: str, text: str | None) -> tuple[float, float] | None:
+    """``"0.7,6"`` → ``(0.7, 6.0)``; a UsageError naming ``option`` otherwise."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        raise UsageError(f"{option} takes two numbers as LOW,HIGH, got {text!r}") from None
+
+
+def _located(err: InputError, cols: Columns) -> InputError:
+    """A method's error about trajectory ``row`` re-pointed at the file's line or row."""
+    if err.file is not None:
+        return err
+    if err.row is None:
+        if cols.file is None:
+            return err
+        prefix = f"field '{err.field}': " if err.field else ""
+        text = str(err)
+        message = text[len(prefix) :] if text.startswith(prefix) else text
+        field_name = cols.sources.get(err.field, err.field) if err.field else None
+        return InputError(message, file=cols.file, field=field_name)
+    prefix = f"row {err.row}: " + (f"field '{err.field}': " if err.field else "")
+    text = str(err)
+    message = text[len(prefix) :] if text.startswith(prefix) else text
+    field_name = cols.sources.get(err.field, err.field) if err.field else None
+    return InputError(message, **cols.where(err.row), field=field_name)
+
+
+def check_method_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
+    """The knobs a user gave (None = not given), checked against their declarations.
+
+    Refuses, naming the flag, a knob the method does not take and a value out of its range.
+    Torch-free.
+    """
+    given = {k: v for k, v in knobs.items() if v is not None and v is not False}
+    check_knobs(method, given)
+    for name, knob in declared.METHOD_KNOBS.get(method, {}).items():
+        if name in given:
+            given[name] = knob.check(given[name], flag(name))
+    if method == "sao" and "ratio" in given:
+        low, high = given["ratio"]
+        if not (declared.SAO_LOW.contains(low) and declared.SAO_HIGH.contains(high)):
+            raise UsageError(
+                f"--ratio must be a band LOW,HIGH with LOW {declared.SAO_LOW.range_text()} and "
+                f"HIGH {declared.SAO_HIGH.range_text()} (default {declared.SAO_RATIO}); got "
+                f"{low:g},{high:g}"
+            )
+    return given
+
+
+def check_correction(
+    correction: str | None, knobs: Mapping[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
+    """The correction and its knobs (``ipo_eps``, ``icepop_band``, ``tis_cap``), checked.
+
+    Returns the keyword arguments :func:`~whilecli.methods.corrections.apply_correction`
+    takes (``eps``, ``band``, ``cap``). Torch-free.
+    """
+    given = {k: v for k, v in knobs.items() if v is not None}
+    if correction is None:
+        if given:
+            raise UsageError(f"{flag(next(iter(given)))} needs --correction")
+        return None, {}
+    name = correction.lower()
+    if name not in declared.CORRECTIONS:
+        raise UsageError(
+            f"unknown correction {correction!r}; choose one of {', '.join(declared.CORRECTIONS)}"
+        )
+    out: dict[str, Any] = {}
+    for knob, value in given.items():
+        if knob not in declared.CORRECTION_KNOBS[name]:
+            raise UsageError(f"{flag(knob)} does not apply to --correction {name}")
+        if knob == "icepop_band":
+            out["band"] = declared.check_band(value, "--icepop-band")
+        elif knob == "ipo_eps":
+            out["eps"] = declared.IPO_EPS.check(value, "--ipo-eps")
+        else:
+            out["cap"] = declared.TIS_CAP.check(value, "--tis-cap")
+    return name, out
+
+
+def check_output(output: str | None, *, force: bool) -> None:
+    """Refuse a bad ``-o`` before any work: an unknown extension, or a file without force."""
+    if output is None or output == "-":
+        return
+    from whilecli.fileio import check_writable
+
+    check_writable(output, force=force)
+    if Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
+        raise UsageError(f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)")
+
+
+def check_paths_exist(paths: Sequence[str | Path]) -> None:
+    """Refuse a path that names nothing, before the readers (polars, Arrow) are imported.
+
+    ``-`` (stdin), globs and anything that exists are left to :mod:`whilecli.io`; the
+    message is the one the reading layer gives.
+    """
+    for raw in paths:
+        text = str(raw)
+        if text == "-" or any(ch in text for ch in "*?[") or os.path.lexists(text):
+            continue
+        raise InputError("no such file or directory", file=text)
+
+
+def _parse_map(items: Mapping[str, str] | Sequence[str] | None, *, rows: bool) -> dict[str, str]:
+    """``--map FIELD=COLUMN`` items (or a ready mapping) as ``{field: column}``."""
+    if not items:
+        return {}
+    if isinstance(items, Mapping):
+        return dict(items)
+    if rows:
+        from whilecli.io.read import parse_map as parse_rows_map
+
+        return parse_rows_map(list(items))
+    from whilecli.io.batch import parse_map as parse_batch_map
+
+    return parse_batch_map(list(items))
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise WhileError(TORCH_HINT) from None
+    return torch
+
+
+def _device(torch: Any, name: str) -> str:
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA device is available (use --device cpu or auto)")
+    if name not in ("cpu", "cuda"):
+        raise UsageError(f"--device must be cpu, cuda or auto, got {name!r}")
+    return name
+
+
+def run_update(
+    path: str | Path | Sequence[str],
+    method: str,
+    knobs: Mapping[str, Any] | None = None,
+    *,
+    correction: str | None = None,
+    correction_knobs: Mapping[str, Any] | None = None,
+    state: str | None = None,
+    mapping: Mapping[str, str] | Sequence[str] | None = None,
+    device: str = "cpu",
+    dtype: str | None = None,
+    output: str | None = None,
+    force: bool = False,
+    compile: bool = False,
+) -> UpdateResult | RowwiseResult:
+    """Run ``method`` (a key or its label, any case) on the batch at ``path``.
+
+    ``knobs`` are the method's constructor keywords (None = not given; see
+    :mod:`whilecli.knobs`); ``correction`` (ipo, icepop, tis) is applied last with
+    ``correction_knobs`` (``ipo_eps``, ``icepop_band``, ``tis_cap``); ``state`` is rae's JSON
+    baseline file, read when it exists and replaced after the batch; ``mapping`` (a dict, or
+    ``--map`` items ``FIELD=COLUMN``) reads a field from another column; ``output`` (``.parquet``/``.jsonl``) is written atomically, never over
+    a file without ``force`` (``-`` is left to the caller). ``compile=True`` asks the method
+    for its ``torch.compile`` path; a method that has none is refused.
+
+    Raises :class:`~whilecli.errors.WhileError` (one line) on bad usage or bad input, located
+    at the file and line of the row at fault.
+    """
+    key = resolve(method)
+    knobs = dict(knobs or {})
+    if key in ROW_METHODS:
+        if correction is not None or correction_knobs and any(correction_knobs.values()):
+            raise UsageError(f"--correction does not apply to {key} (it works on graded rows)")
+        if compile:
+            raise UsageError(f"--compile does not apply to {key} (it works on graded rows)")
+        paths = [str(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
+        return run_rowwise(
+            key, paths, mapping=_parse_map(mapping, rows=True), output=output, force=force,
+            **knobs,
+        )  # fmt: skip
+    if state is not None and key != "rae":
+        raise UsageError(f"--state does not apply to {key} (it is rae's baseline file)")
+    given = check_method_knobs(key, knobs)
+    corr, corr_kwargs = check_correction(correction, correction_knobs or {})
+    if device not in DEVICES:
+        raise UsageError(f"--device must be cpu, cuda or auto, got {device!r}")
+    if dtype not in (None, *DTYPES):
+        raise UsageError(f"--dtype must be float64 or float32, got {dtype!r}")
+    check_output(output, force=force)
+    if state is not None:
+        from whilecli.fileio import check_writable
+
+        check_writable(state, force=True)  # rae replaces its own state file
+    read_map = _parse_map(mapping, rows=False)
+    if key == "rae" and "agent_key" in given:
+        read_map.setdefault("agent", given["agent_key"])
+    if not isinstance(path, (str, Path)):
+        listed = list(path)
+        if len(listed) != 1:
+            raise UsageError(f"while update takes one batch file, got {len(listed)}")
+        path = listed[0]
+    check_paths_exist([path])
+    from whilecli.io.batch import read_batch
+
+    cols = read_batch(path, read_map)  # a missing file or a bad row stops here, before torch
+    torch = _torch()
+    from whilecli.methods.batch import Batch
+    from whilecli.methods.registry import make_method
+
+    dev = _device(torch, device)
+    algo = make_method(key, {**given, **({"compile": True} if compile else {})})
+    requires = {_FIELD_NAMES.get(f, f) for f in getattr(algo, "requires", frozenset())}
+    batch = Batch.from_columns(
+        cols,
+        device=dev,
+        dtype={"float64": torch.float64, "float32": torch.float32, None: None}[dtype],
+        require=requires,
+        need_reward=key not in NO_REWARD or "reward" in requires,
+        logprob_fields=getattr(algo, "logprob_fields", None),
+    )
+    if state is not None and Path(state).exists():
+        algo.load_state(state)
+    try:
+        update = algo.update(batch)
+        if corr is not None:
+            from whilecli.methods.corrections import apply_correction
+
+            update = apply_correction(update, batch, corr, **corr_kwargs)
+    except InputError as err:
+        raise _located(err, cols) from None
+    if state is not None:
+        algo.save_state(state)
+    written = None
+    if output is not None and output != "-":
+        from whilecli.methods.io import write_update
+
+        written = str(write_update(output, batch, update, force=force))
+    shown = dict(given)
+    if corr is not None:
+        shown["correction"] = corr
+        shown.update(corr_kwargs)
+    if compile:
+        shown["compile"] = True
+    return UpdateResult(
+        method=key,
+        knobs=shown,
+        device=dev,
+        dtype=str(batch.logprobs.dtype).removeprefix("torch."),
+        batch=batch,
+        update=update,
+        sources=dict(cols.sources),
+        output=written,
+    )
+
+
+# ------------------------------------------------------------------ row-wise methods
+
+
+def read_inputs(
+    paths: str | Sequence[str],
+    *,
+    mapping: dict[str, str] | None = None,
+    pass_threshold: float | None = None,
+    **options: Any,
+) -> Table:
+    """The rows at ``paths`` as a table (:func:`whilecli.io.table.read_table`)."""
+    from whilecli.methods import rowio
+
+    listed = [paths] if isinstance(paths, str) else list(paths)
+    return rowio.read_table(listed, mapping=mapping, pass_threshold=pass_threshold, **options)
+
+
+def input_label(paths: str | Sequence[str]) -> str:
+    """The paths as the report names them."""
+    return paths if isinstance(paths, str) else " ".join(paths)
+
+
+def _groupwise(table: Table, **knobs: Any) -> tuple[dict[str, Any], pl.DataFrame]:
+    from whilecli.methods.groupwise import GroupwiseGrading
+
+    result = GroupwiseGrading(**knobs).apply(table)
+    spread = result.spread
+    warnings = [spread.why] if spread.no_spread else []
+    what = "GRS, reshaped reward" if result.mode == "reward" else "GAR, reshaped advantage"
+    report: dict[str, Any] = {
+        "title": f"groupwise ({what})",
+        "method": "groupwise",
+        "mode": result.mode,
+        "columns": result.columns,
+        "stats": result.stats,
+        "spread": {
+            "n": spread.n,
+            "std": spread.std,
+            "cluster_share": spread.cluster_share,
+            "no_spread": spread.no_spread,
+            "why": spread.why,
+        },
+        "warnings": warnings,
+        "notes": result.notes,
+        "extra": [f"spread: {spread.why}"] if not spread.no_spread else [],
+    }
+    return report, result.frame
+
+
+def _rm(table: Table, pass_threshold: float | None) -> tuple[dict[str, Any], pl.DataFrame]:
+    from whilecli.methods.reward_model import RewardModel, why_rarely
+
+    result = RewardModel(pass_threshold=pass_threshold).pairs(table)
+    report: dict[str, Any] = {
+        "title": f"rm (Bradley-Terry loss on pairs from {result.source})",
+        "method": "rm",
+        "columns": result.columns,
+        "stats": result.stats,
+        "warnings": [],
+        "notes": result.notes,
+        "why_rarely": why_rarely,
+        "extra": [why_rarely],
+    }
+    return report, result.frame
+
+
+def run_rowwise(
+    method: str,
+    path: str | Sequence[str],
+    *,
+    mode: str | None = None,
+    floor: float | None = None,
+    cap: float | None = None,
+    min_factor: float | None = None,
+    hack_zero: bool | None = None,
+    pass_threshold: float | None = None,
+    mapping: dict[str, str] | None = None,
+    output: str | None = None,
+    force: bool = False,
+) -> RowwiseResult:
+    """GroupwiseGrading (GRS / GAR) or the reward model's Bradley–Terry loss on graded rows.
+
+    ``mode``, ``floor``, ``cap``, ``min_factor`` and ``hack_zero`` act on groupwise only (None:
+    its defaults); ``pass_threshold`` (reward ≥ T passes; None: 1.0, and rewards outside
+    [0, 1] are refused as the route refuses them) and ``mapping`` on both. Writes one row per
+    input row to ``output`` (``-`` writes JSON Lines to stdout). torch is never imported.
+    """
+    key = resolve(method)
+    if key not in ROW_METHODS:
+        raise UsageError(f"row-wise method must be groupwise or rm, got {method!r}")
+    group_knobs = {
+        "mode": mode,
+        "floor": floor,
+        "cap": cap,
+        "min_factor": min_factor,
+        "hack_zero": hack_zero,
+    }
+    given = {k: v for k, v in group_knobs.items() if v is not None}
+    if key == "rm" and given:
+        raise UsageError(
+            f"{flag(next(iter(given)))} does not apply to rm (it takes: --pass-threshold)"
+        )
+    check_paths_exist([path] if isinstance(path, str) else list(path))
+    if output is not None and output != "-":
+        from whilecli.fileio import check_writable
+
+        suffix = Path(output).suffix.lower()
+        if suffix not in (".parquet", ".pq", ".jsonl", ".ndjson"):
+            raise UsageError(
+                f"{output}: unknown output extension '{suffix}'; use .parquet or .jsonl"
+            )
+        check_writable(output, force=force)
+    from whilecli.methods import rowio
+    from whilecli.methods.groupwise import GroupwiseGrading
+    from whilecli.methods.reward_model import READ_OPTIONS
+
+    knobs: dict[str, Any] = {**given, "pass_threshold": pass_threshold}
+    grader = GroupwiseGrading(**knobs) if key == "groupwise" else None
+    options = grader.read_options() if grader is not None else dict(READ_OPTIONS)
+    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, **options)
+    try:
+        if key == "groupwise":
+            report, rows = _groupwise(table, **knobs)
+        else:
+            report, rows = _rm(table, pass_threshold)
+    except InputError as err:
+        raise table.locate(err) from None
+    report["input"] = input_label(path)
+    report["format"] = table.format
+    report["notes"] = [*table.notes, *report["notes"]]
+    written: dict[str, str] = {}
+    if output is not None:
+        rowio.write_rows(rows, output, force=force)
+        if output != "-":
+            written["rows"] = output
+    else:
+        report["notes"] = [*report["notes"], "no rows written: pass -o FILE (.parquet or .jsonl)"]
+    report["written"] = written
+    report["output"] = output
+    return RowwiseResult(method=key, report=report, rows=rows)
