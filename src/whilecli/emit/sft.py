@@ -15,14 +15,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whilecli.emit import schema, tomlout
 from whilecli.emit.knobs import Note
 from whilecli.emit.models import DEFAULT_MODEL, family_renderer, renderer_known
 from whilecli.emit.overrides import apply_overrides, parse_override
-from whilecli.emit.sft_data import SFTData
 from whilecli.errors import UsageError
+
+if TYPE_CHECKING:
+    from whilecli.emit.sft_data import SFTData
 
 #: The example file's values (spec §11): prime-rl's own defaults are seq_len 128 and
 #: batch_size 128, too short for a chat and larger than a small dataset.
