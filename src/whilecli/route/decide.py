@@ -618,4 +618,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     from whilecli.route.report import headline
 
     result.headline = headline(result)
+    if options.show:
+        from whilecli.route.drill import drill_down
+
+        result.show = drill_down(pool, options.show, options.limit)
     return result

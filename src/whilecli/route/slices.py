@@ -139,12 +139,9 @@ def render_slices(slices: Slices, fmt: str) -> str:
 
 
 def _p1(line: dict[str, Any]) -> str:
+    from whilecli.route.model import Rate
+
     p1 = line["pass_at_1"]
     if p1 is None or p1["value"] is None:
         return "n/a"
-    if p1["low"] is None:
-        return f"{p1['value']:.2f} [no interval] n={p1['n_tasks']} tasks ({p1['n_rows']} rows)"
-    return (
-        f"{p1['value']:.2f} [{p1['low']:.2f}, {p1['high']:.2f}] n={p1['n_tasks']} tasks"
-        f" ({p1['n_rows']} rows)"
-    )
+    return Rate(**p1).format()
