@@ -595,6 +595,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         _evidence(route, plan, found, pool), options
     )
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
+    grader = _grader(pool, options)
+    if grader != "program":  # the headline says who grades; the methods table must agree
+        scores["rm"] = MethodScore("rm", False, "rarely the answer: the rows already carry a grade")
     result = Route(
         route=route,
         method=method,
@@ -613,7 +616,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         provisional_why=provisional_why,
         firm_at=firm_at,
         exit_reasons=reasons,
-        grader=_grader(pool, options),
+        grader=grader,
     )
     from whilecli.route.report import headline
 

@@ -12,7 +12,7 @@ as far as the last line shown, and only when ``--show`` asks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -176,16 +176,18 @@ def show_heading(kind: str, entry: dict[str, Any]) -> str:
     return head
 
 
-def show_item(item: dict[str, Any]) -> str:
-    """``task-7: rows.jsonl line 12; 3 of 8 rows pass`` (the place of the task's first row)."""
-    rows, passes = item["rows"], item["passes"]
-    verb = "passes" if passes == 1 else "pass"
-    return f"{item['task_id']}: {place_words(item)}; {passes} of {plural(rows, 'row')} {verb}"
+def show_item(item: dict[str, Any], keep: Callable[[str], str] = str) -> str:
+    """``task-7: rows.jsonl line 12 (8 rows, 3 passing)``: where the task's first row is.
+    ``keep`` marks the parts a wrapped line must not cut (the place, the counts)."""
+    counts = f"({plural(item['rows'], 'row')}, {item['passes']} passing)"
+    return f"{item['task_id']}: {keep(place_words(item))} {keep(counts)}"
 
 
-def show_sections(show: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def show_sections(
+    show: dict[str, Any], keep: Callable[[str], str] = str
+) -> list[tuple[str, list[str]]]:
     """(heading, item lines) per count shown, in :data:`SHOW_KINDS` order."""
     return [
-        (show_heading(kind, entry), [show_item(item) for item in entry["shown"]])
+        (show_heading(kind, entry), [show_item(item, keep) for item in entry["shown"]])
         for kind, entry in show.items()
     ]

@@ -120,7 +120,7 @@ def show_text(show: Mapping[str, Any], console: Console) -> None:
     if not show:
         return
     _heading(console, "Tasks behind the counts (--show)")
-    for head, items in show_sections(dict(show)):
+    for head, items in show_sections(dict(show), keep_together):
         _say(console, head + (":" if items else ""), style="bold")
         for item in items:
             _say(console, item, indent=4, hang=2, bullet=True)
@@ -150,6 +150,22 @@ def wrap(text: str, width: int, indent: int = 2, hang: int = 0, bullet: bool = F
         break_on_hyphens=False,
     ) or [lead.rstrip()]
     return [line.replace(_KEEP, " ") for line in lines]
+
+
+def path_lines(path: str, width: int, indent: int) -> list[str]:
+    """A path on one line, or, when longer than the line, broken after a ``/`` (the rest
+    indented two more), so a long path never runs past the width where it can be cut."""
+    lead, more = " " * indent, " " * (indent + 2)
+    lines: list[str] = []
+    line = lead
+    for part in path.split("/"):
+        cut = len(line) + len(part) + 1 > width and line.strip()
+        if cut:
+            lines.append(line)
+            line = more
+        line += part + "/"
+    lines.append(line[:-1])
+    return lines
 
 
 def _heading(console: Console, title: str) -> None:
@@ -302,7 +318,12 @@ def _sources(inputs: Mapping[str, Any], console: Console, indent: int = 2) -> No
     if indent == 2:
         _heading(console, "Sources")
     for key, value in inputs.items():
-        if isinstance(value, Mapping) and key == "sources":
+        if key == "paths" and isinstance(value, (list, tuple)):
+            _say(console, f"{key}:", indent=indent)
+            for path in value:
+                for line in path_lines(str(path), console.width, indent + 2):
+                    _print(console, Text(line))
+        elif isinstance(value, Mapping) and key == "sources":
             for field, column in value.items():
                 _say(console, f"{field} ← {format_value(column)}", indent=indent)
         elif isinstance(value, Mapping):
