@@ -537,7 +537,9 @@ def test_no_line_of_the_text_report_is_over_80_columns(name: str) -> None:
 
 
 #: The README's report blocks: a ``text`` fence whose first line is the command.
-README_BLOCK = re.compile(r"```text\n\$ (COLUMNS=80 whilecli (?:[^\n]*\\\n)*[^\n]*)\n(.*?)```", re.S)
+README_BLOCK = re.compile(
+    r"```text\n\$ (COLUMNS=80 whilecli (?:[^\n]*\\\n)*[^\n]*)\n(.*?)```", re.S
+)
 
 
 def readme_reports() -> list[tuple[str, str]]:
