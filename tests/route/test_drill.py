@@ -161,7 +161,9 @@ def test_parse_show_and_words() -> None:
     one = {"count": 1, "shown": [{}], "left_out": 0}
     assert show_heading("split", one) == "1 split task"
     many = {"count": 5, "shown": [{}, {}], "left_out": 3}
-    assert show_heading("floor", many) == "5 grouped tasks at 0 (2 listed, 3 left out: raise --limit)"
+    assert (
+        show_heading("floor", many) == "5 grouped tasks at 0 (2 listed, 3 left out: raise --limit)"
+    )
     item = {"task_id": "t", "rows": 1, "passes": 0, "file": "f.jsonl", "line": 4, "row": None}
     assert show_item(item) == "t: f.jsonl line 4 (1 row, 0 passing)"
     item = {"task_id": "t", "rows": 3, "passes": 1, "file": None, "line": None, "row": None}

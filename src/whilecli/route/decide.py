@@ -585,10 +585,11 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     for check in ordered:
         warnings.extend(w for w in check.warnings if w not in warnings)
     notes = list(pool.source.notes)
-    if pool.source.partial_rows:
+    partial = pool.source.partial_rows
+    if partial and not any("strictly between 0 and 1" in n for n in notes):  # said once
         notes.append(
-            f"{pool.source.partial_rows} rows have a reward strictly between 0 and 1; they pass "
-            f"at reward >= {pool.source.pass_threshold}"
+            f"{partial} of {pool.rows} rows have a reward strictly between 0 and 1: a row passes"
+            f" at reward ≥ {pool.source.pass_threshold:g}"
         )
     summary = _summary(pool, options, found)
     provisional, provisional_why, firm_at = _provisional(
@@ -596,7 +597,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     )
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
     grader = _grader(pool, options)
-    if grader != "program":  # the headline says who grades; the methods table must agree
+    if grader == "judge":  # the headline says a judge grades; the methods table must agree
         scores["rm"] = MethodScore("rm", False, "rarely the answer: the rows already carry a grade")
     result = Route(
         route=route,
