@@ -280,6 +280,10 @@ def schema_problems(report: dict) -> list[str]:
     problems += _conforms(report["before_gpu"], "Before the GPU")
     problems += _conforms(report["before_gpu"]["holdout"], "Holdout")
     problems += _conforms(report["inputs"], "Inputs")
+    for entry in report.get("show", {}).values():
+        problems += _conforms(entry, "Show")
+        for item in entry["shown"]:
+            problems += _conforms(item, "Shown task")
     if "teacher" in report["inputs"]:
         problems += _conforms(report["inputs"]["teacher"], "Inputs")
     return problems
@@ -431,3 +435,138 @@ def test_real_vf_eval_dumps_route_or_are_refused_in_one_line() -> None:
     code, mapped = route_json(str(WORDLE), "--map", "reward=check_answer_reward_func")
     assert code == 0 and mapped["summary"]["tasks"] == 5 and mapped["summary"]["rows"] == 15
     assert mapped["inputs"]["sources"]["reward"].startswith("check_answer_reward_func")
+
+
+# ------------------------------------------------------------------ --show and --limit
+
+
+def test_show_lists_the_tasks_behind_each_count_in_every_format() -> None:
+    rows = ex("truncated_passes.jsonl")
+    lines = Path(rows).read_text(encoding="utf-8").splitlines()
+    first: dict[str, int] = {}
+    cut: set[str] = set()
+    for lineno, line in enumerate(lines, 1):  # by hand: each task's first line
+        row = json.loads(line)
+        first.setdefault(row["task_id"], lineno)
+        if row.get("truncated") and row["reward"] >= 1:
+            cut.add(row["task_id"])
+    expected = sorted(cut, key=lambda t: first[t])
+    code, report = route_json(rows, "--show", "truncated-passes", "--limit", "3")
+    assert code == 1 and schema_problems(report) == []
+    entry = report["show"]["truncated_passes"]
+    assert entry["count"] == len(cut) and entry["left_out"] == len(cut) - 3
+    assert [i["task_id"] for i in entry["shown"]] == expected[:3]
+    assert [i["line"] for i in entry["shown"]] == [first[t] for t in expected[:3]]
+    assert all(i["file"] == rows and i["row"] is None for i in entry["shown"])
+    text = invoke(rows, "--show", "truncated-passes", "--limit", "3").stdout
+    assert f"{len(cut)} tasks with a truncated pass (3 listed, {len(cut) - 3} left out" in text
+    assert f"{expected[0]}: {rows} line {first[expected[0]]} (4 rows, 3 passing)" in text
+    md = invoke(rows, "--show", "truncated-passes", "--format", "markdown").stdout
+    assert "### Tasks behind the counts" in md and f"- {expected[0]}: {rows} line" in md
+    gh = invoke(rows, "--show", "truncated-passes", "--format", "github").stdout
+    assert f"::notice file={rows},line={first[expected[0]]},title=" in gh
+    quiet = invoke(rows, "--show", "truncated-passes", "--quiet").stdout
+    assert "line" not in quiet  # --quiet prints the headline alone
+
+
+def test_show_is_repeatable_and_bounded_by_limit_on_parquet() -> None:
+    import polars as pl
+
+    rows = ex("mixed.parquet")
+    frame = pl.read_parquet(rows).with_row_index("at")
+    by_task = frame.group_by("task_id").agg(
+        pl.col("at").min(), pl.len().alias("n"), (pl.col("reward") >= 1).sum().alias("p")
+    )
+    floor = by_task.filter(pl.col("p") == 0).sort("at")
+    code, report = route_json(rows, "--show", "floor", "--show", "split,saturated", "--limit", "2")
+    assert code == 0 and list(report["show"]) == ["floor", "saturated", "split"]
+    got = report["show"]["floor"]
+    assert got["count"] == floor.height and got["left_out"] == floor.height - 2
+    assert [(i["task_id"], i["row"]) for i in got["shown"]] == floor.head(2).select(
+        "task_id", "at"
+    ).rows()
+    assert all(i["line"] is None for i in got["shown"])
+    split = report["show"]["split"]
+    assert split["count"] == by_task.filter((pl.col("p") > 0) & (pl.col("p") < pl.col("n"))).height
+    assert len(split["shown"]) == 2
+    _, plain = route_json(rows)
+    assert "show" not in plain  # only when asked
+
+
+def test_show_in_check_and_bad_values_are_usage_errors() -> None:
+    result = CliRunner().invoke(
+        app, ["check", ex("truncated_passes.jsonl"), "--show", "floor", "--limit", "1"]
+    )
+    assert result.exit_code == 1
+    assert "grouped tasks at 0 (1 listed" in result.stdout
+    for args in (["--show", "everything"], ["--show", "floor", "--limit", "0"]):
+        bad = invoke(ex("mixed.parquet"), *args)
+        assert bad.exit_code == 2 and bad.stdout == ""
+        err = bad.stderr.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("while: error: ")
+
+
+def test_grammar_for_one() -> None:
+    rows = "".join(
+        json.dumps({"task_id": t, "reward": r, "model": STUDENT}) + "\n"
+        for t, r in (("a", 1.0), ("a", 0.0), ("b", 1.0))
+    )
+    text = invoke("-", "--show", "split", "--show", "singles", input=rows).stdout
+    assert "1 split task:" in text and "1 single task:" in text
+    assert "- a: <stdin> line 1 (2 rows, 1 passing)" in text
+    assert "- b: <stdin> line 3 (1 row, 1 passing)" in text
+    assert "tasks (1 rows)" not in text and "n=1 tasks" not in text
+
+
+# ------------------------------------------------------------------ the report at 80 columns
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.parquet")))
+def test_no_line_of_the_text_report_is_over_80_columns(name: str) -> None:
+    args = [ex(name), "--show", "truncated-passes,floor,saturated,split,singles"]
+    if name.startswith("student"):
+        args += ["--teacher", ex("teacher.parquet"), *VOCAB]
+    result = invoke(*args, "--model", STUDENT, env={"COLUMNS": "80"})
+    assert result.exit_code in (0, 1), result.output
+    long = [line for line in result.stdout.splitlines() if len(line) > 80]
+    assert long == []
+    assert all(line == line.rstrip() for line in result.stdout.splitlines())
+    # a rate is never cut across two lines
+    for line in result.stdout.splitlines():
+        assert not re.search(r"\[\d\.\d\d,$", line) and not re.search(r"n=\d+$", line)
+
+
+#: The README's report blocks: a ``text`` fence whose first line is the command.
+README_BLOCK = re.compile(
+    r"```text\n\$ (COLUMNS=80 whilecli (?:[^\n]*\\\n)*[^\n]*)\n(.*?)```", re.S
+)
+
+
+def readme_reports() -> list[tuple[str, str]]:
+    """(command, report) of each report block of README.md."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return [(m.group(1), m.group(2)) for m in README_BLOCK.finditer(text)]
+
+
+def run_readme_command(command: str) -> str:
+    """What ``command`` (``COLUMNS=80 whilecli route ...``) prints, run from the repository."""
+    import shlex
+
+    words = shlex.split(command.replace("\\\n", " "))
+    assert words[:2] == ["COLUMNS=80", "whilecli"]
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = CliRunner().invoke(app, words[2:], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+def test_the_readme_reports_are_what_the_commands_print() -> None:
+    blocks = readme_reports()
+    assert len(blocks) == 2
+    assert "mixed.parquet" in blocks[0][0] and "--teacher" in blocks[1][0]
+    for command, report in blocks:
+        assert run_readme_command(command) == report, command

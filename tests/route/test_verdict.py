@@ -218,7 +218,7 @@ def test_a_teacher_clears_at_k_1() -> None:
         app, ["diff", str(WIKI_STUDENT), str(WIKI_TEACHER), "--format", "json"]
     )
     assert measured["paired_difference"] == json.loads(diff.stdout)["difference"]
-    assert "paired per-task difference +0.340" in teacher["why"] and "context" in teacher["why"]
+    assert "paired per-task difference +0.34" in teacher["why"] and "context" in teacher["why"]
 
 
 def test_a_teacher_at_k_1_counts_under_strict() -> None:

@@ -137,12 +137,19 @@ def render_check(gate: Gate, route: Route, fmt: str) -> str:
     if fmt == "markdown":
         return check_markdown(gate, route)
     if fmt == "github":
-        from whilecli.route.render_markdown import annotation
+        from whilecli.route.render_markdown import annotation, show_annotations
 
-        lines = github_policy_lines(gate, route, "while check")
+        lines = github_policy_lines(gate, route, "while check") + show_annotations(route.show)
         lines.append(annotation("notice", summary_line(gate, "while check"), file=_file(route)))
         return "\n".join(lines) + "\n"
-    return "\n".join(policy_lines(gate, "while check")) + "\n"
+    text = "\n".join(policy_lines(gate, "while check")) + "\n"
+    if route.show:
+        from whilecli.route.render_text import show_text, text_console
+
+        buffer, console = text_console()
+        show_text(route.show, console)
+        text += buffer.getvalue()
+    return text
 
 
 def check_markdown(gate: Gate, route: Route) -> str:
@@ -172,6 +179,8 @@ def check_command(
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
     seed: int | None = route_cmd.SEED,
     pool: bool = route_cmd.POOL,
+    show: list[str] | None = route_cmd.SHOW,
+    limit: int = route_cmd.LIMIT,
 ) -> None:
     """Gate an eval dump in CI: exit 1 when a named policy holds, with one line per policy."""
     from whilecli.route.policies import DEFAULT_CHECK_POLICIES
@@ -186,6 +195,7 @@ def check_command(
         False,
         seed,
     )
+    overrides.update(route_cmd.show_overrides(show, limit))
     stdin_data = route_cmd.read_stdin(paths, teacher)
     route = route_cmd.route_rows(
         paths,

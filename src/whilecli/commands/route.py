@@ -112,6 +112,30 @@ JUDGE_AUDIT = typer.Option(
     metavar="FILE",
     help="The judge's audit (JSON or TOML): ok, or agreement, kappa and n.",
 )
+SHOW = typer.Option(
+    None,
+    "--show",
+    metavar="COUNT",
+    help="List the tasks behind a count, with the file and line (or row) of each task's first"
+    " row: truncated-passes, floor, saturated, split, singles (repeatable, or comma-separated).",
+    rich_help_panel="Output",
+)
+LIMIT = typer.Option(
+    20,
+    "--limit",
+    metavar="N",
+    help="Tasks listed per --show count (default 20); the report says how many were left out.",
+    rich_help_panel="Output",
+)
+
+
+def show_overrides(show: list[str] | None, limit: int) -> dict[str, Any]:
+    """The RouteOptions fields ``--show`` and ``--limit`` set (none without ``--show``)."""
+    from whilecli.route.drill import check_limit, parse_show
+
+    check_limit(limit)
+    kinds = parse_show(show)
+    return {"show": kinds, "limit": limit} if kinds else {}
 
 
 def _overrides(
@@ -213,6 +237,8 @@ def route_command(
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="Print only the headline (and why it exits 1); same exit code."
     ),
+    show: list[str] | None = SHOW,
+    limit: int = LIMIT,
 ) -> None:
     """Route graded rows to a training method: six checks, intervals with n, exit 0/1/2."""
     from whilecli.commands.check import (
@@ -232,6 +258,7 @@ def route_command(
         strict,
         seed,
     )
+    overrides.update(show_overrides(show, limit))
     stdin_data = read_stdin(paths, teacher)
     if stdin_data is not None and "-" in paths:  # the route cannot reread stdin for a judge
         from whilecli.route.decide import scan_grader

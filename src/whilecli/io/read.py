@@ -51,7 +51,7 @@ from whilecli.io.sources import (
     rows_with_keys,
     sample_rows,
 )
-from whilecli.route.pool import Counts, count_queries
+from whilecli.route.pool import AT, AT_BITS, Counts, count_queries
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
@@ -78,6 +78,11 @@ PART_SCHEMA: dict[str, pl.DataType] = {
 SAMPLE_ROWS = 1000
 #: Rows per piece: ``summarize`` aggregates one piece at a time (see :class:`StreamedRows`).
 PIECE_ROWS = 8_000_000
+#: A row's position (:data:`~whilecli.route.pool.AT`) is ``(source index << AT_BITS) +
+#: place``: the place is the 0-based row of a Parquet file, or the 1-based ordinal among the
+#: non-blank lines of a JSONL source (what ``iter_lines`` yields, and polars' reader counts;
+#: :mod:`whilecli.route.drill` turns it into the line, or the converted document's row, the
+#: reader saw). Each task keeps only its smallest.
 
 
 @dataclass
@@ -92,6 +97,8 @@ class StreamedRows(Rows):
     #: (per-task table, rows per writer) of ``counted_frame``, gathered while validating.
     counts: tuple[pl.DataFrame, pl.DataFrame] | None = None
     counted_frame: pl.LazyFrame | None = None
+    #: Every source read, by index: the source index of a task's ``first_at`` position.
+    located: list[Source] = field(default_factory=list)
 
 
 @dataclass
@@ -138,8 +145,9 @@ def read_rows(
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     counts = Counts()
     parts: list[_Part] = []
-    for source in sources:
-        part = _read_source(source, mapping, input_format, _Pass(threshold, counts, by))
+    for index, source in enumerate(sources):
+        run = _Pass(threshold, counts, by, index << AT_BITS)
+        part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
             continue
@@ -199,6 +207,7 @@ def read_rows(
         pieces=[canonical(group) for group in _packed([q for p in parts for q in p.pieces])],
         counts=counts.result(_split_model() if versioned else None),
         counted_frame=frame,
+        located=list(sources),
     )
 
 
@@ -210,6 +219,7 @@ class _Pass:
     threshold: float
     counts: Counts
     by: str | None = None
+    at: int = 0  # this source's position base (its index << AT_BITS)
 
 
 def _passed(threshold: float) -> pl.Expr:
@@ -288,10 +298,15 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
     return exprs
 
 
-def _narrow(lf: pl.LazyFrame, plan: Plan, keep_pos: bool) -> pl.LazyFrame:
+def _narrow(lf: pl.LazyFrame, plan: Plan, keep_pos: bool, at: int | None = None) -> pl.LazyFrame:
+    """The plan's columns of a scanned frame; ``at`` (a position base) also keeps the rows'
+    positions (the frame's :data:`AT` column, offset by ``at``) for the per-task counts."""
     if plan.row_filter is not None:
         lf = lf.filter(plan.row_filter.fill_null(False))
-    narrow = lf.select(_select(plan, keep_pos))
+    exprs = _select(plan, keep_pos)
+    if at is not None:
+        exprs.append((pl.col(AT).cast(pl.Int64) + at).alias(AT))
+    narrow = lf.select(exprs)
     if plan.explode:  # one rollout per element of the mapped list
         narrow = narrow.explode("reward").with_columns(pl.col("reward").cast(pl.Float64))
     return narrow
@@ -512,21 +527,24 @@ def _read_jsonl(
     try:
         raw = pl.scan_ndjson(source.polars_source(), schema=schema)  # type: ignore[arg-type]
         lf = _narrow(raw, plan, keep_pos=False)
-        stats, tables = _scan(lf, run)
+        located = raw.with_row_index(AT, offset=1)  # blank lines are skipped, as iter_lines does
+        stats, tables = _scan(_narrow(located, plan, keep_pos=False, at=run.at), run)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         stats, raw = None, None
     if stats is None or stats["bad"]:
-        frame = _jsonl_by_line(source, plan, schema)
+        frame = _jsonl_by_line(source, plan, schema, run.at)
         locate(frame, plan, source)
-        lf = frame.drop(POS).lazy()
-        stats, tables = _scan(lf, run)
+        lf = frame.drop(POS, AT).lazy()
+        stats, tables = _scan(frame.drop(POS).lazy(), run)
         raw = None
     part = _Part(source, plan, lf, stats, hint, [(lf, int(stats["rows"]))], [tables])
     part.raw = raw
     return part
 
 
-def _jsonl_by_line(source: Source, plan: Plan, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def _jsonl_by_line(
+    source: Source, plan: Plan, schema: dict[str, pl.DataType], at: int
+) -> pl.DataFrame:
     """The slow, exact reader: every line parsed by Python, the first bad one named."""
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
@@ -540,8 +558,8 @@ def _jsonl_by_line(source: Source, plan: Plan, schema: dict[str, pl.DataType]) -
             ) from None
         lines.append(lineno)
     raw = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
-    raw = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64))
-    return _narrow(raw.lazy(), plan, keep_pos=True).collect()
+    raw = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64)).with_row_index(AT, offset=1)
+    return _narrow(raw.lazy(), plan, keep_pos=True, at=at).collect()
 
 
 def _read_parquet(
@@ -566,8 +584,12 @@ def _read_parquet(
             top = err.path.split(".")[0].split("[")[0]
             at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
             raise InputError(err.what, file=source.name, row=at, field=err.path) from None
-        pieces = [_narrow(piece, plan, keep_pos=False) for piece in _row_ranges(lf)]
-        scans = [_scan(piece, run) for piece in pieces]
+        ranges = _row_ranges(lf)
+        pieces = [_narrow(piece, plan, keep_pos=False) for piece, _ in ranges]
+        scans = [
+            _scan(_narrow(piece.with_row_index(AT, offset=start), plan, False, run.at), run)
+            for piece, start in ranges
+        ]
         stats = _combined([s for s, _ in scans])
         if stats["bad"]:
             located = _narrow(lf.with_row_index(POS), plan, keep_pos=True)
@@ -585,13 +607,14 @@ def _read_parquet(
     return part
 
 
-def _row_ranges(lf: pl.LazyFrame) -> list[pl.LazyFrame]:
-    """The file whole, or, past :data:`PIECE_ROWS` rows, its row ranges (the slice is pushed
-    into the Parquet reader, which skips the other row groups; the count is in the footer)."""
+def _row_ranges(lf: pl.LazyFrame) -> list[tuple[pl.LazyFrame, int]]:
+    """(range, first row) of the file whole, or, past :data:`PIECE_ROWS` rows, of its row
+    ranges (the slice is pushed into the Parquet reader, which skips the other row groups;
+    the count is in the footer)."""
     total = int(lf.select(pl.len()).collect().item())
     if total <= PIECE_ROWS:
-        return [lf]
-    return [lf.slice(start, PIECE_ROWS) for start in range(0, total, PIECE_ROWS)]
+        return [(lf, 0)]
+    return [(lf.slice(start, PIECE_ROWS), start) for start in range(0, total, PIECE_ROWS)]
 
 
 def _short(err: BaseException) -> str:

@@ -235,9 +235,9 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     else:
         assert gap is not None and s_rate.high is not None
         if gap < options.effect:
-            fails.append(f"gap {gap:+.3f} < {options.effect}")
+            fails.append(f"gap {gap:+.2f} < {options.effect:g}")
         if not t_rate.low > s_rate.high:
-            fails.append(f"intervals overlap ({t_rate.low:.3f} <= {s_rate.high:.3f})")
+            fails.append(f"intervals overlap ({t_rate.low:.2f} <= {s_rate.high:.2f})")
     if t_known and t_cut / t_known > options.teacher_max_truncated:
         fails.append(
             f"{t_cut / t_known:.2f} of its rows are cut off (> {options.teacher_max_truncated}); "
@@ -248,13 +248,13 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         return CheckResult("teacher", title, Status.FAIL, why, measured)
     if t_known < tpool.rows:
         why = (
-            f"the teacher leads by {gap:+.3f} with intervals apart{_paired_note(paired)}, but "
+            f"the teacher leads by {gap:+.2f} with intervals apart{_paired_note(paired)}, but "
             f"{tpool.rows - t_known} of its rows record no truncation"
         )
         warn = "record truncation in the teacher's rows, scored at the student's max_tokens"
         return CheckResult("teacher", title, Status.UNKNOWN, why, measured, None, [warn])
     why = (
-        f"the teacher leads by {gap:+.3f} on {_plural(covered, 'shared task')} with intervals "
+        f"the teacher leads by {gap:+.2f} on {_plural(covered, 'shared task')} with intervals "
         f"apart{_paired_note(paired)}"
     )
     return CheckResult("teacher", title, Status.PASS, why, measured)
@@ -276,8 +276,8 @@ def _paired_note(paired: Rate | None) -> str:
     if paired.low is None or paired.high is None:
         ci = "no interval"
     else:
-        ci = f"[{paired.low:+.3f}, {paired.high:+.3f}]"
-    return f" (paired per-task difference {paired.value:+.3f} {ci}, as while diff: context)"
+        ci = f"[{paired.low:+.2f}, {paired.high:+.2f}]"
+    return f" (paired per-task difference {paired.value:+.2f} {ci}, as while diff: context)"
 
 
 def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None]:
@@ -337,7 +337,8 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     }
     if options.model is None:
         why = "no --model given: on-policy is unchecked"
-        warn = f"on-policy unchecked (rows name {sorted(named) or 'no model'}); pass --model M"
+        names = ", ".join(sorted(named)) or "no model"
+        warn = f"on-policy unchecked (the rows name {names}); pass --model M"
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
     base, _, version = options.model.partition("@")
     current = version or None

@@ -585,16 +585,20 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     for check in ordered:
         warnings.extend(w for w in check.warnings if w not in warnings)
     notes = list(pool.source.notes)
-    if pool.source.partial_rows:
+    partial = pool.source.partial_rows
+    if partial and not any("strictly between 0 and 1" in n for n in notes):  # said once
         notes.append(
-            f"{pool.source.partial_rows} rows have a reward strictly between 0 and 1; they pass "
-            f"at reward >= {pool.source.pass_threshold}"
+            f"{partial} of {pool.rows} rows have a reward strictly between 0 and 1: a row passes"
+            f" at reward ≥ {pool.source.pass_threshold:g}"
         )
     summary = _summary(pool, options, found)
     provisional, provisional_why, firm_at = _provisional(
         _evidence(route, plan, found, pool), options
     )
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
+    grader = _grader(pool, options)
+    if grader == "judge":  # the headline says a judge grades; the methods table must agree
+        scores["rm"] = MethodScore("rm", False, "rarely the answer: the rows already carry a grade")
     result = Route(
         route=route,
         method=method,
@@ -613,9 +617,13 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         provisional_why=provisional_why,
         firm_at=firm_at,
         exit_reasons=reasons,
-        grader=_grader(pool, options),
+        grader=grader,
     )
     from whilecli.route.report import headline
 
     result.headline = headline(result)
+    if options.show:
+        from whilecli.route.drill import drill_down
+
+        result.show = drill_down(pool, options.show, options.limit)
     return result

@@ -39,7 +39,8 @@ class Rate:
     """A rate with its 95% interval and the sample it came from.
 
     ``low``/``high`` are None when no interval can be given (``why_no_interval`` says why,
-    e.g. fewer than 3 tasks). Printed as ``0.42 [0.35, 0.49] n=128 tasks (512 rows)``.
+    e.g. fewer than 3 tasks). Printed as ``0.42 [0.35, 0.49] n=128 tasks (512 rows)`` (``n=1
+    task (1 row)`` for one).
     """
 
     value: float | None
@@ -57,7 +58,9 @@ class Rate:
             ci = f" [{self.low:.{digits}f}, {self.high:.{digits}f}]"
         else:
             ci = " [no interval]"
-        return f"{v}{ci} n={self.n_tasks} tasks ({self.n_rows} rows)"
+        tasks = "task" if self.n_tasks == 1 else "tasks"
+        rows = "row" if self.n_rows == 1 else "rows"
+        return f"{v}{ci} n={self.n_tasks} {tasks} ({self.n_rows} {rows})"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,8 +156,17 @@ class Route:
     firm_at: int | None = None  # tasks that would make the verdict firm (when provisional)
     exit_reasons: list[str] = field(default_factory=list)  # what made the exit code 1
     grader: str = "unknown"  # program | judge | unknown: what graded the rows
+    #: ``--show``: the tasks behind each count asked for, bounded by ``--limit`` (see
+    #: :func:`whilecli.route.drill.drill_down`); empty when nothing was asked.
+    show: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._to_dict()
+        if self.show:
+            out["show"] = _plain(self.show)
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "route": self.route,

@@ -96,6 +96,14 @@ class RouteOptions:
     opsd_min_size_b: float = 7.0
     """Smallest student (billions of parameters) for which OPSD is advised."""
 
+    show: tuple[str, ...] = ()
+    """``--show``: the counts whose tasks the report lists (JSON keys of
+    :data:`whilecli.route.drill.SHOW_KINDS`: ``truncated_passes``, ``floor``, ``saturated``,
+    ``split``, ``singles``)."""
+
+    limit: int = 20
+    """``--limit``: tasks listed per count asked for by ``show``."""
+
     def __post_init__(self) -> None:
         low, high = self.band
         if not 0 <= low <= high <= 1:
@@ -106,3 +114,5 @@ class RouteOptions:
             raise UsageError(f"max_k must be at least 2, got {self.max_k}")
         if self.bootstrap_draws < 1:
             raise UsageError(f"bootstrap_draws must be positive, got {self.bootstrap_draws}")
+        if self.limit < 1:
+            raise UsageError(f"--limit must be at least 1, got {self.limit}")

@@ -21,6 +21,12 @@ from whilecli.route.model import Pool, Rows
 #: Integer columns of :attr:`Pool.tasks`, after ``task_id``.
 TASK_COLUMNS = ("n", "passes", "truncated", "truncated_known", "truncated_passes")
 WRITER = ["model", "policy_version"]
+#: The reading layer's position of a row (see :data:`whilecli.io.read.AT`); per task, the
+#: smallest one is kept as ``first_at``, for ``--show`` (:mod:`whilecli.route.drill`).
+AT = "__at"
+#: Bits of a position that hold the place within its source (the rest: the source index).
+AT_BITS = 40
+FIRST = "first_at"
 #: Rows of per-piece tables held before they are added into the running total.
 PENDING_ROWS = 4_000_000
 
@@ -45,9 +51,13 @@ def task_aggregates() -> list[pl.Expr]:
 
 def count_queries(frame: pl.LazyFrame) -> list[pl.LazyFrame]:
     """[per-task counts, rows per (model, policy_version)] of a frame with the columns
-    ``task_id``, ``passed``, ``truncated``, ``model``, ``policy_version``."""
+    ``task_id``, ``passed``, ``truncated``, ``model``, ``policy_version``; a frame that also
+    carries the rows' positions (:data:`AT`) adds each task's first one as ``first_at``, a
+    frame without them a null ``first_at``."""
+    located = AT in frame.collect_schema().names()
+    first = pl.col(AT).min() if located else pl.lit(None, dtype=pl.Int64)
     return [
-        frame.group_by("task_id").agg(task_aggregates()),
+        frame.group_by("task_id").agg(*task_aggregates(), first.cast(pl.Int64).alias(FIRST)),
         frame.group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows")),
     ]
 
@@ -66,10 +76,18 @@ def add_counts(
     tables: Sequence[pl.DataFrame], key: str | list[str], *, sort: bool = False
 ) -> pl.DataFrame:
     """Tables of counts keyed by ``key`` added into one (a key absent from a table adds 0;
-    null keys form a group of their own), sorted by ``key`` when asked."""
+    null keys form a group of their own), sorted by ``key`` when asked. A position column
+    (``first_at``) is not a count: the smallest one is kept."""
     merged = tables[0].lazy()
     if len(tables) > 1:
-        merged = pl.concat(tables).lazy().group_by(key).agg(pl.exclude(key).sum())
+        keys = [key] if isinstance(key, str) else key
+        columns = [c for c in tables[0].columns if c not in keys]
+        merged = (
+            pl.concat(tables)
+            .lazy()
+            .group_by(key)
+            .agg(pl.col(c).min() if c == FIRST else pl.col(c).sum() for c in columns)
+        )
     if sort:
         merged = merged.sort(key, nulls_last=True)
     return merged.collect(engine="streaming")
@@ -99,7 +117,7 @@ class Counts:
     """The per-task and per-writer counts of the pieces added so far."""
 
     def __init__(self) -> None:
-        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in TASK_COLUMNS}}
+        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in (*TASK_COLUMNS, FIRST)}}
         writers = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
         self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
         self.writers = _Adder(WRITER, pl.DataFrame(schema=writers))
@@ -142,6 +160,8 @@ def summarize(rows: Rows) -> Pool:
         for piece in list(getattr(rows, "pieces", None) or [rows.frame]):
             counts.add(collect_counts(count_queries(piece), rows.paths))
         tasks, writers = counts.result()
+    if FIRST in tasks.columns and tasks[FIRST].null_count() == tasks.height:
+        tasks = tasks.drop(FIRST)  # rows that carry no positions: the counts alone
     models = writers.group_by("model").agg(pl.col("rows").sum())
     versions = writers.group_by("policy_version").agg(pl.col("rows").sum())
     return Pool(

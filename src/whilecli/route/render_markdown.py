@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from whilecli.route.drill import place_words, show_sections
 from whilecli.route.model import Route, Status
 from whilecli.route.report import (
     STATUS_WORDS,
     exit_line,
-    flatten,
     format_value,
     histogram_bins,
     histogram_title,
+    measured_lines,
     method_label,
     route_reason,
     summary_lines,
@@ -61,8 +62,9 @@ def to_markdown(route: Route) -> str:
             status += " (context)"
         if check.decides:
             status += f" → `{check.decides}`"
-        measured = "\n".join(f"{k}: {v}" for k, v in flatten(check.measured))
-        why = "\n".join([check.why] + [f"warning: {w}" for w in check.warnings])
+        measured = "\n".join(f"{k}: {v}" for k, v in measured_lines(check.measured))
+        unlisted = [w for w in check.warnings if w not in route.warnings]  # else under Warnings
+        why = "\n".join([check.why] + [f"warning: {w}" for w in unlisted])
         cells = (str(i), check.title, status, measured, why)
         out.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
     out += ["", "### Methods", "", "| method | fits | why |", "|---|---|---|"]
@@ -72,9 +74,10 @@ def to_markdown(route: Route) -> str:
     out.append("")
     out += _summary(route.summary)
     out += _bullets("Needs", route.needs)
-    out += _bullets("Before the GPU", route.before_gpu)
+    out += _before_gpu(route.before_gpu)
     out += _list("Notes", route.notes)
     out += _list("Warnings", route.warnings)
+    out += show_markdown(route.show)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -104,6 +107,46 @@ def _bullets(title: str, mapping: Mapping[str, Any]) -> list[str]:
     return out + [""]
 
 
+def _before_gpu(before: Mapping[str, Any]) -> list[str]:
+    """The random-control advice, whose first sentence gives the held-out size (the numbers
+    behind it are in the JSON report's ``before_gpu.holdout``)."""
+    advice = before.get("random_control")
+    if isinstance(advice, (list, tuple)) and advice:
+        return _list("Before the GPU", [str(a) for a in advice])
+    return _bullets("Before the GPU", before)
+
+
+def show_markdown(show: Mapping[str, Any]) -> list[str]:
+    """``--show``: each count asked for, then one bullet per task with its first row."""
+    if not show:
+        return []
+    out = ["### Tasks behind the counts", ""]
+    for head, items in show_sections(dict(show)):
+        out += [f"**{md_cell(head)}**", ""]
+        out += [f"- {md_cell(item)}" for item in items]
+        out += [""] if items else []
+    return out
+
+
+def show_annotations(show: Mapping[str, Any]) -> list[str]:
+    """``--show``: one notice per task listed, pointing at its first row (``line=`` for a
+    JSON Lines file; a Parquet or converted row is named in the message)."""
+    from whilecli.route.drill import KIND_WORDS
+
+    lines: list[str] = []
+    for kind, entry in show.items():
+        title = f"while route: {KIND_WORDS[kind][0]}"
+        for item in entry["shown"]:
+            message = f"{item['task_id']}: first row at {place_words(item)}"
+            lines.append(
+                annotation("notice", message, file=item["file"], line=item["line"], title=title)
+            )
+        if entry["left_out"]:
+            message = f"{entry['left_out']} more not listed (--limit)"
+            lines.append(annotation("notice", message, title=title))
+    return lines
+
+
 def _list(title: str, lines: list[str]) -> list[str]:
     if not lines:
         return []
@@ -121,12 +164,20 @@ def escape_property(text: str) -> str:
 
 
 def annotation(
-    level: str, message: str, *, file: str | None = None, title: str | None = None
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    title: str | None = None,
+    line: int | None = None,
 ) -> str:
-    """One workflow command line, e.g. ``::warning file=rows.jsonl,title=band::few split tasks``."""
+    """One workflow command line, e.g. ``::warning file=rows.jsonl,title=band::few split tasks``
+    (``line=N`` after the file when given)."""
     props = []
     if file:
         props.append(f"file={escape_property(file)}")
+        if line is not None:
+            props.append(f"line={int(line)}")
     if title:
         props.append(f"title={escape_property(title)}")
     head = f"::{level} {','.join(props)}" if props else f"::{level}"
@@ -162,6 +213,7 @@ def to_github(route: Route, *, file: str | None = None) -> str:
                 lines.append(annotation("warning", warning, file=file, title=title))
     for warning in route.warnings:
         lines.append(annotation("warning", warning, file=file, title="while route"))
+    lines += show_annotations(route.show)
     message = f"{verdict(route)}. {route.why}"
     lines.append(annotation("notice", message, title="while route"))
     return "\n".join(lines) + "\n"

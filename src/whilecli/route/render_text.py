@@ -11,15 +11,14 @@ from __future__ import annotations
 import io
 import os
 import sys
+import textwrap
 from collections.abc import Mapping
 from typing import IO, Any
 
-from rich import box
 from rich.console import Console
-from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
+from whilecli.route.drill import show_sections
 from whilecli.route.model import CheckResult, Route, Status
 from whilecli.route.report import (
     STATUS_WORDS,
@@ -29,6 +28,7 @@ from whilecli.route.report import (
     format_value,
     histogram_bins,
     histogram_title,
+    measured_lines,
     method_label,
     route_reason,
     summary_lines,
@@ -51,13 +51,24 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def make_console(file: IO[str] | None = None, *, width: int = 100) -> Console:
-    """A console for the report: ``width`` columns unless writing to a terminal; honours NO_COLOR."""
+def console_width(default: int = 100) -> int:
+    """The report's width off a terminal: ``COLUMNS`` when it is a positive integer, else
+    ``default``, so a pipe or a file gets the same report every time."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return default
+    return columns if columns > 0 else default
+
+
+def make_console(file: IO[str] | None = None, *, width: int | None = None) -> Console:
+    """A console for the report: the terminal's width on a terminal, else ``width`` columns
+    (default :func:`console_width`); honours NO_COLOR."""
     out = file if file is not None else sys.stdout
     is_tty = bool(getattr(out, "isatty", lambda: False)())
     return _Console(
         file=out,
-        width=None if is_tty else width,
+        width=None if is_tty else (width or console_width()),
         no_color=bool(os.environ.get("NO_COLOR")),
         markup=False,
         highlight=False,
@@ -68,10 +79,18 @@ def make_console(file: IO[str] | None = None, *, width: int = 100) -> Console:
 
 def text_to_string(route: Route, *, width: int = 100) -> str:
     """The text report as a plain string (no colour), ``width`` columns wide."""
+    buffer, console = text_console(width)
+    render_text(route, console)
+    return buffer.getvalue()
+
+
+def text_console(width: int | None = None) -> tuple[io.StringIO, Console]:
+    """A plain console (no colour) writing into a string, ``width`` (default
+    :func:`console_width`) columns wide."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
-        width=width,
+        width=width or console_width(),
         color_system=None,
         force_terminal=False,
         markup=False,
@@ -79,14 +98,13 @@ def text_to_string(route: Route, *, width: int = 100) -> str:
         emoji=False,
         soft_wrap=False,
     )
-    render_text(route, console)
-    return buffer.getvalue()
+    return buffer, console
 
 
 def render_text(route: Route, console: Console) -> None:
     """Print the whole report to ``console``."""
     _verdict(route, console)
-    _checks(route.checks, console)
+    _checks(route.checks, console, route.warnings)
     _methods(route, console)
     _histogram(route.summary, console)
     _section(console, "Needs", route.needs)
@@ -94,6 +112,60 @@ def render_text(route: Route, console: Console) -> None:
     _sources(route.inputs, console)
     _lines(console, "Notes", route.notes, "")
     _lines(console, "Warnings", route.warnings, "yellow")
+    show_text(route.show, console)
+
+
+def show_text(show: Mapping[str, Any], console: Console) -> None:
+    """``--show``: each count asked for, then one line per task (where its first row is)."""
+    if not show:
+        return
+    _heading(console, "Tasks behind the counts (--show)")
+    for head, items in show_sections(dict(show), keep_together):
+        _say(console, head + (":" if items else ""), style="bold")
+        for item in items:
+            _say(console, item, indent=4, hang=2, bullet=True)
+
+
+#: A Rate's spaces while a line is wrapped: textwrap breaks only at ASCII whitespace, so a
+#: rate (``0.62 [0.50, 0.73] n=64 tasks (512 rows)``) is never cut across two lines.
+_KEEP = "\u00a0"
+
+
+def keep_together(text: str) -> str:
+    """``text`` that a wrapped line never cuts (its spaces made unbreakable)."""
+    return text.replace(" ", _KEEP)
+
+
+def wrap(text: str, width: int, indent: int = 2, hang: int = 0, bullet: bool = False) -> list[str]:
+    """``text`` wrapped at spaces to ``width`` columns: the first line indented ``indent``
+    (``- `` after it for a bullet), the others ``indent + hang``. A word (a number, a path)
+    is never split; a rate is never cut (:func:`keep_together`)."""
+    lead = " " * indent + ("- " if bullet else "")
+    lines = textwrap.wrap(
+        text,
+        width=max(width, len(lead) + 20),
+        initial_indent=lead,
+        subsequent_indent=" " * (indent + hang),
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [lead.rstrip()]
+    return [line.replace(_KEEP, " ") for line in lines]
+
+
+def path_lines(path: str, width: int, indent: int) -> list[str]:
+    """A path on one line, or, when longer than the line, broken after a ``/`` (the rest
+    indented two more), so a long path never runs past the width where it can be cut."""
+    lead, more = " " * indent, " " * (indent + 2)
+    lines: list[str] = []
+    line = lead
+    for part in path.split("/"):
+        cut = len(line) + len(part) + 1 > width and line.strip()
+        if cut:
+            lines.append(line)
+            line = more
+        line += part + "/"
+    lines.append(line[:-1])
+    return lines
 
 
 def _heading(console: Console, title: str) -> None:
@@ -101,99 +173,122 @@ def _heading(console: Console, title: str) -> None:
     console.print(Text(title, style="bold underline"))
 
 
+def _print(console: Console, line: str | Text) -> None:
+    """One line as it is: already wrapped, so the console neither wraps nor pads it."""
+    console.print(line, soft_wrap=True)
+
+
 def _verdict(route: Route, console: Console) -> None:
-    head = Text("while route: ", style="bold")
-    if route.provisional:
-        head.append("provisional: ", style="bold yellow")
-    head.append(method_label(route.method), style="bold green" if route.method else "bold red")
-    head.append(f"  (route: {route_reason(route)})")
-    console.print(head)
+    reason = f"(route: {route_reason(route)})"
+    word = "provisional: " if route.provisional else ""
+    method = method_label(route.method)
+    lines = wrap(f"while route: {word}{method}  {reason}", console.width, indent=0, hang=2)
+    first = Text(lines[0])
+    first.stylize("bold", 0, len("while route: "))
+    at = len("while route: ")
+    if word:
+        first.stylize("bold yellow", at, at + len(word))
+    at += len(word)
+    first.stylize("bold green" if route.method else "bold red", at, at + len(method))
+    _print(console, first)
+    for line in lines[1:]:
+        _print(console, Text(line))
     stop = exit_line(route)
     if stop:
-        console.print(Text(stop, style="bold red"))
+        _say(console, stop, indent=0, hang=2, style="bold red")
     if route.provisional_why:
-        console.print(Text(route.provisional_why, style="yellow"))
-    console.print(Text(route.why))
+        _say(console, route.provisional_why, indent=0, hang=2, style="yellow")
+    _say(console, route.why, indent=0, hang=2)
     if route.plan:
-        console.print(Text("Plan:", style="bold"))
+        _print(console, Text("Plan:", style="bold"))
         for i, step in enumerate(route.plan, 1):
-            _say(console, f"{i}. {step}")
+            _say(console, f"{i}. {step}", hang=3)
 
 
-def _check_cells(check: CheckResult) -> tuple[Text, Text, Text]:
+def _status(check: CheckResult) -> Text:
     status = Text(STATUS_WORDS[check.status], style=STATUS_STYLES[check.status])
     if not check.reached and check.status is not Status.NOT_REACHED:
-        status.append("\n(context)", style="dim")
+        status.append(" (context)", style="dim")
     if check.decides:
-        status.append(f"\n→ {check.decides}", style="bold")
-    measured = Text("\n".join(f"{k}: {v}" for k, v in flatten(check.measured)))
-    why = Text(check.why)
-    for warning in check.warnings:
-        why.append(f"\nwarning: {warning}", style="yellow")
-    return status, measured, why
+        status.append(f" → {check.decides}", style="bold")
+    return status
 
 
-def _checks(checks: list[CheckResult], console: Console) -> None:
+def _checks(checks: list[CheckResult], console: Console, listed: list[str]) -> None:
+    """Each check: number, question and status on one line; then why and what it measured,
+    one value a line. A warning is printed once: under Warnings when the route lists it
+    (``listed``), else under its check."""
     _heading(console, "Checks")
-    table = Table(box=box.SIMPLE_HEAD, show_lines=False, expand=True, pad_edge=False)
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("check", ratio=3)
-    table.add_column("status", no_wrap=True)
-    table.add_column("measured", ratio=6)
-    table.add_column("why", ratio=5)
     for i, check in enumerate(checks, 1):
-        status, measured, why = _check_cells(check)
-        table.add_row(Text(str(i)), Text(check.title), status, measured, why)
-    console.print(table)
+        status = _status(check)
+        lead = f"{i}. {check.title}"
+        head = wrap(f"{lead}  {keep_together(status.plain)}", console.width, hang=3)
+        for line in head[:-1]:
+            _print(console, Text(line))
+        last = Text(head[-1])
+        at = head[-1].rfind(status.plain)
+        if at >= 0:
+            for span in status.spans:
+                last.stylize(span.style, at + span.start, at + span.end)
+            last.stylize(STATUS_STYLES[check.status], at, at + len(STATUS_WORDS[check.status]))
+        _print(console, last)
+        _say(console, check.why, indent=5, hang=2)
+        for label, value in measured_lines(check.measured):
+            _say(console, f"{label}: {keep_together(value)}", indent=5, hang=4, style="dim")
+        for warning in check.warnings:
+            if warning not in listed:
+                _say(console, f"warning: {warning}", indent=5, hang=2, style="yellow")
 
 
 def _methods(route: Route, console: Console) -> None:
+    """One method a line: name, ok or no, why (wrapped under the why)."""
     _heading(console, "Methods")
-    table = Table(box=box.SIMPLE_HEAD, expand=True, pad_edge=False)
-    table.add_column("method", no_wrap=True)
-    table.add_column("fits", no_wrap=True)
-    table.add_column("why", ratio=1)
+    name_width = max((len(m.name) for m in route.methods), default=0)
     for score in route.methods:
-        name = Text(score.name, style="bold" if score.name == route.method else "")
-        fits = Text("ok", style="green") if score.ok else Text("no", style="red")
-        table.add_row(name, fits, Text(score.why))
-    console.print(table)
+        fits = "ok" if score.ok else "no"
+        lead = f"{score.name:<{name_width}}  {fits}  "
+        lines = wrap(lead + score.why, console.width, hang=len(lead))
+        first = Text(lines[0])
+        start = 2
+        if score.name == route.method:
+            first.stylize("bold", start, start + len(score.name))
+        at = start + name_width + 2
+        first.stylize("green" if score.ok else "red", at, at + 2)
+        _print(console, first)
+        for line in lines[1:]:
+            _print(console, Text(line))
 
 
 def _histogram(summary: Mapping[str, Any], console: Console) -> None:
     _heading(console, "Pass rates")
     for label, value in summary_lines(summary):
-        _say(console, f"{label}: {value}")
+        _say(console, f"{label}: {keep_together(value)}", hang=4)
     rows = histogram_bins(summary.get("histogram"))
     if not rows:
         return
-    console.print(Text(f"  {histogram_title(summary.get('histogram'))}:", style="bold"))
+    _print(console, Text(f"  {histogram_title(summary.get('histogram'))}:", style="bold"))
     biggest = max(count for _, count in rows)
     label_width = max(len(label) for label, _ in rows)
     count_width = max(len(str(count)) for _, count in rows)
     for label, count in rows:
-        line = Text(f"    {label:>{label_width}}  {count:>{count_width}}  ")
-        line.append(bar(count, biggest), style="cyan")
-        console.print(line)
+        drawn = bar(count, biggest)
+        line = Text(f"    {label:>{label_width}}  {count:>{count_width}}" + ("  " if drawn else ""))
+        line.append(drawn, style="cyan")
+        _print(console, line)
 
 
-def _say(console: Console, text: str, indent: int = 2, style: str = "", hang: int = 0) -> None:
-    """Print ``text`` indented; wrapped lines keep the indent (plus ``hang`` for bullets)."""
-    body = Text(text, style=style)
-    console.print(
-        Padding(body, (0, 0, 0, indent + hang), expand=False)
-        if not hang
-        else _hanging(body, indent, hang)
-    )
-
-
-def _hanging(body: Text, indent: int, hang: int) -> Table:
-    """A bullet with a hanging indent: marker column, then the wrapped text."""
-    grid = Table.grid(padding=(0, 0))
-    grid.add_column(width=indent + hang, no_wrap=True)
-    grid.add_column(ratio=1)
-    grid.add_row(Text(" " * indent + "- "), body)
-    return grid
+def _say(
+    console: Console,
+    text: str,
+    indent: int = 2,
+    style: str = "",
+    hang: int = 0,
+    bullet: bool = False,
+) -> None:
+    """Print ``text`` wrapped to the console's width, indented; wrapped lines keep the
+    indent plus ``hang``."""
+    for line in wrap(text, console.width, indent=indent, hang=hang, bullet=bullet):
+        _print(console, Text(line, style=style))
 
 
 def _section(console: Console, title: str, mapping: Mapping[str, Any]) -> None:
@@ -201,20 +296,20 @@ def _section(console: Console, title: str, mapping: Mapping[str, Any]) -> None:
         return
     _heading(console, title)
     for label, value in flatten(mapping):
-        _say(console, f"{label}: {value}")
+        _say(console, f"{label}: {value}", hang=4)
 
 
 def _before_gpu(before: Mapping[str, Any], console: Console) -> None:
     if not before:
         return
     _heading(console, "Before the GPU")
+    advice = before.get("random_control")
+    if isinstance(advice, (list, tuple)) and advice:  # its first line says the holdout size
+        for item in advice:
+            _say(console, str(item), indent=2, hang=2, bullet=True)
+        return
     for key, value in before.items():
-        if isinstance(value, (list, tuple)):
-            _say(console, f"{key}:")
-            for item in value:
-                _say(console, format_value(item), indent=4, hang=2)
-        else:
-            _say(console, f"{key}: {format_value(value)}")
+        _say(console, f"{key}: {format_value(value)}", hang=2)
 
 
 def _sources(inputs: Mapping[str, Any], console: Console, indent: int = 2) -> None:
@@ -223,7 +318,12 @@ def _sources(inputs: Mapping[str, Any], console: Console, indent: int = 2) -> No
     if indent == 2:
         _heading(console, "Sources")
     for key, value in inputs.items():
-        if isinstance(value, Mapping) and key == "sources":
+        if key == "paths" and isinstance(value, (list, tuple)):
+            _say(console, f"{key}:", indent=indent)
+            for path in value:
+                for line in path_lines(str(path), console.width, indent + 2):
+                    _print(console, Text(line))
+        elif isinstance(value, Mapping) and key == "sources":
             for field, column in value.items():
                 _say(console, f"{field} ← {format_value(column)}", indent=indent)
         elif isinstance(value, Mapping):
@@ -238,4 +338,4 @@ def _lines(console: Console, title: str, lines: list[str], style: str) -> None:
         return
     _heading(console, title)
     for line in lines:
-        _say(console, line, style=style, hang=2)
+        _say(console, line, style=style, hang=2, bullet=True)

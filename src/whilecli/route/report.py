@@ -174,6 +174,72 @@ def format_value(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
+#: How measured keys print where the key's words alone would read badly.
+MEASURED_LABELS: dict[str, str] = {
+    "pass_at_1": "pass@1",
+    "teacher_pass_at_1": "teacher pass@1",
+    "student_pass_at_1": "student pass@1",
+    "min_rows_per_group": "fewest rows in a group",
+    "max_rows_per_group": "most rows in a group",
+    "in_band_share": "in-band share",
+    "on_policy_share": "on-policy share",
+    "sampler_logprobs": "sampler log-probs",
+}
+
+
+def measured_label(key: str) -> str:
+    """A measured key in words: ``expected_split_share_k4`` → ``expected split share at
+    k=4``, ``pass_at_1`` → ``pass@1``, else the key with spaces for underscores."""
+    if key in MEASURED_LABELS:
+        return MEASURED_LABELS[key]
+    if key.startswith("expected_split_share_k") and key[22:].isdigit():
+        return f"expected split share at k={key[22:]}"
+    return key.replace("_", " ")
+
+
+def measured_value(value: Any, digits: int = 2) -> str:
+    """One measured value in the report's one format: a Rate as ``0.62 [0.50, 0.73] n=64
+    tasks (512 rows)``, a fraction with ``digits`` decimals, a count as an integer, a map of
+    counts (rows per model) as ``name (N rows)``, an empty map or list as ``none``."""
+    if isinstance(value, Rate):
+        return value.format(digits)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return "n/a" if value != value else f"{value:.{digits}f}"
+    if isinstance(value, Mapping):
+        if not value:
+            return "none"
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+            return ", ".join(
+                f"{'(none named)' if k is None else k} ({rows_words(v)})" for k, v in value.items()
+            )
+        return ", ".join(f"{k}: {measured_value(v, digits)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(measured_value(v, digits) for v in value) if value else "none"
+    return format_value(value, digits)
+
+
+def rows_words(n: int) -> str:
+    """``1 row``, ``512 rows``."""
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def measured_lines(measured: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(label, value)`` lines of a check's measurements: one per value, a nested map (the
+    band's ``need``) spread over one line per entry; rows per model stay on one line."""
+    out: list[tuple[str, str]] = []
+    for key, value in measured.items():
+        label = measured_label(key)
+        if isinstance(value, Mapping) and value and key not in ("models", "versions"):
+            out += [
+                (f"{label} {measured_label(str(k))}", measured_value(v)) for k, v in value.items()
+            ]
+        else:
+            out.append((label, measured_value(value)))
+    return out
+
+
 def flatten(mapping: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
     """``(label, formatted value)`` pairs of a nested map, one pair per leaf or Rate.
 

@@ -127,24 +127,26 @@ def render_slices(slices: Slices, fmt: str) -> str:
             out += [f"{line} [{slices.by} {name}]" if line.startswith("::") else line
                     for line in render(route, "github").splitlines()]  # fmt: skip
         return "".join(f"{line}\n" for line in out)
-    from whilecli.route.render_text import text_to_string
+    from whilecli.route.render_text import console_width, text_to_string
 
     width = max(len(str(t["slice"])) for t in table)
     head = [f"Routes by {slices.by} ({len(table)} slices)"]
     head += [f"  {str(t['slice']).ljust(width)}  {t['route']:<15} {_p1(t)}" for t in table]
     parts = ["\n".join(head)]
     for name, route in slices.routes:
-        parts.append(f"── {slices.by}: {name} " + "─" * 20 + "\n" + text_to_string(route))
+        parts.append(
+            f"── {slices.by}: {name} "
+            + "─" * 20
+            + "\n"
+            + text_to_string(route, width=console_width())
+        )
     return "\n\n".join(parts) + "\n"
 
 
 def _p1(line: dict[str, Any]) -> str:
+    from whilecli.route.model import Rate
+
     p1 = line["pass_at_1"]
     if p1 is None or p1["value"] is None:
         return "n/a"
-    if p1["low"] is None:
-        return f"{p1['value']:.2f} [no interval] n={p1['n_tasks']} tasks ({p1['n_rows']} rows)"
-    return (
-        f"{p1['value']:.2f} [{p1['low']:.2f}, {p1['high']:.2f}] n={p1['n_tasks']} tasks"
-        f" ({p1['n_rows']} rows)"
-    )
+    return Rate(**p1).format()
