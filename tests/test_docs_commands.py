@@ -20,8 +20,10 @@ program: a command that is that program with plain arguments runs in this proces
 ``whilecli.cli.app(args, standalone_mode=False)`` in the copy as working folder, which is
 what keeps the test fast; anything using the shell (pipes, redirections, ``$VAR``, globs,
 ``&&``) runs under ``bash -c`` with the program rewritten to ``python3 -m whilecli`` and
-``PYTHONPATH`` set to the copy's ``src``. A line that only assigns variables
-(``DUMP=... MODEL=...``) sets them for the rest of its document, as a shell session would.
+``PYTHONPATH`` set to the copy's ``src`` (in this process the code is this checkout's own,
+which the copy's is a copy of). A line that only assigns variables (``DUMP=... MODEL=...``,
+or ``export`` of them) sets them for the rest of its document, and a ``cd DIR`` line moves
+the rest into ``DIR``, as a shell session would.
 ``GITHUB_STEP_SUMMARY`` is unset, so ``--format github`` writes nothing outside the copy.
 """
 
@@ -203,8 +205,11 @@ def _cuda() -> bool:
 
 
 def assignments(cmd: Command) -> dict[str, str] | None:
-    """The variables a line of plain assignments sets, or None for any other line."""
+    """The variables a line of plain assignments (or ``export`` of them) sets, or None for
+    any other line."""
     words = _words(cmd.text)
+    if words[:1] == ["export"]:
+        words = words[1:]
     if not words or not all(ASSIGNMENT.match(w) for w in words):
         return None
     return dict(w.split("=", 1) for w in words)
@@ -348,6 +353,50 @@ def run_in_shell(text: str, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
     return done.returncode, done.stderr
 
 
+def run_commands(
+    cmds: list[Command],
+    work: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> tuple[list[str], list[str]]:
+    """Run ``cmds`` in order in ``work``: (failures, skipped), one line each."""
+    for var in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GITHUB_OUTPUT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(work)
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
+    variables: dict[str, str] = {}
+    cwd = work
+    failures: list[str] = []
+    skipped: list[str] = []
+    for cmd in cmds:
+        why = skip_reason(cmd)
+        if why is not None:
+            skipped.append(f"{cmd.where} ({why})")
+            continue
+        assigned = assignments(cmd)
+        if assigned is not None:
+            env.update(assigned)
+            variables.update(assigned)
+            continue
+        words = shell_words(cmd.text, variables, cwd)
+        if words and words[0] == "cd" and len(words) == 2:
+            cwd = (cwd / words[1]).resolve()
+            assert cwd.is_dir() and cwd.is_relative_to(work), f"{cmd.where}: no folder {cwd}"
+            monkeypatch.chdir(cwd)
+            continue
+        args = in_process_args(cmd, variables, cwd)
+        if args is not None:
+            code, err = run_in_process(args, capfd)
+        else:
+            code, err = run_in_shell(cmd.text, cwd, env)
+        tail = " | ".join(err.strip().splitlines()[-3:])
+        if code != cmd.expect:
+            failures.append(f"{cmd.where}: `{cmd.text}` exited {code}, not {cmd.expect}: {tail}")
+        elif "Traceback" in err or "internal error" in err:
+            failures.append(f"{cmd.where}: `{cmd.text}` printed a traceback: {tail}")
+    return failures, skipped
+
+
 DOCS = documents()
 
 
@@ -363,35 +412,39 @@ def test_every_command_of_the_doc_runs_as_written(
     if not cmds:
         pytest.skip(f"{name} has no shell commands")
     work = fresh_copy(tmp_path / "clone")
-    for var in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GITHUB_OUTPUT"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.chdir(work)
-    env = {**os.environ, "PYTHONPATH": str(work / "src")}
-    variables: dict[str, str] = {}
-    failures: list[str] = []
-    skipped: list[str] = []
-    for cmd in cmds:
-        why = skip_reason(cmd)
-        if why is not None:
-            skipped.append(f"{cmd.where} ({why})")
-            continue
-        assigned = assignments(cmd)
-        if assigned is not None:
-            env.update(assigned)
-            variables.update(assigned)
-            continue
-        args = in_process_args(cmd, variables, work)
-        if args is not None:
-            code, err = run_in_process(args, capfd)
-        else:
-            code, err = run_in_shell(cmd.text, work, env)
-        tail = " | ".join(err.strip().splitlines()[-3:])
-        if code != cmd.expect:
-            failures.append(f"{cmd.where}: `{cmd.text}` exited {code}, not {cmd.expect}: {tail}")
-        elif "Traceback" in err or "internal error" in err:
-            failures.append(f"{cmd.where}: `{cmd.text}` printed a traceback: {tail}")
+    failures, skipped = run_commands(cmds, work, monkeypatch, capfd)
     assert not failures, "\n".join(failures)
     assert len(skipped) < len(cmds), f"{name}: every command was skipped: {skipped}"
+
+
+def test_the_runner_reports_what_a_reader_would_hit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A wrong exit code, an overwrite without --force and a placeholder path are failures;
+    a documented exit code, a variable, a pipe, a glob and ``cd`` work as in bash."""
+    work = tmp_path / "clone"
+    shutil.copytree(ROOT / "examples" / "data", work / "examples" / "data")
+    (work / "src").mkdir()
+    os.symlink(ROOT / "src" / "whilecli", work / "src" / "whilecli")
+    doc = """
+```bash
+POOL=examples/data/mixed.parquet
+whilecli route "$POOL" --model Qwen/Qwen3-0.6B
+whilecli route examples/data/truncated_passes.parquet   # exits 1
+whilecli route evals/latest.parquet
+whilecli config --method grpo -o rl.toml
+whilecli config --method grpo -o rl.toml
+cat examples/data/mixed.jsonl | whilecli route - > out.txt
+cd examples
+whilecli summarize data/shards/*.parquet -o ../tasks.parquet
+```
+"""
+    failures, skipped = run_commands(commands(doc, "doc.md"), work, monkeypatch, capfd)
+    assert skipped == []
+    assert [f.split(":")[1] for f in failures] == ["6", "8"], failures
+    assert "evals/latest.parquet" in failures[0] and "--force" in failures[1]
+    assert (work / "out.txt").read_text().startswith("while route: ")
+    assert (work / "tasks.parquet").is_file()
 
 
 # --- the reading rules, on small texts ---------------------------------------------------
@@ -478,6 +531,7 @@ def test_setup_network_and_gpu_rules() -> None:
         "MODEL": "Qwen/Qwen3-8B",
     }
     assert assignments(cmd("DUMP=a whilecli route $DUMP")) is None
+    assert assignments(cmd("export A=1")) == {"A": "1"}
 
 
 def test_shell_words_as_bash_makes_them(tmp_path: Path) -> None:
