@@ -1,13 +1,19 @@
-"""What every command shares: turning errors into one line and an exit code."""
+"""What every command shares: turning errors into one line and an exit code, the checks
+that run while the command line is parsed (before any heavy import), and the progress line
+of a slow read."""
 
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import click
 import typer
 
 from whilecli.errors import UsageError, WhileError
@@ -100,3 +106,100 @@ def check_draws(draws: int) -> None:
     """Refuse ``--draws`` below 1 or above :data:`MAX_DRAWS`."""
     if not 1 <= draws <= MAX_DRAWS:
         raise UsageError(f"--draws must lie in [1, {MAX_DRAWS}], got {draws}")
+
+
+#: The names ``--input-format`` takes: :data:`whilecli.io.plan.FORMATS`, repeated here so the
+#: choice is checked while parsing, without importing the reader (a test keeps them equal).
+INPUT_FORMATS = (
+    "vf-eval",
+    "verifiers-traces",
+    "prime-rft",
+    "lm-eval",
+    "nemo-gym",
+    "trl",
+    "whileai",
+    "jsonl",
+    "parquet",
+)
+
+
+def choice(*names: str) -> click.Choice:
+    """An enumerated option's type: the names listed in ``--help``, matched case-insensitively."""
+    return click.Choice(names, case_sensitive=False)
+
+
+class OneLineUsageError(click.UsageError):
+    """A usage error (an unknown option, a value of the wrong type, a missing file) as one line
+    on stderr, with the program's error prefix, exit 2: as every other bad input."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"while: error: {self.format_message()}", file=file, err=True)
+
+
+def _missing(path: str) -> bool:
+    """Whether ``path`` names a file that is not there (stdin and globs are the reader's)."""
+    return path != "-" and not glob.has_magic(path) and not os.path.lexists(path)
+
+
+def existing_paths(value: Any) -> Any:
+    """Parameter callback: refuse a named input that does not exist while the command line is
+    parsed, with the reader's message (``PATH: no such file or directory``), so the error
+    comes before polars, pyarrow or scipy load."""
+    values = value if isinstance(value, (list, tuple)) else [value]
+    for path in values:
+        if isinstance(path, str) and _missing(path):
+            raise OneLineUsageError(f"{path}: no such file or directory")
+    return value
+
+
+#: Seconds a read runs before the progress line shows.
+SLOW_READ_S = 2.0
+
+
+def progress_wanted(args: list[str]) -> bool:
+    """A progress line only for a person: stderr a terminal, not CI, not a JSON report."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false"):
+        return False
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        if not sys.stderr.isatty():
+            return False
+    except (AttributeError, ValueError):
+        return False
+    flat = [a.lower() for a in args]
+    json_asked = "--json" in flat or "--format=json" in flat
+    json_asked = json_asked or any(
+        a == "--format" and b == "json" for a, b in zip(flat, flat[1:], strict=False)
+    )
+    return not json_asked
+
+
+@contextmanager
+def slow_status(message: str, *, after: float = SLOW_READ_S) -> Iterator[None]:
+    """Show ``message`` with a spinner on stderr once the block has run ``after`` seconds;
+    gone (transient) when the block ends. Rich loads only when the line shows."""
+    lock = threading.Lock()
+    state: dict[str, Any] = {"done": False, "status": None}
+
+    def start() -> None:
+        with lock:
+            if state["done"]:
+                return
+            from rich.console import Console
+
+            status = Console(stderr=True).status(message)
+            status.start()
+            state["status"] = status
+
+    timer = threading.Timer(after, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if state["status"] is not None:
+                state["status"].stop()

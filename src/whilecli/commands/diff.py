@@ -17,7 +17,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import check_draws, check_seed, user_errors
+from whilecli.commands._common import check_draws, check_seed, existing_paths, user_errors
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -165,20 +165,35 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
 
 @user_errors
 def diff_command(
-    before: str = typer.Argument(..., metavar="BEFORE", help="The earlier dump (rows)."),
-    after: str = typer.Argument(..., metavar="AFTER", help="The later dump of the same tasks."),
+    before: str = typer.Argument(
+        ...,
+        metavar="BEFORE",
+        help="The earlier dump (rows: a file, directory or glob; - for stdin).",
+        callback=existing_paths,
+    ),
+    after: str = typer.Argument(
+        ...,
+        metavar="AFTER",
+        help="The later dump of the same tasks (as BEFORE).",
+        callback=existing_paths,
+    ),
     fail_on: list[str] | None = typer.Option(
         None,
         "--fail-on",
         metavar="CONDITIONS",
         help="Exit 1 when a named condition holds: regression (the difference's upper bound < 0).",
+        rich_help_panel="Checks",
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     mapping: list[str] | None = route_cmd.MAPPING,
     input_format: str | None = route_cmd.INPUT_FORMAT,
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the bootstraps."),
-    draws: int = typer.Option(2000, "--draws", metavar="N", help="Bootstrap resamples."),
+    seed: int = typer.Option(
+        0, "--seed", metavar="N", help="Seed of the bootstraps.", rich_help_panel="Checks"
+    ),
+    draws: int = typer.Option(
+        2000, "--draws", metavar="N", help="Bootstrap resamples.", rich_help_panel="Checks"
+    ),
     pool: bool = route_cmd.POOL,
 ) -> None:
     """Compare two dumps of the same tasks, task by task: pass@1 each, the paired difference."""

@@ -13,9 +13,14 @@ from whilecli.commands._common import user_errors
 
 @user_errors
 def formats_command(
-    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the table as JSON.", rich_help_panel="Output"
+    ),
     aliases: bool = typer.Option(
-        False, "--aliases", help="Also print the alias table (first match wins)."
+        False,
+        "--aliases",
+        help="Also print the alias table (first match wins).",
+        rich_help_panel="Output",
     ),
 ) -> None:
     """List the input formats: how each is detected and where each field is read from."""
