@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import re
 from typing import Any
 
@@ -18,7 +19,13 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from whilecli import __version__
-from whilecli.commands._common import OneLineUsageError, progress_wanted, slow_status
+from whilecli.commands._common import (
+    TORCH_MISSING,
+    OneLineUsageError,
+    existing_paths,
+    progress_wanted,
+    slow_status,
+)
 
 #: Every command: its module and function under :mod:`whilecli.commands`, and its one line in
 #: ``while --help`` (in this order).
@@ -36,6 +43,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 #: Commands that read rows: a progress line on a terminal when the read is slow.
 READERS = frozenset({"route", "check", "diff", "summarize", "size", "ada"})
+
+#: Positional inputs whose declaration has no existence check of its own (``update``'s
+#: BATCH): a missing file is refused while parsing, before torch or polars load.
+INPUT_ARGUMENTS = frozenset({"batch_path"})
+
+#: Commands that compute in torch (the ``torch`` extra).
+NEEDS_TORCH = frozenset({"update"})
 
 #: ``-h`` is ``--help`` for the group and, through click's context inheritance, every command.
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
@@ -82,15 +96,32 @@ class _Command(TyperCommand):
                 formatter.write_dl(panels[None])
 
 
+def _torch() -> bool:
+    """Whether torch can be imported (looked up, not imported)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _build(name: str) -> click.Command:
     """The click command of ``name``, from its module (imported now)."""
     module, function, short_help = COMMANDS[name]
     callback = getattr(importlib.import_module(f"whilecli.commands.{module}"), function)
     info = typer.models.CommandInfo(name=name, cls=_Command, callback=callback)
     info.short_help = short_help
-    return typer.main.get_command_from_info(
+    command = typer.main.get_command_from_info(
         info, pretty_exceptions_short=False, rich_markup_mode=None
     )
+    for param in command.params:
+        unchecked = param.callback is None and param.name in INPUT_ARGUMENTS
+        if unchecked and isinstance(param, click.Argument):
+            param.callback = _check_exists
+    return command
+
+
+def _check_exists(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    return existing_paths(value)
 
 
 class _Group(TyperGroup):
@@ -133,6 +164,8 @@ class _Group(TyperGroup):
         if protected is None:
             protected = ctx.protected_args
         args = [*protected, *ctx.args]
+        if args and args[0] in NEEDS_TORCH and not {"-h", "--help"} & set(args) and not _torch():
+            raise OneLineUsageError(TORCH_MISSING)
         try:
             if args and args[0] in READERS and progress_wanted(args[1:]):
                 with slow_status(f"while {args[0]}: reading…"):

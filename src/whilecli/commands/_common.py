@@ -49,6 +49,20 @@ def _from_rich_pipe(exit_: SystemExit) -> bool:
     return tb is not None and tb.tb_frame.f_code.co_name == "on_broken_pipe"
 
 
+#: What a command that computes in torch says when torch is not installed (it is an extra).
+TORCH_MISSING = (
+    "this command computes in torch, which is not installed: "
+    "pip install 'whilecli[torch]' (or pip install torch)"
+)
+
+
+def _is_torch(err: ImportError) -> bool:
+    """Whether ``err`` is torch missing (not installed, or blocked as ``sys.modules['torch']
+    = None``), as opposed to a bug."""
+    name = err.name or ""
+    return name == "torch" or name.startswith("torch.") or "'torch'" in str(err)
+
+
 def user_errors(fn: F) -> F:
     """Print a :class:`WhileError` as ``while: error: ...`` on stderr and exit with its code.
 
@@ -78,6 +92,11 @@ def user_errors(fn: F) -> F:
             raise
         except (typer.Exit, typer.Abort):
             raise
+        except ImportError as err:
+            if not _is_torch(err):
+                raise
+            print(f"while: error: {TORCH_MISSING}", file=sys.stderr)
+            raise typer.Exit(2) from None
         except Exception as err:  # a bug: keep it to one line unless asked
             if os.environ.get("WHILE_DEBUG") == "1":
                 raise
