@@ -204,7 +204,7 @@ def diff_command(
         raise UsageError("stdin (-) can feed BEFORE or AFTER, not both")
     check_seed(seed)
     check_draws(draws)
-    read = {
+    read: dict[str, Any] = {
         "mapping": mapping,
         "pass_threshold": pass_threshold,
         "input_format": input_format,

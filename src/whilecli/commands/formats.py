@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import typer
 
@@ -39,7 +40,7 @@ def formats_command(
         "completion": list(table.COMPLETION_ALIASES),
     }
     if as_json:
-        out = {
+        out: dict[str, Any] = {
             "formats": [
                 {"name": f.name, "tool": f.tool, "detected": f.detected, "fields": f.fields}
                 for f in FORMATS

@@ -162,7 +162,11 @@ def size_command(
 
         if before == "-" and after == "-":
             raise UsageError("stdin (-) can feed --before or --after, not both")
-        read = {"mapping": mapping, "pass_threshold": pass_threshold, "input_format": input_format}
+        read: dict[str, Any] = {
+            "mapping": mapping,
+            "pass_threshold": pass_threshold,
+            "input_format": input_format,
+        }
         measured = paired_size(
             read_tasks(before, **read),
             read_tasks(after, **read),
