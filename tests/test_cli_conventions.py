@@ -171,6 +171,16 @@ def test_early_errors_and_help_load_nothing_heavy(tmp_path: Path) -> None:
         ["size", "--format", "xml"],
         ["ada", MIXED, "--exit", "nope"],
         ["route", MIXED, "--no-such-flag"],
+        ["route", MIXED, "--seed", "-1"],
+        ["check", MIXED, "--size-b", "-3"],
+        ["route", MIXED, "--teacher-vocab", "0"],
+        ["route", MIXED, "--pass-threshold", "nan"],
+        ["summarize", MIXED, "-o", str(tmp_path / "t.txt")],
+        ["summarize", MIXED, "-o", str(tmp_path / "t.parquet"), "--pass-threshold", "inf"],
+        ["size", "--effect", "2"],
+        ["size", "--draws", "0"],
+        ["diff", MIXED, MIXED, "--seed", "-2"],
+        ["diff", MIXED, MIXED, "--fail-on", "nope"],
     ]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(

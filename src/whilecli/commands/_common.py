@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import math
 import os
 import sys
 import threading
@@ -169,6 +170,43 @@ def existing_paths(value: Any) -> Any:
         if isinstance(path, str) and _missing(path):
             raise OneLineUsageError(f"{path}: no such file or directory")
     return value
+
+
+def early(check: Callable[[Any], None]) -> Callable[[Any], Any]:
+    """A parameter callback that runs ``check(value)`` while the command line is parsed: its
+    :class:`~whilecli.errors.UsageError` is reported as every usage error is (one line, exit
+    2) before any heavy import. The command still checks the value for library callers."""
+
+    def callback(value: Any) -> Any:
+        try:
+            check(value)
+        except UsageError as err:
+            raise OneLineUsageError(str(err)) from None
+        return value
+
+    return callback
+
+
+def check_finite_threshold(value: float | None) -> None:
+    """Refuse a ``--pass-threshold`` that is NaN or infinite."""
+    if value is not None and not math.isfinite(value):
+        raise UsageError(f"--pass-threshold must be a finite number, got {value}")
+
+
+def check_size_b(value: float | None) -> None:
+    """Refuse a ``--size-b`` that is not a positive number of billions."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--size-b must be a positive number of billions, got {value}")
+
+
+def check_vocab(flag: str) -> Callable[[int | None], None]:
+    """Refuse a vocabulary size (``flag``) below 1."""
+
+    def check(value: int | None) -> None:
+        if value is not None and value <= 0:
+            raise UsageError(f"{flag} must be a positive vocabulary size, got {value}")
+
+    return check
 
 
 #: Seconds a read runs before the progress line shows.

@@ -17,7 +17,13 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import check_draws, check_seed, existing_paths, user_errors
+from whilecli.commands._common import (
+    check_draws,
+    check_seed,
+    early,
+    existing_paths,
+    user_errors,
+)
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -189,21 +195,31 @@ def diff_command(
     input_format: str | None = route_cmd.INPUT_FORMAT,
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
     seed: int = typer.Option(
-        0, "--seed", metavar="N", help="Seed of the bootstraps.", rich_help_panel="Checks"
+        0,
+        "--seed",
+        metavar="N",
+        help="Seed of the bootstraps.",
+        callback=early(check_seed),
+        rich_help_panel="Checks",
     ),
     draws: int = typer.Option(
-        2000, "--draws", metavar="N", help="Bootstrap resamples.", rich_help_panel="Checks"
+        2000,
+        "--draws",
+        metavar="N",
+        help="Bootstrap resamples.",
+        callback=early(check_draws),
+        rich_help_panel="Checks",
     ),
     pool: bool = route_cmd.POOL,
 ) -> None:
     """Compare two dumps of the same tasks, task by task: pass@1 each, the paired difference."""
-    from whilecli.route.paired import paired_diff
-
     names = parse_diff_policies(fail_on)
     if before == "-" and after == "-":
         raise UsageError("stdin (-) can feed BEFORE or AFTER, not both")
     check_seed(seed)
     check_draws(draws)
+    from whilecli.route.paired import paired_diff  # polars and numpy: after the checks
+
     read: dict[str, Any] = {
         "mapping": mapping,
         "pass_threshold": pass_threshold,

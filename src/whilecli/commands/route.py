@@ -23,8 +23,12 @@ import typer
 from whilecli import jsonout
 from whilecli.commands._common import (
     INPUT_FORMATS,
+    check_finite_threshold,
     check_seed,
+    check_size_b,
+    check_vocab,
     choice,
+    early,
     existing_paths,
     user_errors,
 )
@@ -70,6 +74,7 @@ SIZE_B = typer.Option(
     "--size-b",
     metavar="F",
     help="The model's size in billions of parameters.",
+    callback=early(check_size_b),
     rich_help_panel="Checks",
 )
 PASS_THRESHOLD = typer.Option(
@@ -77,6 +82,7 @@ PASS_THRESHOLD = typer.Option(
     "--pass-threshold",
     metavar="F",
     help="A row passes when reward >= F.",
+    callback=early(check_finite_threshold),
     show_default="1.0",
     rich_help_panel="Inputs",
 )
@@ -101,6 +107,7 @@ TEACHER_VOCAB = typer.Option(
     "--teacher-vocab",
     metavar="N",
     help="The teacher tokenizer's vocabulary size.",
+    callback=early(check_vocab("--teacher-vocab")),
     rich_help_panel="Checks",
 )
 STUDENT_VOCAB = typer.Option(
@@ -108,6 +115,7 @@ STUDENT_VOCAB = typer.Option(
     "--student-vocab",
     metavar="N",
     help="The student tokenizer's vocabulary size.",
+    callback=early(check_vocab("--student-vocab")),
     rich_help_panel="Checks",
 )
 TEACHER_TOKENIZER = typer.Option(
@@ -142,6 +150,7 @@ SEED = typer.Option(
     "--seed",
     metavar="N",
     help="Seed of the bootstrap intervals.",
+    callback=early(check_seed),
     show_default="0",
     rich_help_panel="Checks",
 )

@@ -23,6 +23,7 @@ from whilecli.commands._common import (
     check_draws,
     check_seed,
     choice,
+    early,
     existing_paths,
     user_errors,
 )
@@ -137,15 +138,23 @@ def size_command(
         rich_help_panel="Output",
     ),
     seed: int = typer.Option(
-        0, "--seed", metavar="N", help="Seed of the bootstrap.", rich_help_panel="Checks"
+        0,
+        "--seed",
+        metavar="N",
+        help="Seed of the bootstrap.",
+        callback=early(check_seed),
+        rich_help_panel="Checks",
     ),
     draws: int = typer.Option(
-        2000, "--draws", metavar="N", help="Bootstrap resamples.", rich_help_panel="Checks"
+        2000,
+        "--draws",
+        metavar="N",
+        help="Bootstrap resamples.",
+        callback=early(check_draws),
+        rich_help_panel="Checks",
     ),
 ) -> None:
     """Size the held-out test: tasks to see a gain of --effect, from assumptions or two dumps."""
-    from whilecli.route.stats import holdout_size
-
     _validate(effect, base, k, power, alpha)
     fmt = output.lower()
     if fmt not in ("text", "json"):
@@ -154,6 +163,8 @@ def size_command(
         raise UsageError("--before and --after go together: two dumps of the same tasks")
     check_seed(seed)
     check_draws(draws)
+    from whilecli.route.stats import holdout_size  # polars, numpy, scipy: after the checks
+
     holdout = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
     measured = None
     if before is not None and after is not None:

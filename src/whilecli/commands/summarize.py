@@ -15,7 +15,14 @@ import sys
 
 import typer
 
-from whilecli.commands._common import INPUT_FORMATS, choice, existing_paths, user_errors
+from whilecli.commands._common import (
+    INPUT_FORMATS,
+    check_finite_threshold,
+    choice,
+    early,
+    existing_paths,
+    user_errors,
+)
 from whilecli.errors import UsageError
 
 
@@ -50,6 +57,7 @@ def summarize_command(
         metavar="F",
         help="A row passes when reward >= F.",
         show_default="1.0",
+        callback=early(check_finite_threshold),
         rich_help_panel="Inputs",
     ),
     mapping: list[str] | None = typer.Option(
@@ -70,9 +78,8 @@ def summarize_command(
     ),
 ) -> None:
     """Write the per-task counts `while route` needs (rows, passes, truncation, models)."""
-    from whilecli.route.summary import write_merged, write_summary
-
     _check_output(output, force=force)
+    from whilecli.route.summary import write_merged, write_summary  # polars: after the checks
 
     if merge:
         given = [
