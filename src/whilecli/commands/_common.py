@@ -143,9 +143,39 @@ INPUT_FORMATS = (
 )
 
 
-def choice(*names: str) -> click.Choice:
-    """An enumerated option's type: the names listed in ``--help``, matched case-insensitively."""
-    return click.Choice(names, case_sensitive=False)
+class Choice(click.Choice):
+    """An enumerated option's type: the names listed in ``--help``, matched case-insensitively;
+    a name outside them is refused with ``message`` (``{value!r}`` is the name given)."""
+
+    def __init__(self, names: tuple[str, ...], message: str | None = None) -> None:
+        super().__init__(names, case_sensitive=False)
+        self.message = message
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            if self.message is None:
+                raise
+            raise OneLineUsageError(self.message.format(value=value), ctx=ctx) from None
+
+
+def choice(*names: str, message: str | None = None) -> click.Choice:
+    """An enumerated option's type (:class:`Choice`)."""
+    return Choice(names, message)
+
+
+def input_format_choice() -> click.Choice:
+    """``--input-format``'s type, refused with the reader's own message."""
+    return choice(
+        *INPUT_FORMATS, message="--input-format {value!r}: one of " + ", ".join(INPUT_FORMATS)
+    )
+
+
+def check_exists(path: str | None) -> None:
+    """Refuse a named input that is not there, with the reader's message."""
+    if isinstance(path, str) and _missing(path):
+        raise UsageError(f"{path}: no such file or directory")
 
 
 class OneLineUsageError(click.UsageError):

@@ -139,7 +139,11 @@ def ada_command(
     exit: str = typer.Option(
         "balanced",
         "--exit",
-        click_type=choice("balanced", "positive"),
+        click_type=choice(
+            "balanced",
+            "positive",
+            message="exit must be balanced or positive (default balanced), got {value!r}",
+        ),
         help="Retire rule: balanced (a pass and a fail) or positive (a pass).",
         rich_help_panel=ADA,
     ),
@@ -182,7 +186,7 @@ def ada_command(
     fmt: str = typer.Option(
         "text",
         "--format",
-        click_type=choice("text", "json"),
+        click_type=choice("text", "json", message="--format must be text or json, got {value!r}"),
         help="Report format.",
         rich_help_panel="Output",
     ),

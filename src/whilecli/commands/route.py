@@ -27,9 +27,9 @@ from whilecli.commands._common import (
     check_seed,
     check_size_b,
     check_vocab,
-    choice,
     early,
     existing_paths,
+    input_format_choice,
     user_errors,
 )
 from whilecli.errors import UsageError
@@ -97,7 +97,7 @@ INPUT_FORMAT = typer.Option(
     None,
     "--input-format",
     metavar="NAME",
-    click_type=choice(*INPUT_FORMATS),
+    click_type=input_format_choice(),
     help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('while formats').",
     show_default="detect",
     rich_help_panel="Inputs",

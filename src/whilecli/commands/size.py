@@ -21,10 +21,10 @@ from whilecli import jsonout
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import (
     check_draws,
+    check_exists,
     check_seed,
     choice,
     early,
-    existing_paths,
     user_errors,
 )
 from whilecli.errors import UsageError
@@ -116,7 +116,6 @@ def size_command(
         "--before",
         metavar="ROWS",
         help="A dump before the change (with --after).",
-        callback=existing_paths,
         rich_help_panel="Inputs",
     ),
     after: str | None = typer.Option(
@@ -124,7 +123,6 @@ def size_command(
         "--after",
         metavar="ROWS",
         help="A dump after the change, of the same tasks.",
-        callback=existing_paths,
         rich_help_panel="Inputs",
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
@@ -133,7 +131,7 @@ def size_command(
     output: str = typer.Option(
         "text",
         "--format",
-        click_type=choice("text", "json"),
+        click_type=choice("text", "json", message="--format {value!r}: use text or json"),
         help="Report format.",
         rich_help_panel="Output",
     ),
@@ -161,6 +159,8 @@ def size_command(
         raise UsageError(f"--format {output!r}: use text or json")
     if (before is None) != (after is None):
         raise UsageError("--before and --after go together: two dumps of the same tasks")
+    check_exists(before)  # before the reader loads
+    check_exists(after)
     check_seed(seed)
     check_draws(draws)
     from whilecli.route.stats import holdout_size  # polars, numpy, scipy: after the checks

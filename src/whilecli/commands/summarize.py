@@ -18,9 +18,9 @@ import typer
 from whilecli.commands._common import (
     INPUT_FORMATS,
     check_finite_threshold,
-    choice,
     early,
     existing_paths,
+    input_format_choice,
     user_errors,
 )
 from whilecli.errors import UsageError
@@ -71,7 +71,7 @@ def summarize_command(
         None,
         "--input-format",
         metavar="NAME",
-        click_type=choice(*INPUT_FORMATS),
+        click_type=input_format_choice(),
         help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('while formats').",
         show_default="detect",
         rich_help_panel="Inputs",
