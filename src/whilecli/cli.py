@@ -69,7 +69,12 @@ _DEFAULT_IN_PARENS = re.compile(r"default: \((.*?)\)(?=[;\]])")
 
 class _Command(TyperCommand):
     """A command whose ``--help`` groups its options under their panels (``rich_help_panel``:
-    Inputs, Checks, Output, ...) as plain text sections, as click prints "Options"."""
+    Inputs, Checks, Output, ...) as plain text sections, as click prints "Options".
+
+    With ``rich_markup_mode=None`` typer prints click's plain help and drops the panels (they
+    show only in its Rich boxes); rendered here, the help is the same text on a terminal, in a
+    pipe and under NO_COLOR, with no escape codes and without importing Rich's help renderer.
+    """
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         args: list[tuple[str, str]] = []
