@@ -26,9 +26,11 @@ STUDENT = "Qwen/Qwen3-0.6B"
 
 def cli_app() -> typer.Typer:
     """The ``while`` app with check, size and diff (registered here when cli.py lacks them)."""
+    from whilecli import cli
     from whilecli.cli import app
 
-    if {"check", "size", "diff"} <= {c.name for c in app.registered_commands}:
+    known = {c.name for c in app.registered_commands} | set(getattr(cli, "COMMANDS", ()))
+    if {"check", "size", "diff"} <= known:
         return app
     from whilecli.commands.check import check_command
     from whilecli.commands.diff import diff_command

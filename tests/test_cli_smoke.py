@@ -52,3 +52,28 @@ def test_an_unexpected_error_is_one_line(monkeypatch) -> None:
     assert result.exit_code == 70
     assert "internal error: RuntimeError: something broke across lines" in result.output
     assert "Traceback" not in result.output
+
+
+def test_python_dash_m_runs_the_program() -> None:
+    """`python3 -m whilecli` (the README's first command) needs no script on PATH."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "whilecli", "route", "--quiet", "examples/data/mixed.parquet"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("while route: ")
+    usage = subprocess.run(
+        [sys.executable, "-m", "whilecli", "-h"], capture_output=True, text=True, env=env
+    )
+    assert usage.returncode == 0 and usage.stdout.startswith("Usage: while ")

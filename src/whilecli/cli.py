@@ -1,43 +1,162 @@
-"""The ``while`` command: one Typer app, one thin module per command under :mod:`whilecli.commands`."""
+"""The ``while`` command: one Typer app, one thin module per command under :mod:`whilecli.commands`.
+
+A command's module is imported only when that command runs (or its ``--help`` is asked), so
+``while --help``, ``while --version`` and a bad command name load typer and click and nothing
+of polars, pyarrow, scipy or torch. The top-level command list comes from :data:`COMMANDS`,
+not from the modules.
+"""
 
 from __future__ import annotations
 
+import difflib
+import importlib
+import importlib.util
+import re
 from typing import Any
 
 import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from whilecli import __version__
-from whilecli.commands.ada import ada_command
-from whilecli.commands.check import check_command
-from whilecli.commands.config import config_command
-from whilecli.commands.diff import diff_command
-from whilecli.commands.formats import formats_command
-from whilecli.commands.route import route_command
-from whilecli.commands.size import size_command
-from whilecli.commands.summarize import summarize_command
-from whilecli.commands.update import update_command
+from whilecli.commands._common import (
+    TORCH_MISSING,
+    OneLineUsageError,
+    existing_paths,
+    progress_wanted,
+    slow_status,
+)
 
+#: Every command: its module and function under :mod:`whilecli.commands`, and its one line in
+#: ``while --help`` (in this order).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "route": ("route", "route_command", "Route graded rows to a training method, with evidence."),
+    "update": ("update", "update_command", "Per-token update coefficients for a batch (torch)."),
+    "config": ("config", "config_command", "Write a prime-rl RL config and what prime-rl reads."),
+    "ada": ("ada", "ada_command", "ReinforceAda: the next sampling round, a balanced selection."),
+    "check": ("check", "check_command", "Gate an eval dump in CI: exit 1 when a policy holds."),
+    "size": ("size", "size_command", "How many held-out tasks it takes to see a gain."),
+    "diff": ("diff", "diff_command", "Compare two dumps of the same tasks, task by task."),
+    "summarize": ("summarize", "summarize_command", "Write the per-task counts route reads."),
+    "formats": ("formats", "formats_command", "List the input formats and where fields come from."),
+}
 
-class _OneLineUsageError(click.UsageError):
-    """A usage error (an unknown option, a value of the wrong type) as one line on stderr,
-    with the program's error prefix, exit 2: as every other bad input."""
+#: Commands that read rows: a progress line on a terminal when the read is slow.
+READERS = frozenset({"route", "check", "diff", "summarize", "size", "ada"})
 
-    def show(self, file: Any = None) -> None:
-        click.echo(f"while: error: {self.format_message()}", file=file, err=True)
+#: Positional inputs whose declaration has no existence check of its own (``update``'s
+#: BATCH): a missing file is refused while parsing, before torch or polars load.
+INPUT_ARGUMENTS = frozenset({"batch_path"})
+
+#: Commands that compute in torch (the ``torch`` extra).
+NEEDS_TORCH = frozenset({"update"})
+
+#: ``-h`` is ``--help`` for the group and, through click's context inheritance, every command.
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
 def _one_line(err: click.UsageError) -> click.UsageError:
-    if isinstance(err, (_OneLineUsageError, click.exceptions.NoArgsIsHelpError)):
+    if isinstance(err, (OneLineUsageError, click.exceptions.NoArgsIsHelpError)):
         return err  # `while` alone still prints the help
     where = err.ctx.command_path if err.ctx is not None else "while"
     text = " ".join(err.format_message().split()).rstrip(".")
-    return _OneLineUsageError(f"{text} (see '{where} --help')", ctx=err.ctx)
+    return OneLineUsageError(f"{text} (see '{where} --help')", ctx=err.ctx)
+
+
+#: click writes a default given as text in parentheses, "[default: (1.0)]"; shown as any other.
+_DEFAULT_IN_PARENS = re.compile(r"default: \((.*?)\)(?=[;\]])")
+
+
+class _Command(TyperCommand):
+    """A command whose ``--help`` groups its options under their panels (``rich_help_panel``:
+    Inputs, Checks, Output, ...) as plain text sections, as click prints "Options".
+
+    With ``rich_markup_mode=None`` typer prints click's plain help and drops the panels (they
+    show only in its Rich boxes); rendered here, the help is the same text on a terminal, in a
+    pipe and under NO_COLOR, with no escape codes and without importing Rich's help renderer.
+    """
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        args: list[tuple[str, str]] = []
+        panels: dict[str | None, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            record = (record[0], _DEFAULT_IN_PARENS.sub(r"default: \1", record[1]))
+            if param.param_type_name == "argument":
+                args.append(record)
+            else:
+                panels.setdefault(getattr(param, "rich_help_panel", None), []).append(record)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        named = [p for p in panels if p is not None]
+        named.sort(key=lambda p: (p != "Inputs", p == "Output"))  # Inputs first, Output last
+        for panel in named:
+            with formatter.section(panel):
+                formatter.write_dl(panels[panel])
+        if None in panels:
+            with formatter.section("Other options" if len(panels) > 1 else "Options"):
+                formatter.write_dl(panels[None])
+
+
+def _torch() -> bool:
+    """Whether torch can be imported (looked up, not imported)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _build(name: str) -> click.Command:
+    """The click command of ``name``, from its module (imported now)."""
+    module, function, short_help = COMMANDS[name]
+    callback = getattr(importlib.import_module(f"whilecli.commands.{module}"), function)
+    info = typer.models.CommandInfo(name=name, cls=_Command, callback=callback)
+    info.short_help = short_help
+    command = typer.main.get_command_from_info(
+        info, pretty_exceptions_short=False, rich_markup_mode=None
+    )
+    for param in command.params:
+        unchecked = param.callback is None and param.name in INPUT_ARGUMENTS
+        if unchecked and isinstance(param, click.Argument):
+            param.callback = _check_exists
+    return command
+
+
+def _check_exists(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    return existing_paths(value)
 
 
 class _Group(TyperGroup):
-    """The ``while`` group: click's usage errors (several lines) become one line."""
+    """The ``while`` group: commands load on first use; click's usage errors (several lines)
+    become one line; one "did you mean" for a mistyped command."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS) + [n for n in self.commands if n not in COMMANDS]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.commands[cmd_name] = _build(cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_) for name, (_, _, help_) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if name in COMMANDS or name in self.commands or name.startswith("-"):
+            return click.Group.resolve_command(self, ctx, args)
+        text = f"No such command {name!r}."
+        close = difflib.get_close_matches(name, self.list_commands(ctx))
+        if close:
+            text += " Did you mean " + ", ".join(repr(c) for c in close) + "?"
+        raise click.UsageError(text, ctx=ctx)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:
@@ -46,7 +165,16 @@ class _Group(TyperGroup):
             raise _one_line(err) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        protected = getattr(ctx, "_protected_args", None)  # click >= 8.2 (8.1: protected_args)
+        if protected is None:
+            protected = ctx.protected_args
+        args = [*protected, *ctx.args]
+        if args and args[0] in NEEDS_TORCH and not {"-h", "--help"} & set(args) and not _torch():
+            raise OneLineUsageError(TORCH_MISSING)
         try:
+            if args and args[0] in READERS and progress_wanted(args[1:]):
+                with slow_status(f"while {args[0]}: reading…"):
+                    return super().invoke(ctx)
             return super().invoke(ctx)
         except click.UsageError as err:
             raise _one_line(err) from None
@@ -55,11 +183,13 @@ class _Group(TyperGroup):
 app = typer.Typer(
     cls=_Group,
     name="while",
-    help="Route graded RL rollouts to a training method, with evidence.",
+    help="Route graded RL rollouts to a training method, with evidence.\n\n"
+    "Run 'while COMMAND -h' for a command's options.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings=CONTEXT_SETTINGS,
 )
 
 
@@ -72,18 +202,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
     """Route graded RL rollouts to a training method, with evidence."""
-
-
-app.command("route")(route_command)
-app.command("update")(update_command)
-app.command("config")(config_command)
-app.command("ada")(ada_command)
-app.command("check")(check_command)
-app.command("size")(size_command)
-app.command("diff")(diff_command)
-app.command("summarize")(summarize_command)
-app.command("formats")(formats_command)

@@ -1,13 +1,20 @@
-"""What every command shares: turning errors into one line and an exit code."""
+"""What every command shares: turning errors into one line and an exit code, the checks
+that run while the command line is parsed (before any heavy import), and the progress line
+of a slow read."""
 
 from __future__ import annotations
 
 import functools
+import glob
+import math
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import click
 import typer
 
 from whilecli.errors import UsageError, WhileError
@@ -43,6 +50,20 @@ def _from_rich_pipe(exit_: SystemExit) -> bool:
     return tb is not None and tb.tb_frame.f_code.co_name == "on_broken_pipe"
 
 
+#: What a command that computes in torch says when torch is not installed (it is an extra).
+TORCH_MISSING = (
+    "this command computes in torch, which is not installed: "
+    "pip install 'whilecli[torch]' (or pip install torch)"
+)
+
+
+def _is_torch(err: ImportError) -> bool:
+    """Whether ``err`` is torch missing (not installed, or blocked as ``sys.modules['torch']
+    = None``), as opposed to a bug."""
+    name = err.name or ""
+    return name == "torch" or name.startswith("torch.") or "'torch'" in str(err)
+
+
 def user_errors(fn: F) -> F:
     """Print a :class:`WhileError` as ``while: error: ...`` on stderr and exit with its code.
 
@@ -72,6 +93,11 @@ def user_errors(fn: F) -> F:
             raise
         except (typer.Exit, typer.Abort):
             raise
+        except ImportError as err:
+            if not _is_torch(err):
+                raise
+            print(f"while: error: {TORCH_MISSING}", file=sys.stderr)
+            raise typer.Exit(2) from None
         except Exception as err:  # a bug: keep it to one line unless asked
             if os.environ.get("WHILE_DEBUG") == "1":
                 raise
@@ -100,3 +126,167 @@ def check_draws(draws: int) -> None:
     """Refuse ``--draws`` below 1 or above :data:`MAX_DRAWS`."""
     if not 1 <= draws <= MAX_DRAWS:
         raise UsageError(f"--draws must lie in [1, {MAX_DRAWS}], got {draws}")
+
+
+#: The names ``--input-format`` takes: :data:`whilecli.io.plan.FORMATS`, repeated here so the
+#: choice is checked while parsing, without importing the reader (a test keeps them equal).
+INPUT_FORMATS = (
+    "vf-eval",
+    "verifiers-traces",
+    "prime-rft",
+    "lm-eval",
+    "nemo-gym",
+    "trl",
+    "whileai",
+    "jsonl",
+    "parquet",
+)
+
+
+class Choice(click.Choice):
+    """An enumerated option's type: the names listed in ``--help``, matched case-insensitively;
+    a name outside them is refused with ``message`` (``{value!r}`` is the name given)."""
+
+    def __init__(self, names: tuple[str, ...], message: str | None = None) -> None:
+        super().__init__(names, case_sensitive=False)
+        self.message = message
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            if self.message is None:
+                raise
+            raise OneLineUsageError(self.message.format(value=value), ctx=ctx) from None
+
+
+def choice(*names: str, message: str | None = None) -> click.Choice:
+    """An enumerated option's type (:class:`Choice`)."""
+    return Choice(names, message)
+
+
+def input_format_choice() -> click.Choice:
+    """``--input-format``'s type, refused with the reader's own message."""
+    return choice(
+        *INPUT_FORMATS, message="--input-format {value!r}: one of " + ", ".join(INPUT_FORMATS)
+    )
+
+
+def check_exists(path: str | None) -> None:
+    """Refuse a named input that is not there, with the reader's message."""
+    if isinstance(path, str) and _missing(path):
+        raise UsageError(f"{path}: no such file or directory")
+
+
+class OneLineUsageError(click.UsageError):
+    """A usage error (an unknown option, a value of the wrong type, a missing file) as one line
+    on stderr, with the program's error prefix, exit 2: as every other bad input."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"while: error: {self.format_message()}", file=file, err=True)
+
+
+def _missing(path: str) -> bool:
+    """Whether ``path`` names a file that is not there (stdin and globs are the reader's)."""
+    return path != "-" and not glob.has_magic(path) and not os.path.lexists(path)
+
+
+def existing_paths(value: Any) -> Any:
+    """Parameter callback: refuse a named input that does not exist while the command line is
+    parsed, with the reader's message (``PATH: no such file or directory``), so the error
+    comes before polars, pyarrow or scipy load."""
+    values = value if isinstance(value, (list, tuple)) else [value]
+    for path in values:
+        if isinstance(path, str) and _missing(path):
+            raise OneLineUsageError(f"{path}: no such file or directory")
+    return value
+
+
+def early(check: Callable[[Any], None]) -> Callable[[Any], Any]:
+    """A parameter callback that runs ``check(value)`` while the command line is parsed: its
+    :class:`~whilecli.errors.UsageError` is reported as every usage error is (one line, exit
+    2) before any heavy import. The command still checks the value for library callers."""
+
+    def callback(value: Any) -> Any:
+        try:
+            check(value)
+        except UsageError as err:
+            raise OneLineUsageError(str(err)) from None
+        return value
+
+    return callback
+
+
+def check_finite_threshold(value: float | None) -> None:
+    """Refuse a ``--pass-threshold`` that is NaN or infinite."""
+    if value is not None and not math.isfinite(value):
+        raise UsageError(f"--pass-threshold must be a finite number, got {value}")
+
+
+def check_size_b(value: float | None) -> None:
+    """Refuse a ``--size-b`` that is not a positive number of billions."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--size-b must be a positive number of billions, got {value}")
+
+
+def check_vocab(flag: str) -> Callable[[int | None], None]:
+    """Refuse a vocabulary size (``flag``) below 1."""
+
+    def check(value: int | None) -> None:
+        if value is not None and value <= 0:
+            raise UsageError(f"{flag} must be a positive vocabulary size, got {value}")
+
+    return check
+
+
+#: Seconds a read runs before the progress line shows.
+SLOW_READ_S = 2.0
+
+
+def progress_wanted(args: list[str]) -> bool:
+    """A progress line only for a person: stderr a terminal, not CI, not a JSON report."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false"):
+        return False
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        if not sys.stderr.isatty():
+            return False
+    except (AttributeError, ValueError):
+        return False
+    flat = [a.lower() for a in args]
+    json_asked = "--json" in flat or "--format=json" in flat
+    json_asked = json_asked or any(
+        a == "--format" and b == "json" for a, b in zip(flat, flat[1:], strict=False)
+    )
+    return not json_asked
+
+
+@contextmanager
+def slow_status(message: str, *, after: float = SLOW_READ_S) -> Iterator[None]:
+    """Show ``message`` with a spinner on stderr once the block has run ``after`` seconds;
+    gone (transient) when the block ends. Rich loads only when the line shows."""
+    lock = threading.Lock()
+    state: dict[str, Any] = {"done": False, "status": None}
+
+    def start() -> None:
+        with lock:
+            if state["done"]:
+                return
+            from rich.console import Console
+
+            status = Console(stderr=True).status(message)
+            status.start()
+            state["status"] = status
+
+    timer = threading.Timer(after, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if state["status"] is not None:
+                state["status"].stop()

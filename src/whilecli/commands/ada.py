@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import choice, existing_paths, user_errors
 from whilecli.commands.rowwise import (
     check_format,
     check_output,
@@ -26,6 +26,8 @@ from whilecli.commands.rowwise import (
 )
 from whilecli.errors import InputError, UsageError
 
+#: The help panel of ReinforceAda's knobs.
+ADA = "ReinforceAda"
 #: The note ``--threshold`` prints: the option's old name, with its old strict rule.
 THRESHOLD_DEPRECATED = (
     "note: --threshold is deprecated; use --pass-threshold (a rollout passes at reward ≥ T,"
@@ -117,36 +119,77 @@ def run_ada(
 def ada_command(
     rows: list[str] = typer.Argument(
         ...,
+        metavar="ROWS...",
         help="Rollouts drawn so far: files, directories, globs (JSONL or Parquet; - for stdin).",
+        callback=existing_paths,
     ),
-    keep: int = typer.Option(4, "--keep", help="Rollouts kept per retired task."),
-    round_size: int = typer.Option(8, "--round-size", help="Draws per task per round."),
-    max_rounds: int = typer.Option(4, "--max-rounds", help="Rounds before a task is given up."),
-    exit: str = typer.Option("balanced", "--exit", help="Retire rule: balanced or positive."),
+    keep: int = typer.Option(
+        4, "--keep", metavar="N", help="Rollouts kept per retired task.", rich_help_panel=ADA
+    ),
+    round_size: int = typer.Option(
+        8, "--round-size", metavar="N", help="Draws per task per round.", rich_help_panel=ADA
+    ),
+    max_rounds: int = typer.Option(
+        4,
+        "--max-rounds",
+        metavar="N",
+        help="Rounds before a task is given up.",
+        rich_help_panel=ADA,
+    ),
+    exit: str = typer.Option(
+        "balanced",
+        "--exit",
+        click_type=choice(
+            "balanced",
+            "positive",
+            message="exit must be balanced or positive (default balanced), got {value!r}",
+        ),
+        help="Retire rule: balanced (a pass and a fail) or positive (a pass).",
+        rich_help_panel=ADA,
+    ),
     pass_threshold: float | None = typer.Option(
         None,
         "--pass-threshold",
-        help="A rollout passes at reward ≥ T (default 1.0; needed for rewards outside [0, 1]).",
+        metavar="T",
+        help="A rollout passes at reward ≥ T (needed for rewards outside [0, 1]).",
+        show_default="1.0",
+        rich_help_panel="Inputs",
     ),
     threshold: float | None = typer.Option(
         None, "--threshold", hidden=True, help="Deprecated: --pass-threshold."
     ),
     map_: list[str] | None = typer.Option(
-        None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN."
+        None,
+        "--map",
+        metavar="FIELD=COLUMN",
+        help="Read FIELD from COLUMN (repeatable).",
+        rich_help_panel="Inputs",
     ),
     next_round: str | None = typer.Option(
         None,
         "--next-round",
+        metavar="FILE",
         help="Write the tasks to draw again here (.parquet, .jsonl; - for stdout).",
+        rich_help_panel="Output",
     ),
     output: str | None = typer.Option(
         None,
         "-o",
         "--output",
+        metavar="FILE",
         help="Write the balanced selection here (.parquet, .jsonl; - for stdout).",
+        rich_help_panel="Output",
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
-    fmt: str = typer.Option("text", "--format", help="text or json."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite existing files.", rich_help_panel="Output"
+    ),
+    fmt: str = typer.Option(
+        "text",
+        "--format",
+        click_type=choice("text", "json", message="--format must be text or json, got {value!r}"),
+        help="Report format.",
+        rich_help_panel="Output",
+    ),
 ) -> None:
     """ReinforceAda: which tasks to draw again, and the balanced selection of the rest."""
     from whilecli.io.read import parse_map

@@ -17,7 +17,13 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import check_draws, check_seed, user_errors
+from whilecli.commands._common import (
+    check_draws,
+    check_seed,
+    early,
+    existing_paths,
+    user_errors,
+)
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -165,31 +171,56 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
 
 @user_errors
 def diff_command(
-    before: str = typer.Argument(..., metavar="BEFORE", help="The earlier dump (rows)."),
-    after: str = typer.Argument(..., metavar="AFTER", help="The later dump of the same tasks."),
+    before: str = typer.Argument(
+        ...,
+        metavar="BEFORE",
+        help="The earlier dump (rows: a file, directory or glob; - for stdin).",
+        callback=existing_paths,
+    ),
+    after: str = typer.Argument(
+        ...,
+        metavar="AFTER",
+        help="The later dump of the same tasks (as BEFORE).",
+        callback=existing_paths,
+    ),
     fail_on: list[str] | None = typer.Option(
         None,
         "--fail-on",
         metavar="CONDITIONS",
         help="Exit 1 when a named condition holds: regression (the difference's upper bound < 0).",
+        rich_help_panel="Checks",
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     mapping: list[str] | None = route_cmd.MAPPING,
     input_format: str | None = route_cmd.INPUT_FORMAT,
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the bootstraps."),
-    draws: int = typer.Option(2000, "--draws", metavar="N", help="Bootstrap resamples."),
+    seed: int = typer.Option(
+        0,
+        "--seed",
+        metavar="N",
+        help="Seed of the bootstraps.",
+        callback=early(check_seed),
+        rich_help_panel="Checks",
+    ),
+    draws: int = typer.Option(
+        2000,
+        "--draws",
+        metavar="N",
+        help="Bootstrap resamples.",
+        callback=early(check_draws),
+        rich_help_panel="Checks",
+    ),
     pool: bool = route_cmd.POOL,
 ) -> None:
     """Compare two dumps of the same tasks, task by task: pass@1 each, the paired difference."""
-    from whilecli.route.paired import paired_diff
-
     names = parse_diff_policies(fail_on)
     if before == "-" and after == "-":
         raise UsageError("stdin (-) can feed BEFORE or AFTER, not both")
     check_seed(seed)
     check_draws(draws)
-    read = {
+    from whilecli.route.paired import paired_diff  # polars and numpy: after the checks
+
+    read: dict[str, Any] = {
         "mapping": mapping,
         "pass_threshold": pass_threshold,
         "input_format": input_format,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import typer
 
@@ -13,9 +14,14 @@ from whilecli.commands._common import user_errors
 
 @user_errors
 def formats_command(
-    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the table as JSON.", rich_help_panel="Output"
+    ),
     aliases: bool = typer.Option(
-        False, "--aliases", help="Also print the alias table (first match wins)."
+        False,
+        "--aliases",
+        help="Also print the alias table (first match wins).",
+        rich_help_panel="Output",
     ),
 ) -> None:
     """List the input formats: how each is detected and where each field is read from."""
@@ -34,7 +40,7 @@ def formats_command(
         "completion": list(table.COMPLETION_ALIASES),
     }
     if as_json:
-        out = {
+        out: dict[str, Any] = {
             "formats": [
                 {"name": f.name, "tool": f.tool, "detected": f.detected, "fields": f.fields}
                 for f in FORMATS

@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from whilecli import jsonout
-from whilecli.commands._common import check_seed, user_errors
+from whilecli.commands._common import (
+    INPUT_FORMATS,
+    check_finite_threshold,
+    check_seed,
+    check_size_b,
+    check_vocab,
+    early,
+    existing_paths,
+    input_format_choice,
+    user_errors,
+)
 from whilecli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -41,47 +51,108 @@ PATHS = typer.Argument(
     ...,
     metavar="PATH...",
     help="Graded rows: JSONL (.gz/.zst) or Parquet files, directories, globs, or - for stdin.",
+    callback=existing_paths,
+    rich_help_panel="Inputs",
 )
 TEACHER = typer.Option(
-    None, "--teacher", metavar="ROWS", help="The teacher's graded rows (repeatable)."
+    None,
+    "--teacher",
+    metavar="ROWS",
+    help="The teacher's graded rows (repeatable).",
+    callback=existing_paths,
+    rich_help_panel="Inputs",
 )
 MODEL = typer.Option(
-    None, "--model", metavar="M", help="The model you will train (checks on-policy)."
+    None,
+    "--model",
+    metavar="M",
+    help="The model you will train (checks on-policy).",
+    rich_help_panel="Checks",
 )
 SIZE_B = typer.Option(
-    None, "--size-b", metavar="F", help="The model's size in billions of parameters."
+    None,
+    "--size-b",
+    metavar="F",
+    help="The model's size in billions of parameters.",
+    callback=early(check_size_b),
+    rich_help_panel="Checks",
 )
 PASS_THRESHOLD = typer.Option(
-    None, "--pass-threshold", metavar="F", help="A row passes when reward >= F (default 1.0)."
+    None,
+    "--pass-threshold",
+    metavar="F",
+    help="A row passes when reward >= F.",
+    callback=early(check_finite_threshold),
+    show_default="1.0",
+    rich_help_panel="Inputs",
 )
 MAPPING = typer.Option(
-    None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN (repeatable)."
+    None,
+    "--map",
+    metavar="FIELD=COLUMN",
+    help="Read FIELD from COLUMN (repeatable).",
+    rich_help_panel="Inputs",
 )
 INPUT_FORMAT = typer.Option(
-    None, "--input-format", metavar="NAME", help="Force the input format (default: detect)."
+    None,
+    "--input-format",
+    metavar="NAME",
+    click_type=input_format_choice(),
+    help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('while formats').",
+    show_default="detect",
+    rich_help_panel="Inputs",
 )
 TEACHER_VOCAB = typer.Option(
-    None, "--teacher-vocab", metavar="N", help="The teacher tokenizer's vocabulary size."
+    None,
+    "--teacher-vocab",
+    metavar="N",
+    help="The teacher tokenizer's vocabulary size.",
+    callback=early(check_vocab("--teacher-vocab")),
+    rich_help_panel="Checks",
 )
 STUDENT_VOCAB = typer.Option(
-    None, "--student-vocab", metavar="N", help="The student tokenizer's vocabulary size."
+    None,
+    "--student-vocab",
+    metavar="N",
+    help="The student tokenizer's vocabulary size.",
+    callback=early(check_vocab("--student-vocab")),
+    rich_help_panel="Checks",
 )
 TEACHER_TOKENIZER = typer.Option(
     None,
     "--teacher-tokenizer",
     metavar="PATH",
     help="The teacher's tokenizer.json or local model directory.",
+    rich_help_panel="Checks",
 )
 STUDENT_TOKENIZER = typer.Option(
     None,
     "--student-tokenizer",
     metavar="PATH",
     help="The student's tokenizer.json or local model directory.",
+    rich_help_panel="Checks",
 )
-STRICT = typer.Option(False, "--strict", help="Exit 1 when any check reached is unknown or fails.")
-FORMAT = typer.Option(OutputFormat.text, "--format", help="Report format.", case_sensitive=False)
+STRICT = typer.Option(
+    False,
+    "--strict",
+    help="Exit 1 when any check reached is unknown or fails.",
+    rich_help_panel="Checks",
+)
+FORMAT = typer.Option(
+    OutputFormat.text,
+    "--format",
+    help="Report format.",
+    case_sensitive=False,
+    rich_help_panel="Output",
+)
 SEED = typer.Option(
-    None, "--seed", metavar="N", help="Seed of the bootstrap intervals (default 0)."
+    None,
+    "--seed",
+    metavar="N",
+    help="Seed of the bootstrap intervals.",
+    callback=early(check_seed),
+    show_default="0",
+    rich_help_panel="Checks",
 )
 FAIL_ON = typer.Option(
     None,
@@ -90,14 +161,17 @@ FAIL_ON = typer.Option(
     help=(
         "Exit 1 when a named condition holds (comma-separated, repeatable): truncated-passes, "
         "unknown-truncation, floor, saturated, off-policy, few-split, judge-unaudited; all; "
-        "none. Default: [tool.while] fail-on of pyproject.toml or while.toml."
+        "none."
     ),
+    show_default="[tool.while] fail-on of pyproject.toml or while.toml",
+    rich_help_panel="Checks",
 )
 POOL = typer.Option(
     False,
     "--pool",
     help="Pool files whose sidecars name different evaluations, or whose task ids carry"
     " different prompts (refused without it).",
+    rich_help_panel="Inputs",
 )
 BY = typer.Option(
     None,
@@ -105,12 +179,14 @@ BY = typer.Option(
     metavar="source|COLUMN",
     help="Route each input file (source) or each value of COLUMN apart, with one summary"
     " table across slices first.",
+    rich_help_panel="Inputs",
 )
 JUDGE_AUDIT = typer.Option(
     None,
     "--judge-audit",
     metavar="FILE",
     help="The judge's audit (JSON or TOML): ok, or agreement, kappa and n.",
+    rich_help_panel="Checks",
 )
 SHOW = typer.Option(
     None,
@@ -231,11 +307,16 @@ def route_command(
         False,
         "--summary",
         help="PATH and --teacher are per-task summaries (while summarize); detected without it.",
+        rich_help_panel="Inputs",
     ),
     pool: bool = POOL,
     by: str | None = BY,
     quiet: bool = typer.Option(
-        False, "--quiet", "-q", help="Print only the headline (and why it exits 1); same exit code."
+        False,
+        "--quiet",
+        "-q",
+        help="Print only the headline (and why it exits 1); same exit code.",
+        rich_help_panel="Output",
     ),
     show: list[str] | None = SHOW,
     limit: int = LIMIT,

@@ -19,9 +19,18 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import check_draws, check_seed, user_errors
+from whilecli.commands._common import (
+    check_draws,
+    check_exists,
+    check_seed,
+    choice,
+    early,
+    user_errors,
+)
 from whilecli.errors import UsageError
 
+#: The help panel of the assumptions a held-out test is sized from.
+DESIGN = "Design"
 #: The smallest gain ``size`` sizes for: below it the count runs to millions of tasks (and
 #: at 1e-300 past any float), which no held-out test has.
 MIN_EFFECT = 1e-3
@@ -87,35 +96,75 @@ def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
 
 @user_errors
 def size_command(
-    effect: float = typer.Option(0.05, "--effect", metavar="F", help="The gain in pass@1 to see."),
-    base: float = typer.Option(0.6, "--base", metavar="P", help="The assumed base pass rate."),
-    k: int = typer.Option(4, "--k", metavar="K", help="Rollouts per held-out task."),
-    power: float = typer.Option(0.8, "--power", metavar="F", help="Power of the comparison."),
-    alpha: float = typer.Option(0.05, "--alpha", metavar="F", help="Two-sided level."),
+    effect: float = typer.Option(
+        0.05, "--effect", metavar="F", help="The gain in pass@1 to see.", rich_help_panel=DESIGN
+    ),
+    base: float = typer.Option(
+        0.6, "--base", metavar="P", help="The assumed base pass rate.", rich_help_panel=DESIGN
+    ),
+    k: int = typer.Option(
+        4, "--k", metavar="K", help="Rollouts per held-out task.", rich_help_panel=DESIGN
+    ),
+    power: float = typer.Option(
+        0.8, "--power", metavar="F", help="Power of the comparison.", rich_help_panel=DESIGN
+    ),
+    alpha: float = typer.Option(
+        0.05, "--alpha", metavar="F", help="Two-sided level.", rich_help_panel=DESIGN
+    ),
     before: str | None = typer.Option(
-        None, "--before", metavar="ROWS", help="A dump before the change (with --after)."
+        None,
+        "--before",
+        metavar="ROWS",
+        help="A dump before the change (with --after).",
+        rich_help_panel="Inputs",
     ),
     after: str | None = typer.Option(
-        None, "--after", metavar="ROWS", help="A dump after the change, of the same tasks."
+        None,
+        "--after",
+        metavar="ROWS",
+        help="A dump after the change, of the same tasks.",
+        rich_help_panel="Inputs",
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     mapping: list[str] | None = route_cmd.MAPPING,
     input_format: str | None = route_cmd.INPUT_FORMAT,
-    output: str = typer.Option("text", "--format", metavar="text|json", help="Report format."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the bootstrap."),
-    draws: int = typer.Option(2000, "--draws", metavar="N", help="Bootstrap resamples."),
+    output: str = typer.Option(
+        "text",
+        "--format",
+        click_type=choice("text", "json", message="--format {value!r}: use text or json"),
+        help="Report format.",
+        rich_help_panel="Output",
+    ),
+    seed: int = typer.Option(
+        0,
+        "--seed",
+        metavar="N",
+        help="Seed of the bootstrap.",
+        callback=early(check_seed),
+        rich_help_panel="Checks",
+    ),
+    draws: int = typer.Option(
+        2000,
+        "--draws",
+        metavar="N",
+        help="Bootstrap resamples.",
+        callback=early(check_draws),
+        rich_help_panel="Checks",
+    ),
 ) -> None:
     """Size the held-out test: tasks to see a gain of --effect, from assumptions or two dumps."""
-    from whilecli.route.stats import holdout_size
-
     _validate(effect, base, k, power, alpha)
     fmt = output.lower()
     if fmt not in ("text", "json"):
         raise UsageError(f"--format {output!r}: use text or json")
     if (before is None) != (after is None):
         raise UsageError("--before and --after go together: two dumps of the same tasks")
+    check_exists(before)  # before the reader loads
+    check_exists(after)
     check_seed(seed)
     check_draws(draws)
+    from whilecli.route.stats import holdout_size  # polars, numpy, scipy: after the checks
+
     holdout = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
     measured = None
     if before is not None and after is not None:
@@ -124,7 +173,11 @@ def size_command(
 
         if before == "-" and after == "-":
             raise UsageError("stdin (-) can feed --before or --after, not both")
-        read = {"mapping": mapping, "pass_threshold": pass_threshold, "input_format": input_format}
+        read: dict[str, Any] = {
+            "mapping": mapping,
+            "pass_threshold": pass_threshold,
+            "input_format": input_format,
+        }
         measured = paired_size(
             read_tasks(before, **read),
             read_tasks(after, **read),

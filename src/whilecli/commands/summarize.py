@@ -15,7 +15,14 @@ import sys
 
 import typer
 
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import (
+    INPUT_FORMATS,
+    check_finite_threshold,
+    early,
+    existing_paths,
+    input_format_choice,
+    user_errors,
+)
 from whilecli.errors import UsageError
 
 
@@ -25,6 +32,7 @@ def summarize_command(
         ...,
         metavar="PATH...",
         help="Graded rows (files, directories, globs, - for stdin); with --merge, summaries.",
+        callback=existing_paths,
     ),
     output: str = typer.Option(
         ...,
@@ -32,25 +40,46 @@ def summarize_command(
         "--output",
         metavar="FILE",
         help="Where to write the summary (.parquet; - for stdout).",
+        rich_help_panel="Output",
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite FILE if it exists."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite FILE if it exists.", rich_help_panel="Output"
+    ),
     merge: bool = typer.Option(
-        False, "--merge", help="The paths are summaries: add them up by task."
+        False,
+        "--merge",
+        help="The paths are summaries: add them up by task.",
+        rich_help_panel="Inputs",
     ),
     pass_threshold: float | None = typer.Option(
-        None, "--pass-threshold", metavar="F", help="A row passes when reward >= F (default 1.0)."
+        None,
+        "--pass-threshold",
+        metavar="F",
+        help="A row passes when reward >= F.",
+        show_default="1.0",
+        callback=early(check_finite_threshold),
+        rich_help_panel="Inputs",
     ),
     mapping: list[str] | None = typer.Option(
-        None, "--map", metavar="FIELD=COLUMN", help="Read FIELD from COLUMN (repeatable)."
+        None,
+        "--map",
+        metavar="FIELD=COLUMN",
+        help="Read FIELD from COLUMN (repeatable).",
+        rich_help_panel="Inputs",
     ),
     input_format: str | None = typer.Option(
-        None, "--input-format", metavar="NAME", help="Force the input format (default: detect)."
+        None,
+        "--input-format",
+        metavar="NAME",
+        click_type=input_format_choice(),
+        help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('while formats').",
+        show_default="detect",
+        rich_help_panel="Inputs",
     ),
 ) -> None:
     """Write the per-task counts `while route` needs (rows, passes, truncation, models)."""
-    from whilecli.route.summary import write_merged, write_summary
-
     _check_output(output, force=force)
+    from whilecli.route.summary import write_merged, write_summary  # polars: after the checks
 
     if merge:
         given = [
