@@ -36,6 +36,9 @@ class Rows:
     pass_threshold: float
     threshold_explicit: bool
     partial_rows: int = 0  # rewards inside [0, 1] that are neither 0 nor 1
-    has_logprobs: bool = False  # some row carries per-token (behaviour) log-probs
-    has_values: bool = False  # some row carries critic values
+    #: Some row carries per-token (behaviour) log-probs; None: unknown (a summary without a
+    #: whilecli header does not say).
+    has_logprobs: bool | None = False
+    #: Some row carries critic values; None: unknown, as above.
+    has_values: bool | None = False
     notes: list[str] = field(default_factory=list)

@@ -94,7 +94,11 @@ def rollouts_per_task(pool: Pool, options: RouteOptions) -> CheckResult:
     }
     title = "How many rollouts per task?"
     if groups.height == 0:
-        lp = "present" if pool.source.has_logprobs else "absent (needed to correct staleness)"
+        lp = {
+            True: "present",
+            False: "absent (needed to correct staleness)",
+            None: "unknown (a summary without a whilecli header does not say)",
+        }[pool.source.has_logprobs]
         why = (
             f"every task has one row ({_plural(singles, 'task')}): a group of one has no "
             f"baseline. Sampler log-probs are {lp}; re-running at k >= 4 is usually cheaper"

@@ -53,8 +53,8 @@ class Facts:
     tokenizer: Status
     tokenizer_mismatch: bool
     policy: str  # on | other | stale | unknown
-    logprobs: bool
-    values: bool
+    logprobs: bool | None  # None: unknown
+    values: bool | None  # None: unknown
     size_b: float | None
 
 
@@ -98,8 +98,15 @@ def _single_family(f: Facts, name: str) -> MethodScore:
     if f.grouped and not f.singles:
         return MethodScore(name, False, "groups exist: a grouped method uses them")
     if name in ("sao", "bpco") and not f.values:
-        return MethodScore(name, False, "needs critic values on the rows")
-    lp = "present" if f.logprobs else "absent: staleness cannot be corrected"
+        unknown = " (a summary without a whilecli header does not say whether they are)"
+        return MethodScore(
+            name, False, "needs critic values on the rows" + (unknown if f.values is None else "")
+        )
+    lp = {
+        True: "present",
+        False: "absent: staleness cannot be corrected",
+        None: "unknown: a summary without a whilecli header does not say",
+    }[f.logprobs]
     whys = {
         "flash_reinforce": f"one rollout per prompt, baseline from the batch; sampler log-probs {lp}",
         "sao": "one rollout per prompt with a critic and a token band",

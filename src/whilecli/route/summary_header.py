@@ -47,8 +47,8 @@ class Header:
     pass_threshold: float | None  # None: a header-less summary, threshold unknown
     threshold_explicit: bool
     inputs: list[Entry]
-    has_logprobs: bool = False
-    has_values: bool = False
+    has_logprobs: bool | None = False  # None: unknown (a header-less summary was merged in)
+    has_values: bool | None = False
     format_version: int = FORMAT_VERSION
 
     def to_json(self, *, rows: int, tasks: int, partial_rows: int) -> str:
@@ -155,8 +155,10 @@ def read_header(path: str | os.PathLike[str]) -> Header | None:
     flags = {}
     for key in ("threshold_explicit", "has_logprobs", "has_values"):
         value = data.get(key, False)
-        if not isinstance(value, bool):
-            raise bad(key, f"true or false expected, got {value!r}")
+        unknown_ok = key != "threshold_explicit"
+        if not isinstance(value, bool) and not (unknown_ok and value is None):
+            expected = "true, false or null" if unknown_ok else "true or false"
+            raise bad(key, f"{expected} expected, got {value!r}")
         flags[key] = value
     inputs = data["inputs"]
     if not isinstance(inputs, list):
@@ -227,9 +229,17 @@ def merge_headers(names: list[str], headers: list[Header | None]) -> Header:
         pass_threshold=next(iter(thresholds), None),
         threshold_explicit=any(h.threshold_explicit for h in known),
         inputs=inputs,
-        has_logprobs=any(h.has_logprobs for h in known),
-        has_values=any(h.has_values for h in known),
+        has_logprobs=_any_known([h.has_logprobs for h in known], unknown=bool(bare)),
+        has_values=_any_known([h.has_values for h in known], unknown=bool(bare)),
     )
+
+
+def _any_known(flags: list[bool | None], *, unknown: bool) -> bool | None:
+    """True when some summary says so; else None when one cannot say (no header, or its
+    flag is unknown); else False."""
+    if any(flag is True for flag in flags):
+        return True
+    return None if unknown or any(flag is None for flag in flags) else False
 
 
 def _joined(values: list[str]) -> str:
