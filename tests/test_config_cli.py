@@ -219,11 +219,14 @@ def test_correction_case_insensitive() -> None:
 
 
 def test_help_groups_options_and_lists_choices() -> None:
+    import click
     import typer.main
 
     from whilecli.commands.config import PANELS
 
-    command = typer.main.get_command(app).commands["config"]  # type: ignore[attr-defined]
+    group = typer.main.get_command(app)
+    command = group.get_command(click.Context(group), "config")  # type: ignore[attr-defined]
+    assert command is not None
     panels = {p.name: getattr(p, "rich_help_panel", None) for p in command.params}
     assert set(panels.values()) == set(PANELS), panels  # every option in one named group
     r = CliRunner().invoke(app, ["config", "--help"], env={"COLUMNS": "200"})

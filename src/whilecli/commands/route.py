@@ -200,7 +200,7 @@ LIMIT = typer.Option(
     20,
     "--limit",
     metavar="N",
-    help="Tasks listed per --show count (default 20); the report says how many were left out.",
+    help="Tasks listed per --show count; the report says how many were left out.",
     rich_help_panel="Output",
 )
 
