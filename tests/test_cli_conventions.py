@@ -106,7 +106,7 @@ def test_the_input_format_choices_are_the_readers() -> None:
     assert tuple(FORMATS) == _common.INPUT_FORMATS
 
 
-@pytest.mark.parametrize("name", PANELLED)
+@pytest.mark.parametrize("name", (*PANELLED, "update", "config"))
 def test_defaults_read_the_same_everywhere(name: str) -> None:
     out = _invoke([name, "--help"]).output
     assert "(default" not in out and "default: (" not in out, out

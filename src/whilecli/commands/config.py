@@ -264,7 +264,8 @@ def config_command(
         None,
         "--correction",
         click_type=_choice(*CORRECTIONS),
-        help="With --async: the staleness correction (default ipo).",
+        help="With --async: the staleness correction.",
+        show_default="ipo",
         rich_help_panel=_ME,
     ),
     set_: list[str] | None = typer.Option(
@@ -276,7 +277,7 @@ def config_command(
     data: str | None = typer.Option(
         None,
         "--data",
-        help="sft: with --from, the dataset folder to write (default: beside -o, NAME.data/); "
+        help="sft: with --from, the dataset folder to write (beside -o, NAME.data/, when not given); "
         "alone, a Hub dataset or a local folder.",
         rich_help_panel=_OUT,
     ),
