@@ -44,7 +44,7 @@ METHOD_CHOICES = (*METHODS, "sft")
 PANELS = ("Inputs", "Method", "Model and hardware", "Training", "Output")
 
 
-class MethodName(click.Choice):  # type: ignore[type-arg]
+class MethodName(click.Choice):
     """``--method``: the choices listed in ``--help``, matched as :func:`method_key` matches
     names (any case; ``FlashReinforce``, ``prime-rl rae`` as the reports print them). The
     methods prime-rl cannot run are accepted here so the command refuses them with the
@@ -65,7 +65,7 @@ class MethodName(click.Choice):  # type: ignore[type-arg]
         )
 
 
-def _choice(*names: str) -> click.Choice:  # type: ignore[type-arg]
+def _choice(*names: str) -> click.Choice:
     return click.Choice(names, case_sensitive=False)
 
 

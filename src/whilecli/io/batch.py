@@ -49,6 +49,7 @@ from whilecli.io.aliases import (
     VALUE_ALIASES,
     parse_field_map,
 )
+from whilecli.io.shape import DType
 from whilecli.io.sources import (
     COMPRESSIONS,
     JSONL_SUFFIXES,
@@ -453,7 +454,7 @@ def _first_row(source: Source) -> dict[str, Any] | None:
     return None
 
 
-def _list_dtype(name: str, sample: Any) -> pl.DataType:
+def _list_dtype(name: str, sample: Any) -> DType:
     if sample is not None and not isinstance(sample, list):
         return pl.String  # not a list on the first row: refused if it feeds the field
     if (
@@ -466,7 +467,7 @@ def _list_dtype(name: str, sample: Any) -> pl.DataType:
     return pl.List(pl.Float64)
 
 
-def _scalar_dtype(name: str, sample: Any) -> pl.DataType:
+def _scalar_dtype(name: str, sample: Any) -> DType:
     if name in _TEXT_FIELDS or name == REWARD_PARTS:
         return pl.String
     if sample is not None and not isinstance(sample, (bool, int, float)):
@@ -478,7 +479,7 @@ def _scalar_dtype(name: str, sample: Any) -> pl.DataType:
 
 def _jsonl_schema(
     first: dict[str, Any], wanted: dict[str, tuple[str, ...]]
-) -> tuple[dict[str, pl.DataType], dict[str, tuple[str, ...]]]:
+) -> tuple[dict[str, DType], dict[str, tuple[str, ...]]]:
     """The narrow schema that reads the candidate columns (each typed by its field and by
     the first row's value), and each column's path into the row."""
     tree: dict[str, Any] = {}
@@ -490,7 +491,7 @@ def _jsonl_schema(
             path = (column,) if column in first or "." not in column else tuple(column.split("."))
             _, sample = _dig(first, column)
             if name == "reward" and column == REWARD_PARTS:
-                dtype: pl.DataType = pl.String
+                dtype: DType = pl.String
             elif name in LIST_FIELDS:
                 dtype = _list_dtype(name, sample)
             else:
@@ -526,7 +527,7 @@ def _read_jsonl(source: Source, mapping: Mapping[str, str] | None) -> Columns:
         wanted = candidates(mapping)
         schema, paths = _jsonl_schema(first, wanted)
         try:
-            frame = pl.read_ndjson(source.polars_source(), schema=schema)  # type: ignore[arg-type]
+            frame = pl.read_ndjson(source.polars_source(), schema=schema)
             # only the columns that hold something travel to Arrow
             counts = frame.select(pl.all().null_count()).row(0)
             kept = [

@@ -16,7 +16,7 @@ import polars as pl
 from whilecli.errors import InputError
 from whilecli.io.plan import Plan
 from whilecli.io.shape import TASK_ALIASES
-from whilecli.io.sources import Source
+from whilecli.io.sources import Source, Where
 
 #: Rounding forgiven at both ends of [0, 1] (a reward of 1.0000000000000002 is 1).
 UNIT_TOLERANCE = 1e-12
@@ -40,7 +40,7 @@ def locate(frame: pl.DataFrame, plan: Plan, source: Source) -> None:
         return
     row = bad.row(0, named=True)
     pos = int(row[POS])
-    where: dict[str, int] = {"row": pos} if source.kind == "parquet" else source.where(pos)
+    where: Where = {"row": pos} if source.kind == "parquet" else source.where(pos)
     if row["task_id"] is None:
         field = plan.fields.get("task_id", "task_id")
         raise InputError(

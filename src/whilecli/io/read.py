@@ -42,7 +42,7 @@ from whilecli.io.locate import (
 )
 from whilecli.io.plan import FORMATS, Plan, build_plan
 from whilecli.io.rows import CANONICAL_SCHEMA, Rows
-from whilecli.io.shape import BadValue, Leaves, Shape, keep_paths, unseen_paths
+from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
     Source,
     expand_paths,
@@ -525,7 +525,7 @@ def _read_jsonl(
     stats: dict[str, Any] | None = None
     raw: pl.LazyFrame | None = None
     try:
-        raw = pl.scan_ndjson(source.polars_source(), schema=schema)  # type: ignore[arg-type]
+        raw = pl.scan_ndjson(source.polars_source(), schema=schema)
         lf = _narrow(raw, plan, keep_pos=False)
         located = raw.with_row_index(AT, offset=1)  # blank lines are skipped, as iter_lines does
         stats, tables = _scan(_narrow(located, plan, keep_pos=False, at=run.at), run)
@@ -543,7 +543,7 @@ def _read_jsonl(
 
 
 def _jsonl_by_line(
-    source: Source, plan: Plan, schema: dict[str, pl.DataType], at: int
+    source: Source, plan: Plan, schema: Mapping[str, DType], at: int
 ) -> pl.DataFrame:
     """The slow, exact reader: every line parsed by Python, the first bad one named."""
     rows: list[dict[str, Any]] = []
@@ -566,7 +566,7 @@ def _read_parquet(
     source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
 ) -> _Part | None:
     try:
-        lf = pl.scan_parquet(source.polars_source())  # type: ignore[arg-type]
+        lf = pl.scan_parquet(source.polars_source())
         schema = lf.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as err:
         raise InputError(f"not a readable Parquet file: {_short(err)}", file=source.name) from None

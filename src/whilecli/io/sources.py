@@ -407,7 +407,7 @@ def _raw_stream(source: Source) -> BinaryIO:
         if source.compression == "zstd":
             import pyarrow as pa
 
-            return pa.input_stream(str(source.path), compression="zstd")  # type: ignore[return-value]
+            return pa.input_stream(str(source.path), compression="zstd")
         return open(source.path, "rb")
     except OSError as err:
         raise InputError(f"cannot open: {err.strerror or err}", file=source.name) from None
@@ -532,7 +532,7 @@ def lines_frame(source: Source) -> pl.LazyFrame:
     """The source's lines as one string column (a control character as the separator, never
     raw inside a JSON line, and no quoting)."""
     return pl.scan_csv(
-        source.polars_source(),  # type: ignore[arg-type]
+        source.polars_source(),
         has_header=False,
         separator="\x1f",
         quote_char=None,

@@ -504,7 +504,7 @@ def _read_jsonl(
     plan, leaves, absent = _plan(shape, source, None, mapping, forced, sample[0][1], options)
     schema = leaves.read_schema()
     try:
-        raw = pl.scan_ndjson(source.polars_source(), schema=schema)  # type: ignore[arg-type]
+        raw = pl.scan_ndjson(source.polars_source(), schema=schema)
         canonical = _narrow(raw.with_row_index(POS), plan).collect()
     except (pl.exceptions.PolarsError, OSError, ValueError):
         canonical = _jsonl_by_line(source, plan, schema)
@@ -546,7 +546,7 @@ def _jsonl_frame(source: Source) -> pl.DataFrame:
     """Every column of a JSONL source, as polars infers them over all lines (a column whose
     values change type reads as text)."""
     try:
-        return pl.read_ndjson(source.polars_source(), infer_schema_length=None)  # type: ignore[arg-type]
+        return pl.read_ndjson(source.polars_source(), infer_schema_length=None)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         pass
     rows = [parse_line(source, n, line) for n, line in iter_lines(source)]
@@ -567,7 +567,7 @@ def _read_parquet(
     options: Mapping[str, Any],
 ) -> _Part | None:
     try:
-        lf = pl.scan_parquet(source.polars_source())  # type: ignore[arg-type]
+        lf = pl.scan_parquet(source.polars_source())
         schema = lf.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as err:
         raise InputError(f"not a readable Parquet file: {_short(err)}", file=source.name) from None

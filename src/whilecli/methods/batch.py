@@ -210,14 +210,14 @@ class Batch:
             if name in LIST_FIELDS and name not in cols.lists:
                 raise fail(None, name, "missing: this method needs it")
             if name == "task_id" and (cols.task_ids is None or None in cols.task_ids):
-                i = None if cols.task_ids is None else cols.task_ids.index(None)
-                raise fail(i, name, "missing: this method groups trajectories by task id")
+                at = None if cols.task_ids is None else cols.task_ids.index(None)
+                raise fail(at, name, "missing: this method groups trajectories by task id")
         rewards = np.zeros(n) if cols.rewards is None else cols.rewards
         if need_reward or "reward" in require:
             present = cols.reward_present
             if present is None or not present.all():
-                i = None if present is None else _first(~present)
-                raise fail(i, "reward", "missing: every trajectory needs a reward")
+                at = None if present is None else _first(~present)
+                raise fail(at, "reward", "missing: every trajectory needs a reward")
             if not np.isfinite(rewards).all():
                 i = _first(~np.isfinite(rewards))
                 raise fail(i, "reward", f"is {rewards[i]}, not a finite number")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import torch
 
@@ -189,27 +190,28 @@ def gather_rows(
         return tensors, labels, 0
     import torch.distributed as dist
 
-    pg = None if group is True else group
+    pg = None if group is True else cast("dist.ProcessGroup", group)
 
     payload = {
         "t": {k: v.detach().cpu().tolist() for k, v in tensors.items()},
         "l": {k: list(v) for k, v in labels.items()},
     }
     world = dist.get_world_size(pg)
-    gathered: list[dict | None] = [None] * world
-    dist.all_gather_object(gathered, payload, group=pg)
+    slots: list[dict[str, Any] | None] = [None] * world
+    dist.all_gather_object(slots, payload, group=pg)
+    gathered = cast("list[dict[str, Any]]", slots)  # every slot filled by its rank
     rank = dist.get_rank(pg)
     first = next(iter(tensors.values()))
-    offset = sum(len(next(iter(g["t"].values()))) for g in gathered[:rank])  # type: ignore[index]
+    offset = sum(len(next(iter(g["t"].values()))) for g in gathered[:rank])
     out_t = {
         k: torch.tensor(
-            [x for g in gathered for x in g["t"][k]],  # type: ignore[index]
+            [x for g in gathered for x in g["t"][k]],
             dtype=v.dtype,
             device=first.device,
         )
         for k, v in tensors.items()
     }
-    out_l = {k: [x for g in gathered for x in g["l"][k]] for k in labels}  # type: ignore[index]
+    out_l = {k: [x for g in gathered for x in g["l"][k]] for k in labels}
     return out_t, out_l, offset
 
 

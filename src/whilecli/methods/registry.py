@@ -181,7 +181,7 @@ def method_class(name: str) -> type:
 
 def accepted_knobs(cls: type) -> set[str]:
     """The keyword arguments ``cls``'s constructor takes."""
-    params = inspect.signature(cls.__init__).parameters
+    params = inspect.signature(cls).parameters
     return {
         p.name
         for p in params.values()

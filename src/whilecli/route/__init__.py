@@ -116,7 +116,11 @@ def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[st
     if any(s.kind == "parquet" for s in sources):  # only Parquet can hold a summary
         from whilecli.route.summary import is_summary
 
-        found = [str(s.path) for s in sources if s.kind == "parquet" and is_summary(s.path)]
+        found = [
+            str(s.path)
+            for s in sources
+            if s.kind == "parquet" and s.path is not None and is_summary(s.path)
+        ]
     if found and len(found) == len(files):
         return files
     if summary:
@@ -214,10 +218,11 @@ def run_route(
         for source in expand_paths(student_paths, stdin):
             if source.path is None:  # stdin, already read: route its bytes
                 stdin_rows = {**read_args, "stdin": io.BytesIO(source.data or b"")}
-                pool = summarize(read_rows(["-"], **stdin_rows))
+                one = summarize(read_rows(["-"], **stdin_rows))
             else:
-                pool = pool_of([source.name], "the rows")
-            routes.append((source.name, decide(pool, opts)))
+                one = pool_of([source.name], "the rows")
+            routes.append((source.name, decide(one, opts)))
         return Slices("source", routes)
+    assert by is not None  # by is None routed the pool above
     rows = read_rows(student_paths, **read_args, by=by)
     return Slices(by, [(name, decide(summarize(part), opts)) for name, part in split_rows(rows)])

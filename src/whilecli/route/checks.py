@@ -87,8 +87,8 @@ def rollouts_per_task(pool: Pool, options: RouteOptions) -> CheckResult:
         "grouped_tasks": groups.height,
         "single_tasks": singles,
         "k": common_k(groups) if groups.height else (1 if singles else 0),
-        "min_rows_per_group": int(groups["n"].min()) if groups.height else None,
-        "max_rows_per_group": int(groups["n"].max()) if groups.height else None,
+        "min_rows_per_group": int(groups.select(pl.min("n")).item()) if groups.height else None,
+        "max_rows_per_group": int(groups.select(pl.max("n")).item()) if groups.height else None,
         "sampler_logprobs": pool.source.has_logprobs,
         "critic_values": pool.source.has_values,
     }

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import polars as pl
+
 from whilecli.route import checks, stats
 from whilecli.route.model import CheckResult, MethodScore, Pool, Rate, Route, Status
 from whilecli.route.options import RouteOptions
@@ -202,7 +204,7 @@ def _summary(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -
     draws, seed = options.bootstrap_draws, options.seed
     tasks = pool.tasks
     groups = checks.grouped(pool)
-    max_n = int(tasks["n"].max()) if tasks.height else 0
+    max_n = int(tasks.select(pl.max("n")).item()) if tasks.height else 0
     k_mode = checks.common_k(groups)
     ks = {k for k in (4, 8, 16, 32) if k <= min(max_n, options.max_k)}
     if 4 <= k_mode <= max_n:
@@ -461,7 +463,7 @@ def _judge_columns(paths: list[str], stdin: Any = None) -> list[str]:
     found: list[str] = []
     for source in expand_paths(paths, stdin):
         if source.kind == "parquet":
-            schema = pl.scan_parquet(source.polars_source()).collect_schema()  # type: ignore[arg-type]
+            schema = pl.scan_parquet(source.polars_source()).collect_schema()
             first = {k: 0.0 for k, v in schema.items() if v.is_numeric()}
         else:
             first = {}

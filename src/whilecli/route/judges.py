@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
 import polars as pl
 
@@ -119,10 +119,10 @@ def _scan_jsonl(source: Source) -> tuple[int, dict[str, int]]:
     except (pl.exceptions.PolarsError, OSError, ValueError):
         pass
     try:
-        lf = pl.scan_ndjson(source.polars_source(), schema=_SCHEMA)  # type: ignore[arg-type]
+        lf = pl.scan_ndjson(source.polars_source(), schema=_SCHEMA)
         return _count(lf, True, True)
     except (pl.exceptions.PolarsError, OSError, ValueError):
-        rows, kinds = 0, {}
+        rows, kinds = 0, dict[str, int]()
         for lineno, line in iter_lines(source):
             rows += 1
             kind = _row_kind(parse_line(source, lineno, line))
@@ -132,7 +132,7 @@ def _scan_jsonl(source: Source) -> tuple[int, dict[str, int]]:
 
 
 def _scan_parquet(source: Source) -> tuple[int, dict[str, int]]:
-    lf = pl.scan_parquet(source.polars_source())  # type: ignore[arg-type]
+    lf = pl.scan_parquet(source.polars_source())
     schema = lf.collect_schema()
     meta = schema.get("judge_meta")
     has_kind = isinstance(meta, pl.Struct) and any(f.name == "scorer_kind" for f in meta.fields)
@@ -164,6 +164,10 @@ class Audit:
         return {"ok": self.ok, "why": self.why, "from": self.source}
 
 
+def _finite_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def audit_verdict(data: dict[str, Any], source: str = "given") -> Audit:
     """The verdict of an audit ``{ok}`` or ``{agreement, kappa, n}`` (reference SDK rule)."""
     from whilecli.route.stats import wilson
@@ -174,11 +178,7 @@ def audit_verdict(data: dict[str, Any], source: str = "given") -> Audit:
             raise UsageError(f"{source}: ok must be true or false, got {ok!r}")
         return Audit(ok, f"the audit says ok = {str(ok).lower()}", source)
     agreement, kappa, n = data.get("agreement"), data.get("kappa"), data.get("n")
-    numeric = all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        for v in (agreement, kappa)
-    )
-    if not numeric:
+    if not (_finite_number(agreement) and _finite_number(kappa)):
         raise UsageError(f"{source}: an audit needs ok, or numeric agreement and kappa with n")
     if not (isinstance(n, int) and not isinstance(n, bool) and n > 0):
         return Audit(None, f"agreement {agreement} without a count n: no verdict", source)

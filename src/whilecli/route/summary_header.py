@@ -166,7 +166,7 @@ def read_header(path: str | os.PathLike[str]) -> Header | None:
     entries = [_entry(e, f"inputs[{i}]", bad) for i, e in enumerate(inputs)]
     return Header(
         pass_threshold=None if threshold is None else float(threshold),
-        threshold_explicit=flags["threshold_explicit"],
+        threshold_explicit=flags["threshold_explicit"] is True,
         inputs=entries,
         has_logprobs=flags["has_logprobs"],
         has_values=flags["has_values"],
