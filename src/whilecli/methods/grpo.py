@@ -182,9 +182,15 @@ class RAE(ClippedPolicyGradient):
         beta: float = 0.0,
         max_len: int | None = None,
         truncated: str = "mask",
+        compile: bool = False,
     ) -> None:
         super().__init__(
-            loss_type=loss_type, clip=clip, beta=beta, max_len=max_len, truncated=truncated
+            loss_type=loss_type,
+            clip=clip,
+            beta=beta,
+            max_len=max_len,
+            truncated=truncated,
+            compile=compile,
         )
         decay = number_knob(self.name, "decay", 0.95, decay)
         if not 0 < decay < 1:
