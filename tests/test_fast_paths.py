@@ -327,7 +327,7 @@ def test_flash_reinforce_equals_its_plain_reference(rows: list[dict]) -> None:
         want, D, rho_sum, clamped = flash_reinforce_reference(reward, lp, blp, act, trust)
         got = FlashReinforce(trust=trust).update(batch)
         torch.testing.assert_close(got.coefficients, want, rtol=1e-12, atol=1e-300)
-        assert torch.equal(got.admitted, D <= trust)
+        assert torch.equal(got.admitted, trust >= D)
         # Eq. 6 sums two terms that cancel: the two forms agree to rounding of the terms
         assert got.stats["max_kl"] == pytest.approx(float(D.max()), rel=1e-12, abs=1e-13)
         assert got.stats["clamped_tokens"] == int(clamped)

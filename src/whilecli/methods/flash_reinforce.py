@@ -30,10 +30,10 @@ from whilecli.methods.fastmath import (
     Workspace,
     all_finite,
     as_float,
+    compile_note,
     count,
     exp_,
     log1p_,
-    compile_note,
     plain_path,
     row_blocks,
 )
@@ -69,7 +69,7 @@ def flash_reinforce_reference(
     q = torch.exp(logp).clamp(PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)  # π_θ
     d = p * torch.log(p / q) + (1 - p) * torch.log((1 - p) / (1 - q))  # Eq. 6
     D = torch.where(action_mask, d, 0.0).sum(dim=1) / T  # Eq. 7
-    m = D <= trust  # Eq. 8
+    m = trust >= D  # Eq. 8
     c = torch.where(action_mask, (m * A / (T * B))[:, None] * rho, 0.0)  # Eq. 9-10
     rho_sum = torch.where(action_mask, rho, 0.0).sum(dim=1)  # for the stats
     clamped = (log_ratio.abs() > LOG_RATIO_CLAMP).sum()
