@@ -453,3 +453,15 @@ def test_flash_reinforce_plain_path_gives_the_fast_paths_update(
     want = FlashReinforce(trust=trust).update(batch)
     got = _plain(FlashReinforce(trust=trust, compile=True)).update(batch)
     _same_update(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ragged_rows(), st.booleans())
+def test_sao_and_bpco_plain_paths_give_the_fast_paths_update(
+    rows: list[dict], on_policy: bool
+) -> None:
+    if on_policy:
+        rows = [{k: v for k, v in r.items() if k != "behavior_logprobs"} for r in rows]
+    batch = Batch.from_rows(rows)
+    for cls in (SAO, BPCO):
+        _same_update(_plain(cls(compile=True)).update(batch), cls().update(batch))
