@@ -186,15 +186,16 @@ class Compiled:
     says so; it stays eager afterwards.
     """
 
-    def __init__(self, fn: Any, enabled: bool = True) -> None:
+    def __init__(self, fn: Any, enabled: bool = True, backend: str = "inductor") -> None:
         self.fn = fn
+        self.backend = backend
         self._compiled: Any = None if enabled else fn  # disabled: the eager plain function
         self.note: str | None = None
 
     def __call__(self, *args: Any) -> Any:
         if self._compiled is None:
             try:
-                self._compiled = torch.compile(self.fn)
+                self._compiled = torch.compile(self.fn, backend=self.backend)
             except Exception as exc:  # noqa: BLE001  (any compiler failure means: run eager)
                 return self._fall_back(exc, args)
         if self._compiled is self.fn:
