@@ -67,7 +67,9 @@ def clipped_surrogate_reference(
     clip: float = 0.2,
     beta: float = 0.0,
     live: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, ...]:
+) -> tuple[
+    torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None
+]:
     """c = w_i g − β w_i (1 − r) ``[B, T]``, the equations one line each (plain torch).
 
     ``A [B]`` the advantages, ``w [B]`` the length weights (0 on a row that carries no loss),
