@@ -426,7 +426,7 @@ def _same_update(got: Update, want: Update) -> None:
     assert got.notes == want.notes
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.data(), st.sampled_from(["grpo", "bnpo", "dr_grpo"]), st.sampled_from([0.0, 0.05]))
 def test_grpo_plain_path_gives_the_fast_paths_update(
     data: Any, loss_type: str, beta: float
@@ -444,7 +444,7 @@ def test_grpo_plain_path_gives_the_fast_paths_update(
         torch.testing.assert_close(got.reference_term, want.reference_term, rtol=1e-12, atol=0.0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(ragged_rows(min_actions=1), st.sampled_from([0.003, 0.05, math.inf]))
 def test_flash_reinforce_plain_path_gives_the_fast_paths_update(
     rows: list[dict], trust: float
@@ -455,7 +455,7 @@ def test_flash_reinforce_plain_path_gives_the_fast_paths_update(
     _same_update(got, want)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(ragged_rows(), st.booleans())
 def test_sao_and_bpco_plain_paths_give_the_fast_paths_update(
     rows: list[dict], on_policy: bool
