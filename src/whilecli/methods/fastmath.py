@@ -14,6 +14,10 @@ comparisons are exact in both. On any other device, dtype, or a tensor that need
 gradient, the torch operation runs instead. The results are what the names say:
 ``exp_(x)`` is ``x.exp_()``, ``compare(x, "<=", y)`` is ``x <= y``, ``any_rows(m)`` is
 ``m.any(dim=1)``, ``row_counts(m)`` is ``m.sum(dim=1)``.
+
+These serve the CPU fast paths only, which stay where ``benchmarks/update_bench.py`` shows them
+faster than the module's plain-torch function. :class:`Compiled` is the other way to speed a
+plain function up: ``torch.compile``, opt-in (``compile=True`` on a method).
 """
 
 from __future__ import annotations
