@@ -1,33 +1,38 @@
-"""Time each method's update: the plain reference, the library, the floor, the Python loops.
+"""Time each method's update: the Python loops, the plain functions, the library, the floor.
 
     python benchmarks/update_bench.py                    # 256x2048 and 1024x8192 on CPU
     python benchmarks/update_bench.py --no-python        # without the plain-Python loops
+    python benchmarks/update_bench.py --no-compile       # without torch.compile
     python benchmarks/update_bench.py --device cuda --sizes 1024x8192
 
-Per method, in one process on the same batch: ``plain``, the plain-torch reference function
-each method module opens with (eager torch, one line per equation, fresh tensors); the
-library's ``method.update`` with fresh outputs (``fresh``) and with the previous call's
-outputs passed back (``out=``); and ``floor``, the arithmetic's floor: each input read once,
-the method's per-token transcendentals as in-place ``torch.exp`` over one ``[B, T]``
-buffer, each output written once. ``plain/out=`` above 1 says the fast path is faster than
-the plain reference by that much; ``out=/floor`` says how far the fast path is from the
-floor.
+Per method, in one process on the same batch (ragged lengths, observation spans, stale
+behaviour log-probs, critic values, reference and teacher log-probs, task ids in groups of
+8), each the median of ``--repeat`` calls:
 
-Both sides compute the same formulas on the same random batch (ragged lengths, observation
-spans, stale behaviour log-probs, critic values): the vectorised side is
-``method.update(batch)`` on padded tensors, timed with fresh outputs and with the previous
-call's outputs passed back as ``out=`` (a training loop's steady state); the loop side is
-``tests/slow_reference.py``. Both sides report their best of several runs. The
-loop side runs on at most ``--python-rows`` rows and its time is scaled to the whole batch by
-token count (the loops are linear in tokens); the output says when it was extrapolated.
-The first lines give the load average and what bounds the vectorised side on this machine
-(bandwidth, ``exp`` throughput, the cost of a page fault on a freshly allocated tensor).
+- ``python``: the plain-Python loops of ``tests/slow_reference*.py``, on at most
+  ``--python-rows`` rows, scaled to the whole batch by token count (marked ``*``);
+- ``plain``: ``method.update(batch, out=previous)`` through the module's eager plain-torch
+  function (the path off the CPU), stats and notes included;
+- ``fresh`` and ``out=``: the library's default path, with new outputs and with the previous
+  call's passed back (a training loop's steady state);
+- ``compiled``: ``compile=True``, ``out=``, after ``compile``, the first call, which builds the
+  kernels;
+- ``floor``: each input read once, the method's per-token transcendentals as in-place
+  ``torch.exp`` over one ``[B, T]`` buffer, each output written once; the last three columns
+  are plain, out= and compiled over it.
+
+A fast path (row blocks, workspaces, NumPy kernels) stays in a module only while ``out=``
+beats ``plain`` and ``compiled`` here. The first lines give the load average and what bounds
+the vectorised side on this machine (bandwidth, ``exp`` throughput, the cost of a page fault
+on a freshly allocated tensor).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -39,50 +44,33 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import slow_reference  # noqa: E402
+import slow_reference_grouped  # noqa: E402
 from whilecli.methods.batch import Batch  # noqa: E402
-from whilecli.methods.bpco import BPCO, bpco_reference  # noqa: E402
-from whilecli.methods.flash_reinforce import FlashReinforce, flash_reinforce_reference  # noqa: E402
-from whilecli.methods.grpo import GRPO, group_advantages_reference  # noqa: E402
-from whilecli.methods.sao import SAO, sao_reference  # noqa: E402
-from whilecli.methods.surrogate import clipped_surrogate_reference  # noqa: E402
+from whilecli.methods.bpco import BPCO  # noqa: E402
+from whilecli.methods.distill import OPD  # noqa: E402
+from whilecli.methods.dpo import DPO  # noqa: E402
+from whilecli.methods.fastmath import Compiled  # noqa: E402
+from whilecli.methods.flash_reinforce import FlashReinforce  # noqa: E402
+from whilecli.methods.grpo import GRPO  # noqa: E402
+from whilecli.methods.sao import SAO  # noqa: E402
+from whilecli.methods.sft import SFT  # noqa: E402
 
-METHODS: dict[str, tuple[Callable[[], Any], Callable[[list[dict]], Any] | None]] = {
+#: name → (the method, given ``compile=``; the plain-Python loops over rows, or None).
+METHODS: dict[str, tuple[Callable[..., Any], Callable[[list[dict]], Any] | None]] = {
     "flash_reinforce": (
-        lambda: FlashReinforce(trust=0.01),
+        lambda **k: FlashReinforce(trust=0.01, **k),
         lambda rows: slow_reference.flash_reinforce(rows, trust=0.01),
     ),
-    "sao": (SAO, slow_reference.sao),
-    "bpco": (BPCO, slow_reference.bpco),
-    "grpo": (GRPO, None),
+    "sao": (lambda **k: SAO(**k), slow_reference.sao),
+    "bpco": (lambda **k: BPCO(**k), slow_reference.bpco),
+    "grpo": (lambda **k: GRPO(**k), slow_reference_grouped.slow_grpo),
+    "opd": (lambda **k: OPD(**k), slow_reference_grouped.slow_opd),
+    "sft": (lambda **k: SFT(**k), slow_reference_grouped.slow_sft),
+    "dpo": (lambda **k: DPO(**k), slow_reference_grouped.slow_dpo),
 }
 
-#: Group size of the benchmark batch's task ids (grpo).
+#: Group size of the benchmark batch's task ids (grpo, dpo).
 GROUP = 8
-
-
-def _grpo_plain(bt: Batch) -> torch.Tensor:
-    group = torch.arange(bt.size, device=bt.rewards.device) // GROUP
-    a = group_advantages_reference(bt.rewards, group, "grpo")
-    t = bt.action_mask.sum(dim=1).to(bt.rewards.dtype)
-    w = 1 / (t * bt.size)
-    return clipped_surrogate_reference(
-        bt.logprobs, bt.behavior_logprobs, None, bt.action_mask, a, w
-    )
-
-
-#: name → the plain reference on a batch.
-PLAIN: dict[str, Callable[[Batch], Any]] = {
-    "flash_reinforce": lambda bt: flash_reinforce_reference(
-        bt.rewards, bt.logprobs, bt.behavior_logprobs, bt.action_mask, 0.01
-    ),
-    "sao": lambda bt: sao_reference(
-        bt.rewards, bt.logprobs, bt.behavior_logprobs, bt.values, bt.action_mask
-    ),
-    "bpco": lambda bt: bpco_reference(
-        bt.rewards, bt.logprobs, bt.behavior_logprobs, bt.values, bt.action_mask
-    ),
-    "grpo": _grpo_plain,
-}
 
 #: name → (float [B, T] inputs read, per-token transcendentals, [B, T] outputs written).
 #: flash_reinforce: exp ρ, exp π, exp μ and the two logs of Eq. 6; bpco: exp ρ and exp μ.
@@ -91,7 +79,16 @@ FLOOR_SHAPE: dict[str, tuple[tuple[str, ...], int, int]] = {
     "sao": (("logprobs", "behavior_logprobs", "values"), 1, 3),
     "bpco": (("logprobs", "behavior_logprobs", "values"), 2, 3),
     "grpo": (("logprobs", "behavior_logprobs"), 1, 2),
+    "opd": (("logprobs", "teacher_logprobs"), 0, 2),
+    "sft": (("logprobs",), 0, 2),
+    "dpo": (("logprobs", "ref_logprobs"), 0, 2),
 }
+
+
+def plain(method: Any) -> Any:
+    """``method`` (built with ``compile=True``) made to run its plain function eagerly."""
+    method._compiled = Compiled(method._compiled.fn, enabled=False)
+    return method
 
 
 def floor_fn(name: str, bt: Batch) -> Callable[[], None]:
@@ -129,7 +126,7 @@ def make_batch(b: int, t: int, seed: int = 0) -> Batch:
     action[:, 0] = True
     values = torch.rand(b, t, generator=gen, dtype=torch.float64)
     rewards = (torch.rand(b, generator=gen) > 0.5).double()
-    return Batch.from_tensors(
+    batch = Batch.from_tensors(
         logprobs,
         rewards=rewards,
         mask=mask,
@@ -137,6 +134,10 @@ def make_batch(b: int, t: int, seed: int = 0) -> Batch:
         action_mask=action,
         values=values,
     )
+    batch.ref_logprobs = torch.where(mask, (logprobs - drift).clamp(max=0.0), 0.0)
+    batch.teacher_logprobs = torch.where(mask, (logprobs + 0.5 * drift).clamp(max=0.0), 0.0)
+    batch.task_ids = [f"t{i // GROUP}" for i in range(b)]
+    return batch
 
 
 def to_rows(batch: Batch, rows: int) -> list[dict]:
@@ -152,6 +153,9 @@ def to_rows(batch: Batch, rows: int) -> list[dict]:
                 "behavior_logprobs": batch.behavior_logprobs[i, :n].tolist(),
                 "action_mask": batch.action_mask[i, :n].tolist(),
                 "values": batch.values[i, :n].tolist(),
+                "ref_logprobs": batch.ref_logprobs[i, :n].tolist(),
+                "teacher_logprobs": batch.teacher_logprobs[i, :n].tolist(),
+                "task_id": batch.task_ids[i],
             }
         )
     return out
@@ -193,8 +197,9 @@ def machine_figures(heap_kept: bool) -> str:
     )
 
 
-def best_of(fn: Callable[[], Any], repeat: int, sync: bool) -> float:
-    best = float("inf")
+def median_of(fn: Callable[[], Any], repeat: int, sync: bool) -> float:
+    """The median wall time of ``repeat`` calls of ``fn`` (the machine is noisy)."""
+    times = []
     for _ in range(repeat):
         if sync:
             torch.cuda.synchronize()
@@ -202,8 +207,11 @@ def best_of(fn: Callable[[], Any], repeat: int, sync: bool) -> float:
         fn()
         if sync:
             torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - start)
-    return best
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+best_of = median_of  # the machine figures use the same timer
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -219,12 +227,19 @@ def main(argv: list[str] | None = None) -> None:
         "--python-rows", type=int, default=256, help="rows the loops run on (default: %(default)s)"
     )
     parser.add_argument(
-        "--repeat", type=int, default=3, help="best of N vectorised runs (default: %(default)s)"
+        "--repeat", type=int, default=5, help="median of N vectorised runs (default: %(default)s)"
     )
     parser.add_argument(
-        "--python-repeat", type=int, default=3, help="best of N loop runs (default: %(default)s)"
+        "--python-repeat", type=int, default=1, help="median of N loop runs (default: %(default)s)"
     )
     parser.add_argument("--no-python", action="store_true", help="skip the plain-Python loops")
+    parser.add_argument(
+        "--python-max-tokens",
+        type=int,
+        default=10**9,
+        help="skip the loops on batches with more tokens (default: %(default)s)",
+    )
+    parser.add_argument("--no-compile", action="store_true", help="skip compile=True")
     parser.add_argument(
         "--threads", type=int, default=None, help="torch CPU threads (default: torch's)"
     )
@@ -247,48 +262,77 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(machine_figures(args.keep_heap))
     header = (
-        f"{'method':<16}{'batch':>11}{'tokens':>10}{'plain s':>10}{'fresh s':>10}{'out= s':>10}"
-        f"{'floor s':>10}{'plain/out=':>11}{'out=/floor':>11}{'python s':>10}{'py/out=':>9}"
+        f"{'method':<16}{'batch':>10}{'tokens':>9}{'python':>9}{'plain':>8}{'fresh':>8}"
+        f"{'out=':>8}{'compiled':>9}{'compile':>8}{'floor':>8}"
+        f"{'plain/fl':>9}{'out=/fl':>8}{'comp/fl':>8}"
     )
+    print("seconds per update (median of --repeat); ratios to the floor")
     print(header)
+    skipped_python = False
     for size in args.sizes.split(","):
         b, t = (int(x) for x in size.lower().split("x"))
         cpu_batch = make_batch(b, t)
-        cpu_batch.task_ids = [f"t{i // GROUP}" for i in range(b)]
         batch = cpu_batch.to(args.device, dtype)
         tokens = int(cpu_batch.mask.sum())
         rows_n = min(b, args.python_rows)
-        rows = [] if args.no_python else to_rows(cpu_batch, rows_n)
+        python_here = not args.no_python and tokens <= args.python_max_tokens
+        skipped_python |= not python_here and not args.no_python
+        rows = to_rows(cpu_batch, rows_n) if python_here else []
         sub_tokens = sum(len(r["logprobs"]) for r in rows)
         for name, (factory, slow) in METHODS.items():
             method = factory()
             previous = method.update(batch)  # warm-up
-            fast = best_of(lambda m=method, bt=batch: m.update(bt), args.repeat, sync)
-            reused = best_of(
+            fast = median_of(lambda m=method, bt=batch: m.update(bt), args.repeat, sync)
+            reused = median_of(
                 lambda m=method, bt=batch, p=previous: m.update(bt, out=p), args.repeat, sync
             )
-            plain_fn = PLAIN[name]
-            plain_fn(batch)  # warm-up
-            plain = best_of(lambda f=plain_fn, bt=batch: f(bt), args.repeat, sync)
+            eager = plain(factory(compile=True))
+            prev_plain = eager.update(batch)
+            plain_s = median_of(
+                lambda m=eager, bt=batch, p=prev_plain: m.update(bt, out=p), args.repeat, sync
+            )
+            del prev_plain, eager
+            compiled_s = first_s = math.nan
+            if not args.no_compile:
+                comp = factory(compile=True)
+                start = time.perf_counter()
+                prev_comp = comp.update(batch)  # compiles
+                first_s = time.perf_counter() - start
+                if comp._compiled.note:
+                    print(f"  {name}: {comp._compiled.note}")
+                compiled_s = median_of(
+                    lambda m=comp, bt=batch, p=prev_comp: m.update(bt, out=p), args.repeat, sync
+                )
+                del prev_comp, comp
             floor_run = floor_fn(name, batch)
             floor_run()
-            floor = best_of(floor_run, args.repeat, sync)
-            line = (
-                f"{name:<16}{size:>11}{tokens:>10}{plain:>10.4f}{fast:>10.4f}{reused:>10.4f}"
-                f"{floor:>10.4f}{plain / reused:>10.2f}x{reused / floor:>10.2f}x"
-            )
+            floor = median_of(floor_run, args.repeat, sync)
+            py = "-"
             if rows and slow is not None:
-                measured = best_of(lambda f=slow, r=rows: f(r), args.python_repeat, False)
-                slow_s = measured * tokens / sub_tokens
-                mark = "*" if rows_n < b else ""
-                line += f"{slow_s:>9.2f}{mark:1}{slow_s / reused:>8.0f}x"
-            print(line, flush=True)
+                measured = median_of(lambda f=slow, r=rows: f(r), args.python_repeat, False)
+                py = f"{measured * tokens / sub_tokens:.2f}" + ("*" if rows_n < b else "")
+            print(
+                f"{name:<16}{size:>10}{tokens:>9}{py:>9}{plain_s:>8.4f}{fast:>8.4f}"
+                f"{reused:>8.4f}{compiled_s:>9.4f}{first_s:>8.2f}{floor:>8.4f}"
+                f"{plain_s / floor:>8.2f}x{reused / floor:>7.2f}x{compiled_s / floor:>7.2f}x",
+                flush=True,
+            )
+            del previous, method
+    print(
+        "python: the plain-Python loops (tests/slow_reference*.py); plain: the update through "
+        "the eager plain function; fresh / out=: the library's default path with new outputs "
+        "/ the previous ones; compiled: compile=True, out=; compile: its first call (the "
+        "compilation); floor: each input read once, the transcendentals as in-place exp, "
+        "each output written once."
+    )
     if not args.no_python and any(
         int(s.lower().split("x")[0]) > args.python_rows for s in args.sizes.split(",")
     ):
         print(
             f"* plain-Python time extrapolated by token count from the first {args.python_rows} rows"
         )
+    if skipped_python:
+        print(f"python loops skipped above {args.python_max_tokens} tokens (--python-max-tokens)")
     print(f"after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

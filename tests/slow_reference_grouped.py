@@ -88,7 +88,7 @@ def _surrogate(
         if loss_type == "grpo":
             w = 1.0 / (lengths[i] * b) if lengths[i] else 0.0
         elif loss_type == "bnpo":
-            w = 1.0 / total if lengths[i] else 0.0
+            w = 1.0 / total if lengths[i] and total else 0.0  # no row carries a loss
         else:
             w = 1.0 / (l_max * b) if lengths[i] else 0.0
         dead = truncated == "mask" and r.get("truncated", False)

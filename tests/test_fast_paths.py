@@ -324,9 +324,13 @@ def test_flash_reinforce_equals_its_plain_reference(rows: list[dict]) -> None:
 
     batch, reward, lp, blp, act = _tensors(rows)
     for trust in (0.003, math.inf):
-        want = flash_reinforce_reference(reward, lp, blp, act, trust)
-        got = FlashReinforce(trust=trust).update(batch).coefficients
-        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-300)
+        want, D, rho_sum, clamped = flash_reinforce_reference(reward, lp, blp, act, trust)
+        got = FlashReinforce(trust=trust).update(batch)
+        torch.testing.assert_close(got.coefficients, want, rtol=1e-12, atol=1e-300)
+        assert torch.equal(got.admitted, trust >= D)
+        # Eq. 6 sums two terms that cancel: the two forms agree to rounding of the terms
+        assert got.stats["max_kl"] == pytest.approx(float(D.max()), rel=1e-12, abs=1e-13)
+        assert got.stats["clamped_tokens"] == int(clamped)
 
 
 @settings(max_examples=80, deadline=None)
@@ -375,7 +379,7 @@ def test_grpo_equals_its_plain_reference(data: Any, loss_type: str, beta: float)
     want = clipped_surrogate_reference(
         batch.logprobs, batch.behavior_logprobs, batch.ref_logprobs, batch.action_mask, A, w,
         beta=beta,
-    )  # fmt: skip
+    )[0]  # fmt: skip
     got = GRPO(loss_type=loss_type, beta=beta).update(batch).coefficients
     torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-15)
 
@@ -400,3 +404,64 @@ def test_opd_dpo_sft_equal_their_plain_references(data: Any) -> None:
     rejected = torch.tensor([p[1] for p in pairs], dtype=torch.long)
     want = dpo_reference(batch.logprobs, batch.ref_logprobs, act, chosen, rejected)
     torch.testing.assert_close(DPO().update(batch).coefficients, want, rtol=1e-12, atol=0.0)
+
+
+def _plain(method: Any) -> Any:
+    """``method`` made to run its plain function, eager, in place of the CPU fast path."""
+    method._compiled = fastmath.Compiled(method._compiled.fn, enabled=False)
+    return method
+
+
+def _same_update(got: Update, want: Update) -> None:
+    for name in ("coefficients", "advantages", "value_targets"):
+        a, b = getattr(got, name), getattr(want, name)
+        if a is None or b is None:
+            assert a is b, name
+        else:
+            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-15, msg=name)
+    assert torch.equal(got.admitted, want.admitted)
+    assert got.stats.keys() == want.stats.keys()
+    for key, value in want.stats.items():
+        assert got.stats[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+    assert got.notes == want.notes
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data(), st.sampled_from(["grpo", "bnpo", "dr_grpo"]), st.sampled_from([0.0, 0.05]))
+def test_grpo_plain_path_gives_the_fast_paths_update(
+    data: Any, loss_type: str, beta: float
+) -> None:
+    from slow_reference_grouped import random_rows
+
+    rows = random_rows(data.draw)
+    if len({r["task_id"] for r in rows}) == len(rows):
+        rows.append(dict(rows[0]))
+    batch = Batch.from_rows(rows)
+    want = GRPO(loss_type=loss_type, beta=beta).update(batch)
+    got = _plain(GRPO(loss_type=loss_type, beta=beta, compile=True)).update(batch)
+    _same_update(got, want)
+    if beta > 0:
+        torch.testing.assert_close(got.reference_term, want.reference_term, rtol=1e-12, atol=0.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(ragged_rows(min_actions=1), st.sampled_from([0.003, 0.05, math.inf]))
+def test_flash_reinforce_plain_path_gives_the_fast_paths_update(
+    rows: list[dict], trust: float
+) -> None:
+    batch = Batch.from_rows(rows)
+    want = FlashReinforce(trust=trust).update(batch)
+    got = _plain(FlashReinforce(trust=trust, compile=True)).update(batch)
+    _same_update(got, want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(ragged_rows(), st.booleans())
+def test_sao_and_bpco_plain_paths_give_the_fast_paths_update(
+    rows: list[dict], on_policy: bool
+) -> None:
+    if on_policy:
+        rows = [{k: v for k, v in r.items() if k != "behavior_logprobs"} for r in rows]
+    batch = Batch.from_rows(rows)
+    for cls in (SAO, BPCO):
+        _same_update(_plain(cls(compile=True)).update(batch), cls().update(batch))

@@ -448,7 +448,7 @@ class Update:
     advantages: torch.Tensor  # [B, T], before any ratio, gate, band or clip
     admitted: torch.Tensor  # [B] bool, the trajectory has gradient left
     value_targets: torch.Tensor | None = None  # [B, T], None without a critic
-    stats: dict[str, float | None] = field(default_factory=dict)
+    stats: Mapping[str, float | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def policy_loss(self, logprobs: torch.Tensor) -> torch.Tensor:

@@ -29,17 +29,20 @@ from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update, masked
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
+    Compiled,
     Workspace,
     all_finite,
     any_rows,
     as_float,
     compare,
+    compile_note,
     count,
     exp_,
+    plain_path,
     row_blocks,
     row_counts,
 )
-from whilecli.methods.gae import critic_pass
+from whilecli.methods.gae import critic_pass, skip_observation_gae_reference
 from whilecli.methods.knob_checks import pair
 
 CLIP = declared.BPCO_CLIP.default
@@ -62,18 +65,32 @@ def bpco_reference(
     The reference every faster path is tested against; no 1/B (the trainer's loss averages
     sequences).
     """
-    from whilecli.methods.sao import skip_observation_gae_reference
-
     L = action_mask.sum(dim=1).to(reward.dtype)
     lam = torch.where(L > 0, (1 - 1 / (alpha * L.clamp(min=1))).clamp(min=0), 0.0)  # Eq. 14
     A = skip_observation_gae_reference(reward, values, action_mask, lam)  # Eq. 3-4
+    return bpco_clip(A, logp, behavior_logp, action_mask, clip)[0]  # Eq. 2
+
+
+def bpco_clip(
+    A: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    clip: float,
+) -> tuple[torch.Tensor, ...]:
+    """Eq. 2 given the advantages ``A [B, T]``: ``(c, admitted [B], unclipped tokens, clamped
+    tokens, Σ ρ)``, plain torch (the path off the CPU, and with ``compile=True``)."""
     log_ratio = torch.where(action_mask, logp - behavior_logp, 0.0)
     rho = torch.exp(log_ratio.clamp(-LOG_RATIO_CAP, LOG_RATIO_CAP))
     mu = torch.exp(torch.where(action_mask, behavior_logp, 0.0))  # μ_t
     half_width = clip / mu  # ε/μ_t, ∞ when μ underflows
-    unclipped = ((A > 0) & (rho <= 1 + half_width)) | ((A < 0) & (rho >= 1 - half_width))
-    c = torch.where(unclipped | (A == 0), rho * A, 0.0)  # Eq. 2, the unclipped branch's ρA
-    return torch.where(action_mask, c, 0.0)
+    up = (A > 0) & (rho <= 1 + half_width)
+    down = (A < 0) & (rho >= 1 - half_width)
+    unclipped = action_mask & (up | down | (A == 0))  # the unclipped branch is the minimum
+    c = torch.where(unclipped, rho * A, 0.0)  # Eq. 2, its gradient ρA
+    clamped = (log_ratio.abs() > LOG_RATIO_CAP).sum()
+    rho_sum = torch.where(action_mask, rho, 0.0).sum()
+    return c, unclipped.any(dim=1), unclipped.sum(), clamped, rho_sum
 
 
 def explained_variance(
@@ -179,7 +196,9 @@ class BPCO:
 
     ``clip`` is ε in the half-width ε/μ (default 0.2, at most 1); ``gae_alpha`` is α in
     λ = 1 − 1/(α L) (default 0.4); ``reward_range`` bounds the critic (default (0, 1)).
-    The coefficients carry no 1/B: the trainer averages its loss over sequences.
+    The coefficients carry no 1/B: the trainer averages its loss over sequences. ``compile``:
+    run :func:`bpco_clip` (Eq. 2) through ``torch.compile``, built on the first update; the
+    GAE is the vectorised scan either way.
     """
 
     requires: frozenset[str] = frozenset({"reward", "logprobs", "values"})
@@ -190,6 +209,7 @@ class BPCO:
         clip: float = CLIP,
         gae_alpha: float = GAE_ALPHA,
         reward_range: tuple[float, float] = REWARD_RANGE,
+        compile: bool = False,
     ) -> None:
         self.clip = declared.BPCO_CLIP.check(clip, "clip")
         self.gae_alpha = declared.BPCO_GAE_ALPHA.check(gae_alpha, "gae_alpha")
@@ -201,6 +221,7 @@ class BPCO:
             )
         self.reward_range = (lo, hi)
         self._work = Workspace()
+        self._compiled = Compiled(bpco_clip) if compile else None
 
     def __repr__(self) -> str:
         return (
@@ -245,6 +266,40 @@ class BPCO:
         log_mu = None if log_mu is None else log_mu.detach()
         # Eq. 3-4, 14: skip-observation GAE; value targets R
         coef, adv, targets, lam = critic_pass(batch, values, self.gae_alpha, out, self._work)
+        if self._compiled is not None or log_pi.device.type != "cpu":  # the plain function
+            c, admitted, unclipped, clamped, rho_sum = plain_path(
+                self._compiled,
+                bpco_clip,
+                adv,
+                log_pi,
+                log_pi if log_mu is None else log_mu,  # on-policy: ρ = 1
+                action,
+                self.clip,
+            )
+            coef.copy_(c)
+            tally = _Tally(unclipped=int(unclipped), clamped=int(clamped), ratio_sum=float(rho_sum))
+        else:
+            admitted, tally = self._blocks(log_pi, log_mu, action, adv, coef)
+        stats, notes = self._report(batch, values, tally, lam, admitted)
+        return PolicyGradientUpdate(
+            coefficients=coef.detach(),
+            advantages=adv.detach(),
+            admitted=admitted,
+            value_targets=targets.detach(),
+            stats=stats,
+            notes=notes,
+            ratio_clamp=LOG_RATIO_CAP,
+        )
+
+    def _blocks(
+        self,
+        log_pi: torch.Tensor,
+        log_mu: torch.Tensor | None,
+        action: torch.Tensor,
+        adv: torch.Tensor,
+        coef: torch.Tensor,
+    ) -> tuple[torch.Tensor, _Tally]:
+        """The CPU fast path: Eq. 2 block by block into ``coef``; ``(admitted, counts)``."""
         admitted = torch.empty_like(action[:, 0])
         tally = _Tally()
         for rows in row_blocks(log_pi):
@@ -258,16 +313,7 @@ class BPCO:
                 tally,
                 self._work,
             )
-        stats, notes = self._report(batch, values, tally, lam, admitted)
-        return PolicyGradientUpdate(
-            coefficients=coef.detach(),
-            advantages=adv.detach(),
-            admitted=admitted,
-            value_targets=targets.detach(),
-            stats=stats,
-            notes=notes,
-            ratio_clamp=LOG_RATIO_CAP,
-        )
+        return admitted, tally
 
     def _report(
         self,
@@ -304,6 +350,7 @@ class BPCO:
             "zero_lambda_trajectories": float(short),
         }
         notes = ["Coefficients carry no 1/B: average the loss over sequences in the trainer."]
+        notes += compile_note(self._compiled)
         if clipped:
             notes.append(
                 f"{clipped} of {n_tokens} action tokens ({clipped / n_tokens:.1%}) were clipped "

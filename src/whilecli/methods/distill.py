@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import all_finite, as_float
+from whilecli.methods.fastmath import Compiled, compile_note, plain_path
 from whilecli.methods.groups import check_logprobs, count, require_field
 from whilecli.methods.surrogate import knob_error
 
@@ -31,8 +31,11 @@ from whilecli.methods.surrogate import knob_error
 def opd_reference(
     teacher_logp: torch.Tensor, logp: torch.Tensor, action_mask: torch.Tensor
 ) -> torch.Tensor:
-    """OPD / OPSD's c ``[B, T]``: c = log π_T − log π_θ on action tokens (plain torch)."""
-    c = teacher_logp - logp
+    """OPD / OPSD's c ``[B, T]``: c = log π_T − log π_θ on action tokens (plain torch).
+
+    The only path (eager, or compiled with ``compile=True``): a blocked form is not faster.
+    """
+    c = teacher_logp - logp  # the sampled-token reverse-KL gradient
     return torch.where(action_mask, c, 0.0)
 
 
@@ -57,7 +60,10 @@ class OPD:
     name: ClassVar[str] = "opd"
     requires: ClassVar[frozenset[str]] = frozenset({"teacher_logprobs"})
 
-    def __init__(self, top_k: int = 32, divergence: str = "reverse_kl") -> None:
+    def __init__(
+        self, top_k: int = 32, divergence: str = "reverse_kl", compile: bool = False
+    ) -> None:
+        self._compiled = Compiled(opd_reference) if compile else None
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise knob_error(self.name, "top_k", 32, top_k, "an integer ≥ 1")
         self.top_k = top_k
@@ -91,18 +97,14 @@ class OPD:
         teacher = batch.teacher_logprobs
         assert teacher is not None
         lp = batch.logprobs.detach()
-        gap = torch.sub(
-            teacher.detach(), lp, out=reuse(out, "coefficients", lp.shape, lp.dtype, lp.device)
-        )
-        if all_finite(gap):  # the 0/1 product is exact; + 0 turns −0 into +0
-            gap.mul_(as_float(act, gap.dtype)).add_(0.0)
-        else:  # junk in the padding
-            gap.masked_fill_(~act, 0.0)
+        gap = plain_path(self._compiled, opd_reference, teacher.detach(), lp, act)
+        if out is not None:
+            gap = reuse(out, "coefficients", lp.shape, gap.dtype, lp.device).copy_(gap)
         counts = act.sum(dim=1)
         n = int(counts.sum())
         admitted = counts > 0
         gap_mean = float(gap.sum()) / n if n else 0.0  # gap is 0 off the action tokens
-        stats = {
+        stats: dict[str, float | None] = {
             "rows": float(batch.size),
             "action_tokens": float(n),
             "gap_mean": gap_mean,
@@ -114,6 +116,7 @@ class OPD:
         if empty:
             notes.append(f"c = 0 for {count(empty, 'row')} without an action token.")
         notes.extend(self._trainer_notes())
+        notes.extend(compile_note(self._compiled))
         advantages = reuse(out, "advantages", lp.shape, lp.dtype, lp.device).copy_(gap)
         return Update(
             coefficients=gap, advantages=advantages, admitted=admitted, stats=stats, notes=notes
@@ -136,8 +139,9 @@ class OPSD(OPD):
         divergence: str = "reverse_kl",
         anchor: str = "ema:0.01",
         privileged: str = "demonstration",
+        compile: bool = False,
     ) -> None:
-        super().__init__(top_k=top_k, divergence=divergence)
+        super().__init__(top_k=top_k, divergence=divergence, compile=compile)
         match = _ANCHOR.match(anchor) if isinstance(anchor, str) else None
         rate = match.group("rate") if match else None
         ok = match is not None

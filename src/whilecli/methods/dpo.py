@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 from whilecli.knobs import DPO_BETA
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import as_float
+from whilecli.methods.fastmath import Compiled, compile_note, plain_path
 from whilecli.methods.groups import (
     check_logprobs,
     check_rewards,
@@ -50,13 +50,21 @@ def dpo_reference(
     Δ = Σ_t (log π_θ − log π_ref)(y_w) − Σ_t (log π_θ − log π_ref)(y_l) over action tokens;
     c = +β σ(−βΔ)/P on y_w's tokens, −β σ(−βΔ)/P on y_l's, P = pairs; unpaired rows get 0.
     """
-    logratio = torch.where(action_mask, logp - ref_logp, 0.0).sum(dim=1)
-    delta = logratio[chosen] - logratio[rejected]
+    logratio = dpo_logratio(logp, ref_logp, action_mask)
+    delta = logratio[chosen] - logratio[rejected]  # Δ
     P = max(len(chosen), 1)
     coef = beta * torch.sigmoid(-beta * delta) / P
     row = torch.zeros_like(logratio)
     row = row.index_put((chosen,), coef).index_put((rejected,), -coef)
     return torch.where(action_mask, row[:, None], 0.0)
+
+
+def dpo_logratio(
+    logp: torch.Tensor, ref_logp: torch.Tensor, action_mask: torch.Tensor
+) -> torch.Tensor:
+    """Σ_t (log π_θ − log π_ref) over each row's action tokens ``[B]``: DPO's per-token part,
+    plain torch (the only path: eager, or compiled with ``compile=True``)."""
+    return torch.where(action_mask, logp - ref_logp, 0.0).sum(dim=1)
 
 
 def pair_rows(task_ids: list[str], passed: list[bool], lengths: list[int]) -> list[tuple[int, int]]:
@@ -88,7 +96,10 @@ class DPO:
     name: ClassVar[str] = "dpo"
     requires: ClassVar[frozenset[str]] = frozenset({"task_ids", "ref_logprobs"})
 
-    def __init__(self, beta: float = DPO_BETA.default, pass_threshold: float = 1.0) -> None:
+    def __init__(
+        self, beta: float = DPO_BETA.default, pass_threshold: float = 1.0, compile: bool = False
+    ) -> None:
+        self._compiled = Compiled(dpo_logratio) if compile else None
         beta = DPO_BETA.check(beta, f"{self.name}: beta")
         thr = number_knob(self.name, "pass_threshold", 1.0, pass_threshold)
         if not math.isfinite(thr):
@@ -106,10 +117,10 @@ class DPO:
         check_rewards(batch, m)
         check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
         act = batch.action_mask
-        diff = torch.where(act, batch.logprobs - ref, 0.0)
+        logratio = plain_path(self._compiled, dpo_logratio, batch.logprobs.detach(), ref, act)
         rows, labels, offset = gather_rows(
             group,
-            {"reward": batch.rewards, "count": batch.action_counts, "logratio": diff.sum(1)},
+            {"reward": batch.rewards, "count": batch.action_counts, "logratio": logratio},
             {"task": tasks},
         )
         passed = (rows["reward"] >= self.pass_threshold).tolist()
@@ -130,11 +141,13 @@ class DPO:
             stats["loss_mean"] = float(F.softplus(-self.beta * delta).mean())
         local = row_coef[offset : offset + batch.size]
         shape, dtype = batch.logprobs.shape, ref.dtype
-        c = as_float(act, dtype, reuse(out, "coefficients", shape, dtype, ref.device))
-        c.mul_(local[:, None].detach()).add_(0.0)  # finite: an exact product; + 0 turns −0 into +0
+        c = torch.where(act, local[:, None].detach(), 0.0) + 0.0  # + 0 turns −0 into +0
+        if out is not None:
+            c = reuse(out, "coefficients", shape, dtype, ref.device).copy_(c)
         stats["unpaired_passes"] = float(n_pass - len(pairs))
         stats["unpaired_fails"] = float(n_all - n_pass - len(pairs))
         notes = self._notes(len(pairs), n_pass, n_all, len(set(labels["task"])))
+        notes += compile_note(self._compiled)
         return Update(
             coefficients=c,
             advantages=torch.mul(

@@ -14,6 +14,10 @@ comparisons are exact in both. On any other device, dtype, or a tensor that need
 gradient, the torch operation runs instead. The results are what the names say:
 ``exp_(x)`` is ``x.exp_()``, ``compare(x, "<=", y)`` is ``x <= y``, ``any_rows(m)`` is
 ``m.any(dim=1)``, ``row_counts(m)`` is ``m.sum(dim=1)``.
+
+These serve the CPU fast paths only, which stay where ``benchmarks/update_bench.py`` shows them
+faster than the module's plain-torch function. :class:`Compiled` is the other way to speed a
+plain function up: ``torch.compile``, opt-in (``compile=True`` on a method).
 """
 
 from __future__ import annotations
@@ -174,3 +178,53 @@ class Workspace:
     def clear(self) -> None:
         """Drop every buffer (the memory goes back once nothing else holds it)."""
         self._buffers.clear()
+
+
+class Compiled:
+    """A method's plain-torch function, compiled by ``torch.compile`` on its first call.
+
+    One per method object, so a training loop pays the compilation once (seconds: dynamo
+    traces the function and inductor writes and builds C++ or Triton kernels) and reuses the
+    kernels while the shapes allow. When the compiler is unavailable (no C compiler, an
+    inductor or dynamo error), the call runs the eager function instead and :attr:`note`
+    says so; it stays eager afterwards.
+    """
+
+    def __init__(self, fn: Any, enabled: bool = True, backend: str = "inductor") -> None:
+        self.fn = fn
+        self.backend = backend
+        self._compiled: Any = None if enabled else fn  # disabled: the eager plain function
+        self.note: str | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        if self._compiled is None:
+            try:
+                self._compiled = torch.compile(self.fn, backend=self.backend)
+            except Exception as exc:  # noqa: BLE001  (any compiler failure means: run eager)
+                return self._fall_back(exc, args)
+        if self._compiled is self.fn:
+            return self.fn(*args)
+        try:
+            return self._compiled(*args)
+        except Exception as exc:  # noqa: BLE001
+            return self._fall_back(exc, args)
+
+    def _fall_back(self, exc: Exception, args: tuple[Any, ...]) -> Any:
+        self._compiled = self.fn
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        self.note = (
+            f"torch.compile is unavailable here ({type(exc).__name__}"
+            + (f": {first[:120]}" if first else "")
+            + "); the eager plain-torch path ran instead."
+        )
+        return self.fn(*args)
+
+
+def plain_path(compiled: Compiled | None, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, through ``compiled`` when the method was built with ``compile=True``."""
+    return fn(*args) if compiled is None else compiled(*args)
+
+
+def compile_note(compiled: Compiled | None) -> list[str]:
+    """The note of a compilation that fell back to eager, as a list (empty otherwise)."""
+    return [] if compiled is None or compiled.note is None else [compiled.note]

@@ -27,12 +27,15 @@ from whilecli.methods.batch import Batch, Update, masked, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
+    Compiled,
     Workspace,
     all_finite,
     as_float,
+    compile_note,
     count,
     exp_,
     log1p_,
+    plain_path,
     row_blocks,
 )
 
@@ -47,24 +50,30 @@ def flash_reinforce_reference(
     behavior_logp: torch.Tensor,
     action_mask: torch.Tensor,
     trust: float = TRUST,
-) -> torch.Tensor:
-    """FlashReinforce's c ``[B, T]``, the seed's equations one line each (plain torch).
+    totals: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """FlashReinforce's ``(c [B, T], D [B], Σ_t ρ [B], clamped tokens)``, one line per equation.
 
-    The reference every faster path is tested against. ``reward [B]``; ``logp``,
-    ``behavior_logp`` ``[B, T]`` (log π_θ, log μ); ``action_mask`` bool ``[B, T]``.
+    Plain torch: the path on an accelerator (and, compiled, with ``compile=True``) and the
+    reference every faster path is tested against. ``reward [B]``; ``logp``,
+    ``behavior_logp`` ``[B, T]`` (log π_θ, log μ; pass ``logp`` for an on-policy batch);
+    ``action_mask`` bool ``[B, T]``; ``totals`` = (Σ_j R_j, B) of the global batch (default
+    this batch's).
     """
-    B = reward.shape[0]
+    R_sum, B = (reward.sum(), reward.shape[0]) if totals is None else (totals[0], totals[1])
     T = action_mask.sum(dim=1)  # T_i, action tokens
-    A = reward - reward.mean()  # Eq. 5
+    A = reward - R_sum / B  # Eq. 5
     log_ratio = torch.where(action_mask, logp - behavior_logp, 0.0)
-    rho = torch.exp(log_ratio.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))
+    rho = torch.exp(log_ratio.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))  # kept finite
     p = torch.exp(behavior_logp).clamp(PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)  # μ
     q = torch.exp(logp).clamp(PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)  # π_θ
     d = p * torch.log(p / q) + (1 - p) * torch.log((1 - p) / (1 - q))  # Eq. 6
     D = torch.where(action_mask, d, 0.0).sum(dim=1) / T  # Eq. 7
     m = trust >= D  # Eq. 8
-    c = (m * A / (T * B))[:, None] * rho  # Eq. 10
-    return torch.where(action_mask, c, 0.0)
+    c = torch.where(action_mask, (m * A / (T * B))[:, None] * rho, 0.0)  # Eq. 9-10
+    rho_sum = torch.where(action_mask, rho, 0.0).sum(dim=1)  # for the stats
+    clamped = (log_ratio.abs() > LOG_RATIO_CLAMP).sum()
+    return c, D, rho_sum, clamped
 
 
 def bernoulli_kl(
@@ -137,15 +146,18 @@ class FlashReinforce:
     """FlashReinforce's per-token coefficients for one batch (Hu et al. 2026, Eq. 5-10).
 
     ``trust`` is δ, the largest mean Bernoulli KL a trajectory may carry and still count
-    (default 0.003; ``inf`` turns the gate off).
+    (default 0.003; ``inf`` turns the gate off). ``compile``: run
+    :func:`flash_reinforce_reference` through ``torch.compile`` (built on the first update).
+    Without it, CPU batches take the row-block fast path and other devices the plain function.
     """
 
     requires: frozenset[str] = frozenset({"reward", "logprobs"})
     logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
 
-    def __init__(self, trust: float = TRUST) -> None:
+    def __init__(self, trust: float = TRUST, compile: bool = False) -> None:
         self.trust = declared.TRUST.check(trust, "trust")
         self._work = Workspace()
+        self._compiled = Compiled(flash_reinforce_reference) if compile else None
 
     def __repr__(self) -> str:
         return f"FlashReinforce(trust={self.trust})"
@@ -187,20 +199,23 @@ class FlashReinforce:
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
         coef = reuse(out, "coefficients", log_pi.shape, dtype, log_pi.device)
-        mean_kl, ratio_sums = torch.empty_like(adv), torch.empty_like(adv)
-        n_clamped = 0
-        for rows in row_blocks(log_pi):
-            mean_kl[rows], ratio_sums[rows], clamped = _block(
-                log_pi[rows],
-                None if log_mu is None else log_mu[rows],
-                action[rows],
-                counts[rows],
-                scale[rows],
+        if self._compiled is not None or log_pi.device.type != "cpu":  # the plain function
+            c, mean_kl, ratio_sums, clamped_t = plain_path(
+                self._compiled,
+                flash_reinforce_reference,
+                rewards,
+                log_pi,
+                log_pi if log_mu is None else log_mu,  # on-policy: ρ = 1, d = 0
+                action,
                 self.trust,
-                coef[rows],
-                self._work,
+                totals,
             )
-            n_clamped += clamped
+            coef.copy_(c)
+            n_clamped = int(clamped_t)
+        else:
+            mean_kl, ratio_sums, n_clamped = self._blocks(
+                log_pi, log_mu, action, counts, scale, coef
+            )
         admitted = mean_kl <= self.trust  # Eq. 8
         advantages = reuse(out, "advantages", log_pi.shape, dtype, log_pi.device)
         as_float(batch.mask, dtype, advantages)
@@ -215,6 +230,32 @@ class FlashReinforce:
             notes=notes,
             ratio_clamp=LOG_RATIO_CLAMP,
         )
+
+    def _blocks(
+        self,
+        log_pi: torch.Tensor,
+        log_mu: torch.Tensor | None,
+        action: torch.Tensor,
+        counts: torch.Tensor,
+        scale: torch.Tensor,
+        coef: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """The CPU fast path: Eq. 6-10 block by block into ``coef``; ``(D, Σ_t ρ, clamped)``."""
+        mean_kl, ratio_sums = torch.empty_like(scale), torch.empty_like(scale)
+        n_clamped = 0
+        for rows in row_blocks(log_pi):
+            mean_kl[rows], ratio_sums[rows], clamped = _block(
+                log_pi[rows],
+                None if log_mu is None else log_mu[rows],
+                action[rows],
+                counts[rows],
+                scale[rows],
+                self.trust,
+                coef[rows],
+                self._work,
+            )
+            n_clamped += clamped
+        return mean_kl, ratio_sums, n_clamped
 
     def _report(
         self,
@@ -243,7 +284,7 @@ class FlashReinforce:
             "clamped_share": n_clamped / n_tokens,
             "mean_ratio": mean_ratio,
         }
-        notes: list[str] = []
+        notes: list[str] = compile_note(self._compiled)
         if batch.behavior_logprobs is None:
             notes.append(
                 "No behaviour log-probs: the batch is taken as on-policy (ratio 1, KL 0), "

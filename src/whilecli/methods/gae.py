@@ -9,7 +9,9 @@ and 0 before it, ``V`` the critic's value at that token and ``V = 0`` past the e
 Observation tokens (``action_mask`` false) are skipped: the bootstrap is the next *action*
 token's value and their own advantage is 0.
 
-No Python loop over tokens: action tokens are packed to the left of each row with a scatter,
+:func:`skip_observation_gae_reference` writes the recursion in plain torch, one step per
+column (T steps of Python: the reference the tests hold the fast form to, not a path the
+methods take). The methods' form has no Python loop over tokens: action tokens are packed to the left of each row with a scatter,
 ``A_k = λ^{−k} Σ_{j≥k} λ^j δ_j`` is a reversed cumulative sum of scaled terms, and the result
 is gathered back. ``λ^{L−1} ≈ e^{−1/α}`` keeps the scaling well inside float64's range for
 any sensible α; when ``λ^L`` would still underflow (tiny α, ``λ`` near 0) the packed axis is
@@ -25,6 +27,30 @@ import torch
 
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import Workspace, as_float, exp_, row_blocks, row_counts
+
+
+def skip_observation_gae_reference(
+    reward: torch.Tensor, values: torch.Tensor, action_mask: torch.Tensor, lam: torch.Tensor
+) -> torch.Tensor:
+    """A ``[B, T]``: δ_k = r_k + V(a_{k+1}) − V(a_k), A_k = δ_k + λ A_{k+1} (γ = 1), over the
+    action tokens of each row in reverse; r = R on the last action token; V = 0 past the end;
+    observation tokens get 0 and are skipped. One step per column, every row at once."""
+    B, T = action_mask.shape
+    next_value = torch.zeros_like(reward)  # V(a_{k+1}), 0 past the end
+    next_adv = torch.zeros_like(reward)  # A_{k+1}
+    seen = torch.zeros_like(action_mask[:, 0])  # an action token after this one
+    columns = []
+    for t in reversed(range(T)):
+        act = action_mask[:, t]
+        r = torch.where(act & ~seen, reward, 0.0)  # R on the last action token
+        delta = r + next_value - values[:, t]  # Eq. 4
+        adv = delta + lam * next_adv  # Eq. 5
+        columns.append(torch.where(act, adv, 0.0))
+        next_value = torch.where(act, values[:, t], next_value)
+        next_adv = torch.where(act, adv, next_adv)
+        seen = seen | act
+    return torch.stack(columns[::-1], dim=1)
+
 
 #: Smallest power of λ a chunk may reach; far above float64's underflow.
 _MIN_POWER = 1e-200

@@ -183,9 +183,15 @@ class RAE(ClippedPolicyGradient):
         beta: float = 0.0,
         max_len: int | None = None,
         truncated: str = "mask",
+        compile: bool = False,
     ) -> None:
         super().__init__(
-            loss_type=loss_type, clip=clip, beta=beta, max_len=max_len, truncated=truncated
+            loss_type=loss_type,
+            clip=clip,
+            beta=beta,
+            max_len=max_len,
+            truncated=truncated,
+            compile=compile,
         )
         decay = DECAY.check(decay, f"{self.name}: decay")
         if not isinstance(agent_key, str) or not agent_key.strip():

@@ -29,43 +29,23 @@ from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import global_sum, world_note
 from whilecli.methods.fastmath import (
+    Compiled,
     Workspace,
     all_finite,
     any_rows,
     as_float,
     compare,
+    compile_note,
     count,
     exp_,
+    plain_path,
     row_blocks,
 )
-from whilecli.methods.gae import critic_pass
+from whilecli.methods.gae import critic_pass, skip_observation_gae_reference
 from whilecli.methods.knob_checks import pair
 
 RATIO = declared.SAO_RATIO
 GAE_ALPHA = declared.SAO_GAE_ALPHA.default
-
-
-def skip_observation_gae_reference(
-    reward: torch.Tensor, values: torch.Tensor, action_mask: torch.Tensor, lam: torch.Tensor
-) -> torch.Tensor:
-    """A ``[B, T]``: δ_k = r_k + V(a_{k+1}) − V(a_k), A_k = δ_k + λ A_{k+1} (γ = 1), over the
-    action tokens of each row in reverse; r = R on the last action token; V = 0 past the end;
-    observation tokens get 0 and are skipped. One step per column, every row at once."""
-    B, T = action_mask.shape
-    next_value = torch.zeros_like(reward)  # V(a_{k+1}), 0 past the end
-    next_adv = torch.zeros_like(reward)  # A_{k+1}
-    seen = torch.zeros_like(action_mask[:, 0])  # an action token after this one
-    columns = []
-    for t in reversed(range(T)):
-        act = action_mask[:, t]
-        r = torch.where(act & ~seen, reward, 0.0)  # R on the last action token
-        delta = r + next_value - values[:, t]  # Eq. 4
-        adv = delta + lam * next_adv  # Eq. 5
-        columns.append(torch.where(act, adv, 0.0))
-        next_value = torch.where(act, values[:, t], next_value)
-        next_adv = torch.where(act, adv, next_adv)
-        seen = seen | act
-    return torch.stack(columns[::-1], dim=1)
 
 
 def sao_reference(
@@ -84,12 +64,27 @@ def sao_reference(
     L = action_mask.sum(dim=1).to(reward.dtype)  # action tokens of each row
     lam = torch.where(L > 0, (1 - 1 / (alpha * L.clamp(min=1))).clamp(min=0), 0.0)  # Eq. 5
     A = skip_observation_gae_reference(reward, values, action_mask, lam)  # Eq. 4-5
+    N = action_mask.sum()  # action tokens in the batch
+    return sao_band(A, logp, behavior_logp, action_mask, ratio, N)[0]  # Eq. 1-3
+
+
+def sao_band(
+    A: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    ratio: tuple[float, float],
+    N: torch.Tensor,
+) -> tuple[torch.Tensor, ...]:
+    """Eq. 1-3 given the advantages ``A [B, T]``: ``(c, admitted [B], tokens in the band,
+    tokens above it, Σ f(ρ))``, plain torch (the path off the CPU, and with ``compile=True``)."""
     rho = torch.exp(torch.where(action_mask, logp - behavior_logp, 0.0))  # unclamped
     low, high = ratio
-    f = torch.where((rho > low) & (rho < high), rho, 0.0)  # Eq. 2-3
-    N = action_mask.sum()  # action tokens in the batch
+    in_band = action_mask & (rho > low) & (rho < high)  # the open band
+    f = torch.where(in_band, rho, 0.0)  # Eq. 2-3
     c = f * A / N.clamp(min=1)  # Eq. 1
-    return torch.where(action_mask, c, 0.0)
+    above = (action_mask & (rho >= high)).sum()
+    return c, in_band.any(dim=1), in_band.sum(), above, f.sum()
 
 
 def check_values(batch: Batch, method: str) -> torch.Tensor:
@@ -161,13 +156,19 @@ class SAO:
     """SAO's per-token coefficients for one batch (Hou et al. 2026, Eq. 1-5).
 
     ``ratio`` is the open band ``(1 − ε_low, 1 + ε_high)`` (default (0.7, 6.0)); ``gae_alpha``
-    is α in λ = 1 − 1/(α L) (default 1.5).
+    is α in λ = 1 − 1/(α L) (default 1.5). ``compile``: run :func:`sao_band` (Eq. 1-3) through
+    ``torch.compile``, built on the first update; the GAE is the vectorised scan either way.
     """
 
     requires: frozenset[str] = frozenset({"reward", "logprobs", "values"})
     logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
 
-    def __init__(self, ratio: tuple[float, float] = RATIO, gae_alpha: float = GAE_ALPHA) -> None:
+    def __init__(
+        self,
+        ratio: tuple[float, float] = RATIO,
+        gae_alpha: float = GAE_ALPHA,
+        compile: bool = False,
+    ) -> None:
         low, high = pair("ratio", ratio, RATIO, allow_inf=True)
         if not 0 < low < 1 < high:
             raise UsageError(
@@ -177,6 +178,7 @@ class SAO:
         self.ratio = (low, high)
         self.gae_alpha = declared.SAO_GAE_ALPHA.check(gae_alpha, "gae_alpha")
         self._work = Workspace()
+        self._compiled = Compiled(sao_band) if compile else None
 
     def __repr__(self) -> str:
         return f"SAO(ratio={self.ratio}, gae_alpha={self.gae_alpha})"
@@ -200,6 +202,42 @@ class SAO:
         # Eq. 4-5: skip-observation GAE; value targets R
         coef, adv, targets, lam = critic_pass(batch, values, self.gae_alpha, out, self._work)
         n_total = global_sum(counts.sum().reshape(1), group)[0]
+        if self._compiled is not None or log_pi.device.type != "cpu":  # the plain function
+            c, admitted, inside, above, f_sum = plain_path(
+                self._compiled,
+                sao_band,
+                adv,
+                log_pi,
+                log_pi if log_mu is None else log_mu,  # on-policy: ρ = 1
+                action,
+                self.ratio,
+                n_total,
+            )
+            coef.copy_(c)
+            band = _Band(inside=int(inside), above=int(above), ratio_sum=float(f_sum))
+        else:
+            admitted, band = self._blocks(log_pi, log_mu, action, adv, n_total, coef)
+        stats, notes = self._report(batch, band, admitted, lam, n_total, group)
+        return PolicyGradientUpdate(
+            coefficients=coef.detach(),
+            advantages=adv.detach(),
+            admitted=admitted,
+            value_targets=targets.detach(),
+            stats=stats,
+            notes=notes,
+            ratio_clamp=math.inf,
+        )
+
+    def _blocks(
+        self,
+        log_pi: torch.Tensor,
+        log_mu: torch.Tensor | None,
+        action: torch.Tensor,
+        adv: torch.Tensor,
+        n_total: torch.Tensor,
+        coef: torch.Tensor,
+    ) -> tuple[torch.Tensor, _Band]:
+        """The CPU fast path: Eq. 1-3 block by block into ``coef``; ``(admitted, counts)``."""
         admitted = torch.empty_like(action[:, 0])
         band = _Band()
         for rows in row_blocks(log_pi):
@@ -214,16 +252,7 @@ class SAO:
                 band,
                 self._work,
             )
-        stats, notes = self._report(batch, band, admitted, lam, n_total, group)
-        return PolicyGradientUpdate(
-            coefficients=coef.detach(),
-            advantages=adv.detach(),
-            admitted=admitted,
-            value_targets=targets.detach(),
-            stats=stats,
-            notes=notes,
-            ratio_clamp=math.inf,
-        )
+        return admitted, band
 
     def _report(
         self,
@@ -258,7 +287,7 @@ class SAO:
             "mean_ratio": band.ratio_sum / n_in if n_in else None,
             "mean_lambda": float(lam[has].mean()) if bool(has.any()) else None,
         }
-        notes: list[str] = []
+        notes: list[str] = compile_note(self._compiled)
         if batch.behavior_logprobs is None:
             notes.append("No behaviour log-probs: every ratio is 1, inside the band.")
         if masked:

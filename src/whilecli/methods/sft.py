@@ -15,7 +15,7 @@ from typing import ClassVar
 import torch
 
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import as_float
+from whilecli.methods.fastmath import Compiled, compile_note, plain_path
 from whilecli.methods.groups import check_logprobs, check_rewards, count
 from whilecli.methods.surrogate import knob_error, number_knob
 
@@ -23,9 +23,12 @@ from whilecli.methods.surrogate import knob_error, number_knob
 def sft_reference(
     reward: torch.Tensor, action_mask: torch.Tensor, pass_threshold: float = 1.0
 ) -> torch.Tensor:
-    """SFT's c ``[B, T]``: 1 on the action tokens of passing rows (R ≥ threshold), plain torch."""
-    passed = reward >= pass_threshold
-    return (action_mask & passed[:, None]).to(reward.dtype)
+    """SFT's c ``[B, T]``: 1 on the action tokens of passing rows (R ≥ threshold), plain torch.
+
+    The only path (eager, or compiled with ``compile=True``): a blocked form is not faster.
+    """
+    passed = reward >= pass_threshold  # the rows that pass
+    return (action_mask & passed[:, None]).to(reward.dtype)  # c = 1 on their action tokens
 
 
 class SFT:
@@ -34,7 +37,8 @@ class SFT:
     name: ClassVar[str] = "sft"
     requires: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, pass_threshold: float = 1.0) -> None:
+    def __init__(self, pass_threshold: float = 1.0, compile: bool = False) -> None:
+        self._compiled = Compiled(sft_reference) if compile else None
         thr = number_knob(self.name, "pass_threshold", 1.0, pass_threshold)
         if not math.isfinite(thr):
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
@@ -50,13 +54,16 @@ class SFT:
         passed = batch.rewards >= self.pass_threshold
         dtype = batch.logprobs.dtype
         shape, device = batch.logprobs.shape, batch.logprobs.device
-        c = as_float(batch.action_mask, dtype, reuse(out, "coefficients", shape, dtype, device))
-        c.mul_(as_float(passed, dtype)[:, None])
+        c = plain_path(
+            self._compiled, sft_reference, batch.rewards, batch.action_mask, self.pass_threshold
+        ).to(dtype)
+        if out is not None:
+            c = reuse(out, "coefficients", shape, dtype, device).copy_(c)
         counts = batch.action_mask.sum(dim=1)
         admitted = passed & (counts > 0)
         n_pass = int(passed.sum())
         tokens = int(counts[passed].sum())
-        stats = {
+        stats: dict[str, float | None] = {
             "rows": float(batch.size),
             "passing_rows": float(n_pass),
             "trained_tokens": float(tokens),
@@ -67,6 +74,7 @@ class SFT:
         ]
         if not n_pass:
             notes.append("no row passes, so every coefficient is 0.")
+        notes.extend(compile_note(self._compiled))
         empty = int((passed & (counts == 0)).sum())
         if empty:
             notes.append(f"c = 0 for {count(empty, 'passing row')} without an action token.")

@@ -35,11 +35,14 @@ from whilecli.knobs import BETA, CLIP
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
+    Compiled,
     all_finite,
     any_rows,
     as_float,
     compare,
+    compile_note,
     exp_,
+    plain_path,
     row_blocks,
     row_counts,
 )
@@ -64,24 +67,39 @@ def clipped_surrogate_reference(
     w: torch.Tensor,
     clip: float = 0.2,
     beta: float = 0.0,
-) -> torch.Tensor:
+    live: torch.Tensor | None = None,
+) -> tuple[
+    torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None
+]:
     """c = w_i g − β w_i (1 − r) ``[B, T]``, the equations one line each (plain torch).
 
-    ``A [B]`` the advantages, ``w [B]`` the length weights (0 on a row that carries no loss).
-    The reference every faster path is tested against.
+    ``A [B]`` the advantages, ``w [B]`` the length weights (0 on a row that carries no loss),
+    ``live [B]`` the rows that carry one (default every row). The path on an accelerator
+    (and, compiled, with ``compile=True``) and the reference every faster path is tested
+    against. Returns ``(c, KL part −β w (1 − r) or None, admitted [B], clipped tokens,
+    Σ ρ, Σ KL_k3 or None)``, the sums over live action tokens.
     """
+    live = torch.ones_like(A, dtype=torch.bool) if live is None else live
     log_ratio = torch.zeros_like(logp) if behavior_logp is None else logp - behavior_logp
-    ratio = torch.exp(torch.where(action_mask, log_ratio, 0.0))  # ρ
+    ratio = torch.exp(torch.where(action_mask, log_ratio, 0.0))  # ρ, unclamped
     A, w = A[:, None], w[:, None]
     # d/dlog π of min(ρA, clip(ρ, 1 − ε, 1 + ε)A): ρA where the unclipped branch is the minimum
     unclipped = ((A > 0) & (ratio <= 1 + clip)) | ((A < 0) & (ratio >= 1 - clip))
     g = torch.where(unclipped, ratio * A, 0.0)
-    c = w * g
+    c = torch.where(action_mask, w * g, 0.0)
+    kl_term, kl_sum = None, None
+    on = action_mask & live[:, None]  # live action tokens, for the stats
     if beta > 0:
         assert ref_logp is not None
-        r = torch.exp(ref_logp - logp)  # π_ref/π_θ
-        c = c - beta * w * (1 - r)  # d/dlog π_θ of β (r − log r − 1)
-    return torch.where(action_mask, c, 0.0)
+        log_r = ref_logp - logp
+        r = torch.exp(log_r)  # π_ref/π_θ
+        kl_term = torch.where(action_mask, -beta * w * (1 - r), 0.0)  # d/dlog π of β(r − log r − 1)
+        c = c + kl_term
+        kl_sum = torch.where(on, r - log_r - 1, 0.0).sum()
+    admitted = (c != 0).any(dim=1)
+    clipped = (on & ~unclipped & (A != 0)).sum()
+    ratio_sum = torch.where(on, ratio, 0.0).sum()
+    return c + 0.0, kl_term, admitted, clipped, ratio_sum, kl_sum
 
 
 def length_weights(
@@ -207,13 +225,38 @@ def surrogate_coefficients(
     clip: float,
     beta: float,
     out: torch.Tensor | None = None,
+    compiled: Compiled | None = None,
 ) -> SurrogateOut:
     """c = w_i g − β w_i (1 − r) on action tokens of live rows, exactly 0 elsewhere.
 
     ``live [B]`` is False for rows that get no gradient (``--truncated mask``). On CPU the
     rows are processed in blocks (:func:`~whilecli.methods.fastmath.row_blocks`). The
-    coefficients are written into ``out`` (``logprobs``' shape and dtype) when given.
+    coefficients are written into ``out`` (``logprobs``' shape and dtype) when given. With
+    ``compiled`` (the method's ``compile=True``), or off the CPU, the plain function
+    :func:`clipped_surrogate_reference` runs instead of the row blocks.
     """
+    if compiled is not None or logprobs.device.type != "cpu":
+        c, term, admitted, clipped, r_sum, k_sum = plain_path(
+            compiled,
+            clipped_surrogate_reference,
+            logprobs.detach(),
+            None if behavior_logprobs is None else behavior_logprobs.detach(),
+            None if ref_logprobs is None else ref_logprobs.detach(),
+            action_mask,
+            advantages,
+            torch.where(live, weights, 0.0),
+            clip,
+            beta,
+            live,
+        )
+        return SurrogateOut(
+            coefficients=c if out is None else out.copy_(c),
+            admitted=admitted,
+            clipped=int(clipped),
+            ratio_sum=float(r_sum),
+            kl_sum=None if k_sum is None else float(k_sum),
+            reference_term=term,
+        )
     w = torch.where(live, weights, 0.0)[:, None]
     a = advantages[:, None]
     # the branch test as a per-row interval for ρ (see _surrogate_block)
@@ -294,8 +337,10 @@ class ClippedPolicyGradient:
         beta: float = BETA.default,
         max_len: int | None = None,
         truncated: str = "mask",
+        compile: bool = False,
     ) -> None:
         m = self.name
+        self._compiled = Compiled(clipped_surrogate_reference) if compile else None
         if loss_type not in LOSS_TYPES:
             raise knob_error(m, "loss_type", "grpo", loss_type, f"one of {', '.join(LOSS_TYPES)}")
         clip = CLIP.check(clip, f"{m}: clip")
@@ -376,6 +421,7 @@ class ClippedPolicyGradient:
             clip=self.clip,
             beta=self.beta,
             out=reuse(out, "coefficients", lp.shape, lp.dtype, lp.device),
+            compiled=self._compiled,
         )
         c = sur.coefficients
         if not all_finite(c):
@@ -387,7 +433,7 @@ class ClippedPolicyGradient:
         stats.update(self._common_stats(batch, sur, trunc, live, counts, n_rows, total))
         stats["loss_tokens_global"] = loss_tokens
         common = self._common_notes(batch, counts, trunc, n_rows, longest, max_len, stats)
-        notes = common[:1] + notes + common[1:]
+        notes = common[:1] + notes + common[1:] + compile_note(self._compiled)
         return PolicyGradientUpdate(
             coefficients=c,
             advantages=advantages,
