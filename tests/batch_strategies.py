@@ -85,3 +85,24 @@ def assert_matches(
                 update.value_targets[i, :n].double().cpu(),
                 torch.tensor(targets[i], dtype=torch.float64),
             )
+
+
+def well_conditioned(rows: list[dict[str, Any]], truncated: str = "mask") -> bool:
+    """No group whose rewards differ, but by so little that (R − mean)/std is ill-conditioned.
+
+    Rewards a few ulps apart (``1.0`` and ``0.9999999999999999``) are not a unanimous group,
+    so A = (R − mean)/std is of order 1, yet every rounding of the mean changes it by as much:
+    two correct summation orders disagree. Property tests that compare summation orders keep
+    to groups whose spread is at least 1e-6 of their scale.
+    """
+    from slow_reference_grouped import _rewards
+
+    rewards = _rewards(rows, truncated)
+    groups: dict[Any, list[float]] = {}
+    for row, reward in zip(rows, rewards, strict=True):
+        groups.setdefault(row.get("task_id"), []).append(reward)
+    for members in groups.values():
+        spread = max(members) - min(members)
+        if 0 < spread < 1e-6 * max(1.0, max(abs(m) for m in members)):
+            return False
+    return True

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import slow_reference
-from batch_strategies import assert_matches, ragged_rows
+from batch_strategies import assert_matches, ragged_rows, well_conditioned
 from slow_reference_grouped import slow_correction, slow_grpo
 from whilecli.methods import fastmath
 from whilecli.methods.batch import Batch, Update
@@ -151,6 +151,7 @@ def test_single_rollout_methods_in_blocks_match_the_loops(rows: list[dict]) -> N
 @settings(max_examples=60, deadline=None)
 def test_surrogate_and_corrections_in_blocks_match_the_loops(rows: list[dict], beta: float) -> None:
     rows = _grouped(rows)
+    assume(well_conditioned(rows))
     for row in rows:
         row["ref_logprobs"] = [min(0.0, lp - 0.2) for lp in row["logprobs"]]
     old = fastmath.BLOCK_ELEMENTS
