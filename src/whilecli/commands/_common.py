@@ -290,3 +290,22 @@ def slow_status(message: str, *, after: float = SLOW_READ_S) -> Iterator[None]:
             state["done"] = True
             if state["status"] is not None:
                 state["status"].stop()
+
+
+#: ``--seed`` and ``--draws`` of the commands that bootstrap (``diff``, ``size``).
+SEED = typer.Option(
+    0,
+    "--seed",
+    metavar="N",
+    help="Seed of the bootstrap.",
+    callback=early(check_seed),
+    rich_help_panel="Checks",
+)
+DRAWS = typer.Option(
+    2000,
+    "--draws",
+    metavar="N",
+    help="Bootstrap resamples.",
+    callback=early(check_draws),
+    rich_help_panel="Checks",
+)

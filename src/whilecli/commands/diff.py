@@ -18,9 +18,10 @@ import typer
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import (
+    DRAWS,
+    SEED,
     check_draws,
     check_seed,
-    early,
     existing_paths,
     user_errors,
 )
@@ -194,22 +195,8 @@ def diff_command(
     mapping: list[str] | None = route_cmd.MAPPING,
     input_format: str | None = route_cmd.INPUT_FORMAT,
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
-    seed: int = typer.Option(
-        0,
-        "--seed",
-        metavar="N",
-        help="Seed of the bootstraps.",
-        callback=early(check_seed),
-        rich_help_panel="Checks",
-    ),
-    draws: int = typer.Option(
-        2000,
-        "--draws",
-        metavar="N",
-        help="Bootstrap resamples.",
-        callback=early(check_draws),
-        rich_help_panel="Checks",
-    ),
+    seed: int = SEED,
+    draws: int = DRAWS,
     pool: bool = route_cmd.POOL,
 ) -> None:
     """Compare two dumps of the same tasks, task by task: pass@1 each, the paired difference."""

@@ -20,11 +20,12 @@ import typer
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import (
+    DRAWS,
+    SEED,
     check_draws,
     check_exists,
     check_seed,
     choice,
-    early,
     user_errors,
 )
 from whilecli.errors import UsageError
@@ -135,22 +136,8 @@ def size_command(
         help="Report format.",
         rich_help_panel="Output",
     ),
-    seed: int = typer.Option(
-        0,
-        "--seed",
-        metavar="N",
-        help="Seed of the bootstrap.",
-        callback=early(check_seed),
-        rich_help_panel="Checks",
-    ),
-    draws: int = typer.Option(
-        2000,
-        "--draws",
-        metavar="N",
-        help="Bootstrap resamples.",
-        callback=early(check_draws),
-        rich_help_panel="Checks",
-    ),
+    seed: int = SEED,
+    draws: int = DRAWS,
 ) -> None:
     """Size the held-out test: tasks to see a gain of --effect, from assumptions or two dumps."""
     _validate(effect, base, k, power, alpha)
