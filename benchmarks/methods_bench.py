@@ -5,7 +5,7 @@
 Builds one seeded ragged batch (rows of T/2 … T tokens, an observation span in each, 8 rows
 per task, stale behaviour log-probs, reference and teacher log-probs), then for each method
 times ``update`` (best of ``--repeats`` runs after a warm-up run) and the plain-Python loop of
-the same equations from ``tests/slow_reference_grouped.py`` (one run after a warm-up run),
+the same equations from ``tests/support/slow_reference_grouped.py`` (one run after a warm-up run),
 checks that they
 agree, and prints tokens/s and the ratio. Conversion of the batch to tensors or lists is not
 timed. Corrections are timed on their own, on top of GRPO's coefficients. torch runs on one
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 from slow_reference_grouped import (  # noqa: E402
     slow_correction,

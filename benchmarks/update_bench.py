@@ -9,7 +9,7 @@ Per method, in one process on the same batch (ragged lengths, observation spans,
 behaviour log-probs, critic values, reference and teacher log-probs, task ids in groups of
 8), each the median of ``--repeat`` calls:
 
-- ``python``: the plain-Python loops of ``tests/slow_reference*.py``, on at most
+- ``python``: the plain-Python loops of ``tests/support/slow_reference*.py``, on at most
   ``--python-rows`` rows, scaled to the whole batch by token count (marked ``*``);
 - ``plain``: ``method.update(batch, out=previous)`` through the module's eager plain-torch
   function (the path off the CPU), stats and notes included;
@@ -41,7 +41,7 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 import slow_reference  # noqa: E402
 import slow_reference_grouped  # noqa: E402
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
             )
             del previous, method
     print(
-        "python: the plain-Python loops (tests/slow_reference*.py); plain: the update through "
+        "python: the plain-Python loops (tests/support/slow_reference*.py); plain: the update through "
         "the eager plain function; fresh / out=: the library's default path with new outputs "
         "/ the previous ones; compiled: compile=True, out=; compile: its first call (the "
         "compilation); floor: each input read once, the transcendentals as in-place exp, "

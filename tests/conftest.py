@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, deadline=None, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# The tests' own helpers (slow references, strategies, schemas) import by name.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -15,7 +15,7 @@ from whilecli.methods.bpco import BPCO
 from whilecli.methods.flash_reinforce import FlashReinforce
 from whilecli.methods.sao import SAO
 
-DATA = Path(__file__).parent / "data" / "batch_single.jsonl"
+DATA = Path(__file__).parents[1] / "data" / "batch_single.jsonl"
 SPLIT = 3  # rank 0 takes rows [0, 3), rank 1 the rest: unequal halves on purpose
 METHODS = {"flash_reinforce": FlashReinforce, "sao": SAO, "bpco": BPCO}
 

@@ -24,8 +24,8 @@ from whilecli.emit.sft import sft_config
 from whilecli.emit.sft_data import messages
 from whilecli.errors import UsageError
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = Path(__file__).parent / "golden"
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).parents[1] / "golden"
 STUDENT = "Qwen/Qwen3-0.6B"
 SYSTEM = {"role": "system", "content": "Be brief."}
 

@@ -1,5 +1,5 @@
 """`whilecli.emit.prime_rl`: configs prime-rl accepts and can run, checked against a schema
-table transcribed from ``spec/prime-rl.md`` (``tests/prime_rl_schema.py``)."""
+table transcribed from ``spec/prime-rl.md`` (``tests/support/prime_rl_schema.py``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from whilecli.emit.knobs import METHODS
 from whilecli.emit.prime_rl import prime_rl_config
 from whilecli.errors import UsageError
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 TEACHER = "Qwen/Qwen3-32B@http://127.0.0.1:8001/v1"
 BASE: dict[str, Any] = {"model": "Qwen/Qwen3-8B", "env": "reverse-text"}
 #: one golden TOML per method and per correction

@@ -16,8 +16,8 @@ from whilecli.methods.batch import Batch
 from whilecli.methods.registry import METHODS, make_method
 from whilecli.methods.sao import SAO
 
-DATA = Path(__file__).parent / "data" / "batch_single.jsonl"
-EXAMPLE = Path(__file__).parent.parent / "examples" / "data" / "batch.jsonl"
+DATA = Path(__file__).parents[1] / "data" / "batch_single.jsonl"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "data" / "batch.jsonl"
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -160,7 +160,7 @@ def test_json_never_holds_infinity_or_nan() -> None:
     """An infinite knob is written null: JSON has no Infinity (docs/json-schema.md)."""
     from whilecli.cli import app as while_app
 
-    batch = str(Path(__file__).resolve().parent.parent / "examples" / "data" / "batch.jsonl")
+    batch = str(Path(__file__).resolve().parents[2] / "examples" / "data" / "batch.jsonl")
     args = ["update", batch, "--method", "flash_reinforce", "--trust", "inf", "--format", "json"]
     r = CliRunner().invoke(while_app, args)
     assert r.exit_code == 0, r.stderr

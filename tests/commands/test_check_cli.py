@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import typer
+from test_cli_route import SCHEMA, _conforms, schema_problems
 from typer.testing import CliRunner
 
 from conftest import EXAMPLES, ROOT
-from test_cli_route import SCHEMA, _conforms, schema_problems
 
 WORKFLOW = ROOT / "examples" / "ci" / "check-eval-dump.yml"
 ANNOTATION = re.compile(

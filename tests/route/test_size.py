@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_check_cli import invoke
 
 from conftest import EXAMPLES
-from test_check_cli import invoke
 from whilecli.errors import InputError
 from whilecli.route.paired import measured_size, paired_size, sample_sd, size_for_sd
 from whilecli.route.stats import holdout_size

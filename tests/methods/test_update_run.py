@@ -26,8 +26,8 @@ from whilecli.methods import batch as batch_mod
 from whilecli.methods import registry
 from whilecli.methods.run import UpdateResult, run_update
 
-DATA = Path(__file__).parent / "data" / "batch_single.jsonl"
-SRC = str(Path(__file__).parent.parent / "src")
+DATA = Path(__file__).parents[1] / "data" / "batch_single.jsonl"
+SRC = str(Path(__file__).parents[2] / "src")
 
 
 def cli(*args: str) -> tuple[int, str, str]:

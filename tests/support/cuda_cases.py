@@ -1,7 +1,7 @@
 """The batches and tolerances of the CUDA tests, shared with their CPU emulation.
 
 Each single-rollout method's CUDA test runs one seeded float32 batch on the GPU and on the
-CPU and holds the coefficients within 1e-6 relative. ``tests/test_workspace.py`` runs the
+CPU and holds the coefficients within 1e-6 relative. ``tests/methods/test_workspace.py`` runs the
 same comparison with the GPU's control flow emulated on the CPU, so the two stay in step.
 """
 

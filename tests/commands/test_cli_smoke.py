@@ -61,7 +61,7 @@ def test_python_dash_m_runs_the_program() -> None:
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root / "src")}
     done = subprocess.run(
         [sys.executable, "-m", "whilecli", "route", "--quiet", "examples/data/mixed.parquet"],

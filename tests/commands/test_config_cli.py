@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from prime_rl_schema import header_problems, problems
 from whilecli.cli import app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "data"
 TEACHER = "Qwen/Qwen3-32B@http://127.0.0.1:8001/v1"
 

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_check_cli import ANNOTATION, invoke
+
 from whilecli.errors import InputError
 from whilecli.route.paired import paired_diff
 

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from whilecli.cli import COMMANDS, app
 from whilecli.commands import _common
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MIXED = str(ROOT / "examples" / "data" / "mixed.jsonl")
 #: The commands whose options are grouped under Inputs / Checks / Output (and method panels).
 PANELLED = ("route", "check", "diff", "size", "summarize", "ada", "formats")

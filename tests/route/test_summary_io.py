@@ -13,10 +13,10 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 import typer
+from test_summary import STUDENT, report, summarise
 from typer.testing import CliRunner
 
 from conftest import EXAMPLES
-from test_summary import STUDENT, report, summarise
 from whilecli.cli import app as while_app
 from whilecli.commands.summarize import summarize_command
 from whilecli.errors import InputError, UsageError

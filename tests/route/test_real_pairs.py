@@ -21,8 +21,6 @@ from statistics import NormalDist
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from test_read_real import (
     ANYSWE,
     LMEVAL,
@@ -35,6 +33,8 @@ from test_read_real import (
     load,
     reference,
 )
+from typer.testing import CliRunner
+
 from whilecli.cli import app
 
 

@@ -8,8 +8,8 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_checks import make_rows
+
 from whilecli.route.decide import METHODS, decide
 from whilecli.route.model import Pool, Route, Status
 from whilecli.route.options import RouteOptions

@@ -26,7 +26,7 @@ from whilecli.errors import InputError, UsageError
 from whilecli.io.read import read_rows
 from whilecli.route.model import CANONICAL_SCHEMA
 
-REAL = Path(__file__).resolve().parent / "data" / "real"
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 WIKI_FT = REAL / "verifiers/wiki_search/willcb--qwen3-4b-wiki-search__094df25d/results.jsonl"
 WIKI_BASE = REAL / "verifiers/wiki_search/qwen--qwen3-4b-instruct-2507__e762fd98/results.jsonl"
 WORDLE_41 = REAL / "verifiers/wordle/gpt-4.1-mini__816ec3b0/results.jsonl"
