@@ -1,0 +1,112 @@
+"""The config ``while config --from ROWS`` writes: route the rows, then the routed method's
+prime-rl config; for SFT, the dataset of the passing rows beside the TOML.
+
+Every route prime-rl can train gets its config (DESIGN section 4): single-rollout → ``rae``,
+an SFT verdict → prime-rl's SFT config and its data; ``fix-reward``, ``groupwise`` and
+``dpo`` write nothing and say why (a :class:`~whilecli.errors.WhileError` with exit 1).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from whilecli.emit.knobs import METHODS
+from whilecli.emit.prime_rl import UNSUPPORTED
+from whilecli.emit.sft import PrimeSFTConfig, sft_config
+from whilecli.errors import WhileError
+from whilecli.names import METHOD_LABELS
+
+#: What to run instead when the route picks a method prime-rl does not run here.
+ELSEWHERE: dict[str, str] = {
+    "groupwise": "GroupwiseGrading ranks the passes inside your own grouped trainer; prime-rl "
+    "has no such algorithm; or harden the eval",
+    "dpo": "DPO trains on pass/fail pairs offline, not with prime-rl's RL loop: use a DPO "
+    "trainer, or `while update --method dpo` for the coefficients",
+}
+SINGLE = (
+    "prime-rl's rae is written (its baseline stands at one rollout per prompt); {first} runs "
+    "in your own trainer (`while update --method {key}`)"
+)
+#: The methods a prime-rl config exists for.
+CONFIG_METHODS = (*METHODS, "sft")
+
+
+def routed_method(
+    paths: list[str],
+    *,
+    model: str | None,
+    pass_threshold: float | None,
+    maps: list[str],
+    size_b: float | None,
+) -> tuple[str, str | None, str]:
+    """Route ``paths``; return ``(method, privileged, why)`` or explain why no config fits.
+
+    Every route prime-rl can train gets its config: single-rollout → ``rae``, an SFT verdict
+    (another model's rows; a floor under 7B) → ``sft``; ``fix-reward``, ``groupwise`` and
+    ``dpo`` write nothing and say why (exit 1, DESIGN section 2).
+    """
+    import whilecli.route as route_pkg
+
+    mapping = route_pkg.parse_map(maps) if maps else None
+    route = route_pkg.run_route(
+        paths, mapping=mapping, pass_threshold=pass_threshold, model=model, size_b=size_b
+    )
+    assert isinstance(route, route_pkg.Route)  # no ``by``: one route
+    method = route.method
+    why = f"route {route.route}: {route.why}"
+    if method is None or route.route == "fix-reward":
+        raise WhileError(f"no config written: nothing can train yet ({why})", exit_code=1)
+    if route.route == "single-rollout" or method in UNSUPPORTED:
+        first = method if method in UNSUPPORTED else "flash_reinforce"
+        label = METHOD_LABELS[first]
+        return "rae", None, f"{why}; {SINGLE.format(first=label, key=first)}"
+    if method in ELSEWHERE:
+        raise WhileError(f"no config written ({why}): {ELSEWHERE[method]}", exit_code=1)
+    if method not in CONFIG_METHODS:
+        raise WhileError(f"no config written ({why}): prime-rl does not run {method}", exit_code=1)
+    return method, ("reference" if method == "opsd" else None), why
+
+
+def sft_from_rows(
+    *,
+    from_: list[str] | None,
+    data: str | None,
+    output: str,
+    force: bool,
+    pass_threshold: float | None,
+    maps: list[str],
+    knobs: dict[str, Any],
+) -> PrimeSFTConfig:
+    """The SFT config; with rows, the dataset of their passes is checked writable, built and
+    written (before the TOML, which names it)."""
+    from pathlib import Path
+
+    from whilecli.emit import sft_data
+
+    toml = None if output == "-" else output
+    file = toml or "sft.toml"
+    if not from_:
+        name = data
+        if data is not None and Path(data).is_dir():
+            name = sft_data.dataset_name(Path(data))
+        return sft_config(dataset=name, file=file, **knobs)
+    folder = sft_data.dataset_folder(toml, data)
+    sft_data.check_dataset_writable(folder, force=force)  # before the rows are read
+    import whilecli.route as route_pkg
+
+    rows = sft_data.build_sft_data(
+        from_,
+        mapping=route_pkg.parse_map(maps) if maps else None,
+        pass_threshold=pass_threshold,
+    )
+    target = folder / sft_data.DATA_FILE
+    cfg = sft_config(
+        data=rows,
+        dataset=sft_data.dataset_name(folder),
+        data_path=os.fspath(target),
+        file=file,
+        **knobs,
+    )
+    sft_data.write_dataset(rows, folder, force=force)
+    return cfg
