@@ -225,6 +225,36 @@ TIS_CAP = Knob(
     doc="tis replaces ρ by min(ρ, cap).",
 )
 
+# ---------------------------------------------------------------- row-wise methods
+
+GRS_FLOOR = Knob(
+    "floor",
+    0.0,
+    low=0.0,
+    high=1.0,
+    source="reference SDK, GroupwiseGrading",
+    doc="GRS: the lowest factor a grader score maps to (max(floor, score)).",
+)
+GAR_CAP = Knob(
+    "cap",
+    3.0,
+    low=1.0,
+    high_open=False,
+    source="reference SDK, GroupwiseGrading",
+    doc="GAR: the largest rescale λ of a group's advantages (∞: no cap).",
+)
+GAR_MIN_FACTOR = Knob(
+    "min_factor",
+    0.5,
+    low=0.0,
+    high=1.0,
+    low_open=True,
+    high_open=False,
+    source="reference SDK, GroupwiseGrading",
+    doc="GAR: the factor of the lowest-ranked pass; the best-ranked gets 1.",
+    flag="--min-factor",
+)
+
 #: icepop's default band ``(low, high)``.
 ICEPOP_BAND: tuple[float, float] = (ICEPOP_LOW.default, ICEPOP_HIGH.default)
 #: SAO's default ratio band ``(low, high)``.

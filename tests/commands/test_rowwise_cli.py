@@ -176,7 +176,7 @@ def test_bad_input_names_file_line_and_field(tmp_path: Path) -> None:
         run_row_method("grpo", str(rows))
     with pytest.raises(UsageError, match="extension"):
         run_row_method("groupwise", str(rows), output=str(tmp_path / "out.csv"))
-    with pytest.raises(UsageError, match=r"floor must be in \[0, 1\) \(default 0.0\)"):
+    with pytest.raises(UsageError, match=r"floor must be in \[0, 1\) \(default 0\)"):
         run_row_method("groupwise", str(rows), floor=2.0)
     nan = tmp_path / "nan.jsonl"
     nan.write_text(

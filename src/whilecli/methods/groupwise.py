@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from whilecli import knobs as declared
 from whilecli.errors import UsageError
 from whilecli.methods import rowio
 from whilecli.methods.rowio import Table
@@ -137,17 +138,17 @@ class GroupwiseGrading:
     """
 
     mode: str = "advantage"
-    floor: float = 0.0
-    cap: float = 3.0
-    min_factor: float = 0.5
+    floor: float = declared.GRS_FLOOR.default
+    cap: float = declared.GAR_CAP.default
+    min_factor: float = declared.GAR_MIN_FACTOR.default
     hack_zero: bool = True
     pass_threshold: float | None = None
 
     def __post_init__(self) -> None:
         _knob(self.mode in MODES, "mode", "reward or advantage", "advantage", self.mode)
-        _knob(0.0 <= self.floor < 1.0, "floor", "in [0, 1)", 0.0, self.floor)
-        _knob(self.cap >= 1.0, "cap", ">= 1", 3.0, self.cap)
-        _knob(0.0 < self.min_factor <= 1.0, "min_factor", "in (0, 1]", 0.5, self.min_factor)
+        declared.GRS_FLOOR.check(self.floor, "floor")
+        declared.GAR_CAP.check(self.cap, "cap")
+        declared.GAR_MIN_FACTOR.check(self.min_factor, "min_factor")
         t = self.pass_threshold
         _knob(t is None or math.isfinite(t), "pass_threshold", "finite", 1.0, t)
 
