@@ -154,6 +154,18 @@ def test_bad_rows_are_refused_as_the_route_refuses_them(tmp_path: Path) -> None:
         frame_table(pl.DataFrame({"task_id": ["a", None], "reward": [1.0, 0.0]}))
 
 
+def test_a_bad_value_in_a_document_names_its_row_as_the_route_does(tmp_path: Path) -> None:
+    doc = tmp_path / "rows.json"  # a JSON array: its elements are rows, not lines
+    rows = [{"task_id": "a", "reward": 1.0}, {"task_id": "a", "reward": 0.0}]
+    doc.write_text(json.dumps([*rows, {"task_id": "b", "reward": "x"}]))
+    with pytest.raises(InputError) as ours:
+        read_table([str(doc)])
+    with pytest.raises(InputError) as theirs:
+        read_rows([str(doc)])
+    assert str(ours.value) == str(theirs.value)
+    assert str(ours.value).startswith(f"{doc}: row 2: field 'reward'")
+
+
 def test_optional_fields_read_as_null(tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "pairs.jsonl", [{"chosen_score": 1.0, "rejected_score": 0.0}])
     with pytest.raises(InputError, match="no task id column"):

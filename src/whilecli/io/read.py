@@ -542,22 +542,31 @@ def _read_jsonl(
     return part
 
 
-def _jsonl_by_line(
-    source: Source, plan: Plan, schema: Mapping[str, DType], at: int
-) -> pl.DataFrame:
-    """The slow, exact reader: every line parsed by Python, the first bad one named."""
+def coerced_lines(
+    source: Source, leaves: Leaves, schema: Mapping[str, DType]
+) -> tuple[pl.DataFrame, list[int]]:
+    """Every line of a JSONL source parsed by Python and coerced to ``schema``, with the line
+    numbers: the slow, exact reading, whose first bad value is named with its line (or row)."""
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     for lineno, line in iter_lines(source):
         row = parse_line(source, lineno, line)
         try:
-            rows.append(plan.leaves.coerce_row(row, schema))
+            rows.append(leaves.coerce_row(row, schema))
         except BadValue as err:
             raise InputError(
                 err.what, file=source.name, field=err.path, **source.where(lineno)
             ) from None
         lines.append(lineno)
-    raw = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    return frame, lines
+
+
+def _jsonl_by_line(
+    source: Source, plan: Plan, schema: Mapping[str, DType], at: int
+) -> pl.DataFrame:
+    """The slow, exact reader: every line parsed by Python, the first bad one named."""
+    raw, lines = coerced_lines(source, plan.leaves, schema)
     raw = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64)).with_row_index(AT, offset=1)
     return _narrow(raw.lazy(), plan, keep_pos=True, at=at).collect()
 

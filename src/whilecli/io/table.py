@@ -38,7 +38,7 @@ from whilecli.io.locate import (
     refuse_unbounded,
 )
 from whilecli.io.plan import FORMATS, Plan, build_plan
-from whilecli.io.read import MAPPABLE, SAMPLE_ROWS
+from whilecli.io.read import MAPPABLE, SAMPLE_ROWS, coerced_lines
 from whilecli.io.rows import CANONICAL_SCHEMA
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
@@ -531,14 +531,7 @@ def _read_jsonl(
 
 def _jsonl_by_line(source: Source, plan: Plan, schema: Mapping[str, DType]) -> pl.DataFrame:
     """The slow, exact reader: every line parsed by Python, the first bad one named."""
-    rows: list[dict[str, Any]] = []
-    for lineno, line in iter_lines(source):
-        row = parse_line(source, lineno, line)
-        try:
-            rows.append(plan.leaves.coerce_row(row, schema))
-        except BadValue as err:
-            raise InputError(err.what, file=source.name, line=lineno, field=err.path) from None
-    raw = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    raw, _ = coerced_lines(source, plan.leaves, schema)
     return _narrow(raw.lazy().with_row_index(POS), plan).collect()
 
 
