@@ -9,6 +9,6 @@ export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 log="${OUT:-/tmp}/gpu_check.log"
 {
     python3 -c "import sys, torch; print('torch', torch.__version__); print(torch.cuda.get_device_name(0)) if torch.cuda.is_available() else sys.exit('no CUDA device')"
-    python3 -m pytest -q -m cuda tests/methods/test_flash_reinforce.py tests/methods/test_sao.py tests/methods/test_bpco.py
+    python3 -m pytest -q -m cuda tests/methods
     python3 benchmarks/update_bench.py --device cuda --sizes 256x2048,1024x8192 --no-python --repeat 5
 } 2>&1 | tee "$log"
