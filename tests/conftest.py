@@ -7,11 +7,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
-# CI gates merges: the same examples every run (no flaky discovery), no timing deadline on a
-# loaded 2-core machine, no example database left behind. Locally, hypothesis explores.
-settings.register_profile("ci", derandomize=True, deadline=None, database=None)
+# CI gates merges: the same examples every run (no flaky discovery), no timing deadline or
+# slow-generation check on a loaded 2-core machine, no example database left behind. Locally,
+# hypothesis explores.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    # data generation slows with the machine's load, not with the code under test
+    suppress_health_check=[HealthCheck.too_slow],
+)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
