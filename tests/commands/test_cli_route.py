@@ -443,13 +443,13 @@ def test_real_vf_eval_dumps_route_or_are_refused_in_one_line() -> None:
 def test_show_lists_the_tasks_behind_each_count_in_every_format() -> None:
     rows = ex("truncated_passes.jsonl")
     lines = Path(rows).read_text(encoding="utf-8").splitlines()
-    first: dict[str, int] = {}
+    first: dict[str, int] = {}  # by hand: each task's first truncated passing line
     cut: set[str] = set()
-    for lineno, line in enumerate(lines, 1):  # by hand: each task's first line
+    for lineno, line in enumerate(lines, 1):
         row = json.loads(line)
-        first.setdefault(row["task_id"], lineno)
         if row.get("truncated") and row["reward"] >= 1:
             cut.add(row["task_id"])
+            first.setdefault(row["task_id"], lineno)
     expected = sorted(cut, key=lambda t: first[t])
     code, report = route_json(rows, "--show", "truncated-passes", "--limit", "3")
     assert code == 1 and schema_problems(report) == []

@@ -24,6 +24,7 @@ ALL = ("truncated_passes", "floor", "saturated", "split", "singles")
 def by_hand(rows: list[dict], places: list[int]) -> dict[str, list[tuple[str, int]]]:
     """Each kind's (task, place of its first row), in the order of those places."""
     first: dict[str, int] = {}
+    first_cut: dict[str, int] = {}  # the first truncated passing row
     n: dict[str, int] = {}
     passes: dict[str, int] = {}
     cut: set[str] = set()
@@ -35,6 +36,7 @@ def by_hand(rows: list[dict], places: list[int]) -> dict[str, list[tuple[str, in
         passes[t] = passes.get(t, 0) + passed
         if row.get("truncated") and passed:
             cut.add(t)
+            first_cut.setdefault(t, place)
     kinds = {
         "truncated_passes": [t for t in n if t in cut],
         "floor": [t for t in n if n[t] >= 2 and passes[t] == 0],
@@ -42,7 +44,13 @@ def by_hand(rows: list[dict], places: list[int]) -> dict[str, list[tuple[str, in
         "split": [t for t in n if n[t] >= 2 and 0 < passes[t] < n[t]],
         "singles": [t for t in n if n[t] == 1],
     }
-    return {k: sorted(((t, first[t]) for t in ts), key=lambda p: p[1]) for k, ts in kinds.items()}
+    return {
+        k: sorted(
+            ((t, (first_cut if k == "truncated_passes" else first)[t]) for t in ts),
+            key=lambda p: p[1],
+        )
+        for k, ts in kinds.items()
+    }
 
 
 ROWS = st.lists(

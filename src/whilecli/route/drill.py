@@ -1,8 +1,10 @@
 """``--show``: the task ids behind a count, with where their first rows are (DESIGN section 2,
 "Drill-down").
 
-Reading keeps one position per task, the smallest (``first_at`` of :attr:`Pool.tasks`, see
-:data:`whilecli.io.read.AT_BITS`): no per-row list is held. Here the few tasks shown are
+Reading keeps two positions per task, the smallest of its rows and the smallest of its
+truncated passing rows (``first_at`` and ``first_truncated_pass_at`` of :attr:`Pool.tasks`,
+see :data:`whilecli.io.read.AT_BITS`): no per-row list is held. ``truncated-passes`` shows
+where each task's first cut-off passing reply is, every other count where its first row is. Here the few tasks shown are
 picked with a filter on the per-task table, in the order of their first rows, and only their
 positions are turned into what the reader saw: the row of a Parquet file (0-based), the line
 of a JSON Lines file (1-based), or the row of a document converted in memory
@@ -20,7 +22,7 @@ import polars as pl
 from whilecli.errors import UsageError
 from whilecli.io.sources import Source, iter_lines
 from whilecli.route.model import Pool
-from whilecli.route.pool import AT_BITS
+from whilecli.route.pool import AT_BITS, FIRST, FIRST_TRUNCATED_PASS, POSITIONS
 
 #: What ``--show`` lists, as typed, and the key each list has in the JSON report.
 SHOW_KINDS: dict[str, str] = {
@@ -88,15 +90,19 @@ def drill_down(pool: Pool, kinds: Sequence[str], limit: int = DEFAULT_LIMIT) -> 
     if not kinds:
         return {}
     tasks = pool.tasks
-    if "first_at" not in tasks.columns:
-        tasks = tasks.with_columns(first_at=pl.lit(None, dtype=pl.Int64))
+    for column in POSITIONS:
+        if column not in tasks.columns:
+            tasks = tasks.with_columns(pl.lit(None, dtype=pl.Int64).alias(column))
     filters = _filters()
     picked: dict[str, tuple[int, pl.DataFrame]] = {}
     for kind in kinds:
-        chosen = tasks.filter(filters[kind])
-        top = chosen.sort(["first_at", "task_id"], nulls_last=True).head(limit)
+        # a truncated pass is shown where the cut-off reply that passed is, any other task
+        # where its first row is
+        at = FIRST_TRUNCATED_PASS if kind == "truncated_passes" else FIRST
+        chosen = tasks.filter(filters[kind]).with_columns(pl.col(at).alias("__shown_at"))
+        top = chosen.sort(["__shown_at", "task_id"], nulls_last=True).head(limit)
         picked[kind] = (chosen.height, top)
-    wanted = {int(a) for _, top in picked.values() for a in top["first_at"].drop_nulls()}
+    wanted = {int(a) for _, top in picked.values() for a in top["__shown_at"].drop_nulls()}
     places = _places(wanted, list(getattr(pool.source, "located", None) or []))
     out: dict[str, Any] = {}
     for kind, (count, top) in picked.items():
@@ -107,7 +113,9 @@ def drill_down(pool: Pool, kinds: Sequence[str], limit: int = DEFAULT_LIMIT) -> 
                 "passes": int(passes),
                 **places.get(at, {"file": None, "line": None, "row": None}),
             }
-            for task, n, passes, at in top.select("task_id", "n", "passes", "first_at").iter_rows()
+            for task, n, passes, at in top.select(
+                "task_id", "n", "passes", "__shown_at"
+            ).iter_rows()
         ]
         out[kind] = {"count": count, "shown": shown, "left_out": count - len(shown)}
     return out

@@ -27,6 +27,11 @@ AT = "__at"
 #: Bits of a position that hold the place within its source (the rest: the source index).
 AT_BITS = 40
 FIRST = "first_at"
+#: Per task, the smallest position of a row that was truncated and passed (null: none), so
+#: ``--show truncated-passes`` points at the cut-off reply itself.
+FIRST_TRUNCATED_PASS = "first_truncated_pass_at"
+#: The position columns of :attr:`Pool.tasks`: merged by ``min``, never summed.
+POSITIONS = (FIRST, FIRST_TRUNCATED_PASS)
 #: Rows of per-piece tables held before they are added into the running total.
 PENDING_ROWS = 4_000_000
 
@@ -55,9 +60,16 @@ def count_queries(frame: pl.LazyFrame) -> list[pl.LazyFrame]:
     carries the rows' positions (:data:`AT`) adds each task's first one as ``first_at``, a
     frame without them a null ``first_at``."""
     located = AT in frame.collect_schema().names()
-    first = pl.col(AT).min() if located else pl.lit(None, dtype=pl.Int64)
+    none = pl.lit(None, dtype=pl.Int64)
+    first = pl.col(AT).min() if located else none
+    cut_pass = pl.col("truncated").fill_null(False) & pl.col("passed").fill_null(False)
+    first_cut_pass = pl.col(AT).filter(cut_pass).min() if located else none
     return [
-        frame.group_by("task_id").agg(*task_aggregates(), first.cast(pl.Int64).alias(FIRST)),
+        frame.group_by("task_id").agg(
+            *task_aggregates(),
+            first.cast(pl.Int64).alias(FIRST),
+            first_cut_pass.cast(pl.Int64).alias(FIRST_TRUNCATED_PASS),
+        ),
         frame.group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows")),
     ]
 
@@ -86,7 +98,7 @@ def add_counts(
             pl.concat(tables)
             .lazy()
             .group_by(key)
-            .agg(pl.col(c).min() if c == FIRST else pl.col(c).sum() for c in columns)
+            .agg(pl.col(c).min() if c in POSITIONS else pl.col(c).sum() for c in columns)
         )
     if sort:
         merged = merged.sort(key, nulls_last=True)
@@ -117,7 +129,7 @@ class Counts:
     """The per-task and per-writer counts of the pieces added so far."""
 
     def __init__(self) -> None:
-        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in (*TASK_COLUMNS, FIRST)}}
+        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in (*TASK_COLUMNS, *POSITIONS)}}
         writers = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
         self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
         self.writers = _Adder(WRITER, pl.DataFrame(schema=writers))
@@ -161,7 +173,7 @@ def summarize(rows: Rows) -> Pool:
             counts.add(collect_counts(count_queries(piece), rows.paths))
         tasks, writers = counts.result()
     if FIRST in tasks.columns and tasks[FIRST].null_count() == tasks.height:
-        tasks = tasks.drop(FIRST)  # rows that carry no positions: the counts alone
+        tasks = tasks.drop(*POSITIONS)  # rows that carry no positions: the counts alone
     models = writers.group_by("model").agg(pl.col("rows").sum())
     versions = writers.group_by("policy_version").agg(pl.col("rows").sum())
     return Pool(
