@@ -32,7 +32,11 @@ from whilecli.commands._common import (
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "route": ("route", "route_command", "Route graded rows to a training method, with evidence."),
     "update": ("update", "update_command", "Per-token update coefficients for a batch (torch)."),
-    "config": ("config", "config_command", "Write a prime-rl RL config and what prime-rl reads."),
+    "config": (
+        "config",
+        "config_command",
+        "Write a prime-rl config (RL or SFT) and what it reads.",
+    ),
     "ada": ("ada", "ada_command", "ReinforceAda: the next sampling round, a balanced selection."),
     "check": ("check", "check_command", "Gate an eval dump in CI: exit 1 when a policy holds."),
     "size": ("size", "size_command", "How many held-out tasks it takes to see a gain."),
