@@ -87,41 +87,22 @@ def run_row_method(
     method: str,
     path: str | Sequence[str],
     *,
-    mode: str | None = None,
-    floor: float | None = None,
-    cap: float | None = None,
-    min_factor: float | None = None,
-    hack_zero: bool | None = None,
-    pass_threshold: float | None = None,
-    mapping: dict[str, str] | None = None,
     output: str | None = None,
-    force: bool = False,
     fmt: str = "text",
+    **options: Any,
 ) -> int:
-    """Run ``while update --method groupwise|rm`` on the rows at ``path``; return the exit code.
+    """Run ``while update --method groupwise|rm`` on the rows at ``path``, print the report,
+    and return the exit code; ``options`` are :func:`whilecli.methods.run.run_rowwise`'s
+    (``mode``, ``floor``, ``cap``, ``min_factor``, ``hack_zero``, ``pass_threshold``,
+    ``mapping``, ``force``).
 
     Raises :class:`~whilecli.errors.WhileError` (one line, with its exit code) on bad usage
-    or bad input; the command layer prints it. ``mode``, ``floor``, ``cap``, ``min_factor``
-    and ``hack_zero`` act on groupwise only; ``pass_threshold`` (reward ≥ T passes; None:
-    1.0, and rewards outside [0, 1] are refused as the route refuses them) and ``mapping``
-    (``--map FIELD=COLUMN``) on both.
+    or bad input; the command layer prints it.
     """
     check_format(fmt)
     from whilecli.methods.run import run_rowwise
 
-    result = run_rowwise(
-        method,
-        path,
-        mode=mode,
-        floor=floor,
-        cap=cap,
-        min_factor=min_factor,
-        hack_zero=hack_zero,
-        pass_threshold=pass_threshold,
-        mapping=mapping,
-        output=output,
-        force=force,
-    )
+    result = run_rowwise(method, path, output=output, **options)
     report = result.report
     extra = report.pop("extra")
     if fmt == "text":

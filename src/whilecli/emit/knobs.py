@@ -9,7 +9,7 @@ is ``spec/prime-rl.md``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from whilecli import knobs as declared
 from whilecli.knobs import DECAY, ICEPOP_BAND, IPO_EPS, TIS_CAP
@@ -30,6 +30,21 @@ class Note(NamedTuple):
 
     def to_dict(self, key: str) -> dict[str, str]:
         return {"knob": self.knob, key: self.note}
+
+
+def report_dict(cfg: Any) -> dict[str, Any]:
+    """The JSON form of a written config (RL or SFT): config, TOML text, the knob report,
+    warnings and the launch command."""
+    return {
+        "method": cfg.method,
+        "config": cfg.config,
+        "toml": cfg.to_toml(),
+        "reads": [n.to_dict("where") for n in cfg.reads],
+        "ignored": [n.to_dict("why") for n in cfg.ignored],
+        "refused": [n.to_dict("why") for n in cfg.refused],
+        "warnings": list(cfg.warnings),
+        "command": cfg.command,
+    }
 
 
 @dataclass(frozen=True)

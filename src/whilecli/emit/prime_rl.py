@@ -27,6 +27,7 @@ from whilecli.emit.knobs import (
     Note,
     Settings,
     knob_report,
+    report_dict,
 )
 from whilecli.emit.models import DEFAULT_MODEL, family_renderer, renderer_known
 from whilecli.emit.overrides import apply_overrides, parse_override
@@ -96,16 +97,7 @@ class PrimeRLConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: config, TOML text, knob report, warnings and command."""
-        return {
-            "method": self.method,
-            "config": self.config,
-            "toml": self.to_toml(),
-            "reads": [n.to_dict("where") for n in self.reads],
-            "ignored": [n.to_dict("why") for n in self.ignored],
-            "refused": [n.to_dict("why") for n in self.refused],
-            "warnings": list(self.warnings),
-            "command": self.command,
-        }
+        return report_dict(self)
 
 
 def normalize_method(method: str) -> str:

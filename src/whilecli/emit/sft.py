@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from whilecli.emit import schema, tomlout
-from whilecli.emit.knobs import Note
+from whilecli.emit.knobs import Note, report_dict
 from whilecli.emit.models import DEFAULT_MODEL, family_renderer, renderer_known
 from whilecli.emit.overrides import apply_overrides, parse_override
 from whilecli.errors import UsageError
@@ -62,16 +62,7 @@ class PrimeSFTConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, as :meth:`PrimeRLConfig.to_dict`, plus the dataset written."""
-        out: dict[str, Any] = {
-            "method": self.method,
-            "config": self.config,
-            "toml": self.to_toml(),
-            "reads": [n.to_dict("where") for n in self.reads],
-            "ignored": [n.to_dict("why") for n in self.ignored],
-            "refused": [n.to_dict("why") for n in self.refused],
-            "warnings": list(self.warnings),
-            "command": self.command,
-        }
+        out = report_dict(self)
         if self.data is not None:
             out["dataset"] = {"path": self.data_path, **self.data.to_dict()}
         return out
