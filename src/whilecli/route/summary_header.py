@@ -18,8 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
@@ -74,13 +73,25 @@ class Header:
         )
 
 
-def parquet_schema(path: str | os.PathLike[str]) -> pa.Schema | None:
-    """The Parquet schema (with its key-value metadata) at ``path``, from the footer alone;
-    None when it is not a readable Parquet file."""
+@dataclass(frozen=True)
+class Footer:
+    """What a Parquet footer says that a summary needs: the column names and the key-value
+    metadata (where :data:`HEADER_KEY` lives)."""
+
+    names: list[str]
+    metadata: dict[str, str]
+
+
+def parquet_footer(path: str | os.PathLike[str]) -> Footer | None:
+    """The column names and key-value metadata at ``path``, from the footer alone (polars:
+    routing a Parquet file does not load pyarrow); None when it is not a readable Parquet
+    file."""
     try:
-        return pq.read_schema(path)
-    except (OSError, pa.ArrowException, ValueError):
+        names = list(pl.read_parquet_schema(path))
+        metadata = pl.read_parquet_metadata(path)
+    except (OSError, ValueError, pl.exceptions.PolarsError):
         return None
+    return Footer(names, dict(metadata))
 
 
 def partial_note(partial: int, rows: int, threshold: float) -> str:
@@ -118,8 +129,8 @@ def read_header(path: str | os.PathLike[str]) -> Header | None:
     flags that are booleans, ``inputs`` a list of ``{paths, format, sources, notes}``): a
     header that is not one is refused in one line naming the file and the field.
     """
-    schema = parquet_schema(path)
-    raw = (schema.metadata or {}).get(HEADER_KEY.encode()) if schema is not None else None
+    footer = parquet_footer(path)
+    raw = footer.metadata.get(HEADER_KEY) if footer is not None else None
     if raw is None:
         return None
     name = str(path)
