@@ -466,3 +466,26 @@ def test_sao_and_bpco_plain_paths_give_the_fast_paths_update(
     batch = Batch.from_rows(rows)
     for cls in (SAO, BPCO):
         _same_update(_plain(cls(compile=True)).update(batch), cls().update(batch))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data(), st.sampled_from([None, math.nan, math.inf, -math.inf, 1e308]))
+def test_opd_dpo_sft_plain_paths_give_the_fast_paths_update(data: Any, junk: float | None) -> None:
+    """The CPU paths (a 0/1 mask product in place of ``where``) against the plain functions,
+    fresh and into a previous update's tensors, with junk off the action tokens."""
+    from slow_reference_grouped import random_rows
+    from whilecli.methods.distill import OPD, OPSD
+    from whilecli.methods.dpo import DPO
+    from whilecli.methods.sft import SFT
+
+    batch = Batch.from_rows(random_rows(data.draw))
+    if junk is not None:
+        for name in ("logprobs", "teacher_logprobs", "ref_logprobs"):
+            getattr(batch, name).masked_fill_(~batch.action_mask, junk)
+    for cls in (OPD, OPSD, DPO, SFT):
+        want = _plain(cls(compile=True)).update(batch)
+        method = cls()
+        for got in (method.update(batch), method.update(batch, out=method.update(batch))):
+            _same_update(got, want)
+            plus_zero = (want.coefficients == 0) & ~torch.signbit(want.coefficients)
+            assert not torch.signbit(got.coefficients[plus_zero]).any(), "−0 for +0"

@@ -23,7 +23,15 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import Compiled, compile_note, plain_path
+from whilecli.methods.fastmath import (
+    Compiled,
+    Workspace,
+    as_float,
+    compare,
+    compile_note,
+    plain_path,
+)
+from whilecli.methods.fastmath import count as count_true
 from whilecli.methods.groups import check_logprobs, count, require_field
 from whilecli.methods.surrogate import knob_error
 
@@ -33,10 +41,37 @@ def opd_reference(
 ) -> torch.Tensor:
     """OPD / OPSD's c ``[B, T]``: c = log π_T − log π_θ on action tokens (plain torch).
 
-    The only path (eager, or compiled with ``compile=True``): a blocked form is not faster.
+    The path off the CPU and with ``compile=True``, and what :func:`opd_into` is tested
+    against.
     """
     c = teacher_logp - logp  # the sampled-token reverse-KL gradient
     return torch.where(action_mask, c, 0.0)
+
+
+def opd_into(
+    teacher_logp: torch.Tensor,
+    logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    clean: bool,
+    out: torch.Tensor,
+    scratch: torch.Tensor,
+) -> torch.Tensor:
+    """:func:`opd_reference` written into ``out`` on CPU; returns Σ c (0-dim).
+
+    0 + the gap times the 0/1 mask (built in ``scratch``, a float tensor of ``out``'s shape;
+    the + 0 turns the −0 of a negative gap off the action tokens into +0): three passes, no
+    ``where``. Used when ``clean`` (every input entry finite) and the product stays finite;
+    otherwise the reference's ``where``.
+    """
+    torch.sub(teacher_logp, logp, out=out)
+    if clean:
+        mask = as_float(action_mask, out.dtype, scratch)
+        torch.addcmul(out.new_zeros(()), out, mask, out=out)
+        total = out.sum()
+        if bool(torch.isfinite(total)):
+            return total
+    out.copy_(opd_reference(teacher_logp, logp, action_mask))
+    return out.sum()
 
 
 DIVERGENCES = ("reverse_kl", "forward_kl", "jsd")
@@ -64,6 +99,7 @@ class OPD:
         self, top_k: int = 32, divergence: str = "reverse_kl", compile: bool = False
     ) -> None:
         self._compiled = Compiled(opd_reference) if compile else None
+        self._work = Workspace()
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise knob_error(self.name, "top_k", 32, top_k, "an integer ≥ 1")
         self.top_k = top_k
@@ -92,24 +128,36 @@ class OPD:
         a previous :class:`Update`, has its tensors overwritten when their shapes match.
         """
         require_field(batch, "teacher_logprobs", self.name)
-        check_logprobs(batch, ["logprobs", "teacher_logprobs"], self.name)
+        clean = check_logprobs(batch, ["logprobs", "teacher_logprobs"], self.name)
         act = batch.action_mask
         teacher = batch.teacher_logprobs
         assert teacher is not None
         lp = batch.logprobs.detach()
-        gap = plain_path(self._compiled, opd_reference, teacher.detach(), lp, act)
-        if out is not None:
-            gap = reuse(out, "coefficients", lp.shape, gap.dtype, lp.device).copy_(gap)
-        counts = act.sum(dim=1)
+        shape, dtype, device = lp.shape, lp.dtype, lp.device
+        if self._compiled is not None or device.type != "cpu":
+            gap = plain_path(self._compiled, opd_reference, teacher.detach(), lp, act)
+            if out is not None:
+                gap = reuse(out, "coefficients", shape, gap.dtype, device).copy_(gap)
+            advantages = reuse(out, "advantages", shape, dtype, device).copy_(gap)
+            total, above = gap.sum(), int(torch.count_nonzero(gap > 0))
+        else:
+            gap = reuse(out, "coefficients", shape, dtype, device)
+            advantages = reuse(out, "advantages", shape, dtype, device)
+            total = opd_into(teacher.detach(), lp, act, clean, gap, advantages)
+            above = count_true(
+                compare(gap, ">", 0.0, out=self._work.take("up", shape, torch.bool, device))
+            )
+            advantages.copy_(gap)
+        counts = batch.action_counts
         n = int(counts.sum())
         admitted = counts > 0
-        gap_mean = float(gap.sum()) / n if n else 0.0  # gap is 0 off the action tokens
+        gap_mean = float(total) / n if n else 0.0  # gap is 0 off the action tokens
         stats: dict[str, float | None] = {
             "rows": float(batch.size),
             "action_tokens": float(n),
             "gap_mean": gap_mean,
             "reverse_kl_estimate": -gap_mean,
-            "teacher_prefers_share": int(torch.count_nonzero(gap > 0)) / n if n else 0.0,
+            "teacher_prefers_share": above / n if n else 0.0,
         }
         notes = [f"{self.name}: c = log π_T − log π_θ on {n} action tokens of {batch.size} rows."]
         empty = int((~admitted).sum())
@@ -117,7 +165,6 @@ class OPD:
             notes.append(f"c = 0 for {count(empty, 'row')} without an action token.")
         notes.extend(self._trainer_notes())
         notes.extend(compile_note(self._compiled))
-        advantages = reuse(out, "advantages", lp.shape, lp.dtype, lp.device).copy_(gap)
         return Update(
             coefficients=gap, advantages=advantages, admitted=admitted, stats=stats, notes=notes
         )

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 from whilecli.knobs import DPO_BETA
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import Compiled, compile_note, plain_path
+from whilecli.methods.fastmath import Compiled, as_float, compile_note, plain_path
 from whilecli.methods.groups import (
     check_logprobs,
     check_rewards,
@@ -63,8 +63,28 @@ def dpo_logratio(
     logp: torch.Tensor, ref_logp: torch.Tensor, action_mask: torch.Tensor
 ) -> torch.Tensor:
     """Σ_t (log π_θ − log π_ref) over each row's action tokens ``[B]``: DPO's per-token part,
-    plain torch (the only path: eager, or compiled with ``compile=True``)."""
+    plain torch (the path off the CPU and with ``compile=True``; :func:`logratio_into` is
+    tested against it)."""
     return torch.where(action_mask, logp - ref_logp, 0.0).sum(dim=1)
+
+
+def logratio_into(
+    logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    clean: bool,
+    scratch: torch.Tensor,
+    mask_out: torch.Tensor,
+) -> torch.Tensor:
+    """:func:`dpo_logratio` on CPU without a ``where``: the difference in ``scratch`` times
+    the 0/1 mask, which is left in ``mask_out`` for the coefficients. Used when ``clean``
+    (every input entry finite) and the sums stay finite; otherwise the reference."""
+    mask = as_float(action_mask, mask_out.dtype, mask_out)
+    if clean:
+        rows = torch.sub(logp, ref_logp, out=scratch).mul_(mask).sum(dim=1)
+        if bool(torch.isfinite(rows.sum())):
+            return rows
+    return dpo_logratio(logp, ref_logp, action_mask)
 
 
 def pair_rows(task_ids: list[str], passed: list[bool], lengths: list[int]) -> list[tuple[int, int]]:
@@ -115,9 +135,16 @@ class DPO:
         tasks = require_task_ids(batch, m)
         ref = require_field(batch, "ref_logprobs", m)
         check_rewards(batch, m)
-        check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
+        clean = check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
         act = batch.action_mask
-        logratio = plain_path(self._compiled, dpo_logratio, batch.logprobs.detach(), ref, act)
+        shape, dtype, device = batch.logprobs.shape, ref.dtype, ref.device
+        fast = self._compiled is None and device.type == "cpu"
+        if fast:  # both outputs serve as scratch first: the difference, the 0/1 mask
+            c = reuse(out, "coefficients", shape, dtype, device)
+            advantages = reuse(out, "advantages", shape, dtype, device)
+            logratio = logratio_into(batch.logprobs.detach(), ref, act, clean, c, advantages)
+        else:
+            logratio = plain_path(self._compiled, dpo_logratio, batch.logprobs.detach(), ref, act)
         rows, labels, offset = gather_rows(
             group,
             {"reward": batch.rewards, "count": batch.action_counts, "logratio": logratio},
@@ -139,21 +166,28 @@ class DPO:
             stats["delta_mean"] = float(delta.mean())
             stats["preference_accuracy"] = float((delta > 0).to(ref.dtype).mean())
             stats["loss_mean"] = float(F.softplus(-self.beta * delta).mean())
-        local = row_coef[offset : offset + batch.size]
-        shape, dtype = batch.logprobs.shape, ref.dtype
-        c = torch.where(act, local[:, None].detach(), 0.0) + 0.0  # + 0 turns −0 into +0
-        if out is not None:
-            c = reuse(out, "coefficients", shape, dtype, ref.device).copy_(c)
+        local = row_coef[offset : offset + batch.size].detach()
+        if fast and bool(torch.isfinite(local).all()):
+            # c = 0 + the mask (in advantages) times local: the + 0 turns −0 into +0
+            torch.addcmul(c.new_zeros(()), advantages, local[:, None], out=c)
+        else:
+            spread = torch.where(act, local[:, None], 0.0) + 0.0  # + 0 turns −0 into +0
+            if fast or out is not None:
+                c = reuse(out, "coefficients", shape, dtype, device) if not fast else c
+                c.copy_(spread)
+            else:
+                c = spread
+        admitted = (local != 0) & (batch.action_counts > 0)  # (c != 0).any(dim=1)
         stats["unpaired_passes"] = float(n_pass - len(pairs))
         stats["unpaired_fails"] = float(n_all - n_pass - len(pairs))
         notes = self._notes(len(pairs), n_pass, n_all, len(set(labels["task"])))
         notes += compile_note(self._compiled)
+        if not fast:
+            advantages = reuse(out, "advantages", shape, dtype, device)
         return Update(
             coefficients=c,
-            advantages=torch.mul(
-                c, max(len(pairs), 1), out=reuse(out, "advantages", shape, dtype, ref.device)
-            ),
-            admitted=(c != 0).any(dim=1),
+            advantages=torch.mul(c, max(len(pairs), 1), out=advantages),
+            admitted=admitted,
             stats=stats,
             notes=notes,
         )

@@ -131,8 +131,13 @@ def require_field(batch: Batch, name: str, method: str) -> torch.Tensor:
     return value
 
 
-def check_logprobs(batch: Batch, names: Sequence[str], method: str) -> None:
-    """Refuse a non-finite or positive log-prob on an action token of each named field."""
+def check_logprobs(batch: Batch, names: Sequence[str], method: str) -> bool:
+    """Refuse a non-finite or positive log-prob on an action token of each named field.
+
+    Returns True when every entry of every named field, padding included, is finite (then a
+    product with a 0/1 mask is exact and no ``where`` is needed to keep junk out).
+    """
+    clean = True
     for name in names:
         lp = getattr(batch, name)
         if lp is None:
@@ -142,6 +147,7 @@ def check_logprobs(batch: Batch, names: Sequence[str], method: str) -> None:
         lo, hi = torch.aminmax(lp.detach())
         if bool((hi <= 0) & (lo > -torch.inf)):  # NaN fails both tests
             continue
+        clean = clean and bool(torch.isfinite(hi) & torch.isfinite(lo))
         lo, hi = torch.aminmax(lp.detach() * as_float(batch.action_mask, lp.dtype))
         if bool((hi <= 0) & (lo > -torch.inf)):
             continue
@@ -154,6 +160,7 @@ def check_logprobs(batch: Batch, names: Sequence[str], method: str) -> None:
                 row=row,
                 field=name,
             )
+    return clean
 
 
 def check_rewards(batch: Batch, method: str) -> None:

@@ -15,7 +15,7 @@ from typing import ClassVar
 import torch
 
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import Compiled, compile_note, plain_path
+from whilecli.methods.fastmath import Compiled, as_float, compile_note, plain_path, row_counts
 from whilecli.methods.groups import check_logprobs, check_rewards, count
 from whilecli.methods.surrogate import knob_error, number_knob
 
@@ -25,7 +25,9 @@ def sft_reference(
 ) -> torch.Tensor:
     """SFT's c ``[B, T]``: 1 on the action tokens of passing rows (R ≥ threshold), plain torch.
 
-    The only path (eager, or compiled with ``compile=True``): a blocked form is not faster.
+    The path off the CPU and with ``compile=True``; on CPU the update builds the same 0/1
+    values from the mask's bytes times the per-row pass flag (exact), without the bool
+    temporary.
     """
     passed = reward >= pass_threshold  # the rows that pass
     return (action_mask & passed[:, None]).to(reward.dtype)  # c = 1 on their action tokens
@@ -54,12 +56,16 @@ class SFT:
         passed = batch.rewards >= self.pass_threshold
         dtype = batch.logprobs.dtype
         shape, device = batch.logprobs.shape, batch.logprobs.device
-        c = plain_path(
-            self._compiled, sft_reference, batch.rewards, batch.action_mask, self.pass_threshold
-        ).to(dtype)
-        if out is not None:
-            c = reuse(out, "coefficients", shape, dtype, device).copy_(c)
-        counts = batch.action_mask.sum(dim=1)
+        if self._compiled is None and device.type == "cpu":
+            c = as_float(batch.action_mask, dtype, reuse(out, "coefficients", shape, dtype, device))
+            c.mul_(passed.to(dtype)[:, None])  # c = 1 on the action tokens of passing rows
+        else:
+            c = plain_path(
+                self._compiled, sft_reference, batch.rewards, batch.action_mask, self.pass_threshold
+            ).to(dtype)
+            if out is not None:
+                c = reuse(out, "coefficients", shape, dtype, device).copy_(c)
+        counts = row_counts(batch.action_mask)
         admitted = passed & (counts > 0)
         n_pass = int(passed.sum())
         tokens = int(counts[passed].sum())

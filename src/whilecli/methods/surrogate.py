@@ -17,7 +17,7 @@ KL = r − log r − 1 with r = π_ref/π_θ, adds the gradient term −β w_i (
     c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}).
 
 :func:`clipped_surrogate_reference` writes these equations in plain torch; it is what the
-tests hold :func:`surrogate_coefficients` (row blocks, in-place, NumPy's ``exp``) to, bit for
+tests hold :func:`surrogate_coefficients` (row blocks, in place, scratch kept between calls) to, bit for
 bit, and ``benchmarks/update_bench.py`` times the two in the same run. The KL part is
 returned apart as well, so that a staleness correction can leave it as it is.
 """
@@ -36,6 +36,7 @@ from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
     Compiled,
+    Workspace,
     all_finite,
     any_rows,
     as_float,
@@ -145,9 +146,11 @@ class SurrogateOut:
 
 
 def _masked_sum(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> float:
-    """Σ x over ``keep`` (a product with the 0/1 mask when ``x`` is finite, else a where)."""
-    if all_finite(x):
-        return float(torch.mul(x, keep_f).sum())
+    """Σ x over ``keep``: a dot product with the 0/1 mask ``keep_f`` (one pass, no temporary);
+    when that is not finite (∞ · 0 off ``keep``, or ∞ on it), the ``where`` sum decides."""
+    total = float(torch.dot(x.reshape(-1), keep_f.reshape(-1)))
+    if math.isfinite(total):
+        return total
     return float(torch.where(keep, x, 0.0).sum())
 
 
@@ -163,54 +166,63 @@ def _surrogate_block(
     beta: float,
     out: torch.Tensor,
     ref_out: torch.Tensor | None,
+    work: Workspace,
+    action_counts: torch.Tensor,
+    token_advantages: torch.Tensor | None,
 ) -> tuple[torch.Tensor, int, float, float | None]:
     """c = w g − β w (1 − r) on a block of rows, written into ``out`` (``a``, ``w``: [b, 1]).
 
-    ρ = exp(log π_θ − log μ), unclamped (1 without behaviour log-probs). The branch test is a
-    per-row interval for ρ, ``bounds = (upper, lower)``: (−∞, 1 + ε] when A > 0, [1 − ε, ∞)
-    when A < 0, empty when A = 0 (g = 0, kept exactly 0 even for an overflowed ρ). The k3
-    term: r = exp(log π_ref − log π_θ), d/d log π_θ (r − log r − 1) = 1 − r. Returns
-    admitted and the block's clipped-token count, Σ ρ and Σ KL_k3 over live action tokens.
-    With β > 0 the KL part −β w (1 − r) (0 off the action tokens) is also written into
-    ``ref_out``.
+    ρ = exp(log π_θ − log μ), unclamped (1 without behaviour log-probs), computed in ``out``
+    and turned into c there. The branch test is a per-row interval for ρ,
+    ``bounds = (upper, lower)``: (−∞, 1 + ε] when A > 0, [1 − ε, ∞) when A < 0, empty when
+    A = 0 (g = 0, kept exactly 0 even for an overflowed ρ). The k3 term:
+    r = exp(log π_ref − log π_θ), d/d log π_θ (r − log r − 1) = 1 − r. Returns admitted and
+    the block's clipped-token count, Σ ρ and Σ KL_k3 over live action tokens. With β > 0 the
+    KL part −β w (1 − r) (0 off the action tokens) is also written into ``ref_out``, and
+    A on the action tokens (0 elsewhere) into ``token_advantages`` when given.
+    ``action_counts`` holds each row's action tokens; temporaries come from ``work``.
     """
-    dtype = logprobs.dtype
-    action_f = as_float(action, dtype)
+    dtype, device, shape = logprobs.dtype, logprobs.device, tuple(logprobs.shape)
+    action_f = as_float(action, dtype, work.take("action_f", shape, dtype, device))
+    if token_advantages is not None:
+        torch.mul(action_f, a, out=token_advantages)  # A is finite: the product is exact
     on, on_f = action, action_f  # live action tokens
     if not bool(live.all()):
-        on, on_f = action & live[:, None], action_f * as_float(live, dtype)[:, None]
+        on = action & live[:, None]
+        on_f = torch.mul(
+            action_f, as_float(live, dtype)[:, None], out=work.take("on_f", shape, dtype, device)
+        )
     if behavior_logprobs is None:
-        ratio = torch.ones_like(logprobs)
+        ratio = out.fill_(1.0)
     else:
-        ratio = exp_(torch.sub(logprobs, behavior_logprobs))
+        ratio = exp_(torch.sub(logprobs, behavior_logprobs, out=out))
     upper, lower = bounds
-    keep = compare(ratio, "<=", upper).logical_and_(compare(ratio, ">=", lower))
-    keep.logical_and_(action)
-    lost = row_counts(action) - row_counts(keep)  # action tokens on the clipped branch
+    keep = compare(ratio, "<=", upper, out=work.take("keep", shape, torch.bool, device))
+    flag = work.take("flag", shape, torch.bool, device)
+    keep.logical_and_(compare(ratio, ">=", lower, out=flag)).logical_and_(action)
+    lost = action_counts - row_counts(keep)  # action tokens on the clipped branch
     clipped = int(lost[live & (a[:, 0] != 0)].sum())  # counted on live rows with A ≠ 0
-    g = torch.mul(ratio, a, out=out)
-    if all_finite(g):  # the 0/1 product is exact
-        g.mul_(as_float(keep, dtype))
+    ratio_sum = _masked_sum(ratio, on, on_f)
+    wg = ratio.mul_(a).mul_(w)  # w (ρA), in place; g = ρA where keep
+    if all_finite(wg):  # 0 + the 0/1 product: exact, and −0 → +0
+        keep_f = as_float(keep, dtype, work.take("keep_f", shape, dtype, device))
+        c = torch.addcmul(wg.new_zeros(()), wg, keep_f, out=wg)
     else:  # an overflowed ρ, or junk in the padding
-        g.masked_fill_(~keep, 0.0)
-    c = g.mul_(w)
+        c = wg.masked_fill_(~keep, 0.0).add_(0.0)
     kl_sum = None
     if beta > 0:
-        assert ref_logprobs is not None
-        log_r = torch.sub(ref_logprobs, logprobs)
-        r = exp_(log_r.clone())
-        assert ref_out is not None
-        term = torch.neg(r).add_(1).mul_(-beta * w)  # − β w (1 − r)
+        assert ref_logprobs is not None and ref_out is not None
+        log_r = torch.sub(ref_logprobs, logprobs, out=work.take("log_r", shape, dtype, device))
+        r = torch.exp(log_r, out=work.take("r", shape, dtype, device))
+        term = torch.neg(r, out=ref_out).add_(1).mul_(-beta * w)  # − β w (1 − r)
         if all_finite(term):
             term.mul_(action_f)
         else:
             term.masked_fill_(~action, 0.0)
-        ref_out.copy_(term.add_(0.0))
-        c.add_(term)
+        c.add_(term.add_(0.0)).add_(0.0)  # −0 → +0: exactly 0 off the kept tokens
         kl = r.sub_(log_r).sub_(1)  # r − log r − 1
         kl_sum = _masked_sum(kl, on, on_f)
-    c.add_(0.0)  # −0 → +0: exactly 0 off the kept tokens
-    return any_rows(compare(c, "!=", 0.0)), clipped, _masked_sum(ratio, on, on_f), kl_sum
+    return any_rows(compare(c, "!=", 0.0, out=flag)), clipped, ratio_sum, kl_sum
 
 
 def surrogate_coefficients(
@@ -226,6 +238,8 @@ def surrogate_coefficients(
     beta: float,
     out: torch.Tensor | None = None,
     compiled: Compiled | None = None,
+    work: Workspace | None = None,
+    token_advantages: torch.Tensor | None = None,
 ) -> SurrogateOut:
     """c = w_i g − β w_i (1 − r) on action tokens of live rows, exactly 0 elsewhere.
 
@@ -234,8 +248,12 @@ def surrogate_coefficients(
     coefficients are written into ``out`` (``logprobs``' shape and dtype) when given. With
     ``compiled`` (the method's ``compile=True``), or off the CPU, the plain function
     :func:`clipped_surrogate_reference` runs instead of the row blocks.
+    ``token_advantages``, when given, receives A on the action tokens and 0 elsewhere.
     """
     if compiled is not None or logprobs.device.type != "cpu":
+        if token_advantages is not None:  # A is finite: the product is exact
+            as_float(action_mask, token_advantages.dtype, token_advantages)
+            token_advantages.mul_(advantages[:, None])
         c, term, admitted, clipped, r_sum, k_sum = plain_path(
             compiled,
             clipped_surrogate_reference,
@@ -268,9 +286,11 @@ def surrogate_coefficients(
     lp = logprobs.detach()
     blp = None if behavior_logprobs is None else behavior_logprobs.detach()
     ref = None if ref_logprobs is None else ref_logprobs.detach()
+    work = Workspace() if work is None else work
     coef = torch.empty_like(lp) if out is None else out
     ref_term = torch.empty_like(lp) if beta > 0 else None
     admitted = torch.empty_like(live)
+    counts = row_counts(action_mask)
     clipped, ratio_sum, kl_sum = 0, 0.0, 0.0
     for rows in row_blocks(lp):
         admitted[rows], n_clipped, r_sum, k_sum = _surrogate_block(
@@ -285,6 +305,9 @@ def surrogate_coefficients(
             beta,
             coef[rows],
             None if ref_term is None else ref_term[rows],
+            work,
+            counts[rows],
+            None if token_advantages is None else token_advantages[rows],
         )
         clipped += n_clipped
         ratio_sum += r_sum
@@ -341,6 +364,7 @@ class ClippedPolicyGradient:
     ) -> None:
         m = self.name
         self._compiled = Compiled(clipped_surrogate_reference) if compile else None
+        self._work = Workspace()
         if loss_type not in LOSS_TYPES:
             raise knob_error(m, "loss_type", "grpo", loss_type, f"one of {', '.join(LOSS_TYPES)}")
         clip = CLIP.check(clip, f"{m}: clip")
@@ -410,6 +434,7 @@ class ClippedPolicyGradient:
         )
         live = ~trunc if self.truncated == "mask" else torch.ones_like(trunc)
         lp = batch.logprobs
+        advantages = reuse(out, "advantages", lp.shape, lp.dtype, lp.device)
         sur = surrogate_coefficients(
             logprobs=batch.logprobs,
             behavior_logprobs=batch.behavior_logprobs,
@@ -422,13 +447,12 @@ class ClippedPolicyGradient:
             beta=self.beta,
             out=reuse(out, "coefficients", lp.shape, lp.dtype, lp.device),
             compiled=self._compiled,
+            work=self._work,
+            token_advantages=advantages,
         )
         c = sur.coefficients
         if not all_finite(c):
             raise _overflow(c)
-        # A is finite: a product is exact
-        advantages = reuse(out, "advantages", lp.shape, c.dtype, lp.device)
-        as_float(batch.action_mask, c.dtype, advantages).mul_(adv[:, None])
         admitted = sur.admitted
         stats.update(self._common_stats(batch, sur, trunc, live, counts, n_rows, total))
         stats["loss_tokens_global"] = loss_tokens
