@@ -183,43 +183,17 @@ def _block(
         ratio.clamp_(-LOG_RATIO_CAP, LOG_RATIO_CAP)
     ratio = exp_(ratio)
     half = torch.div(torch.tensor(clip, dtype=dtype), exp_(half), out=half)  # ε/μ, ∞ if μ = 0
+    # the unclipped branch: with s = sign(A), s ρ ≤ s + ε/μ is ρ ≤ 1 + ε/μ for A > 0,
+    # ρ ≥ 1 − ε/μ for A < 0 (−1 + x rounds as −(1 − x)) and 0 ≤ ε/μ for A = 0
+    sign = torch.sign(adv, out=work.take("sign", shape, dtype, device))
+    bound = torch.add(half, sign, out=half)
     unclipped = work.take("up", shape, torch.bool, device)
-    if all_finite(half):
-        # with s = sign(A): s ρ ≤ s (1 + s ε/μ) is ρ ≤ 1 + ε/μ for A > 0, ρ ≥ 1 − ε/μ for
-        # A < 0 (1 + (−x) rounds as 1 − x) and 0 ≤ 0 for A = 0: the unclipped branch
-        sign = torch.sign(adv, out=work.take("sign", shape, dtype, device))
-        bound = torch.addcmul(_ONE.to(dtype), sign, half, out=half).mul_(sign)
-        compare(torch.mul(ratio, sign, out=sign), "<=", bound, unclipped)
-    else:  # ε/μ = ∞ somewhere, and 0 · ∞ is NaN
-        _unclipped_by_cases(ratio, half, adv, unclipped, work)
+    compare(torch.mul(ratio, sign, out=sign), "<=", bound, unclipped)
     unclipped.logical_and_(action)
     tally.unclipped += count(unclipped)
     tally.ratio_sum += float(torch.dot(ratio.view(-1), action_f.view(-1)))
     torch.mul(ratio, adv, out=out).mul_(as_float(unclipped, dtype, action_f))
     return any_rows(unclipped)
-
-
-_ONE = torch.ones(())
-
-
-def _unclipped_by_cases(
-    ratio: torch.Tensor,
-    half: torch.Tensor,
-    adv: torch.Tensor,
-    unclipped: torch.Tensor,
-    work: Workspace,
-) -> None:
-    """Into ``unclipped``: A > 0 and ρ ≤ 1 + ε/μ, A < 0 and ρ ≥ 1 − ε/μ, or A = 0."""
-    dtype, device, shape = ratio.dtype, ratio.device, tuple(ratio.shape)
-    bound = work.take("bound", shape, dtype, device)
-    up = compare(ratio, "<=", torch.add(half, 1, out=bound), unclipped)
-    down = work.take("down", shape, torch.bool, device)
-    compare(ratio, ">=", torch.neg(half, out=bound).add_(1), down)  # 1 − ε/μ, the same rounding
-    pos = compare(adv, ">", 0.0, work.take("pos", shape, torch.bool, device))
-    other = compare(adv, ">=", 0.0, work.take("other", shape, torch.bool, device))
-    # (A > 0 and up) or (A ≤ 0 and (down or A ≥ 0)); A is finite
-    down.logical_or_(other).logical_and_(torch.logical_not(pos, out=other))
-    up.logical_and_(pos).logical_or_(down)
 
 
 class BPCO:
