@@ -215,16 +215,19 @@ def _unpacked_gae(
     weight = torch.cumsum(action_f, dim=1, out=work.take("gae_pow", shape, f64, device))  # k
     exp_(weight.mul_(terms.log_lam[:, None]))  # w = λ^k
     v = values.detach().to(f64)
-    kept = work.take("gae_v", shape, f64, device)
+    minus_v = work.take("gae_v", shape, f64, device)  # −V on the action tokens, 0 elsewhere
     if values_finite:
-        torch.mul(v, action_f, out=kept)
+        torch.addcmul(_ZERO, v, action_f, value=-1, out=minus_v)
     else:  # junk in the padding
-        kept.copy_(torch.where(action_f > 0, v, 0.0))
-    run = torch.mul(kept, weight, out=work.take("gae_run", shape, f64, device))
-    run.cumsum_(1)  # P
-    h = terms.g + run[:, -1]
-    torch.sub(h[:, None], run, out=run).div_(weight).mul_(terms.c[:, None]).sub_(kept)
-    torch.mul(run, action_f, out=out)
+        minus_v.copy_(torch.where(action_f > 0, v, 0.0)).neg_()
+    run = torch.mul(minus_v, weight, out=work.take("gae_run", shape, f64, device))
+    run.cumsum_(1)  # −P
+    h = terms.g - run[:, -1]
+    run.add_(h[:, None]).div_(weight).mul_(terms.c[:, None])  # c (h − P) / w
+    torch.addcmul(minus_v, run, action_f, out=out)
+
+
+_ZERO = torch.zeros((), dtype=torch.float64)
 
 
 def _packed_gae_block(
