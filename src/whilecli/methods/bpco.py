@@ -169,20 +169,19 @@ def _block(
         log_mu = log_pi
     ratio = torch.sub(log_pi, log_mu, out=work.take("ratio", shape, dtype, device))
     half = work.take("half", shape, dtype, device)
-    if all_finite(ratio):  # then both inputs are, and the 0/1 products are exact
-        ratio.mul_(action_f)
-        torch.mul(log_mu, action_f, out=half)
+    if all_finite(ratio):  # then both inputs are: off the action tokens ρ and μ stay finite
+        # or μ = 0 (ε/μ = ∞), and every value there is discarded by the final ``& action``
+        torch.exp(log_mu, out=half)
     else:  # junk in the padding
         off = ~action
         ratio.masked_fill_(off, 0.0)
-        half.copy_(log_mu).masked_fill_(off, 0.0)
-    # off the action tokens every value below is discarded by the final ``& action``
+        exp_(half.copy_(log_mu).masked_fill_(off, 0.0))
     low, high = torch.aminmax(ratio)
     if max(float(high), -float(low)) > LOG_RATIO_CAP:
-        tally.clamped += count(ratio.abs() > LOG_RATIO_CAP)
+        tally.clamped += count((ratio.abs() > LOG_RATIO_CAP).logical_and_(action))
         ratio.clamp_(-LOG_RATIO_CAP, LOG_RATIO_CAP)
-    ratio = exp_(ratio)
-    half = torch.div(torch.tensor(clip, dtype=dtype), exp_(half), out=half)  # ε/μ, ∞ if μ = 0
+    ratio = exp_(ratio)  # finite everywhere: |log ρ| ≤ 20
+    half = torch.div(torch.tensor(clip, dtype=dtype), half, out=half)  # ε/μ, ∞ if μ = 0
     # the unclipped branch: with s = sign(A), s ρ ≤ s + ε/μ is ρ ≤ 1 + ε/μ for A > 0,
     # ρ ≥ 1 − ε/μ for A < 0 (−1 + x rounds as −(1 − x)) and 0 ≤ ε/μ for A = 0
     sign = torch.sign(adv, out=work.take("sign", shape, dtype, device))

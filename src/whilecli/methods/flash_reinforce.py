@@ -124,17 +124,15 @@ def _block(
         torch.mul(action_f, (scale * (mean_kl <= trust).to(scale.dtype))[:, None], out=out)
         return mean_kl, counts.to(dtype), 0
     log_ratio = torch.sub(log_pi, log_mu, out=work.take("log_ratio", shape, dtype, device))
-    if all_finite(log_ratio):  # then both inputs are, and the 0/1 product is exact
-        log_ratio.mul_(action_f)  # 0 off the action tokens
-    else:  # junk in the padding
+    if not all_finite(log_ratio):  # junk in the padding
         log_pi, log_mu = masked(log_pi, action, action_f), masked(log_mu, action, action_f)
         torch.sub(log_pi, log_mu, out=log_ratio)
     n_clamped = 0
     low, high = torch.aminmax(log_ratio)
     if max(float(high), -float(low)) > LOG_RATIO_CLAMP:
-        n_clamped = count(log_ratio.abs() > LOG_RATIO_CLAMP)
+        n_clamped = count((log_ratio.abs() > LOG_RATIO_CLAMP).logical_and_(action))
         log_ratio.clamp_(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)
-    ratio = exp_(log_ratio).mul_(action_f)  # ρ on the action tokens, 0 elsewhere
+    ratio = exp_(log_ratio).mul_(action_f)  # ρ (finite) on the action tokens, 0 elsewhere
     kl = bernoulli_kl(log_mu, log_pi, work).mul_(action_f)  # Eq. 6
     mean_kl = kl.sum(dim=1) / counts  # Eq. 7
     gated = scale * (mean_kl <= trust).to(scale.dtype)  # Eq. 8
