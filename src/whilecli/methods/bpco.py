@@ -46,7 +46,6 @@ from whilecli.methods.gae import (
     critic_block,
     critic_outputs,
     critic_pass,
-    row_terms,
     skip_observation_gae_reference,
 )
 from whilecli.methods.knob_checks import pair
@@ -105,6 +104,7 @@ def explained_variance(
     action: torch.Tensor,
     work: Workspace | None = None,
     finite: bool | None = None,
+    counts: torch.Tensor | None = None,
 ) -> float | None:
     """``1 − Var(R − V)/Var(R)`` over action tokens (population variances); None if R is constant
     (or so nearly constant that Var(R) underflows to 0).
@@ -112,10 +112,11 @@ def explained_variance(
     Two-pass variances: R's from per-row counts (R is constant along a trajectory); R − V's
     mean from one dot product of V with the action mask, then its centred sum of squares as
     a second dot product. Temporaries come from ``work`` when given; ``finite`` says whether
-    every entry of ``values`` is finite (checked when None).
+    every entry of ``values`` is finite and ``counts`` is the action tokens of each row
+    (each computed when None).
     """
     f64 = torch.float64
-    counts = row_counts(action).to(f64)
+    counts = (row_counts(action) if counts is None else counts).to(f64)
     n = float(counts.sum())
     r = rewards.detach().to(f64)
     seen = r[counts > 0]
@@ -291,7 +292,7 @@ class BPCO:
         else:
             coef, adv, targets, lam = critic_outputs(batch, values, self.gae_alpha, out, counts)
             outputs = (coef, adv, targets)
-            admitted, tally = self._blocks(batch, values, values_finite, counts, lam, outputs)
+            admitted, tally = self._blocks(batch, values, counts, lam, outputs)
         stats, notes = self._report(batch, values, values_finite, counts, tally, lam, admitted)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
@@ -307,7 +308,6 @@ class BPCO:
         self,
         batch: Batch,
         values: torch.Tensor,
-        values_finite: bool,
         counts: torch.Tensor,
         lam: torch.Tensor,
         outputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
@@ -323,7 +323,6 @@ class BPCO:
         dtype, device = log_pi.dtype, log_pi.device
         admitted = torch.empty_like(action[:, 0])
         tally = _Tally()
-        terms = row_terms(batch.rewards, lam, counts)
         for rows in row_blocks(log_pi):
             act = action[rows]
             action_f = as_float(act, dtype, work.take("action_f", tuple(act.shape), dtype, device))
@@ -337,9 +336,6 @@ class BPCO:
                 adv[rows],
                 targets[rows],
                 work,
-                action_f,
-                values_finite,
-                terms.rows(rows),
             )
             admitted[rows] = _block(
                 log_pi[rows],
@@ -371,7 +367,7 @@ class BPCO:
         n_clamped = tally.clamped
         kept = int(admitted.sum())
         empty = int((counts == 0).sum())
-        ev = explained_variance(batch.rewards, values, action, self._work, values_finite)
+        ev = explained_variance(batch.rewards, values, action, self._work, values_finite, counts)
         has = counts > 0
         short = int((has & (lam == 0)).sum())
         lo, hi = self.reward_range

@@ -11,34 +11,22 @@ token's value and their own advantage is 0.
 
 :func:`skip_observation_gae_reference` writes the recursion in plain torch, one step per
 column (T steps of Python: the reference the tests hold the fast form to, not a path the
-methods take). The methods' form has no Python loop over tokens. On a float64 row with
-0 < λ < 1 and ``λ^{1−L}`` at most 1000 the sum is taken in closed form where the row lies,
-with no packing (:func:`_unpacked_gae`): δ telescopes, so with ``w_k = λ^k`` one cumulative
-sum of ``w V`` gives every ``A_k``. Other rows (λ = 0, tiny λ, float32) are packed: action
-tokens move to the left of each row with a scatter, ``A_k = λ^{−k} Σ_{j≥k} λ^j δ_j`` is a
-reversed cumulative sum of scaled terms, and the result is gathered back. ``λ^{L−1} ≈
-e^{−1/α}`` keeps the scaling well inside float64's range for any sensible α; when ``λ^L``
-would still underflow (tiny α, ``λ`` near 0) the packed axis is cut into chunks short enough
-that it cannot, and the chunks are joined by their carries. The recursion is evaluated in
-float64 whatever the batch dtype.
+methods take). The methods' form has no Python loop over tokens: action tokens are packed to the left of each row with a scatter,
+``A_k = λ^{−k} Σ_{j≥k} λ^j δ_j`` is a reversed cumulative sum of scaled terms, and the result
+is gathered back. ``λ^{L−1} ≈ e^{−1/α}`` keeps the scaling well inside float64's range for
+any sensible α; when ``λ^L`` would still underflow (tiny α, ``λ`` near 0) the packed axis is
+cut into chunks short enough that it cannot, and the chunks are joined by their carries.
+The recursion is evaluated in float64 whatever the batch dtype.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import torch
 
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import (
-    Workspace,
-    all_finite,
-    as_float,
-    exp_,
-    row_blocks,
-    row_counts,
-)
+from whilecli.methods.fastmath import Workspace, as_float, exp_, row_blocks, row_counts
 
 
 def skip_observation_gae_reference(
@@ -104,48 +92,6 @@ def _scaled_reverse_cumsum(delta: torch.Tensor, lam: torch.Tensor) -> torch.Tens
     return torch.where(zero[:, None], delta, out) if any_zero else out
 
 
-#: Largest λ^{1−L} a row may have on the unpacked path; its rounding grows with it.
-_MAX_INVERSE_POWER = 1e3
-
-
-class RowTerms(NamedTuple):
-    """Per-row numbers of :func:`_unpacked_gae`, for every row of a batch at once.
-
-    ``unpacked`` marks the rows it takes; on the others λ is taken as 1/2 (their results are
-    replaced by the packed form's). ``log_lam`` is log λ, ``c = (1 − λ)/λ``, ``g = λ^L R / c``.
-    """
-
-    unpacked: torch.Tensor
-    every: bool  # every row is unpacked
-    log_lam: torch.Tensor
-    c: torch.Tensor
-    g: torch.Tensor
-
-    def rows(self, rows: slice) -> RowTerms:
-        """The terms of ``rows``."""
-        return RowTerms(
-            self.unpacked[rows],
-            self.every,
-            self.log_lam[rows],
-            self.c[rows],
-            self.g[rows],
-        )
-
-
-def row_terms(rewards: torch.Tensor, lam: torch.Tensor, lengths: torch.Tensor) -> RowTerms:
-    """:class:`RowTerms` of rows with rewards R, λ and L action tokens (float64)."""
-    f64 = torch.float64
-    lam, lengths = lam.to(f64), lengths.to(f64)
-    log_lam = torch.log(lam)  # −∞ where λ = 0
-    unpacked = (lam > 0) & (lam < 1) & ((lengths - 1) * log_lam >= -math.log(_MAX_INVERSE_POWER))
-    every = bool(unpacked.all())
-    if not every:
-        lam, log_lam = lam.where(unpacked, 0.5), log_lam.where(unpacked, math.log(0.5))
-    c = (1 - lam) / lam
-    g = torch.exp(lengths * log_lam) * rewards.to(f64) / c
-    return RowTerms(unpacked, every, log_lam, c, g)
-
-
 def _gae_block(
     rewards: torch.Tensor,
     values: torch.Tensor,
@@ -154,91 +100,10 @@ def _gae_block(
     out: torch.Tensor,
     work: Workspace,
     counts: torch.Tensor | None = None,
-    action_f: torch.Tensor | None = None,
-    values_finite: bool | None = None,
-    terms: RowTerms | None = None,
 ) -> None:
-    """Skip-observation GAE on a block of rows into ``out`` (see :func:`skip_observation_gae`).
-
-    Rows with ``λ^{1−L} ≤`` :data:`_MAX_INVERSE_POWER` take :func:`_unpacked_gae`, in place
-    on the ``[b, T]`` layout; the others (λ = 0, or λ so small that the powers lose their
-    precision) the packed form :func:`_packed_gae_block`. ``counts`` (T_i), ``action_f``
-    (the mask as 0/1 floats), ``values_finite`` (every entry of ``values`` is finite) and
-    ``terms`` (:func:`row_terms` of these rows) are computed when not given.
-    """
-    b = action_mask.shape[0]
-    if b == 0:
-        return
-    f64 = torch.float64
-    if out.dtype != f64:
-        _packed_gae_block(rewards, values, action_mask, lam, out, work)
-        return
-    if terms is None:
-        lengths = row_counts(action_mask) if counts is None else counts
-        terms = row_terms(rewards, lam, lengths)
-    n_unpacked = b if terms.every else int(terms.unpacked.sum())
-    if n_unpacked == 0:
-        _packed_gae_block(rewards, values, action_mask, lam, out, work)
-        return
-    if action_f is None:
-        shape = tuple(action_mask.shape)
-        action_f = as_float(action_mask, f64, work.take("gae_action_f", shape, f64, out.device))
-    if values_finite is None:
-        values_finite = all_finite(values)
-    _unpacked_gae(values, action_f, terms, out, work, values_finite)
-    if n_unpacked == b:
-        return
-    rest = (~terms.unpacked).nonzero()[:, 0]
-    part = torch.empty((rest.numel(), out.shape[1]), dtype=out.dtype, device=out.device)
-    _packed_gae_block(rewards[rest], values[rest], action_mask[rest], lam[rest], part, work)
-    out.index_copy_(0, rest, part)
-
-
-def _unpacked_gae(
-    values: torch.Tensor,
-    action_f: torch.Tensor,
-    terms: RowTerms,
-    out: torch.Tensor,
-    work: Workspace,
-    values_finite: bool,
-) -> None:
-    """Eq. 4-5 summed in closed form over the unpacked row, float64 throughout; 0 < λ < 1.
-
-    With k the 1-based index of an action token among its row's L, ``w = λ^k`` and
-    ``P_k = Σ_{j≤k} λ^j V_j`` (a cumulative sum over the row, 0 on observation tokens),
-    the recursion telescopes to ``A_k = λ^{L−k} R − V_k + c (P_L − P_k) / λ^k`` with
-    ``c = (1 − λ)/λ``, that is ``A_k = c (g + P_L − P_k) / w − V_k``, ``g = λ^L R / c``.
-    """
-    b, t = action_f.shape
-    f64, device = torch.float64, out.device
-    shape = (b, t)
-    weight = torch.cumsum(action_f, dim=1, out=work.take("gae_pow", shape, f64, device))  # k
-    exp_(weight.mul_(terms.log_lam[:, None]))  # w = λ^k
-    v = values.detach().to(f64)
-    minus_v = work.take("gae_v", shape, f64, device)  # −V on the action tokens, 0 elsewhere
-    if values_finite:
-        torch.addcmul(_ZERO, v, action_f, value=-1, out=minus_v)
-    else:  # junk in the padding
-        minus_v.copy_(torch.where(action_f > 0, v, 0.0)).neg_()
-    run = torch.mul(minus_v, weight, out=work.take("gae_run", shape, f64, device))
-    run.cumsum_(1)  # −P
-    h = terms.g - run[:, -1]
-    run.add_(h[:, None]).div_(weight).mul_(terms.c[:, None])  # c (h − P) / w
-    torch.addcmul(minus_v, run, action_f, out=out)
-
-
-_ZERO = torch.zeros((), dtype=torch.float64)
-
-
-def _packed_gae_block(
-    rewards: torch.Tensor,
-    values: torch.Tensor,
-    action_mask: torch.Tensor,
-    lam: torch.Tensor,
-    out: torch.Tensor,
-    work: Workspace,
-) -> None:
-    """Skip-observation GAE on a block of rows into ``out``, in float64, packed.
+    """Skip-observation GAE on a block of rows into ``out``, in float64 (see
+    :func:`skip_observation_gae`); ``counts`` (each row's action tokens) is computed when
+    not given.
 
     Action tokens are packed last-first into columns ``1 … L`` of a ``[b, L + 2]`` buffer
     (column 0 is the V = 0 past the end, column ``L + 1`` the dump for every other token);
@@ -247,7 +112,7 @@ def _packed_gae_block(
     b, t = action_mask.shape
     f64 = torch.float64
     device = values.device
-    counts = row_counts(action_mask)
+    counts = row_counts(action_mask) if counts is None else counts.long()
     length = int(counts.max()) if b else 0
     if length == 0:
         out.zero_()
@@ -364,21 +229,10 @@ def critic_block(
     adv: torch.Tensor,
     targets: torch.Tensor,
     work: Workspace,
-    action_f: torch.Tensor,
-    values_finite: bool | None = None,
-    terms: RowTerms | None = None,
 ) -> None:
     """:func:`skip_observation_gae` into ``adv`` and :func:`action_returns` into ``targets`` on
-    one block of rows (CPU); ``action_f`` is ``action_mask`` as 0/1 floats of ``adv``'s dtype,
-    ``values_finite`` whether every entry of ``values`` is (checked when None), ``terms`` the
-    block's rows of :func:`row_terms` (computed when None)."""
-    values = values.detach()
-    if adv.dtype == action_f.dtype:
-        _gae_block(
-            rewards, values, action_mask, lam, adv, work, counts, action_f, values_finite, terms
-        )
-    else:
-        _gae_block(rewards, values, action_mask, lam, adv, work, counts, None, values_finite)
+    one block of rows (CPU), so that a method's own block loop keeps the block's data hot."""
+    _gae_block(rewards, values.detach(), action_mask, lam, adv, work, counts)
     action_returns(rewards, mask, out=targets)
 
 
@@ -396,12 +250,8 @@ def critic_pass(
     coefficients left for the method to write. Each tensor is ``previous``'s where it fits
     (:func:`~whilecli.methods.batch.reuse`), else new. ``counts`` is ``batch.action_counts``
     when the caller has it."""
-    shape, device = batch.logprobs.shape, batch.logprobs.device
-    coef = reuse(previous, "coefficients", shape, batch.logprobs.dtype, device)
-    adv = reuse(previous, "advantages", shape, values.dtype, device)
-    targets = reuse(previous, "value_targets", shape, batch.rewards.dtype, device)
     counts = batch.action_counts if counts is None else counts
-    lam = gae_lambda(counts, alpha)
+    coef, adv, targets, lam = critic_outputs(batch, values, alpha, previous, counts)
     skip_observation_gae(
         batch.rewards, values, batch.action_mask, lam, out=adv, work=work, counts=counts
     )

@@ -45,7 +45,6 @@ from whilecli.methods.gae import (
     critic_block,
     critic_outputs,
     critic_pass,
-    row_terms,
     skip_observation_gae_reference,
 )
 from whilecli.methods.knob_checks import pair
@@ -93,12 +92,11 @@ def sao_band(
     return c, in_band.any(dim=1), in_band.sum(), above, f.sum()
 
 
-def check_values(batch: Batch, method: str) -> tuple[torch.Tensor, bool]:
-    """The batch's critic values, refused when absent or non-finite on an action token, and
-    whether every entry (the padding too) is finite."""
+def check_values(batch: Batch, method: str) -> torch.Tensor:
+    """The batch's critic values, refused when absent or non-finite on an action token."""
     values = batch.require("values", method)
     if all_finite(values):
-        return values, True
+        return values
     bad = batch.action_mask & ~torch.isfinite(values)
     if bool(bad.any()):
         i = int(bad.any(dim=1).nonzero()[0, 0])
@@ -106,7 +104,7 @@ def check_values(batch: Batch, method: str) -> tuple[torch.Tensor, bool]:
         raise InputError(
             f"token {t} is {float(values[i, t])}, not a finite value", row=i, field="values"
         )
-    return values, False
+    return values
 
 
 @dataclass
@@ -206,7 +204,7 @@ class SAO:
         """
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
-        values, values_finite = check_values(batch, "SAO")
+        values = check_values(batch, "SAO")
         action = batch.action_mask
         counts = batch.action_counts
         log_pi = batch.logprobs.detach()
@@ -233,9 +231,7 @@ class SAO:
         else:
             coef, adv, targets, lam = critic_outputs(batch, values, self.gae_alpha, out, counts)
             outputs = (coef, adv, targets)
-            admitted, band = self._blocks(
-                batch, values, values_finite, counts, lam, n_total, outputs
-            )
+            admitted, band = self._blocks(batch, values, counts, lam, n_total, outputs)
         stats, notes = self._report(batch, counts, band, admitted, lam, n_total, group)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
@@ -251,7 +247,6 @@ class SAO:
         self,
         batch: Batch,
         values: torch.Tensor,
-        values_finite: bool,
         counts: torch.Tensor,
         lam: torch.Tensor,
         n_total: torch.Tensor,
@@ -264,14 +259,11 @@ class SAO:
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
         action, work = batch.action_mask, self._work
-        dtype, device = log_pi.dtype, log_pi.device
         admitted = torch.empty_like(action[:, 0])
         band = _Band()
         inv_n = 1.0 / float(n_total.clamp(min=1))
-        terms = row_terms(batch.rewards, lam, counts)
         for rows in row_blocks(log_pi):
             act = action[rows]
-            action_f = as_float(act, dtype, work.take("action_f", tuple(act.shape), dtype, device))
             critic_block(
                 batch.rewards[rows],
                 values[rows],
@@ -282,9 +274,6 @@ class SAO:
                 adv[rows],
                 targets[rows],
                 work,
-                action_f,
-                values_finite,
-                terms.rows(rows),
             )
             admitted[rows] = _block(
                 log_pi[rows],
