@@ -137,6 +137,29 @@ def test_matches_slow_loop(rows: list[dict]) -> None:
         assert bool((update.coefficients[~update.admitted] == 0).all())
 
 
+def test_zero_advantage_stays_zero_under_the_largest_ratio() -> None:
+    """A = R − V = 0 exactly on the last action token and ρ = e^20: c must be exactly 0, so the
+    GAE may not turn the cancellation into rounding noise that ρ then multiplies."""
+    rows = [
+        {
+            "reward": 1.0,
+            "logprobs": [-1.0] * 10,
+            "behavior_logprobs": [-1.0] * 9 + [-46.0],
+            "action_mask": [0, 0, 0, 0, 1, 1, 1, 1, 1, 1],
+            "values": [0.0] * 9 + [1.0],
+        },
+        {
+            "reward": 1.0,
+            "logprobs": [-1.0] * 3,
+            "behavior_logprobs": [-1.0] * 3,
+            "values": [1.0] * 3,
+        },
+    ]
+    update = BPCO().update(Batch.from_rows(rows))
+    assert_matches(update, slow_reference.bpco(rows), rows)
+    assert float(update.coefficients[0, 9]) == 0.0
+
+
 def test_learns_the_toy_task() -> None:
     before, after = train_toy(BPCO, steps=40, seed=2)
     assert before < 0.3 and after > 0.8

@@ -42,7 +42,12 @@ from whilecli.methods.fastmath import (
     row_blocks,
     row_counts,
 )
-from whilecli.methods.gae import critic_pass, skip_observation_gae_reference
+from whilecli.methods.gae import (
+    critic_block,
+    critic_outputs,
+    critic_pass,
+    skip_observation_gae_reference,
+)
 from whilecli.methods.knob_checks import pair
 
 CLIP = declared.BPCO_CLIP.default
@@ -98,16 +103,20 @@ def explained_variance(
     values: torch.Tensor,
     action: torch.Tensor,
     work: Workspace | None = None,
+    finite: bool | None = None,
+    counts: torch.Tensor | None = None,
 ) -> float | None:
     """``1 − Var(R − V)/Var(R)`` over action tokens (population variances); None if R is constant
     (or so nearly constant that Var(R) underflows to 0).
 
     Two-pass variances: R's from per-row counts (R is constant along a trajectory); R − V's
     mean from one dot product of V with the action mask, then its centred sum of squares as
-    a second dot product. Temporaries come from ``work`` when given.
+    a second dot product. Temporaries come from ``work`` when given; ``finite`` says whether
+    every entry of ``values`` is finite and ``counts`` is the action tokens of each row
+    (each computed when None).
     """
     f64 = torch.float64
-    counts = row_counts(action).to(f64)
+    counts = (row_counts(action) if counts is None else counts).to(f64)
     n = float(counts.sum())
     r = rewards.detach().to(f64)
     seen = r[counts > 0]
@@ -121,7 +130,7 @@ def explained_variance(
     shape, device = tuple(values.shape), values.device
     v = values.detach().to(f64)
     action_f = as_float(action, f64, work.take("ev_action", shape, f64, device))
-    if not all_finite(v):  # junk in the padding
+    if not (all_finite(v) if finite is None else finite):  # junk in the padding
         v = masked(v, action, action_f)
     flat_f = action_f.reshape(-1)
     mean_d = mean_r - float(torch.dot(v.reshape(-1), flat_f)) / n  # mean of R − V
@@ -144,6 +153,7 @@ def _block(
     log_pi: torch.Tensor,
     log_mu: torch.Tensor | None,
     action: torch.Tensor,
+    action_f: torch.Tensor,
     adv: torch.Tensor,
     clip: float,
     out: torch.Tensor,
@@ -152,41 +162,36 @@ def _block(
 ) -> torch.Tensor:
     """Eq. 2 on a block of rows: writes c = ρA where unclipped (else 0) into ``out``.
 
-    Returns admitted (a row with an unclipped action token).
+    ``action_f`` is ``action`` as 0/1 floats. Returns admitted (a row with an unclipped
+    action token).
     """
     dtype, device, shape = log_pi.dtype, log_pi.device, tuple(log_pi.shape)
     if log_mu is None:
         log_mu = log_pi
-    action_f = as_float(action, dtype, work.take("action_f", shape, dtype, device))
     ratio = torch.sub(log_pi, log_mu, out=work.take("ratio", shape, dtype, device))
     half = work.take("half", shape, dtype, device)
-    if all_finite(ratio):  # then both inputs are, and the 0/1 products are exact
-        ratio.mul_(action_f)
-        torch.mul(log_mu, action_f, out=half)
+    if all_finite(ratio):  # then both inputs are: off the action tokens ρ and μ stay finite
+        # or μ = 0 (ε/μ = ∞), and every value there is discarded by the final ``& action``
+        torch.exp(log_mu, out=half)
     else:  # junk in the padding
         off = ~action
         ratio.masked_fill_(off, 0.0)
-        half.copy_(log_mu).masked_fill_(off, 0.0)
-    # off the action tokens every value below is discarded by the final ``& action``
+        exp_(half.copy_(log_mu).masked_fill_(off, 0.0))
     low, high = torch.aminmax(ratio)
     if max(float(high), -float(low)) > LOG_RATIO_CAP:
-        tally.clamped += count(ratio.abs() > LOG_RATIO_CAP)
-    ratio = exp_(ratio.clamp_(-LOG_RATIO_CAP, LOG_RATIO_CAP))
-    exp_(half).reciprocal_().mul_(clip)  # ε/μ, ∞ if μ = 0
-    # the unclipped branch is the minimum: A > 0 and ρ ≤ 1 + ε/μ, A < 0 and ρ ≥ 1 − ε/μ, A = 0
-    bound = work.take("bound", shape, dtype, device)
-    up = compare(
-        ratio, "<=", torch.add(half, 1, out=bound), work.take("up", shape, torch.bool, device)
-    )
-    down = work.take("down", shape, torch.bool, device)
-    compare(ratio, ">=", torch.neg(half, out=bound).add_(1), down)  # 1 − ε/μ, the same rounding
-    pos = compare(adv, ">", 0.0, work.take("pos", shape, torch.bool, device))
-    other = compare(adv, ">=", 0.0, work.take("other", shape, torch.bool, device))
-    # (A > 0 and up) or (A ≤ 0 and (down or A ≥ 0)); A is finite
-    down.logical_or_(other).logical_and_(torch.logical_not(pos, out=other))
-    unclipped = up.logical_and_(pos).logical_or_(down).logical_and_(action)
+        tally.clamped += count((ratio.abs() > LOG_RATIO_CAP).logical_and_(action))
+        ratio.clamp_(-LOG_RATIO_CAP, LOG_RATIO_CAP)
+    ratio = exp_(ratio)  # finite everywhere: |log ρ| ≤ 20
+    half = torch.div(torch.tensor(clip, dtype=dtype), half, out=half)  # ε/μ, ∞ if μ = 0
+    # the unclipped branch: with s = sign(A), s ρ ≤ s + ε/μ is ρ ≤ 1 + ε/μ for A > 0,
+    # ρ ≥ 1 − ε/μ for A < 0 (−1 + x rounds as −(1 − x)) and 0 ≤ ε/μ for A = 0
+    sign = torch.sign(adv, out=work.take("sign", shape, dtype, device))
+    bound = torch.add(half, sign, out=half)
+    unclipped = work.take("up", shape, torch.bool, device)
+    compare(torch.mul(ratio, sign, out=sign), "<=", bound, unclipped)
+    unclipped.logical_and_(action)
     tally.unclipped += count(unclipped)
-    tally.ratio_sum += float(torch.mul(ratio, action_f, out=half).sum())
+    tally.ratio_sum += float(torch.dot(ratio.view(-1), action_f.view(-1)))
     torch.mul(ratio, adv, out=out).mul_(as_float(unclipped, dtype, action_f))
     return any_rows(unclipped)
 
@@ -228,14 +233,16 @@ class BPCO:
             f"BPCO(clip={self.clip}, gae_alpha={self.gae_alpha}, reward_range={self.reward_range})"
         )
 
-    def _check_range(self, batch: Batch, values: torch.Tensor) -> None:
+    def _check_range(self, batch: Batch, values: torch.Tensor) -> bool:
+        """Refuses a value outside ``reward_range`` on a token; True when every entry, the
+        padding too, is inside it (so finite)."""
         lo, hi = self.reward_range
         least, most = torch.aminmax(values.detach())
         if bool(least >= lo) and bool(most <= hi):  # every entry, padding too; NaN fails
-            return
+            return True
         inside = torch.where(batch.mask, values, lo)
         if bool(inside.min() >= lo) and bool(inside.max() <= hi):  # NaN fails both
-            return
+            return False
         bad = batch.mask & ((values < lo) | (values > hi) | ~torch.isfinite(values))
         if bool(bad.any()):
             i = int(bad.any(dim=1).nonzero()[0, 0])
@@ -246,6 +253,7 @@ class BPCO:
                 row=i,
                 field="values",
             )
+        return False
 
     def update(
         self, batch: Batch, *, group: Any | None = None, out: Update | None = None
@@ -259,14 +267,17 @@ class BPCO:
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
         values = batch.require("values", "BPCO")
-        self._check_range(batch, values)  # also refuses NaN and infinities
+        values_finite = self._check_range(batch, values)  # also refuses NaN and infinities
         action = batch.action_mask
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        # Eq. 3-4, 14: skip-observation GAE; value targets R
-        coef, adv, targets, lam = critic_pass(batch, values, self.gae_alpha, out, self._work)
+        counts = batch.action_counts
         if self._compiled is not None or log_pi.device.type != "cpu":  # the plain function
+            # Eq. 3-4, 14: skip-observation GAE; value targets R
+            coef, adv, targets, lam = critic_pass(
+                batch, values, self.gae_alpha, out, self._work, counts
+            )
             c, admitted, unclipped, clamped, rho_sum = plain_path(
                 self._compiled,
                 bpco_clip,
@@ -279,8 +290,10 @@ class BPCO:
             coef.copy_(c)
             tally = _Tally(unclipped=int(unclipped), clamped=int(clamped), ratio_sum=float(rho_sum))
         else:
-            admitted, tally = self._blocks(log_pi, log_mu, action, adv, coef)
-        stats, notes = self._report(batch, values, tally, lam, admitted)
+            coef, adv, targets, lam = critic_outputs(batch, values, self.gae_alpha, out, counts)
+            outputs = (coef, adv, targets)
+            admitted, tally = self._blocks(batch, values, counts, lam, outputs)
+        stats, notes = self._report(batch, values, values_finite, counts, tally, lam, admitted)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
@@ -293,25 +306,47 @@ class BPCO:
 
     def _blocks(
         self,
-        log_pi: torch.Tensor,
-        log_mu: torch.Tensor | None,
-        action: torch.Tensor,
-        adv: torch.Tensor,
-        coef: torch.Tensor,
+        batch: Batch,
+        values: torch.Tensor,
+        counts: torch.Tensor,
+        lam: torch.Tensor,
+        outputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
     ) -> tuple[torch.Tensor, _Tally]:
-        """The CPU fast path: Eq. 2 block by block into ``coef``; ``(admitted, counts)``."""
+        """The CPU fast path, block by block: Eq. 3-4, 11 into the advantages and value
+        targets, Eq. 2 into the coefficients (``outputs``, in that order); ``(admitted,
+        counts)``."""
+        coef, adv, targets = outputs
+        log_pi = batch.logprobs.detach()
+        log_mu = batch.behavior_logprobs
+        log_mu = None if log_mu is None else log_mu.detach()
+        action, work = batch.action_mask, self._work
+        dtype, device = log_pi.dtype, log_pi.device
         admitted = torch.empty_like(action[:, 0])
         tally = _Tally()
         for rows in row_blocks(log_pi):
+            act = action[rows]
+            action_f = as_float(act, dtype, work.take("action_f", tuple(act.shape), dtype, device))
+            critic_block(
+                batch.rewards[rows],
+                values[rows],
+                act,
+                batch.mask[rows],
+                lam[rows],
+                counts[rows],
+                adv[rows],
+                targets[rows],
+                work,
+            )
             admitted[rows] = _block(
                 log_pi[rows],
                 None if log_mu is None else log_mu[rows],
-                action[rows],
+                act,
+                action_f,
                 adv[rows],
                 self.clip,
                 coef[rows],
                 tally,
-                self._work,
+                work,
             )
         return admitted, tally
 
@@ -319,19 +354,20 @@ class BPCO:
         self,
         batch: Batch,
         values: torch.Tensor,
+        values_finite: bool,
+        counts: torch.Tensor,
         tally: _Tally,
         lam: torch.Tensor,
         admitted: torch.Tensor,
     ) -> tuple[dict[str, float | None], list[str]]:
         action = batch.action_mask
         b = batch.size
-        counts = batch.action_counts
         n_tokens = int(counts.sum())
         clipped = n_tokens - tally.unclipped
         n_clamped = tally.clamped
         kept = int(admitted.sum())
         empty = int((counts == 0).sum())
-        ev = explained_variance(batch.rewards, values, action, self._work)
+        ev = explained_variance(batch.rewards, values, action, self._work, values_finite, counts)
         has = counts > 0
         short = int((has & (lam == 0)).sum())
         lo, hi = self.reward_range

@@ -84,7 +84,7 @@ def bernoulli_kl(
     ``d = p (log p − log q) + (1 − p) log1p((q − p)/(1 − q))``: the second log is
     ``log((1 − p)/(1 − q))`` written so that it takes one logarithm instead of two and keeps
     its precision when p and q are close. The clamp is applied to the log-probabilities
-    (``log 1e-6 ≤ log p ≤ log(1 − 1e-6)``), the same clamp up to rounding. Three buffers of
+    (``log 1e-6 ≤ log p ≤ log(1 − 1e-6)``), the same clamp up to rounding. Four buffers of
     the inputs' shape, taken from ``work`` when given (the result is one of them), every
     later step in place.
     """
@@ -93,13 +93,13 @@ def bernoulli_kl(
     lo, hi = math.log(PROBABILITY_FLOOR), math.log1p(-PROBABILITY_FLOOR)
     d = torch.clamp(log_p, lo, hi, out=work.take("kl", shape, dtype, device))
     q = torch.clamp(log_q, lo, hi, out=work.take("kl_q", shape, dtype, device))
-    p = exp_(work.take("kl_p", shape, dtype, device).copy_(d))
+    p = torch.exp(d, out=work.take("kl_p", shape, dtype, device))
     d.sub_(q)  # log p − log q
     exp_(q)
-    tail = torch.sub(q, p, out=work.take("kl_tail", shape, dtype, device))
-    log1p_(tail.div_(q.neg_().add_(1)))  # log((1 − p)/(1 − q))
+    tail = torch.sub(p, q, out=work.take("kl_tail", shape, dtype, device))
+    log1p_(tail.div_(q.sub_(1)))  # log((1 − p)/(1 − q)): (p − q)/(q − 1) is (q − p)/(1 − q)
     d.mul_(p)  # p log(p/q)
-    return d.add_(tail.mul_(p.neg_().add_(1)))  # + (1 − p) log((1 − p)/(1 − q))
+    return torch.addcmul(d, tail, p.sub_(1), value=-1, out=d)  # + (1 − p) log((1 − p)/(1 − q))
 
 
 def _block(
@@ -124,22 +124,20 @@ def _block(
         torch.mul(action_f, (scale * (mean_kl <= trust).to(scale.dtype))[:, None], out=out)
         return mean_kl, counts.to(dtype), 0
     log_ratio = torch.sub(log_pi, log_mu, out=work.take("log_ratio", shape, dtype, device))
-    if all_finite(log_ratio):  # then both inputs are, and the 0/1 product is exact
-        log_ratio.mul_(action_f)  # 0 off the action tokens
-    else:  # junk in the padding
+    if not all_finite(log_ratio):  # junk in the padding
         log_pi, log_mu = masked(log_pi, action, action_f), masked(log_mu, action, action_f)
         torch.sub(log_pi, log_mu, out=log_ratio)
     n_clamped = 0
     low, high = torch.aminmax(log_ratio)
     if max(float(high), -float(low)) > LOG_RATIO_CLAMP:
-        n_clamped = count(log_ratio.abs() > LOG_RATIO_CLAMP)
-    ratio = exp_(log_ratio.clamp_(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))
+        n_clamped = count((log_ratio.abs() > LOG_RATIO_CLAMP).logical_and_(action))
+        log_ratio.clamp_(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)
+    ratio = exp_(log_ratio).mul_(action_f)  # ρ (finite) on the action tokens, 0 elsewhere
     kl = bernoulli_kl(log_mu, log_pi, work).mul_(action_f)  # Eq. 6
     mean_kl = kl.sum(dim=1) / counts  # Eq. 7
     gated = scale * (mean_kl <= trust).to(scale.dtype)  # Eq. 8
-    ratio_sums = torch.mul(ratio, action_f, out=kl).sum(dim=1)
-    torch.mul(action_f, gated[:, None], out=out).mul_(ratio)  # Eq. 10
-    return mean_kl, ratio_sums, n_clamped
+    torch.mul(ratio, gated[:, None], out=out)  # Eq. 10
+    return mean_kl, ratio.sum(dim=1), n_clamped
 
 
 class FlashReinforce:

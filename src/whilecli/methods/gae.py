@@ -99,9 +99,11 @@ def _gae_block(
     lam: torch.Tensor,
     out: torch.Tensor,
     work: Workspace,
+    counts: torch.Tensor | None = None,
 ) -> None:
     """Skip-observation GAE on a block of rows into ``out``, in float64 (see
-    :func:`skip_observation_gae`).
+    :func:`skip_observation_gae`); ``counts`` (each row's action tokens) is computed when
+    not given.
 
     Action tokens are packed last-first into columns ``1 … L`` of a ``[b, L + 2]`` buffer
     (column 0 is the V = 0 past the end, column ``L + 1`` the dump for every other token);
@@ -110,7 +112,7 @@ def _gae_block(
     b, t = action_mask.shape
     f64 = torch.float64
     device = values.device
-    counts = row_counts(action_mask)
+    counts = row_counts(action_mask) if counts is None else counts.long()
     length = int(counts.max()) if b else 0
     if length == 0:
         out.zero_()
@@ -168,6 +170,7 @@ def skip_observation_gae(
     *,
     out: torch.Tensor | None = None,
     work: Workspace | None = None,
+    counts: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Advantages ``[B, T]`` on action tokens (0 elsewhere), γ = 1, reward on the last action.
 
@@ -175,13 +178,17 @@ def skip_observation_gae(
     :func:`gae_lambda`). Returned in the dtype of ``values``, in ``out`` when given. Rows are
     independent: on CPU they are processed in blocks of
     :func:`~whilecli.methods.fastmath.row_blocks`, with temporaries from ``work``.
+    ``counts``, the action tokens of each row, is computed when not given.
     """
     lam = lam.to(values.device)
     rewards, values = rewards.detach(), values.detach()  # a critic's values may carry a graph
     work = Workspace() if work is None else work
     out = torch.empty_like(values) if out is None else out
+    counts = row_counts(action_mask) if counts is None else counts
     for rows in row_blocks(values):
-        _gae_block(rewards[rows], values[rows], action_mask[rows], lam[rows], out[rows], work)
+        _gae_block(
+            rewards[rows], values[rows], action_mask[rows], lam[rows], out[rows], work, counts[rows]
+        )
     return out
 
 
@@ -199,19 +206,54 @@ def action_returns(
     return as_float(mask, rewards.dtype, out).mul_(rewards[:, None])
 
 
+def critic_outputs(
+    batch: Batch, values: torch.Tensor, alpha: float, previous: Update | None, counts: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(coefficients, advantages, value_targets, λ)`` for SAO and BPCO, uncomputed but λ:
+    each tensor ``previous``'s where it fits (:func:`~whilecli.methods.batch.reuse`), else new;
+    λ = :func:`gae_lambda` of ``counts`` (``batch.action_counts``) and ``alpha``."""
+    shape, device = batch.logprobs.shape, batch.logprobs.device
+    coef = reuse(previous, "coefficients", shape, batch.logprobs.dtype, device)
+    adv = reuse(previous, "advantages", shape, values.dtype, device)
+    targets = reuse(previous, "value_targets", shape, batch.rewards.dtype, device)
+    return coef, adv, targets, gae_lambda(counts, alpha)
+
+
+def critic_block(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    action_mask: torch.Tensor,
+    mask: torch.Tensor,
+    lam: torch.Tensor,
+    counts: torch.Tensor,
+    adv: torch.Tensor,
+    targets: torch.Tensor,
+    work: Workspace,
+) -> None:
+    """:func:`skip_observation_gae` into ``adv`` and :func:`action_returns` into ``targets`` on
+    one block of rows (CPU), so that a method's own block loop keeps the block's data hot."""
+    _gae_block(rewards, values.detach(), action_mask, lam, adv, work, counts)
+    action_returns(rewards, mask, out=targets)
+
+
 def critic_pass(
-    batch: Batch, values: torch.Tensor, alpha: float, previous: Update | None, work: Workspace
+    batch: Batch,
+    values: torch.Tensor,
+    alpha: float,
+    previous: Update | None,
+    work: Workspace,
+    counts: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """What SAO and BPCO share before their band or clip: ``(coefficients, advantages,
     value_targets, λ)``, the advantages by :func:`skip_observation_gae` with
     λ = :func:`gae_lambda` of ``alpha``, the value targets by :func:`action_returns`, and the
     coefficients left for the method to write. Each tensor is ``previous``'s where it fits
-    (:func:`~whilecli.methods.batch.reuse`), else new."""
-    shape, device = batch.logprobs.shape, batch.logprobs.device
-    coef = reuse(previous, "coefficients", shape, batch.logprobs.dtype, device)
-    adv = reuse(previous, "advantages", shape, values.dtype, device)
-    targets = reuse(previous, "value_targets", shape, batch.rewards.dtype, device)
-    lam = gae_lambda(batch.action_counts, alpha)
-    skip_observation_gae(batch.rewards, values, batch.action_mask, lam, out=adv, work=work)
+    (:func:`~whilecli.methods.batch.reuse`), else new. ``counts`` is ``batch.action_counts``
+    when the caller has it."""
+    counts = batch.action_counts if counts is None else counts
+    coef, adv, targets, lam = critic_outputs(batch, values, alpha, previous, counts)
+    skip_observation_gae(
+        batch.rewards, values, batch.action_mask, lam, out=adv, work=work, counts=counts
+    )
     action_returns(batch.rewards, batch.mask, out=targets)
     return coef, adv, targets, lam

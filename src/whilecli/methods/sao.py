@@ -41,7 +41,12 @@ from whilecli.methods.fastmath import (
     plain_path,
     row_blocks,
 )
-from whilecli.methods.gae import critic_pass, skip_observation_gae_reference
+from whilecli.methods.gae import (
+    critic_block,
+    critic_outputs,
+    critic_pass,
+    skip_observation_gae_reference,
+)
 from whilecli.methods.knob_checks import pair
 
 RATIO = declared.SAO_RATIO
@@ -90,7 +95,7 @@ def sao_band(
 def check_values(batch: Batch, method: str) -> torch.Tensor:
     """The batch's critic values, refused when absent or non-finite on an action token."""
     values = batch.require("values", method)
-    if bool(torch.isfinite(values.sum())):
+    if all_finite(values):
         return values
     bad = batch.action_mask & ~torch.isfinite(values)
     if bool(bad.any()):
@@ -111,44 +116,50 @@ class _Band:
     ratio_sum: float = 0.0
 
 
+_ZERO = torch.zeros(())
+
+
 def _block(
     log_pi: torch.Tensor,
     log_mu: torch.Tensor | None,
     action: torch.Tensor,
+    n_action: int,
     adv: torch.Tensor,
-    n_total: torch.Tensor,
+    inv_n: float,
     ratio: tuple[float, float],
     out: torch.Tensor,
     band: _Band,
     work: Workspace,
 ) -> torch.Tensor:
-    """Eq. 1-3 on a block of rows: writes c = f(ρ) A / N into ``out``; returns admitted."""
+    """Eq. 1-3 on a block of rows (``n_action`` action tokens): writes c = f(ρ) A / N into
+    ``out`` (``inv_n`` is 1/N); returns admitted."""
     dtype, device, shape = log_pi.dtype, log_pi.device, tuple(log_pi.shape)
     rho = work.take("rho", shape, dtype, device)
+    finite = True
     if log_mu is None:
         rho.fill_(1.0)
     else:
-        torch.sub(log_pi, log_mu, out=rho)
-        if all_finite(rho):  # then both inputs are, and the 0/1 product is exact
-            rho.mul_(as_float(action, dtype, work.take("action_f", shape, dtype, device)))
-        else:  # junk in the padding
-            rho.masked_fill_(~action, 0.0)
-        exp_(rho)  # not clamped: an overflow to ∞ is outside the band
+        exp_(torch.sub(log_pi, log_mu, out=rho))  # every token: the band test needs ``action``
+        finite = all_finite(rho)
+        if not finite:  # junk in the padding, or an overflow to ∞
+            torch.sub(log_pi, log_mu, out=rho).masked_fill_(~action, 0.0)
+            exp_(rho)  # not clamped: an overflow to ∞ is outside the band
     low, high = ratio
     # Eq. 2-3, the open band
+    below_high = compare(rho, "<", high, out=work.take("flag", shape, torch.bool, device))
+    below_high.logical_and_(action)
+    band.above += n_action - count(below_high)  # ρ ≥ high: ρ is never NaN on an action token
     in_band = compare(rho, ">", low, out=work.take("in_band", shape, torch.bool, device))
-    flag = work.take("flag", shape, torch.bool, device)
-    in_band.logical_and_(compare(rho, "<", high, out=flag)).logical_and_(action)
-    inside = count(in_band)
-    if inside < count(action):
-        band.above += count(compare(rho, ">=", high, out=flag).logical_and_(action))
-    band.inside += inside
-    if float(rho.max()) < math.inf:
+    in_band.logical_and_(below_high)
+    band.inside += count(in_band)
+    if finite or float(rho.max()) < math.inf:
         f = rho.mul_(as_float(in_band, dtype, work.take("in_band_f", shape, dtype, device)))
     else:  # ∞ · 0 would leak a NaN
         f = rho.masked_fill_(~in_band, 0.0)
     band.ratio_sum += float(f.sum())
-    torch.mul(f, adv, out=out).div_(n_total)  # Eq. 1; A = 0 off the action tokens
+    # Eq. 1, f A / N as f A (1/N): the same to a unit in the last place; A = 0 off the
+    # action tokens
+    torch.addcmul(_ZERO.to(dtype), f, adv, value=inv_n, out=out)
     return any_rows(in_band)
 
 
@@ -199,10 +210,12 @@ class SAO:
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        # Eq. 4-5: skip-observation GAE; value targets R
-        coef, adv, targets, lam = critic_pass(batch, values, self.gae_alpha, out, self._work)
         n_total = global_sum(counts.sum().reshape(1), group)[0]
         if self._compiled is not None or log_pi.device.type != "cpu":  # the plain function
+            # Eq. 4-5: skip-observation GAE; value targets R
+            coef, adv, targets, lam = critic_pass(
+                batch, values, self.gae_alpha, out, self._work, counts
+            )
             c, admitted, inside, above, f_sum = plain_path(
                 self._compiled,
                 sao_band,
@@ -216,8 +229,10 @@ class SAO:
             coef.copy_(c)
             band = _Band(inside=int(inside), above=int(above), ratio_sum=float(f_sum))
         else:
-            admitted, band = self._blocks(log_pi, log_mu, action, adv, n_total, coef)
-        stats, notes = self._report(batch, band, admitted, lam, n_total, group)
+            coef, adv, targets, lam = critic_outputs(batch, values, self.gae_alpha, out, counts)
+            outputs = (coef, adv, targets)
+            admitted, band = self._blocks(batch, values, counts, lam, n_total, outputs)
+        stats, notes = self._report(batch, counts, band, admitted, lam, n_total, group)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
@@ -230,33 +245,54 @@ class SAO:
 
     def _blocks(
         self,
-        log_pi: torch.Tensor,
-        log_mu: torch.Tensor | None,
-        action: torch.Tensor,
-        adv: torch.Tensor,
+        batch: Batch,
+        values: torch.Tensor,
+        counts: torch.Tensor,
+        lam: torch.Tensor,
         n_total: torch.Tensor,
-        coef: torch.Tensor,
+        outputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
     ) -> tuple[torch.Tensor, _Band]:
-        """The CPU fast path: Eq. 1-3 block by block into ``coef``; ``(admitted, counts)``."""
+        """The CPU fast path, block by block: Eq. 4-5 into the advantages and value targets,
+        Eq. 1-3 into the coefficients (``outputs``, in that order); ``(admitted, counts)``."""
+        coef, adv, targets = outputs
+        log_pi = batch.logprobs.detach()
+        log_mu = batch.behavior_logprobs
+        log_mu = None if log_mu is None else log_mu.detach()
+        action, work = batch.action_mask, self._work
         admitted = torch.empty_like(action[:, 0])
         band = _Band()
+        inv_n = 1.0 / float(n_total.clamp(min=1))
         for rows in row_blocks(log_pi):
+            act = action[rows]
+            critic_block(
+                batch.rewards[rows],
+                values[rows],
+                act,
+                batch.mask[rows],
+                lam[rows],
+                counts[rows],
+                adv[rows],
+                targets[rows],
+                work,
+            )
             admitted[rows] = _block(
                 log_pi[rows],
                 None if log_mu is None else log_mu[rows],
-                action[rows],
+                act,
+                int(counts[rows].sum()),
                 adv[rows],
-                n_total.clamp(min=1),
+                inv_n,
                 self.ratio,
                 coef[rows],
                 band,
-                self._work,
+                work,
             )
         return admitted, band
 
     def _report(
         self,
         batch: Batch,
+        counts: torch.Tensor,
         band: _Band,
         admitted: torch.Tensor,
         lam: torch.Tensor,
@@ -264,7 +300,6 @@ class SAO:
         group: Any | None,
     ) -> tuple[dict[str, float | None], list[str]]:
         b = batch.size
-        counts = batch.action_counts
         n_tokens = int(counts.sum())
         low, high = self.ratio
         n_in = band.inside
