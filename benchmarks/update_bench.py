@@ -17,12 +17,13 @@ behaviour log-probs, critic values, reference and teacher log-probs, task ids in
   call's passed back (a training loop's steady state);
 - ``compiled``: ``compile=True``, ``out=``, after ``compile``, the first call, which builds the
   kernels;
-- ``floor``: each input read once, the method's per-token transcendentals as in-place
-  ``torch.exp`` over one ``[B, T]`` buffer, each output written once; the last three columns
+- ``floor``: each input read once, each of the method's per-token transcendentals as one
+  ``torch.exp`` over a ``[B, T]`` buffer of log-probs, each output written once; the last three columns
   are plain, out= and compiled over it.
 
 A fast path (row blocks, workspaces, NumPy kernels) stays in a module only while ``out=``
-beats ``plain`` and ``compiled`` here. The first lines give the load average and what bounds
+beats ``plain`` here (``compiled`` is opt-in: it stands in for the default path only where it
+is faster at every size, which no method's is). The first lines give the load average and what bounds
 the vectorised side on this machine (bandwidth, ``exp`` throughput, the cost of a page fault
 on a freshly allocated tensor).
 """
@@ -92,8 +93,8 @@ def plain(method: Any) -> Any:
 
 
 def floor_fn(name: str, bt: Batch) -> Callable[[], None]:
-    """The arithmetic's floor for ``name``: read each input (and the mask) once, the
-    transcendentals as in-place ``exp`` over one ``[B, T]`` buffer, write each output once."""
+    """The arithmetic's floor for ``name``: read each input (and the mask) once, each
+    transcendental as one ``exp`` over a ``[B, T]`` buffer, write each output once."""
     names, n_trans, n_out = FLOOR_SHAPE[name]
     inputs = [getattr(bt, n) for n in names]
     mask = bt.action_mask.view(torch.uint8)
@@ -326,8 +327,8 @@ def main(argv: list[str] | None = None) -> None:
         "python: the plain-Python loops (tests/support/slow_reference*.py); plain: the update through "
         "the eager plain function; fresh / out=: the library's default path with new outputs "
         "/ the previous ones; compiled: compile=True, out=; compile: its first call (the "
-        "compilation); floor: each input read once, the transcendentals as in-place exp, "
-        "each output written once."
+        "compilation); floor: each input read once, each transcendental as one exp over a "
+        "[B, T] buffer, each output written once."
     )
     if not args.no_python and any(
         int(s.lower().split("x")[0]) > args.python_rows for s in args.sizes.split(",")

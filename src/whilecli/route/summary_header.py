@@ -87,8 +87,8 @@ def parquet_footer(path: str | os.PathLike[str]) -> Footer | None:
     routing a Parquet file does not load pyarrow); None when it is not a readable Parquet
     file."""
     try:
-        names = list(pl.read_parquet_schema(path))
-        metadata = pl.read_parquet_metadata(path)
+        names = list(pl.read_parquet_schema(os.fspath(path)))
+        metadata = pl.read_parquet_metadata(os.fspath(path))
     except (OSError, ValueError, pl.exceptions.PolarsError):
         return None
     return Footer(names, dict(metadata))
