@@ -8,7 +8,9 @@ not from the modules.
 
 from __future__ import annotations
 
+import atexit
 import difflib
+import gc
 import importlib
 import importlib.util
 import re
@@ -197,6 +199,23 @@ app = typer.Typer(
 )
 
 
+_FROZEN_AT_EXIT: list[bool] = []
+
+
+def _skip_final_collection() -> None:
+    """Have the interpreter's last garbage collection skip every object alive at exit.
+
+    After polars and numpy are loaded, the collection Python runs at shutdown walks all their
+    objects: about 0.15 s of a 0.6 s route of a small file. ``gc.freeze()`` from an exit
+    handler (registered first, so it runs last) moves them out of its reach; exit handlers,
+    flushes and finalisers of freed objects still run. Only the command line does this, not
+    an import of the library.
+    """
+    if not _FROZEN_AT_EXIT:
+        atexit.register(gc.freeze)
+        _FROZEN_AT_EXIT.append(True)
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"while {__version__}")
@@ -210,3 +229,4 @@ def main(
     ),
 ) -> None:
     """Route graded RL rollouts to a training method, with evidence."""
+    _skip_final_collection()

@@ -258,3 +258,29 @@ def test_a_slow_block_shows_progress_then_clears_it(monkeypatch) -> None:
     with _common.slow_status("reading", after=0.01):
         time.sleep(0.3)
     assert calls == ["start", "stop"]
+
+
+FREEZE = textwrap.dedent(
+    """
+    import atexit, gc, json, sys
+    from typer.testing import CliRunner
+
+    freezes, register = [], atexit.register
+    atexit.register = lambda fn, *a, **k: (freezes.append(fn is gc.freeze), register(fn, *a, **k))[1]
+    import whilecli.cli as cli
+
+    imported = sum(freezes)
+    codes = [CliRunner().invoke(cli.app, ["route", "--quiet", sys.argv[1]]).exit_code for _ in "ab"]
+    print(json.dumps([imported, sum(freezes), codes]))
+    """
+)
+
+
+def test_only_the_command_line_skips_the_final_collection() -> None:
+    """Importing the library registers nothing at exit; two commands register gc.freeze once."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", FREEZE, MIXED], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, 1, [0, 0]]
