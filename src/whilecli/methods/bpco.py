@@ -326,17 +326,7 @@ class BPCO:
         for rows in row_blocks(log_pi):
             act = action[rows]
             action_f = as_float(act, dtype, work.take("action_f", tuple(act.shape), dtype, device))
-            critic_block(
-                batch.rewards[rows],
-                values[rows],
-                act,
-                batch.mask[rows],
-                lam[rows],
-                counts[rows],
-                adv[rows],
-                targets[rows],
-                work,
-            )
+            critic_block(batch, values, lam, counts, rows, adv, targets, work)
             admitted[rows] = _block(
                 log_pi[rows],
                 None if log_mu is None else log_mu[rows],

@@ -220,20 +220,23 @@ def critic_outputs(
 
 
 def critic_block(
-    rewards: torch.Tensor,
+    batch: Batch,
     values: torch.Tensor,
-    action_mask: torch.Tensor,
-    mask: torch.Tensor,
     lam: torch.Tensor,
     counts: torch.Tensor,
+    rows: slice,
     adv: torch.Tensor,
     targets: torch.Tensor,
     work: Workspace,
 ) -> None:
-    """:func:`skip_observation_gae` into ``adv`` and :func:`action_returns` into ``targets`` on
-    one block of rows (CPU), so that a method's own block loop keeps the block's data hot."""
-    _gae_block(rewards, values.detach(), action_mask, lam, adv, work, counts)
-    action_returns(rewards, mask, out=targets)
+    """:func:`skip_observation_gae` into ``adv`` and :func:`action_returns` into ``targets``
+    on the block ``rows`` of the batch (CPU), so that a method's own block loop keeps the
+    block's data hot. ``lam`` and ``counts`` are per row, ``adv`` and ``targets`` the whole
+    outputs."""
+    rewards = batch.rewards[rows]
+    action = batch.action_mask[rows]
+    _gae_block(rewards, values[rows].detach(), action, lam[rows], adv[rows], work, counts[rows])
+    action_returns(rewards, batch.mask[rows], out=targets[rows])
 
 
 def critic_pass(

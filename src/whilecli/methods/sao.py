@@ -264,17 +264,7 @@ class SAO:
         inv_n = 1.0 / float(n_total.clamp(min=1))
         for rows in row_blocks(log_pi):
             act = action[rows]
-            critic_block(
-                batch.rewards[rows],
-                values[rows],
-                act,
-                batch.mask[rows],
-                lam[rows],
-                counts[rows],
-                adv[rows],
-                targets[rows],
-                work,
-            )
+            critic_block(batch, values, lam, counts, rows, adv, targets, work)
             admitted[rows] = _block(
                 log_pi[rows],
                 None if log_mu is None else log_mu[rows],
