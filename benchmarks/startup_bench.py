@@ -2,6 +2,8 @@
 
     python benchmarks/startup_bench.py            # median of 7 runs each
     python benchmarks/startup_bench.py --runs 15
+    python -m venv /tmp/v && /tmp/v/bin/pip install . && \
+        python benchmarks/startup_bench.py --python /tmp/v/bin/python   # as installed
 
 Each case is a real subprocess (``python -m whilecli ...``, this checkout's ``src`` first on
 the path), timed from spawn to exit; the median and the fastest of ``--runs`` runs are
@@ -45,6 +47,9 @@ FLOORS: dict[str, str] = {
 #: What must stay under this many seconds (median).
 LIMIT_S = 0.5
 _PYCACHE = tempfile.mkdtemp(prefix="while-startup-pyc-")
+#: The interpreter the cases run under (``--python``); with another one, its installed
+#: whilecli runs instead of this checkout's ``src``.
+PYTHON = [sys.executable]
 
 CASES: dict[str, list[str]] = {
     "--help": ["--help"],
@@ -63,16 +68,18 @@ def _env() -> dict[str, str]:
     src = str(ROOT / "src")
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": src + (os.pathsep + path if path else "")}
+    if PYTHON[0] != sys.executable:  # the other interpreter's own install
+        env.pop("PYTHONPATH")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = _PYCACHE
     return env
 
 
 def _once(args: list[str], code: str | None = None) -> float:
-    command = [sys.executable, "-c", code] if code is not None else None
+    command = [PYTHON[0], "-c", code] if code is not None else None
     start = time.perf_counter()
     subprocess.run(
-        command or [sys.executable, "-m", "whilecli", *args],
+        command or [PYTHON[0], "-m", "whilecli", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=_env(),
@@ -84,7 +91,7 @@ def _once(args: list[str], code: str | None = None) -> float:
 def heavy_imports(args: list[str]) -> list[str]:
     """The top-level packages of :data:`HEAVY` that ``while ARGS`` imports."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "whilecli", *args],
+        [PYTHON[0], "-X", "importtime", "-m", "whilecli", *args],
         capture_output=True,
         text=True,
         env=_env(),
@@ -97,9 +104,17 @@ def heavy_imports(args: list[str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="Runs per case (median shown).")
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="An interpreter with whilecli installed (a fresh venv after `pip install .`): "
+        "time its install instead of this checkout's src (default: this interpreter).",
+    )
     opts = parser.parse_args()
+    PYTHON[0] = opts.python
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"python {sys.version.split()[0]}, {opts.runs} runs per case, load {load:.2f}")
+    where = "this checkout's src" if opts.python == sys.executable else f"{opts.python}'s install"
+    print(f"{opts.python}: {where}, {opts.runs} runs per case, load {load:.2f}")
     width = max(len(c) for c in [*CASES, *FLOORS])
     floors: dict[str, float] = {}
     for name, code in FLOORS.items():
