@@ -15,21 +15,9 @@ from typing import Any
 import polars as pl
 import pytest
 
+from read_helpers import frame_of, jsonl
 from whilecli.errors import InputError, UsageError
 from whilecli.io.read import parse_map, read_rows
-from whilecli.route.model import CANONICAL_SCHEMA
-
-
-def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def frame_of(path: Path | str, **kwargs: Any) -> tuple[pl.DataFrame, Any]:
-    rows = read_rows([str(path)], **kwargs)
-    frame = rows.frame.collect()
-    assert frame.schema == pl.Schema(CANONICAL_SCHEMA)
-    return frame, rows
 
 
 def read_one(tmp_path: Path, rows: list[dict[str, Any]], **kwargs: Any) -> tuple[pl.DataFrame, Any]:

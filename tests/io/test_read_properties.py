@@ -7,7 +7,6 @@ equal what the alias table gives row by row by hand, and the fast (polars) and l
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from read_helpers import frame_of as read_file
+from read_helpers import jsonl
 from whilecli.io.read import read_rows
 from whilecli.route.model import CANONICAL_SCHEMA
-
-
-def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def read_file(path: Path, **kwargs: Any) -> tuple[pl.DataFrame, Any]:
-    rows = read_rows([str(path)], **kwargs)
-    frame = rows.frame.collect()
-    assert frame.schema == pl.Schema(CANONICAL_SCHEMA)
-    return frame, rows
-
 
 ROW = st.fixed_dictionaries(
     {

@@ -22,6 +22,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
+from read_helpers import frame_of, jsonl
 from whilecli.errors import InputError, UsageError
 from whilecli.io.read import read_rows
 from whilecli.route.model import CANONICAL_SCHEMA
@@ -269,18 +270,6 @@ def test_stdin_reads_jsonl_and_parquet(tmp_path: Path) -> None:
 
 
 # --- formats with no real dump here: small synthetic fixtures -----------------------------
-
-
-def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def frame_of(path: Path | str, **kwargs: Any) -> tuple[pl.DataFrame, Any]:
-    rows = read_rows([str(path)], **kwargs)
-    frame = rows.frame.collect()
-    assert frame.schema == pl.Schema(CANONICAL_SCHEMA)
-    return frame, rows
 
 
 def test_verifiers_v1_traces(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import torch
 
+from updates import assert_same_update, eager_plain
 from whilecli.methods import fastmath
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.bpco import BPCO
@@ -48,22 +49,11 @@ def _batch() -> Batch:
     return batch
 
 
-def _eager(method: Any) -> Any:
-    method._compiled = fastmath.Compiled(method._compiled.fn, enabled=False)
-    return method
+_eager = eager_plain
 
 
 def _same(got: Update, want: Update) -> None:
-    for name in ("coefficients", "advantages", "value_targets"):
-        a, b = getattr(got, name), getattr(want, name)
-        if a is None or b is None:
-            assert a is b, name
-        else:
-            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-300, msg=name)
-    assert torch.equal(got.admitted, want.admitted)
-    for key, value in want.stats.items():
-        assert got.stats[key] == pytest.approx(value, rel=1e-12, abs=1e-300), key
-    assert got.notes == want.notes
+    assert_same_update(got, want, atol=1e-300, stats_rel=1e-12, stats_abs=1e-300, same_keys=False)
 
 
 FAMILIES: dict[str, Any] = {

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import slow_reference
 from batch_strategies import assert_matches, ragged_rows, well_conditioned
 from slow_reference_grouped import slow_correction, slow_grpo
+from updates import assert_same_update, eager_plain
 from whilecli.methods import fastmath
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.bpco import BPCO, explained_variance
@@ -407,24 +408,11 @@ def test_opd_dpo_sft_equal_their_plain_references(data: Any) -> None:
     torch.testing.assert_close(DPO().update(batch).coefficients, want, rtol=1e-12, atol=0.0)
 
 
-def _plain(method: Any) -> Any:
-    """``method`` made to run its plain function, eager, in place of the CPU fast path."""
-    method._compiled = fastmath.Compiled(method._compiled.fn, enabled=False)
-    return method
+_plain = eager_plain
 
 
 def _same_update(got: Update, want: Update) -> None:
-    for name in ("coefficients", "advantages", "value_targets"):
-        a, b = getattr(got, name), getattr(want, name)
-        if a is None or b is None:
-            assert a is b, name
-        else:
-            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-15, msg=name)
-    assert torch.equal(got.admitted, want.admitted)
-    assert got.stats.keys() == want.stats.keys()
-    for key, value in want.stats.items():
-        assert got.stats[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
-    assert got.notes == want.notes
+    assert_same_update(got, want, atol=1e-15, stats_rel=1e-9, stats_abs=1e-12, same_keys=True)
 
 
 @settings(max_examples=30, deadline=None)

@@ -16,6 +16,7 @@ from typing import Any
 
 import typer
 
+from whilecli.commands import route as route_cmd
 from whilecli.commands._common import choice, existing_paths, user_errors
 from whilecli.commands.rowwise import (
     check_format,
@@ -158,13 +159,7 @@ def ada_command(
     threshold: float | None = typer.Option(
         None, "--threshold", hidden=True, help="Deprecated: --pass-threshold."
     ),
-    map_: list[str] | None = typer.Option(
-        None,
-        "--map",
-        metavar="FIELD=COLUMN",
-        help="Read FIELD from COLUMN (repeatable).",
-        rich_help_panel="Inputs",
-    ),
+    map_: list[str] | None = route_cmd.MAPPING,
     next_round: str | None = typer.Option(
         None,
         "--next-round",

@@ -15,14 +15,8 @@ import sys
 
 import typer
 
-from whilecli.commands._common import (
-    INPUT_FORMATS,
-    check_finite_threshold,
-    early,
-    existing_paths,
-    input_format_choice,
-    user_errors,
-)
+from whilecli.commands import route as route_cmd
+from whilecli.commands._common import existing_paths, user_errors
 from whilecli.errors import UsageError
 
 
@@ -51,31 +45,9 @@ def summarize_command(
         help="The paths are summaries: add them up by task.",
         rich_help_panel="Inputs",
     ),
-    pass_threshold: float | None = typer.Option(
-        None,
-        "--pass-threshold",
-        metavar="F",
-        help="A row passes when reward >= F.",
-        show_default="1.0",
-        callback=early(check_finite_threshold),
-        rich_help_panel="Inputs",
-    ),
-    mapping: list[str] | None = typer.Option(
-        None,
-        "--map",
-        metavar="FIELD=COLUMN",
-        help="Read FIELD from COLUMN (repeatable).",
-        rich_help_panel="Inputs",
-    ),
-    input_format: str | None = typer.Option(
-        None,
-        "--input-format",
-        metavar="NAME",
-        click_type=input_format_choice(),
-        help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('while formats').",
-        show_default="detect",
-        rich_help_panel="Inputs",
-    ),
+    pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
+    mapping: list[str] | None = route_cmd.MAPPING,
+    input_format: str | None = route_cmd.INPUT_FORMAT,
 ) -> None:
     """Write the per-task counts `while route` needs (rows, passes, truncation, models)."""
     _check_output(output, force=force)

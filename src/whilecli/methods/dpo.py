@@ -172,11 +172,12 @@ class DPO:
             torch.addcmul(c.new_zeros(()), advantages, local[:, None], out=c)
         else:
             spread = torch.where(act, local[:, None], 0.0) + 0.0  # + 0 turns −0 into +0
-            if fast or out is not None:
-                c = reuse(out, "coefficients", shape, dtype, device) if not fast else c
+            if fast:
                 c.copy_(spread)
-            else:
+            elif out is None:
                 c = spread
+            else:
+                c = reuse(out, "coefficients", shape, dtype, device).copy_(spread)
         admitted = (local != 0) & (batch.action_counts > 0)  # (c != 0).any(dim=1)
         stats["unpaired_passes"] = float(n_pass - len(pairs))
         stats["unpaired_fails"] = float(n_all - n_pass - len(pairs))
