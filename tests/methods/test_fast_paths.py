@@ -123,6 +123,20 @@ def test_row_reductions_match_torch() -> None:
     assert torch.equal(fastmath.as_float(mask, torch.float64), mask.double())
 
 
+@pytest.mark.parametrize("block", [1, 7, 300, 1 << 18])
+def test_row_counts_in_blocks_count_every_row_by_hand(
+    monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(fastmath, "BLOCK_ELEMENTS", block)
+    gen = torch.Generator().manual_seed(1)
+    for b, t in ((0, 5), (1, 1), (5, 0), (13, 97), (4, 300)):
+        mask = torch.rand(b, t, generator=gen) > 0.4
+        by_hand = [sum(1 for x in row if x) for row in mask.tolist()]
+        got = fastmath.row_counts(mask)
+        assert got.dtype == torch.int64 and got.tolist() == by_hand
+        assert fastmath.row_counts(mask[:, ::2]).tolist() == [sum(r[::2]) for r in mask.tolist()]
+
+
 # ---------------------------------------------------------------------------- blocks
 
 

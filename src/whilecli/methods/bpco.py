@@ -26,7 +26,7 @@ import torch
 
 from whilecli import knobs as declared
 from whilecli.errors import InputError, UsageError
-from whilecli.methods.batch import Batch, Update, masked
+from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
     Compiled,
@@ -110,8 +110,9 @@ def explained_variance(
     (or so nearly constant that Var(R) underflows to 0).
 
     Two-pass variances: R's from per-row counts (R is constant along a trajectory); R − V's
-    mean from one dot product of V with the action mask, then its centred sum of squares as
-    a second dot product. Temporaries come from ``work`` when given; ``finite`` says whether
+    mean from dot products of V with the action mask, then its centred sum of squares, each
+    pass a block of rows at a time (:func:`~whilecli.methods.fastmath.row_blocks`), so its
+    temporaries stay in cache. Temporaries come from ``work`` when given; ``finite`` says whether
     every entry of ``values`` is finite and ``counts`` is the action tokens of each row
     (each computed when None).
     """
@@ -127,16 +128,31 @@ def explained_variance(
     if var_r == 0:  # rewards that differ by less than the square root of the smallest float
         return None
     work = Workspace() if work is None else work
-    shape, device = tuple(values.shape), values.device
-    v = values.detach().to(f64)
-    action_f = as_float(action, f64, work.take("ev_action", shape, f64, device))
-    if not (all_finite(v) if finite is None else finite):  # junk in the padding
-        v = masked(v, action, action_f)
-    flat_f = action_f.reshape(-1)
-    mean_d = mean_r - float(torch.dot(v.reshape(-1), flat_f)) / n  # mean of R − V
-    centred = torch.sub((r - mean_d)[:, None], v, out=work.take("ev_centred", shape, f64, device))
-    flat = centred.mul_(action_f).reshape(-1)  # exactly 0 off the action tokens
-    var_d = float(torch.dot(flat, flat)) / n
+    v_all = values.detach()
+    clean = all_finite(v_all) if finite is None else finite  # else junk in the padding
+    blocks = row_blocks(v_all)
+
+    def block(rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
+        """V on a block of rows, exactly 0 off its action tokens, and that mask as 0/1."""
+        act = action[rows]
+        shape = tuple(act.shape)
+        action_f = as_float(act, f64, work.take("ev_action", shape, f64, v_all.device))
+        v = v_all[rows].to(f64)
+        return (v if clean else torch.where(act, v, 0.0)), action_f
+
+    dot_v = 0.0
+    for rows in blocks:
+        v, action_f = block(rows)
+        dot_v += float(torch.dot(v.reshape(-1), action_f.reshape(-1)))
+    mean_d = mean_r - dot_v / n  # mean of R − V
+    shift = (r - mean_d)[:, None]
+    sum_sq = 0.0
+    for rows in blocks:
+        v, action_f = block(rows)
+        out = work.take("ev_centred", tuple(v.shape), f64, v.device)
+        flat = torch.sub(shift[rows], v, out=out).mul_(action_f).reshape(-1)  # 0 off actions
+        sum_sq += float(torch.dot(flat, flat))
+    var_d = sum_sq / n
     return 1.0 - var_d / var_r
 
 

@@ -240,6 +240,7 @@ def surrogate_coefficients(
     compiled: Compiled | None = None,
     work: Workspace | None = None,
     token_advantages: torch.Tensor | None = None,
+    action_counts: torch.Tensor | None = None,
 ) -> SurrogateOut:
     """c = w_i g − β w_i (1 − r) on action tokens of live rows, exactly 0 elsewhere.
 
@@ -249,6 +250,8 @@ def surrogate_coefficients(
     ``compiled`` (the method's ``compile=True``), or off the CPU, the plain function
     :func:`clipped_surrogate_reference` runs instead of the row blocks.
     ``token_advantages``, when given, receives A on the action tokens and 0 elsewhere.
+    ``action_counts``, the action tokens of each row (``batch.action_counts``), saves
+    counting them again.
     """
     if compiled is not None or logprobs.device.type != "cpu":
         if token_advantages is not None:  # A is finite: the product is exact
@@ -290,7 +293,7 @@ def surrogate_coefficients(
     coef = torch.empty_like(lp) if out is None else out
     ref_term = torch.empty_like(lp) if beta > 0 else None
     admitted = torch.empty_like(live)
-    counts = row_counts(action_mask)
+    counts = row_counts(action_mask) if action_counts is None else action_counts.long()
     clipped, ratio_sum, kl_sum = 0, 0.0, 0.0
     for rows in row_blocks(lp):
         admitted[rows], n_clipped, r_sum, k_sum = _surrogate_block(
@@ -449,6 +452,7 @@ class ClippedPolicyGradient:
             compiled=self._compiled,
             work=self._work,
             token_advantages=advantages,
+            action_counts=counts,
         )
         c = sur.coefficients
         if not all_finite(c):
