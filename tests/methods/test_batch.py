@@ -10,6 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from whilecli.errors import InputError, UsageError
 from whilecli.io.batch import read_batch, read_batch_rows, read_jsonl
@@ -220,3 +222,42 @@ def test_write_update_round_trip_and_refuses_overwrite(tmp_path: Path, suffix: s
         else [json.loads(x) for x in out.read_text().splitlines()]
     )
     assert back[0]["value_targets"] is None and "task_id" not in back[0]
+
+
+_ENTRIES = [-0.5, 0.0, -0.0, 0.3, math.nan, math.inf, -math.inf, -1e308, 1e308]
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.sampled_from(_ENTRIES), st.booleans()), min_size=1, max_size=6),
+        min_size=1,
+        max_size=5,
+    )
+)
+@settings(max_examples=150, deadline=None)
+def test_check_logprobs_refuses_the_first_bad_action_token_by_hand(
+    rows: list[list[tuple[float, bool]]],
+) -> None:
+    """Junk anywhere off the action tokens is let through; on one, the first such token (row
+    by row, then by position) is named, whichever fast path the tensor takes."""
+    width = max(len(r) for r in rows)
+    values = [[v for v, _ in r] + [-0.0] * (width - len(r)) for r in rows]
+    action = [[a for _, a in r] + [False] * (width - len(r)) for r in rows]
+    batch = Batch.from_tensors(
+        torch.tensor(values, dtype=torch.float64),
+        rewards=[0.0] * len(rows),
+        action_mask=torch.tensor(action),
+    )
+    bad = [
+        (i, t)
+        for i, r in enumerate(values)
+        for t, v in enumerate(r)
+        if action[i][t] and not (math.isfinite(v) and v <= 0)
+    ]
+    if not bad:
+        batch.check_logprobs(["logprobs"])
+        return
+    with pytest.raises(InputError) as err:
+        batch.check_logprobs(["logprobs"])
+    assert (err.value.row, err.value.field) == (bad[0][0], "logprobs")
+    assert f"token {bad[0][1]} " in str(err.value)

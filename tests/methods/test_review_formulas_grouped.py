@@ -359,3 +359,24 @@ def test_grpo_ratio_overflow_is_refused_not_infinite() -> None:
     ]
     with pytest.raises(InputError, match="row 1.*behavior_logprobs.*overflows"):
         GRPO().update(Batch.from_rows(rows))
+
+
+@pytest.mark.parametrize("block", [1, 1 << 18])
+def test_grpo_kl_ratio_overflow_names_the_reference(
+    monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """log π_ref − log π_θ = 799.9 > 709: r = π_ref/π_θ overflows in the k3 term; the row
+    and ref_logprobs are named, on the row blocks and on the plain function alike."""
+    from whilecli.errors import InputError
+    from whilecli.methods import fastmath
+
+    monkeypatch.setattr(fastmath, "BLOCK_ELEMENTS", block)
+    rows = [
+        {"task_id": "t", "reward": 1.0, "logprobs": [-0.1, -0.2], "ref_logprobs": [-0.1, -0.2]},
+        {"task_id": "t", "reward": 0.0, "logprobs": [-800.0, -0.2], "ref_logprobs": [-0.1, -0.2]},
+    ]
+    for method in (GRPO(beta=0.1), GRPO(beta=0.1, compile=True)):
+        if method._compiled is not None:
+            method._compiled = fastmath.Compiled(method._compiled.fn, enabled=False)
+        with pytest.raises(InputError, match="row 1.*ref_logprobs.*overflows"):
+            method.update(Batch.from_rows(rows))

@@ -379,11 +379,12 @@ class Batch:
             tensor = getattr(self, name)
             if tensor is None:
                 continue
-            # fast path: every entry finite (the sum is) and none > 0 at all, or on an action
-            # token (a product with the 0/1 mask is exact for finite entries)
-            if bool(torch.isfinite(tensor.sum())) and (
-                bool(tensor.max() <= 0)
-                or bool((tensor * as_float(self.action_mask, tensor.dtype)).max() <= 0)
+            # fast paths: every entry (padding included) in range, in one pass; then, when
+            # every entry is finite (the sum is), the action tokens alone through a product
+            # with the 0/1 mask (exact for finite entries)
+            if finite_logprobs(tensor) or (
+                bool(torch.isfinite(tensor.sum()))
+                and finite_logprobs(tensor * as_float(self.action_mask, tensor.dtype))
             ):
                 continue
             bad = self.action_mask & ~(torch.isfinite(tensor) & (tensor <= 0))
@@ -407,6 +408,15 @@ class Batch:
         if value is None:
             raise InputError(f"missing: {method} needs it on every trajectory", field=name)
         return value
+
+
+def finite_logprobs(x: torch.Tensor) -> bool:
+    """True when every entry of ``x`` is a finite value ≤ 0: one pass (``aminmax``), and NaN
+    fails both of its tests. The validators' fast path; False sends them to the exact test."""
+    if x.numel() == 0:
+        return True
+    lo, hi = torch.aminmax(x.detach())
+    return bool((hi <= 0) & (lo > -torch.inf))
 
 
 def masked(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> torch.Tensor:

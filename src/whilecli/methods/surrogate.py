@@ -143,6 +143,7 @@ class SurrogateOut:
     ratio_sum: float
     kl_sum: float | None
     reference_term: torch.Tensor | None = None  # [B, T] −β w (1 − r), the KL part of c
+    finite: bool = True  # every coefficient is finite
 
 
 def _masked_sum(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> float:
@@ -169,7 +170,7 @@ def _surrogate_block(
     work: Workspace,
     action_counts: torch.Tensor,
     token_advantages: torch.Tensor | None,
-) -> tuple[torch.Tensor, int, float, float | None]:
+) -> tuple[torch.Tensor, int, float, float | None, bool]:
     """c = w g − β w (1 − r) on a block of rows, written into ``out`` (``a``, ``w``: [b, 1]).
 
     ρ = exp(log π_θ − log μ), unclamped (1 without behaviour log-probs), computed in ``out``
@@ -179,7 +180,8 @@ def _surrogate_block(
     r = exp(log π_ref − log π_θ), d/d log π_θ (r − log r − 1) = 1 − r. Returns admitted and
     the block's clipped-token count, Σ ρ and Σ KL_k3 over live action tokens. With β > 0 the
     KL part −β w (1 − r) (0 off the action tokens) is also written into ``ref_out``, and
-    A on the action tokens (0 elsewhere) into ``token_advantages`` when given.
+    A on the action tokens (0 elsewhere) into ``token_advantages`` when given. The last
+    value says whether every coefficient of the block is finite, decided while it is hot.
     ``action_counts`` holds each row's action tokens; temporaries come from ``work``.
     """
     dtype, device, shape = logprobs.dtype, logprobs.device, tuple(logprobs.shape)
@@ -204,11 +206,13 @@ def _surrogate_block(
     clipped = int(lost[live & (a[:, 0] != 0)].sum())  # counted on live rows with A ≠ 0
     ratio_sum = _masked_sum(ratio, on, on_f)
     wg = ratio.mul_(a).mul_(w)  # w (ρA), in place; g = ρA where keep
-    if all_finite(wg):  # 0 + the 0/1 product: exact, and −0 → +0
+    finite = all_finite(wg)
+    if finite:  # 0 + the 0/1 product: exact, and −0 → +0
         keep_f = as_float(keep, dtype, work.take("keep_f", shape, dtype, device))
         c = torch.addcmul(wg.new_zeros(()), wg, keep_f, out=wg)
     else:  # an overflowed ρ, or junk in the padding
         c = wg.masked_fill_(~keep, 0.0).add_(0.0)
+        finite = all_finite(c)
     kl_sum = None
     if beta > 0:
         assert ref_logprobs is not None and ref_out is not None
@@ -222,7 +226,8 @@ def _surrogate_block(
         c.add_(term.add_(0.0)).add_(0.0)  # −0 → +0: exactly 0 off the kept tokens
         kl = r.sub_(log_r).sub_(1)  # r − log r − 1
         kl_sum = _masked_sum(kl, on, on_f)
-    return any_rows(compare(c, "!=", 0.0, out=flag)), clipped, ratio_sum, kl_sum
+        finite = all_finite(c)
+    return any_rows(compare(c, "!=", 0.0, out=flag)), clipped, ratio_sum, kl_sum, finite
 
 
 def surrogate_coefficients(
@@ -277,6 +282,7 @@ def surrogate_coefficients(
             ratio_sum=float(r_sum),
             kl_sum=None if k_sum is None else float(k_sum),
             reference_term=term,
+            finite=all_finite(c),
         )
     w = torch.where(live, weights, 0.0)[:, None]
     a = advantages[:, None]
@@ -294,9 +300,9 @@ def surrogate_coefficients(
     ref_term = torch.empty_like(lp) if beta > 0 else None
     admitted = torch.empty_like(live)
     counts = row_counts(action_mask) if action_counts is None else action_counts.long()
-    clipped, ratio_sum, kl_sum = 0, 0.0, 0.0
+    clipped, ratio_sum, kl_sum, finite = 0, 0.0, 0.0, True
     for rows in row_blocks(lp):
-        admitted[rows], n_clipped, r_sum, k_sum = _surrogate_block(
+        admitted[rows], n_clipped, r_sum, k_sum, block_finite = _surrogate_block(
             lp[rows],
             None if blp is None else blp[rows],
             None if ref is None else ref[rows],
@@ -315,6 +321,7 @@ def surrogate_coefficients(
         clipped += n_clipped
         ratio_sum += r_sum
         kl_sum += k_sum or 0.0
+        finite = finite and block_finite
     return SurrogateOut(
         coefficients=coef,
         admitted=admitted,
@@ -322,6 +329,7 @@ def surrogate_coefficients(
         ratio_sum=ratio_sum,
         kl_sum=kl_sum if beta > 0 else None,
         reference_term=ref_term,
+        finite=finite,
     )
 
 
@@ -455,8 +463,8 @@ class ClippedPolicyGradient:
             action_counts=counts,
         )
         c = sur.coefficients
-        if not all_finite(c):
-            raise _overflow(c)
+        if not sur.finite:
+            raise _overflow(c, sur.reference_term)
         admitted = sur.admitted
         stats.update(self._common_stats(batch, sur, trunc, live, counts, n_rows, total))
         stats["loss_tokens_global"] = loss_tokens
@@ -553,9 +561,19 @@ class ClippedPolicyGradient:
         return notes
 
 
-def _overflow(c: torch.Tensor) -> InputError:
-    """The error for a coefficient that is not finite: exp(log π − log μ) overflowed."""
+def _overflow(c: torch.Tensor, reference_term: torch.Tensor | None = None) -> InputError:
+    """The error for a coefficient that is not finite: exp(log π − log μ) overflowed, or with
+    β > 0 the KL term's r = exp(log π_ref − log π_θ) did (then ``reference_term`` is not
+    finite on that row)."""
     row = int(torch.nonzero(~torch.isfinite(c))[0, 0])
+    if reference_term is not None and not bool(torch.isfinite(reference_term[row]).all()):
+        return InputError(
+            "the KL term's r = exp(log π_ref − log π_θ) overflows on an action token "
+            "(log π_ref − log π_θ > 709), so its coefficient is not finite; check that "
+            "ref_logprobs are the reference model's log-probabilities of the sampled tokens",
+            row=row,
+            field="ref_logprobs",
+        )
     return InputError(
         "the ratio exp(log π − log μ) overflows on an action token (log π − log μ > 709), so "
         "its coefficient is not finite; check that behavior_logprobs are the sampler's "
