@@ -380,11 +380,11 @@ class Batch:
             if tensor is None:
                 continue
             # fast paths: every entry (padding included) in range, in one pass; then, when
-            # every entry is finite (the sum is), the action tokens alone through a product
-            # with the 0/1 mask (exact for finite entries)
-            if finite_logprobs(tensor) or (
-                bool(torch.isfinite(tensor.sum()))
-                and finite_logprobs(tensor * as_float(self.action_mask, tensor.dtype))
+            # every entry is finite, the action tokens alone through a product with the 0/1
+            # mask (exact for finite entries)
+            in_range, finite = logprob_range(tensor)
+            if in_range or (
+                finite and logprob_range(tensor * as_float(self.action_mask, tensor.dtype))[0]
             ):
                 continue
             bad = self.action_mask & ~(torch.isfinite(tensor) & (tensor <= 0))
@@ -410,13 +410,14 @@ class Batch:
         return value
 
 
-def finite_logprobs(x: torch.Tensor) -> bool:
-    """True when every entry of ``x`` is a finite value ≤ 0: one pass (``aminmax``), and NaN
-    fails both of its tests. The validators' fast path; False sends them to the exact test."""
+def logprob_range(x: torch.Tensor) -> tuple[bool, bool]:
+    """``(every entry a finite value ≤ 0, every entry finite)``, from one ``aminmax`` pass
+    (NaN fails both). The validators' fast path: a False first sends them to the exact test."""
     if x.numel() == 0:
-        return True
+        return True, True
     lo, hi = torch.aminmax(x.detach())
-    return bool((hi <= 0) & (lo > -torch.inf))
+    finite = bool(torch.isfinite(lo) & torch.isfinite(hi))
+    return finite and bool(hi <= 0), finite
 
 
 def masked(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> torch.Tensor:

@@ -20,7 +20,7 @@ from typing import Any, cast
 import torch
 
 from whilecli.errors import InputError
-from whilecli.methods.batch import Batch
+from whilecli.methods.batch import Batch, logprob_range
 from whilecli.methods.fastmath import as_float
 
 SINGLE_ROLLOUT_METHODS = ("flash_reinforce", "sao", "bpco", "rae")
@@ -144,12 +144,11 @@ def check_logprobs(batch: Batch, names: Sequence[str], method: str) -> bool:
             continue
         # fast paths: every entry (padding included), then 0 off the action tokens; NaN or
         # ±inf anywhere falls through to the exact test, which looks at action tokens only.
-        lo, hi = torch.aminmax(lp.detach())
-        if bool((hi <= 0) & (lo > -torch.inf)):  # NaN fails both tests
+        in_range, finite = logprob_range(lp)
+        if in_range:
             continue
-        clean = clean and bool(torch.isfinite(hi) & torch.isfinite(lo))
-        lo, hi = torch.aminmax(lp.detach() * as_float(batch.action_mask, lp.dtype))
-        if bool((hi <= 0) & (lo > -torch.inf)):
+        clean = clean and finite
+        if logprob_range(lp.detach() * as_float(batch.action_mask, lp.dtype))[0]:
             continue
         bad = batch.action_mask & ~((lp <= 0) & (lp > -torch.inf))
         if bool(bad.any()):
