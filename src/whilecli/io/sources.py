@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, TypedDict
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.formats import prime_rl
 from whilecli.io.shape import Shape
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -170,6 +171,7 @@ def expand_paths(
     notes: list[str] | None = None,
     convert_lines: bool = True,
     resolve_formats: bool = True,
+    step: int | None = None,
 ) -> list[Source]:
     """Files, directories (every shard inside, sorted), globs, FIFOs and ``-`` as sources, in
     order, each resolved to rows (:func:`resolve`). A path that exists is read as itself
@@ -177,7 +179,8 @@ def expand_paths(
     link beside its target, identical bytes) is read once, with a note in ``notes``.
     ``convert_lines`` False (``--input-format jsonl``) reads EvalScope and Atropos lines as
     plain rows, for ``--map`` into their own fields. ``resolve_formats`` False returns the
-    files as found, unconverted (enough to tell which are Parquet summaries)."""
+    files as found, unconverted (enough to tell which are Parquet summaries). A prime-rl run
+    directory is its latest step's traces (``step``: that step's)."""
     if not paths:
         raise InputError("no input given: pass a file, a directory, a glob or - for stdin")
     found: list[tuple[Source, bool]] = []
@@ -186,7 +189,12 @@ def expand_paths(
             found.append((stdin_source(stdin), True))
             continue
         path = Path(raw)
-        if path.is_dir():
+        picked = prime_rl.pick(path, step) if path.is_dir() else None
+        if picked is not None:
+            if notes is not None:
+                notes.append(f"{raw}: prime-rl run, {picked[1]}")
+            found.append((_file_source(picked[0], explicit=True), True))  # type: ignore[arg-type]
+        elif path.is_dir():
             inside = [
                 s
                 for p in sorted(path.rglob("*"))

@@ -22,7 +22,15 @@ import json
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, atropos, evalscope, helm, inspect_ai, tables
+from whilecli.io.formats import (
+    Converted,
+    atropos,
+    evalscope,
+    helm,
+    inspect_ai,
+    prime_rl,
+    tables,
+)
 
 ZIP_MAGIC = b"PK\x03\x04"
 #: Keys of an object that may hold the rows of a one-document file.
@@ -130,6 +138,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
 
 def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Converted | None:
     """Rows from JSON Lines whose rows are another tool's (EvalScope, Atropos), else None."""
+    if prime_rl.in_layout(path) or prime_rl.looks_like(first):
+        return prime_rl.convert(rows(), path, name)
     if evalscope.layout(first) is not None:
         return evalscope.convert(rows(), path, name)
     if atropos.is_group(first):

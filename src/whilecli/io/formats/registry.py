@@ -39,6 +39,19 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "prime-rl",
+        "prime-rl run directories: rollouts/step_N/{train,eval}/{all,effective}/traces.jsonl",
+        "a run directory (its latest step, or --step N), a step_N folder, or a traces.jsonl"
+        " there; or episodes with task, rewards and group",
+        {
+            "task_id": "task.key (group.id kept as the group)",
+            "reward": "Σ rewards[name].score × weight",
+            "truncated": "stop_condition, else the last call's finish_reason == 'length'",
+            "model": "the run's configs/*.json: model.name, else agent.config.model",
+            "version": "run.work.step, else the step folder",
+        },
+    ),
+    FormatInfo(
         "prime-rft",
         "Prime hosted RL sample dumps",
         "problem_id and step with run_id, env_name or sample_id",

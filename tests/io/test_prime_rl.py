@@ -1,0 +1,152 @@
+"""prime-rl run directories: a generated run read through the one reader, against a slow loop
+over the episodes (task, reward = Σ score × weight, truncation, model, version)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from whilecli.errors import InputError
+from whilecli.io.formats import prime_rl
+from whilecli.io.read import read_rows
+
+STOPS = [None, "max_output_tokens", "max_turns", "done", "context_length"]
+FINISH = ["stop", "length", "tool_calls"]
+
+episode = st.fixed_dictionaries(
+    {
+        "task": st.integers(0, 3),
+        "scores": st.lists(
+            st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 1.0])),
+            min_size=1,
+            max_size=3,
+        ),
+        "stop": st.sampled_from(STOPS),
+        "finish": st.lists(st.sampled_from(FINISH), max_size=3),
+    }
+)
+
+
+def write_run(
+    root: Path,
+    steps: dict[int, list[dict[str, Any]]],
+    model: str | None = "Org/Model",
+    keep: str = "all",
+) -> Path:
+    run = root / "run"
+    (run / "configs").mkdir(parents=True, exist_ok=True)
+    if model is not None:
+        (run / "configs" / "orchestrator.json").write_text(json.dumps({"model": {"name": model}}))
+    (run / "metrics.jsonl").write_text('{"step": 0}\n')
+    for step, episodes in steps.items():
+        folder = run / "rollouts" / f"step_{step}" / "train" / keep
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for i, e in enumerate(episodes):
+            lines.append(
+                json.dumps(
+                    {
+                        "task": {"key": f"t{e['task']}", "data": {"q": e["task"]}},
+                        "group": {"id": f"g{step}-{e['task']}"},
+                        "run": {"work": {"step": step}},
+                        "rewards": {
+                            f"r{j}": {"score": s, "weight": w}
+                            for j, (s, w) in enumerate(e["scores"])
+                        },
+                        "stop_condition": e["stop"],
+                        "calls": [{"finish_reason": f} for f in e["finish"]],
+                        "traces": [{"nodes": [{"logprobs": [-0.5], "advantages": [0.0]}]}],
+                        "episode": i,
+                    }
+                )
+            )
+        (folder / "traces.jsonl").write_text("\n".join(lines) + "\n")
+    return run
+
+
+def slow(e: dict[str, Any]) -> tuple[str, float, bool]:
+    reward = 0.0
+    for s, w in e["scores"]:
+        reward += s * w
+    cut = e["stop"] in ("max_output_tokens", "max_turns", "context_length")
+    if not cut and e["finish"]:
+        cut = e["finish"][-1] == "length"
+    return f"t{e['task']}", reward, cut
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(episode, min_size=2, max_size=12), st.integers(1, 40))
+def test_run_dir_reads_latest_step_as_a_slow_loop_does(
+    tmp_path_factory: pytest.TempPathFactory, episodes: list[dict[str, Any]], last: int
+) -> None:
+    root = tmp_path_factory.mktemp("prl")
+    first = [dict(e, scores=[(1.0, 1.0)]) for e in episodes]
+    run = write_run(root, {1: first, last + 1: episodes})
+    rows = read_rows([str(run)], pass_threshold=0.5)
+    frame = rows.frame.collect()
+    assert rows.format == "prime-rl"
+    want = [slow(e) for e in episodes]
+    assert frame["task_id"].to_list() == [w[0] for w in want]
+    assert frame["reward"].to_list() == pytest.approx([w[1] for w in want])
+    assert frame["truncated"].to_list() == [w[2] for w in want]
+    assert set(frame["model"].to_list()) == {"Org/Model"}
+    assert set(frame["policy_version"].to_list()) == {str(last + 1)}
+    again = prime_rl.read_step(run, step=1, pass_threshold=0.5).frame.collect()
+    assert again.height == len(first) and set(again["reward"].to_list()) == {1.0}
+
+
+def test_step_folder_traces_file_and_run_read_alike(tmp_path: Path) -> None:
+    episodes = [
+        {"task": t % 2, "scores": [(t % 2, 1.0)], "stop": None, "finish": ["stop"]}
+        for t in range(6)
+    ]
+    run = write_run(tmp_path, {3: episodes, 10: episodes})
+    by_run = prime_rl.read_step(run).frame.collect()
+    by_step = prime_rl.read_step(run / "rollouts" / "step_10").frame.collect()
+    by_file = read_rows([str(run / "rollouts/step_10/train/all/traces.jsonl")]).frame.collect()
+    assert by_run.equals(by_step) and by_run.equals(by_file)
+    assert prime_rl.steps(run) == [3, 10]
+    assert [n for n, _ in prime_rl.step_files(run)] == [3, 10]
+
+
+def test_effective_traces_are_read_with_a_note(tmp_path: Path) -> None:
+    episodes = [{"task": 0, "scores": [(t % 2, 1.0)], "stop": None, "finish": []} for t in range(4)]
+    run = write_run(tmp_path, {1: episodes}, model=None, keep="effective")
+    rows = read_rows([str(run)])
+    assert rows.frame.collect()["model"].to_list() == [None] * 4
+    assert any("zero-advantage" in n for n in rows.notes)
+
+
+def test_missing_step_and_empty_run_are_one_line(tmp_path: Path) -> None:
+    episodes = [{"task": 0, "scores": [(1.0, 1.0)], "stop": None, "finish": []}]
+    run = write_run(tmp_path, {2: episodes})
+    with pytest.raises(InputError, match=r"--step 5: .*steps written: 2"):
+        prime_rl.read_step(run, step=5)
+    empty = tmp_path / "empty"
+    (empty / "rollouts").mkdir(parents=True)
+    (empty / "configs").mkdir()
+    with pytest.raises(InputError, match="no rollouts/step_N"):
+        read_rows([str(empty)])
+
+
+def test_cli_routes_a_run_dir_and_its_step(tmp_path: Path) -> None:
+    episodes = [
+        {"task": t % 3, "scores": [(float(t % 2), 1.0)], "stop": None, "finish": ["stop"]}
+        for t in range(12)
+    ]
+    run = write_run(tmp_path, {1: episodes, 2: episodes})
+    out = subprocess.run(
+        [sys.executable, "-m", "whilecli", "route", str(run), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    assert "prime-rl" in out.stdout
