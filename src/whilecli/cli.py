@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diff": ("diff", "diff_command", "Compare two dumps of the same tasks, task by task."),
     "summarize": ("summarize", "summarize_command", "Write the per-task counts route reads."),
     "formats": ("formats", "formats_command", "List the input formats and where fields come from."),
+    "watch": ("watch", "watch_command", "Route a training run while it runs, step by step."),
 }
 
 #: Commands that read rows: a progress line on a terminal when the read is slow.

@@ -1,0 +1,99 @@
+"""``while watch RUN_DIR``: route a training run while it runs.
+
+Thin: the options are generated from :class:`whilecli.watch.options.WatchOptions` (each
+field's flag, help and panel are declared there, once), the reading options are the route's
+declarations, and the command calls :func:`whilecli.watch.watch_run` and exits with its code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from typing import Any
+
+import typer
+
+from whilecli.commands import route as route_cmd
+from whilecli.commands._common import choice, existing_paths, user_errors
+from whilecli.errors import UsageError
+from whilecli.watch.options import WatchOptions
+
+RUN_DIR = typer.Argument(
+    ...,
+    metavar="RUN_DIR",
+    help="The run's output directory: prime-rl's {output_dir}/{run.name}, or verl's"
+    " trainer.rollout_data_dir.",
+    callback=existing_paths,
+    rich_help_panel="Inputs",
+)
+
+#: The command line type of each option field (a repeatable option is a list).
+_CLI_TYPES: dict[str, Any] = {
+    "bool": bool,
+    "float": float,
+    "float | None": float | None,
+    "int": int,
+    "str": str,
+    "tuple[str, ...]": list[str] | None,
+}
+
+
+def _parameters() -> tuple[list[inspect.Parameter], dict[str, Any]]:
+    """The command's parameters: RUN_DIR, one option per declared field, the reading options."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter("run_dir", keyword, default=RUN_DIR, annotation=str)]
+    for spec in dataclasses.fields(WatchOptions):
+        meta = spec.metadata
+        if "flag" not in meta:
+            continue
+        kind = _CLI_TYPES[str(spec.type)]
+        default = None if kind == list[str] | None else spec.default
+        decls = [meta["flag"], *([meta["short"]] if meta["short"] else [])]
+        typed: dict[str, Any] = {"click_type": choice(*meta["choices"])} if meta["choices"] else {}
+        option = typer.Option(
+            default,
+            *decls,
+            help=meta["help"],
+            metavar=meta["metavar"],
+            show_default=meta["show_default"],
+            rich_help_panel=meta["panel"],
+            **typed,
+        )
+        params.append(inspect.Parameter(spec.name, keyword, default=option, annotation=kind))
+    params.append(
+        inspect.Parameter(
+            "pass_threshold", keyword, default=route_cmd.PASS_THRESHOLD, annotation=float | None
+        )
+    )
+    params.append(
+        inspect.Parameter(
+            "mapping", keyword, default=route_cmd.MAPPING, annotation=list[str] | None
+        )
+    )
+    return params, {p.name: p.annotation for p in params}
+
+
+@user_errors
+def watch_command(**given: Any) -> None:
+    """Route a training run while it runs: one line per finished step, alerts naming the
+    method the route would now pick."""
+    run_dir = given.pop("run_dir")
+    pass_threshold = given.pop("pass_threshold")
+    mapping = given.pop("mapping") or []
+    given["fail_on"] = tuple(given.get("fail_on") or ())
+    for name in ("layout", "split", "format"):
+        given[name] = str(given[name]).lower()
+    options = WatchOptions(**given)  # checked before polars loads
+    if not os.path.isdir(run_dir):
+        raise UsageError(f"{run_dir}: not a directory (give the run's output directory)")
+    from whilecli.io.read import parse_map
+    from whilecli.watch.run import watch_run
+
+    code = watch_run(run_dir, options, mapping=parse_map(mapping), pass_threshold=pass_threshold)
+    raise typer.Exit(code)
+
+
+_params, _annotations = _parameters()
+watch_command.__signature__ = inspect.Signature(_params)  # type: ignore[attr-defined]
+watch_command.__annotations__ = {**_annotations, "return": None}

@@ -1,0 +1,168 @@
+"""The knobs of ``while watch``: each declared once, with its flag, help and range.
+
+:class:`WatchOptions` is what :func:`whilecli.watch.watch_run` reads; the command line's
+options are generated from its fields (each field's ``metadata`` holds the flag, the help
+line and the help panel), so a default or a help text lives here and nowhere else. The
+reading options (``--pass-threshold``, ``--map``) are the route's own declarations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from whilecli.errors import UsageError
+
+#: Alert kinds: what the route would act on when it changes over the last steps.
+ALERTS = ("truncated-passes", "floor", "saturated", "errors")
+LAYOUTS = ("auto", "prime-rl", "verl")
+SPLITS = ("train", "eval")
+FORMATS = ("text", "json")
+
+
+def flag(
+    name: str,
+    help: str,
+    *,
+    panel: str = "Watch",
+    metavar: str | None = None,
+    short: str | None = None,
+    show_default: str | bool = True,
+    choices: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """A field's command-line declaration (read by ``commands/watch.py``): its flag, help
+    line, help panel, value name, short flag, shown default and the names it takes."""
+    return {
+        "choices": choices,
+        "flag": name,
+        "help": help,
+        "panel": panel,
+        "metavar": metavar,
+        "short": short,
+        "show_default": show_default,
+    }
+
+
+@dataclass
+class WatchOptions:
+    """What ``while watch`` reads besides the run directory. Validates itself."""
+
+    follow: bool = field(
+        default=False,
+        metadata=flag(
+            "--follow", "Keep polling for new steps (Ctrl-C ends); without it, report the"
+            " steps on disk and exit.", short="-f",
+        ),
+    )  # fmt: skip
+    interval: float = field(
+        default=2.0,
+        metadata=flag("--interval", "Seconds between two polls under --follow.", metavar="S"),
+    )
+    idle_exit: float | None = field(
+        default=None,
+        metadata=flag(
+            "--idle-exit",
+            "Under --follow, exit 0 after S seconds without a new step.",
+            metavar="S",
+            show_default="never",
+        ),
+    )
+    layout: str = field(
+        default="auto",
+        metadata=flag(
+            "--layout",
+            "The trainer that writes RUN_DIR: prime-rl (metrics.jsonl + rollouts/step_N/),"
+            " verl (trainer.rollout_data_dir: N.jsonl per step), or auto (detect).",
+            choices=LAYOUTS,
+        ),
+    )
+    split: str = field(
+        default="train",
+        metadata=flag("--split", "prime-rl: the train or the eval rollouts.", choices=SPLITS),
+    )
+    window: int = field(
+        default=3,
+        metadata=flag(
+            "--window",
+            "Steps pooled for the route behind the alerts (the band over the last N steps).",
+            metavar="N",
+        ),
+    )
+    max_errors: float = field(
+        default=0.1,
+        metadata=flag(
+            "--max-errors",
+            "Alert when more than this share of the replies over the window are errors.",
+            metavar="F",
+        ),
+    )
+    fail_on: tuple[str, ...] = field(
+        default=(),
+        metadata=flag(
+            "--fail-on",
+            f"Exit 1 when one of these alerts fires (comma-separated, repeatable):"
+            f" {', '.join(ALERTS)}; all; none. Under --follow, exit at the first.",
+            metavar="ALERTS",
+            show_default="none",
+        ),
+    )
+    trend: int = field(
+        default=12,
+        metadata=flag("--trend", "Steps in the pass@1 sparkline.", metavar="N", panel="Output"),
+    )
+    format: str = field(
+        default="text",
+        metadata=flag(
+            "--format",
+            "text (one line per step) or json (one object per line and step).",
+            panel="Output",
+            choices=FORMATS,
+        ),
+    )
+    seed: int = 0
+    """Seed of the bootstrap intervals (the route's)."""
+    bootstrap_draws: int = 2000
+    """Resamples of each bootstrap interval (the route's)."""
+
+    def __post_init__(self) -> None:
+        self.fail_on = parse_fail_on(self.fail_on)
+        if self.layout not in LAYOUTS:
+            raise UsageError(f"--layout {self.layout!r}: one of {', '.join(LAYOUTS)}")
+        if self.split not in SPLITS:
+            raise UsageError(f"--split {self.split!r}: one of {', '.join(SPLITS)}")
+        if self.format not in FORMATS:
+            raise UsageError(f"--format {self.format!r}: one of {', '.join(FORMATS)}")
+        if not (math.isfinite(self.interval) and self.interval > 0):
+            raise UsageError(
+                f"--interval must be a positive number of seconds, got {self.interval}"
+            )
+        if self.idle_exit is not None and not (
+            math.isfinite(self.idle_exit) and self.idle_exit >= 0
+        ):
+            raise UsageError(f"--idle-exit must be a number of seconds >= 0, got {self.idle_exit}")
+        if self.window < 1:
+            raise UsageError(f"--window must be at least 1 step, got {self.window}")
+        if not (math.isfinite(self.max_errors) and 0 <= self.max_errors < 1):
+            raise UsageError(f"--max-errors must lie in [0, 1), got {self.max_errors}")
+        if self.trend < 1:
+            raise UsageError(f"--trend must be at least 1 step, got {self.trend}")
+
+
+def parse_fail_on(values: Any) -> tuple[str, ...]:
+    """``["floor,errors", "all"]`` → the alert kinds, in :data:`ALERTS` order."""
+    if isinstance(values, str):
+        values = [values]
+    named: set[str] = set()
+    for value in values or ():
+        for item in str(value).split(","):
+            name = item.strip().lower()
+            if not name or name == "none":
+                continue
+            if name == "all":
+                named.update(ALERTS)
+            elif name in ALERTS:
+                named.add(name)
+            else:
+                raise UsageError(f"--fail-on {name!r}: one of {', '.join(ALERTS)}, all or none")
+    return tuple(a for a in ALERTS if a in named)

@@ -1,0 +1,179 @@
+"""``watch_run``: follow a run directory and report each finished step once, in order.
+
+Reads only: nothing is written into the run directory. Each poll reads what changed (see
+:mod:`whilecli.watch.layout`), and each finished step's rollouts file is read once, through
+the reading layer every command uses.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whilecli.errors import UsageError
+from whilecli.watch import render
+from whilecli.watch.alerts import Alert, Alerts, WindowRoute
+from whilecli.watch.layout import FinishedStep, open_run
+from whilecli.watch.options import WatchOptions
+from whilecli.watch.steps import StepStats, measure, skipped
+
+
+@dataclass
+class StepReport:
+    """One finished step as reported: its numbers, the window's route, its alerts."""
+
+    stats: StepStats
+    route: WindowRoute | None
+    alerts: list[Alert]
+
+
+@dataclass
+class Watch:
+    """The state of one watch: what was reported so far."""
+
+    root: Path
+    options: WatchOptions
+    mapping: Mapping[str, str] = field(default_factory=dict)
+    pass_threshold: float | None = None
+    reports: list[StepReport] = field(default_factory=list)
+    alerts: Alerts | None = None
+    layout: str | None = None
+
+    def read(self, finished: FinishedStep) -> StepReport:
+        """Read and measure one finished step, and add it to the window."""
+        from whilecli.io.read import read_rows
+        from whilecli.route.pool import summarize
+
+        path = finished.path
+        if path is None or path.stat().st_size == 0:
+            stats = skipped(finished.step, path, finished.note or "the rollouts file is empty")
+            stats.source = _relative(path, self.root) if path is not None else None
+            return self._add(stats, None)
+        rows = read_rows([str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold)
+        pool = summarize(rows)
+        frame = rows.frame.collect()
+        if self.alerts is None:
+            self.alerts = Alerts(self.options, judges=_judges(path))
+        options = self.options
+        stats = measure(
+            finished.step,
+            rows,
+            pool,
+            frame,
+            finished.metrics,
+            draws=options.bootstrap_draws,
+            seed=options.seed,
+        )
+        stats.source = _relative(path, self.root)
+        return self._add(stats, pool)
+
+    def _add(self, stats: StepStats, pool: Any) -> StepReport:
+        if self.alerts is None:
+            self.alerts = Alerts(self.options)
+        window, fired = self.alerts.add(stats, pool)
+        report = StepReport(stats, window, fired)
+        self.reports.append(report)
+        return report
+
+    @property
+    def fired(self) -> list[Alert]:
+        return self.alerts.fired if self.alerts is not None else []
+
+    def failing(self, alerts: list[Alert]) -> bool:
+        return any(a.kind in self.options.fail_on for a in alerts)
+
+    def trend(self) -> list[float | None]:
+        last = self.reports[-self.options.trend :]
+        return [r.stats.pass_at_1.value if r.stats.pass_at_1 is not None else None for r in last]
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _judges(path: Path) -> Any:
+    """Who grades the run's rollouts, scanned once on the first step read."""
+    from whilecli.route.decide import scan_grader
+
+    return scan_grader([str(path)])
+
+
+def watch_run(
+    root: str | Path,
+    options: WatchOptions | None = None,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    pass_threshold: float | None = None,
+    write: Callable[[str], None] | None = None,
+    say: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
+    """Report the finished steps of a run directory; the exit code (1: an alert named in
+    ``options.fail_on`` fired; under ``follow`` the watch ends at the first such alert).
+
+    ``write`` takes each output line (stdout by default); ``say`` takes the notes that are
+    not the report (the "no step yet" line under ``--format json``; stderr by default).
+    """
+    options = options or WatchOptions()
+    run_dir = Path(root)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: not a directory (give the run's output directory)")
+    out = write or _stdout
+    note = say or _stderr
+    as_json = options.format == "json"
+    state = Watch(run_dir, options, dict(mapping or {}), pass_threshold)
+    run = None
+    waited = False
+    last_new = clock()
+    while True:
+        if run is None:
+            run = open_run(run_dir, options.layout, options.split, options.follow)
+            if run is not None:
+                state.layout = run.layout
+                if not as_json:
+                    for line in render.header(
+                        str(run_dir), run.layout, options.split, options.window
+                    ):
+                        out(line)
+        finished = run.poll(final=not options.follow) if run is not None else []
+        for step in finished:
+            report = state.read(step)
+            if as_json:
+                out(render.step_json(report.stats, report.route, report.alerts, run.layout))  # type: ignore[union-attr]
+            else:
+                for line in render.step_lines(report.stats, report.alerts, state.trend()):
+                    out(line)
+            if options.follow and state.failing(report.alerts):
+                return 1
+        if finished:
+            last_new = clock()
+        if not state.reports and not waited:
+            waited = True
+            waiting = run.waiting if run is not None else "no finished step yet (no rollouts)"
+            text = f"{run_dir}: {waiting}" + ("; waiting" if options.follow else "")
+            (note if as_json else out)(text)
+        if not options.follow:
+            break
+        if options.idle_exit is not None and clock() - last_new >= options.idle_exit:
+            break
+        sleep(options.interval)
+    if not as_json and state.reports and not options.follow:
+        out(render.closing(len(state.reports), state.fired))
+    return 1 if state.failing(state.fired) else 0
+
+
+def _stdout(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)

@@ -1,0 +1,149 @@
+"""What one finished step measures, from the canonical frame of its rollouts.
+
+Every rate is the route's: pass@1 over tasks with the route's bootstrap interval
+(:func:`whilecli.route.stats.pass_at_1`), shares with Wilson intervals over the unit they
+count (:func:`whilecli.route.stats.wilson`). A step reads its rollouts file through the one
+reading layer (:func:`whilecli.io.read.read_rows`) and collapses it to the route's per-task
+:class:`~whilecli.route.model.Pool` (:func:`whilecli.route.pool.summarize`).
+
+- **split share**: grouped tasks (≥ 2 rollouts) with both a pass and a fail, over grouped tasks.
+- **zero-advantage share**: rollouts whose reward equals their group's mean (|R − mean| ≤
+  1e-9, the group being the task's rollouts in this step): a group-baselined method (GRPO,
+  prime-rl's default) gives them no gradient. Over rollouts.
+- **truncated share** over the rollouts whose truncation is recorded; **truncated passes**:
+  rollouts cut off at the cap that still passed.
+- **error replies**: rollouts the reading layer marks ``reply = error`` (the harness failed,
+  not the model), when the frame carries that column; unknown otherwise.
+- **off-policy lag**: step − the policy version that sampled each rollout, when the versions
+  are integers; else the orchestrator's ``off_policy/mean`` and ``off_policy/max``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from whilecli.io.rows import Rows
+from whilecli.route import stats
+from whilecli.route.model import Pool, Rate, _plain
+
+#: |R − group mean| at or under this is a zero advantage (the pass rule's tolerance).
+ZERO_ADVANTAGE_TOL = 1e-9
+
+
+@dataclass
+class StepStats:
+    """The numbers of one finished step (``rows == 0`` with ``note``: nothing was read)."""
+
+    step: int
+    source: str | None
+    rows: int = 0
+    tasks: int = 0
+    pass_at_1: Rate | None = None
+    split_share: Rate | None = None
+    zero_advantage_share: Rate | None = None
+    truncated_share: Rate | None = None  # None: truncation not recorded
+    truncated_passes: int | None = None
+    error_replies: int | None = None  # None: the frame does not say
+    error_share: Rate | None = None
+    off_policy: dict[str, Any] | None = None  # mean, max, from
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "source": self.source,
+            "rows": self.rows,
+            "tasks": self.tasks,
+            "pass_at_1": _plain(self.pass_at_1),
+            "split_share": _plain(self.split_share),
+            "zero_advantage_share": _plain(self.zero_advantage_share),
+            "truncated_share": _plain(self.truncated_share),
+            "truncated_passes": self.truncated_passes,
+            "error_replies": self.error_replies,
+            "error_share": _plain(self.error_share),
+            "off_policy": self.off_policy,
+            "note": self.note,
+        }
+
+
+def measure(
+    step: int,
+    rows: Rows,
+    pool: Pool,
+    frame: pl.DataFrame,
+    metrics: dict[str, Any] | None = None,
+    *,
+    draws: int = stats.BOOTSTRAP_DRAWS,
+    seed: int = 0,
+) -> StepStats:
+    """The step's numbers from its read rows, their pool and their collected frame."""
+    tasks = pool.tasks
+    grouped = tasks.filter(pl.col("n") >= 2)
+    split = int(((grouped["passes"] > 0) & (grouped["passes"] < grouped["n"])).sum())
+    grouped_rows = int(grouped["n"].sum()) if grouped.height else 0
+    known = int(tasks["truncated_known"].sum()) if tasks.height else 0
+    cut = int(tasks["truncated"].sum()) if tasks.height else 0
+    known_tasks = int((tasks["truncated_known"] > 0).sum()) if tasks.height else 0
+    errors, error_share, kept = _errors(frame)
+    zero = zero_advantage_rows(kept)
+    return StepStats(
+        step=step,
+        source=rows.paths[0] if rows.paths else None,
+        rows=pool.rows,
+        tasks=pool.n_tasks,
+        pass_at_1=stats.pass_at_1(tasks, draws=draws, seed=seed),
+        split_share=stats.wilson(split, grouped.height, n_rows=grouped_rows),
+        zero_advantage_share=stats.wilson(zero, kept.height, n_tasks=pool.n_tasks),
+        truncated_share=(
+            stats.wilson(cut, known, n_tasks=known_tasks, n_rows=known) if known else None
+        ),
+        truncated_passes=int(tasks["truncated_passes"].sum()) if known else None,
+        error_replies=errors,
+        error_share=error_share,
+        off_policy=off_policy(step, kept, metrics),
+    )
+
+
+def skipped(step: int, source: Path | None, note: str) -> StepStats:
+    """A finished step with nothing to read (its rollouts are not on disk, or empty)."""
+    return StepStats(step=step, source=str(source) if source else None, note=note)
+
+
+def _errors(frame: pl.DataFrame) -> tuple[int | None, Rate | None, pl.DataFrame]:
+    """(error replies, their share of the replies, the rows that are not errors)."""
+    if "reply" not in frame.columns:
+        return None, None, frame
+    is_error = frame["reply"] == "error"
+    count = int(is_error.fill_null(False).sum())
+    return count, stats.wilson(count, frame.height), frame.filter(~is_error.fill_null(False))
+
+
+def zero_advantage_rows(frame: pl.DataFrame) -> int:
+    """Rollouts whose reward is their task's mean reward in this frame (within 1e-9)."""
+    if frame.height == 0:
+        return 0
+    mean = pl.col("reward").mean().over("task_id")
+    flat = frame.select(((pl.col("reward") - mean).abs() <= ZERO_ADVANTAGE_TOL).sum())
+    return int(flat.item())
+
+
+def off_policy(
+    step: int, frame: pl.DataFrame, metrics: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Mean and max of step − policy version over the rollouts whose version is an integer;
+    else the orchestrator's ``off_policy/mean`` and ``off_policy/max``; else None."""
+    if "policy_version" in frame.columns and frame.height:
+        versions = frame["policy_version"].cast(pl.String).str.extract(r"^(?:.*@)?(-?\d+)$")
+        versions = versions.cast(pl.Int64, strict=False).drop_nulls()
+        if versions.len():
+            lag = step - versions
+            return {"mean": float(lag.mean()), "max": int(lag.max()), "from": "rows"}  # type: ignore[arg-type]
+    if metrics:
+        mean, most = metrics.get("off_policy/mean"), metrics.get("off_policy/max")
+        if isinstance(mean, (int, float)) or isinstance(most, (int, float)):
+            return {"mean": mean, "max": most, "from": "metrics.jsonl"}
+    return None

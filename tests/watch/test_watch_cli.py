@@ -1,0 +1,99 @@
+"""``while watch`` on the command line: JSON lines, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from whilecli.cli import app
+
+
+def _make_run() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_run", ROOT / "examples" / "make_run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_run = _make_run()
+
+
+@pytest.fixture
+def prime_run(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    make_run.write_prime_rl(run, 10, make_run.Scenario(tasks=4))
+    return run
+
+
+def _invoke(args: list[str]) -> tuple[int, str, str]:
+    done = CliRunner().invoke(app, args)
+    return done.exit_code, done.stdout, done.stderr
+
+
+def test_json_is_one_object_per_step(prime_run: Path) -> None:
+    code, out, _ = _invoke(["watch", str(prime_run), "--format", "json"])
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["step"] for r in records] == list(range(1, 11))
+    assert all(r["schema_version"] == 1 and r["layout"] == "prime-rl" for r in records)
+    first = records[0]
+    assert first["source"] == "rollouts/step_1/train/all/traces.jsonl"
+    assert first["rows"] == 16 and first["tasks"] == 4
+    assert first["pass_at_1"]["n_tasks"] == 4 and first["pass_at_1"]["low"] is not None
+    assert first["route"]["route"] == "grpo" and first["route"]["method"] == "grpo"
+    assert records[1]["off_policy"] == {"mean": 1.0, "max": 1, "from": "metrics.jsonl"}
+    fired = [(a["kind"], a["step"], a["method"]) for r in records for a in r["alerts"]]
+    assert fired == [("floor", 7, "opsd"), ("truncated-passes", 9, None)]
+    assert records[8]["truncated_passes"] == 1 and records[8]["route"]["route"] == "fix-reward"
+
+
+def test_fail_on_turns_alerts_into_exit_1(prime_run: Path) -> None:
+    assert _invoke(["watch", str(prime_run), "--fail-on", "floor"])[0] == 1
+    assert _invoke(["watch", str(prime_run), "--fail-on", "all"])[0] == 1
+    assert _invoke(["watch", str(prime_run), "--fail-on", "saturated,errors"])[0] == 0
+    assert _invoke(["watch", str(prime_run), "--fail-on", "none"])[0] == 0
+
+
+def test_text_report_fits_80_columns(prime_run: Path) -> None:
+    code, out, _ = _invoke(["watch", str(prime_run)])
+    assert code == 0
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+    assert out.splitlines()[-1] == "10 steps; alerts: floor at step 7, truncated-passes at step 9"
+
+
+def test_no_step_yet_exits_0_and_says_so(tmp_path: Path) -> None:
+    code, out, err = _invoke(["watch", str(tmp_path)])
+    assert code == 0 and "no finished step yet" in out
+    code, out, err = _invoke(["watch", str(tmp_path), "--format", "json"])
+    assert code == 0 and out == "" and "no finished step yet" in err
+
+
+def test_bad_input_is_one_located_line(prime_run: Path, tmp_path: Path) -> None:
+    with open(prime_run / "metrics.jsonl", "a") as fh:
+        fh.write("{oops\n")
+    code, _, err = _invoke(["watch", str(prime_run)])
+    assert code == 2 and err.strip().count("\n") == 0
+    assert "metrics.jsonl:21: not a JSON object" in err
+    code, _, err = _invoke(["watch", str(tmp_path / "missing")])
+    assert code == 2 and "no such file or directory" in err
+    code, _, err = _invoke(["watch", str(prime_run), "--window", "0"])
+    assert code == 2 and "--window must be at least 1" in err
+    code, _, err = _invoke(["watch", str(prime_run), "--fail-on", "flor"])
+    assert code == 2 and "--fail-on 'flor'" in err
+
+
+def test_a_bad_rollouts_line_names_its_file_and_line(tmp_path: Path) -> None:
+    run = tmp_path / "verl"
+    make_run.write_verl(run, 2, make_run.Scenario(tasks=2))
+    with open(run / "2.jsonl", "a") as fh:
+        fh.write('{"input": "q", "output": "a", "score": "high", "step": 2}\n')
+    code, out, err = _invoke(["watch", str(run)])
+    assert code == 2 and "2.jsonl:9" in err and "score" in err
+    assert any(line.startswith("    1  ") for line in out.splitlines())  # step 1 came first

@@ -1,0 +1,138 @@
+"""Which steps of a run directory are finished: once each, in order, partial lines left."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from whilecli.errors import InputError
+from whilecli.watch.layout import LineTail, PrimeRLRun, VerlRun, detect, open_run
+
+
+def _append(path: Path, data: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(data)
+
+
+def _orch(step: int) -> str:
+    return json.dumps({"step": step, "off_policy/mean": 1.0, "producer": "orch"}) + "\n"
+
+
+def _traces(root: Path, step: int, rows: int = 2, split: str = "train") -> Path:
+    path = root / "rollouts" / f"step_{step}" / split / "all" / "traces.jsonl"
+    _append(path, "".join(json.dumps({"i": i}) + "\n" for i in range(rows)))
+    return path
+
+
+def test_line_tail_leaves_a_partial_last_line_for_the_next_read(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    tail = LineTail(path)
+    assert list(tail.read()) == []  # no file yet
+    _append(path, '{"a": 1}\n{"b"')
+    assert list(tail.read()) == [(1, b'{"a": 1}')]
+    assert list(tail.read()) == []  # nothing new: the partial line is not consumed
+    _append(path, ': 2}\n{"c": 3}\n')
+    assert list(tail.read()) == [(2, b'{"b": 2}'), (3, b'{"c": 3}')]
+    assert tail.offset == path.stat().st_size
+
+
+def test_line_tail_refuses_a_file_that_shrank(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    _append(path, '{"a": 1}\n')
+    tail = LineTail(path)
+    list(tail.read())
+    path.write_text("")
+    with pytest.raises(InputError, match="shrank"):
+        list(tail.read())
+
+
+def test_prime_rl_step_is_finished_by_the_orchestrator_row(tmp_path: Path) -> None:
+    run = PrimeRLRun(tmp_path)
+    _traces(tmp_path, 1)
+    _append(tmp_path / "metrics.jsonl", json.dumps({"step": 1, "loss/mean": 0.1}) + "\n")
+    assert run.poll(final=False) == []  # the trainer's row does not finish a step
+    _append(tmp_path / "metrics.jsonl", _orch(1)[:10])
+    assert run.poll(final=False) == []  # a partial orchestrator row does not either
+    _append(tmp_path / "metrics.jsonl", _orch(1)[10:])
+    done = run.poll(final=False)
+    assert [s.step for s in done] == [1]
+    assert done[0].metrics is not None and done[0].metrics["off_policy/mean"] == 1.0
+    assert run.poll(final=False) == []  # reported once
+
+
+def test_prime_rl_late_step_directory_is_picked_up_in_order(tmp_path: Path) -> None:
+    run = PrimeRLRun(tmp_path)
+    _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
+    _traces(tmp_path, 2)
+    assert run.poll(final=False) == []  # step 1's rollouts are late: step 2 waits behind it
+    _traces(tmp_path, 1)
+    assert run.poll(final=False) == []  # it appeared late: read once it stops growing
+    assert [s.step for s in run.poll(final=False)] == [1, 2]
+
+
+def test_prime_rl_step_without_rollouts_is_given_up_after_a_few_polls(tmp_path: Path) -> None:
+    run = PrimeRLRun(tmp_path)
+    _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
+    _traces(tmp_path, 2)
+    polls = [run.poll(final=False) for _ in range(5)]
+    done = [s for p in polls for s in p]
+    assert [(s.step, s.path is None) for s in done] == [(1, True), (2, False)]
+    assert done[0].note is not None and "no train rollouts" in done[0].note
+
+
+def test_prime_rl_without_metrics_a_later_directory_finishes_a_step(tmp_path: Path) -> None:
+    run = PrimeRLRun(tmp_path)
+    _traces(tmp_path, 1)
+    assert run.poll(final=False) == []
+    _traces(tmp_path, 2)
+    assert [s.step for s in run.poll(final=False)] == [1]
+
+
+def test_prime_rl_eval_split_waits_for_an_eval_row(tmp_path: Path) -> None:
+    run = PrimeRLRun(tmp_path, split="eval")
+    _traces(tmp_path, 1, split="eval")
+    _append(tmp_path / "metrics.jsonl", _orch(1))
+    assert run.poll(final=False) == []
+    _append(tmp_path / "metrics.jsonl", json.dumps({"step": 1, "eval/math/pass@1": 0.5}) + "\n")
+    assert [s.step for s in run.poll(final=False)] == [1]
+
+
+def test_prime_rl_bad_metrics_line_is_located(tmp_path: Path) -> None:
+    _append(tmp_path / "metrics.jsonl", _orch(1) + "{not json\n")
+    with pytest.raises(InputError, match=r"metrics.jsonl:2: "):
+        PrimeRLRun(tmp_path).poll(final=False)
+    (tmp_path / "metrics.jsonl").write_text(json.dumps({"step": "one", "train/x": 1}) + "\n")
+    with pytest.raises(InputError, match="field 'step'"):
+        PrimeRLRun(tmp_path).poll(final=False)
+
+
+def test_verl_step_is_finished_by_the_next_file_or_a_settled_last_one(tmp_path: Path) -> None:
+    run = VerlRun(tmp_path, follow=True)
+    _append(tmp_path / "1.jsonl", '{"score": 1}\n{"sco')
+    assert run.poll(final=False) == []  # a partial last line: not finished
+    _append(tmp_path / "1.jsonl", 're": 0}\n')
+    assert run.poll(final=False) == []  # complete, but it may still grow: one more poll
+    assert [s.step for s in run.poll(final=False)] == [1]
+    _append(tmp_path / "2.jsonl", '{"score": 1}\n')
+    _append(tmp_path / "3.jsonl", '{"sc')
+    assert [s.step for s in run.poll(final=False)] == [2]  # 3 exists: 2 is complete
+    assert run.poll(final=False) == []
+
+
+def test_verl_without_follow_reports_every_complete_file(tmp_path: Path) -> None:
+    for step in (1, 2, 10):
+        _append(tmp_path / f"{step}.jsonl", '{"score": 1}\n')
+    _append(tmp_path / "validation.jsonl", '{"score": 1}\n')
+    assert [s.step for s in VerlRun(tmp_path, follow=False).poll(final=True)] == [1, 2, 10]
+
+
+def test_detect(tmp_path: Path) -> None:
+    assert detect(tmp_path) is None and open_run(tmp_path, "auto", "train", False) is None
+    _append(tmp_path / "3.jsonl", "{}\n")
+    assert detect(tmp_path) == "verl"
+    (tmp_path / "metrics.jsonl").touch()
+    assert detect(tmp_path) == "prime-rl"
+    assert isinstance(open_run(tmp_path, "verl", "train", False), VerlRun)
