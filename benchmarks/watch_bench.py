@@ -100,7 +100,7 @@ def main() -> None:
 
         options = WatchOptions(follow=True)
         run = PrimeRLRun(root) if args.layout == "prime-rl" else VerlRun(root, follow=True)
-        state = Watch(root, options)
+        state = Watch(root, options, layout=run.layout)
         t0 = time.perf_counter()
         finished = run.poll(final=False)
         first_poll = time.perf_counter() - t0

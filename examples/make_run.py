@@ -110,7 +110,7 @@ def _trace(step: int, e: dict[str, Any], advantage: float) -> dict[str, Any]:
         "id": f"s{step}-t{e['task']}-r{e['rollout']}",
         "task": {"type": "math", "key": f"task-{e['task']}", "data": {"question": e["task"]}},
         "group": {"id": f"s{step}-g{e['task']}"},
-        "run": {"work": {"step": max(0, step - 1)}},
+        "run": {"work": {"step": step - 1}},  # sampled by the previous step's policy
         "rewards": {"correct": {"score": e["reward"], "weight": 1.0}},
         "stop_condition": "max_output_tokens" if e["truncated"] else None,
         "calls": [{"finish_reason": "length" if e["truncated"] else "stop"}],
@@ -151,8 +151,8 @@ def write_prime_rl(
             "step": step,
             "time": clock + 1.0,
             "train/agg/all/reward/mean": mean,
-            "off_policy/mean": 1.0 if step > 1 else 0.0,
-            "off_policy/max": 1 if step > 1 else 0,
+            "off_policy/mean": 1.0,
+            "off_policy/max": 1,
             "progress/rollouts": len(episodes),
             "producer": "orch",
         }

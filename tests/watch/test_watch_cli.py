@@ -48,7 +48,7 @@ def test_json_is_one_object_per_step(prime_run: Path) -> None:
     assert first["rows"] == 16 and first["tasks"] == 4
     assert first["pass_at_1"]["n_tasks"] == 4 and first["pass_at_1"]["low"] is not None
     assert first["route"]["route"] == "grpo" and first["route"]["method"] == "grpo"
-    assert records[1]["off_policy"] == {"mean": 1.0, "max": 1, "from": "metrics.jsonl"}
+    assert records[1]["off_policy"] == {"mean": 1.0, "max": 1, "from": "rows"}  # run.work.step
     fired = [(a["kind"], a["step"], a["method"]) for r in records for a in r["alerts"]]
     assert fired == [("floor", 7, "opsd"), ("truncated-passes", 9, None)]
     assert records[8]["truncated_passes"] == 1 and records[8]["route"]["route"] == "fix-reward"

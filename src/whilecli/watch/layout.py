@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
+from whilecli.io.formats.prime_rl import step_traces
 
 METRICS = "metrics.jsonl"
 ROLLOUTS = "rollouts"
@@ -143,13 +144,9 @@ class PrimeRLRun:
         return "no finished step yet"
 
     def rollouts(self, step: int) -> Path | None:
-        """The step's traces file: ``all`` (every episode), else ``effective``."""
-        base = self.root / ROLLOUTS / f"step_{step}" / self.split
-        for subset in ("all", "effective"):
-            path = base / subset / "traces.jsonl"
-            if path.is_file():
-                return path
-        return None
+        """The step's traces file of the split: ``all`` (every episode), else ``effective``
+        (the reading layer's choice, :func:`whilecli.io.formats.prime_rl.step_traces`)."""
+        return step_traces(self.root / ROLLOUTS / f"step_{step}", self.split)
 
     def _metrics_rows(self) -> None:
         name = str(self.tail.path)

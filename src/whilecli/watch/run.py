@@ -45,6 +45,7 @@ class Watch:
 
     def read(self, finished: FinishedStep) -> StepReport:
         """Read and measure one finished step, and add it to the window."""
+        from whilecli.io.formats.prime_rl import read_step
         from whilecli.io.read import read_rows
         from whilecli.route.pool import summarize
 
@@ -53,7 +54,10 @@ class Watch:
             stats = skipped(finished.step, path, finished.note or "the rollouts file is empty")
             stats.source = _relative(path, self.root) if path is not None else None
             return self._add(stats, None)
-        rows = read_rows([str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold)
+        if self.layout == "prime-rl":
+            rows = read_step(path, mapping=dict(self.mapping), pass_threshold=self.pass_threshold)
+        else:
+            rows = read_rows([str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold)
         pool = summarize(rows)
         frame = rows.frame.collect()
         if self.alerts is None:
