@@ -23,7 +23,7 @@ from typing import Any
 from whilecli.route.model import Pool, Route
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import POSITIONS, add_counts
-from whilecli.watch.options import WatchOptions
+from whilecli.watch.options import ALERTS, WatchOptions
 from whilecli.watch.steps import StepStats
 
 #: The route rows that raise an alert, by alert kind.
@@ -169,8 +169,6 @@ class Alerts:
 
 
 def _order(kind: str) -> int:
-    from whilecli.watch.options import ALERTS
-
     return ALERTS.index(kind)
 
 

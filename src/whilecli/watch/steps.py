@@ -28,7 +28,7 @@ import polars as pl
 
 from whilecli.io.rows import Rows
 from whilecli.route import stats
-from whilecli.route.model import Pool, Rate, _plain
+from whilecli.route.model import Pool, Rate
 
 #: |R − group mean| at or under this is a zero advantage (the pass rule's tolerance).
 ZERO_ADVANTAGE_TOL = 1e-9
@@ -58,16 +58,20 @@ class StepStats:
             "source": self.source,
             "rows": self.rows,
             "tasks": self.tasks,
-            "pass_at_1": _plain(self.pass_at_1),
-            "split_share": _plain(self.split_share),
-            "zero_advantage_share": _plain(self.zero_advantage_share),
-            "truncated_share": _plain(self.truncated_share),
+            "pass_at_1": _rate(self.pass_at_1),
+            "split_share": _rate(self.split_share),
+            "zero_advantage_share": _rate(self.zero_advantage_share),
+            "truncated_share": _rate(self.truncated_share),
             "truncated_passes": self.truncated_passes,
             "error_replies": self.error_replies,
-            "error_share": _plain(self.error_share),
+            "error_share": _rate(self.error_share),
             "off_policy": self.off_policy,
             "note": self.note,
         }
+
+
+def _rate(rate: Rate | None) -> dict[str, Any] | None:
+    return rate.to_dict() if rate is not None else None
 
 
 def measure(
