@@ -97,7 +97,7 @@ def _list_values(value: Any, name: str, err: dict[str, Any]) -> np.ndarray:
 
 def old_read_batch(path: Path) -> Any:
     """The former ``methods.io.read_batch`` on a JSONL file (aliases as they were)."""
-    from whilecli.io.batch import Columns, resolve
+    from whilecli.io.columns import Columns, resolve
 
     rows, lines = _old_read_jsonl(path)
     n = len(rows)

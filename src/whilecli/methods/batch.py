@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from whilecli.errors import InputError
-from whilecli.io.batch import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
+from whilecli.errors import InputError, UsageError
+from whilecli.io.columns import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
 from whilecli.methods.fastmath import as_float, row_counts
 
 #: List fields a row may leave out while others carry them: the mask (all action tokens) and
@@ -123,6 +123,7 @@ class Batch:
     truncated: torch.Tensor | None = None  # [B] bool, cut at the token cap
     task_ids: list[str] | None = None  # grouped methods
     agents: list[str] | None = None  # rae's per-agent baseline key
+    rows: torch.Tensor | None = None  # [B] long, positions in the optimizer batch (micro-batches)
 
     @property
     def size(self) -> int:
@@ -370,6 +371,44 @@ class Batch:
                     kw["dtype"] = dtype
                 moved[f.name] = value.to(**kw)
         return replace(self, **moved)
+
+    def select(self, rows: torch.Tensor | Sequence[int] | slice) -> Batch:
+        """The micro-batch of the given rows (positions in this batch), padded to its own
+        longest row; it remembers their positions in the optimizer batch (``rows``), which
+        the two-step API (:mod:`whilecli.methods.twostep`) uses to find rae's and DPO's
+        batch-wide quantities."""
+        device = self.rewards.device
+        if isinstance(rows, slice):
+            idx = torch.arange(self.size, device=device)[rows]
+        else:
+            idx = torch.as_tensor(rows, dtype=torch.long, device=device).reshape(-1)
+        if idx.numel() == 0:
+            raise UsageError("a micro-batch needs at least one row")
+        if int(idx.min()) < -self.size or int(idx.max()) >= self.size:
+            raise UsageError(f"row {int(idx.max())} is outside a batch of {self.size} rows")
+        idx = idx % self.size
+        width = (
+            int(self.mask[idx].any(dim=0).nonzero().max()) + 1 if bool(self.mask[idx].any()) else 1
+        )
+        picked: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, torch.Tensor) and f.name != "rows":
+                value = value[idx]
+                picked[f.name] = value[:, :width] if value.dim() == 2 else value
+            elif isinstance(value, list):
+                picked[f.name] = [value[i] for i in idx.tolist()]
+        picked["rows"] = idx if self.rows is None else self.rows[idx]
+        return replace(self, **picked)
+
+    def split(self, parts: int) -> list[Batch]:
+        """The batch cut into ``parts`` micro-batches of consecutive rows, as even as can be
+        (the way a trainer's gradient accumulation cuts it)."""
+        if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+            raise UsageError(f"split takes a number of micro-batches >= 1, got {parts!r}")
+        n = min(parts, self.size)
+        bounds = [round(k * self.size / n) for k in range(n + 1)]
+        return [self.select(slice(bounds[k], bounds[k + 1])) for k in range(n)]
 
     # ------------------------------------------------------------------ validation
 

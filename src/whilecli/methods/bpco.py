@@ -20,7 +20,7 @@ averages the loss over sequences itself. Divide by the number of sequences in yo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 import torch
 
@@ -49,6 +49,7 @@ from whilecli.methods.gae import (
     skip_observation_gae_reference,
 )
 from whilecli.methods.knob_checks import pair
+from whilecli.methods.twostep import BatchStats, TwoStep
 
 CLIP = declared.BPCO_CLIP.default
 GAE_ALPHA = declared.BPCO_GAE_ALPHA.default
@@ -212,7 +213,7 @@ def _block(
     return any_rows(unclipped)
 
 
-class BPCO:
+class BPCO(TwoStep):
     """BPCO's per-token coefficients for one batch (Qi et al. 2026, Eq. 2-4, 9, 11, 14).
 
     ``clip`` is ε in the half-width ε/μ (default 0.2, at most 1); ``gae_alpha`` is α in
@@ -222,6 +223,7 @@ class BPCO:
     GAE is the vectorised scan either way.
     """
 
+    name: ClassVar[str] = "bpco"
     requires: frozenset[str] = frozenset({"reward", "logprobs", "values"})
     logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
 
@@ -271,8 +273,8 @@ class BPCO:
             )
         return False
 
-    def update(
-        self, batch: Batch, *, group: Any | None = None, out: Update | None = None
+    def coefficients(
+        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:
         """Coefficients ``c = ρA`` where unclipped, else 0 (no 1/B); ``group`` is accepted
         for a uniform interface: nothing here is batch-global.
@@ -280,6 +282,8 @@ class BPCO:
         ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
         match (a training loop saves the fresh memory); otherwise new tensors are returned.
         """
+        self._check(stats)
+        batch = micro_batch
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
         values = batch.require("values", "BPCO")
@@ -309,14 +313,14 @@ class BPCO:
             coef, adv, targets, lam = critic_outputs(batch, values, self.gae_alpha, out, counts)
             outputs = (coef, adv, targets)
             admitted, tally = self._blocks(batch, values, counts, lam, outputs)
-        stats, notes = self._report(batch, values, values_finite, counts, tally, lam, admitted)
+        own, notes = self._report(batch, values, values_finite, counts, tally, lam, admitted)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
-            stats=stats,
-            notes=notes,
+            stats={**stats.stats, **own},
+            notes=[*stats.notes, *notes],
             ratio_clamp=LOG_RATIO_CAP,
         )
 

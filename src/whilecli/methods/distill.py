@@ -34,6 +34,7 @@ from whilecli.methods.fastmath import (
 from whilecli.methods.fastmath import count as count_true
 from whilecli.methods.groups import check_logprobs, count, require_field
 from whilecli.methods.surrogate import knob_error
+from whilecli.methods.twostep import BatchStats, TwoStep
 
 
 def opd_reference(
@@ -84,7 +85,7 @@ def _check_divergence(method: str, divergence: Any) -> str:
     return str(divergence)
 
 
-class OPD:
+class OPD(TwoStep):
     """On-policy distillation: c = log π_T − log π_θ per action token (Agarwal et al. 2023).
 
     ``top_k`` (32) and ``divergence`` (``reverse_kl``) describe the full loss, a sum over
@@ -119,14 +120,16 @@ class OPD:
             )
         return notes
 
-    def update(
-        self, batch: Batch, *, group: object | None = None, out: Update | None = None
+    def coefficients(
+        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:
         """c = log π_T − log π_θ on action tokens, 0 elsewhere; no reward needed.
 
         ``group`` is accepted for a uniform interface; nothing here is batch-global. ``out``,
         a previous :class:`Update`, has its tensors overwritten when their shapes match.
         """
+        self._check(stats)
+        batch = micro_batch
         require_field(batch, "teacher_logprobs", self.name)
         clean = check_logprobs(batch, ["logprobs", "teacher_logprobs"], self.name)
         act = batch.action_mask
@@ -152,7 +155,7 @@ class OPD:
         n = int(counts.sum())
         admitted = counts > 0
         gap_mean = float(total) / n if n else 0.0  # gap is 0 off the action tokens
-        stats: dict[str, float | None] = {
+        own: dict[str, float | None] = {
             "rows": float(batch.size),
             "action_tokens": float(n),
             "gap_mean": gap_mean,
@@ -166,7 +169,11 @@ class OPD:
         notes.extend(self._trainer_notes())
         notes.extend(compile_note(self._compiled))
         return Update(
-            coefficients=gap, advantages=advantages, admitted=admitted, stats=stats, notes=notes
+            coefficients=gap,
+            advantages=advantages,
+            admitted=admitted,
+            stats={**stats.stats, **own},
+            notes=notes,
         )
 
 

@@ -18,14 +18,14 @@ pair, and unpaired rows get 0.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 
 from whilecli.knobs import DPO_BETA
 from whilecli.methods.batch import Batch, Update, reuse
-from whilecli.methods.fastmath import Compiled, as_float, compile_note, plain_path
+from whilecli.methods.fastmath import Compiled, compile_note, plain_path
 from whilecli.methods.groups import (
     check_logprobs,
     check_rewards,
@@ -35,6 +35,7 @@ from whilecli.methods.groups import (
     require_task_ids,
 )
 from whilecli.methods.surrogate import knob_error, number_knob
+from whilecli.methods.twostep import BatchStats, TwoStep, base_stats
 
 
 def dpo_reference(
@@ -63,28 +64,8 @@ def dpo_logratio(
     logp: torch.Tensor, ref_logp: torch.Tensor, action_mask: torch.Tensor
 ) -> torch.Tensor:
     """Σ_t (log π_θ − log π_ref) over each row's action tokens ``[B]``: DPO's per-token part,
-    plain torch (the path off the CPU and with ``compile=True``; :func:`logratio_into` is
-    tested against it)."""
+    plain torch (compiled with ``compile=True``)."""
     return torch.where(action_mask, logp - ref_logp, 0.0).sum(dim=1)
-
-
-def logratio_into(
-    logp: torch.Tensor,
-    ref_logp: torch.Tensor,
-    action_mask: torch.Tensor,
-    clean: bool,
-    scratch: torch.Tensor,
-    mask_out: torch.Tensor,
-) -> torch.Tensor:
-    """:func:`dpo_logratio` on CPU without a ``where``: the difference in ``scratch`` times
-    the 0/1 mask, which is left in ``mask_out`` for the coefficients. Used when ``clean``
-    (every input entry finite) and the sums stay finite; otherwise the reference."""
-    mask = as_float(action_mask, mask_out.dtype, mask_out)
-    if clean:
-        rows = torch.sub(logp, ref_logp, out=scratch).mul_(mask).sum(dim=1)
-        if bool(torch.isfinite(rows.sum())):
-            return rows
-    return dpo_logratio(logp, ref_logp, action_mask)
 
 
 def pair_rows(task_ids: list[str], passed: list[bool], lengths: list[int]) -> list[tuple[int, int]]:
@@ -107,7 +88,7 @@ def pair_rows(task_ids: list[str], passed: list[bool], lengths: list[int]) -> li
     return pairs
 
 
-class DPO:
+class DPO(TwoStep):
     """Direct preference optimisation (Rafailov et al. 2023) on natural pass/fail pairs.
 
     Needs ``task_ids`` and ``ref_logprobs``. ``beta`` = 0.1, ``pass_threshold`` = 1.0.
@@ -126,25 +107,18 @@ class DPO:
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
         self.beta, self.pass_threshold = beta, thr
 
-    def update(
-        self, batch: Batch, *, group: object | None = None, out: Update | None = None
-    ) -> Update:
-        """Per-token DPO coefficients; ``group`` gathers rows across data-parallel ranks;
-        ``out``, a previous :class:`Update`, has its tensors overwritten when shapes match."""
+    def batch_stats(self, batch: Batch, group: object | None = None) -> BatchStats:
+        """The pairs of the optimizer batch and each row's ±β σ(−βΔ)/P (rows of every rank
+        gathered under ``group``). Δ is read from the batch's log-probs as given."""
         m = self.name
         tasks = require_task_ids(batch, m)
         ref = require_field(batch, "ref_logprobs", m)
         check_rewards(batch, m)
-        clean = check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
+        check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
         act = batch.action_mask
-        shape, dtype, device = batch.logprobs.shape, ref.dtype, ref.device
-        fast = self._compiled is None and device.type == "cpu"
-        if fast:  # both outputs serve as scratch first: the difference, the 0/1 mask
-            c = reuse(out, "coefficients", shape, dtype, device)
-            advantages = reuse(out, "advantages", shape, dtype, device)
-            logratio = logratio_into(batch.logprobs.detach(), ref, act, clean, c, advantages)
-        else:
-            logratio = plain_path(self._compiled, dpo_logratio, batch.logprobs.detach(), ref, act)
+        logratio = plain_path(
+            self._compiled, dpo_logratio, batch.logprobs.detach(), ref.detach(), act
+        )
         rows, labels, offset = gather_rows(
             group,
             {"reward": batch.rewards, "count": batch.action_counts, "logratio": logratio},
@@ -154,7 +128,7 @@ class DPO:
         pairs = pair_rows(labels["task"], passed, [int(x) for x in rows["count"].tolist()])
         n_all = int(rows["reward"].shape[0])
         row_coef = torch.zeros(n_all, dtype=ref.dtype, device=ref.device)
-        stats: dict[str, Any] = {"rows": float(batch.size), "pairs": float(len(pairs))}
+        stats: dict[str, float | None] = {"pairs": float(len(pairs))}
         n_pass = sum(passed)
         if pairs:
             w = torch.tensor([p[0] for p in pairs], device=ref.device)
@@ -166,30 +140,46 @@ class DPO:
             stats["delta_mean"] = float(delta.mean())
             stats["preference_accuracy"] = float((delta > 0).to(ref.dtype).mean())
             stats["loss_mean"] = float(F.softplus(-self.beta * delta).mean())
-        local = row_coef[offset : offset + batch.size].detach()
-        if fast and bool(torch.isfinite(local).all()):
-            # c = 0 + the mask (in advantages) times local: the + 0 turns −0 into +0
-            torch.addcmul(c.new_zeros(()), advantages, local[:, None], out=c)
-        else:
-            spread = torch.where(act, local[:, None], 0.0) + 0.0  # + 0 turns −0 into +0
-            if fast:
-                c.copy_(spread)
-            elif out is None:
-                c = spread
-            else:
-                c = reuse(out, "coefficients", shape, dtype, device).copy_(spread)
-        admitted = (local != 0) & (batch.action_counts > 0)  # (c != 0).any(dim=1)
         stats["unpaired_passes"] = float(n_pass - len(pairs))
         stats["unpaired_fails"] = float(n_all - n_pass - len(pairs))
         notes = self._notes(len(pairs), n_pass, n_all, len(set(labels["task"])))
-        notes += compile_note(self._compiled)
-        if not fast:
-            advantages = reuse(out, "advantages", shape, dtype, device)
+        return base_stats(
+            m,
+            batch,
+            group,
+            values={"row_coef": row_coef, "pairs": len(pairs)},
+            stats=stats,
+            notes=notes,
+            offset=offset,
+        )
+
+    def coefficients(
+        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
+    ) -> Update:
+        """Per-token DPO coefficients of ``micro_batch``: its rows' ±β σ(−βΔ)/P from
+        ``stats`` on their action tokens; ``out``, a previous :class:`Update`, has its
+        tensors overwritten when shapes match."""
+        self._check(stats)
+        batch = micro_batch
+        m = self.name
+        require_field(batch, "ref_logprobs", m)
+        check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
+        act = batch.action_mask
+        lp = batch.logprobs
+        shape, dtype, device = lp.shape, lp.dtype, lp.device
+        row_coef: torch.Tensor = stats.values["row_coef"]
+        local = row_coef[stats.positions(batch).to(row_coef.device)].to(device=device, dtype=dtype)
+        spread = torch.where(act, local[:, None], 0.0) + 0.0  # + 0 turns −0 into +0
+        c = reuse(out, "coefficients", shape, dtype, device).copy_(spread)
+        admitted = (local != 0) & (batch.action_counts > 0)  # (c != 0).any(dim=1)
+        own = {"rows": float(batch.size)}
+        notes = list(stats.notes) + compile_note(self._compiled)
+        advantages = reuse(out, "advantages", shape, dtype, device)
         return Update(
             coefficients=c,
-            advantages=torch.mul(c, max(len(pairs), 1), out=advantages),
+            advantages=torch.mul(c, max(int(stats.values["pairs"]), 1), out=advantages),
             admitted=admitted,
-            stats=stats,
+            stats={**stats.stats, **own},
             notes=notes,
         )
 

@@ -1,9 +1,9 @@
-"""Batch fields, now read by :mod:`whilecli.io.batch` (the one reading layer); these names
+"""Batch fields, held by :mod:`whilecli.io.columns` (numpy only; the file readers are :mod:`whilecli.io.batch`); these names
 stay importable from here."""
 
 from __future__ import annotations
 
-from whilecli.io.batch import (
+from whilecli.io.columns import (
     LIST_ALIASES,
     LIST_FIELDS,
     LOGPROB_FIELDS,

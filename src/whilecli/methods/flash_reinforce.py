@@ -17,7 +17,7 @@ log-probs log π and the sampler's log μ (DESIGN section 3 pins what the paper 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -38,6 +38,7 @@ from whilecli.methods.fastmath import (
     plain_path,
     row_blocks,
 )
+from whilecli.methods.twostep import BatchStats, TwoStep, base_stats, merged
 
 TRUST = declared.TRUST.default
 LOG_RATIO_CLAMP = 30.0
@@ -140,7 +141,7 @@ def _block(
     return mean_kl, ratio.sum(dim=1), n_clamped
 
 
-class FlashReinforce:
+class FlashReinforce(TwoStep):
     """FlashReinforce's per-token coefficients for one batch (Hu et al. 2026, Eq. 5-10).
 
     ``trust`` is δ, the largest mean Bernoulli KL a trajectory may carry and still count
@@ -149,6 +150,7 @@ class FlashReinforce:
     Without it, CPU batches take the row-block fast path and other devices the plain function.
     """
 
+    name: ClassVar[str] = "flash_reinforce"
     requires: frozenset[str] = frozenset({"reward", "logprobs"})
     logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
 
@@ -160,14 +162,35 @@ class FlashReinforce:
     def __repr__(self) -> str:
         return f"FlashReinforce(trust={self.trust})"
 
-    def update(
-        self, batch: Batch, *, group: Any | None = None, out: Update | None = None
+    def batch_stats(self, batch: Batch, group: Any | None = None) -> BatchStats:
+        """Σ_j R_j and B of the optimizer batch (all-reduced over ``group``'s ranks)."""
+        batch.check_rewards()
+        rewards = batch.rewards.detach()
+        totals = global_sum(
+            torch.stack(
+                [rewards.sum(), torch.tensor(float(batch.size), dtype=rewards.dtype).to(rewards)]
+            ),
+            group,
+        )
+        notes = []
+        if bool((batch.rewards == batch.rewards[0]).all()) and group is None:
+            notes.append("Every reward is equal, so every advantage and coefficient is 0.")
+        extra = world_note(group)
+        if extra:
+            notes.append(extra)
+        return base_stats(self.name, batch, group, values={"totals": totals}, notes=notes)
+
+    def coefficients(
+        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:
-        """Coefficients ``c = m_i A_i ρ / (T_i B)``; ``group`` all-reduces the mean reward and B.
+        """Coefficients ``c = m_i A_i ρ / (T_i B)`` of ``micro_batch`` with the mean reward
+        and B of the optimizer batch in ``stats``.
 
         ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
         match (a training loop saves the fresh memory); otherwise new tensors are returned.
         """
+        self._check(stats)
+        batch = micro_batch
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
         action = batch.action_mask
@@ -179,16 +202,7 @@ class FlashReinforce:
             )
         rewards = batch.rewards.detach()
         dtype = batch.logprobs.dtype
-        b = batch.size
-        totals = global_sum(
-            torch.stack(
-                [
-                    rewards.sum(),
-                    torch.tensor(float(b), dtype=dtype, device=rewards.device),
-                ]
-            ),
-            group,
-        )
+        totals = stats.values["totals"].to(device=rewards.device, dtype=dtype)
         big_b = totals[1]
         adv = rewards - totals[0] / big_b  # Eq. 5
 
@@ -218,14 +232,15 @@ class FlashReinforce:
         advantages = reuse(out, "advantages", log_pi.shape, dtype, log_pi.device)
         as_float(batch.mask, dtype, advantages)
         advantages.mul_(adv[:, None])
-        stats, notes = self._report(batch, admitted, mean_kl, n_clamped, ratio_sums, counts, group)
+        own, notes = self._report(batch, admitted, mean_kl, n_clamped, ratio_sums, counts)
+        all_stats, all_notes = merged(stats, own, notes)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=advantages.detach(),
             admitted=admitted,
             value_targets=None,
-            stats=stats,
-            notes=notes,
+            stats=all_stats,
+            notes=all_notes,
             ratio_clamp=LOG_RATIO_CLAMP,
         )
 
@@ -263,7 +278,6 @@ class FlashReinforce:
         n_clamped: int,
         ratio_sums: torch.Tensor,
         counts: torch.Tensor,
-        group: Any | None,
     ) -> tuple[dict[str, float | None], list[str]]:
         b = batch.size
         n_tokens = int(counts.sum())
@@ -301,9 +315,4 @@ class FlashReinforce:
                 f"{n_clamped} action tokens had |log π − log μ| > {LOG_RATIO_CLAMP:g}; "
                 f"their ratio was clamped to e^±{LOG_RATIO_CLAMP:g}."
             )
-        if bool((batch.rewards == batch.rewards[0]).all()) and group is None:
-            notes.append("Every reward is equal, so every advantage and coefficient is 0.")
-        extra = world_note(group)
-        if extra:
-            notes.append(extra)
         return stats, notes

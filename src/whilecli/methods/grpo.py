@@ -35,7 +35,7 @@ from whilecli.methods.groups import (
     refuse_all_singletons,
     require_task_ids,
 )
-from whilecli.methods.surrogate import ClippedPolicyGradient, knob_error, number_knob
+from whilecli.methods.surrogate import Baseline, ClippedPolicyGradient, knob_error, number_knob
 
 
 def group_advantages_reference(
@@ -106,19 +106,16 @@ class GRPO(_Grouped):
 
     def _advantages(
         self, rewards: torch.Tensor, labels: dict[str, list[str]]
-    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
+    ) -> tuple[Baseline, dict[str, float], list[str]]:
         ids = group_ids(labels["task"], rewards.device)
         gs = group_stats(rewards, ids)
         refuse_all_singletons(gs, self.name)
-        centred = rewards - gs.mean[ids]
-        if self.loss_type == "dr_grpo":
-            adv = centred
-        else:
-            std = gs.std[ids]
-            adv = centred / torch.where(std > 0, std, torch.ones_like(std))
-        adv = torch.where(gs.unanimous[ids], torch.zeros_like(adv), adv)
+        std = gs.std[ids]
+        one = torch.ones_like(std)
+        scale = one if self.loss_type == "dr_grpo" else torch.where(std > 0, std, one)
+        base = Baseline(centre=gs.mean[ids], scale=scale, zero=gs.unanimous[ids])
         stats, notes = _group_notes(gs)
-        return adv, stats, notes
+        return base, stats, notes
 
 
 class MaxRL(_Grouped):
@@ -134,7 +131,7 @@ class MaxRL(_Grouped):
 
     def _advantages(
         self, rewards: torch.Tensor, labels: dict[str, list[str]]
-    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
+    ) -> tuple[Baseline, dict[str, float], list[str]]:
         neg = rewards < 0
         if bool(neg.any()):
             row = int(neg.nonzero()[0, 0])
@@ -149,13 +146,13 @@ class MaxRL(_Grouped):
         refuse_all_singletons(gs, self.name)
         mean = gs.mean[ids]
         zero = gs.mean == 0
-        adv = (rewards - mean) / torch.where(mean != 0, mean, torch.ones_like(mean))
-        adv = torch.where(gs.unanimous[ids] | zero[ids], torch.zeros_like(adv), adv)
+        scale = torch.where(mean != 0, mean, torch.ones_like(mean))
+        base = Baseline(centre=mean, scale=scale, zero=gs.unanimous[ids] | zero[ids])
         stats, notes = _group_notes(gs)
         stats["zero_mean_groups"] = float(zero.sum())
         if int(zero.sum()):
             notes.append(f"A = 0 for {count(int(zero.sum()), 'group')} with mean reward 0.")
-        return adv, stats, notes
+        return base, stats, notes
 
 
 class RAE(ClippedPolicyGradient):
@@ -172,6 +169,7 @@ class RAE(ClippedPolicyGradient):
 
     name: ClassVar[str] = "rae"
     requires: frozenset[str] = frozenset()
+    by_task: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -237,7 +235,7 @@ class RAE(ClippedPolicyGradient):
 
     def _advantages(
         self, rewards: torch.Tensor, labels: dict[str, list[str]]
-    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
+    ) -> tuple[Baseline, dict[str, float], list[str]]:
         agents = labels["agent"]
         codes: dict[str, int] = {}
         ids = torch.tensor([codes.setdefault(a, len(codes)) for a in agents], dtype=torch.long).to(
@@ -257,4 +255,7 @@ class RAE(ClippedPolicyGradient):
             f"{shown}{more}."
         ]
         stats = {"agents": float(len(names)), "baseline_mean": float(final.mean())}
-        return rewards - before, stats, notes
+        base = Baseline(
+            centre=before, scale=torch.ones_like(before), zero=torch.zeros_like(before).bool()
+        )
+        return base, stats, notes

@@ -31,7 +31,7 @@ from whilecli.methods.registry import NO_REWARD, ROW_METHODS, check_knobs, flag,
 if TYPE_CHECKING:
     import polars as pl
 
-    from whilecli.io.batch import Columns
+    from whilecli.io.columns import Columns
     from whilecli.methods.batch import Batch, Update
     from whilecli.methods.rowio import Table
 
@@ -215,7 +215,7 @@ def _parse_map(items: Mapping[str, str] | Sequence[str] | None, *, rows: bool) -
         from whilecli.io.read import parse_map as parse_rows_map
 
         return parse_rows_map(list(items))
-    from whilecli.io.batch import parse_map as parse_batch_map
+    from whilecli.io.columns import parse_map as parse_batch_map
 
     return parse_batch_map(list(items))
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -27,7 +27,7 @@ from whilecli import knobs as declared
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
-from whilecli.methods.distributed import global_sum, world_note
+from whilecli.methods.distributed import world_note
 from whilecli.methods.fastmath import (
     Compiled,
     Workspace,
@@ -48,6 +48,7 @@ from whilecli.methods.gae import (
     skip_observation_gae_reference,
 )
 from whilecli.methods.knob_checks import pair
+from whilecli.methods.twostep import BatchStats, TwoStep, base_stats, merged
 
 RATIO = declared.SAO_RATIO
 GAE_ALPHA = declared.SAO_GAE_ALPHA.default
@@ -163,7 +164,7 @@ def _block(
     return any_rows(in_band)
 
 
-class SAO:
+class SAO(TwoStep):
     """SAO's per-token coefficients for one batch (Hou et al. 2026, Eq. 1-5).
 
     ``ratio`` is the open band ``(1 − ε_low, 1 + ε_high)`` (default (0.7, 6.0)); ``gae_alpha``
@@ -171,6 +172,7 @@ class SAO:
     ``torch.compile``, built on the first update; the GAE is the vectorised scan either way.
     """
 
+    name: ClassVar[str] = "sao"
     requires: frozenset[str] = frozenset({"reward", "logprobs", "values"})
     logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
 
@@ -194,14 +196,21 @@ class SAO:
     def __repr__(self) -> str:
         return f"SAO(ratio={self.ratio}, gae_alpha={self.gae_alpha})"
 
-    def update(
-        self, batch: Batch, *, group: Any | None = None, out: Update | None = None
+    def batch_stats(self, batch: Batch, group: Any | None = None) -> BatchStats:
+        """N, the action tokens of the optimizer batch (all-reduced over ``group``'s ranks)."""
+        extra = world_note(group)
+        return base_stats(self.name, batch, group, notes=[extra] if extra else [])
+
+    def coefficients(
+        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:
-        """Coefficients ``c = f(ρ) A / N``; ``group`` all-reduces N over the ranks.
+        """Coefficients ``c = f(ρ) A / N`` of ``micro_batch``, N from ``stats``.
 
         ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
         match (a training loop saves the fresh memory); otherwise new tensors are returned.
         """
+        self._check(stats)
+        batch = micro_batch
         batch.check_rewards()
         batch.check_logprobs(self.logprob_fields)
         values = check_values(batch, "SAO")
@@ -210,7 +219,7 @@ class SAO:
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
         log_mu = None if log_mu is None else log_mu.detach()
-        n_total = global_sum(counts.sum().reshape(1), group)[0]
+        n_total = torch.tensor(stats.action_tokens, dtype=counts.dtype, device=counts.device)
         if self._compiled is not None or log_pi.device.type != "cpu":  # the plain function
             # Eq. 4-5: skip-observation GAE; value targets R
             coef, adv, targets, lam = critic_pass(
@@ -232,14 +241,15 @@ class SAO:
             coef, adv, targets, lam = critic_outputs(batch, values, self.gae_alpha, out, counts)
             outputs = (coef, adv, targets)
             admitted, band = self._blocks(batch, values, counts, lam, n_total, outputs)
-        stats, notes = self._report(batch, counts, band, admitted, lam, n_total, group)
+        own, notes = self._report(batch, counts, band, admitted, lam, n_total)
+        all_stats, all_notes = merged(stats, own, notes)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
-            stats=stats,
-            notes=notes,
+            stats=all_stats,
+            notes=all_notes,
             ratio_clamp=math.inf,
         )
 
@@ -287,7 +297,6 @@ class SAO:
         admitted: torch.Tensor,
         lam: torch.Tensor,
         n_total: torch.Tensor,
-        group: Any | None,
     ) -> tuple[dict[str, float | None], list[str]]:
         b = batch.size
         n_tokens = int(counts.sum())
@@ -331,7 +340,4 @@ class SAO:
                 f"{empty} trajectories have no action token: kept, not admitted, zero "
                 "coefficients, value targets R."
             )
-        extra = world_note(group)
-        if extra:
-            notes.append(extra)
         return stats, notes

@@ -18,6 +18,7 @@ from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import Compiled, as_float, compile_note, plain_path, row_counts
 from whilecli.methods.groups import check_logprobs, check_rewards, count
 from whilecli.methods.surrogate import knob_error, number_knob
+from whilecli.methods.twostep import BatchStats, TwoStep
 
 
 def sft_reference(
@@ -33,7 +34,7 @@ def sft_reference(
     return (action_mask & passed[:, None]).to(reward.dtype)  # c = 1 on their action tokens
 
 
-class SFT:
+class SFT(TwoStep):
     """SFT on the rows whose reward reaches ``pass_threshold`` (default 1.0)."""
 
     name: ClassVar[str] = "sft"
@@ -46,11 +47,13 @@ class SFT:
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
         self.pass_threshold = thr
 
-    def update(
-        self, batch: Batch, *, group: object | None = None, out: Update | None = None
+    def coefficients(
+        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:
         """c = 1 on action tokens of passing rows; ``group`` is accepted and unused; ``out``,
         a previous :class:`Update`, has its tensors overwritten when their shapes match."""
+        self._check(stats)
+        batch = micro_batch
         check_rewards(batch, self.name)
         check_logprobs(batch, ["logprobs"], self.name)
         passed = batch.rewards >= self.pass_threshold
@@ -69,7 +72,7 @@ class SFT:
         admitted = passed & (counts > 0)
         n_pass = int(passed.sum())
         tokens = int(counts[passed].sum())
-        stats: dict[str, float | None] = {
+        own: dict[str, float | None] = {
             "rows": float(batch.size),
             "passing_rows": float(n_pass),
             "trained_tokens": float(tokens),
@@ -86,5 +89,9 @@ class SFT:
             notes.append(f"c = 0 for {count(empty, 'passing row')} without an action token.")
         advantages = reuse(out, "advantages", shape, dtype, device).copy_(c)
         return Update(
-            coefficients=c, advantages=advantages, admitted=admitted, stats=stats, notes=notes
+            coefficients=c,
+            advantages=advantages,
+            admitted=admitted,
+            stats={**stats.stats, **own},
+            notes=notes,
         )

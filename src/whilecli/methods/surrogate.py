@@ -25,6 +25,7 @@ returned apart as well, so that a staleness correction can leave it as it is.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -55,6 +56,7 @@ from whilecli.methods.groups import (
     require_field,
     truncated_rows,
 )
+from whilecli.methods.twostep import BatchStats, TwoStep, refuse_unknown_tasks
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 
@@ -127,6 +129,30 @@ def length_weights(
     if loss_type == "dr_grpo":
         return torch.where(has, zero + 1.0 / (max(max_len, 1.0) * n_rows), zero)
     raise ValueError(f"unknown loss_type {loss_type!r}")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Each row's baseline in the optimizer batch: A_i = 0 where ``zero``, else
+    (R_i − centre_i)/scale_i (``[N]`` tensors; grpo: the group mean and std, max_rl: the group
+    mean twice, rae: the running baseline and 1)."""
+
+    centre: torch.Tensor
+    scale: torch.Tensor
+    zero: torch.Tensor
+
+    def advantages(self, rewards: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
+        """A of rows with ``rewards`` whose baselines sit at positions ``at``."""
+        at = at.to(self.centre.device)
+        centre, scale, zero = self.centre[at], self.scale[at], self.zero[at]
+        adv = (rewards - centre.to(rewards)) / scale.to(rewards)
+        return torch.where(zero.to(rewards.device), torch.zeros_like(adv), adv)
+
+
+def _world(group: object) -> int:
+    import torch.distributed as dist
+
+    return int(dist.get_world_size(None if group is True else group))  # type: ignore[arg-type]
 
 
 @dataclass
@@ -352,7 +378,7 @@ def number_knob(method: str, knob: str, default: float | None, value: Any) -> fl
     return float(value)
 
 
-class ClippedPolicyGradient:
+class ClippedPolicyGradient(TwoStep):
     """Shared engine: advantages from :meth:`_advantages`, then the clipped surrogate.
 
     ``update`` returns c = w_i g − β w_i (1 − r) on the action tokens of live rows; with
@@ -397,20 +423,89 @@ class ClippedPolicyGradient:
 
     def _advantages(
         self, rewards: torch.Tensor, labels: dict[str, list[str]]
-    ) -> tuple[torch.Tensor, dict[str, float], list[str]]:
-        """A_i ``[N]`` for every row of the global batch, with stats and notes."""
+    ) -> tuple[Baseline, dict[str, float], list[str]]:
+        """A_i = 0 where ``zero``, else (R_i − centre_i)/scale_i, for every row of the global
+        batch (:class:`Baseline`), with stats and notes."""
         raise NotImplementedError
 
-    def update(
-        self, batch: Batch, *, group: object | None = None, out: Update | None = None
-    ) -> Update:
-        """Per-token coefficients of the clipped surrogate for ``batch``.
+    #: Whether a row's baseline is found by its task id (grpo, max_rl) or by its position (rae).
+    by_task: ClassVar[bool] = True
+
+    def batch_stats(self, batch: Batch, group: object | None = None) -> BatchStats:
+        """The group statistics, B, Σ_j T_j and L_max of the optimizer batch.
 
         ``group``: a ``torch.distributed`` process group; the rows of every rank are
-        gathered for the advantages and B, Σ_j T_j, L_max, so each rank's coefficients
-        equal those of the concatenated global batch. ``out``, a previous :class:`Update`,
-        has its tensors overwritten when their shapes match; otherwise new ones are returned.
+        gathered, so each rank's coefficients equal those of the concatenated global batch.
         """
+        m = self.name
+        check_rewards(batch, m)
+        trunc = truncated_rows(batch)
+        rewards = batch.rewards
+        if self.truncated == "zero":
+            rewards = torch.where(trunc, torch.zeros_like(rewards), rewards)
+        counts = batch.action_counts
+        rows, labels, offset = gather_rows(
+            group,
+            {"reward": rewards, "truncated": trunc, "count": counts},
+            self._labels(batch),
+        )
+        base, stats, notes = self._advantages(rows["reward"], labels)
+        n_rows = int(rows["reward"].shape[0])
+        total = float(rows["count"].sum())
+        # bnpo's Σ_j T_j: the tokens that carry a loss (TRL, verl); B counts every row
+        carrying = rows["count"]
+        if self.truncated == "mask":
+            carrying = torch.where(rows["truncated"], torch.zeros_like(carrying), carrying)
+        loss_tokens = float(carrying.sum())
+        longest = float(rows["count"].max())
+        max_len = float(self.max_len) if self.max_len is not None else longest
+        keys: dict[str, int] = {}
+        if self.by_task:
+            for j, task in enumerate(labels["task"]):
+                keys.setdefault(task, j)
+        stats["loss_tokens_global"] = loss_tokens
+        stats["rows_global"] = float(n_rows)
+        stats["action_tokens_global"] = total
+        return BatchStats(
+            method=m,
+            rows=n_rows,
+            action_tokens=total,
+            local_rows=batch.size,
+            values={
+                "baseline": base,
+                "keys": keys,
+                "loss_tokens": loss_tokens,
+                "longest": longest,
+                "max_len": max_len,
+            },
+            stats=stats,
+            notes=tuple(notes),
+            ranks=1 if group is None else _world(group),
+            offset=offset,
+        )
+
+    def _baseline_rows(self, batch: Batch, stats: BatchStats) -> torch.Tensor:
+        """The positions in ``stats``' baseline of the rows of ``batch``."""
+        if not self.by_task:
+            return stats.positions(batch)
+        keys: dict[str, int] = stats.values["keys"]
+        tasks = self._labels(batch)["task"]
+        missing = [t for t in tasks if t not in keys]
+        if missing:
+            raise refuse_unknown_tasks(self.name, missing)
+        return torch.tensor([keys[t] for t in tasks], dtype=torch.long).to(batch.rewards.device)
+
+    def coefficients(
+        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
+    ) -> Update:
+        """Per-token coefficients of the clipped surrogate for ``micro_batch``, with the group
+        statistics, B, Σ_j T_j and L_max of the optimizer batch in ``stats``.
+
+        ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
+        match; otherwise new ones are returned.
+        """
+        self._check(stats)
+        batch = micro_batch
         m = self.name
         check_rewards(batch, m)
         used = ["logprobs", "behavior_logprobs"]
@@ -422,24 +517,14 @@ class ClippedPolicyGradient:
         rewards = batch.rewards
         if self.truncated == "zero":
             rewards = torch.where(trunc, torch.zeros_like(rewards), rewards)
+        base: Baseline = stats.values["baseline"]
+        at = self._baseline_rows(batch, stats)
+        adv = base.advantages(rewards, at)
         counts = batch.action_counts
-        rows, labels, offset = gather_rows(
-            group,
-            {"reward": rewards, "truncated": trunc, "count": counts},
-            self._labels(batch),
-        )
-        adv_all, stats, notes = self._advantages(rows["reward"], labels)
-        b = batch.size
-        adv = adv_all[offset : offset + b]
-        n_rows = int(rows["reward"].shape[0])
-        total = float(rows["count"].sum())
-        # bnpo's Σ_j T_j: the tokens that carry a loss (TRL, verl); B counts every row
-        carrying = rows["count"]
-        if self.truncated == "mask":
-            carrying = torch.where(rows["truncated"], torch.zeros_like(carrying), carrying)
-        loss_tokens = float(carrying.sum())
-        longest = float(rows["count"].max())
-        max_len = float(self.max_len) if self.max_len is not None else longest
+        n_rows = stats.rows
+        loss_tokens = float(stats.values["loss_tokens"])
+        longest = float(stats.values["longest"])
+        max_len = float(stats.values["max_len"])
         weights = length_weights(
             self.loss_type, counts, n_rows=n_rows, total_tokens=loss_tokens, max_len=max_len
         )
@@ -466,15 +551,16 @@ class ClippedPolicyGradient:
         if not sur.finite:
             raise _overflow(c, sur.reference_term)
         admitted = sur.admitted
-        stats.update(self._common_stats(batch, sur, trunc, live, counts, n_rows, total))
-        stats["loss_tokens_global"] = loss_tokens
-        common = self._common_notes(batch, counts, trunc, n_rows, longest, max_len, stats)
-        notes = common[:1] + notes + common[1:] + compile_note(self._compiled)
+        own = self._common_stats(batch, sur, trunc, live, counts, n_rows, stats.action_tokens)
+        own["loss_tokens_global"] = loss_tokens
+        all_stats = {**stats.stats, **own}
+        common = self._common_notes(batch, counts, trunc, n_rows, longest, max_len, all_stats)
+        notes = common[:1] + list(stats.notes) + common[1:] + compile_note(self._compiled)
         return PolicyGradientUpdate(
             coefficients=c,
             advantages=advantages,
             admitted=admitted,
-            stats=stats,
+            stats=all_stats,
             notes=notes,
             ratio_clamp=math.inf,
             reference_term=sur.reference_term,
@@ -514,7 +600,7 @@ class ClippedPolicyGradient:
         n_rows: int,
         longest: float,
         max_len: float,
-        stats: dict[str, float],
+        stats: Mapping[str, float | None],
     ) -> list[str]:
         notes = [
             f"{self.name} with loss_type {self.loss_type}: {WEIGHT_TEXT[self.loss_type]}, "
@@ -531,7 +617,7 @@ class ClippedPolicyGradient:
             )
         if stats["clipped_tokens"]:
             notes.append(
-                f"{int(stats['clipped_tokens'])} action tokens ({stats['clipped_share']:.1%}) "
+                f"{int(stats['clipped_tokens'])} action tokens ({stats['clipped_share'] or 0:.1%}) "
                 f"fell on the clipped branch of the surrogate (ε = {self.clip}) and get no "
                 "policy-gradient term."
             )
@@ -550,7 +636,7 @@ class ClippedPolicyGradient:
             )
         if self.loss_type == "bnpo" and self.truncated == "mask" and stats["truncated_rows"]:
             notes.append(
-                f"bnpo's Σ_j T_j = {int(stats['loss_tokens_global'])} leaves out the tokens of "
+                f"bnpo's Σ_j T_j = {int(stats['loss_tokens_global'] or 0)} leaves out the tokens of "
                 "truncated rows, which carry no loss (TRL, verl)."
             )
         if self.loss_type == "dr_grpo" and self.max_len is not None and longest > max_len:
