@@ -222,7 +222,7 @@ TIS_CAP = Knob(
     2.0,
     low=1.0,
     source="truncated importance sampling, as in verl",
-    doc="tis replaces ρ by min(ρ, cap).",
+    doc="tis replaces the method's ratio treatment by min(ρ, cap).",
 )
 
 # ---------------------------------------------------------------- row-wise methods

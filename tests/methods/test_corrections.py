@@ -74,7 +74,8 @@ def test_corrections_match_slow_loop(data, name) -> None:
     batch = to_batch(rows)
     base = GRPO().update(batch)
     up = apply_correction(base, batch, name)
-    slow = slow_correction(rows, slow_grpo(rows), name, carries_ratio=True)
+    tis_pg = slow_grpo(rows, part="tis") if name == "tis" else None
+    slow = slow_correction(rows, slow_grpo(rows), name, carries_ratio=True, tis_pg=tis_pg)
     for i, r in enumerate(slow):
         assert up.coefficients[i, : len(r)].tolist() == pytest.approx(r, rel=1e-9, abs=1e-12)
     assert torch.all(up.coefficients[~batch.action_mask] == 0)
@@ -195,8 +196,10 @@ def test_corrections_leave_the_kl_to_reference_term() -> None:
     assert up.coefficients[:, 0].tolist() == pytest.approx([kl, -math.sqrt(0.5) / 2 + kl])
     for name in ("ipo", "icepop", "tis"):
         out = apply_correction(up, batch, name)
-        # row 0's ρ = 6 is outside icepop's band and |π − μ| = 0.31 > 0.3: the KL term stays
-        assert out.coefficients[0, 0].item() == pytest.approx(kl, rel=1e-12)
+        # row 0's ρ = 6 is outside icepop's band and |π − μ| = 0.31 > 0.3: the KL term stays;
+        # tis drops the clip: w A min(ρ, 2) = (1/2)(1/√2)·2, plus the KL term
+        row0 = kl + (math.sqrt(0.5) if name == "tis" else 0.0)
+        assert out.coefficients[0, 0].item() == pytest.approx(row0, rel=1e-12)
         assert out.coefficients[1, 0].item() == pytest.approx(-math.sqrt(0.5) / 2 + kl, rel=1e-12)
         assert out.admitted.tolist() == [True, True]
         assert any("KL-to-reference" in n for n in out.notes)
@@ -213,7 +216,8 @@ def test_corrections_with_a_kl_term_match_slow_loop(data, name) -> None:
     up = apply_correction(GRPO(beta=0.05).update(batch), batch, name)
     pg = slow_grpo(rows, beta=0.05, part="pg")
     kl = slow_grpo(rows, beta=0.05, part="kl")
-    slow = slow_correction(rows, pg, name, carries_ratio=True, reference=kl)
+    tis_pg = slow_grpo(rows, beta=0.05, part="tis") if name == "tis" else None
+    slow = slow_correction(rows, pg, name, carries_ratio=True, reference=kl, tis_pg=tis_pg)
     for i, r in enumerate(slow):
         assert up.coefficients[i, : len(r)].tolist() == pytest.approx(r, rel=1e-9, abs=1e-12)
 
@@ -257,7 +261,8 @@ def test_update_path_agrees_with_the_prime_rl_losses(data, name) -> None:
     weights = (1.0 / (counts * batch.size))[:, None].expand_as(batch.logprobs).clone()
     want = _loss_gradient(loss_fn, batch, per_token_a, weights)
     torch.testing.assert_close(up.coefficients, want, rtol=1e-12, atol=1e-15)
-    # GRPO: the same c wherever its own clip does not bite (its c is 0 where it does)
+    # GRPO: icepop gives the same c wherever grpo's own clip does not bite (its c is 0 where
+    # it does); tis drops the clip, so the same c on every token
     base = GRPO().update(batch)
     up = apply_correction(base, batch, name)
     w = torch.where(batch.truncated | (counts == 0), 0.0, 1.0 / (counts.clamp(min=1) * batch.size))
@@ -270,8 +275,32 @@ def test_update_path_agrees_with_the_prime_rl_losses(data, name) -> None:
     rho = torch.exp(batch.logprobs - batch.behavior_logprobs)
     unclipped = ((a[:, None] > 0) & (rho <= 1.2)) | ((a[:, None] < 0) & (rho >= 0.8))
     unclipped &= batch.action_mask
+    if name == "tis":
+        torch.testing.assert_close(up.coefficients, want, rtol=1e-12, atol=1e-15)
+        return
     torch.testing.assert_close(up.coefficients[unclipped], want[unclipped], rtol=1e-12, atol=1e-15)
     assert torch.all(up.coefficients[~unclipped] == 0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from(["sao", "bpco"]))
+def test_tis_replaces_the_band_and_the_clip_of_the_critic_methods(data, name) -> None:
+    """tis on SAO: c = min(ρ, 2) A / N on every action token (no band); on BPCO:
+    c = min(ρ, 2) A (no probability clip); against the slow loops."""
+    import slow_reference
+    from batch_strategies import ragged_rows
+    from whilecli.methods import Batch
+    from whilecli.methods.bpco import BPCO
+    from whilecli.methods.sao import SAO
+
+    rows = data.draw(ragged_rows(min_actions=1))
+    batch = Batch.from_rows(rows)
+    method = SAO() if name == "sao" else BPCO()
+    up = apply_correction(method.update(batch), batch, "tis")
+    want, _, admitted, _ = getattr(slow_reference, name)(rows, tis_cap=2.0)
+    for i, r in enumerate(want):
+        assert up.coefficients[i, : len(r)].tolist() == pytest.approx(r, rel=1e-12, abs=1e-15)
+    assert up.admitted.tolist() == admitted
 
 
 # --- bnpo's Σ T_j, dr_grpo's L_max

@@ -190,7 +190,8 @@ def test_surrogate_and_corrections_in_blocks_match_the_loops(rows: list[dict], b
         kl = slow_grpo(rows, beta=beta, part="kl")
         for name in ("ipo", "icepop", "tis"):
             got = apply_correction(update, batch, name).coefficients
-            slow = slow_correction(rows, pg, name, carries_ratio=True, reference=kl)
+            tis_pg = slow_grpo(rows, beta=beta, part="tis") if name == "tis" else None
+            slow = slow_correction(rows, pg, name, carries_ratio=True, reference=kl, tis_pg=tis_pg)
             for i, expect in enumerate(slow):
                 n = len(expect)
                 torch.testing.assert_close(

@@ -74,8 +74,16 @@ def _gae(row: Row, alpha: float) -> list[float]:
     return adv
 
 
-def sao(rows: list[Row], ratio: tuple[float, float] = (0.7, 6.0), gae_alpha: float = 1.5) -> Result:
-    """Hou et al. 2026, Eq. 1-5: c = f(ρ) A / N, f(ρ) = ρ inside the open band."""
+def sao(
+    rows: list[Row],
+    ratio: tuple[float, float] = (0.7, 6.0),
+    gae_alpha: float = 1.5,
+    tis_cap: float | None = None,
+) -> Result:
+    """Hou et al. 2026, Eq. 1-5: c = f(ρ) A / N, f(ρ) = ρ inside the open band.
+
+    ``tis_cap``: under ``--correction tis`` the band gives way, f(ρ) = min(ρ, cap) on every
+    action token."""
     low, high = ratio
     n_total = sum(sum(_mask(r)) for r in rows)
     coefs, advs, admitted, targets = [], [], [], []
@@ -89,7 +97,10 @@ def sao(rows: list[Row], ratio: tuple[float, float] = (0.7, 6.0), gae_alpha: flo
                 rho = math.exp(lp[t] - bl[t])
             except OverflowError:
                 rho = math.inf
-            if mask[t] and low < rho < high:
+            if mask[t] and tis_cap is not None:
+                c.append(min(rho, tis_cap) * adv[t] / n_total)
+                any_in = any_in or c[-1] != 0
+            elif mask[t] and low < rho < high:
                 c.append(rho * adv[t] / n_total)
                 any_in = True
             else:
@@ -106,8 +117,12 @@ def bpco(
     clip: float = 0.2,
     gae_alpha: float = 0.4,
     reward_range: tuple[float, float] = (0.0, 1.0),
+    tis_cap: float | None = None,
 ) -> Result:
-    """Qi et al. 2026, Eq. 2-4, 11, 14: c = ρA where min(ρA, clip(ρ, 1 ± ε/μ)A) is unclipped."""
+    """Qi et al. 2026, Eq. 2-4, 11, 14: c = ρA where min(ρA, clip(ρ, 1 ± ε/μ)A) is unclipped.
+
+    ``tis_cap``: under ``--correction tis`` the clip gives way, c = min(ρ, cap) A on every
+    action token (ρ unclamped)."""
     coefs, advs, admitted, targets = [], [], [], []
     for row in rows:
         assert all(reward_range[0] <= v <= reward_range[1] for v in row["values"])
@@ -118,6 +133,14 @@ def bpco(
         for t in range(len(lp)):
             if not mask[t]:
                 c.append(0.0)
+                continue
+            if tis_cap is not None:
+                try:
+                    weight = min(math.exp(lp[t] - bl[t]), tis_cap)
+                except OverflowError:
+                    weight = tis_cap
+                c.append(weight * adv[t])
+                any_kept = any_kept or c[-1] != 0
                 continue
             rho = math.exp(min(max(lp[t] - bl[t], -20.0), 20.0))
             mu = math.exp(bl[t])

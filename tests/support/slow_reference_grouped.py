@@ -68,11 +68,13 @@ def _surrogate(
     max_len: int | None,
     truncated: str,
     part: str = "all",
+    cap: float = 2.0,
 ) -> list[list[float]]:
     """c_{i,t} = w_i g_{i,t} − β w_i (1 − r_{i,t}) on action tokens of live rows.
 
     ``part``: ``"all"`` the whole c, ``"pg"`` the policy-gradient part w_i g, ``"kl"`` the
-    KL-to-reference part −β w_i (1 − r). bnpo's Σ_j T_j leaves out the rows that carry no
+    KL-to-reference part −β w_i (1 − r), ``"tis"`` the policy-gradient part under
+    ``--correction tis``: w_i A_i min(ρ, cap), no clip. bnpo's Σ_j T_j leaves out the rows that carry no
     loss (truncated ones under ``truncated="mask"``); B counts every row.
     """
     b = len(rows)
@@ -102,8 +104,10 @@ def _surrogate(
             clipped = min(max(rho, 1 - clip), 1 + clip) * a
             # d/dlog π of min(ρA, clip(ρ)A): ρA where the unclipped branch is the minimum.
             g = unclipped if unclipped <= clipped else 0.0
+            if part == "tis":
+                g = a * min(rho, cap)
             c = w * g if part != "kl" else 0.0
-            if beta > 0 and part != "pg":
+            if beta > 0 and part not in ("pg", "tis"):
                 ratio_ref = math.exp(r["ref_logprobs"][t] - r["logprobs"][t])
                 c -= beta * w * (1 - ratio_ref)
             row_c.append(c)
@@ -280,8 +284,13 @@ def slow_correction(
     carries_ratio: bool = False,
     ratio_clamp: float = math.inf,
     reference: list[list[float]] | None = None,
+    tis_pg: list[list[float]] | None = None,
 ) -> list[list[float]]:
     """ipo c·1[|π − μ| ≤ ε], icepop c·1[low ≤ ρ ≤ high], tis ρ → min(ρ, cap).
+
+    ``tis_pg``: for a method whose clip or band tis replaces (the grpo family), the
+    policy-gradient part under tis (``slow_grpo(..., part="tis")``); tis gives it plus the KL
+    part.
 
     ``coefs`` is the policy-gradient part of c; ``reference`` (the β KL part) is added back
     untouched. tis: ``c·min(ρ, cap)/ρ`` when ``carries_ratio`` (c carries the method's
@@ -301,6 +310,8 @@ def slow_correction(
                 new.append((c if abs(pi - mu) <= eps else 0.0) + kl)
             elif name == "icepop":
                 new.append((c if band[0] <= rho <= band[1] else 0.0) + kl)
+            elif tis_pg is not None:
+                new.append(tis_pg[i][t] + kl)
             elif carries_ratio:
                 log_ratio = r["logprobs"][t] - r["behavior_logprobs"][t]
                 own = math.exp(max(-ratio_clamp, min(ratio_clamp, log_ratio)))

@@ -17,8 +17,9 @@ losses here keep that shape and change only the policy-gradient term, following 
 * :func:`tis_loss`: the built-in term's ρ replaced by ``min(ρ, cap)``, cap 2.0 (truncated
   importance sampling, as in verl): the gradient of the policy-gradient term with respect to
   ``trainer_logprobs`` is ``−mask · A · min(ρ, cap)`` on every token, the truncated weight
-  held constant. This is the update path's ``--correction tis`` on a c that carries ρ
-  (``c ← c · min(ρ, cap)/ρ``), not ``A · ρ · min(ρ, cap)``.
+  held constant, with no PPO clip. This is the update path's ``--correction tis`` (DESIGN
+  section 3): for the grpo family ``g = A · min(ρ, cap)`` on every action token, for
+  FlashReinforce ``c ← c · min(ρ, cap)/ρ``; never ``A · ρ · min(ρ, cap)``.
 
 This module imports torch; :mod:`whilecli.emit.prime_rl` names it by path and never imports it.
 """

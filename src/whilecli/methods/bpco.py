@@ -322,6 +322,7 @@ class BPCO(TwoStep):
             stats={**stats.stats, **own},
             notes=[*stats.notes, *notes],
             ratio_clamp=LOG_RATIO_CAP,
+            row_scale=torch.ones_like(batch.rewards),
         )
 
     def _blocks(

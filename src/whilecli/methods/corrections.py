@@ -5,18 +5,21 @@ For rollouts sampled by μ (the sampler, or an older copy of the policy) and tra
 
 - ``ipo``:    c ← c · 1[|π − μ| ≤ ε], ε = 0.3 (masks on probability moved);
 - ``icepop``: c ← c · 1[low ≤ ρ ≤ high], (low, high) = (0.5, 5.0) (Ring-1T, arXiv:2510.18855);
-- ``tis``:    ρ replaced by min(ρ, cap), cap = 2.0 (truncated importance sampling, as in verl):
-  for a method whose c already carries ρ (grpo, max_rl, rae, flash_reinforce, sao, bpco)
-  c ← c · min(ρ, cap)/ρ, for the others (opd, opsd, dpo, sft) c ← c · min(ρ, cap).
-  Multiplying a ρ-carrying c by min(ρ, cap) would count the ratio twice; with this rule the
-  update path and :func:`whilecli.emit.losses.tis_loss` give the same c.
+- ``tis``:    the method's ratio treatment replaced by the truncated weight min(ρ, cap),
+  cap = 2.0 (truncated importance sampling; DESIGN section 3): for grpo, max_rl and rae the
+  clipped surrogate becomes g = A·min(ρ, cap) on every action token, no PPO clip (Yao et al.
+  2025; verl's ``bypass_pg_is``, TRL's ``token_truncate`` at one iteration, and
+  :func:`whilecli.emit.losses.tis_loss` agree); for sao and bpco the band or probability clip
+  gives way to min(ρ, cap) likewise; for flash_reinforce c ← c · min(ρ, cap)/ρ (its gate
+  stays); for the others (opd, opsd, dpo, sft) c ← c · min(ρ, cap). Multiplying a
+  ρ-carrying c by min(ρ, cap) would count the ratio twice.
 
 How they compose with a method's own clip or band. A correction multiplies the method's c, so
 ``icepop`` on grpo keeps c = w_i ρ A_i only where the surrogate's unclipped branch is the
 minimum *and* 0.5 ≤ ρ ≤ 5.0: the band on top of the clip, as verl composes them (and as
 :func:`whilecli.emit.losses.icepop_loss`, whose built-in term has no clip, gives where the
-clip does not bite). ``tis`` on grpo leaves a clipped token at 0 and replaces ρ by min(ρ, cap)
-on the others; on SAO it caps ρ inside SAO's band.
+clip does not bite). ``tis`` on grpo drops the clip: every action token of a live row gets
+w_i A_i min(ρ, cap).
 
 Corrections act on the policy-gradient part of c only: the β KL-to-reference term of the grpo
 family (c = w_i g − β w_i (1 − r)) is left as it is, as TRL and prime-rl's losses do. A method
@@ -51,10 +54,15 @@ class PolicyGradientUpdate(Update):
     ``ratio_clamp``: c carries ρ = exp(clamp(log π − log μ, ±ratio_clamp)) as a factor
     (∞: the ratio unclamped; None: c carries no ρ). ``reference_term``: the β KL-to-reference
     part of c, ``[B, T]`` (None when there is none); a correction leaves it as it is.
+    ``row_scale``: ``[B]``, for a method whose ratio treatment ``tis`` replaces whole (the
+    grpo family's clip, SAO's band, BPCO's probability clip): the policy-gradient part of c
+    with ρ taken as 1 and no clip or band is ``row_scale[i] · advantages[i, t]`` on the
+    action tokens, and ``tis`` makes it ``row_scale[i] · advantages[i, t] · min(ρ, cap)``.
     """
 
     ratio_clamp: float | None = math.inf
     reference_term: torch.Tensor | None = None
+    row_scale: torch.Tensor | None = None
 
 
 def _check_knobs(name: str, eps: Any, band: Any, cap: Any) -> tuple[float, float, float, float]:
@@ -101,6 +109,7 @@ def apply_correction(
     c = update.coefficients
     ratio_clamp = getattr(update, "ratio_clamp", None)
     reference = getattr(update, "reference_term", None)
+    row_scale = getattr(update, "row_scale", None)
     if reference is not None:
         c = torch.sub(c, reference)  # the policy-gradient part
     lp, blp = batch.logprobs, batch.behavior_logprobs
@@ -114,7 +123,11 @@ def apply_correction(
         capped = rho > k
         n_hit = int(capped.logical_and(act).sum())
         kept = (rho > 0).logical_and_(act)
-        if ratio_clamp is None:  # c carries no ρ: c ← c · min(ρ, cap)
+        if row_scale is not None:  # the method's clip or band gives way: s_i A min(ρ, cap)
+            weight = rho.clamp_(max=k).mul_(act_f)
+            new_c = torch.mul(update.advantages, row_scale[:, None]).mul_(weight)
+            how = f"replaced the method's clip or band and its ratio by min(ρ, {k})"
+        elif ratio_clamp is None:  # c carries no ρ: c ← c · min(ρ, cap)
             new_c = torch.mul(c, rho.clamp_(max=k))
             how = f"multiplied every coefficient by min(ρ, {k})"
         else:  # c carries the method's ρ: replace it by min(ρ, cap), c ← c · min(ρ, cap)/ρ
@@ -143,11 +156,13 @@ def apply_correction(
         new_c = new_c.add_(reference)
         notes.append(f"{name} left the KL-to-reference term of c as it is.")
     new_c = new_c.detach()
-    lost = update.admitted & act.any(dim=1) & ~kept.any(dim=1)
-    if reference is not None:  # the KL term alone still moves the row
-        lost &= ~(new_c != 0).any(dim=1)
-    if int(lost.sum()):
-        notes.append(f"{count(int(lost.sum()), 'row')} lost every action token to {name}.")
-    return replace(
-        update, coefficients=new_c, admitted=update.admitted & ~lost, stats=stats, notes=notes
-    )
+    if name == "tis" and row_scale is not None:
+        admitted = (new_c != 0).any(dim=1)  # the clip or band no longer drops a row
+    else:
+        lost = update.admitted & act.any(dim=1) & ~kept.any(dim=1)
+        if reference is not None:  # the KL term alone still moves the row
+            lost &= ~(new_c != 0).any(dim=1)
+        if int(lost.sum()):
+            notes.append(f"{count(int(lost.sum()), 'row')} lost every action token to {name}.")
+        admitted = update.admitted & ~lost
+    return replace(update, coefficients=new_c, admitted=admitted, stats=stats, notes=notes)

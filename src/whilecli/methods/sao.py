@@ -251,6 +251,7 @@ class SAO(TwoStep):
             stats=all_stats,
             notes=all_notes,
             ratio_clamp=math.inf,
+            row_scale=torch.full_like(batch.rewards, 1.0) / n_total.clamp(min=1),
         )
 
     def _blocks(

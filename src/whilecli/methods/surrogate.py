@@ -564,6 +564,7 @@ class ClippedPolicyGradient(TwoStep):
             notes=notes,
             ratio_clamp=math.inf,
             reference_term=sur.reference_term,
+            row_scale=torch.where(live, weights, 0.0),
         )
 
     def _common_stats(
