@@ -88,13 +88,13 @@ def pooled(pools: list[Pool]) -> Pool:
 class Alerts:
     """The window of the last steps, its route, and which alerts hold."""
 
-    def __init__(self, options: WatchOptions, judges: Any = None) -> None:
+    def __init__(self, options: WatchOptions) -> None:
         self.options = options
         self.window: deque[_Step] = deque(maxlen=options.window)
         self.active: set[str] = set()
         self.fired: list[Alert] = []
         self.route_options = RouteOptions(
-            judges=judges, seed=options.seed, bootstrap_draws=options.bootstrap_draws
+            seed=options.seed, bootstrap_draws=options.bootstrap_draws
         )
 
     def add(self, stats: StepStats, pool: Pool | None) -> tuple[WindowRoute | None, list[Alert]]:

@@ -34,7 +34,7 @@ def header(root: str, layout: str, split: str, window: int) -> list[str]:
         f"{'step':>5}  {'pass@1 [95%] n=tasks':<{PASS_WIDTH}} {'split':>5} {'0-adv':>5}"
         f" {'trunc':>5} {'cut+':>4} {'err':>4} {'lag':>4}  trend"
     )
-    title = f"while watch {root} ({what}, alerts over {window} steps)"
+    title = f"watching {root} ({what}, alerts over {window} steps)"
     return [*textwrap.wrap(title, WIDTH, subsequent_indent="  ", break_on_hyphens=False), head]
 
 

@@ -60,8 +60,6 @@ class Watch:
             rows = read_rows([str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold)
         pool = summarize(rows)
         frame = rows.frame.collect()
-        if self.alerts is None:
-            self.alerts = Alerts(self.options, judges=_judges(path))
         options = self.options
         stats = measure(
             finished.step,
@@ -100,13 +98,6 @@ def _relative(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-def _judges(path: Path) -> Any:
-    """Who grades the run's rollouts, scanned once on the first step read."""
-    from whilecli.route.decide import scan_grader
-
-    return scan_grader([str(path)])
 
 
 def watch_run(
