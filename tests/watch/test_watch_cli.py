@@ -97,3 +97,27 @@ def test_a_bad_rollouts_line_names_its_file_and_line(tmp_path: Path) -> None:
     code, out, err = _invoke(["watch", str(run)])
     assert code == 2 and "2.jsonl:9" in err and "score" in err
     assert any(line.startswith("    1  ") for line in out.splitlines())  # step 1 came first
+
+
+def test_a_step_the_reader_refuses_for_errors_is_reported(prime_run: Path, monkeypatch) -> None:
+    from whilecli.errors import InputError
+    from whilecli.io.formats import prime_rl
+
+    real = prime_rl.read_step
+
+    def read_step(path: Path, **kwargs: object):  # type: ignore[no-untyped-def]
+        if "step_4" in str(path):
+            raise InputError(
+                "most replies are errors: the harness failed, not the model (12 of 16 rows"
+                " (first: line 1))",
+                file=str(path),
+            )
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prime_rl, "read_step", read_step)
+    code, out, _ = _invoke(["watch", str(prime_run), "--fail-on", "errors"])
+    assert code == 1
+    assert "    4  12 of 16 replies are errors: the harness failed, not the model" in out
+    text = " ".join(out.split())
+    assert "! errors: error replies climb: 12 of 48 replies over steps 2-4 are errors" in text
+    assert out.splitlines()[-1].startswith("10 steps; alerts: errors at step 4, floor at")

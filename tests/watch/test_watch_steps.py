@@ -100,3 +100,18 @@ def test_off_policy_lag_from_integer_versions_else_from_the_metrics_row() -> Non
     row = {"off_policy/mean": 0.5, "off_policy/max": 1}
     assert off_policy(9, named, row) == {"mean": 0.5, "max": 1, "from": "metrics.jsonl"}
     assert off_policy(9, named, {"loss/mean": 1.0}) is None
+
+
+def test_errors_come_from_the_reading_layer() -> None:
+    from types import SimpleNamespace
+
+    from whilecli.watch.steps import _errors
+
+    frame = pl.DataFrame({"task_id": ["a", "a"], "reward": [1.0, 0.0]})
+    assert _errors(SimpleNamespace(), frame)[:2] == (None, None)  # type: ignore[arg-type]
+    counted = SimpleNamespace(facts=SimpleNamespace(errors=2, rows=4))
+    n, share, kept = _errors(counted, frame)  # type: ignore[arg-type]
+    assert n == 2 and share is not None and share.value == 0.5 and kept.height == 2
+    marked = frame.with_columns(reply=pl.Series(["ok", "error"]))
+    n, share, kept = _errors(SimpleNamespace(), marked)  # type: ignore[arg-type]
+    assert n == 1 and share is not None and share.value == 0.5 and kept["reward"].to_list() == [1.0]

@@ -64,7 +64,7 @@ class WindowRoute:
 @dataclass
 class _Step:
     step: int
-    pool: Pool
+    pool: Pool | None  # None: the step was refused for its error replies
     errors: int
     replies: int
 
@@ -98,37 +98,57 @@ class Alerts:
         )
 
     def add(self, stats: StepStats, pool: Pool | None) -> tuple[WindowRoute | None, list[Alert]]:
-        """Add a finished step; the window's route and the alerts that fire at this step."""
-        if pool is None or pool.rows == 0:
-            return None, []  # a step with nothing read leaves the window as it was
-        errors = stats.error_replies or 0
-        replies = pool.rows + errors if stats.error_replies is not None else pool.rows
-        self.window.append(_Step(stats.step, pool, errors, replies))
-        from whilecli.route.decide import decide
+        """Add a finished step; the window's route and the alerts that fire at this step.
 
-        route = decide(pooled([s.pool for s in self.window]), self.route_options)
-        window = WindowRoute(
-            first=self.window[0].step,
-            last=stats.step,
-            steps=len(self.window),
-            route=route.route,
-            method=route.method,
-            provisional=route.provisional,
-            why=route.why,
-        )
-        holding = self._holding(route, window)
+        A step with no pool (nothing read) leaves the window as it was, unless the reading
+        layer refused it for its error replies: then its errors count in the window."""
+        errors = stats.error_replies or 0
+        if pool is None or pool.rows == 0:
+            if not errors:
+                return None, []
+            total = stats.error_share.n_rows if stats.error_share is not None else errors
+            self.window.append(_Step(stats.step, None, errors, max(total, errors)))
+        else:
+            replies = pool.rows + errors
+            self.window.append(_Step(stats.step, pool, errors, replies))
+        pools = [s.pool for s in self.window if s.pool is not None]
+        route = self._route(pools)
+        window = None
+        if route is not None:
+            window = WindowRoute(
+                first=self.window[0].step,
+                last=stats.step,
+                steps=len(self.window),
+                route=route.route,
+                method=route.method,
+                provisional=route.provisional,
+                why=route.why,
+            )
+        holding = self._holding(route)
         fired = [
-            Alert(kind, stats.step, route.method, self._message(kind, route, window, stats))
+            Alert(
+                kind,
+                stats.step,
+                route.method if route is not None else None,
+                self._message(kind, route, stats),
+            )
             for kind in sorted(holding - self.active, key=_order)
         ]
         self.active = holding
         self.fired += fired
         return window, fired
 
-    def _holding(self, route: Route, window: WindowRoute) -> set[str]:
+    def _route(self, pools: list[Pool]) -> Route | None:
+        if not pools:
+            return None
+        from whilecli.route.decide import decide
+
+        return decide(pooled(pools), self.route_options)
+
+    def _holding(self, route: Route | None) -> set[str]:
         holding = set()
-        kind = ROUTE_ALERTS.get(route.route)
-        full = window.steps == self.options.window
+        kind = ROUTE_ALERTS.get(route.route) if route is not None else None
+        full = len(self.window) == self.options.window and all(s.pool for s in self.window)
         if kind is not None and (full or kind not in NEEDS_FULL_WINDOW):
             holding.add(kind)
         errors = sum(s.errors for s in self.window)
@@ -137,12 +157,12 @@ class Alerts:
             holding.add("errors")
         return holding
 
-    def _message(self, kind: str, route: Route, window: WindowRoute, stats: StepStats) -> str:
-        span = (
-            f"step {window.last}"
-            if window.first == window.last
-            else f"steps {window.first}-{window.last}"
-        )
+    def _span(self) -> str:
+        first, last = self.window[0].step, self.window[-1].step
+        return f"step {last}" if first == last else f"steps {first}-{last}"
+
+    def _message(self, kind: str, route: Route | None, stats: StepStats) -> str:
+        span = self._span()
         picks = _picks(route)
         if kind == "truncated-passes":
             cut = stats.truncated_passes or 0
@@ -172,8 +192,10 @@ def _order(kind: str) -> int:
     return ALERTS.index(kind)
 
 
-def _picks(route: Route) -> str:
+def _picks(route: Route | None) -> str:
     """The method the route picks, as an alert names it."""
+    if route is None:
+        return "nothing to route (no reply in the window was read)"
     if route.method is None:
         return route.route
     return f"{route.method}{' (provisional)' if route.provisional else ''}"

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from whilecli.errors import UsageError
+from whilecli.errors import InputError, UsageError
 from whilecli.watch import render
 from whilecli.watch.alerts import Alert, Alerts, WindowRoute
 from whilecli.watch.layout import FinishedStep, open_run
 from whilecli.watch.options import WatchOptions
-from whilecli.watch.steps import StepStats, measure, skipped
+from whilecli.watch.steps import StepStats, measure, refused_for_errors, skipped
 
 
 @dataclass
@@ -54,10 +54,20 @@ class Watch:
             stats = skipped(finished.step, path, finished.note or "the rollouts file is empty")
             stats.source = _relative(path, self.root) if path is not None else None
             return self._add(stats, None)
-        if self.layout == "prime-rl":
-            rows = read_step(path, mapping=dict(self.mapping), pass_threshold=self.pass_threshold)
-        else:
-            rows = read_rows([str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold)
+        try:
+            if self.layout == "prime-rl":
+                rows = read_step(
+                    path, mapping=dict(self.mapping), pass_threshold=self.pass_threshold
+                )
+            else:
+                rows = read_rows(
+                    [str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold
+                )
+        except InputError as err:
+            refused = refused_for_errors(finished.step, _relative(path, self.root), str(err))
+            if refused is None:
+                raise
+            return self._add(refused, None)
         pool = summarize(rows)
         frame = rows.frame.collect()
         options = self.options

@@ -20,6 +20,7 @@ reading layer (:func:`whilecli.io.read.read_rows`) and collapses it to the route
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ def measure(
     known = int(tasks["truncated_known"].sum()) if tasks.height else 0
     cut = int(tasks["truncated"].sum()) if tasks.height else 0
     known_tasks = int((tasks["truncated_known"] > 0).sum()) if tasks.height else 0
-    errors, error_share, kept = _errors(frame)
+    errors, error_share, kept = _errors(rows, frame)
     zero = zero_advantage_rows(kept)
     return StepStats(
         step=step,
@@ -117,13 +118,47 @@ def skipped(step: int, source: Path | None, note: str) -> StepStats:
     return StepStats(step=step, source=str(source) if source else None, note=note)
 
 
-def _errors(frame: pl.DataFrame) -> tuple[int | None, Rate | None, pl.DataFrame]:
-    """(error replies, their share of the replies, the rows that are not errors)."""
+def _errors(rows: Rows, frame: pl.DataFrame) -> tuple[int | None, Rate | None, pl.DataFrame]:
+    """(error replies, their share of the replies, the rows that are not errors).
+
+    The reading layer decides what an error reply is: it counts them in ``rows.facts`` (and
+    leaves them out of the frame), or marks them ``reply = error`` in the frame. Neither:
+    unknown (None)."""
+    facts = getattr(rows, "facts", None)
+    counted = getattr(facts, "errors", None)
+    if isinstance(counted, int):
+        total = getattr(facts, "rows", None)
+        total = total if isinstance(total, int) and total >= counted else frame.height + counted
+        if "reply" in frame.columns:
+            frame = frame.filter(pl.col("reply").fill_null("ok") != "error")
+        return counted, stats.wilson(counted, total), frame
     if "reply" not in frame.columns:
         return None, None, frame
-    is_error = frame["reply"] == "error"
-    count = int(is_error.fill_null(False).sum())
-    return count, stats.wilson(count, frame.height), frame.filter(~is_error.fill_null(False))
+    is_error = (frame["reply"] == "error").fill_null(False)
+    count = int(is_error.sum())
+    return count, stats.wilson(count, frame.height), frame.filter(~is_error)
+
+
+#: The reading layer's refusal of a file whose replies are mostly harness errors, with its
+#: counts: a step like that is reported (and raises the errors alert), not a reason to stop.
+MOSTLY_ERRORS = re.compile(r"most replies are errors\b.*?\((\d+) of (\d+) rows")
+
+
+def refused_for_errors(step: int, source: str | None, message: str) -> StepStats | None:
+    """The step the reading layer refused for its error replies (None: another refusal)."""
+    found = MOSTLY_ERRORS.search(message)
+    if found is None:
+        return None
+    errors, rows = int(found.group(1)), int(found.group(2))
+    note = f"{errors} of {rows} replies are errors: the harness failed, not the model"
+    return StepStats(
+        step=step,
+        source=source,
+        rows=0,
+        error_replies=errors,
+        error_share=stats.wilson(errors, rows),
+        note=note,
+    )
 
 
 def zero_advantage_rows(frame: pl.DataFrame) -> int:
