@@ -121,3 +121,20 @@ def test_a_step_the_reader_refuses_for_errors_is_reported(prime_run: Path, monke
     text = " ".join(out.split())
     assert "! errors: error replies climb: 12 of 48 replies over steps 2-4 are errors" in text
     assert out.splitlines()[-1].startswith("10 steps; alerts: errors at step 4, floor at")
+
+
+def test_the_grader_is_scanned_once_not_per_step(prime_run: Path, monkeypatch) -> None:
+    import importlib
+
+    route_decide = importlib.import_module("whilecli.route.decide")  # the module, not decide()
+
+    calls: list[int] = []
+    real = route_decide.scan_grader
+
+    def scan_grader(paths: list[str], stdin_data: bytes | None = None):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(paths, stdin_data)
+
+    monkeypatch.setattr(route_decide, "scan_grader", scan_grader)
+    assert _invoke(["watch", str(prime_run)])[0] == 0
+    assert len(calls) == 1
