@@ -13,6 +13,7 @@ import difflib
 import gc
 import importlib
 import importlib.util
+import inspect
 import re
 from typing import Any
 
@@ -22,11 +23,11 @@ from typer.core import TyperCommand, TyperGroup
 
 from whilecli import __version__
 from whilecli.commands._common import (
-    TORCH_MISSING,
     OneLineUsageError,
     existing_paths,
     progress_wanted,
     slow_status,
+    torch_missing,
 )
 
 #: Every command: its module and function under :mod:`whilecli.commands`, and its one line in
@@ -83,6 +84,10 @@ class _Command(TyperCommand):
     pipe and under NO_COLOR, with no escape codes and without importing Rich's help renderer.
     """
 
+    def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Nothing: :meth:`format_options` lists the positionals (click 8.5 would list them
+        a second time, under its own heading)."""
+
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         args: list[tuple[str, str]] = []
         panels: dict[str | None, list[tuple[str, str]]] = {}
@@ -125,11 +130,30 @@ def _build(name: str) -> click.Command:
     command = typer.main.get_command_from_info(
         info, pretty_exceptions_short=False, rich_markup_mode=None
     )
+    helps = _argument_helps(callback)
     for param in command.params:
-        unchecked = param.callback is None and param.name in INPUT_ARGUMENTS
-        if unchecked and isinstance(param, click.Argument):
+        if not isinstance(param, click.Argument):
+            continue
+        if not getattr(param, "help", None) and param.name in helps:
+            param.help = helps[param.name]  # type: ignore[attr-defined]
+        if param.callback is None and param.name in INPUT_ARGUMENTS:
             param.callback = _check_exists
     return command
+
+
+def _argument_helps(callback: Any) -> dict[str, str]:
+    """Each positional's help as its declaration (``typer.Argument(help=...)``) gives it.
+
+    typer's argument keeps that text as ``help`` set before click's ``__init__``; click 8.5
+    gave ``Argument`` a ``help`` of its own, which that ``__init__`` sets to None: restored here
+    so the help lists every positional with its line under any click from 8.1 on.
+    """
+    helps: dict[str, str] = {}
+    for name, parameter in inspect.signature(callback).parameters.items():
+        info = parameter.default
+        if isinstance(info, typer.models.ArgumentInfo) and info.help:
+            helps[name] = info.help
+    return helps
 
 
 def _check_exists(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -177,7 +201,7 @@ class _Group(TyperGroup):
             protected = ctx.protected_args
         args = [*protected, *ctx.args]
         if args and args[0] in NEEDS_TORCH and not {"-h", "--help"} & set(args) and not _torch():
-            raise OneLineUsageError(TORCH_MISSING)
+            raise OneLineUsageError(torch_missing())
         try:
             if args and args[0] in READERS and progress_wanted(args[1:]):
                 with slow_status(f"while {args[0]}: reading…"):

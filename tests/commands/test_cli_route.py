@@ -440,8 +440,11 @@ def test_real_vf_eval_dumps_route_or_are_refused_in_one_line() -> None:
 # ------------------------------------------------------------------ --show and --limit
 
 
-def test_show_lists_the_tasks_behind_each_count_in_every_format() -> None:
-    rows = ex("truncated_passes.jsonl")
+def test_show_lists_the_tasks_behind_each_count_in_every_format(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(EXAMPLES)  # the file's name, not the checkout's path: a line of fixed width
+    rows = "truncated_passes.jsonl"
     lines = Path(rows).read_text(encoding="utf-8").splitlines()
     first: dict[str, int] = {}  # by hand: each task's first truncated passing line
     cut: set[str] = set()
@@ -460,7 +463,8 @@ def test_show_lists_the_tasks_behind_each_count_in_every_format() -> None:
     assert all(i["file"] == rows and i["row"] is None for i in entry["shown"])
     text = invoke(rows, "--show", "truncated-passes", "--limit", "3").stdout
     assert f"{len(cut)} tasks with a truncated pass (3 listed, {len(cut) - 3} left out" in text
-    assert f"{expected[0]}: {rows} line {first[expected[0]]} (4 rows, 3 passing)" in text
+    flat = " ".join(text.split())  # the same at any width
+    assert f"{expected[0]}: {rows} line {first[expected[0]]} (4 rows, 3 passing)" in flat
     md = invoke(rows, "--show", "truncated-passes", "--format", "markdown").stdout
     assert "### Tasks behind the counts" in md and f"- {expected[0]}: {rows} line" in md
     gh = invoke(rows, "--show", "truncated-passes", "--format", "github").stdout

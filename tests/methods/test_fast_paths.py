@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import slow_reference
@@ -459,8 +459,22 @@ def test_flash_reinforce_plain_path_gives_the_fast_paths_update(
     _same_update(got, want)
 
 
+#: One row with no action token: every mean over tokens (mean_ratio, ...) is None.
+_NO_ACTION = [
+    {
+        "reward": 0.0,
+        "logprobs": [-1.0],
+        "behavior_logprobs": [-1.0],
+        "action_mask": [0],
+        "values": [0.5],
+    }
+]
+
+
 @settings(max_examples=30, deadline=None)
 @given(ragged_rows(), st.booleans())
+@example(_NO_ACTION, False)
+@example(_NO_ACTION, True)
 def test_sao_and_bpco_plain_paths_give_the_fast_paths_update(
     rows: list[dict], on_policy: bool
 ) -> None:

@@ -272,7 +272,7 @@ def test_without_torch_update_says_how_to_install_it() -> None:
         "--method", "grpo", str(DATA), prelude="import sys\nsys.modules['torch'] = None\n"
     )
     assert code == "2", err
-    assert err.count("\n") == 0 and "pip install 'whilecli[torch]'" in err, err
+    assert err.count("\n") == 0 and "pip install -e '" in err and "[torch]'" in err, err
 
 
 # ---------------------------------------------------------------- D. --compile

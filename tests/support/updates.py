@@ -39,5 +39,8 @@ def assert_same_update(
     if same_keys:
         assert got.stats.keys() == want.stats.keys()
     for key, value in want.stats.items():
+        if value is None:  # a mean over no token: approx(None) with a tolerance is refused
+            assert got.stats[key] is None, key
+            continue
         assert got.stats[key] == pytest.approx(value, rel=stats_rel, abs=stats_abs), key
     assert got.notes == want.notes

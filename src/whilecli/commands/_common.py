@@ -50,11 +50,13 @@ def _from_rich_pipe(exit_: SystemExit) -> bool:
     return tb is not None and tb.tb_frame.f_code.co_name == "on_broken_pipe"
 
 
-#: What a command that computes in torch says when torch is not installed (it is an extra).
-TORCH_MISSING = (
-    "this command computes in torch, which is not installed: "
-    "pip install 'whilecli[torch]' (or pip install torch)"
-)
+def torch_missing() -> str:
+    """What a command that computes in torch says when torch is not installed (it is an
+    extra): the install line that works for this copy of whilecli (a clone, a path, a URL
+    or an index)."""
+    from whilecli.install import install_command
+
+    return f"this command computes in torch, which is not installed: {install_command('torch')}"
 
 
 def _is_torch(err: ImportError) -> bool:
@@ -96,7 +98,7 @@ def user_errors(fn: F) -> F:
         except ImportError as err:
             if not _is_torch(err):
                 raise
-            print(f"while: error: {TORCH_MISSING}", file=sys.stderr)
+            print(f"while: error: {torch_missing()}", file=sys.stderr)
             raise typer.Exit(2) from None
         except Exception as err:  # a bug: keep it to one line unless asked
             if os.environ.get("WHILE_DEBUG") == "1":

@@ -40,11 +40,17 @@ _FIELD_NAMES = {"task_ids": "task_id", "agents": "agent", "rewards": "reward"}
 DEVICES = ("cpu", "cuda", "auto")
 DTYPES = ("float64", "float32")
 OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson", ".json")
-#: What to tell a user whose environment has no torch.
-TORCH_HINT = (
-    "while update needs torch, which is not installed: pip install 'whilecli[torch]' "
-    "(route and config work without it)"
-)
+
+
+def torch_hint() -> str:
+    """What to tell a user whose environment has no torch: the install line that works for
+    this copy of whilecli (a clone, a path, a URL or an index)."""
+    from whilecli.install import install_command
+
+    return (
+        f"update needs torch, which is not installed: {install_command('torch')} "
+        "(route and config work without it)"
+    )
 
 
 @dataclass
@@ -224,7 +230,7 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError:
-        raise WhileError(TORCH_HINT) from None
+        raise WhileError(torch_hint()) from None
     return torch
 
 
