@@ -182,7 +182,7 @@ def test_an_unwritable_target_is_refused_before_reading(args, monkeypatch) -> No
     monkeypatch.setattr(route_pkg, "run_route", no)
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 2, r.stderr
-    assert r.stderr.startswith("while: error: cannot write /proc/")
+    assert r.stderr.startswith("whilecli: error: cannot write /proc/")
 
 
 def test_update_checks_its_targets_before_reading(tmp_path: Path, monkeypatch) -> None:
@@ -197,4 +197,4 @@ def test_update_checks_its_targets_before_reading(tmp_path: Path, monkeypatch) -
         method = "rae" if "--state" in extra else "sao"
         r = CliRunner().invoke(app, ["update", batch, "--method", method, *extra])
         assert r.exit_code == 2, r.stderr
-        assert r.stderr.startswith("while: error: cannot write /proc/")
+        assert r.stderr.startswith("whilecli: error: cannot write /proc/")

@@ -1,6 +1,6 @@
-"""``python3 -m whilecli ...``: the ``while`` program without its script on ``PATH``."""
+"""``python3 -m whilecli ...``: the ``whilecli`` program without its script on ``PATH``."""
 
-from whilecli.cli import app
+from whilecli.cli import run
 
 if __name__ == "__main__":
-    app(prog_name="while")
+    run()

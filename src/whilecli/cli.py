@@ -1,7 +1,7 @@
-"""The ``while`` command: one Typer app, one thin module per command under :mod:`whilecli.commands`.
+"""The ``whilecli`` command (alias ``while``): one Typer app, one thin module per command under :mod:`whilecli.commands`.
 
 A command's module is imported only when that command runs (or its ``--help`` is asked), so
-``while --help``, ``while --version`` and a bad command name load typer and click and nothing
+``whilecli --help``, ``whilecli --version`` and a bad command name load typer and click and nothing
 of polars, pyarrow, scipy or torch. The top-level command list comes from :data:`COMMANDS`,
 not from the modules.
 """
@@ -23,6 +23,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from whilecli import __version__
 from whilecli.commands._common import (
+    PROG,
     OneLineUsageError,
     existing_paths,
     progress_wanted,
@@ -31,7 +32,7 @@ from whilecli.commands._common import (
 )
 
 #: Every command: its module and function under :mod:`whilecli.commands`, and its one line in
-#: ``while --help`` (in this order).
+#: ``whilecli --help`` (in this order).
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "route": ("route", "route_command", "Route graded rows to a training method, with evidence."),
     "update": ("update", "update_command", "Per-token update coefficients for a batch (torch)."),
@@ -66,7 +67,7 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 def _one_line(err: click.UsageError) -> click.UsageError:
     if isinstance(err, (OneLineUsageError, click.exceptions.NoArgsIsHelpError)):
         return err  # `while` alone still prints the help
-    where = err.ctx.command_path if err.ctx is not None else "while"
+    where = err.ctx.command_path if err.ctx is not None else PROG
     text = " ".join(err.format_message().split()).rstrip(".")
     return OneLineUsageError(f"{text} (see '{where} --help')", ctx=err.ctx)
 
@@ -161,7 +162,7 @@ def _check_exists(ctx: click.Context, param: click.Parameter, value: Any) -> Any
 
 
 class _Group(TyperGroup):
-    """The ``while`` group: commands load on first use; click's usage errors (several lines)
+    """The ``whilecli`` group: commands load on first use; click's usage errors (several lines)
     become one line; one "did you mean" for a mistyped command."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -204,7 +205,7 @@ class _Group(TyperGroup):
             raise OneLineUsageError(torch_missing())
         try:
             if args and args[0] in READERS and progress_wanted(args[1:]):
-                with slow_status(f"while {args[0]}: reading…"):
+                with slow_status(f"{PROG} {args[0]}: reading…"):
                     return super().invoke(ctx)
             return super().invoke(ctx)
         except click.UsageError as err:
@@ -213,9 +214,10 @@ class _Group(TyperGroup):
 
 app = typer.Typer(
     cls=_Group,
-    name="while",
+    name=PROG,
     help="Route graded RL rollouts to a training method, with evidence.\n\n"
-    "Run 'while COMMAND -h' for a command's options.",
+    f"Run '{PROG} COMMAND -h' for a command's options. The program is also installed as\n"
+    "'while', a shell keyword in bash and zsh: type it as '\\while'.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -243,7 +245,7 @@ def _skip_final_collection() -> None:
 
 def _version(value: bool) -> None:
     if value:
-        print(f"while {__version__}")
+        print(f"{PROG} {__version__}")
         raise typer.Exit(0)
 
 
@@ -255,3 +257,9 @@ def main(
 ) -> None:
     """Route graded RL rollouts to a training method, with evidence."""
     _skip_final_collection()
+
+
+def run() -> None:
+    """The console scripts ``whilecli`` and ``while``: help, usage lines and messages say
+    ``whilecli`` under either name (``while`` is a shell keyword a user cannot type as is)."""
+    app(prog_name=PROG)

@@ -246,7 +246,9 @@ def test_usage_errors_are_one_line() -> None:
     ):
         result = invoke("check", ex("mixed.parquet"), *args)
         assert result.exit_code == 2, result.output
-        assert result.stderr.startswith("while: error: ") and len(result.stderr.splitlines()) == 1
+        assert (
+            result.stderr.startswith("whilecli: error: ") and len(result.stderr.splitlines()) == 1
+        )
 
 
 def test_gate_commands_never_import_torch() -> None:

@@ -124,14 +124,14 @@ def test_one_did_you_mean() -> None:
     done = _invoke(["rout"])
     assert done.exit_code == 2
     assert done.output.count("Did you mean") == 1
-    assert done.output.startswith("while: error: No such command 'rout'. Did you mean 'route'?")
+    assert done.output.startswith("whilecli: error: No such command 'rout'. Did you mean 'route'?")
 
 
 def test_a_bad_option_is_one_line() -> None:
     done = _invoke(["route", MIXED, "--formt", "json"])
     assert done.exit_code == 2
     assert len(done.output.strip().splitlines()) == 1
-    assert done.output.startswith("while: error: ")
+    assert done.output.startswith("whilecli: error: ")
 
 
 EARLY = textwrap.dedent(
@@ -197,7 +197,7 @@ def test_early_errors_and_help_load_nothing_heavy(tmp_path: Path) -> None:
             assert case["code"] == 0, case
             continue
         assert case["code"] == 2, case
-        assert case["output"].startswith("while: error: "), case
+        assert case["output"].startswith("whilecli: error: "), case
         assert len(case["output"].strip().splitlines()) == 1, case
         if missing in case["args"]:
             assert f"{missing}: no such file or directory" in case["output"], case

@@ -76,4 +76,4 @@ def test_python_dash_m_runs_the_program() -> None:
     usage = subprocess.run(
         [sys.executable, "-m", "whilecli", "-h"], capture_output=True, text=True, env=env
     )
-    assert usage.returncode == 0 and usage.stdout.startswith("Usage: while ")
+    assert usage.returncode == 0 and usage.stdout.startswith("Usage: whilecli ")

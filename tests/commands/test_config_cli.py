@@ -119,7 +119,7 @@ def test_refusals_exit_2_with_one_line(args: list[str], needle: str) -> None:
     assert r.exit_code == 2
     assert r.stdout == ""
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("while: error: ")
+    assert len(lines) == 1 and lines[0].startswith("whilecli: error: ")
     assert needle in lines[0]
     assert "Traceback" not in r.stderr
 
@@ -193,7 +193,7 @@ def test_from_other_model_rows_without_text_refused_naming_the_fields(tmp_path: 
     )
     assert r.exit_code == 2
     line = r.stderr.strip()
-    assert len(line.splitlines()) == 1 and line.startswith("while: error: ")
+    assert len(line.splitlines()) == 1 and line.startswith("whilecli: error: ")
     assert "other_model.parquet" in line and "no text" in line
     assert "prompt, responses_create_params.input, question, input, messages" in line
     assert "completion, generation, predicted_text" in line

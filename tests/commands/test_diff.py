@@ -113,7 +113,7 @@ def test_no_shared_task_and_bad_usage(tmp_path: Path) -> None:
     for args in ([b, a], [b, b, "--fail-on", "improvement"], ["-", "-"], [b, b, "--draws", "0"]):
         result = invoke("diff", *args, input="")
         assert result.exit_code == 2, result.output
-        assert result.stderr.startswith("while: error: ") and "Traceback" not in result.output
+        assert result.stderr.startswith("whilecli: error: ") and "Traceback" not in result.output
     with pytest.raises(InputError, match="share no task"):
         paired_diff(pl.DataFrame({"task_id": ["x"], "n": [1], "passes": [1]}),
                     pl.DataFrame({"task_id": ["y"], "n": [1], "passes": [1]}))  # fmt: skip

@@ -1,5 +1,5 @@
 """Hostile input across every command: each case exits 2 with one line on stderr that starts
-with ``while: error:`` (or 0 where the input is valid), never a traceback, never exit 70.
+with ``whilecli: error:`` (or 0 where the input is valid), never a traceback, never exit 70.
 
 Cases run in process (typer's CliRunner) against a sandbox of hostile files built once:
 summaries with broken headers, a task on two lines, fractional counts; a ``pyproject.toml``
@@ -24,7 +24,7 @@ from conftest import EXAMPLES
 from whilecli.cli import app
 from whilecli.route.summary import HEADER_KEY
 
-PREFIX = "while: error: "
+PREFIX = "whilecli: error: "
 MIXED = str(EXAMPLES / "mixed.jsonl")
 STUDENT = str(EXAMPLES / "student.jsonl")
 TEACHER = str(EXAMPLES / "teacher.jsonl")

@@ -87,5 +87,5 @@ def test_update_without_torch_names_the_extra(tmp_path: Path) -> None:
     got = _run({"update": ["update", "--method", "grpo", batch, "-o", out]}, tmp_path)
     text = got["update"]["output"].strip()
     assert got["update"]["code"] == 2, text
-    assert text.startswith("while: error: ") and len(text.splitlines()) == 1
+    assert text.startswith("whilecli: error: ") and len(text.splitlines()) == 1
     assert f"pip install -e '{ROOT}[torch]'" in text  # run from a clone, outside it

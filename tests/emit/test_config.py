@@ -159,7 +159,7 @@ def test_single_rollout_family_refused(method: str) -> None:
         prime_rl_config(method)
     msg = str(err.value)
     assert err.value.exit_code == 2
-    assert "lacks" in msg and "while update" in msg and "rae" in msg
+    assert "lacks" in msg and "whilecli update" in msg and "rae" in msg
 
 
 @pytest.mark.parametrize(

@@ -193,7 +193,7 @@ def test_rows_with_a_prompt_but_no_reply_name_the_completion_fields(tmp_path: Pa
     r = invoke("--method", "sft", "--from", str(src), "-o", str(tmp_path / "q.toml"))
     assert r.exit_code == 2
     line = r.stderr.strip()
-    assert line.startswith(f"while: error: {src}: field 'completion': ")
+    assert line.startswith(f"whilecli: error: {src}: field 'completion': ")
     assert "no completion (looked for completion, generation, predicted_text" in line
     assert "no prompt" not in line
 
@@ -322,7 +322,7 @@ def test_any_valid_sft_knobs_give_a_file_the_spec_accepts(
 
 def _readme_config_commands() -> list[list[str]]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## `while config`") :]
+    section = text[text.index("## `whilecli config`") :]
     start = section.index("```bash\n") + len("```bash\n")
     block = section[start : section.index("```", start)].replace("\\\n", " ")
     return [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]

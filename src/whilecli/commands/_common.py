@@ -21,6 +21,10 @@ from whilecli.errors import UsageError, WhileError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: The name the program calls itself by in help, usage lines and messages: ``while``, its
+#: alias, is a shell keyword in bash and zsh, which a user cannot type as it is.
+PROG = "whilecli"
+
 #: Exit code for an error inside whilecli itself (a bug), as sysexits' EX_SOFTWARE.
 INTERNAL_ERROR = 70
 #: Exit code when the reader closed the output pipe (``| head``): 128 + SIGPIPE, as git.
@@ -67,7 +71,7 @@ def _is_torch(err: ImportError) -> bool:
 
 
 def user_errors(fn: F) -> F:
-    """Print a :class:`WhileError` as ``while: error: ...`` on stderr and exit with its code.
+    """Print a :class:`WhileError` as ``whilecli: error: ...`` on stderr and exit with its code.
 
     A closed output pipe (``while route ... | head -1``) ends quietly with exit 141. Anything
     else is a bug in whilecli: one line that says so and exit 70, or the full
@@ -84,10 +88,10 @@ def user_errors(fn: F) -> F:
         except BrokenPipeError:
             closed_pipe()
         except WhileError as err:
-            print(f"while: error: {err}", file=sys.stderr)
+            print(f"{PROG}: error: {err}", file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
         except KeyboardInterrupt:
-            print("while: interrupted", file=sys.stderr)
+            print(f"{PROG}: interrupted", file=sys.stderr)
             raise typer.Exit(130) from None
         except SystemExit as exit_:
             if _from_rich_pipe(exit_):
@@ -98,14 +102,14 @@ def user_errors(fn: F) -> F:
         except ImportError as err:
             if not _is_torch(err):
                 raise
-            print(f"while: error: {torch_missing()}", file=sys.stderr)
+            print(f"{PROG}: error: {torch_missing()}", file=sys.stderr)
             raise typer.Exit(2) from None
         except Exception as err:  # a bug: keep it to one line unless asked
             if os.environ.get("WHILE_DEBUG") == "1":
                 raise
             text = " ".join(str(err).split()) or "no message"
             print(
-                f"while: internal error: {type(err).__name__}: {text} "
+                f"{PROG}: internal error: {type(err).__name__}: {text} "
                 "(rerun with WHILE_DEBUG=1 for the traceback, and please report it)",
                 file=sys.stderr,
             )
@@ -185,7 +189,7 @@ class OneLineUsageError(click.UsageError):
     on stderr, with the program's error prefix, exit 2: as every other bad input."""
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"while: error: {self.format_message()}", file=file, err=True)
+        click.echo(f"{PROG}: error: {self.format_message()}", file=file, err=True)
 
 
 def _missing(path: str) -> bool:

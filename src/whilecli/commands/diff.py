@@ -74,7 +74,7 @@ def parse_diff_policies(values: list[str] | None) -> tuple[str, ...]:
                 continue
             if name not in DIFF_POLICIES:
                 raise UsageError(
-                    f"--fail-on: unknown condition {raw.strip()!r} for while diff; "
+                    f"--fail-on: unknown condition {raw.strip()!r} for whilecli diff; "
                     f"conditions: {', '.join(DIFF_POLICIES)}"
                 )
             if name not in names:

@@ -98,7 +98,7 @@ INPUT_FORMAT = typer.Option(
     "--input-format",
     metavar="NAME",
     click_type=input_format_choice(),
-    help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('while formats').",
+    help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('whilecli formats').",
     show_default="detect",
     rich_help_panel="Inputs",
 )
@@ -306,7 +306,7 @@ def route_command(
     summary: bool = typer.Option(
         False,
         "--summary",
-        help="PATH and --teacher are per-task summaries (while summarize); detected without it.",
+        help="PATH and --teacher are per-task summaries (whilecli summarize); detected without it.",
         rich_help_panel="Inputs",
     ),
     pool: bool = POOL,

@@ -49,7 +49,7 @@ def summarize_command(
     mapping: list[str] | None = route_cmd.MAPPING,
     input_format: str | None = route_cmd.INPUT_FORMAT,
 ) -> None:
-    """Write the per-task counts `while route` needs (rows, passes, truncation, models)."""
+    """Write the per-task counts `whilecli route` needs (rows, passes, truncation, models)."""
     _check_output(output, force=force)
     from whilecli.route.summary import write_merged, write_summary  # polars: after the checks
 

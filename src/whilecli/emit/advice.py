@@ -99,7 +99,7 @@ def method_warnings(
         )
         out.append(
             "opd needs one tokenizer: the teacher must share the student's vocabulary (prime-rl "
-            "does not check; see `while route --teacher-vocab N --student-vocab N`)"
+            "does not check; see `whilecli route --teacher-vocab N --student-vocab N`)"
         )
     if schema.get(config, "trainer.loss.type") == "custom":
         out.append(

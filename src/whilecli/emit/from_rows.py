@@ -1,4 +1,4 @@
-"""The config ``while config --from ROWS`` writes: route the rows, then the routed method's
+"""The config ``whilecli config --from ROWS`` writes: route the rows, then the routed method's
 prime-rl config; for SFT, the dataset of the passing rows beside the TOML.
 
 Every route prime-rl can train gets its config (DESIGN section 4): single-rollout → ``rae``,
@@ -22,11 +22,11 @@ ELSEWHERE: dict[str, str] = {
     "groupwise": "GroupwiseGrading ranks the passes inside your own grouped trainer; prime-rl "
     "has no such algorithm; or harden the eval",
     "dpo": "DPO trains on pass/fail pairs offline, not with prime-rl's RL loop: use a DPO "
-    "trainer, or `while update --method dpo` for the coefficients",
+    "trainer, or `whilecli update --method dpo` for the coefficients",
 }
 SINGLE = (
     "prime-rl's rae is written (its baseline stands at one rollout per prompt); {first} runs "
-    "in your own trainer (`while update --method {key}`)"
+    "in your own trainer (`whilecli update --method {key}`)"
 )
 #: The methods a prime-rl config exists for.
 CONFIG_METHODS = (*METHODS, "sft")

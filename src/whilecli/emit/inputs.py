@@ -1,4 +1,4 @@
-"""Checks on the knobs a user passes to ``while config``, before any config is built."""
+"""Checks on the knobs a user passes to ``whilecli config``, before any config is built."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def check_knobs(
     if gpus > schema.GPUS_PER_NODE:
         raise UsageError(
             f"--gpus {gpus} is more than one node ({schema.GPUS_PER_NODE}); a multi-node "
-            "deployment needs [slurm], which while config does not write"
+            "deployment needs [slurm], which whilecli config does not write"
         )
     if lr is not None and lr >= 1:
         raise UsageError(f"--lr {lr:g} is not a learning rate (they lie in (0, 1))")

@@ -106,9 +106,9 @@ def normalize_method(method: str) -> str:
     m = _ALIASES.get(m, m)
     if m in UNSUPPORTED:
         raise UsageError(
-            f"prime-rl cannot run {m}: it lacks {UNSUPPORTED[m]}. Run `while update --method "
+            f"prime-rl cannot run {m}: it lacks {UNSUPPORTED[m]}. Run `whilecli update --method "
             f"{m}` inside your own trainer for the per-token coefficients, or train with "
-            "prime-rl's rae (`while config --method rae`), the baseline that stands at one "
+            "prime-rl's rae (`whilecli config --method rae`), the baseline that stands at one "
             "rollout per prompt"
         )
     if m not in METHODS:

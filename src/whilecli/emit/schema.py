@@ -24,7 +24,7 @@ PRIME_RL_CONFIGS = "0.4.0"
 #: The first line of every emitted TOML: the schema it was checked against.
 HEADER = (
     f"# schema: prime-rl {PRIME_RL_COMMIT} (prime-rl-configs v{PRIME_RL_CONFIGS})\n"
-    "# written by `while config`; every key was checked against that schema"
+    "# written by `whilecli config`; every key was checked against that schema"
 )
 
 #: The type names a key may hold. ``float`` accepts integers; ``none`` is the string "None",

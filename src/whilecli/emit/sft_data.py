@@ -204,7 +204,7 @@ def build_sft_data(
         raise WhileError(
             f"no config written: none of the {table.height} rows passes (reward ≥ "
             f"{table.pass_threshold:g}), so there is nothing to fine-tune on; SFT needs a "
-            "stronger model's passing completions (`while config --method sft --from ROWS`)",
+            "stronger model's passing completions (`whilecli config --method sft --from ROWS`)",
             exit_code=1,
         )
     if not whole_chat and (prompt_field is None or completion_field is None):

@@ -1,4 +1,4 @@
-"""``run_update``: one batch file through one method, the library call behind ``while update``.
+"""``run_update``: one batch file through one method, the library call behind ``whilecli update``.
 
 Order of work (DESIGN §3, §5): the method name, its knobs and the correction's are checked
 against :mod:`whilecli.methods.registry` and :mod:`whilecli.knobs`, the output and state
@@ -303,7 +303,7 @@ def run_update(
     if not isinstance(path, (str, Path)):
         listed = list(path)
         if len(listed) != 1:
-            raise UsageError(f"while update takes one batch file, got {len(listed)}")
+            raise UsageError(f"whilecli update takes one batch file, got {len(listed)}")
         path = listed[0]
     check_paths_exist([path])
     from whilecli.io.batch import read_batch

@@ -1,11 +1,11 @@
-"""``while route``: read graded rows, run the six checks, decide, report.
+"""``whilecli route``: read graded rows, run the six checks, decide, report.
 
 The pipeline (DESIGN section 2)::
 
     read_rows(paths) → Rows → summarize(rows) → Pool → decide(pool, options) → Route → render
 
 :func:`run_route` runs it end to end, reading a teacher's rows the same way when given. A
-Pool is already a per-task summary: paths that hold summaries (``while summarize``, see
+Pool is already a per-task summary: paths that hold summaries (``whilecli summarize``, see
 :mod:`whilecli.route.summary`) skip reading and go straight to ``pool_from_summary``.
 The stages are re-exported lazily (PEP 562), so importing this package stays cheap and
 never imports torch. ``decide`` names both a stage and the module that holds it: the
@@ -125,12 +125,12 @@ def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[st
         return files
     if summary:
         rows = next(f for f in files if f not in found)
-        raise UsageError(f"{what}: {rows} is not a summary (made by `while summarize`)")
+        raise UsageError(f"{what}: {rows} is not a summary (made by `whilecli summarize`)")
     if found:
         rows = next(f for f in files if f not in found)
         raise UsageError(
             f"{what}: {found[0]} is a summary but {rows} holds rows; summarise every shard"
-            " (`while summarize`) or route the rows alone"
+            " (`whilecli summarize`) or route the rows alone"
         )
     return None
 
@@ -161,7 +161,7 @@ def run_route(
     ``option_overrides`` replace fields of ``options`` (default :class:`RouteOptions`), e.g.
     ``run_route("rows.parquet", model="Qwen/Qwen3-0.6B", strict=True)``.
 
-    Summaries (``while summarize``) are routed without reading rows, for the student and
+    Summaries (``whilecli summarize``) are routed without reading rows, for the student and
     the teacher alike: detected when every file is one (``summary=None``), required with
     ``summary=True`` (``--summary``), never with ``summary=False``. The route is the one the
     rows behind them give.

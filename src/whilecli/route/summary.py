@@ -1,8 +1,8 @@
-"""Per-task sufficient statistics on disk: ``while summarize`` and routing from its output.
+"""Per-task sufficient statistics on disk: ``whilecli summarize`` and routing from its output.
 
 The route reads rows only to count them per task (:mod:`whilecli.route.pool`). Those counts
 add across shards, so any engine that can GROUP BY (polars, DuckDB, Spark, BigQuery) can
-compute them where the rows live, and ``while route`` can decide from the counts alone.
+compute them where the rows live, and ``whilecli route`` can decide from the counts alone.
 
 **The summary** (format version :data:`FORMAT_VERSION`, documented in ``docs/scale.md``) is
 one Parquet file, one row per task, columns :data:`SUMMARY_SCHEMA`: ``task_id``; the int64
@@ -299,7 +299,7 @@ def _whole_counts(raw: pl.LazyFrame, path: str) -> None:
 
 
 def _one_line_per_task(frame: pl.DataFrame, path: str) -> None:
-    """Refuse a task on two lines of a summary ``while summarize`` wrote (one line per task
+    """Refuse a task on two lines of a summary ``whilecli summarize`` wrote (one line per task
     by construction: a repeat is a damaged or edited file, whose counts would be read twice)."""
     if frame["task_id"].n_unique() == frame.height:
         return
@@ -403,7 +403,7 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
     for name in names:
         if not is_summary(name):
             raise InputError(
-                "not a summary (a Parquet file written by `while summarize`, or with its"
+                "not a summary (a Parquet file written by `whilecli summarize`, or with its"
                 f" columns: {', '.join(SUMMARY_SCHEMA)})",
                 file=name,
             )
@@ -418,7 +418,7 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
             + "; ".join(f"{extra} is the same summary as {kept}" for extra, kept in dropped)
         )
     if len(scans) == 1 and headers[0] is not None:
-        # one line per task, sorted: as `while summarize` writes
+        # one line per task, sorted: as `whilecli summarize` writes
         frame = _collect(scans[0], names)
         _one_line_per_task(frame, names[0])
     else:

@@ -1,4 +1,4 @@
-"""What ``while formats`` prints: every format the reader knows, how it is recognised, and
+"""What ``whilecli formats`` prints: every format the reader knows, how it is recognised, and
 where each canonical field is read from (DESIGN section 1; ``data-real/README.md``)."""
 
 from __future__ import annotations
@@ -195,12 +195,12 @@ FORMATS: tuple[FormatInfo, ...] = (
         "jsonl",
         "any other JSON Lines rows",
         "one JSON object per line",
-        {"*": "the alias table (`while formats --aliases`)"},
+        {"*": "the alias table (`whilecli formats --aliases`)"},
     ),
     FormatInfo(
         "parquet",
         "any other Parquet rows",
         "the PAR1 magic",
-        {"*": "the alias table (`while formats --aliases`)"},
+        {"*": "the alias table (`whilecli formats --aliases`)"},
     ),
 )
