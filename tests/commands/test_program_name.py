@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from whilecli.cli import COMMANDS, app
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The program named as ``while`` followed by a word: a command, an option or COMMAND.
-AS_WHILE = re.compile(r"(?<![\w\\`-])while (?=[-A-Za-z])")
+#: The program named as ``while`` before a command, an option or COMMAND.
+AS_WHILE = re.compile(rf"(?<![\w\\-])while (?=-|COMMAND\b|(?:{'|'.join(COMMANDS)})\b)")
 
 
 def test_both_scripts_run_the_entry_point_that_names_whilecli() -> None:
