@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from prime_rl_schema import header_problems, problems
@@ -33,7 +36,7 @@ def test_design_card_example_as_typed() -> None:
     assert "inference" in c
     assert "prime-rl reads" in r.stderr and "prime-rl ignores" in r.stderr
     assert "warnings" in r.stderr and "--env ID" in r.stderr
-    assert "uv run rl @" in r.stderr
+    assert "uv run rl @" not in r.output  # the TOML went to stdout: no file to launch yet
 
 
 def test_file_output_atomic_and_never_overwritten(tmp_path: Path) -> None:
@@ -260,3 +263,99 @@ def test_json_with_a_file_writes_both(tmp_path: Path) -> None:
     d = json.loads(r.stdout)
     assert d["command"] == f"uv run rl @ {out}"
     assert out.read_text() == d["toml"]
+
+
+# ------------------------------------------------------------- what its own checks call broken
+
+
+@st.composite
+def group_cases(draw: st.DrawFn) -> tuple[str, list[str], bool]:
+    """A method, its group-size arguments (a flag or a --set), and whether prime-rl's
+    orchestrator would abort on the file (grpo and max_rl at a group of one)."""
+    method = draw(st.sampled_from(["grpo", "max_rl", "rae", "opsd"]))
+    group = draw(st.integers(1, 4))
+    spelled = draw(st.sampled_from(["flag", "set"]))
+    args = (
+        ["--group-size", str(group)]
+        if spelled == "flag"
+        else ["--set", f"orchestrator.group_size={group}", "--prompts", str(2 * 3 * 4)]
+    )
+    return method, args, method in ("grpo", "max_rl") and group < 2
+
+
+@settings(max_examples=20, deadline=None)
+@given(group_cases(), st.booleans())
+def test_a_file_its_checks_call_broken_is_written_only_with_force(
+    case: tuple[str, list[str], bool], to_file: bool
+) -> None:
+    method, args, broken = case
+    extra = ["--privileged", "reference"] if method == "opsd" else []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rl.toml"
+        target = ["-o", str(out)] if to_file else []
+        r = invoke("--method", method, "--env", "x", *extra, *args, *target)
+        if not broken:
+            assert r.exit_code == 0, r.stderr
+            return
+        assert r.exit_code == 2, r.output
+        assert r.stdout == "" and not out.exists()
+        err = r.stderr.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("whilecli: error: not written: ")
+        assert "aborts" in err and "--force" in err
+        forced = invoke("--method", method, "--env", "x", *extra, *args, *target, "--force")
+        assert forced.exit_code == 0, forced.stderr
+        written = out.read_text() if to_file else forced.stdout
+        assert tomllib.loads(written)["orchestrator"]["group_size"] == 1
+        assert "aborts" in forced.output  # still said, as a warning
+
+
+def test_o_dash_prints_no_run_line() -> None:
+    r = invoke("--method", "grpo", "--env", "x", "-o", "-")
+    assert r.exit_code == 0, r.stderr
+    assert "run:" not in r.stdout and "run:" not in r.stderr
+    assert tomllib.loads(r.stdout)["orchestrator"]["group_size"] == 8
+
+
+def _vf_eval_dump(folder: Path, meta: dict) -> Path:
+    """A vf-eval dump: the real wiki-search rows, with ``meta`` as its metadata.json."""
+    real = ROOT / "tests" / "data" / "real" / "verifiers" / "wiki_search"
+    src = real / "qwen--qwen3-4b-instruct-2507__e762fd98" / "results.jsonl"
+    folder.mkdir(parents=True)
+    shutil.copy(src, folder / "results.jsonl")
+    (folder / "metadata.json").write_text(json.dumps(meta))
+    return folder / "results.jsonl"
+
+
+def _meta(env: str = "wiki-search", **sampling: object) -> dict:
+    return {"env_id": env, "model": "qwen/qwen3-4b-instruct-2507", "sampling_args": sampling}
+
+
+def test_from_writes_what_the_dumps_sidecar_says(tmp_path: Path) -> None:
+    rows = _vf_eval_dump(tmp_path / "d", _meta(max_tokens=1024, temperature=0.6, n=1))
+    out = tmp_path / "rl.toml"
+    r = invoke("--from", str(rows), "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    c = tomllib.loads(out.read_text())
+    assert problems(c) == []
+    assert c["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] == "wiki-search"
+    sampling = c["orchestrator"]["train"]["sampling"]
+    assert sampling["max_completion_tokens"] == 1024 and sampling["temperature"] == 0.6
+    assert "from the dumps: --env wiki-search (metadata.json: env_id)" in r.stdout
+    # the command line wins over the sidecar
+    r = invoke("--from", str(rows), "--env", "mine", "--max-tokens", "512", "-o", "-")
+    assert r.exit_code == 0, r.stderr
+    c = tomllib.loads(r.stdout)
+    assert c["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] == "mine"
+    assert c["orchestrator"]["train"]["sampling"]["max_completion_tokens"] == 512
+    assert "from the dumps: --env" not in r.stderr
+
+
+def test_from_leaves_out_what_the_dumps_disagree_on(tmp_path: Path) -> None:
+    a = _vf_eval_dump(tmp_path / "a", _meta(max_tokens=1024))
+    b = _vf_eval_dump(tmp_path / "b", _meta(max_tokens=2048))
+    r = invoke("--from", str(a), "--from", str(b), "-o", "-")  # one env: they pool
+    assert r.exit_code == 0, r.stderr
+    c = tomllib.loads(r.stdout)
+    assert c["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] == "wiki-search"
+    assert c["orchestrator"]["train"]["sampling"]["max_completion_tokens"] != 1024
+    assert "name different values for --max-tokens (1024, 2048)" in " ".join(r.stderr.split())

@@ -89,7 +89,8 @@ def _section(con: Any, title: str, items: list[tuple[str, str]], empty: str = ""
 def render_report(
     cfg: PrimeRLConfig | PrimeSFTConfig, stream: TextIO, *, wrote: str | None
 ) -> None:
-    """Print the three lists (reads, ignores, warnings) and the launch command."""
+    """Print the three lists (reads, ignores, warnings) and, for a file written, the command
+    that launches it (a TOML on stdout has no file name to launch yet)."""
     from rich.text import Text
 
     con = _console(stream)
@@ -102,7 +103,8 @@ def render_report(
     ignores += [(f"refused if asked: {n.knob}", n.note) for n in cfg.refused]
     _section(con, "prime-rl ignores", ignores, "(nothing)")
     _section(con, "warnings", [("", w) for w in cfg.warnings], "(none)")
-    con.print(Text(f"run: {cfg.command}"))
+    if wrote:
+        con.print(Text(f"run: {cfg.command}"))
 
 
 _IN, _ME, _MH, _TR, _OUT = PANELS
@@ -232,6 +234,7 @@ def config_command(
     if not to_stdout:  # before routing: a long read is not lost to a bad -o
         check_writable(output, force=force)
     routed_note = None
+    dumped: list[str] = []
     if from_:
         if method not in (None, "sft"):
             raise UsageError("pass --method or --from ROWS, not both (--method sft takes rows)")
@@ -284,6 +287,12 @@ def config_command(
     else:
         if data is not None:
             raise UsageError("--data is the dataset of an SFT config (--method sft)")
+        if from_:  # what the dumps were made with, unless the command line says otherwise
+            from whilecli.emit.sidecars import dump_settings
+
+            given = {"env": env, "max_tokens": max_tokens, "temperature": temperature}
+            filled, dumped = dump_settings(list(from_)).fill(given)
+            env, max_tokens, temperature = (filled[k] for k in given)
         cfg = prime_rl_config(
             method,
             model=model,
@@ -306,8 +315,11 @@ def config_command(
             overrides=list(set_ or []),
             file="rl.toml" if to_stdout else os.fspath(output),
         )
-    if routed_note:
-        cfg.warnings.insert(0, f"routed from the rows: {routed_note}")
+    routed = [f"routed from the rows: {routed_note}"] if routed_note else []
+    cfg.warnings[:0] = [*routed, *dumped]
+    broken = getattr(cfg, "broken", [])
+    if broken and not force:
+        raise UsageError(f"not written: {broken[0]} (--force writes it all the same)")
     text = cfg.to_toml()
     if not to_stdout:
         atomic_write_text(output, text, force=force)

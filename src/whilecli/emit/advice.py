@@ -1,8 +1,8 @@
 """The warnings a config carries: what the file cannot say about the run it starts.
 
-Sources: ``seeds/pick-a-method-skill.md`` (OPSD needs about 7B; the repo's own Qwen3-0.6B run;
-rae is an EMA baseline; one tokenizer for distillation) and ``spec/prime-rl.md`` §9 (what the
-schema does not catch: no train source, the demo key, a group of one).
+What the schema does not catch: no train source, the demo key, a group of one (which
+:func:`broken_reasons` names: the run would abort); OPSD under about 7B; rae's moving-average
+baseline; one tokenizer for distillation.
 """
 
 from __future__ import annotations
@@ -60,23 +60,31 @@ def _opsd_warnings(s: Settings, model: str, size_b: float | None) -> list[str]:
     return out
 
 
+def broken_reasons(s: Settings, config: Mapping[str, Any]) -> list[str]:
+    """What makes the final ``config`` fail once prime-rl runs it, though its loader accepts
+    the file: ``whilecli config`` writes such a file only with ``--force``."""
+    group = schema.get(config, "orchestrator.group_size", 1)
+    kind = schema.get(config, "orchestrator.algo.type", s.method)
+    if kind in ("grpo", "max_rl") and group < 2:
+        return [
+            f"{kind} at group_size {group}: a group of one is its own mean, every advantage is "
+            "zero, and prime-rl's orchestrator aborts at runtime; use --group-size 2 or more "
+            "(8 is the default), or --method rae"
+        ]
+    return []
+
+
 def method_warnings(
     s: Settings, config: Mapping[str, Any], *, model_given: bool, size_b: float | None
 ) -> list[str]:
     """Warnings for the settings ``s`` and the final ``config`` (after overrides)."""
     out: list[str] = []
     model = schema.get(config, "model.name", DEFAULT_MODEL)
-    group = schema.get(config, "orchestrator.group_size", 1)
     kind = schema.get(config, "orchestrator.algo.type", s.method)
     if not model_given:
         out.append(f"no --model: prime-rl's default model {DEFAULT_MODEL} is written")
     out += _source_warnings(config)
-    if kind in ("grpo", "max_rl") and group < 2:
-        out.append(
-            f"{kind} at group_size {group}: a group of one is its own mean, every advantage is "
-            "zero, and prime-rl's orchestrator aborts at runtime; use group_size >= 2 (the seed's "
-            "8), or rae"
-        )
+    out += broken_reasons(s, config)
     if kind == "rae":
         out.append(
             f"rae's baseline is a per-agent exponential moving average (b ← {s.decay:g} b + "

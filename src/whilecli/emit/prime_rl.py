@@ -19,7 +19,7 @@ from typing import Any
 
 from whilecli import knobs as declared
 from whilecli.emit import schema, tomlout
-from whilecli.emit.advice import method_warnings
+from whilecli.emit.advice import broken_reasons, method_warnings
 from whilecli.emit.inputs import check_knobs, parse_teacher
 from whilecli.emit.knobs import (
     METHODS,
@@ -85,6 +85,9 @@ class PrimeRLConfig:
     settings: Settings
     file: str = "rl.toml"
     overrides: list[str] = field(default_factory=list)
+    #: Why prime-rl would fail running this file though its loader accepts it (a group of one
+    #: for grpo): ``whilecli config`` refuses to write it without ``--force``.
+    broken: list[str] = field(default_factory=list)
 
     @property
     def command(self) -> str:
@@ -333,4 +336,5 @@ def prime_rl_config(
         settings=s,
         file=file,
         overrides=[k for k, _ in applied],
+        broken=broken_reasons(s, config),
     )
