@@ -14,6 +14,15 @@ import json
 import math
 from typing import Any
 
+#: The version of every JSON report's schema (``docs/json-schema.md``): each report carries it
+#: as ``schema_version``, which changes when a key is renamed or removed.
+SCHEMA_VERSION = 1
+
+
+def versioned(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with ``schema_version`` first."""
+    return {"schema_version": SCHEMA_VERSION, **report}
+
 
 def finite(value: Any) -> Any:
     """``value`` with every non-finite float (in dicts, lists and tuples too) as None."""

@@ -180,9 +180,11 @@ def test_size_command_with_paired_rows() -> None:
     sd = float(d.to_series().std(ddof=1))
     assert m["sd"] == pytest.approx(sd, abs=1e-12)
     assert m["n"] == math.ceil(((Z975 + Z80) * sd / 0.05) ** 2)
-    text = invoke("size", *args).stdout.splitlines()
-    assert text[1].startswith("Measured on 64 paired tasks: sd ")
-    assert f"hold out {m['n']} tasks [{m['low']}, {m['high']}]" in text[1]
+    text = " ".join(invoke("size", *args, env={"COLUMNS": "80"}).stdout.split())
+    # the measured answer first, the assumed one after it
+    assert text.startswith(f"Hold out {m['n']} tasks [{m['low']}, {m['high']}]"), text
+    assert "measured on 64 paired tasks: sd " in text
+    assert text.index("measured on") < text.index("Assumed, without the dumps: 367 tasks")
 
 
 @pytest.mark.parametrize(

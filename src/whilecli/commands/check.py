@@ -142,7 +142,11 @@ def render_check(gate: Gate, route: Route, fmt: str) -> str:
         lines = github_policy_lines(gate, route, "while check") + show_annotations(route.show)
         lines.append(annotation("notice", summary_line(gate, "while check"), file=_file(route)))
         return "\n".join(lines) + "\n"
-    text = "\n".join(policy_lines(gate, "while check")) + "\n"
+    from whilecli.commands import _style
+
+    columns = _style.width(sys.stdout)
+    wrapped = [w for line in policy_lines(gate, "while check") for w in _style.wrap(line, columns)]
+    text = "\n".join(wrapped) + "\n"
     if route.show:
         from whilecli.route.render_text import show_text, text_console
 

@@ -1,10 +1,10 @@
-"""`while config`: a prime-rl config for a method (RL, or SFT), with what prime-rl reads,
+"""`whilecli config`: a prime-rl config for a method (RL, or SFT), with what prime-rl reads,
 ignores and refuses of its knobs.
 
 The TOML goes to ``-o FILE`` (atomically, never over an existing file without ``--force``) or
 to stdout (``-o -``, the default); the knob report goes to the other stream so a pipe carries
 only the TOML. ``--format json`` prints config, TOML, report and command as one JSON object.
-``--from ROWS`` routes the rows first (``while route``) and writes the routed method's config:
+``--from ROWS`` routes the rows first (``whilecli route``) and writes the routed method's config:
 the single-rollout route gets ``rae``; an SFT verdict (another model's rows) gets prime-rl's
 SFT config and a dataset of the passing rows beside it (:mod:`whilecli.emit.sft_data`).
 """
@@ -62,8 +62,9 @@ def _choice(*names: str) -> click.Choice:
 def _console(stream: TextIO) -> Any:
     from rich.console import Console
 
-    width = None if stream.isatty() else 100
-    return Console(file=stream, width=width, highlight=False, soft_wrap=False)
+    from whilecli.commands._style import width
+
+    return Console(file=stream, width=width(stream), highlight=False, soft_wrap=False)
 
 
 def _section(con: Any, title: str, items: list[tuple[str, str]], empty: str = "") -> None:
@@ -324,7 +325,7 @@ def config_command(
     if not to_stdout:
         atomic_write_text(output, text, force=force)
     if fmt == "json":
-        print(jsonout.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))
+        print(jsonout.dumps(jsonout.versioned(cfg.to_dict()), indent=2, ensure_ascii=False))
         return
     if to_stdout:
         sys.stdout.write(text)

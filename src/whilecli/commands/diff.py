@@ -82,8 +82,8 @@ def parse_diff_policies(values: list[str] | None) -> tuple[str, ...]:
     return tuple(names)
 
 
-def signed(rate: Rate, digits: int = 3) -> str:
-    """A difference with its sign and interval: ``+0.120 [+0.050, +0.190] n=64 tasks``."""
+def signed(rate: Rate, digits: int = 2) -> str:
+    """A difference with its sign and interval: ``+0.12 [+0.05, +0.19] n=64 tasks``."""
     v = "n/a" if rate.value is None else f"{rate.value:+.{digits}f}"
     if rate.low is not None and rate.high is not None:
         ci = f" [{rate.low:+.{digits}f}, {rate.high:+.{digits}f}]"
@@ -125,8 +125,8 @@ def failed_conditions(diff: PairedDiff, names: tuple[str, ...]) -> list[str]:
     if "regression" in names and diff.regression:
         assert diff.difference.high is not None
         out.append(
-            f"regression: pass@1 fell by {-(diff.difference.value or 0.0):.3f}; the interval's "
-            f"upper bound {diff.difference.high:+.3f} is below 0"
+            f"regression: pass@1 fell by {-(diff.difference.value or 0.0):.2f}; the interval's "
+            f"upper bound {diff.difference.high:+.2f} is below 0"
         )
     return out
 
@@ -145,7 +145,11 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
     """The report in one of text, json, markdown, github."""
     failed = failed_conditions(diff, names)
     if fmt == "json":
-        report: dict[str, Any] = {"before_path": before, "after_path": after}
+        report: dict[str, Any] = {
+            "schema_version": jsonout.SCHEMA_VERSION,
+            "before_path": before,
+            "after_path": after,
+        }
         report.update(diff.to_dict())
         report["fail_on"] = list(names)
         report["failed"] = failed
@@ -163,10 +167,13 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
             annotation("notice", f"{headline(diff)}: {signed(diff.difference)}", file=after)
         )
         return "\n".join(lines) + "\n"
-    width = max(len(k) for k, _ in diff_lines(diff))
-    out = [f"while diff: {headline(diff)}"]
-    out += [f"  {k.ljust(width)}  {v}" for k, v in diff_lines(diff)]
-    out += [f"failed {f}" for f in failed]
+    from whilecli.commands import _style
+
+    columns = _style.width(sys.stdout)
+    out = _style.wrap(f"while diff: {headline(diff)}", columns)
+    out += _style.pairs(diff_lines(diff), columns)
+    for f in failed:
+        out += _style.wrap(f"failed {f}", columns)
     return "\n".join(out) + "\n"
 
 

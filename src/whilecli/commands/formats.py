@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from whilecli import jsonout
 from whilecli.commands._common import user_errors
 
 
@@ -41,25 +42,35 @@ def formats_command(
     }
     if as_json:
         out: dict[str, Any] = {
+            "schema_version": jsonout.SCHEMA_VERSION,
             "formats": [
                 {"name": f.name, "tool": f.tool, "detected": f.detected, "fields": f.fields}
                 for f in FORMATS
-            ]
+            ],
         }
         if aliases:
             out["aliases"] = alias_table
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
         return
+    from whilecli.commands import _style
+
+    columns = _style.width(sys.stdout)
     lines: list[str] = []
     for f in FORMATS:
-        lines.append(f"{f.name}: {f.tool}")
-        lines.append(f"    detected: {f.detected}")
+        lines += _style.wrap(f"{f.name}: {f.tool}", columns)
+        lines += _style.wrap(f"detected: {f.detected}", columns, indent="    ")
         for key, where in f.fields.items():
-            lines.append(f"    {'every field' if key == '*' else key}: {where}")
+            field = "every field" if key == "*" else key
+            lines += _style.wrap(f"{field}: {where}", columns, indent="    ")
     if aliases:
         lines.append("")
-        lines.append("alias table (first match wins; dotted = nested; --map FIELD=PATH overrides):")
-        lines += [f"    {k}: {', '.join(v)}" for k, v in alias_table.items()]
+        lines += _style.wrap(
+            "alias table (first match wins; dotted = nested; --map FIELD=PATH overrides):", columns
+        )
+        for k, v in alias_table.items():
+            lines += _style.wrap(f"{k}: {', '.join(v)}", columns, indent="    ")
     lines.append("")
-    lines.append("--input-format NAME forces one; --map FIELD=PATH reads a field from any path.")
+    lines += _style.wrap(
+        "--input-format NAME forces one; --map FIELD=PATH reads a field from any path.", columns
+    )
     sys.stdout.write("\n".join(lines) + "\n")

@@ -1,9 +1,9 @@
-"""`while update --method groupwise|rm ROWS`: print what the row-wise methods report.
+"""`whilecli update --method groupwise|rm ROWS`: print what the row-wise methods report.
 
 :func:`whilecli.methods.run.run_rowwise` reads the rows through the one reading layer,
 applies GroupwiseGrading (GRS / GAR) or the reward model's Bradley–Terry loss and writes one
-row per input row back; this module prints its stats (Rich text, or one JSON object; with
-``-o -`` the rows go to stdout and the report to stderr). ``while ada`` shares the printing.
+row per input row back; this module prints its stats (text, or one JSON object; with
+``-o -`` the rows go to stdout and the report to stderr). ``whilecli ada`` shares the printing.
 """
 
 from __future__ import annotations
@@ -40,47 +40,34 @@ def check_format(fmt: str) -> None:
         raise UsageError(f"--format must be text or json, got {fmt!r}")
 
 
-def _show(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def print_report(report: dict[str, Any], *, fmt: str, to_stderr: bool = False) -> None:
-    """Print ``report`` (title, stats, notes, warnings, output) as Rich text or one JSON object."""
+    """Print ``report`` (title, stats, notes, warnings, output) as text in the reports' style
+    or as one JSON object."""
     stream = sys.stderr if to_stderr else sys.stdout
     if fmt == "json":
-        stream.write(jsonout.dumps(report, indent=2, sort_keys=False) + "\n")
+        stream.write(jsonout.dumps(jsonout.versioned(report), indent=2, sort_keys=False) + "\n")
         stream.flush()
         return
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from whilecli.commands import _style
 
-    console = Console(file=stream, highlight=False, soft_wrap=True)
-    console.print(Text(report["title"], style="bold"))
-    console.print(Text(f"rows: {report['input']}  ({report['stats'].get('rows', '-')} rows)"))
+    columns = _style.width(stream)
+    lines = [report["title"]]
+    lines += _style.wrap(
+        f"rows: {report['input']} ({_style.number(report['stats'].get('rows'))} rows)", columns
+    )
     if report.get("columns"):
-        used = ", ".join(f"{k} <- {v}" for k, v in report["columns"].items())
-        console.print(Text(f"columns: {used}", style="dim"))
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column("stat")
-    table.add_column("value", justify="right")
-    for key, value in report["stats"].items():
-        table.add_row(Text(key.replace("_", " ")), Text(_show(value)))
-    console.print(table)
-    for warning in report.get("warnings", []):
-        console.print(Text(f"warning: {warning}", style="yellow"))
-    for note in report.get("notes", []):
-        console.print(Text(f"note: {note}"))
+        used = ", ".join(f"{k} {_style.FROM} {v}" for k, v in report["columns"].items())
+        lines += _style.wrap(f"columns: {used}", columns)
+    stats = [(_style.label(k), _style.number(v)) for k, v in report["stats"].items()]
+    lines += _style.pairs(stats, columns)
+    lines += _style.said("warning", report.get("warnings", []), columns)
+    lines += _style.said("note", report.get("notes", []), columns)
     for line in report.get("extra", []):
-        console.print(Text(line, style="dim"))
-    for label, path in report.get("written", {}).items():
-        console.print(Text(f"wrote {label}: {path}"))
+        lines += _style.wrap(line, columns)
+    for name, path in report.get("written", {}).items():
+        lines += _style.wrap(f"wrote {name}: {path}", columns)
+    stream.write("".join(f"{line}\n" for line in lines))
+    stream.flush()
 
 
 def run_row_method(

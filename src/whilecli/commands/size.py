@@ -69,30 +69,39 @@ def _validate(effect: float, base: float, k: int, power: float, alpha: float) ->
 
 
 def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
-    """The text or JSON report of the assumed size and, when given, the measured one."""
+    """The text or JSON report: the measured size first when two dumps were given, then the
+    size the model assumes."""
     if fmt == "json":
         out: dict[str, Any] = {"holdout": holdout.to_dict()}
         if measured is not None:
             out["measured"] = measured.to_dict()
-        return jsonout.dumps(out, indent=2) + "\n"
+        return jsonout.dumps(jsonout.versioned(out), indent=2) + "\n"
+    from whilecli.commands import _style
+
     h = holdout
-    lines = [
-        f"Hold out {h.n} tasks (k={h.k} rollouts each) to see a gain of {h.effect:g} in pass@1 "
-        f"at power {h.power:g} (two-sided alpha {h.alpha:g}), from base {h.base:g}: "
-        f"sd {h.sd:.4f} per task, half-width {h.half_width:.3f}."
-    ]
-    if measured is not None:
+    design = f"at power {h.power:g} (two-sided alpha {h.alpha:g})"
+    assumed = f"from base {h.base:g}: sd {h.sd:.2f} per task, half-width {h.half_width:.3f}."
+    if measured is None:
+        lines = [
+            f"Hold out {h.n} tasks (k={h.k} rollouts each) to see a gain of {h.effect:g} in "
+            f"pass@1 {design}, {assumed}"
+        ]
+    else:
         m = measured
         rng = (
             f"[{m.low}, {m.high}] (95% bootstrap over tasks)"
             if m.low is not None
             else f"(no range: {m.why_no_range})"
         )
-        lines.append(
-            f"Measured on {m.paired_tasks} paired tasks: sd {m.sd:.4f} of the per-task "
-            f"differences → hold out {m.n} tasks {rng}, half-width {m.half_width:.3f}."
-        )
-    return "\n".join(lines) + "\n"
+        lines = [
+            f"Hold out {m.n} tasks {rng} to see a gain of {h.effect:g} in pass@1 {design}, "
+            f"measured on {m.paired_tasks} paired tasks: sd {m.sd:.2f} of the per-task "
+            f"differences, half-width {m.half_width:.3f}.",
+            f"Assumed, without the dumps: {h.n} tasks (k={h.k} rollouts each) {assumed}",
+        ]
+    columns = _style.width(sys.stdout)
+    wrapped = [w for line in lines for w in _style.wrap(line, columns)]
+    return "\n".join(wrapped) + "\n"
 
 
 @user_errors

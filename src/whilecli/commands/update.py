@@ -1,7 +1,7 @@
-"""`while update`: a batch file in, each trajectory's per-token coefficients out.
+"""`whilecli update`: a batch file in, each trajectory's per-token coefficients out.
 
 Parses the options, calls :func:`whilecli.methods.run.run_update` (DESIGN section 3), prints
-its stats and notes (Rich text, or one JSON object with ``--format json``) and, with
+its stats and notes (plain text in the reports' style, or one JSON object with ``--format json``) and, with
 ``-o -``, the rows as JSON Lines on stdout. A bad method, knob or path is refused before
 torch is imported.
 """
@@ -51,23 +51,18 @@ def _choice(*names: str) -> click.Choice:
 def _print_text(
     method: str, stats: dict[str, Any], notes: list[str], output: str | None, *, stderr: bool
 ) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    """The stats as the reports print numbers (no box, words for keys), then the notes."""
+    from whilecli.commands import _style
 
-    console = Console(stderr=stderr)
-    table = Table(title=f"while update --method {method}", show_header=True)
-    table.add_column("stat")
-    table.add_column("value", justify="right")
-    for key, value in stats.items():
-        shown = (
-            "n/a" if value is None else (f"{value:.6g}" if isinstance(value, float) else str(value))
-        )
-        table.add_row(key, shown)
-    for note in notes:
-        console.print(f"• {note}", markup=False, highlight=False)
-    console.print(table)
+    stream = sys.stderr if stderr else sys.stdout
+    columns = _style.width(stream)
+    lines = [f"update --method {method}"]
+    lines += _style.pairs([(_style.label(k), _style.number(v)) for k, v in stats.items()], columns)
+    lines += _style.said("note", notes, columns)
     if output:
-        console.print(f"wrote {output}", markup=False, highlight=False)
+        lines += _style.wrap(f"wrote {output}", columns)
+    stream.write("".join(f"{line}\n" for line in lines))
+    stream.flush()
 
 
 def _methods_help() -> str:
@@ -367,7 +362,10 @@ def update_command(
         sys.stdout.write("".join(jsonout.dumps(row) + "\n" for row in table.to_pylist()))
         sys.stdout.flush()
     if fmt == "json":
-        typer.echo(jsonout.dumps(result.to_dict(), indent=2, ensure_ascii=False), err=to_stdout)
+        typer.echo(
+            jsonout.dumps(jsonout.versioned(result.to_dict()), indent=2, ensure_ascii=False),
+            err=to_stdout,
+        )
     else:
         _print_text(
             method, result.stats, list(result.update.notes), result.output, stderr=to_stdout

@@ -18,6 +18,7 @@ difference) has a tighter interval than the two pass@1 intervals suggest.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -214,9 +215,18 @@ def paired_diff(
         shared_tasks=paired.height,
         only_before=before.height - paired.height,
         only_after=after.height - paired.height,
-        gained=gained["task_id"].to_list(),
-        lost=lost["task_id"].to_list(),
+        gained=natural_order(gained["task_id"].to_list()),
+        lost=natural_order(lost["task_id"].to_list()),
     )
+
+
+def natural_order(ids: list[str]) -> list[str]:
+    """Task ids in the order a person reads them: ``task-2`` before ``task-10``."""
+
+    def key(text: str) -> list[tuple[int, int, str]]:
+        return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text)]
+
+    return sorted(ids, key=key)
 
 
 def paired_size(

@@ -1,0 +1,100 @@
+"""The text style the reports of ``update``, ``ada`` and ``config`` share with the route's.
+
+Numbers with 2 decimals (a count as a whole number; a value under 0.01 in two significant
+digits, so it does not print as 0.00), labels in words (``admitted share``, not
+``admitted_share``), a column read from a field as ``field ← column``, ``warning: ...`` and
+``note: ...`` lines, no table borders, and every line within the report's width: the
+terminal's, else ``COLUMNS``, else 100 (as the route's).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import textwrap
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+#: The width off a terminal when ``COLUMNS`` does not say (the route's).
+DEFAULT_WIDTH = 100
+#: The one arrow for "read from": ``field ← column``.
+FROM = "←"
+
+
+def width(stream: TextIO) -> int:
+    """The report's width on ``stream``: a terminal's own, else ``COLUMNS``, else 100."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        if stream.isatty():
+            return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    except (AttributeError, ValueError):
+        pass
+    return DEFAULT_WIDTH
+
+
+def number(value: Any) -> str:
+    """A value as every report prints it: ``-`` for none, ``yes``/``no``, whole numbers as
+    such, 2 decimals, and two significant digits under 0.01."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        if abs(value) < 0.01:
+            return f"{value:.1e}"
+        return f"{value:.2f}"
+    return str(value)
+
+
+def label(key: str) -> str:
+    """A stat's key in words: ``admitted_share`` → ``admitted share``."""
+    return key.replace("_", " ")
+
+
+def wrap(text: str, columns: int, *, indent: str = "", hang: str = "  ") -> list[str]:
+    """``text`` in lines of at most ``columns``; a word longer than a line (a path) is kept
+    whole rather than cut."""
+    return textwrap.wrap(
+        text,
+        width=max(columns, 20),
+        initial_indent=indent,
+        subsequent_indent=indent + hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [indent.rstrip()]
+
+
+def pairs(rows: Sequence[tuple[str, str]], columns: int, *, indent: str = "  ") -> list[str]:
+    """Label and value in two aligned columns, no borders; a value too long for its line
+    continues under itself."""
+    if not rows:
+        return []
+    left = max(len(k) for k, _ in rows) + 2
+    out = []
+    for key, value in rows:
+        head = f"{indent}{key:<{left}}"
+        room = max(columns - len(head), 20)
+        parts = wrap(value, room, hang="") if value else [""]
+        out.append((head + parts[0]).rstrip())
+        out += [(" " * len(head) + p).rstrip() for p in parts[1:]]
+    return out
+
+
+def said(kind: str, texts: Iterable[str], columns: int) -> list[str]:
+    """``warning: ...`` or ``note: ...`` lines, each wrapped with a hanging indent."""
+    out: list[str] = []
+    for text in texts:
+        out += wrap(f"{kind}: {text}", columns)
+    return out
