@@ -197,7 +197,7 @@ IPO_EPS = Knob(
     high=1.0,
     low_open=True,
     high_open=False,
-    source="seed Async (Yao et al. 2025); prime-rl's own ipo_threshold default is 0.1",
+    source="Async (Yao et al. 2025); prime-rl's own ipo_threshold default is 0.1",
     doc="ipo keeps a token when |π − μ| ≤ ε.",
 )
 ICEPOP_LOW = Knob(

@@ -224,8 +224,8 @@ def _correction(s: Settings) -> tuple[list[Note], list[Note]]:
         return [
             Note(
                 f"correction = ipo, ε = {s.ipo_threshold:g}",
-                f'trainer.loss type = "ipo", ipo_threshold = {s.ipo_threshold:g} (the seed\'s '
-                "Async default; prime-rl's own default is 0.1)",
+                f'trainer.loss type = "ipo", ipo_threshold = {s.ipo_threshold:g} (Async\'s '
+                "default, Yao et al. 2025; prime-rl's own default is 0.1)",
             )
         ], []
     if s.correction == "icepop":

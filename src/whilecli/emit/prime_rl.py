@@ -286,7 +286,7 @@ def prime_rl_config(
     overrides: Mapping[str, Any] | list[str] | tuple[str, ...] = (),
     file: str = "rl.toml",
 ) -> PrimeRLConfig:
-    """A prime-rl RL config for ``method`` with the seed's defaults, checked against the schema.
+    """A prime-rl RL config for ``method`` with its usual defaults, checked against the schema.
 
     ``overrides`` is a mapping of dotted keys to values, or ``KEY=VALUE`` strings (values
     parsed as TOML); each must be a key prime-rl has. Raises :class:`UsageError` for a method

@@ -218,7 +218,7 @@ def sft_config(
         ignored.append(
             Note(
                 "LoRA",
-                "not written: the SFT schema facts (spec §11) name no LoRA table, so this is full "
+                "not written: prime-rl's SFT config has no LoRA table, so this is full "
                 "fine-tuning (--full says so)",
             )
         )
