@@ -91,7 +91,9 @@ def test_check_and_diff_take_pool_too(tmp_path: Path) -> None:
     runner = CliRunner()
     args = [str(WIKI), str(WORDLE), "--pass-threshold", "1"]
     assert runner.invoke(app, ["check", *args]).exit_code == 2
-    assert runner.invoke(app, ["check", *args, "--pool"]).exit_code == 0
+    pooled = runner.invoke(app, ["check", *args, "--pool"])
+    # pooled, the rows route; a judge (judge_reward_func) grades the wiki rows, unaudited
+    assert pooled.exit_code == 1 and "judge-unaudited" in pooled.output, pooled.output
     mixed = tmp_path / "mixed"
     shutil.copytree(WIKI, mixed / "wiki")
     shutil.copytree(WORDLE, mixed / "wordle")

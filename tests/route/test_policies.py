@@ -14,8 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import UsageError
+from whilecli.io.judge import JudgeScan
+from whilecli.io.read import read_rows
 from whilecli.route.decide import decide
-from whilecli.route.judges import JudgeScan, audit_verdict, load_audit, scan_judges
+from whilecli.route.judges import audit_verdict, load_audit
 from whilecli.route.model import Route, Rows
 from whilecli.route.options import RouteOptions
 from whilecli.route.policies import (
@@ -216,6 +218,13 @@ def _expected(rows: list[dict]) -> dict[str, int]:
         if kind:
             out[kind] += 1
     return out
+
+
+def scan_judges(paths: list[str], stdin: io.BytesIO | None = None) -> JudgeScan:
+    """Who grades, as the one read of the rows decides it."""
+    judge = read_rows(paths, stdin=stdin).judge
+    assert judge is not None
+    return judge
 
 
 def test_scan_judges_jsonl_parquet_and_stdin(tmp_path: Path) -> None:

@@ -117,7 +117,7 @@ def test_pieces_add_up_to_the_plain_counts(
     with monkeypatch.context() as patch:
         patch.setattr(read_module, "PIECE_ROWS", piece)
         patch.setattr(pool_module, "PENDING_ROWS", piece // 2)
-        got = read_rows([str(folder)])
+        got = read_rows([str(folder)], aggregate=pool_module.Counts())
         assert isinstance(got, StreamedRows)
         heights = [p.select(pl.len()).collect().item() for p in got.pieces]
         assert sum(heights) == len(rows)
@@ -125,9 +125,9 @@ def test_pieces_add_up_to_the_plain_counts(
             assert all(h <= piece for h in heights), (heights, piece)
         else:  # a JSONL file is one piece; small ones are packed
             assert len(heights) <= len(list(folder.iterdir()))
-        assert got.counts is not None and got.counted_frame is got.frame
+        assert got.aggregate is not None and got.counted_frame is got.frame
         assert pool_of(got) == plain_pool(rows)
-        assert pool_of(dataclasses.replace(got, counts=None)) == plain_pool(rows)  # by pieces
+        assert pool_of(dataclasses.replace(got, aggregate=None)) == plain_pool(rows)  # by pieces
         assert got.frame.collect().height == len(rows)
 
 
@@ -135,7 +135,7 @@ def test_counts_are_not_used_for_another_frame(tmp_path: Path) -> None:
     """Rows whose frame was replaced are summarized from that frame, not the stored counts."""
     path = tmp_path / "rows.jsonl"
     path.write_text('{"task_id": "a", "reward": 1}\n{"task_id": "b", "reward": 0}\n')
-    got = read_rows([str(path)])
+    got = read_rows([str(path)], aggregate=pool_module.Counts())
     only_a = dataclasses.replace(got, frame=got.frame.filter(pl.col("task_id") == "a"), pieces=[])
     assert summarize(only_a).tasks["task_id"].to_list() == ["a"]
     assert summarize(got).tasks["task_id"].to_list() == ["a", "b"]

@@ -10,7 +10,6 @@ the ``policies`` object of the JSON report (``docs/json-schema.md``).
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from collections.abc import Sequence
@@ -69,7 +68,8 @@ def enforce(
     default: tuple[str, ...] = (),
 ) -> Gate | None:
     """Evaluate the policies the command line or the repository names (None: none named)."""
-    from whilecli.route.judges import load_audit, scan_judges
+    from whilecli.io.judge import JudgeScan
+    from whilecli.route.judges import load_audit
     from whilecli.route.policies import Evidence, evaluate, load_config, resolve_fail_on
 
     config = load_config()
@@ -78,7 +78,7 @@ def enforce(
         return None
     judge = audit = None
     if "judge-unaudited" in names:
-        judge = scan_judges(list(paths), io.BytesIO(stdin_data) if stdin_data else None)
+        judge = route.judge or JudgeScan(rows=0, judged=0, by_kind={})  # the read's answer
         audit_path = judge_audit or (config.judge_audit if config else None)
         audit = load_audit(audit_path) if audit_path else None
     evidence = Evidence(judge=judge, audit=audit)

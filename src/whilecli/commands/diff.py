@@ -49,7 +49,7 @@ def read_tasks(
 ) -> pl.DataFrame:
     """One dump's per-task counts (``Pool.tasks``), read like ``while route`` reads rows."""
     from whilecli.io.read import parse_map, read_rows
-    from whilecli.route.pool import summarize
+    from whilecli.route.pool import Counts, summarize
 
     if pass_threshold is not None and not math.isfinite(pass_threshold):
         raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
@@ -60,6 +60,7 @@ def read_tasks(
         input_format=input_format,
         stdin=sys.stdin.buffer if path == "-" else None,
         pool=pool,
+        aggregate=Counts(),
     )
     return summarize(rows).tasks
 

@@ -341,10 +341,6 @@ def route_command(
     )
     overrides.update(show_overrides(show, limit))
     stdin_data = read_stdin(paths, teacher)
-    if stdin_data is not None and "-" in paths:  # the route cannot reread stdin for a judge
-        from whilecli.route.decide import scan_grader
-
-        overrides["judges"] = scan_grader(paths, stdin_data)
     route = route_rows(
         paths,
         stdin_data,

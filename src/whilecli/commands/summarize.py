@@ -70,6 +70,7 @@ def summarize_command(
         path = write_merged(paths, output, force=force)
     else:
         from whilecli.io.read import parse_map, read_rows
+        from whilecli.route.pool import Counts
 
         if pass_threshold is not None and not math.isfinite(pass_threshold):
             raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
@@ -79,6 +80,7 @@ def summarize_command(
             pass_threshold=pass_threshold,
             input_format=input_format,
             stdin=sys.stdin.buffer if "-" in paths else None,
+            aggregate=Counts(),
         )
         path = write_summary(rows, output, force=force)
     if output == "-":

@@ -31,7 +31,9 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
+from whilecli.io import judge as judges
 from whilecli.io.aliases import parse_field_map
+from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
     POS,
     binary_columns_parquet,
@@ -41,7 +43,7 @@ from whilecli.io.locate import (
     refuse_unbounded,
 )
 from whilecli.io.plan import FORMATS, Plan, build_plan
-from whilecli.io.rows import CANONICAL_SCHEMA, Rows
+from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
     Source,
@@ -51,7 +53,6 @@ from whilecli.io.sources import (
     rows_with_keys,
     sample_rows,
 )
-from whilecli.route.pool import AT, AT_BITS, Counts, count_queries
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
@@ -70,6 +71,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     "__lp": pl.Boolean(),
     "__vals": pl.Boolean(),
     "__slice": pl.String(),
+    JUDGE_COLUMN: pl.String(),
 }
 
 
@@ -94,8 +96,10 @@ class StreamedRows(Rows):
     piece's group-by plus the per-task table, whatever the number of rows."""
 
     pieces: list[pl.LazyFrame] = field(default_factory=list)
-    #: (per-task table, rows per writer) of ``counted_frame``, gathered while validating.
-    counts: tuple[pl.DataFrame, pl.DataFrame] | None = None
+    #: The consumer's aggregate of ``counted_frame``, gathered while validating, and the
+    #: rewrite of the writer columns (``model@version`` split) its tables still need.
+    aggregate: Aggregate | None = None
+    writers: list[pl.Expr] | None = None
     counted_frame: pl.LazyFrame | None = None
     #: Every source read, by index: the source index of a task's ``first_at`` position.
     located: list[Source] = field(default_factory=list)
@@ -109,6 +113,7 @@ class _Part:
     plan: Plan
     frame: pl.LazyFrame
     stats: dict[str, Any]  # see _stats(): rows, bad, lo, hi, partial, lp, vals, versioned
+    judge: JudgeScan  # who grades this file's rows
     binary_hint: Callable[[], list[str]]  # computed only when a refusal needs it
     pieces: list[tuple[pl.LazyFrame, int]]  # the frame cut into (row range, rows) pieces
     tables: list[list[pl.DataFrame]] = field(default_factory=list)  # each piece's counts
@@ -124,6 +129,7 @@ def read_rows(
     stdin: BinaryIO | None = None,
     pool: bool = False,
     by: str | None = None,
+    aggregate: Aggregate | None = None,
 ) -> Rows:
     """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`.
 
@@ -131,6 +137,8 @@ def read_rows(
     "Pooling"): files whose sidecars name different environments, or one task id with
     different prompts in different files, are refused (:class:`PoolingError`) unless ``pool``.
     ``by`` (a column) adds its value, as text, as a ``slice`` column after the canonical ones.
+    ``aggregate`` (e.g. the route's per-task counts) is computed in the same streaming pass
+    that validates the rows, and handed back on the result.
     """
     if input_format is not None and input_format not in FORMATS:
         raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
@@ -143,10 +151,9 @@ def read_rows(
     notes: list[str] = []
     sources = expand_paths(paths, stdin, notes, convert_lines=input_format != "jsonl")
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
-    counts = Counts()
     parts: list[_Part] = []
     for index, source in enumerate(sources):
-        run = _Pass(threshold, counts, by, index << AT_BITS)
+        run = _Pass(threshold, aggregate, by, index << AT_BITS)
         part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
@@ -157,9 +164,10 @@ def read_rows(
     parts = _one_encoding(parts, notes)
     if not pool and len(parts) > 1:
         refuse_mixed_pool(parts)
-    for part in parts:
-        for tables in part.tables:
-            counts.add(tables)
+    if aggregate is not None:
+        for part in parts:
+            for tables in part.tables:
+                aggregate.add(tables)
     for part in parts:
         refuse_nothing_generated(part)
     if pass_threshold is None:
@@ -205,9 +213,11 @@ def read_rows(
         has_values=any(bool(p.stats["vals"]) for p in parts),
         notes=notes,
         pieces=[canonical(group) for group in _packed([q for p in parts for q in p.pieces])],
-        counts=counts.result(_split_model() if versioned else None),
+        aggregate=aggregate,
+        writers=_split_model() if versioned else None,
         counted_frame=frame,
         located=list(sources),
+        judge=judges.combined(p.judge for p in parts),
     )
 
 
@@ -217,7 +227,7 @@ class _Pass:
     per-task counts that each validated file adds its own to."""
 
     threshold: float
-    counts: Counts
+    aggregate: Aggregate | None = None
     by: str | None = None
     at: int = 0  # this source's position base (its index << AT_BITS)
 
@@ -271,7 +281,7 @@ def _merged_sources(parts: list[_Part]) -> dict[str, str]:
     return out
 
 
-def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
+def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
     exprs = [
         plan.task_id.alias("task_id"),
         plan.reward.alias("reward"),
@@ -288,6 +298,7 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
         (plan.has_logprobs if plan.has_logprobs is not None else pl.lit(False)).alias("__lp"),
         (plan.has_values if plan.has_values is not None else pl.lit(False)).alias("__vals"),
         (plan.slice if plan.slice is not None else pl.lit(None, dtype=pl.String)).alias("__slice"),
+        judge.alias(JUDGE_COLUMN),
     ]
     exprs = [
         e if plan.explode and name == "reward" else e.cast(PART_SCHEMA[name])
@@ -298,12 +309,15 @@ def _select(plan: Plan, keep_pos: bool) -> list[pl.Expr]:
     return exprs
 
 
-def _narrow(lf: pl.LazyFrame, plan: Plan, keep_pos: bool, at: int | None = None) -> pl.LazyFrame:
-    """The plan's columns of a scanned frame; ``at`` (a position base) also keeps the rows'
+def _narrow(
+    lf: pl.LazyFrame, plan: Plan, judge: pl.Expr, keep_pos: bool, at: int | None = None
+) -> pl.LazyFrame:
+    """The plan's columns of a scanned frame, with the judge rule's kind per row (``judge``,
+    :func:`whilecli.io.judge.rule_expr`); ``at`` (a position base) also keeps the rows'
     positions (the frame's :data:`AT` column, offset by ``at``) for the per-task counts."""
     if plan.row_filter is not None:
         lf = lf.filter(plan.row_filter.fill_null(False))
-    exprs = _select(plan, keep_pos)
+    exprs = _select(plan, judge, keep_pos)
     if at is not None:
         exprs.append((pl.col(AT).cast(pl.Int64) + at).alias(AT))
     narrow = lf.select(exprs)
@@ -316,7 +330,8 @@ def _scan(narrow: pl.LazyFrame, run: _Pass) -> tuple[dict[str, Any], list[pl.Dat
     """One streaming pass over a narrow frame: its aggregates (:func:`_stats`) and its
     per-task and per-writer counts (added to ``run.counts`` by the caller once valid)."""
     counted = narrow.with_columns(passed=_passed(run.threshold))  # one plan, scanned once
-    stats, *tables = pl.collect_all([_stats(counted), *count_queries(counted)], engine="streaming")
+    queries = run.aggregate.queries(counted) if run.aggregate is not None else []
+    stats, *tables = pl.collect_all([_stats(counted), *queries], engine="streaming")
     return stats.row(0, named=True), tables
 
 
@@ -331,6 +346,7 @@ def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
         "hi": max(highs) if highs else None,
         "digest": sum(s["digest"] or 0 for s in stats),
         **{k: any(s[k] for s in stats) for k in ("bad", "lp", "vals", "versioned")},
+        **{k: sum(s[k] or 0 for s in stats) for k in stats[0] if k.startswith("judge:")},
     }
 
 
@@ -342,6 +358,7 @@ def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
     """
     reward = pl.col("reward")
     return frame.select(
+        *judges.rule_counts(),
         rows=pl.len(),
         bad=problems().any(),
         lo=reward.min(),
@@ -517,6 +534,7 @@ def _read_jsonl(
         run.by,
         [n for n, _ in sample],
     )
+    judge = judges.rule_expr(shape, leaves)
     schema = leaves.read_schema()
 
     def hint() -> list[str]:
@@ -526,18 +544,19 @@ def _read_jsonl(
     raw: pl.LazyFrame | None = None
     try:
         raw = pl.scan_ndjson(source.polars_source(), schema=schema)
-        lf = _narrow(raw, plan, keep_pos=False)
+        lf = _narrow(raw, plan, judge, keep_pos=False)
         located = raw.with_row_index(AT, offset=1)  # blank lines are skipped, as iter_lines does
-        stats, tables = _scan(_narrow(located, plan, keep_pos=False, at=run.at), run)
+        stats, tables = _scan(_narrow(located, plan, judge, keep_pos=False, at=run.at), run)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         stats, raw = None, None
     if stats is None or stats["bad"]:
-        frame = _jsonl_by_line(source, plan, schema, run.at)
+        frame = _jsonl_by_line(source, plan, judge, schema, run.at)
         locate(frame, plan, source)
         lf = frame.drop(POS, AT).lazy()
         stats, tables = _scan(frame.drop(POS).lazy(), run)
         raw = None
-    part = _Part(source, plan, lf, stats, hint, [(lf, int(stats["rows"]))], [tables])
+    scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
+    part = _Part(source, plan, lf, stats, scan, hint, [(lf, int(stats["rows"]))], [tables])
     part.raw = raw
     return part
 
@@ -563,12 +582,12 @@ def coerced_lines(
 
 
 def _jsonl_by_line(
-    source: Source, plan: Plan, schema: Mapping[str, DType], at: int
+    source: Source, plan: Plan, judge: pl.Expr, schema: Mapping[str, DType], at: int
 ) -> pl.DataFrame:
     """The slow, exact reader: every line parsed by Python, the first bad one named."""
     raw, lines = coerced_lines(source, plan.leaves, schema)
     raw = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64)).with_row_index(AT, offset=1)
-    return _narrow(raw.lazy(), plan, keep_pos=True, at=at).collect()
+    return _narrow(raw.lazy(), plan, judge, keep_pos=True, at=at).collect()
 
 
 def _read_parquet(
@@ -593,15 +612,16 @@ def _read_parquet(
             top = err.path.split(".")[0].split("[")[0]
             at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
             raise InputError(err.what, file=source.name, row=at, field=err.path) from None
+        judge = judges.rule_expr(shape, leaves)
         ranges = _row_ranges(lf)
-        pieces = [_narrow(piece, plan, keep_pos=False) for piece, _ in ranges]
+        pieces = [_narrow(piece, plan, judge, keep_pos=False) for piece, _ in ranges]
         scans = [
-            _scan(_narrow(piece.with_row_index(AT, offset=start), plan, False, run.at), run)
+            _scan(_narrow(piece.with_row_index(AT, offset=start), plan, judge, False, run.at), run)
             for piece, start in ranges
         ]
         stats = _combined([s for s, _ in scans])
         if stats["bad"]:
-            located = _narrow(lf.with_row_index(POS), plan, keep_pos=True)
+            located = _narrow(lf.with_row_index(POS), plan, judge, keep_pos=True)
             locate(located.filter(problems()).head(1).collect(), plan, source)
     except pl.exceptions.PolarsError as err:
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
@@ -609,9 +629,10 @@ def _read_parquet(
     def hint() -> list[str]:
         return binary_columns_parquet(lf, schema, plan)
 
-    frame = _narrow(lf, plan, keep_pos=False)
+    frame = _narrow(lf, plan, judge, keep_pos=False)
     sized = [(piece, int(s["rows"])) for piece, (s, _) in zip(pieces, scans, strict=True)]
-    part = _Part(source, plan, frame, stats, hint, sized, [t for _, t in scans])
+    scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
+    part = _Part(source, plan, frame, stats, scan, hint, sized, [t for _, t in scans])
     part.raw = lf
     return part
 

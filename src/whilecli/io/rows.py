@@ -3,9 +3,14 @@ and :class:`Rows`, the validated lazy frame with what fed each field."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from whilecli.io.judge import JudgeScan
 
 #: Columns of the canonical row frame, in order, with their polars types.
 #: ``truncated`` is null where the input records no truncation (unknown, never false).
@@ -19,6 +24,23 @@ CANONICAL_SCHEMA: dict[str, pl.DataType] = {
     "model": pl.String(),
     "policy_version": pl.String(),
 }
+
+
+#: A row's position column while reading: ``(source index << AT_BITS) + place`` (the 0-based
+#: row of a Parquet file, or the 1-based ordinal among the non-blank lines of a JSONL source).
+AT = "__at"
+#: Bits of a position that hold the place within its source (the rest: the source index).
+AT_BITS = 40
+
+
+class Aggregate(Protocol):
+    """What a consumer wants computed in the read's own streaming pass (e.g. the route's
+    per-task counts): the queries over each validated piece (a lazy frame with the canonical
+    columns and :data:`AT`), and where their collected tables go."""
+
+    def queries(self, frame: pl.LazyFrame) -> list[pl.LazyFrame]: ...
+
+    def add(self, tables: Sequence[pl.DataFrame]) -> None: ...
 
 
 @dataclass
@@ -42,3 +64,6 @@ class Rows:
     #: Some row carries critic values; None: unknown, as above.
     has_values: bool | None = False
     notes: list[str] = field(default_factory=list)
+    #: Who grades (:mod:`whilecli.io.judge`), decided by the read; None: not known (a
+    #: summary that recorded no count).
+    judge: JudgeScan | None = None

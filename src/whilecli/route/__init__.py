@@ -169,7 +169,7 @@ def run_route(
     from whilecli.io.read import read_rows
     from whilecli.route.decide import decide
     from whilecli.route.options import RouteOptions
-    from whilecli.route.pool import summarize
+    from whilecli.route.pool import Counts, summarize
 
     student_paths = _as_paths(paths)
     teacher_paths = _as_paths(teacher)
@@ -196,7 +196,7 @@ def run_route(
     def pool_of(given: list[str], what: str) -> Pool:
         files = _summary_files(given, summary, what)
         if files is None:
-            return summarize(read_rows(given, **read_args))
+            return summarize(read_rows(given, **read_args, aggregate=Counts()))
         if mapping or input_format is not None:
             flag = "--map" if mapping else "--input-format"
             raise UsageError(f"{flag} applies to rows; {what} are summaries, already read")
@@ -218,7 +218,7 @@ def run_route(
         for source in expand_paths(student_paths, stdin):
             if source.path is None:  # stdin, already read: route its bytes
                 stdin_rows = {**read_args, "stdin": io.BytesIO(source.data or b"")}
-                one = summarize(read_rows(["-"], **stdin_rows))
+                one = summarize(read_rows(["-"], **stdin_rows, aggregate=Counts()))
             else:
                 one = pool_of([source.name], "the rows")
             routes.append((source.name, decide(one, opts)))

@@ -383,98 +383,18 @@ def _exit_reasons(
     return out
 
 
-def _grader(pool: Pool, options: RouteOptions) -> str:
-    """``judge`` when an LLM judge graded some row, ``program`` when none did, ``unknown``
-    when the rows could not be scanned (stdin without a scan, summaries)."""
-    reward = str(pool.source.sources.get("reward", ""))
-    if "judge" in reward.lower():
-        return "judge"
-    scan = options.judges
-    if scan is None:
-        scan = scan_files(pool.source.paths)
+def _judge(pool: Pool, options: RouteOptions) -> Any:
+    """Who grades the rows: the scan given in the options, else the one the read made
+    (:mod:`whilecli.io.judge`); None where nothing told (a summary that recorded none)."""
+    return options.judges if options.judges is not None else pool.source.judge
+
+
+def _grader(scan: Any) -> str:
+    """``judge`` when a judge graded some row, ``program`` when none did, ``unknown`` when
+    nothing told."""
     if scan is None:
         return "unknown"
     return "judge" if scan.judged else "program"
-
-
-def scan_files(paths: list[str]) -> Any:
-    """A judge scan of the files read, or None when some input is not a file or a summary."""
-    from pathlib import Path
-
-    if not paths or any(not Path(p).is_file() for p in paths):
-        return None
-    try:
-        from whilecli.route.summary import is_summary
-
-        summaries = [p for p in paths if p.endswith(".parquet") and is_summary(Path(p))]
-        if summaries:
-            return _summary_scan(summaries) if len(summaries) == len(paths) else None
-    except Exception:  # noqa: BLE001 - a scan that cannot run leaves the grader unknown
-        return None
-    return scan_grader(paths)
-
-
-def _summary_scan(paths: list[str]) -> Any:
-    """The judge count summaries recorded of their rows (None when one did not)."""
-    from whilecli.route.judges import JudgeScan
-    from whilecli.route.summary_header import read_header
-
-    judged = 0
-    for path in paths:
-        header = read_header(path)
-        if header is None or any(e.judged is None for e in header.inputs):
-            return None
-        judged += sum(int(e.judged or 0) for e in header.inputs)
-    return JudgeScan(rows=0, judged=judged, by_kind={"summary": judged})
-
-
-def scan_grader(paths: list[str], stdin_data: bytes | None = None) -> Any:
-    """A :class:`~whilecli.route.judges.JudgeScan` of the inputs (``-`` reads
-    ``stdin_data``), or None when they cannot be scanned.
-
-    Besides the reference rule (``judge_meta.scorer_kind``, ``judge_name``), a numeric
-    column named for a judge (verifiers' ``judge_reward_func``, nemo-skills'
-    ``judge_correct``) on the first row of a file marks every row of it as judge-graded.
-    """
-    import io
-    from dataclasses import replace
-
-    from whilecli.route.judges import scan_judges
-
-    def stdin() -> Any:
-        return io.BytesIO(stdin_data) if stdin_data is not None else None
-
-    try:
-        scan = scan_judges(paths, stdin())
-        if not scan.judged and _judge_columns(paths, stdin()):
-            return replace(scan, judged=scan.rows, by_kind={**scan.by_kind, "column": scan.rows})
-        return scan
-    except Exception:  # noqa: BLE001 - a scan that cannot run leaves the grader unknown
-        return None
-
-
-def _judge_columns(paths: list[str], stdin: Any = None) -> list[str]:
-    """Numeric columns named for a judge in the first row of each file (not the reference
-    rule's ``judge_meta``/``judge_name``, which the scan reads)."""
-    import polars as pl
-
-    from whilecli.io.sources import expand_paths, iter_lines, parse_line
-
-    found: list[str] = []
-    for source in expand_paths(paths, stdin):
-        if source.kind == "parquet":
-            schema = pl.scan_parquet(source.polars_source()).collect_schema()
-            first = {k: 0.0 for k, v in schema.items() if v.is_numeric()}
-        else:
-            first = {}
-            for lineno, line in iter_lines(source):
-                first = parse_line(source, lineno, line)
-                break
-        for key, value in first.items():
-            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if "judge" in key.lower() and key not in ("judge_meta", "judge_name") and numeric:
-                found.append(key)
-    return found
 
 
 def _inputs(pool: Pool, options: RouteOptions) -> dict[str, Any]:
@@ -605,7 +525,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         _evidence(route, plan, found, pool), options
     )
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
-    grader = _grader(pool, options)
+    judge = _judge(pool, options)
+    grader = _grader(judge)
     if grader == "judge":  # the headline says a judge grades; the methods table must agree
         scores["rm"] = MethodScore("rm", False, "rarely the answer: the rows already carry a grade")
     result = Route(
@@ -627,6 +548,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         firm_at=firm_at,
         exit_reasons=reasons,
         grader=grader,
+        judge=judge,
     )
     from whilecli.route.report import headline
 

@@ -3,7 +3,7 @@
 
 Reading keeps two positions per task, the smallest of its rows and the smallest of its
 truncated passing rows (``first_at`` and ``first_truncated_pass_at`` of :attr:`Pool.tasks`,
-see :data:`whilecli.io.read.AT_BITS`): no per-row list is held. ``truncated-passes`` shows
+see :data:`whilecli.io.rows.AT_BITS`): no per-row list is held. ``truncated-passes`` shows
 where each task's first cut-off passing reply is, every other count where its first row is. Here the few tasks shown are
 picked with a filter on the per-task table, in the order of their first rows, and only their
 positions are turned into what the reader saw: the row of a Parquet file (0-based), the line
@@ -20,9 +20,10 @@ from typing import Any
 import polars as pl
 
 from whilecli.errors import UsageError
+from whilecli.io.rows import AT_BITS
 from whilecli.io.sources import Source, iter_lines
 from whilecli.route.model import Pool
-from whilecli.route.pool import AT_BITS, FIRST, FIRST_TRUNCATED_PASS, POSITIONS
+from whilecli.route.pool import FIRST, FIRST_TRUNCATED_PASS, POSITIONS
 
 #: What ``--show`` lists, as typed, and the key each list has in the JSON report.
 SHOW_KINDS: dict[str, str] = {

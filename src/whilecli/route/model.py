@@ -156,6 +156,8 @@ class Route:
     firm_at: int | None = None  # tasks that would make the verdict firm (when provisional)
     exit_reasons: list[str] = field(default_factory=list)  # what made the exit code 1
     grader: str = "unknown"  # program | judge | unknown: what graded the rows
+    #: The judge scan behind ``grader`` (:class:`whilecli.io.judge.JudgeScan`; None: unknown).
+    judge: Any = field(default=None, repr=False, compare=False)
     #: ``--show``: the tasks behind each count asked for, bounded by ``--limit`` (see
     #: :func:`whilecli.route.drill.drill_down`); empty when nothing was asked.
     show: dict[str, Any] = field(default_factory=dict)

@@ -47,9 +47,8 @@ class RouteOptions:
     "nothing can train yet" (exit 1); an unchecked tokenizer becomes a failure."""
 
     judges: Any = None
-    """A :class:`~whilecli.route.judges.JudgeScan` of the rows, when already made (e.g. of
-    stdin's bytes). None: the route scans the files it read; rows it cannot scan leave the
-    grader unknown."""
+    """A :class:`~whilecli.io.judge.JudgeScan` that overrides the one the read made of the
+    rows (:attr:`whilecli.io.rows.Rows.judge`). None: the read's answer."""
 
     firm_tasks: int = 30
     """Fewest tasks in the deciding check for a firm (not provisional) verdict."""

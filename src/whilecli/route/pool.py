@@ -5,7 +5,8 @@ Every column is a count, so counts add across any split of the rows. A piece of 
 and by writer (model, policy version) on the streaming engine, and the per-piece tables are
 added (:class:`Counts`). Memory then holds one piece's group-by and the per-task table,
 which grows with the number of tasks, never with the number of rows. ``read_rows`` runs
-these group-bys in the same streaming pass as its validation and hands the sums over;
+these group-bys in the same streaming pass as its validation when handed a :class:`Counts`
+(``aggregate=``), and hands the sums over;
 ``summarize`` groups the pieces itself only for rows that do not carry them.
 """
 
@@ -16,16 +17,14 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.rows import AT
 from whilecli.route.model import Pool, Rows
 
 #: Integer columns of :attr:`Pool.tasks`, after ``task_id``.
 TASK_COLUMNS = ("n", "passes", "truncated", "truncated_known", "truncated_passes")
 WRITER = ["model", "policy_version"]
-#: The reading layer's position of a row (see :data:`whilecli.io.read.AT`); per task, the
-#: smallest one is kept as ``first_at``, for ``--show`` (:mod:`whilecli.route.drill`).
-AT = "__at"
-#: Bits of a position that hold the place within its source (the rest: the source index).
-AT_BITS = 40
+#: Per task, the smallest position of a row (:data:`whilecli.io.rows.AT`) is kept as
+#: ``first_at``, for ``--show`` (:mod:`whilecli.route.drill`).
 FIRST = "first_at"
 #: Per task, the smallest position of a row that was truncated and passed (null: none), so
 #: ``--show truncated-passes`` points at the cut-off reply itself.
@@ -134,6 +133,11 @@ class Counts:
         self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
         self.writers = _Adder(WRITER, pl.DataFrame(schema=writers))
 
+    def queries(self, frame: pl.LazyFrame) -> list[pl.LazyFrame]:
+        """The group-bys of one piece (:func:`count_queries`): what reading runs in its own
+        streaming pass when handed these counts (``read_rows(..., aggregate=Counts())``)."""
+        return count_queries(frame)
+
     def add(self, tables: Sequence[pl.DataFrame]) -> None:
         """Add the collected :func:`count_queries` of one piece."""
         self.tasks.add(tables[0])
@@ -164,9 +168,9 @@ def summarize(rows: Rows) -> Pool:
     frame; else groups each piece of the rows (or the whole frame) and adds the tables. The
     per-task frame is sorted by ``task_id`` so every later stage sees the same order.
     """
-    counted = getattr(rows, "counts", None)
-    if counted is not None and getattr(rows, "counted_frame", None) is rows.frame:
-        tasks, writers = counted
+    counted = getattr(rows, "aggregate", None)
+    if isinstance(counted, Counts) and getattr(rows, "counted_frame", None) is rows.frame:
+        tasks, writers = counted.result(getattr(rows, "writers", None))
     else:
         counts = Counts()
         for piece in list(getattr(rows, "pieces", None) or [rows.frame]):

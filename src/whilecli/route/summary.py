@@ -40,6 +40,7 @@ import polars as pl
 
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write
+from whilecli.io.judge import JudgeScan
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import TASK_COLUMNS, _counts, add_counts, task_aggregates
 from whilecli.route.summary_header import (
@@ -465,6 +466,7 @@ def pool_from_summary(
         has_logprobs=header.has_logprobs,
         has_values=header.has_values,
         notes=notes,
+        judge=_judged(header, rows),
     )
     writers = frame.select("models").explode("models").unnest("models")
     return Pool(
@@ -476,3 +478,11 @@ def pool_from_summary(
         ),
         source=source,
     )
+
+
+def _judged(header: Header, rows: int) -> JudgeScan | None:
+    """Who graded the rows behind the summaries, as each recorded it (None: one did not)."""
+    if not header.inputs or any(e.judged is None for e in header.inputs):
+        return None
+    judged = sum(int(e.judged or 0) for e in header.inputs)
+    return JudgeScan(rows=rows, judged=judged, by_kind={"summary": judged})

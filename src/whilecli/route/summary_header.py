@@ -108,10 +108,7 @@ def header_of(rows: Rows, n_rows: int) -> Header:
     notes = list(rows.notes)
     if notes and notes[-1] == partial_note(rows.partial_rows, n_rows, rows.pass_threshold):
         notes.pop()
-    from whilecli.route.decide import scan_files
-
-    scan = scan_files(list(rows.paths))
-    judged = None if scan is None else int(scan.judged)
+    judged = None if rows.judge is None else int(rows.judge.judged)
     entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged)
     return Header(
         pass_threshold=rows.pass_threshold,

@@ -1,0 +1,118 @@
+"""The one judge detector (DESIGN section 1, "Who grades"): decided by the read, from names
+and the reference rule, and the same answer for the route's headline, ``check`` and
+summaries, from a file or from stdin."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.io.judge import is_judge_name, named
+from whilecli.io.read import read_rows
+from whilecli.io.shape import Shape
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data-real"
+if not DATA.is_dir():
+    DATA = Path("/work/shared/data-real")
+
+
+@pytest.mark.parametrize(
+    ("row", "names"),
+    [
+        ({"example_id": 1, "reward": 1, "judge_reward_func": 1.0}, ("judge_reward_func",)),
+        ({"id": 1, "symbolic_correct": True, "judge_correct": True}, ("judge_correct",)),
+        (  # inspect_ai's model-graded scorers
+            {"id": 1, "scores": {"model_graded_fact": {"value": 1}}},
+            ("scores.model_graded_fact",),
+        ),
+        (  # AlpacaEval annotations
+            {"instruction": "q", "annotator": "weighted_alpaca_eval_gpt4_turbo", "preference": 1.7},
+            ("annotator", "preference"),
+        ),
+        (  # arena-hard judgments
+            {"question_id": "q", "games": [{"judgment": "A>B", "score": "A>B"}]},
+            ("games.judgment",),
+        ),
+        ({"id": 1, "reward": 1, "llm-as-judge": 1}, ("llm-as-judge",)),
+        # the reference rule's own columns never count by their names
+        ({"id": 1, "reward": 1, "judge_meta": {"scorer_kind": "rule"}, "judge_name": ""}, ()),
+        ({"id": 1, "reward": 1, "completion": "x", "prompt": "p"}, ()),
+    ],
+)
+def test_names_that_say_a_judge_graded(row: dict, names: tuple[str, ...]) -> None:
+    assert named(Shape.from_rows([row])) == names
+
+
+def test_judge_words() -> None:
+    for name in ("judge", "Judgment", "annotator_kwargs", "model-graded-qa", "LLM as judge"):
+        assert is_judge_name(name), name
+    for name in ("reward", "task_id", "adjusted", "grade"):
+        assert not is_judge_name(name), name
+
+
+def _judged_rows() -> list[dict]:
+    return [
+        {
+            "example_id": t,
+            "prompt": f"p{t}",
+            "completion": "c",
+            "reward": float(r),
+            "judge_reward_func": float(r),
+        }
+        for t in range(6)
+        for r in (0, 1, 1)
+    ]
+
+
+def test_one_answer_for_a_file_and_stdin(tmp_path: Path) -> None:
+    rows = _judged_rows()
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    path = tmp_path / "rows.jsonl"
+    path.write_text(text)
+    for judge in (
+        read_rows([str(path)]).judge,
+        read_rows(["-"], stdin=io.BytesIO(text.encode())).judge,
+    ):
+        assert judge is not None
+        assert (judge.rows, judge.judged, judge.names) == (18, 18, ("judge_reward_func",))
+    runner = CliRunner()
+    for args, stdin in (([str(path)], None), (["-"], text)):
+        route = runner.invoke(app, ["route", *args, "--format", "json"], input=stdin)
+        assert route.exit_code in (0, 1), route.output
+        assert json.loads(route.output)["grader"] == "judge"
+        check = runner.invoke(app, ["check", *args, "--fail-on", "judge-unaudited"], input=stdin)
+        assert check.exit_code == 1 and "judge-unaudited" in check.output, check.output
+
+
+def test_a_program_grades_and_the_rule_counts_rows(tmp_path: Path) -> None:
+    rows = [
+        {"task_id": t, "reward": r, "judge_meta": {"scorer_kind": kind}}
+        for t in ("a", "b")
+        for r, kind in ((0, "rule"), (1, "judge"), (1, None))
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judge = read_rows([str(path)]).judge
+    assert judge is not None and (judge.rows, judge.judged) == (6, 2)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(
+        "".join(json.dumps({"task_id": r["task_id"], "reward": r["reward"]}) + "\n" for r in rows)
+    )
+    judge = read_rows([str(plain)]).judge
+    assert judge is not None and judge.judged == 0
+    check = CliRunner().invoke(app, ["check", str(plain), "--fail-on", "judge-unaudited"])
+    assert check.exit_code == 0, check.output
+
+
+@pytest.mark.skipif(not (DATA / "verifiers").is_dir(), reason="no real dumps")
+def test_vf_eval_judge_reward_func_is_a_judge() -> None:
+    wiki = next((DATA / "verifiers" / "wiki_search").glob("*/results.jsonl"))
+    judge = read_rows([str(wiki)]).judge
+    assert judge is not None and judge.judged == judge.rows > 0
+    out = CliRunner().invoke(app, ["route", str(wiki)])
+    assert "a judge grades" in out.output, out.output
