@@ -8,18 +8,19 @@ lacks the list), which :meth:`whilecli.methods.batch.Batch.from_columns` pads in
 
 Sources are expanded by :mod:`whilecli.io.sources` (gzip and zstd, directories, globs,
 stdin ``-``), so a batch opens the way a route's rows do; a Parquet file is known by its
-magic bytes whatever its name. Field aliases are :mod:`whilecli.io.aliases`' (first match
-wins); a column feeds a field when some row holds a non-null value there.
+magic bytes whatever its name. The canonical fields (task id, reward, truncation) are the
+one plan's (:func:`whilecli.io.table.canonical_rows`: the same aliases, prompt hash,
+``finish_reason``, rewards dict and checks as ``route`` and ``ada``); only the per-token
+lists (and rae's ``agent``) are resolved here, from the alias table (first match wins; a
+column feeds a field when some row holds a non-null value there).
 
-JSONL is parsed by polars under a narrow schema holding only the alias columns (the per-token
-lists as ``List(Float64)``), handed to Arrow, and flattened through the list offsets, as a
-Parquet file is: no Python loop per row. Only when that read fails (a bad value, invalid
-UTF-8, a line that is not an object, JSON nested past the parser's depth) are the lines
-parsed one by one with :func:`json.loads`, which either names the first bad line and field
-(``batch.jsonl:17: field 'logprobs': holds the text "x", not a number``) or, for a file the
-fast reader cannot type (booleans and numbers mixed in one column), reads it exactly. Both
-ways give the same columns: a repeated JSON key keeps its first value, and a task id that is
-a number reads as the route renders it (``1`` and ``1.0`` are both ``"1"``).
+A JSONL file is read once by polars (every column), handed to Arrow, and the lists
+flattened through their offsets, as a Parquet file's are: no Python loop per row. Only when
+that read fails (a bad value, invalid UTF-8, a line that is not an object, JSON nested past
+the parser's depth, booleans and numbers mixed in one column) are the lines parsed one by
+one with :func:`json.loads`, which names the first bad line and field
+(``batch.jsonl:17: field 'logprobs': holds the text "x", not a number``) or reads the file
+exactly.
 """
 
 from __future__ import annotations
@@ -36,18 +37,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from whilecli.errors import InputError, UsageError
-from whilecli.io.aliases import REWARD_PARTS
 from whilecli.io.columns import (
     LIST_FIELDS,
-    TEXT_FIELDS,
     Columns,
     candidates,
     columns_from_rows,
-    dig,
     render_text,
     resolve,
 )
-from whilecli.io.shape import DType
+from whilecli.io.locate import POS
 from whilecli.io.sources import (
     COMPRESSIONS,
     JSONL_SUFFIXES,
@@ -58,6 +56,89 @@ from whilecli.io.sources import (
     iter_lines,
     parse_line,
 )
+from whilecli.io.table import Canonical, canonical_of_rows, canonical_rows
+
+#: The fields a batch file's own columns feed: the per-token lists and rae's ``agent``. The
+#: canonical fields (task id, reward, truncation) are the one plan's (:func:`_set_canonical`).
+FILE_FIELDS = (*LIST_FIELDS, "agent")
+#: The canonical fields a batch carries beside its lists.
+CANONICAL_FIELDS = ("reward", "task_id", "truncated")
+
+
+def _candidates(mapping: Mapping[str, str] | None) -> dict[str, tuple[str, ...]]:
+    return {k: v for k, v in candidates(mapping).items() if k in FILE_FIELDS}
+
+
+def _resolve(held: set[str], mapping: Mapping[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in resolve(held, mapping).items() if k in FILE_FIELDS}
+
+
+def _canonical_map(mapping: Mapping[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (mapping or {}).items() if k in CANONICAL_FIELDS}
+
+
+def _set_canonical(cols: Columns, canon: Canonical) -> None:
+    """The canonical fields of the rows, as the one plan read them: reward (NaN where
+    null), task ids (None where the rows carry none), truncation (None where unknown on
+    every row; unknown rows read as not cut)."""
+    frame = canon.frame
+    if frame.height != cols.size:
+        raise InputError(
+            f"the input's format keeps {frame.height} of its {cols.size} rows; a batch needs"
+            " one row per trajectory",
+            file=cols.file,
+        )
+    for name in CANONICAL_FIELDS:
+        cols.sources.pop(name, None)
+        if name not in canon.absent and name in canon.columns:
+            cols.sources[name] = canon.fields.get(name, canon.columns[name])
+    cols.rewards = cols.reward_present = cols.task_ids = cols.truncated = None
+    if "reward" not in canon.absent:
+        reward = frame.get_column("reward")
+        cols.rewards = reward.fill_null(math.nan).to_numpy().astype(np.float64, copy=False)
+        cols.reward_present = reward.is_not_null().to_numpy()
+    if "task_id" not in canon.absent:
+        cols.task_ids = frame.get_column("task_id").to_list()
+    truncated = frame.get_column("truncated")
+    if truncated.null_count() < truncated.len():
+        cols.truncated = truncated.fill_null(False).to_numpy().astype(bool, copy=False)
+
+
+def exact_columns(
+    rows: Sequence[Mapping[str, Any]],
+    mapping: Mapping[str, str] | None,
+    source: Source,
+    lines: Sequence[int] | None,
+) -> Columns:
+    """Rows parsed one by one (the exact reader): the canonical fields by the one plan
+    (:func:`whilecli.io.table.canonical_of_rows`, its refusals first), the lists flattened by
+    :func:`whilecli.io.columns.columns_from_rows`."""
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            where = {"line": lines[i]} if lines is not None else {"row": i}
+            raise InputError(
+                f"expected an object, got {type(row).__name__}", file=source.name, **where
+            )
+    canon = canonical_of_rows(
+        [dict(r) for r in rows], source, mapping=_canonical_map(mapping), lines=lines
+    )
+    lists = {k: v for k, v in (mapping or {}).items() if k in FILE_FIELDS}
+    cols = columns_from_rows(
+        [{k: v for k, v in r.items() if k in _list_keys(rows, mapping)} for r in rows],
+        lists,
+        file=source.name,
+        lines=lines,
+    )
+    _set_canonical(cols, canon)
+    return cols
+
+
+def _list_keys(rows: Sequence[Mapping[str, Any]], mapping: Mapping[str, str] | None) -> set[str]:
+    """The top-level keys that may feed a list field or ``agent`` (the rest is left out, so
+    the in-memory reader resolves nothing else)."""
+    wanted = {c.split(".")[0] for cols in _candidates(mapping).values() for c in cols}
+    return wanted
+
 
 # ------------------------------------------------------------------ files
 
@@ -166,112 +247,42 @@ class _LineNumbers(Sequence[int]):
         return iter(self._all())
 
 
-def _first_row(source: Source) -> dict[str, Any] | None:
-    """The first row of a JSONL source (None when the file has none or it does not parse:
-    the exact reader then names the problem)."""
-    lines = iter_lines(source)
-    try:
-        for lineno, line in lines:
-            try:
-                return parse_line(source, lineno, line)
-            except InputError:
-                return None
-    finally:
-        lines.close()  # type: ignore[attr-defined]
-    return None
-
-
-def _list_dtype(name: str, sample: Any) -> DType:
-    if sample is not None and not isinstance(sample, list):
-        return pl.String  # not a list on the first row: refused if it feeds the field
-    if (
-        name == "action_mask"
-        and isinstance(sample, list)
-        and sample
-        and isinstance(sample[0], bool)
-    ):
-        return pl.List(pl.Boolean)
-    return pl.List(pl.Float64)
-
-
-def _scalar_dtype(name: str, sample: Any) -> DType:
-    if name in TEXT_FIELDS or name == REWARD_PARTS:
-        return pl.String
-    if sample is not None and not isinstance(sample, (bool, int, float)):
-        return pl.String  # not a number on the first row: refused if it feeds the field
-    if name == "truncated":
-        return pl.Boolean if sample is None or isinstance(sample, bool) else pl.Float64
-    return pl.Boolean if isinstance(sample, bool) else pl.Float64
-
-
-def _jsonl_schema(
-    first: dict[str, Any], wanted: dict[str, tuple[str, ...]]
-) -> tuple[dict[str, DType], dict[str, tuple[str, ...]]]:
-    """The narrow schema that reads the candidate columns (each typed by its field and by
-    the first row's value), and each column's path into the row."""
-    tree: dict[str, Any] = {}
-    paths: dict[str, tuple[str, ...]] = {}
-    for name, columns in wanted.items():
-        for column in columns:
-            if column in paths:
-                continue
-            path = (column,) if column in first or "." not in column else tuple(column.split("."))
-            _, sample = dig(first, column)
-            if name == "reward" and column == REWARD_PARTS:
-                dtype: DType = pl.String
-            elif name in LIST_FIELDS:
-                dtype = _list_dtype(name, sample)
-            else:
-                dtype = _scalar_dtype(name, sample)
-            node = tree
-            ok = True
-            for key in path[:-1]:
-                parent = first.get(key) if node is tree else None
-                if node is tree and parent is not None and not isinstance(parent, dict):
-                    ok = False  # a label, not an object, on the first row
-                    break
-                child = node.setdefault(key, {})
-                if not isinstance(child, dict):
-                    ok = False
-                    break
-                node = child
-            if not ok or isinstance(node.get(path[-1]), dict):
-                continue
-            node.setdefault(path[-1], dtype)
-            paths[column] = path
-    return {k: _to_dtype(v) for k, v in tree.items()}, paths
-
-
-def _to_dtype(node: Any) -> pl.DataType:
-    if isinstance(node, dict):
-        return pl.Struct({k: _to_dtype(v) for k, v in node.items()})
-    return node
-
-
 def _read_jsonl(source: Source, mapping: Mapping[str, str] | None) -> Columns:
-    first = _first_row(source)
-    if first is not None:
-        wanted = candidates(mapping)
-        schema, paths = _jsonl_schema(first, wanted)
-        try:
-            frame = pl.read_ndjson(source.polars_source(), schema=schema)
-            # only the columns that hold something travel to Arrow
-            counts = frame.select(pl.all().null_count()).row(0)
-            kept = [
-                c for c, nulls in zip(frame.columns, counts, strict=True) if nulls < frame.height
-            ]
-            table = frame.select(kept).to_arrow()
-            arrays = {c: _at(table, path) for c, path in paths.items() if path[0] in kept}
-            held = {c for c, arr in arrays.items() if arr.null_count < len(arr)}
-            src = resolve(held, mapping)
-            cols = Columns(size=table.num_rows, sources=src, file=source.name)
-            cols.lines = _LineNumbers(source)
-            _fill(cols, {name: arrays[column] for name, column in src.items()})
-            return cols
-        except _FAST_READ_ERRORS:
-            pass  # the exact reader names the line, or reads what polars could not type
+    """One polars read of every column (Arrow underneath, no Python loop per row): the
+    canonical fields by the one plan over that frame, the per-token lists flattened through
+    its list offsets. A file polars cannot read is parsed line by line (the exact reader)."""
+    try:
+        frame = pl.read_ndjson(source.polars_source(), infer_schema_length=None)
+        if frame.height:
+            return _jsonl_columns(source, frame, mapping)
+    except _FAST_READ_ERRORS:
+        pass  # the exact reader names the line, or reads what polars could not type
     rows, lines = _parse_lines(source)
-    return columns_from_rows(rows, mapping, file=source.name, lines=lines)
+    return exact_columns(rows, mapping, source, lines)
+
+
+def _jsonl_columns(
+    source: Source, frame: pl.DataFrame, mapping: Mapping[str, str] | None
+) -> Columns:
+    """The columns of a JSONL batch polars read whole; any refusal (a value the inferred
+    types cannot name at its line) sends the file to the exact reader."""
+    numbers = _LineNumbers(source)
+
+    def line_of(bad: pl.DataFrame) -> pl.DataFrame:
+        return bad.with_columns(pl.col(POS).map_elements(lambda i: numbers[i], pl.Int64))
+
+    canon = canonical_rows(frame.lazy(), source, mapping=_canonical_map(mapping), line_of=line_of)
+    wanted = {c for columns in _candidates(mapping).values() for c in columns}
+    tops = [c for c in frame.columns if c in wanted or any(w.startswith(f"{c}.") for w in wanted)]
+    table = frame.select(tops).to_arrow()
+    names = _names(table.schema)
+    arrays = {c: _column(table, c) for c in names if c in wanted}
+    held = {c for c, arr in arrays.items() if arr.null_count < len(arr)}
+    cols = Columns(size=frame.height, sources=_resolve(held, mapping), file=source.name)
+    cols.lines = numbers
+    _fill(cols, {name: arrays[column] for name, column in cols.sources.items()})
+    _set_canonical(cols, canon)
+    return cols
 
 
 #: What the fast JSONL read may raise on a file the exact reader must look at line by line
@@ -284,13 +295,6 @@ _FAST_READ_ERRORS: tuple[type[BaseException], ...] = (
     InputError,
     getattr(pl.exceptions, "PanicException", ValueError),
 )
-
-
-def _at(table: pa.Table, path: tuple[str, ...]) -> pa.Array:
-    arr = table.column(path[0]).combine_chunks()
-    for key in path[1:]:
-        arr = pc.struct_field(arr, [key])
-    return arr
 
 
 def _names(schema: pa.Schema) -> list[str]:
@@ -311,66 +315,42 @@ def _column(table: pa.Table, name: str) -> pa.Array:
 
 
 def _read_parquet(source: Source, mapping: Mapping[str, str] | None) -> Columns:
-    """A Parquet batch: only the alias columns are read; lists flatten through their offsets."""
-    wanted = {c for columns in candidates(mapping).values() for c in columns}
+    """A Parquet batch: the canonical fields by the one plan over the file's scan; only the
+    list (and agent) columns are read besides, and flattened through their offsets."""
+    wanted = {c for columns in _candidates(mapping).values() for c in columns}
     try:
         schema = pq.read_schema(source.polars_source())
         tops = sorted({c.split(".")[0] for c in _names(schema) if c in wanted})
         table = pq.read_table(
             source.polars_source(), columns=[t for t in tops if t in schema.names]
         )
-    except (OSError, pa.ArrowException) as err:
+        lf = pl.scan_parquet(source.polars_source())
+        lf.collect_schema()
+    except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as err:
         raise InputError(f"cannot read Parquet: {err}", file=source.name) from None
+    canon = canonical_rows(lf, source, mapping=_canonical_map(mapping))
     names = _names(table.schema)
     arrays = {c: _column(table, c) for c in names if c in wanted}
     held = {c for c, arr in arrays.items() if arr.null_count < len(arr)}
-    src = resolve(held, mapping)
-    cols = Columns(size=table.num_rows, sources=src, file=source.name)
-    _fill(cols, {name: arrays[column] for name, column in src.items()})
+    size = table.num_rows if table.num_columns else canon.frame.height
+    cols = Columns(size=size, sources=_resolve(held, mapping), file=source.name)
+    _fill(cols, {name: arrays[column] for name, column in cols.sources.items()})
+    _set_canonical(cols, canon)
     return cols
 
 
 def _fill(cols: Columns, arrays: Mapping[str, pa.Array]) -> None:
-    """Set ``cols``' fields from Arrow columns (canonical field → its source column)."""
+    """Set ``cols``' per-token lists and agents from Arrow columns (field → its column)."""
     src = cols.sources
     for name in LIST_FIELDS:
         if name in arrays:
             cols.lists[name] = _list_column(arrays[name], name, src[name], cols)
-    if "reward" in arrays:
-        arr = arrays["reward"]
-        if src["reward"] == REWARD_PARTS:
-            if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-                arr = _decoded(arr)
-            cols.rewards, cols.reward_present = _reward_parts(arr, src["reward"], cols)
-        else:
-            values = _numbers(arr, src["reward"], cols)
-            cols.rewards = np.asarray(
-                values.fill_null(math.nan).to_numpy(zero_copy_only=False), dtype=np.float64
-            )
-            cols.reward_present = ~np.asarray(
-                arr.is_null().to_numpy(zero_copy_only=False), dtype=bool
-            )
-    for name in TEXT_FIELDS:
-        if name in arrays:
-            vals = _text(arrays[name]).to_pylist()
-            if name == "task_id":
-                cols.task_ids = vals
-            else:
-                cols.agents = vals
-    if "truncated" in arrays:
-        cols.truncated = _flags(arrays["truncated"], src["truncated"], cols)
-
-
-def _decoded(arr: pa.Array) -> pa.Array:
-    """A column of JSON texts (the ``rewards`` dicts) as a struct over every row's keys."""
-    series = pl.from_arrow(arr)
-    assert isinstance(series, pl.Series)
-    return series.str.json_decode(infer_schema_length=None).to_arrow()
+    if "agent" in arrays:
+        cols.agents = _text(arrays["agent"]).to_pylist()
 
 
 def _text(arr: pa.Array) -> pa.Array:
-    """Ids as text (a JSONL id is read as text already; a Parquet number column is rendered
-    by :func:`render_text`, so ``1.0`` is ``"1"`` in both)."""
+    """Agents as text (a number rendered by :func:`render_text`, so ``1.0`` is ``"1"``)."""
     if pa.types.is_floating(arr.type):
         return pa.array(
             [None if v is None else render_text(v) for v in arr.to_pylist()], pa.string()
@@ -378,61 +358,6 @@ def _text(arr: pa.Array) -> pa.Array:
     if pa.types.is_boolean(arr.type):
         return pc.if_else(arr, "true", "false")
     return arr.cast(pa.string())
-
-
-def _flags(arr: pa.Array, column: str, cols: Columns) -> np.ndarray:
-    if pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type):
-        values = np.asarray(arr.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False))
-        bad = (values != 0) & (values != 1)
-        if bad.any():
-            raise InputError(
-                "must be true or false", **cols.where(int(np.flatnonzero(bad)[0])), field=column
-            )
-        return values == 1
-    if not pa.types.is_boolean(arr.type):
-        raise InputError(f"must be booleans, not {arr.type}", file=cols.file, field=column)
-    return np.asarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _reward_parts(arr: pa.Array, name: str, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
-    """Σ score × weight over a struct of ``{score, weight}`` parts (weight 1 when null; a null
-    part or score adds nothing, so no scored part is 0); NaN and absent where the struct is
-    null."""
-    if not pa.types.is_struct(arr.type):
-        raise InputError(
-            f"must be a struct of {{score, weight}} parts, not {arr.type}",
-            file=cols.file,
-            field=name,
-        )
-    total = np.zeros(len(arr))
-    for part in arr.type:
-        where = f"{name}.{part.name}"
-        child = pc.struct_field(arr, [part.name])
-        if pa.types.is_null(child.type):  # never scored
-            continue
-        if not (pa.types.is_struct(child.type) and child.type.get_field_index("score") >= 0):
-            raise InputError(
-                f"must be {{score, weight}}, not {child.type}", file=cols.file, field=where
-            )
-        score = _numbers(pc.struct_field(child, ["score"]), where, cols)
-        terms = score
-        if child.type.get_field_index("weight") >= 0:
-            weight = _numbers(pc.struct_field(child, ["weight"]), where, cols)
-            terms = pc.multiply(score, pc.fill_null(weight, 1.0))
-        total += np.asarray(pc.fill_null(terms, 0.0).to_numpy(zero_copy_only=False), dtype=float)
-    present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    return np.where(present, total, math.nan), present
-
-
-def _numbers(arr: pa.Array, name: str, cols: Columns) -> pa.Array:
-    if not (
-        pa.types.is_integer(arr.type)
-        or pa.types.is_floating(arr.type)
-        or pa.types.is_boolean(arr.type)
-        or pa.types.is_null(arr.type)
-    ):
-        raise InputError(f"must be numbers, not {arr.type}", file=cols.file, field=name)
-    return arr.cast(pa.float64())
 
 
 def _list_column(

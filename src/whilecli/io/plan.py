@@ -91,9 +91,26 @@ class Plan:
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
-    """A numeric task id written as a float (``1.0``) reads as the integer (``1``), so ids 1 and
-    1.0 are one task whichever reader or file type held them."""
-    return task.str.replace(r"^(-?\d+)\.0*$", "${1}")
+    """A numeric task id written as a float (``1.0``) reads as the integer (``1``), and one
+    a column renders in exponent form (``1e-7``) by its positional digits (``0.0000001``), as a
+    JSON reader renders it, so ids are one task whichever reader or file type held them."""
+    task = task.str.replace(r"^(-?\d+)\.0*$", "${1}")
+    exponent = task.str.contains(r"^-?[0-9.]+e[+-]?[0-9]+$")
+    positional = task.map_batches(_positional, return_dtype=pl.String, is_elementwise=True)
+    return pl.when(exponent).then(positional).otherwise(task)
+
+
+def _positional(texts: pl.Series) -> pl.Series:
+    import numpy as np
+
+    def one(text: str | None) -> str | None:
+        if text is None or "e" not in text:
+            return text
+        return np.format_float_positional(float(text), trim="-")
+
+    if not texts.str.contains("e", literal=True).any():  # the usual column: nothing to do
+        return texts
+    return pl.Series(texts.name, [one(t) for t in texts.to_list()], dtype=pl.String)
 
 
 def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:

@@ -446,11 +446,16 @@ def refuse_nothing_generated(part: _Part) -> None:
         return
     if full["g"][0]:
         return
-    raise InputError(
-        f"nothing was generated: all {full['n'][0]} replies ({plan.completion_field}) are"
+    raise nothing_generated(int(full["n"][0]), plan, part.source.name)
+
+
+def nothing_generated(replies: int, plan: Plan, file: str | None) -> InputError:
+    """The refusal of a file whose every reply is empty (the same words in every command)."""
+    return InputError(
+        f"nothing was generated: all {replies} replies ({plan.completion_field}) are"
         " empty, as in an interrupted or intermediate save; route a file whose rows hold the"
         " model's replies",
-        file=part.source.name,
+        file=file,
         field=plan.completion_field,
     )
 

@@ -38,7 +38,7 @@ from whilecli.io.locate import (
     refuse_unbounded,
 )
 from whilecli.io.plan import FORMATS, Plan, build_plan
-from whilecli.io.read import MAPPABLE, SAMPLE_ROWS, coerced_lines
+from whilecli.io.read import MAPPABLE, SAMPLE_ROWS, coerced_lines, nothing_generated
 from whilecli.io.rows import CANONICAL_SCHEMA
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
@@ -55,6 +55,8 @@ ABSENT = "__absent"
 #: "Inside [0, 1]" allows this much rounding at either end.
 TOLERANCE = 1e-12
 SRC = "__src"
+#: Per row: the reply holds something (the plan's ``generated``; null: no reply field).
+GENERATED = "__generated"
 OPTIONAL = ("task_id", "reward")
 
 
@@ -285,24 +287,12 @@ def read_sources(
 
 
 def _refuse_nothing_generated(part: _Part) -> None:
-    """As :func:`whilecli.io.read.refuse_nothing_generated`: every reply empty is refused."""
-    name = part.plan.completion_field
-    if name is None or name not in part.frame.columns:
-        return
-    col = part.frame.get_column(name)
-    if isinstance(col.dtype, pl.List):
-        empty = col.list.len().fill_null(0) == 0
-    elif col.dtype == pl.String:
-        empty = col.fill_null("").str.strip_chars().is_in(["", "[]", '""'])
-    else:
-        return
-    if col.len() and bool(empty.all()):
-        raise InputError(
-            f"nothing was generated: all {col.len()} replies ({name}) are empty, as in an"
-            " interrupted or intermediate save; route a file whose rows hold the model's"
-            " replies",
-            file=None if _memory(part.source) else part.source.name,
-            field=name,
+    """Every reply empty is refused, by the rule the route reads replies with (the plan's
+    ``generated``: :func:`whilecli.io.read.nothing_generated`)."""
+    generated = part.canonical.get_column(GENERATED)
+    if generated.count() and not generated.any():
+        raise nothing_generated(
+            generated.count(), part.plan, None if _memory(part.source) else part.source.name
         )
 
 
@@ -375,6 +365,9 @@ def _select(plan: Plan) -> list[pl.Expr]:
         (plan.passed if plan.passed is not None else pl.lit(None, dtype=pl.Boolean))
         .cast(pl.Boolean)
         .alias("__passed"),
+        (plan.generated if plan.generated is not None else pl.lit(None, dtype=pl.Boolean))
+        .cast(pl.Boolean)
+        .alias(GENERATED),
         pl.col(POS).cast(pl.Int64),
     ]
     return exprs
@@ -465,7 +458,11 @@ def _read_source(
 
 
 def _checked(
-    part: _Part, source: Source, absent: set[str], line_of: Callable[[pl.DataFrame], pl.DataFrame]
+    part: _Part,
+    source: Source,
+    absent: set[str],
+    line_of: Callable[[pl.DataFrame], pl.DataFrame],
+    tolerant: bool = False,
 ) -> _Part:
     """Refuse the first row with a missing task id or a missing or non-finite reward."""
     frame = part.canonical
@@ -473,6 +470,10 @@ def _checked(
         frame = frame.with_columns(task_id=pl.lit(""))
     if "reward" in absent:
         frame = frame.with_columns(reward=pl.lit(0.0))
+    if tolerant:  # a row without a task id or a grade is refused by what needs it, not here
+        frame = frame.with_columns(
+            task_id=pl.col("task_id").fill_null(""), reward=pl.col("reward").fill_null(0.0)
+        )
     part.absent = set(absent)
     for name in absent:
         part.plan.sources[name] = "not in the rows"
@@ -508,8 +509,8 @@ def _read_jsonl(
         canonical = _narrow(raw.with_row_index(POS), plan).collect()
     except (pl.exceptions.PolarsError, OSError, ValueError):
         canonical = _jsonl_by_line(source, plan, schema)
-    frame = _jsonl_frame(source)
     positions = canonical.get_column(POS)
+    frame = _jsonl_frame(source)
     if positions.len() and int(positions.max()) >= frame.height:  # type: ignore[arg-type]
         raise InputError("cannot read the rows: the lines do not parse alike", file=source.name)
 
@@ -561,43 +562,170 @@ def _read_parquet(
 ) -> _Part | None:
     try:
         lf = pl.scan_parquet(source.polars_source())
-        schema = lf.collect_schema()
+        lf.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as err:
         raise InputError(f"not a readable Parquet file: {_short(err)}", file=source.name) from None
-    shape = Shape.from_schema(schema)
-    first: dict[str, Any] = {}
     try:
-        wanted = [c for c in ("metrics", "filter") if c in schema]
-        if wanted:
-            head = lf.select(wanted).head(1).collect()
-            first = head.row(0, named=True) if head.height else {}
-        try:
-            plan, _, absent = _plan(shape, source, schema, mapping, forced, first, options)
-        except BadValue as err:
-            top = err.path.split(".")[0].split("[")[0]
-            at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
-            raise InputError(err.what, file=source.name, row=at, field=err.path) from None
-        canonical = _narrow(lf.with_row_index(POS), plan).collect()
+        part = _frame_part(lf, source, index, mapping, forced, options, lambda bad: bad)
         frame = lf.collect()
     except pl.exceptions.PolarsError as err:
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
     if frame.height == 0:
         return None
+    positions = part.positions
+    part.frame = frame[positions.to_list()] if positions.len() != frame.height else frame
+    return part
+
+
+def _blank(height: int) -> pl.DataFrame:
+    """A frame of ``height`` rows and no input column (a reader that needs none)."""
+    return pl.select(pl.repeat(None, height, dtype=pl.Null).alias(ABSENT))
+
+
+def _frame_part(
+    lf: pl.LazyFrame,
+    source: Source,
+    index: int,
+    mapping: Mapping[str, str],
+    forced: str | None,
+    options: Mapping[str, Any],
+    line_of: Callable[[pl.DataFrame], pl.DataFrame],
+) -> _Part:
+    """One source already scanned as a frame (a Parquet file, or rows read by polars): its
+    plan from the frame's schema and its canonical columns, checked (``line_of`` turns a bad
+    row's 0-based position into what its error names)."""
+    schema = lf.collect_schema()
+    shape = Shape.from_schema(schema)
+    first: dict[str, Any] = {}
+    wanted = [c for c in ("metrics", "filter") if c in schema]
+    if wanted:
+        head = lf.select(wanted).head(1).collect()
+        first = head.row(0, named=True) if head.height else {}
+    try:
+        plan, _, absent = _plan(shape, source, schema, mapping, forced, first, options)
+    except BadValue as err:
+        top = err.path.split(".")[0].split("[")[0]
+        at = int(lf.select(pl.col(top).is_not_null().arg_max()).collect().item())
+        place = line_of(pl.DataFrame({POS: [at]}, schema={POS: pl.Int64}))[POS][0]
+        where = {"row": int(place)} if source.kind == "parquet" else source.where(int(place))
+        raise InputError(err.what, file=source.name, field=err.path, **where) from None
+    canonical = _narrow(lf.with_row_index(POS), plan).collect()
     positions = canonical.get_column(POS)
     part = _Part(
         source,
         index,
         plan,
         canonical,
-        frame[positions.to_list()] if positions.len() != frame.height else frame,
+        _blank(canonical.height),
         positions,
         lambda: binary_columns_parquet(lf, schema, plan),
     )
-    return _checked(part, source, absent, lambda bad: bad)
+    return _checked(part, source, absent, line_of, bool(options.get("tolerant")))
+
+
+def canonical_of_rows(
+    rows: Sequence[dict[str, Any]],
+    source: Source,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    optional: Sequence[str] = ("task_id", "reward"),
+    lines: Sequence[int] | None = None,
+) -> Canonical:
+    """:func:`canonical_rows` of rows parsed one by one (the exact reader; rows already in
+    memory): each value coerced to what the plan reads, the first bad one named at its line
+    (``lines``) or row."""
+    options = {"optional": tuple(optional), "exclude_reward": ()}
+    shape = Shape.from_rows(rows)
+    try:
+        plan, leaves, absent = _plan(
+            shape, source, None, dict(mapping or {}), None, rows[0] if rows else None, options
+        )
+        schema = leaves.read_schema()
+        coerced: list[dict[str, Any]] = []
+        for i, row in enumerate(rows):
+            try:
+                coerced.append(leaves.coerce_row(row, schema))
+            except BadValue as err:
+                where = {"line": lines[i]} if lines is not None else {"row": i}
+                raise InputError(err.what, file=source.name, field=err.path, **where) from None
+        frame = pl.DataFrame(coerced, schema=schema) if coerced else pl.DataFrame(schema=schema)
+        canonical = _narrow(frame.lazy().with_row_index(POS), plan).collect()
+        part = _Part(
+            source, 0, plan, canonical, _blank(canonical.height), canonical[POS], lambda: []
+        )
+
+        def line_of(bad: pl.DataFrame) -> pl.DataFrame:
+            if lines is None:
+                return bad
+            return bad.with_columns(pl.col(POS).map_elements(lambda i: lines[i], pl.Int64))
+
+        part = _checked(part, source, absent, line_of, tolerant=True)
+        _refuse_nothing_generated(part)
+    except InputError as err:
+        raise _unfiled(err) from None
+    except pl.exceptions.PolarsError as err:
+        raise InputError(f"cannot read the rows: {_short(err)}", file=source.name) from None
+    return _canonical(part)
+
+
+@dataclass
+class Canonical:
+    """The canonical columns of one source's rows, in file order (:func:`canonical_rows`)."""
+
+    frame: pl.DataFrame  # task_id, reward, truncated, model, policy_version
+    columns: dict[str, str]  # canonical field -> the column (or rule) that fed it
+    fields: dict[str, str]  # canonical field -> the column an error cites
+    absent: frozenset[str]  # optional fields the rows do not carry (null on every row)
+
+
+def canonical_rows(
+    lf: pl.LazyFrame,
+    source: Source,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    input_format: str | None = None,
+    optional: Sequence[str] = ("task_id", "reward"),
+    line_of: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+) -> Canonical:
+    """The canonical fields of rows a reader already holds as a frame (``while update``'s
+    batch: the rows and their per-token lists read once by polars), resolved by the same
+    plan, aliases and checks as every other command's rows, except that a row without a task
+    id or a grade is kept (null), for what needs the field to refuse at that row. ``line_of``
+    maps the ``__pos`` column of a bad row (its 0-based row) to its 1-based line, for a JSONL
+    source."""
+    options = {"optional": tuple(optional), "exclude_reward": (), "tolerant": True}
+    try:
+        part = _frame_part(
+            lf, source, 0, dict(mapping or {}), input_format, options, line_of or (lambda b: b)
+        )
+    except pl.exceptions.PolarsError as err:
+        raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
+    _refuse_nothing_generated(part)
+    return _canonical(part)
+
+
+def _canonical(part: _Part) -> Canonical:
+    frame = part.canonical
+    for name in part.absent:
+        frame = frame.with_columns(pl.lit(None, dtype=frame.schema[name]).alias(name))
+    return Canonical(
+        frame=frame.select(c for c in CANONICAL_SCHEMA if c != "passed"),
+        columns=dict(part.plan.sources),
+        fields=dict(part.plan.fields),
+        absent=frozenset(part.absent),
+    )
 
 
 def _short(err: BaseException) -> str:
     return " ".join(str(err).split())[:200]
 
 
-__all__ = ["Table", "frame_table", "read_sources", "read_table"]
+__all__ = [
+    "Canonical",
+    "Table",
+    "canonical_of_rows",
+    "canonical_rows",
+    "frame_table",
+    "read_sources",
+    "read_table",
+]

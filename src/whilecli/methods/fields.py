@@ -13,7 +13,6 @@ from whilecli.io.columns import (
     columns_from_rows,
     parse_map,
     resolve,
-    reward_of_parts,
 )
 
 __all__ = [
@@ -26,5 +25,4 @@ __all__ = [
     "columns_from_rows",
     "parse_map",
     "resolve",
-    "reward_of_parts",
 ]

@@ -82,7 +82,7 @@ class Watch:
         )
         stats.source = _relative(path, self.root)
         if self.alerts is None:
-            self.alerts = Alerts(self.options, judges=_judges(path))
+            self.alerts = Alerts(self.options, judges=rows.judge)  # who grades, as read
         return self._add(stats, pool)
 
     def _add(self, stats: StepStats, pool: Any) -> StepReport:
@@ -110,15 +110,6 @@ def _relative(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-def _judges(path: Path) -> Any:
-    """Who grades the run's rollouts, scanned once on the first step read, so the route of
-    each window does not walk the files again (None where the route finds it on its own)."""
-    import importlib
-
-    scan = getattr(importlib.import_module("whilecli.route.decide"), "scan_grader", None)
-    return scan([str(path)]) if scan is not None else None
 
 
 def watch_run(
