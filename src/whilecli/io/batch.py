@@ -51,6 +51,8 @@ from whilecli.io.sources import (
     JSONL_SUFFIXES,
     PARQUET_MAGIC,
     PARQUET_SUFFIXES,
+    TABLE_SUFFIXES,
+    ZIP_SUFFIXES,
     Source,
     expand_paths,
     iter_lines,
@@ -144,14 +146,17 @@ def _list_keys(rows: Sequence[Mapping[str, Any]], mapping: Mapping[str, str] | N
 
 
 def _named_kind(path: Path) -> str | None:
-    """ "jsonl" or "parquet" from a file name (``.gz``/``.zst`` allowed on JSONL), else None."""
+    """ "jsonl" (rows: JSON Lines, a JSON document, CSV/TSV, an inspect log) or "parquet" from
+    a file name (``.gz``/``.zst`` allowed on text), else None: the files every command reads."""
     name = path.name.lower()
     compressed = False
     for suffix in COMPRESSIONS:
         if name.endswith(suffix):
             name, compressed = name[: -len(suffix)], True
             break
-    if name.endswith(JSONL_SUFFIXES):
+    if name.endswith((*JSONL_SUFFIXES, *TABLE_SUFFIXES)) or (
+        name.endswith(ZIP_SUFFIXES) and not compressed
+    ):
         return "jsonl"
     if name.endswith(PARQUET_SUFFIXES) and not compressed:
         return "parquet"
@@ -178,7 +183,9 @@ def batch_sources(path: str | Path) -> list[Source]:
         and _named_kind(p) is None
         and _head(Source(name=str(p), kind="jsonl", path=p)) != PARQUET_MAGIC
     ):
-        raise UsageError(f"{p}: unknown file type {p.suffix!r}; use .jsonl or .parquet")
+        raise UsageError(
+            f"{p}: unknown file type {p.suffix!r}; use .jsonl, .json, .csv, .tsv or .parquet"
+        )
     return expand_paths([str(path)])
 
 

@@ -555,11 +555,11 @@ def _read_jsonl(
     except (pl.exceptions.PolarsError, OSError, ValueError):
         stats, raw = None, None
     if stats is None or stats["bad"]:
-        frame = _jsonl_by_line(source, plan, judge, schema, run.at)
+        frame, coerced = _jsonl_by_line(source, plan, judge, schema, run.at)
         locate(frame, plan, source)
         lf = frame.drop(POS, AT).lazy()
         stats, tables = _scan(frame.drop(POS).lazy(), run)
-        raw = None
+        raw = coerced.lazy()  # the plan's leaves, as the exact reader coerced them
     scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
     part = _Part(source, plan, lf, stats, scan, hint, [(lf, int(stats["rows"]))], [tables])
     part.raw = raw
@@ -588,11 +588,13 @@ def coerced_lines(
 
 def _jsonl_by_line(
     source: Source, plan: Plan, judge: pl.Expr, schema: Mapping[str, DType], at: int
-) -> pl.DataFrame:
-    """The slow, exact reader: every line parsed by Python, the first bad one named."""
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The slow, exact reader: every line parsed by Python, the first bad one named. Returns
+    the narrow frame and the coerced leaves it was read from (the reply and pooling checks
+    read those, as they read the fast scan)."""
     raw, lines = coerced_lines(source, plan.leaves, schema)
-    raw = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64)).with_row_index(AT, offset=1)
-    return _narrow(raw.lazy(), plan, judge, keep_pos=True, at=at).collect()
+    located = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64)).with_row_index(AT, offset=1)
+    return _narrow(located.lazy(), plan, judge, keep_pos=True, at=at).collect(), raw
 
 
 def _read_parquet(

@@ -1,0 +1,259 @@
+"""Every command reads a file the same way (DESIGN section 1, "One row model").
+
+Generated files (JSON Lines, gzip, Parquet, CSV, one JSON document; the task id under one
+alias or none but a prompt; the grade under one alias; truncation from a flag, a
+``finish_reason`` or not recorded; a model or none; replies that are text, empty or
+``"{}"``; a judge's column or not) are read through the library entry point of every
+command: ``route`` and ``check`` (:func:`read_rows` + :func:`summarize`, and
+:func:`run_route` for who grades), ``diff`` and ``size`` (:func:`read_tasks`), ``summarize``
+(the summary written and routed back), ``ada`` and the row methods (:func:`read_table`) and
+``update`` (:func:`read_batch`). Each must see the rows a slow reference loop sees: the same
+tasks (their partition into tasks, and the keys where the file names them), rows, passes,
+truncated rows (unknown when nothing records it), model, who grades, and the same refusal
+("nothing was generated" when every reply is empty). A few CLI runs close the loop.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.commands.diff import read_tasks
+from whilecli.errors import InputError
+from whilecli.io.batch import read_batch
+from whilecli.io.read import read_rows
+from whilecli.io.table import read_table
+from whilecli.route import run_route
+from whilecli.route.pool import Counts, summarize
+from whilecli.route.summary import pool_from_summary, write_summary
+
+ENCODINGS = ("jsonl", "jsonl.gz", "parquet", "csv", "json")
+ID_KEYS = ("task_id", "example_id", "prompt_id", None)  # None: keyed by the prompt
+REWARD_KEYS = ("reward", "score", "correct")
+TRUNCATION = (None, "truncated", "is_truncated", "finish_reason")
+REPLIES = ("text", "some-empty", "all-empty", "all-braces")
+
+
+@st.composite
+def dumps(draw: st.DrawFn) -> dict[str, Any]:
+    """A file's rows and how they were written (one choice per field, for every row)."""
+    encoding = draw(st.sampled_from(ENCODINGS))
+    id_key = draw(st.sampled_from(ID_KEYS))
+    reward_key = draw(st.sampled_from(REWARD_KEYS))
+    truncation = draw(st.sampled_from(TRUNCATION))
+    replies = draw(st.sampled_from(REPLIES))
+    model = draw(st.sampled_from([None, "org/model-a"]))
+    judge = draw(st.sampled_from([None, "judge_reward_func", "judge_name"]))
+    tasks = draw(st.integers(1, 4))
+    rows: list[dict[str, Any]] = []
+    for t in range(tasks):
+        for _ in range(draw(st.integers(1, 3))):
+            passed = draw(st.booleans())
+            cut = draw(st.booleans())
+            row: dict[str, Any] = {}
+            if id_key is not None:
+                row[id_key] = f"q{t}"
+            row["prompt"] = f"What is {t} + {t}?"
+            if replies == "text":
+                row["completion"] = f"The answer is {2 * t}."
+            elif replies == "some-empty":
+                row["completion"] = draw(st.sampled_from(["", "{}", "an answer"]))
+            else:
+                row["completion"] = "" if replies == "all-empty" else "{}"
+            row[reward_key] = passed if reward_key == "correct" else float(passed)
+            if truncation == "finish_reason":
+                row["finish_reason"] = "length" if cut else "stop"
+            elif truncation is not None:
+                row[truncation] = cut
+            if model is not None:
+                row["model"] = model
+            if judge == "judge_reward_func":
+                row["judge_reward_func"] = float(passed)
+            elif judge == "judge_name":
+                row["judge_name"] = "gpt-4o"
+            rows.append(row)
+    if replies == "some-empty" and all(r["completion"] in ("", "{}") for r in rows):
+        rows[0]["completion"] = "an answer"
+    return {
+        "rows": rows,
+        "encoding": encoding,
+        "id_key": id_key,
+        "reward_key": reward_key,
+        "truncation": truncation,
+        "model": model,
+        "judge": judge,
+        "refused": replies in ("all-empty", "all-braces"),
+    }
+
+
+def write(folder: Path, dump: dict[str, Any]) -> Path:
+    rows, encoding = dump["rows"], dump["encoding"]
+    path = folder / f"rows.{encoding}"
+    if encoding in ("jsonl", "jsonl.gz"):
+        text = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        path.write_bytes(gzip.compress(text) if encoding.endswith(".gz") else text)
+    elif encoding == "json":
+        path.write_text(json.dumps(rows, indent=1))
+    elif encoding == "parquet":
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        pl.DataFrame(rows).write_csv(path)
+    return path
+
+
+def expected(dump: dict[str, Any]) -> dict[str, Any]:
+    """The slow reference: what every command must read from the rows."""
+    per_task: dict[str, list[int]] = {}
+    for row in dump["rows"]:
+        key = row[dump["id_key"]] if dump["id_key"] else row["prompt"]
+        passed = bool(row[dump["reward_key"]])
+        cut = {
+            None: None,
+            "finish_reason": row.get("finish_reason") == "length",
+        }.get(dump["truncation"], row.get(dump["truncation"] or ""))
+        n, passes, truncated = per_task.get(key, [0, 0, 0])
+        per_task[key] = [n + 1, passes + passed, truncated + bool(cut)]
+    return {
+        "tasks": per_task,
+        "shape": sorted(tuple(v) for v in per_task.values()),
+        "rows": len(dump["rows"]),
+        "truncation_known": dump["truncation"] is not None,
+        "judged": len(dump["rows"]) if dump["judge"] else 0,
+    }
+
+
+def _shape(triples: list[tuple[int, int, int]]) -> list[tuple[int, ...]]:
+    return sorted(triples)
+
+
+def _from_pool_tasks(tasks: pl.DataFrame) -> dict[str, tuple[int, int, int]]:
+    return {
+        str(r["task_id"]): (int(r["n"]), int(r["passes"]), int(r["truncated"]))
+        for r in tasks.iter_rows(named=True)
+    }
+
+
+def _grouped(ids: list[Any], passes: list[bool], cuts: list[bool]) -> dict[str, tuple[int, ...]]:
+    out: dict[str, list[int]] = {}
+    for task, passed, cut in zip(ids, passes, cuts, strict=True):
+        n, p, c = out.get(str(task), [0, 0, 0])
+        out[str(task)] = [n + 1, p + bool(passed), c + bool(cut)]
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def readings(path: Path, tmp: Path) -> dict[str, dict[str, tuple[int, ...]]]:
+    """Per command, task → (rows, passes, truncated rows), as that command reads the file."""
+    out: dict[str, dict[str, tuple[int, ...]]] = {}
+    rows = read_rows([str(path)], aggregate=Counts())
+    out["route/check"] = _from_pool_tasks(summarize(rows).tasks)
+    tasks = read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None)
+    out["diff/size"] = _from_pool_tasks(tasks)
+    summary = tmp / "summary.parquet"
+    write_summary(read_rows([str(path)], aggregate=Counts()), summary, force=True)
+    out["summarize"] = _from_pool_tasks(pool_from_summary([summary]).tasks)
+    table = read_table([str(path)]).canonical
+    out["ada/row methods"] = _grouped(
+        table["task_id"].to_list(),
+        table["passed"].to_list(),
+        table["truncated"].fill_null(False).to_list(),
+    )
+    cols = read_batch(path)
+    assert cols.task_ids is not None and cols.rewards is not None
+    cuts = cols.truncated if cols.truncated is not None else [False] * cols.size
+    out["update"] = _grouped(cols.task_ids, [r >= 1.0 for r in cols.rewards], list(cuts))
+    return out
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(dump=dumps())
+def test_every_command_reads_the_same_rows(tmp_path_factory: Any, dump: dict[str, Any]) -> None:
+    tmp = tmp_path_factory.mktemp("agree")
+    path = write(tmp, dump)
+    want = expected(dump)
+    if dump["refused"]:
+        refusals = []
+        for read in (
+            lambda: read_rows([str(path)]),
+            lambda: read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None),
+            lambda: read_table([str(path)]),
+            lambda: read_batch(path),
+        ):
+            with pytest.raises(InputError) as err:
+                read()
+            refusals.append(str(err.value))
+        assert all("nothing was generated" in str(r) for r in refusals), refusals
+        return
+    got = readings(path, tmp)
+    for command, tasks in got.items():
+        assert _shape(list(tasks.values())) == want["shape"], command  # type: ignore[arg-type]
+        if dump["id_key"] is not None:
+            assert tasks == {k: tuple(v) for k, v in want["tasks"].items()}, command
+    keys = {command: sorted(tasks) for command, tasks in got.items()}
+    assert len({tuple(k) for k in keys.values()}) == 1, keys  # one task key per task, everywhere
+    rows = read_rows([str(path)], aggregate=Counts())
+    pool = summarize(rows)
+    known = int(pool.tasks["truncated_known"].sum())
+    assert known == (want["rows"] if want["truncation_known"] else 0)
+    table = read_table([str(path)]).canonical
+    assert table["truncated"].null_count() == (0 if want["truncation_known"] else want["rows"])
+    assert set(pool.models) == {dump["model"]}
+    assert set(table["model"].to_list()) == {dump["model"]}
+    assert rows.judge is not None and rows.judge.judged == want["judged"]
+    route = run_route([str(path)])
+    assert route.grader == ("judge" if want["judged"] else "program")  # type: ignore[union-attr]
+
+
+AGREED = {  # one file per case, read through the command line
+    "truncated by finish_reason": {"finish_reason": "length"},
+    "judged": {"judge_reward_func": 1.0},
+}
+
+
+@pytest.mark.parametrize("case", sorted(AGREED))
+def test_the_command_line_agrees(tmp_path: Path, case: str) -> None:
+    rows = [
+        {"prompt": f"q{t}", "completion": "x", "reward": float(r), "finish_reason": "stop"}
+        | (AGREED[case] if r == 1 else {})
+        for t in range(4)
+        for r in (0, 1, 1)
+    ]
+    path = tmp_path / "rows.jsonl"
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    path.write_text(text)
+    runner = CliRunner()
+    reports = [
+        json.loads(runner.invoke(app, ["route", *args, "--format", "json"], input=stdin).output)
+        for args, stdin in (([str(path)], None), (["-"], text))
+    ]
+    assert reports[0]["summary"] == reports[1]["summary"]
+    assert reports[0]["grader"] == reports[1]["grader"]
+    check = runner.invoke(app, ["check", "-", "--fail-on", "judge-unaudited"], input=text)
+    judged = case == "judged"
+    assert reports[0]["grader"] == ("judge" if judged else "program")
+    assert check.exit_code == (1 if judged else 0), check.output
+    cols = read_batch(path)
+    assert cols.truncated is not None and int(cols.truncated.sum()) == (0 if judged else 8)
+    assert cols.task_ids is not None and len(set(cols.task_ids)) == 4  # keyed by the prompt
+
+
+def test_nothing_generated_is_refused_by_every_command(tmp_path: Path) -> None:
+    rows = [{"task_id": f"t{i % 3}", "completion": "{}", "reward": float(i % 2)} for i in range(9)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runner = CliRunner()
+    for args in (["route", str(path)], ["check", str(path)], ["ada", str(path)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and "nothing was generated" in result.output, (args, result)
