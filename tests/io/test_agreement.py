@@ -257,3 +257,29 @@ def test_nothing_generated_is_refused_by_every_command(tmp_path: Path) -> None:
     for args in (["route", str(path)], ["check", str(path)], ["ada", str(path)]):
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and "nothing was generated" in result.output, (args, result)
+
+
+def test_update_masks_what_the_route_counts_truncated(tmp_path: Path) -> None:
+    """No task id but a prompt, and finish_reason "length" on 3 rows: ``update --method grpo
+    --truncated mask`` keys the tasks as the route does and masks exactly those 3 rows."""
+    rows = [
+        {
+            "prompt": f"q{i // 4}",
+            "completion": "x",
+            "reward": float(i % 2),
+            "logprobs": [-0.1, -0.2],
+            "finish_reason": "length" if i < 3 else "stop",
+        }
+        for i in range(8)
+    ]
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    args = ["update", str(path), "--method", "grpo", "--truncated", "mask", "-o", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [w["admitted"] for w in written] == [False] * 3 + [True] * 5
+    pool = summarize(read_rows([str(path)], aggregate=Counts()))
+    assert sorted({w["task_id"] for w in written}) == pool.tasks["task_id"].to_list()
+    assert int(pool.tasks["truncated"].sum()) == 3

@@ -7,10 +7,13 @@ to a column or rule, see :mod:`whilecli.io.plan`) and read through polars: Parqu
 fields of it). Reading streams: each file (a Parquet file past :data:`PIECE_ROWS` rows: each
 of its row ranges) goes through one pass of the streaming engine that computes both the
 aggregates reading validates (rows, missing task ids or rewards, non-finite rewards, the
-reward range, partial rows, log-probs and critic values present) and the per-task and
-per-writer counts of :mod:`whilecli.route.pool`. No row-level frame is materialised and the
-rows are read once: ``Rows.frame`` is the concatenated lazy scans (callers may collect it),
-and :func:`whilecli.route.pool.summarize` uses the counts gathered here. Only when an
+reward range, partial rows, log-probs and critic values present, the judge rule's rows)
+and the aggregate the consumer passes in (``aggregate=``: the route's per-task and
+per-writer counts); ``io`` imports nothing from the route. No row-level frame is
+materialised and the rows are read once: ``Rows.frame`` is the concatenated lazy scans
+(callers may collect it), and the consumer reads its aggregate back. Who grades
+(:mod:`whilecli.io.judge`) is decided here, from the keys the plan saw and the rule's
+counts, as ``Rows.judge``. Only when an
 aggregate finds a bad value is the first bad row located: a lazy filter on the row index of
 a Parquet file, or, for JSONL (whose line numbers polars does not keep), a walk line by line
 that names the first bad line and field. A JSONL file polars cannot read under the narrow
@@ -80,7 +83,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
 SAMPLE_ROWS = 1000
 #: Rows per piece: ``summarize`` aggregates one piece at a time (see :class:`StreamedRows`).
 PIECE_ROWS = 8_000_000
-#: A row's position (:data:`~whilecli.route.pool.AT`) is ``(source index << AT_BITS) +
+#: A row's position (:data:`~whilecli.io.rows.AT`) is ``(source index << AT_BITS) +
 #: place``: the place is the 0-based row of a Parquet file, or the 1-based ordinal among the
 #: non-blank lines of a JSONL source (what ``iter_lines`` yields, and polars' reader counts;
 #: :mod:`whilecli.route.drill` turns it into the line, or the converted document's row, the
