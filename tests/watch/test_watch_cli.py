@@ -123,18 +123,24 @@ def test_a_step_the_reader_refuses_for_errors_is_reported(prime_run: Path, monke
     assert out.splitlines()[-1].startswith("10 steps; alerts: errors at step 4, floor at")
 
 
-def test_the_grader_is_scanned_once_not_per_step(prime_run: Path, monkeypatch) -> None:
-    import importlib
+def test_who_grades_comes_from_each_read_not_a_walk(prime_run: Path, monkeypatch) -> None:
+    """Who grades is decided by the read of each step's file (one decision per file read),
+    never by a walk of the files of its own."""
+    from whilecli.io import judge, read
 
-    route_decide = importlib.import_module("whilecli.route.decide")  # the module, not decide()
+    decided: list[int] = []
+    files: list[int] = []
+    real_scan, real_read = judge.scan_of, read._read_source
 
-    calls: list[int] = []
-    real = route_decide.scan_grader
+    def scan_of(*args, **kwargs):  # type: ignore[no-untyped-def]
+        decided.append(1)
+        return real_scan(*args, **kwargs)
 
-    def scan_grader(paths: list[str], stdin_data: bytes | None = None):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        return real(paths, stdin_data)
+    def read_source(*args, **kwargs):  # type: ignore[no-untyped-def]
+        files.append(1)
+        return real_read(*args, **kwargs)
 
-    monkeypatch.setattr(route_decide, "scan_grader", scan_grader)
+    monkeypatch.setattr(judge, "scan_of", scan_of)
+    monkeypatch.setattr(read, "_read_source", read_source)
     assert _invoke(["watch", str(prime_run)])[0] == 0
-    assert len(calls) == 1
+    assert files and len(decided) == len(files)
