@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_check_cli import ANNOTATION, invoke
 
+from slow_stats import slow_floor, slow_interval
 from whilecli.errors import InputError
 from whilecli.route.paired import natural_order, paired_diff
 
@@ -58,7 +59,8 @@ def test_improvement_by_hand(tmp_path: Path) -> None:
     # every task gains 2 of 4 passes: d = 0.5 on all 30 tasks
     report = json.loads(invoke("diff", b, a, "--fail-on", "regression", "--format", "json").stdout)
     assert report["difference"]["value"] == pytest.approx(0.5)
-    assert report["difference"]["low"] == pytest.approx(0.5) == report["difference"]["high"]
+    # the tasks agree, their draws do not: an interval around 0.5, not a point
+    assert 0.3 < report["difference"]["low"] < 0.5 < report["difference"]["high"] < 0.7
     assert report["before"]["value"] == pytest.approx(0.25)  # (0 + 1/4 + 2/4)/3
     assert report["after"]["value"] == pytest.approx(0.75)
     assert report["verdict"] == "improvement" and report["exit_code"] == 0
@@ -138,13 +140,6 @@ def test_markdown_github_and_summary(tmp_path: Path) -> None:
     assert warned[0].startswith("::warning") and warned[-1].startswith("::notice")
 
 
-def _percentile_bootstrap(d: np.ndarray, draws: int, seed: int) -> tuple[float, float]:
-    """Resample task indices with replacement (Efron 1979), 95% percentile interval."""
-    rng = np.random.default_rng(seed)
-    means = np.sort([d[rng.integers(0, d.size, d.size)].mean() for _ in range(draws)])
-    return float(means[int(0.025 * draws)]), float(means[int(0.975 * draws) - 1])
-
-
 @given(
     st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=3, max_size=40),
     st.integers(0, 5),
@@ -171,16 +166,31 @@ def test_difference_is_the_mean_of_per_task_differences(
     assert again.difference == diff.difference  # seeded and order-free
 
 
-def test_interval_close_to_index_resampling() -> None:
+def test_interval_matches_the_task_loop() -> None:
     rng = np.random.default_rng(3)
     pairs = rng.integers(0, 5, size=(120, 2))
     ids = [f"t{i}" for i in range(120)]
     before = pl.DataFrame({"task_id": ids, "n": [4] * 120, "passes": pairs[:, 0].tolist()})
     after = pl.DataFrame({"task_id": ids, "n": [4] * 120, "passes": pairs[:, 1].tolist()})
-    diff = paired_diff(before, after, draws=2000)
-    low, high = _percentile_bootstrap((pairs[:, 1] - pairs[:, 0]) / 4, 2000, 0)
-    assert diff.difference.low == pytest.approx(low, abs=0.02)
-    assert diff.difference.high == pytest.approx(high, abs=0.02)
+    diff = paired_diff(before, after)
+    d = [(a - b) / 4 for b, a in pairs.tolist()]
+    floors = [slow_floor(a, 4) + slow_floor(b, 4) for b, a in pairs.tolist()]
+    low, high = slow_interval(d, floors, 960, signed=True)
+    assert diff.difference.low == pytest.approx(low, abs=1e-9)
+    assert diff.difference.high == pytest.approx(high, abs=1e-9)
+    assert diff.difference.format().endswith("n=120 paired tasks (960 rows)")
+
+
+def test_identical_runs_cross_zero_and_never_fail(tmp_path: Path) -> None:
+    # the issue's pair: two identical runs, and 5 tasks whose differences cross 0
+    b = write_dump(tmp_path / "b.jsonl", BEFORE)
+    same = json.loads(invoke("diff", b, b, "--format", "json").stdout)["difference"]
+    assert same["low"] < 0 < same["high"] and same["low"] == pytest.approx(-same["high"])
+    ids = [f"t{i}" for i in range(5)]
+    before = pl.DataFrame({"task_id": ids, "n": [4] * 5, "passes": [2, 3, 1, 2, 4]})
+    after = pl.DataFrame({"task_id": ids, "n": [4] * 5, "passes": [1, 3, 2, 1, 3]})
+    diff = paired_diff(before, after)
+    assert diff.difference.low < 0 < diff.difference.high and not diff.regression
 
 
 def test_bundled_student_teacher_pair() -> None:

@@ -14,7 +14,6 @@ a float rubric sum as reward).
 from __future__ import annotations
 
 import json
-import math
 import random
 from pathlib import Path
 from statistics import NormalDist
@@ -35,6 +34,7 @@ from test_read_real import (
 )
 from typer.testing import CliRunner
 
+from slow_stats import slow_pass_at_1
 from whilecli.cli import app
 
 
@@ -98,21 +98,11 @@ def test_each_real_file_through_the_route(
     if tasks < 3:
         assert rate["low"] is None and rate["why_no_interval"]
     else:
-        low, high = plain_bootstrap(rates)
-        # two seeds agree to Monte Carlo error; on few tasks the resampled means are discrete
-        step = 0.03 if tasks >= 20 else 1 / rows
-        if len(set(rates)) == 1 and rates[0] in (0.0, 1.0):
-            # every task at one boundary: the bootstrap collapses, Wilson over tasks stands in
-            z = 1.96
-            p, n = rates[0], tasks
-            centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-            half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-            low, high = max(0.0, centre - half), min(1.0, centre + half)
-            assert rate["interval"] == "wilson"
-        else:
-            assert rate["interval"] == "bootstrap"
-        assert rate["low"] == pytest.approx(low, abs=step)
-        assert rate["high"] == pytest.approx(high, abs=step)
+        pairs = [(p, n) for n, p in reference(path, threshold)["tasks"].values()]
+        low, high = slow_pass_at_1(pairs)
+        assert rate["interval"] == "clustered"
+        assert rate["low"] == pytest.approx(low, abs=1e-9)
+        assert rate["high"] == pytest.approx(high, abs=1e-9)
         assert rate["low"] <= rate["value"] <= rate["high"]
     cut = check(report, "truncated_passes")
     assert cut["status"] == truncation
@@ -197,7 +187,7 @@ def test_wordle_pair_with_a_pass_rule(flags: list[str]) -> None:
     measured = check(report, "teacher")["measured"]
     student, teacher = measured["student_pass_at_1"], measured["teacher_pass_at_1"]
     assert student["value"] == pytest.approx(sum(rates) / 5)
-    assert teacher["value"] == 1.0 and teacher["interval"] == "wilson"
+    assert teacher["value"] == 1.0 and teacher["interval"] == "clustered"
     assert teacher["low"] == pytest.approx(0.5655, abs=1e-4) and teacher["high"] == 1.0
     assert student["high"] > teacher["low"]  # overlapping
     assert measured["gap"] == pytest.approx(1.0 - sum(rates) / 5)

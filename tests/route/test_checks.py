@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from slow_stats import slow_fit_beta, slow_split
 from whilecli.errors import UsageError
 from whilecli.route import checks
 from whilecli.route.model import Pool, Rows, Status
@@ -178,19 +179,10 @@ def test_band_thin_needs_tasks_when_share_is_fine() -> None:
 
 
 def expected_share_loop(pairs: list[tuple[int, int]], k: int) -> float:
-    """Mean over tasks of 1 − B(1+s+k,1+f)/B(1+s,1+f) − B(1+s,1+f+k)/B(1+s,1+f)."""
-
-    def lbeta(a: float, b: float) -> float:
-        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-
-    total = 0.0
-    for s, n in pairs:
-        f = n - s
-        base = lbeta(1 + s, 1 + f)
-        total += (
-            1 - math.exp(lbeta(1 + s + k, 1 + f) - base) - math.exp(lbeta(1 + s, 1 + f + k) - base)
-        )
-    return total / len(pairs)
+    """Mean over tasks of E[1 − p^k − (1−p)^k] under each task's posterior, the prior
+    fitted to the pool by scipy's optimiser (empirical Bayes)."""
+    a, b = slow_fit_beta(pairs)
+    return sum(slow_split(s, n - s, k, a, b) for s, n in pairs) / len(pairs)
 
 
 def test_band_thin_needs_smallest_k() -> None:
@@ -204,7 +196,8 @@ def test_band_thin_needs_smallest_k() -> None:
     assert need["k"] == want_k
     expected = expected_share_loop(pairs, want_k)
     if expected * 40 < 32:
-        assert need["tasks"] == math.ceil(32 / expected)
+        # the fitted prior is a grid search, the reference an optimiser: a task or two apart
+        assert abs(need["tasks"] - math.ceil(32 / expected)) <= 2
     else:
         assert "tasks" not in need
 

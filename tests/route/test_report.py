@@ -326,6 +326,7 @@ def test_json_is_to_dict_in_order() -> None:
         "n_rows": 512,
         "interval": "bootstrap",
         "why_no_interval": None,
+        "unit": "tasks",
     }
     assert render(route, "json") == text
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy import integrate
 from scipy import stats as sps
 
+from slow_stats import slow_fit_beta, slow_pass_at_1, slow_split
 from whilecli.route import stats
 from whilecli.route.model import Rows
 from whilecli.route.pool import summarize
@@ -163,11 +164,55 @@ def test_expected_split_matches_quadrature(s: int, f: int, k: int) -> None:
     assert got == pytest.approx(split_by_quadrature(s, f, k), abs=1e-9)
 
 
-def test_expected_split_share_averages_tasks() -> None:
-    pairs = [(0, 2), (3, 8), (3, 8), (8, 8)]
-    want = np.mean([split_by_quadrature(c, n - c, 4) for c, n in pairs])
-    assert stats.expected_split_share(tasks_frame(pairs), 4) == pytest.approx(want, abs=1e-9)
+def test_expected_split_share_averages_tasks_under_the_pool_prior() -> None:
+    pairs = [(0, 2), (3, 8), (3, 8), (8, 8), (1, 4), (0, 4)]
+    a, b = slow_fit_beta(pairs)
+    want = np.mean([slow_split(c, n - c, 4, a, b) for c, n in pairs])
+    assert stats.expected_split_share(tasks_frame(pairs), 4) == pytest.approx(want, abs=5e-3)
     assert stats.expected_split_share(tasks_frame([]), 4) is None
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [(0, 8)] * 50,
+        [(0, 8)] * 25 + [(8, 8)] * 25,
+        [(c % 5, 4) for c in range(60)],
+        [(1, 16)] * 5 + [(0, 16)] * 200,
+        [(2, 3), (0, 3), (3, 3), (1, 3)] * 4,
+    ],
+)
+def test_prior_fit_matches_the_optimiser(pairs: list[tuple[int, int]]) -> None:
+    grid = stats.cells(tasks_frame(pairs))
+    fit = stats.fit_beta(grid["passes"].to_numpy(), grid["n"].to_numpy(), grid["tasks"].to_numpy())
+    a, b = slow_fit_beta(pairs)
+    for k in (4, 8, 16):
+        fast = np.mean([stats.expected_split(c, n - c, k, fit) for c, n in pairs])
+        slow = np.mean([slow_split(c, n - c, k, a, b) for c, n in pairs])
+        assert fast == pytest.approx(slow, abs=5e-3)
+
+
+def test_a_pool_with_no_split_predicts_about_none() -> None:
+    floor = tasks_frame([(0, 8)] * 50)
+    apart = tasks_frame([(0, 8)] * 25 + [(8, 8)] * 25)
+    for k in (4, 8, 16):
+        assert stats.expected_split_share(floor, k) < 0.01
+        assert stats.expected_split_share(apart, k) < 0.01
+    # a uniform prior per task would have said 0.31 at k = 4 for the floor pool
+    assert stats.expected_split(np.array([0]), np.array([8]), 4)[0] > 0.3
+
+
+def test_lgamma_matches_scipy() -> None:
+    from scipy.special import gammaln
+
+    x = np.exp(np.linspace(-9, 14, 3000))
+    assert np.allclose(stats.lgamma(x), gammaln(x), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("df", [1, 1.3, 2, 2.5, 3, 7.7, 29, 300, 1e5])
+@pytest.mark.parametrize("q", [0.975, 0.9, 0.025])
+def test_t_quantile_matches_scipy(df: float, q: float) -> None:
+    assert stats.t_quantile(q, df) == pytest.approx(float(sps.t.ppf(q, df)), abs=1e-9)
 
 
 # --- holdout size ----------------------------------------------------------------------------
@@ -191,15 +236,7 @@ def test_holdout_matches_formula(effect: float, base: float, k: int) -> None:
     assert held.half_width == pytest.approx(z(0.975) * sd / math.sqrt(n))
 
 
-# --- bootstrap over counts ---------------------------------------------------------------------
-
-
-def plain_bootstrap(rates: list[float], draws: int, seed: int) -> tuple[float, float]:
-    """Resample task indices with Python's Mersenne Twister, as the reference SDK does."""
-    rng = random.Random(seed)
-    n = len(rates)
-    means = sorted(sum(rates[rng.randrange(n)] for _ in range(n)) / n for _ in range(draws))
-    return means[int(0.025 * draws)], means[int(0.975 * draws) - 1]
+# --- the interval over tasks and draws ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -208,28 +245,31 @@ def plain_bootstrap(rates: list[float], draws: int, seed: int) -> tuple[float, f
         [(c, 8) for c in [0] * 30 + [8] * 20 + [1, 2, 3, 4, 5, 6, 7] * 10],
         [(c, 4) for c in [0, 1, 2, 3, 4] * 30] + [(1, 2)] * 20 + [(0, 1), (1, 1)] * 15,
         [(1, 16)] * 5 + [(15, 16)] * 5 + [(16, 16)] * 150,
+        [(4, 8)] * 50,
+        [(0, 1), (1, 1), (0, 1), (0, 1)],
+        [(0, 4)] * 9 + [(3, 4)],
     ],
 )
-def test_bootstrap_over_counts_matches_resampling_tasks(pairs: list[tuple[int, int]]) -> None:
-    tasks = tasks_frame(pairs)
-    rate = stats.pass_at_1(tasks, draws=4000, seed=3)
-    rates = [c / n for c, n in pairs]
-    low, high = plain_bootstrap(rates, 4000, seed=11)
-    se = float(np.std(rates) / math.sqrt(len(rates)))
-    assert rate.value == pytest.approx(np.mean(rates))
-    assert rate.low == pytest.approx(low, abs=0.25 * se)
-    assert rate.high == pytest.approx(high, abs=0.25 * se)
+def test_pass_at_1_interval_matches_the_task_loop(pairs: list[tuple[int, int]]) -> None:
+    rate = stats.pass_at_1(tasks_frame(pairs))
+    low, high = slow_pass_at_1(pairs)
+    assert rate.value == pytest.approx(np.mean([c / n for c, n in pairs]))
+    assert rate.low == pytest.approx(low, abs=1e-9) and rate.high == pytest.approx(high, abs=1e-9)
 
 
-def test_bootstrap_is_seeded_and_chunking_does_not_change_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_agreeing_tasks_still_carry_their_draws() -> None:
+    rate = stats.pass_at_1(tasks_frame([(4, 8)] * 50))
+    assert rate.low is not None and rate.high is not None
+    assert rate.format().startswith("0.50 [0.45, 0.55]")  # not [0.50, 0.50]
+    # never narrower than the 400 draws alone allow
+    assert rate.high - rate.low >= 2 * 1.96 * math.sqrt(0.25 / 400) * 0.95
+
+
+def test_interval_is_deterministic_and_order_free() -> None:
     tasks = tasks_frame([(c % 9, 8) for c in range(200)])
     first = stats.pass_at_1(tasks, seed=5)
-    assert stats.pass_at_1(tasks, seed=5) == first
-    assert stats.pass_at_1(tasks, seed=6) != first
-    monkeypatch.setattr(stats, "_CHUNK_CELLS", 20)
-    assert stats.pass_at_1(tasks, seed=5) == first
+    assert stats.pass_at_1(tasks, seed=6) == first
+    assert stats.pass_at_1(tasks.reverse()) == first
 
 
 @pytest.mark.parametrize("count", [0, 1, 2])

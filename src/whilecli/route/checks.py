@@ -50,7 +50,7 @@ def truncated_passes(pool: Pool, options: RouteOptions) -> CheckResult:
         "truncated_rows": cut,
         "rows_with_truncation_recorded": known,
         "rows": pool.rows,
-        "truncated_share": stats.wilson(cut, known, n_tasks=known_tasks, n_rows=known),
+        "truncated_share": stats.wilson(cut, known, n_tasks=known_tasks, n_rows=known, unit="rows"),
     }
     title = "Can a cut-off reply pass?"
     if cut_passes > 0:
@@ -221,7 +221,7 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         "teacher_pass_at_1": t_rate,
         "student_pass_at_1": s_rate,
         "gap": gap,
-        "teacher_truncated_share": stats.wilson(t_cut, t_known, n_tasks=t_known_tasks),
+        "teacher_truncated_share": stats.wilson(t_cut, t_known, n_tasks=t_known_tasks, unit="rows"),
     }
     paired = _paired(pool, tpool, draws, seed)
     if paired is not None:
@@ -347,7 +347,7 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     base, _, version = options.model.partition("@")
     current = version or None
     mine = sum(c for m, c in named.items() if same_model(m, base))
-    measured["on_policy_share"] = stats.wilson(mine, naming, n_tasks=pool.n_tasks)
+    measured["on_policy_share"] = stats.wilson(mine, naming, n_tasks=pool.n_tasks, unit="rows")
     if naming == 0:
         why = "no row names the model that wrote it"
         warn = "on-policy unknown: the rows carry no model field"

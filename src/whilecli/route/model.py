@@ -48,8 +48,9 @@ class Rate:
     high: float | None
     n_tasks: int
     n_rows: int
-    interval: str  # "bootstrap" | "wilson" | "none"
+    interval: str  # "clustered" | "wilson" | "none"
     why_no_interval: str | None = None
+    unit: str = "tasks"  # what ``n=`` counts: "tasks" (rows in brackets) or "rows"
 
     def format(self, digits: int = 2) -> str:
         """The one-line form every report uses."""
@@ -58,9 +59,16 @@ class Rate:
             ci = f" [{self.low:.{digits}f}, {self.high:.{digits}f}]"
         else:
             ci = " [no interval]"
-        tasks = "task" if self.n_tasks == 1 else "tasks"
+        return f"{v}{ci} {self.sample()}"
+
+    def sample(self) -> str:
+        """``n=`` with the unit the interval counted: ``n=128 tasks (512 rows)``, or
+        ``n=512 rows`` for a share of rows."""
         rows = "row" if self.n_rows == 1 else "rows"
-        return f"{v}{ci} n={self.n_tasks} {tasks} ({self.n_rows} {rows})"
+        if self.unit == "rows":
+            return f"n={self.n_rows} {rows}"
+        unit = self.unit[:-1] if self.n_tasks == 1 and self.unit.endswith("s") else self.unit
+        return f"n={self.n_tasks} {unit} ({self.n_rows} {rows})"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,13 +5,16 @@ the per-task difference ``d_t = c_t^after/n_t^after − c_t^before/n_t^before`` 
 spread of task difficulty that an unpaired comparison carries, so its mean (the pass@1
 difference) has a tighter interval than the two pass@1 intervals suggest.
 
-- Paired difference: mean of ``d_t`` over the shared tasks with the seeded 95% percentile
-  bootstrap over tasks (Efron 1979) of :func:`whilecli.route.stats.rate_from_cells`.
+- Paired difference: mean of ``d_t`` over the shared tasks with the signed interval of the
+  one machinery (:func:`whilecli.route.stats.task_interval`): the spread of the ``d_t``,
+  never less than the two runs' draws alone give them, so two identical runs get an
+  interval around 0, not a point.
 - Flips: tasks that went from all-fail to some-pass (gained) and from some-pass to all-fail
   (lost).
 - Measured held-out size (DESIGN section 2, the ``holdout_size`` formula with a measured
   sd): n = max(2, ⌈((z₁₋α/₂ + z_power)·sd/effect)²⌉) with ``sd`` the sample standard
-  deviation (n − 1) of the ``d_t``; its range is the 95% percentile interval of n over
+  deviation (n − 1) of the ``d_t``, never below the draws' noise of the two runs
+  (p(1−p)/k per run and task, :func:`whilecli.route.stats.draw_floor`); its range is the 95% percentile interval of n over
   bootstrap resamples of the tasks (each resample's sample sd put through the formula).
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,14 +47,16 @@ def pair_tasks(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
     return b.join(a, on="task_id", how="inner").sort("task_id")
 
 
-def _cells(paired: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct per-task differences (one per ``(c_b, n_b, c_a, n_a)`` cell) and their counts."""
+def _cells(paired: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct per-task differences (one per ``(c_b, n_b, c_a, n_a)`` cell), their counts,
+    and the variance the two runs' draws alone give each difference."""
     keys = ["passes_before", "n_before", "passes_after", "n_after"]
     grid = paired.group_by(keys).agg(pl.len().alias("tasks")).sort(keys)
-    d = grid["passes_after"].to_numpy() / grid["n_after"].to_numpy() - (
-        grid["passes_before"].to_numpy() / grid["n_before"].to_numpy()
-    )
-    return d.astype(np.float64), grid["tasks"].to_numpy().astype(np.int64)
+    c_a, n_a = grid["passes_after"].to_numpy(), grid["n_after"].to_numpy()
+    c_b, n_b = grid["passes_before"].to_numpy(), grid["n_before"].to_numpy()
+    d = c_a / n_a - c_b / n_b
+    floor = stats.draw_floor(c_a, n_a) + stats.draw_floor(c_b, n_b)
+    return d.astype(np.float64), grid["tasks"].to_numpy().astype(np.int64), floor
 
 
 def z_sum(power: float, alpha: float) -> float:
@@ -66,13 +71,19 @@ def size_for_sd(sd: float, effect: float, power: float = 0.8, alpha: float = 0.0
     return max(2, math.ceil((z_sum(power, alpha) * sd / effect) ** 2))
 
 
-def sample_sd(values: np.ndarray, counts: np.ndarray) -> float | None:
-    """Sample standard deviation (n − 1) of a multiset given as values with counts."""
+def sample_sd(
+    values: np.ndarray, counts: np.ndarray, floor: np.ndarray | None = None
+) -> float | None:
+    """Sample standard deviation (n − 1) of a multiset given as values with counts, never
+    below √(mean ``floor``) (the draws' noise) when a floor is given."""
     n = int(counts.sum())
     if n < 2:
         return None
     mean = float(np.dot(values, counts) / n)
-    return math.sqrt(float(np.dot(counts, (values - mean) ** 2)) / (n - 1))
+    var = float(np.dot(counts, (values - mean) ** 2)) / (n - 1)
+    if floor is not None:
+        var = max(var, float(np.dot(counts, floor)) / n)
+    return math.sqrt(var)
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,7 @@ def measured_size(
     counts: np.ndarray,
     effect: float,
     *,
+    floor: np.ndarray | None = None,
     power: float = 0.8,
     alpha: float = 0.05,
     draws: int = stats.BOOTSTRAP_DRAWS,
@@ -113,10 +125,11 @@ def measured_size(
     """
     values = np.asarray(values, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.int64)
-    order = np.lexsort((counts, values))
-    values, counts = values[order], counts[order]
+    floor = np.zeros_like(values) if floor is None else np.asarray(floor, dtype=np.float64)
+    order = np.lexsort((floor, counts, values))
+    values, counts, floor = values[order], counts[order], floor[order]
     total = int(counts.sum())
-    sd = sample_sd(values, counts)
+    sd = sample_sd(values, counts, floor)
     if sd is None:
         raise InputError(f"{total} paired task(s): a measured sd needs at least 2")
     n = size_for_sd(sd, effect, power, alpha)
@@ -135,6 +148,7 @@ def measured_size(
         picks = rng.multinomial(total, probs, size=stop - start).astype(np.float64)
         mean = picks @ values / total
         var = np.maximum(picks @ (values**2) - total * mean**2, 0.0) / (total - 1)
+        var = np.maximum(var, picks @ floor / total)
         scaled = (z_sum(power, alpha) * np.sqrt(var) / effect) ** 2
         sizes[start:stop] = np.maximum(2.0, np.ceil(scaled))
     ordered = np.sort(sizes)
@@ -148,7 +162,7 @@ class PairedDiff:
 
     before: Rate  # pass@1 of the first dump on the shared tasks
     after: Rate  # pass@1 of the second dump on the shared tasks
-    difference: Rate  # mean per-task difference (after − before), bootstrap over tasks
+    difference: Rate  # mean per-task difference (after − before), signed interval
     shared_tasks: int
     only_before: int  # tasks only the first dump has (left out)
     only_after: int
@@ -203,9 +217,9 @@ def paired_diff(
     side_a = paired.select("task_id", n="n_after", passes="passes_after")
     rate_b = stats.pass_at_1(side_b, draws=draws, seed=seed)
     rate_a = stats.pass_at_1(side_a, draws=draws, seed=seed)
-    d, counts = _cells(paired)
+    d, counts, floor = _cells(paired)
     rows = rate_b.n_rows + rate_a.n_rows
-    diff = stats.rate_from_cells(d, counts, rows, draws=draws, seed=seed)
+    diff = replace(stats.task_interval(d, counts, floor, rows, signed=True), unit="paired tasks")
     gained = paired.filter((pl.col("passes_before") == 0) & (pl.col("passes_after") > 0))
     lost = paired.filter((pl.col("passes_before") > 0) & (pl.col("passes_after") == 0))
     return PairedDiff(
@@ -243,5 +257,7 @@ def paired_size(
     paired = pair_tasks(before, after)
     if paired.height == 0:
         raise InputError("the two dumps share no task id: a paired size needs the same tasks")
-    d, counts = _cells(paired)
-    return measured_size(d, counts, effect, power=power, alpha=alpha, draws=draws, seed=seed)
+    d, counts, floor = _cells(paired)
+    return measured_size(
+        d, counts, effect, floor=floor, power=power, alpha=alpha, draws=draws, seed=seed
+    )

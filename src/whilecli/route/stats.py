@@ -1,25 +1,27 @@
 """The statistics of ``while route``: pass@1, pass@k, pass^k, shares and the held-out size.
 
-Every interval is computed over TASKS, never rows (a task's rollouts are correlated).
-Per-task statistics take few distinct values (a task with ``c`` passes in ``n`` rollouts
-has rate ``c/n``), so the bootstrap works on the distinct ``(c, n)`` cells: resampling
-``N`` tasks with replacement is a multinomial draw of ``N`` over the cells with
-probabilities ``count_j / N``, and the resampled mean is ``Σ m_j v_j / N``. This is the
-same distribution as the plain resample-the-task-indices bootstrap (Efron 1979) at a cost
-that does not grow with the number of tasks.
+One machinery serves ``route``, ``diff``, ``size`` and ``check`` (DESIGN section 2,
+"Statistics"): a mean over TASKS, never rows (a task's rollouts are correlated), whose 95%
+interval carries both sources of noise, the choice of tasks and the k draws within each
+(:func:`task_interval`). The per-task values take few distinct values (a task with ``c``
+passes in ``n`` rollouts has rate ``c/n``), so every sum runs over the distinct cells with
+their task counts, at a cost that does not grow with the number of tasks.
 
 References:
+- Clustered standard errors for evals (Miller 2024, arXiv:2411.00640); small-n intervals
+  that hold their coverage (Bowyer, Aitchison and Ivanova 2025, arXiv:2503.01747); Kish's
+  design effect for the effective sample of a clustered proportion.
 - pass@k = 1 − C(n−c, k)/C(n, k), the unbiased estimator of Chen et al. 2021
   (arXiv:2107.03374, eq. 1); pass^k = C(c, k)/C(n, k) (Yao et al. 2024, τ-bench,
   arXiv:2406.12045).
 - Wilson score interval (Wilson 1927), z = 1.96.
-- The chance that k fresh rollouts of a task disagree: E[1 − p^k − (1−p)^k] under the
-  posterior Beta(1+s, 1+f) of a task with s passes and f fails (DAPO's "dynamic sampling"
-  signal; Yu et al. 2025, arXiv:2503.14476).
+- The chance that k fresh rollouts of a task disagree: E[1 − p^k − (1−p)^k] under each
+  task's posterior with a Beta prior fitted to the pool (empirical Bayes; DAPO's "dynamic
+  sampling" signal, Yu et al. 2025, arXiv:2503.14476).
 - Held-out size for a two-arm comparison of pass rates: n = ⌈((z₁₋α/₂ + z_power)·sd/δ)²⌉.
 
 The binomial ratios and beta moments are exact finite products (k ≤ 32 factors), and the
-normal quantiles come from the standard library: ``while route`` then starts without loading
+normal and t quantiles are written out: ``while route`` then starts without loading
 ``scipy.stats`` (about 0.9 s of imports). The tests check every one of them against scipy.
 """
 
@@ -45,37 +47,157 @@ _Z95 = 1.96
 _CHUNK_CELLS = 4_000_000
 
 
-def _percentile_bounds(means: np.ndarray) -> tuple[float, float]:
-    """The 95% percentile interval of bootstrap means: sorted[⌊0.025·D⌋], sorted[⌊0.975·D⌋−1]."""
-    ordered = np.sort(means)
-    draws = ordered.size
-    return float(ordered[int(0.025 * draws)]), float(ordered[int(0.975 * draws) - 1])
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for num in (
+            m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+            -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)),
+        ):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
 
 
-def bootstrap_mean_ci(
-    values: np.ndarray, counts: np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0
-) -> tuple[float, float]:
-    """95% percentile bootstrap interval of a mean over ``N = Σ counts`` tasks.
+def _betai(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta I_x(a, b) (Numerical Recipes 6.4)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
 
-    ``values[j]`` is the statistic of every task in cell ``j`` and ``counts[j]`` how many
-    tasks share it. Each draw resamples ``N`` tasks with replacement as one multinomial draw
-    over the cells, so the cost is O(draws × cells), independent of ``N``. Seeded: the same
-    cells always give the same interval.
+
+def t_cdf(t: float, df: float) -> float:
+    """Student's t distribution function with ``df`` (> 0, not only whole) degrees of freedom."""
+    tail = 0.5 * _betai(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+def t_quantile(q: float, df: float) -> float:
+    """The ``q`` quantile of Student's t (``scipy.stats.t.ppf``; written out so routing never
+    imports ``scipy.stats``: the tests hold it to scipy). Bisection on :func:`t_cdf`."""
+    if math.isinf(df) or df > 1e7:
+        return NormalDist().inv_cdf(q)
+    if q == 0.5:
+        return 0.0
+    sign = 1.0 if q > 0.5 else -1.0
+    upper = q if q > 0.5 else 1.0 - q
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < upper:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_cdf(mid, df) < upper:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-13 * max(1.0, hi):
+            break
+    return sign * 0.5 * (lo + hi)
+
+
+def draw_floor(passes: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per task, the variance its k draws alone give its observed rate: p̃(1−p̃)/n with
+    p̃ = (c + 1)/(n + 2) (one pass and one fail added, as Agresti and Caffo do, so a task
+    seen at 0 or at 1 still carries its draws' noise). This floors the spread of the task
+    rates: the tasks' rates may agree by chance, their draws still vary."""
+    c = np.asarray(passes, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    smooth = (c + 1.0) / (n + 2.0)
+    return smooth * (1.0 - smooth) / n
+
+
+def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
+    d = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / d
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def task_interval(
+    values: np.ndarray,
+    counts: np.ndarray,
+    floor: np.ndarray,
+    n_rows: int,
+    *,
+    signed: bool = False,
+) -> Rate:
+    """A mean over tasks with the 95% interval of the one machinery every command shares.
+
+    ``values[j]`` is the statistic of the ``counts[j]`` tasks of cell ``j`` (a pass rate, a
+    pass@k estimate, or a paired difference) and ``floor[j]`` the variance their draws alone
+    give it (:func:`draw_floor`). Over N tasks:
+
+    - the variance of the mean is V = max(s², mean floor)/N, s² the sample variance of the
+      task values: the task sample and the k draws together (clustered errors, Miller 2024,
+      arXiv:2411.00640), never less than the draws alone allow;
+    - a rate in [0, 1] gets a Wilson interval over the effective sample n_eff = m(1−m)/V
+      (Kish's design effect), held inside [N tasks, rows]: one row per task at most, one
+      task per row at least, and no width from nowhere when the tasks agree by chance;
+      a signed difference gets m ± q·√V, clipped to [−1, 1];
+    - q is Student's t at the Satterthwaite degrees of freedom of s², 2N/(kurtosis − 1),
+      within [1, N − 1] (a few tasks that carry all the spread, as a mostly-floor pool's,
+      leave few degrees of freedom: the small-n correction Bowyer, Aitchison and Ivanova
+      2025, arXiv:2503.01747, ask for), and z where V is a bound rather than an estimate.
+
+    No interval under :data:`MIN_CI_TASKS` tasks. Deterministic: the same rows always print
+    the same interval.
     """
     values = np.asarray(values, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.int64)
-    order = np.lexsort((counts, values))  # a canonical cell order: input order never matters
-    values, counts = values[order], counts[order]
-    total = int(counts.sum())
-    probs = counts / total
-    rng = np.random.default_rng(seed)
-    per_chunk = max(1, _CHUNK_CELLS // max(1, values.size))
-    means = np.empty(draws, dtype=np.float64)
-    for start in range(0, draws, per_chunk):
-        stop = min(draws, start + per_chunk)
-        picks = rng.multinomial(total, probs, size=stop - start)
-        means[start:stop] = picks @ values / total
-    return _percentile_bounds(means)
+    floor = np.asarray(floor, dtype=np.float64)
+    order = np.lexsort((floor, counts, values))  # a canonical order: input order never matters
+    values, counts, floor = values[order], counts[order], floor[order]
+    n_tasks = int(counts.sum())
+    if n_tasks == 0:
+        return Rate(None, None, None, 0, n_rows, "none", "no tasks")
+    mean = float(np.dot(values, counts) / n_tasks)
+    if n_tasks < MIN_CI_TASKS:
+        why = f"{n_tasks} task{'s' if n_tasks != 1 else ''}: an interval needs {MIN_CI_TASKS}"
+        return Rate(mean, None, None, n_tasks, n_rows, "none", why)
+    dev = values - mean
+    ss = float(np.dot(counts, dev * dev))
+    s2 = ss / (n_tasks - 1)
+    f = float(np.dot(counts, floor) / n_tasks)
+    var = max(s2, f) / n_tasks
+    estimated = s2 >= f and ss > 0
+    z = _Z95
+    if estimated:
+        kurt = n_tasks * float(np.dot(counts, dev**4)) / (ss * ss)
+        df = (
+            n_tasks - 1.0 if kurt <= 1.0 else min(n_tasks - 1.0, max(1.0, 2 * n_tasks / (kurt - 1)))
+        )
+        z = t_quantile(0.975, df)
+    if signed:
+        half = z * math.sqrt(var)
+        low, high = max(-1.0, mean - half), min(1.0, mean + half)
+        return Rate(mean, low, high, n_tasks, n_rows, "clustered")
+    spread = mean * (1.0 - mean)
+    if spread <= 0.0 or var <= 0.0:
+        n_eff, z = float(n_tasks), _Z95  # every task at one end: no spread to estimate
+    else:
+        raw = spread / var
+        n_eff = min(max(raw, float(n_tasks)), float(max(n_rows, n_tasks)))
+        if n_eff != raw:
+            z = _Z95  # held at a bound: the bound is known, not estimated
+    low, high = _wilson_bounds(mean, n_eff, z)
+    return Rate(mean, min(low, mean), max(high, mean), n_tasks, n_rows, "clustered")
 
 
 def rate_from_cells(
@@ -85,30 +207,16 @@ def rate_from_cells(
     *,
     draws: int = BOOTSTRAP_DRAWS,
     seed: int = 0,
+    floor: np.ndarray | None = None,
+    signed: bool = False,
 ) -> Rate:
-    """A mean over tasks with its bootstrap interval (none under :data:`MIN_CI_TASKS` tasks).
-
-    When every task sits at 0 or every task at 1 the bootstrap has nothing to resample, and
-    the Wilson interval over the task count is given instead (``interval = "wilson"``).
-    """
+    """A mean over tasks with its interval (:func:`task_interval`; none under
+    :data:`MIN_CI_TASKS` tasks). ``draws`` and ``seed`` are kept for callers that pass them:
+    the interval is computed, not resampled."""
+    del draws, seed
     values = np.asarray(values, dtype=np.float64)
-    counts = np.asarray(counts, dtype=np.int64)
-    n_tasks = int(counts.sum())
-    if n_tasks == 0:
-        return Rate(None, None, None, 0, n_rows, "none", "no tasks")
-    order = np.lexsort((counts, values))
-    value = float(np.dot(values[order], counts[order]) / n_tasks)
-    if n_tasks < MIN_CI_TASKS:
-        why = f"{n_tasks} task{'s' if n_tasks != 1 else ''}: an interval needs {MIN_CI_TASKS}"
-        return Rate(value, None, None, n_tasks, n_rows, "none", why)
-    if np.all(values == 0.0) or np.all(values == 1.0):
-        # Every task at the same boundary rate: each resample repeats it, so the percentile
-        # bootstrap collapses to a point (5 tasks all passing would claim [1, 1]). The
-        # Wilson interval over tasks keeps the uncertainty of having seen only n_tasks.
-        wide = wilson(int(round(value * n_tasks)), n_tasks, n_rows=n_rows)
-        return Rate(value, wide.low, wide.high, n_tasks, n_rows, "wilson")
-    low, high = bootstrap_mean_ci(values, counts, draws=draws, seed=seed)
-    return Rate(value, low, high, n_tasks, n_rows, "bootstrap")
+    floor = np.zeros_like(values) if floor is None else floor
+    return task_interval(values, counts, floor, n_rows, signed=signed)
 
 
 def cells(tasks: pl.DataFrame) -> pl.DataFrame:
@@ -122,12 +230,14 @@ def cells(tasks: pl.DataFrame) -> pl.DataFrame:
 
 
 def pass_at_1(tasks: pl.DataFrame, *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> Rate:
-    """pass@1 = mean over tasks of the per-task pass rate c/n, with a bootstrap over tasks."""
+    """pass@1 = mean over tasks of the per-task pass rate c/n, with its interval over the tasks
+    and their draws (:func:`task_interval`)."""
     grid = cells(tasks)
     passes = grid["passes"].to_numpy().astype(np.float64)
     n = grid["n"].to_numpy().astype(np.float64)
     n_rows = int(tasks["n"].sum()) if tasks.height else 0
-    return rate_from_cells(passes / n, grid["tasks"].to_numpy(), n_rows, draws=draws, seed=seed)
+    floor = draw_floor(passes, n)
+    return task_interval(passes / n, grid["tasks"].to_numpy(), floor, n_rows)
 
 
 def _comb_ratio(m: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
@@ -158,19 +268,25 @@ def pass_hat_k_estimate(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
 def pass_k_rates(
     tasks: pl.DataFrame, k: int, *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0
 ) -> tuple[Rate, Rate]:
-    """pass@k and pass^k over the tasks with at least k rollouts, bootstrapped over tasks."""
+    """pass@k and pass^k over the tasks with at least k rollouts, with their intervals over
+    the tasks (:func:`task_interval`; the draws' noise is in the tasks' spread)."""
     grid = cells(tasks.filter(pl.col("n") >= k))
     c = grid["passes"].to_numpy()
     n = grid["n"].to_numpy()
     counts = grid["tasks"].to_numpy()
     n_rows = int(np.dot(n, counts)) if counts.size else 0
-    at_k = rate_from_cells(pass_at_k_estimate(c, n, k), counts, n_rows, draws=draws, seed=seed)
-    hat_k = rate_from_cells(pass_hat_k_estimate(c, n, k), counts, n_rows, draws=draws, seed=seed)
+    at_k = rate_from_cells(pass_at_k_estimate(c, n, k), counts, n_rows)
+    hat_k = rate_from_cells(pass_hat_k_estimate(c, n, k), counts, n_rows)
     return at_k, hat_k
 
 
 def wilson(
-    successes: int, n: int, *, n_tasks: int | None = None, n_rows: int | None = None
+    successes: int,
+    n: int,
+    *,
+    n_tasks: int | None = None,
+    n_rows: int | None = None,
+    unit: str = "tasks",
 ) -> Rate:
     """A share with its 95% Wilson score interval (Wilson 1927), z = 1.96.
 
@@ -179,46 +295,127 @@ def wilson(
     (the tests check it); written out so that routing never imports ``scipy.stats``.
 
     ``n`` is the number of units the share is over; ``n_tasks``/``n_rows`` say what the
-    report prints as the sample (a share of tasks prints its tasks, a share of rows its rows).
+    report prints as the sample, and ``unit`` what ``n`` counted: ``"tasks"`` prints
+    ``n=N tasks (R rows)``, ``"rows"`` prints ``n=R rows``.
     """
     tasks = n if n_tasks is None else n_tasks
     rows = n if n_rows is None else n_rows
     if n <= 0:
-        return Rate(None, None, None, tasks, rows, "none", "nothing to count")
+        return Rate(None, None, None, tasks, rows, "none", "nothing to count", unit)
     z = _Z95
     p = successes / n
     d = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / d
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return Rate(p, max(0.0, centre - half), min(1.0, centre + half), tasks, rows, "wilson")
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    return Rate(p, low, high, tasks, rows, "wilson", None, unit)
 
 
-def expected_split(s: np.ndarray, f: np.ndarray, k: int) -> np.ndarray:
-    """E[1 − p^k − (1−p)^k] for p ~ Beta(1+s, 1+f): the chance k fresh rollouts disagree.
+def lgamma(x: np.ndarray) -> np.ndarray:
+    """log Γ(x) for x > 0, elementwise: the recurrence up past 8, then Stirling's series
+    (``scipy.special.gammaln`` to 1e-12; the tests hold it to it)."""
+    x = np.asarray(x, dtype=np.float64)
+    shift = np.zeros_like(x)
+    y = x.copy()
+    for _ in range(8):
+        small = y < 8.0
+        shift = shift + np.where(small, np.log(np.where(small, y, 1.0)), 0.0)
+        y = np.where(small, y + 1.0, y)
+    inv = 1.0 / y
+    inv2 = inv * inv
+    series = inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680 - inv2 / 1188))))
+    return (y - 0.5) * np.log(y) - y + 0.5 * math.log(2 * math.pi) + series - shift
 
-    Closed form: 1 − B(a+k, b)/B(a, b) − B(a, b+k)/B(a, b) with a = 1+s, b = 1+f, where the
-    beta-function ratio is the k-th moment E[p^k] = Π_{j<k} (a+j)/(a+b+j), exact in k
-    factors. Check value: s=0, f=2, k=8 → 0.7212.
+
+@dataclass(frozen=True)
+class BetaPrior:
+    """A Beta(a, b) prior over the tasks' pass rates, fitted to the pool's counts."""
+
+    a: float
+    b: float
+
+    @property
+    def mean(self) -> float:
+        return self.a / (self.a + self.b)
+
+
+#: The prior's mean and concentration grids (logit and log spaced) for the fit.
+_FIT_MEANS = 1.0 / (1.0 + np.exp(-np.linspace(-11.0, 11.0, 89)))
+_FIT_CONC = np.exp(np.linspace(math.log(1e-3), math.log(1e5), 65))
+
+
+def fit_beta(passes: np.ndarray, n: np.ndarray, counts: np.ndarray) -> BetaPrior:
+    """The Beta prior that maximises the pool's beta-binomial likelihood (empirical Bayes).
+
+    Σ_cells m · [log B(c + a, n − c + b) − log B(a, b)] over a grid of means (logit spaced,
+    1.7e-5 to 1 − 1.7e-5) and concentrations a + b (1e-3 to 1e5, log spaced), then refined
+    once on a finer grid around the best point. Tasks all at 0 put the mean at the grid's
+    low end; tasks only at 0 and 1 put the concentration near 0 (the tasks never split).
     """
-    a = 1.0 + np.asarray(s, dtype=np.float64)
-    b = 1.0 + np.asarray(f, dtype=np.float64)
+    c = np.asarray(passes, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    m = np.asarray(counts, dtype=np.float64)
+
+    def best(means: np.ndarray, concs: np.ndarray) -> tuple[float, float]:
+        mu = means[:, None, None]
+        kappa = concs[None, :, None]
+        a, b = mu * kappa, (1.0 - mu) * kappa
+        ll = lgamma(c + a) + lgamma(n - c + b) - lgamma(n + kappa)
+        ll = ll - lgamma(a) - lgamma(b) + lgamma(kappa)
+        total = ll @ m
+        i, j = np.unravel_index(int(np.argmax(total)), total.shape)
+        return float(means[i]), float(concs[j])
+
+    mu, kappa = best(_FIT_MEANS, _FIT_CONC)
+    logit = math.log(mu / (1.0 - mu))
+    fine_means = 1.0 / (1.0 + np.exp(-np.linspace(logit - 0.25, logit + 0.25, 21)))
+    fine_conc = np.exp(np.linspace(math.log(kappa) - 0.15, math.log(kappa) + 0.15, 21))
+    mu, kappa = best(fine_means, fine_conc)
+    return BetaPrior(mu * kappa, (1.0 - mu) * kappa)
+
+
+def expected_split(
+    s: np.ndarray, f: np.ndarray, k: int, prior: BetaPrior | None = None
+) -> np.ndarray:
+    """E[1 − p^k − (1−p)^k] for p ~ Beta(a + s, b + f): the chance k fresh rollouts disagree.
+
+    ``prior`` is Beta(a, b) (the pool's, from :func:`fit_beta`; None: the uniform Beta(1, 1)).
+    Closed form: 1 − E[p^k] − E[(1−p)^k], where the k-th moment is Π_{j<k} (a+j)/(a+b+j),
+    exact in k factors. Check value: s=0, f=2, k=8 under the uniform prior → 0.7212.
+    """
+    a0, b0 = (1.0, 1.0) if prior is None else (prior.a, prior.b)
+    a = a0 + np.asarray(s, dtype=np.float64)
+    b = b0 + np.asarray(f, dtype=np.float64)
     up = np.ones(np.broadcast(a, b).shape, dtype=np.float64)
     down = up.copy()
     for j in range(k):
         up = up * (a + j) / (a + b + j)
         down = down * (b + j) / (a + b + j)
-    return 1.0 - up - down
+    return np.clip(1.0 - up - down, 0.0, 1.0)
 
 
-def expected_split_share(tasks: pl.DataFrame, k: int) -> float | None:
-    """Mean over the given tasks of :func:`expected_split` at k (None with no task)."""
+def pool_prior(tasks: pl.DataFrame) -> BetaPrior | None:
+    """The Beta prior fitted to a per-task frame's counts (None with no task)."""
+    if tasks.height == 0:
+        return None
+    grid = cells(tasks)
+    return fit_beta(grid["passes"].to_numpy(), grid["n"].to_numpy(), grid["tasks"].to_numpy())
+
+
+def expected_split_share(
+    tasks: pl.DataFrame, k: int, prior: BetaPrior | None = None
+) -> float | None:
+    """Mean over the given tasks of :func:`expected_split` at k, each task's posterior under
+    the prior fitted to these tasks (``prior``, else :func:`pool_prior`); None with no task."""
     if tasks.height == 0:
         return None
     grid = cells(tasks)
     s = grid["passes"].to_numpy()
     f = grid["n"].to_numpy() - s
     counts = grid["tasks"].to_numpy()
-    return float(np.dot(expected_split(s, f, k), counts) / counts.sum())
+    if prior is None:
+        prior = fit_beta(s, grid["n"].to_numpy(), counts)
+    return float(np.dot(expected_split(s, f, k, prior), counts) / counts.sum())
 
 
 @dataclass(frozen=True)

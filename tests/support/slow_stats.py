@@ -1,0 +1,96 @@
+"""Independent slow references for the route's statistics: plain per-task loops and scipy.
+
+Every formula of :mod:`whilecli.route.stats` is restated here from DESIGN section 2 with one
+loop per task and scipy's distributions, so the fast cell-based code is held to it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import integrate, optimize
+from scipy import stats as sps
+from scipy.special import betaln
+
+
+def slow_floor(c: int, n: int) -> float:
+    """The draws' variance of one task's rate: p̃(1−p̃)/n, p̃ = (c + 1)/(n + 2)."""
+    p = (c + 1) / (n + 2)
+    return p * (1 - p) / n
+
+
+def slow_interval(
+    values: list[float], floors: list[float], rows: int, *, signed: bool = False
+) -> tuple[float, float]:
+    """The clustered interval of a task mean, one task at a time (scipy's t quantile)."""
+    n = len(values)
+    mean = sum(values) / n
+    ss = sum((v - mean) ** 2 for v in values)
+    s2 = ss / (n - 1)
+    f = sum(floors) / n
+    var = max(s2, f) / n
+    z = 1.96
+    if s2 >= f and ss > 0:
+        kurt = n * sum((v - mean) ** 4 for v in values) / ss**2
+        df = n - 1 if kurt <= 1 else min(n - 1, max(1.0, 2 * n / (kurt - 1)))
+        z = float(sps.t.ppf(0.975, df))
+    if signed:
+        half = z * math.sqrt(var)
+        return max(-1.0, mean - half), min(1.0, mean + half)
+    spread = mean * (1 - mean)
+    if spread <= 0 or var <= 0:
+        n_eff, z = float(n), 1.96
+    else:
+        raw = spread / var
+        n_eff = min(max(raw, n), max(rows, n))
+        if n_eff != raw:
+            z = 1.96
+    d = 1 + z * z / n_eff
+    centre = (mean + z * z / (2 * n_eff)) / d
+    half = z * math.sqrt(mean * (1 - mean) / n_eff + z * z / (4 * n_eff * n_eff)) / d
+    return min(max(0.0, centre - half), mean), max(min(1.0, centre + half), mean)
+
+
+def slow_pass_at_1(pairs: list[tuple[int, int]]) -> tuple[float, float]:
+    """pass@1's interval from ``[(passes, n), ...]``."""
+    values = [c / n for c, n in pairs]
+    floors = [slow_floor(c, n) for c, n in pairs]
+    return slow_interval(values, floors, sum(n for _, n in pairs))
+
+
+def slow_fit_beta(pairs: list[tuple[int, int]]) -> tuple[float, float]:
+    """The beta-binomial maximum-likelihood Beta(a, b), by scipy's optimiser from many
+    starts over the same box as the fast fit (mean in logit ±11, concentration 1e-3..1e5)."""
+
+    def nll(theta: np.ndarray) -> float:
+        mu = 1 / (1 + math.exp(-theta[0]))
+        kappa = math.exp(theta[1])
+        return -sum(sps.betabinom.logpmf(c, n, mu * kappa, (1 - mu) * kappa) for c, n in pairs)
+
+    best = None
+    for x0 in (-6.0, -2.0, 0.0, 2.0, 6.0):
+        for y0 in (-4.0, 0.0, 3.0, 8.0):
+            res = optimize.minimize(
+                nll, np.array([x0, y0]), method="L-BFGS-B",
+                bounds=[(-11.0, 11.0), (math.log(1e-3), math.log(1e5))],
+            )  # fmt: skip
+            if best is None or res.fun < best.fun:
+                best = res
+    assert best is not None
+    mu = 1 / (1 + math.exp(-best.x[0]))
+    kappa = math.exp(best.x[1])
+    return mu * kappa, (1 - mu) * kappa
+
+
+def slow_split(s: int, f: int, k: int, a: float, b: float) -> float:
+    """E[1 − p^k − (1−p)^k] under Beta(a + s, b + f): by quadrature where the posterior is
+    spread out, by scipy's log-beta moments where it is too narrow for quadrature."""
+    a, b = a + s, b + f
+    if a + b > 1e3:
+        up = math.exp(betaln(a + k, b) - betaln(a, b))
+        down = math.exp(betaln(a, b + k) - betaln(a, b))
+        return 1 - up - down
+    dist = sps.beta(a, b)
+    value, _ = integrate.quad(lambda p: (1 - p**k - (1 - p) ** k) * dist.pdf(p), 0, 1, limit=200)
+    return value
