@@ -16,6 +16,8 @@ from scipy.special import betaln
 
 def slow_floor(c: int, n: int) -> float:
     """The draws' variance of one task's rate: p̃(1−p̃)/n, p̃ = (c + 1)/(n + 2)."""
+    if n < 2:
+        return 0.0
     p = (c + 1) / (n + 2)
     return p * (1 - p) / n
 

@@ -116,11 +116,12 @@ def draw_floor(passes: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Per task, the variance its k draws alone give its observed rate: p̃(1−p̃)/n with
     p̃ = (c + 1)/(n + 2) (one pass and one fail added, as Agresti and Caffo do, so a task
     seen at 0 or at 1 still carries its draws' noise). This floors the spread of the task
-    rates: the tasks' rates may agree by chance, their draws still vary."""
+    rates: the tasks' rates may agree by chance, their draws still vary. A task of one row
+    has no floor: its one draw is all the spread it has, and the tasks' spread holds it."""
     c = np.asarray(passes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     smooth = (c + 1.0) / (n + 2.0)
-    return smooth * (1.0 - smooth) / n
+    return np.where(n >= 2, smooth * (1.0 - smooth) / n, 0.0)
 
 
 def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
