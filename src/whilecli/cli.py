@@ -15,7 +15,7 @@ import importlib
 import importlib.util
 import inspect
 import re
-from typing import Any
+from typing import Any, cast
 
 import click
 import typer
@@ -136,7 +136,7 @@ def _build(name: str) -> click.Command:
         if not isinstance(param, click.Argument):
             continue
         if not getattr(param, "help", None) and param.name in helps:
-            param.help = helps[param.name]  # type: ignore[attr-defined]
+            cast(Any, param).help = helps[param.name]  # click.Argument has help from 8.5
         if param.callback is None and param.name in INPUT_ARGUMENTS:
             param.callback = _check_exists
     return command
