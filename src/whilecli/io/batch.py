@@ -25,6 +25,7 @@ exactly.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -321,16 +322,19 @@ def _column(table: pa.Table, name: str) -> pa.Array:
     return arr
 
 
+def _arrow(source: Source) -> Any:
+    """What pyarrow reads: the bytes of a stream, or the file's path as it is."""
+    return io.BytesIO(source.data) if source.data is not None else source.file_path()
+
+
 def _read_parquet(source: Source, mapping: Mapping[str, str] | None) -> Columns:
     """A Parquet batch: the canonical fields by the one plan over the file's scan; only the
     list (and agent) columns are read besides, and flattened through their offsets."""
     wanted = {c for columns in _candidates(mapping).values() for c in columns}
     try:
-        schema = pq.read_schema(source.polars_source())
+        schema = pq.read_schema(_arrow(source))
         tops = sorted({c.split(".")[0] for c in _names(schema) if c in wanted})
-        table = pq.read_table(
-            source.polars_source(), columns=[t for t in tops if t in schema.names]
-        )
+        table = pq.read_table(_arrow(source), columns=[t for t in tops if t in schema.names])
         lf = pl.scan_parquet(source.polars_source())
         lf.collect_schema()
     except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as err:

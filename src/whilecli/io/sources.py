@@ -10,6 +10,7 @@ model (vf-eval and Prime RFT ``metadata.json``, lm-eval ``results_*.json``, veri
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import gzip
 import hashlib
@@ -18,6 +19,7 @@ import json
 import os
 import stat
 import sys
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +27,7 @@ from typing import Any, BinaryIO, TypedDict
 
 import polars as pl
 
-from whilecli.errors import InputError
+from whilecli.errors import InputError, UsageError
 from whilecli.io.formats import prime_rl
 from whilecli.io.shape import Shape
 
@@ -89,10 +91,26 @@ class Source:
         return {"row": lineno - 1} if self.format is not None else {"line": lineno}
 
     def polars_source(self) -> str | bytes | io.BytesIO:
-        """What ``pl.scan_*`` reads."""
+        """What ``pl.scan_*`` reads: the bytes of a stream, or the file's literal path (polars
+        expands ``*``, ``?`` and ``[...]`` in a path: escaped here, so a file named
+        ``odd[1].jsonl`` is read as itself, never as ``odd1.jsonl`` beside it)."""
         if self.data is not None:
             return self.data if self.kind == "jsonl" else io.BytesIO(self.data)
-        return str(self.path)
+        assert self.path is not None
+        return literal(self.path)
+
+    def file_path(self) -> str:
+        """The file's path for readers that take it as it is (pyarrow, ``open``)."""
+        assert self.path is not None
+        return os.fspath(self.path)
+
+
+def literal(path: str | os.PathLike[str]) -> str:
+    """``path`` as a polars scan reads it literally: absolute (no ``~`` or scheme is read into
+    it) with its glob characters escaped. Use with the polars calls that expand globs
+    (``scan_ndjson``, ``read_ndjson``, ``scan_parquet``, ``scan_csv``, ``read_parquet_schema``);
+    ``read_parquet_metadata`` takes the path as it is."""
+    return glob.escape(os.path.abspath(os.fspath(path)))
 
 
 def _kind_of(path: Path) -> tuple[str, str | None] | None:
@@ -136,33 +154,168 @@ def _codec_of(head: bytes) -> str | None:
     return None
 
 
-def stdin_source(stream: BinaryIO | None) -> Source:
-    """Read stdin whole and sniff it: Parquet by its ``PAR1`` magic, else JSONL."""
-    data = (stream if stream is not None else sys.stdin.buffer).read()
+#: The environment variable that sets how many bytes a stream may hold (see :func:`spool`).
+STREAM_LIMIT_VAR = "WHILECLI_STREAM_LIMIT"
+#: Default limit: a stream is held in memory, so it is bounded.
+STREAM_LIMIT = 4 << 30
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: Streams already read, so every pass over an input reads the same bytes: stdin (or a
+#: stream object a library caller passes) by the object, a FIFO or ``/dev/fd/N`` by the
+#: device and inode of the pipe.
+_SPOOLED_STREAMS: weakref.WeakKeyDictionary[Any, Source | InputError] = weakref.WeakKeyDictionary()
+_SPOOLED_PIPES: dict[tuple[int, int, int, str], tuple[Source | InputError, BinaryIO]] = {}
+
+
+def stream_limit() -> int:
+    """Bytes a stream may hold: :data:`STREAM_LIMIT`, or ``$WHILECLI_STREAM_LIMIT`` (a number
+    of bytes, optionally with K, M, G or T)."""
+    text = os.environ.get(STREAM_LIMIT_VAR, "").strip().upper().removesuffix("B")
+    if not text:
+        return STREAM_LIMIT
+    unit = text[-1] if text[-1] in _UNITS else ""
+    try:
+        value = float(text[: len(text) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        raise UsageError(
+            f"{STREAM_LIMIT_VAR}={os.environ[STREAM_LIMIT_VAR]!r}: give a number of bytes, e.g. 8G"
+        ) from None
+    if not value > 0:
+        raise UsageError(f"{STREAM_LIMIT_VAR} must be positive")
+    return int(value)
+
+
+def _too_long(limit: int, name: str, what: str = "stream") -> InputError:
+    return InputError(
+        f"the {what} is longer than {_size(limit)}, the most read into memory: set"
+        f" {STREAM_LIMIT_VAR} to raise it (e.g. {STREAM_LIMIT_VAR}={_size(4 * limit)}), or"
+        " write the rows to a file and pass its path",
+        file=name,
+    )
+
+
+def _size(n: int) -> str:
+    for unit in ("T", "G", "M", "K"):
+        if n >= _UNITS[unit] and n % _UNITS[unit] == 0:
+            return f"{n // _UNITS[unit]}{unit}"
+    return str(n)
+
+
+def _read_bounded(stream: Any, name: str, limit: int, what: str = "stream") -> bytes:
+    """All of ``stream``, or an error past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        try:
+            chunk = stream.read(min(1 << 22, limit + 1 - total))
+        except _read_errors() as err:
+            raise InputError(f"cannot read the {what}: {_reason(err)}", file=name) from None
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _too_long(limit, name, what)
+
+
+def stdin_source(stream: BinaryIO | None, name: str = "<stdin>") -> Source:
+    """Read a stream (stdin, a FIFO, ``/dev/fd/N``) once, whole, and sniff it: Parquet by its
+    ``PAR1`` magic, else JSONL (gzip and zstd decompressed). The same stream object asked for
+    again gives the same source: every pass over an input reads the one spool."""
+    obj = stream if stream is not None else sys.stdin.buffer
+    try:
+        cached = _SPOOLED_STREAMS.get(obj)
+    except TypeError:  # not weakly referable: not cached
+        cached = None
+    if cached is not None:
+        return _spooled(cached, name)
+    try:
+        source: Source | InputError = _sniffed(_read_bounded(obj, name, stream_limit()), name)
+    except InputError as err:
+        source = err  # a later pass fails alike, without reading a drained stream again
+    with contextlib.suppress(TypeError):
+        _SPOOLED_STREAMS[obj] = source
+    return _spooled(source, name)
+
+
+def _spooled(source: Source | InputError, name: str) -> Source:
+    if isinstance(source, InputError):
+        raise source
+    return source if source.name == name else replace(source, name=name)
+
+
+def _sniffed(data: bytes, name: str) -> Source:
     if data[:4] == PARQUET_MAGIC:
-        return Source(name="<stdin>", kind="parquet", data=data)
+        return Source(name=name, kind="parquet", data=data)
     codec = _codec_of(data[:4])
     if codec is not None:
-        data = _decompress(data, codec)
-    return Source(name="<stdin>", kind="jsonl", data=data)
+        data = _decompress(data, codec, name)
+    return Source(name=name, kind="jsonl", data=data)
+
+
+def pipe_source(path: Path, raw: str) -> Source:
+    """A FIFO, ``/dev/fd/N`` (a process substitution) or other character device, read once:
+    a later pass (another expansion of the same path in this process) reads the spool, never
+    the pipe again (a drained pipe reads empty; a FIFO whose writer left blocks for ever)."""
+    st = path.stat()
+    real = os.path.realpath(path)
+    key = (st.st_dev, st.st_ino, st.st_rdev, real)
+    cached = _SPOOLED_PIPES.get(key)
+    if cached is not None:
+        return _spooled(cached[0], raw)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - kept open: the pipe's inode stays its own
+    except OSError as err:
+        raise InputError(f"cannot read: {_reason(err)}", file=raw) from None
+    try:
+        source: Source | InputError = _sniffed(_read_bounded(handle, raw, stream_limit()), raw)
+    except InputError as err:
+        source = err
+    if not real.startswith("/proc/"):
+        # a named FIFO: its inode is a file's. An anonymous pipe (/dev/fd/N) stays open, so
+        # its inode is not handed to another pipe while the spool stands for it.
+        handle.close()
+    _SPOOLED_PIPES[key] = (source, handle)
+    return _spooled(source, raw)
+
+
+def forget_streams() -> None:
+    """Drop every spooled stream (a long-lived process that reads a FIFO again, anew)."""
+    _SPOOLED_STREAMS.clear()
+    for _, handle in _SPOOLED_PIPES.values():
+        handle.close()
+    _SPOOLED_PIPES.clear()
+
+
+def _reason(err: BaseException) -> str:
+    """An I/O error's reason in a few words (no traceback, no errno prefix)."""
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror[:1].lower() + err.strerror[1:]
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text[:200]
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:
     """What reading a (compressed) stream may raise; pyarrow's errors once it is loaded
     (it is imported only for zstd, so a plain file never pays for it)."""
+    import zlib
+
     pa = sys.modules.get("pyarrow")
-    return (OSError, EOFError) if pa is None else (OSError, EOFError, pa.ArrowException)
+    base: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+    return base if pa is None else (*base, pa.ArrowException)
 
 
-def _decompress(data: bytes, codec: str) -> bytes:
+def _decompress(data: bytes, codec: str, name: str = "<stdin>", limit: int = -1) -> bytes:
+    limit = stream_limit() if limit < 0 else limit
     try:
         if codec == "gzip":
-            return gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+                return _read_bounded(fh, name, limit, "decompressed stream")
         import pyarrow as pa
 
-        return pa.input_stream(pa.py_buffer(data), compression=codec).read()
+        stream = pa.input_stream(pa.py_buffer(data), compression=codec)
+        return _read_bounded(stream, name, limit, "decompressed stream")
     except _read_errors() as err:
-        raise InputError(f"cannot decompress {codec} input: {err}", file="<stdin>") from None
+        raise InputError(f"cannot decompress {codec} input: {_reason(err)}", file=name) from None
 
 
 def expand_paths(
@@ -212,8 +365,7 @@ def expand_paths(
                 raise InputError("file is not readable", file=raw)
             found.append((_file_source(path, explicit=True), True))  # type: ignore[arg-type]
         elif _is_stream(path):
-            with open(path, "rb") as fh:
-                found.append((replace(stdin_source(fh), name=raw), True))
+            found.append((pipe_source(path, raw), True))
         elif glob.has_magic(raw):
             matched = sorted(Path(m) for m in glob.glob(raw, recursive=True))
             inside = [s for p in matched if p.is_file() and (s := _file_source(p, explicit=False))]

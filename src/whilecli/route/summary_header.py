@@ -22,6 +22,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
+from whilecli.io.sources import literal
 from whilecli.route.model import Rows
 
 FORMAT_VERSION = 1
@@ -87,7 +88,7 @@ def parquet_footer(path: str | os.PathLike[str]) -> Footer | None:
     routing a Parquet file does not load pyarrow); None when it is not a readable Parquet
     file."""
     try:
-        names = list(pl.read_parquet_schema(os.fspath(path)))
+        names = list(pl.read_parquet_schema(literal(path)))
         metadata = pl.read_parquet_metadata(os.fspath(path))
     except (OSError, ValueError, pl.exceptions.PolarsError):
         return None
