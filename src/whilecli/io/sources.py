@@ -135,13 +135,39 @@ def _kind_of(path: Path) -> tuple[str, str | None] | None:
     return None
 
 
+def _walk(folder: Path) -> list[Path]:
+    """Every file under ``folder``, sorted; a folder that cannot be listed is an error (a
+    shard silently left out would change the numbers)."""
+
+    def fail(err: OSError) -> None:
+        raise InputError(
+            f"cannot list the folder: {_reason(err)}", file=err.filename or str(folder)
+        )
+
+    found: list[Path] = []
+    seen: set[str] = set()
+    for root, dirs, files in os.walk(folder, onerror=fail, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:  # a link back up the tree: walked once
+            dirs[:] = []
+            continue
+        seen.add(real)
+        found += [Path(root) / name for name in files]
+    return sorted(found)
+
+
 def _file_source(path: Path, explicit: bool) -> Source | None:
     kind = _kind_of(path)
+    if kind is None and not explicit:
+        return None
+    if not os.access(path, os.R_OK):
+        raise InputError("file is not readable (permission denied)", file=str(path))
     if kind is None:
-        if not explicit:
-            return None
-        with open(path, "rb") as fh:
-            head = fh.read(4)
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4)
+        except OSError as err:
+            raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
         kind = ("parquet", None) if head == PARQUET_MAGIC else ("jsonl", _codec_of(head))
     return Source(name=str(path), kind=kind[0], path=path, compression=kind[1])
 
@@ -350,7 +376,7 @@ def expand_paths(
         elif path.is_dir():
             inside = [
                 s
-                for p in sorted(path.rglob("*"))
+                for p in _walk(path)
                 if p.is_file() and (s := _file_source(p, explicit=False)) is not None
             ]
             if not inside:
@@ -481,7 +507,7 @@ def resolve(source: Source, explicit: bool = True, convert_lines: bool = True) -
         return source
     if source.kind == "zip" or (source.path is not None and _zip_head(source.path)):
         if source.path is None:
-            raise InputError("a zip archive on stdin: pass the .eval file", file=source.name)
+            return document.convert_zip(source.data or b"", source.name).source(source)
         return document.convert_zip(str(source.path), source.name).source(
             replace(source, kind="jsonl")
         )
@@ -491,7 +517,7 @@ def resolve(source: Source, explicit: bool = True, convert_lines: bool = True) -
         )
         return document.convert_table(_all_bytes(source), source.name, separator).source(source)
     if source.data is not None and source.data[:4] == document.ZIP_MAGIC:
-        raise InputError("a zip archive on stdin: pass the .eval file", file=source.name)
+        return document.convert_zip(source.data, source.name).source(source)
     try:
         head = _first_byte(source)
         lines = iter_lines(source)
@@ -508,7 +534,9 @@ def resolve(source: Source, explicit: bool = True, convert_lines: bool = True) -
         row = parse_line(source, first[0], first[1])
     except InputError:
         return source
-    if second is None and (document.is_sidecar(row) or _holds_rows(row)):
+    if second is None and (document.is_sidecar(row) or _holds_rows(row) or not _row_like(row)):
+        # one object on one line is the one JSON document it is: rows when it holds a list
+        # of them, else refused as a document, unless it reads as a row itself
         return _document(source, explicit)
     converted = document.convert_lines(row, lambda: _parsed(source), source.path, source.name)
     return source if converted is None else converted.source(source)
@@ -535,6 +563,15 @@ def _holds_rows(row: dict[str, Any]) -> bool:
         isinstance(row.get(k), list) and row[k] and all(isinstance(x, dict) for x in row[k])
         for k in document.SAMPLE_KEYS[:1]
     )
+
+
+def _row_like(row: dict[str, Any]) -> bool:
+    """Whether one object carries a grade or a task id of its own (a one-row file)."""
+    from whilecli.io.aliases import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
+
+    keys = {*REWARD_ALIASES, REWARD_PARTS, "scores", "sample_score", "choices"}
+    keys |= {alias.split(".")[0] for alias in TASK_ALIASES}
+    return any(key in row for key in keys)
 
 
 def _one_object(line: bytes) -> bool:
@@ -622,6 +659,20 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
         ) from None
     try:
         value = json.loads(text, object_pairs_hook=_first_wins)
+    except json.JSONDecodeError as err:
+        if err.pos >= len(text.rstrip()) and text.lstrip()[:1] in ("{", "["):
+            raise InputError(
+                "the JSON value on this line is cut off at the line's end: an object written"
+                " over several lines (pretty-printed)? JSON Lines needs one object per line"
+                " (jq -c . FILE writes it so)",
+                file=source.name,
+                **source.where(lineno),
+            ) from None
+        raise InputError(
+            f"not valid JSON (column {err.colno}: {err.msg})",
+            file=source.name,
+            **source.where(lineno),
+        ) from None
     except ValueError as err:
         raise InputError(
             f"not valid JSON: {err}", file=source.name, **source.where(lineno)

@@ -58,11 +58,51 @@ def load_document(data: bytes, name: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_first_wins)
     except json.JSONDecodeError as err:
+        if err.msg == "Extra data" and "\n" in text[: err.pos].strip():
+            raise InputError(
+                "the file holds several JSON values, each written over several lines"
+                " (pretty-printed): the next begins here; JSON Lines needs one object per"
+                " line (jq -c . FILE writes it so)",
+                file=name,
+                line=err.lineno,
+            ) from None
         raise InputError(
             f"not valid JSON (column {err.colno}: {err.msg})", file=name, line=err.lineno
         ) from None
     except RecursionError:
-        raise InputError("JSON nested too deeply", file=name) from None
+        raise InputError(
+            f"JSON nested too deeply (more than {MAX_DEPTH} levels)",
+            file=name,
+            line=deep_line(text),
+        ) from None
+
+
+#: Nesting past this is refused, by line (Python's parser stops near 1,000 levels).
+MAX_DEPTH = 500
+
+
+def deep_line(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """The 1-based line where brackets outside strings first nest past ``limit``, else None."""
+    depth, line, in_string, escaped = 0, 1, False, False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth -= 1
+    return None
 
 
 def describe(doc: Any) -> str:
@@ -151,5 +191,5 @@ def convert_table(data: bytes, name: str, separator: str) -> Converted:
     return tables.convert(data, name, separator)
 
 
-def convert_zip(path: str, name: str) -> Converted:
-    return inspect_ai.from_zip(path, name)
+def convert_zip(archive: str | bytes, name: str) -> Converted:
+    return inspect_ai.from_zip(archive, name)

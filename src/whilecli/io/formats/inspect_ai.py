@@ -12,9 +12,12 @@ entry. The model is the header's ``eval.model``; a reply is cut off when its
 
 from __future__ import annotations
 
+import io
 import json
+import struct
 import zipfile
-from typing import Any
+import zlib
+from typing import Any, BinaryIO
 
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted, as_dict, first_assistant_cut
@@ -51,26 +54,111 @@ def score_value(value: Any) -> float | None:
     return None
 
 
-def from_zip(path: str, name: str) -> Converted:
+#: zip compression methods: stored, deflated, bzip2 and lzma (Python's zipfile) and zstd (93,
+#: inspect_ai's current default, decoded with pyarrow's zstd codec: Python 3.11's standard
+#: library has no zstd, and pyarrow is already what reads .zst files).
+ZSTD_METHOD = 93
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")
+
+
+def from_zip(archive_file: str | bytes, name: str) -> Converted:
+    """Rows from a ``.eval`` log (a path, or the bytes of a stream). Members are read by zip
+    entry, so a sample stored twice is two rollouts; zstd members are decompressed."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
+        fh: BinaryIO = (
+            io.BytesIO(archive_file)
+            if isinstance(archive_file, bytes)
+            else open(archive_file, "rb")  # noqa: SIM115 - closed by the with below
+        )
+        with fh, zipfile.ZipFile(fh) as archive:
+            entries = archive.infolist()
+            names = [e.filename for e in entries]
             if "header.json" not in names and "_journal/start.json" not in names:
                 raise InputError(
                     "a zip archive that is not an inspect_ai log (no header.json inside)",
                     file=name,
                 )
             header_name = "header.json" if "header.json" in names else "_journal/start.json"
-            header = json.loads(archive.read(header_name))
+            header_entry = next(e for e in entries if e.filename == header_name)
+            header = _member_json(archive, fh, header_entry, name)
             samples = [
-                json.loads(archive.read(n))
-                for n in names
-                if n.startswith("samples/") and n.endswith(".json")
+                _member_json(archive, fh, e, name)
+                for e in entries
+                if e.filename.startswith("samples/") and e.filename.endswith(".json")
             ]
-    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as err:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as err:
         raise InputError(f"not a readable inspect_ai .eval log: {err}", file=name) from None
-    samples.sort(key=lambda s: (str(s.get("id")), int(s.get("epoch") or 0)))
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise InputError(f"cannot read the .eval log: {reason}", file=name) from None
+    samples.sort(key=lambda s: (str(s.get("id")), _epoch(s.get("epoch"))))
     return _rows(header, samples, name)
+
+
+def _epoch(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _member_json(
+    archive: zipfile.ZipFile, fh: BinaryIO, entry: zipfile.ZipInfo, name: str
+) -> dict[str, Any]:
+    """One zip entry parsed as a JSON object; a corrupt or unreadable member names itself."""
+    where = f"{name}: member {entry.filename}"
+    try:
+        if entry.compress_type == ZSTD_METHOD:
+            data = _zstd_member(fh, entry)
+        else:
+            with archive.open(entry) as member:
+                data = member.read()
+    except NotImplementedError as err:
+        raise InputError(f"cannot decompress: {err}", file=where) from None
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError) as err:
+        raise InputError(f"corrupt member: {_reason(err)}", file=where) from None
+    try:
+        value = json.loads(data)
+    except UnicodeDecodeError as err:
+        raise InputError(f"not valid UTF-8 (byte {err.start + 1})", file=where) from None
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"not valid JSON (column {err.colno}: {err.msg})", file=where, line=err.lineno
+        ) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", file=where) from None
+    if not isinstance(value, dict):
+        raise InputError(f"a JSON object was expected, found {type(value).__name__}", file=where)
+    return value
+
+
+def _zstd_member(fh: BinaryIO, entry: zipfile.ZipInfo) -> bytes:
+    """A zstd-compressed entry's bytes: its local header skipped, its frame decoded, its CRC
+    checked."""
+    import pyarrow as pa
+
+    fh.seek(entry.header_offset)
+    head = fh.read(_LOCAL_HEADER.size)
+    if len(head) < _LOCAL_HEADER.size or head[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile("bad local file header")
+    fields = _LOCAL_HEADER.unpack(head)
+    fh.seek(fields[-2] + fields[-1], io.SEEK_CUR)  # the name and the extra field
+    raw = fh.read(entry.compress_size)
+    if len(raw) < entry.compress_size:
+        raise EOFError("the member is cut short")
+    try:
+        data = pa.input_stream(pa.BufferReader(raw), compression="zstd").read()
+    except pa.ArrowException as err:
+        raise ValueError(f"zstd: {err}") from None
+    if len(data) != entry.file_size or zlib.crc32(data) != entry.CRC:
+        raise ValueError("the decompressed bytes do not match the zip entry's size and CRC")
+    return bytes(data)
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    return " ".join(str(err).split())[:200] or type(err).__name__
 
 
 def from_log(doc: dict[str, Any], name: str) -> Converted:
