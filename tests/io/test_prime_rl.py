@@ -150,3 +150,51 @@ def test_cli_routes_a_run_dir_and_its_step(tmp_path: Path) -> None:
     )
     assert out.returncode in (0, 1), out.stderr
     assert "prime-rl" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["route"],
+        ["check"],
+        ["summarize", "-o", "-"],
+        ["ada"],
+        ["update", "--method", "rm"],
+    ],
+)
+def test_every_row_command_takes_step(tmp_path: Path, command: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from whilecli.cli import app
+
+    one = [{"task": t % 2, "scores": [(1.0, 1.0)], "stop": None, "finish": []} for t in range(4)]
+    two = [
+        {"task": t % 3, "scores": [(float(t % 2), 1.0)], "stop": None, "finish": []}
+        for t in range(9)
+    ]
+    run = write_run(tmp_path, {1: one, 2: two})
+    args = [command[0], str(run), *command[1:]]
+    missing = CliRunner().invoke(app, [*args, "--step", "7"])
+    assert missing.exit_code == 2 and "--step 7" in missing.output, missing.output
+    picked = CliRunner().invoke(app, [*args, "--step", "1"])
+    latest = CliRunner().invoke(app, args)  # the step chosen before is not kept
+    assert picked.output != latest.output or command[0] in ("update", "check")
+    assert "--step" not in latest.output
+
+
+def test_diff_and_size_take_step(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from whilecli.cli import app
+
+    episodes = [
+        {"task": t % 3, "scores": [(float(t % 2), 1.0)], "stop": None, "finish": []}
+        for t in range(9)
+    ]
+    run = write_run(tmp_path, {1: episodes, 2: episodes})
+    done = CliRunner().invoke(app, ["diff", str(run), str(run), "--step", "1"])
+    assert done.exit_code in (0, 1), done.output
+    done = CliRunner().invoke(
+        app, ["size", "--before", str(run), "--after", str(run), "--step", "2"]
+    )
+    assert done.exit_code in (0, 1), done.output

@@ -18,6 +18,7 @@ import click
 import typer
 
 from whilecli.errors import UsageError, WhileError
+from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,19 +135,9 @@ def check_draws(draws: int) -> None:
         raise UsageError(f"--draws must lie in [1, {MAX_DRAWS}], got {draws}")
 
 
-#: The names ``--input-format`` takes: :data:`whilecli.io.plan.FORMATS`, repeated here so the
-#: choice is checked while parsing, without importing the reader (a test keeps them equal).
-INPUT_FORMATS = (
-    "vf-eval",
-    "verifiers-traces",
-    "prime-rft",
-    "lm-eval",
-    "nemo-gym",
-    "trl",
-    "whileai",
-    "jsonl",
-    "parquet",
-)
+#: The names ``--input-format`` takes: the formats ``while formats`` lists (one registry, a
+#: module that imports no reader, so the choice is checked while parsing).
+INPUT_FORMATS: tuple[str, ...] = FORMAT_NAMES
 
 
 class Choice(click.Choice):
@@ -314,4 +305,26 @@ DRAWS = typer.Option(
     help="Bootstrap resamples.",
     callback=early(check_draws),
     rich_help_panel="Checks",
+)
+
+
+def _use_step(ctx: typer.Context, value: int | None) -> int | None:
+    """``--step``'s callback: the step a prime-rl run directory is read at, for every read of
+    this command (:func:`whilecli.io.formats.prime_rl.selected_step`)."""
+    from whilecli.io.formats import prime_rl
+
+    token = prime_rl.STEP.set(value)
+    ctx.call_on_close(lambda: prime_rl.STEP.reset(token))
+    return value
+
+
+#: ``--step N``, declared once for every command that reads rows.
+STEP = typer.Option(
+    None,
+    "--step",
+    metavar="N",
+    min=0,
+    callback=_use_step,
+    help="Read step N of a prime-rl run directory (default: its latest step).",
+    rich_help_panel="Inputs",
 )

@@ -17,7 +17,7 @@ from typing import Any
 import typer
 
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import choice, existing_paths, user_errors
+from whilecli.commands._common import STEP, choice, existing_paths, user_errors
 from whilecli.commands.rowwise import (
     check_format,
     check_output,
@@ -160,6 +160,7 @@ def ada_command(
         None, "--threshold", hidden=True, help="Deprecated: --pass-threshold."
     ),
     map_: list[str] | None = route_cmd.MAPPING,
+    step: int | None = STEP,
     next_round: str | None = typer.Option(
         None,
         "--next-round",

@@ -20,7 +20,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import STEP, user_errors
 
 if TYPE_CHECKING:
     from whilecli.route.model import Route
@@ -175,6 +175,7 @@ def check_command(
     size_b: float | None = route_cmd.SIZE_B,
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     mapping: list[str] | None = route_cmd.MAPPING,
+    step: int | None = STEP,
     input_format: str | None = route_cmd.INPUT_FORMAT,
     teacher_vocab: int | None = route_cmd.TEACHER_VOCAB,
     student_vocab: int | None = route_cmd.STUDENT_VOCAB,

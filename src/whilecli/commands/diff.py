@@ -20,6 +20,7 @@ from whilecli.commands import route as route_cmd
 from whilecli.commands._common import (
     DRAWS,
     SEED,
+    STEP,
     check_draws,
     check_seed,
     existing_paths,
@@ -201,6 +202,7 @@ def diff_command(
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     mapping: list[str] | None = route_cmd.MAPPING,
+    step: int | None = STEP,
     input_format: str | None = route_cmd.INPUT_FORMAT,
     output: route_cmd.OutputFormat = route_cmd.FORMAT,
     seed: int = SEED,

@@ -23,6 +23,7 @@ import typer
 from whilecli import jsonout
 from whilecli.commands._common import (
     INPUT_FORMATS,
+    STEP,
     check_finite_threshold,
     check_seed,
     check_size_b,
@@ -293,6 +294,7 @@ def route_command(
     size_b: float | None = SIZE_B,
     pass_threshold: float | None = PASS_THRESHOLD,
     mapping: list[str] | None = MAPPING,
+    step: int | None = STEP,
     input_format: str | None = INPUT_FORMAT,
     teacher_vocab: int | None = TEACHER_VOCAB,
     student_vocab: int | None = STUDENT_VOCAB,

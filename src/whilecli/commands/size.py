@@ -22,6 +22,7 @@ from whilecli.commands import route as route_cmd
 from whilecli.commands._common import (
     DRAWS,
     SEED,
+    STEP,
     check_draws,
     check_exists,
     check_seed,
@@ -137,6 +138,7 @@ def size_command(
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     mapping: list[str] | None = route_cmd.MAPPING,
+    step: int | None = STEP,
     input_format: str | None = route_cmd.INPUT_FORMAT,
     output: str = typer.Option(
         "text",

@@ -16,7 +16,7 @@ import sys
 import typer
 
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import existing_paths, user_errors
+from whilecli.commands._common import STEP, existing_paths, user_errors
 from whilecli.errors import UsageError
 
 
@@ -47,6 +47,7 @@ def summarize_command(
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     mapping: list[str] | None = route_cmd.MAPPING,
+    step: int | None = STEP,
     input_format: str | None = route_cmd.INPUT_FORMAT,
 ) -> None:
     """Write the per-task counts `whilecli route` needs (rows, passes, truncation, models)."""

@@ -16,7 +16,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli import knobs as declared
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import STEP, user_errors
 from whilecli.errors import UsageError
 from whilecli.methods.registry import FAMILIES, SPECS, resolve
 
@@ -87,6 +87,7 @@ def update_command(
         help=_methods_help(),
         rich_help_panel=INPUTS,
     ),
+    step: int | None = STEP,
     map_: list[str] | None = typer.Option(
         None,
         "--map",

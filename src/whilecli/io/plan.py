@@ -18,6 +18,7 @@ import polars as pl
 
 from whilecli.errors import InputError
 from whilecli.io.aliases import COMPLETION_ALIASES
+from whilecli.io.formats.registry import NAMES
 from whilecli.io.shape import (
     LOGPROB_ALIASES,
     MODEL_ALIASES,
@@ -35,10 +36,8 @@ from whilecli.io.shape import (
 )
 from whilecli.io.sources import Source, detect, lmeval_results, sidecar_env, sidecar_model
 
-FORMATS: tuple[str, ...] = (
-    *("vf-eval", "verifiers-traces", "prime-rft", "lm-eval", "nemo-gym", "trl", "whileai"),
-    *("jsonl", "parquet"),
-)
+#: What ``--input-format`` takes: every format ``while formats`` lists (one registry).
+FORMATS: tuple[str, ...] = NAMES
 #: verifiers v1 ``Trace.is_truncated``: these stop conditions, or a length-finished last call.
 TRACE_STOPS = frozenset(
     {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}

@@ -152,7 +152,7 @@ def read_rows(
     if bad:
         raise UsageError(f"--map: unknown field(s) {', '.join(bad)}; fields: {', '.join(MAPPABLE)}")
     notes: list[str] = []
-    sources = expand_paths(paths, stdin, notes, convert_lines=input_format != "jsonl")
+    sources = expand_paths(paths, stdin, notes, input_format=input_format)
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     parts: list[_Part] = []
     for index, source in enumerate(sources):

@@ -351,13 +351,15 @@ def expand_paths(
     convert_lines: bool = True,
     resolve_formats: bool = True,
     step: int | None = None,
+    input_format: str | None = None,
 ) -> list[Source]:
     """Files, directories (every shard inside, sorted), globs, FIFOs and ``-`` as sources, in
     order, each resolved to rows (:func:`resolve`). A path that exists is read as itself
     (brackets or stars in its name are no glob); the same file reached twice (listed twice, a
     link beside its target, identical bytes) is read once, with a note in ``notes``.
     ``convert_lines`` False (``--input-format jsonl``) reads EvalScope and Atropos lines as
-    plain rows, for ``--map`` into their own fields. ``resolve_formats`` False returns the
+    plain rows, for ``--map`` into their own fields; ``input_format`` forces a format
+    (:func:`resolve`). ``resolve_formats`` False returns the
     files as found, unconverted (enough to tell which are Parquet summaries). A prime-rl run
     directory is its latest step's traces (``step``: that step's)."""
     if not paths:
@@ -368,7 +370,8 @@ def expand_paths(
             found.append((stdin_source(stdin), True))
             continue
         path = Path(raw)
-        picked = prime_rl.pick(path, step) if path.is_dir() else None
+        chosen = step if step is not None else prime_rl.selected_step()
+        picked = prime_rl.pick(path, chosen) if path.is_dir() else None
         if picked is not None:
             if notes is not None:
                 notes.append(f"{raw}: prime-rl run, {picked[1]}")
@@ -405,7 +408,7 @@ def expand_paths(
         if not resolve_formats:
             sources.append(source)
             continue
-        resolved = resolve(source, explicit, convert_lines)
+        resolved = resolve(source, explicit, convert_lines, input_format)
         if resolved is not None:
             sources.append(resolved)
     if not sources:
@@ -497,10 +500,48 @@ def _first_byte(source: Source) -> bytes:
         stream.close()
 
 
-def resolve(source: Source, explicit: bool = True, convert_lines: bool = True) -> Source | None:
+def resolve(
+    source: Source,
+    explicit: bool = True,
+    convert_lines: bool = True,
+    forced: str | None = None,
+) -> Source | None:
     """The source as rows the streaming reader takes: itself, or another tool's document
     converted in memory (:mod:`whilecli.io.formats.document`); None for a sidecar found
-    inside a directory (named on its own, a sidecar is refused)."""
+    inside a directory (named on its own, a sidecar is refused). ``forced`` (a name of
+    ``--input-format``) that names a converted format converts the file as that format, or
+    refuses it."""
+    from whilecli.io.formats import document
+    from whilecli.io.formats.registry import CONVERTED
+
+    if forced not in CONVERTED:
+        return _resolve(source, explicit, convert_lines and forced != "jsonl")
+    if forced == "csv" and source.kind != "parquet":
+        return document.convert_table(_all_bytes(source), source.name, _separator(source)).source(
+            source
+        )
+    if forced == "prime-rl" and source.kind == "jsonl":
+        return prime_rl.convert(_parsed(source), source.path, source.name).source(source)
+    out = _resolve(source, explicit, True)
+    got = None if out is None else out.format
+    if out is not None and got != forced and not (forced == "json" and got == "tau-bench"):
+        raise InputError(
+            f"--input-format {forced}: the file does not read as {forced} (it reads as"
+            f" {got or out.kind})",
+            file=source.name,
+        )
+    return out
+
+
+def _separator(source: Source) -> str:
+    """A table's separator from its name, a compression suffix aside (``.tsv.gz``: tabs)."""
+    name = source.name.lower()
+    for suffix in COMPRESSIONS:
+        name = name.removesuffix(suffix)
+    return next((sep for suf, sep in TABLE_SUFFIXES.items() if name.endswith(suf)), ",")
+
+
+def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | None:
     from whilecli.io.formats import document
 
     if source.kind == "parquet":
@@ -512,10 +553,9 @@ def resolve(source: Source, explicit: bool = True, convert_lines: bool = True) -
             replace(source, kind="jsonl")
         )
     if source.kind == "table":
-        separator = next(
-            (sep for suf, sep in TABLE_SUFFIXES.items() if source.name.lower().endswith(suf)), ","
+        return document.convert_table(_all_bytes(source), source.name, _separator(source)).source(
+            source
         )
-        return document.convert_table(_all_bytes(source), source.name, separator).source(source)
     if source.data is not None and source.data[:4] == document.ZIP_MAGIC:
         return document.convert_zip(source.data, source.name).source(source)
     try:

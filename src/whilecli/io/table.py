@@ -151,7 +151,7 @@ def read_table(
     that are never the reward (a reward model's own score); the next reward alias is taken.
     """
     return read_sources(
-        expand_paths(paths, stdin),
+        expand_paths(paths, stdin, input_format=input_format),
         mapping=mapping,
         pass_threshold=pass_threshold,
         input_format=input_format,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,15 @@ CUT_OFF = frozenset(
     {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}
     | {"compaction_failed", "context_length"}
 )
+
+
+#: The step a run directory is read at (``--step``); None: its latest.
+STEP: ContextVar[int | None] = ContextVar("whilecli_prime_rl_step", default=None)
+
+
+def selected_step() -> int | None:
+    """The step ``--step`` chose for this command, else None (the latest)."""
+    return STEP.get()
 
 
 def step_of(folder: Path) -> int | None:

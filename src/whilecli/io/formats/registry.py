@@ -204,3 +204,12 @@ FORMATS: tuple[FormatInfo, ...] = (
         {"*": "the alias table (`whilecli formats --aliases`)"},
     ),
 )
+
+
+#: The names ``while formats`` prints and ``--input-format`` takes: one list.
+NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
+#: Formats converted to rows in memory (:mod:`whilecli.io.formats.document`); the others are
+#: read by the streaming reader under the plan of :mod:`whilecli.io.plan`.
+CONVERTED = frozenset(
+    {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
+)

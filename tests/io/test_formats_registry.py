@@ -1,0 +1,59 @@
+"""One registry: ``while formats`` lists what ``--input-format`` takes, and each name forces its
+format (or refuses the file in one line)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.commands import _common
+from whilecli.errors import InputError
+from whilecli.io.formats import FORMATS
+from whilecli.io.plan import FORMATS as PLAN_FORMATS
+from whilecli.io.read import read_rows
+
+
+def test_formats_lists_what_input_format_takes() -> None:
+    listed = json.loads(CliRunner().invoke(app, ["formats", "--json"]).output)["formats"]
+    names = tuple(f["name"] for f in listed)
+    assert names == _common.INPUT_FORMATS == tuple(PLAN_FORMATS) == tuple(f.name for f in FORMATS)
+    assert "prime-rl" in names and "inspect-ai" in names and "csv" in names
+
+
+@pytest.mark.parametrize("name", [f.name for f in FORMATS])
+def test_every_listed_name_is_taken_by_input_format(name: str, tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"task_id": "a", "reward": i % 2}) + "\n" for i in range(4)))
+    done = CliRunner().invoke(app, ["route", str(rows), "--input-format", name])
+    assert (
+        "--input-format" not in done.output
+        or "does not read as" in done.output
+        or ("the rows have no" in done.output)
+    ), done.output
+    assert done.exit_code in (0, 1, 2)
+    assert len(done.output.strip().splitlines()) >= 1
+
+
+def test_forcing_a_converted_format(tmp_path: Path) -> None:
+    table = tmp_path / "rows.txt"
+    table.write_text("task_id,reward\na,1\na,0\nb,1\nb,1\n")
+    assert read_rows([str(table)], input_format="csv").frame.collect().height == 4
+    traces = tmp_path / "traces.jsonl"
+    episode = {"task": {"key": "k"}, "rewards": {"c": {"score": 1.0, "weight": 1.0}}}
+    traces.write_text(json.dumps(episode) + "\n" + json.dumps(episode) + "\n")
+    rows = read_rows([str(traces)], input_format="prime-rl")
+    assert rows.format == "prime-rl" and rows.frame.collect()["task_id"].to_list() == ["k", "k"]
+    with pytest.raises(InputError, match="--input-format inspect-ai: the file does not read as"):
+        read_rows([str(traces)], input_format="inspect-ai")
+
+
+def test_a_tsv_gz_is_read_with_tabs(tmp_path: Path) -> None:
+    path = tmp_path / "rows.tsv.gz"
+    path.write_bytes(gzip.compress(b"task_id\treward\na\t1\na\t0\nb\t1\nb\t1\n"))
+    frame = read_rows([str(path)]).frame.collect()
+    assert frame["task_id"].to_list() == ["a", "a", "b", "b"]
