@@ -30,13 +30,11 @@ def test_every_listed_name_is_taken_by_input_format(name: str, tmp_path: Path) -
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps({"task_id": "a", "reward": i % 2}) + "\n" for i in range(4)))
     done = CliRunner().invoke(app, ["route", str(rows), "--input-format", name])
-    assert (
-        "--input-format" not in done.output
-        or "does not read as" in done.output
-        or ("the rows have no" in done.output)
-    ), done.output
-    assert done.exit_code in (0, 1, 2)
-    assert len(done.output.strip().splitlines()) >= 1
+    assert done.exit_code in (0, 1, 2), done.output
+    assert "one of" not in done.output  # the name is taken; the file may not be that format
+    if done.exit_code == 2:
+        lines = done.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("while: error: "), done.output
 
 
 def test_forcing_a_converted_format(tmp_path: Path) -> None:

@@ -357,6 +357,8 @@ def test_input_format_forces_rules(tmp_path: Path) -> None:
     frame, meta = frame_of(jsonl(tmp_path / "rows.jsonl", rows), input_format="prime-rft")
     assert frame["task_id"].to_list() == ["1:2", "2:2"] and meta.format == "prime-rft"
     with pytest.raises(UsageError):
+        frame_of(jsonl(tmp_path / "rows.jsonl", rows), input_format="xlsx")
+    with pytest.raises(InputError, match="--input-format csv: the file holds JSON, not CSV"):
         frame_of(jsonl(tmp_path / "rows.jsonl", rows), input_format="csv")
     with pytest.raises(InputError, match="--input-format trl: the rows have no prompt"):
         frame_of(jsonl(tmp_path / "rows.jsonl", rows), input_format="trl")

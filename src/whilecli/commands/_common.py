@@ -313,6 +313,8 @@ def _use_step(ctx: typer.Context, value: int | None) -> int | None:
     this command (:func:`whilecli.io.formats.prime_rl.selected_step`)."""
     from whilecli.io.formats import prime_rl
 
+    if value is not None and value < 0:
+        raise OneLineUsageError(f"--step must be 0 or more, got {value}")
     token = prime_rl.STEP.set(value)
     ctx.call_on_close(lambda: prime_rl.STEP.reset(token))
     return value
@@ -323,8 +325,8 @@ STEP = typer.Option(
     None,
     "--step",
     metavar="N",
-    min=0,
     callback=_use_step,
-    help="Read step N of a prime-rl run directory (default: its latest step).",
+    help="Read step N of a prime-rl run directory.",
+    show_default="the latest step",
     rich_help_panel="Inputs",
 )

@@ -517,6 +517,8 @@ def resolve(
     if forced not in CONVERTED:
         return _resolve(source, explicit, convert_lines and forced != "jsonl")
     if forced == "csv" and source.kind != "parquet":
+        if _first_byte(source) in (b"{", b"["):
+            raise InputError("--input-format csv: the file holds JSON, not CSV", file=source.name)
         return document.convert_table(_all_bytes(source), source.name, _separator(source)).source(
             source
         )
@@ -606,12 +608,16 @@ def _holds_rows(row: dict[str, Any]) -> bool:
 
 
 def _row_like(row: dict[str, Any]) -> bool:
-    """Whether one object carries a grade or a task id of its own (a one-row file)."""
+    """Whether one object reads as a row of its own (a one-row file): it carries a grade or a
+    task id, or it is flat (scalars only, as a table's row); an object of nested values with
+    neither is a document."""
     from whilecli.io.aliases import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
 
     keys = {*REWARD_ALIASES, REWARD_PARTS, "scores", "sample_score", "choices"}
     keys |= {alias.split(".")[0] for alias in TASK_ALIASES}
-    return any(key in row for key in keys)
+    if any(key in row for key in keys):
+        return True
+    return not any(isinstance(value, (dict, list)) for value in row.values())
 
 
 def _one_object(line: bytes) -> bool:
@@ -702,9 +708,9 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         if err.pos >= len(text.rstrip()) and text.lstrip()[:1] in ("{", "["):
             raise InputError(
-                "the JSON value on this line is cut off at the line's end: an object written"
-                " over several lines (pretty-printed)? JSON Lines needs one object per line"
-                " (jq -c . FILE writes it so)",
+                "not valid JSON: the value is cut off at the line's end (an object written"
+                " over several lines, pretty-printed? JSON Lines needs one object per line:"
+                " jq -c . FILE writes it so)",
                 file=source.name,
                 **source.where(lineno),
             ) from None
