@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
@@ -55,3 +57,42 @@ def test_a_tsv_gz_is_read_with_tabs(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(b"task_id\treward\na\t1\na\t0\nb\t1\nb\t1\n"))
     frame = read_rows([str(path)]).frame.collect()
     assert frame["task_id"].to_list() == ["a", "a", "b", "b"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.from_regex(r"0{0,2}[0-9]{1,3}(\.[0-9]{1,2}0?)?", fullmatch=True),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from([",", "\t"]),
+)
+def test_csv_ids_are_text(
+    tmp_path_factory: pytest.TempPathFactory, ids: list[str], separator: str
+) -> None:
+    """Ids read as written: 7 and 07, 1.1 and 1.10 are different tasks (a slow loop over the
+    text keeps every id apart)."""
+    folder = tmp_path_factory.mktemp("csv")
+    suffix = ".tsv" if separator == "\t" else ".csv"
+    lines = [separator.join(["task_id", "reward"])]
+    lines += [separator.join([i, str(n % 2)]) for n, i in enumerate(ids)]
+    path = folder / f"rows{suffix}"
+    path.write_text("\n".join(lines) + "\n")
+    frame = read_rows([str(path)]).frame.collect()
+    assert frame["task_id"].to_list() == ids
+    assert frame["reward"].to_list() == [float(n % 2) for n in range(len(ids))]
+
+
+def test_sidecars_nested_past_the_parser_are_left_unread(tmp_path: Path) -> None:
+    (tmp_path / "metadata.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "config.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    rows = tmp_path / "results.jsonl"
+    rows.write_text(
+        "".join(
+            json.dumps({"example_id": i % 2, "reward": i % 2, "prompt": "p", "completion": "c"})
+            + "\n"
+            for i in range(4)
+        )
+    )
+    assert read_rows([str(rows)]).frame.collect().height == 4

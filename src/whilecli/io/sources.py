@@ -182,8 +182,9 @@ def _codec_of(head: bytes) -> str | None:
 
 #: The environment variable that sets how many bytes a stream may hold (see :func:`spool`).
 STREAM_LIMIT_VAR = "WHILECLI_STREAM_LIMIT"
-#: Default limit: a stream is held in memory, so it is bounded.
-STREAM_LIMIT = 4 << 30
+#: Default limit: a stream is held in memory, so it is bounded (an endless one, /dev/zero,
+#: stops here).
+STREAM_LIMIT = 2 << 30
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 #: Streams already read, so every pass over an input reads the same bytes: stdin (or a
 #: stream object a library caller passes) by the object, a FIFO or ``/dev/fd/N`` by the
@@ -778,7 +779,7 @@ def rows_with_keys(
         for lineno, text in frame.iter_rows():
             try:
                 row = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(row, dict):
                 rows[int(lineno)] = row
@@ -803,7 +804,7 @@ def read_json_file(path: Path) -> Any:
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested past the parser's depth: unreadable
         return None
 
 
@@ -816,7 +817,7 @@ def read_toml_file(path: Path) -> Any:
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

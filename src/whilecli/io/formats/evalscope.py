@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -45,13 +44,12 @@ def _report(path: Path | None) -> dict[str, Any] | None:
     candidates = sorted(folder.glob("report_*.json"))
     stem = path.stem
     reports = folder.parent.parent / "reports" / folder.name
+    from whilecli.io.sources import read_json_file
+
     if reports.is_dir():
         candidates += sorted(reports.glob("*.json"))
     for cand in sorted(candidates, key=lambda c: 0 if c.stem.split("report_")[-1] in stem else 1):
-        try:
-            doc = json.loads(cand.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+        doc = read_json_file(cand)
         if isinstance(doc, dict) and "model_name" in doc:
             return {**doc, "__file": cand.name}
     return None

@@ -10,7 +10,6 @@ cut-off reply only when the run allowed more than :data:`SHORT_ANSWER` tokens: a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +29,9 @@ def is_instance_stats(doc: Any) -> bool:
 
 
 def _load(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    from whilecli.io.sources import read_json_file
+
+    return read_json_file(path)
 
 
 def convert(doc: list[dict[str, Any]], path: Path | None, name: str) -> Converted:
