@@ -180,7 +180,7 @@ def _codec_of(head: bytes) -> str | None:
     return None
 
 
-#: The environment variable that sets how many bytes a stream may hold (see :func:`spool`).
+#: The environment variable that sets how many bytes a stream may hold (:func:`stream_limit`).
 STREAM_LIMIT_VAR = "WHILECLI_STREAM_LIMIT"
 #: Default limit: a stream is held in memory, so it is bounded (an endless one, /dev/zero,
 #: stops here).
