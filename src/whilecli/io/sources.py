@@ -657,27 +657,36 @@ def _raw_stream(source: Source) -> BinaryIO:
         raise InputError(f"cannot open: {err.strerror or err}", file=source.name) from None
 
 
+#: Bytes read at a time when walking a file line by line.
+READ_CHUNK = 1 << 20
+
+
 def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, line bytes) for every non-blank line of a JSONL source."""
     stream = _raw_stream(source)
     lineno = 0
-    rest = b""
+    pending: list[bytes] = []  # the current line's pieces so far (a long line: many)
     try:
         while True:
             try:
-                chunk = stream.read(1 << 20)
+                chunk = stream.read(READ_CHUNK)
             except _read_errors() as err:
                 raise InputError(
-                    f"cannot read past line {lineno}: {err}", file=source.name
+                    f"cannot read past line {lineno}: {_reason(err)}", file=source.name
                 ) from None
             if not chunk:
                 break
-            parts = (rest + chunk).split(b"\n")
-            rest = parts.pop()
+            if b"\n" not in chunk:
+                pending.append(chunk)  # joined once, when the line ends: linear in its length
+                continue
+            parts = chunk.split(b"\n")
+            parts[0] = b"".join([*pending, parts[0]])
+            pending = [parts.pop()]
             for part in parts:
                 lineno += 1
                 if part.strip():
                     yield lineno, part
+        rest = b"".join(pending)
         if rest.strip():
             yield lineno + 1, rest
     finally:
