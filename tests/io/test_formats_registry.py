@@ -36,7 +36,7 @@ def test_every_listed_name_is_taken_by_input_format(name: str, tmp_path: Path) -
     assert "one of" not in done.output  # the name is taken; the file may not be that format
     if done.exit_code == 2:
         lines = done.output.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("while: error: "), done.output
+        assert len(lines) == 1 and lines[0].startswith("whilecli: error: "), done.output
 
 
 def test_forcing_a_converted_format(tmp_path: Path) -> None:

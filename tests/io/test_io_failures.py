@@ -84,7 +84,7 @@ def test_a_corrupt_container_is_one_line_and_exit_2(
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.output[-2000:])
     if result.exit_code == 2:
         lines = result.output.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("while: error: "), result.output
+        assert len(lines) == 1 and lines[0].startswith("whilecli: error: "), result.output
         assert ("<stdin>" if stdin else str(path)) in lines[0], lines[0]
 
 
@@ -104,7 +104,7 @@ def test_an_unreadable_file_inside_a_directory_is_named(
         result = CliRunner().invoke(app, [*command, str(tmp_path)])
         assert result.exit_code == 2, result.output
         assert result.output.strip() == (
-            f"while: error: {locked}: file is not readable (permission denied)"
+            f"whilecli: error: {locked}: file is not readable (permission denied)"
         )
 
 
