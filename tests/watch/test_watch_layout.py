@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from whilecli.errors import InputError
-from whilecli.watch.layout import LineTail, PrimeRLRun, VerlRun, detect, open_run
+from whilecli.watch.layout import LATE_POLLS, LineTail, PrimeRLRun, VerlRun, detect, open_run
 
 
 def _append(path: Path, data: str) -> None:
@@ -136,3 +136,16 @@ def test_detect(tmp_path: Path) -> None:
     (tmp_path / "metrics.jsonl").touch()
     assert detect(tmp_path) == "prime-rl"
     assert isinstance(open_run(tmp_path, "verl", "train", False), VerlRun)
+
+
+def test_prime_rl_steps_without_rollouts_are_given_up_together(tmp_path: Path) -> None:
+    """Rollouts saved every few steps: the steps between wait out one grace together."""
+    run = PrimeRLRun(tmp_path)
+    _append(tmp_path / "metrics.jsonl", "".join(_orch(s) for s in range(1, 7)))
+    _traces(tmp_path, 1)
+    _traces(tmp_path, 6)
+    assert [s.step for s in run.poll(final=False)] == [1]
+    polls = [run.poll(final=False) for _ in range(LATE_POLLS)]
+    done = [s.step for p in polls for s in p]
+    assert done == [2, 3, 4, 5, 6]
+    assert [s.path is None for p in polls for s in p] == [True] * 4 + [False]

@@ -195,19 +195,22 @@ class PrimeRLRun:
             dirs = [s for s in self._step_dirs() if self.order.fresh(s)]
             for earlier in dirs[:-1]:  # a later step's directory exists: this one is done
                 self.rows.setdefault(earlier, {})
+        pending = sorted(self.rows)
+        paths = {step: self.rollouts(step) for step in pending}  # one lookup per pending step
+        for step in pending:
+            if paths[step] is None:  # every missing one waits at once, not one after another
+                self.order.waited[step] = self.order.waited.get(step, 0) + 1
         out: list[FinishedStep] = []
-        for step in sorted(self.rows):
-            path = self.rollouts(step)
+        for i, step in enumerate(pending):
+            path = paths[step]
             row = self.rows[step] or None
             if path is not None and not self._complete(step, path, final):
                 if not final:
                     break  # still being written: read at a later poll
                 out.append(FinishedStep(step, None, row, "its rollouts are still being written"))
             elif path is None:
-                later = any(self.rollouts(s) is not None for s in self.rows if s > step)
-                waited = self.order.waited.get(step, 0) + 1
-                self.order.waited[step] = waited
-                if not final and not (later and waited > LATE_POLLS):
+                later = any(paths[s] is not None for s in pending[i + 1 :])
+                if not final and not (later and self.order.waited[step] > LATE_POLLS):
                     break  # looked for again by its own path at the next poll
                 note = f"no {self.split} rollouts on disk for this step"
                 out.append(FinishedStep(step, None, row, note))

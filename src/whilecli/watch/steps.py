@@ -21,7 +21,7 @@ reading layer (:func:`whilecli.io.read.read_rows`) and collapses it to the route
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ class StepStats:
     error_share: Rate | None = None
     off_policy: dict[str, Any] | None = None  # mean, max, from
     note: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the reading layer noted
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +69,7 @@ class StepStats:
             "error_share": _rate(self.error_share),
             "off_policy": self.off_policy,
             "note": self.note,
+            "notes": list(self.notes),
         }
 
 
@@ -110,6 +112,7 @@ def measure(
         error_replies=errors,
         error_share=error_share,
         off_policy=off_policy(step, kept, metrics),
+        notes=list(rows.notes),
     )
 
 
