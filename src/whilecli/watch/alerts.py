@@ -17,7 +17,7 @@ Each alert names the method the route now picks.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from whilecli.route.model import Pool, Route
@@ -88,15 +88,14 @@ def pooled(pools: list[Pool]) -> Pool:
 class Alerts:
     """The window of the last steps, its route, and which alerts hold."""
 
-    def __init__(self, options: WatchOptions, judges: Any = None) -> None:
+    def __init__(self, options: WatchOptions) -> None:
         self.options = options
         self.window: deque[_Step] = deque(maxlen=options.window)
         self.active: set[str] = set()
         self.fired: list[Alert] = []
-        given: dict[str, Any] = {"seed": options.seed, "bootstrap_draws": options.bootstrap_draws}
-        if judges is not None and "judges" in {f.name for f in fields(RouteOptions)}:
-            given["judges"] = judges  # who grades, scanned once: no file walk per step
-        self.route_options = RouteOptions(**given)
+        self.route_options = RouteOptions(
+            seed=options.seed, bootstrap_draws=options.bootstrap_draws
+        )
 
     def add(self, stats: StepStats, pool: Pool | None) -> tuple[WindowRoute | None, list[Alert]]:
         """Add a finished step; the window's route and the alerts that fire at this step.

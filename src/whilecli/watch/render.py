@@ -21,7 +21,6 @@ from whilecli.route.model import Rate
 from whilecli.watch.alerts import Alert, WindowRoute
 from whilecli.watch.steps import StepStats
 
-SCHEMA_VERSION = 1
 WIDTH = 80
 BLOCKS = "▁▂▃▄▅▆▇█"
 PASS_WIDTH = 23
@@ -94,7 +93,7 @@ def step_json(
     stats: StepStats, window: WindowRoute | None, alerts: list[Alert], layout: str
 ) -> str:
     """One step as one line of JSON."""
-    record: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "layout": layout}
+    record: dict[str, Any] = {"schema_version": jsonout.SCHEMA_VERSION, "layout": layout}
     record.update(stats.to_dict())
     record["route"] = window.to_dict() if window is not None else None
     record["alerts"] = [a.to_dict() for a in alerts]

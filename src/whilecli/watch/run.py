@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,9 +40,13 @@ class Watch:
     options: WatchOptions
     mapping: Mapping[str, str] = field(default_factory=dict)
     pass_threshold: float | None = None
-    reports: list[StepReport] = field(default_factory=list)
-    alerts: Alerts | None = None
     layout: str | None = None
+    count: int = 0  # steps reported
+    recent: deque[StepReport] = field(default_factory=deque)  # the last --trend steps
+    alerts: Alerts = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.alerts = Alerts(self.options)
 
     def read(self, finished: FinishedStep) -> StepReport:
         """Read and measure one finished step, and add it to the window."""
@@ -81,28 +86,28 @@ class Watch:
             seed=options.seed,
         )
         stats.source = _relative(path, self.root)
-        if self.alerts is None:
-            self.alerts = Alerts(self.options, judges=rows.judge)  # who grades, as read
         return self._add(stats, pool)
 
     def _add(self, stats: StepStats, pool: Any) -> StepReport:
-        if self.alerts is None:
-            self.alerts = Alerts(self.options)
         window, fired = self.alerts.add(stats, pool)
         report = StepReport(stats, window, fired)
-        self.reports.append(report)
+        self.count += 1
+        self.recent.append(report)
+        while len(self.recent) > self.options.trend:
+            self.recent.popleft()
         return report
 
     @property
     def fired(self) -> list[Alert]:
-        return self.alerts.fired if self.alerts is not None else []
+        return self.alerts.fired
 
     def failing(self, alerts: list[Alert]) -> bool:
         return any(a.kind in self.options.fail_on for a in alerts)
 
     def trend(self) -> list[float | None]:
-        last = self.reports[-self.options.trend :]
-        return [r.stats.pass_at_1.value if r.stats.pass_at_1 is not None else None for r in last]
+        return [
+            r.stats.pass_at_1.value if r.stats.pass_at_1 is not None else None for r in self.recent
+        ]
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -162,7 +167,7 @@ def watch_run(
                 return 1
         if finished:
             last_new = clock()
-        if not state.reports and not waited:
+        if not state.count and not waited:
             waited = True
             waiting = run.waiting if run is not None else "no finished step yet (no rollouts)"
             text = f"{run_dir}: {waiting}" + ("; waiting" if options.follow else "")
@@ -172,8 +177,8 @@ def watch_run(
         if options.idle_exit is not None and clock() - last_new >= options.idle_exit:
             break
         sleep(options.interval)
-    if not as_json and state.reports and not options.follow:
-        out(render.closing(len(state.reports), state.fired))
+    if not as_json and state.count and not options.follow:
+        out(render.closing(state.count, state.fired))
     return 1 if state.failing(state.fired) else 0
 
 
