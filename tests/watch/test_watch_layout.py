@@ -149,3 +149,25 @@ def test_prime_rl_steps_without_rollouts_are_given_up_together(tmp_path: Path) -
     done = [s.step for p in polls for s in p]
     assert done == [2, 3, 4, 5, 6]
     assert [s.path is None for p in polls for s in p] == [True] * 4 + [False]
+
+
+def test_verl_directory_is_listed_again_only_when_it_changed(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    from whilecli.watch import layout
+
+    for step in (1, 2):
+        _append(tmp_path / f"{step}.jsonl", '{"score": 1}\n')
+    old = 1_000_000_000
+    os.utime(tmp_path, (old, old))
+    run = VerlRun(tmp_path, follow=False)
+    assert [s.step for s in run.poll(final=True)] == [1, 2]
+
+    def refuse(path: object) -> None:
+        raise AssertionError("listed an unchanged directory")
+
+    monkeypatch.setattr(layout.os, "scandir", refuse)
+    assert run.poll(final=True) == []  # one stat, no listing
+    monkeypatch.undo()
+    _append(tmp_path / "3.jsonl", '{"score": 1}\n')  # the directory changed: listed again
+    assert [s.step for s in run.poll(final=True)] == [3]

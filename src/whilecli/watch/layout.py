@@ -18,7 +18,8 @@ after the step's orchestrator row is read once it has also stopped growing betwe
 Each poll costs what changed: ``metrics.jsonl`` is read from the byte offset where the last
 poll stopped, only up to its last complete line (a partial last line is left for the next
 poll); a finished step whose rollouts are not on disk yet is looked for again by its own
-path, never by rereading the others. Steps are handed out once each, in step order.
+path, never by rereading the others; a verl directory is listed again only when it changed.
+Steps are handed out once each, in step order.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,8 @@ STEP_DIR = re.compile(r"^step_(\d+)$")
 VERL_FILE = re.compile(r"^(\d+)\.jsonl$")
 #: Polls a finished step waits for its rollouts while a later step already has its own.
 LATE_POLLS = 3
+#: A directory changed this recently is listed again even when its mtime looks unchanged.
+FRESH_S = 2.0
 #: Key prefixes of the orchestrator's per-step rows (the trainer's rows carry none).
 ORCHESTRATOR_KEYS = ("off_policy/", "train/", "progress/")
 
@@ -246,13 +250,24 @@ class VerlRun:
         self.follow = follow
         self.sizes: dict[int, int] = {}  # size of an unfinished last file at the last poll
         self.order = _Order()
+        self.listing: list[int] | None = None  # the step files at the last listing
+        self.listed_at = 0  # the directory's mtime then
 
     def _files(self) -> list[int]:
+        """The step files in the directory, listed again only when the directory changed
+        (its mtime moved, or moved within the last :data:`FRESH_S` seconds, which a coarse
+        file-system clock could hide): an idle poll costs one ``stat``."""
         try:
-            with os.scandir(self.root) as entries:
-                return sorted(int(m.group(1)) for e in entries if (m := VERL_FILE.match(e.name)))
+            mtime = os.stat(self.root).st_mtime_ns
         except FileNotFoundError:
             return []
+        recent = time.time_ns() - mtime < FRESH_S * 1e9
+        if self.listing is None or mtime != self.listed_at or recent:
+            with os.scandir(self.root) as entries:
+                found = (m for e in entries if (m := VERL_FILE.match(e.name)))
+                self.listing = sorted(int(m.group(1)) for m in found)
+            self.listed_at = mtime
+        return self.listing
 
     def poll(self, final: bool) -> list[FinishedStep]:
         steps = [s for s in self._files() if self.order.fresh(s)]
