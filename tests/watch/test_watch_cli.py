@@ -1,4 +1,4 @@
-"""``while watch`` on the command line: JSON lines, exit codes, one-line errors."""
+"""``whilecli watch`` on the command line: JSON lines, exit codes, one-line errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``while watch RUN_DIR``: route a training run while it runs.
+"""``whilecli watch RUN_DIR``: route a training run while it runs.
 
 Thin: the options are generated from :class:`whilecli.watch.options.WatchOptions` (each
 field's flag, help and panel are declared there, once), the reading options are the route's

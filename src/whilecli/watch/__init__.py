@@ -1,4 +1,4 @@
-"""``while watch RUN_DIR``: route a training run while it runs (DESIGN section 6).
+"""``whilecli watch RUN_DIR``: route a training run while it runs (DESIGN section 6).
 
 The pieces, each small and pure where it can be:
 

@@ -1,4 +1,4 @@
-"""The knobs of ``while watch``: each declared once, with its flag, help and range.
+"""The knobs of ``whilecli watch``: each declared once, with its flag, help and range.
 
 :class:`WatchOptions` is what :func:`whilecli.watch.watch_run` reads; the command line's
 options are generated from its fields (each field's ``metadata`` holds the flag, the help
@@ -46,7 +46,7 @@ def flag(
 
 @dataclass
 class WatchOptions:
-    """What ``while watch`` reads besides the run directory. Validates itself."""
+    """What ``whilecli watch`` reads besides the run directory. Validates itself."""
 
     follow: bool = field(
         default=False,

@@ -1,4 +1,4 @@
-"""How ``while watch`` prints a step: one text line (80 columns) or one JSON object.
+"""How ``whilecli watch`` prints a step: one text line (80 columns) or one JSON object.
 
 The text line::
 
