@@ -99,7 +99,8 @@ def main() -> None:
         )
 
         options = WatchOptions(follow=True)
-        run = PrimeRLRun(root) if args.layout == "prime-rl" else VerlRun(root, follow=True)
+        # settle=0: the cost of a poll, not the wait for a last file to stop growing
+        run = PrimeRLRun(root, settle=0) if args.layout == "prime-rl" else VerlRun(root, True, 0)
         state = Watch(root, options, layout=run.layout)
         t0 = time.perf_counter()
         finished = run.poll(final=False)

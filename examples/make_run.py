@@ -15,8 +15,8 @@ traces.jsonl``, one episode per line, appended as episodes arrive; ``effective``
 the zero-advantage episodes. ``--late STEP`` writes that step's orchestrator row before its
 rollouts directory. verl layout (``trainer.rollout_data_dir``): one ``N.jsonl`` per step
 with ``input``, ``output``, ``score``, ``step`` (and the reward function's ``truncated``).
-``--delay S`` sleeps between writes, and writes each line in two pieces, so a reader sees
-partial lines, as it would on a live run.
+``--delay S`` sleeps between writes, and writes each line (a verl step file: the whole file)
+in two pieces, so a reader sees partial lines, as it would on a live run.
 """
 
 from __future__ import annotations
@@ -98,10 +98,28 @@ class Writer:
         fh.flush()
 
     def lines(self, path: Path, records: list[dict[str, Any]]) -> None:
+        """Append records one line at a time (each in two pieces under ``delay``)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as fh:
             for record in records:
                 self.line(fh, record)
+
+    def whole(self, path: Path, records: list[dict[str, Any]], *, rename: bool = False) -> None:
+        """Write a file in one go, as verl writes a step's file: under ``delay``, in two pieces
+        cut inside a line (a reader sees a partial last line, never a shorter whole file);
+        ``rename``: written beside it and renamed into place (it appears whole)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in records)
+        target = path.with_name(path.name + ".tmp") if rename else path
+        with open(target, "wb") as fh:
+            cut = data.rfind(b"\n", 0, len(data) - 1) + 1 + 2 if self.delay else len(data)
+            fh.write(data[:cut])
+            fh.flush()
+            if cut < len(data):
+                self.pause()
+                fh.write(data[cut:])
+        if rename:
+            target.rename(path)
 
 
 def _trace(step: int, e: dict[str, Any], advantage: float) -> dict[str, Any]:
@@ -158,17 +176,15 @@ def write_prime_rl(
         }
         base = root / "rollouts" / f"step_{step}" / "train"
 
-        def rollouts(base: Path = base, traces: list = traces, effective: list = effective) -> None:  # type: ignore[type-arg]
+        if step != late:  # appended episode by episode while the step runs
             out.lines(base / "all" / "traces.jsonl", traces)
             out.lines(base / "effective" / "traces.jsonl", effective)
-
-        if step != late:
-            rollouts()
         out.lines(metrics, [trainer, orchestrator])
-        if step == late:
+        if step == late:  # the directory appears after the row, its files whole
             out.pause()
             out.pause()
-            rollouts()
+            out.whole(base / "all" / "traces.jsonl", traces, rename=True)
+            out.whole(base / "effective" / "traces.jsonl", effective, rename=True)
         out.pause()
 
 
@@ -188,7 +204,7 @@ def write_verl(root: Path, steps: int, scenario: Scenario, *, delay: float = 0.0
             }
             for e in scenario.episodes(step)
         ]
-        out.lines(root / f"{step}.jsonl", rows)
+        out.whole(root / f"{step}.jsonl", rows)
         out.pause()
 
 

@@ -53,7 +53,7 @@ def _clock_while(proc: subprocess.Popen[bytes]) -> Callable[[], float]:
 
 def _follow(run: Path, proc: subprocess.Popen[bytes], **options: object) -> tuple[int, list[str]]:
     lines: list[str] = []
-    opts = WatchOptions(follow=True, interval=0.005, idle_exit=0.5, **options)  # type: ignore[arg-type]
+    opts = WatchOptions(follow=True, interval=0.005, idle_exit=1.5, **options)  # type: ignore[arg-type]
     code = watch_run(run, opts, write=lines.append, say=lines.append, clock=_clock_while(proc))
     proc.wait(timeout=60)
     return code, lines

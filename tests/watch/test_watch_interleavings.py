@@ -84,7 +84,7 @@ def test_prime_rl_steps_once_in_order_and_whole(writes: list[Write | None]) -> N
     steps = sorted({int(p.split("/")[1][5:]) for p in whole if p.startswith("rollouts")})
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        run = PrimeRLRun(root)
+        run = PrimeRLRun(root, settle=0)
         seen: list[int] = []
         for write in writes:
             if write is None:
@@ -118,7 +118,7 @@ def test_verl_steps_once_in_order_and_whole(writes: list[Write | None]) -> None:
     whole = _final(writes)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        run = VerlRun(root, follow=True)
+        run = VerlRun(root, follow=True, settle=0)
         seen: list[int] = []
         for write in writes:
             if write is None:

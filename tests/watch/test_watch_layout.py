@@ -50,7 +50,7 @@ def test_line_tail_refuses_a_file_that_shrank(tmp_path: Path) -> None:
 
 
 def test_prime_rl_step_is_finished_by_the_orchestrator_row(tmp_path: Path) -> None:
-    run = PrimeRLRun(tmp_path)
+    run = PrimeRLRun(tmp_path, settle=0)
     _traces(tmp_path, 1)
     _append(tmp_path / "metrics.jsonl", json.dumps({"step": 1, "loss/mean": 0.1}) + "\n")
     assert run.poll(final=False) == []  # the trainer's row does not finish a step
@@ -64,7 +64,7 @@ def test_prime_rl_step_is_finished_by_the_orchestrator_row(tmp_path: Path) -> No
 
 
 def test_prime_rl_late_step_directory_is_picked_up_in_order(tmp_path: Path) -> None:
-    run = PrimeRLRun(tmp_path)
+    run = PrimeRLRun(tmp_path, settle=0)
     _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
     _traces(tmp_path, 2)
     assert run.poll(final=False) == []  # step 1's rollouts are late: step 2 waits behind it
@@ -74,7 +74,7 @@ def test_prime_rl_late_step_directory_is_picked_up_in_order(tmp_path: Path) -> N
 
 
 def test_prime_rl_step_without_rollouts_is_given_up_after_a_few_polls(tmp_path: Path) -> None:
-    run = PrimeRLRun(tmp_path)
+    run = PrimeRLRun(tmp_path, settle=0)
     _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
     _traces(tmp_path, 2)
     polls = [run.poll(final=False) for _ in range(5)]
@@ -84,7 +84,7 @@ def test_prime_rl_step_without_rollouts_is_given_up_after_a_few_polls(tmp_path: 
 
 
 def test_prime_rl_without_metrics_a_later_directory_finishes_a_step(tmp_path: Path) -> None:
-    run = PrimeRLRun(tmp_path)
+    run = PrimeRLRun(tmp_path, settle=0)
     _traces(tmp_path, 1)
     assert run.poll(final=False) == []
     _traces(tmp_path, 2)
@@ -92,7 +92,7 @@ def test_prime_rl_without_metrics_a_later_directory_finishes_a_step(tmp_path: Pa
 
 
 def test_prime_rl_eval_split_waits_for_an_eval_row(tmp_path: Path) -> None:
-    run = PrimeRLRun(tmp_path, split="eval")
+    run = PrimeRLRun(tmp_path, split="eval", settle=0)
     _traces(tmp_path, 1, split="eval")
     _append(tmp_path / "metrics.jsonl", _orch(1))
     assert run.poll(final=False) == []
@@ -103,14 +103,14 @@ def test_prime_rl_eval_split_waits_for_an_eval_row(tmp_path: Path) -> None:
 def test_prime_rl_bad_metrics_line_is_located(tmp_path: Path) -> None:
     _append(tmp_path / "metrics.jsonl", _orch(1) + "{not json\n")
     with pytest.raises(InputError, match=r"metrics.jsonl:2: "):
-        PrimeRLRun(tmp_path).poll(final=False)
+        PrimeRLRun(tmp_path, settle=0).poll(final=False)
     (tmp_path / "metrics.jsonl").write_text(json.dumps({"step": "one", "train/x": 1}) + "\n")
     with pytest.raises(InputError, match="field 'step'"):
-        PrimeRLRun(tmp_path).poll(final=False)
+        PrimeRLRun(tmp_path, settle=0).poll(final=False)
 
 
 def test_verl_step_is_finished_by_the_next_file_or_a_settled_last_one(tmp_path: Path) -> None:
-    run = VerlRun(tmp_path, follow=True)
+    run = VerlRun(tmp_path, follow=True, settle=0)
     _append(tmp_path / "1.jsonl", '{"score": 1}\n{"sco')
     assert run.poll(final=False) == []  # a partial last line: not finished
     _append(tmp_path / "1.jsonl", 're": 0}\n')
@@ -140,7 +140,7 @@ def test_detect(tmp_path: Path) -> None:
 
 def test_prime_rl_steps_without_rollouts_are_given_up_together(tmp_path: Path) -> None:
     """Rollouts saved every few steps: the steps between wait out one grace together."""
-    run = PrimeRLRun(tmp_path)
+    run = PrimeRLRun(tmp_path, settle=0)
     _append(tmp_path / "metrics.jsonl", "".join(_orch(s) for s in range(1, 7)))
     _traces(tmp_path, 1)
     _traces(tmp_path, 6)

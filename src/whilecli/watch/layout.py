@@ -10,10 +10,11 @@ Two trainers' layouts:
   ``metrics.jsonl``, a step is finished when a later step's directory exists.
 - **verl** (``trainer.rollout_data_dir``): one ``N.jsonl`` per step (input, output, score,
   step). Step N is finished when a later step's file exists, or when its file ends with a
-  newline and (under ``--follow``) has not grown since the previous poll.
+  newline and (under ``--follow``) has stopped growing.
 
 A finished step's rollouts file is read once it ends with a newline; one that appeared only
-after the step's orchestrator row is read once it has also stopped growing between two polls.
+after the step's orchestrator row is read once it has also stopped growing (the same size at
+two polls and for :data:`SETTLE_S` seconds).
 
 Each poll costs what changed: ``metrics.jsonl`` is read from the byte offset where the last
 poll stopped, only up to its last complete line (a partial last line is left for the next
@@ -42,6 +43,8 @@ STEP_DIR = re.compile(r"^step_(\d+)$")
 VERL_FILE = re.compile(r"^(\d+)\.jsonl$")
 #: Polls a finished step waits for its rollouts while a later step already has its own.
 LATE_POLLS = 3
+#: Seconds a file must keep its size, over two polls or more, to count as no longer growing.
+SETTLE_S = 1.0
 #: A directory changed this recently is listed again even when its mtime looks unchanged.
 FRESH_S = 2.0
 #: Key prefixes of the orchestrator's per-step rows (the trainer's rows carry none).
@@ -116,6 +119,27 @@ def _ends_with_newline(path: Path, size: int) -> bool:
         return fh.read(1) == b"\n"
 
 
+class _Settle:
+    """Whether a file stopped growing: its size is the same as at the previous poll, and has
+    been for at least ``seconds`` (a writer that stalls between two lines for one short poll
+    interval is not taken for done)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.seen: dict[int, tuple[int, float]] = {}  # step -> (size, when first seen at it)
+
+    def __call__(self, step: int, size: int) -> bool:
+        now = time.monotonic()
+        last = self.seen.get(step)
+        if last is None or last[0] != size:
+            self.seen[step] = (size, now)
+            return False
+        return now - last[1] >= self.seconds
+
+    def forget(self, step: int) -> None:
+        self.seen.pop(step, None)
+
+
 @dataclass
 class _Order:
     """Steps handed out once each, in order: everything at or below ``last`` is done."""
@@ -132,14 +156,14 @@ class PrimeRLRun:
 
     layout = "prime-rl"
 
-    def __init__(self, root: Path, split: str = "train") -> None:
+    def __init__(self, root: Path, split: str = "train", settle: float = SETTLE_S) -> None:
         self.root = root
         self.split = split
         self.tail = LineTail(root / METRICS)
         self.rows: dict[int, dict[str, Any]] = {}  # finished steps not yet handed out
         self.order = _Order()
         self.saw_metrics = False
-        self.sizes: dict[int, int] = {}  # a late rollouts file's size at the last poll
+        self.settled = _Settle(settle)  # a late rollouts file: has it stopped growing?
 
     @property
     def waiting(self) -> str:
@@ -223,7 +247,7 @@ class PrimeRLRun:
             del self.rows[step]
             self.order.last = step
             self.order.waited.pop(step, None)
-            self.sizes.pop(step, None)
+            self.settled.forget(step)
         return out
 
     def _complete(self, step: int, path: Path, final: bool) -> bool:
@@ -234,8 +258,7 @@ class PrimeRLRun:
         whole = _ends_with_newline(path, size)
         if final or step not in self.order.waited:
             return whole
-        settled = self.sizes.get(step) == size
-        self.sizes[step] = size
+        settled = self.settled(step, size)
         return whole and settled
 
 
@@ -245,10 +268,10 @@ class VerlRun:
     layout = "verl"
     waiting = "no finished step yet (no complete N.jsonl)"
 
-    def __init__(self, root: Path, follow: bool) -> None:
+    def __init__(self, root: Path, follow: bool, settle: float = SETTLE_S) -> None:
         self.root = root
         self.follow = follow
-        self.sizes: dict[int, int] = {}  # size of an unfinished last file at the last poll
+        self.settled = _Settle(settle)  # the last file: has it stopped growing?
         self.order = _Order()
         self.listing: list[int] | None = None  # the step files at the last listing
         self.listed_at = 0  # the directory's mtime then
@@ -278,21 +301,23 @@ class VerlRun:
                 done = True
             else:
                 size = path.stat().st_size
-                settled = not self.follow or self.sizes.get(step) == size
+                settled = not self.follow or self.settled(step, size)
                 done = settled and _ends_with_newline(path, size)
-                self.sizes = {step: size}
             if not done:
                 break
             out.append(FinishedStep(step, path))
             self.order.last = step
+            self.settled.forget(step)
         return out
 
 
-def open_run(root: Path, layout: str, split: str, follow: bool) -> PrimeRLRun | VerlRun | None:
+def open_run(
+    root: Path, layout: str, split: str, follow: bool, settle: float = SETTLE_S
+) -> PrimeRLRun | VerlRun | None:
     """The follower of a run directory (None while ``auto`` finds no layout yet)."""
     found = detect(root) if layout == "auto" else layout
     if found == "prime-rl":
-        return PrimeRLRun(root, split)
+        return PrimeRLRun(root, split, settle)
     if found == "verl":
-        return VerlRun(root, follow)
+        return VerlRun(root, follow, settle)
     return None
