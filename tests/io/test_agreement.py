@@ -283,3 +283,21 @@ def test_update_masks_what_the_route_counts_truncated(tmp_path: Path) -> None:
     pool = summarize(read_rows([str(path)], aggregate=Counts()))
     assert sorted({w["task_id"] for w in written}) == pool.tasks["task_id"].to_list()
     assert int(pool.tasks["truncated"].sum()) == 3
+
+
+def test_update_sees_keys_and_values_past_the_rows_that_type_the_batch(tmp_path: Path) -> None:
+    """A batch typed from its first rows still reads a truncation flag only later rows carry,
+    and a column null on the first rows, as the route does."""
+    rows: list[dict[str, Any]] = [
+        {"task_id": f"t{i % 5}", "reward": float(i % 2), "logprobs": [-0.1], "agent": None}
+        for i in range(40)
+    ]
+    rows[30]["truncated"] = True
+    rows[35]["agent"] = "a1"
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cols = read_batch(path)
+    assert cols.truncated is not None and cols.truncated.nonzero()[0].tolist() == [30]
+    assert cols.agents is not None and cols.agents[35] == "a1"
+    pool = summarize(read_rows([str(path)], aggregate=Counts()))
+    assert int(pool.tasks["truncated"].sum()) == 1

@@ -47,6 +47,7 @@ from whilecli.io.columns import (
     resolve,
 )
 from whilecli.io.locate import POS
+from whilecli.io.shape import Shape, unseen_paths
 from whilecli.io.sources import (
     COMPRESSIONS,
     JSONL_SUFFIXES,
@@ -58,6 +59,7 @@ from whilecli.io.sources import (
     expand_paths,
     iter_lines,
     parse_line,
+    rows_with_keys,
 )
 from whilecli.io.table import Canonical, canonical_of_rows, canonical_rows
 
@@ -260,13 +262,56 @@ def _read_jsonl(source: Source, mapping: Mapping[str, str] | None) -> Columns:
     canonical fields by the one plan over that frame, the per-token lists flattened through
     its list offsets. A file polars cannot read is parsed line by line (the exact reader)."""
     try:
-        frame = pl.read_ndjson(source.polars_source(), infer_schema_length=None)
+        schema = _schema(source)
+        frame = pl.read_ndjson(source.polars_source(), schema=schema, infer_schema_length=None)
         if frame.height:
             return _jsonl_columns(source, frame, mapping)
     except _FAST_READ_ERRORS:
         pass  # the exact reader names the line, or reads what polars could not type
     rows, lines = _parse_lines(source)
     return exact_columns(rows, mapping, source, lines)
+
+
+#: Rows whose values type a JSONL batch's columns (the per-token lists make typing every row
+#: cost about as much as reading it).
+TYPE_ROWS = 16
+
+
+def _schema(source: Source) -> pl.Schema | None:
+    """The columns of a JSONL batch, typed from its first :data:`TYPE_ROWS` rows; None (type
+    every row) when a column is null throughout them, or when a later row carries a key of
+    the late-field alias tables those rows lack (a truncation flag only on cut-off replies).
+    A later value that does not fit its column fails the read, and the exact reader takes
+    the file."""
+    lines = iter_lines(source)
+    first: list[bytes] = []
+    try:
+        for _, line in lines:
+            first.append(line)
+            if len(first) > TYPE_ROWS:
+                break
+    finally:
+        lines.close()  # type: ignore[attr-defined]
+    if len(first) <= TYPE_ROWS:
+        return None  # a short file: typed whole
+    head = pl.read_ndjson(io.BytesIO(b"\n".join(first[:TYPE_ROWS])), infer_schema_length=None)
+    schema = head.collect_schema()
+    if any(_has_null(dtype) for dtype in schema.values()):
+        return None
+    paths = unseen_paths(Shape.from_schema(schema))
+    if paths and rows_with_keys(source, dict.fromkeys(p[-1] for p in paths), TYPE_ROWS, 1):
+        return None
+    return schema
+
+
+def _has_null(dtype: Any) -> bool:
+    if dtype == pl.Null:
+        return True
+    if isinstance(dtype, (pl.List, pl.Array)):
+        return _has_null(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(_has_null(f.dtype) for f in dtype.fields)
+    return False
 
 
 def _jsonl_columns(
