@@ -180,6 +180,19 @@ class FlashReinforce(TwoStep):
             notes.append(extra)
         return base_stats(self.name, batch, group, values={"totals": totals}, notes=notes)
 
+    def stats_from_totals(self, reward_sum: float, rows: int, micro_batch: Batch) -> BatchStats:
+        """The optimizer batch's stats from its Σ_j R_j and B, as a trainer that computed them
+        itself hands them over (verl: the advantages are centred already, Σ A = 0)."""
+        dtype = micro_batch.logprobs.dtype
+        totals = torch.tensor([float(reward_sum), float(rows)], dtype=dtype)
+        return BatchStats(
+            method=self.name,
+            rows=int(rows),
+            action_tokens=float(micro_batch.action_mask.sum()),
+            local_rows=micro_batch.size,
+            values={"totals": totals.to(micro_batch.rewards.device)},
+        )
+
     def coefficients(
         self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:

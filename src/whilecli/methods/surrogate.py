@@ -495,6 +495,16 @@ class ClippedPolicyGradient(TwoStep):
             raise refuse_unknown_tasks(self.name, missing)
         return torch.tensor([keys[t] for t in tasks], dtype=torch.long).to(batch.rewards.device)
 
+    def advantages(self, batch: Batch, stats: BatchStats) -> torch.Tensor:
+        """A_i ``[b]`` of the rows of ``batch`` under the optimizer batch's ``stats``."""
+        self._check(stats)
+        rewards = batch.rewards
+        if self.truncated == "zero":
+            trunc = truncated_rows(batch)
+            rewards = torch.where(trunc, torch.zeros_like(rewards), rewards)
+        base: Baseline = stats.values["baseline"]
+        return base.advantages(rewards, self._baseline_rows(batch, stats))
+
     def coefficients(
         self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:
@@ -514,12 +524,7 @@ class ClippedPolicyGradient(TwoStep):
             used.append("ref_logprobs")
         check_logprobs(batch, used, m)
         trunc = truncated_rows(batch)
-        rewards = batch.rewards
-        if self.truncated == "zero":
-            rewards = torch.where(trunc, torch.zeros_like(rewards), rewards)
-        base: Baseline = stats.values["baseline"]
-        at = self._baseline_rows(batch, stats)
-        adv = base.advantages(rewards, at)
+        adv = self.advantages(batch, stats)
         counts = batch.action_counts
         n_rows = stats.rows
         loss_tokens = float(stats.values["loss_tokens"])

@@ -1,0 +1,344 @@
+"""whilecli's methods as verl advantage estimators and policy losses (verl 0.9).
+
+Load it in every verl process with ``VERL_USE_EXTERNAL_MODULES=whilecli.trainers.verl`` (or
+``import whilecli.trainers.verl`` before the trainer starts) and select by verl's own keys::
+
+    algorithm.adv_estimator=whilecli_flash_reinforce
+    actor_rollout_ref.actor.policy_loss.loss_mode=whilecli_flash_reinforce
+    actor_rollout_ref.rollout.n=1
+
+The two steps of :mod:`whilecli.methods.twostep` map onto verl's: the batch-global part of
+the advantage (the mean reward over the rollout batch, the groups) is the registered
+advantage estimator, which verl's ``compute_advantage`` runs once on the whole batch on the
+driver; the per-token part is the registered policy loss, which verl calls once per
+micro-batch, with the optimizer batch's B (``global_batch_size``), Σ_j T_j
+(``batch_num_tokens``) and data-parallel size in ``config.global_batch_info``. The loss is
+``−dp_size · Σ c · log π_θ`` (dp_size because verl's data-parallel gradients are averaged),
+so its gradient with respect to ``log_prob`` is exactly −c, micro-batch by micro-batch.
+
+Registered:
+
+- estimators ``whilecli_flash_reinforce`` (A_i = R_i − mean R over the rollout batch),
+  ``whilecli_grpo`` (sample std, A = 0 in a unanimous or one-row group, as TRL and whilecli;
+  verl's own ``grpo`` adds 1e-6 to the std), ``whilecli_dr_grpo``, ``whilecli_max_rl``,
+  ``whilecli_rae`` (the running baseline, kept by the driver from step to step, one agent);
+- losses ``whilecli_flash_reinforce`` (gate, ρ, 1/(T_i B)) and ``whilecli_grpo`` (the clipped
+  surrogate with whilecli's length weights, chosen by verl's ``loss_agg_mode``:
+  ``seq-mean-token-mean`` → grpo's 1/(T_i B), ``token-mean`` → bnpo's 1/Σ_j T_j,
+  ``seq-mean-token-sum-norm`` → dr_grpo's 1/(L_max B) with L_max verl's
+  ``loss_scale_factor`` or the response length; ε is verl's ``clip_ratio``), each also with a
+  staleness correction: ``<loss>_ipo``, ``<loss>_icepop``, ``<loss>_tis`` (DESIGN section 3;
+  ``whilecli_grpo_tis`` is A·min(ρ, 2) with no clip, verl's ``bypass_pg_is``). The
+  ``whilecli_grpo`` losses serve the grpo, dr_grpo, max_rl and rae estimators alike.
+
+μ is verl's ``old_log_prob`` (the policy before this update); a sampler/trainer gap is
+verl's ``rollout_is_weights``, multiplied into c per token as verl's own losses do. Knobs:
+:func:`configure` or the JSON environment variable ``WHILECLI_VERL_KNOBS``
+(``{"trust": 0.003, "tis_cap": 2.0, "ipo_eps": 0.3, "icepop_band": [0.5, 5.0]}``), read in
+each process at import.
+
+SAO and BPCO are not registered: :func:`register` refuses them with the reason (verl hands a
+custom estimator no critic values).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from verl.trainer.ppo import core_algos
+
+from whilecli import knobs as declared
+from whilecli.errors import UsageError
+from whilecli.methods.batch import Batch, Update
+from whilecli.methods.corrections import PolicyGradientUpdate, apply_correction
+from whilecli.methods.flash_reinforce import FlashReinforce
+from whilecli.methods.grpo import GRPO, RAE, MaxRL
+from whilecli.methods.surrogate import length_weights, surrogate_coefficients
+
+PREFIX = "whilecli_"
+#: verl's ``loss_agg_mode`` → whilecli's grpo ``loss_type`` (the same length weight).
+AGG_MODES = {
+    "seq-mean-token-mean": "grpo",
+    "token-mean": "bnpo",
+    "seq-mean-token-sum-norm": "dr_grpo",
+}
+#: Methods verl cannot run through these hooks, and why.
+REFUSED = {
+    "sao": (
+        "verl hands a registered advantage estimator token_level_rewards, response_mask, the "
+        "uid index and the algorithm config, never the critic's values (only its built-in "
+        "gae gets them), and SAO's advantage is a GAE over the critic's values with "
+        "λ = 1 − 1/(α L) per trajectory; run SAO through whilecli's own loop "
+        "(method.batch_stats / coefficients) or verl's gae with a fixed λ"
+    ),
+    "bpco": (
+        "verl hands a registered advantage estimator no critic values (only its built-in gae "
+        "gets them), and BPCO's advantage is a GAE over a bounded critic's values with "
+        "λ = 1 − 1/(α L) per trajectory; run BPCO through whilecli's own loop "
+        "(method.batch_stats / coefficients)"
+    ),
+}
+_KNOBS: dict[str, Any] = {
+    "trust": declared.TRUST.default,
+    "tis_cap": declared.TIS_CAP.default,
+    "ipo_eps": declared.IPO_EPS.default,
+    "icepop_band": tuple(declared.ICEPOP_BAND),
+}
+_RAE = RAE()
+
+
+def configure(**knobs: Any) -> dict[str, Any]:
+    """Set the knobs the registered functions read (``trust``, ``tis_cap``, ``ipo_eps``,
+    ``icepop_band``), each checked against its declaration; returns them all."""
+    for name, value in knobs.items():
+        if name == "trust":
+            _KNOBS[name] = declared.TRUST.check(value, "trust")
+        elif name == "tis_cap":
+            _KNOBS[name] = declared.TIS_CAP.check(value, "tis_cap")
+        elif name == "ipo_eps":
+            _KNOBS[name] = declared.IPO_EPS.check(value, "ipo_eps")
+        elif name == "icepop_band":
+            _KNOBS[name] = declared.check_band(tuple(value), "icepop_band")
+        else:
+            raise UsageError(f"unknown knob {name!r}; known: {', '.join(sorted(_KNOBS))}")
+    return dict(_KNOBS)
+
+
+def _correction_knobs(name: str | None) -> dict[str, Any]:
+    if name == "tis":
+        return {"cap": _KNOBS["tis_cap"]}
+    if name == "ipo":
+        return {"eps": _KNOBS["ipo_eps"]}
+    if name == "icepop":
+        return {"band": _KNOBS["icepop_band"]}
+    return {}
+
+
+# ------------------------------------------------------------------ advantage estimators
+
+
+def _outcome_batch(
+    token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index: Any | None
+) -> Batch:
+    """The rollout batch as whilecli sees it for its batch-wide step: R_i = Σ_t reward."""
+    mask = response_mask.bool()
+    rewards = token_level_rewards.sum(dim=-1)
+    tasks = None if index is None else [str(u) for u in np.asarray(index).tolist()]
+    return Batch.from_tensors(
+        torch.zeros_like(token_level_rewards), rewards=rewards, mask=mask, task_ids=tasks
+    )
+
+
+def _spread(adv: torch.Tensor, response_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    scores = adv[:, None].to(response_mask.device) * response_mask.to(adv.dtype)
+    return scores, scores
+
+
+def flash_reinforce_advantage(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    config: Any = None,
+    index: Any = None,
+    **_: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """FlashReinforce's A_i = R_i − mean R over the rollout batch (Eq. 5), on every response
+    token; verl's ``(advantages, returns)``."""
+    batch = _outcome_batch(token_level_rewards, response_mask, None)
+    method = FlashReinforce(trust=_KNOBS["trust"])
+    totals = method.batch_stats(batch).values["totals"]
+    return _spread(batch.rewards - totals[0] / totals[1], response_mask)
+
+
+def _grouped(method: Any) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
+    def estimator(
+        token_level_rewards: torch.Tensor,
+        response_mask: torch.Tensor,
+        config: Any = None,
+        index: Any = None,
+        **_: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if index is None and method.by_task:
+            raise UsageError(f"{method.name} groups rollouts by verl's uid, which is missing")
+        batch = _outcome_batch(token_level_rewards, response_mask, index)
+        return _spread(method.advantages(batch, method.batch_stats(batch)), response_mask)
+
+    estimator.__name__ = f"{method.name}_advantage"
+    estimator.__doc__ = f"{method.name}'s advantages by whilecli's batch-wide step."
+    return estimator
+
+
+ESTIMATORS: dict[str, Callable[..., tuple[torch.Tensor, torch.Tensor]]] = {
+    "flash_reinforce": flash_reinforce_advantage,
+    "grpo": _grouped(GRPO()),
+    "dr_grpo": _grouped(GRPO(loss_type="dr_grpo")),
+    "max_rl": _grouped(MaxRL()),
+    "rae": _grouped(_RAE),
+}
+
+
+# ------------------------------------------------------------------ policy losses
+
+
+def _row_advantages(advantages: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """A_i: the value on each row's first response token (verl spreads it on every one)."""
+    first = mask.to(torch.int8).argmax(dim=1, keepdim=True)
+    return advantages.gather(1, first)[:, 0].detach()
+
+
+def _global(config: Any, key: str) -> Any:
+    info = getattr(config, "global_batch_info", None) or {}
+    return info.get(key)
+
+
+def _finish(
+    c: torch.Tensor,
+    log_prob: torch.Tensor,
+    config: Any,
+    rollout_is_weights: torch.Tensor | None,
+    stats: Mapping[str, Any],
+) -> tuple[torch.Tensor, dict[str, Any]]:
+    if rollout_is_weights is not None:
+        c = c * rollout_is_weights.detach().to(c)
+    dp_size = _global(config, "dp_size") or 1
+    loss = -(c.detach().to(log_prob.dtype) * log_prob).sum() * dp_size
+    metrics = {f"whilecli/{k}": float(v) for k, v in stats.items() if isinstance(v, (int, float))}
+    return loss, metrics
+
+
+def _flash_loss(correction: str | None) -> Callable[..., tuple[torch.Tensor, dict[str, Any]]]:
+    def loss_fn(
+        old_log_prob: torch.Tensor,
+        log_prob: torch.Tensor,
+        advantages: torch.Tensor,
+        response_mask: torch.Tensor,
+        loss_agg_mode: str = "token-mean",
+        config: Any = None,
+        rollout_is_weights: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
+        mask = response_mask.bool()
+        a = _row_advantages(advantages, mask)
+        micro = Batch.from_tensors(
+            log_prob.detach(), rewards=a, mask=mask, behavior_logprobs=old_log_prob.detach()
+        )
+        rows = _global(config, "global_batch_size") or micro.size
+        method = FlashReinforce(trust=_KNOBS["trust"])
+        # A is centred already: the optimizer batch's stats are B rows with Σ A = 0
+        update = method.coefficients(micro, method.stats_from_totals(0.0, int(rows), micro))
+        if correction is not None:
+            update = apply_correction(update, micro, correction, **_correction_knobs(correction))
+        return _finish(update.coefficients, log_prob, config, rollout_is_weights, update.stats)
+
+    loss_fn.__name__ = "flash_reinforce_loss" + (f"_{correction}" if correction else "")
+    return loss_fn
+
+
+def _grpo_loss(correction: str | None) -> Callable[..., tuple[torch.Tensor, dict[str, Any]]]:
+    def loss_fn(
+        old_log_prob: torch.Tensor,
+        log_prob: torch.Tensor,
+        advantages: torch.Tensor,
+        response_mask: torch.Tensor,
+        loss_agg_mode: str = "token-mean",
+        config: Any = None,
+        rollout_is_weights: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
+        loss_type = AGG_MODES.get(loss_agg_mode)
+        if loss_type is None:
+            raise UsageError(
+                f"whilecli_grpo: loss_agg_mode {loss_agg_mode!r} has no whilecli length "
+                f"weight; use one of {', '.join(AGG_MODES)}"
+            )
+        clip = float(getattr(config, "clip_ratio", 0.2) if config is not None else 0.2)
+        for side in ("clip_ratio_low", "clip_ratio_high"):
+            other = getattr(config, side, None) if config is not None else None
+            if other is not None and float(other) != clip:
+                raise UsageError(
+                    f"whilecli_grpo clips symmetrically at clip_ratio = {clip}; {side} = {other}"
+                )
+        mask = response_mask.bool()
+        a = _row_advantages(advantages, mask)
+        micro = Batch.from_tensors(
+            log_prob.detach(), rewards=a, mask=mask, behavior_logprobs=old_log_prob.detach()
+        )
+        counts = micro.action_counts
+        rows = _global(config, "global_batch_size") or micro.size
+        tokens = _global(config, "batch_num_tokens") or float(counts.sum())
+        max_len = _global(config, "loss_scale_factor") or mask.shape[-1]
+        w = length_weights(
+            loss_type, counts, n_rows=int(rows), total_tokens=float(tokens), max_len=float(max_len)
+        )
+        live = torch.ones_like(a, dtype=torch.bool)
+        sur = surrogate_coefficients(
+            logprobs=micro.logprobs,
+            behavior_logprobs=micro.behavior_logprobs,
+            ref_logprobs=None,
+            action_mask=mask,
+            advantages=a,
+            weights=w,
+            live=live,
+            clip=clip,
+            beta=0.0,
+        )
+        update: Update = PolicyGradientUpdate(
+            coefficients=sur.coefficients,
+            advantages=a[:, None] * mask.to(a.dtype),
+            admitted=sur.admitted,
+            stats={"clipped_tokens": float(sur.clipped)},
+            ratio_clamp=math.inf,
+            row_scale=w,
+        )
+        if correction is not None:
+            update = apply_correction(update, micro, correction, **_correction_knobs(correction))
+        return _finish(update.coefficients, log_prob, config, rollout_is_weights, update.stats)
+
+    loss_fn.__name__ = "grpo_loss" + (f"_{correction}" if correction else "")
+    return loss_fn
+
+
+LOSSES: dict[str, Callable[..., tuple[torch.Tensor, dict[str, Any]]]] = {}
+for _corr in (None, *declared.CORRECTIONS):
+    _suffix = f"_{_corr}" if _corr else ""
+    LOSSES[f"flash_reinforce{_suffix}"] = _flash_loss(_corr)
+    LOSSES[f"grpo{_suffix}"] = _grpo_loss(_corr)
+
+
+def register(name: str) -> None:
+    """Register estimator and/or loss ``name`` (without the ``whilecli_`` prefix) with verl;
+    SAO and BPCO are refused with the reason."""
+    if name in REFUSED:
+        raise UsageError(f"{name} cannot be registered with verl: {REFUSED[name]}")
+    found = False
+    if name in ESTIMATORS:
+        fn = ESTIMATORS[name]
+        if core_algos.ADV_ESTIMATOR_REGISTRY.get(PREFIX + name) is not fn:
+            core_algos.register_adv_est(PREFIX + name)(fn)
+        found = True
+    if name in LOSSES:
+        core_algos.register_policy_loss(PREFIX + name)(LOSSES[name])
+        found = True
+    if not found:
+        known = sorted({*ESTIMATORS, *LOSSES})
+        raise UsageError(f"unknown name {name!r}; whilecli registers: {', '.join(known)}")
+
+
+def _knobs_from_environment() -> None:
+    text = os.environ.get("WHILECLI_VERL_KNOBS")
+    if text:
+        try:
+            given = json.loads(text)
+        except ValueError as err:
+            raise UsageError(f"WHILECLI_VERL_KNOBS is not JSON: {err}") from None
+        if not isinstance(given, dict):
+            raise UsageError("WHILECLI_VERL_KNOBS must be a JSON object of knobs")
+        configure(**given)
+
+
+_knobs_from_environment()
+for _name in sorted({*ESTIMATORS, *LOSSES}):
+    register(_name)
