@@ -41,6 +41,19 @@ UNSUPPORTED: dict[str, str] = {
     "sao": "a value model trained beside the policy (SAO's critic, with its ratio band)",
     "bpco": "a bounded critic and a probability-scaled clip (BPCO's ε/μ clip range)",
 }
+#: Where the single-rollout family runs instead (whilecli.trainers).
+RUN_ELSEWHERE: dict[str, str] = {
+    "flash_reinforce": "Train it in verl with whilecli's plug-in "
+    "(VERL_USE_EXTERNAL_MODULES=whilecli.trainers.verl, algorithm.adv_estimator and "
+    "policy_loss.loss_mode whilecli_flash_reinforce) or in TRL with "
+    "whilecli.trainers.trl.FlashReinforceTrainer",
+    "sao": "Train it in your own loop with whilecli.methods.SAO (batch_stats once per "
+    "optimizer batch, coefficients per micro-batch); verl's estimator hook carries no critic "
+    "values, so the verl plug-in refuses it",
+    "bpco": "Train it in your own loop with whilecli.methods.BPCO (batch_stats once per "
+    "optimizer batch, coefficients per micro-batch); verl's estimator hook carries no critic "
+    "values, so the verl plug-in refuses it",
+}
 _ALIASES = {
     "flashreinforce": "flash_reinforce",
     "flash-reinforce": "flash_reinforce",
@@ -109,10 +122,9 @@ def normalize_method(method: str) -> str:
     m = _ALIASES.get(m, m)
     if m in UNSUPPORTED:
         raise UsageError(
-            f"prime-rl cannot run {m}: it lacks {UNSUPPORTED[m]}. Run `whilecli update --method "
-            f"{m}` inside your own trainer for the per-token coefficients, or train with "
-            "prime-rl's rae (`whilecli config --method rae`), the baseline that stands at one "
-            "rollout per prompt"
+            f"prime-rl cannot run {m}: it lacks {UNSUPPORTED[m]}. {RUN_ELSEWHERE[m]}; or "
+            "train with prime-rl's rae (`whilecli config --method rae`), the baseline that "
+            "stands at one rollout per prompt"
         )
     if m not in METHODS:
         raise UsageError(
