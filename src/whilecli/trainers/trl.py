@@ -13,8 +13,9 @@ group instead:
   ``batch_stats``);
 - the loss of each micro-batch is ``−Σ c · log π_θ`` with c from whilecli's ``coefficients``
   (gate on the Bernoulli KL to the sampler, ρ, 1/(T_i B) with B the generation batch of
-  every process), scaled so that after TRL's and accelerate's divisions for gradient
-  accumulation and the data-parallel average the summed gradient is −Σ c ∇log π.
+  every process), times the number of processes (their gradients are averaged), so the
+  gradient summed over the accumulated micro-batches is −Σ c ∇log π
+  (``tests/trainers/test_trl.py`` checks one SGD step against it).
 
 The generation batch must be one optimizer batch (``steps_per_generation`` equal to
 ``gradient_accumulation_steps``, TRL's default).
@@ -118,8 +119,8 @@ class FlashReinforceTrainer(GRPOTrainer):
         self._metrics[mode]["whilecli/admitted_share"].append(
             float(update.admitted.double().mean())
         )
+        # c carries 1/B of the whole optimizer batch, so the micro-batches' losses add up with
+        # no division for gradient accumulation (TRL's own losses divide themselves; nothing
+        # after them does); × the processes, whose gradients are averaged
         scale = float(self.accelerator.num_processes)
-        if mode == "train":  # undone by the Trainer's and accelerate's divisions
-            scale *= self.current_gradient_accumulation_steps
-            scale *= getattr(self.accelerator, "gradient_accumulation_steps", 1)
         return -(update.coefficients.to(logps.dtype) * logps).sum() * scale
