@@ -122,9 +122,10 @@ def normalize_method(method: str) -> str:
     m = _ALIASES.get(m, m)
     if m in UNSUPPORTED:
         raise UsageError(
-            f"prime-rl cannot run {m}: it lacks {UNSUPPORTED[m]}. {RUN_ELSEWHERE[m]}; or "
-            "train with prime-rl's rae (`whilecli config --method rae`), the baseline that "
-            "stands at one rollout per prompt"
+            f"prime-rl cannot run {m}: it lacks {UNSUPPORTED[m]}. {RUN_ELSEWHERE[m]} "
+            f"(`whilecli update --method {m}` writes the per-token coefficients of a batch "
+            "file); or train with prime-rl's rae (`whilecli config --method rae`), the "
+            "baseline that stands at one rollout per prompt"
         )
     if m not in METHODS:
         raise UsageError(
