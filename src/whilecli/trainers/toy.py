@@ -305,7 +305,7 @@ def run_plain(
         if targets:  # the critic toward the return
             critic_opt.zero_grad()
             loss = sum(((values[rows] - target) ** 2).sum() for rows, target in targets)
-            (loss / len(asked)).backward()  # type: ignore[operator]
+            (loss / len(asked)).backward()
             critic_opt.step()
         curve.append(success_rate(model, tok))
     return curve
