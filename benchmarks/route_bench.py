@@ -1,17 +1,21 @@
-"""Time ``while route`` against a plain-Python implementation of the same checks.
+"""Time ``while route`` against a plain polars process reading the same file, in one run.
 
-    python benchmarks/route_bench.py                          # 1M and 10M rows
-    python benchmarks/route_bench.py --rows 100000 1000000    # other sizes
+    python benchmarks/route_bench.py                               # 10M Parquet, 1M JSONL rows
+    python benchmarks/route_bench.py --repeat 5                    # the spread of 5 runs each
+    python benchmarks/route_bench.py --parquet 1000000 --jsonl 100000 --plain
 
-For each size: write a Parquet pool (8 rollouts per task; task_id, reward, truncated, model)
-under a temporary directory, run ``while route FILE --model M --format json`` as a real
-subprocess of the console script (wall time, peak RSS of that child from ``os.wait4``),
-then the plain-Python baseline in a child process of its own (columns read with pyarrow
-``to_pylist()``, one Python loop over the rows counting per task in dicts, the same
-statistics per task in Python), check that both find the same pass@1, split share and
-route, and print one table. Then the stages of the pipeline in process (read, summarize,
-decide, render) for the largest size, and the startup time of ``while route`` on a small
-file (and whether torch was imported). The files are deleted at the end.
+For each input: write a pool (8 rollouts per task; task_id, reward, truncated, model; the
+JSONL rows also carry a completion) under a temporary directory, run ``while route FILE
+--model M --format json`` as a real subprocess of the console script (wall time, peak RSS of
+that child from ``os.wait4``), then the floor: a plain polars process of the same file
+(``pl.scan_parquet`` / ``pl.scan_ndjson``, a group-by of rows, passes and truncated rows per
+task, collected), each ``--repeat`` times, alternating. Prints the median, min and max of
+each, and the ratio of the medians (DESIGN section 5 asks ≤ 2×, and ≤ 2 GB for the 10M
+Parquet route). ``--plain`` also runs a plain-Python implementation of the same checks on the
+Parquet file and checks that it finds the same pass@1, split share and route. Then the stages
+of the pipeline in process (read, summarize, decide, render) for the Parquet file, and the
+startup time of ``while route`` on a small file (and whether torch was imported). The files
+are deleted at the end.
 """
 
 from __future__ import annotations
@@ -57,6 +61,39 @@ def write_pool(path: Path, rows: int, *, seed: int = 0) -> None:
         pl.lit(MODEL).alias("model"),
     )
     frame.write_parquet(path, compression="zstd", row_group_size=1_000_000)
+
+
+def write_jsonl(path: Path, rows: int, *, seed: int = 0) -> None:
+    """The pool of :func:`write_pool` as JSON Lines, with a completion text per row."""
+    import polars as pl
+
+    parquet = path.with_name(path.name + ".tmp.parquet")
+    write_pool(parquet, rows, seed=seed)
+    frame = pl.read_parquet(parquet).with_columns(
+        pl.format("an answer to {}", pl.col("task_id")).alias("completion")
+    )
+    parquet.unlink()
+    frame.write_ndjson(path)
+
+
+#: The floor: a plain polars process that scans the file and groups its rows by task.
+POLARS_FLOOR = """
+import sys, polars as pl
+path, kind = sys.argv[1], sys.argv[2]
+lf = pl.scan_parquet(path) if kind == "parquet" else pl.scan_ndjson(path)
+out = lf.group_by("task_id").agg(
+    n=pl.len(), passes=(pl.col("reward") >= 1.0).sum(), truncated=pl.col("truncated").sum()
+).collect()
+print(out.height, int(out["n"].sum()))
+"""
+
+
+def polars_floor(path: Path, kind: str) -> tuple[float, float]:
+    """Wall time and peak RSS of :data:`POLARS_FLOOR` on ``path`` in a process of its own."""
+    wall, rss, code, _, err = _popen_wait([sys.executable, "-c", POLARS_FLOOR, str(path), kind])
+    if code != 0:
+        raise SystemExit(f"the polars floor failed ({code}): {err.strip()}")
+    return wall, rss
 
 
 def _popen_wait(argv: list[str]) -> tuple[float, float, int, str, str]:
@@ -275,52 +312,89 @@ def startup() -> tuple[float, bool]:
     return best, torch == "True"
 
 
-def _table_line(line: dict) -> str:
-    """One Markdown row of the results table."""
-    cells = [f"{line['rows']:,}", f"{line['while_s']:.2f}"]
-    if "plain_s" in line:
-        cells += [
-            f"{line['plain_s']:.2f}",
-            f"{line['plain_s'] / line['while_s']:.1f}x",
-            f"{line['while_mb']:.0f}",
-            f"{line['plain_mb']:.0f}",
-            str(line["agree"]),
-        ]
-    else:
-        cells += ["-", "-", f"{line['while_mb']:.0f}", "-", "-"]
-    return "| " + " | ".join(cells) + " |"
+def _spread(values: list[float]) -> str:
+    """``median (min–max)`` of some timings."""
+    import statistics
+
+    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+
+
+def compare(path: Path, kind: str, repeat: int) -> dict:
+    """``while route`` and the polars floor on one file, ``repeat`` times each, alternating."""
+    import statistics
+
+    route_s: list[float] = []
+    route_mb: list[float] = []
+    floor_s: list[float] = []
+    floor_mb: list[float] = []
+    route: dict = {}
+    for _ in range(repeat):
+        wall, rss, route = while_route(path)
+        route_s.append(wall)
+        route_mb.append(rss)
+        wall, rss = polars_floor(path, kind)
+        floor_s.append(wall)
+        floor_mb.append(rss)
+    ratio = statistics.median(route_s) / statistics.median(floor_s)
+    return {
+        "kind": kind,
+        "route_s": route_s,
+        "floor_s": floor_s,
+        "route_mb": max(route_mb),
+        "floor_mb": max(floor_mb),
+        "ratio": ratio,
+        "ratios": [r / f for r, f in zip(route_s, floor_s, strict=True)],
+        "route": route,
+    }
+
+
+def _line(rows: int, found: dict) -> str:
+    ratios = found["ratios"]
+    return (
+        f"| {found['kind']} | {rows:,} | {_spread(found['route_s'])} | {_spread(found['floor_s'])}"
+        f" | {found['ratio']:.2f}× ({min(ratios):.2f}–{max(ratios):.2f}) |"
+        f" {found['route_mb']:.0f} | {found['floor_mb']:.0f} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Time while route against plain Python.")
-    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--no-plain", action="store_true", help="skip the plain-Python baseline")
+    parser = argparse.ArgumentParser(description="Time while route against plain polars.")
+    parser.add_argument("--parquet", type=int, default=10_000_000, help="Parquet rows")
+    parser.add_argument("--jsonl", type=int, default=1_000_000, help="JSONL rows")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, alternating")
+    parser.add_argument(
+        "--plain", action="store_true", help="also check the route against plain Python"
+    )
     args = parser.parse_args(argv)
-    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, load {load:.1f}")
     tmp = Path(tempfile.mkdtemp(prefix="while-bench-", dir="/tmp"))
-    table = []
+    lines: list[str] = []
     try:
-        for rows in args.rows:
-            path = tmp / f"rows_{rows}.parquet"
-            write_pool(path, rows)
-            w_wall, w_rss, route = while_route(path)
-            line = {"rows": rows, "while_s": w_wall, "while_mb": w_rss, "route": route["route"]}
-            if not args.no_plain:
-                p_wall, p_rss, base = plain(path)
-                line |= {"plain_s": p_wall, "plain_mb": p_rss, "plain_route": base["route"]}
-                line["agree"] = agree(route, base)
-            table.append(line)
+        parquet = tmp / "rows.parquet"
+        write_pool(parquet, args.parquet)
+        found = compare(parquet, "parquet", args.repeat)
+        lines.append(_line(args.parquet, found))
+        if args.plain:
+            p_wall, p_rss, base = plain(parquet)
+            print(
+                f"plain Python on the Parquet file: {p_wall:.2f} s, {p_rss:.0f} MB;"
+                f" agrees with the route: {agree(found['route'], base)}"
+            )
+        jsonl = tmp / "rows.jsonl"
+        write_jsonl(jsonl, args.jsonl)
+        lines.append(_line(args.jsonl, compare(jsonl, "jsonl", args.repeat)))
         print()
         print(
-            "| rows | while s | plain-Python s | ratio | while peak RSS MB | plain RSS MB | agree |"
+            "| input | rows | while route s, median (min–max) | polars s | ratio of medians"
+            " (per run) | while peak RSS MB | polars peak RSS MB |"
         )
-        print("|---:|---:|---:|---:|---:|---:|---|")
-        for line in table:
-            print(_table_line(line))
-        largest = tmp / f"rows_{max(args.rows)}.parquet"
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("\n".join(lines))
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
         print()
-        print(f"stages in process, {max(args.rows):,} rows:")
-        for stage, seconds in stages(largest).items():
+        print(f"stages in process, {args.parquet:,} Parquet rows:")
+        for stage, seconds in stages(parquet).items():
             print(f"  {stage:<10} {seconds:6.2f} s")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -151,7 +151,7 @@ def test_a_dict_in_a_reward_column_is_not_a_number(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
-def test_the_route_reads_0_for_no_scored_part_and_refuses_a_row_without_the_dict(
+def test_the_route_reads_0_for_no_scored_part_and_leaves_out_a_row_without_the_dict(
     tmp_path: Path, kind: str
 ) -> None:
     rows = [
@@ -170,6 +170,8 @@ def test_the_route_reads_0_for_no_scored_part_and_refuses_a_row_without_the_dict
 
     frame = read_rows([write("two", rows[:2])], pass_threshold=0.5).frame.collect()
     assert frame["reward"].to_list() == [1.5, 0.0]
-    with pytest.raises(InputError, match="missing") as err:
-        read_rows([write("three", rows)], pass_threshold=0.5).frame.collect()
-    assert err.value.field == "rewards"
+    three = write("three", rows)
+    read = read_rows([three], pass_threshold=0.5)  # the row without the dict is ungraded
+    assert read.frame.collect()["reward"].to_list() == [1.5, 0.0]
+    where = "row 2" if kind == "parquet" else "line 3"
+    assert (read.facts.ungraded, read.facts.first_ungraded) == (1, f"{three} {where}")

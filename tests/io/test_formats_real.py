@@ -165,7 +165,12 @@ def test_vf_eval_penalty_rows_name_the_binary_part() -> None:
     folder = REAL / "verifiers/math_python/gpt-4.1-mini__976454fe"
     with pytest.raises(InputError, match="correct_answer_reward_func"):
         read_rows([str(folder)])
-    got = numbers([folder], mapping={"reward": "correct_answer_reward_func"})
+    # this writer's ids are row // 3 while the prompts cycle through five questions: id 0
+    # carries three prompts, so the ids are refused and the prompt keys the tasks
+    with pytest.raises(InputError, match=r"task id '0' carries different prompts \(line 1 and"):
+        read_rows([str(folder)], mapping={"reward": "correct_answer_reward_func"})
+    mapping = {"reward": "correct_answer_reward_func", "task_id": "prompt"}
+    got = numbers([folder], mapping=mapping)
     assert (got["rows"], got["tasks"], got["k"], got["pass1"]) == (15, 5, [3], 0.933)
 
 
@@ -235,10 +240,13 @@ def test_pretty_printed_array_and_samples_object(tmp_path: Path) -> None:
 
 
 def test_bad_value_in_a_document_names_its_row(tmp_path: Path) -> None:
-    rows = [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": None}]
+    rows = [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": float("inf")}]
     (tmp_path / "a.json").write_text(json.dumps(rows, indent=2))
     with pytest.raises(InputError, match=r"a\.json: row 1: field 'reward'"):
         read_rows([str(tmp_path / "a.json")])
+    rows[1]["reward"] = None  # no grade: an ungraded row, named by its row
+    (tmp_path / "u.json").write_text(json.dumps(rows, indent=2))
+    assert read_rows([str(tmp_path / "u.json")]).facts.first_ungraded == f"{tmp_path}/u.json row 1"
     (tmp_path / "bad.json").write_text('[\n  {"task_id": "a",\n  "reward": }\n]')
     with pytest.raises(InputError, match=r"bad\.json:3: not valid JSON"):
         read_rows([str(tmp_path / "bad.json")])

@@ -104,11 +104,20 @@ def test_rewards_dict_is_score_times_weight(tmp_path: Path) -> None:
 
 
 def test_partial_rewards_counted_with_default_threshold(tmp_path: Path) -> None:
-    rows = [{"task_id": i, "reward": r} for i, r in enumerate([0, 0.25, 0.5, 1, 1])]
+    rewards = [0, 0.25, 0.5, 1, 1] + [0, 1] * 10  # 2 of 25 graded rows: under 10%
+    rows = [{"task_id": i, "reward": r} for i, r in enumerate(rewards)]
     frame, meta = read_one(tmp_path, rows)
-    assert frame["passed"].to_list() == [False, False, False, True, True]
+    assert frame["passed"].to_list() == [r == 1 for r in rewards]
     assert meta.partial_rows == 2 and meta.pass_threshold == 1.0
-    assert any("2 of 5 rows" in n for n in meta.notes)
+    assert any("2 of 25 rows" in n for n in meta.notes)
+
+
+def test_partial_rewards_on_a_tenth_of_the_rows_are_refused(tmp_path: Path) -> None:
+    rows = [{"task_id": i, "reward": r} for i, r in enumerate([0, 0.25, 0.5, 1, 1])]
+    with pytest.raises(InputError, match="2 of 5 graded rows have a reward strictly between"):
+        read_one(tmp_path, rows)
+    frame, _ = read_one(tmp_path, rows, pass_threshold=0.5)
+    assert frame["passed"].to_list() == [False, False, True, True, True]
 
 
 def test_explicit_threshold(tmp_path: Path) -> None:
@@ -253,14 +262,10 @@ def test_parse_map() -> None:
         ([b'{"task_id":1,"reward":1}', b'{"task_id":2,"reward":'], r":2: not valid JSON"),
         ([b'{"task_id":1,"reward":1}', b"[1, 2]"], r":2: a row must be a JSON object"),
         ([b'{"task_id":1,"reward":"high"}'], r":1: field 'reward': is the text \"high\""),
-        (
-            [b'{"task_id":1,"reward":1}', b'{"task_id":1,"reward":NaN}'],
-            r":2: field 'reward': reward is nan",
-        ),
         ([b'{"task_id":1,"reward":-Infinity}'], r":1: field 'reward': reward is -inf"),
         (
-            [b'{"task_id":1,"reward":1}', b"", b'{"task_id":1,"reward":null}'],
-            r":3: field 'reward': reward is missing",
+            [b'{"task_id":1,"reward":null}', b"", b'{"task_id":1,"reward":NaN}'],
+            r":1: field 'reward': no graded row: all 2 rows have no grade",
         ),
         ([b'{"task_id":1,"reward":[1]}'], r":1: field 'reward': is a JSON list"),
         ([b'{"task_id":1,"reward":1}', b'{"task_id":1,"reward":1}\xff'], r":2: not valid UTF-8"),
@@ -275,11 +280,20 @@ def test_bad_jsonl_is_located(tmp_path: Path, lines: list[bytes], pattern: str) 
     assert str(err.value).startswith(str(path)) and err.value.exit_code == 2
 
 
+def test_ungraded_rows_are_left_out_and_located(tmp_path: Path) -> None:
+    path = tmp_path / "u.jsonl"
+    path.write_bytes(b'{"task_id":1,"reward":1}\n\n{"task_id":1,"reward":NaN}\n{"task_id":1}\n')
+    got = read_rows([str(path)])
+    assert (got.facts.ungraded, got.facts.first_ungraded) == (2, f"{path} line 3")
+    assert got.frame.collect()["reward"].to_list() == [1.0]
+    path = tmp_path / "u.parquet"
+    pl.DataFrame({"task_id": ["a", "b", "c"], "reward": [1.0, None, 0.0]}).write_parquet(path)
+    got = read_rows([str(path)])
+    assert (got.facts.ungraded, got.facts.first_ungraded) == (1, f"{path} row 1")
+
+
 def test_bad_parquet_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bad.parquet"
-    pl.DataFrame({"task_id": ["a", "b", "c"], "reward": [1.0, None, 0.0]}).write_parquet(path)
-    with pytest.raises(InputError, match=r"bad\.parquet: row 1: field 'reward': reward is missing"):
-        read_rows([str(path)])
     pl.DataFrame({"task_id": ["a", "b"], "reward": [1.0, math.inf]}).write_parquet(path)
     with pytest.raises(InputError, match=r"row 1: field 'reward': reward is inf"):
         read_rows([str(path)])

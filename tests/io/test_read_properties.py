@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from read_helpers import frame_of as read_file
 from read_helpers import jsonl
+from whilecli.errors import InputError
 from whilecli.io.read import read_rows
 from whilecli.route.model import CANONICAL_SCHEMA
 
@@ -40,12 +41,14 @@ def expected(rows: list[dict[str, Any]], threshold: float) -> dict[str, list[Any
         model = row.get("model")
         out["task_id"].append(str(row["task_id"]))
         out["reward"].append(reward)
-        out["passed"].append(reward >= threshold)
+        out["passed"].append(reward >= threshold - 1e-9)
         out["truncated"].append(
             row.get("truncated") if any("truncated" in r for r in rows) else None
         )
         out["model"].append(None if model is None else model.split("@")[0])
         out["policy_version"].append(model if model and "@" in model else None)
+        out["graded"].append(True)
+        out["reply"].append("ok")
     return out
 
 
@@ -57,9 +60,13 @@ def test_jsonl_and_parquet_match_the_plain_reading(
     tmp_path: Path, rows: list[dict[str, Any]], threshold: float | None
 ) -> None:
     want = expected(rows, 1.0 if threshold is None else threshold)
+    partial = sum(0 < float(r["reward"]) < 1 - 1e-9 for r in rows)
+    if threshold is None and partial >= 0.1 * len(rows):  # not a pass/fail without a threshold
+        with pytest.raises(InputError, match="strictly between 0 and 1"):
+            read_file(jsonl(tmp_path / "rows.jsonl", rows), pass_threshold=threshold)
+        return
     frame, meta = read_file(jsonl(tmp_path / "rows.jsonl", rows), pass_threshold=threshold)
     assert frame.to_dict(as_series=False) == want
-    partial = sum(0 < float(r["reward"]) < 1 for r in rows)
     assert meta.partial_rows == partial
     table = pl.DataFrame(
         {

@@ -64,17 +64,17 @@ def _inputs(tmp_path: Path) -> dict[str, tuple[list[str], float | None]]:
         ],
     )
     return {
-        "jsonl": ([str(plain)], None),
-        "parquet": ([str(parquet)], None),
-        "gzip": ([str(gz)], None),
-        "directory": ([str(parts)], None),
-        "rewards-dict": ([str(rubric)], None),
+        "jsonl": ([str(plain)], 1.0),  # 0.25 on a third of the rows: a threshold is needed
+        "parquet": ([str(parquet)], 1.0),
+        "gzip": ([str(gz)], 1.0),
+        "directory": ([str(parts)], 1.0),
+        "rewards-dict": ([str(rubric)], 1.0),
         "prime-rft": ([str(PRIME)], None),
         "vf-eval": ([str(WORDLE_41)], 1.0),
         "vf-eval-dir": ([str(WORDLE)], 1.0),
         "gsm8k-dir": ([str(GSM8K)], None),
         "lm-eval": ([str(LMEVAL)], None),
-        "two-files": ([str(plain), str(PRIME)], None),
+        "two-files": ([str(plain), str(PRIME)], 1.0),
     }
 
 
@@ -117,7 +117,7 @@ def test_the_table_reads_what_the_route_reads(tmp_path: Path, name: str) -> None
 
 def test_extra_columns_sit_beside_their_rows(tmp_path: Path) -> None:
     plain = _jsonl(tmp_path / "plain.jsonl", ROWS)
-    table = read_table([str(plain)])
+    table = read_table([str(plain)], pass_threshold=1.0)
     assert table.canonical["task_id"].to_list() == ["7", "7", "8", "p"]
     assert table.frame["factor"].to_list() == [0.5, None, 0.9, 0.1]
     # a Prime RFT row keeps its own columns beside the (step, problem_id) key
@@ -131,12 +131,13 @@ def test_extra_columns_sit_beside_their_rows(tmp_path: Path) -> None:
 def test_errors_name_the_file_and_line_of_a_table_row(tmp_path: Path) -> None:
     a = _jsonl(tmp_path / "a.jsonl", ROWS[:2])  # a blank line after the second row
     b = _jsonl(tmp_path / "b.jsonl", ROWS[:3])
-    table = read_table([str(a), str(b)])
+    table = read_table([str(a), str(b)], pass_threshold=1.0)
     assert str(table.error("bad", row=4, field="factor")) == f"{b}:4: field 'factor': bad"
     assert str(table.error("bad", row=1)) == f"{a}:2: bad"
     parquet = tmp_path / "rows.parquet"
     pl.DataFrame(ROWS[:3]).write_parquet(parquet)
-    assert str(read_table([str(parquet)]).error("bad", row=2)) == f"{parquet}: row 2: bad"
+    got = read_table([str(parquet)], pass_threshold=1.0)
+    assert str(got.error("bad", row=2)) == f"{parquet}: row 2: bad"
     memory = frame_table(pl.DataFrame({"task_id": ["a"], "reward": [1.0]}))
     assert str(memory.error("bad", row=0, field="x")) == "row 0: field 'x': bad"
 

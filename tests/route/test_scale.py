@@ -117,7 +117,9 @@ def test_pieces_add_up_to_the_plain_counts(
     with monkeypatch.context() as patch:
         patch.setattr(read_module, "PIECE_ROWS", piece)
         patch.setattr(pool_module, "PENDING_ROWS", piece // 2)
-        got = read_rows([str(folder)], aggregate=pool_module.Counts())
+        got = read_rows(
+            [str(folder)], aggregate=pool_module.Counts(), pass_threshold=1.0
+        )  # 0.5 on many rows: not a pass without a threshold
         assert isinstance(got, StreamedRows)
         heights = [p.select(pl.len()).collect().item() for p in got.pieces]
         assert sum(heights) == len(rows)
@@ -206,10 +208,10 @@ def test_no_row_level_frame_is_collected(
 
 
 def test_bad_row_in_a_later_shard_is_named(tmp_path: Path) -> None:
-    """An aggregate finds the NaN; a filter on the row index names its file and row."""
+    """An aggregate finds the infinity; a filter on the row index names its file and row."""
     good = pl.DataFrame({"task_id": ["a", "b"] * 5, "reward": [1.0, 0.0] * 5})
     bad = good.with_columns(
-        reward=pl.when(pl.int_range(pl.len()) == 7).then(float("nan")).otherwise(pl.col("reward"))
+        reward=pl.when(pl.int_range(pl.len()) == 7).then(float("inf")).otherwise(pl.col("reward"))
     )
     (tmp_path / "rows").mkdir()
     good.write_parquet(tmp_path / "rows" / "a.parquet")
@@ -218,7 +220,7 @@ def test_bad_row_in_a_later_shard_is_named(tmp_path: Path) -> None:
         read_rows([str(tmp_path / "rows")])
     text = str(err.value)
     assert str(tmp_path / "rows" / "b.parquet") in text
-    assert "row 7" in text and "reward" in text and "nan" in text.lower()
+    assert "row 7" in text and "reward" in text and "inf" in text.lower()
 
 
 def test_reading_a_small_jsonl_does_not_import_pyarrow(tmp_path: Path) -> None:

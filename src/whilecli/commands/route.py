@@ -18,6 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
 import typer
 
 from whilecli import jsonout
@@ -34,6 +35,7 @@ from whilecli.commands._common import (
     user_errors,
 )
 from whilecli.errors import UsageError
+from whilecli.io.aliases import MISSING_CHOICES
 
 if TYPE_CHECKING:
     from whilecli.route.model import Route
@@ -85,6 +87,14 @@ PASS_THRESHOLD = typer.Option(
     help="A row passes when reward >= F.",
     callback=early(check_finite_threshold),
     show_default="1.0",
+    rich_help_panel="Inputs",
+)
+MISSING = typer.Option(
+    "skip",
+    "--missing",
+    metavar="skip|fail",
+    click_type=click.Choice(MISSING_CHOICES),
+    help="An ungraded row (no grade, or NaN) is left out of every rate (skip) or fails (fail).",
     rich_help_panel="Inputs",
 )
 MAPPING = typer.Option(
@@ -261,6 +271,7 @@ def route_rows(
     pass_threshold: float | None,
     input_format: str | None,
     overrides: dict[str, Any],
+    missing: str = "skip",
     summary: bool | None = None,
     pool: bool = False,
     by: str | None = None,
@@ -277,6 +288,7 @@ def route_rows(
         teacher=teacher or None,
         mapping=parse_map(mapping or []),
         pass_threshold=pass_threshold,
+        missing=missing,
         input_format=input_format,
         stdin=io.BytesIO(stdin_data) if stdin_data is not None else None,
         summary=summary,
@@ -293,6 +305,7 @@ def route_command(
     model: str | None = MODEL,
     size_b: float | None = SIZE_B,
     pass_threshold: float | None = PASS_THRESHOLD,
+    missing: str = MISSING,
     mapping: list[str] | None = MAPPING,
     step: int | None = STEP,
     input_format: str | None = INPUT_FORMAT,
@@ -349,6 +362,7 @@ def route_command(
         teacher=teacher,
         mapping=mapping,
         pass_threshold=pass_threshold,
+        missing=missing,
         input_format=input_format,
         overrides=overrides,
         summary=summary or None,

@@ -61,6 +61,16 @@ MODEL_ALIASES: tuple[str, ...] = (
     "response.model",
 )
 
+#: The policy version that wrote the row, where no ``model@version`` says it: a string or an
+#: integer (a trainer's step). First match wins.
+VERSION_ALIASES: tuple[str, ...] = ("policy_version", "step", "checkpoint_step")
+#: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.
+MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
+#: Where a harness records an error in place of the reply (any value but null is an error).
+ERROR_ALIASES: tuple[str, ...] = ("error",)
+#: Stop / finish reasons: the value ``error`` records an error, not a reply.
+REASON_ALIASES: tuple[str, ...] = ("finish_reason", "stop_reason")
+
 
 #: Truncation: (path, values that mean "cut off"); ``None`` = a boolean flag.
 TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (

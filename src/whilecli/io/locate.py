@@ -33,9 +33,18 @@ def problems() -> pl.Expr:
     )
 
 
-def locate(frame: pl.DataFrame, plan: Plan, source: Source) -> None:
-    """Raise on the first row with a missing task id or a missing or non-finite reward."""
-    bad = frame.filter(problems()).head(1)
+def unreadable() -> pl.Expr:
+    """What no reading takes: no task id, or an infinite reward (a null or NaN reward is an
+    ungraded row, which :mod:`whilecli.io.facts` counts)."""
+    return pl.col("task_id").is_null() | pl.col("reward").is_infinite().fill_null(False)
+
+
+def locate(
+    frame: pl.DataFrame, plan: Plan, source: Source, bad_rows: pl.Expr | None = None
+) -> None:
+    """Raise on the first row with a missing task id or a missing or non-finite reward (or
+    the first of ``bad_rows``)."""
+    bad = frame.filter(problems() if bad_rows is None else bad_rows).head(1)
     if bad.height == 0:
         return
     row = bad.row(0, named=True)

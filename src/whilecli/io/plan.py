@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import COMPLETION_ALIASES
+from whilecli.io import facts
+from whilecli.io.aliases import COMPLETION_ALIASES, ERROR_ALIASES, REASON_ALIASES, VERSION_ALIASES
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.shape import (
     LOGPROB_ALIASES,
@@ -87,6 +88,16 @@ class Plan:
     prompt: pl.Expr | None = None
     slice: pl.Expr | None = None  # the --by column's value, as text
     explode: bool = False  # --map reward=PATH[]...: one row per element of the list
+    #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
+    reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
+    #: The completion's draw key (:func:`whilecli.io.facts.draw_key`); None: no completion.
+    draw: pl.Expr | None = None
+    #: A cheap key of the prompt text (ids are checked against prompts); None: no prompt, or
+    #: the task id is the prompt's hash already.
+    prompt_key: pl.Expr | None = None
+    #: The task id keyed by the prompt, and the id column it would set aside (per-row ids).
+    by_prompt: tuple[pl.Expr, str] | None = None
+    prompt_field: str | None = None  # where the prompt text was read
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
@@ -219,9 +230,22 @@ def build_plan(
     notes.extend(source.notes)
     completion = next((a for a in COMPLETION_ALIASES if shape.has(a)), None)
     prompt_alias = next((a for a in PROMPT_ALIASES if shape.has(a)), None)
-    prompt = None
+    prompt = prompt_key = None
+    by_prompt: tuple[pl.Expr, str] | None = None
     if prompt_alias is not None and "hash" not in sources.get("task_id", ""):
         prompt = _hashed(leaves.text(prompt_alias), prompt_only=prompt_alias == "messages")
+        # the messages hold the reply too: only the python hash keeps the turns before it
+        prompt_key = (prompt if prompt_alias == "messages" else leaves.text(prompt_alias)).hash(
+            seed=0
+        )
+        if "task_id" not in mapping and fields.get("task_id") is not None:
+            by_prompt = (prompt, fields["task_id"])
+    completion_text = None if completion is None else leaves.text(completion)
+    reply = facts.reply_state(
+        _present(shape, leaves, ERROR_ALIASES),
+        _reason(shape, leaves),
+        completion_text,
+    )
     slice_expr = None
     if by is not None and by != "source":
         if not shape.has(by):
@@ -252,7 +276,38 @@ def build_plan(
         prompt=prompt,
         slice=slice_expr,
         explode="[]" in mapping.get("reward", ""),
+        reply=reply,
+        draw=None if completion_text is None else facts.draw_key(completion_text),
+        prompt_key=prompt_key,
+        by_prompt=by_prompt,
+        prompt_field=prompt_alias,
     )
+
+
+def _present(shape: Shape, leaves: Leaves, aliases: tuple[str, ...]) -> pl.Expr | None:
+    """Something at the first alias the rows carry (an object: at its first field), or None."""
+    for alias in aliases:
+        kinds = shape.kinds_at(alias) - {"null"}
+        if not kinds:
+            continue
+        if kinds <= SCALAR:
+            text = leaves.text(alias)
+            return pl.when(text.str.strip_chars() != "").then(text)
+        node = shape.get((alias,))
+        if node is not None and "dict" in kinds and node.children:
+            child = "message" if "message" in node.children else next(iter(node.children))
+            if shape.kinds_at(f"{alias}.{child}") - {"null"} <= SCALAR:
+                return leaves.text(f"{alias}.{child}")
+        return None
+    return None
+
+
+def _reason(shape: Shape, leaves: Leaves) -> pl.Expr | None:
+    """The first stop/finish reason the rows carry as text, or None."""
+    for alias in REASON_ALIASES:
+        if shape.kinds_at(alias) - {"null"} == {"string"}:
+            return leaves.expr(alias, pl.String)
+    return None
 
 
 def _generated(text: pl.Expr) -> pl.Expr:
@@ -478,6 +533,22 @@ def _truncation(
     return pl.lit(None, dtype=pl.Boolean)
 
 
+def _version_alias(shape: Shape) -> str | None:
+    """The first version column holding strings or whole numbers (a step) only."""
+    for alias in VERSION_ALIASES:
+        kinds = shape.kinds_at(alias) - {"null"}
+        if kinds and (kinds == {"string"} or kinds <= NUMBER):
+            return alias
+    return None
+
+
+def _version_dtype(shape: Shape, alias: str) -> type[pl.DataType]:
+    kinds = shape.kinds_at(alias) - {"null"}
+    if kinds == {"string"}:
+        return pl.String
+    return pl.Int64 if kinds == {"int"} else pl.Float64
+
+
 def _trace_truncation(shape: Shape, leaves: Leaves) -> pl.Expr:
     """verifiers v1 ``Trace.is_truncated``: a framework limit, or the last error-free call
     finished for length."""
@@ -535,9 +606,9 @@ def _model(
     if version_col is not None:
         version = leaves.expr(version_col, pl.String)
         sources["policy_version"] = f"{version_col} (--map)"
-    elif "string" in shape.kinds_at("policy_version"):
-        version = leaves.expr("policy_version", pl.String)
-        sources["policy_version"] = "policy_version"
+    elif (alias := _version_alias(shape)) is not None:
+        version = facts.version_text(leaves.expr(alias, _version_dtype(shape, alias)))
+        sources["policy_version"] = alias
     elif sources["model"] == "not recorded":
         sources["policy_version"] = "not recorded"
     else:

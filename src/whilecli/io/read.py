@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
+from whilecli.io import facts
 from whilecli.io import judge as judges
 from whilecli.io.aliases import parse_field_map
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
@@ -42,14 +43,15 @@ from whilecli.io.locate import (
     binary_columns_parquet,
     binary_columns_sample,
     locate,
-    problems,
     refuse_unbounded,
+    unreadable,
 )
 from whilecli.io.plan import FORMATS, Plan, build_plan
 from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
     Source,
+    Where,
     expand_paths,
     iter_lines,
     parse_line,
@@ -59,7 +61,7 @@ from whilecli.io.sources import (
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
-READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c != "passed"]
+READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c not in ("passed", "graded")]
 
 
 def parse_map(items: Sequence[str]) -> dict[str, str]:
@@ -75,6 +77,9 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     "__vals": pl.Boolean(),
     "__slice": pl.String(),
     JUDGE_COLUMN: pl.String(),
+    facts.GRADED: pl.Boolean(),
+    facts.DRAW: pl.UInt64(),
+    facts.PROMPT: pl.UInt64(),
 }
 
 
@@ -121,6 +126,9 @@ class _Part:
     pieces: list[tuple[pl.LazyFrame, int]]  # the frame cut into (row range, rows) pieces
     tables: list[list[pl.DataFrame]] = field(default_factory=list)  # each piece's counts
     raw: pl.LazyFrame | None = None  # the file as scanned, before narrowing (pooling checks)
+    #: Per task: rows, prompt keys, draw keys (:func:`whilecli.io.facts.task_facts`).
+    task_table: pl.DataFrame | None = None
+    facts: facts.Facts = field(default_factory=facts.Facts)
 
 
 def read_rows(
@@ -133,6 +141,7 @@ def read_rows(
     pool: bool = False,
     by: str | None = None,
     aggregate: Aggregate | None = None,
+    missing: str = "skip",
 ) -> Rows:
     """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`.
 
@@ -142,7 +151,10 @@ def read_rows(
     ``by`` (a column) adds its value, as text, as a ``slice`` column after the canonical ones.
     ``aggregate`` (e.g. the route's per-task counts) is computed in the same streaming pass
     that validates the rows, and handed back on the result.
+    ``missing`` (``skip`` or ``fail``): whether ungraded rows are left out or fail.
     """
+    if missing not in facts.MISSING_CHOICES:
+        raise UsageError(f"--missing {missing!r}: one of {', '.join(facts.MISSING_CHOICES)}")
     if input_format is not None and input_format not in FORMATS:
         raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
     if pass_threshold is not None and not math.isfinite(pass_threshold):
@@ -156,7 +168,7 @@ def read_rows(
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     parts: list[_Part] = []
     for index, source in enumerate(sources):
-        run = _Pass(threshold, aggregate, by, index << AT_BITS)
+        run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
         part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
@@ -176,25 +188,43 @@ def read_rows(
     if pass_threshold is None:
         for part in parts:
             if part.plan.passed is None:  # --map passed=COLUMN defines pass/fail itself
+                field_name = part.plan.fields.get("reward", "reward")
                 refuse_unbounded(
                     part.stats["lo"],
                     part.stats["hi"],
                     part.binary_hint,
                     part.source.name,
-                    part.plan.fields.get("reward", "reward"),
+                    field_name,
                 )
+                graded_rows = int(part.stats["f_graded"] or 0)
+                if int(part.stats["partial"] or 0) >= facts.PARTIAL_SHARE * graded_rows:
+                    facts.refuse_partial(
+                        int(part.stats["partial"]),
+                        graded_rows,
+                        part.binary_hint(),
+                        part.source.name,
+                        field_name,
+                    )
+    for part in parts:  # one id, two prompts: after the grades, which say more
+        if part.task_table is not None:
+            task = facts.conflicting_id(part.task_table)
+            if task is not None:
+                _refuse_two_prompts(part, task)
     versioned = any(p.stats["versioned"] for p in parts)
+    found = facts.Facts(missing=missing)
+    for part in parts:
+        found.add(part.facts)
 
     def canonical(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
-        if versioned:
-            frame = frame.with_columns(_split_model())
-        frame = frame.with_columns(passed=_passed(threshold))
+        frame = frame.filter(facts.kept(missing))
+        frame = frame.with_columns(_split_model() if versioned else _named_model())
+        frame = frame.with_columns(passed=_passed(threshold), graded=pl.col(facts.GRADED))
         if by is not None:
             return frame.select(*CANONICAL_SCHEMA, pl.col("__slice").alias("slice"))
         return frame.select(*CANONICAL_SCHEMA)
 
-    height = sum(int(p.stats["rows"]) for p in parts)
+    height = found.counted
     partial = sum(int(p.stats["partial"] or 0) for p in parts)
     for part in parts:
         notes.extend(f"{part.source.name}: {n}" if len(parts) > 1 else n for n in part.plan.notes)
@@ -215,9 +245,11 @@ def read_rows(
         has_logprobs=any(bool(p.stats["lp"]) for p in parts),
         has_values=any(bool(p.stats["vals"]) for p in parts),
         notes=notes,
+        facts=found,
+        prompts=_prompts(parts),
         pieces=[canonical(group) for group in _packed([q for p in parts for q in p.pieces])],
         aggregate=aggregate,
-        writers=_split_model() if versioned else None,
+        writers=_split_model() if versioned else _named_model(),
         counted_frame=frame,
         located=list(sources),
         judge=judges.combined(p.judge for p in parts),
@@ -233,10 +265,25 @@ class _Pass:
     aggregate: Aggregate | None = None
     by: str | None = None
     at: int = 0  # this source's position base (its index << AT_BITS)
+    missing: str = "skip"  # --missing: ungraded rows left out (skip) or failed (fail)
+    explicit: bool = False  # the pass threshold was given
+    rekey: bool = False  # key tasks by the prompt (the id column is one per row)
 
 
 def _passed(threshold: float) -> pl.Expr:
-    return pl.col("__passed").fill_null(pl.col("reward") >= threshold)
+    return facts.passed_column(threshold)
+
+
+def _prompts(parts: list[_Part]) -> pl.DataFrame | None:
+    """Per task id, its prompt key, from every file whose rows carry both."""
+    tables = [
+        p.task_table.select("task_id", pl.col("p_lo").alias("prompt"))
+        for p in parts
+        if p.task_table is not None and "p_lo" in p.task_table.columns
+    ]
+    if not tables:
+        return None
+    return pl.concat(tables).group_by("task_id").agg(pl.col("prompt").min()).sort("task_id")
 
 
 def _packed(pieces: list[tuple[pl.LazyFrame, int]]) -> list[list[pl.LazyFrame]]:
@@ -252,9 +299,15 @@ def _packed(pieces: list[tuple[pl.LazyFrame, int]]) -> list[list[pl.LazyFrame]]:
     return groups
 
 
+def _named_model() -> list[pl.Expr]:
+    """``model`` as the model it names (:func:`whilecli.io.facts.model_name`)."""
+    return [facts.model_name(pl.col("model")).alias("model")]
+
+
 def _split_model() -> list[pl.Expr]:
-    """``model`` "M@v" → "M"; ``policy_version`` keeps "M@v" where no column records one."""
-    raw = pl.col("model")
+    """``model`` "M@v" → "M" (named as :func:`_named_model` does); ``policy_version`` keeps
+    "M@v" where no column records one."""
+    raw = facts.model_name(pl.col("model"))
     versioned = raw.str.contains("@", literal=True)
     return [
         pl.when(versioned)
@@ -295,6 +348,7 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
             if plan.policy_version is not None
             else pl.lit(None, dtype=pl.String)
         ).alias("policy_version"),
+        plan.reply.alias("reply"),
         (plan.passed if plan.passed is not None else pl.lit(None, dtype=pl.Boolean)).alias(
             "__passed"
         ),
@@ -302,6 +356,11 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (plan.has_values if plan.has_values is not None else pl.lit(False)).alias("__vals"),
         (plan.slice if plan.slice is not None else pl.lit(None, dtype=pl.String)).alias("__slice"),
         judge.alias(JUDGE_COLUMN),
+        facts.graded(plan.reward, plan.passed).alias(facts.GRADED),
+        (plan.draw if plan.draw is not None else pl.lit(None, dtype=pl.UInt64)).alias(facts.DRAW),
+        (plan.prompt_key if plan.prompt_key is not None else pl.lit(None, dtype=pl.UInt64)).alias(
+            facts.PROMPT
+        ),
     ]
     exprs = [
         e if plan.explode and name == "reward" else e.cast(PART_SCHEMA[name])
@@ -326,16 +385,30 @@ def _narrow(
     narrow = lf.select(exprs)
     if plan.explode:  # one rollout per element of the mapped list
         narrow = narrow.explode("reward").with_columns(pl.col("reward").cast(pl.Float64))
+        narrow = narrow.with_columns(facts.graded(pl.col("reward")).alias(facts.GRADED))
     return narrow
 
 
-def _scan(narrow: pl.LazyFrame, run: _Pass) -> tuple[dict[str, Any], list[pl.DataFrame]]:
-    """One streaming pass over a narrow frame: its aggregates (:func:`_stats`) and its
-    per-task and per-writer counts (added to ``run.counts`` by the caller once valid)."""
+def _scan(
+    narrow: pl.LazyFrame, run: _Pass, plan: Plan
+) -> tuple[dict[str, Any], list[pl.DataFrame]]:
+    """One streaming pass over a narrow frame: its aggregates (:func:`_stats`), the per-task
+    and per-writer counts of the rows every rate counts (added to ``run.counts`` by the
+    caller once valid) and, where the rows carry prompts or completions, the per-task facts
+    (:func:`whilecli.io.facts.task_facts`, the table's last entry)."""
     counted = narrow.with_columns(passed=_passed(run.threshold))  # one plan, scanned once
-    queries = run.aggregate.queries(counted) if run.aggregate is not None else []
+    kept = counted.filter(facts.kept(run.missing))
+    queries = run.aggregate.queries(kept) if run.aggregate is not None else []
+    prompt, draw = plan.prompt_key is not None, plan.draw is not None
+    if prompt or draw:
+        queries.append(facts.task_facts(counted, run.missing, prompt, draw))
     stats, *tables = pl.collect_all([_stats(counted), *queries], engine="streaming")
     return stats.row(0, named=True), tables
+
+
+def _has_task_facts(plan: Plan) -> bool:
+    """Whether :func:`_scan` ran the per-task facts (the last of its tables)."""
+    return plan.prompt_key is not None or plan.draw is not None
 
 
 def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
@@ -350,6 +423,13 @@ def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
         "digest": sum(s["digest"] or 0 for s in stats),
         **{k: any(s[k] for s in stats) for k in ("bad", "lp", "vals", "versioned")},
         **{k: sum(s[k] or 0 for s in stats) for k in stats[0] if k.startswith("judge:")},
+        **{
+            k: min((s[k] for s in stats if s[k] is not None), default=None)
+            if k in facts.FIRST_KEYS
+            else sum(s[k] or 0 for s in stats)
+            for k in stats[0]
+            if k.startswith("f_")
+        },
     }
 
 
@@ -360,13 +440,15 @@ def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
     not later in :func:`~whilecli.route.pool.summarize`.
     """
     reward = pl.col("reward")
+    graded = reward.filter(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR))
     return frame.select(
         *judges.rule_counts(),
+        *facts.row_aggregates(AT),
         rows=pl.len(),
-        bad=problems().any(),
-        lo=reward.min(),
-        hi=reward.max(),
-        partial=((reward > 0) & (reward < 1)).sum(),
+        bad=unreadable().any(),
+        lo=graded.min(),
+        hi=graded.max(),
+        partial=facts.partial(graded).sum(),
         lp=pl.col("__lp").any(),
         vals=pl.col("__vals").any(),
         versioned=pl.col("model").str.contains("@", literal=True).any(),
@@ -512,9 +594,127 @@ def refuse_mixed_pool(parts: list[_Part]) -> None:
 def _read_source(
     source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
 ) -> _Part | None:
+    read = _read_parquet if source.kind == "parquet" else _read_jsonl
+    part = read(source, mapping, forced, run)
+    if part is None or part.stats["rows"] == 0:
+        return part
+    table = part.task_table
+    set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
+    if table is not None and set_aside is not None and facts.per_row_ids(table):
+        run.rekey = True  # the ids are per row: read again with tasks keyed by the prompt
+        part = read(source, mapping, forced, run)
+        assert part is not None
+    part.facts = _facts_of(part, run)
+    if run.rekey:
+        part.facts.per_row_ids = set_aside
+    return part
+
+
+def _rekey(plan: Plan, run: _Pass) -> None:
+    """Tasks keyed by the prompt where the id column was found to be one per row."""
+    if run.rekey and plan.by_prompt is not None:
+        expr, column = plan.by_prompt
+        plan.task_id = expr
+        plan.sources["task_id"] = f"hash of prompt text ({column} is one per row)"
+        plan.notes.append(
+            f"{column} holds one id per row while prompts repeat: tasks are keyed by the prompt"
+        )
+
+
+def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
+    """One file's facts from its aggregates, refusing what cannot be routed: most replies
+    errors, no graded row, one task id carrying two prompts."""
+    st, source = part.stats, part.source
+    rows, errors, ungraded = int(st["rows"]), int(st["f_errors"]), int(st["f_ungraded"])
+    first_error = _place(source, st["f_first_error"])
+    facts.refuse_errors(errors, rows, source.name, first_error)
+    if int(st["f_graded"]) == 0:
+        field_name = part.plan.fields.get("reward", "reward")
+        facts.refuse_ungraded(
+            rows, source.name, field_name, **_where(source, st["f_first_ungraded"])
+        )
+    table = part.task_table
+    compared, repeated = facts.draws_found(table) if table is not None else (0, 0)
+    return facts.Facts(
+        rows=rows,
+        counted=rows - errors - (0 if run.missing == "fail" else ungraded),
+        missing=run.missing,
+        ungraded=ungraded,
+        first_ungraded=_place(source, st["f_first_ungraded"]) if ungraded else None,
+        errors=errors,
+        first_error=first_error if errors else None,
+        empty=int(st["f_empty"]),
+        first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
+        partial=int(st["partial"] or 0),
+        compared_tasks=compared,
+        repeated_tasks=repeated,
+        coverage={
+            "truncated": int(st["f_cov_truncated"]),
+            "model": int(st["f_cov_model"]),
+            "policy_version": int(st["f_cov_policy_version"]),
+        },
+    )
+
+
+def _where(source: Source, at: int | None) -> Where:
+    """A row position (:data:`AT`) as an error locates it: a line or a row."""
+    if at is None:
+        return {}
+    place = int(at) & ((1 << AT_BITS) - 1)
     if source.kind == "parquet":
-        return _read_parquet(source, mapping, forced, run)
-    return _read_jsonl(source, mapping, forced, run)
+        return {"row": place}
+    for ordinal, (lineno, _) in enumerate(iter_lines(source), 1):
+        if ordinal == place:
+            return source.where(lineno)
+    return {}
+
+
+def _place(source: Source, at: int | None, named: bool = True) -> str | None:
+    """A row position (:data:`AT`) as words: ``rows.jsonl line 12``, ``rows.parquet row 3``
+    (without the file's name unless ``named``)."""
+    if at is None:
+        return None
+    place = int(at) & ((1 << AT_BITS) - 1)
+    name = f"{source.name} " if named else ""
+    if source.kind == "parquet":
+        return f"{name}row {place}"
+    for ordinal, (lineno, _) in enumerate(iter_lines(source), 1):
+        if ordinal == place:
+            where = source.where(lineno)
+            if "line" in where:
+                return f"{name}line {where['line']}"
+            return f"{name}row {where.get('row')}"
+    return source.name
+
+
+def _refuse_two_prompts(part: _Part, task: str) -> None:
+    """One task id carrying different prompts in one file: refused, naming two rows."""
+    plan, source = part.plan, part.source
+    rows = ""
+    if part.raw is not None and plan.prompt_key is not None:
+        offset = 0 if source.kind == "parquet" else 1
+        lf = part.raw.with_row_index(AT, offset=offset)
+        if plan.row_filter is not None:
+            lf = lf.filter(plan.row_filter.fill_null(False))
+        try:
+            found = (
+                lf.select(pl.col(AT), t=plan.task_id.cast(pl.String), k=plan.prompt_key)
+                .filter(pl.col("t") == task)
+                .unique(subset="k", keep="first", maintain_order=True)
+                .head(2)
+                .collect()
+            )
+            places = [_place(source, int(a), named=False) for a in found[AT]]
+            rows = " (" + " and ".join(p for p in places if p) + ")"
+        except pl.exceptions.PolarsError:
+            rows = ""
+    field_name = plan.fields.get("task_id", "task_id")
+    raise InputError(
+        f"task id {task!r} carries different prompts{rows}: these are not the same task."
+        f" Key tasks by the prompt (--map task_id={plan.prompt_field}) or by another column",
+        file=source.name,
+        field=field_name,
+    )
 
 
 def _read_jsonl(
@@ -543,6 +743,7 @@ def _read_jsonl(
         [n for n, _ in sample],
     )
     judge = judges.rule_expr(shape, leaves)
+    _rekey(plan, run)
     schema = leaves.read_schema()
 
     def hint() -> list[str]:
@@ -554,17 +755,19 @@ def _read_jsonl(
         raw = pl.scan_ndjson(source.polars_source(), schema=schema)
         lf = _narrow(raw, plan, judge, keep_pos=False)
         located = raw.with_row_index(AT, offset=1)  # blank lines are skipped, as iter_lines does
-        stats, tables = _scan(_narrow(located, plan, judge, keep_pos=False, at=run.at), run)
+        stats, tables = _scan(_narrow(located, plan, judge, keep_pos=False, at=run.at), run, plan)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         stats, raw = None, None
     if stats is None or stats["bad"]:
         frame, coerced = _jsonl_by_line(source, plan, judge, schema, run.at)
-        locate(frame, plan, source)
+        locate(frame, plan, source, unreadable())
         lf = frame.drop(POS, AT).lazy()
-        stats, tables = _scan(frame.drop(POS).lazy(), run)
+        stats, tables = _scan(frame.drop(POS).lazy(), run, plan)
         raw = coerced.lazy()  # the plan's leaves, as the exact reader coerced them
     scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
+    task_table = tables.pop() if _has_task_facts(plan) else None
     part = _Part(source, plan, lf, stats, scan, hint, [(lf, int(stats["rows"]))], [tables])
+    part.task_table = task_table
     part.raw = raw
     return part
 
@@ -618,6 +821,7 @@ def _read_parquet(
         leaves = Leaves(schema)
         try:
             plan = build_plan(shape, source, leaves, mapping, forced, first, (), run.by)
+            _rekey(plan, run)
         except BadValue as err:
             top = err.path.split(".")[0].split("[")[0]
             at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
@@ -626,13 +830,17 @@ def _read_parquet(
         ranges = _row_ranges(lf)
         pieces = [_narrow(piece, plan, judge, keep_pos=False) for piece, _ in ranges]
         scans = [
-            _scan(_narrow(piece.with_row_index(AT, offset=start), plan, judge, False, run.at), run)
+            _scan(
+                _narrow(piece.with_row_index(AT, offset=start), plan, judge, False, run.at),
+                run,
+                plan,
+            )
             for piece, start in ranges
         ]
         stats = _combined([s for s, _ in scans])
         if stats["bad"]:
             located = _narrow(lf.with_row_index(POS), plan, judge, keep_pos=True)
-            locate(located.filter(problems()).head(1).collect(), plan, source)
+            locate(located.filter(unreadable()).head(1).collect(), plan, source, unreadable())
     except pl.exceptions.PolarsError as err:
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
 
@@ -642,7 +850,10 @@ def _read_parquet(
     frame = _narrow(lf, plan, judge, keep_pos=False)
     sized = [(piece, int(s["rows"])) for piece, (s, _) in zip(pieces, scans, strict=True)]
     scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
+    task_tables = [t.pop() for _, t in scans] if _has_task_facts(plan) else []
     part = _Part(source, plan, frame, stats, scan, hint, sized, [t for _, t in scans])
+    if task_tables:
+        part.task_table = facts.merge_task_facts(task_tables)
     part.raw = lf
     return part
 

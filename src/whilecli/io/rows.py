@@ -11,6 +11,7 @@ import polars as pl
 
 if TYPE_CHECKING:
     from whilecli.io.judge import JudgeScan
+from whilecli.io.facts import Facts
 
 #: Columns of the canonical row frame, in order, with their polars types.
 #: ``truncated`` is null where the input records no truncation (unknown, never false).
@@ -23,6 +24,8 @@ CANONICAL_SCHEMA: dict[str, pl.DataType] = {
     "truncated": pl.Boolean(),
     "model": pl.String(),
     "policy_version": pl.String(),
+    "graded": pl.Boolean(),  # false: no grade (null, NaN, absent), kept by --missing fail
+    "reply": pl.String(),  # "ok" or "empty"; error replies are left out of the frame
 }
 
 
@@ -48,7 +51,9 @@ class Rows:
     """Graded rows read from one or more inputs, in the canonical schema.
 
     ``frame`` is lazy; collecting it yields exactly :data:`CANONICAL_SCHEMA`. Reading has
-    already validated it: every ``task_id`` and ``reward`` is present, every reward finite.
+    already validated it: every ``task_id`` is present, every reward finite or missing. It
+    holds the rows every rate counts: harness errors and ungraded rows are left out (under
+    ``--missing fail`` ungraded rows stay, as failures) and counted in ``facts``.
     """
 
     frame: pl.LazyFrame
@@ -67,3 +72,9 @@ class Rows:
     #: Who grades (:mod:`whilecli.io.judge`), decided by the read; None: not known (a
     #: summary that recorded no count).
     judge: JudgeScan | None = None
+    #: What reading found each row to mean: counts left out, first rows, coverage.
+    facts: Facts = field(default_factory=Facts)
+    #: Per task id, a key of its prompt (``task_id``, ``prompt``), where the rows carry both:
+    #: a task shared with other rows (a teacher, the other dump of ``diff``) whose prompt key
+    #: differs is not the same task. None: no prompts read.
+    prompts: pl.DataFrame | None = None

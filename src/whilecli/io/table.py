@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
+from whilecli.io import facts
 from whilecli.io.locate import (
     POS,
     binary_columns_parquet,
@@ -246,8 +247,10 @@ def read_sources(
     canonical = pl.concat([p.canonical for p in parts], how="vertical")
     if canonical.get_column("model").str.contains("@", literal=True).any():
         canonical = canonical.with_columns(_split_model())
-    passed = pl.col("__passed").fill_null(pl.col("reward") >= threshold)
-    canonical = canonical.with_columns(passed=passed).select(*CANONICAL_SCHEMA)
+    passed = pl.col("__passed").fill_null(facts.passed(pl.col("reward"), threshold))
+    canonical = canonical.with_columns(
+        passed=passed, graded=pl.lit(True), reply=pl.lit(facts.OK)
+    ).select(*CANONICAL_SCHEMA)
     try:
         frame = pl.concat([p.frame for p in parts], how="diagonal_relaxed")
     except pl.exceptions.PolarsError:
@@ -709,7 +712,7 @@ def _canonical(part: _Part) -> Canonical:
     for name in part.absent:
         frame = frame.with_columns(pl.lit(None, dtype=frame.schema[name]).alias(name))
     return Canonical(
-        frame=frame.select(c for c in CANONICAL_SCHEMA if c != "passed"),
+        frame=frame.select(c for c in CANONICAL_SCHEMA if c not in ("passed", "graded", "reply")),
         columns=dict(part.plan.sources),
         fields=dict(part.plan.fields),
         absent=frozenset(part.absent),

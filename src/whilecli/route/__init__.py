@@ -143,6 +143,7 @@ def run_route(
     pass_threshold: float | None = None,
     input_format: str | None = None,
     options: RouteOptions | None = None,
+    missing: str = "skip",
     stdin: BinaryIO | None = None,
     summary: bool | None = None,
     pool: bool = False,
@@ -158,6 +159,7 @@ def run_route(
     ``paths`` (files, directories, globs, ``-`` for ``stdin``) are the rows of the model to
     train; ``teacher`` the teacher's rows on the same tasks, read with the same ``mapping``,
     ``pass_threshold`` and ``input_format`` and summarized into ``options.teacher``.
+    ``missing`` (``skip`` / ``fail``): ungraded rows are left out of every rate, or fail.
     ``option_overrides`` replace fields of ``options`` (default :class:`RouteOptions`), e.g.
     ``run_route("rows.parquet", model="Qwen/Qwen3-0.6B", strict=True)``.
 
@@ -188,6 +190,7 @@ def run_route(
     read_args: dict[str, Any] = {
         "mapping": mapping,
         "pass_threshold": pass_threshold,
+        "missing": missing,
         "input_format": input_format,
         "stdin": stdin,
         "pool": pool,

@@ -397,9 +397,26 @@ def _grader(scan: Any) -> str:
     return "judge" if scan.judged else "program"
 
 
+def _band_measured(band: CheckResult, pool: Pool) -> CheckResult:
+    """Most grouped tasks repeating one draw (greedy decoding, a cache): the band is not
+    measured, whatever the counts say."""
+    found = pool.source.facts
+    if not found.repeated or band.status == Status.NOT_REACHED:
+        return band
+    band.status, band.decides = Status.UNKNOWN, None
+    band.why = (
+        f"{found.repeated_tasks} of {found.compared_tasks} grouped tasks repeat one draw"
+        " (identical completions): the band is not measured; sample at temperature > 0"
+    )
+    band.measured["repeated_tasks"] = found.repeated_tasks
+    return band
+
+
 def _inputs(pool: Pool, options: RouteOptions) -> dict[str, Any]:
     src = pool.source
     out: dict[str, Any] = {"paths": list(src.paths), "format": src.format, "sources": src.sources}
+    if src.facts.found():
+        out["facts"] = src.facts.to_dict()
     if options.teacher is not None:
         t = options.teacher.source
         out["teacher"] = {"paths": list(t.paths), "format": t.format, "sources": t.sources}
@@ -480,7 +497,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     found = {
         "truncated_passes": checks.truncated_passes(pool, options),
         "rollouts_per_task": checks.rollouts_per_task(pool, options),
-        "band": checks.band(pool, options),
+        "band": _band_measured(checks.band(pool, options), pool),
         "teacher": checks.teacher(pool, options),
     }
     found["tokenizer"] = checks.tokenizer(
@@ -510,7 +527,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         tok.measured.get("student_vocab"),
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
-    warnings: list[str] = []
+    warnings: list[str] = pool.source.facts.warnings()  # what the rows mean comes first
     for check in ordered:
         warnings.extend(w for w in check.warnings if w not in warnings)
     notes = list(pool.source.notes)

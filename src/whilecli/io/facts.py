@@ -1,0 +1,416 @@
+"""What a row means, decided once (DESIGN section 1): the row facts every command inherits.
+
+Each fact is a polars expression over a file's narrow frame (see :mod:`whilecli.io.read`)
+or an aggregation of those expressions, so reading computes all of them in the one
+streaming pass it makes over each file:
+
+- ``passed``: reward ≥ threshold − :data:`PASS_TOLERANCE` (a rubric sum of
+  0.9999999999999999 is a pass); the same rule in every command.
+- ``graded``: the grade is present and not NaN. An ungraded row among graded ones is left
+  out of every rate and counted (``--missing fail``: counted as a failure instead); a file
+  with no graded row is refused.
+- ``reply``: ``ok`` / ``empty`` / ``error``. ``error``: the harness recorded an error instead
+  of a reply (a non-null ``error`` field, a stop/finish reason ``error``, or a completion
+  that is a harness error message: HTTP 429/5xx, rate limit, timeout, connection error,
+  context length exceeded). Error rows are left out of every rate and counted; a file whose
+  replies are errors half the time or more is refused. ``empty`` is the model's reply.
+- partial credit: graded rows strictly between 0 and a pass at 1.0. Under
+  :data:`PARTIAL_SHARE` of the graded rows, threshold 1.0 applies and they are counted;
+  more, without an explicit threshold, is refused.
+- ``model``: a local path names its model (``…/models--Org--Name/snapshots/<sha>`` is
+  ``Org/Name``, ``/models/Name/`` is ``Name``); ``version``: ``model@v``, or an integer or
+  string ``policy_version`` / ``step`` / ``checkpoint_step``.
+- task ids against prompts: one id carrying two prompts in one file is refused; ids that
+  are one per row while prompts repeat are set aside and tasks keyed by the prompt.
+- identical draws: a grouped task whose completions are all the same bytes (after trimming
+  whitespace) is one draw repeated; :attr:`Facts.repeated_share` says how many.
+
+:class:`Facts` carries the counts (with the first row of each kind) and the coverage of the
+optional fields; :attr:`whilecli.io.rows.Rows.facts` holds it for every consumer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import polars as pl
+
+from whilecli.errors import InputError
+from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
+
+#: Rounding forgiven below a pass threshold: reward ≥ threshold − 1e-9 passes.
+PASS_TOLERANCE = 1e-9
+#: Graded rows with partial credit (strictly between 0 and 1) tolerated under threshold 1.0.
+PARTIAL_SHARE = 0.10
+#: Error replies at this share of a file's rows or more: the harness failed, refused.
+ERROR_SHARE = 0.5
+#: Grouped tasks whose draws are one draw repeated, past this share: the band is unmeasured.
+REPEAT_SHARE = 0.5
+#: A completion longer than this is the model's text, never a harness error message.
+ERROR_TEXT_MAX = 600
+#: Reply states, in the canonical frame's ``reply`` column.
+OK, EMPTY, ERROR = "ok", "empty", "error"
+#: Stop or finish reasons that record an error, not a reply.
+ERROR_REASONS = ("error",)
+
+#: What a harness writes in place of a reply. A completion is an error message when it starts
+#: as one (``Error …``, ``RateLimitError: …``, ``HTTP 503 …``) and names a failure, or is one
+#: of the messages client libraries raise, whole.
+_FAILURE = (
+    r"(?:\b(?:http|status|status code|error code|error)\W{0,3}(?:429|5\d\d)\b"
+    r"|rate[ _-]?limit|too many requests|time[ _-]?d?[ _-]?out\b|timeout"
+    r"|connection (?:error|refused|reset|aborted|closed)|connecterror|apiconnectionerror"
+    r"|context[ _]length[ _]exceeded|maximum context length"
+    r"|internal server error|bad gateway|service unavailable|overloaded)"
+)
+_MARKER = (
+    r"(?:\[?error\]?|exception|traceback|http|status|request failed|api error"
+    r"|[a-z_.]*(?:error|exception)\b)"
+)
+_WHOLE = (
+    r"(?:request timed out\.?|connection error\.?|rate limit(?:ed| exceeded| reached)?\.?"
+    r"|too many requests\.?|internal server error\.?|service unavailable\.?|bad gateway\.?"
+    r"|gateway time-?out\.?)"
+)
+HARNESS_ERROR = rf"(?is)^\s*(?:{_MARKER}.*{_FAILURE}|{_WHOLE}\s*$)"
+
+
+def passed(reward: pl.Expr, threshold: float) -> pl.Expr:
+    """The pass rule: reward ≥ threshold − :data:`PASS_TOLERANCE`."""
+    return reward >= threshold - PASS_TOLERANCE
+
+
+def graded(reward: pl.Expr, mapped_passed: pl.Expr | None = None) -> pl.Expr:
+    """True where the row carries a grade: a reward that is neither null nor NaN (or, with
+    ``--map passed=COLUMN``, a pass/fail value)."""
+    has = reward.is_not_null() & ~reward.is_nan().fill_null(True)
+    if mapped_passed is not None:
+        has = has | mapped_passed.is_not_null()
+    return has.fill_null(False)
+
+
+def partial(reward: pl.Expr) -> pl.Expr:
+    """A graded reward strictly between 0 and a pass at 1.0: partial credit."""
+    return (reward > 0) & (reward < 1.0 - PASS_TOLERANCE)
+
+
+def error_message(text: pl.Expr) -> pl.Expr:
+    """True where a completion is a harness error message (see :data:`HARNESS_ERROR`)."""
+    short = text.str.len_bytes() <= ERROR_TEXT_MAX
+    return (short & text.str.contains(HARNESS_ERROR)).fill_null(False)
+
+
+def reply_state(
+    error: pl.Expr | None, reason: pl.Expr | None, completion: pl.Expr | None
+) -> pl.Expr:
+    """``ok`` / ``empty`` / ``error`` per row. ``error``: the row's error field holds something,
+    its stop/finish reason is ``error``, or its completion is a harness error message;
+    ``empty``: the completion is empty (nothing generated); else ``ok`` (and ``ok`` where the
+    rows carry no completion at all)."""
+    failed = pl.lit(False)
+    if error is not None:
+        failed = failed | error.is_not_null()
+    if reason is not None:
+        failed = failed | reason.str.to_lowercase().is_in(ERROR_REASONS).fill_null(False)
+    if completion is not None:
+        failed = failed | error_message(completion)
+        empty = empty_reply(completion)
+        return (
+            pl.when(failed)
+            .then(pl.lit(ERROR))
+            .when(empty)
+            .then(pl.lit(EMPTY))
+            .otherwise(pl.lit(OK))
+        )
+    return pl.when(failed).then(pl.lit(ERROR)).otherwise(pl.lit(OK))
+
+
+def empty_reply(text: pl.Expr) -> pl.Expr:
+    """True where a completion holds nothing (``""``, ``[]``, ``{}``, ``null``, blanks);
+    null where the row has no completion."""
+    return text.str.strip_chars().is_in(["", "[]", '""', "{}", "null"])
+
+
+def draw_key(text: pl.Expr) -> pl.Expr:
+    """A completion's bytes after trimming whitespace, hashed: equal keys are one draw."""
+    return text.str.strip_chars().hash(seed=0)
+
+
+#: A Hugging Face cache path: ``…/models--Org--Name/snapshots/<sha>`` names ``Org/Name``.
+_HF_CACHE = r"(?:^|/)models--([^/]+?)--([^/]+)"
+#: A local path under a ``models`` folder: ``/models/Name/…`` names ``Name``.
+_MODELS_DIR = r"(?:^|/)models/([^/]+)"
+_PATH_LIKE = r"^(?:/|\./|\.\./|~/|[A-Za-z]:[\\/])"
+
+
+def model_name(raw: pl.Expr) -> pl.Expr:
+    """The model a recorded name or local path names: a Hugging Face cache path is
+    ``Org/Name``, a path under a ``models`` folder the folder's child, any other local path
+    its last part; a plain name as it is."""
+    hf = pl.concat_str([raw.str.extract(_HF_CACHE, 1), pl.lit("/"), raw.str.extract(_HF_CACHE, 2)])
+    trimmed = raw.str.strip_chars_end("/")
+    local = pl.coalesce(trimmed.str.extract(_MODELS_DIR, 1), trimmed.str.extract(r"([^/]+)$", 1))
+    is_path = raw.str.contains(_PATH_LIKE)
+    return pl.when(raw.str.contains(_HF_CACHE)).then(hf).when(is_path).then(local).otherwise(raw)
+
+
+def version_text(value: pl.Expr) -> pl.Expr:
+    """A version column (an integer step or a string) as text; a float step written as
+    ``3.0`` reads as ``3``."""
+    return value.cast(pl.String).str.replace(r"^(-?\d+)\.0*$", "${1}")
+
+
+# --- what reading found ----------------------------------------------------------------
+
+
+@dataclass
+class Facts:
+    """The row facts of one read: what was counted, what was left out, and where.
+
+    Counts are rows unless named otherwise. ``first_*`` name the first such row
+    (``file line N`` / ``file row N``). ``coverage`` is how many rows carry each optional
+    field (``truncated``, ``model``, ``policy_version``, ``completion``).
+    """
+
+    rows: int = 0  # rows read, before any is left out
+    counted: int = 0  # rows every rate counts
+    missing: str = "skip"  # --missing: what an ungraded row counts as
+    ungraded: int = 0
+    first_ungraded: str | None = None
+    errors: int = 0
+    first_error: str | None = None
+    empty: int = 0
+    first_empty: str | None = None
+    partial: int = 0
+    #: Grouped tasks whose completions can be compared, and those whose draws are all one.
+    compared_tasks: int = 0
+    repeated_tasks: int = 0
+    #: The id column set aside because it holds one id per row while prompts repeat.
+    per_row_ids: str | None = None
+    coverage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def repeated_share(self) -> float | None:
+        """The share of compared grouped tasks whose draws are one draw repeated."""
+        return self.repeated_tasks / self.compared_tasks if self.compared_tasks else None
+
+    @property
+    def repeated(self) -> bool:
+        """Most grouped tasks are one draw repeated: the band is not measured."""
+        share = self.repeated_share
+        return share is not None and share > REPEAT_SHARE
+
+    def add(self, other: Facts) -> None:
+        """Add another file's facts (the first rows stay the earliest file's)."""
+        for name in ("rows", "counted", "ungraded", "errors", "empty", "partial"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("compared_tasks", "repeated_tasks"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("first_ungraded", "first_error", "first_empty", "per_row_ids"):
+            if getattr(self, name) is None:
+                setattr(self, name, getattr(other, name))
+        for key, value in other.coverage.items():
+            self.coverage[key] = self.coverage.get(key, 0) + value
+
+    def found(self) -> bool:
+        """Whether reading found anything that changes what the numbers mean (partial credit
+        is reported with the summary's ``partial_rows``)."""
+        counts = (self.ungraded, self.errors, self.empty, self.repeated_tasks)
+        return any(counts) or self.per_row_ids is not None
+
+    def warnings(self) -> list[str]:
+        """What changes what the numbers mean, one line each (DESIGN section 2, "Data quality
+        first")."""
+        out: list[str] = []
+        if self.errors:
+            out.append(
+                f"{self.errors} of {self.rows} rows are harness errors, not replies (first:"
+                f" {self.first_error}): left out of every rate"
+            )
+        if self.ungraded:
+            what = (
+                "counted as failures (--missing fail)"
+                if self.missing == "fail"
+                else "left out of every rate (--missing fail counts them as failures)"
+            )
+            out.append(
+                f"{self.ungraded} of {self.rows} rows are ungraded (no grade, or not a number; first:"
+                f" {self.first_ungraded}): {what}"
+            )
+        if self.repeated:
+            out.append(
+                f"{self.repeated_tasks} of {self.compared_tasks} grouped tasks repeat one draw"
+                " (identical completions): the band is not measured; sample at temperature > 0"
+            )
+        elif self.repeated_tasks:
+            out.append(
+                f"{self.repeated_tasks} of {self.compared_tasks} grouped tasks repeat one draw"
+                " (identical completions)"
+            )
+        if self.per_row_ids is not None:
+            out.append(
+                f"{self.per_row_ids} holds one id per row while prompts repeat: tasks are"
+                " keyed by the prompt"
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["repeated_share"] = self.repeated_share
+        return out
+
+
+def refuse_partial(
+    partial_rows: int, graded_rows: int, hint: list[str], file: str, field: str
+) -> None:
+    """Refuse rewards with partial credit on :data:`PARTIAL_SHARE` of the graded rows or
+    more, when no threshold was given: pass/fail is not defined (exit 2)."""
+    if graded_rows == 0 or partial_rows < PARTIAL_SHARE * graded_rows:
+        return
+    cols = (
+        "binary-looking columns the rows carry: " + ", ".join(hint)
+        if hint
+        else "the rows carry no binary-looking column"
+    )
+    raise InputError(
+        f"{partial_rows} of {graded_rows} graded rows have a reward strictly between 0 and 1"
+        " (a judge's probability or a rubric score), so pass/fail is not defined; "
+        f"{cols}. Pass --pass-threshold T, or --map reward=COLUMN",
+        file=file,
+        field=field,
+    )
+
+
+def refuse_errors(errors: int, rows: int, file: str, first: str | None) -> None:
+    """Refuse a file whose replies are harness errors half the time or more (exit 2)."""
+    if rows and errors >= ERROR_SHARE * rows:
+        where = f" (first: {first})" if first else ""
+        raise InputError(
+            f"most replies are errors: the harness failed, not the model ({errors} of {rows}"
+            f" rows{where})",
+            file=file,
+        )
+
+
+def refuse_ungraded(
+    rows: int, file: str, field: str, line: int | None = None, row: int | None = None
+) -> None:
+    """Refuse a file with no graded row (exit 2), at its first row."""
+    raise InputError(
+        f"no graded row: all {rows} rows have no grade (null, not a number, or absent), this one first;"
+        " pass --map reward=COLUMN",
+        file=file,
+        field=field,
+        line=line,
+        row=row,
+    )
+
+
+# --- the aggregations reading runs ------------------------------------------------------
+
+#: Auxiliary columns of a file's narrow frame that the facts read.
+GRADED, DRAW, PROMPT = "__graded", "__draw", "__prompt"
+#: Stats keys merged across a file's row ranges by ``min`` (first rows), the rest by sum.
+FIRST_KEYS = ("f_first_error", "f_first_ungraded", "f_first_empty")
+
+
+def kept(missing: str) -> pl.Expr:
+    """The rows every rate counts: not a harness error, and graded (``--missing fail``:
+    ungraded rows too, as failures)."""
+    ok = pl.col("reply") != ERROR
+    return ok if missing == "fail" else ok & pl.col(GRADED)
+
+
+def passed_column(threshold: float) -> pl.Expr:
+    """``passed`` of a narrow frame: a mapped pass/fail, else the pass rule; an ungraded row
+    never passes."""
+    rule = pl.col("__passed").fill_null(passed(pl.col("reward"), threshold))
+    return pl.when(pl.col(GRADED)).then(rule).otherwise(pl.lit(False))
+
+
+def row_aggregates(at: str) -> list[pl.Expr]:
+    """One row of counts over a narrow frame (its positions in column ``at``)."""
+    error = pl.col("reply") == ERROR
+    empty = pl.col("reply") == EMPTY
+    grade = pl.col(GRADED) & ~error
+    ungraded = ~pl.col(GRADED) & ~error
+    return [
+        error.sum().alias("f_errors"),
+        ungraded.sum().alias("f_ungraded"),
+        empty.sum().alias("f_empty"),
+        grade.sum().alias("f_graded"),
+        partial(pl.col("reward")).filter(grade).sum().alias("f_partial"),
+        pl.col(at).filter(error).min().alias("f_first_error"),
+        pl.col(at).filter(ungraded).min().alias("f_first_ungraded"),
+        pl.col(at).filter(empty).min().alias("f_first_empty"),
+        pl.col("truncated").count().alias("f_cov_truncated"),
+        pl.col("model").count().alias("f_cov_model"),
+        pl.col("policy_version").count().alias("f_cov_policy_version"),
+        (pl.col("reply") != OK).sum().alias("f_not_ok"),
+    ]
+
+
+def task_facts(
+    frame: pl.LazyFrame, missing: str, with_prompt: bool, with_draw: bool
+) -> pl.LazyFrame:
+    """Per task: its rows, the smallest and largest prompt key (one id with two prompts), and
+    over counted rows the completions' draw keys (one draw repeated)."""
+    count = kept(missing)
+    aggs = [pl.len().cast(pl.Int64).alias("n_all"), count.sum().cast(pl.Int64).alias("k")]
+    if with_prompt:
+        aggs += [pl.col(PROMPT).min().alias("p_lo"), pl.col(PROMPT).max().alias("p_hi")]
+    if with_draw:
+        draw = pl.col(DRAW).filter(count)
+        aggs += [
+            draw.count().cast(pl.Int64).alias("d_n"),
+            draw.min().alias("d_lo"),
+            draw.max().alias("d_hi"),
+        ]
+    return frame.group_by("task_id").agg(aggs)
+
+
+def merge_task_facts(tables: list[pl.DataFrame]) -> pl.DataFrame:
+    """The task facts of consecutive row ranges of one file, as one table."""
+    if len(tables) == 1:
+        return tables[0]
+    merged = pl.concat(tables)
+    aggs = []
+    for name in merged.columns[1:]:
+        c = pl.col(name)
+        aggs.append(
+            c.min() if name.endswith("_lo") else c.max() if name.endswith("_hi") else c.sum()
+        )
+    return merged.group_by("task_id").agg(aggs)
+
+
+def draws_found(table: pl.DataFrame) -> tuple[int, int]:
+    """(grouped tasks whose completions can be compared, those whose draws are all one)."""
+    if "d_n" not in table.columns:
+        return 0, 0
+    compared = (pl.col("k") >= 2) & (pl.col("d_n") == pl.col("k"))
+    out = table.select(
+        compared.sum().alias("c"),
+        (compared & (pl.col("d_lo") == pl.col("d_hi"))).sum().alias("r"),
+    ).row(0)
+    return int(out[0] or 0), int(out[1] or 0)
+
+
+def per_row_ids(table: pl.DataFrame) -> bool:
+    """Every id one row while prompts repeat: the ids are per row, not per task."""
+    if "p_lo" not in table.columns or table.height < 2:
+        return False
+    found = table.select(
+        pl.col("n_all").max().alias("most"),
+        pl.col("p_lo").drop_nulls().n_unique().alias("prompts"),
+        pl.col("p_lo").count().alias("with_prompt"),
+    ).row(0)
+    return found[0] == 1 and found[1] < found[2]
+
+
+def conflicting_id(table: pl.DataFrame) -> str | None:
+    """The first task id (in id order) that carries two different prompts, or None."""
+    if "p_lo" not in table.columns:
+        return None
+    bad = table.filter(pl.col("p_lo") != pl.col("p_hi")).sort("task_id").head(1)
+    return None if bad.height == 0 else str(bad["task_id"][0])

@@ -1,0 +1,219 @@
+"""The row facts (DESIGN section 1) against a plain-Python reading of the same rules.
+
+Generated files mix null and NaN grades, error replies at every share, rewards a hair either
+side of the threshold, model names written as local and Hugging Face cache paths, integer
+versions, per-row ids, ids carrying two prompts and greedy repeats; what ``read_rows``
+counts, leaves out and refuses is compared with :mod:`facts_reference`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from facts_reference import expected, is_harness_error, model_name
+from whilecli.errors import InputError
+from whilecli.io import facts
+from whilecli.io.read import read_rows
+from whilecli.route.pool import summarize
+
+REWARDS = [0.0, 1.0] * 6 + [None, math.nan, 1 - 1e-10, 1 - 1e-8, 0.5, 1e-10]
+ERRORS = [
+    "Error code: 429 - {'error': 'rate limit'}",
+    "Request timed out.",
+    "Connection error.",
+    "openai.RateLimitError: Too Many Requests",
+    "HTTP 503 Service Unavailable",
+    "BadRequestError: This model's maximum context length is 4096 tokens",
+]
+REPLIES = ["the answer is 4", "  same draw ", "same draw", "", "Error", "timeout in my code"]
+MODELS = [
+    "Qwen/Qwen3-0.6B",
+    "/root/.cache/huggingface/hub/models--Qwen--Qwen3-0.6B/snapshots/0123abc",
+    "/models/Llama-3-8B/",
+    "./ckpt/run-1",
+    "org/m@7",
+]
+
+
+@st.composite
+def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    n_tasks = draw(st.integers(1, 6))
+    style = draw(st.sampled_from(["plain", "prompts", "per_row", "conflict"]))
+    error_share = draw(st.sampled_from([0.0, 0.0, 0.0, 0.1, 0.6]))
+    greedy = draw(st.booleans())
+    with_model = draw(st.booleans())
+    with_version = draw(st.booleans())
+    rows: list[dict[str, Any]] = []
+    for t in range(n_tasks):
+        k = draw(st.integers(1, 5))
+        fixed = draw(st.sampled_from(REPLIES[:3]))
+        for _ in range(k):
+            row: dict[str, Any] = {"task_id": f"t{t}", "reward": draw(st.sampled_from(REWARDS))}
+            if style != "plain":
+                row["prompt"] = f"question {t}"
+            reply = fixed if greedy else draw(st.sampled_from(REPLIES * 3 + ERRORS[:1]))
+            if draw(st.floats(0, 1)) < error_share:
+                reply = draw(st.sampled_from(ERRORS))
+            row["completion"] = reply
+            if with_model:
+                row["model"] = draw(st.sampled_from(MODELS))
+            if with_version:
+                row["policy_version"] = draw(st.integers(0, 3))
+            rows.append(row)
+    if style == "per_row":
+        for i, row in enumerate(rows):
+            row["task_id"] = f"uuid-{i}"
+    if style == "conflict" and len(rows) >= 2:
+        rows[-1]["prompt"] = "another question"
+    options = {
+        "threshold": draw(st.sampled_from([None, None, 1.0, 0.5])),
+        "missing": draw(st.sampled_from(["skip", "fail"])),
+        "kind": draw(st.sampled_from(["jsonl", "parquet"])),
+    }
+    return rows, options
+
+
+def _write(tmp: Path, rows: list[dict[str, Any]], kind: str) -> Path:
+    path = tmp / f"rows.{kind}"
+    if kind == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        schema = {
+            "task_id": pl.String,
+            "reward": pl.Float64,
+            "prompt": pl.String,
+            "completion": pl.String,
+            "model": pl.String,
+            "policy_version": pl.Int64,
+        }
+        cols = {c: t for c, t in schema.items() if any(c in r for r in rows)}
+        pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema=cols).write_parquet(path)
+    return path
+
+
+REFUSALS = {
+    "errors": "most replies are errors",
+    "ungraded": "no graded row",
+    "conflict": "carries different prompts",
+    "nothing": "nothing was generated",
+    "unbounded": "outside",
+    "partial": "strictly between 0 and 1",
+}
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pools())
+def test_facts_match_the_slow_reading(tmp_path: Path, case: tuple[list, dict]) -> None:
+    rows, options = case
+    path = _write(tmp_path, rows, options["kind"])
+    want = expected(rows, options["threshold"], options["missing"])
+    if want.refused is not None:
+        with pytest.raises(InputError, match=REFUSALS[want.refused]) as err:
+            read_rows([str(path)], pass_threshold=options["threshold"], missing=options["missing"])
+        if want.conflict is not None:
+            assert repr(want.conflict) in str(err.value)
+        return
+    got = read_rows([str(path)], pass_threshold=options["threshold"], missing=options["missing"])
+    found = got.facts
+    assert (found.rows, found.errors, found.ungraded) == (want.rows, want.errors, want.ungraded)
+    assert (found.empty, found.partial) == (want.empty, want.partial)
+    assert (found.compared_tasks, found.repeated_tasks) == (want.compared, want.repeated)
+    assert (found.per_row_ids is not None) == want.per_row_ids
+    line = "row" if options["kind"] == "parquet" else "line"
+    for first, at in (
+        (found.first_error, want.first_error),
+        (found.first_ungraded, want.first_ungraded),
+    ):
+        if at is None:
+            assert first is None
+        else:
+            place = at - 1 if line == "row" else at
+            assert first == f"{path} {line} {place}"
+    pool = summarize(got)
+    tasks = {r["task_id"]: (r["n"], r["passes"]) for r in pool.tasks.iter_rows(named=True)}
+    if want.per_row_ids:
+        assert sorted(tasks.values()) == sorted(want.tasks.values())
+    else:
+        assert tasks == want.tasks
+    assert pool.models == {k: v for k, v in sorted(want.models.items(), key=_key)}
+    assert pool.versions == {k: v for k, v in sorted(want.versions.items(), key=_key)}
+    frame = got.frame.collect()
+    assert frame.height == sum(n for n, _ in want.tasks.values())
+    assert set(frame["reply"].unique()) <= {facts.OK, facts.EMPTY}
+    if options["missing"] == "skip":
+        assert frame["graded"].all()
+
+
+def _key(item: tuple[str | None, int]) -> tuple[bool, str]:
+    return (item[0] is None, item[0] or "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.sampled_from(REPLIES + ERRORS), st.text(max_size=40)))
+def test_harness_errors_match_the_slow_rule(text: str) -> None:
+    got = pl.select(facts.error_message(pl.lit(text, dtype=pl.String))).item()
+    assert got == is_harness_error(text)
+
+
+PATHS = st.builds(
+    lambda org, name, sha, how: {
+        "hf": f"/home/u/.cache/huggingface/hub/models--{org}--{name}/snapshots/{sha}",
+        "models": f"/models/{name}/",
+        "local": f"./out/{name}",
+        "name": f"{org}/{name}",
+    }[how],
+    st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,8}", fullmatch=True),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9_.]{0,10}", fullmatch=True),
+    st.from_regex(r"[0-9a-f]{6,12}", fullmatch=True),
+    st.sampled_from(["hf", "models", "local", "name"]),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(PATHS)
+def test_model_names_from_paths_match_the_slow_rule(raw: str) -> None:
+    got = pl.select(facts.model_name(pl.lit(raw, dtype=pl.String))).item()
+    assert got == model_name(raw)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.floats(-2, 2, allow_nan=False),
+    st.sampled_from([-1e-10, 0.0, 1e-10, -2e-9, 2e-9]),
+)
+def test_the_pass_rule_forgives_1e9_below_the_threshold(threshold: float, off: float) -> None:
+    reward = threshold + off
+    got = pl.select(facts.passed(pl.lit(reward), threshold)).item()
+    assert got == (reward >= threshold - 1e-9)
+
+
+def test_one_null_grade_among_300_rows_is_left_out_and_named(tmp_path: Path) -> None:
+    rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2)} for i in range(300)]
+    rows[17]["reward"] = None
+    path = _write(tmp_path, rows, "jsonl")
+    got = read_rows([str(path)])
+    assert got.facts.ungraded == 1 and got.facts.first_ungraded == f"{path} line 18"
+    assert got.frame.collect().height == 299
+    assert any("1 of 300 rows are ungraded" in w for w in got.facts.warnings())
+    failed = read_rows([str(path)], missing="fail")
+    assert failed.frame.collect().height == 300
+    assert summarize(failed).tasks["passes"].sum() == summarize(got).tasks["passes"].sum()
+
+
+def test_integer_steps_are_versions(tmp_path: Path) -> None:
+    rows = [
+        {"task_id": f"t{i // 4}", "reward": float(i % 2), "model": "m", "step": i % 3}
+        for i in range(12)
+    ]
+    got = summarize(read_rows([str(_write(tmp_path, rows, "jsonl"))]))
+    assert got.versions == {"0": 4, "1": 4, "2": 4}

@@ -1,0 +1,224 @@
+"""The row facts of DESIGN section 1, the slow way: one Python loop over parsed rows.
+
+The reading layer decides them with polars expressions (:mod:`whilecli.io.facts`); the tests
+hold it to this plain reading of the same rules, row by row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+TOLERANCE = 1e-9
+#: Messages a client library raises, whole (lower case, a final full stop optional).
+WHOLE = {
+    "request timed out",
+    "connection error",
+    "rate limit",
+    "rate limited",
+    "rate limit exceeded",
+    "rate limit reached",
+    "too many requests",
+    "internal server error",
+    "service unavailable",
+    "bad gateway",
+    "gateway timeout",
+    "gateway time-out",
+}
+FAILURE_WORDS = (
+    "rate limit",
+    "rate_limit",
+    "rate-limit",
+    "ratelimit",
+    "too many requests",
+    "timeout",
+    "timed out",
+    "time out",
+    "connection error",
+    "connection refused",
+    "connection reset",
+    "connection aborted",
+    "connection closed",
+    "connecterror",
+    "apiconnectionerror",
+    "context length exceeded",
+    "context_length_exceeded",
+    "maximum context length",
+    "internal server error",
+    "bad gateway",
+    "service unavailable",
+    "overloaded",
+)
+CODES = ("http", "status", "status code", "error code", "error")
+
+
+def is_harness_error(text: str | None) -> bool:
+    """A completion that is a harness error message: short, and either a whole client message
+    or an error marker first and a failure named after it."""
+    if text is None or len(text.encode()) > 600:
+        return False
+    low = text.strip().lower()
+    if low.rstrip(".").strip() in WHOLE:
+        return True
+    first = low.split(maxsplit=1)[0] if low else ""
+    marker = (
+        first.strip("[]:").startswith(("error", "exception", "traceback", "http", "status"))
+        or first.rstrip(":").endswith(("error", "exception"))
+        or low.startswith(("request failed", "api error"))
+    )
+    if not marker:
+        return False
+    rest = low
+    if any(word in rest for word in FAILURE_WORDS):
+        return True
+    for code in [429, *range(500, 600)]:
+        for name in CODES:
+            for gap in ("", " ", ": ", ":", "=", " = ", " - "):
+                if f"{name}{gap}{code}" in rest:
+                    return True
+    return False
+
+
+def reply(row: dict[str, Any]) -> str:
+    error = row.get("error")
+    if error is not None and str(error).strip() != "":
+        return "error"
+    if str(row.get("finish_reason")).lower() == "error":
+        return "error"
+    text = row.get("completion")
+    if is_harness_error(text):
+        return "error"
+    if text is not None and text.strip() in ("", "[]", '""', "{}", "null"):
+        return "empty"
+    return "ok"
+
+
+def graded(reward: Any) -> bool:
+    return reward is not None and not (isinstance(reward, float) and math.isnan(reward))
+
+
+def model_name(raw: str | None) -> str | None:
+    """``…/models--Org--Name/snapshots/<sha>`` → ``Org/Name``; ``/models/Name/`` → ``Name``; any
+    other local path → its last part; a name as it is."""
+    if raw is None:
+        return None
+    parts = raw.split("/")
+    for part in parts:
+        if part.startswith("models--") and part.count("--") >= 2:
+            org, _, name = part[len("models--") :].partition("--")
+            if org and name:
+                return f"{org}/{name}"
+    if raw.startswith(("/", "./", "../", "~/")):
+        kept = [p for p in raw.rstrip("/").split("/")]
+        for i, part in enumerate(kept[:-1]):
+            if part == "models" and kept[i + 1]:
+                return kept[i + 1]
+        return kept[-1]
+    return raw
+
+
+@dataclass
+class Expected:
+    refused: str | None = None
+    tasks: dict[str, tuple[int, int]] = field(default_factory=dict)  # task -> (n, passes)
+    rows: int = 0
+    ungraded: int = 0
+    errors: int = 0
+    empty: int = 0
+    partial: int = 0
+    first_ungraded: int | None = None  # 1-based line
+    first_error: int | None = None
+    models: dict[str | None, int] = field(default_factory=dict)
+    versions: dict[str | None, int] = field(default_factory=dict)
+    compared: int = 0
+    repeated: int = 0
+    per_row_ids: bool = False
+    conflict: str | None = None
+
+
+def expected(
+    rows: list[dict[str, Any]], threshold: float | None = None, missing: str = "skip"
+) -> Expected:
+    """What reading ``rows`` (one file, in order) should find, or which refusal it meets."""
+    out = Expected(rows=len(rows))
+    states = [reply(r) for r in rows]
+    grades = [graded(r.get("reward")) for r in rows]
+    for i, (state, grade) in enumerate(zip(states, grades, strict=True)):
+        if state == "error":
+            out.errors += 1
+            out.first_error = out.first_error or i + 1
+        elif not grade:
+            out.ungraded += 1
+            out.first_ungraded = out.first_ungraded or i + 1
+        if state == "empty":
+            out.empty += 1
+    if out.errors and out.errors >= 0.5 * len(rows):
+        out.refused = "errors"
+        return out
+    counted_graded = [
+        r["reward"] for r, s, g in zip(rows, states, grades, strict=True) if s != "error" and g
+    ]
+    if not counted_graded:
+        out.refused = "ungraded"
+        return out
+    # ids against prompts
+    prompts: dict[str, set[str]] = defaultdict(set)
+    per_id: dict[str, int] = defaultdict(int)
+    for r in rows:
+        per_id[str(r["task_id"])] += 1
+        if r.get("prompt") is not None:
+            prompts[str(r["task_id"])].add(r["prompt"])
+    conflicts = sorted(t for t, ps in prompts.items() if len(ps) > 1)
+    with_prompt = [r["prompt"] for r in rows if r.get("prompt") is not None]
+    if (
+        with_prompt
+        and len(per_id) >= 2
+        and max(per_id.values()) == 1
+        and len(set(with_prompt)) < len(with_prompt)
+    ):
+        out.per_row_ids = True
+    texts = [r.get("completion") for r in rows if "completion" in r]
+    if (
+        texts
+        and all(t is None or t.strip() in ("", "[]", '""', "{}", "null") for t in texts)
+        and any(t is not None for t in texts)
+    ):
+        out.refused = "nothing"
+        return out
+    outside = min(counted_graded) < -1e-12 or max(counted_graded) > 1 + 1e-12
+    if threshold is None and outside:
+        out.refused = "unbounded"
+        return out
+    out.partial = sum(1 for x in counted_graded if 0 < x < 1 - TOLERANCE)
+    if threshold is None and out.partial >= 0.1 * len(counted_graded):
+        out.refused = "partial"
+        return out
+    if conflicts:  # after the grades, which say more
+        out.refused, out.conflict = "conflict", conflicts[0]
+        return out
+    cut = 1.0 if threshold is None else threshold
+    draws: dict[str, list[str | None]] = defaultdict(list)
+    for r, s, g in zip(rows, states, grades, strict=True):
+        if s == "error" or (not g and missing != "fail"):
+            continue
+        task = r["prompt"] if out.per_row_ids else str(r["task_id"])
+        n, p = out.tasks.get(task, (0, 0))
+        passed = g and r["reward"] >= cut - TOLERANCE
+        out.tasks[task] = (n + 1, p + int(passed))
+        model = model_name(r.get("model"))
+        version = r.get("policy_version")
+        if model is not None and "@" in model:
+            model, _, tail = model.partition("@")
+            version = version if version is not None else f"{model}@{tail}"
+        out.models[model] = out.models.get(model, 0) + 1
+        key = None if version is None else str(version)
+        out.versions[key] = out.versions.get(key, 0) + 1
+        draws[task].append(r.get("completion"))
+    for replies in draws.values():
+        if len(replies) >= 2 and all(t is not None for t in replies):
+            out.compared += 1
+            if len({t.strip() for t in replies if t is not None}) == 1:
+                out.repeated += 1
+    return out
