@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import inspect
 import re
+import sys
 from typing import Any, cast
 
 import click
@@ -212,7 +213,22 @@ class _Group(TyperGroup):
             raise _one_line(err) from None
 
 
-app = typer.Typer(
+class _App(typer.Typer):
+    """The ``while`` program: the command line runs on checked standard streams
+    (:mod:`whilecli.stdio`), and whatever escapes the commands' own error handling (a usage
+    message to a full stderr, a closed pipe under ``--help``) ends in an exit code, never a
+    traceback."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("standalone_mode", True):  # a caller that takes the exceptions
+            return super().__call__(*args, **kwargs)
+        from whilecli import stdio
+
+        stdio.install()
+        sys.exit(stdio.run(lambda: super(_App, self).__call__(*args, **kwargs)))
+
+
+app = _App(
     cls=_Group,
     name=PROG,
     help="Route graded RL rollouts to a training method, with evidence.\n\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +47,13 @@ def check_writable(path: str | os.PathLike[str], *, force: bool) -> Path:
     if not os.fspath(path):
         raise UsageError("the output path is empty")
     p = Path(path)
+    try:
+        return _check(p, force=force)
+    except OSError as err:  # a name too long for the file system, a loop of links, ...
+        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+
+
+def _check(p: Path, *, force: bool) -> Path:
     if p.is_dir():
         raise UsageError(f"{p} is a directory, not a file")
     if (p.exists() or p.is_symlink()) and not force:
@@ -54,7 +62,7 @@ def check_writable(path: str | os.PathLike[str], *, force: bool) -> Path:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {p}: no permission to create files in {parent}")
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=_tmp_prefix(p), suffix=".probe", dir=parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
@@ -77,7 +85,7 @@ def atomic_write(
         raise UsageError(f"cannot write {p}: {_reason(err)}") from None
     tmp_path: Path | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(p), suffix=".tmp", dir=p.parent)
         os.close(fd)
         tmp_path = Path(tmp)
         write(tmp_path)
@@ -90,10 +98,38 @@ def atomic_write(
         ) from None
     except OSError as err:
         raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+    except Exception as err:  # a writer (polars) that wraps the system's error in its own
+        reason = _os_reason(err)
+        if reason is None:
+            raise
+        raise UsageError(f"cannot write {p}: {reason}") from None
     finally:
         if tmp_path is not None:
             tmp_path.unlink(missing_ok=True)
     return p
+
+
+#: Characters of the target's name kept in its temporary file's name: the temporary name
+#: stays far below any file system's name limit (255 bytes) whatever the target's length.
+_TMP_NAME_CHARS = 24
+_UNSAFE_IN_TMP = re.compile(r"[^A-Za-z0-9._+-]")
+
+
+def _tmp_prefix(p: Path) -> str:
+    """``.NAME.`` for the temporary file beside ``p``: the target's name cut short and in
+    plain ASCII (a name in another encoding cannot reach a writer that takes only text)."""
+    return "." + _UNSAFE_IN_TMP.sub("_", p.name[:_TMP_NAME_CHARS]) + "."
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)|\[errno (\d+)\]", re.IGNORECASE)
+
+
+def _os_reason(err: BaseException) -> str | None:
+    """The system's reason inside another library's error (``... (os error 28)``), or None."""
+    m = _OS_ERROR.search(str(err))
+    if m is None:
+        return None
+    return os.strerror(int(m.group(1) or m.group(2)))
 
 
 def _commit(tmp: Path, dest: Path, *, force: bool) -> None:
@@ -184,7 +220,15 @@ def _mode_for(path: Path) -> int:
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
 
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise UsageError(
+            f"cannot write {path}: the text holds {err.object[err.start]!r} at character"
+            f" {err.start}, which UTF-8 cannot encode (a name that was not valid UTF-8?)"
+        ) from None
+
     def write(tmp: Path) -> None:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
 
     return atomic_write(path, write, force=force)

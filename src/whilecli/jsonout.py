@@ -6,13 +6,22 @@ prints or writes goes through :func:`dumps`, which writes a non-finite number as
 ``null`` in a number field means "no finite value": a knob set to infinity (``update
 --trust inf``: no gate), or a statistic that has no value on these rows (a variance over
 one row, a ratio over zero).
+
+The JSON and TOML the program is given beside its rows (a rae state file, a tokenizer.json,
+a summary's header, a metadata.json, a pyproject's policy table) are parsed by
+:func:`loads` and :func:`loads_toml`: one depth guard, one located error line.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
+import re
+import sys
 from typing import Any
+
+from whilecli.errors import InputError
 
 #: The version of every JSON report's schema (``docs/json-schema.md``): each report carries it
 #: as ``schema_version``, which changes when a key is renamed or removed.
@@ -36,5 +45,95 @@ def finite(value: Any) -> Any:
 
 
 def dumps(value: Any, **kwargs: Any) -> str:
-    """``json.dumps`` of :func:`finite` ``(value)``, refusing any NaN or infinity left."""
-    return json.dumps(finite(value), allow_nan=False, **kwargs)
+    """``json.dumps`` of :func:`finite` ``(value)``, refusing any NaN or infinity left.
+
+    ``ensure_ascii=False`` (text as itself, not ``\\u`` escapes) holds only where the
+    result stays valid JSON in any encoding it is written in: a string that holds a lone
+    surrogate (an id from ``"\\ud800"``, a file name that is not UTF-8), or a standard
+    output whose encoding is not UTF-8, gets escapes instead.
+    """
+    text = json.dumps(finite(value), allow_nan=False, **kwargs)
+    if kwargs.get("ensure_ascii", True) or text.isascii():
+        return text
+    if _SURROGATE.search(text) or not _utf8_stdout():
+        return json.dumps(finite(value), allow_nan=False, **{**kwargs, "ensure_ascii": True})
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_stdout() -> bool:
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    return codecs.lookup(encoding).name == "utf-8"
+
+
+# --- reading the JSON and TOML the program is given ----------------------------------------
+
+#: Deepest nesting a sidecar or option file may have (a real one nests a few levels; past
+#: Python's recursion limit a parser, or a walk of what it returns, would fail).
+MAX_DEPTH = 100
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests deeper than :data:`MAX_DEPTH` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _deep(file: str | None, what: str) -> InputError:
+    return InputError(f"{what} nests deeper than {MAX_DEPTH} levels", file=file)
+
+
+def loads(
+    text: str | bytes, *, file: str | None = None, what: str = "JSON", lenient: bool = False
+) -> Any:
+    """Parse a JSON sidecar or option file: the one parse with a depth guard. Bad JSON, or
+    JSON nested past :data:`MAX_DEPTH`, is one :class:`InputError` naming ``file`` (and the
+    line); the caller type-checks the fields it uses. ``lenient``: text that is not JSON is
+    None (a file that may or may not be the sidecar looked for); too deep still refuses."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise _deep(file, what) from None
+    except json.JSONDecodeError as err:
+        if lenient:
+            return None
+        raise InputError(f"not valid {what} ({err.msg})", file=file, line=err.lineno) from None
+    except ValueError as err:  # bytes that are not UTF-8
+        if lenient:
+            return None
+        raise InputError(f"not valid {what} ({' '.join(str(err).split())})", file=file) from None
+    if _too_deep(value):
+        raise _deep(file, what)
+    return value
+
+
+def loads_toml(
+    text: str, *, file: str | None = None, what: str = "TOML", lenient: bool = False
+) -> Any:
+    """Parse a TOML file with the same depth guard as :func:`loads`."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(text)
+    except RecursionError:
+        raise _deep(file, what) from None
+    except tomllib.TOMLDecodeError as err:
+        if lenient:
+            return None
+        raise InputError(f"not valid {what} ({err})", file=file) from None
+    if _too_deep(value):
+        raise _deep(file, what)
+    return value

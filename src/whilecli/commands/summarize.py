@@ -89,7 +89,9 @@ def summarize_command(
         return
     import pyarrow.parquet as pq
 
-    print(f"wrote {path}: {pq.read_metadata(path).num_rows} tasks", file=sys.stderr)
+    with open(path, "rb") as handle:  # a name that is not UTF-8 is no text for pyarrow
+        tasks = pq.read_metadata(handle).num_rows
+    print(f"wrote {path}: {tasks} tasks", file=sys.stderr)
 
 
 #: A summary is one Parquet file (``docs/scale.md``); any other name is refused, so a

@@ -112,7 +112,7 @@ def _json_messages(text: str) -> list[Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
         return None
     if isinstance(value, dict):
         value = [value]

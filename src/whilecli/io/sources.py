@@ -27,6 +27,7 @@ from typing import Any, BinaryIO, TypedDict
 
 import polars as pl
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.io.formats import prime_rl
 from whilecli.io.shape import Shape
@@ -811,23 +812,21 @@ def lines_frame(source: Source) -> pl.LazyFrame:
 def read_json_file(path: Path) -> Any:
     """A sidecar JSON file, or None when it is missing or unreadable."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError, RecursionError):  # nested past the parser's depth: unreadable
+        with open(path, "rb") as fh:
+            text = fh.read()
+    except OSError:
         return None
+    return jsonout.loads(text, file=str(path), lenient=True)
 
 
 def read_toml_file(path: Path) -> Any:
-    """A sidecar TOML file, or None when it is missing, unreadable or tomllib is absent."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        return None
+    """A sidecar TOML file, or None when it is missing or unreadable."""
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, ValueError, RecursionError):
+            text = fh.read().decode("utf-8")
+    except (OSError, ValueError):
         return None
+    return jsonout.loads_toml(text, file=str(path), lenient=True)
 
 
 def lmeval_results(source: Source) -> tuple[Path, Any] | None:

@@ -63,6 +63,13 @@ def _int_knob(value: object, name: str, low: int, default: int, rule: str) -> No
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
     if not ok:
         raise UsageError(f"{name} must be an integer {rule} (default {default}), got {value!r}")
+    if value > _MAX_DRAWS:  # type: ignore[operator]
+        raise UsageError(f"{name} must be at most {_MAX_DRAWS} (draws per task), got {value!r}")
+
+
+#: Most draws a round or a selection may name: the counts are int64 columns, and past this
+#: a sum of them could wrap.
+_MAX_DRAWS = 2**31 - 1
 
 
 @dataclass(frozen=True)

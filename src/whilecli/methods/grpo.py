@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import torch
 
+from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.fileio import atomic_write_text
 from whilecli.knobs import DECAY
@@ -208,10 +209,13 @@ class RAE(ClippedPolicyGradient):
             self.baselines = {}
             return
         try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError) as err:
-            raise InputError(f"cannot read rae state: {err}", file=str(path)) from None
+            with open(path, "rb") as f:
+                text = f.read()
+        except OSError as err:
+            raise InputError(
+                f"cannot read rae state: {err.strerror or err}", file=str(path)
+            ) from None
+        data = jsonout.loads(text, file=str(path), what="rae state (JSON)")
         if not isinstance(data, dict):
             raise InputError("rae state must be a JSON object {agent: baseline}", file=str(path))
         out: dict[str, float] = {}

@@ -101,7 +101,8 @@ def drill_down(pool: Pool, kinds: Sequence[str], limit: int = DEFAULT_LIMIT) -> 
         # where its first row is
         at = FIRST_TRUNCATED_PASS if kind == "truncated_passes" else FIRST
         chosen = tasks.filter(filters[kind]).with_columns(pl.col(at).alias("__shown_at"))
-        top = chosen.sort(["__shown_at", "task_id"], nulls_last=True).head(limit)
+        # a --limit past int64 lists every task, as any --limit past the count does
+        top = chosen.sort(["__shown_at", "task_id"], nulls_last=True).head(min(limit, 2**63 - 1))
         picked[kind] = (chosen.height, top)
     wanted = {int(a) for _, top in picked.values() for a in top["__shown_at"].drop_nulls()}
     places = _places(wanted, list(getattr(pool.source, "located", None) or []))

@@ -13,13 +13,13 @@ least 0.8 and ``kappa`` at least 0.6 (Cohen's kappa). 0.86 with n = 60 fails (lo
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from whilecli.errors import UsageError
+from whilecli import jsonout
+from whilecli.errors import InputError, UsageError
 from whilecli.io.judge import JUDGE_KINDS, JudgeScan
 
 __all__ = ["JUDGE_KINDS", "Audit", "JudgeScan", "audit_verdict", "load_audit"]
@@ -81,11 +81,11 @@ def load_audit(path: str | Path) -> Audit:
         raise UsageError(f"--judge-audit {p}: cannot read: {err.strerror}") from None
     try:
         if p.suffix.lower() == ".toml":
-            import tomllib
-
-            data = tomllib.loads(text.decode("utf-8"))
+            data = jsonout.loads_toml(text.decode("utf-8"), file=str(p))
         else:
-            data = json.loads(text)
+            data = jsonout.loads(text, file=str(p))
+    except InputError as err:
+        raise UsageError(f"--judge-audit {err}") from None
     except (ValueError, ImportError) as err:
         raise UsageError(f"--judge-audit {p}: cannot parse: {err}") from None
     if not isinstance(data, dict):

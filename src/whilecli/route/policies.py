@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from whilecli.errors import UsageError
+from whilecli import jsonout
+from whilecli.errors import InputError, UsageError
 from whilecli.route.judges import Audit, JudgeScan
 from whilecli.route.model import CheckResult, Route, Status
 
@@ -247,18 +248,16 @@ class PolicyConfig:
 
 def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        raise UsageError(f"{path}: reading it needs Python 3.11 or later (tomllib)") from None
-    try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            text = fh.read().decode("utf-8")
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"{path}: not valid TOML: {err}") from None
     except UnicodeDecodeError as err:  # TOML is UTF-8
         raise UsageError(f"{path}: not UTF-8 (byte {err.start}): TOML files are UTF-8") from None
+    try:
+        return jsonout.loads_toml(text, file=str(path))
+    except InputError as err:  # a policy file is an option file: a usage error
+        raise UsageError(str(err)) from None
 
 
 def _settings(path: Path) -> dict[str, Any] | None:

@@ -94,20 +94,41 @@ def _collapse(tasks: pl.LazyFrame, models: pl.LazyFrame, files: Sequence[str]) -
     (one line per task, and per task and writer), never the input lines.
     """
     per_task = tasks.group_by("task_id").agg(
-        *(pl.col(c).sum().cast(pl.Int64) for c in COUNT_COLUMNS),
+        *(pl.col(c).cast(pl.Int128).sum() for c in COUNT_COLUMNS),
         *(pl.col(c).sum().cast(pl.Float64) for c in SUM_COLUMNS),
     )
     keys = ["task_id", "model", "policy_version"]
-    cells = models.group_by(keys).agg(pl.col("rows").sum().cast(pl.Int64))
+    cells = models.group_by(keys).agg(pl.col("rows").cast(pl.Int128).sum())
     nested = (
-        _collect(cells, files)
+        _int64_counts(_collect(cells, files), ["rows"], files)
         .sort(keys, nulls_last=True)
         .group_by("task_id", maintain_order=True)
         .agg(models=pl.struct(*MODEL_FIELDS))
     )
     # ``nested`` is sorted by task_id; the join keeps its order
-    joined = nested.join(_collect(per_task, files), on="task_id", how="left", maintain_order="left")
+    counts = _int64_counts(_collect(per_task, files), list(COUNT_COLUMNS), files)
+    joined = nested.join(counts, on="task_id", how="left", maintain_order="left")
     return joined.select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
+
+
+#: The largest count a summary holds (its columns are int64).
+INT64_MAX = 2**63 - 1
+
+
+def _int64_counts(frame: pl.DataFrame, columns: list[str], files: Sequence[str]) -> pl.DataFrame:
+    """``frame`` with its summed ``columns`` (added in 128 bits) back in int64; a sum past
+    int64 is refused, naming the task, never wrapped to a negative count."""
+    over = frame.filter(pl.any_horizontal(pl.col(c) > INT64_MAX for c in columns))
+    if over.height:
+        line = over.row(0, named=True)
+        column = next(c for c in columns if line[c] is not None and line[c] > INT64_MAX)
+        raise InputError(
+            f"task {line['task_id']!r}: the counts add up to {line[column]}, past the largest"
+            f" count a summary holds ({INT64_MAX})",
+            file=", ".join(files),
+            field=column,
+        )
+    return frame.with_columns(pl.col(c).cast(pl.Int64) for c in columns)
 
 
 def _collect(lf: pl.LazyFrame, files: Sequence[str]) -> pl.DataFrame:

@@ -12,7 +12,6 @@ file when there are several, the partial-reward note recomputed from the totals.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable
@@ -137,9 +136,9 @@ def read_header(path: str | os.PathLike[str]) -> Header | None:
         return InputError(f"unreadable summary header ({HEADER_KEY}): {what}", file=name, field=key)
 
     try:
-        data = json.loads(raw)
-    except ValueError as err:  # UnicodeDecodeError included
-        raise bad(HEADER_KEY, f"not JSON: {err}") from None
+        data = jsonout.loads(raw, what="header JSON")
+    except InputError as err:  # not JSON, not UTF-8, or nested past the guard
+        raise bad(HEADER_KEY, str(err)) from None
     if not isinstance(data, dict):
         raise bad(HEADER_KEY, f"a JSON object expected, got {type(data).__name__}")
     for key in ("format_version", "pass_threshold", "threshold_explicit", "inputs"):

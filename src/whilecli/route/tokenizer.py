@@ -8,11 +8,11 @@ Synthetic Data and Distillation).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 
 
@@ -21,10 +21,7 @@ def _load_json(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}", file=str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON ({err.msg})", file=str(path), line=err.lineno) from None
+    return jsonout.loads(text, file=str(path))
 
 
 def _size(base: Iterable[str], added: Iterable[str]) -> int:
