@@ -214,7 +214,7 @@ class _Group(TyperGroup):
 
 
 class _App(typer.Typer):
-    """The ``while`` program: the command line runs on checked standard streams
+    """The program: the command line runs on checked standard streams
     (:mod:`whilecli.stdio`), and whatever escapes the commands' own error handling (a usage
     message to a full stderr, a closed pipe under ``--help``) ends in an exit code, never a
     traceback."""

@@ -11,6 +11,7 @@ way is one line, naming the file, exit 2.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import tempfile
@@ -232,3 +233,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = 
         tmp.write_bytes(data)
 
     return atomic_write(path, write, force=force)
+
+
+def reader_source(path: str | os.PathLike[str], name: str | None = None) -> str | io.BytesIO:
+    """``path`` as polars' and pyarrow's readers take it: ``name`` (by default the path as
+    it is), or, for a name that is not UTF-8 (Python holds its bytes as lone surrogates,
+    which those readers refuse as text), the file's bytes."""
+    text = os.fspath(path)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            with open(text, "rb") as handle:
+                return io.BytesIO(handle.read())
+    return text if name is None else name

@@ -35,6 +35,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from whilecli.commands._common import PROG
 from whilecli.errors import WhileError
 
 
@@ -267,7 +268,7 @@ def finish(code: int) -> int:
     if code != 0 or not FAILED:
         return code
     what, reason = next(iter(FAILED.items()))
-    say(f"while: error: cannot write to {what}: {reason}")
+    say(f"{PROG}: error: cannot write to {what}: {reason}")
     return 2
 
 
@@ -287,7 +288,8 @@ def run(main: Callable[[], object]) -> int:
         os.getcwd()
     except OSError as err:  # relative names would resolve nowhere, and libraries ask for it
         say(
-            f"while: error: the working directory is gone ({_reason(err)}): cd to a folder that exists"
+            f"{PROG}: error: the working directory is gone ({_reason(err)}):"
+            " cd to a folder that exists"
         )
         return finish(2)
     try:
@@ -299,15 +301,15 @@ def run(main: Callable[[], object]) -> int:
         FAILED.setdefault("standard output", "closed pipe")
         code = 141
     except WhileError as err:
-        say(f"while: error: {err}")
+        say(f"{PROG}: error: {err}")
         code = err.exit_code
     except KeyboardInterrupt:
-        say("while: interrupted")
+        say(f"{PROG}: interrupted")
         code = 130
     except Exception as err:  # a bug outside the commands' own wrapper: one line
         if os.environ.get("WHILE_DEBUG") == "1":
             raise
         text = " ".join(str(err).split()) or "no message"
-        say(f"while: internal error: {type(err).__name__}: {text}")
+        say(f"{PROG}: internal error: {type(err).__name__}: {text}")
         code = 70
     return finish(code)

@@ -35,6 +35,7 @@ from typer.testing import CliRunner
 from conftest import EXAMPLES, ROOT
 from whilecli import stdio
 from whilecli.cli import app
+from whilecli.commands._common import PROG
 from whilecli.route.summary import HEADER_KEY
 
 MIXED = str(EXAMPLES / "mixed.jsonl")
@@ -42,6 +43,7 @@ GRADED = str(EXAMPLES / "graded.jsonl")
 BATCH = str(EXAMPLES / "batch.jsonl")
 STUDENT = str(EXAMPLES / "student.jsonl")
 TEACHER = str(EXAMPLES / "teacher.jsonl")
+RUN = ROOT / "examples" / "run"  # a recorded prime-rl run
 
 #: One command line per command (the row methods as ``update``'s), each writing to stdout.
 EVERY_COMMAND: dict[str, list[str]] = {
@@ -59,9 +61,11 @@ EVERY_COMMAND: dict[str, list[str]] = {
     "update-json": ["update", BATCH, "--method", "flash_reinforce", "--format", "json"],
     "groupwise": ["update", GRADED, "--method", "groupwise", "-o", "-"],
     "rm": ["update", GRADED, "--method", "rm"],
+    "watch": ["watch", str(RUN)],
+    "watch-json": ["watch", str(RUN), "--format", "json"],
 }
 
-PREFIX = "while: error: "
+PREFIX = f"{PROG}: error: "
 
 
 def _command() -> click.Command:
@@ -81,11 +85,11 @@ def _streams(out: stdio.SafeText, err: stdio.SafeText) -> Iterator[None]:
 
 
 def _run(args: list[str], out: stdio.SafeText, err: stdio.SafeText) -> int:
-    """``while ARGS`` in process on ``out`` and ``err``; its exit code."""
+    """``whilecli ARGS`` in process on ``out`` and ``err``; its exit code."""
     out.buffer.raw.name = "standard output"  # type: ignore[attr-defined]
     err.buffer.raw.name = "standard error"  # type: ignore[attr-defined]
     with _streams(out, err):
-        return stdio.run(lambda: _command().main(args=args, prog_name="while"))
+        return stdio.run(lambda: _command().main(args=args, prog_name=PROG))
 
 
 def _limited(stream: stdio.SafeText, budget: int) -> stdio.SafeText:
@@ -376,6 +380,38 @@ def test_every_writer_takes_every_legal_name(name: str, ok: bool, tmp_path: Path
     assert len(made) == (len(_writers(tmp_path, name)) if ok else 0), made
 
 
+def test_every_reader_takes_a_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """Rows, a Parquet file and a summary under names whose bytes are not UTF-8: read by every
+    command that reads, and the names printed escaped."""
+    rows, table, summary = (tmp_path / f"\udcff{n}" for n in ("r.jsonl", "t.parquet", "s.parquet"))
+    graded = tmp_path / "\udcfeg.jsonl"
+    shutil.copy(MIXED, rows)
+    shutil.copy(GRADED, graded)
+    shutil.copy(EXAMPLES / "mixed.parquet", table)
+    streams = tmp_path.parent / f"{tmp_path.name}-streams"
+    streams.mkdir()
+    for args in (
+        ["summarize", str(rows), "-o", str(summary)],
+        ["route", str(rows)],
+        ["route", str(table), "--format", "json"],
+        ["route", str(summary)],
+        ["check", str(table)],
+        ["diff", str(rows), str(table), "--draws", "50"],
+        ["size", "--before", str(rows), "--after", str(table), "--draws", "50"],
+        ["summarize", "--merge", str(summary), "-o", "-"],
+        ["ada", str(rows)],
+        ["update", str(graded), "--method", "groupwise", "-o", "-"],
+    ):
+        out, _ = _file(streams, "out")
+        err, err_path = _file(streams, "err")
+        try:
+            code = _run(args, stdio.text_stream(out), stdio.text_stream(err))
+        finally:
+            os.close(out)
+            os.close(err)
+        assert code == 0, (args[0], err_path.read_text())
+
+
 # --- numbers past int64 -------------------------------------------------------------------
 
 
@@ -399,7 +435,8 @@ _BASE_ARGS = {
     "size": ["--draws", "50"],
     "config": ["--method", "grpo", "--async"],
     "ada": [MIXED],
-    "update": [str(EXAMPLES / "grouped_batch.jsonl"), "--method", "dr_grpo"],
+    "update": [str(EXAMPLES / "grouped_batch.jsonl"), "--method", "grpo", "--loss-type", "dr_grpo"],
+    "watch": [str(RUN)],
 }
 
 
@@ -462,7 +499,7 @@ def _while(
     cwd: str | Path | None = None,
     stdout: object = subprocess.PIPE,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``while ARGS`` as its own process; ``shell`` redirections (``>&-``) applied before
+    """``whilecli ARGS`` as its own process; ``shell`` redirections (``>&-``) applied before
     the program starts; ``limit``: ``RLIMIT_FSIZE`` in bytes."""
 
     def preexec() -> None:

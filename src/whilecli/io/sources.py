@@ -29,6 +29,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
+from whilecli.fileio import reader_source
 from whilecli.io.formats import prime_rl
 from whilecli.io.shape import Shape
 
@@ -98,7 +99,11 @@ class Source:
         if self.data is not None:
             return self.data if self.kind == "jsonl" else io.BytesIO(self.data)
         assert self.path is not None
-        return literal(self.path)
+        # a name that is not UTF-8: the file's bytes (polars takes names as text only)
+        source = reader_source(self.path, literal(self.path))
+        if isinstance(source, io.BytesIO) and self.kind == "jsonl":
+            return source.getvalue()
+        return source
 
     def file_path(self) -> str:
         """The file's path for readers that take it as it is (pyarrow, ``open``)."""

@@ -39,7 +39,7 @@ from pathlib import Path
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.fileio import atomic_write
+from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import TASK_COLUMNS, _counts, add_counts, task_aggregates
@@ -208,7 +208,7 @@ def write_merged(
 
 def _row_count(path: str) -> int:
     """The rows of the Parquet file at ``path``, from its footer."""
-    return int(pl.scan_parquet(path, glob=False).select(pl.len()).collect().item())
+    return int(pl.scan_parquet(reader_source(path), glob=False).select(pl.len()).collect().item())
 
 
 def is_summary(path: str | os.PathLike[str]) -> bool:
@@ -257,7 +257,7 @@ def _scan(path: str) -> pl.LazyFrame:
     """One summary's columns in :data:`SUMMARY_SCHEMA`, lazily, its counts validated by one
     streaming aggregate (the first bad line is located only when there is one)."""
     try:
-        raw = pl.scan_parquet(path, glob=False).select(list(SUMMARY_SCHEMA))
+        raw = pl.scan_parquet(reader_source(path), glob=False).select(list(SUMMARY_SCHEMA))
         _whole_counts(raw, path)
         lf = raw.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
         flags = _problems()

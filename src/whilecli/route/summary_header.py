@@ -21,6 +21,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
+from whilecli.fileio import reader_source
 from whilecli.io.sources import literal
 from whilecli.route.model import Rows
 
@@ -87,8 +88,8 @@ def parquet_footer(path: str | os.PathLike[str]) -> Footer | None:
     routing a Parquet file does not load pyarrow); None when it is not a readable Parquet
     file."""
     try:
-        names = list(pl.read_parquet_schema(literal(path)))
-        metadata = pl.read_parquet_metadata(os.fspath(path))
+        names = list(pl.read_parquet_schema(reader_source(path, literal(path))))
+        metadata = pl.read_parquet_metadata(reader_source(path))
     except (OSError, ValueError, pl.exceptions.PolarsError):
         return None
     return Footer(names, dict(metadata))

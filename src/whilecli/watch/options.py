@@ -147,6 +147,13 @@ class WatchOptions:
             raise UsageError(f"--max-errors must lie in [0, 1), got {self.max_errors}")
         if self.trend < 1:
             raise UsageError(f"--trend must be at least 1 step, got {self.trend}")
+        # a window past any run's steps is every step (and fits a deque's length)
+        self.window = min(self.window, MAX_STEPS)
+        self.trend = min(self.trend, MAX_STEPS)
+
+
+#: More steps than any run holds: --window and --trend past it mean every step.
+MAX_STEPS = 2**31 - 1
 
 
 def parse_fail_on(values: Any) -> tuple[str, ...]:
