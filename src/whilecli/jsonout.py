@@ -102,10 +102,13 @@ def loads(
     """Parse a JSON sidecar or option file: the one parse with a depth guard. Bad JSON, or
     JSON nested past :data:`MAX_DEPTH`, is one :class:`InputError` naming ``file`` (and the
     line); the caller type-checks the fields it uses. ``lenient``: text that is not JSON is
-    None (a file that may or may not be the sidecar looked for); too deep still refuses."""
+    None (a file that may or may not be the sidecar looked for), as is one nested past
+    :data:`MAX_DEPTH` (a sidecar left unread)."""
     try:
         value = json.loads(text)
     except RecursionError:
+        if lenient:
+            return None
         raise _deep(file, what) from None
     except json.JSONDecodeError as err:
         if lenient:
@@ -116,6 +119,8 @@ def loads(
             return None
         raise InputError(f"not valid {what} ({' '.join(str(err).split())})", file=file) from None
     if _too_deep(value):
+        if lenient:
+            return None
         raise _deep(file, what)
     return value
 
@@ -129,11 +134,15 @@ def loads_toml(
     try:
         value = tomllib.loads(text)
     except RecursionError:
+        if lenient:
+            return None
         raise _deep(file, what) from None
     except tomllib.TOMLDecodeError as err:
         if lenient:
             return None
         raise InputError(f"not valid {what} ({err})", file=file) from None
     if _too_deep(value):
+        if lenient:
+            return None
         raise _deep(file, what)
     return value

@@ -649,7 +649,6 @@ def test_a_deleted_working_directory(tmp_path: Path) -> None:
 
 DEEP_JSON = "[" * 5000 + "]" * 5000
 DEEP_TOML = "x = " + "[" * 5000 + "]" * 5000 + "\n"
-VF_EVAL = Path("/work/shared/data-real/verifiers/gsm8k/gpt-4.1-mini__0036a836")
 
 
 def _sidecar_cases(root: Path) -> dict[str, tuple[list[str], str]]:
@@ -690,11 +689,6 @@ def _sidecar_cases(root: Path) -> dict[str, tuple[list[str], str]]:
             ["summarize", "--merge", str(good), str(bad), "-o", "-"],
             bad.name,
         )
-    if VF_EVAL.is_dir():
-        run = root / "vf"
-        shutil.copytree(VF_EVAL, run)
-        (run / "metadata.json").write_text(DEEP_JSON)
-        cases["vf-eval-metadata-deep"] = (["route", str(run / "results.jsonl")], "metadata.json")
     return cases
 
 
