@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from whilecli.route import checks, stats
+from whilecli.route.identity import size_from_name
 from whilecli.route.model import CheckResult, MethodScore, Pool, Rate, Route, Status
 from whilecli.route.options import RouteOptions
 
@@ -92,8 +93,15 @@ def _facts(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -> 
         policy=policy,
         logprobs=pool.source.has_logprobs,
         values=pool.source.has_values,
-        size_b=options.size_b,
+        size_b=options.size_b if options.size_b is not None else _size_from_names(pool, options),
     )
+
+
+def _size_from_names(pool: Pool, options: RouteOptions) -> float | None:
+    """The size of the model you train where ``--model`` says it (``Qwen3-0.6B`` → 0.6): it
+    stands in for ``--size-b``, as in ``config``."""
+    del pool
+    return size_from_name(options.model.partition("@")[0]) if options.model else None
 
 
 def _single_family(f: Facts, name: str) -> MethodScore:
@@ -124,12 +132,14 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
         return MethodScore(name, False, "rarely the answer where a program grades")
     if f.blocked:
         return MethodScore(name, False, "blocked: a cut-off reply passes; fix the reward first")
-    small = f.size_b is not None and f.size_b < options.opsd_min_size_b
+    small = f.size_b is not None and f.size_b < options.opsd_min_size_b - stats.TOL
     if name == "grpo":
         if not f.grouped:
             return MethodScore(name, False, "no grouped task: a group of one has no baseline")
         if f.band in ("floor", "saturated"):
             return MethodScore(name, False, f"{f.band}: every group is unanimous, no gradient")
+        if f.split == 0:
+            return MethodScore(name, False, "no group splits: no gradient")
         if f.policy == "other":
             return MethodScore(name, False, "another model wrote the rows: uncorrected off-policy")
         verb = "gives" if f.split == 1 else "give"
@@ -150,7 +160,7 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
             return MethodScore(name, True, "a stronger teacher with one tokenizer")
         return MethodScore(name, True, "a stronger teacher; tokenizer not checked")
     if name == "opsd":
-        floor = f.band == "floor" or f.floor_share >= options.floor_share
+        floor = f.band == "floor" or f.floor_share >= options.floor_share - stats.TOL
         if not floor:
             return MethodScore(name, False, f"no floor: {f.floor_share:.2f} of groups at 0")
         if small:
@@ -163,7 +173,7 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
         return MethodScore(name, True, why)
     if name == "groupwise":
         top = f.band == "saturated" or (
-            f.pass_at_1 is not None and f.pass_at_1 >= options.ceiling_pass
+            f.pass_at_1 is not None and f.pass_at_1 >= options.ceiling_pass - stats.TOL
         )
         if not top:
             return MethodScore(name, False, "passes are not the bottleneck")
@@ -194,7 +204,7 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
             return MethodScore(name, True, "an older copy wrote rows: Async with ipo or icepop")
         return MethodScore(name, False, f"on-policy status: {f.policy}")
     if name == "reinforce_ada":
-        if f.band == "mixed" and f.thin:
+        if f.band == "mixed" and (f.thin or f.split == 0):
             return MethodScore(name, True, "samples until each task splits (an experiment)")
         return MethodScore(name, False, "no thin mixed band")
     raise ValueError(f"unknown method {name}")
@@ -270,6 +280,9 @@ class Evidence:
     tasks: int
     interval: Rate | None  # the deciding interval, when the check has one
     label: str  # what the interval measures, e.g. "split share"
+    threshold: float | None = None  # the value the interval is compared with, when one
+    crossing_only: bool = False  # only the threshold counts (not the task count or width)
+    per_task: float = 1.0  # evidence units per task (split tasks: the split share)
 
 
 def _width(rate: Rate | None) -> float | None:
@@ -288,14 +301,22 @@ def _wider(a: Rate, b: Rate) -> Rate:
 
 
 def _evidence(
-    route: str, plan: list[str], found: dict[str, CheckResult], pool: Pool
+    route: str, plan: list[str], found: dict[str, CheckResult], pool: Pool, effect: float
 ) -> list[Evidence]:
     """The evidence the verdict rests on: the deciding check's tasks and interval, and the
     teacher's when the headline claims one clears. A truncated pass is seen, not estimated:
     ``fix-reward`` rests on no sample size."""
     band = found["band"].measured
     grouped = int(band.get("grouped_tasks", 0))
+    split = int(band.get("split_tasks", 0))
     out: list[Evidence] = []
+    if route != "fix-reward":
+        cut = found["truncated_passes"].measured
+        rows = int(cut.get("truncated_rows", 0))
+        if rows > 0 and found["truncated_passes"].status is Status.PASS:
+            # whether a cut-off reply can pass is measured on the cut-off replies
+            what = f"{checks._plural(rows, 'truncated row')}, none passing"
+            out.append(Evidence(1, what, rows, None, ""))
     if route == "single-rollout":
         n = pool.n_tasks
         out.append(Evidence(2, checks._plural(n, "single task"), n, None, ""))
@@ -305,20 +326,32 @@ def _evidence(
     elif route == "saturated":
         what = f"{checks._plural(grouped, 'grouped task')} all at 1"
         out.append(Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1"))
+    elif route == "no-split":
+        out.append(Evidence(3, f"no split task of {grouped}", 0, band.get("split_share"), ""))
     elif route == "grpo":
-        split = int(band.get("split_tasks", 0))
+        # GRPO learns from split tasks only: they are its evidence
         what = f"{checks._plural(split, 'split task')} of {grouped}"
-        out.append(Evidence(3, what, grouped, band.get("split_share"), "split share"))
+        share = split / grouped if grouped else 0.0
+        out.append(Evidence(3, what, split, band.get("split_share"), "split share", per_task=share))
     elif route == "off-policy":
         n = pool.n_tasks
         out.append(Evidence(6, f"rows of {checks._plural(n, 'task')}", n, None, ""))
     if route == "teacher" or (route == "single-rollout" and "opd" in plan):
         t = found["teacher"].measured
         shared = int(t.get("shared_tasks", 0))
-        ts, ss = t.get("teacher_pass_at_1"), t.get("student_pass_at_1")
-        rate = _wider(ts, ss) if isinstance(ts, Rate) and isinstance(ss, Rate) else None
+        paired = t.get("paired_difference")
+        rate = paired if isinstance(paired, Rate) else None
         what = f"a teacher on {checks._plural(shared, 'shared task')}"
-        out.append(Evidence(4, what, shared, rate, "pass@1 interval"))
+        out.append(Evidence(4, what, shared, rate, "paired difference", effect))
+    elif route != "fix-reward" and found["teacher"].status is Status.FAIL:
+        # the teacher was asked and did not clear: firm only when its lead is measured
+        # clear of the threshold, one side or the other
+        t = found["teacher"].measured
+        paired = t.get("paired_difference")
+        if isinstance(paired, Rate) and not t.get("teacher_is_student"):
+            shared = int(t.get("shared_tasks", 0))
+            what = f"a teacher that does not clear on {checks._plural(shared, 'shared task')}"
+            out.append(Evidence(4, what, shared, paired, "paired difference", effect, True))
     return out
 
 
@@ -333,15 +366,27 @@ def _provisional(
     for ev in evidence:
         thin = []
         need = options.firm_tasks
-        if ev.tasks < options.firm_tasks:
+        crosses = (
+            ev.threshold is not None
+            and ev.interval is not None
+            and (ev.interval.low is None or ev.interval.high is None
+                 or ev.interval.low < ev.threshold - stats.TOL <= ev.interval.high)
+        )  # fmt: skip
+        if crosses:
+            thin.append(f"its {ev.label} interval crosses {ev.threshold:g}")
+        if ev.crossing_only:
+            pass
+        elif ev.tasks < options.firm_tasks:
             thin.append(f"fewer than {options.firm_tasks} tasks")
         width = _width(ev.interval)
-        if width is not None and width > options.firm_width:
+        if ev.crossing_only:
+            pass
+        elif width is not None and width > options.firm_width + stats.TOL:
             thin.append(f"its {ev.label} interval is {width:.2f} wide (> {options.firm_width:g})")
             need = max(need, math.ceil(max(ev.tasks, 1) * (width / options.firm_width) ** 2))
         if thin:
             reasons.append(f"{ev.what} (check {ev.check}): {' and '.join(thin)}")
-            firm_at = max(firm_at, need)
+            firm_at = max(firm_at, math.ceil(need / max(ev.per_task, 1e-9)))
     if not reasons:
         return False, None, None
     why = (
@@ -448,7 +493,7 @@ def _route(found: dict[str, CheckResult], pool: Pool, options: RouteOptions) -> 
 def _method_and_plan(
     route: str, f: Facts, scores: dict[str, MethodScore], options: RouteOptions
 ) -> tuple[str | None, list[str]]:
-    small = f.size_b is not None and f.size_b < options.opsd_min_size_b
+    small = f.size_b is not None and f.size_b < options.opsd_min_size_b - stats.TOL
     if route == "fix-reward":
         return None, []
     if route == "single-rollout":
@@ -460,6 +505,12 @@ def _method_and_plan(
         return ("sft", ["sft"]) if small else ("opsd", ["opsd"])
     if route == "saturated":
         return "groupwise", ["groupwise"]
+    if route == "no-split":
+        low = ["sft" if small else "opsd"] if f.floor_share > 0 else []
+        high = ["groupwise"] if f.floor_share < 1 else []
+        sides = low + high if f.floor_share >= 0.5 else high + low
+        plan = sides + ["reinforce_ada"]
+        return plan[0], plan
     method = {"teacher": "opd", "off-policy": "sft", "grpo": "grpo"}[route]
     plan = [method] + (["opd"] if route == "off-policy" else [])
     plan += [m for m in ("opsd", "groupwise", "async", "reinforce_ada") if scores[m].ok]
@@ -477,6 +528,8 @@ def _why(route: str, plan: list[str], found: dict[str, CheckResult], f: Facts) -
         return f"{found['band'].why}: {how}"
     if route == "saturated":
         return f"{found['band'].why}: GroupwiseGrading ranks the passes, or harden the eval"
+    if route == "no-split":
+        return found["band"].why
     if route == "teacher":
         return f"{found['teacher'].why}; {found['tokenizer'].why}: OPD"
     if route == "grpo":
@@ -539,7 +592,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         )
     summary = _summary(pool, options, found)
     provisional, provisional_why, firm_at = _provisional(
-        _evidence(route, plan, found, pool), options
+        _evidence(route, plan, found, pool, options.effect), options
     )
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
     judge = _judge(pool, options)

@@ -15,12 +15,28 @@ from collections.abc import Iterable
 
 
 def model_key(name: str) -> str:
-    """The part of a model name that identifies it: lower case, without the organisation."""
-    key = name.strip().lower()
-    key = key.rsplit("/", 1)[-1]
+    """The part of a model name that identifies it: lower case, without the organisation.
+    A local path names its model: a Hugging Face cache path ``…/models--Org--Name/snapshots/
+    <sha>`` is ``Name``, ``/models/Name/`` is ``Name``."""
+    key = name.strip().lower().rstrip("/")
+    parts = key.split("/")
+    cached = [p for p in parts if p.startswith("models--")]
+    if cached:
+        return cached[-1].split("--")[-1]
+    key = parts[-1]
     if "--" in key:  # vf-eval folders: org--name
         key = key.split("--", 1)[1]
     return key
+
+
+def size_from_name(model: str | None) -> float | None:
+    """Billions of parameters the name states (``Qwen3-0.6B`` → 0.6; ``30B-A3B`` → 30)."""
+    import re
+
+    if not model:
+        return None
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)[bB](?![a-zA-Z])", model_key(model))
+    return float(m.group(1)) if m else None
 
 
 def same_model(a: str, b: str) -> bool:

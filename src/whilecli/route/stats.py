@@ -37,6 +37,9 @@ import polars as pl
 
 from whilecli.route.model import Rate
 
+#: The tolerance of every documented boundary (a rubric sum of 0.9999999999999999 is 1, a gap
+#: of exactly 0.05 is 0.05): a value within it of the boundary counts as on it.
+TOL = 1e-9
 #: Fewest tasks for which an interval is given.
 MIN_CI_TASKS = 3
 #: Bootstrap resamples by default.
