@@ -211,6 +211,17 @@ class _Group(TyperGroup):
             return super().invoke(ctx)
         except click.UsageError as err:
             raise _one_line(err) from None
+        finally:
+            _forget_step()
+
+
+def _forget_step() -> None:
+    """``--step`` holds for one command's reads. A command whose options fail to parse never
+    closes its context (click skips the cleanup there), so the group clears the step after
+    every command, and a later command in the same process reads the latest step again."""
+    module = sys.modules.get("whilecli.io.formats.prime_rl")
+    if module is not None:
+        module.STEP.set(None)
 
 
 class _App(typer.Typer):
