@@ -45,5 +45,17 @@ class InputError(WhileError):
         self.file, self.line, self.row, self.field = file, line, row, field
 
 
+class MostlyErrorReplies(InputError):
+    """A file refused because half or more of its replies are harness errors.
+
+    Carries the counts, so a caller that reports such a file (``watch``) reads them here
+    rather than from the message.
+    """
+
+    def __init__(self, message: str, *, errors: int, rows: int, file: str | None = None) -> None:
+        super().__init__(message, file=file)
+        self.errors, self.rows = errors, rows
+
+
 class UsageError(WhileError):
     """Options that do not fit together or a knob out of range."""

@@ -16,6 +16,7 @@ from test_cli_route import SCHEMA, _conforms, schema_problems
 from typer.testing import CliRunner
 
 from conftest import EXAMPLES, ROOT
+from workflow import workflow
 
 WORKFLOW = ROOT / "examples" / "ci" / "check-eval-dump.yml"
 ANNOTATION = re.compile(
@@ -268,29 +269,8 @@ def test_schema_doc_documents_policies() -> None:
 # ------------------------------------------------------------------ the CI example
 
 
-def workflow_steps(text: str) -> tuple[dict[str, str], list[str]]:
-    """The workflow's top-level ``env`` and every step's ``run:`` command (one line each)."""
-    env: dict[str, str] = {}
-    runs: list[str] = []
-    in_env = False
-    for line in text.splitlines():
-        if line.startswith("env:"):
-            in_env = True
-            continue
-        if in_env:
-            m = re.match(r"^  ([A-Z_]+): (\S+)", line)
-            if m:
-                env[m.group(1)] = m.group(2)
-                continue
-            in_env = False
-        m = re.match(r"^\s+(?:- )?run: (.+)$", line)
-        if m:
-            runs.append(m.group(1).strip())
-    return env, runs
-
-
 def test_ci_example_runs_on_bundled_data(tmp_path: Path) -> None:
-    env, runs = workflow_steps(WORKFLOW.read_text(encoding="utf-8"))
+    env, runs = workflow(WORKFLOW.read_text(encoding="utf-8"))
     assert set(env) == {"DUMP", "BASELINE", "MODEL", "WHILECLI"}
     assert any("pip install" in r and "$WHILECLI" in r for r in runs)
     commands = [r for r in runs if r.startswith("whilecli ")]

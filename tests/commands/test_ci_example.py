@@ -10,7 +10,6 @@ torch cannot be imported in it. Then each ``whilecli`` step runs under ``bash`` 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import site
 import subprocess
@@ -19,32 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from workflow import workflow
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "examples" / "ci" / "check-eval-dump.yml"
 EXAMPLES = ROOT / "examples" / "data"
 #: A torch that cannot be imported, as where torch is not installed.
 NO_TORCH = "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n"
-
-
-def workflow(text: str) -> tuple[dict[str, str], list[str]]:
-    """The workflow's top-level ``env`` and every step's ``run:`` command (one line each)."""
-    env: dict[str, str] = {}
-    runs: list[str] = []
-    in_env = False
-    for line in text.splitlines():
-        if line.startswith("env:"):
-            in_env = True
-            continue
-        if in_env:
-            m = re.match(r"^  ([A-Z_]+): (\S+)", line)
-            if m:
-                env[m.group(1)] = m.group(2)
-                continue
-            in_env = False
-        m = re.match(r"^\s+(?:- )?run: (.+)$", line)
-        if m:
-            runs.append(m.group(1).strip())
-    return env, runs
 
 
 def _project_copy(dest: Path) -> Path:

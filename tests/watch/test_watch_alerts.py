@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,21 +129,19 @@ def test_pooled_adds_task_counts_across_steps() -> None:
 
 
 def test_a_step_refused_for_its_errors_counts_in_the_window() -> None:
+    from whilecli.errors import MostlyErrorReplies
+    from whilecli.io import facts
     from whilecli.watch.steps import refused_for_errors
 
     alerts = Alerts(WatchOptions(window=2, bootstrap_draws=200))
     alerts.add(_stats(1, errors=0), _pool("mixed"))
-    refused = refused_for_errors(
-        2,
-        "2.jsonl",
-        "2.jsonl: most replies are errors: the harness failed, not the model"
-        " (20 of 24 rows (first: 2.jsonl line 1))",
-    )
-    assert refused is not None and refused.error_replies == 20 and refused.rows == 0
+    with pytest.raises(MostlyErrorReplies) as raised:
+        facts.refuse_errors(20, 24, "2.jsonl", "2.jsonl line 1")
+    refused = refused_for_errors(2, "2.jsonl", raised.value)
+    assert refused.error_replies == 20 and refused.rows == 0
     route, fired = alerts.add(refused, None)
     assert route is not None and route.route == "grpo"  # routed on step 1's replies
     assert [a.kind for a in fired] == ["errors"] and "20 of 48 replies" in fired[0].message
-    assert refused_for_errors(2, None, "2.jsonl:3: field 'score': not a number") is None
     lone = Alerts(WatchOptions(window=1, bootstrap_draws=200))
     route, fired = lone.add(refused, None)
     assert route is None and fired[0].method is None and "nothing to route" in fired[0].message

@@ -100,18 +100,14 @@ def test_a_bad_rollouts_line_names_its_file_and_line(tmp_path: Path) -> None:
 
 
 def test_a_step_the_reader_refuses_for_errors_is_reported(prime_run: Path, monkeypatch) -> None:
-    from whilecli.errors import InputError
+    from whilecli.io import facts
     from whilecli.io.formats import prime_rl
 
     real = prime_rl.read_step
 
     def read_step(path: Path, **kwargs: object):  # type: ignore[no-untyped-def]
         if "step_4" in str(path):
-            raise InputError(
-                "most replies are errors: the harness failed, not the model (12 of 16 rows"
-                " (first: line 1))",
-                file=str(path),
-            )
+            facts.refuse_errors(12, 16, str(path), "line 1")
         return real(path, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(prime_rl, "read_step", read_step)

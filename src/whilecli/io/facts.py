@@ -36,7 +36,7 @@ from typing import Any
 
 import polars as pl
 
-from whilecli.errors import InputError
+from whilecli.errors import InputError, MostlyErrorReplies
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
 
 #: Rounding forgiven below a pass threshold: reward ≥ threshold − 1e-9 passes.
@@ -286,9 +286,11 @@ def refuse_errors(errors: int, rows: int, file: str, first: str | None) -> None:
     """Refuse a file whose replies are harness errors half the time or more (exit 2)."""
     if rows and errors >= ERROR_SHARE * rows:
         where = f" (first: {first})" if first else ""
-        raise InputError(
+        raise MostlyErrorReplies(
             f"most replies are errors: the harness failed, not the model ({errors} of {rows}"
             f" rows{where})",
+            errors=errors,
+            rows=rows,
             file=file,
         )
 

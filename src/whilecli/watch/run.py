@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import MostlyErrorReplies, UsageError
 from whilecli.watch import render
 from whilecli.watch.alerts import Alert, Alerts, WindowRoute
 from whilecli.watch.layout import FinishedStep, open_run
@@ -68,10 +68,8 @@ class Watch:
                 rows = read_rows(
                     [str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold
                 )
-        except InputError as err:
-            refused = refused_for_errors(finished.step, _relative(path, self.root), str(err))
-            if refused is None:
-                raise
+        except MostlyErrorReplies as err:
+            refused = refused_for_errors(finished.step, _relative(path, self.root), err)
             return self._add(refused, None)
         pool = summarize(rows)
         frame = rows.frame.collect()

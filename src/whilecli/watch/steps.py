@@ -20,13 +20,13 @@ reading layer (:func:`whilecli.io.read.read_rows`) and collapses it to the route
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from whilecli.errors import MostlyErrorReplies
 from whilecli.io.rows import Rows
 from whilecli.route import stats
 from whilecli.route.model import Pool, Rate
@@ -142,17 +142,10 @@ def _errors(rows: Rows, frame: pl.DataFrame) -> tuple[int | None, Rate | None, p
     return count, stats.wilson(count, frame.height), frame.filter(~is_error)
 
 
-#: The reading layer's refusal of a file whose replies are mostly harness errors, with its
-#: counts: a step like that is reported (and raises the errors alert), not a reason to stop.
-MOSTLY_ERRORS = re.compile(r"most replies are errors\b.*?\((\d+) of (\d+) rows")
-
-
-def refused_for_errors(step: int, source: str | None, message: str) -> StepStats | None:
-    """The step the reading layer refused for its error replies (None: another refusal)."""
-    found = MOSTLY_ERRORS.search(message)
-    if found is None:
-        return None
-    errors, rows = int(found.group(1)), int(found.group(2))
+def refused_for_errors(step: int, source: str | None, refusal: MostlyErrorReplies) -> StepStats:
+    """The step the reading layer refused for its error replies: reported, and it raises the
+    errors alert, rather than stopping the watch."""
+    errors, rows = refusal.errors, refusal.rows
     note = f"{errors} of {rows} replies are errors: the harness failed, not the model"
     return StepStats(
         step=step,
