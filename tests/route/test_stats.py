@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scipy import integrate
 from scipy import stats as sps
 
-from slow_stats import slow_fit_beta, slow_pass_at_1, slow_split
+from slow_stats import slow_fit_beta, slow_pass_at_1, slow_pass_k, slow_split
 from whilecli.route import stats
 from whilecli.route.model import Rows
 from whilecli.route.pool import summarize
@@ -255,6 +255,37 @@ def test_pass_at_1_interval_matches_the_task_loop(pairs: list[tuple[int, int]]) 
     low, high = slow_pass_at_1(pairs)
     assert rate.value == pytest.approx(np.mean([c / n for c, n in pairs]))
     assert rate.low == pytest.approx(low, abs=1e-9) and rate.high == pytest.approx(high, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [(c, 8) for c in [0] * 30 + [8] * 20 + [1, 2, 3, 4, 5, 6, 7] * 10],
+        [(c, 4) for c in [0, 1, 2, 3, 4] * 30] + [(1, 2)] * 20 + [(3, 5)] * 7,
+        [(30, 32), (32, 32), (17, 32), (25, 32), (32, 32), (20, 32), (31, 32), (28, 32)] * 2,
+        [(4, 8)] * 50,
+    ],
+)
+@pytest.mark.parametrize("k", [4, 8])
+@pytest.mark.parametrize("prior", [(2.0, 2.0), (0.3, 1.7), (5.0, 0.4)])
+def test_pass_k_intervals_match_the_task_loop(
+    pairs: list[tuple[int, int]], k: int, prior: tuple[float, float]
+) -> None:
+    if not any(n >= k for _, n in pairs):
+        return
+    at, hat = stats.pass_k_rates(tasks_frame(pairs), k, prior=stats.BetaPrior(*prior))
+    (at_low, at_high), (hat_low, hat_high) = slow_pass_k(pairs, k, *prior)
+    assert at.low == pytest.approx(at_low, abs=1e-9) and at.high == pytest.approx(at_high, abs=1e-9)
+    assert hat.low == pytest.approx(hat_low, abs=1e-9)
+    assert hat.high == pytest.approx(hat_high, abs=1e-9)
+
+
+def test_pass_k_spread_is_floored_by_the_pool_prior() -> None:
+    """Sixteen tasks that all passed some 16 of their 32 draws: pass@16 sits at 1 on every
+    task, yet the pool's hard tasks are rare, not absent; the interval keeps room for them."""
+    pairs = [(30, 32), (32, 32), (17, 32), (25, 32), (32, 32), (20, 32), (31, 32), (28, 32)] * 2
+    at, _ = stats.pass_k_rates(tasks_frame(pairs), 16)
+    assert at.low is not None and at.low < 0.99
 
 
 def test_agreeing_tasks_still_carry_their_draws() -> None:

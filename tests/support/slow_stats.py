@@ -96,3 +96,27 @@ def slow_split(s: int, f: int, k: int, a: float, b: float) -> float:
     dist = sps.beta(a, b)
     value, _ = integrate.quad(lambda p: (1 - p**k - (1 - p) ** k) * dist.pdf(p), 0, 1, limit=200)
     return value
+
+
+def slow_pass_k(
+    pairs: list[tuple[int, int]], k: int, a: float, b: float
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """pass@k's and pass^k's intervals from ``[(passes, n), ...]`` (tasks with n ≥ k), one
+    task at a time: scipy's comb for the unbiased estimators, and each task's spread floored
+    at the variance over tasks that Beta(a, b) gives 1 − (1−p)^k and p^k (scipy's moments)."""
+    from scipy.special import comb
+
+    kept = [(c, n) for c, n in pairs if n >= k]
+    at = [1 - comb(n - c, k, exact=True) / comb(n, k, exact=True) for c, n in kept]
+    hat = [comb(c, k, exact=True) / comb(n, k, exact=True) for c, n in kept]
+    rows = sum(n for _, n in kept)
+
+    def moment(x: float, y: float, j: int) -> float:
+        return math.exp(betaln(x + j, y) - betaln(x, y))
+
+    at_var = max(moment(b, a, 2 * k) - moment(b, a, k) ** 2, 0.0)
+    hat_var = max(moment(a, b, 2 * k) - moment(a, b, k) ** 2, 0.0)
+    return (
+        slow_interval(at, [at_var] * len(at), rows),
+        slow_interval(hat, [hat_var] * len(hat), rows),
+    )

@@ -221,8 +221,9 @@ def _summary(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -
         ks.add(k_mode)
     at_k: dict[int, Rate] = {}
     hat_k: dict[int, Rate] = {}
+    prior = stats.pool_prior(tasks)
     for k in sorted(ks):
-        at_k[k], hat_k[k] = stats.pass_k_rates(tasks, k, draws=draws, seed=seed)
+        at_k[k], hat_k[k] = stats.pass_k_rates(tasks, k, draws=draws, seed=seed, prior=prior)
     hist_tasks = groups if groups.height else tasks
     histogram = stats.histogram(hist_tasks)
     histogram["population"] = "grouped tasks" if groups.height else "all tasks"
@@ -282,6 +283,7 @@ class Evidence:
     label: str  # what the interval measures, e.g. "split share"
     threshold: float | None = None  # the value the interval is compared with, when one
     crossing_only: bool = False  # only the threshold counts (not the task count or width)
+    below: bool = False  # firm only when the interval lies below the threshold
     per_task: float = 1.0  # evidence units per task (split tasks: the split share)
 
 
@@ -300,8 +302,41 @@ def _wider(a: Rate, b: Rate) -> Rate:
     return a if wa >= wb else b
 
 
+#: A floor or a saturated band claims that no task splits. It is firm once the split share's
+#: 95% upper bound (none of the grouped tasks split) is under this: fewer than one task in a
+#: hundred could split unseen (about 400 tasks). Under it, a mixed pool whose few
+#: splittable tasks all failed (or all passed) their k draws is common: 90% of tasks at 0
+#: and 10% passing once in 7 leaves 30 tasks at k = 2 all at 0 about half the time.
+UNSEEN_SPLIT = 0.01
+
+
+def _unseen_split(band: dict[str, Any], grouped: int) -> Evidence:
+    what = f"no split task of {grouped}"
+    share = band.get("split_share")
+    interval = share if isinstance(share, Rate) else None
+    return Evidence(3, what, grouped, interval, "split share", UNSEEN_SPLIT, True, below=True)
+
+
+def _fails_on_lead(measured: dict[str, Any], options: RouteOptions) -> bool:
+    """A teacher that failed check 4 on its lead (gap or overlapping intervals) alone: not
+    the student, no cut-off pass, enough coverage, few cut-off rows. Those are seen, not
+    estimated: a teacher failing on them fails firmly."""
+    coverage, cut = measured.get("coverage"), measured.get("teacher_truncated_share")
+    return not (
+        measured.get("teacher_is_student")
+        or measured.get("teacher_truncated_passes")
+        or (
+            isinstance(coverage, Rate)
+            and (coverage.value or 0.0) < options.teacher_min_coverage - stats.TOL
+        )
+        or (
+            isinstance(cut, Rate) and (cut.value or 0.0) > options.teacher_max_truncated + stats.TOL
+        )
+    )
+
+
 def _evidence(
-    route: str, plan: list[str], found: dict[str, CheckResult], pool: Pool, effect: float
+    route: str, plan: list[str], found: dict[str, CheckResult], pool: Pool, options: RouteOptions
 ) -> list[Evidence]:
     """The evidence the verdict rests on: the deciding check's tasks and interval, and the
     teacher's when the headline claims one clears. A truncated pass is seen, not estimated:
@@ -323,9 +358,11 @@ def _evidence(
     elif route == "floor":
         what = f"{checks._plural(grouped, 'grouped task')} all at 0"
         out.append(Evidence(3, what, grouped, band.get("floor_share"), "floor share"))
+        out.append(_unseen_split(band, grouped))
     elif route == "saturated":
         what = f"{checks._plural(grouped, 'grouped task')} all at 1"
         out.append(Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1"))
+        out.append(_unseen_split(band, grouped))
     elif route == "no-split":
         out.append(Evidence(3, f"no split task of {grouped}", 0, band.get("split_share"), ""))
     elif route == "grpo":
@@ -342,16 +379,21 @@ def _evidence(
         paired = t.get("paired_difference")
         rate = paired if isinstance(paired, Rate) else None
         what = f"a teacher on {checks._plural(shared, 'shared task')}"
-        out.append(Evidence(4, what, shared, rate, "paired difference", effect))
+        out.append(Evidence(4, what, shared, rate, "paired difference", options.effect))
     elif route != "fix-reward" and found["teacher"].status is Status.FAIL:
-        # the teacher was asked and did not clear: firm only when its lead is measured
-        # clear of the threshold, one side or the other
+        # the teacher was asked and did not clear on its lead alone: firm only when its
+        # paired lead is measured short of the threshold (a lead past it whose two intervals
+        # still overlap is a teacher more tasks may clear)
         t = found["teacher"].measured
         paired = t.get("paired_difference")
-        if isinstance(paired, Rate) and not t.get("teacher_is_student"):
+        if isinstance(paired, Rate) and _fails_on_lead(t, options):
             shared = int(t.get("shared_tasks", 0))
             what = f"a teacher that does not clear on {checks._plural(shared, 'shared task')}"
-            out.append(Evidence(4, what, shared, paired, "paired difference", effect, True))
+            out.append(
+                Evidence(
+                    4, what, shared, paired, "paired difference", options.effect, True, below=True
+                )
+            )
     return out
 
 
@@ -372,7 +414,12 @@ def _provisional(
             and (ev.interval.low is None or ev.interval.high is None
                  or ev.interval.low < ev.threshold - stats.TOL <= ev.interval.high)
         )  # fmt: skip
-        if crosses:
+        if ev.below and ev.threshold is not None and ev.interval is not None:
+            high = ev.interval.high
+            crosses = high is None or high >= ev.threshold - stats.TOL
+        if crosses and ev.below:
+            thin.append(f"its {ev.label} interval is not below {ev.threshold:g}")
+        elif crosses:
             thin.append(f"its {ev.label} interval crosses {ev.threshold:g}")
         if ev.crossing_only:
             pass
@@ -592,7 +639,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         )
     summary = _summary(pool, options, found)
     provisional, provisional_why, firm_at = _provisional(
-        _evidence(route, plan, found, pool, options.effect), options
+        _evidence(route, plan, found, pool, options), options
     )
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
     judge = _judge(pool, options)
@@ -628,3 +675,69 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
 
         result.show = drill_down(pool, options.show, options.limit)
     return result
+
+
+def population_route(
+    options: RouteOptions,
+    *,
+    blocked: bool,
+    grouped: bool,
+    floor_share: float,
+    saturated_share: float,
+    split_share: float,
+    pass_at_1: float,
+    teacher_gap: float | None,
+    policy: str,
+    size_b: float | None,
+) -> tuple[str, str | None, list[str]]:
+    """(route, method, plan) the route's table gives a population's exact values: every task
+    of it, each at its exact rate (shares of tasks at 0, at 1 and split at the pool's k; the
+    teacher's lead, whose intervals are apart as soon as it is positive). What the route
+    would say with unlimited tasks: the truth :mod:`whilecli.route.simulate` holds it to."""
+    teacher = Status.NOT_ASKED
+    if teacher_gap is not None:
+        clears = teacher_gap >= options.effect - stats.TOL and teacher_gap > 0
+        teacher = Status.PASS if clears else Status.FAIL
+    band = "mixed"
+    if floor_share >= 1.0 - 1e-12:
+        band = "floor"
+    elif saturated_share >= 1.0 - 1e-12:
+        band = "saturated"
+    many = 10**9  # a population's task count: any share of it is a count past every minimum
+    split = round(split_share * many)
+    facts = Facts(
+        blocked=blocked,
+        grouped=many if grouped else 0,
+        singles=0 if grouped else many,
+        band=band if grouped else None,
+        split=split if grouped else 0,
+        thin=grouped and split_share < options.min_split_share - stats.TOL,
+        floor_share=floor_share if grouped else 0.0,
+        pass_at_1=pass_at_1,
+        passes=1 if pass_at_1 > 0 else 0,
+        teacher=teacher,
+        teacher_why="",
+        tokenizer=Status.PASS,
+        tokenizer_mismatch=False,
+        policy=policy,
+        logprobs=False,
+        values=False,
+        size_b=size_b,
+    )
+    if blocked:
+        route = "fix-reward"
+    elif not grouped:
+        route = "single-rollout"
+    elif band != "mixed":
+        route = band
+    elif split == 0:
+        route = "no-split"
+    elif teacher is Status.PASS:
+        route = "teacher"
+    elif policy == "other":
+        route = "off-policy"
+    else:
+        route = "grpo"
+    scores = {name: _score(name, facts, options) for name in METHODS}
+    method, plan = _method_and_plan(route, facts, scores, options)
+    return route, method, plan

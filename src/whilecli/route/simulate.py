@@ -1,12 +1,24 @@
 """Pools drawn from a known truth, the truth's verdict, and how the route fares against it.
 
-DESIGN section 2, "Calibrated": per-task pass rates come from a Beta mixture (point masses
-at 0 and at 1 for tasks that never or always pass), each task gets k draws, and the route
-runs in process on the per-task frame the reader would hand it. The truth's verdict is the
-route's own rule applied to the population (what the route would say with unlimited tasks
-and draws); a firm verdict is wrong when its method is not one the truth's plan admits.
-Every nominal 95% interval the route prints for pass@1 (and the teacher's paired
-difference) is checked against the population value it estimates.
+DESIGN section 2, "Calibrated". A :class:`Truth` names the population: per-task pass rates
+from a Beta mixture (point masses at 0 and 1 for tasks that never or always pass), k draws
+per task, cut-off replies (that can or cannot pass), a teacher some gap ahead, rows that an
+older copy or another model wrote, and what the reading layer must see through: error
+replies in place of draws, greedy draws repeated k times, partial credit, per-row ids.
+
+- Pool-level truths are drawn as the per-task counts the reader hands the route and routed
+  by :func:`whilecli.route.decide.decide`, the function ``whilecli route`` calls.
+- Truths whose meaning lies in the rows (errors, greedy repeats, partial credit, per-row ids)
+  are written as JSON Lines and routed by :func:`whilecli.route.run_route`, the library
+  function behind the command: reading, row facts, pooling and decision, end to end.
+
+The truth's verdict is the route's own table (:func:`whilecli.route.decide.population_route`'s
+inputs built from the TRUE parameters, with the thresholds of :class:`RouteOptions`): what
+the route would say with every task of the population and its exact rates. A firm verdict
+is wrong when its method differs from the truth's, or when it leaves out what the truth's
+plan requires (Async for rows an older copy wrote, OPD beside k = 1 for a teacher that
+clears). Every nominal 95% interval the route prints is checked against the population
+value it estimates, computed exactly from the mixture (beta-binomial sums), never drawn.
 
 ``benchmarks/calibration.py`` runs the whole grid; the test suite runs a slice.
 """
@@ -14,74 +26,94 @@ difference) is checked against the population value it estimates.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from whilecli.io.rows import Rows
-from whilecli.route.model import Pool
+from whilecli.route.model import Pool, Rate, Route
 from whilecli.route.options import RouteOptions
 
 #: A component of the task-rate mixture: (weight, a, b) for Beta(a, b), or (weight, p, None)
 #: for a point mass at p (0: tasks that never pass, 1: tasks that always pass).
 Component = tuple[float, float, float | None]
+Mixture = tuple[Component, ...]
 
 #: The shapes of the band the grid draws from, by name.
-MIXTURES: dict[str, tuple[Component, ...]] = {
+MIXTURES: dict[str, Mixture] = {
     "floor": ((1.0, 0.0, None),),
     "near-floor": ((0.9, 0.0, None), (0.1, 1.0, 6.0)),
     "low": ((0.3, 0.0, None), (0.7, 0.6, 4.0)),
     "mid": ((1.0, 2.0, 2.0),),
     "u-shaped": ((1.0, 0.4, 0.4),),
-    "apart": ((0.5, 0.0, None), (0.5, 1.0, None)),
+    "apart": ((0.6, 0.0, None), (0.4, 1.0, None)),
     "high": ((0.3, 1.0, None), (0.7, 5.0, 0.8)),
+    "near-saturated": ((0.95, 1.0, None), (0.05, 4.0, 1.0)),
     "saturated": ((1.0, 1.0, None),),
 }
+
+MODEL = "org/student-8B"
+SMALL_MODEL = "org/student-0.6B"
+TEACHER = "org/teacher-70B"
+OTHER = "org/other-70B"
+#: A harness error written where a reply should be (DESIGN section 1, ``reply``).
+ERROR_TEXT = "Error code: 429 - rate limit exceeded, too many requests"
 
 
 @dataclass(frozen=True)
 class Truth:
-    """What the pool is drawn from."""
+    """What a pool is drawn from."""
 
     mixture: str
     k: int
     tasks: int
-    cut_share: float = 0.0  # share of rows cut off at the token cap
-    cut_passes: bool = False  # a cut-off reply can pass (the reward scores cut-off text)
-    teacher_gap: float | None = None  # the teacher's pass@1 lead; None: no teacher
+    cut_share: float = 0.0  # share of draws cut off at the token cap
+    cut_passes: bool = False  # a cut-off reply passes as often as the others (else it fails)
+    teacher_gap: float | None = None  # the teacher's lead in mean per-task rate; None: none
     stale_share: float = 0.0  # share of rows an older copy of the model wrote
     other_model: bool = False  # another model wrote the rows
+    small: bool = False  # the model you train is under 7B (its name says 0.6B)
+    error_share: float = 0.0  # share of draws the harness answered with an error (rows)
+    greedy: bool = False  # each task's k draws are one completion repeated (rows)
+    partial_share: float = 0.0  # share of failed draws graded with partial credit (rows)
+    row_ids: bool = False  # one id per row while prompts repeat (rows)
 
-    def mean(self) -> float:
-        """The population pass@1."""
-        return _mixture_mean(MIXTURES[self.mixture])
+    @property
+    def through_rows(self) -> bool:
+        """Whether the truth lives in the rows: routed from JSON Lines by ``run_route``."""
+        return bool(self.error_share or self.greedy or self.partial_share or self.row_ids)
+
+    @property
+    def model(self) -> str:
+        return SMALL_MODEL if self.small else MODEL
+
+    def label(self) -> str:
+        parts = [self.mixture, f"k={self.k}", f"{self.tasks} tasks"]
+        for name in ("cut_share", "teacher_gap", "stale_share", "error_share", "partial_share"):
+            value = getattr(self, name)
+            if value:
+                parts.append(f"{name}={value:g}")
+        parts += [n for n in ("cut_passes", "other_model", "small", "greedy", "row_ids")
+                  if getattr(self, n)]  # fmt: skip
+        return " ".join(parts)
 
 
-def _mixture_mean(mix: tuple[Component, ...]) -> float:
+# --- the population ---------------------------------------------------------------------
+
+
+def _mixture_mean(mix: Mixture) -> float:
     total = sum(w for w, _, _ in mix)
     return sum(w * (a if b is None else a / (a + b)) for w, a, b in mix) / total
 
 
-def _split_mass(mix: tuple[Component, ...]) -> float:
-    """The share of tasks whose rate lies strictly inside (0, 1)."""
-    total = sum(w for w, _, _ in mix)
-    return sum(w for w, a, b in mix if b is not None or 0.0 < a < 1.0) / total
-
-
-def draw_rates(mix: tuple[Component, ...], n: int, rng: np.random.Generator) -> np.ndarray:
-    """n task pass rates from the mixture."""
-    weights = np.array([w for w, _, _ in mix], dtype=np.float64)
-    pick = rng.choice(len(mix), size=n, p=weights / weights.sum())
-    rates = np.empty(n, dtype=np.float64)
-    for i, (_, a, b) in enumerate(mix):
-        chosen = pick == i
-        rates[chosen] = a if b is None else rng.beta(a, b, int(chosen.sum()))
-    return rates
-
-
-def _shifted(mix: tuple[Component, ...], gap: float) -> tuple[Component, ...]:
+def _shifted(mix: Mixture, gap: float) -> Mixture:
     """A teacher: the student's mixture with every rate moved up by ``gap`` in mean (the
     Beta components keep their concentration; point masses at 0 move to ``gap``)."""
     out: list[Component] = []
@@ -95,28 +127,204 @@ def _shifted(mix: tuple[Component, ...], gap: float) -> tuple[Component, ...]:
     return tuple(out)
 
 
-def _counts(rates: np.ndarray, k: int, truth: Truth, rng: np.random.Generator) -> pl.DataFrame:
-    passes = rng.binomial(k, rates)
-    n = np.full(rates.size, k, dtype=np.int64)
-    cut = rng.binomial(k, truth.cut_share, size=rates.size) if truth.cut_share > 0 else 0 * n
-    if truth.cut_passes:
-        # a cut-off reply passes as often as the task's others: the passes among its draws
-        # fall on cut-off replies at random
-        cut_pass = rng.hypergeometric(passes, k - passes, cut) if k > 0 else 0 * n
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _component_pmf(a: float, b: float | None, k: int) -> np.ndarray:
+    """P(c passes in k draws) for rates from one component (beta-binomial, or binomial at a
+    point mass)."""
+    c = range(k + 1)
+    if b is None:
+        if a <= 0.0 or a >= 1.0:
+            out = np.zeros(k + 1)
+            out[0 if a <= 0.0 else k] = 1.0
+            return out
+        logs = [_log_comb(k, j) + j * math.log(a) + (k - j) * math.log1p(-a) for j in c]
     else:
-        cut_pass = np.zeros_like(n)
-        # a cut-off reply that cannot pass: its draws are failures
-        passes = np.minimum(passes, k - cut)
-    return pl.DataFrame(
-        {
-            "task_id": [f"t{i:06d}" for i in range(rates.size)],
-            "n": n,
-            "passes": passes.astype(np.int64),
-            "truncated": cut.astype(np.int64),
-            "truncated_known": n,
-            "truncated_passes": cut_pass.astype(np.int64),
-        }
+        base = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+        logs = [
+            _log_comb(k, j) + math.lgamma(j + a) + math.lgamma(k - j + b)
+            - math.lgamma(k + a + b) - base
+            for j in c
+        ]  # fmt: skip
+    return np.exp(np.array(logs, dtype=np.float64))
+
+
+@functools.lru_cache(maxsize=4096)
+def pass_pmf(mix: Mixture, k: int, keep: float = 1.0) -> np.ndarray:
+    """P(a task shows c passes in k draws), c = 0..k, over the mixture; each pass survives
+    with probability ``keep`` (a draw cut off at the cap fails: keep = 1 − cut share).
+    Exact: the thinned beta-binomial Σ_m P(m) C(m, c) keep^c (1 − keep)^(m − c)."""
+    total = sum(w for w, _, _ in mix)
+    pmf = sum((w / total) * _component_pmf(a, b, k) for w, a, b in mix)
+    pmf = np.asarray(pmf, dtype=np.float64)
+    if keep >= 1.0:
+        return pmf
+    out = np.zeros(k + 1)
+    for m in range(k + 1):
+        out[: m + 1] += pmf[m] * _component_pmf(keep, None, m)
+    return out
+
+
+@dataclass(frozen=True)
+class Population:
+    """The exact values the route estimates, for one side (student or teacher) at k."""
+
+    mean: float  # pass@1: the mean per-task pass rate
+    pmf: np.ndarray  # P(c passes in k draws)
+    k: int
+    mix: Mixture
+    keep: float
+
+    def at_zero(self) -> float:
+        return float(self.pmf[0])
+
+    def at_k(self) -> float:
+        return float(self.pmf[-1])
+
+    def split(self) -> float:
+        return max(0.0, 1.0 - self.at_zero() - self.at_k()) if self.k >= 2 else 0.0
+
+    def in_band(self, low: float, high: float) -> float:
+        c = np.arange(self.k + 1)
+        rate = c / self.k
+        inside = (rate >= low - 1e-9) & (rate <= high + 1e-9) & (c > 0) & (c < self.k)
+        return float(self.pmf[inside].sum())
+
+    def pass_at(self, j: int) -> float:
+        """pass@j: the chance that one of j draws passes."""
+        return 1.0 - float(pass_pmf(self.mix, j, self.keep)[0])
+
+    def pass_hat(self, j: int) -> float:
+        """pass^j: the chance that all j draws pass."""
+        return float(pass_pmf(self.mix, j, self.keep)[-1])
+
+
+def population(truth: Truth, teacher: bool = False) -> Population:
+    """The student's population (or the teacher's: the shifted mixture, no cut-off draws)."""
+    mix = MIXTURES[truth.mixture]
+    keep = 1.0 if truth.cut_passes else 1.0 - truth.cut_share
+    if teacher:
+        mix, keep = _shifted(mix, truth.teacher_gap or 0.0), 1.0
+    k = max(truth.k, 1)
+    return Population(_mixture_mean(mix) * keep, pass_pmf(mix, k, keep), k, mix, keep)
+
+
+# --- the truth's verdict ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the truth implies: the method, and what the plan must carry beside it."""
+
+    method: str | None
+    requires: frozenset[str] = frozenset()
+    route: str = ""
+    measured: bool = True  # False: the rows cannot tell (greedy repeats): no firm verdict
+
+
+def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
+    """The route's own table applied to the TRUE parameters (every task of the population,
+    its exact rates): :func:`whilecli.route.decide.population_route` with the thresholds of
+    ``options``."""
+    from whilecli.route.decide import population_route
+
+    if truth.greedy and truth.k >= 2:
+        return Verdict(None, measured=False)
+    student = population(truth)
+    gap = None
+    if truth.teacher_gap is not None:
+        gap = population(truth, teacher=True).mean - student.mean
+    policy = "other" if truth.other_model else ("stale" if truth.stale_share > 0 else "on")
+    route, method, plan = population_route(
+        options,
+        blocked=truth.cut_passes and truth.cut_share > 0,
+        grouped=truth.k >= 2,
+        floor_share=student.at_zero(),
+        saturated_share=student.at_k(),
+        split_share=student.split(),
+        pass_at_1=student.mean,
+        teacher_gap=gap,
+        policy=policy,
+        size_b=0.6 if truth.small else 8.0,
     )
+    requires = set()
+    if "async" in plan:
+        requires.add("async")
+    if route == "single-rollout" and "opd" in plan:
+        requires.add("opd")
+    return Verdict(method, frozenset(requires), route)
+
+
+# --- drawing pools -----------------------------------------------------------------------
+
+
+def draw_rates(mix: Mixture, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n task pass rates from the mixture."""
+    weights = np.array([w for w, _, _ in mix], dtype=np.float64)
+    pick = rng.choice(len(mix), size=n, p=weights / weights.sum())
+    rates = np.empty(n, dtype=np.float64)
+    for i, (_, a, b) in enumerate(mix):
+        chosen = pick == i
+        rates[chosen] = a if b is None else rng.beta(a, b, int(chosen.sum()))
+    return rates
+
+
+@functools.lru_cache(maxsize=16)
+def _task_ids(n: int) -> pl.Series:
+    return pl.Series("task_id", [f"t{i:06d}" for i in range(n)])
+
+
+@dataclass(frozen=True)
+class Draws:
+    """One side's draws, per task: real draws (not error replies), passes, cut-off draws and
+    cut-off passes."""
+
+    n: np.ndarray
+    passes: np.ndarray
+    cut: np.ndarray
+    cut_passes: np.ndarray
+    errors: np.ndarray
+
+    def frame(self) -> pl.DataFrame:
+        """The per-task counts the reader hands the route (:attr:`Pool.tasks`), tasks with
+        no real draw left out as reading leaves them."""
+        frame = pl.DataFrame(
+            {
+                "task_id": _task_ids(self.n.size),
+                "n": self.n,
+                "passes": self.passes,
+                "truncated": self.cut,
+                "truncated_known": self.n,
+                "truncated_passes": self.cut_passes,
+            }
+        )
+        return frame.filter(pl.col("n") > 0) if (self.n == 0).any() else frame
+
+
+def draw_counts(
+    rates: np.ndarray, truth: Truth, rng: np.random.Generator, *, cut_share: float
+) -> Draws:
+    """Per task: k attempts, of which errors (``error_share``) are not draws; each draw is
+    cut off with ``cut_share`` and passes with the task's rate, unless cut off and cut-off
+    replies fail. Greedy: one draw repeated, so a task passes all or none of its draws."""
+    size = rates.size
+    k = truth.k
+    errors = rng.binomial(k, truth.error_share, size) if truth.error_share else np.zeros(size, int)
+    n = (k - errors).astype(np.int64)
+    cut = rng.binomial(n, cut_share) if cut_share else np.zeros(size, np.int64)
+    if truth.greedy:
+        one = rng.random(size) < rates
+        passes = np.where(one, n, 0)
+        if cut_share and not truth.cut_passes:
+            passes = np.where(cut > 0, 0, passes)
+        cut_pass = np.where(one, cut, 0) if truth.cut_passes else np.zeros(size, np.int64)
+    else:
+        cut_pass = rng.binomial(cut, rates) if truth.cut_passes else np.zeros(size, np.int64)
+        passes = rng.binomial(n - cut, rates) + cut_pass
+    as_int = functools.partial(np.asarray, dtype=np.int64)
+    return Draws(as_int(n), as_int(passes), as_int(cut), as_int(cut_pass), as_int(errors))
 
 
 def _pool(
@@ -127,150 +335,300 @@ def _pool(
     return Pool(tasks=tasks, rows=rows, models=models, versions=versions, source=source)
 
 
-MODEL = "org/student-8B"
-
-
-def draw_pool(truth: Truth, rng: np.random.Generator) -> tuple[Pool, Pool | None]:
-    """The student's pool (and the teacher's, when the truth has one) for one draw."""
+def draw_sides(truth: Truth, rng: np.random.Generator) -> tuple[Draws, Draws | None]:
+    """The student's draws (and the teacher's, when the truth has one)."""
     mix = MIXTURES[truth.mixture]
-    rates = draw_rates(mix, truth.tasks, rng)
-    tasks = _counts(rates, truth.k, truth, rng)
-    rows = int(tasks["n"].sum())
-    writer = "org/other-70B" if truth.other_model else MODEL
+    student = draw_counts(draw_rates(mix, truth.tasks, rng), truth, rng, cut_share=truth.cut_share)
+    teacher = None
+    if truth.teacher_gap is not None:
+        t_rates = draw_rates(_shifted(mix, truth.teacher_gap), truth.tasks, rng)
+        plain = dataclasses.replace(truth, greedy=False, error_share=0.0)
+        teacher = draw_counts(t_rates, plain, rng, cut_share=0.0)
+    return student, teacher
+
+
+def _writers(truth: Truth, rows: int) -> tuple[dict[str | None, int], dict[str | None, int]]:
+    writer = OTHER if truth.other_model else truth.model
     stale = int(round(rows * truth.stale_share))
     versions: dict[str | None, int] = {"7": rows - stale}
     if stale:
         versions["6"] = stale
-    student = _pool(tasks, {writer: rows}, versions)
-    teacher = None
-    if truth.teacher_gap is not None:
-        t_rates = draw_rates(_shifted(mix, truth.teacher_gap), truth.tasks, rng)
-        t_truth = dataclasses.replace(truth, cut_share=0.0, cut_passes=False)
-        t_tasks = _counts(t_rates, truth.k, t_truth, rng)
-        teacher = _pool(t_tasks, {"org/teacher-70B": rows}, {None: rows})
-    return student, teacher
+    return {writer: rows}, versions
 
 
-def truth_plan(truth: Truth, options: RouteOptions) -> set[str | None]:
-    """The methods the truth admits: the route's rule on the population."""
-    mix = MIXTURES[truth.mixture]
-    if truth.cut_share > 0 and truth.cut_passes:
-        return {None}
-    teacher = (
-        truth.teacher_gap is not None
-        and _mixture_mean(_shifted(mix, truth.teacher_gap)) - _mixture_mean(mix)
-        >= options.effect - 1e-9
+def draw_pool(truth: Truth, rng: np.random.Generator) -> tuple[Pool, Pool | None]:
+    """The student's pool (and the teacher's) for one draw, as per-task counts."""
+    student, teacher = draw_sides(truth, rng)
+    tasks = student.frame()
+    models, versions = _writers(truth, int(tasks["n"].sum()))
+    t_pool = None
+    if teacher is not None:
+        t_tasks = teacher.frame()
+        t_rows = int(t_tasks["n"].sum())
+        t_pool = _pool(t_tasks, {TEACHER: t_rows}, {None: t_rows})
+    return _pool(tasks, models, versions), t_pool
+
+
+def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generator) -> pl.DataFrame:
+    """The JSON Lines rows behind one side's draws: per task its real draws (passes first,
+    cut-off passes among them) and its error replies; ids per task, or one per row with the
+    prompt keying the task; partial credit on a share of the failed draws."""
+    total = draws.n + draws.errors
+    task = np.repeat(np.arange(total.size), total)
+    start = np.repeat(np.cumsum(total) - total, total)
+    j = np.arange(task.size) - start  # the draw's position within its task
+    n, passes = draws.n[task], draws.passes[task]
+    cut_pass = draws.cut_passes[task]
+    cut_fail = (draws.cut - draws.cut_passes)[task]
+    error = j >= n
+    passed = (j < passes) & ~error
+    truncated = (passed & (j < cut_pass)) | (~passed & ~error & (j - passes < cut_fail))
+    reward = passed.astype(np.float64)
+    if truth.partial_share:
+        partial = ~passed & ~error & (rng.random(task.size) < truth.partial_share)
+        reward = np.where(partial, 0.5, reward)
+    ids = [f"t{t:06d}" for t in task]
+    rows = len(ids)
+    stale = rng.random(rows) < truth.stale_share if truth.stale_share else np.zeros(rows, bool)
+    if truth.greedy:
+        completion = [
+            f"answer to {t} ({'right' if p else 'wrong'})" for t, p in zip(ids, passed, strict=True)
+        ]
+    else:
+        completion = [f"answer {t}.{i}" for t, i in zip(ids, j, strict=True)]
+    completion = [ERROR_TEXT if e else c for c, e in zip(completion, error, strict=True)]
+    return pl.DataFrame(
+        {
+            "id": [f"row-{i:08d}" for i in range(rows)] if truth.row_ids else ids,
+            "prompt": [f"question {t}" for t in ids],
+            "completion": completion,
+            "reward": reward,
+            "finish_reason": np.where(truncated, "length", "stop"),
+            "model": [f"{writer}@{6 if s else 7}" for s in stale],
+        }
     )
-    if truth.k == 1:
-        single: set[str | None] = {"flash_reinforce", "rae"}
-        return single | ({"opd"} if teacher else set())
-    split = _split_mass(mix)
-    total = sum(w for w, _, _ in mix)
-    at0 = sum(w for w, a, b in mix if b is None and a == 0.0) / total
-    at1 = sum(w for w, a, b in mix if b is None and a == 1.0) / total
-    if at0 == 1.0:
-        return {"opsd"}
-    if at1 == 1.0:
-        return {"groupwise"}
-    if split == 0.0:
-        return {"opsd", "groupwise", "reinforce_ada"}
-    if teacher:
-        return {"opd"}
-    if truth.other_model:
-        return {"sft", "opd"}
-    plan: set[str | None] = {"grpo", "reinforce_ada"}
-    if at0 >= 0.5 - 0.1 or truth.mixture in ("near-floor",):
-        plan.add("opsd")
-    if truth.mean() >= options.ceiling_pass - 0.1:
-        plan.add("groupwise")
-    return plan
+
+
+def route_pools(truth: Truth, rng: np.random.Generator, options: RouteOptions) -> Route:
+    """Draw one pool (and teacher) and route it as ``whilecli route`` would."""
+    from whilecli.route.decide import decide
+
+    if not truth.through_rows:
+        student, teacher = draw_pool(truth, rng)
+        return decide(student, dataclasses.replace(options, teacher=teacher))
+    from whilecli.route import run_route
+
+    s_draws, t_draws = draw_sides(truth, rng)
+    writer = OTHER if truth.other_model else truth.model
+    with tempfile.TemporaryDirectory(prefix="whilecli-sim-") as tmp:
+        path = Path(tmp) / "rows.jsonl"
+        _rows_frame(s_draws, truth, writer, rng).write_ndjson(path)
+        teacher_path = None
+        if t_draws is not None:
+            teacher_path = str(Path(tmp) / "teacher.jsonl")
+            plain = dataclasses.replace(truth, partial_share=0.0, stale_share=0.0)
+            _rows_frame(t_draws, plain, TEACHER, rng).write_ndjson(teacher_path)
+        result = run_route(str(path), teacher=teacher_path, options=options)
+    assert isinstance(result, Route)
+    return result
+
+
+# --- the tally ---------------------------------------------------------------------------
 
 
 @dataclass
 class Tally:
-    """How the route fared in one region of the grid."""
+    """How the route fared on some draws."""
 
     draws: int = 0
     firm: int = 0
     firm_wrong: int = 0
     covered: dict[str, list[int]] = field(default_factory=dict)  # name -> [hits, tries]
+    wrong: list[str] = field(default_factory=list)  # a few firm-and-wrong draws, described
 
     def cover(self, name: str, hit: bool) -> None:
         hits = self.covered.setdefault(name, [0, 0])
         hits[0] += int(hit)
         hits[1] += 1
 
+    def add(self, other: Tally) -> None:
+        self.draws += other.draws
+        self.firm += other.firm
+        self.firm_wrong += other.firm_wrong
+        for key, (hit, tries) in other.covered.items():
+            got = self.covered.setdefault(key, [0, 0])
+            got[0] += hit
+            got[1] += tries
+        self.wrong.extend(other.wrong[: max(0, 5 - len(self.wrong))])
+
+    def coverage(self) -> dict[str, float]:
+        return {k: v[0] / v[1] for k, v in self.covered.items() if v[1]}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "draws": self.draws,
             "firm": self.firm,
             "firm_wrong": self.firm_wrong,
-            "coverage": {k: v[0] / v[1] for k, v in self.covered.items() if v[1]},
+            "coverage": self.coverage(),
         }
 
 
-def run_truth(truth: Truth, draws: int, seed: int = 0) -> Tally:
-    """Draw ``draws`` pools from ``truth``, route each, and tally firm-and-wrong verdicts and
-    the coverage of pass@1's interval (and the teacher's paired difference)."""
-    from whilecli.route.decide import decide
+#: Fewest tasks from which an interval's coverage is held to 93%-97%.
+COVERAGE_FROM = 10
 
+
+def _check(tally: Tally, name: str, rate: Any, truth_value: float) -> None:
+    """Count whether the printed interval covers the population value. A value at 0 or 1
+    (every task at the floor, a share of tasks that never split) is left out: any interval
+    of a share holds its end, so it would count as covered whatever the interval's width."""
+    if not 1e-12 < truth_value < 1.0 - 1e-12 and name != "paired difference":
+        return
+    if isinstance(rate, Rate) and rate.low is not None and rate.high is not None:
+        tally.cover(name, rate.low - 1e-12 <= truth_value <= rate.high + 1e-12)
+
+
+def _intervals(route: Route, truth: Truth, options: RouteOptions) -> list[tuple[str, Any, float]]:
+    """(name, printed interval, population value) for every 95% interval the route prints
+    whose population value the truth fixes."""
+    student = population(truth)
+    out: list[tuple[str, Any, float]] = [("pass@1", route.summary["pass_at_1"], student.mean)]
+    even = not truth.error_share  # every task has k draws: the shares' values are exact
+    band = route.checks[2].measured
+    if truth.k >= 2 and even and not truth.greedy:
+        low, high = options.band
+        out += [
+            ("band pass@1", band.get("pass_at_1"), student.mean),
+            ("floor share", band.get("floor_share"), student.at_zero()),
+            ("split share", band.get("split_share"), student.split()),
+            ("in-band share", band.get("in_band_share"), student.in_band(low, high)),
+        ]
+        for j, rate in route.summary["pass_at_k"].items():
+            out.append(("pass@k", rate, student.pass_at(int(j))))
+        for j, rate in route.summary["pass_hat_k"].items():
+            out.append(("pass^k", rate, student.pass_hat(int(j))))
+    cut = route.checks[0].measured.get("truncated_share")
+    if truth.cut_share and not truth.greedy:
+        out.append(("truncated share", cut, truth.cut_share))
+    if truth.teacher_gap is not None and not truth.greedy:
+        t = route.checks[3].measured
+        teacher = population(truth, teacher=True)
+        out += [
+            ("teacher pass@1", t.get("teacher_pass_at_1"), teacher.mean),
+            ("student pass@1", t.get("student_pass_at_1"), student.mean),
+            ("paired difference", t.get("paired_difference"), teacher.mean - student.mean),
+        ]
+    return out
+
+
+def judge(route: Route, verdict: Verdict) -> bool:
+    """Whether a firm verdict is wrong: the truth cannot be read from the rows, or the method
+    differs, or the plan leaves out what the truth requires."""
+    if not verdict.measured:
+        return route.route not in ("fix-reward", "single-rollout")
+    if route.method != verdict.method:
+        return True
+    return not verdict.requires <= set(route.plan)
+
+
+def run_truth(
+    truth: Truth, draws: int, seed: int = 0, options: RouteOptions | None = None
+) -> Tally:
+    """Draw ``draws`` pools from ``truth``, route each, and tally firm verdicts, firm-and-wrong
+    ones, and the coverage of every nominal 95% interval (from :data:`COVERAGE_FROM` tasks)."""
     rng = np.random.default_rng(seed)
     tally = Tally()
-    base = RouteOptions(model=f"{MODEL}@7")
-    plan = truth_plan(truth, base)
+    base = options or RouteOptions()
+    base = dataclasses.replace(base, model=f"{truth.model}@7", teacher_vocab=1, student_vocab=1)
+    verdict = truth_verdict(truth, base)
     for _ in range(draws):
-        student, teacher = draw_pool(truth, rng)
-        options = dataclasses.replace(base, teacher=teacher, teacher_vocab=1, student_vocab=1)
-        route = decide(student, options)
+        route = route_pools(truth, rng, base)
         tally.draws += 1
         if not route.provisional:
             tally.firm += 1
-            tally.firm_wrong += int(route.method not in plan)
-        rate = route.summary["pass_at_1"]
-        if truth.tasks >= 10 and rate.low is not None:
-            tally.cover("pass@1", rate.low <= truth.mean() <= rate.high)
-        if teacher is not None and truth.tasks >= 10:
-            paired = route.checks[3].measured.get("paired_difference")
-            gap = _mixture_mean(_shifted(MIXTURES[truth.mixture], truth.teacher_gap or 0.0))
-            gap -= truth.mean()
-            if paired is not None and paired.low is not None:
-                tally.cover("paired difference", paired.low <= gap <= paired.high)
+            if judge(route, verdict):
+                tally.firm_wrong += 1
+                if len(tally.wrong) < 5:
+                    tally.wrong.append(
+                        f"{truth.label()}: firm {route.method} ({route.route}), truth "
+                        f"{verdict.method}; {route.why}"
+                    )
+        if truth.tasks >= COVERAGE_FROM:
+            for name, rate, value in _intervals(route, truth, base):
+                _check(tally, name, rate, value)
     return tally
 
 
+# --- the grid ----------------------------------------------------------------------------
+
 #: Task counts of the grid, and rollouts per task.
-GRID_TASKS = (3, 10, 30, 100, 1000, 10_000, 100_000)
+GRID_TASKS = (3, 10, 30, 100, 300, 1000, 10_000, 100_000)
 GRID_K = (2, 4, 8, 16, 32)
+#: Task counts from which a cell is drawn sparsely (a 20th of the draws).
+SPARSE_FROM = 10_000
+#: Task counts of the rows-level regions (each pool written and read back).
+ROW_TASKS = (10, 30, 100, 300)
 
 
 def grid(max_tasks: int = max(GRID_TASKS)) -> list[tuple[str, list[Truth]]]:
     """The regions of the design's grid, each a list of truths."""
     sizes = [n for n in GRID_TASKS if n <= max_tasks]
     small = [n for n in sizes if n <= 1000]
+    rows = [n for n in ROW_TASKS if n <= max_tasks]
+    two = ("low", "mid")
     regions: list[tuple[str, list[Truth]]] = []
     for mix in MIXTURES:
         regions.append((f"band {mix}", [Truth(mix, k, n) for k in GRID_K for n in sizes]))
+    regions.append(("floor, under 7B", [Truth("floor", k, n, small=True) for k in (4, 8)
+                                        for n in small]))  # fmt: skip
     regions.append(("k = 1", [Truth(m, 1, n) for m in ("low", "mid", "high") for n in sizes]))
-    regions.append((
-        "cut-off replies pass",
-        [Truth(m, k, n, 0.1, True) for m in ("low", "mid") for k in (1, 4, 8) for n in small],
-    ))  # fmt: skip
-    regions.append((
-        "cut-off replies fail",
-        [Truth(m, k, n, 0.1, False) for m in ("low", "mid") for k in (1, 4, 8) for n in small],
-    ))  # fmt: skip
+    regions.append(("cut-off replies pass", [Truth(m, k, n, 0.1, True) for m in two
+                                             for k in (1, 4, 8) for n in small]))  # fmt: skip
+    regions.append(("cut-off replies fail", [Truth(m, k, n, 0.1, False) for m in two
+                                             for k in (1, 4, 8) for n in small]))  # fmt: skip
     for gap in (0.0, 0.03, 0.1, 0.2):
         regions.append((
             f"teacher gap {gap:g}",
-            [Truth(m, k, n, teacher_gap=gap) for m in ("low", "mid") for k in (1, 4, 8)
-             for n in small],
+            [Truth(m, k, n, teacher_gap=gap) for m in two for k in (1, 4, 8) for n in small],
         ))  # fmt: skip
-    regions.append((
-        "older copy wrote 30%",
-        [Truth(m, k, n, stale_share=0.3) for m in ("low", "mid") for k in (4, 8) for n in small],
-    ))  # fmt: skip
-    regions.append((
-        "another model's rows",
-        [Truth(m, k, n, other_model=True) for m in ("low", "mid") for k in (4, 8) for n in small],
-    ))  # fmt: skip
+    regions.append(("older copy wrote 30%", [Truth(m, k, n, stale_share=0.3) for m in two
+                                             for k in (4, 8) for n in small]))  # fmt: skip
+    regions.append(("another model's rows", [Truth(m, k, n, other_model=True) for m in two
+                                             for k in (4, 8) for n in small]))  # fmt: skip
+    regions.append(("rows: error replies 20%", [Truth(m, k, n, error_share=0.2) for m in two
+                                                for k in (4, 8) for n in rows]))  # fmt: skip
+    regions.append(("rows: greedy repeats", [Truth(m, 8, n, greedy=True) for m in two
+                                             for n in rows]))  # fmt: skip
+    regions.append(("rows: partial credit", [Truth(m, 8, n, partial_share=0.05) for m in two
+                                             for n in rows]))  # fmt: skip
+    regions.append(("rows: per-row ids", [Truth(m, k, n, row_ids=True) for m in two
+                                          for k in (4, 8) for n in rows]))  # fmt: skip
+    regions.append(("rows: ids, errors, versions, teacher", [
+        Truth(m, 4, n, error_share=0.1, row_ids=True, stale_share=0.2, teacher_gap=0.2)
+        for m in two for n in rows
+    ]))  # fmt: skip
     return regions
+
+
+def draws_for(truth: Truth, draws: int) -> int:
+    """Draws of one cell: all of them, a 20th at the sparse large end, a quarter for rows."""
+    if truth.tasks >= SPARSE_FROM:
+        return max(2, draws // 20)
+    if truth.through_rows:
+        return max(2, draws // 4)
+    return draws
+
+
+def run_region(
+    truths: list[Truth],
+    draws: int,
+    seed: int = 0,
+    progress: Callable[[Truth, Tally], None] | None = None,
+) -> Tally:
+    """All the cells of one region, each with its own seed derived from ``seed``."""
+    total = Tally()
+    for i, truth in enumerate(truths):
+        tally = run_truth(truth, draws_for(truth, draws), seed=seed * 100_003 + i)
+        total.add(tally)
+        if progress is not None:
+            progress(truth, tally)
+    return total

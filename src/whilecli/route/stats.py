@@ -27,6 +27,7 @@ normal and t quantiles are written out: ``while route`` then starts without load
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
@@ -92,27 +93,44 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
+def _t_pdf(t: float, df: float) -> float:
+    """Student's t density."""
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_c - (df + 1) / 2 * math.log1p(t * t / df))
+
+
+@functools.lru_cache(maxsize=4096)
 def t_quantile(q: float, df: float) -> float:
     """The ``q`` quantile of Student's t (``scipy.stats.t.ppf``; written out so routing never
-    imports ``scipy.stats``: the tests hold it to scipy). Bisection on :func:`t_cdf`."""
+    imports ``scipy.stats``: the tests hold it to scipy). Newton's method on :func:`t_cdf`
+    from the Cornish-Fisher start, kept inside a bracket that bisection (or doubling, while
+    the bracket has no top) takes over from whenever a Newton step would leave it: a few
+    evaluations of the distribution function, not fifty."""
     if math.isinf(df) or df > 1e7:
         return NormalDist().inv_cdf(q)
     if q == 0.5:
         return 0.0
     sign = 1.0 if q > 0.5 else -1.0
     upper = q if q > 0.5 else 1.0 - q
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < upper:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < upper:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-13 * max(1.0, hi):
+    z = NormalDist().inv_cdf(upper)
+    x = z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df * df)
+    lo, hi = 0.0, math.inf
+    for _ in range(400):
+        err = t_cdf(x, df) - upper
+        if err == 0.0:
             break
-    return sign * 0.5 * (lo + hi)
+        if err < 0:
+            lo = x
+        else:
+            hi = x
+        nxt = x - err / max(_t_pdf(x, df), 1e-300)
+        if not lo < nxt < hi:
+            nxt = 2.0 * x if math.isinf(hi) else 0.5 * (lo + hi)
+        done = abs(nxt - x) < 1e-13 * max(1.0, abs(x))
+        x = nxt
+        if done or hi - lo < 1e-13 * max(1.0, lo):
+            break
+    return sign * x
 
 
 def draw_floor(passes: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -223,25 +241,45 @@ def rate_from_cells(
     return task_interval(values, counts, floor, n_rows, signed=signed)
 
 
+def cell_arrays(tasks: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct ``(passes, n)`` cells of a per-task frame as arrays ``(passes, n, tasks)``,
+    sorted by ``n`` then ``passes``: the one grouping every statistic sums over (in numpy, as
+    a route on a pool is many small sums and a polars query each would dominate them)."""
+    if tasks.height == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    c = tasks["passes"].to_numpy().astype(np.int64)
+    n = tasks["n"].to_numpy().astype(np.int64)
+    width = int(c.max()) + 1
+    key = n * width + c
+    top = int(key.max())
+    if top <= 4 * key.size + 65_536:  # a dense key: count it in one pass, no sort
+        tally = np.bincount(key, minlength=top + 1)
+        uniq = np.flatnonzero(tally)
+        counts = tally[uniq]
+    else:
+        uniq, counts = np.unique(key, return_counts=True)
+    return uniq % width, uniq // width, counts.astype(np.int64)
+
+
 def cells(tasks: pl.DataFrame) -> pl.DataFrame:
     """Distinct ``(passes, n)`` cells of a per-task frame with the number of tasks in each."""
-    return (
-        tasks.group_by(["passes", "n"])
-        .agg(tasks=pl.len())
-        .sort(["n", "passes"])
-        .with_columns(pl.col("tasks").cast(pl.Int64))
+    c, n, counts = cell_arrays(tasks)
+    return pl.DataFrame(
+        {"passes": c, "n": n, "tasks": counts},
+        schema={"passes": pl.Int64, "n": pl.Int64, "tasks": pl.Int64},
     )
 
 
 def pass_at_1(tasks: pl.DataFrame, *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> Rate:
     """pass@1 = mean over tasks of the per-task pass rate c/n, with its interval over the tasks
     and their draws (:func:`task_interval`)."""
-    grid = cells(tasks)
-    passes = grid["passes"].to_numpy().astype(np.float64)
-    n = grid["n"].to_numpy().astype(np.float64)
-    n_rows = int(tasks["n"].sum()) if tasks.height else 0
-    floor = draw_floor(passes, n)
-    return task_interval(passes / n, grid["tasks"].to_numpy(), floor, n_rows)
+    c, n, counts = cell_arrays(tasks)
+    passes = c.astype(np.float64)
+    size = n.astype(np.float64)
+    n_rows = int(np.dot(n, counts))
+    floor = draw_floor(passes, size)
+    return task_interval(passes / np.maximum(size, 1.0), counts, floor, n_rows)
 
 
 def _comb_ratio(m: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
@@ -269,18 +307,52 @@ def pass_hat_k_estimate(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     return _comb_ratio(c, n, k)
 
 
+def _beta_moment(a: float, b: float, k: int) -> float:
+    """E[p^k] for p ~ Beta(a, b): Π_{j<k} (a + j)/(a + b + j)."""
+    out = 1.0
+    for j in range(k):
+        out *= (a + j) / (a + b + j)
+    return out
+
+
+def prior_spread(prior: BetaPrior, k: int) -> tuple[float, float]:
+    """The variance over tasks of pass@k = 1 − (1−p)^k and of pass^k = p^k for p ~ the
+    pool's fitted Beta: Var = E[x^{2k}] − E[x^k]² with x = 1 − p and x = p."""
+    a, b = prior.a, prior.b
+    at_k = _beta_moment(b, a, 2 * k) - _beta_moment(b, a, k) ** 2
+    hat_k = _beta_moment(a, b, 2 * k) - _beta_moment(a, b, k) ** 2
+    return max(at_k, 0.0), max(hat_k, 0.0)
+
+
 def pass_k_rates(
-    tasks: pl.DataFrame, k: int, *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0
+    tasks: pl.DataFrame,
+    k: int,
+    *,
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = 0,
+    prior: BetaPrior | None = None,
 ) -> tuple[Rate, Rate]:
     """pass@k and pass^k over the tasks with at least k rollouts, with their intervals over
-    the tasks (:func:`task_interval`; the draws' noise is in the tasks' spread)."""
-    grid = cells(tasks.filter(pl.col("n") >= k))
-    c = grid["passes"].to_numpy()
-    n = grid["n"].to_numpy()
-    counts = grid["tasks"].to_numpy()
+    the tasks (:func:`task_interval`; the draws' noise is in the tasks' spread).
+
+    The tasks' spread is floored at the spread the pool's fitted Beta prior (``prior``,
+    else :func:`pool_prior`) gives 1 − (1−p)^k and p^k (:func:`prior_spread`): a few tasks
+    whose estimates all sit at 1 (every task passed in some k of its draws) may have missed
+    the pool's rare hard tasks, which carry most of pass@k's spread; the prior, fitted to
+    every task's counts, has not."""
+    c, n, counts = cell_arrays(tasks)
+    if prior is None and counts.size:
+        prior = fit_beta(c, n, counts)
+    keep = n >= k
+    c, n, counts = c[keep], n[keep], counts[keep]
     n_rows = int(np.dot(n, counts)) if counts.size else 0
-    at_k = rate_from_cells(pass_at_k_estimate(c, n, k), counts, n_rows)
-    hat_k = rate_from_cells(pass_hat_k_estimate(c, n, k), counts, n_rows)
+    at_floor, hat_floor = prior_spread(prior, k) if prior is not None else (0.0, 0.0)
+    at_k = rate_from_cells(
+        pass_at_k_estimate(c, n, k), counts, n_rows, floor=np.full(c.size, at_floor)
+    )
+    hat_k = rate_from_cells(
+        pass_hat_k_estimate(c, n, k), counts, n_rows, floor=np.full(c.size, hat_floor)
+    )
     return at_k, hat_k
 
 
@@ -348,6 +420,29 @@ _FIT_MEANS = 1.0 / (1.0 + np.exp(-np.linspace(-11.0, 11.0, 89)))
 _FIT_CONC = np.exp(np.linspace(math.log(1e-3), math.log(1e5), 65))
 
 
+#: Largest group size for which :func:`fit_beta` sums logs instead of calling lgamma.
+_FINITE_SUMS = 256
+
+
+def _finite_ll(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, n: np.ndarray, m: np.ndarray, top: int
+) -> np.ndarray:
+    """Σ_cells m · log[B(c + a, n − c + b)/B(a, b)] at every (a, b) of a grid, as the finite
+    sums Σ_{j<c} log(a + j) + Σ_{j<n−c} log(b + j) − Σ_{j<n} log(a + b + j): exact, and
+    cheaper than six lgamma calls per cell when groups are small (``top`` the largest n)."""
+    steps = np.arange(top, dtype=np.float64)
+
+    def cumulative(x: np.ndarray) -> np.ndarray:
+        logs = np.log(x[..., None] + steps)
+        out = np.zeros((*x.shape, top + 1), dtype=np.float64)
+        np.cumsum(logs, axis=-1, out=out[..., 1:])
+        return out
+
+    ci, ni = c.astype(np.int64), n.astype(np.int64)
+    ll = cumulative(a)[..., ci] + cumulative(b)[..., ni - ci] - cumulative(a + b)[..., ni]
+    return ll @ m
+
+
 def fit_beta(passes: np.ndarray, n: np.ndarray, counts: np.ndarray) -> BetaPrior:
     """The Beta prior that maximises the pool's beta-binomial likelihood (empirical Bayes).
 
@@ -359,14 +454,18 @@ def fit_beta(passes: np.ndarray, n: np.ndarray, counts: np.ndarray) -> BetaPrior
     c = np.asarray(passes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     m = np.asarray(counts, dtype=np.float64)
+    top = int(n.max()) if n.size else 0
 
     def best(means: np.ndarray, concs: np.ndarray) -> tuple[float, float]:
         mu = means[:, None, None]
         kappa = concs[None, :, None]
         a, b = mu * kappa, (1.0 - mu) * kappa
-        ll = lgamma(c + a) + lgamma(n - c + b) - lgamma(n + kappa)
-        ll = ll - lgamma(a) - lgamma(b) + lgamma(kappa)
-        total = ll @ m
+        if top <= _FINITE_SUMS:
+            total = _finite_ll(a[..., 0], b[..., 0], c, n, m, top)
+        else:
+            ll = lgamma(c + a) + lgamma(n - c + b) - lgamma(n + kappa)
+            ll = ll - lgamma(a) - lgamma(b) + lgamma(kappa)
+            total = ll @ m
         i, j = np.unravel_index(int(np.argmax(total)), total.shape)
         return float(means[i]), float(concs[j])
 
@@ -402,8 +501,7 @@ def pool_prior(tasks: pl.DataFrame) -> BetaPrior | None:
     """The Beta prior fitted to a per-task frame's counts (None with no task)."""
     if tasks.height == 0:
         return None
-    grid = cells(tasks)
-    return fit_beta(grid["passes"].to_numpy(), grid["n"].to_numpy(), grid["tasks"].to_numpy())
+    return fit_beta(*cell_arrays(tasks))
 
 
 def expected_split_share(
@@ -413,12 +511,10 @@ def expected_split_share(
     the prior fitted to these tasks (``prior``, else :func:`pool_prior`); None with no task."""
     if tasks.height == 0:
         return None
-    grid = cells(tasks)
-    s = grid["passes"].to_numpy()
-    f = grid["n"].to_numpy() - s
-    counts = grid["tasks"].to_numpy()
+    s, n, counts = cell_arrays(tasks)
+    f = n - s
     if prior is None:
-        prior = fit_beta(s, grid["n"].to_numpy(), counts)
+        prior = fit_beta(s, n, counts)
     return float(np.dot(expected_split(s, f, k, prior), counts) / counts.sum())
 
 
