@@ -150,7 +150,9 @@ def test_json_markdown_and_github_formats(tmp_path: Path) -> None:
         ("saturated", "ok"),
         ("judge-unaudited", "ok"),
     ]
-    assert "## while route: OPSD" in md and "### Checks" in md  # the route report follows
+    assert (
+        "## while route: provisional: OPSD" in md and "### Checks" in md
+    )  # the route report follows
 
     summary = tmp_path / "summary.md"
     result = invoke(*args, "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
@@ -182,7 +184,7 @@ def test_route_fail_on_same_semantics(tmp_path: Path) -> None:
     assert f"::error file={ex('floor.parquet')},title=while route%3A floor::" in gh.stdout
     assert lines[-1].startswith("::notice title=while route::")
     written = summary.read_text(encoding="utf-8")
-    assert written.startswith("## while route: OPSD") and "### Policies" in written
+    assert written.startswith("## while route: provisional: OPSD") and "### Policies" in written
     assert re.search(r"^\| `floor` \| \*\*fail\*\* \|", written, flags=re.M)
     # the route's own exit 1 stays 1 when no policy holds
     assert invoke("route", ex("truncated_passes.parquet"), "--fail-on", "floor").exit_code == 1

@@ -284,6 +284,7 @@ class Evidence:
     threshold: float | None = None  # the value the interval is compared with, when one
     crossing_only: bool = False  # only the threshold counts (not the task count or width)
     below: bool = False  # firm only when the interval lies below the threshold
+    firm_tasks: int | None = None  # the tasks that would make it firm, where known
     per_task: float = 1.0  # evidence units per task (split tasks: the split share)
 
 
@@ -314,7 +315,11 @@ def _unseen_split(band: dict[str, Any], grouped: int) -> Evidence:
     what = f"no split task of {grouped}"
     share = band.get("split_share")
     interval = share if isinstance(share, Rate) else None
-    return Evidence(3, what, grouped, interval, "split share", UNSEEN_SPLIT, True, below=True)
+    # none of N split: Wilson's upper bound z²/(N + z²) falls under the bound from here on
+    firm = math.floor(1.96**2 * (1 - UNSEEN_SPLIT) / UNSEEN_SPLIT) + 1
+    return Evidence(
+        3, what, grouped, interval, "split share", UNSEEN_SPLIT, True, below=True, firm_tasks=firm
+    )
 
 
 def _fails_on_lead(measured: dict[str, Any], options: RouteOptions) -> bool:
@@ -433,7 +438,7 @@ def _provisional(
             need = max(need, math.ceil(max(ev.tasks, 1) * (width / options.firm_width) ** 2))
         if thin:
             reasons.append(f"{ev.what} (check {ev.check}): {' and '.join(thin)}")
-            firm_at = max(firm_at, math.ceil(need / max(ev.per_task, 1e-9)))
+            firm_at = max(firm_at, math.ceil(need / max(ev.per_task, 1e-9)), ev.firm_tasks or 0)
     if not reasons:
         return False, None, None
     why = (
