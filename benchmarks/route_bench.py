@@ -6,12 +6,15 @@
 
 For each input: write a pool (8 rollouts per task; task_id, reward, truncated, model; the
 JSONL rows also carry a completion) under a temporary directory, run ``while route FILE
---model M --format json`` as a real subprocess of the console script (wall time, peak RSS of
-that child from ``os.wait4``), then the floor: a plain polars process of the same file
-(``pl.scan_parquet`` / ``pl.scan_ndjson``, a group-by of rows, passes and truncated rows per
-task, collected), each ``--repeat`` times, alternating. Prints the median, min and max of
-each, and the ratio of the medians (DESIGN section 5 asks ≤ 2×, and ≤ 2 GB for the 10M
-Parquet route). ``--plain`` also runs a plain-Python implementation of the same checks on the
+--model M --format json`` in a process of its own (what the console script runs), then the
+floor: a plain polars process of the same file (``pl.scan_parquet`` / ``pl.scan_ndjson``, a
+group-by of rows, passes and truncated rows per task, collected), each ``--repeat`` times,
+alternating. Each child reports its own peak RSS (``VmHWM`` of ``/proc/self/status`` as it
+exits): ``ru_maxrss`` of a forked child also counts the pages of the parent it was forked
+from, which here holds the generated pool. Prints the median, min and max of
+each, the ratio of the medians (DESIGN section 5 asks ≤ 2×, and ≤ 2 GB for the 10M
+Parquet route) and the ratio of the median CPU seconds (user + system; on a loaded machine the
+wall times follow the share of the cores each process gets). ``--plain`` also runs a plain-Python implementation of the same checks on the
 Parquet file and checks that it finds the same pass@1, split share and route. Then the stages
 of the pipeline in process (read, summarize, decide, render) for the Parquet file, and the
 startup time of ``while route`` on a small file (and whether torch was imported). The files
@@ -24,6 +27,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -76,9 +80,34 @@ def write_jsonl(path: Path, rows: int, *, seed: int = 0) -> None:
     frame.write_ndjson(path)
 
 
+#: Run first in every child: its own peak RSS (kB) is written to the file named by its first
+#: argument as it exits (``VmHWM``, the high-water mark of this process's own memory).
+PEAK = """
+import atexit, sys
+_report = sys.argv.pop(1)
+def _peak():
+    with open("/proc/self/status") as status:
+        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(_report, "w") as out:
+        out.write(kb)
+atexit.register(_peak)
+"""
+
+#: ``while route`` as the console script runs it, after :data:`PEAK`.
+ROUTE = (
+    PEAK
+    + """
+sys.argv[0] = "whilecli"
+from whilecli.cli import run
+run()
+"""
+)
+
 #: The floor: a plain polars process that scans the file and groups its rows by task.
-POLARS_FLOOR = """
-import sys, polars as pl
+POLARS_FLOOR = (
+    PEAK
+    + """
+import polars as pl
 path, kind = sys.argv[1], sys.argv[2]
 lf = pl.scan_parquet(path) if kind == "parquet" else pl.scan_ndjson(path)
 out = lf.group_by("task_id").agg(
@@ -86,36 +115,49 @@ out = lf.group_by("task_id").agg(
 ).collect()
 print(out.height, int(out["n"].sum()))
 """
+)
 
 
 def polars_floor(path: Path, kind: str) -> tuple[float, float]:
     """Wall time and peak RSS of :data:`POLARS_FLOOR` on ``path`` in a process of its own."""
-    wall, rss, code, _, err = _popen_wait([sys.executable, "-c", POLARS_FLOOR, str(path), kind])
+    wall, rss, code, _, err = _popen_wait(POLARS_FLOOR, [str(path), kind])
     if code != 0:
         raise SystemExit(f"the polars floor failed ({code}): {err.strip()}")
     return wall, rss
 
 
-def _popen_wait(argv: list[str]) -> tuple[float, float, int, str, str]:
-    """Start ``argv`` and reap it with ``os.wait4`` so its own peak RSS is known."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return wall, usage.ru_maxrss / 1024, proc.returncode, out.read(), err.read()
+#: CPU seconds (user + system) of the last child :func:`_popen_wait` ran.
+LAST_CPU: list[float] = [0.0]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _popen_wait(code: str, args: list[str]) -> tuple[float, float, int, str, str]:
+    """Run ``python -c code REPORT *args`` (``code`` starts with :data:`PEAK`): wall time,
+    the child's own peak RSS in MB, exit code, stdout and stderr (its CPU seconds in
+    :data:`LAST_CPU`)."""
+    before = _children_cpu()
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "peak"
+        out_path, err_path = Path(tmp) / "out", Path(tmp) / "err"
+        with out_path.open("w") as out, err_path.open("w") as err:
+            start = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, "-c", code, str(report), *args], stdout=out, stderr=err
+            )
+            wall = time.perf_counter() - start
+        peak = int(report.read_text()) / 1024 if report.exists() else float("nan")
+        LAST_CPU[0] = _children_cpu() - before
+        return wall, peak, proc.returncode, out_path.read_text(), err_path.read_text()
 
 
 def while_route(path: Path) -> tuple[float, float, dict]:
-    """``while route PATH --model M --format json`` as a subprocess of the console script."""
-    exe = shutil.which("whilecli") or shutil.which("while")
-    if exe is None:
-        raise SystemExit("the whilecli console script is not installed (pip install -e .)")
+    """``while route PATH --model M --format json`` in a process of its own."""
     wall, rss, code, out, err = _popen_wait(
-        [exe, "route", str(path), "--model", MODEL, "--format", "json"]
+        ROUTE, ["route", str(path), "--model", MODEL, "--format", "json"]
     )
     if code not in (0, 1):
         raise SystemExit(f"while route failed ({code}): {err.strip()}")
@@ -233,12 +275,12 @@ def plain_route(path: str) -> dict:
 
 def plain(path: Path) -> tuple[float, float, dict]:
     """The baseline in a child process of its own (so its peak RSS is its own)."""
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[2]); import route_bench as b; "
+    code = PEAK + (
+        "import json; sys.path.insert(0, sys.argv[2]); import route_bench as b; "
         "print(json.dumps(b.plain_route(sys.argv[1])))"
     )
     here = str(Path(__file__).resolve().parent)
-    wall, rss, rc, out, err = _popen_wait([sys.executable, "-c", code, str(path), here])
+    wall, rss, rc, out, err = _popen_wait(code, [str(path), here])
     if rc != 0:
         raise SystemExit(f"plain-Python baseline failed: {err.strip()}")
     return wall, rss, json.loads(out)
@@ -274,16 +316,17 @@ def agree(route: dict, base: dict) -> bool:
 
 
 def stages(path: Path) -> dict[str, float]:
-    """Seconds per stage in this process: read (lazy plan), summarize, decide, render."""
+    """Seconds per stage in this process, as ``while route`` runs them: read (one pass that
+    also gathers the route's per-task counts), summarize, decide, render."""
     from whilecli.io.read import read_rows
     from whilecli.route.decide import decide
     from whilecli.route.options import RouteOptions
-    from whilecli.route.pool import summarize
+    from whilecli.route.pool import Counts, summarize
     from whilecli.route.report import render
 
     out: dict[str, float] = {}
     t = time.perf_counter()
-    rows = read_rows([str(path)])
+    rows = read_rows([str(path)], aggregate=Counts())
     out["read"] = time.perf_counter() - t
     t = time.perf_counter()
     pool = summarize(rows)
@@ -299,9 +342,18 @@ def stages(path: Path) -> dict[str, float]:
 
 
 def startup() -> tuple[float, bool]:
-    """Best of three wall times of ``while route`` on the small example, and torch's absence."""
-    exe = shutil.which("whilecli") or "whilecli"
-    best = min(_popen_wait([exe, "route", str(SMALL), "--format", "json"])[0] for _ in range(3))
+    """Best of three wall times of the installed ``whilecli route`` on the small example (the
+    console script beside this Python, else the one on PATH), and torch's absence."""
+    beside = Path(sys.executable).parent / "whilecli"
+    exe = str(beside) if beside.exists() else shutil.which("whilecli") or "whilecli"
+    argv = [exe, "route", str(SMALL), "--format", "json"]
+
+    def once() -> float:
+        start = time.perf_counter()
+        subprocess.run(argv, capture_output=True, check=False)
+        return time.perf_counter() - start
+
+    best = min(once() for _ in range(3))
     probe = (
         "import sys; from typer.testing import CliRunner; from whilecli.cli import app; "
         f"CliRunner().invoke(app, ['route', {str(SMALL)!r}]); print('torch' in sys.modules)"
@@ -325,16 +377,20 @@ def compare(path: Path, kind: str, repeat: int) -> dict:
 
     route_s: list[float] = []
     route_mb: list[float] = []
+    route_cpu: list[float] = []
     floor_s: list[float] = []
     floor_mb: list[float] = []
+    floor_cpu: list[float] = []
     route: dict = {}
     for _ in range(repeat):
         wall, rss, route = while_route(path)
         route_s.append(wall)
         route_mb.append(rss)
+        route_cpu.append(LAST_CPU[0])
         wall, rss = polars_floor(path, kind)
         floor_s.append(wall)
         floor_mb.append(rss)
+        floor_cpu.append(LAST_CPU[0])
     ratio = statistics.median(route_s) / statistics.median(floor_s)
     return {
         "kind": kind,
@@ -344,6 +400,7 @@ def compare(path: Path, kind: str, repeat: int) -> dict:
         "floor_mb": max(floor_mb),
         "ratio": ratio,
         "ratios": [r / f for r, f in zip(route_s, floor_s, strict=True)],
+        "cpu_ratio": statistics.median(route_cpu) / statistics.median(floor_cpu),
         "route": route,
     }
 
@@ -353,7 +410,7 @@ def _line(rows: int, found: dict) -> str:
     return (
         f"| {found['kind']} | {rows:,} | {_spread(found['route_s'])} | {_spread(found['floor_s'])}"
         f" | {found['ratio']:.2f}× ({min(ratios):.2f}–{max(ratios):.2f}) |"
-        f" {found['route_mb']:.0f} | {found['floor_mb']:.0f} |"
+        f" {found['cpu_ratio']:.2f}× | {found['route_mb']:.0f} | {found['floor_mb']:.0f} |"
     )
 
 
@@ -387,9 +444,9 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(
             "| input | rows | while route s, median (min–max) | polars s | ratio of medians"
-            " (per run) | while peak RSS MB | polars peak RSS MB |"
+            " (per run) | CPU s ratio | while peak RSS MB | polars peak RSS MB |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         print("\n".join(lines))
         print(f"load average after: {os.getloadavg()[0]:.1f}")
         print()

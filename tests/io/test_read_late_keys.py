@@ -152,3 +152,18 @@ def test_rows_with_keys_numbers_lines_as_the_file_does(tmp_path: Path) -> None:
     assert rows_with_keys(source, ["finish_reason"], after=4) == []
     assert rows_with_keys(source, ["model"], after=0) == []
     assert rows_with_keys(source, [], after=0) == []
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_late_key_of_any_value_is_found_by_the_one_scan(tmp_path: Path, nested: bool) -> None:
+    """The scan itself looks for the top-level keys the sample lacks (read as any JSON text):
+    a late list of log-probs is found whatever its shape; with the sample carrying a parent
+    of a missing key (``response``), the file is searched line by line instead."""
+    extra: dict[int, dict[str, Any]] = {SAMPLE_ROWS + 7: {"behavior_logprobs": [-0.5, -0.25]}}
+    if nested:
+        for i in range(N):
+            extra.setdefault(i, {})["response"] = {"id": i}
+    rows = _rows(extra)
+    read = read_rows([str(_write(tmp_path / "rows.jsonl", rows))])
+    assert read.has_logprobs is True
+    assert read.frame.collect().height == N

@@ -93,10 +93,7 @@ def test_jsonl_lines_with_blank_lines_between(rows: list[dict], blanks: list[boo
         assert all(i["file"] == str(path) and i["row"] is None for i in entry["shown"])
 
 
-def test_parquet_rows_across_row_ranges_and_files(tmp_path: Path, monkeypatch) -> None:
-    import whilecli.io.read as read
-
-    monkeypatch.setattr(read, "PIECE_ROWS", 7)  # the file is read in ranges of 7 rows
+def test_parquet_rows_across_files(tmp_path: Path) -> None:
     rows = [
         {"task_id": f"t{(i * 5) % 6}", "reward": float(i % 3 == 0), "truncated": i == 20}
         for i in range(30)

@@ -1,10 +1,10 @@
-"""Reading streams: no row-level frame is materialised, pieces add up, startup stays light.
+"""Reading streams: no row-level frame is materialised, counts add up, startup stays light.
 
-``read_rows`` validates each file with one aggregate query and ``summarize`` groups the rows
-one piece at a time (:data:`whilecli.io.read.PIECE_ROWS`). Here pieces are made tiny
-(a few rows) so that cutting, packing and adding are exercised on small inputs, and every
-result is checked against a plain-Python count of the same rows. Timing and peak memory at
-10M+ rows are measured by ``benchmarks/read_bench.py``, not here.
+``read_rows`` validates each file with one streaming pass that also gathers the route's
+per-task counts, and the tables of the files are added (merged into a running total every
+few rows, :data:`whilecli.route.pool.PENDING_ROWS`, made tiny here). Every result is checked
+against a plain-Python count of the same rows. Timing and peak memory at 10M+ rows are
+measured by ``benchmarks/route_bench.py``, not here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import InputError
-from whilecli.io import read as read_module
 from whilecli.io.read import StreamedRows, read_rows
 from whilecli.route import pool as pool_module
 from whilecli.route.pool import add_counts, summarize
@@ -100,7 +99,7 @@ def write_shards(folder: Path, rows: list[dict[str, Any]], cuts: list[int], kind
     piece=st.integers(1, 9),
     kind=st.sampled_from(["parquet", "jsonl"]),
 )
-def test_pieces_add_up_to_the_plain_counts(
+def test_counts_add_up_to_the_plain_counts(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     rows: list[dict[str, Any]],
@@ -108,28 +107,20 @@ def test_pieces_add_up_to_the_plain_counts(
     piece: int,
     kind: str,
 ) -> None:
-    """Shards cut into pieces of ``piece`` rows (Parquet files sliced, small files packed),
-    per-piece tables added into the running total every few rows: the pool is the plain
-    count of all rows, whether from the counts gathered while reading or from the pieces,
-    and every piece is within bounds."""
+    """Shards, each read in one pass that gathers its per-task counts, the tables added into
+    the running total every few rows: the pool is the plain count of all rows, whether from
+    the counts gathered while reading or from the frame."""
     folder = tmp_path_factory.mktemp("shards") / "rows"
     write_shards(folder, rows, cuts, kind)
     with monkeypatch.context() as patch:
-        patch.setattr(read_module, "PIECE_ROWS", piece)
         patch.setattr(pool_module, "PENDING_ROWS", piece // 2)
         got = read_rows(
             [str(folder)], aggregate=pool_module.Counts(), pass_threshold=1.0
         )  # 0.5 on many rows: not a pass without a threshold
         assert isinstance(got, StreamedRows)
-        heights = [p.select(pl.len()).collect().item() for p in got.pieces]
-        assert sum(heights) == len(rows)
-        if kind == "parquet":  # a file is cut into row ranges, small files packed up to the bound
-            assert all(h <= piece for h in heights), (heights, piece)
-        else:  # a JSONL file is one piece; small ones are packed
-            assert len(heights) <= len(list(folder.iterdir()))
         assert got.aggregate is not None and got.counted_frame is got.frame
         assert pool_of(got) == plain_pool(rows)
-        assert pool_of(dataclasses.replace(got, aggregate=None)) == plain_pool(rows)  # by pieces
+        assert pool_of(dataclasses.replace(got, aggregate=None)) == plain_pool(rows)  # by frame
         assert got.frame.collect().height == len(rows)
 
 
@@ -138,7 +129,7 @@ def test_counts_are_not_used_for_another_frame(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text('{"task_id": "a", "reward": 1}\n{"task_id": "b", "reward": 0}\n')
     got = read_rows([str(path)], aggregate=pool_module.Counts())
-    only_a = dataclasses.replace(got, frame=got.frame.filter(pl.col("task_id") == "a"), pieces=[])
+    only_a = dataclasses.replace(got, frame=got.frame.filter(pl.col("task_id") == "a"))
     assert summarize(only_a).tasks["task_id"].to_list() == ["a"]
     assert summarize(got).tasks["task_id"].to_list() == ["a", "b"]
 

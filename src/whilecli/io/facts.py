@@ -353,37 +353,22 @@ def row_aggregates(at: str) -> list[pl.Expr]:
     ]
 
 
-def task_facts(
-    frame: pl.LazyFrame, missing: str, with_prompt: bool, with_draw: bool
-) -> pl.LazyFrame:
-    """Per task: its rows, the smallest and largest prompt key (one id with two prompts), and
-    over counted rows the completions' draw keys (one draw repeated)."""
+def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr]:
+    """Per task (aggregations of a group-by by ``task_id``): its rows, its counted rows
+    (``k``), the smallest and largest prompt key (one id with two prompts), and over counted
+    rows the completions' draw keys (one draw repeated)."""
     count = kept(missing)
     aggs = [pl.len().cast(pl.Int64).alias("n_all"), count.sum().cast(pl.Int64).alias("k")]
     if with_prompt:
         aggs += [pl.col(PROMPT).min().alias("p_lo"), pl.col(PROMPT).max().alias("p_hi")]
     if with_draw:
-        draw = pl.col(DRAW).filter(count)
+        draw = pl.when(count).then(pl.col(DRAW))
         aggs += [
             draw.count().cast(pl.Int64).alias("d_n"),
             draw.min().alias("d_lo"),
             draw.max().alias("d_hi"),
         ]
-    return frame.group_by("task_id").agg(aggs)
-
-
-def merge_task_facts(tables: list[pl.DataFrame]) -> pl.DataFrame:
-    """The task facts of consecutive row ranges of one file, as one table."""
-    if len(tables) == 1:
-        return tables[0]
-    merged = pl.concat(tables)
-    aggs = []
-    for name in merged.columns[1:]:
-        c = pl.col(name)
-        aggs.append(
-            c.min() if name.endswith("_lo") else c.max() if name.endswith("_hi") else c.sum()
-        )
-    return merged.group_by("task_id").agg(aggs)
+    return aggs
 
 
 def draws_found(table: pl.DataFrame) -> tuple[int, int]:

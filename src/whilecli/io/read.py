@@ -4,14 +4,14 @@ Each input file is resolved on its own (its writer recognised, each canonical fi
 to a column or rule, see :mod:`whilecli.io.plan`) and read through polars: Parquet with
 ``pl.scan_parquet`` projecting only the columns the plan needs, JSONL with
 ``pl.scan_ndjson`` under a narrow schema holding only those leaves (nested aliases are struct
-fields of it). Reading streams: each file (a Parquet file past :data:`PIECE_ROWS` rows: each
-of its row ranges) goes through one pass of the streaming engine that computes both the
-aggregates reading validates (rows, missing task ids or rewards, non-finite rewards, the
-reward range, partial rows, log-probs and critic values present, the judge rule's rows)
-and the aggregate the consumer passes in (``aggregate=``: the route's per-task and
-per-writer counts); ``io`` imports nothing from the route. No row-level frame is
-materialised and the rows are read once: ``Rows.frame`` is the concatenated lazy scans
-(callers may collect it), and the consumer reads its aggregate back. Who grades
+fields of it). Reading streams: each file is scanned once, by one query of the streaming
+engine whose narrow frame is shared (``cache``) by every aggregate computed from it: what
+reading validates (rows, missing task ids or rewards, non-finite rewards, the reward range,
+partial rows, log-probs and critic values present, the judge rule's rows), the rows per
+writer (model, policy version), the per-task facts, and the aggregate the consumer passes
+in (``aggregate=``: the route's per-task counts); ``io`` imports nothing from the route. No
+row-level frame is materialised: ``Rows.frame`` is the concatenated lazy scans (callers may
+collect it), and the consumer reads its aggregate back. Who grades
 (:mod:`whilecli.io.judge`) is decided here, from the keys the plan saw and the rule's
 counts, as ``Rows.judge``. Only when an
 aggregate finds a bad value is the first bad row located: a lazy filter on the row index of
@@ -26,6 +26,7 @@ threshold is refused (a weighted rubric sum is not a pass/fail).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,8 +87,6 @@ PART_SCHEMA: dict[str, pl.DataType] = {
 #: JSONL rows whose keys choose the columns; later rows are searched only for the keys of
 #: optional fields none of these carried (:func:`whilecli.io.shape.unseen_paths`).
 SAMPLE_ROWS = 1000
-#: Rows per piece: ``summarize`` aggregates one piece at a time (see :class:`StreamedRows`).
-PIECE_ROWS = 8_000_000
 #: A row's position (:data:`~whilecli.io.rows.AT`) is ``(source index << AT_BITS) +
 #: place``: the place is the 0-based row of a Parquet file, or the 1-based ordinal among the
 #: non-blank lines of a JSONL source (what ``iter_lines`` yields, and polars' reader counts;
@@ -97,17 +96,16 @@ PIECE_ROWS = 8_000_000
 
 @dataclass
 class StreamedRows(Rows):
-    """:class:`Rows` whose ``frame`` is the concatenation of ``pieces``, each a lazy frame in
-    :data:`CANONICAL_SCHEMA` of at most about :data:`PIECE_ROWS` rows (small files packed
-    together, a large Parquet file cut into row ranges). Counts add across pieces, so
-    :func:`whilecli.route.pool.summarize` aggregates one piece at a time and memory holds one
-    piece's group-by plus the per-task table, whatever the number of rows."""
+    """:class:`Rows` whose ``frame`` is the concatenation of the files' lazy scans, with what
+    the one streaming pass over each file gathered: the consumer's aggregate and the rows per
+    writer. Both belong to ``counted_frame``: a consumer that replaces ``frame`` aggregates
+    the new frame itself."""
 
-    pieces: list[pl.LazyFrame] = field(default_factory=list)
-    #: The consumer's aggregate of ``counted_frame``, gathered while validating, and the
-    #: rewrite of the writer columns (``model@version`` split) its tables still need.
+    #: The consumer's aggregate of ``counted_frame``, gathered while validating.
     aggregate: Aggregate | None = None
-    writers: list[pl.Expr] | None = None
+    #: Rows per writer of ``counted_frame``: ``model`` (named, ``@version`` split off),
+    #: ``policy_version``, ``rows``.
+    writer_rows: pl.DataFrame | None = None
     counted_frame: pl.LazyFrame | None = None
     #: Every source read, by index: the source index of a task's ``first_at`` position.
     located: list[Source] = field(default_factory=list)
@@ -123,8 +121,8 @@ class _Part:
     stats: dict[str, Any]  # see _stats(): rows, bad, lo, hi, partial, lp, vals, versioned
     judge: JudgeScan  # who grades this file's rows
     binary_hint: Callable[[], list[str]]  # computed only when a refusal needs it
-    pieces: list[tuple[pl.LazyFrame, int]]  # the frame cut into (row range, rows) pieces
-    tables: list[list[pl.DataFrame]] = field(default_factory=list)  # each piece's counts
+    tables: list[pl.DataFrame] = field(default_factory=list)  # the consumer's aggregate
+    writers: pl.DataFrame | None = None  # rows per raw (model, policy_version), counted rows
     raw: pl.LazyFrame | None = None  # the file as scanned, before narrowing (pooling checks)
     #: Per task: rows, prompt keys, draw keys (:func:`whilecli.io.facts.task_facts`).
     task_table: pl.DataFrame | None = None
@@ -167,8 +165,10 @@ def read_rows(
     sources = expand_paths(paths, stdin, notes, input_format=input_format)
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     parts: list[_Part] = []
+    digest = len(sources) > 1  # one pool in two encodings is only looked for among files
     for index, source in enumerate(sources):
         run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
+        run.digest = digest
         part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
@@ -181,8 +181,7 @@ def read_rows(
         refuse_mixed_pool(parts)
     if aggregate is not None:
         for part in parts:
-            for tables in part.tables:
-                aggregate.add(tables)
+            aggregate.add(part.tables)
     for part in parts:
         refuse_nothing_generated(part)
     if pass_threshold is None:
@@ -211,6 +210,7 @@ def read_rows(
             if task is not None:
                 _refuse_two_prompts(part, task)
     versioned = any(p.stats["versioned"] for p in parts)
+    rewrite = _split_model() if versioned else _named_model()
     found = facts.Facts(missing=missing)
     for part in parts:
         found.add(part.facts)
@@ -218,7 +218,7 @@ def read_rows(
     def canonical(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
         frame = frame.filter(facts.kept(missing))
-        frame = frame.with_columns(_split_model() if versioned else _named_model())
+        frame = frame.with_columns(rewrite)
         frame = frame.with_columns(passed=_passed(threshold), graded=pl.col(facts.GRADED))
         if by is not None:
             return frame.select(*CANONICAL_SCHEMA, pl.col("__slice").alias("slice"))
@@ -247,9 +247,8 @@ def read_rows(
         notes=notes,
         facts=found,
         prompts=_prompts(parts),
-        pieces=[canonical(group) for group in _packed([q for p in parts for q in p.pieces])],
         aggregate=aggregate,
-        writers=_split_model() if versioned else _named_model(),
+        writer_rows=_writer_rows([p.writers for p in parts if p.writers is not None], rewrite),
         counted_frame=frame,
         located=list(sources),
         judge=judges.combined(p.judge for p in parts),
@@ -268,6 +267,8 @@ class _Pass:
     missing: str = "skip"  # --missing: ungraded rows left out (skip) or failed (fail)
     explicit: bool = False  # the pass threshold was given
     rekey: bool = False  # key tasks by the prompt (the id column is one per row)
+    digest: bool = False  # compute the rows' digest (other files may hold the same rows)
+    search_late: bool = False  # look for keys the sample lacks before scanning, not in it
 
 
 def _passed(threshold: float) -> pl.Expr:
@@ -286,17 +287,16 @@ def _prompts(parts: list[_Part]) -> pl.DataFrame | None:
     return pl.concat(tables).group_by("task_id").agg(pl.col("prompt").min()).sort("task_id")
 
 
-def _packed(pieces: list[tuple[pl.LazyFrame, int]]) -> list[list[pl.LazyFrame]]:
-    """Consecutive pieces grouped while their rows add up to at most :data:`PIECE_ROWS`."""
-    groups: list[list[pl.LazyFrame]] = []
-    total = PIECE_ROWS
-    for frame, rows in pieces:
-        if total + rows > PIECE_ROWS:
-            groups.append([])
-            total = 0
-        groups[-1].append(frame)
-        total += rows
-    return groups
+#: The writer columns of a frame, counted per pair.
+WRITER = ["model", "policy_version"]
+
+
+def _writer_rows(tables: list[pl.DataFrame], rewrite: list[pl.Expr]) -> pl.DataFrame | None:
+    """Rows per writer over every file (the raw names rewritten as the frame rewrites them)."""
+    if not tables:
+        return None
+    joined = pl.concat(tables) if len(tables) > 1 else tables[0]
+    return joined.with_columns(rewrite).group_by(WRITER).agg(pl.col("rows").sum())
 
 
 def _named_model() -> list[pl.Expr]:
@@ -372,16 +372,23 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
 
 
 def _narrow(
-    lf: pl.LazyFrame, plan: Plan, judge: pl.Expr, keep_pos: bool, at: int | None = None
+    lf: pl.LazyFrame,
+    plan: Plan,
+    judge: pl.Expr,
+    keep_pos: bool,
+    at: int | None = None,
+    probe: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """The plan's columns of a scanned frame, with the judge rule's kind per row (``judge``,
     :func:`whilecli.io.judge.rule_expr`); ``at`` (a position base) also keeps the rows'
-    positions (the frame's :data:`AT` column, offset by ``at``) for the per-task counts."""
+    positions (the frame's :data:`AT` column, offset by ``at``) for the per-task counts;
+    each ``probe`` key (a top-level column of ``lf``) adds whether the row carries it."""
     if plan.row_filter is not None:
         lf = lf.filter(plan.row_filter.fill_null(False))
     exprs = _select(plan, judge, keep_pos)
     if at is not None:
         exprs.append((pl.col(AT).cast(pl.Int64) + at).alias(AT))
+    exprs += [pl.col(k).is_not_null().alias(_probed(k)) for k in probe]
     narrow = lf.select(exprs)
     if plan.explode:  # one rollout per element of the mapped list
         narrow = narrow.explode("reward").with_columns(pl.col("reward").cast(pl.Float64))
@@ -389,51 +396,89 @@ def _narrow(
     return narrow
 
 
-def _scan(
-    narrow: pl.LazyFrame, run: _Pass, plan: Plan
-) -> tuple[dict[str, Any], list[pl.DataFrame]]:
-    """One streaming pass over a narrow frame: its aggregates (:func:`_stats`), the per-task
-    and per-writer counts of the rows every rate counts (added to ``run.counts`` by the
+@dataclass
+class _Scanned:
+    """What one pass over a file gathered (:func:`_scan`)."""
+
+    stats: dict[str, Any]
+    writers: pl.DataFrame
+    tables: list[pl.DataFrame]  # the consumer's aggregate
+    task_table: pl.DataFrame | None  # the per-task facts, where the rows carry them
+
+
+def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
+    """One streaming pass over a narrow frame: the file is scanned once and its narrow frame
+    shared (``cache``) by every aggregate: the reading checks (:func:`_stats`), the
+    consumer's aggregate over the rows every rate counts (added to ``run.aggregate`` by the
     caller once valid) and, where the rows carry prompts or completions, the per-task facts
-    (:func:`whilecli.io.facts.task_facts`, the table's last entry)."""
-    counted = narrow.with_columns(passed=_passed(run.threshold))  # one plan, scanned once
-    kept = counted.filter(facts.kept(run.missing))
-    queries = run.aggregate.queries(kept) if run.aggregate is not None else []
+    (:func:`whilecli.io.facts.task_facts`). The rows per writer come from the checks' bounds
+    when one writer wrote every row (the usual file); rows of several writers are grouped
+    in a second pass."""
+    counted = narrow.with_columns(passed=_passed(run.threshold)).cache()
+    keep = facts.kept(run.missing)
     prompt, draw = plan.prompt_key is not None, plan.draw is not None
-    if prompt or draw:
-        queries.append(facts.task_facts(counted, run.missing, prompt, draw))
-    stats, *tables = pl.collect_all([_stats(counted), *queries], engine="streaming")
-    return stats.row(0, named=True), tables
+    own = facts.task_facts(run.missing, prompt, draw) if prompt or draw else []
+    theirs = run.aggregate.task_aggregations(keep) if run.aggregate is not None else []
+    queries = [_stats(counted, run.digest, run.missing)]
+    if own or theirs:  # one group-by by task serves both
+        counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
+        queries.append(counted.group_by("task_id").agg(*counts, *own[2:], *theirs))
+    stats, *grouped = pl.collect_all(queries, engine="streaming")
+    found = stats.row(0, named=True)
+    writer_rows = _one_writer(found)
+    if writer_rows is None:
+        writers = counted.filter(keep).group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows"))
+        writer_rows = writers.collect(engine="streaming")
+    found["versioned"] = bool(writer_rows["model"].str.contains("@", literal=True).any())
+    task_table: pl.DataFrame | None = None
+    tables: list[pl.DataFrame] = []
+    if grouped:
+        table = grouped[0]
+        names = [e.meta.output_name() for e in theirs]
+        if own:
+            task_table = table.drop(names)
+        if theirs:
+            tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
+    return _Scanned(found, writer_rows, tables, task_table)
 
 
-def _has_task_facts(plan: Plan) -> bool:
-    """Whether :func:`_scan` ran the per-task facts (the last of its tables)."""
-    return plan.prompt_key is not None or plan.draw is not None
+def _writer_bounds(missing: str) -> list[pl.Expr]:
+    """Per writer column: its smallest and largest value and its nulls (one writer when the
+    bounds meet and the column is full or empty), and the rows every rate counts."""
+    out = [facts.kept(missing).sum().cast(pl.Int64).alias("w_kept")]
+    for name in WRITER:
+        col = pl.col(name)
+        out += [
+            col.min().alias(f"w_{name}_lo"),
+            col.max().alias(f"w_{name}_hi"),
+            col.null_count().cast(pl.Int64).alias(f"w_{name}_nulls"),
+        ]
+    return out
 
 
-def _combined(stats: list[dict[str, Any]]) -> dict[str, Any]:
-    """The aggregates of consecutive row ranges of one file, as one."""
-    lows = [s["lo"] for s in stats if s["lo"] is not None]
-    highs = [s["hi"] for s in stats if s["hi"] is not None]
-    return {
-        "rows": sum(s["rows"] for s in stats),
-        "partial": sum(s["partial"] or 0 for s in stats),
-        "lo": min(lows) if lows else None,
-        "hi": max(highs) if highs else None,
-        "digest": sum(s["digest"] or 0 for s in stats),
-        **{k: any(s[k] for s in stats) for k in ("bad", "lp", "vals", "versioned")},
-        **{k: sum(s[k] or 0 for s in stats) for k in stats[0] if k.startswith("judge:")},
-        **{
-            k: min((s[k] for s in stats if s[k] is not None), default=None)
-            if k in facts.FIRST_KEYS
-            else sum(s[k] or 0 for s in stats)
-            for k in stats[0]
-            if k.startswith("f_")
-        },
-    }
+def _one_writer(stats: Mapping[str, Any]) -> pl.DataFrame | None:
+    """The rows-per-writer table of a file one writer wrote, from its bounds; None: several."""
+    values: dict[str, Any] = {}
+    for name in WRITER:
+        lo, hi, nulls = (stats[f"w_{name}_{k}"] for k in ("lo", "hi", "nulls"))
+        if nulls == stats["rows"]:
+            values[name] = None
+        elif nulls == 0 and lo == hi:
+            values[name] = lo
+        else:
+            return None
+    kept = int(stats["w_kept"] or 0)
+    data = {k: [v] for k, v in values.items()} if kept else {k: [] for k in values}
+    schema = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
+    return pl.DataFrame({**data, "rows": [kept] if kept else []}, schema=schema)
 
 
-def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
+def _probed(key: str) -> str:
+    """The column (and stats key) saying whether a row carries the probed top-level ``key``."""
+    return f"__probe:{key}"
+
+
+def _stats(frame: pl.LazyFrame, digest: bool, missing: str) -> pl.LazyFrame:
     """One row of aggregates over a narrow frame: everything reading checks or reports.
 
     Every column is touched (``null_count``), so a value that cannot be read fails here,
@@ -441,9 +486,12 @@ def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
     """
     reward = pl.col("reward")
     graded = reward.filter(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR))
+    probes = [c for c in frame.collect_schema().names() if c.startswith("__probe:")]
     return frame.select(
+        *[pl.col(c).any() for c in probes],
         *judges.rule_counts(),
         *facts.row_aggregates(AT),
+        *_writer_bounds(missing),
         rows=pl.len(),
         bad=unreadable().any(),
         lo=graded.min(),
@@ -451,8 +499,7 @@ def _stats(frame: pl.LazyFrame) -> pl.LazyFrame:
         partial=facts.partial(graded).sum(),
         lp=pl.col("__lp").any(),
         vals=pl.col("__vals").any(),
-        versioned=pl.col("model").str.contains("@", literal=True).any(),
-        digest=_row_digest(),
+        digest=_row_digest() if digest else pl.lit(0, dtype=pl.Int64),
         touched=pl.sum_horizontal(
             pl.col(c).null_count() for c in ("truncated", "policy_version", "__passed")
         ),
@@ -724,12 +771,17 @@ def _read_jsonl(
     if not sample:
         return None
     shape = Shape.from_rows(row for _, row in sample)
+    probe: list[str] = []  # top-level keys the sample lacks, looked for by the scan itself
     if len(sample) == SAMPLE_ROWS:  # more lines follow: keys some rows add late
         paths = unseen_paths(shape)
-        late = rows_with_keys(source, dict.fromkeys(p[-1] for p in paths), after=sample[-1][0])
-        if late:  # each found row adds the keys looked for, and nothing else
-            sample += [(n, keep_paths(row, paths)) for n, row in late]
-            shape = Shape.from_rows(row for _, row in sample)
+        if not run.search_late and all(len(p) == 1 for p in paths):
+            probe = [p[0] for p in paths]
+        else:
+            keys = dict.fromkeys(p[-1] for p in paths)
+            late = rows_with_keys(source, keys, after=sample[-1][0])
+            if late:  # each found row adds the keys looked for, and nothing else
+                sample += [(n, keep_paths(row, paths)) for n, row in late]
+                shape = Shape.from_rows(row for _, row in sample)
     leaves = Leaves()
     plan = build_plan(
         shape,
@@ -749,25 +801,50 @@ def _read_jsonl(
     def hint() -> list[str]:
         return binary_columns_sample(sample, plan)
 
-    stats: dict[str, Any] | None = None
+    scanned: _Scanned | None = None
     raw: pl.LazyFrame | None = None
+    probe = [k for k in probe if k not in schema]
     try:
         raw = pl.scan_ndjson(source.polars_source(), schema=schema)
         lf = _narrow(raw, plan, judge, keep_pos=False)
-        located = raw.with_row_index(AT, offset=1)  # blank lines are skipped, as iter_lines does
-        stats, tables = _scan(_narrow(located, plan, judge, keep_pos=False, at=run.at), run, plan)
+        # blank lines are skipped, as iter_lines does; a probed key reads as any JSON text
+        probed = pl.scan_ndjson(
+            source.polars_source(), schema={**schema, **{k: pl.String() for k in probe}}
+        )
+        located = probed.with_row_index(AT, offset=1)
+        narrow = _narrow(located, plan, judge, keep_pos=False, at=run.at, probe=probe)
+        scanned = _scan(narrow, run, plan)
     except (pl.exceptions.PolarsError, OSError, ValueError):
-        stats, raw = None, None
-    if stats is None or stats["bad"]:
+        scanned, raw = None, None
+    found_late = scanned is not None and any(scanned.stats.get(_probed(k)) for k in probe)
+    if probe and (scanned is None or scanned.stats["bad"] or found_late):
+        # a row past the sample carries a key it lacks (or the fast read failed): the keys'
+        # rows are looked for, and the file read again with the plan they give
+        return _read_jsonl(source, mapping, forced, dataclasses.replace(run, search_late=True))
+    if scanned is None or scanned.stats["bad"]:
         frame, coerced = _jsonl_by_line(source, plan, judge, schema, run.at)
         locate(frame, plan, source, unreadable())
         lf = frame.drop(POS, AT).lazy()
-        stats, tables = _scan(frame.drop(POS).lazy(), run, plan)
+        scanned = _scan(frame.drop(POS).lazy(), run, plan)
         raw = coerced.lazy()  # the plan's leaves, as the exact reader coerced them
+    assert raw is not None
+    return _part_of(source, plan, lf, scanned, shape, hint, raw)
+
+
+def _part_of(
+    source: Source,
+    plan: Plan,
+    frame: pl.LazyFrame,
+    scanned: _Scanned,
+    shape: Shape,
+    hint: Callable[[], list[str]],
+    raw: pl.LazyFrame,
+) -> _Part:
+    """One file's part from what its pass gathered."""
+    stats = scanned.stats
     scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
-    task_table = tables.pop() if _has_task_facts(plan) else None
-    part = _Part(source, plan, lf, stats, scan, hint, [(lf, int(stats["rows"]))], [tables])
-    part.task_table = task_table
+    part = _Part(source, plan, frame, stats, scan, hint, scanned.tables, scanned.writers)
+    part.task_table = scanned.task_table
     part.raw = raw
     return part
 
@@ -827,18 +904,8 @@ def _read_parquet(
             at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
             raise InputError(err.what, file=source.name, row=at, field=err.path) from None
         judge = judges.rule_expr(shape, leaves)
-        ranges = _row_ranges(lf)
-        pieces = [_narrow(piece, plan, judge, keep_pos=False) for piece, _ in ranges]
-        scans = [
-            _scan(
-                _narrow(piece.with_row_index(AT, offset=start), plan, judge, False, run.at),
-                run,
-                plan,
-            )
-            for piece, start in ranges
-        ]
-        stats = _combined([s for s, _ in scans])
-        if stats["bad"]:
+        scanned = _scan(_narrow(lf.with_row_index(AT), plan, judge, False, run.at), run, plan)
+        if scanned.stats["bad"]:
             located = _narrow(lf.with_row_index(POS), plan, judge, keep_pos=True)
             locate(located.filter(unreadable()).head(1).collect(), plan, source, unreadable())
     except pl.exceptions.PolarsError as err:
@@ -848,24 +915,7 @@ def _read_parquet(
         return binary_columns_parquet(lf, schema, plan)
 
     frame = _narrow(lf, plan, judge, keep_pos=False)
-    sized = [(piece, int(s["rows"])) for piece, (s, _) in zip(pieces, scans, strict=True)]
-    scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
-    task_tables = [t.pop() for _, t in scans] if _has_task_facts(plan) else []
-    part = _Part(source, plan, frame, stats, scan, hint, sized, [t for _, t in scans])
-    if task_tables:
-        part.task_table = facts.merge_task_facts(task_tables)
-    part.raw = lf
-    return part
-
-
-def _row_ranges(lf: pl.LazyFrame) -> list[tuple[pl.LazyFrame, int]]:
-    """(range, first row) of the file whole, or, past :data:`PIECE_ROWS` rows, of its row
-    ranges (the slice is pushed into the Parquet reader, which skips the other row groups;
-    the count is in the footer)."""
-    total = int(lf.select(pl.len()).collect().item())
-    if total <= PIECE_ROWS:
-        return [(lf, 0)]
-    return [(lf.slice(start, PIECE_ROWS), start) for start in range(0, total, PIECE_ROWS)]
+    return _part_of(source, plan, frame, scanned, shape, hint, lf)
 
 
 def _short(err: BaseException) -> str:

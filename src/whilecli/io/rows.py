@@ -38,10 +38,12 @@ AT_BITS = 40
 
 class Aggregate(Protocol):
     """What a consumer wants computed in the read's own streaming pass (e.g. the route's
-    per-task counts): the queries over each validated piece (a lazy frame with the canonical
-    columns and :data:`AT`), and where their collected tables go."""
+    per-task counts): per-task aggregations, run in the read's one group-by by ``task_id``
+    over every row of a file (the canonical columns, ``passed`` and :data:`AT`), each
+    counting only the rows ``kept`` selects (the rows every rate counts); and where the
+    collected table of each file goes (one row per task with a kept row)."""
 
-    def queries(self, frame: pl.LazyFrame) -> list[pl.LazyFrame]: ...
+    def task_aggregations(self, kept: pl.Expr) -> list[pl.Expr]: ...
 
     def add(self, tables: Sequence[pl.DataFrame]) -> None: ...
 

@@ -1,13 +1,11 @@
 """Per-task sufficient statistics of the rows: streaming group-bys over the canonical frame.
 
-Every column is a count, so counts add across any split of the rows. A piece of the rows
-(a few million at most, see :class:`whilecli.io.read.StreamedRows`) is grouped by task
-and by writer (model, policy version) on the streaming engine, and the per-piece tables are
-added (:class:`Counts`). Memory then holds one piece's group-by and the per-task table,
-which grows with the number of tasks, never with the number of rows. ``read_rows`` runs
-these group-bys in the same streaming pass as its validation when handed a :class:`Counts`
-(``aggregate=``), and hands the sums over;
-``summarize`` groups the pieces itself only for rows that do not carry them.
+Every column is a count, so counts add across any split of the rows. The rows are grouped
+by task on the streaming engine (memory follows the number of tasks, never of rows), and
+tables of several reads are added (:class:`Counts`). ``read_rows`` runs the per-task
+group-by in the same streaming pass as its validation when handed a :class:`Counts`
+(``aggregate=``), and counts the rows per writer (model, policy version) itself;
+``summarize`` groups the frame itself only for rows that do not carry them.
 """
 
 from __future__ import annotations
@@ -35,21 +33,39 @@ POSITIONS = (FIRST, FIRST_TRUNCATED_PASS)
 PENDING_ROWS = 4_000_000
 
 
-def task_aggregates() -> list[pl.Expr]:
-    """The per-task aggregations: rows, passes, and what is known of truncation.
+def task_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
+    """The per-task aggregations: rows, passes, and what is known of truncation, over the
+    rows ``kept`` selects (all of them when None).
 
     ``truncated`` is null where the input records nothing: ``sum`` skips nulls, so
     ``truncated`` counts rows known truncated, ``truncated_known`` rows with a record, and
     ``truncated_passes`` rows known truncated that passed (null ∧ x is null or false, never
     true, under Kleene logic).
     """
-    passed = pl.col("passed").fill_null(False)
+    keep = pl.lit(True) if kept is None else kept
+    passed = pl.col("passed").fill_null(False) & keep
+    truncated = pl.when(keep).then(pl.col("truncated"))
     return [
-        pl.len().cast(pl.Int64).alias("n"),
+        (pl.len() if kept is None else keep.sum()).cast(pl.Int64).alias("n"),
         passed.sum().cast(pl.Int64).alias("passes"),
-        pl.col("truncated").sum().cast(pl.Int64).alias("truncated"),
-        pl.col("truncated").count().cast(pl.Int64).alias("truncated_known"),
-        (pl.col("truncated") & passed).sum().cast(pl.Int64).alias("truncated_passes"),
+        truncated.sum().cast(pl.Int64).alias("truncated"),
+        truncated.count().cast(pl.Int64).alias("truncated_known"),
+        (truncated & passed).sum().cast(pl.Int64).alias("truncated_passes"),
+    ]
+
+
+def located_aggregates(kept: pl.Expr | None = None, located: bool = True) -> list[pl.Expr]:
+    """:func:`task_aggregates` and each task's first position (:data:`AT`) as ``first_at``
+    and first truncated pass, over the rows ``kept`` selects; null without positions."""
+    none = pl.lit(None, dtype=pl.Int64)
+    keep = pl.lit(True) if kept is None else kept
+    cut_pass = pl.col("truncated").fill_null(False) & pl.col("passed").fill_null(False) & keep
+    first = pl.when(keep).then(pl.col(AT)).min() if located else none
+    first_cut_pass = pl.when(cut_pass).then(pl.col(AT)).min() if located else none
+    return [
+        *task_aggregates(kept),
+        first.cast(pl.Int64).alias(FIRST),
+        first_cut_pass.cast(pl.Int64).alias(FIRST_TRUNCATED_PASS),
     ]
 
 
@@ -59,16 +75,8 @@ def count_queries(frame: pl.LazyFrame) -> list[pl.LazyFrame]:
     carries the rows' positions (:data:`AT`) adds each task's first one as ``first_at``, a
     frame without them a null ``first_at``."""
     located = AT in frame.collect_schema().names()
-    none = pl.lit(None, dtype=pl.Int64)
-    first = pl.col(AT).min() if located else none
-    cut_pass = pl.col("truncated").fill_null(False) & pl.col("passed").fill_null(False)
-    first_cut_pass = pl.col(AT).filter(cut_pass).min() if located else none
     return [
-        frame.group_by("task_id").agg(
-            *task_aggregates(),
-            first.cast(pl.Int64).alias(FIRST),
-            first_cut_pass.cast(pl.Int64).alias(FIRST_TRUNCATED_PASS),
-        ),
+        frame.group_by("task_id").agg(located_aggregates(located=located)),
         frame.group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows")),
     ]
 
@@ -89,6 +97,7 @@ def add_counts(
     """Tables of counts keyed by ``key`` added into one (a key absent from a table adds 0;
     null keys form a group of their own), sorted by ``key`` when asked. A position column
     (``first_at``) is not a count: the smallest one is kept."""
+    tables = [t for t in tables if t.height] or list(tables[:1])
     merged = tables[0].lazy()
     if len(tables) > 1:
         keys = [key] if isinstance(key, str) else key
@@ -133,23 +142,22 @@ class Counts:
         self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
         self.writers = _Adder(WRITER, pl.DataFrame(schema=writers))
 
-    def queries(self, frame: pl.LazyFrame) -> list[pl.LazyFrame]:
-        """The group-bys of one piece (:func:`count_queries`): what reading runs in its own
-        streaming pass when handed these counts (``read_rows(..., aggregate=Counts())``)."""
-        return count_queries(frame)
+    def task_aggregations(self, kept: pl.Expr) -> list[pl.Expr]:
+        """The per-task counts over the rows ``kept`` selects: what reading runs in its own
+        group-by when handed these counts (``read_rows(..., aggregate=Counts())``), which
+        counts the writers itself."""
+        return located_aggregates(kept)
 
     def add(self, tables: Sequence[pl.DataFrame]) -> None:
-        """Add the collected :func:`count_queries` of one piece."""
+        """Add collected :func:`count_queries`: the per-task counts, and the rows per writer
+        when given."""
         self.tasks.add(tables[0])
-        self.writers.add(tables[1])
+        if len(tables) > 1:
+            self.writers.add(tables[1])
 
-    def result(self, writers: list[pl.Expr] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(per-task table sorted by task id, rows per writer); ``writers`` rewrites the
-        writer columns first (e.g. ``model@version`` split), equal writers then added."""
-        table = self.writers.result()
-        if writers:
-            table = table.with_columns(writers).group_by(WRITER).agg(pl.col("rows").sum())
-        return self.tasks.result(sort=True), table
+    def result(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(per-task table sorted by task id, rows per writer)."""
+        return self.tasks.result(sort=True), self.writers.result()
 
 
 def collect_counts(queries: list[pl.LazyFrame], paths: Sequence[str]) -> list[pl.DataFrame]:
@@ -165,16 +173,18 @@ def summarize(rows: Rows) -> Pool:
     """Collapse graded rows to one line per task plus the writer-model and version counts.
 
     Uses the counts ``read_rows`` gathered while validating when they belong to this very
-    frame; else groups each piece of the rows (or the whole frame) and adds the tables. The
-    per-task frame is sorted by ``task_id`` so every later stage sees the same order.
+    frame; else groups the frame. The per-task frame is sorted by ``task_id`` so every later
+    stage sees the same order.
     """
     counted = getattr(rows, "aggregate", None)
-    if isinstance(counted, Counts) and getattr(rows, "counted_frame", None) is rows.frame:
-        tasks, writers = counted.result(getattr(rows, "writers", None))
+    writer_rows = getattr(rows, "writer_rows", None)
+    same = getattr(rows, "counted_frame", None) is rows.frame
+    if isinstance(counted, Counts) and writer_rows is not None and same:
+        tasks, _ = counted.result()
+        writers = writer_rows
     else:
         counts = Counts()
-        for piece in list(getattr(rows, "pieces", None) or [rows.frame]):
-            counts.add(collect_counts(count_queries(piece), rows.paths))
+        counts.add(collect_counts(count_queries(rows.frame), rows.paths))
         tasks, writers = counts.result()
     if FIRST in tasks.columns and tasks[FIRST].null_count() == tasks.height:
         tasks = tasks.drop(*POSITIONS)  # rows that carry no positions: the counts alone
