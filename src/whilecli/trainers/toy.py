@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -87,7 +88,7 @@ def success_rate(model: Any, tokenizer: Any) -> float:
     return float(probs[torch.arange(len(ALPHABET)), right].mean())
 
 
-# ------------------------------------------------------------------ a run around verl's functions
+# ------------------------------------------------------------------ one rollout step
 
 
 def _sample(model: Any, ids: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -103,6 +104,43 @@ def _logprobs(model: Any, ids: torch.Tensor, action: torch.Tensor) -> torch.Tens
     return torch.log_softmax(logits, dim=-1).gather(1, action)
 
 
+@dataclass
+class _Rollout:
+    asked: list[str]  # the prompts, ``group`` copies of each in a row
+    ids: torch.Tensor  # [B, 2] prompt token ids
+    action: torch.Tensor  # [B, 1] the sampled completion token
+    rewards: torch.Tensor  # [B] (permuted within the batch for the control)
+
+
+class _Sampler:
+    """The toy task's rollouts, seeded: step ``k`` asks ``batch // group`` prompts ``group``
+    times each, samples one token per completion and scores it."""
+
+    def __init__(self, tokenizer: Any, *, batch: int, group: int, seed: int, permute: bool):
+        self.tokenizer, self.batch, self.group = tokenizer, batch, group
+        self.seed, self.permute = seed, permute
+        self.gen = torch.Generator().manual_seed(seed)
+        self.shuffle = torch.Generator().manual_seed(seed + 1)
+
+    def __call__(self, model: Any, step: int) -> _Rollout:
+        group = self.group
+        asked = [
+            p
+            for p in prompts(self.batch // group, self.seed * 100_003 + step)
+            for _ in range(group)
+        ]
+        ids = self.tokenizer(asked, return_tensors="pt")["input_ids"]
+        action = _sample(model, ids, self.gen)
+        answers = self.tokenizer.convert_ids_to_tokens(action[:, 0].tolist())
+        rewards = torch.tensor([echo_reward(p, a) for p, a in zip(asked, answers, strict=True)])
+        if self.permute:
+            rewards = rewards[torch.randperm(len(rewards), generator=self.shuffle)]
+        return _Rollout(asked, ids, action, rewards)
+
+
+# ------------------------------------------------------------------ a run inside verl's actor
+
+
 def run_verl(
     method: str = "flash_reinforce",
     *,
@@ -114,65 +152,105 @@ def run_verl(
     lr: float = 3e-3,
     group: int = 1,
 ) -> list[float]:
-    """Train the toy policy with verl's ``compute_advantage`` and the registered policy loss
-    (``whilecli_<method>``), the loss called once per micro-batch with the optimizer batch's
-    ``global_batch_info`` as verl's actor sets it. ``group``: completions per prompt (≥ 2 for
-    the grpo family). ``permute``: the rewards shuffled within each batch (a control that
-    should not learn). Returns the success rate before training and after each step."""
+    """Train the toy policy inside verl's actor: verl's ``TrainingWorker`` with its FSDP
+    engine (FSDP2 over a one-rank gloo group on the CPU, :mod:`whilecli.trainers.verl_cpu`)
+    and verl's ``ppo_loss`` with ``policy_loss.loss_mode = whilecli_<loss>``; each step the
+    old log-probs come from the actor's ``infer_batch``, the advantages from verl's
+    ``compute_advantage`` with ``adv_estimator = whilecli_<method>``, and the update from
+    the actor's ``train_mini_batch`` on one mini-batch of ``batch`` completions, split into
+    ``micro_batches`` micro-batches by the engine, as verl's trainer calls it (AdamW, no
+    weight decay, no gradient clipping). ``group``: completions per prompt (``rollout.n``,
+    ≥ 2 for the grpo family). ``permute``: the rewards shuffled within each batch (a control
+    that should not learn). Returns the success rate before training and after each step."""
+    import tempfile
+    from functools import partial
+
     import numpy as np
     from verl import DataProto
-    from verl.trainer.ppo.core_algos import get_policy_loss_fn
+    from verl.trainer.config import CheckpointConfig
     from verl.trainer.ppo.ray_trainer import compute_advantage
-    from verl.workers.config import ActorConfig
+    from verl.utils import tensordict_utils as tu
+    from verl.workers.config import (
+        FSDPActorConfig,
+        FSDPEngineConfig,
+        FSDPOptimizerConfig,
+        HFModelConfig,
+        TrainingWorkerConfig,
+    )
+    from verl.workers.engine_workers import TrainingWorker
+    from verl.workers.utils.losses import ppo_loss
+    from verl.workers.utils.padding import left_right_2_no_padding, no_padding_2_padding
 
     import whilecli.trainers.verl  # noqa: F401  (registers the estimators and losses)
+    from whilecli.trainers.verl_cpu import use_cpu, without_trl_value_head
 
+    use_cpu()
     tok = build_tokenizer()
-    model = build_model(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    gen = torch.Generator().manual_seed(seed)
-    shuffle = torch.Generator().manual_seed(seed + 1)
-    loss_name = "flash_reinforce" if method == "flash_reinforce" else "grpo"
-    loss_fn = get_policy_loss_fn(f"whilecli_{loss_name}")
-    config = ActorConfig(
-        strategy="fsdp", ppo_mini_batch_size=batch, ppo_micro_batch_size_per_gpu=1, rollout_n=group
-    )
-    curve = [success_rate(model, tok)]
-    for step in range(steps):
-        asked = [p for p in prompts(batch // group, seed * 100_003 + step) for _ in range(group)]
-        ids = tok(asked, return_tensors="pt")["input_ids"]
-        action = _sample(model, ids, gen)
-        with torch.no_grad():
-            old = _logprobs(model, ids, action)
-        answers = tok.convert_ids_to_tokens(action[:, 0].tolist())
-        rewards = torch.tensor([echo_reward(p, a) for p, a in zip(asked, answers, strict=True)])
-        if permute:
-            rewards = rewards[torch.randperm(len(rewards), generator=shuffle)]
-        mask = torch.ones(len(asked), 1, dtype=torch.long)
-        data = DataProto.from_dict(
-            tensors={"token_level_rewards": rewards[:, None], "response_mask": mask},
-            non_tensors={"uid": np.array([f"{step}:{i // group}" for i in range(len(asked))])},
-        )
-        adv = compute_advantage(data, adv_estimator=f"whilecli_{method}").batch["advantages"]
-        config.global_batch_info.update(
-            dp_size=1, batch_num_tokens=len(asked), global_batch_size=len(asked),
-            loss_scale_factor=None,
+    fp32 = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
+    engine = FSDPEngineConfig(
+        strategy="fsdp2", model_dtype="fp32", mixed_precision=fp32, use_torch_compile=False,
+        use_dynamic_bsz=False, micro_batch_size_per_gpu=batch // micro_batches,
+        infer_micro_batch_size_per_gpu=batch, seed=seed,
+    )  # fmt: skip
+    optim = FSDPOptimizerConfig(lr=lr, weight_decay=0.0, clip_grad=1e9, total_training_steps=steps)
+    loss = "flash_reinforce" if method == "flash_reinforce" else "grpo"
+    with tempfile.TemporaryDirectory() as where:
+        build_model(seed).save_pretrained(where)
+        tok.save_pretrained(where)
+        model = HFModelConfig(
+            path=where, use_remove_padding=False, enable_gradient_checkpointing=False,
+            override_config={"attn_implementation": "eager"},
         )  # fmt: skip
-        optimizer.zero_grad()
-        for rows in torch.arange(len(asked)).chunk(micro_batches):
-            logp = _logprobs(model, ids[rows], action[rows])
-            loss, _ = loss_fn(
-                old_log_prob=old[rows],
-                log_prob=logp,
-                advantages=adv[rows].float(),
-                response_mask=mask[rows].bool(),
-                loss_agg_mode="seq-mean-token-mean",
-                config=config,
-                rollout_is_weights=None,
+        actor = FSDPActorConfig(
+            strategy="fsdp2", ppo_mini_batch_size=batch,
+            ppo_micro_batch_size_per_gpu=batch // micro_batches, rollout_n=group,
+            policy_loss={"loss_mode": f"whilecli_{loss}"}, loss_agg_mode="seq-mean-token-mean",
+            use_torch_compile=False, engine=engine, optim=optim,
+        )  # fmt: skip
+        actor.model_config = model
+        worker = TrainingWorker(
+            TrainingWorkerConfig(
+                model_type="language_model", model_config=model, engine_config=engine,
+                optimizer_config=optim, checkpoint_config=CheckpointConfig(),
             )
-            loss.backward()
-        optimizer.step()
-        curve.append(success_rate(model, tok))
+        )  # fmt: skip
+        with without_trl_value_head():
+            worker.reset()
+    worker.set_loss_fn(partial(ppo_loss, config=actor))
+    policy = worker.engine.module
+    rollout = _Sampler(tok, batch=batch, group=group, seed=seed, permute=permute)
+    curve = [success_rate(policy, tok)]
+    for step in range(steps):
+        got = rollout(policy, step)
+        n = len(got.asked)
+        ids = torch.cat([got.ids, got.action], dim=1)
+        data = DataProto.from_dict(
+            tensors={
+                "input_ids": ids,
+                "attention_mask": torch.ones_like(ids),
+                "position_ids": torch.arange(ids.shape[1]).expand(n, -1).clone(),
+                "prompts": got.ids,
+                "responses": got.action,
+                "response_mask": torch.ones(n, 1, dtype=torch.long),
+                "token_level_rewards": got.rewards[:, None].float(),
+            },
+            non_tensors={"uid": np.array([f"{step}:{i // group}" for i in range(n)], dtype=object)},
+            meta_info={"temperature": 1.0},
+        )
+        # verl's _compute_old_log_prob: the actor's forward
+        td = left_right_2_no_padding(data.to_tensordict())
+        tu.assign_non_tensor(td, calculate_entropy=False, compute_loss=False)
+        old = tu.get(worker.infer_batch(td), "log_probs")
+        data.batch["old_log_probs"] = no_padding_2_padding(old, td).float()
+        data = compute_advantage(data, adv_estimator=f"whilecli_{method}")
+        # verl's _update_actor: one mini-batch of the whole batch, one epoch
+        td = left_right_2_no_padding(data.to_tensordict())
+        tu.assign_non_tensor(
+            td, calculate_entropy=False, global_batch_size=n, mini_batch_size=n, epochs=1,
+            seed=seed, dataloader_kwargs={"shuffle": False}, compute_loss=True,
+        )  # fmt: skip
+        worker.train_mini_batch(td)
+        curve.append(success_rate(policy, tok))
     return curve
 
 
@@ -268,19 +346,13 @@ def run_plain(
     critic = torch.nn.Embedding(len(SPECIALS) + len(ALPHABET), 1)
     torch.nn.init.zeros_(critic.weight)
     critic_opt = torch.optim.Adam(critic.parameters(), lr=0.1)
-    gen = torch.Generator().manual_seed(seed)
-    shuffle = torch.Generator().manual_seed(seed + 1)
+    rollout = _Sampler(tok, batch=batch, group=group, seed=seed, permute=permute)
     curve = [success_rate(model, tok)]
     for step in range(steps):
-        asked = [p for p in prompts(batch // group, seed * 100_003 + step) for _ in range(group)]
-        ids = tok(asked, return_tensors="pt")["input_ids"]
-        action = _sample(model, ids, gen)
+        got = rollout(model, step)
+        asked, ids, action, rewards = got.asked, got.ids, got.action, got.rewards
         with torch.no_grad():
             old = _logprobs(model, ids, action).double()
-        answers = tok.convert_ids_to_tokens(action[:, 0].tolist())
-        rewards = torch.tensor([echo_reward(p, a) for p, a in zip(asked, answers, strict=True)])
-        if permute:
-            rewards = rewards[torch.randperm(len(rewards), generator=shuffle)]
         raw = critic(ids[:, 0]).double()  # [B, 1]: the value of the prompt's state
         values = 0.5 + torch.atan(raw) / torch.pi if method == "bpco" else raw
         whole = Batch.from_tensors(

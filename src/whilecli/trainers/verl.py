@@ -211,7 +211,16 @@ def _finish(
     return loss, metrics
 
 
-def _flash_loss(correction: str | None) -> Callable[..., tuple[torch.Tensor, dict[str, Any]]]:
+LossFn = Callable[..., tuple[torch.Tensor, dict[str, Any]]]
+#: A loss's per-token step: (the micro-batch with A_i as its rewards, verl's loss_agg_mode,
+#: verl's actor config) → whilecli's Update before any correction.
+Coefficients = Callable[[Batch, str, Any], Update]
+
+
+def _loss(name: str, coefficients: Coefficients, correction: str | None) -> LossFn:
+    """verl's policy-loss signature around one method's per-token step: A_i from verl's
+    advantages, μ from ``old_log_prob``, the correction, then ``rollout_is_weights``."""
+
     def loss_fn(
         old_log_prob: torch.Tensor,
         log_prob: torch.Tensor,
@@ -222,90 +231,78 @@ def _flash_loss(correction: str | None) -> Callable[..., tuple[torch.Tensor, dic
         rollout_is_weights: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         mask = response_mask.bool()
-        a = _row_advantages(advantages, mask)
         micro = Batch.from_tensors(
-            log_prob.detach(), rewards=a, mask=mask, behavior_logprobs=old_log_prob.detach()
+            log_prob.detach(),
+            rewards=_row_advantages(advantages, mask),
+            mask=mask,
+            behavior_logprobs=old_log_prob.detach(),
         )
-        rows = _global(config, "global_batch_size") or micro.size
-        method = FlashReinforce(trust=_KNOBS["trust"])
-        # A is centred already: the optimizer batch's stats are B rows with Σ A = 0
-        update = method.coefficients(micro, method.stats_from_totals(0.0, int(rows), micro))
+        update = coefficients(micro, loss_agg_mode, config)
         if correction is not None:
             update = apply_correction(update, micro, correction, **_correction_knobs(correction))
         return _finish(update.coefficients, log_prob, config, rollout_is_weights, update.stats)
 
-    loss_fn.__name__ = "flash_reinforce_loss" + (f"_{correction}" if correction else "")
+    loss_fn.__name__ = f"{name}_loss" + (f"_{correction}" if correction else "")
     return loss_fn
 
 
-def _grpo_loss(correction: str | None) -> Callable[..., tuple[torch.Tensor, dict[str, Any]]]:
-    def loss_fn(
-        old_log_prob: torch.Tensor,
-        log_prob: torch.Tensor,
-        advantages: torch.Tensor,
-        response_mask: torch.Tensor,
-        loss_agg_mode: str = "token-mean",
-        config: Any = None,
-        rollout_is_weights: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, dict[str, Any]]:
-        loss_type = AGG_MODES.get(loss_agg_mode)
-        if loss_type is None:
+def _flash_coefficients(micro: Batch, loss_agg_mode: str, config: Any) -> Update:
+    """FlashReinforce's gate, ρ and 1/(T_i B), B the optimizer batch's rows."""
+    rows = _global(config, "global_batch_size") or micro.size
+    method = FlashReinforce(trust=_KNOBS["trust"])
+    # A is centred already: the optimizer batch's stats are B rows with Σ A = 0
+    return method.coefficients(micro, method.stats_from_totals(0.0, int(rows), micro))
+
+
+def _grpo_coefficients(micro: Batch, loss_agg_mode: str, config: Any) -> Update:
+    """The clipped surrogate with whilecli's length weight for verl's ``loss_agg_mode``."""
+    loss_type = AGG_MODES.get(loss_agg_mode)
+    if loss_type is None:
+        raise UsageError(
+            f"whilecli_grpo: loss_agg_mode {loss_agg_mode!r} has no whilecli length "
+            f"weight; use one of {', '.join(AGG_MODES)}"
+        )
+    clip = float(getattr(config, "clip_ratio", 0.2) if config is not None else 0.2)
+    for side in ("clip_ratio_low", "clip_ratio_high"):
+        other = getattr(config, side, None) if config is not None else None
+        if other is not None and float(other) != clip:
             raise UsageError(
-                f"whilecli_grpo: loss_agg_mode {loss_agg_mode!r} has no whilecli length "
-                f"weight; use one of {', '.join(AGG_MODES)}"
+                f"whilecli_grpo clips symmetrically at clip_ratio = {clip}; {side} = {other}"
             )
-        clip = float(getattr(config, "clip_ratio", 0.2) if config is not None else 0.2)
-        for side in ("clip_ratio_low", "clip_ratio_high"):
-            other = getattr(config, side, None) if config is not None else None
-            if other is not None and float(other) != clip:
-                raise UsageError(
-                    f"whilecli_grpo clips symmetrically at clip_ratio = {clip}; {side} = {other}"
-                )
-        mask = response_mask.bool()
-        a = _row_advantages(advantages, mask)
-        micro = Batch.from_tensors(
-            log_prob.detach(), rewards=a, mask=mask, behavior_logprobs=old_log_prob.detach()
-        )
-        counts = micro.action_counts
-        rows = _global(config, "global_batch_size") or micro.size
-        tokens = _global(config, "batch_num_tokens") or float(counts.sum())
-        max_len = _global(config, "loss_scale_factor") or mask.shape[-1]
-        w = length_weights(
-            loss_type, counts, n_rows=int(rows), total_tokens=float(tokens), max_len=float(max_len)
-        )
-        live = torch.ones_like(a, dtype=torch.bool)
-        sur = surrogate_coefficients(
-            logprobs=micro.logprobs,
-            behavior_logprobs=micro.behavior_logprobs,
-            ref_logprobs=None,
-            action_mask=mask,
-            advantages=a,
-            weights=w,
-            live=live,
-            clip=clip,
-            beta=0.0,
-        )
-        update: Update = PolicyGradientUpdate(
-            coefficients=sur.coefficients,
-            advantages=a[:, None] * mask.to(a.dtype),
-            admitted=sur.admitted,
-            stats={"clipped_tokens": float(sur.clipped)},
-            ratio_clamp=math.inf,
-            row_scale=w,
-        )
-        if correction is not None:
-            update = apply_correction(update, micro, correction, **_correction_knobs(correction))
-        return _finish(update.coefficients, log_prob, config, rollout_is_weights, update.stats)
-
-    loss_fn.__name__ = "grpo_loss" + (f"_{correction}" if correction else "")
-    return loss_fn
+    mask, a = micro.mask, micro.rewards
+    counts = micro.action_counts
+    rows = _global(config, "global_batch_size") or micro.size
+    tokens = _global(config, "batch_num_tokens") or float(counts.sum())
+    max_len = _global(config, "loss_scale_factor") or mask.shape[-1]
+    w = length_weights(
+        loss_type, counts, n_rows=int(rows), total_tokens=float(tokens), max_len=float(max_len)
+    )
+    sur = surrogate_coefficients(
+        logprobs=micro.logprobs,
+        behavior_logprobs=micro.behavior_logprobs,
+        ref_logprobs=None,
+        action_mask=mask,
+        advantages=a,
+        weights=w,
+        live=torch.ones_like(a, dtype=torch.bool),
+        clip=clip,
+        beta=0.0,
+    )
+    return PolicyGradientUpdate(
+        coefficients=sur.coefficients,
+        advantages=a[:, None] * mask.to(a.dtype),
+        admitted=sur.admitted,
+        stats={"clipped_tokens": float(sur.clipped)},
+        ratio_clamp=math.inf,
+        row_scale=w,
+    )
 
 
-LOSSES: dict[str, Callable[..., tuple[torch.Tensor, dict[str, Any]]]] = {}
+LOSSES: dict[str, LossFn] = {}
 for _corr in (None, *declared.CORRECTIONS):
     _suffix = f"_{_corr}" if _corr else ""
-    LOSSES[f"flash_reinforce{_suffix}"] = _flash_loss(_corr)
-    LOSSES[f"grpo{_suffix}"] = _grpo_loss(_corr)
+    LOSSES[f"flash_reinforce{_suffix}"] = _loss("flash_reinforce", _flash_coefficients, _corr)
+    LOSSES[f"grpo{_suffix}"] = _loss("grpo", _grpo_coefficients, _corr)
 
 
 def register(name: str) -> None:
