@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
     header = (
         f"{'method':<16}{'batch':>10}{'tokens':>9}{'python':>9}{'plain':>8}{'fresh':>8}"
         f"{'out=':>8}{'compiled':>9}{'compile':>8}{'floor':>8}"
-        f"{'plain/fl':>9}{'out=/fl':>8}{'comp/fl':>8}"
+        f"{'plain/fl':>9}{'out=/fl':>8}{'comp/fl':>8}{'plain/out=':>11}  fast path"
     )
     print("seconds per update (median of --repeat); ratios to the floor")
     print(header)
@@ -321,7 +321,8 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"{name:<16}{size:>10}{tokens:>9}{py:>9}{plain_s:>8.4f}{fast:>8.4f}"
                 f"{reused:>8.4f}{compiled_s:>9.4f}{first_s:>8.2f}{floor:>8.4f}"
-                f"{plain_s / floor:>8.2f}x{reused / floor:>7.2f}x{compiled_s / floor:>7.2f}x",
+                f"{plain_s / floor:>8.2f}x{reused / floor:>7.2f}x{compiled_s / floor:>7.2f}x"
+                f"{plain_s / reused:>10.2f}x  {'faster' if reused < plain_s else 'NOT FASTER'}",
                 flush=True,
             )
             del previous, method
@@ -330,7 +331,9 @@ def main(argv: list[str] | None = None) -> None:
         "the eager plain function; fresh / out=: the library's default path with new outputs "
         "/ the previous ones; compiled: compile=True, out=; compile: its first call (the "
         "compilation); floor: each input read once, each transcendental as one exp over a "
-        "[B, T] buffer, each output written once."
+        "[B, T] buffer, each output written once; plain/out=: how many times faster the "
+        "module's CPU fast path is than its plain function in this run (a fast path that is not "
+        "faster goes)."
     )
     if not args.no_python and any(
         int(s.lower().split("x")[0]) > args.python_rows for s in args.sizes.split(",")

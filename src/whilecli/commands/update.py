@@ -248,7 +248,11 @@ def update_command(
     tis_cap: float | None = typer.Option(
         None,
         "--tis-cap",
-        help="tis replaces ρ by min(ρ, cap).",
+        help=(
+            "tis replaces the method's ratio treatment by the truncated weight min(ρ, cap): "
+            "grpo, max_rl, rae A·min(ρ, cap) with no clip; sao, bpco the same in place of "
+            "band or clip; flash_reinforce c·min(ρ, cap)/ρ; the others c·min(ρ, cap)."
+        ),
         show_default=f"{declared.TIS_CAP.default:g}",
         rich_help_panel=CORRECTIONS,
     ),

@@ -44,7 +44,59 @@ from whilecli.methods.batch import Batch, Update
 from whilecli.methods.fastmath import all_finite, as_float, exp_
 from whilecli.methods.groups import check_logprobs, count
 
-__all__ = ["CORRECTIONS", "PolicyGradientUpdate", "apply_correction"]
+__all__ = [
+    "CORRECTIONS",
+    "PolicyGradientUpdate",
+    "apply_correction",
+    "icepop_reference",
+    "ipo_reference",
+    "tis_reference",
+]
+
+
+def ipo_reference(
+    c: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    eps: float = IPO_EPS.default,
+) -> torch.Tensor:
+    """ipo: c ← c · 1[|π − μ| ≤ ε] on action tokens (plain torch)."""
+    keep = (torch.exp(logp) - torch.exp(behavior_logp)).abs() <= eps
+    return torch.where(action_mask & keep, c, 0.0)
+
+
+def icepop_reference(
+    c: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    band: tuple[float, float] = ICEPOP_BAND,
+) -> torch.Tensor:
+    """icepop: c ← c · 1[low ≤ ρ ≤ high] on action tokens (plain torch)."""
+    rho = torch.exp(logp - behavior_logp)
+    keep = (rho >= band[0]) & (rho <= band[1])
+    return torch.where(action_mask & keep, c, 0.0)
+
+
+def tis_reference(
+    c: torch.Tensor,
+    logp: torch.Tensor,
+    behavior_logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    cap: float = TIS_CAP.default,
+    carried: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """tis: the ratio in c replaced by the truncated weight (plain torch).
+
+    ``carried`` None: c carries no ratio, c ← c · min(ρ, cap); the grpo family, SAO and BPCO
+    pass c = w_i A (ρ taken as 1, no clip or band) and get w_i A min(ρ, cap). ``carried`` the
+    ratio ρ_c that c carries (FlashReinforce's, clamped to stay finite): c ← c · min(ρ_c,
+    cap) / ρ_c.
+    """
+    if carried is None:
+        return torch.where(action_mask, c * torch.exp(logp - behavior_logp).clamp(max=cap), 0.0)
+    return torch.where(action_mask, c * carried.clamp(max=cap) / carried, 0.0)
 
 
 @dataclass(eq=False)

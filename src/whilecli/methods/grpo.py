@@ -39,14 +39,75 @@ from whilecli.methods.groups import (
 from whilecli.methods.surrogate import Baseline, ClippedPolicyGradient, knob_error, number_knob
 
 
+def grpo_reference(
+    reward: torch.Tensor,
+    group: torch.Tensor,
+    logp: torch.Tensor,
+    action_mask: torch.Tensor,
+    *,
+    behavior_logp: torch.Tensor | None = None,
+    ref_logp: torch.Tensor | None = None,
+    truncated: torch.Tensor | None = None,
+    kind: str = "grpo",
+    loss_type: str = "grpo",
+    clip: float = 0.2,
+    beta: float = 0.0,
+    max_len: float | None = None,
+    truncated_mode: str = "mask",
+) -> torch.Tensor:
+    """GRPO's c ``[B, T]`` end to end, one line per equation of the seed (plain torch):
+    advantages, clipped surrogate, length weights, truncation and the k3 term.
+
+    ``group [B]`` the group index of each row (rows sharing a task id); ``kind`` ``grpo`` or
+    ``max_rl`` (the advantage; ``loss_type="dr_grpo"`` drops grpo's std); ``behavior_logp``
+    None for an on-policy batch (ρ = 1); ``truncated [B]`` bool. B counts every row. The
+    reference the tests hold :class:`GRPO` and :class:`MaxRL` to, beside the plain-Python
+    loop.
+    """
+    B = reward.shape[0]
+    none_cut = torch.zeros(B, dtype=torch.bool, device=reward.device)
+    cut = none_cut if truncated is None else truncated.to(torch.bool)
+    R = torch.where(cut, 0.0, reward) if truncated_mode == "zero" else reward  # "zero": R = 0
+    live = ~cut if truncated_mode == "mask" else torch.ones_like(cut)  # "mask": c = 0
+    zeros = torch.zeros(int(group.max()) + 1, dtype=R.dtype, device=R.device)
+    n = zeros.index_add(0, group, torch.ones_like(R))  # rows per group
+    mean = zeros.index_add(0, group, R) / n  # mean_g
+    std = torch.sqrt(zeros.index_add(0, group, (R - mean[group]) ** 2) / (n - 1))  # sample std_g
+    lo = zeros.scatter_reduce(0, group, R, "amin", include_self=False)
+    unanimous = (lo == zeros.scatter_reduce(0, group, R, "amax", include_self=False))[group]
+    if kind == "max_rl":
+        A = torch.where(mean[group] == 0, 0.0, (R - mean[group]) / mean[group])
+    elif loss_type == "dr_grpo":
+        A = R - mean[group]  # Dr. GRPO: no std
+    else:
+        A = (R - mean[group]) / std[group]  # A_i = (R_i − mean_g)/std_g
+    A = torch.where(unanimous, 0.0, A)[:, None]  # a unanimous group carries nothing
+    T = action_mask.sum(dim=1).to(R.dtype)  # T_i
+    L_max = float(T.max()) if max_len is None else float(max_len)
+    w = {
+        "grpo": 1 / (T.clamp(min=1) * B),
+        "bnpo": torch.ones_like(T) / torch.where(live, T, 0.0).sum().clamp(min=1),
+        "dr_grpo": torch.ones_like(T) / (max(L_max, 1.0) * B),
+    }[loss_type]
+    w = torch.where(live & (T > 0), w, 0.0)[:, None]  # w_i
+    log_rho = torch.zeros_like(logp) if behavior_logp is None else logp - behavior_logp
+    rho = torch.exp(torch.where(action_mask, log_rho, 0.0))  # ρ = π_θ/μ
+    unclipped = ((A > 0) & (rho <= 1 + clip)) | ((A < 0) & (rho >= 1 - clip))
+    g = torch.where(unclipped, rho * A, 0.0)  # d/dlog π of min(ρA, clip(ρ, 1 ± ε)A)
+    c = w * g
+    if beta > 0:
+        assert ref_logp is not None
+        r = torch.exp(ref_logp - logp)  # π_ref/π_θ; KL_k3 = r − log r − 1
+        c = c - beta * w * (1 - r)  # its gradient term
+    return torch.where(action_mask, c, 0.0) + 0.0
+
+
 def group_advantages_reference(
     reward: torch.Tensor, group: torch.Tensor, kind: str
 ) -> torch.Tensor:
-    """A_i ``[B]`` from rewards and group indices ``group [B]`` (rows sharing a task), plain torch.
+    """A_i ``[B]`` alone (``grpo``, ``dr_grpo``, ``max_rl``), as in :func:`grpo_reference`.
 
-    ``grpo``: (R_i − mean_g)/std_g (sample std); ``dr_grpo``: R_i − mean_g; ``max_rl``:
-    (R_i − mean_g)/mean_g (0 when mean_g = 0). A_i = 0 in a unanimous group (rewards exactly
-    equal, a one-row group included).
+    A_i = 0 in a unanimous group (rewards exactly equal, a one-row group included).
     """
     zeros = torch.zeros(int(group.max()) + 1, dtype=reward.dtype, device=reward.device)
     n = zeros.index_add(0, group, torch.ones_like(reward))  # rows per group
