@@ -17,7 +17,11 @@ from datasets import Dataset  # noqa: E402
 
 from whilecli.methods import Batch, FlashReinforce  # noqa: E402
 from whilecli.trainers import toy  # noqa: E402
-from whilecli.trainers.trl import FlashReinforceTrainer, flash_reinforce_config  # noqa: E402
+from whilecli.trainers.trl import (  # noqa: E402
+    TESTED_TRL,
+    FlashReinforceTrainer,
+    flash_reinforce_config,
+)
 
 
 class Recording(FlashReinforceTrainer):
@@ -85,3 +89,10 @@ def test_one_step_moves_the_weights_by_sum_c_grad_log_pi(tmp_path: Path) -> None
         torch.testing.assert_close(
             moved, expected, rtol=1e-4, atol=1e-6, msg=lambda m, n=name: f"{n}: {m}"
         )
+
+
+def test_runs_against_a_tested_trl_release() -> None:
+    """.ci/trainers runs these tests under each end of the stated range."""
+    import trl
+
+    assert trl.__version__ in TESTED_TRL, (trl.__version__, TESTED_TRL)

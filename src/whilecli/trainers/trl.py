@@ -1,8 +1,10 @@
 """FlashReinforce in TRL: a ``GRPOTrainer`` that trains on one completion per prompt.
 
-Holds for trl 1.16 (pinned and tested; the two methods it overrides are the trainer's own
-``_generate_and_score_completions`` and ``_compute_loss``, which are not public API, so
-another TRL release must be tested before it is trusted). TRL's group advantage needs
+Holds for trl 0.29.0 to 1.16.0 with transformers 5.10.4: CI tests both ends
+(``requirements-trainers.txt`` pins 1.16.0, ``requirements-trl-low.txt`` 0.29.0; trl 0.28 and
+older fail to import ``GRPOTrainer`` in that environment). The two methods it overrides are
+the trainer's own ``_generate_and_score_completions`` and ``_compute_loss``, which are not
+public API, so a release outside the range must be tested before it is trusted. TRL's group advantage needs
 ``num_generations >= 2`` and has no hook; this trainer takes the batch as FlashReinforce's
 group instead:
 
@@ -36,7 +38,8 @@ from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch
 from whilecli.methods.flash_reinforce import FlashReinforce
 
-TESTED_TRL = ("1.16.0",)
+#: The TRL releases CI tests this module against: the lower and upper ends of what it holds for.
+TESTED_TRL = ("0.29.0", "1.16.0")
 
 
 def flash_reinforce_config(**kwargs: Any) -> GRPOConfig:
