@@ -21,8 +21,9 @@ class WhileError(Exception):
 class InputError(WhileError):
     """Bad input data, located: ``FILE:LINE: field 'F': what is wrong``.
 
-    ``line`` is 1-based for text files (JSONL) and ``row`` is 0-based for tabular files
-    (Parquet) and for in-memory batches (the trajectory index).
+    ``line`` is 1-based for text files (JSONL, CSV) and ``row`` is 0-based for tabular files
+    (Parquet) and for in-memory batches (the trajectory index). ``at`` names a place in a
+    document's own terms where it has no line or row: an archive's member, an array's entry.
     """
 
     def __init__(
@@ -33,12 +34,15 @@ class InputError(WhileError):
         line: int | None = None,
         row: int | None = None,
         field: str | None = None,
+        at: str | None = None,
     ) -> None:
         where = file or ""
         if line is not None:
             where += f":{line}" if where else f"line {line}"
         elif row is not None:
             where += f": row {row}" if where else f"row {row}"
+        elif at is not None:
+            where += f": {at}" if where else at
         prefix = f"{where}: " if where else ""
         what = f"field '{field}': " if field else ""
         super().__init__(f"{prefix}{what}{message}")

@@ -70,9 +70,83 @@ def _utf8_stdout() -> bool:
 
 # --- reading the JSON and TOML the program is given ----------------------------------------
 
-#: Deepest nesting a sidecar or option file may have (a real one nests a few levels; past
-#: Python's recursion limit a parser, or a walk of what it returns, would fail).
+#: Deepest nesting any JSON the program parses may have: rows (a JSONL line, a converted
+#: document, an ``.eval`` member), prompts kept as JSON text, sidecars and option files. A
+#: real one nests a few levels; past Python's recursion limit a parser, or a walk of what it
+#: returns, would fail.
 MAX_DEPTH = 100
+
+
+class TooDeep(ValueError):
+    """JSON nested past :data:`MAX_DEPTH` (``line``: where it first does, 1-based)."""
+
+    def __init__(self, line: int | None) -> None:
+        super().__init__(f"JSON nested too deeply (more than {MAX_DEPTH} levels)")
+        self.line = line
+
+
+def parse(text: str | bytes, *, pairs: Any = None) -> Any:
+    """Every JSON the program reads is parsed here: ``json.loads`` (``pairs``: its
+    ``object_pairs_hook``) with one depth guard (:class:`TooDeep` past :data:`MAX_DEPTH`, never
+    a ``RecursionError``), and a lone UTF-16 surrogate escape (``"\\ud800"``, which is no
+    character and no UTF-8 encoder takes) read as U+0000, as the fast polars reader reads it,
+    so every path reads the same text. Raises ``json.JSONDecodeError`` or ``ValueError``
+    (bytes that are not UTF-8) as ``json.loads`` does."""
+    try:
+        value = json.loads(text, object_pairs_hook=pairs)
+    except RecursionError:
+        raise TooDeep(deep_line(text)) from None
+    brackets = (
+        text.count("[") + text.count("{")
+        if isinstance(text, str)
+        else (text.count(b"[") + text.count(b"{"))
+    )
+    if brackets > MAX_DEPTH and _too_deep(value):
+        raise TooDeep(deep_line(text))
+    escapes = ("\\ud", "\\uD") if isinstance(text, str) else (b"\\ud", b"\\uD")
+    if escapes[0] in text or escapes[1] in text:  # type: ignore[operator]
+        value = _no_surrogates(value)
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) read as U+0000."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\x00", value)
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def deep_line(text: str | bytes, limit: int = MAX_DEPTH) -> int | None:
+    """The 1-based line where brackets outside strings first nest past ``limit``, else None."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    depth, line, in_string, escaped = 0, 1, False, False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth -= 1
+    return None
 
 
 def _too_deep(value: Any) -> bool:
@@ -105,8 +179,8 @@ def loads(
     None (a file that may or may not be the sidecar looked for), as is one nested past
     :data:`MAX_DEPTH` (a sidecar left unread)."""
     try:
-        value = json.loads(text)
-    except RecursionError:
+        value = parse(text)
+    except TooDeep:
         if lenient:
             return None
         raise _deep(file, what) from None
@@ -118,10 +192,6 @@ def loads(
         if lenient:
             return None
         raise InputError(f"not valid {what} ({' '.join(str(err).split())})", file=file) from None
-    if _too_deep(value):
-        if lenient:
-            return None
-        raise _deep(file, what)
     return value
 
 

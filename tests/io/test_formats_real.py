@@ -242,11 +242,13 @@ def test_pretty_printed_array_and_samples_object(tmp_path: Path) -> None:
 def test_bad_value_in_a_document_names_its_row(tmp_path: Path) -> None:
     rows = [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": float("inf")}]
     (tmp_path / "a.json").write_text(json.dumps(rows, indent=2))
-    with pytest.raises(InputError, match=r"a\.json: row 1: field 'reward'"):
+    with pytest.raises(InputError, match=r"a\.json: entry 1: field 'reward'"):
         read_rows([str(tmp_path / "a.json")])
     rows[1]["reward"] = None  # no grade: an ungraded row, named by its row
     (tmp_path / "u.json").write_text(json.dumps(rows, indent=2))
-    assert read_rows([str(tmp_path / "u.json")]).facts.first_ungraded == f"{tmp_path}/u.json row 1"
+    assert (
+        read_rows([str(tmp_path / "u.json")]).facts.first_ungraded == f"{tmp_path}/u.json entry 1"
+    )
     (tmp_path / "bad.json").write_text('[\n  {"task_id": "a",\n  "reward": }\n]')
     with pytest.raises(InputError, match=r"bad\.json:3: not valid JSON"):
         read_rows([str(tmp_path / "bad.json")])
@@ -277,7 +279,7 @@ def test_inspect_score_kinds(tmp_path: Path) -> None:
     assert got["truncated"].count(True) == 2
     log["samples"][0]["scores"]["s"]["value"] = {"a": 1, "b": 0}
     (tmp_path / "log.json").write_text(json.dumps(log))
-    with pytest.raises(InputError, match=r"row 0: field 'scores.s.value'"):
+    with pytest.raises(InputError, match=r"samples\[0\]: field 'scores.s.value'"):
         read_rows([str(tmp_path / "log.json")])
 
 

@@ -164,7 +164,7 @@ def test_a_bad_value_in_a_document_names_its_row_as_the_route_does(tmp_path: Pat
     with pytest.raises(InputError) as theirs:
         read_rows([str(doc)])
     assert str(ours.value) == str(theirs.value)
-    assert str(ours.value).startswith(f"{doc}: row 2: field 'reward'")
+    assert str(ours.value).startswith(f"{doc}: entry 2: field 'reward'")
 
 
 def test_optional_fields_read_as_null(tmp_path: Path) -> None:

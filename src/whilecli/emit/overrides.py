@@ -7,10 +7,10 @@ applies to every source of that array. ``orchestrator.algo.type`` is the method,
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.emit import schema
 from whilecli.errors import UsageError
 
@@ -44,7 +44,7 @@ def parse_value(text: str, key: str = "") -> Any:
             return text
         return doc["v"]
     try:
-        return json.loads(text)
+        return jsonout.parse(text)
     except ValueError:
         return text
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import polars as pl
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError, WhileError
 from whilecli.io.aliases import COMPLETION_ALIASES, PROMPT_ALIASES
 
@@ -111,8 +112,8 @@ def _json_messages(text: str) -> list[Any] | None:
     if not text.lstrip().startswith(("[", "{")):
         return None
     try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
+        value = jsonout.parse(text)
+    except ValueError:  # not JSON, or nested past the parser's limit
         return None
     if isinstance(value, dict):
         value = [value]

@@ -265,11 +265,20 @@ def _read_jsonl(source: Source, mapping: Mapping[str, str] | None) -> Columns:
         schema = _schema(source)
         frame = pl.read_ndjson(source.polars_source(), schema=schema, infer_schema_length=None)
         if frame.height:
-            return _jsonl_columns(source, frame, mapping)
+            cols = _jsonl_columns(source, frame, mapping)
+            if not _json_ids(cols.task_ids):
+                return cols
+            # polars typed a list or object id as its JSON text: the exact reader refuses it
     except _FAST_READ_ERRORS:
         pass  # the exact reader names the line, or reads what polars could not type
     rows, lines = _parse_lines(source)
     return exact_columns(rows, mapping, source, lines)
+
+
+def _json_ids(ids: Sequence[str | None] | None) -> bool:
+    """Whether a task id read as text looks like a JSON list or object (polars reads a list
+    in a text column as its JSON)."""
+    return any(t is not None and t[:1] in ("[", "{") for t in ids or ())
 
 
 #: Rows whose values type a JSONL batch's columns (the per-token lists make typing every row

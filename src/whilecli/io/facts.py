@@ -296,7 +296,12 @@ def refuse_errors(errors: int, rows: int, file: str, first: str | None) -> None:
 
 
 def refuse_ungraded(
-    rows: int, file: str, field: str, line: int | None = None, row: int | None = None
+    rows: int,
+    file: str,
+    field: str,
+    line: int | None = None,
+    row: int | None = None,
+    at: str | None = None,
 ) -> None:
     """Refuse a file with no graded row (exit 2), at its first row."""
     raise InputError(
@@ -306,6 +311,7 @@ def refuse_ungraded(
         field=field,
         line=line,
         row=row,
+        at=at,
     )
 
 

@@ -20,23 +20,56 @@ from whilecli.io.sources import Source, Where
 
 #: Rounding forgiven at both ends of [0, 1] (a reward of 1.0000000000000002 is 1).
 UNIT_TOLERANCE = 1e-12
+NUL_ID = (
+    "the task id holds U+0000 (a NUL, or a lone UTF-16 surrogate escape such as \\ud800, which"
+    " is no character): not an id, and two such ids would be one task"
+)
 POS = "__pos"  # a JSONL line (1-based) or Parquet row (0-based), kept only to locate errors
 #: Columns that count rows or rollouts, never a binary rubric outcome.
 INDEX_LIKE = ("step", "sample_id", "rollout_index", "_ng_rollout_index", "advantage")
 
 
-def problems() -> pl.Expr:
+#: Texts a writer leaves where a value was missing (``str(None)``, pandas' ``NaN``, SQL's
+#: ``NULL``, JavaScript's ``undefined``): never a task id, or every row missing one would be
+#: one task.
+MISSING_TEXTS = ("none", "null", "nan", "undefined")
+
+
+def no_id() -> pl.Expr:
+    """A row no task keys: no id, a missing value written as text (:data:`MISSING_TEXTS`), or
+    an id holding U+0000 (a NUL, or a lone UTF-16 surrogate escape such as ``\\ud800``, which is
+    no character and every JSON reader here reads as U+0000: two such ids would silently be
+    one task)."""
+    task = pl.col("task_id")
     return (
-        pl.col("task_id").is_null()
-        | pl.col("reward").is_null()
-        | ~pl.col("reward").is_finite().fill_null(False)
+        task.is_null()
+        | task.str.contains("\x00", literal=True).fill_null(False)
+        | task.str.to_lowercase().is_in(MISSING_TEXTS).fill_null(False)
     )
+
+
+def id_problem(task: str | None, origin: str) -> str | None:
+    """What is wrong with a task id (``origin``: where it was read), or None."""
+    if task is None:
+        return f"no task id ({origin})"
+    if "\x00" in task:
+        return NUL_ID
+    if task.lower() in MISSING_TEXTS:
+        return (
+            f"the task id is the text {task!r}, what a writer leaves where a value was missing:"
+            " not an id (every such row would be one task)"
+        )
+    return None
+
+
+def problems() -> pl.Expr:
+    return no_id() | pl.col("reward").is_null() | ~pl.col("reward").is_finite().fill_null(False)
 
 
 def unreadable() -> pl.Expr:
     """What no reading takes: no task id, or an infinite reward (a null or NaN reward is an
     ungraded row, which :mod:`whilecli.io.facts` counts)."""
-    return pl.col("task_id").is_null() | pl.col("reward").is_infinite().fill_null(False)
+    return no_id() | pl.col("reward").is_infinite().fill_null(False)
 
 
 def locate(
@@ -50,11 +83,10 @@ def locate(
     row = bad.row(0, named=True)
     pos = int(row[POS])
     where: Where = {"row": pos} if source.kind == "parquet" else source.where(pos)
-    if row["task_id"] is None:
+    what = id_problem(row["task_id"], plan.sources["task_id"])
+    if what is not None:
         field = plan.fields.get("task_id", "task_id")
-        raise InputError(
-            f"no task id ({plan.sources['task_id']})", file=source.name, field=field, **where
-        )
+        raise InputError(what, file=source.name, field=field, **where)
     field = plan.fields.get("reward", "reward")
     if row["reward"] is None:
         raise InputError("reward is missing (null)", file=source.name, field=field, **where)

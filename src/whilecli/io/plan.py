@@ -105,6 +105,8 @@ def integral_id(task: pl.Expr) -> pl.Expr:
     a column renders in exponent form (``1e-7``) by its positional digits (``0.0000001``), as a
     JSON reader renders it, so ids are one task whichever reader or file type held them."""
     task = task.str.replace(r"^(-?\d+)\.0*$", "${1}")
+    # NaN or an infinity is no id: missing, refused at its row (never a task named "NaN")
+    task = pl.when(~task.str.contains(r"(?i)^[+-]?(nan|inf|infinity)$")).then(task)
     exponent = task.str.contains(r"^-?[0-9.]+e[+-]?[0-9]+$")
     positional = task.map_batches(_positional, return_dtype=pl.String, is_elementwise=True)
     return pl.when(exponent).then(positional).otherwise(task)

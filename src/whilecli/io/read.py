@@ -730,6 +730,8 @@ def _place(source: Source, at: int | None, named: bool = True) -> str | None:
             where = source.where(lineno)
             if "line" in where:
                 return f"{name}line {where['line']}"
+            if "at" in where:
+                return f"{name}{where['at']}"
             return f"{name}row {where.get('row')}"
     return source.name
 

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 import polars as pl
 
+from whilecli import jsonout
+
 if TYPE_CHECKING:
     from polars.datatypes.classes import DataTypeClass
 
@@ -408,8 +410,8 @@ def canonical_text(text: str) -> str:
     if text[:1] not in ("[", "{"):
         return text
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = jsonout.parse(text)
+    except ValueError:  # not JSON, or nested past the guard: the text as it is
         return text
     return json.dumps(_drop_nulls(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -427,7 +429,7 @@ def _before_reply(text: str) -> str:
     if text[:1] != "[":
         return text
     try:
-        value = json.loads(text)
+        value = jsonout.parse(text)
     except ValueError:
         return text
     if not isinstance(value, list):

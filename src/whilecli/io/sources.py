@@ -62,10 +62,12 @@ ZIP_SUFFIXES = (".eval", ".zip")
 
 
 class Where(TypedDict, total=False):
-    """Where an error points: a JSONL file's line, or a converted document's row."""
+    """Where an error points, in the file's own terms: a line (JSONL, CSV), a row (Parquet), or
+    a place in a document (``at``: an archive's member, an array's entry)."""
 
     line: int
     row: int
+    at: str
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,18 @@ class Source:
     #: The environment or task the file's sidecars name (vf-eval env, lm-eval task, ...), for
     #: pooling; None when none is recorded.
     env: str | None = None
+    #: A converted document's rows, where each came from in the file (its CSV line, its
+    #: array entry, its archive member, its line of JSON Lines), in row order.
+    positions: tuple[Where, ...] = ()
 
     def where(self, lineno: int) -> Where:
-        """How an error names a row: the 1-based line of a JSONL file, or the 0-based row of a
-        converted document (its element, sample or instance in file order)."""
-        return {"row": lineno - 1} if self.format is not None else {"line": lineno}
+        """How an error names a row, in the file's own terms: the 1-based line of a JSONL
+        file; for a converted document, where the row came from (:attr:`positions`)."""
+        if self.format is None:
+            return {"line": lineno}
+        if 0 < lineno <= len(self.positions):
+            return self.positions[lineno - 1]
+        return {"row": lineno - 1}
 
     def polars_source(self) -> str | bytes | io.BytesIO:
         """What ``pl.scan_*`` reads: the bytes of a stream, or the file's literal path (polars
@@ -144,22 +153,87 @@ def _kind_of(path: Path) -> tuple[str, str | None] | None:
 def _walk(folder: Path) -> list[Path]:
     """Every file under ``folder``, sorted; a folder that cannot be listed is an error (a
     shard silently left out would change the numbers)."""
+    found: list[Path] = []
+    for root, _, files in _folders(folder):
+        found += [root / name for name in files]
+    return sorted(found)
+
+
+def _folders(folder: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """(folder, its sub-folders, its files) under ``folder``, top down. A directory link is
+    followed once to each real folder, and never into a folder that holds the link (a link
+    cycle, or a link to ``/``): the walk ends, whatever links the tree holds."""
 
     def fail(err: OSError) -> None:
         raise InputError(
             f"cannot list the folder: {_reason(err)}", file=err.filename or str(folder)
         )
 
-    found: list[Path] = []
     seen: set[str] = set()
     for root, dirs, files in os.walk(folder, onerror=fail, followlinks=True):
         real = os.path.realpath(root)
-        if real in seen:  # a link back up the tree: walked once
+        if real in seen:  # reached again through a link: walked once
             dirs[:] = []
             continue
         seen.add(real)
-        found += [Path(root) / name for name in files]
+        dirs[:] = [
+            d for d in sorted(dirs) if not _holds(os.path.realpath(os.path.join(root, d)), real)
+        ]
+        yield Path(root), dirs, files
+
+
+def _holds(outer: str, inner: str) -> bool:
+    """Whether the real folder ``outer`` is ``inner`` or one of its ancestors."""
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def expand_glob(pattern: str) -> list[Path]:
+    """The paths a glob matches, sorted. ``**`` matches any number of folders and is walked by
+    :func:`_folders` (each real folder once, never around a link cycle: Python's own
+    recursive glob follows links without end); other patterns are :func:`glob.glob`'s. As
+    there, ``*`` and ``**`` skip names that begin with a dot."""
+    if "**" not in pattern:
+        return sorted(Path(m) for m in glob.glob(pattern))
+    parts = pattern.split(os.sep)
+    fixed: list[str] = []
+    for part in parts:
+        if glob.has_magic(part):
+            break
+        fixed.append(part)
+    rest = parts[len(fixed) :]
+    base = os.sep.join(fixed) if fixed else "."
+    if fixed == [""]:
+        base = os.sep
+    if not os.path.isdir(base):
+        return []
+    found: list[Path] = [Path(base)] if fixed and _match([], rest) else []
+    for root, dirs, files in _folders(Path(base)):
+        rel = os.path.relpath(root, base)
+        prefix = [] if rel == "." else rel.split(os.sep)
+        for name in [*dirs, *files]:
+            if _match([*prefix, name], rest):
+                found.append(Path(root) / name if fixed else Path(*prefix, name))
     return sorted(found)
+
+
+def _match(names: list[str], pattern: list[str]) -> bool:
+    """Whether the path components ``names`` match the glob components ``pattern``."""
+    import fnmatch
+
+    if not pattern:
+        return not names
+    head, tail = pattern[0], pattern[1:]
+    if head == "**":  # zero or more folders, none hidden
+        for i in range(len(names) + 1):
+            if _match(names[i:], tail):
+                return True
+            if i < len(names) and names[i].startswith("."):
+                return False
+        return False
+    if not names:
+        return False
+    hidden = names[0].startswith(".") and not head.startswith(".")
+    return not hidden and fnmatch.fnmatchcase(names[0], head) and _match(names[1:], tail)
 
 
 def _file_source(path: Path, explicit: bool) -> Source | None:
@@ -403,7 +477,7 @@ def expand_paths(
         elif _is_stream(path):
             found.append((pipe_source(path, raw), True))
         elif glob.has_magic(raw):
-            matched = sorted(Path(m) for m in glob.glob(raw, recursive=True))
+            matched = expand_glob(raw)
             inside = [s for p in matched if p.is_file() and (s := _file_source(p, explicit=False))]
             if not inside:
                 raise InputError("glob matches no row file", file=raw)
@@ -629,8 +703,8 @@ def _row_like(row: dict[str, Any]) -> bool:
 
 def _one_object(line: bytes) -> bool:
     try:
-        return isinstance(json.loads(line), dict)
-    except (ValueError, RecursionError):
+        return isinstance(jsonout.parse(line), dict)
+    except ValueError:
         return False
 
 
@@ -720,7 +794,9 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
             **source.where(lineno),
         ) from None
     try:
-        value = json.loads(text, object_pairs_hook=_first_wins)
+        value = jsonout.parse(text, pairs=_first_wins)
+    except jsonout.TooDeep as err:
+        raise InputError(str(err), file=source.name, **source.where(lineno)) from None
     except json.JSONDecodeError as err:
         if err.pos >= len(text.rstrip()) and text.lstrip()[:1] in ("{", "["):
             raise InputError(
@@ -738,10 +814,6 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
     except ValueError as err:
         raise InputError(
             f"not valid JSON: {err}", file=source.name, **source.where(lineno)
-        ) from None
-    except RecursionError:
-        raise InputError(
-            "JSON nested too deeply", file=source.name, **source.where(lineno)
         ) from None
     if not isinstance(value, dict):
         raise InputError(
@@ -793,8 +865,8 @@ def rows_with_keys(
     for frame in matches:
         for lineno, text in frame.iter_rows():
             try:
-                row = json.loads(text)
-            except (ValueError, RecursionError):
+                row = jsonout.parse(text)
+            except ValueError:
                 continue
             if isinstance(row, dict):
                 rows[int(lineno)] = row
@@ -844,7 +916,7 @@ def lmeval_results(source: Source) -> tuple[Path, Any] | None:
     named = sorted(folder.glob("results_*.json"))
     for cand in named:
         stamp = cand.name[len("results_") : -len(".json")]
-        if stamp and stem.endswith(stamp):
+        if stamp and stem.endswith(f"_{stamp}"):  # the whole stamp, never a tail of it
             return cand, read_json_file(cand)
     if len(named) == 1:
         return named[0], read_json_file(named[0])

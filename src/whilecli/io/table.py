@@ -95,7 +95,7 @@ class Table:
         """The same sources read again with some options changed (e.g. ``exclude_reward``)."""
         return read_sources(self.sources, **{**self.options, **changes})
 
-    def _where(self, row: int) -> tuple[Source, dict[str, int]]:
+    def _where(self, row: int) -> tuple[Source, dict[str, Any]]:
         src, pos = self.origin.row(row)
         source = self.sources[src]
         if source.kind == "parquet":
@@ -104,7 +104,7 @@ class Table:
         if lines is None:
             lines = [n for n, _ in iter_lines(source)]
             self._lines[src] = lines
-        return source, {"line": lines[int(pos)]}
+        return source, dict(source.where(lines[int(pos)]))
 
     def file(self) -> str | None:
         """The file an error without a row names: the one source, or the first of several."""
@@ -390,6 +390,8 @@ def _plan(
     forced: str | None,
     first: Mapping[str, object] | None,
     options: Mapping[str, Any],
+    sample: Sequence[Mapping[str, object]] = (),
+    sample_lines: Sequence[int] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
     """:func:`build_plan`, with the optional fields read as null where the rows carry none,
     and a reward that is never one of ``exclude_reward``. Returns the fields read as null."""
@@ -400,7 +402,9 @@ def _plan(
     while True:
         leaves = Leaves(schema)
         try:
-            plan = build_plan(shape, source, leaves, mapping, forced, first)
+            plan = build_plan(
+                shape, source, leaves, mapping, forced, first, sample, sample_lines=sample_lines
+            )
         except InputError as err:
             name = err.field
             if (
@@ -641,7 +645,15 @@ def canonical_of_rows(
     shape = Shape.from_rows(rows)
     try:
         plan, leaves, absent = _plan(
-            shape, source, None, dict(mapping or {}), None, rows[0] if rows else None, options
+            shape,
+            source,
+            None,
+            dict(mapping or {}),
+            None,
+            rows[0] if rows else None,
+            options,
+            rows,  # a field of mixed kinds is refused at its first odd row
+            lines or (),
         )
         schema = leaves.read_schema()
         coerced: list[dict[str, Any]] = []
@@ -649,7 +661,9 @@ def canonical_of_rows(
             try:
                 coerced.append(leaves.coerce_row(row, schema))
             except BadValue as err:
-                where = {"line": lines[i]} if lines is not None else {"row": i}
+                where: dict[str, Any] = (
+                    dict(source.where(lines[i])) if lines is not None else {"row": i}
+                )
                 raise InputError(err.what, file=source.name, field=err.path, **where) from None
         frame = pl.DataFrame(coerced, schema=schema) if coerced else pl.DataFrame(schema=schema)
         canonical = _narrow(frame.lazy().with_row_index(POS), plan).collect()

@@ -144,6 +144,7 @@ def _places(positions: set[int], sources: list[Source]) -> dict[int, dict[str, A
                 "file": source.name,
                 "line": where.get("line"),
                 "row": where.get("row"),
+                **({"at": where["at"]} if "at" in where else {}),
             }
     return out
 
@@ -173,6 +174,8 @@ def place_words(item: dict[str, Any]) -> str:
         return "position not recorded"
     if item.get("line") is not None:
         return f"{item['file']} line {item['line']}"
+    if item.get("at") is not None:
+        return f"{item['file']} {item['at']}"
     return f"{item['file']} row {item['row']}"
 
 

@@ -25,7 +25,6 @@ Steps are handed out once each, in step order.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.formats.prime_rl import step_traces
 
@@ -183,7 +183,7 @@ class PrimeRLRun:
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw)
+                row = jsonout.parse(raw)
             except ValueError as err:
                 raise InputError(f"not a JSON object: {err}", file=name, line=lineno) from None
             if not isinstance(row, dict):

@@ -36,6 +36,10 @@ class Converted:
     origins: dict[str, str]  # canonical field -> where in the document it came from
     notes: list[str] = field(default_factory=list)
     env: str | None = None  # the evaluation (task, dataset, run) the document names
+    #: Where each row came from in the file, in row order (``{"line": N}`` for a CSV record
+    #: or a line of JSON Lines, ``{"at": "entry 3"}`` / ``{"at": "member samples/x.json"}``
+    #: in a document): errors name the file's own place, never the converted row's index.
+    positions: list[dict[str, Any]] = field(default_factory=list)
 
     def source(self, base: Any) -> Any:
         """``base`` (a :class:`~whilecli.io.sources.Source`) as these rows, in memory."""
@@ -49,7 +53,14 @@ class Converted:
             origins=tuple(self.origins.items()),
             notes=tuple(self.notes),
             env=self.env if self.env is not None else base.env,
+            positions=tuple(self.positions),
         )
+
+
+def entries(count: int, key: str | None = None) -> list[dict[str, Any]]:
+    """Where each of ``count`` elements of a document's list is: ``entry i`` (a top-level
+    array) or ``KEY[i]`` (the list under ``KEY``)."""
+    return [{"at": f"entry {i}" if key is None else f"{key}[{i}]"} for i in range(count)]
 
 
 def as_dict(value: Any) -> dict[str, Any]:

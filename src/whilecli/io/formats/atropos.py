@@ -36,17 +36,18 @@ def _prompt(messages: Any) -> Any:
 
 def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
     out: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
     keyed_by = "seed"
     for lineno, group in rows:
         scores = group.get("scores")
         if not isinstance(scores, list):
-            raise InputError("scores is not a list", file=name, row=lineno - 1, field="scores")
+            raise InputError("scores is not a list", file=name, line=lineno, field="scores")
         messages = as_list(group.get("messages"))
         seed = group.get("seed")
         for i, score in enumerate(scores):
             prompt = _prompt(messages[i]) if i < len(messages) else None
             if seed is not None:
-                task: Any = str(seed)
+                task: Any = seed  # as written: the reader types it, and refuses a list
             elif prompt:
                 task, keyed_by = None, "prompt"
             else:
@@ -60,6 +61,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
                     "rollout": i,
                 }
             )
+            positions.append({"line": lineno})
     origins = {
         "task_id": {
             "seed": "the group's seed",
@@ -70,4 +72,4 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         "truncated": "not recorded",
         "model": "not recorded",
     }
-    return Converted("atropos", out, origins)
+    return Converted("atropos", out, origins, positions=positions)

@@ -21,10 +21,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.formats import (
     Converted,
     atropos,
+    entries,
     evalscope,
     helm,
     inspect_ai,
@@ -56,7 +58,9 @@ def load_document(data: bytes, name: str) -> Any:
         line = data[: err.start].count(b"\n") + 1
         raise InputError(f"not valid UTF-8 (byte {err.start + 1})", file=name, line=line) from None
     try:
-        return json.loads(text, object_pairs_hook=_first_wins)
+        return jsonout.parse(text, pairs=_first_wins)
+    except jsonout.TooDeep as err:
+        raise InputError(str(err), file=name, line=err.line) from None
     except json.JSONDecodeError as err:
         if err.msg == "Extra data" and "\n" in text[: err.pos].strip():
             raise InputError(
@@ -69,40 +73,6 @@ def load_document(data: bytes, name: str) -> Any:
         raise InputError(
             f"not valid JSON (column {err.colno}: {err.msg})", file=name, line=err.lineno
         ) from None
-    except RecursionError:
-        raise InputError(
-            f"JSON nested too deeply (more than {MAX_DEPTH} levels)",
-            file=name,
-            line=deep_line(text),
-        ) from None
-
-
-#: Nesting past this is refused, by line (Python's parser stops near 1,000 levels).
-MAX_DEPTH = 500
-
-
-def deep_line(text: str, limit: int = MAX_DEPTH) -> int | None:
-    """The 1-based line where brackets outside strings first nest past ``limit``, else None."""
-    depth, line, in_string, escaped = 0, 1, False, False
-    for ch in text:
-        if ch == "\n":
-            line += 1
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return line
-        elif ch in "]}":
-            depth -= 1
-    return None
 
 
 def describe(doc: Any) -> str:
@@ -152,8 +122,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
                 "reward": "reward",
                 "model": "not recorded (tau-bench keeps it in the file name: pass --model)",
             }
-            return Converted("tau-bench", doc, origins)
-        return Converted("json", doc, {})
+            return Converted("tau-bench", doc, origins, positions=entries(len(doc)))
+        return Converted("json", doc, {}, positions=entries(len(doc)))
     if isinstance(doc, dict):
         for key in SAMPLE_KEYS:
             rows = doc.get(key)
@@ -165,7 +135,7 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
                     rows = [r if "model" in r else {**r, "model": model} for r in rows]
                 notes = [f"rows read from the document's {key!r} list"]
                 origins = {"model": f"the document's top-level {'model'}"} if model else {}
-                return Converted("json", rows, origins, notes)
+                return Converted("json", rows, origins, notes, positions=entries(len(rows), key))
     whose = is_sidecar(doc)
     if whose is not None:
         raise Sidecar(whose)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, as_dict, first_assistant_cut
+from whilecli.io.formats import Converted, as_dict, as_list, first_assistant_cut
 
 
 def layout(first: dict[str, Any]) -> str | None:
@@ -38,21 +38,51 @@ def layout(first: dict[str, Any]) -> str | None:
 
 
 def _report(path: Path | None) -> dict[str, Any] | None:
+    """The report of the reviews' own dataset: ``report_*.json`` beside the rows, or
+    ``reports/<model>/*.json``, whose ``dataset_name`` is the reviews file's dataset exactly
+    (the file is ``<dataset>_<subset>.jsonl`` for a subset the report names, or
+    ``<dataset>.jsonl``), never one whose name is a prefix of it."""
     if path is None:
         return None
-    folder = path.parent
-    candidates = sorted(folder.glob("report_*.json"))
-    stem = path.stem
-    reports = folder.parent.parent / "reports" / folder.name
     from whilecli.io.sources import read_json_file
 
+    folder = path.parent
+    candidates = sorted(folder.glob("report_*.json"))
+    reports = folder.parent.parent / "reports" / folder.name
     if reports.is_dir():
         candidates += sorted(reports.glob("*.json"))
-    for cand in sorted(candidates, key=lambda c: 0 if c.stem.split("report_")[-1] in stem else 1):
+    for cand in candidates:
         doc = read_json_file(cand)
-        if isinstance(doc, dict) and "model_name" in doc:
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("model_name"), str)
+            and _same_dataset(doc, path.stem)
+        ):
             return {**doc, "__file": cand.name}
     return None
+
+
+def _same_dataset(report: dict[str, Any], stem: str) -> bool:
+    """Whether ``report`` is of the reviews file named ``stem``: its ``dataset_name`` and one
+    of its subsets name the file exactly."""
+    dataset = report.get("dataset_name")
+    if not isinstance(dataset, str) or not dataset:
+        return False
+    if stem == dataset:
+        return True
+    return any(stem == f"{dataset}_{subset}" for subset in _subsets(report))
+
+
+def _subsets(report: dict[str, Any]) -> list[str]:
+    """The subset names a report lists (``metrics[].categories[].subsets[].name``)."""
+    names: list[str] = []
+    for metric in as_list(report.get("metrics")):
+        for category in as_list(as_dict(metric).get("categories")):
+            for subset in as_list(as_dict(category).get("subsets")):
+                name = as_dict(subset).get("name")
+                if isinstance(name, str):
+                    names.append(name)
+    return names
 
 
 def _grade(value: Any, main: Any) -> Any:
@@ -69,15 +99,15 @@ def _grade(value: Any, main: Any) -> Any:
 
 def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name: str) -> Converted:
     out: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
     kind: str | None = None
     for lineno, row in rows:
         this = layout(row)
         if this is None or (kind is not None and this != kind):
-            raise InputError(
-                "not an EvalScope review row like the first", file=name, row=lineno - 1
-            )
+            raise InputError("not an EvalScope review row like the first", file=name, line=lineno)
         kind = this
         out.append(_row_2026(row) if this == "2026" else _row_2025(row))
+        positions.append({"line": lineno})
     report = _report(path) if kind == "2026" else None
     notes: list[str] = []
     model_origin = "model"
@@ -105,11 +135,11 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         "truncated": "not recorded" if kind == "2026" else "choices[0].finish_reason == 'length'",
         "model": model_origin,
     }
-    return Converted("evalscope", out, origins, notes, env=env)
+    return Converted("evalscope", out, origins, notes, env=env, positions=positions)
 
 
 def _row_2026(row: dict[str, Any]) -> dict[str, Any]:
-    score = row["sample_score"].get("score") or {}
+    score = as_dict(as_dict(row["sample_score"]).get("score"))
     grade = _grade(score.get("value"), score.get("main_score_name"))
     messages = row.get("messages")
     reply = None
@@ -117,7 +147,7 @@ def _row_2026(row: dict[str, Any]) -> dict[str, Any]:
         replies = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
         reply = replies[-1].get("content") if replies else ""
     return {
-        "task_id": None if row.get("index") is None else str(row["index"]),
+        "task_id": row.get("index"),  # as written: the reader types it, and refuses a list
         "reward": grade,
         "truncated": None,
         "prompt": first_assistant_cut(messages),

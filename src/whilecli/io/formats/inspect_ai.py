@@ -19,6 +19,7 @@ import zipfile
 import zlib
 from typing import Any, BinaryIO
 
+from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted, as_dict, first_assistant_cut
 
@@ -82,7 +83,7 @@ def from_zip(archive_file: str | bytes, name: str) -> Converted:
             header_entry = next(e for e in entries if e.filename == header_name)
             header = _member_json(archive, fh, header_entry, name)
             samples = [
-                _member_json(archive, fh, e, name)
+                (_member_json(archive, fh, e, name), f"member {e.filename}")
                 for e in entries
                 if e.filename.startswith("samples/") and e.filename.endswith(".json")
             ]
@@ -91,8 +92,8 @@ def from_zip(archive_file: str | bytes, name: str) -> Converted:
     except OSError as err:
         reason = err.strerror or str(err)
         raise InputError(f"cannot read the .eval log: {reason}", file=name) from None
-    samples.sort(key=lambda s: (str(s.get("id")), _epoch(s.get("epoch"))))
-    return _rows(header, samples, name)
+    samples.sort(key=lambda s: (str(s[0].get("id")), _epoch(s[0].get("epoch"))))
+    return _rows(header, samples, name, f"member {header_name}")
 
 
 def _epoch(value: Any) -> int:
@@ -118,15 +119,15 @@ def _member_json(
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError) as err:
         raise InputError(f"corrupt member: {_reason(err)}", file=where) from None
     try:
-        value = json.loads(data)
+        value = jsonout.parse(data)
+    except jsonout.TooDeep as err:
+        raise InputError(str(err), file=where, line=err.line) from None
     except UnicodeDecodeError as err:
         raise InputError(f"not valid UTF-8 (byte {err.start + 1})", file=where) from None
     except json.JSONDecodeError as err:
         raise InputError(
             f"not valid JSON (column {err.colno}: {err.msg})", file=where, line=err.lineno
         ) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply", file=where) from None
     if not isinstance(value, dict):
         raise InputError(f"a JSON object was expected, found {type(value).__name__}", file=where)
     return value
@@ -165,22 +166,84 @@ def from_log(doc: dict[str, Any], name: str) -> Converted:
     samples = doc.get("samples") or []
     if not isinstance(samples, list):
         raise InputError("inspect_ai log: samples is not a list", file=name, field="samples")
-    return _rows(doc, samples, name)
+    return _rows(doc, [(s, f"samples[{i}]") for i, s in enumerate(samples)], name, None)
 
 
-def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
-    spec = as_dict(header.get("eval"))
-    model = spec.get("model") if isinstance(spec.get("model"), str) else None
-    task = spec.get("task") if isinstance(spec.get("task"), str) else None
+def _expect(
+    value: Any, kinds: type | tuple[type, ...], what: str, name: str, at: str | None, field: str
+) -> Any:
+    """``value`` when it is absent (null) or of ``kinds``; else one located refusal."""
+    if value is None or (isinstance(value, kinds) and not isinstance(value, bool)):
+        return value
+    found = "a boolean" if isinstance(value, bool) else _kind(value)
+    raise InputError(f"{what} expected, found {found}", file=name, at=at, field=field)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "a number"
+
+
+def _header(header: dict[str, Any], name: str, at: str | None) -> dict[str, Any]:
+    """The header's ``eval`` object, its fields' shapes checked before use."""
+    spec = _expect(header.get("eval"), dict, "an object", name, at, "eval") or {}
+    for key in ("model", "task"):
+        _expect(spec.get(key), str, "a string", name, at, f"eval.{key}")
+    _expect(header.get("status"), str, "a string", name, at, "status")
+    return spec
+
+
+def _sample_shape(sample: Any, name: str, at: str) -> dict[str, Any]:
+    """One sample, the fields read from it checked: an object with an ``id`` (a string or an
+    integer), an integer ``epoch``, a ``scores`` object, an ``output`` object whose
+    ``choices`` is a list; else one line naming the member (or entry) and the field."""
+    if not isinstance(sample, dict):
+        raise InputError(f"a sample must be a JSON object, found {_kind(sample)}", file=name, at=at)
+    sid = sample.get("id")
+    if sid is None or isinstance(sid, bool) or not isinstance(sid, (str, int)) or sid == "":
+        shown = json.dumps(sid)[:40] if sid is not None else "missing"
+        raise InputError(
+            f"the sample id is {shown}: inspect_ai keys every sample by a string or an integer",
+            file=name,
+            at=at,
+            field="id",
+        )
+    _expect(sample.get("epoch"), int, "an integer", name, at, "epoch")
+    _expect(sample.get("scores"), dict, "an object", name, at, "scores")
+    output = _expect(sample.get("output"), dict, "an object", name, at, "output") or {}
+    choices = _expect(output.get("choices"), list, "a list", name, at, "output.choices") or []
+    _expect(output.get("stop_reason"), str, "a string", name, at, "output.stop_reason")
+    if choices:
+        first = _expect(choices[0], dict, "an object", name, at, "output.choices[0]") or {}
+        _expect(first.get("message"), dict, "an object", name, at, "output.choices[0].message")
+        _expect(
+            first.get("stop_reason"), str, "a string", name, at, "output.choices[0].stop_reason"
+        )
+    _expect(output.get("completion"), str, "a string", name, at, "output.completion")
+    _expect(sample.get("input"), (str, list), "a string or a list", name, at, "input")
+    return sample
+
+
+def _rows(
+    header: dict[str, Any], samples: list[tuple[Any, str]], name: str, header_at: str | None
+) -> Converted:
+    spec = _header(header, name, header_at)
+    model = spec.get("model")
+    task = spec.get("task")
     notes: list[str] = []
     status = header.get("status")
     if isinstance(status, str) and status != "success":
         notes.append(f"the inspect_ai log's status is {status!r}: it may hold only some samples")
     rows: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
     scorers: list[str] = []
-    for i, sample in enumerate(samples):
-        if not isinstance(sample, dict):
-            raise InputError("a sample must be a JSON object", file=name, row=i)
+    for sample, at in samples:
+        _sample_shape(sample, name, at)
         scores = as_dict(sample.get("scores"))
         for scorer in scores:
             if scorer not in scorers:
@@ -195,7 +258,7 @@ def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
                     f"score value {json.dumps(raw)[:60]} is not a grade (C/P/I/N, a number or a"
                     " boolean); pass --map reward=scores.SCORER.value.KEY",
                     file=name,
-                    row=i,
+                    at=at,
                     field=f"scores.{scorers[0]}.value",
                 )
         output = as_dict(sample.get("output"))
@@ -210,7 +273,7 @@ def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
             for k, v in scores.items()
         }
         row.update(
-            task_id=None if sample.get("id") is None else str(sample.get("id")),
+            task_id=str(sample["id"]),
             reward=reward,
             truncated=None if stop is None else stop in CUT_OFF,
             model=model,
@@ -218,6 +281,7 @@ def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
             completion=completion,
         )
         rows.append(row)
+        positions.append({"at": at})
     if len(scorers) > 1:
         notes.append(
             f"the log has {len(scorers)} scorers ({', '.join(scorers)}): {scorers[0]} grades;"
@@ -231,7 +295,7 @@ def _rows(header: dict[str, Any], samples: list[Any], name: str) -> Converted:
         "truncated": "output stop_reason in {max_tokens, model_length}",
         "model": "header eval.model" if model else "not recorded",
     }
-    return Converted("inspect-ai", rows, origins, notes, env=task)
+    return Converted("inspect-ai", rows, origins, notes, env=task, positions=positions)
 
 
 def _completion(output: dict[str, Any]) -> str | None:

@@ -19,12 +19,14 @@ frame every command reads (:class:`whilecli.io.rows.Rows`).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted, as_dict, as_list
 
@@ -184,8 +186,8 @@ def run_model(run_dir: Path | None) -> tuple[str, str] | None:
         return None
     for cfg in files:
         try:
-            doc = json.loads(cfg.read_bytes())
-        except (OSError, ValueError, RecursionError):
+            doc = jsonout.parse(cfg.read_bytes())
+        except (OSError, ValueError):
             continue
         model = as_dict(doc).get("model")
         if isinstance(model, str):
@@ -230,6 +232,8 @@ def _truncated(episode: dict[str, Any]) -> bool | None:
 def _text(value: Any) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # NaN or an infinity is no key: missing, refused at its line
     return str(value)
 
 
@@ -244,6 +248,7 @@ def convert(
     folder_step = step_of(path.parents[2]) if run_dir is not None and path is not None else None
     from_run = run_model(run_dir)
     rows: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
     for lineno, episode in episodes:
         task = as_dict(episode.get("task"))
         try:
@@ -275,6 +280,7 @@ def convert(
         if episode.get("error") is not None:
             row["error"] = episode["error"]
         rows.append(row)
+        positions.append({"line": lineno})
     origins = {
         "task_id": "task.key (group.id kept as group_id)",
         "reward": "Σ rewards[].score × weight",
@@ -288,7 +294,7 @@ def convert(
             f"{name}: prime-rl's effective traces leave out zero-advantage episodes;"
             " the step's all/traces.jsonl holds every episode"
         )
-    return Converted(NAME, rows, origins, notes)
+    return Converted(NAME, rows, origins, notes, positions=positions)
 
 
 def read_step(

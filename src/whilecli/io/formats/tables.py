@@ -1,4 +1,4 @@
-"""CSV and TSV rows with a header line, read by polars.
+"""CSV and TSV rows with a header line, each record located by the line it starts on.
 
 Every cell is read as text first. Id columns (the task-id aliases, any ``*_id`` or ``id``) stay
 text, so ``7`` and ``07`` (or ``1.1`` and ``1.10``) are two tasks and ``0003`` keeps its zeros;
@@ -7,6 +7,8 @@ any other column whose every cell is a number (or ``true``/``false``) is read as
 
 from __future__ import annotations
 
+import csv
+import io
 from typing import Any
 
 import polars as pl
@@ -14,16 +16,81 @@ import polars as pl
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted
 
+#: The longest cell read (Python's csv refuses cells past 128 KiB by default; a completion
+#: may be longer).
+CELL_LIMIT = (1 << 31) - 1
+
 
 def convert(data: bytes, name: str, separator: str) -> Converted:
-    try:
-        frame = pl.read_csv(data, separator=separator, infer_schema=False)
-    except (pl.exceptions.PolarsError, ValueError) as err:
-        first = " ".join(str(err).split())[:160]
-        raise InputError(f"not readable as {_label(separator)}: {first}", file=name) from None
+    """Rows of a CSV or TSV file, each with the line its record starts on; a record whose
+    fields do not match the header, or bad quoting, is refused at its line."""
+    label = _label(separator)
+    header, records, lines = _records(data, name, separator, label)
+    columns = {
+        column: pl.Series(column, [r[k] for r in records], dtype=pl.String)
+        for k, column in enumerate(header)
+    }
+    frame = pl.DataFrame(columns) if columns else pl.DataFrame()
     frame = frame.with_columns([_typed(frame[c]) for c in frame.columns if not _is_id(c)])
     rows: list[dict[str, Any]] = frame.to_dicts()
-    return Converted("csv", rows, {})
+    return Converted("csv", rows, {}, positions=[{"line": n} for n in lines])
+
+
+def _records(
+    data: bytes, name: str, separator: str, label: str
+) -> tuple[list[str], list[list[str | None]], list[int]]:
+    """The header, every record (an empty cell as None) and the line each record starts on;
+    blank lines skipped."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(f"not valid UTF-8 (byte {err.start + 1})", file=name, line=line) from None
+    csv.field_size_limit(CELL_LIMIT)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator, strict=True)
+    header: list[str] | None = None
+    records: list[list[str | None]] = []
+    lines: list[int] = []
+    start = 1
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            raise InputError(
+                f"not readable as {label}: {_reason(err)}", file=name, line=start
+            ) from None
+        at, start = start, reader.line_num + 1
+        if not fields or fields == [""]:
+            continue  # a blank line
+        if header is None:
+            header = fields
+            twice = next((c for i, c in enumerate(fields) if c in fields[:i]), None)
+            if twice is not None:
+                raise InputError(f"the header names column {twice!r} twice", file=name, line=at)
+            continue
+        if len(fields) != len(header):
+            raise InputError(
+                f"{len(fields)} field{'s' if len(fields) != 1 else ''}, the header has {len(header)} (a ragged row, or a"
+                f" separator inside an unquoted cell)",
+                file=name,
+                line=at,
+            )
+        records.append([f if f != "" else None for f in fields])
+        lines.append(at)
+    if header is None:
+        raise InputError(f"an empty {label} file: no header line", file=name)
+    return header, records, lines
+
+
+def _reason(err: csv.Error) -> str:
+    text = " ".join(str(err).split())
+    if text.endswith("expected after '\"'"):
+        return "a quote closed in the middle of a cell"
+    if text == "unexpected end of data":
+        return "a quote opened and never closed"
+    return text
 
 
 def _is_id(column: str) -> bool:
@@ -34,7 +101,9 @@ def _is_id(column: str) -> bool:
 
 
 def _typed(column: pl.Series) -> pl.Series:
-    """A text column as booleans or numbers when every cell reads as one, else as it is."""
+    """A text column as booleans or numbers when every cell reads as one; as numbers with its
+    odd cells left as text when most cells are numbers (so the reader names the first odd
+    cell at its line, as it would in JSON Lines); else as it is."""
     text = column.str.strip_chars()
     present = text.drop_nulls()
     if present.len() == 0:
@@ -46,6 +115,13 @@ def _typed(column: pl.Series) -> pl.Series:
         cast = present.cast(dtype, strict=False)
         if cast.null_count() == 0:
             return text.cast(dtype, strict=False).alias(column.name)
+    numbers = text.cast(pl.Float64, strict=False)
+    if numbers.null_count() - text.null_count() < present.len() / 2:
+        values: list[object] = [
+            v if v is not None else t
+            for v, t in zip(numbers.to_list(), column.to_list(), strict=True)
+        ]
+        return pl.Series(column.name, values, dtype=pl.Object)
     return column
 
 
