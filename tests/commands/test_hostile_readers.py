@@ -256,8 +256,21 @@ def w_prime_rl(d: Path, n: int, bad: int, raw: str) -> Written:
     return Written(path, f"traces.jsonl:{bad + 1}")
 
 
+def w_parquet(d: Path, n: int, bad: int, raw: str) -> Written:
+    path = d / "rows.parquet"
+    value = None if raw == "null" else json.loads(raw)
+    ids = [value if t == MARK else t for t in _ids(n, bad)]
+    frame = pl.DataFrame(
+        {"task_id": ids, "reward": _rewards(n), "factor": [0.5] * n},
+        schema={"task_id": pl.String, "reward": pl.Float64, "factor": pl.Float64},
+    )
+    frame.write_parquet(path)
+    return Written(path, f"rows.parquet: row {bad}")
+
+
 WRITERS: dict[str, Callable[[Path, int, int, str], Written]] = {
     "jsonl": w_jsonl,
+    "parquet": w_parquet,
     "json-array": w_array,
     "rows-doc": w_rows_doc,
     "csv": w_csv,
@@ -283,7 +296,7 @@ NO_IDS = {
     "list": '["t0"]',
     "object": '{"k": 1}',
 }
-TEXT_ONLY = {"csv", "tsv"}
+TEXT_ONLY = {"csv", "tsv", "parquet"}
 #: An Atropos group without a seed is keyed by its group (its line), as the report says.
 KEYED_HONESTLY = {("atropos", "null")}
 TEXT_IDS = {"null", "None", "null-text", "NaN-text"}
@@ -583,6 +596,48 @@ def test_an_eval_member_of_the_wrong_shape(
         z.writestr("summaries.json", json.dumps([]))
     for args in _readers(str(path), tmp_path).values():
         _refused(args, f"log.eval: member {target}", field.split(".")[-1])
+
+
+def _odd_zip(path: Path, change: str) -> None:
+    """A two-member .eval log whose sample member is changed: its flag, method or bytes."""
+    import struct
+
+    buf = io.BytesIO()
+    method = {"bzip2": zipfile.ZIP_BZIP2, "lzma": zipfile.ZIP_LZMA}.get(change, 8)
+    sample = json.dumps(_sample("a", 1.0, 1) | {"pad": "x" * 200})
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("header.json", json.dumps({"eval": {"model": "m"}}))
+        z.writestr(zipfile.ZipInfo("samples/a_epoch_1.json"), sample, compress_type=method)
+    data = bytearray(buf.getvalue())
+    name = b"samples/a_epoch_1.json"
+    for sig, flag_at, method_at, name_at in ((b"PK\x03\x04", 6, 8, 30), (b"PK\x01\x02", 8, 10, 46)):
+        i = data.find(sig)
+        while i != -1:
+            if data[i + name_at : i + name_at + len(name)] == name:
+                if change == "encrypted":
+                    data[i + flag_at : i + flag_at + 2] = struct.pack("<H", 1)
+                elif change.startswith("method-"):
+                    data[i + method_at : i + method_at + 2] = struct.pack("<H", int(change[7:]))
+                if change == "damaged" and sig == b"PK\x03\x04":
+                    start = i + name_at + len(name) + 10
+                    data[start : start + 20] = bytes(20)
+            i = data.find(sig, i + 4)
+    path.write_bytes(bytes(data))
+
+
+ODD_MEMBERS = ["encrypted", "method-99", "method-7", "method-93", "damaged", "bzip2", "lzma"]
+
+
+@pytest.mark.parametrize("change", ODD_MEMBERS)
+def test_an_odd_eval_member_is_read_or_named(change: str, tmp_path: Path) -> None:
+    path = tmp_path / "log.eval"
+    _odd_zip(path, change)
+    for args in _readers(str(path), tmp_path).values():
+        code, _, err = _invoke(args)
+        if change in ("bzip2", "lzma"):
+            assert code in (0, 1) or "samples/a_epoch_1.json" not in err, err
+        else:
+            assert code == 2 and "log.eval: member samples/a_epoch_1.json" in err, err
 
 
 def test_eval_members_of_the_right_shape_are_read(tmp_path: Path) -> None:

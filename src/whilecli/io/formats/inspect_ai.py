@@ -108,6 +108,10 @@ def _member_json(
 ) -> dict[str, Any]:
     """One zip entry parsed as a JSON object; a corrupt or unreadable member names itself."""
     where = f"{name}: member {entry.filename}"
+    if entry.flag_bits & 0x1:
+        raise InputError(
+            "the member is encrypted (inspect_ai writes none): cannot read it", file=where
+        )
     try:
         if entry.compress_type == ZSTD_METHOD:
             data = _zstd_member(fh, entry)
@@ -116,6 +120,8 @@ def _member_json(
                 data = member.read()
     except NotImplementedError as err:
         raise InputError(f"cannot decompress: {err}", file=where) from None
+    except RuntimeError as err:  # zipfile's word for a member it will not open
+        raise InputError(f"cannot read the member: {_reason(err)}", file=where) from None
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError) as err:
         raise InputError(f"corrupt member: {_reason(err)}", file=where) from None
     try:

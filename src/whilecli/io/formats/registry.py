@@ -139,7 +139,10 @@ FORMATS: tuple[FormatInfo, ...] = (
         "HELM runs: per_instance_stats.json + run_spec.json",
         "a JSON array of objects with instance_id and stats",
         {
-            "task_id": "instance_id (train trials are rollouts)",
+            "task_id": (
+                "instance_id (a row: one entry with perturbation null; train trials are"
+                " rollouts, perturbed entries are left out and counted)"
+            ),
             "reward": "the stats entry named exact_match without a perturbation",
             "truncated": "finish_reason_length, only where run_spec allows more than 8 tokens",
             "model": "run_spec.json: adapter_spec.model",
