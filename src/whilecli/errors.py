@@ -47,6 +47,7 @@ class InputError(WhileError):
         what = f"field '{field}': " if field else ""
         super().__init__(f"{prefix}{what}{message}")
         self.file, self.line, self.row, self.field = file, line, row, field
+        self.at = at
 
 
 class MostlyErrorReplies(InputError):

@@ -342,6 +342,30 @@ def test_no_id_is_refused_by_every_reader(fmt: str, kind: str, tmp_path: Path) -
         assert "task id" in line or "instance_id" in line or "sample id" in line, (name, line)
 
 
+@pytest.mark.parametrize("kind", ["None", "nan", "high-surrogate", "list"])
+def test_watch_names_a_trace_whose_key_is_no_id(kind: str, tmp_path: Path) -> None:
+    """``watch`` reads each step's traces through the same reader: a step whose episode has no
+    task key ends the watch with the one located line, after the steps before it."""
+    import shutil
+
+    from conftest import ROOT
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "examples" / "run", run)
+    last = max((int(p.name[5:]), p) for p in (run / "rollouts").glob("step_*"))[1]
+    bad = random.Random(kind).randrange(4)
+    for traces in sorted(last.glob("train/*/traces.jsonl")):
+        lines = traces.read_text().splitlines()
+        row = json.loads(lines[bad])
+        row["task"]["key"] = MARK
+        lines[bad] = _dump(row, NO_IDS[kind])
+        traces.write_text("\n".join(lines) + "\n")
+    code, out, err = _invoke(["watch", str(run)])
+    assert code == 2 and "step" in out, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(PREFIX) and f"traces.jsonl:{bad + 1}" in line, line
+
+
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
 def test_every_format_reads_its_good_rows_right(fmt: str, tmp_path: Path) -> None:
     """The neighbour with every id good: read, with the counts it holds."""

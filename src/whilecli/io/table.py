@@ -413,6 +413,7 @@ def _plan(
                 and name not in mapping
                 and err.line is None
                 and err.row is None
+                and err.at is None
             ):
                 shape.children.setdefault(ABSENT, Shape(kinds={"null"}))
                 mapping[name] = ABSENT

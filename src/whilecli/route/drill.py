@@ -143,7 +143,8 @@ def _places(positions: set[int], sources: list[Source]) -> dict[int, dict[str, A
             out[base + place] = {
                 "file": source.name,
                 "line": where.get("line"),
-                "row": where.get("row"),
+                # a converted document's row keeps its ordinal; "at" names its place there
+                "row": where.get("row", lineno - 1 if "at" in where else None),
                 **({"at": where["at"]} if "at" in where else {}),
             }
     return out

@@ -25,22 +25,40 @@ def convert(data: bytes, name: str, separator: str) -> Converted:
     """Rows of a CSV or TSV file, each with the line its record starts on; a record whose
     fields do not match the header, or bad quoting, is refused at its line."""
     label = _label(separator)
-    header, records, lines = _records(data, name, separator, label)
-    columns = {
-        column: pl.Series(column, [r[k] for r in records], dtype=pl.String)
-        for k, column in enumerate(header)
-    }
-    frame = pl.DataFrame(columns) if columns else pl.DataFrame()
+    header, records, lines, kept = _records(data, name, separator, label)
+    frame = _cells(data, separator, header, kept)
+    if frame is None:  # polars and the csv module part records differently: the module's cells
+        columns = {
+            column: pl.Series(column, [r[k] for r in records], dtype=pl.String)
+            for k, column in enumerate(header)
+        }
+        frame = pl.DataFrame(columns) if columns else pl.DataFrame()
     frame = frame.with_columns([_typed(frame[c]) for c in frame.columns if not _is_id(c)])
     rows: list[dict[str, Any]] = frame.to_dicts()
     return Converted("csv", rows, {}, positions=[{"line": n} for n in lines])
 
 
+def _cells(data: bytes, separator: str, header: list[str], kept: list[int]) -> pl.DataFrame | None:
+    """The records' cells as polars reads them (an empty cell is null, a quoted ``""`` the
+    empty text, as polars writes them), the records at ``kept`` (the csv module's records,
+    blank lines among them, by index); None when the two part the file differently."""
+    try:
+        frame = pl.read_csv(
+            data.decode("utf-8-sig").encode(), separator=separator, infer_schema=False
+        )
+    except (pl.exceptions.PolarsError, ValueError):
+        return None
+    if frame.columns != header or frame.height < (kept[-1] + 1 if kept else 0):
+        return None
+    return frame[kept] if kept else frame.clear()
+
+
 def _records(
     data: bytes, name: str, separator: str, label: str
-) -> tuple[list[str], list[list[str | None]], list[int]]:
-    """The header, every record (an empty cell as None) and the line each record starts on;
-    blank lines skipped."""
+) -> tuple[list[str], list[list[str | None]], list[int], list[int]]:
+    """The header, every record (an empty cell as None), the line each record starts on, and
+    each record's index among the lines after the header, blank ones counted (as polars
+    counts them); blank lines skipped."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -51,6 +69,8 @@ def _records(
     header: list[str] | None = None
     records: list[list[str | None]] = []
     lines: list[int] = []
+    kept: list[int] = []
+    index = 0  # records after the header, blank lines included
     start = 1
     while True:
         try:
@@ -62,7 +82,9 @@ def _records(
                 f"not readable as {label}: {_reason(err)}", file=name, line=start
             ) from None
         at, start = start, reader.line_num + 1
-        if not fields or fields == [""]:
+        if header is not None:
+            index += 1
+        if not fields:
             continue  # a blank line
         if header is None:
             header = fields
@@ -79,9 +101,10 @@ def _records(
             )
         records.append([f if f != "" else None for f in fields])
         lines.append(at)
+        kept.append(index - 1)
     if header is None:
         raise InputError(f"an empty {label} file: no header line", file=name)
-    return header, records, lines
+    return header, records, lines, kept
 
 
 def _reason(err: csv.Error) -> str:
