@@ -905,6 +905,28 @@ def test_pass_k_matches_the_exact_loop(n: int, data: st.DataObject, product_k: i
     assert hat_k == pytest.approx(_slow_ratio(c, n, k), abs=1e-9)
 
 
+@settings(max_examples=60)
+@given(
+    a=st.floats(1e-3, 1e5),
+    b=st.floats(1e-3, 1e5),
+    k=st.integers(1, 600),
+    product_k=st.sampled_from([0, 64]),
+)
+def test_the_priors_moment_matches_the_product(a: float, b: float, k: int, product_k: int) -> None:
+    """E[p^k] under the pool's Beta prior, which floors pass@k's spread: log-gamma past
+    PRODUCT_K, the product of its k factors below."""
+    exact = 1.0
+    for j in range(k):
+        exact *= (a + j) / (a + b + j)
+    old = stats.PRODUCT_K
+    stats.PRODUCT_K = product_k
+    try:
+        got = stats._beta_moment(a, b, k)
+    finally:
+        stats.PRODUCT_K = old
+    assert got == pytest.approx(exact, abs=1e-8)
+
+
 def test_pass_k_cost_does_not_grow_with_rollouts(tmp_path: Path) -> None:
     big = 10**9
     c = np.array([0, 1, big // 2, big - 1, big], dtype=np.float64)

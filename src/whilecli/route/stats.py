@@ -320,11 +320,15 @@ def pass_hat_k_estimate(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
 
 
 def _beta_moment(a: float, b: float, k: int) -> float:
-    """E[p^k] for p ~ Beta(a, b): Π_{j<k} (a + j)/(a + b + j)."""
-    out = 1.0
-    for j in range(k):
-        out *= (a + j) / (a + b + j)
-    return out
+    """E[p^k] for p ~ Beta(a, b): Π_{j<k} (a + j)/(a + b + j) for k ≤ :data:`PRODUCT_K`, else
+    exp(lnΓ(a+k) − lnΓ(a) − lnΓ(a+b+k) + lnΓ(a+b)) (the cost no longer grows with k)."""
+    if k <= PRODUCT_K:
+        out = 1.0
+        for j in range(k):
+            out *= (a + j) / (a + b + j)
+        return out
+    x = lgamma(np.array([a + k, a, a + b + k, a + b], dtype=np.float64))
+    return float(np.exp(min(x[0] - x[1] - x[2] + x[3], 0.0)))
 
 
 def prior_spread(prior: BetaPrior, k: int) -> tuple[float, float]:
