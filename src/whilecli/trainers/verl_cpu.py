@@ -131,10 +131,8 @@ class CPUPlatform(PlatformBase):
 
 def use_cpu() -> None:
     """Make verl run on the CPU in this process: the platform, the engine registration and
-    a one-process gloo group (each left in place when already there). Refused on a machine
-    with CUDA, where verl's own platform is the right one."""
-    if torch.cuda.is_available():
-        raise RuntimeError("use_cpu() is for a machine without CUDA; verl finds the GPU itself")
+    a one-process gloo group (each left in place when already there). On a machine with a
+    GPU too: the toy runs are CPU runs wherever they run, and this process's verl with them."""
     platform_manager.PlatformRegistry.register(platform="cpu")(CPUPlatform)
     if not isinstance(platform_manager.get_platform(), CPUPlatform):
         platform_manager.set_platform(CPUPlatform())
