@@ -17,6 +17,7 @@ up). Exit 1 when a region misses a target. Seeded: the same command prints the s
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 import time
 
@@ -86,12 +87,22 @@ def by_tasks(cells: list[tuple[Truth, Tally]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--draws", type=int, default=200, help="pools per cell of the grid")
+    parser.add_argument("--draws", type=int, default=100, help="pools per cell of the grid")
     parser.add_argument("--max-tasks", type=int, default=max(GRID_TASKS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--region", action="append", help="only regions whose name has this")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each cell")
+    parser.add_argument("--save", help="also write the tallies to this file (pickle)")
+    parser.add_argument("--load", nargs="+", help="print the table of saved tallies, run none")
     args = parser.parse_args(argv)
+    if args.load:
+        results, cells = [], []
+        for path in args.load:
+            with open(path, "rb") as handle:
+                got = pickle.load(handle)
+            results += got[0]
+            cells += got[1]
+        return report(results, cells, "saved tallies")
     start = time.perf_counter()
     results: list[tuple[str, Tally]] = []
     cells: list[tuple[Truth, Tally]] = []
@@ -113,13 +124,22 @@ def main(argv: list[str] | None = None) -> int:
         tally = run_region(truths, args.draws, seed=args.seed * 1000 + i, progress=progress)
         results.append((name, tally))
         print(f"{name}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        print("  " + table([(name, tally)])[0][-1], file=sys.stderr, flush=True)
+    if args.save:
+        with open(args.save, "wb") as handle:
+            pickle.dump((results, cells), handle)
+    took = f"{time.perf_counter() - start:.0f} s (--draws {args.draws}, --seed {args.seed})"
+    return report(results, cells, took)
+
+
+def report(results: list[tuple[str, Tally]], cells: list[tuple[Truth, Tally]], took: str) -> int:
+    """Print both tables and the targets missed; 1 when one is."""
     lines, missed = table(results)
     print("\n".join(lines))
     print()
     print("\n".join(by_tasks(cells)))
     pools = sum(t.draws for _, t in results)
-    print(f"\n{pools} pools, {time.perf_counter() - start:.0f} s (--draws {args.draws}, "
-          f"--seed {args.seed})")  # fmt: skip
+    print(f"\n{pools} pools, {took}")
     for line in missed:
         print("MISSED", line)
     return 1 if missed else 0

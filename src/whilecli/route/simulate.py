@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from whilecli.errors import WhileError
 from whilecli.io.rows import Rows
 from whilecli.route.model import Pool, Rate, Route
 from whilecli.route.options import RouteOptions
@@ -384,9 +385,10 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
     passed = (j < passes) & ~error
     truncated = (passed & (j < cut_pass)) | (~passed & ~error & (j - passes < cut_fail))
     reward = passed.astype(np.float64)
-    if truth.partial_share:
-        partial = ~passed & ~error & (rng.random(task.size) < truth.partial_share)
-        reward = np.where(partial, 0.5, reward)
+    if truth.partial_share:  # exactly that share of the failed draws, so never past 10%
+        failed = np.flatnonzero(~passed & ~error)
+        count = int(truth.partial_share * failed.size)
+        reward[rng.choice(failed, size=count, replace=False)] = 0.5
     ids = [f"t{t:06d}" for t in task]
     rows = len(ids)
     stale = rng.random(rows) < truth.stale_share if truth.stale_share else np.zeros(rows, bool)
@@ -443,6 +445,7 @@ class Tally:
     draws: int = 0
     firm: int = 0
     firm_wrong: int = 0
+    refused: int = 0  # pools the route refused (exit 2)
     covered: dict[str, list[int]] = field(default_factory=dict)  # name -> [hits, tries]
     wrong: list[str] = field(default_factory=list)  # a few firm-and-wrong draws, described
 
@@ -455,6 +458,7 @@ class Tally:
         self.draws += other.draws
         self.firm += other.firm
         self.firm_wrong += other.firm_wrong
+        self.refused += other.refused
         for key, (hit, tries) in other.covered.items():
             got = self.covered.setdefault(key, [0, 0])
             got[0] += hit
@@ -541,8 +545,12 @@ def run_truth(
     base = dataclasses.replace(base, model=f"{truth.model}@7", teacher_vocab=1, student_vocab=1)
     verdict = truth_verdict(truth, base)
     for _ in range(draws):
-        route = route_pools(truth, rng, base)
         tally.draws += 1
+        try:
+            route = route_pools(truth, rng, base)
+        except WhileError:  # refused (exit 2): no verdict, neither firm nor wrong
+            tally.refused += 1
+            continue
         if not route.provisional:
             tally.firm += 1
             if judge(route, verdict):
