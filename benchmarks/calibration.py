@@ -10,8 +10,11 @@ verdict the truth implies (target: at most 1%), and the coverage of every nomina
 interval the route prints against its population value (target: 93% to 97% from 10 tasks
 up). Exit 1 when a region misses a target. Seeded: the same command prints the same table.
 
-    python benchmarks/calibration.py              # the full grid
-    python benchmarks/calibration.py --draws 40   # a quicker look
+    python benchmarks/calibration.py              # the full grid, --draws 100: about 27
+                                                  # minutes on a shared 2-core machine
+    python benchmarks/calibration.py --draws 20 --region teacher   # one family, quickly
+    python benchmarks/calibration.py --region band --save a.pkl    # in pieces, then
+    python benchmarks/calibration.py --load a.pkl b.pkl            # one table of them
 """
 
 from __future__ import annotations
