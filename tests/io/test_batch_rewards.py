@@ -120,7 +120,8 @@ def test_a_part_never_scored_adds_nothing_in_parquet_too(tmp_path: Path) -> None
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_no_scored_part_is_0_and_no_dict_is_no_reward(tmp_path: Path, kind: str) -> None:
     """As the route sums: a dict whose parts are all null is 0; a row without the dict has no
-    reward, which the batch reader marks missing and the row methods refuse."""
+    reward, which the batch reader marks missing and the row methods count as ungraded (left
+    out, named by its line or row), as the route does."""
     rows = [
         {"task_id": "a", "rewards": {"acc": {"score": 1.0}}, "logprobs": [-0.1]},
         {"task_id": "a", "rewards": {"acc": None}, "logprobs": [-0.1]},
@@ -134,10 +135,9 @@ def test_no_scored_part_is_0_and_no_dict_is_no_reward(tmp_path: Path, kind: str)
     cols = read_batch(path)
     assert cols.rewards is not None and cols.rewards[:2].tolist() == [1.0, 0.0]
     assert cols.reward_present is not None and cols.reward_present.tolist() == [True, True, False]
-    with pytest.raises(InputError, match="missing") as err:
-        rowio.read_table([str(path)])
-    assert err.value.field == "rewards"
-    assert (err.value.line, err.value.row) == ((3, None) if kind == "jsonl" else (None, 2))
+    read = rowio.read_table([str(path)])
+    assert read.height == 2 and read.facts.ungraded == 1
+    assert read.facts.first_ungraded == f"{path} " + ("line 3" if kind == "jsonl" else "row 2")
     table = rowio.table_of(pl.DataFrame(rows[:2]).drop("logprobs"))
     assert table.canonical["reward"].to_list() == [1.0, 0.0]
 

@@ -105,8 +105,12 @@ def test_a_rollout_is_right_when_it_passes() -> None:
     res = ReinforceAda(pass_threshold=0.7).plan(frame)
     assert res.tasks.get_column("right").to_list() == [2]
     assert res.tasks.get_column("status").to_list() == ["retired"]
-    default = ReinforceAda().plan(frame.with_columns(reward=pl.Series([1.0, 0.99, 1.0, 0.0])))
-    assert default.tasks.get_column("right").to_list() == [2]
+    # one partial reward among 12 graded rows: under a tenth, threshold 1.0 applies
+    others = pl.DataFrame({"task_id": ["b"] * 8, "reward": [1.0, 0.0] * 4})
+    rows = pl.concat([frame.with_columns(reward=pl.Series([1.0, 0.99, 1.0, 0.0])), others])
+    default = ReinforceAda().plan(rows)
+    right = dict(default.tasks.select("task_id", "right").iter_rows())
+    assert right["a"] == 2
     assert default.columns["passed"] == "reward ≥ 1"
 
 

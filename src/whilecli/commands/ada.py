@@ -49,8 +49,10 @@ def run_ada(
     output: str | None = None,
     force: bool = False,
     fmt: str = "text",
+    missing: str = "skip",
 ) -> int:
     """Plan ReinforceAda on the rows at ``path``; write the files asked for; return 0.
+    ``missing`` (``--missing``): ungraded rows are left out (``skip``) or fail (``fail``).
 
     Raises :class:`~whilecli.errors.WhileError` on bad knobs or bad input.
     """
@@ -72,7 +74,7 @@ def run_ada(
         raise UsageError("--next-round and -o name the same file")
     check_output(next_round, force=force)
     check_output(output, force=force)
-    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold)
+    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, missing=missing)
     try:
         result = ada.plan(table)
     except InputError as err:
@@ -160,6 +162,7 @@ def ada_command(
         None, "--threshold", hidden=True, help="Deprecated: --pass-threshold."
     ),
     map_: list[str] | None = route_cmd.MAPPING,
+    missing: str = route_cmd.MISSING,
     step: int | None = STEP,
     next_round: str | None = typer.Option(
         None,
@@ -207,5 +210,6 @@ def ada_command(
         output=output,
         force=force,
         fmt=fmt,
+        missing=missing,
     )
     raise typer.Exit(code)

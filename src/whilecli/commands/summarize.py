@@ -49,6 +49,7 @@ def summarize_command(
     mapping: list[str] | None = route_cmd.MAPPING,
     step: int | None = STEP,
     input_format: str | None = route_cmd.INPUT_FORMAT,
+    missing: str = route_cmd.MISSING,
 ) -> None:
     """Write the per-task counts `whilecli route` needs (rows, passes, truncation, models)."""
     _check_output(output, force=force)
@@ -61,6 +62,7 @@ def summarize_command(
                 ("--pass-threshold", pass_threshold),
                 ("--map", mapping),
                 ("--input-format", input_format),
+                ("--missing", missing != "skip"),
             )
             if value
         ]
@@ -82,6 +84,7 @@ def summarize_command(
             input_format=input_format,
             stdin=sys.stdin.buffer if "-" in paths else None,
             aggregate=Counts(),
+            missing=missing,
         )
         path = write_summary(rows, output, force=force)
     if output == "-":

@@ -30,13 +30,14 @@ import polars as pl
 
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts
+from whilecli.io.facts import Facts
 from whilecli.io.locate import (
     POS,
     binary_columns_parquet,
     binary_columns_sample,
     locate,
-    problems,
     refuse_unbounded,
+    unreadable,
 )
 from whilecli.io.plan import FORMATS, Plan, build_plan
 from whilecli.io.read import MAPPABLE, SAMPLE_ROWS, coerced_lines, nothing_generated
@@ -44,6 +45,7 @@ from whilecli.io.rows import CANONICAL_SCHEMA
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
     Source,
+    Where,
     expand_paths,
     iter_lines,
     parse_line,
@@ -84,6 +86,9 @@ class Table:
     notes: list[str] = field(default_factory=list)
     #: Optional fields no file carried (read as null on every row).
     absent: frozenset[str] = frozenset()
+    #: What reading found the rows to mean (:class:`whilecli.io.facts.Facts`): the error
+    #: replies and ungraded rows left out (or, under ``--missing fail``, kept as failures).
+    facts: Facts = field(default_factory=Facts)
     options: dict[str, Any] = field(default_factory=dict, repr=False)
     _lines: dict[int, list[int]] = field(default_factory=dict, repr=False)
 
@@ -144,12 +149,14 @@ def read_table(
     stdin: BinaryIO | None = None,
     optional: Sequence[str] = (),
     exclude_reward: Sequence[str] = (),
+    missing: str = "skip",
 ) -> Table:
     """Read every path as a :class:`Table` (see the module docstring).
 
     ``optional``: canonical fields (``task_id``, ``reward``) a method can do without; rows
     that carry none read them as null instead of being refused. ``exclude_reward``: columns
     that are never the reward (a reward model's own score); the next reward alias is taken.
+    ``missing`` (``--missing``): ungraded rows are left out (``skip``) or fail (``fail``).
     """
     return read_sources(
         expand_paths(paths, stdin, input_format=input_format),
@@ -158,6 +165,7 @@ def read_table(
         input_format=input_format,
         optional=optional,
         exclude_reward=exclude_reward,
+        missing=missing,
     )
 
 
@@ -167,6 +175,7 @@ def frame_table(
     pass_threshold: float | None = None,
     optional: Sequence[str] = (),
     exclude_reward: Sequence[str] = (),
+    missing: str = "skip",
 ) -> Table:
     """A frame built in code read as a table, by the same rules as a file (errors name rows)."""
     buf = io.BytesIO()
@@ -176,7 +185,11 @@ def frame_table(
         raise InputError(f"cannot read the rows: {_short(err)}") from None
     source = Source(name=MEMORY_NAME, kind="parquet", data=buf.getvalue())
     return read_sources(
-        [source], pass_threshold=pass_threshold, optional=optional, exclude_reward=exclude_reward
+        [source],
+        pass_threshold=pass_threshold,
+        optional=optional,
+        exclude_reward=exclude_reward,
+        missing=missing,
     )
 
 
@@ -195,8 +208,11 @@ def read_sources(
     input_format: str | None = None,
     optional: Sequence[str] = (),
     exclude_reward: Sequence[str] = (),
+    missing: str = "skip",
 ) -> Table:
     """:func:`read_table` on sources already expanded."""
+    if missing not in facts.MISSING_CHOICES:
+        raise UsageError(f"--missing {missing!r}: one of {', '.join(facts.MISSING_CHOICES)}")
     if input_format is not None and input_format not in FORMATS:
         raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
     if pass_threshold is not None and not math.isfinite(pass_threshold):
@@ -211,6 +227,7 @@ def read_sources(
         "input_format": input_format,
         "optional": tuple(optional),
         "exclude_reward": tuple(exclude_reward),
+        "missing": missing,
     }
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     parts: list[_Part] = []
@@ -229,10 +246,17 @@ def read_sources(
         raise InputError("no rows: the input is empty", file=file)
     for part in parts:
         _refuse_nothing_generated(part)
+    found = facts.Facts(missing=missing)
+    try:
+        for part in parts:
+            found.add(_facts_of(part, missing))
+    except InputError as err:
+        raise _unfiled(err) from None
     if pass_threshold is None:
         for part in parts:
-            if part.plan.passed is None and "reward" not in part.absent:
-                rewards = part.canonical.get_column("reward")
+            graded = part.canonical.filter(pl.col(facts.GRADED))
+            if part.plan.passed is None and "reward" not in part.absent and graded.height:
+                rewards = graded.get_column("reward")
                 low, high = float(rewards.min()), float(rewards.max())  # type: ignore[arg-type]
                 try:
                     refuse_unbounded(
@@ -242,15 +266,31 @@ def read_sources(
                         part.source.name,
                         part.plan.fields.get("reward", "reward"),
                     )
+                    partial = int(
+                        rewards.to_frame().select(facts.partial(pl.col("reward")).sum()).item()
+                    )
+                    if partial >= facts.PARTIAL_SHARE * part.graded:  # the hint: refusing
+                        facts.refuse_partial(
+                            partial,
+                            part.graded,
+                            part.hint(),
+                            part.source.name,
+                            part.plan.fields.get("reward", "reward"),
+                        )
                 except InputError as err:
                     raise _unfiled(err) from None
     canonical = pl.concat([p.canonical for p in parts], how="vertical")
     if canonical.get_column("model").str.contains("@", literal=True).any():
         canonical = canonical.with_columns(_split_model())
-    passed = pl.col("__passed").fill_null(facts.passed(pl.col("reward"), threshold))
     canonical = canonical.with_columns(
-        passed=passed, graded=pl.lit(True), reply=pl.lit(facts.OK)
-    ).select(*CANONICAL_SCHEMA)
+        passed=facts.passed_column(threshold), graded=pl.col(facts.GRADED)
+    ).with_columns(
+        # an ungraded row kept by --missing fail is a failure: reward 0
+        reward=pl.when(pl.col(facts.GRADED)).then(pl.col("reward")).otherwise(pl.lit(0.0))
+        if missing == "fail"
+        else pl.col("reward")
+    )
+    canonical = canonical.select(*CANONICAL_SCHEMA)
     try:
         frame = pl.concat([p.frame for p in parts], how="diagonal_relaxed")
     except pl.exceptions.PolarsError:
@@ -263,10 +303,11 @@ def read_sources(
         },
         schema={SRC: pl.Int64, POS: pl.Int64},
     )
-    reward = canonical.get_column("reward")
-    partial = int(((reward > 0) & (reward < 1)).sum())
+    reward = canonical.filter(pl.col("graded")).get_column("reward")
+    partial = int(reward.to_frame().select(facts.partial(pl.col("reward")).sum()).item())
     for part in parts:
         notes.extend(f"{part.source.name}: {n}" if len(parts) > 1 else n for n in part.plan.notes)
+    notes.extend(found.warnings())
     if partial:
         notes.append(
             f"{partial} of {canonical.height} rows have a reward strictly between 0 and 1:"
@@ -285,8 +326,85 @@ def read_sources(
         partial_rows=partial,
         notes=notes,
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
+        facts=found,
         options=options,
     )
+
+
+def _facts_of(part: _Part, missing: str) -> facts.Facts:
+    """One file's row facts (:mod:`whilecli.io.facts`, the rules every command reads by),
+    and its rows cut to those every rate counts: error replies left out (refused when they
+    are half the rows or more), ungraded rows left out or, under ``--missing fail``, kept as
+    failures (a file with no graded row refused). Partial credit is refused by the caller,
+    after the reward range, as the route refuses them. A reward the rows do not carry (an
+    optional field read as null) grades nothing and leaves nothing out."""
+    frame = part.canonical
+    if "reward" in part.absent:
+        frame = frame.with_columns(pl.lit(True).alias(facts.GRADED))
+        part.canonical = frame
+    error = pl.col("reply") == facts.ERROR
+    ungraded = ~pl.col(facts.GRADED) & ~error
+    counts = frame.select(
+        rows=pl.len(),
+        errors=error.sum(),
+        ungraded=ungraded.sum(),
+        empty=(pl.col("reply") == facts.EMPTY).sum(),
+        graded=(pl.col(facts.GRADED) & ~error).sum(),
+        partial=facts.partial(pl.col("reward")).filter(pl.col(facts.GRADED) & ~error).sum(),
+        first_error=pl.int_range(pl.len()).filter(error).first(),
+        first_ungraded=pl.int_range(pl.len()).filter(ungraded).first(),
+        first_empty=pl.int_range(pl.len()).filter(pl.col("reply") == facts.EMPTY).first(),
+    ).row(0, named=True)
+    rows, errors, graded = int(counts["rows"]), int(counts["errors"]), int(counts["graded"])
+    name = None if _memory(part.source) else part.source.name
+    field = part.plan.fields.get("reward", "reward")
+    facts.refuse_errors(errors, rows, name or MEMORY_NAME, _place(part, counts["first_error"]))
+    if graded == 0:
+        facts.refuse_ungraded(
+            rows, name or MEMORY_NAME, field, **_where_of(part, counts["first_ungraded"])
+        )
+    partial = int(counts["partial"])
+    part.graded = graded
+    ungraded_rows, empty = int(counts["ungraded"]), int(counts["empty"])
+    found = facts.Facts(
+        rows=rows,
+        counted=rows - errors - (0 if missing == "fail" else ungraded_rows),
+        missing=missing,
+        ungraded=ungraded_rows,
+        first_ungraded=_place(part, counts["first_ungraded"]) if ungraded_rows else None,
+        errors=errors,
+        first_error=_place(part, counts["first_error"]) if errors else None,
+        empty=empty,
+        first_empty=_place(part, counts["first_empty"]) if empty else None,
+        partial=partial,
+    )
+    keep = ~error if missing == "fail" else ~error & pl.col(facts.GRADED)
+    mask = frame.select(keep.alias("k")).get_column("k")
+    if not mask.all():  # the rows every rate counts, the input columns beside them
+        part.canonical = frame.filter(mask)
+        part.frame = part.frame.filter(mask)
+        part.positions = part.positions.filter(mask)
+    return found
+
+
+def _where_of(part: _Part, index: int | None) -> Where:
+    """Where row ``index`` of a part (0-based, in its canonical order) is: its line or row."""
+    if index is None:
+        return {}
+    pos = int(part.positions[int(index)])
+    if part.source.kind == "parquet":
+        return {"row": pos}
+    lines = [n for n, _ in iter_lines(part.source)]
+    return part.source.where(lines[pos]) if pos < len(lines) else {}
+
+
+def _place(part: _Part, index: int | None) -> str | None:
+    """Row ``index`` of a part as words: ``rows.jsonl line 12`` or ``rows.parquet row 3``."""
+    where = _where_of(part, index)
+    if not where:
+        return None
+    name = part.source.name
+    return f"{name} line {where['line']}" if "line" in where else f"{name} row {where.get('row')}"
 
 
 def _refuse_nothing_generated(part: _Part) -> None:
@@ -353,6 +471,7 @@ class _Part:
     positions: pl.Series  # each row's 0-based row in the source
     hint: Callable[[], list[str]]
     absent: set[str] = field(default_factory=set)
+    graded: int = 0  # graded rows that are not harness errors (:func:`_facts_of`)
 
 
 def _select(plan: Plan) -> list[pl.Expr]:
@@ -371,6 +490,8 @@ def _select(plan: Plan) -> list[pl.Expr]:
         (plan.generated if plan.generated is not None else pl.lit(None, dtype=pl.Boolean))
         .cast(pl.Boolean)
         .alias(GENERATED),
+        plan.reply.cast(pl.String).alias("reply"),
+        facts.graded(plan.reward.cast(pl.Float64), plan.passed).alias(facts.GRADED),
         pl.col(POS).cast(pl.Int64),
     ]
     return exprs
@@ -472,7 +593,8 @@ def _checked(
     line_of: Callable[[pl.DataFrame], pl.DataFrame],
     tolerant: bool = False,
 ) -> _Part:
-    """Refuse the first row with a missing task id or a missing or non-finite reward."""
+    """Refuse the first row with a missing task id or an infinite reward (a null or NaN
+    reward is an ungraded row, counted by :func:`_facts_of`)."""
     frame = part.canonical
     if "task_id" in absent:
         frame = frame.with_columns(task_id=pl.lit(""))
@@ -486,9 +608,9 @@ def _checked(
     for name in absent:
         part.plan.sources[name] = "not in the rows"
         part.plan.fields.pop(name, None)
-    bad = frame.filter(problems()).head(1)
+    bad = frame.filter(unreadable()).head(1)
     if bad.height:
-        locate(line_of(bad), part.plan, source)
+        locate(line_of(bad), part.plan, source, unreadable())
     part.canonical = part.canonical.drop(POS)
     return part
 
