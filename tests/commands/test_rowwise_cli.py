@@ -183,9 +183,9 @@ def test_bad_input_names_file_line_and_field(tmp_path: Path) -> None:
         '{"task_id": "a", "reward": 1, "factor": 0.5}\n\n{"task_id": "a", "reward": NaN}\n'
     )
     result = runner.invoke(app, ["update", str(nan), "--method", "groupwise"])
-    assert result.exit_code == 2
-    # as the route reads it: NaN parses, and a reward that is not finite is refused
-    assert f"{nan}:3: field 'reward': reward is nan, not a finite number" in result.stderr
+    # as the route reads it: NaN parses, and a NaN grade is an ungraded row, left out and named
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 rows are ungraded" in result.stdout and f"{nan} line 3" in result.stdout
     missing = runner.invoke(app, ["update", str(tmp_path / "nope.jsonl"), "--method", "rm"])
     assert missing.exit_code == 2 and "no such file" in missing.stderr
 
@@ -199,8 +199,13 @@ ADA_ROWS = (
 
 def test_ada_end_to_end(tmp_path: Path) -> None:
     rows = write_jsonl(tmp_path / "rows.jsonl", ADA_ROWS)
+    # c's sixteen rewards of 0.9 are partial credit on half the graded rows: as the route
+    # does, ada refuses them without a threshold
+    refused = runner.invoke(app, ["ada", str(rows)])
+    assert refused.exit_code == 2 and "strictly between 0 and 1" in refused.stderr
     nxt, sel = tmp_path / "next.jsonl", tmp_path / "sel.parquet"
     args = ["ada", str(rows), "--next-round", str(nxt), "-o", str(sel), "--max-rounds", "2"]
+    args += ["--pass-threshold", "1"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "retired share" in result.stdout and "grpo flat share" in result.stdout
@@ -211,8 +216,9 @@ def test_ada_end_to_end(tmp_path: Path) -> None:
     assert selection["advantage"].to_list() == pytest.approx([0.625, -0.375, -0.375, 0.625])
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "exists; pass --force" in again.stderr
-    # c's rewards of 0.9 fail at the default pass threshold (reward ≥ 1.0) ...
-    js = runner.invoke(app, ["ada", str(rows), "--format", "json", "--exit", "positive"])
+    # c's rewards of 0.9 fail at the pass threshold 1.0 ...
+    flags = ["--format", "json", "--exit", "positive", "--pass-threshold", "1"]
+    js = runner.invoke(app, ["ada", str(rows), *flags])
     report = json.loads(js.stdout)
     assert report["next_round"] == ["b", "c"] and report["knobs"]["pass_threshold"] == 1.0
     assert report["columns"]["passed"] == "reward ≥ 1"
