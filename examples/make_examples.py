@@ -1,12 +1,12 @@
 """Write the example data under ``examples/data/``: the pools the docs' commands read.
 
-- one pool per outcome of ``while route`` (:data:`POOLS`);
+- one pool per outcome of ``whilecli route`` (:data:`POOLS`);
 - ``grouped_batch``: trajectories with per-token log-probs, several per task, for the
-  grouped updates (``while update --method grpo``, ``max_rl``, ``opd``, ...);
+  grouped updates (``whilecli update --method grpo``, ``max_rl``, ``opd``, ...);
 - ``graded``: graded rows with a grader's scores and a reward model's score, for the row
-  methods (``while update --method groupwise`` and ``--method rm``);
+  methods (``whilecli update --method groupwise`` and ``--method rm``);
 - ``shards/part-0.parquet``, ``shards/part-1.parquet``: the ``mixed`` pool's rows dealt
-  into two shards (every task in both), for ``while summarize`` and its merge.
+  into two shards (every task in both), for ``whilecli summarize`` and its merge.
 
 Deterministic: every file draws from its own seeded ``random.Random``, JSONL is written with
 fixed key order and ``\\n`` line ends, Parquet through pyarrow with a fixed schema, so a

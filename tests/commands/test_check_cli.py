@@ -1,4 +1,4 @@
-"""``while check`` and ``while route --fail-on`` end to end, every format, the repository
+"""``whilecli check`` and ``whilecli route --fail-on`` end to end, every format, the repository
 settings, the judge gate, and the CI example's commands run on the bundled data."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_each_policy_exits_1_when_it_holds(
     assert len(failed) == (1 if holds else 0)
     if holds:
         assert failed[0].startswith(f"failed {policy}: ")
-    assert lines[-1].startswith("while check: ")
+    assert lines[-1].startswith("whilecli check: ")
 
 
 def test_unknown_truncation_and_several_policies(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_unknown_truncation_and_several_policies(tmp_path: Path) -> None:
     ]
     assert failed == ["failed unknown-truncation", "failed few-split"]
     assert result.stdout.splitlines()[-1] == (
-        "while check: 2 of 3 policies failed (unknown-truncation, few-split)"
+        "whilecli check: 2 of 3 policies failed (unknown-truncation, few-split)"
     )
 
 
@@ -143,7 +143,7 @@ def test_json_markdown_and_github_formats(tmp_path: Path) -> None:
     assert report["policies"]["judge"]["judged"] == 0 and report["policies"]["audit"] is None
 
     md = invoke(*args, "--format", "markdown").stdout
-    assert md.startswith("## while check: fail\n")
+    assert md.startswith("## whilecli check: fail\n")
     rows = re.findall(r"^\| `([a-z-]+)` \| (\*\*fail\*\*|ok) \| (.*) \|$", md, flags=re.M)
     assert [(n, r) for n, r, _ in rows] == [
         ("floor", "**fail**"),
@@ -151,8 +151,8 @@ def test_json_markdown_and_github_formats(tmp_path: Path) -> None:
         ("judge-unaudited", "ok"),
     ]
     assert (
-        "## while route: provisional: OPSD" in md and "### Checks" in md
-    )  # the route report follows
+        "## whilecli route: provisional: SFT" in md and "### Checks" in md
+    )  # the route report follows (0.6B: SFT)
 
     summary = tmp_path / "summary.md"
     result = invoke(*args, "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
@@ -161,15 +161,15 @@ def test_json_markdown_and_github_formats(tmp_path: Path) -> None:
     assert all(ANNOTATION.match(line) for line in lines), lines
     path = ex("floor.parquet")
     assert lines[0].startswith(
-        f"::error file={path},title=while check%3A floor::every grouped task"
+        f"::error file={path},title=whilecli check%3A floor::every grouped task"
     )
-    assert lines[-1].startswith(f"::notice file={path}::while check: 1 of 3 policies failed")
+    assert lines[-1].startswith(f"::notice file={path}::whilecli check: 1 of 3 policies failed")
     assert summary.read_text(encoding="utf-8") == md + "\n"
 
 
 def test_route_fail_on_same_semantics(tmp_path: Path) -> None:
     ok = invoke("route", ex("mixed.parquet"), "--model", STUDENT, "--fail-on", "floor")
-    assert ok.exit_code == 0 and "while route: ok, no named policy holds (floor)" in ok.stdout
+    assert ok.exit_code == 0 and "whilecli route: ok, no named policy holds (floor)" in ok.stdout
     bad = invoke("route", ex("floor.parquet"), "--fail-on", "floor", "--format", "json")
     report = json.loads(bad.stdout)
     assert bad.exit_code == 1 and report["exit_code"] == 0 and report["policies"]["exit_code"] == 1
@@ -181,10 +181,10 @@ def test_route_fail_on_same_semantics(tmp_path: Path) -> None:
                 env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
     lines = gh.stdout.splitlines()
     assert all(ANNOTATION.match(line) for line in lines)
-    assert f"::error file={ex('floor.parquet')},title=while route%3A floor::" in gh.stdout
-    assert lines[-1].startswith("::notice title=while route::")
+    assert f"::error file={ex('floor.parquet')},title=whilecli route%3A floor::" in gh.stdout
+    assert lines[-1].startswith("::notice title=whilecli route::")
     written = summary.read_text(encoding="utf-8")
-    assert written.startswith("## while route: provisional: OPSD") and "### Policies" in written
+    assert written.startswith("## whilecli route: provisional: SFT") and "### Policies" in written
     assert re.search(r"^\| `floor` \| \*\*fail\*\* \|", written, flags=re.M)
     # the route's own exit 1 stays 1 when no policy holds
     assert invoke("route", ex("truncated_passes.parquet"), "--fail-on", "floor").exit_code == 1
@@ -196,7 +196,7 @@ def test_default_policies_and_none() -> None:
     assert policies["fail_on"] == ["truncated-passes", "judge-unaudited"]
     assert policies["from"] == "default" and result.exit_code == 0
     none = invoke("check", ex("truncated_passes.parquet"), "--fail-on", "none")
-    assert none.exit_code == 0 and none.stdout.strip() == "while check: no policy named"
+    assert none.exit_code == 0 and none.stdout.strip() == "whilecli check: no policy named"
 
 
 def test_repository_settings(tmp_path: Path) -> None:
@@ -291,7 +291,7 @@ def test_ci_example_runs_on_bundled_data(tmp_path: Path) -> None:
         if "--format" in args and args[args.index("--format") + 1] == "github":
             assert all(ANNOTATION.match(x) for x in result.stdout.splitlines())
     written = summary.read_text(encoding="utf-8")
-    assert "## while check: ok" in written and "## while diff: improvement" in written
+    assert "## whilecli check: ok" in written and "## whilecli diff: improvement" in written
     # the same gate fails a dump whose truncated replies pass, and a regression
     gate = shlex.split(
         re.sub(
@@ -304,7 +304,7 @@ def test_ci_example_runs_on_bundled_data(tmp_path: Path) -> None:
     )
     failed = invoke(*gate[1:])
     assert failed.exit_code == 1
-    titles = re.findall(r"title=while check%3A ([a-z-]+)::", failed.stdout)
+    titles = re.findall(r"title=whilecli check%3A ([a-z-]+)::", failed.stdout)
     assert "truncated-passes" in titles
     back = invoke("diff", bundled["DUMP"], bundled["BASELINE"], "--fail-on", "regression")
     assert back.exit_code == 1

@@ -1,4 +1,4 @@
-"""``while route`` end to end: every example routes to its verdict, every format, exit codes.
+"""``whilecli route`` end to end: every example routes to its verdict, every format, exit codes.
 
 The JSON reports are checked against the tables of ``docs/json-schema.md``: every key a
 report carries must be documented there with a matching type, every required key present.
@@ -43,7 +43,7 @@ def route_json(*args: str, input: bytes | str | None = None) -> tuple[int, dict]
 CASES: list[tuple[list[str], str, str | None, int]] = [
     (["mixed.parquet", "--model", STUDENT], "grpo", "grpo", 0),
     (["mixed.jsonl", "--model", STUDENT], "grpo", "grpo", 0),
-    (["floor.parquet"], "floor", "opsd", 0),
+    (["floor.parquet", "--size-b", "8"], "floor", "opsd", 0),
     (["floor.jsonl", "--size-b", "0.6"], "floor", "sft", 0),
     (["saturated.parquet"], "saturated", "groupwise", 0),
     (["saturated.jsonl"], "saturated", "groupwise", 0),
@@ -138,22 +138,27 @@ def test_stdin_reads_the_same_rows_as_the_file() -> None:
 
 
 def test_text_report_is_deterministic_and_verdict_first() -> None:
-    first = invoke(ex("mixed.parquet"), "--model", STUDENT)
-    second = invoke(ex("mixed.parquet"), "--model", STUDENT)
+    first = invoke(ex("mixed.parquet"), "--model", STUDENT, "-v")
+    second = invoke(ex("mixed.parquet"), "--model", STUDENT, "--verbose")
     assert first.exit_code == 0 and first.stdout == second.stdout
     lines = first.stdout.splitlines()
-    assert lines[0].startswith("while route: GRPO")
+    assert lines[0].startswith("whilecli route: GRPO")
     assert max(len(line) for line in lines) <= 100
     assert "\x1b[" not in first.stdout
-    for heading in ("Checks", "Methods", "Pass rates", "Before the GPU", "Sources"):
+    for heading in ("Evidence", "Data quality", "Checks", "Methods", "Pass rates"):
         assert heading in lines
+    assert lines.index("Data quality") < lines.index("Checks")
+    for heading in ("Before the GPU", "Sources"):
+        assert heading in lines
+    brief = invoke(ex("mixed.parquet"), "--model", STUDENT).stdout.splitlines()
+    assert brief[0] == lines[0] and "Methods" not in brief and len(brief) <= 25
 
 
 def test_markdown_report() -> None:
     result = invoke(ex("truncated_passes.parquet"), "--format", "markdown")
     assert result.exit_code == 1
     md = result.stdout
-    assert md.startswith("## while route: nothing can train yet\n")
+    assert md.startswith("## whilecli route: nothing can train yet\n")
     assert "(`fix-reward`), exit code 1" in md
     assert "| 1 | Can a cut-off reply pass? | fail → `fix-reward` |" in md
     report = route_json(ex("truncated_passes.parquet"))[1]
@@ -174,10 +179,10 @@ def test_github_annotations_and_step_summary(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert all(re.match(r"^::(error|warning|notice)( [^:]*)?::", line) for line in lines)
     path = ex("truncated_passes.parquet")
-    assert lines[0].startswith(f"::error file={path},title=while route%3A fix the reward::")
-    assert lines[-1].startswith("::notice title=while route::nothing can train yet")
+    assert lines[0].startswith(f"::error file={path},title=whilecli route%3A fix the reward::")
+    assert lines[-1].startswith("::notice title=whilecli route::nothing can train yet")
     written = summary.read_text(encoding="utf-8")
-    assert written.startswith("earlier step\n## while route: nothing can train yet")
+    assert written.startswith("earlier step\n## whilecli route: nothing can train yet")
     # other formats leave the summary file alone
     invoke(ex("mixed.parquet"), "--format", "markdown", env=env)
     assert summary.read_text(encoding="utf-8") == written
@@ -270,6 +275,10 @@ def schema_problems(report: dict) -> list[str]:
         problems += _conforms(check["measured"], f"measured: {check['key']}")
     for method in report["methods"]:
         problems += _conforms(method, "Method")
+    for finding in report["data_quality"]:
+        problems += _conforms(finding, "Finding")
+    for evidence in report["evidence"]:
+        problems += _conforms(evidence, "Evidence")
     problems += _conforms(report["needs"], "Needs")
     problems += _conforms(report["summary"], "Summary")
     problems += _conforms(report["summary"]["histogram"], "Histogram")
@@ -349,7 +358,7 @@ def test_console_script_json_and_exit_codes() -> None:
     cut = subprocess.run(
         [script, "route", ex("truncated_passes.jsonl")], capture_output=True, text=True, timeout=60
     )
-    assert cut.returncode == 1 and cut.stdout.startswith("while route: nothing can train yet")
+    assert cut.returncode == 1 and cut.stdout.startswith("whilecli route: nothing can train yet")
     bad = subprocess.run(
         [script, "route", "-"],
         input='{"task_id": "a", "reward": NaN}\n',
@@ -470,8 +479,10 @@ def test_show_lists_the_tasks_behind_each_count_in_every_format(
     assert "### Tasks behind the counts" in md and f"- {expected[0]}: {rows} line" in md
     gh = invoke(rows, "--show", "truncated-passes", "--format", "github").stdout
     assert f"::notice file={rows},line={first[expected[0]]},title=" in gh
-    quiet = invoke(rows, "--show", "truncated-passes", "--quiet").stdout
-    assert "line" not in quiet  # --quiet prints the headline alone
+    quiet = invoke(rows, "--show", "truncated-passes", "--quiet", "--limit", "3").stdout
+    assert quiet.splitlines()[0].startswith("whilecli route: nothing can train yet")
+    assert "Checks" not in quiet and "Evidence:" not in quiet  # the headline, then the lists
+    assert f"{expected[0]}: {rows} line {first[expected[0]]}" in " ".join(quiet.split())
 
 
 def test_show_is_repeatable_and_bounded_by_limit_on_parquet() -> None:

@@ -72,7 +72,7 @@ def test_python_dash_m_runs_the_program() -> None:
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("while route: ")
+    assert done.stdout.startswith("whilecli route: ")
     usage = subprocess.run(
         [sys.executable, "-m", "whilecli", "-h"], capture_output=True, text=True, env=env
     )

@@ -1,4 +1,4 @@
-"""`while config` end to end: TOML on stdout or in a file, the report on the other stream,
+"""`whilecli config` end to end: TOML on stdout or in a file, the report on the other stream,
 JSON, refusals with exit 2 and one line, and `--from ROWS`."""
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def test_from_mixed_rows_writes_grpo() -> None:
 
 
 def test_from_floor_rows_writes_opsd_with_reference() -> None:
-    r = invoke("--from", str(EXAMPLES / "floor.parquet"), "--format", "json")
+    r = invoke("--from", str(EXAMPLES / "floor.parquet"), "--size-b", "8", "--format", "json")
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["config"]["orchestrator"]["algo"] == {"type": "opsd", "demo_key": "reference"}

@@ -1,4 +1,4 @@
-"""``while diff``: the paired comparison on constructed dumps (improvement, regression, flips,
+"""``whilecli diff``: the paired comparison on constructed dumps (improvement, regression, flips,
 exit codes), the difference against a plain-Python loop over rows, and every format."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_few_tasks_are_undecided(tmp_path: Path) -> None:
     b = write_dump(tmp_path / "b.jsonl", {"x": (2, 2), "y": (2, 2)})
     a = write_dump(tmp_path / "a.jsonl", {"x": (0, 2), "y": (0, 2)})
     result = invoke("diff", b, a, "--fail-on", "regression")
-    assert result.exit_code == 0 and result.stdout.startswith("while diff: undecided")
+    assert result.exit_code == 0 and result.stdout.startswith("whilecli diff: undecided")
     assert "no interval: 2 tasks" in result.stdout
 
 
@@ -125,7 +125,7 @@ def test_markdown_github_and_summary(tmp_path: Path) -> None:
     b = write_dump(tmp_path / "b.jsonl", BEFORE)
     a = write_dump(tmp_path / "a.jsonl", WORSE)
     md = invoke("diff", b, a, "--fail-on", "regression", "--format", "markdown").stdout
-    assert md.startswith("## while diff: regression")
+    assert md.startswith("## whilecli diff: regression")
     rows = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", md, flags=re.M))
     assert rows["paired tasks"] == "30" and rows["difference"].startswith("-0.17 [")
     assert "- **failed** regression" in md
@@ -134,7 +134,7 @@ def test_markdown_github_and_summary(tmp_path: Path) -> None:
                 env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
     lines = gh.stdout.splitlines()
     assert gh.exit_code == 1 and all(ANNOTATION.match(x) for x in lines)
-    assert lines[0].startswith(f"::error file={a},title=while diff::regression")
+    assert lines[0].startswith(f"::error file={a},title=whilecli diff::regression")
     assert summary.read_text(encoding="utf-8") == md + "\n"
     warned = invoke("diff", b, a, "--format", "github").stdout.splitlines()
     assert warned[0].startswith("::warning") and warned[-1].startswith("::notice")

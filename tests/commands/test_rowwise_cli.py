@@ -1,4 +1,4 @@
-"""`while update --method groupwise|rm` and `while ada`, end to end through a Typer app."""
+"""`whilecli update --method groupwise|rm` and `whilecli ada`, end to end through a Typer app."""
 
 from __future__ import annotations
 

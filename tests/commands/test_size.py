@@ -1,6 +1,6 @@
 """Held-out sizing: the design's formula by hand (367 at effect 0.05, half-width 0.035), the
 measured size from paired per-task differences (a case by hand, the bootstrap range against a
-plain-Python loop), and ``while size`` on the command line."""
+plain-Python loop), and ``whilecli size`` on the command line."""
 
 from __future__ import annotations
 

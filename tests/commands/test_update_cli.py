@@ -1,4 +1,4 @@
-"""`while update`: knobs, batch files in, stats and notes out, one row per trajectory written."""
+"""`whilecli update`: knobs, batch files in, stats and notes out, one row per trajectory written."""
 
 from __future__ import annotations
 

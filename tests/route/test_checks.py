@@ -215,7 +215,9 @@ def test_band_thin_no_k_reaches() -> None:
 
 def student_and_teacher(t_passes: int, *, t_truncated: bool | None = False, shared: int = 10):
     student = pool_of(*[group(f"t{i}", 1, 4) for i in range(10)])
-    teacher = pool_of(*[group(f"t{i}", t_passes, 4, t_truncated) for i in range(shared)])
+    teacher = pool_of(
+        *[group(f"t{i}", t_passes, 4, t_truncated, model="big") for i in range(shared)]
+    )
     return student, teacher
 
 

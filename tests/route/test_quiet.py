@@ -23,11 +23,11 @@ def test_quiet_prints_the_headline_only() -> None:
     code, out = run(str(MIXED), "--quiet")
     _, full = run(str(MIXED), "--format", "json")
     assert code == 0
-    assert out == f"while route: {json.loads(full)['headline']}\n"
+    assert out == f"whilecli route: {json.loads(full)['headline']}\n"
 
 
 def test_quiet_strict_names_why_it_exits_1() -> None:
     code, out = run(str(ONE_TASK), "-q", "--strict")
     lines = out.splitlines()
-    assert code == 1 and lines[0].startswith("while route: provisional:")
+    assert code == 1 and lines[0].startswith("whilecli route: provisional:")
     assert "exit 1: --strict: the verdict is provisional" in lines

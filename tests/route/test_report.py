@@ -1,4 +1,4 @@
-"""The report formats of ``while route``, on routes built by hand (no reader, no decision)."""
+"""The report formats of ``whilecli route``, on routes built by hand (no reader, no decision)."""
 
 from __future__ import annotations
 
@@ -225,9 +225,9 @@ def test_verdict_names_method_and_route() -> None:
 
 
 def test_text_verdict_first_then_sections_in_order() -> None:
-    text = text_to_string(make_route(), width=200)
+    text = text_to_string(make_route(), width=200, verbose=True)
     lines = text.splitlines()
-    assert lines[0].startswith("while route: GRPO")
+    assert lines[0].startswith("whilecli route: GRPO")
     assert lines[1] == "split tasks on the model you train"
     order = ["Plan:", "Checks", "Methods", "Pass rates", "Needs", "Before the GPU", "Sources"]
     positions = [text.index(word) for word in order + ["Notes", "Warnings"]]
@@ -236,7 +236,7 @@ def test_text_verdict_first_then_sections_in_order() -> None:
 
 def test_text_shows_every_check_status_and_measurement() -> None:
     route = make_route(EVERY_STATUS)
-    text = text_to_string(route, width=200)
+    text = text_to_string(route, width=200, verbose=True)
     for check in route.checks:
         assert check.title in text
     for word in ("pass", "fail", "unknown", "not asked", "not reached"):
@@ -256,7 +256,7 @@ def test_text_shows_every_check_status_and_measurement() -> None:
 
 def test_text_histogram_bars_match_counts() -> None:
     counts = [4, 0, 2, 6, 8, 8, 6, 2, 0, 4]
-    text = text_to_string(make_route(counts=counts))
+    text = text_to_string(make_route(counts=counts), verbose=True)
     assert "grouped tasks by pass rate:" in text
     bars = {}
     for line in text.splitlines():
@@ -343,7 +343,7 @@ def test_markdown_heading_and_tables() -> None:
     route = make_route(EVERY_STATUS)
     md = to_markdown(route)
     lines = md.splitlines()
-    assert lines[0] == "## while route: GRPO"
+    assert lines[0] == "## whilecli route: GRPO"
     check_rows = [line for line in lines if re.match(r"^\| \d \| [A-Z]", line)]
     assert len(check_rows) == 6
     # every check row has exactly five cells: the why's pipe is escaped
@@ -418,7 +418,7 @@ def test_github_levels_per_status() -> None:
     # one unknown check, its own warning, and the two route warnings
     assert len(warns) == 4
     assert len(notices) == 1 and out[-1] == notices[0]
-    assert notices[0].startswith("::notice title=while route::GRPO (route: ")
+    assert notices[0].startswith("::notice title=whilecli route::GRPO (route: ")
     assert "why rollouts_per_task: 50%25 | sure" in errors[0]
     assert render(route, "github", file="x.jsonl").count("file=x.jsonl") == 6
 
@@ -426,8 +426,8 @@ def test_github_levels_per_status() -> None:
 def test_github_fix_reward_is_an_error() -> None:
     route = make_route(route="fix-reward", method=None, warnings=[])
     out = to_github(route).splitlines()
-    assert out[0].startswith("::error file=rows.parquet,title=while route%3A fix the reward::")
-    assert out[-1].startswith("::notice title=while route::nothing can train yet")
+    assert out[0].startswith("::error file=rows.parquet,title=whilecli route%3A fix the reward::")
+    assert out[-1].startswith("::notice title=whilecli route::nothing can train yet")
 
 
 def test_checks_below_the_decider_show_as_context() -> None:
@@ -435,7 +435,7 @@ def test_checks_below_the_decider_show_as_context() -> None:
     route.checks[0].decides = "fix-reward"
     for check in route.checks[1:]:
         check.reached = False
-    text = text_to_string(route, width=200)
+    text = text_to_string(route, width=200, verbose=True)
     assert text.count("(context)") == 4  # not the not-reached one, not the decider
     assert "→ fix-reward" in text
     md = to_markdown(route)
@@ -446,6 +446,6 @@ def test_checks_below_the_decider_show_as_context() -> None:
     # a failure below the decider is context: a warning, not an error
     assert not [line for line in out if line.startswith("::error ")]
     assert any(
-        line.startswith("::warning file=rows.parquet,title=while route%3A On-policy::")
+        line.startswith("::warning file=rows.parquet,title=whilecli route%3A On-policy::")
         for line in out
     )

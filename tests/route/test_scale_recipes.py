@@ -2,7 +2,7 @@
 
 The doc's SQL query (the one DuckDB and Spark SQL both run) goes through DuckDB after the
 doc's DuckDB setup block; the polars blocks are executed as they stand. Each summary they
-write must (1) hold the counts ``while summarize`` writes for the same rows, and (2) route
+write must (1) hold the counts ``whilecli summarize`` writes for the same rows, and (2) route
 to the same verdict, checks, methods and numbers as routing the rows directly. A header-less
 summary cannot know its input format, source columns or grader, so ``inputs``, ``notes``,
 ``grader`` and the headline (which names the grader) are the only parts of the report left
@@ -152,7 +152,7 @@ def assert_routes_like_rows(
 
 
 def assert_same_counts(path: Path, rows: list[str], threshold: float | None = None) -> None:
-    """The engine's summary holds ``while summarize``'s counts; sums to float rounding; the
+    """The engine's summary holds ``whilecli summarize``'s counts; sums to float rounding; the
     per-task model lists as sets (``array_agg`` has no order)."""
     want = summary_frame(read_rows(rows, pass_threshold=threshold))
     got = pl.read_parquet(path).select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
@@ -239,11 +239,15 @@ def _versioned_rows(folder: Path) -> str:
     for i in range(120):
         task = f"t{i % 30:02d}"
         writer = [STUDENT, f"{STUDENT}@step-40", f"{STUDENT}@step-38"][i % 3]
+        cut = [None, False, True, False][i % 4]
+        reward = [0.0, 1.0, 0.5, 1.0, 0.25][i % 5]
+        # no partial credit on a cut-off reply: a summary made by another engine records no
+        # row facts, and that one leaves the rows' verdict provisional
         first.append(
             {
                 "task_id": task,
-                "reward": [0.0, 1.0, 0.5, 1.0, 0.25][i % 5],
-                "truncated": [None, False, True, False][i % 4],
+                "reward": 0.0 if cut and 0 < reward < 1 else reward,
+                "truncated": cut,
                 "model": writer,
                 "policy_version": "v7" if i % 7 == 0 else None,
             }

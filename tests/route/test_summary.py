@@ -1,4 +1,4 @@
-"""``while summarize``: the per-task summary routes exactly as the rows behind it.
+"""``whilecli summarize``: the per-task summary routes exactly as the rows behind it.
 
 Every comparison is of the whole JSON report (``Route.to_dict()``): verdict, every check's
 status and measured numbers, every interval, the notes and the sources; only

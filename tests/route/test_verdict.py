@@ -87,10 +87,10 @@ def test_one_task_with_five_rollouts_is_provisional() -> None:
     assert band["why"].startswith("mixed: 1 of 1 grouped task split")
     assert report["headline"].startswith("provisional: GRPO (route: ")
     lines = first_lines(str(ANYSWE))
-    assert lines["text"][0].startswith("while route: provisional: GRPO")
-    assert lines["markdown"][0] == "## while route: provisional: GRPO"
+    assert lines["text"][0].startswith("whilecli route: provisional: GRPO")
+    assert lines["markdown"][0] == "## whilecli route: provisional: GRPO"
     assert lines["github"][0].startswith("::warning ")
-    assert "title=while route%3A provisional::provisional: GRPO" in lines["github"][0]
+    assert "title=whilecli route%3A provisional::provisional: GRPO" in lines["github"][0]
 
 
 def test_strict_exits_1_on_a_provisional_verdict_and_says_so_first() -> None:
@@ -105,7 +105,7 @@ def test_strict_exits_1_on_a_provisional_verdict_and_says_so_first() -> None:
         line.startswith("**exit 1: ") and "provisional" in line for line in lines["markdown"]
     )
     assert lines["github"][0].startswith("::error ")
-    assert "title=while route%3A exit 1::exit 1: " in lines["github"][0]
+    assert "title=whilecli route%3A exit 1::exit 1: " in lines["github"][0]
     assert "provisional" in lines["github"][0]
 
 
@@ -215,7 +215,7 @@ def test_a_teacher_clears_at_k_1() -> None:
     assert measured["decided_by"] == "intervals apart"
     assert round(measured["gap"], 2) == 0.34
     assert measured["teacher_pass_at_1"]["low"] > measured["student_pass_at_1"]["high"]
-    # the paired difference is the one `while diff` prints
+    # the paired difference is the one `whilecli diff` prints
     diff = CliRunner().invoke(
         app, ["diff", str(WIKI_STUDENT), str(WIKI_TEACHER), "--format", "json"]
     )
@@ -291,7 +291,7 @@ def test_piped_into_head_ends_quietly() -> None:
         ["bash", "-c", command], capture_output=True, text=True, env=ENV, timeout=120
     )
     first, rc = done.stdout.splitlines()
-    assert first.startswith("while route: GRPO")
+    assert first.startswith("whilecli route: GRPO")
     assert rc in ("rc=0", "rc=141")  # 141 when the pipe closed before the last write
     assert "Traceback" not in done.stderr and "Error" not in done.stderr
 

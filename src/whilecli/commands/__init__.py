@@ -1,5 +1,5 @@
 """Thin command-line layers: parse arguments, call the library, print, exit.
 
 One module per command. A module imports only what its command needs at call time, so
-``while route`` never imports torch.
+``whilecli route`` never imports torch.
 """

@@ -74,7 +74,7 @@ def _is_torch(err: ImportError) -> bool:
 def user_errors(fn: F) -> F:
     """Print a :class:`WhileError` as ``whilecli: error: ...`` on stderr and exit with its code.
 
-    A closed output pipe (``while route ... | head -1``) ends quietly with exit 141. Anything
+    A closed output pipe (``whilecli route ... | head -1``) ends quietly with exit 141. Anything
     else is a bug in whilecli: one line that says so and exit 70, or the full
     traceback when ``WHILE_DEBUG=1``.
     """
@@ -135,7 +135,7 @@ def check_draws(draws: int) -> None:
         raise UsageError(f"--draws must lie in [1, {MAX_DRAWS}], got {draws}")
 
 
-#: The names ``--input-format`` takes: the formats ``while formats`` lists (one registry, a
+#: The names ``--input-format`` takes: the formats ``whilecli formats`` lists (one registry, a
 #: module that imports no reader, so the choice is checked while parsing).
 INPUT_FORMATS: tuple[str, ...] = FORMAT_NAMES
 

@@ -1,4 +1,4 @@
-"""`while ada ROWS`: ReinforceAda's next sampling round and balanced selection.
+"""`whilecli ada ROWS`: ReinforceAda's next sampling round and balanced selection.
 
 Reads the rollouts drawn so far (files, directories, globs or ``-``, through the one reading
 layer: the route's task ids, rewards and pass rule, reward ≥ ``--pass-threshold``), says per task whether it is retired, needs another

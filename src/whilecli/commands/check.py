@@ -1,10 +1,10 @@
-"""``while check``: the CI gate on an eval dump. Route the rows, then enforce named policies.
+"""``whilecli check``: the CI gate on an eval dump. Route the rows, then enforce named policies.
 
 Exit 1 when any named policy holds (one line per failed policy says why), 0 otherwise, 2 on
 bad usage or unreadable input. The policies come from ``--fail-on``, else from the
 repository's ``[tool.while] fail-on`` (``pyproject.toml`` or ``while.toml``), else
 :data:`~whilecli.route.policies.DEFAULT_CHECK_POLICIES`. This module also renders policy
-results for ``while route --fail-on``: text lines, a Markdown table, GitHub annotations and
+results for ``whilecli route --fail-on``: text lines, a Markdown table, GitHub annotations and
 the ``policies`` object of the JSON report (``docs/json-schema.md``).
 """
 
@@ -129,7 +129,7 @@ def github_policy_lines(gate: Gate, route: Route, who: str) -> list[str]:
 
 
 def render_check(gate: Gate, route: Route, fmt: str) -> str:
-    """The report of ``while check`` in one of text, json, markdown, github."""
+    """The report of ``whilecli check`` in one of text, json, markdown, github."""
     if fmt == "json":
         report = route.to_dict()
         report["policies"] = gate.to_dict()
@@ -139,13 +139,15 @@ def render_check(gate: Gate, route: Route, fmt: str) -> str:
     if fmt == "github":
         from whilecli.route.render_markdown import annotation, show_annotations
 
-        lines = github_policy_lines(gate, route, "while check") + show_annotations(route.show)
-        lines.append(annotation("notice", summary_line(gate, "while check"), file=_file(route)))
+        lines = github_policy_lines(gate, route, "whilecli check") + show_annotations(route.show)
+        lines.append(annotation("notice", summary_line(gate, "whilecli check"), file=_file(route)))
         return "\n".join(lines) + "\n"
     from whilecli.commands import _style
 
     columns = _style.width(sys.stdout)
-    wrapped = [w for line in policy_lines(gate, "while check") for w in _style.wrap(line, columns)]
+    wrapped = [
+        w for line in policy_lines(gate, "whilecli check") for w in _style.wrap(line, columns)
+    ]
     text = "\n".join(wrapped) + "\n"
     if route.show:
         from whilecli.route.render_text import show_text, text_console
@@ -161,7 +163,7 @@ def check_markdown(gate: Gate, route: Route) -> str:
     from whilecli.route.report import render
 
     verdict = "fail" if gate.failed else "ok"
-    head = f"## while check: {verdict}"
+    head = f"## whilecli check: {verdict}"
     return policies_markdown(gate, head) + "\n" + render(route, "markdown")
 
 

@@ -240,14 +240,16 @@ def config_command(
         if method not in (None, "sft"):
             raise UsageError("pass --method or --from ROWS, not both (--method sft takes rows)")
         if method is None:
-            method, routed_priv, routed_note = routed_method(
+            routed = routed_method(
                 list(from_),
                 model=model,
                 pass_threshold=pass_threshold,
                 maps=list(maps or []),
                 size_b=size_b,
             )
-            privileged = privileged or routed_priv
+            method, routed_note = routed.method, routed.why
+            privileged = privileged or routed.privileged
+            async_ = async_ or routed.async_
     elif pass_threshold is not None or maps:
         raise UsageError("--pass-threshold and --map are reading options of --from ROWS")
     if method is None:
@@ -316,8 +318,8 @@ def config_command(
             overrides=list(set_ or []),
             file="rl.toml" if to_stdout else os.fspath(output),
         )
-    routed = [f"routed from the rows: {routed_note}"] if routed_note else []
-    cfg.warnings[:0] = [*routed, *dumped]
+    said = [f"routed from the rows: {routed_note}"] if routed_note else []
+    cfg.warnings[:0] = [*said, *dumped]
     broken = getattr(cfg, "broken", [])
     if broken and not force:
         raise UsageError(f"not written: {broken[0]} (--force writes it all the same)")

@@ -1,4 +1,4 @@
-"""``while diff BEFORE AFTER``: a paired, per-task comparison of two dumps of the same tasks.
+"""``whilecli diff BEFORE AFTER``: a paired, per-task comparison of two dumps of the same tasks.
 
 Prints pass@1 of each on the shared tasks with its bootstrap interval, the paired difference
 (after − before) with its bootstrap interval over tasks, the number of paired tasks and the
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from whilecli.route.model import Rate
     from whilecli.route.paired import PairedDiff
 
-#: The conditions ``while diff --fail-on`` knows.
+#: The conditions ``whilecli diff --fail-on`` knows.
 DIFF_POLICIES = ("regression",)
 #: Task ids printed per flip list in text and Markdown (JSON lists them all).
 SHOWN = 10
@@ -48,7 +48,7 @@ def read_tasks(
     input_format: str | None,
     pool: bool = False,
 ) -> pl.DataFrame:
-    """One dump's per-task counts (``Pool.tasks``), read like ``while route`` reads rows."""
+    """One dump's per-task counts (``Pool.tasks``), read like ``whilecli route`` reads rows."""
     from whilecli.io.read import parse_map, read_rows
     from whilecli.route.pool import Counts, summarize
 
@@ -136,7 +136,7 @@ def failed_conditions(diff: PairedDiff, names: tuple[str, ...]) -> list[str]:
 def to_markdown(diff: PairedDiff, failed: list[str], before: str, after: str) -> str:
     from whilecli.route.render_markdown import md_cell
 
-    out = [f"## while diff: {headline(diff)}", "", f"`{before}` → `{after}`", ""]
+    out = [f"## whilecli diff: {headline(diff)}", "", f"`{before}` → `{after}`", ""]
     out += ["| measure | value |", "|---|---|"]
     out += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in diff_lines(diff)]
     out += [""] + [f"- **failed** {md_cell(f)}" for f in failed]
@@ -162,9 +162,9 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
     if fmt == "github":
         from whilecli.route.render_markdown import annotation
 
-        lines = [annotation("error", f, file=after, title="while diff") for f in failed]
+        lines = [annotation("error", f, file=after, title="whilecli diff") for f in failed]
         if diff.regression and not failed:
-            lines.append(annotation("warning", "pass@1 fell", file=after, title="while diff"))
+            lines.append(annotation("warning", "pass@1 fell", file=after, title="whilecli diff"))
         lines.append(
             annotation("notice", f"{headline(diff)}: {signed(diff.difference)}", file=after)
         )
@@ -172,7 +172,7 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
     from whilecli.commands import _style
 
     columns = _style.width(sys.stdout)
-    out = _style.wrap(f"while diff: {headline(diff)}", columns)
+    out = _style.wrap(f"whilecli diff: {headline(diff)}", columns)
     out += _style.pairs(diff_lines(diff), columns)
     for f in failed:
         out += _style.wrap(f"failed {f}", columns)

@@ -1,4 +1,4 @@
-"""``while formats``: every input format the reader knows, how it is detected, and which field
+"""``whilecli formats``: every input format the reader knows, how it is detected, and which field
 feeds each canonical field (:data:`whilecli.io.formats.FORMATS`). Thin: print the table."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""``while route``: route graded rows to a training method, with evidence.
+"""``whilecli route``: route graded rows to a training method, with evidence.
 
 Thin: parse the options, call :func:`whilecli.route.run_route`, render, exit with the
 route's exit code (0 routed, 1 nothing can train yet or a ``--strict`` failure, 2 bad
 usage or input). ``--fail-on`` (or a repository's ``[tool.while] fail-on``) adds the CI
 policies of :mod:`whilecli.route.policies`: a policy that holds also exits 1.
 
-The reading and routing options are module constants so ``while check`` takes the same.
+The reading and routing options are module constants so ``whilecli check`` takes the same.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ from whilecli.io.aliases import MISSING_CHOICES
 
 if TYPE_CHECKING:
     from whilecli.route.model import Route
+
+
+#: How the reports name this command.
+WHO = "whilecli route"
 
 
 class OutputFormat(str, Enum):
@@ -207,6 +211,22 @@ SHOW = typer.Option(
     " row: truncated-passes, floor, saturated, split, singles (repeatable, or comma-separated).",
     rich_help_panel="Output",
 )
+VERBOSE = typer.Option(
+    False,
+    "--verbose",
+    "-v",
+    help="Text: after the answer, every check with what it measured, the methods, the pass"
+    " rates and the sources (JSON always carries them).",
+    rich_help_panel="Output",
+)
+QUIET = typer.Option(
+    False,
+    "--quiet",
+    "-q",
+    help="Print only the headline (one per slice with --by), why it exits 1 and any --show"
+    " lists; same exit code.",
+    rich_help_panel="Output",
+)
 LIMIT = typer.Option(
     20,
     "--limit",
@@ -326,13 +346,8 @@ def route_command(
     ),
     pool: bool = POOL,
     by: str | None = BY,
-    quiet: bool = typer.Option(
-        False,
-        "--quiet",
-        "-q",
-        help="Print only the headline (and why it exits 1); same exit code.",
-        rich_help_panel="Output",
-    ),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
     show: list[str] | None = SHOW,
     limit: int = LIMIT,
 ) -> None:
@@ -372,21 +387,26 @@ def route_command(
     if by is not None:  # --by: every slice's route; exit with the worst slice's code
         from whilecli.route.slices import render_slices
 
-        sys.stdout.write(render_slices(route, output.value))  # type: ignore[arg-type]
+        text = render_slices(route, output.value, verbose=verbose, quiet=quiet)  # type: ignore[arg-type]
+        sys.stdout.write(text)
         sys.stdout.flush()
         raise typer.Exit(route.exit_code)
     gate = enforce(route, paths, stdin_data, fail_on=fail_on, judge_audit=judge_audit)
     if quiet:
         sys.stdout.write(quiet_lines(route, gate))
+        if route.show:  # asked for: --quiet keeps the lists
+            from whilecli.route.render_text import make_console, show_text
+
+            show_text(route.show, make_console())
         sys.stdout.flush()
         raise typer.Exit(max(route.exit_code, gate.exit_code if gate is not None else 0))
     fmt = output.value
     if fmt == "text":
         from whilecli.route.render_text import make_console, render_text
 
-        render_text(route, make_console())
+        render_text(route, make_console(), verbose=verbose)
         if gate is not None:
-            sys.stdout.write("".join(f"{line}\n" for line in policy_lines(gate, "while route")))
+            sys.stdout.write("".join(f"{line}\n" for line in policy_lines(gate, WHO)))
     elif fmt == "json":
         report = route.to_dict()
         if gate is not None:
@@ -395,7 +415,7 @@ def route_command(
     elif fmt == "github":
         lines = render(route, "github").splitlines()
         if gate is not None:
-            extra = github_policy_lines(gate, route, "while route")
+            extra = github_policy_lines(gate, route, WHO)
             lines = lines[:-1] + extra + lines[-1:]
         sys.stdout.write("".join(f"{line}\n" for line in lines))
     else:
@@ -413,10 +433,10 @@ def quiet_lines(route: Route, gate: Any) -> str:
     """``--quiet``: the headline, then one line per reason the command exits 1."""
     from whilecli.commands.check import policy_lines
 
-    lines = [f"while route: {route.headline or route.why}"]
+    lines = [f"{WHO}: {route.headline or route.why}"]
     lines += [f"exit 1: {reason}" for reason in route.exit_reasons]
     if gate is not None and gate.exit_code:
-        lines += policy_lines(gate, "while route")
+        lines += policy_lines(gate, WHO)
     return "".join(f"{line}\n" for line in lines)
 
 

@@ -78,7 +78,7 @@ def run_row_method(
     fmt: str = "text",
     **options: Any,
 ) -> int:
-    """Run ``while update --method groupwise|rm`` on the rows at ``path``, print the report,
+    """Run ``whilecli update --method groupwise|rm`` on the rows at ``path``, print the report,
     and return the exit code; ``options`` are :func:`whilecli.methods.run.run_rowwise`'s
     (``mode``, ``floor``, ``cap``, ``min_factor``, ``hack_zero``, ``pass_threshold``,
     ``mapping``, ``force``).

@@ -1,4 +1,4 @@
-"""``while size``: how many held-out tasks it takes to see a gain, before the GPU.
+"""``whilecli size``: how many held-out tasks it takes to see a gain, before the GPU.
 
 From assumptions (DESIGN section 2): n = ⌈((z₁₋α/₂ + z_power)·sd/effect)²⌉ with
 sd = √((p(1−p) + q(1−q))/k), p = ``--base``, q = p + ``--effect``; 367 tasks at effect 0.05

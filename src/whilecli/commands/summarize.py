@@ -1,8 +1,8 @@
-"""``while summarize``: graded rows → the per-task summary the route decides from.
+"""``whilecli summarize``: graded rows → the per-task summary the route decides from.
 
-``while summarize ROWS... -o tasks.parquet`` reads rows as ``while route`` does (the same
+``whilecli summarize ROWS... -o tasks.parquet`` reads rows as ``whilecli route`` does (the same
 ``--map``, ``--pass-threshold`` and ``--input-format``) and writes one line per task (the
-schema is in :mod:`whilecli.route.summary`). ``while summarize --merge a.parquet b.parquet
+schema is in :mod:`whilecli.route.summary`). ``whilecli summarize --merge a.parquet b.parquet
 ... -o merged.parquet`` adds summaries of shards up, so shards can be summarised anywhere,
 in parallel, and routed together.
 """

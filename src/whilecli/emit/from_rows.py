@@ -9,6 +9,7 @@ an SFT verdict → prime-rl's SFT config and its data; ``fix-reward``, ``groupwi
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from whilecli.emit.knobs import METHODS
@@ -32,6 +33,17 @@ SINGLE = (
 CONFIG_METHODS = (*METHODS, "sft")
 
 
+@dataclass(frozen=True)
+class Routed:
+    """What ``config --from`` takes from the route: the method and its qualifiers."""
+
+    method: str
+    privileged: str | None
+    why: str  # "route R: why", "provisional: ..." first when the verdict is
+    async_: bool = False  # the plan wraps the method in Async (an older copy wrote rows)
+    provisional: bool = False
+
+
 def routed_method(
     paths: list[str],
     *,
@@ -39,12 +51,16 @@ def routed_method(
     pass_threshold: float | None,
     maps: list[str],
     size_b: float | None,
-) -> tuple[str, str | None, str]:
-    """Route ``paths``; return ``(method, privileged, why)`` or explain why no config fits.
+) -> Routed:
+    """Route ``paths``; return the routed method with the verdict's qualifiers, or explain
+    why no config fits.
 
-    Every route prime-rl can train gets its config: single-rollout → ``rae``, an SFT verdict
-    (another model's rows; a floor under 7B) → ``sft``; ``fix-reward``, ``groupwise`` and
-    ``dpo`` write nothing and say why (exit 1, DESIGN section 2).
+    Every route prime-rl can train gets its config: single-rollout (and rows that repeat one
+    draw per task) → ``rae``, an SFT verdict (another model's rows; a floor under 7B) →
+    ``sft``; ``fix-reward``, ``groupwise`` and ``dpo`` write nothing and say why (exit 1,
+    DESIGN section 2). The qualifiers travel: a provisional verdict says so first (with
+    why), and a plan that wraps the method in Async turns ``--async`` on. ``no-split``
+    writes what its plan puts first, provisional, and names the rest of the plan.
     """
     import whilecli.route as route_pkg
 
@@ -55,17 +71,26 @@ def routed_method(
     assert isinstance(route, route_pkg.Route)  # no ``by``: one route
     method = route.method
     why = f"route {route.route}: {route.why}"
+    if route.provisional:
+        why = f"{route.provisional_why or 'provisional'} {why}"
+    if route.route == "no-split" and len(route.plan) > 1:
+        why += f"; the plan, in order: {', '.join(route.plan)}"
     if method is None or route.route == "fix-reward":
         raise WhileError(f"no config written: nothing can train yet ({why})", exit_code=1)
-    if route.route == "single-rollout" or method in UNSUPPORTED:
+    wrap = "async" in route.plan and route.route != "off-policy"
+    if wrap:
+        why += "; an older copy wrote rows: --async with a correction (ipo unless --correction)"
+    if route.route in ("single-rollout", "repeated-draws") or method in UNSUPPORTED:
         first = method if method in UNSUPPORTED else "flash_reinforce"
         label = METHOD_LABELS[first]
-        return "rae", None, f"{why}; {SINGLE.format(first=label, key=first)}"
+        why = f"{why}; {SINGLE.format(first=label, key=first)}"
+        return Routed("rae", None, why, wrap, route.provisional)
     if method in ELSEWHERE:
         raise WhileError(f"no config written ({why}): {ELSEWHERE[method]}", exit_code=1)
     if method not in CONFIG_METHODS:
         raise WhileError(f"no config written ({why}): prime-rl does not run {method}", exit_code=1)
-    return method, ("reference" if method == "opsd" else None), why
+    privileged = "reference" if method == "opsd" else None
+    return Routed(method, privileged, why, wrap and method != "sft", route.provisional)
 
 
 def sft_from_rows(

@@ -183,6 +183,9 @@ class Facts:
     empty: int = 0
     first_empty: str | None = None
     partial: int = 0
+    #: Cut-off replies (truncated) that earn partial credit: reward above 0, yet no pass.
+    cut_partial: int = 0
+    first_cut_partial: str | None = None
     #: Grouped tasks whose completions can be compared, and those whose draws are all one.
     compared_tasks: int = 0
     repeated_tasks: int = 0
@@ -203,11 +206,12 @@ class Facts:
 
     def add(self, other: Facts) -> None:
         """Add another file's facts (the first rows stay the earliest file's)."""
-        for name in ("rows", "counted", "ungraded", "errors", "empty", "partial"):
+        for name in ("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("compared_tasks", "repeated_tasks"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("first_ungraded", "first_error", "first_empty", "per_row_ids"):
+        names = ("first_ungraded", "first_error", "first_empty", "first_cut_partial", "per_row_ids")
+        for name in names:
             if getattr(self, name) is None:
                 setattr(self, name, getattr(other, name))
         for key, value in other.coverage.items():
@@ -320,7 +324,7 @@ def refuse_ungraded(
 #: Auxiliary columns of a file's narrow frame that the facts read.
 GRADED, DRAW, PROMPT = "__graded", "__draw", "__prompt"
 #: Stats keys merged across a file's row ranges by ``min`` (first rows), the rest by sum.
-FIRST_KEYS = ("f_first_error", "f_first_ungraded", "f_first_empty")
+FIRST_KEYS = ("f_first_error", "f_first_ungraded", "f_first_empty", "f_first_cut_partial")
 
 
 def kept(missing: str) -> pl.Expr:
@@ -343,6 +347,12 @@ def row_aggregates(at: str) -> list[pl.Expr]:
     empty = pl.col("reply") == EMPTY
     grade = pl.col(GRADED) & ~error
     ungraded = ~pl.col(GRADED) & ~error
+    cut_partial = (
+        grade
+        & pl.col("truncated").fill_null(False)
+        & (pl.col("reward") > 0)
+        & ~pl.col("passed").fill_null(False)
+    )
     return [
         error.sum().alias("f_errors"),
         ungraded.sum().alias("f_ungraded"),
@@ -355,6 +365,10 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         pl.col("truncated").count().alias("f_cov_truncated"),
         pl.col("model").count().alias("f_cov_model"),
         pl.col("policy_version").count().alias("f_cov_policy_version"),
+        pl.col("__lp").filter(grade).sum().alias("f_cov_logprobs"),
+        pl.col("__vals").filter(grade).sum().alias("f_cov_values"),
+        cut_partial.sum().alias("f_cut_partial"),
+        pl.col(at).filter(cut_partial).min().alias("f_first_cut_partial"),
         (pl.col("reply") != OK).sum().alias("f_not_ok"),
     ]
 

@@ -693,12 +693,18 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         empty=int(st["f_empty"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
         partial=int(st["partial"] or 0),
+        cut_partial=int(st["f_cut_partial"] or 0),
+        first_cut_partial=_place(source, st["f_first_cut_partial"])
+        if st["f_cut_partial"]
+        else None,
         compared_tasks=compared,
         repeated_tasks=repeated,
         coverage={
             "truncated": int(st["f_cov_truncated"]),
             "model": int(st["f_cov_model"]),
             "policy_version": int(st["f_cov_policy_version"]),
+            "logprobs": int(st["f_cov_logprobs"] or 0),
+            "values": int(st["f_cov_values"] or 0),
         },
     )
 

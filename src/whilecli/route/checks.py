@@ -216,7 +216,7 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     title = "Does the teacher clear?"
     if options.teacher is None:
         return CheckResult("teacher", title, Status.NOT_ASKED, "no --teacher rows given")
-    tpool = options.teacher
+    tpool, other_prompts = _same_prompts(pool, options.teacher)
     shared = pool.tasks.join(tpool.tasks, on="task_id", how="inner", suffix="_t")
     covered = shared.height
     draws, seed = options.bootstrap_draws, options.seed
@@ -238,6 +238,8 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         "gap": gap,
         "teacher_truncated_share": stats.wilson(t_cut, t_known, n_tasks=t_known_tasks, unit="rows"),
     }
+    if other_prompts:
+        measured["other_prompt_tasks"] = other_prompts
     paired = _paired(pool, tpool, draws, seed)
     if paired is not None:
         measured["paired_difference"] = paired
@@ -251,6 +253,7 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
             "OPD needs a stronger model; OPSD distils a model from itself with a hint"
         )
         measured["teacher_is_student"] = True
+        measured["student_model"] = student
         return CheckResult("teacher", title, Status.FAIL, why, measured)
     t_cut_passes = int(tpool.tasks["truncated_passes"].sum())
     measured["teacher_truncated_passes"] = t_cut_passes
@@ -262,9 +265,10 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         )
     coverage = covered / pool.n_tasks if pool.n_tasks else 0.0
     if coverage < options.teacher_min_coverage - TOL:
+        differ = f"; {other_prompts} shared ids carry other prompts" if other_prompts else ""
         fails.append(
             f"covers {covered} of the student's {pool.n_tasks} tasks "
-            f"({coverage:.2f} < {options.teacher_min_coverage})"
+            f"({coverage:.2f} < {options.teacher_min_coverage}){differ}"
         )
     if t_rate.low is None or s_rate.low is None:
         fails.append(f"{covered} shared tasks give no interval")
@@ -297,13 +301,34 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
 
 
 def _student_model(pool: Pool, options: RouteOptions) -> str | None:
-    """The model you train: ``--model`` without its version (None when not given)."""
-    del pool
-    return options.model.partition("@")[0] if options.model else None
+    """The model you train: ``--model`` without its version, else the model the student's
+    own rows name (the one naming the most rows); None when neither says."""
+    if options.model:
+        return options.model.partition("@")[0]
+    named = [(c, m) for m, c in pool.models.items() if m is not None]
+    return max(named)[1] if named else None
+
+
+def _same_prompts(pool: Pool, tpool: Pool) -> tuple[Pool, int]:
+    """The teacher's pool without the task ids whose prompt differs from the student's (one
+    id, two prompts: not the same task), and how many were left out. Ids are compared only
+    where both sides carry prompts."""
+    import dataclasses
+
+    mine, theirs = pool.source.prompts, tpool.source.prompts
+    if mine is None or theirs is None or mine.height == 0 or theirs.height == 0:
+        return tpool, 0
+    differ = mine.join(theirs, on="task_id", how="inner", suffix="_t").filter(
+        pl.col("prompt") != pl.col("prompt_t")
+    )
+    if differ.height == 0:
+        return tpool, 0
+    kept = tpool.tasks.join(differ.select("task_id"), on="task_id", how="anti")
+    return dataclasses.replace(tpool, tasks=kept), differ.height
 
 
 def _paired(pool: Pool, tpool: Pool, draws: int, seed: int) -> Rate | None:
-    """The paired per-task difference (teacher − student) as ``while diff`` computes it."""
+    """The paired per-task difference (teacher − student) as ``whilecli diff`` computes it."""
     from whilecli.route.paired import pair_tasks, paired_diff
 
     if pair_tasks(pool.tasks, tpool.tasks).height == 0:
@@ -319,7 +344,7 @@ def _paired_note(paired: Rate | None) -> str:
         ci = "no interval"
     else:
         ci = f"[{paired.low:+.2f}, {paired.high:+.2f}]"
-    return f" (paired per-task difference {paired.value:+.2f} {ci}, as while diff: context)"
+    return f" (paired per-task difference {paired.value:+.2f} {ci}, as whilecli diff: context)"
 
 
 def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None]:

@@ -1,4 +1,4 @@
-"""The decision of ``while route``: run the six checks in order, stop at the first that
+"""The decision of ``whilecli route``: run the six checks in order, stop at the first that
 decides, score every method, and gather the summary and what to do before the GPU.
 
 DESIGN section 2: truncated passes → rollouts per task → band → teacher → tokenizer →
@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from whilecli.route import checks, stats
+from whilecli.route import checks, quality, stats
 from whilecli.route.identity import size_from_name
-from whilecli.route.model import CheckResult, MethodScore, Pool, Rate, Route, Status
+from whilecli.route.model import CheckResult, Finding, MethodScore, Pool, Rate, Route, Status
 from whilecli.route.options import RouteOptions
 
 #: Every method the route table knows, in the order the report lists them.
@@ -57,8 +57,12 @@ class Facts:
     tokenizer_mismatch: bool
     policy: str  # on | other | stale | unknown
     logprobs: bool | None  # None: unknown
-    values: bool | None  # None: unknown
+    values: bool | None  # on every row; None: unknown
     size_b: float | None
+    repeated: bool = False  # most grouped tasks repeat one draw: the draws are one
+    logprob_rows: int | None = None  # rows carrying sampler log-probs (None: unknown)
+    values_rows: int | None = None  # rows carrying critic values (None: unknown)
+    rows: int = 0
 
 
 def _mismatch(tok: CheckResult) -> bool:
@@ -92,31 +96,44 @@ def _facts(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -> 
         tokenizer_mismatch=_mismatch(tok),
         policy=policy,
         logprobs=pool.source.has_logprobs,
-        values=pool.source.has_values,
+        values=quality.full(pool, "values"),
         size_b=options.size_b if options.size_b is not None else _size_from_names(pool, options),
+        repeated=found["band"].decides == REPEATED,
+        logprob_rows=quality.coverage(pool, "logprobs"),
+        values_rows=quality.coverage(pool, "values"),
+        rows=pool.rows,
     )
 
 
 def _size_from_names(pool: Pool, options: RouteOptions) -> float | None:
-    """The size of the model you train where ``--model`` says it (``Qwen3-0.6B`` → 0.6): it
-    stands in for ``--size-b``, as in ``config``."""
-    del pool
-    return size_from_name(options.model.partition("@")[0]) if options.model else None
+    """The size of the model you train where its name says it (``Qwen3-0.6B`` → 0.6): the
+    name ``--model`` gives, else the one the rows name (when every row that names a model
+    names that one). It stands in for ``--size-b``, as in ``config``."""
+    if options.model:
+        return size_from_name(options.model.partition("@")[0])
+    named = {m for m in pool.models if m is not None}
+    sizes = {size_from_name(m) for m in named}
+    return sizes.pop() if len(sizes) == 1 else None
 
 
 def _single_family(f: Facts, name: str) -> MethodScore:
-    if f.grouped and not f.singles:
+    if f.grouped and not f.singles and not f.repeated:
         return MethodScore(name, False, "groups exist: a grouped method uses them")
     if name in ("sao", "bpco") and not f.values:
-        unknown = " (a summary without a whilecli header does not say whether they are)"
-        return MethodScore(
-            name, False, "needs critic values on the rows" + (unknown if f.values is None else "")
-        )
+        if f.values is None:
+            why = " (a summary without a whilecli header does not say whether they are)"
+        elif f.values_rows:
+            why = f": values on {f.values_rows} of {f.rows} rows"
+        else:
+            why = ""
+        return MethodScore(name, False, "needs critic values on every row" + why)
     lp = {
         True: "present",
         False: "absent: staleness cannot be corrected",
         None: "unknown: a summary without a whilecli header does not say",
     }[f.logprobs]
+    if f.logprobs and f.logprob_rows is not None and f.logprob_rows < f.rows:
+        lp = f"on {f.logprob_rows} of {f.rows} rows"
     whys = {
         "flash_reinforce": f"one rollout per prompt, baseline from the batch; sampler log-probs {lp}",
         "sao": "one rollout per prompt with a critic and a token band",
@@ -136,6 +153,8 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
     if name == "grpo":
         if not f.grouped:
             return MethodScore(name, False, "no grouped task: a group of one has no baseline")
+        if f.repeated:
+            return MethodScore(name, False, "one draw repeated per task: no split is measured")
         if f.band in ("floor", "saturated"):
             return MethodScore(name, False, f"{f.band}: every group is unanimous, no gradient")
         if f.split == 0:
@@ -494,18 +513,25 @@ def _grader(scan: Any) -> str:
     return "judge" if scan.judged else "program"
 
 
+#: The route of rows whose grouped tasks mostly repeat one draw.
+REPEATED = "repeated-draws"
+
+
 def _band_measured(band: CheckResult, pool: Pool) -> CheckResult:
     """Most grouped tasks repeating one draw (greedy decoding, a cache): the band is not
-    measured, whatever the counts say."""
+    measured, whatever the counts say, and the k draws count as one: the rows route as one
+    draw per prompt (``repeated-draws``), provisional."""
     found = pool.source.facts
     if not found.repeated or band.status == Status.NOT_REACHED:
         return band
-    band.status, band.decides = Status.UNKNOWN, None
+    band.status, band.decides = Status.UNKNOWN, REPEATED
     band.why = (
         f"{found.repeated_tasks} of {found.compared_tasks} grouped tasks repeat one draw"
         " (identical completions): the band is not measured; sample at temperature > 0"
     )
     band.measured["repeated_tasks"] = found.repeated_tasks
+    band.measured.pop("need", None)  # k more copies of one draw split nothing
+    band.warnings = []
     return band
 
 
@@ -548,7 +574,7 @@ def _method_and_plan(
     small = f.size_b is not None and f.size_b < options.opsd_min_size_b - stats.TOL
     if route == "fix-reward":
         return None, []
-    if route == "single-rollout":
+    if route in ("single-rollout", REPEATED):
         plan = ["sao", "bpco", "flash_reinforce", "rae"] if f.values else ["flash_reinforce", "rae"]
         if scores["opd"].ok:  # OPD needs no group: a teacher that clears teaches at k = 1
             plan.append("opd")
@@ -582,6 +608,10 @@ def _why(route: str, plan: list[str], found: dict[str, CheckResult], f: Facts) -
         return f"{found['band'].why}: GroupwiseGrading ranks the passes, or harden the eval"
     if route == "no-split":
         return found["band"].why
+    if route == REPEATED:
+        return (
+            f"{found['band'].why}. Until then the rows are one draw per prompt: {_label(plan[0])}"
+        )
     if route == "teacher":
         return f"{found['teacher'].why}; {found['tokenizer'].why}: OPD"
     if route == "grpo":
@@ -595,6 +625,33 @@ def _why(route: str, plan: list[str], found: dict[str, CheckResult], f: Facts) -
     if route == "single-rollout" and "opd" in plan:
         return f"{found[key].why}. A teacher clears at k = 1 ({found['teacher'].why}): OPD"
     return found[key].why
+
+
+def _evidence_dict(ev: Evidence) -> dict[str, Any]:
+    return {
+        "check": ev.check,
+        "what": ev.what,
+        "tasks": ev.tasks,
+        "label": ev.label,
+        "interval": ev.interval,
+        "threshold": ev.threshold,
+    }
+
+
+def _label(method: str) -> str:
+    from whilecli.names import METHOD_LABELS
+
+    return METHOD_LABELS.get(method, method)
+
+
+def _forced(findings: list[Finding], provisional: bool, why: str | None) -> tuple[bool, str | None]:
+    """A finding that leaves the verdict provisional whatever the task count (one draw
+    repeated, partial credit on cut-off replies), added to the evidence's reasons."""
+    forced = quality.forces_provisional(findings)
+    if not forced:
+        return provisional, why
+    rows = "provisional: the rows show " + "; and ".join(forced) + "."
+    return True, rows if why is None else f"{why} {rows[len('provisional: ') :].capitalize()}"
 
 
 def decide(pool: Pool, options: RouteOptions) -> Route:
@@ -624,6 +681,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     needs: dict[str, Any] = dict(found["band"].measured.get("need", {}))
     if route == "single-rollout":
         needs.setdefault("k", 4)
+    if route == REPEATED:
+        needs.update({"k": 4, "temperature": "> 0 (the draws must differ)"})
     if route == "floor" and method == "sft":
         needs["stronger_model_completions"] = found["band"].measured["tasks_at_0"]
     tok = found["tokenizer"]
@@ -632,7 +691,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         tok.measured.get("student_vocab"),
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
-    warnings: list[str] = pool.source.facts.warnings()  # what the rows mean comes first
+    findings = quality.findings(pool, found)  # what the rows mean comes first
+    warnings: list[str] = []
     for check in ordered:
         warnings.extend(w for w in check.warnings if w not in warnings)
     notes = list(pool.source.notes)
@@ -643,9 +703,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
             f" at reward ≥ {pool.source.pass_threshold:g}"
         )
     summary = _summary(pool, options, found)
-    provisional, provisional_why, firm_at = _provisional(
-        _evidence(route, plan, found, pool, options), options
-    )
+    evidence = _evidence(route, plan, found, pool, options)
+    provisional, provisional_why, firm_at = _provisional(evidence, options)
+    provisional, provisional_why = _forced(findings, provisional, provisional_why)
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
     judge = _judge(pool, options)
     grader = _grader(judge)
@@ -671,6 +731,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         exit_reasons=reasons,
         grader=grader,
         judge=judge,
+        data_quality=findings,
+        evidence=[_evidence_dict(ev) for ev in evidence],
     )
     from whilecli.route.report import headline
 

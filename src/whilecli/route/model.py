@@ -1,6 +1,6 @@
 """The route's data contract: what the checks produce and the report prints.
 
-Every stage of ``while route`` speaks these types:
+Every stage of ``whilecli route`` speaks these types:
 
 ``read`` → :class:`Rows` (a lazy frame in the canonical schema) → ``pool.summarize`` →
 :class:`Pool` (per-task counts) → ``checks`` → :class:`CheckResult` ×6 → ``decide`` →
@@ -122,6 +122,20 @@ class CheckResult:
 
 
 @dataclass
+class Finding:
+    """What reading found that changes what the numbers mean (DESIGN section 2, "Data
+    quality first"), and what it does to the verdict."""
+
+    kind: str  # errors | ungraded | repeated_draws | per_row_ids | coverage | cut_partial | ...
+    count: int  # rows (or tasks, for repeated draws and prompts) it concerns
+    found: str  # what was found, one sentence
+    moves: str  # what it does to the verdict, one sentence
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
 class MethodScore:
     """Whether one method of the route table fits these rows, and why (or why not)."""
 
@@ -169,6 +183,11 @@ class Route:
     #: ``--show``: the tasks behind each count asked for, bounded by ``--limit`` (see
     #: :func:`whilecli.route.drill.drill_down`); empty when nothing was asked.
     show: dict[str, Any] = field(default_factory=dict)
+    #: What reading found that moves the verdict, listed before the checks.
+    data_quality: list[Finding] = field(default_factory=list)
+    #: What the verdict rests on: per deciding check, ``check`` (1-based), ``what`` (e.g.
+    #: "56 split tasks of 64"), ``tasks``, ``label`` and ``interval`` (a Rate, or None).
+    evidence: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = self._to_dict()
@@ -190,6 +209,8 @@ class Route:
             "firm_at": self.firm_at,
             "exit_reasons": list(self.exit_reasons),
             "grader": self.grader,
+            "data_quality": [f.to_dict() for f in self.data_quality],
+            "evidence": _plain(self.evidence),
             "checks": [c.to_dict() for c in self.checks],
             "methods": [m.to_dict() for m in self.methods],
             "needs": _plain(self.needs),

@@ -1,4 +1,4 @@
-"""The knobs of ``while route``: every field typed, defaulted and documented."""
+"""The knobs of ``whilecli route``: every field typed, defaulted and documented."""
 
 from __future__ import annotations
 

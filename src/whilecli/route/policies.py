@@ -1,4 +1,4 @@
-"""The CI policies of ``while check`` and ``while route --fail-on``: named conditions on a route.
+"""The CI policies of ``whilecli check`` and ``whilecli route --fail-on``: named conditions on a route.
 
 Each policy is a pure function of a :class:`~whilecli.route.model.Route` (plus, for
 ``judge-unaudited``, the :class:`Evidence` gathered from the inputs) that returns ``None``
@@ -46,7 +46,7 @@ POLICIES: tuple[str, ...] = (
     "few-split",
     "judge-unaudited",
 )
-#: What ``while check`` enforces when neither the command line nor a config file names any:
+#: What ``whilecli check`` enforces when neither the command line nor a config file names any:
 #: the stops of the reference SDK that void every method (a cut-off reply passes; a judge
 #: grades and no audit clears it).
 DEFAULT_CHECK_POLICIES: tuple[str, ...] = ("truncated-passes", "judge-unaudited")

@@ -1,4 +1,4 @@
-"""The Markdown report (a CI job summary) and GitHub workflow annotations of ``while route``.
+"""The Markdown report (a CI job summary) and GitHub workflow annotations of ``whilecli route``.
 
 Annotations follow GitHub's workflow-command syntax, ``::error file=PATH,title=T::MESSAGE``:
 the message escapes ``%``, ``\\r`` and ``\\n`` as ``%25``, ``%0D`` and ``%0A``; property
@@ -42,7 +42,7 @@ def to_markdown(route: Route) -> str:
     """The report as GitHub-flavoured Markdown: verdict heading, checks, methods, needs, GPU."""
     word = "provisional: " if route.provisional else ""
     out: list[str] = [
-        f"## while route: {word}{method_label(route.method)}",
+        f"## whilecli route: {word}{method_label(route.method)}",
         "",
         f"**Route:** {route_reason(route)} (`{route.route}`), exit code {route.exit_code}",
         "",
@@ -135,7 +135,7 @@ def show_annotations(show: Mapping[str, Any]) -> list[str]:
 
     lines: list[str] = []
     for kind, entry in show.items():
-        title = f"while route: {KIND_WORDS[kind][0]}"
+        title = f"whilecli route: {KIND_WORDS[kind][0]}"
         for item in entry["shown"]:
             message = f"{item['task_id']}: first row at {place_words(item)}"
             lines.append(
@@ -195,14 +195,16 @@ def to_github(route: Route, *, file: str | None = None) -> str:
     lines: list[str] = []
     stop = exit_line(route)
     if stop and route.route != "fix-reward":
-        lines.append(annotation("error", stop, file=file, title="while route: exit 1"))
+        lines.append(annotation("error", stop, file=file, title="whilecli route: exit 1"))
     if route.provisional_why:
         message = f"{verdict(route)}. {route.provisional_why}"
-        lines.append(annotation("warning", message, file=file, title="while route: provisional"))
+        lines.append(annotation("warning", message, file=file, title="whilecli route: provisional"))
     if route.route == "fix-reward":
-        lines.append(annotation("error", route.why, file=file, title="while route: fix the reward"))
+        lines.append(
+            annotation("error", route.why, file=file, title="whilecli route: fix the reward")
+        )
     for check in route.checks:
-        title = f"while route: {check.title}"
+        title = f"whilecli route: {check.title}"
         if check.status is Status.FAIL:
             level = "error" if check.reached else "warning"
             lines.append(annotation(level, check.why, file=file, title=title))
@@ -212,8 +214,8 @@ def to_github(route: Route, *, file: str | None = None) -> str:
             if warning not in route.warnings:
                 lines.append(annotation("warning", warning, file=file, title=title))
     for warning in route.warnings:
-        lines.append(annotation("warning", warning, file=file, title="while route"))
+        lines.append(annotation("warning", warning, file=file, title="whilecli route"))
     lines += show_annotations(route.show)
     message = f"{verdict(route)}. {route.why}"
-    lines.append(annotation("notice", message, title="while route"))
+    lines.append(annotation("notice", message, title="whilecli route"))
     return "\n".join(lines) + "\n"

@@ -1,9 +1,13 @@
-"""The Rich text report of ``while route``: verdict first, then the evidence.
+"""The Rich text report of ``whilecli route``: the answer first, then the evidence.
 
-Order: the verdict (route, method, why, plan), the six checks, the methods, the per-task
-pass-rate histogram with the headline rates, needs, what to do before the GPU, where each
-field came from, notes and warnings. Markup is off (user strings print as typed), and a
-console that is not a terminal is 100 columns wide, so the output is deterministic.
+By default the report answers (DESIGN section 2, "The report answers first"): the verdict,
+the plan, the deciding evidence with its interval and n, and what reading found that moves
+the verdict, then one line of check statuses, what is needed and the held-out size: at
+most :data:`BRIEF_LINES` lines at 80 columns. ``-v`` (``verbose``) prints everything after
+the answer: every check with what it measured, the methods, the pass rates with the
+histogram, needs, what to do before the GPU, where each field came from, notes and
+warnings. Markup is off (user strings print as typed), and a console that is not a terminal
+is 100 columns wide, so the output is deterministic.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from whilecli.route.drill import show_sections
-from whilecli.route.model import CheckResult, Route, Status
+from whilecli.route.model import CheckResult, Rate, Route, Status
 from whilecli.route.report import (
     STATUS_WORDS,
     bar,
@@ -77,10 +81,10 @@ def make_console(file: IO[str] | None = None, *, width: int | None = None) -> Co
     )
 
 
-def text_to_string(route: Route, *, width: int = 100) -> str:
+def text_to_string(route: Route, *, width: int = 100, verbose: bool = False) -> str:
     """The text report as a plain string (no colour), ``width`` columns wide."""
     buffer, console = text_console(width)
-    render_text(route, console)
+    render_text(route, console, verbose=verbose)
     return buffer.getvalue()
 
 
@@ -101,9 +105,23 @@ def text_console(width: int | None = None) -> tuple[io.StringIO, Console]:
     return buffer, console
 
 
-def render_text(route: Route, console: Console) -> None:
-    """Print the whole report to ``console``."""
+#: The most lines the report prints without ``-v`` (``--show`` lists come after them).
+BRIEF_LINES = 25
+#: The program's name in every report's first line.
+PROGRAM = "whilecli"
+
+
+def render_text(route: Route, console: Console, *, verbose: bool = False) -> None:
+    """Print the report to ``console``: the answer (at most :data:`BRIEF_LINES` lines), and
+    with ``verbose`` everything else."""
+    if not verbose:
+        for line in brief_lines(route, console.width):
+            _print(console, line)
+        show_text(route.show, console)
+        return
     _verdict(route, console)
+    _evidence(route, console)
+    _quality(route, console)
     _checks(route.checks, console, route.warnings)
     _methods(route, console)
     _histogram(route.summary, console)
@@ -113,6 +131,13 @@ def render_text(route: Route, console: Console) -> None:
     _lines(console, "Notes", route.notes, "")
     _lines(console, "Warnings", route.warnings, "yellow")
     show_text(route.show, console)
+
+
+def show_string(show: Mapping[str, Any], width: int) -> str:
+    """The ``--show`` lists as plain text, ``width`` columns wide."""
+    buffer, console = text_console(width)
+    show_text(show, console)
+    return buffer.getvalue()
 
 
 def show_text(show: Mapping[str, Any], console: Console) -> None:
@@ -179,30 +204,142 @@ def _print(console: Console, line: str | Text) -> None:
 
 
 def _verdict(route: Route, console: Console) -> None:
+    for line in _verdict_lines(route, console.width):
+        _print(console, line)
+
+
+def _verdict_lines(route: Route, width: int) -> list[Text]:
+    """The verdict, why it exits 1, why it is provisional, why, and the plan."""
+    out: list[Text] = []
     reason = f"(route: {route_reason(route)})"
     word = "provisional: " if route.provisional else ""
     method = method_label(route.method)
-    lines = wrap(f"while route: {word}{method}  {reason}", console.width, indent=0, hang=2)
+    lead = f"{PROGRAM} route: "
+    lines = wrap(f"{lead}{word}{method}  {reason}", width, indent=0, hang=2)
     first = Text(lines[0])
-    first.stylize("bold", 0, len("while route: "))
-    at = len("while route: ")
+    first.stylize("bold", 0, len(lead))
+    at = len(lead)
     if word:
         first.stylize("bold yellow", at, at + len(word))
     at += len(word)
     first.stylize("bold green" if route.method else "bold red", at, at + len(method))
-    _print(console, first)
-    for line in lines[1:]:
-        _print(console, Text(line))
+    out.append(first)
+    out += [Text(line) for line in lines[1:]]
     stop = exit_line(route)
     if stop:
-        _say(console, stop, indent=0, hang=2, style="bold red")
+        out += _texts(stop, width, indent=0, hang=2, style="bold red")
     if route.provisional_why:
-        _say(console, route.provisional_why, indent=0, hang=2, style="yellow")
-    _say(console, route.why, indent=0, hang=2)
+        out += _texts(route.provisional_why, width, indent=0, hang=2, style="yellow")
+    out += _texts(route.why, width, indent=0, hang=2)
     if route.plan:
-        _print(console, Text("Plan:", style="bold"))
-        for i, step in enumerate(route.plan, 1):
-            _say(console, f"{i}. {step}", hang=3)
+        steps = "  ".join(f"{i}. {step}" for i, step in enumerate(route.plan, 1))
+        plan = _texts(f"Plan: {steps}", width, indent=0, hang=6)
+        plan[0].stylize("bold", 0, len("Plan:"))
+        out += plan
+    return out
+
+
+def _texts(text: str, width: int, indent: int = 2, hang: int = 0, style: str = "") -> list[Text]:
+    return [Text(line, style=style) for line in wrap(text, width, indent=indent, hang=hang)]
+
+
+def evidence_lines(route: Route) -> list[str]:
+    """The deciding evidence, one line each: what it rests on (check N) with its interval
+    and n, then pass@1."""
+    out: list[str] = []
+    for ev in route.evidence:
+        rate = ev.get("interval")
+        what = f"{ev['what']} (check {ev['check']})"
+        if isinstance(rate, Rate):
+            what = f"{ev['label']} {keep_together(rate.format())}: {what}"
+        out.append(what)
+    p1 = route.summary.get("pass_at_1")
+    if isinstance(p1, Rate):
+        out.append(f"pass@1 {keep_together(p1.format())}")
+    return out
+
+
+def quality_lines(route: Route) -> list[str]:
+    """What reading found that moves the verdict, one item each."""
+    return [f"{f.found}: {f.moves}" for f in route.data_quality]
+
+
+def check_summary(route: Route) -> str:
+    """Every check's status on one line: ``1 pass, 2 pass, 3 fail → floor, 4 not asked``."""
+    parts = []
+    for i, check in enumerate(route.checks, 1):
+        word = STATUS_WORDS[check.status]
+        if check.decides:
+            word += f" → {check.decides}"
+        parts.append(keep_together(f"{i} {word}"))
+    return "Checks: " + ", ".join(parts)
+
+
+def brief_lines(route: Route, width: int) -> list[Text]:
+    """The answer, at most :data:`BRIEF_LINES` lines: the verdict and plan, the deciding
+    evidence, the data-quality findings, the checks on one line, what is needed, the
+    held-out size and the warnings; what does not fit is left to ``-v`` and says so."""
+    head = _verdict_lines(route, width)
+    blocks: list[list[Text]] = []
+    evidence = [Text("Evidence:", style="bold")]
+    for line in evidence_lines(route):
+        evidence += _texts(line, width, indent=2, hang=4)
+    blocks.append(evidence)
+    found = quality_lines(route)
+    if found:
+        quality = [Text("Data quality (moves the verdict):", style="bold")]
+        for item in found:
+            quality += [Text(x, style="yellow") for x in wrap(item, width, hang=2, bullet=True)]
+    else:
+        quality = [Text("Data quality: nothing found that moves the verdict")]
+    quality[0].stylize("bold", 0, len("Data quality"))
+    blocks.append(quality)
+    blocks.append(_texts(check_summary(route), width, indent=0, hang=2))
+    if route.needs:
+        needs = "; ".join(f"{label}: {value}" for label, value in flatten(route.needs))
+        blocks.append(_texts(f"Needs: {needs}", width, indent=0, hang=2))
+    advice = route.before_gpu.get("random_control") if route.before_gpu else None
+    if isinstance(advice, (list, tuple)) and advice:
+        first = str(advice[0])
+        first = first[:1].lower() + first[1:]
+        blocks.append(_texts(f"Before the GPU: {first}", width, indent=0, hang=2))
+    for warning in route.warnings:
+        blocks.append(_texts(f"warning: {warning}", width, indent=0, hang=2, style="yellow"))
+    more = Text("More: every check, the methods and the sources with -v (--verbose).", style="dim")
+    room = BRIEF_LINES - len(head) - 1
+    out = list(head)
+    left = 0
+    for block in blocks:
+        if left or len(block) > room:
+            left += 1
+            continue
+        out += block
+        room -= len(block)
+    if left:
+        more = Text(
+            f"More: {left} more item(s) and every check, the methods and the sources"
+            " with -v (--verbose).",
+            style="dim",
+        )
+        if len(wrap(more.plain, width, indent=0)) > 1:
+            more = Text(f"More: {left} more with -v (--verbose).", style="dim")
+    out.append(more)
+    return out
+
+
+def _evidence(route: Route, console: Console) -> None:
+    _heading(console, "Evidence")
+    for line in evidence_lines(route):
+        _say(console, line, hang=4)
+
+
+def _quality(route: Route, console: Console) -> None:
+    _heading(console, "Data quality")
+    found = quality_lines(route)
+    if not found:
+        _say(console, "nothing found that moves the verdict")
+    for item in found:
+        _say(console, item, style="yellow", hang=2, bullet=True)
 
 
 def _status(check: CheckResult) -> Text:

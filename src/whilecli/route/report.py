@@ -26,6 +26,7 @@ ROUTE_LABELS: dict[str, str] = {
     "floor": "floor: every task fails",
     "saturated": "saturated: every task passes",
     "no-split": "no group splits: tasks only at 0 and at 1",
+    "repeated-draws": "one draw repeated per task: the band is not measured",
     "teacher": "a stronger teacher with the same tokenizer",
     "off-policy": "another model wrote these rows",
     "grpo": "split tasks, on-policy, a program grades",
@@ -61,6 +62,7 @@ _HEAD_BASES: dict[str, str] = {
     "floor": "floor: every task fails",
     "saturated": "saturated: every task passes",
     "no-split": "no group splits",
+    "repeated-draws": "one draw repeated per task (identical completions)",
     "teacher": "a stronger teacher",
     "off-policy": "another model wrote these rows",
     "grpo": "split tasks",
@@ -85,6 +87,8 @@ def _unknown_phrase(check: CheckResult) -> str:
         return "teacher's truncation unknown (not recorded)"
     if check.key == "tokenizer":
         return "tokenizer unknown (no vocab given)"
+    if check.key == "band" and "repeated_tasks" in m:
+        return "band unknown (not measured)"
     if check.key == "on_policy":
         why = "no --model" if "no --model" in check.why else "rows name no model"
         return f"on-policy unknown ({why})"

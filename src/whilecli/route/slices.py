@@ -96,8 +96,11 @@ def split_rows(rows: Rows) -> list[tuple[str, Rows]]:
     return out
 
 
-def render_slices(slices: Slices, fmt: str) -> str:
-    """The report of every slice in ``fmt`` (text, json, markdown, github), the table first."""
+def render_slices(slices: Slices, fmt: str, *, verbose: bool = False, quiet: bool = False) -> str:
+    """The report of every slice in ``fmt`` (text, json, markdown, github), the table first.
+
+    Text: each slice's answer (``verbose``: its whole report); ``quiet``: the table, then one
+    headline per slice with why it exits 1 and any ``--show`` lists."""
     import json
 
     from whilecli.route.report import render
@@ -120,25 +123,33 @@ def render_slices(slices: Slices, fmt: str) -> str:
         return "\n".join(lines) + "\n\n" + "\n\n".join(body)
     if fmt == "github":
         out = [
-            f"::notice title=while route ({slices.by} {t['slice']})::{t['route']}: pass@1 {_p1(t)}"
+            f"::notice title=whilecli route ({slices.by} {t['slice']})::{t['route']}: pass@1 {_p1(t)}"
             for t in table
         ]
         for name, route in slices.routes:
             out += [f"{line} [{slices.by} {name}]" if line.startswith("::") else line
                     for line in render(route, "github").splitlines()]  # fmt: skip
         return "".join(f"{line}\n" for line in out)
-    from whilecli.route.render_text import console_width, text_to_string
+    from whilecli.route.render_text import console_width, show_string, text_to_string
 
     width = max(len(str(t["slice"])) for t in table)
     head = [f"Routes by {slices.by} ({len(table)} slices)"]
     head += [f"  {str(t['slice']).ljust(width)}  {t['route']:<15} {_p1(t)}" for t in table]
     parts = ["\n".join(head)]
+    if quiet:
+        said: list[str] = []
+        for name, route in slices.routes:
+            said.append(f"whilecli route ({slices.by} {name}): {route.headline or route.why}")
+            said += [f"exit 1: {reason}" for reason in route.exit_reasons]
+            if route.show:
+                said.append(show_string(route.show, console_width()).rstrip("\n"))
+        return "\n".join(head + said) + "\n"
     for name, route in slices.routes:
         parts.append(
             f"── {slices.by}: {name} "
             + "─" * 20
             + "\n"
-            + text_to_string(route, width=console_width())
+            + text_to_string(route, width=console_width(), verbose=verbose)
         )
     return "\n\n".join(parts) + "\n"
 

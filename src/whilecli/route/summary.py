@@ -49,6 +49,7 @@ from whilecli.route.summary_header import (
     Entry,
     Header,
     combine,
+    facts_of,
     header_of,
     merge_headers,
     parquet_footer,
@@ -488,6 +489,7 @@ def pool_from_summary(
         has_values=header.has_values,
         notes=notes,
         judge=_judged(header, rows),
+        facts=facts_of(header.inputs),
     )
     writers = frame.select("models").explode("models").unnest("models")
     return Pool(

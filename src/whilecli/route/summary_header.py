@@ -12,10 +12,12 @@ file when there are several, the partial-reward note recomputed from the totals.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -38,6 +40,8 @@ class Entry:
     sources: dict[str, str]
     notes: list[str] = field(default_factory=list)
     judged: int | None = None  # rows an LLM judge graded; None: not scanned (stdin, older)
+    #: What reading found (:class:`whilecli.io.facts.Facts` as a dict); None: not recorded.
+    facts: dict[str, Any] | None = None
 
 
 @dataclass
@@ -110,7 +114,9 @@ def header_of(rows: Rows, n_rows: int) -> Header:
     if notes and notes[-1] == partial_note(rows.partial_rows, n_rows, rows.pass_threshold):
         notes.pop()
     judged = None if rows.judge is None else int(rows.judge.judged)
-    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged)
+    found = rows.facts.to_dict()
+    found.pop("repeated_share", None)  # derived
+    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged, found)
     return Header(
         pass_threshold=rows.pass_threshold,
         threshold_explicit=rows.threshold_explicit,
@@ -191,7 +197,7 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
     """One ``inputs`` entry of a header, its types checked."""
     if not isinstance(e, dict):
         raise bad(at, f"an object expected, got {type(e).__name__}")
-    unknown = set(e) - {"paths", "format", "sources", "notes", "judged"}
+    unknown = set(e) - {"paths", "format", "sources", "notes", "judged", "facts"}
     if unknown:
         raise bad(at, f"unknown keys {sorted(unknown)}")
     if not _strings(e.get("paths")):
@@ -209,7 +215,44 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
         not isinstance(judged, int) or isinstance(judged, bool) or judged < 0
     ):
         raise bad(f"{at}.judged", "a count of rows (an integer >= 0) or null expected")
-    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged)
+    found = e.get("facts")
+    if found is not None:
+        _check_facts(found, f"{at}.facts", bad)
+    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged, found)
+
+
+def _check_facts(found: object, at: str, bad: Callable[[str, str], InputError]) -> None:
+    """An entry's ``facts``: the fields of :class:`whilecli.io.facts.Facts`, each typed."""
+    from whilecli.io.facts import Facts
+
+    fields = {f.name: f.type for f in dataclasses.fields(Facts)}
+    if not isinstance(found, dict) or set(found) - set(fields):
+        raise bad(at, "an object of the row facts expected")
+    for key, value in found.items():
+        kind = str(fields[key])
+        if key == "coverage":
+            ok = isinstance(value, dict) and all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value.values()
+            )
+        elif "str" in kind:
+            ok = isinstance(value, str) or (value is None and "None" in kind)
+        else:
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        if not ok:
+            raise bad(f"{at}.{key}", f"not a {kind}: {value!r}")
+
+
+def facts_of(inputs: list[Entry]) -> Any:
+    """The row facts of every entry added up (:class:`whilecli.io.facts.Facts`); entries
+    that recorded none add nothing."""
+    from whilecli.io.facts import Facts
+
+    total = Facts()
+    for entry in inputs:
+        if entry.facts is not None:
+            total.add(Facts(**{k: v for k, v in entry.facts.items() if k != "missing"}))
+            total.missing = str(entry.facts.get("missing", total.missing))
+    return total
 
 
 def merge_headers(names: list[str], headers: list[Header | None]) -> Header:

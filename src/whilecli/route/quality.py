@@ -1,0 +1,189 @@
+"""Data quality first (DESIGN section 2): what reading found that changes what the numbers
+mean, each with what it does to the verdict.
+
+The reading layer decides what every row means (:mod:`whilecli.io.facts`); this module
+turns its counts, the coverage of the optional fields and check 4's teacher facts into
+:class:`~whilecli.route.model.Finding` lines, listed before the checks. Each finding moves
+the verdict it touches (:func:`forces_provisional`, and the rules in
+:mod:`whilecli.route.decide` and :mod:`whilecli.route.checks`), never only a warning line:
+
+- error replies and ungraded rows are left out of every rate (an error scored 0 never
+  makes a split task);
+- most grouped tasks repeating one draw: the k draws are one, the band is not measured
+  (check 3 unknown), the rows route as one draw per prompt, provisional;
+- ids one per row while prompts repeat: tasks are keyed by the prompt;
+- a field on some rows only: a method that needs it on every row is not ok (critic values
+  for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
+- cut-off replies with partial credit: the reward scores cut-off text, provisional;
+- a teacher that is the student, or that shares ids but not prompts: check 4 fails, or the
+  ids are not shared.
+"""
+
+from __future__ import annotations
+
+from whilecli.route.model import CheckResult, Finding, Pool
+
+#: Findings that leave the verdict provisional, whatever the task count.
+PROVISIONAL_KINDS = ("repeated_draws", "cut_partial")
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def coverage(pool: Pool, name: str) -> int | None:
+    """Rows counted that carry the per-token field ``name`` (``logprobs``, ``values``);
+    None where the read does not say (a summary)."""
+    value = pool.source.facts.coverage.get(name)
+    if value is None:
+        flag = pool.source.has_logprobs if name == "logprobs" else pool.source.has_values
+        if flag is None:
+            return None
+        return pool.rows if flag else 0
+    return min(int(value), pool.rows)
+
+
+def full(pool: Pool, name: str) -> bool | None:
+    """Every counted row carries ``name``: True; some or none: False; unknown: None."""
+    have = coverage(pool, name)
+    if have is None:
+        return None
+    return pool.rows > 0 and have >= pool.rows
+
+
+def findings(pool: Pool, found: dict[str, CheckResult]) -> list[Finding]:
+    """What reading found, in the order the report lists it."""
+    facts = pool.source.facts
+    out: list[Finding] = []
+    if facts.errors:
+        out.append(
+            Finding(
+                "errors",
+                facts.errors,
+                f"{facts.errors} of {facts.rows} rows are harness errors, not replies"
+                f" (first: {facts.first_error})",
+                "left out of every rate: an error scored 0 is not the model's failure",
+            )
+        )
+    if facts.ungraded:
+        moves = (
+            "counted as failures (--missing fail)"
+            if facts.missing == "fail"
+            else "left out of every rate (--missing fail counts them as failures)"
+        )
+        out.append(
+            Finding(
+                "ungraded",
+                facts.ungraded,
+                f"{facts.ungraded} of {facts.rows} rows have no grade"
+                f" (first: {facts.first_ungraded})",
+                moves,
+            )
+        )
+    if facts.repeated_tasks:
+        what = (
+            f"{facts.repeated_tasks} of {facts.compared_tasks} grouped tasks repeat one draw"
+            " (identical completions: greedy decoding or a cache)"
+        )
+        if facts.repeated:
+            moves = (
+                "their k draws are one: the band is not measured (check 3 unknown), the rows"
+                " route as one draw per prompt, provisional; sample at temperature > 0"
+            )
+            out.append(Finding("repeated_draws", facts.repeated_tasks, what, moves))
+        else:
+            moves = "a minority: the band counts the other tasks' draws as measured"
+            out.append(Finding("some_repeated_draws", facts.repeated_tasks, what, moves))
+    if facts.per_row_ids is not None:
+        out.append(
+            Finding(
+                "per_row_ids",
+                pool.n_tasks,
+                f"{facts.per_row_ids} holds one id per row while prompts repeat",
+                "tasks are keyed by the prompt, so a prompt's rollouts form one group",
+            )
+        )
+    out += _coverage(pool)
+    if facts.cut_partial:
+        out.append(
+            Finding(
+                "cut_partial",
+                facts.cut_partial,
+                f"{_rows(facts.cut_partial)} cut off at the token cap earn partial credit"
+                f" (first: {facts.first_cut_partial})",
+                "the reward scores cut-off text: the verdict is provisional until truncated"
+                " replies score 0 or max_tokens is raised",
+            )
+        )
+    out += _teacher(found.get("teacher"))
+    return out
+
+
+def _coverage(pool: Pool) -> list[Finding]:
+    """A field on some counted rows only."""
+    out: list[Finding] = []
+    known = int(pool.tasks["truncated_known"].sum()) if pool.n_tasks else 0
+    if 0 < known < pool.rows:
+        out.append(
+            Finding(
+                "coverage",
+                pool.rows - known,
+                f"truncation is recorded on {known} of {pool.rows} rows",
+                "check 1 is unknown on the rest: a cut-off reply there could pass unseen",
+            )
+        )
+    named = sum(c for m, c in pool.models.items() if m is not None)
+    if 0 < named < pool.rows:
+        out.append(
+            Finding(
+                "coverage",
+                pool.rows - named,
+                f"the model is named on {named} of {pool.rows} rows",
+                "check 6 judges the rows that name one; the rest are unchecked",
+            )
+        )
+    for name, moves in (
+        ("values", "SAO and BPCO need critic values on every row: not ok for these rows"),
+        ("logprobs", "staleness can be corrected only on the rows that carry them"),
+    ):
+        have = coverage(pool, name)
+        if have is not None and 0 < have < pool.rows:
+            what = "critic values" if name == "values" else "sampler log-probs"
+            out.append(
+                Finding(
+                    "coverage", pool.rows - have, f"{what} on {have} of {pool.rows} rows", moves
+                )
+            )
+    return out
+
+
+def _teacher(check: CheckResult | None) -> list[Finding]:
+    if check is None:
+        return []
+    m = check.measured
+    out: list[Finding] = []
+    if m.get("teacher_is_student"):
+        out.append(
+            Finding(
+                "teacher_is_student",
+                int(m.get("shared_tasks", 0) or 0),
+                f"the teacher's rows name {m.get('student_model')}, the model you train",
+                "check 4 fails: that is the student, not a teacher",
+            )
+        )
+    other = int(m.get("other_prompt_tasks", 0) or 0)
+    if other:
+        out.append(
+            Finding(
+                "teacher_prompts",
+                other,
+                f"{other} task ids the teacher shares carry other prompts",
+                "those are not the same tasks: left out of the teacher's coverage",
+            )
+        )
+    return out
+
+
+def forces_provisional(found: list[Finding]) -> list[str]:
+    """The findings that leave the verdict provisional, one phrase each."""
+    return [f"{f.found} ({f.moves.split(':')[0]})" for f in found if f.kind in PROVISIONAL_KINDS]

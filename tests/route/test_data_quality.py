@@ -1,0 +1,356 @@
+"""Data quality first (DESIGN section 2): what reading finds is listed before the checks and
+moves the verdict it touches.
+
+The generator draws a clean grouped pool (distinct prompts and completions, truncation
+recorded, the model named), routes it, injects one defect, routes again and asserts the
+verdict moved the documented way (docs/json-schema.md, *Finding*). The report's answer fits
+25 lines at 80 columns for every example pool and every generated defect.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.route import run_route
+from whilecli.route.model import Route, Status
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "data"
+MODEL = "Qwen/Qwen3-8B"
+SETTINGS = settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@st.composite
+def clean_pools(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A grouped pool a route can act on: 40-60 tasks at k = 8, most of them split."""
+    tasks = draw(st.integers(40, 60))
+    k = 8
+    rows = []
+    for t in range(tasks):
+        passes = draw(st.integers(1, k - 1)) if t % 10 else draw(st.sampled_from([0, k]))
+        for j in range(k):
+            rows.append(
+                {
+                    "task_id": f"t{t:03d}",
+                    "prompt": f"question {t}",
+                    "completion": f"answer {t}.{j}",
+                    "reward": 1.0 if j < passes else 0.0,
+                    "truncated": False,
+                    "model": MODEL,
+                }
+            )
+    return rows
+
+
+def write(folder: Path, name: str, rows: list[dict[str, Any]]) -> str:
+    path = folder / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def route(folder: Path, rows: list[dict[str, Any]], name: str = "rows.jsonl", **kw: Any) -> Route:
+    got = run_route(write(folder, name, rows), model=MODEL, **kw)
+    assert isinstance(got, Route)
+    return got
+
+
+def kinds(r: Route) -> list[str]:
+    return [f.kind for f in r.data_quality]
+
+
+def split_tasks(r: Route) -> int:
+    band = next(c for c in r.checks if c.key == "band")
+    return int(band.measured.get("split_tasks", 0))
+
+
+@SETTINGS
+@given(pool=clean_pools(), share=st.floats(0.05, 0.4))
+def test_error_replies_are_left_out_not_failures(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]], share: float
+) -> None:
+    """Rate-limit errors scored 0 never make a task split: the route is the one the pool
+    without them gives, and the finding comes first."""
+    folder = tmp_path_factory.mktemp("errors")
+    passing = [r for r in pool if r["reward"] == 1.0]
+    hurt = passing[: max(1, int(share * len(passing)))]
+    errors = [dict(r, completion="Error: HTTP 429 rate limit exceeded", reward=0.0) for r in hurt]
+    injected = route(folder, pool + errors, "injected.jsonl")
+    clean = route(folder, pool)
+    assert kinds(injected)[0] == "errors" and kinds(clean) == []
+    assert (injected.route, injected.method, split_tasks(injected)) == (
+        clean.route,
+        clean.method,
+        split_tasks(clean),
+    )
+    assert injected.summary["pass_at_1"] == clean.summary["pass_at_1"]
+
+
+@SETTINGS
+@given(pool=clean_pools())
+def test_ungraded_rows_are_left_out(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]]
+) -> None:
+    folder = tmp_path_factory.mktemp("ungraded")
+    extra = [dict(r, reward=None, completion=r["completion"] + "?") for r in pool[::9]]
+    injected = route(folder, pool + extra, "injected.jsonl")
+    clean = route(folder, pool)
+    assert "ungraded" in kinds(injected)
+    assert injected.summary["pass_at_1"] == clean.summary["pass_at_1"]
+    assert (injected.route, injected.method) == (clean.route, clean.method)
+
+
+@SETTINGS
+@given(pool=clean_pools())
+def test_one_draw_repeated_is_not_k_draws(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]]
+) -> None:
+    """Greedy decoding: every task's k completions are one text. The band is unknown, GRPO
+    is not ok, the rows route as one draw per prompt, provisional; no `need k` is asked."""
+    folder = tmp_path_factory.mktemp("greedy")
+    greedy = [dict(r, completion=f"answer {r['task_id']}") for r in pool]
+    injected = route(folder, greedy, "greedy.jsonl")
+    clean = route(folder, pool)
+    assert clean.route == "grpo" and not clean.provisional
+    assert injected.route == "repeated-draws" and injected.provisional
+    assert kinds(injected)[0] == "repeated_draws"
+    band = next(c for c in injected.checks if c.key == "band")
+    assert band.status is Status.UNKNOWN and "need" not in band.measured
+    assert not next(m for m in injected.methods if m.name == "grpo").ok
+    assert injected.plan[0] == "flash_reinforce"
+    assert injected.needs["k"] == 4 and "temperature" in injected.needs
+
+
+@SETTINGS
+@given(pool=clean_pools())
+def test_per_row_ids_key_tasks_by_the_prompt(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]]
+) -> None:
+    folder = tmp_path_factory.mktemp("uuid")
+    uuids = [dict(r, task_id=f"row-{i}") for i, r in enumerate(pool)]
+    injected = route(folder, uuids, "uuid.jsonl")
+    clean = route(folder, pool)
+    assert "per_row_ids" in kinds(injected)
+    assert injected.route == clean.route != "single-rollout"
+    assert injected.summary["k"] == clean.summary["k"] == 8
+
+
+@SETTINGS
+@given(pool=clean_pools(), every=st.integers(12, 20))  # under a tenth of the rows
+def test_partial_credit_on_cut_off_replies_leaves_the_verdict_provisional(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]], every: int
+) -> None:
+    folder = tmp_path_factory.mktemp("cut")
+    cut = [
+        dict(r, truncated=True, reward=0.5) if r["reward"] == 0.0 and i % every == 0 else r
+        for i, r in enumerate(pool)
+    ]
+    injected = route(folder, cut, "cut.jsonl")
+    clean = route(folder, pool)
+    if "cut_partial" not in kinds(injected):  # no failing row fell on the stride
+        return
+    assert not clean.provisional and injected.provisional
+    assert injected.provisional_why and "cut-off text" in injected.provisional_why
+    assert injected.headline.startswith("provisional: ")
+
+
+@pytest.mark.parametrize("with_values", [20, 100])
+def test_critic_values_on_some_rows_do_not_make_sao_ok(tmp_path: Path, with_values: int) -> None:
+    rows = [
+        {
+            "task_id": f"s{i}",
+            "prompt": f"q{i}",
+            "completion": f"a{i}",
+            "reward": float(i % 2),
+            "truncated": False,
+            "model": MODEL,
+            **({"values": [0.1, 0.2], "logprobs": [-0.1, -0.2]} if i < with_values else {}),
+        }
+        for i in range(100)
+    ]
+    got = route(tmp_path, rows)
+    sao = next(m for m in got.methods if m.name == "sao")
+    assert got.route == "single-rollout"
+    if with_values == 100:
+        assert sao.ok and got.method == "sao" and "coverage" not in kinds(got)
+    else:
+        assert not sao.ok and "20 of 100 rows" in sao.why
+        assert got.method == "flash_reinforce" and "sao" not in got.plan
+        assert "coverage" in kinds(got)
+
+
+def _teacher(pool: list[dict[str, Any]], **change: Any) -> list[dict[str, Any]]:
+    return [dict(r, reward=1.0, model="Qwen/Qwen3-32B", **change) for r in pool]
+
+
+@SETTINGS
+@given(pool=clean_pools())
+def test_a_teacher_of_the_same_ids_but_other_prompts_does_not_cover(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]]
+) -> None:
+    folder = tmp_path_factory.mktemp("teacher")
+    student = write(folder, "student.jsonl", pool)
+    good = write(folder, "good.jsonl", _teacher(pool))
+    other = write(
+        folder, "other.jsonl", [dict(r, prompt="other " + r["prompt"]) for r in _teacher(pool)]
+    )
+    cleared = run_route(student, teacher=good, model=MODEL)
+    moved = run_route(student, teacher=other, model=MODEL)
+    assert isinstance(cleared, Route) and isinstance(moved, Route)
+    assert cleared.route == "teacher"
+    t = next(c for c in moved.checks if c.key == "teacher")
+    assert t.status is Status.FAIL and t.measured["shared_tasks"] == 0
+    assert moved.route != "teacher" and "teacher_prompts" in kinds(moved)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        MODEL,
+        "qwen3-8b",
+        "/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/0123abcd",
+        "/models/Qwen3-8B/",
+    ],
+)
+@pytest.mark.parametrize("model_flag", [True, False])
+def test_a_teacher_that_is_the_student_fails_check_4(
+    tmp_path: Path, name: str, model_flag: bool
+) -> None:
+    rows = _fixed_pool()
+    student = write(tmp_path, "student.jsonl", rows)
+    teacher = write(tmp_path, "teacher.jsonl", [dict(r, reward=1.0, model=name) for r in rows])
+    got = run_route(student, teacher=teacher, model=MODEL if model_flag else None)
+    assert isinstance(got, Route)
+    t = next(c for c in got.checks if c.key == "teacher")
+    assert t.status is Status.FAIL and t.measured.get("teacher_is_student")
+    assert got.route != "teacher" and "teacher_is_student" in kinds(got)
+
+
+def _fixed_pool() -> list[dict[str, Any]]:
+    return [
+        {
+            "task_id": f"t{t}",
+            "prompt": f"q{t}",
+            "completion": f"a{t}.{j}",
+            "reward": float(j < t % 7 + 1),
+            "truncated": False,
+            "model": MODEL,
+        }
+        for t in range(40)
+        for j in range(8)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "method"), [("Qwen/Qwen3-0.6B", "sft"), ("Qwen/Qwen3-8B", "opsd")]
+)
+def test_the_size_the_rows_name_stands_in_for_size_b(
+    tmp_path: Path, name: str, method: str
+) -> None:
+    rows = [dict(r, reward=0.0, model=name) for r in _fixed_pool()]
+    got = run_route(write(tmp_path, "floor.jsonl", rows))
+    assert isinstance(got, Route)
+    assert (got.route, got.method) == ("floor", method)
+    forced = run_route(str(tmp_path / "floor.jsonl"), size_b=8.0)
+    assert isinstance(forced, Route) and forced.method == "opsd"
+
+
+# ----------------------------------------------------------------- the answer in 25 × 80
+
+
+def _defect_pools(folder: Path) -> list[list[str]]:
+    """Argument lists: every generated defect above, as files."""
+    pool = _fixed_pool()
+    out = []
+    variants = {
+        "errors": pool
+        + [dict(r, completion="Error: HTTP 503 service unavailable") for r in pool[::7]],
+        "ungraded": pool
+        + [dict(r, reward=None, completion="x" + r["completion"]) for r in pool[::5]],
+        "greedy": [dict(r, completion=f"same {r['task_id']}") for r in pool],
+        "uuid": [dict(r, task_id=f"row-{i}") for i, r in enumerate(pool)],
+        "cut": [
+            dict(r, truncated=True, reward=0.5) if r["reward"] == 0 and i % 12 == 0 else r
+            for i, r in enumerate(pool)
+        ],  # fmt: skip
+        "values": [
+            dict(r, task_id=f"s{i}", values=[0.1]) if i < 20 else dict(r, task_id=f"s{i}")
+            for i, r in enumerate(pool[:100])
+        ],  # fmt: skip
+        "floor": [dict(r, reward=0.0) for r in pool],
+    }
+    for name, rows in variants.items():
+        out.append([write(folder, f"{name}.jsonl", rows), "--model", MODEL])
+    teacher = write(folder, "teacher.jsonl", [dict(r, reward=1.0, model=MODEL) for r in pool])
+    out.append([str(folder / "errors.jsonl"), "--teacher", teacher, "--strict"])
+    return out
+
+
+def _example_args() -> list[list[str]]:
+    out = []
+    for path in sorted(EXAMPLES.glob("*.jsonl")) + sorted(EXAMPLES.glob("*.parquet")):
+        if path.name.startswith(("batch", "grouped_batch", "graded")):
+            continue
+        args = [str(path), "--model", "Qwen/Qwen3-0.6B"]
+        if path.name.startswith("student"):
+            args += ["--teacher", str(path.with_name("teacher" + path.suffix))]
+        out.append(args)
+    return out
+
+
+def test_every_report_answers_in_25_lines_at_80_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without -v, every routed example and generated pool fits 25 lines of 80 columns, and
+    opens with the verdict, the plan, the evidence and the data-quality findings (files by
+    name: the report's width, not the checkout's path)."""
+    examples = [[Path(a).name if a.startswith("/") else a for a in x] for x in _example_args()]
+    monkeypatch.chdir(EXAMPLES)
+    _answers_fit(examples)
+    defects = _defect_pools(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    _answers_fit([[Path(a).name if a.startswith("/") else a for a in x] for x in defects])
+
+
+def _answers_fit(cases: list[list[str]]) -> None:
+    for args in cases:
+        result = CliRunner().invoke(app, ["route", *args], env={"COLUMNS": "80"})
+        assert result.exit_code in (0, 1), (args, result.output)
+        lines = result.stdout.splitlines()
+        assert len(lines) <= 25, (args, result.stdout)
+        assert max(len(line) for line in lines) <= 80, (args, result.stdout)
+        assert lines[0].startswith("whilecli route: ")
+        for head in ("Evidence:", "Data quality"):
+            assert any(line.startswith(head) for line in lines), (args, head, result.stdout)
+        quality = next(i for i, line in enumerate(lines) if line.startswith("Data quality"))
+        checks = next(i for i, line in enumerate(lines) if line.startswith("Checks:"))
+        assert quality < checks
+        report = json.loads(CliRunner().invoke(app, ["route", *args, "--format", "json"]).stdout)
+        for finding in report["data_quality"]:  # every finding is in the answer
+            assert finding["found"].split(" (first")[0][:40] in " ".join(result.stdout.split())
+        verbose = CliRunner().invoke(app, ["route", *args, "-v"], env={"COLUMNS": "80"})
+        assert "Methods" in verbose.stdout.splitlines() and "Methods" not in lines
+
+
+def test_quiet_with_by_keeps_show(tmp_path: Path) -> None:
+    a = write(tmp_path, "a.jsonl", _fixed_pool())
+    b = write(tmp_path, "b.jsonl", [dict(r, reward=0.0) for r in _fixed_pool()])
+    result = CliRunner().invoke(
+        app, ["route", a, b, "--by", "source", "-q", "--show", "split", "--limit", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    heads = [line for line in lines if line.startswith("whilecli route (source ")]
+    assert len(heads) == 2 and "Checks:" not in result.stdout
+    assert any("split task" in line for line in lines) and "- t0: " in result.stdout
