@@ -458,7 +458,7 @@ whilecli check b.parquet \\
     --fail-on all                      # → floor, exits 1
 python3 -m pip install -e . && whilecli route a.parquet
 # a comment line
-cat rows.jsonl | \\whilecli route - --format json > out.json
+cat rows.jsonl | \\while route - --format json > out.json
 whilecli route "a file#1.parquet"      # exit 0
 ```
 
@@ -480,7 +480,7 @@ def test_commands_are_read_in_order_with_their_exit_codes() -> None:
         (5, "whilecli route a.parquet --model M", 0),
         (6, "whilecli check b.parquet --fail-on all", 1),
         (8, "python3 -m pip install -e . && whilecli route a.parquet", 0),
-        (10, "cat rows.jsonl | \\whilecli route - --format json > out.json", 0),
+        (10, "cat rows.jsonl | \\while route - --format json > out.json", 0),
         (11, 'whilecli route "a file#1.parquet"', 0),
         (19, "whilecli size --effect 0.05", 0),
         (21, "curl https://example.com/rows.jsonl -o rows.jsonl", 0),
@@ -560,7 +560,7 @@ def test_shell_words_as_bash_makes_them(tmp_path: Path) -> None:
         "s*.parquet",
         "none*.parquet",
     ]
-    assert shell_words("\\whilecli route --map 'reward=a[0].b' ''", {}, tmp_path) == [
+    assert shell_words("\\while route --map 'reward=a[0].b' ''", {}, tmp_path) == [
         "while",
         "route",
         "--map",

@@ -50,7 +50,7 @@ def test_json_is_one_object_per_step(prime_run: Path) -> None:
     assert first["route"]["route"] == "grpo" and first["route"]["method"] == "grpo"
     assert records[1]["off_policy"] == {"mean": 1.0, "max": 1, "from": "rows"}  # run.work.step
     fired = [(a["kind"], a["step"], a["method"]) for r in records for a in r["alerts"]]
-    assert fired == [("floor", 7, "opsd"), ("truncated-passes", 9, None)]
+    assert fired == [("floor", 7, "sft"), ("truncated-passes", 9, None)]  # a 0.6B model: SFT
     assert records[8]["truncated_passes"] == 1 and records[8]["route"]["route"] == "fix-reward"
 
 

@@ -97,7 +97,9 @@ def test_following_a_run_in_progress(tmp_path: Path, layout: str) -> None:
     assert _alerts(lines) == [("floor", 7), ("truncated-passes", 9)]
     text = " ".join(" ".join(lines).split())
     assert "! floor: the band collapsed to the floor over steps 5-7" in text
-    assert "(every group fails) → opsd" in text
+    # prime-rl's config names a 0.6B model, whose size stands in for --size-b: SFT
+    method = "sft" if layout == "prime-rl" else "opsd"
+    assert f"(every group fails) → {method}" in text
 
     before = _snapshot(run)
     still, finished = _still(run)
