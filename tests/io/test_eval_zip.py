@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import InputError
@@ -117,6 +117,16 @@ def test_eval_members_read_by_entry_whatever_their_compression(
 
 
 @settings(max_examples=30, deadline=None)
+@example(  # a flipped byte in a central-directory version field: zipfile's NotImplementedError
+    [
+        {"id": 0, "epoch": 1, "value": "C", "method": 0},
+        {"id": 0, "epoch": 1, "value": 1, "method": 93},
+        {"id": 0, "epoch": 1, "value": True, "method": 93},
+        {"id": 1, "epoch": 1, "value": 0, "method": 8},
+    ],
+    1680,
+    "flip",
+)
 @given(
     st.lists(sample, min_size=1, max_size=4),
     st.integers(0, 10_000),

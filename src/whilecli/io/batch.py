@@ -391,7 +391,8 @@ def _read_parquet(source: Source, mapping: Mapping[str, str] | None) -> Columns:
         table = pq.read_table(_arrow(source), columns=[t for t in tops if t in schema.names])
         lf = pl.scan_parquet(source.polars_source())
         lf.collect_schema()
-    except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as err:
+    except (OSError, ValueError, pa.ArrowException, pl.exceptions.PolarsError) as err:
+        # ValueError: pyarrow decodes a damaged footer's column names (UnicodeDecodeError)
         raise InputError(f"cannot read Parquet: {err}", file=source.name) from None
     canon = canonical_rows(lf, source, mapping=_canonical_map(mapping))
     names = _names(table.schema)

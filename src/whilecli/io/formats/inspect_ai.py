@@ -87,7 +87,8 @@ def from_zip(archive_file: str | bytes, name: str) -> Converted:
                 for e in entries
                 if e.filename.startswith("samples/") and e.filename.endswith(".json")
             ]
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as err:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as err:
+        # NotImplementedError: zipfile's word for an entry that claims a zip version it lacks
         raise InputError(f"not a readable inspect_ai .eval log: {err}", file=name) from None
     except OSError as err:
         reason = err.strerror or str(err)
