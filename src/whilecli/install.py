@@ -8,12 +8,12 @@ a copy from a package index records nothing and takes ``pip install 'whilecli[to
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import whilecli
+from whilecli import jsonout
 
 NAME = "whilecli"
 
@@ -35,7 +35,7 @@ def _direct_url() -> dict | None:
     except metadata.PackageNotFoundError:
         return None
     try:
-        data = json.loads(text) if text else None
+        data = jsonout.parse(text) if text else None
     except ValueError:
         return None
     return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None

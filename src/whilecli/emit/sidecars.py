@@ -9,12 +9,13 @@ given on the command line wins; a value the dumps disagree on is left out, with 
 from __future__ import annotations
 
 import glob
-import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from whilecli import jsonout
 
 SIDECAR = "metadata.json"
 
@@ -60,7 +61,7 @@ def sidecar_files(paths: Sequence[str]) -> list[Path]:
 def _read(path: Path) -> dict[str, Any] | None:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = jsonout.parse(fh.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

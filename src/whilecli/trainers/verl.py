@@ -43,7 +43,6 @@ custom estimator no critic values).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -53,6 +52,7 @@ import numpy as np
 import torch
 from verl.trainer.ppo import core_algos
 
+from whilecli import jsonout
 from whilecli import knobs as declared
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
@@ -328,7 +328,7 @@ def _knobs_from_environment() -> None:
     text = os.environ.get("WHILECLI_VERL_KNOBS")
     if text:
         try:
-            given = json.loads(text)
+            given = jsonout.parse(text)
         except ValueError as err:
             raise UsageError(f"WHILECLI_VERL_KNOBS is not JSON: {err}") from None
         if not isinstance(given, dict):
