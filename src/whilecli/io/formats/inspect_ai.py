@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted, as_dict, first_assistant_cut
+from whilecli.io.shape import json_kind
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
@@ -182,18 +183,16 @@ def _expect(
     """``value`` when it is absent (null) or of ``kinds``; else one located refusal."""
     if value is None or (isinstance(value, kinds) and not isinstance(value, bool)):
         return value
-    found = "a boolean" if isinstance(value, bool) else _kind(value)
+    found = _kind(value)
     raise InputError(f"{what} expected, found {found}", file=name, at=at, field=field)
 
 
+#: A JSON value's kind (:func:`whilecli.io.shape.json_kind`) as an error message names it.
+_KIND_WORDS = {"dict": "an object", "list": "a list", "string": "a string", "bool": "a boolean"}
+
+
 def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    return "a number"
+    return _KIND_WORDS.get(json_kind(value), "a number")
 
 
 def _header(header: dict[str, Any], name: str, at: str | None) -> dict[str, Any]:
