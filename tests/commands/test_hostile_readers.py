@@ -871,11 +871,12 @@ def test_update_refuses_a_task_id_that_is_a_list(seed: int, tmp_path: Path) -> N
         rows[bad]["task_id"] = value
     path = tmp_path / "batch.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    for method in ("sao", "flash_reinforce", "grpo", "bpco"):
+    for method in ("sao", "flash_reinforce", "grpo", "bpco", "groupwise"):
         _refused(
             ["update", str(path), "--method", method, "-o", "-"], f"batch.jsonl:{bad + 1}", kind
         )
     _refused(["route", str(path)], f"batch.jsonl:{bad + 1}", kind)
+    _refused(["ada", str(path)], f"batch.jsonl:{bad + 1}", kind)
 
 
 # --- pass@k and pass^k: cost by tasks, not by rollouts per task -----------------------------

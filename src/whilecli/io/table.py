@@ -632,7 +632,17 @@ def _read_jsonl(
         if late:
             sample += [(n, keep_paths(row, paths)) for n, row in late]
             shape = Shape.from_rows(row for _, row in sample)
-    plan, leaves, absent = _plan(shape, source, None, mapping, forced, sample[0][1], options)
+    plan, leaves, absent = _plan(
+        shape,
+        source,
+        None,
+        mapping,
+        forced,
+        sample[0][1],
+        options,
+        [row for _, row in sample],
+        [n for n, _ in sample],
+    )
     schema = leaves.read_schema()
     try:
         raw = pl.scan_ndjson(source.polars_source(), schema=schema)
