@@ -359,3 +359,30 @@ def test_from_leaves_out_what_the_dumps_disagree_on(tmp_path: Path) -> None:
     assert c["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] == "wiki-search"
     assert c["orchestrator"]["train"]["sampling"]["max_completion_tokens"] != 1024
     assert "name different values for --max-tokens (1024, 2048)" in " ".join(r.stderr.split())
+
+
+@pytest.mark.parametrize("dotted", [False, True])
+@pytest.mark.parametrize(
+    ("data", "config"),
+    [
+        ("out", "out"),  # the same path
+        ("out", "out/sft.toml"),  # the config inside the dataset folder
+        ("out", "out/sub/sub/sft.toml"),
+        ("out/data", "out"),  # the dataset folder inside the config's path
+        ("out/sub/data", "out"),
+    ],
+)
+def test_an_sft_dataset_and_config_that_overlap_are_refused_before_any_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: str, config: str, dotted: bool
+) -> None:
+    """--data and -o that overlap: exit 2 in one line, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    rows = str(EXAMPLES / "other_model.parquet")
+    data = f"./{data}" if dotted else data
+    result = invoke(
+        "--method", "sft", "--from", rows, "--data", data, "-o", config, "--model", "Qwen/Qwen3-8B"
+    )
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "overlap" in lines[0], result.output
+    assert list(tmp_path.iterdir()) == []

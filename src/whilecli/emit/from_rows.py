@@ -117,6 +117,8 @@ def sft_from_rows(
             name = sft_data.dataset_name(Path(data))
         return sft_config(dataset=name, file=file, **knobs)
     folder = sft_data.dataset_folder(toml, data)
+    if toml is not None:
+        sft_data.check_apart(Path(toml), folder)
     sft_data.check_dataset_writable(folder, force=force)  # before the rows are read
     import whilecli.route as route_pkg
 

@@ -260,6 +260,18 @@ def _to_list(frame: pl.DataFrame, dotted: str) -> list[Any]:
     return [] if col is None else col.to_list()
 
 
+def check_apart(config: Path, folder: Path) -> None:
+    """Refuse a config path and a dataset folder that overlap: the same path, the config
+    inside the folder (``load_dataset`` would read it as data), or the folder inside the
+    config's path. Checked before anything is written, so a refusal leaves nothing behind."""
+    toml, data = Path(os.path.realpath(config)), Path(os.path.realpath(folder))
+    if toml == data or data in toml.parents or toml in data.parents:
+        raise UsageError(
+            f"--data {folder} and -o {config} overlap: the dataset folder and the config file"
+            " must be apart; pick another --data folder or -o file"
+        )
+
+
 def check_dataset_writable(folder: Path, *, force: bool) -> Path:
     """Refuse a dataset folder that holds anything but our one file (``load_dataset`` would
     read every data file in it), or that file without ``force``; return the file's path."""
