@@ -34,10 +34,7 @@ def _direct_url() -> dict | None:
         text = metadata.distribution(NAME).read_text("direct_url.json")
     except metadata.PackageNotFoundError:
         return None
-    try:
-        data = jsonout.parse(text) if text else None
-    except ValueError:
-        return None
+    data = jsonout.loads(text, lenient=True) if text else None
     return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None
 
 

@@ -60,8 +60,6 @@ class Gate:
 
 def enforce(
     route: Route,
-    paths: Sequence[str],
-    stdin_data: bytes | None,
     *,
     fail_on: Sequence[str] | None,
     judge_audit: str | None,
@@ -218,8 +216,6 @@ def check_command(
     )
     gate = enforce(
         route,
-        paths,
-        stdin_data,
         fail_on=fail_on,
         judge_audit=judge_audit,
         default=DEFAULT_CHECK_POLICIES,

@@ -391,7 +391,7 @@ def route_command(
         sys.stdout.write(text)
         sys.stdout.flush()
         raise typer.Exit(route.exit_code)
-    gate = enforce(route, paths, stdin_data, fail_on=fail_on, judge_audit=judge_audit)
+    gate = enforce(route, fail_on=fail_on, judge_audit=judge_audit)
     if quiet:
         sys.stdout.write(quiet_lines(route, gate))
         if route.show:  # asked for: --quiet keeps the lists

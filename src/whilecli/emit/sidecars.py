@@ -60,9 +60,9 @@ def sidecar_files(paths: Sequence[str]) -> list[Path]:
 
 def _read(path: Path) -> dict[str, Any] | None:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = jsonout.parse(fh.read())
-    except (OSError, ValueError):
+        with open(path, "rb") as fh:
+            data = jsonout.loads(fh.read(), lenient=True)
+    except OSError:
         return None
     return data if isinstance(data, dict) else None
 
