@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # CI gates merges: the same examples every run (no flaky discovery), no timing deadline or
-# slow-generation check on a loaded 2-core machine, no example database left behind. Locally,
-# hypothesis explores.
+# slow-generation check on a loaded 2-core machine, no example database left behind.
 settings.register_profile(
     "ci",
     derandomize=True,
@@ -20,8 +19,10 @@ settings.register_profile(
     # data generation slows with the machine's load, not with the code under test
     suppress_health_check=[HealthCheck.too_slow],
 )
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# Locally (the README's test command runs without CI), hypothesis explores and keeps its
+# database, with no timing deadline either: a deadline measures the machine's load.
+settings.register_profile("local", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else "local")
 
 # The tests' own helpers (slow references, strategies, schemas) import by name.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
