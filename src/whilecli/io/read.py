@@ -37,7 +37,7 @@ import polars as pl
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts
 from whilecli.io import judge as judges
-from whilecli.io.aliases import parse_field_map
+from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
     POS,
@@ -94,6 +94,18 @@ SAMPLE_ROWS = 1000
 #: reader saw). Each task keeps only its smallest.
 
 
+@dataclass(frozen=True)
+class Keep:
+    """What a consumer needs kept row for row beside the canonical frame (the row methods'
+    table): the kept rows with their positions (:data:`AT`), every input column of each
+    source, and the canonical fields it can do without (``optional``: read as null where
+    the rows carry none) or must not take (``exclude_reward``: columns that are never the
+    reward, e.g. a reward model's own score)."""
+
+    optional: tuple[str, ...] = ()
+    exclude_reward: tuple[str, ...] = ()
+
+
 @dataclass
 class StreamedRows(Rows):
     """:class:`Rows` whose ``frame`` is the concatenation of the files' lazy scans, with what
@@ -109,6 +121,16 @@ class StreamedRows(Rows):
     counted_frame: pl.LazyFrame | None = None
     #: Every source read, by index: the source index of a task's ``first_at`` position.
     located: list[Source] = field(default_factory=list)
+    #: Under ``keep=``: the rows every rate counts, collected, in :data:`CANONICAL_SCHEMA`
+    #: plus their positions (:data:`AT`), in file order.
+    kept_rows: pl.DataFrame | None = None
+    #: Under ``keep=``: every input column of each source read, by source index, row ``i``
+    #: being the source's ``i``-th row (0-based; blank lines skipped).
+    inputs: dict[int, pl.DataFrame] = field(default_factory=dict)
+    #: Canonical field -> the column an error about it cites.
+    fields: dict[str, str] = field(default_factory=dict)
+    #: Under ``keep=``: the optional fields no source carried (read as null).
+    absent: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -127,6 +149,9 @@ class _Part:
     #: Per task: rows, prompt keys, draw keys (:func:`whilecli.io.facts.task_facts`).
     task_table: pl.DataFrame | None = None
     facts: facts.Facts = field(default_factory=facts.Facts)
+    #: The narrow frame with each row's position (:data:`AT`), for ``keep=``.
+    located: pl.LazyFrame | None = None
+    absent: set[str] = field(default_factory=set)  # optional fields the rows lack
 
 
 def read_rows(
@@ -140,7 +165,9 @@ def read_rows(
     by: str | None = None,
     aggregate: Aggregate | None = None,
     missing: str = "skip",
-) -> Rows:
+    keep: Keep | None = None,
+    sources: Sequence[Source] | None = None,
+) -> StreamedRows:
     """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`.
 
     Files are pooled only when they plausibly hold one evaluation (DESIGN section 1,
@@ -150,6 +177,8 @@ def read_rows(
     ``aggregate`` (e.g. the route's per-task counts) is computed in the same streaming pass
     that validates the rows, and handed back on the result.
     ``missing`` (``skip`` or ``fail``): whether ungraded rows are left out or fail.
+    ``keep`` (:class:`Keep`): the rows themselves and every input column are kept too.
+    ``sources``: sources already expanded, read instead of ``paths``.
     """
     if missing not in facts.MISSING_CHOICES:
         raise UsageError(f"--missing {missing!r}: one of {', '.join(facts.MISSING_CHOICES)}")
@@ -162,13 +191,14 @@ def read_rows(
     if bad:
         raise UsageError(f"--map: unknown field(s) {', '.join(bad)}; fields: {', '.join(MAPPABLE)}")
     notes: list[str] = []
-    sources = expand_paths(paths, stdin, notes, input_format=input_format)
+    if sources is None:
+        sources = expand_paths(paths, stdin, notes, input_format=input_format)
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     parts: list[_Part] = []
     digest = len(sources) > 1  # one pool in two encodings is only looked for among files
     for index, source in enumerate(sources):
         run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
-        run.digest = digest
+        run.digest, run.keep = digest, keep
         part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
@@ -234,6 +264,7 @@ def read_rows(
             f" a row passes at reward ≥ {threshold:g}"
         )
     frame = canonical([p.frame for p in parts])
+    kept_rows, inputs = _kept(parts, sources, missing, rewrite, threshold) if keep else (None, {})
     return StreamedRows(
         frame=frame,
         paths=[p.name for p in sources],
@@ -252,7 +283,57 @@ def read_rows(
         counted_frame=frame,
         located=list(sources),
         judge=judges.combined(p.judge for p in parts),
+        kept_rows=kept_rows,
+        inputs=inputs,
+        fields={k: v for p in reversed(parts) for k, v in p.plan.fields.items()},
+        absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
     )
+
+
+def _kept(
+    parts: list[_Part],
+    sources: Sequence[Source],
+    missing: str,
+    rewrite: list[pl.Expr],
+    threshold: float,
+) -> tuple[pl.DataFrame, dict[int, pl.DataFrame]]:
+    """The rows every rate counts with their positions, and every input column of each
+    source (``keep=``)."""
+    names = [*PART_SCHEMA, AT]
+    frames = [p.located.select(names) for p in parts if p.located is not None]
+    frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
+    frame = (
+        frame.filter(facts.kept(missing))
+        .with_columns(rewrite)
+        .with_columns(passed=_passed(threshold), graded=pl.col(facts.GRADED))
+        .select(*CANONICAL_SCHEMA, pl.col(AT).cast(pl.Int64))
+    )
+    index = {id(s): i for i, s in enumerate(sources)}
+    inputs: dict[int, pl.DataFrame] = {}
+    for part in parts:
+        if part.source.kind == "parquet":
+            assert part.raw is not None
+            inputs[index[id(part.source)]] = part.raw.collect()
+        else:
+            inputs[index[id(part.source)]] = _jsonl_frame(part.source)
+    return frame.collect(), inputs
+
+
+def _jsonl_frame(source: Source) -> pl.DataFrame:
+    """Every column of a JSONL source, as polars infers them over all lines (a column whose
+    values change type reads as text)."""
+    try:
+        return pl.read_ndjson(source.polars_source(), infer_schema_length=None)
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        pass
+    rows = [parse_line(source, n, line) for n, line in iter_lines(source)]
+    try:
+        return pl.from_dicts(rows, infer_schema_length=None, strict=False)
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        raise InputError(
+            "cannot read every column of the rows (a column's values change type)",
+            file=source.name,
+        ) from None
 
 
 @dataclass
@@ -269,6 +350,7 @@ class _Pass:
     rekey: bool = False  # key tasks by the prompt (the id column is one per row)
     digest: bool = False  # compute the rows' digest (other files may hold the same rows)
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
+    keep: Keep | None = None  # what the consumer keeps row for row (:class:`Keep`)
 
 
 def _passed(threshold: float) -> pl.Expr:
@@ -790,16 +872,15 @@ def _read_jsonl(
             if late:  # each found row adds the keys looked for, and nothing else
                 sample += [(n, keep_paths(row, paths)) for n, row in late]
                 shape = Shape.from_rows(row for _, row in sample)
-    leaves = Leaves()
-    plan = build_plan(
+    plan, leaves, absent = _planned(
         shape,
         source,
-        leaves,
+        None,
         mapping,
         forced,
         sample[0][1],
+        run,
         [row for _, row in sample],
-        run.by,
         [n for n, _ in sample],
     )
     judge = judges.rule_expr(shape, leaves)
@@ -811,6 +892,7 @@ def _read_jsonl(
 
     scanned: _Scanned | None = None
     raw: pl.LazyFrame | None = None
+    located_rows: pl.LazyFrame | None = None
     probe = [k for k in probe if k not in schema]
     try:
         raw = pl.scan_ndjson(source.polars_source(), schema=schema)
@@ -821,6 +903,7 @@ def _read_jsonl(
         )
         located = probed.with_row_index(AT, offset=1)
         narrow = _narrow(located, plan, judge, keep_pos=False, at=run.at, probe=probe)
+        located_rows = narrow
         scanned = _scan(narrow, run, plan)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         scanned, raw = None, None
@@ -833,10 +916,13 @@ def _read_jsonl(
         frame, coerced = _jsonl_by_line(source, plan, judge, schema, run.at)
         locate(frame, plan, source, unreadable())
         lf = frame.drop(POS, AT).lazy()
-        scanned = _scan(frame.drop(POS).lazy(), run, plan)
+        located_rows = frame.drop(POS).lazy()
+        scanned = _scan(located_rows, run, plan)
         raw = coerced.lazy()  # the plan's leaves, as the exact reader coerced them
     assert raw is not None
-    return _part_of(source, plan, lf, scanned, shape, hint, raw)
+    part = _part_of(source, plan, lf, scanned, shape, hint, raw)
+    part.located, part.absent = located_rows, absent
+    return part
 
 
 def _part_of(
@@ -903,16 +989,16 @@ def _read_parquet(
         if wanted:
             head = lf.select(wanted).head(1).collect()
             first = head.row(0, named=True) if head.height else {}
-        leaves = Leaves(schema)
         try:
-            plan = build_plan(shape, source, leaves, mapping, forced, first, (), run.by)
+            plan, leaves, absent = _planned(shape, source, schema, mapping, forced, first, run)
             _rekey(plan, run)
         except BadValue as err:
             top = err.path.split(".")[0].split("[")[0]
             at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
             raise InputError(err.what, file=source.name, row=at, field=err.path) from None
         judge = judges.rule_expr(shape, leaves)
-        scanned = _scan(_narrow(lf.with_row_index(AT), plan, judge, False, run.at), run, plan)
+        located_rows = _narrow(lf.with_row_index(AT), plan, judge, False, run.at)
+        scanned = _scan(located_rows, run, plan)
         if scanned.stats["bad"]:
             located = _narrow(lf.with_row_index(POS), plan, judge, keep_pos=True)
             locate(located.filter(unreadable()).head(1).collect(), plan, source, unreadable())
@@ -923,7 +1009,101 @@ def _read_parquet(
         return binary_columns_parquet(lf, schema, plan)
 
     frame = _narrow(lf, plan, judge, keep_pos=False)
-    return _part_of(source, plan, frame, scanned, shape, hint, lf)
+    part = _part_of(source, plan, frame, scanned, shape, hint, lf)
+    part.located, part.absent = located_rows, absent
+    return part
+
+
+#: A column no file carries: an optional field the rows lack is read from it, as null.
+ABSENT = "__absent"
+
+
+def _planned(
+    shape: Shape,
+    source: Source,
+    schema: pl.Schema | None,
+    mapping: Mapping[str, str],
+    forced: str | None,
+    first: Mapping[str, object] | None,
+    run: _Pass,
+    sample: Sequence[Mapping[str, object]] = (),
+    sample_lines: Sequence[int] = (),
+) -> tuple[Plan, Leaves, set[str]]:
+    return plan_of(
+        shape, source, schema, mapping, forced, first, run.keep, sample, sample_lines, run.by
+    )
+
+
+def plan_of(
+    shape: Shape,
+    source: Source,
+    schema: pl.Schema | None,
+    mapping: Mapping[str, str],
+    forced: str | None,
+    first: Mapping[str, object] | None,
+    keep: Keep | None = None,
+    sample: Sequence[Mapping[str, object]] = (),
+    sample_lines: Sequence[int] = (),
+    by: str | None = None,
+) -> tuple[Plan, Leaves, set[str]]:
+    """:func:`build_plan`; under ``keep=``, a field of ``optional`` the rows lack is read as
+    null (returned among the absent fields), and the reward is never a column of
+    ``exclude_reward`` (the next reward alias is taken)."""
+    keep = keep or Keep()
+    mapping = dict(mapping)
+    absent: set[str] = set()
+    chosen: set[str] = set()  # fields mapped here, not by the user
+    while True:
+        leaves = Leaves(schema)
+        try:
+            plan = build_plan(
+                shape, source, leaves, mapping, forced, first, sample, by, sample_lines
+            )
+        except InputError as err:
+            name = err.field
+            located = err.line is not None or err.row is not None or err.at is not None
+            if name in keep.optional and name not in mapping and not located:
+                shape.children.setdefault(ABSENT, Shape(kinds={"null"}))
+                mapping[name] = ABSENT
+                absent.add(name)
+                chosen.add(name)
+                continue
+            raise
+        if plan.fields.get("reward") in keep.exclude_reward and "reward" not in mapping:
+            mapping["reward"] = _next_reward(shape, keep, source)
+            if mapping["reward"] == ABSENT:
+                absent.add("reward")
+            chosen.add("reward")
+            continue
+        break
+    for name in chosen:
+        plan.sources[name] = plan.sources[name].removesuffix(" (--map)")
+    for name in absent:  # read as one task, every row graded; the consumer sees null
+        plan.sources[name] = "not in the rows"
+        plan.fields.pop(name, None)
+    if "task_id" in absent:
+        plan.task_id, plan.by_prompt = pl.lit(""), None
+    if "reward" in absent:
+        plan.reward = pl.lit(0.0)
+    return plan, leaves, absent
+
+
+def _next_reward(shape: Shape, keep: Keep, source: Source) -> str:
+    """The first reward alias the rows carry outside ``exclude_reward``."""
+    excluded = keep.exclude_reward
+    for alias in REWARD_ALIASES:
+        if alias not in excluded and shape.has(alias):
+            return alias
+    if "reward" in keep.optional:
+        shape.children.setdefault(ABSENT, Shape(kinds={"null"}))
+        return ABSENT
+    looked = ", ".join(a for a in REWARD_ALIASES if a not in excluded)
+    raise InputError(
+        f"no reward column besides {', '.join(repr(e) for e in excluded)} (looked for {looked});"
+        " pass --map reward=COLUMN",
+        file=source.name,
+        field="reward",
+    )
 
 
 def _short(err: BaseException) -> str:

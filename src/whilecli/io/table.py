@@ -2,14 +2,10 @@
 
 The row methods (GroupwiseGrading, ReinforceAda, the reward model) work on one number per
 rollout and write every input row back, so they need the whole table, not only the
-canonical frame of :func:`whilecli.io.read.read_rows`. :func:`read_table` reads each file
-through the same layer as the route: the sources come from
-:func:`~whilecli.io.sources.expand_paths` (files, directories, globs, stdin, gzip/zstd), each
-file's task id, reward, truncation and model are resolved by
-:func:`~whilecli.io.plan.build_plan` (the same aliases, the same Prime RFT key, the same
-rewards-dict rule, the same prompt hash), bad values are located by
-:func:`~whilecli.io.locate.locate` and rewards outside [0, 1] without an explicit threshold
-are refused by :func:`~whilecli.io.locate.refuse_unbounded`. So for any file the task ids,
+canonical frame. :func:`read_table` is a view of the one reader,
+:func:`whilecli.io.read.read_rows`, asked to keep the rows (:class:`~whilecli.io.read.Keep`):
+the same sources, plan, row facts, refusals and canonical frame as ``route``, with the kept
+rows' positions and every input column of each source. So for any file the task ids,
 rewards and passes a row method sees are the ones ``route`` sees.
 
 Beside them, :class:`Table` holds every input column as read (``frame``: the extra columns a
@@ -21,36 +17,29 @@ each row came from, so :meth:`Table.error` names ``FILE:LINE`` (JSONL, 1-based) 
 from __future__ import annotations
 
 import io
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import polars as pl
 
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import InputError
 from whilecli.io import facts
 from whilecli.io.facts import Facts
 from whilecli.io.locate import (
     POS,
     binary_columns_parquet,
-    binary_columns_sample,
     locate,
-    refuse_unbounded,
     unreadable,
 )
-from whilecli.io.plan import FORMATS, Plan, build_plan
-from whilecli.io.read import MAPPABLE, SAMPLE_ROWS, coerced_lines, nothing_generated
-from whilecli.io.rows import CANONICAL_SCHEMA
-from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
+from whilecli.io.plan import Plan
+from whilecli.io.read import Keep, nothing_generated, plan_of, read_rows
+from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA
+from whilecli.io.shape import BadValue, Leaves, Shape
 from whilecli.io.sources import (
     Source,
-    Where,
     expand_paths,
     iter_lines,
-    parse_line,
-    rows_with_keys,
-    sample_rows,
 )
 
 #: A column no file carries, read as null where a method does not need a field.
@@ -210,201 +199,95 @@ def read_sources(
     exclude_reward: Sequence[str] = (),
     missing: str = "skip",
 ) -> Table:
-    """:func:`read_table` on sources already expanded."""
-    if missing not in facts.MISSING_CHOICES:
-        raise UsageError(f"--missing {missing!r}: one of {', '.join(facts.MISSING_CHOICES)}")
-    if input_format is not None and input_format not in FORMATS:
-        raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
-    if pass_threshold is not None and not math.isfinite(pass_threshold):
-        raise UsageError(f"--pass-threshold {pass_threshold}: must be a finite number")
-    mapping = dict(mapping or {})
-    bad = sorted(set(mapping) - set(MAPPABLE))
-    if bad:
-        raise UsageError(f"--map: unknown field(s) {', '.join(bad)}; fields: {', '.join(MAPPABLE)}")
+    """:func:`read_table` on sources already expanded: the one reader
+    (:func:`whilecli.io.read.read_rows`) keeping the rows, their positions and every input
+    column (:class:`whilecli.io.read.Keep`)."""
     options: dict[str, Any] = {
-        "mapping": mapping,
+        "mapping": dict(mapping or {}),
         "pass_threshold": pass_threshold,
         "input_format": input_format,
         "optional": tuple(optional),
         "exclude_reward": tuple(exclude_reward),
         "missing": missing,
     }
-    threshold = 1.0 if pass_threshold is None else float(pass_threshold)
-    parts: list[_Part] = []
-    notes: list[str] = []
+    keep = Keep(optional=tuple(optional), exclude_reward=tuple(exclude_reward))
     try:
-        for index, source in enumerate(sources):
-            part = _read_source(source, index, mapping, input_format, options)
-            if part is None or part.canonical.height == 0:
-                notes.append(f"{source.name}: no rows")
-                continue
-            parts.append(part)
-    except InputError as err:
-        raise _unfiled(err) from None
-    if not parts:
-        file = None if _memory(sources[0]) else sources[0].name
-        raise InputError("no rows: the input is empty", file=file)
-    for part in parts:
-        _refuse_nothing_generated(part)
-    found = facts.Facts(missing=missing)
-    try:
-        for part in parts:
-            found.add(_facts_of(part, missing))
-    except InputError as err:
-        raise _unfiled(err) from None
-    if pass_threshold is None:
-        for part in parts:
-            graded = part.canonical.filter(pl.col(facts.GRADED))
-            if part.plan.passed is None and "reward" not in part.absent and graded.height:
-                rewards = graded.get_column("reward")
-                low, high = float(rewards.min()), float(rewards.max())  # type: ignore[arg-type]
-                try:
-                    refuse_unbounded(
-                        0.0 if -TOLERANCE <= low < 0.0 else low,
-                        1.0 if 1.0 < high <= 1.0 + TOLERANCE else high,
-                        part.hint,
-                        part.source.name,
-                        part.plan.fields.get("reward", "reward"),
-                    )
-                    partial = int(
-                        rewards.to_frame().select(facts.partial(pl.col("reward")).sum()).item()
-                    )
-                    if partial >= facts.PARTIAL_SHARE * part.graded:  # the hint: refusing
-                        facts.refuse_partial(
-                            partial,
-                            part.graded,
-                            part.hint(),
-                            part.source.name,
-                            part.plan.fields.get("reward", "reward"),
-                        )
-                except InputError as err:
-                    raise _unfiled(err) from None
-    canonical = pl.concat([p.canonical for p in parts], how="vertical")
-    if canonical.get_column("model").str.contains("@", literal=True).any():
-        canonical = canonical.with_columns(_split_model())
-    canonical = canonical.with_columns(
-        passed=facts.passed_column(threshold), graded=pl.col(facts.GRADED)
-    ).with_columns(
-        # an ungraded row kept by --missing fail is a failure: reward 0
-        reward=pl.when(pl.col(facts.GRADED)).then(pl.col("reward")).otherwise(pl.lit(0.0))
-        if missing == "fail"
-        else pl.col("reward")
-    )
-    canonical = canonical.select(*CANONICAL_SCHEMA)
-    try:
-        frame = pl.concat([p.frame for p in parts], how="diagonal_relaxed")
-    except pl.exceptions.PolarsError:
-        names = ", ".join(p.source.name for p in parts)
-        raise InputError(f"the files hold one column with different types ({names})") from None
-    origin = pl.DataFrame(
-        {
-            SRC: [p.index for p in parts for _ in range(p.positions.len())],
-            POS: pl.concat([p.positions for p in parts]).cast(pl.Int64),
-        },
-        schema={SRC: pl.Int64, POS: pl.Int64},
-    )
-    reward = canonical.filter(pl.col("graded")).get_column("reward")
-    partial = int(reward.to_frame().select(facts.partial(pl.col("reward")).sum()).item())
-    for part in parts:
-        notes.extend(f"{part.source.name}: {n}" if len(parts) > 1 else n for n in part.plan.notes)
-    notes.extend(found.warnings())
-    if partial:
-        notes.append(
-            f"{partial} of {canonical.height} rows have a reward strictly between 0 and 1:"
-            f" a row passes at reward ≥ {threshold:g}"
+        rows = read_rows(
+            [s.name for s in sources],
+            sources=sources,
+            mapping=mapping,
+            pass_threshold=pass_threshold,
+            input_format=input_format,
+            pool=True,  # a row method reads every file it is given as one table
+            missing=missing,
+            keep=keep,
         )
+    except InputError as err:
+        raise _unfiled(err) from None
+    assert rows.kept_rows is not None
+    kept = rows.kept_rows
+    at = pl.col(AT)
+    place = at.and_(pl.lit((1 << AT_BITS) - 1, dtype=pl.Int64))
+    origin = kept.select(
+        (at // (1 << AT_BITS)).alias(SRC),
+        place.alias(POS),
+    ).with_columns(  # a JSON Lines place counts lines from 1; a Parquet row from 0
+        pl.when(pl.col(SRC).replace_strict(_line_based(sources), default=False))
+        .then(pl.col(POS) - 1)
+        .otherwise(pl.col(POS))
+        .alias(POS)
+    )
+    frame = _inputs(rows.inputs, origin)
+    canonical = kept.drop(AT)
+    if missing == "fail":  # an ungraded row kept by --missing fail is a failure: reward 0
+        canonical = canonical.with_columns(
+            reward=pl.when(pl.col("graded")).then(pl.col("reward")).otherwise(pl.lit(0.0))
+        )
+    for name in rows.absent:
+        canonical = canonical.with_columns(pl.lit(None, dtype=CANONICAL_SCHEMA[name]).alias(name))
+    notes = [*rows.notes, *rows.facts.warnings()]
     return Table(
         canonical=canonical,
         frame=frame,
         origin=origin,
         sources=list(sources),
-        columns={"passed": f"reward ≥ {threshold:g}", **_merged(parts, "sources")},
-        fields=_merged(parts, "fields"),
-        format=" + ".join(dict.fromkeys(p.plan.format for p in parts)),
-        pass_threshold=threshold,
-        threshold_explicit=pass_threshold is not None,
-        partial_rows=partial,
+        columns=dict(rows.sources),
+        fields=dict(rows.fields),
+        format=rows.format,
+        pass_threshold=rows.pass_threshold,
+        threshold_explicit=rows.threshold_explicit,
+        partial_rows=rows.partial_rows,
         notes=notes,
-        absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
-        facts=found,
+        absent=rows.absent,
+        facts=rows.facts,
         options=options,
     )
 
 
-def _facts_of(part: _Part, missing: str) -> facts.Facts:
-    """One file's row facts (:mod:`whilecli.io.facts`, the rules every command reads by),
-    and its rows cut to those every rate counts: error replies left out (refused when they
-    are half the rows or more), ungraded rows left out or, under ``--missing fail``, kept as
-    failures (a file with no graded row refused). Partial credit is refused by the caller,
-    after the reward range, as the route refuses them. A reward the rows do not carry (an
-    optional field read as null) grades nothing and leaves nothing out."""
-    frame = part.canonical
-    if "reward" in part.absent:
-        frame = frame.with_columns(pl.lit(True).alias(facts.GRADED))
-        part.canonical = frame
-    error = pl.col("reply") == facts.ERROR
-    ungraded = ~pl.col(facts.GRADED) & ~error
-    counts = frame.select(
-        rows=pl.len(),
-        errors=error.sum(),
-        ungraded=ungraded.sum(),
-        empty=(pl.col("reply") == facts.EMPTY).sum(),
-        graded=(pl.col(facts.GRADED) & ~error).sum(),
-        partial=facts.partial(pl.col("reward")).filter(pl.col(facts.GRADED) & ~error).sum(),
-        first_error=pl.int_range(pl.len()).filter(error).first(),
-        first_ungraded=pl.int_range(pl.len()).filter(ungraded).first(),
-        first_empty=pl.int_range(pl.len()).filter(pl.col("reply") == facts.EMPTY).first(),
-    ).row(0, named=True)
-    rows, errors, graded = int(counts["rows"]), int(counts["errors"]), int(counts["graded"])
-    name = None if _memory(part.source) else part.source.name
-    field = part.plan.fields.get("reward", "reward")
-    facts.refuse_errors(errors, rows, name or MEMORY_NAME, _place(part, counts["first_error"]))
-    if graded == 0:
-        facts.refuse_ungraded(
-            rows, name or MEMORY_NAME, field, **_where_of(part, counts["first_ungraded"])
-        )
-    partial = int(counts["partial"])
-    part.graded = graded
-    ungraded_rows, empty = int(counts["ungraded"]), int(counts["empty"])
-    found = facts.Facts(
-        rows=rows,
-        counted=rows - errors - (0 if missing == "fail" else ungraded_rows),
-        missing=missing,
-        ungraded=ungraded_rows,
-        first_ungraded=_place(part, counts["first_ungraded"]) if ungraded_rows else None,
-        errors=errors,
-        first_error=_place(part, counts["first_error"]) if errors else None,
-        empty=empty,
-        first_empty=_place(part, counts["first_empty"]) if empty else None,
-        partial=partial,
-    )
-    keep = ~error if missing == "fail" else ~error & pl.col(facts.GRADED)
-    mask = frame.select(keep.alias("k")).get_column("k")
-    if not mask.all():  # the rows every rate counts, the input columns beside them
-        part.canonical = frame.filter(mask)
-        part.frame = part.frame.filter(mask)
-        part.positions = part.positions.filter(mask)
-    return found
+def _line_based(sources: Sequence[Source]) -> dict[int, bool]:
+    return {i: s.kind != "parquet" for i, s in enumerate(sources)}
 
 
-def _where_of(part: _Part, index: int | None) -> Where:
-    """Where row ``index`` of a part (0-based, in its canonical order) is: its line or row."""
-    if index is None:
-        return {}
-    pos = int(part.positions[int(index)])
-    if part.source.kind == "parquet":
-        return {"row": pos}
-    lines = [n for n, _ in iter_lines(part.source)]
-    return part.source.where(lines[pos]) if pos < len(lines) else {}
-
-
-def _place(part: _Part, index: int | None) -> str | None:
-    """Row ``index`` of a part as words: ``rows.jsonl line 12`` or ``rows.parquet row 3``."""
-    where = _where_of(part, index)
-    if not where:
-        return None
-    name = part.source.name
-    return f"{name} line {where['line']}" if "line" in where else f"{name} row {where.get('row')}"
+def _inputs(inputs: Mapping[int, pl.DataFrame], origin: pl.DataFrame) -> pl.DataFrame:
+    """Every input column of the kept rows, row ``i`` beside canonical row ``i``."""
+    frames: list[pl.DataFrame] = []
+    for src, rows in origin.group_by(SRC, maintain_order=True):
+        whole = inputs[int(src[0])]
+        positions = rows.get_column(POS)
+        if positions.len() and int(positions.max()) >= whole.height:  # type: ignore[arg-type]
+            raise InputError("cannot read the rows: the lines do not parse alike")
+        if positions.len() == whole.height and positions.equals(
+            pl.int_range(whole.height, eager=True)
+        ):
+            frames.append(whole)
+        else:
+            frames.append(whole[positions.to_list()])
+    if not frames:
+        return _blank(0)
+    try:
+        return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+    except pl.exceptions.PolarsError:
+        raise InputError("the files hold one column with different types") from None
 
 
 def _refuse_nothing_generated(part: _Part) -> None:
@@ -429,33 +312,6 @@ def _unfiled(err: InputError) -> InputError:
     lead = f"field '{err.field}': "
     message = message[len(lead) :] if err.field and message.startswith(lead) else message
     return InputError(message, row=err.row, field=err.field)
-
-
-def _split_model() -> list[pl.Expr]:
-    """``model`` "M@v" → "M"; ``policy_version`` keeps "M@v" where no column records one."""
-    raw = pl.col("model")
-    versioned = raw.str.contains("@", literal=True)
-    return [
-        pl.when(versioned)
-        .then(raw.str.splitn("@", 2).struct.field("field_0"))
-        .otherwise(raw)
-        .alias("model"),
-        pl.coalesce(pl.col("policy_version"), pl.when(versioned).then(raw)).alias("policy_version"),
-    ]
-
-
-def _merged(parts: list[_Part], attr: str) -> dict[str, str]:
-    keys = list(dict.fromkeys(k for p in parts for k in getattr(p.plan, attr)))
-    out: dict[str, str] = {}
-    for key in keys:
-        seen = list(dict.fromkeys(getattr(p.plan, attr).get(key, "none") for p in parts))
-        if len(seen) == 1 or attr == "fields":
-            out[key] = seen[0]
-        else:
-            out[key] = "; ".join(
-                f"{p.source.name}: {getattr(p.plan, attr).get(key, 'none')}" for p in parts
-            )
-    return out
 
 
 # --- one file ---------------------------------------------------------------------------
@@ -514,76 +370,9 @@ def _plan(
     sample: Sequence[Mapping[str, object]] = (),
     sample_lines: Sequence[int] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
-    """:func:`build_plan`, with the optional fields read as null where the rows carry none,
-    and a reward that is never one of ``exclude_reward``. Returns the fields read as null."""
-    mapping = dict(mapping)
-    absent: set[str] = set()
-    chosen: set[str] = set()  # fields this function mapped, not the user
-    excluded = tuple(options.get("exclude_reward", ()))
-    while True:
-        leaves = Leaves(schema)
-        try:
-            plan = build_plan(
-                shape, source, leaves, mapping, forced, first, sample, sample_lines=sample_lines
-            )
-        except InputError as err:
-            name = err.field
-            if (
-                name is not None
-                and name in options.get("optional", ())
-                and name not in mapping
-                and err.line is None
-                and err.row is None
-                and err.at is None
-            ):
-                shape.children.setdefault(ABSENT, Shape(kinds={"null"}))
-                mapping[name] = ABSENT
-                absent.add(name)
-                chosen.add(name)
-                continue
-            raise
-        used = plan.fields.get("reward")
-        if used in excluded and "reward" not in mapping:
-            mapping["reward"] = _next_reward(shape, excluded, source, options)
-            if mapping["reward"] == ABSENT:
-                absent.add("reward")
-            chosen.add("reward")
-            continue
-        for name in chosen:
-            plan.sources[name] = plan.sources[name].removesuffix(" (--map)")
-        return plan, leaves, absent
-
-
-def _next_reward(
-    shape: Shape, excluded: tuple[str, ...], source: Source, options: Mapping[str, Any]
-) -> str:
-    from whilecli.io.aliases import REWARD_ALIASES
-
-    for alias in REWARD_ALIASES:
-        if alias not in excluded and shape.has(alias):
-            return alias
-    if "reward" in options.get("optional", ()):
-        shape.children.setdefault(ABSENT, Shape(kinds={"null"}))
-        return ABSENT
-    looked = ", ".join(a for a in REWARD_ALIASES if a not in excluded)
-    raise InputError(
-        f"no reward column besides {', '.join(repr(e) for e in excluded)} (looked for {looked});"
-        " pass --map reward=COLUMN",
-        file=source.name,
-        field="reward",
-    )
-
-
-def _read_source(
-    source: Source,
-    index: int,
-    mapping: Mapping[str, str],
-    forced: str | None,
-    options: Mapping[str, Any],
-) -> _Part | None:
-    if source.kind == "parquet":
-        return _read_parquet(source, index, mapping, forced, options)
-    return _read_jsonl(source, index, mapping, forced, options)
+    """The one reader's plan (:func:`whilecli.io.read.plan_of`) with the optional fields."""
+    keep = Keep(tuple(options.get("optional", ())), tuple(options.get("exclude_reward", ())))
+    return plan_of(shape, source, schema, mapping, forced, first, keep, sample, sample_lines)
 
 
 def _checked(
@@ -612,108 +401,6 @@ def _checked(
     if bad.height:
         locate(line_of(bad), part.plan, source, unreadable())
     part.canonical = part.canonical.drop(POS)
-    return part
-
-
-def _read_jsonl(
-    source: Source,
-    index: int,
-    mapping: Mapping[str, str],
-    forced: str | None,
-    options: Mapping[str, Any],
-) -> _Part | None:
-    sample = sample_rows(source, SAMPLE_ROWS)
-    if not sample:
-        return None
-    shape = Shape.from_rows(row for _, row in sample)
-    if len(sample) == SAMPLE_ROWS:  # more lines follow: keys some rows add late
-        paths = unseen_paths(shape)
-        late = rows_with_keys(source, dict.fromkeys(p[-1] for p in paths), after=sample[-1][0])
-        if late:
-            sample += [(n, keep_paths(row, paths)) for n, row in late]
-            shape = Shape.from_rows(row for _, row in sample)
-    plan, leaves, absent = _plan(
-        shape,
-        source,
-        None,
-        mapping,
-        forced,
-        sample[0][1],
-        options,
-        [row for _, row in sample],
-        [n for n, _ in sample],
-    )
-    schema = leaves.read_schema()
-    try:
-        raw = pl.scan_ndjson(source.polars_source(), schema=schema)
-        canonical = _narrow(raw.with_row_index(POS), plan).collect()
-    except (pl.exceptions.PolarsError, OSError, ValueError):
-        canonical = _jsonl_by_line(source, plan, schema)
-    positions = canonical.get_column(POS)
-    frame = _jsonl_frame(source)
-    if positions.len() and int(positions.max()) >= frame.height:  # type: ignore[arg-type]
-        raise InputError("cannot read the rows: the lines do not parse alike", file=source.name)
-
-    def lines(bad: pl.DataFrame) -> pl.DataFrame:
-        numbers = [n for n, _ in iter_lines(source)]
-        return bad.with_columns(pl.col(POS).map_elements(lambda i: numbers[i], pl.Int64))
-
-    part = _Part(
-        source,
-        index,
-        plan,
-        canonical,
-        frame[positions.to_list()] if positions.len() != frame.height else frame,
-        positions,
-        lambda: binary_columns_sample(sample, plan),
-    )
-    return _checked(part, source, absent, lines)
-
-
-def _jsonl_by_line(source: Source, plan: Plan, schema: Mapping[str, DType]) -> pl.DataFrame:
-    """The slow, exact reader: every line parsed by Python, the first bad one named."""
-    raw, _ = coerced_lines(source, plan.leaves, schema)
-    return _narrow(raw.lazy().with_row_index(POS), plan).collect()
-
-
-def _jsonl_frame(source: Source) -> pl.DataFrame:
-    """Every column of a JSONL source, as polars infers them over all lines (a column whose
-    values change type reads as text)."""
-    try:
-        return pl.read_ndjson(source.polars_source(), infer_schema_length=None)
-    except (pl.exceptions.PolarsError, OSError, ValueError):
-        pass
-    rows = [parse_line(source, n, line) for n, line in iter_lines(source)]
-    try:
-        return pl.from_dicts(rows, infer_schema_length=None, strict=False)
-    except (pl.exceptions.PolarsError, TypeError, ValueError):
-        raise InputError(
-            "cannot read every column of the rows (a column's values change type)",
-            file=source.name,
-        ) from None
-
-
-def _read_parquet(
-    source: Source,
-    index: int,
-    mapping: Mapping[str, str],
-    forced: str | None,
-    options: Mapping[str, Any],
-) -> _Part | None:
-    try:
-        lf = pl.scan_parquet(source.polars_source())
-        lf.collect_schema()
-    except (pl.exceptions.PolarsError, OSError) as err:
-        raise InputError(f"not a readable Parquet file: {_short(err)}", file=source.name) from None
-    try:
-        part = _frame_part(lf, source, index, mapping, forced, options, lambda bad: bad)
-        frame = lf.collect()
-    except pl.exceptions.PolarsError as err:
-        raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
-    if frame.height == 0:
-        return None
-    positions = part.positions
-    part.frame = frame[positions.to_list()] if positions.len() != frame.height else frame
     return part
 
 
