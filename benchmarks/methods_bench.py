@@ -36,11 +36,11 @@ from slow_reference_grouped import (  # noqa: E402
     slow_sft,
     to_batch,
 )
-from whilecli.methods.corrections import apply_correction  # noqa: E402
 from whilecli.methods.distill import OPD, OPSD  # noqa: E402
 from whilecli.methods.dpo import DPO  # noqa: E402
 from whilecli.methods.grpo import GRPO, RAE, MaxRL  # noqa: E402
 from whilecli.methods.sft import SFT  # noqa: E402
+from whilecli.methods.twostep import apply_correction  # noqa: E402
 
 
 def make_rows(b: int, t: int, seed: int = 0) -> list[dict[str, Any]]:

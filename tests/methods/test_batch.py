@@ -19,6 +19,7 @@ from whilecli.methods.batch import Batch
 from whilecli.methods.flash_reinforce import FlashReinforce
 from whilecli.methods.io import write_update
 from whilecli.methods.sao import SAO
+from whilecli.methods.validate import Needs, check_batch
 
 ROWS = [
     {
@@ -235,7 +236,7 @@ _ENTRIES = [-0.5, 0.0, -0.0, 0.3, math.nan, math.inf, -math.inf, -1e308, 1e308]
     )
 )
 @settings(max_examples=150, deadline=None)
-def test_check_logprobs_refuses_the_first_bad_action_token_by_hand(
+def test_the_runner_refuses_the_first_bad_action_token_by_hand(
     rows: list[list[tuple[float, bool]]],
 ) -> None:
     """Junk anywhere off the action tokens is let through; on one, the first such token (row
@@ -254,10 +255,11 @@ def test_check_logprobs_refuses_the_first_bad_action_token_by_hand(
         for t, v in enumerate(r)
         if action[i][t] and not (math.isfinite(v) and v <= 0)
     ]
+    needs = Needs(logprobs=("logprobs",), reward=False)
     if not bad:
-        batch.check_logprobs(["logprobs"])
+        check_batch(batch, needs, "sft")
         return
     with pytest.raises(InputError) as err:
-        batch.check_logprobs(["logprobs"])
+        check_batch(batch, needs, "sft")
     assert (err.value.row, err.value.field) == (bad[0][0], "logprobs")
     assert f"token {bad[0][1]} " in str(err.value)

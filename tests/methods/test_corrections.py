@@ -14,9 +14,9 @@ from slow_reference_grouped import random_rows, slow_correction, slow_grpo, to_b
 from toy_policy import train_toy
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Update
-from whilecli.methods.corrections import apply_correction
 from whilecli.methods.grpo import GRPO
 from whilecli.methods.sft import SFT
+from whilecli.methods.twostep import apply_correction
 
 
 def _stale_batch():

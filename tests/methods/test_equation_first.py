@@ -14,14 +14,10 @@ from batch_strategies import well_conditioned
 from slow_reference import flash_reinforce as slow_flash_reinforce
 from slow_reference_grouped import random_rows, slow_correction, slow_grpo, slow_max_rl, to_batch
 from whilecli.methods.batch import Batch
-from whilecli.methods.corrections import (
-    apply_correction,
-    icepop_reference,
-    ipo_reference,
-    tis_reference,
-)
+from whilecli.methods.corrections import icepop_reference, ipo_reference, tis_reference
 from whilecli.methods.flash_reinforce import LOG_RATIO_CLAMP, FlashReinforce
 from whilecli.methods.grpo import GRPO, MaxRL, grpo_reference
+from whilecli.methods.twostep import apply_correction
 
 
 @st.composite

@@ -26,7 +26,6 @@ from updates import assert_same_update, eager_plain
 from whilecli.methods import fastmath
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.bpco import BPCO, explained_variance
-from whilecli.methods.corrections import apply_correction
 from whilecli.methods.flash_reinforce import FlashReinforce
 from whilecli.methods.gae import (
     _reversed_scaled_cumsum_,
@@ -37,6 +36,7 @@ from whilecli.methods.gae import (
 from whilecli.methods.groups import group_stats
 from whilecli.methods.grpo import GRPO
 from whilecli.methods.sao import SAO
+from whilecli.methods.twostep import apply_correction
 
 SINGLE: dict[str, tuple[Callable[[], Any], Callable[[list[dict]], Any]]] = {
     "flash_reinforce": (FlashReinforce, slow_reference.flash_reinforce),

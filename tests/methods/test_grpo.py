@@ -334,9 +334,9 @@ def test_requires_names_the_fields_each_method_needs() -> None:
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_float32_matches_cpu_float64() -> None:
-    from whilecli.methods.corrections import apply_correction
     from whilecli.methods.distill import OPD
     from whilecli.methods.sft import SFT
+    from whilecli.methods.twostep import apply_correction
 
     rng = random.Random(11)
     rows = []

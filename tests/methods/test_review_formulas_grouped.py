@@ -14,11 +14,11 @@ import torch
 from updates import eager_plain
 from whilecli.emit.losses import icepop_loss, tis_loss
 from whilecli.methods.batch import Batch, Update
-from whilecli.methods.corrections import apply_correction
 from whilecli.methods.distill import OPD, OPSD
 from whilecli.methods.dpo import DPO
 from whilecli.methods.grpo import GRPO, RAE, MaxRL
 from whilecli.methods.sft import SFT
+from whilecli.methods.twostep import apply_correction
 
 L = math.log
 F64 = torch.float64

@@ -13,13 +13,13 @@ import torch
 from whilecli.errors import InputError
 from whilecli.methods.batch import Batch
 from whilecli.methods.bpco import BPCO
-from whilecli.methods.corrections import apply_correction
 from whilecli.methods.distill import OPD
 from whilecli.methods.dpo import DPO
 from whilecli.methods.flash_reinforce import FlashReinforce
 from whilecli.methods.grpo import GRPO, RAE, MaxRL
 from whilecli.methods.sao import SAO
 from whilecli.methods.sft import SFT
+from whilecli.methods.twostep import apply_correction
 
 L = math.log
 F64 = torch.float64

@@ -89,9 +89,9 @@ def test_every_default_lies_in_its_range() -> None:
 def test_defaults_are_read_from_the_declarations() -> None:
     from whilecli.emit import losses, prime_rl
     from whilecli.emit.knobs import Settings
-    from whilecli.methods.corrections import apply_correction
     from whilecli.methods.grpo import RAE
     from whilecli.methods.surrogate import ClippedPolicyGradient
+    from whilecli.methods.twostep import apply_correction
 
     fields = Settings.__dataclass_fields__
     assert fields["decay"].default == declared.DECAY.default == RAE().decay

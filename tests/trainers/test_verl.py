@@ -21,7 +21,7 @@ from verl.workers.config import ActorConfig  # noqa: E402
 import whilecli.trainers.verl as plugin  # noqa: E402
 from whilecli.errors import UsageError  # noqa: E402
 from whilecli.methods import GRPO, Batch, FlashReinforce, MaxRL  # noqa: E402
-from whilecli.methods.corrections import apply_correction  # noqa: E402
+from whilecli.methods.twostep import apply_correction  # noqa: E402
 
 F64 = torch.float64
 LENGTHS = [5, 3, 4, 2, 5, 1]

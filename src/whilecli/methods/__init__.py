@@ -33,7 +33,7 @@ _EXPORTS: dict[str, str] = {
     "OPSD": "distill",
     "DPO": "dpo",
     "SFT": "sft",
-    "apply_correction": "corrections",
+    "apply_correction": "twostep",
     "GroupwiseGrading": "groupwise",
     "ReinforceAda": "ada",
     "RewardModel": "reward_model",

@@ -25,7 +25,7 @@ import torch
 
 from whilecli.errors import InputError, UsageError
 from whilecli.io.columns import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
-from whilecli.methods.fastmath import as_float, row_counts
+from whilecli.methods.fastmath import row_counts
 
 #: List fields a row may leave out while others carry them: the mask (all action tokens) and
 #: behaviour log-probs (on-policy, μ = π).
@@ -309,8 +309,8 @@ class Batch:
         """Wrap padded ``[B, T]`` tensors; ``lengths`` or ``mask`` says which tokens exist.
 
         Device and dtype follow ``logprobs``. ``action_mask`` defaults to ``mask`` and is
-        intersected with it. Shapes are checked here; values are checked by each method on
-        the lists it uses.
+        intersected with it. Shapes are checked here; values by the runner, once per
+        optimizer batch, on the lists the method declares (:mod:`whilecli.methods.validate`).
         """
         if logprobs.dim() != 2 or logprobs.shape[0] == 0:
             raise InputError(f"logprobs must be [B, T] with B >= 1, got {tuple(logprobs.shape)}")
@@ -409,44 +409,6 @@ class Batch:
         n = min(parts, self.size)
         bounds = [round(k * self.size / n) for k in range(n + 1)]
         return [self.select(slice(bounds[k], bounds[k + 1])) for k in range(n)]
-
-    # ------------------------------------------------------------------ validation
-
-    def check_logprobs(self, names: Collection[str]) -> None:
-        """Refuse a non-finite or positive log-prob on an action token of the named lists."""
-        for name in names:
-            tensor = getattr(self, name)
-            if tensor is None:
-                continue
-            # fast paths: every entry (padding included) in range, in one pass; then, when
-            # every entry is finite, the action tokens alone through a product with the 0/1
-            # mask (exact for finite entries)
-            in_range, finite = logprob_range(tensor)
-            if in_range or (
-                finite and logprob_range(tensor * as_float(self.action_mask, tensor.dtype))[0]
-            ):
-                continue
-            bad = self.action_mask & ~(torch.isfinite(tensor) & (tensor <= 0))
-            if bool(bad.any()):
-                i = int(bad.any(dim=1).nonzero()[0, 0])
-                t = int(bad[i].nonzero()[0, 0])
-                raise InputError(_logprob_message(float(tensor[i, t]), t), row=i, field=name)
-
-    def check_rewards(self) -> None:
-        """Refuse a non-finite reward, naming the trajectory."""
-        bad = ~torch.isfinite(self.rewards)
-        if bool(bad.any()):
-            i = int(bad.nonzero()[0, 0])
-            raise InputError(
-                f"is {float(self.rewards[i])}, not a finite number", row=i, field="reward"
-            )
-
-    def require(self, name: str, method: str) -> torch.Tensor:
-        """The named per-token tensor, or an :class:`InputError` saying ``method`` needs it."""
-        value = getattr(self, name)
-        if value is None:
-            raise InputError(f"missing: {method} needs it on every trajectory", field=name)
-        return value
 
 
 def logprob_range(x: torch.Tensor) -> tuple[bool, bool]:

@@ -25,7 +25,7 @@ from typing import ClassVar
 import torch
 
 from whilecli import knobs as declared
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.fastmath import (
@@ -50,6 +50,7 @@ from whilecli.methods.gae import (
 )
 from whilecli.methods.knob_checks import pair
 from whilecli.methods.twostep import BatchStats, TwoStep
+from whilecli.methods.validate import Needs, ValueRule
 
 CLIP = declared.BPCO_CLIP.default
 GAE_ALPHA = declared.BPCO_GAE_ALPHA.default
@@ -224,8 +225,7 @@ class BPCO(TwoStep):
     """
 
     name: ClassVar[str] = "bpco"
-    requires: frozenset[str] = frozenset({"reward", "logprobs", "values"})
-    logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
+    needs = Needs(fields=("values",), values=ValueRule(*REWARD_RANGE, every_token=True))
 
     def __init__(
         self,
@@ -243,6 +243,7 @@ class BPCO(TwoStep):
                 f"got {tuple(reward_range)!r}"
             )
         self.reward_range = (lo, hi)
+        self.needs = Needs(fields=("values",), values=ValueRule(lo, hi, every_token=True))
         self._work = Workspace()
         self._compiled = Compiled(bpco_clip) if compile else None
 
@@ -251,43 +252,17 @@ class BPCO(TwoStep):
             f"BPCO(clip={self.clip}, gae_alpha={self.gae_alpha}, reward_range={self.reward_range})"
         )
 
-    def _check_range(self, batch: Batch, values: torch.Tensor) -> bool:
-        """Refuses a value outside ``reward_range`` on a token; True when every entry, the
-        padding too, is inside it (so finite)."""
-        lo, hi = self.reward_range
-        least, most = torch.aminmax(values.detach())
-        if bool(least >= lo) and bool(most <= hi):  # every entry, padding too; NaN fails
-            return True
-        inside = torch.where(batch.mask, values, lo)
-        if bool(inside.min() >= lo) and bool(inside.max() <= hi):  # NaN fails both
-            return False
-        bad = batch.mask & ((values < lo) | (values > hi) | ~torch.isfinite(values))
-        if bool(bad.any()):
-            i = int(bad.any(dim=1).nonzero()[0, 0])
-            t = int(bad[i].nonzero()[0, 0])
-            raise InputError(
-                f"token {t} is {float(values[i, t]):g}, outside reward_range [{lo:g}, {hi:g}] "
-                "(BPCO's critic is bounded)",
-                row=i,
-                field="values",
-            )
-        return False
-
-    def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
-    ) -> Update:
-        """Coefficients ``c = ρA`` where unclipped, else 0 (no 1/B); ``group`` is accepted
-        for a uniform interface: nothing here is batch-global.
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
+        """Coefficients ``c = ρA`` where unclipped, else 0 (no 1/B): nothing here is
+        batch-global. The runner has checked the values against ``reward_range``.
 
         ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
         match (a training loop saves the fresh memory); otherwise new tensors are returned.
         """
-        self._check(stats)
         batch = micro_batch
-        batch.check_rewards()
-        batch.check_logprobs(self.logprob_fields)
-        values = batch.require("values", "BPCO")
-        values_finite = self._check_range(batch, values)  # also refuses NaN and infinities
+        values = batch.values
+        assert values is not None  # the runner checked the batch for its needs
+        values_finite = all_finite(values)  # else junk in the padding
         action = batch.action_mask
         log_pi = batch.logprobs.detach()
         log_mu = batch.behavior_logprobs
@@ -319,8 +294,8 @@ class BPCO(TwoStep):
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
-            stats={**stats.stats, **own},
-            notes=[*stats.notes, *notes],
+            stats=own,
+            notes=notes,
             ratio_clamp=LOG_RATIO_CAP,
             row_scale=torch.ones_like(batch.rewards),
         )

@@ -26,8 +26,10 @@ family (c = w_i g − β w_i (1 − r)) is left as it is, as TRL and prime-rl's 
 says which part is which by returning a :class:`PolicyGradientUpdate`; a plain
 :class:`~whilecli.methods.batch.Update` is taken as a c that carries no ρ and no KL term.
 
-Each needs ``behavior_logprobs``. The stats and notes say how many action tokens each masked
-or capped.
+Each needs ``behavior_logprobs``: the runner checks the batch for it
+(:func:`whilecli.methods.twostep.apply_correction`, or a method's ``update(batch,
+correction=...)``); :func:`correct` is the arithmetic on a checked batch. The stats and notes
+say how many action tokens each masked or capped.
 """
 
 from __future__ import annotations
@@ -42,12 +44,12 @@ from whilecli.errors import UsageError
 from whilecli.knobs import CORRECTIONS, ICEPOP_BAND, IPO_EPS, TIS_CAP, check_band
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.fastmath import all_finite, as_float, exp_
-from whilecli.methods.groups import check_logprobs, count
+from whilecli.methods.groups import count
 
 __all__ = [
     "CORRECTIONS",
     "PolicyGradientUpdate",
-    "apply_correction",
+    "correct",
     "icepop_reference",
     "ipo_reference",
     "tis_reference",
@@ -132,7 +134,7 @@ def _keep(x: torch.Tensor, keep: torch.Tensor, keep_f: torch.Tensor) -> torch.Te
     return torch.where(keep, x, 0.0)
 
 
-def apply_correction(
+def correct(
     update: Update,
     batch: Batch,
     name: str,
@@ -141,7 +143,8 @@ def apply_correction(
     band: tuple[float, float] = ICEPOP_BAND,
     cap: float = TIS_CAP.default,
 ) -> Update:
-    """Return ``update`` with its coefficients corrected for the sampler/trainer gap.
+    """Return ``update`` with its coefficients corrected for the sampler/trainer gap, on a
+    batch the runner has checked for the correction (behaviour log-probs present and valid).
 
     ``name`` is ``ipo``, ``icepop`` or ``tis``. Coefficients outside the action mask stay 0;
     ``advantages`` are untouched; a row whose every action token is masked is no longer
@@ -150,12 +153,8 @@ def apply_correction(
     if name not in CORRECTIONS:
         raise UsageError(f"unknown correction {name!r}; choose one of {', '.join(CORRECTIONS)}")
     e, lo, hi, k = _check_knobs(name, eps, band, cap)
-    if batch.behavior_logprobs is None:
-        raise UsageError(
-            f"--correction {name} needs the sampler's log-probs in field 'behavior_logprobs', "
-            "and the batch carries none"
-        )
-    check_logprobs(batch, ["logprobs", "behavior_logprobs"], f"correction {name}")
+    if batch.behavior_logprobs is None:  # the runner refuses this batch before
+        raise UsageError(f"--correction {name}: the batch carries no 'behavior_logprobs'")
     act = batch.action_mask
     n_act = int(act.sum())
     c = update.coefficients

@@ -32,9 +32,10 @@ from whilecli.methods.fastmath import (
     plain_path,
 )
 from whilecli.methods.fastmath import count as count_true
-from whilecli.methods.groups import check_logprobs, count, require_field
+from whilecli.methods.groups import count
 from whilecli.methods.surrogate import knob_error
 from whilecli.methods.twostep import BatchStats, TwoStep
+from whilecli.methods.validate import Needs
 
 
 def opd_reference(
@@ -53,7 +54,6 @@ def opd_into(
     teacher_logp: torch.Tensor,
     logp: torch.Tensor,
     action_mask: torch.Tensor,
-    clean: bool,
     out: torch.Tensor,
     scratch: torch.Tensor,
 ) -> torch.Tensor:
@@ -61,16 +61,15 @@ def opd_into(
 
     0 + the gap times the 0/1 mask (built in ``scratch``, a float tensor of ``out``'s shape;
     the + 0 turns the −0 of a negative gap off the action tokens into +0): three passes, no
-    ``where``. Used when ``clean`` (every input entry finite) and the product stays finite;
-    otherwise the reference's ``where``.
+    ``where``. Used when the product's sum is finite (the action tokens' gaps are, so only
+    junk in the padding can spoil it); otherwise the reference's ``where``.
     """
     torch.sub(teacher_logp, logp, out=out)
-    if clean:
-        mask = as_float(action_mask, out.dtype, scratch)
-        torch.addcmul(out.new_zeros(()), out, mask, out=out)
-        total = out.sum()
-        if bool(torch.isfinite(total)):
-            return total
+    mask = as_float(action_mask, out.dtype, scratch)
+    torch.addcmul(out.new_zeros(()), out, mask, out=out)
+    total = out.sum()
+    if bool(torch.isfinite(total)):
+        return total
     out.copy_(opd_reference(teacher_logp, logp, action_mask))
     return out.sum()
 
@@ -94,7 +93,9 @@ class OPD(TwoStep):
     """
 
     name: ClassVar[str] = "opd"
-    requires: ClassVar[frozenset[str]] = frozenset({"teacher_logprobs"})
+    needs = Needs(
+        fields=("teacher_logprobs",), logprobs=("logprobs", "teacher_logprobs"), reward=False
+    )
 
     def __init__(
         self, top_k: int = 32, divergence: str = "reverse_kl", compile: bool = False
@@ -120,18 +121,12 @@ class OPD(TwoStep):
             )
         return notes
 
-    def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
-    ) -> Update:
-        """c = log π_T − log π_θ on action tokens, 0 elsewhere; no reward needed.
-
-        ``group`` is accepted for a uniform interface; nothing here is batch-global. ``out``,
-        a previous :class:`Update`, has its tensors overwritten when their shapes match.
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
+        """c = log π_T − log π_θ on action tokens, 0 elsewhere; no reward needed; nothing
+        here is batch-global. ``out``, a previous :class:`Update`, has its tensors
+        overwritten when their shapes match.
         """
-        self._check(stats)
         batch = micro_batch
-        require_field(batch, "teacher_logprobs", self.name)
-        clean = check_logprobs(batch, ["logprobs", "teacher_logprobs"], self.name)
         act = batch.action_mask
         teacher = batch.teacher_logprobs
         assert teacher is not None
@@ -146,7 +141,7 @@ class OPD(TwoStep):
         else:
             gap = reuse(out, "coefficients", shape, dtype, device)
             advantages = reuse(out, "advantages", shape, dtype, device)
-            total = opd_into(teacher.detach(), lp, act, clean, gap, advantages)
+            total = opd_into(teacher.detach(), lp, act, gap, advantages)
             above = count_true(
                 compare(gap, ">", 0.0, out=self._work.take("up", shape, torch.bool, device))
             )
@@ -172,7 +167,7 @@ class OPD(TwoStep):
             coefficients=gap,
             advantages=advantages,
             admitted=admitted,
-            stats={**stats.stats, **own},
+            stats=own,
             notes=notes,
         )
 

@@ -26,16 +26,10 @@ import torch.nn.functional as F
 from whilecli.knobs import DPO_BETA
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import Compiled, compile_note, plain_path
-from whilecli.methods.groups import (
-    check_logprobs,
-    check_rewards,
-    count,
-    gather_rows,
-    require_field,
-    require_task_ids,
-)
+from whilecli.methods.groups import count, gather_rows
 from whilecli.methods.surrogate import knob_error, number_knob
 from whilecli.methods.twostep import BatchStats, TwoStep, base_stats
+from whilecli.methods.validate import Needs
 
 
 def dpo_reference(
@@ -95,7 +89,7 @@ class DPO(TwoStep):
     """
 
     name: ClassVar[str] = "dpo"
-    requires: ClassVar[frozenset[str]] = frozenset({"task_ids", "ref_logprobs"})
+    needs = Needs(fields=("task_ids", "ref_logprobs"), logprobs=("logprobs", "ref_logprobs"))
 
     def __init__(
         self, beta: float = DPO_BETA.default, pass_threshold: float = 1.0, compile: bool = False
@@ -107,14 +101,13 @@ class DPO(TwoStep):
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
         self.beta, self.pass_threshold = beta, thr
 
-    def batch_stats(self, batch: Batch, group: object | None = None) -> BatchStats:
+    def reduce(self, batch: Batch, group: object | None = None) -> BatchStats:
         """The pairs of the optimizer batch and each row's ±β σ(−βΔ)/P (rows of every rank
         gathered under ``group``). Δ is read from the batch's log-probs as given."""
         m = self.name
-        tasks = require_task_ids(batch, m)
-        ref = require_field(batch, "ref_logprobs", m)
-        check_rewards(batch, m)
-        check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
+        tasks = [str(t) for t in batch.task_ids or ()]
+        ref = batch.ref_logprobs
+        assert ref is not None  # the runner checked the batch for its needs
         act = batch.action_mask
         logratio = plain_path(
             self._compiled, dpo_logratio, batch.logprobs.detach(), ref.detach(), act
@@ -153,17 +146,11 @@ class DPO(TwoStep):
             offset=offset,
         )
 
-    def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
-    ) -> Update:
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
         """Per-token DPO coefficients of ``micro_batch``: its rows' ±β σ(−βΔ)/P from
         ``stats`` on their action tokens; ``out``, a previous :class:`Update`, has its
         tensors overwritten when shapes match."""
-        self._check(stats)
         batch = micro_batch
-        m = self.name
-        require_field(batch, "ref_logprobs", m)
-        check_logprobs(batch, ["logprobs", "ref_logprobs"], m)
         act = batch.action_mask
         lp = batch.logprobs
         shape, dtype, device = lp.shape, lp.dtype, lp.device
@@ -172,14 +159,14 @@ class DPO(TwoStep):
         spread = torch.where(act, local[:, None], 0.0) + 0.0  # + 0 turns −0 into +0
         c = reuse(out, "coefficients", shape, dtype, device).copy_(spread)
         admitted = (local != 0) & (batch.action_counts > 0)  # (c != 0).any(dim=1)
-        own = {"rows": float(batch.size)}
-        notes = list(stats.notes) + compile_note(self._compiled)
+        own: dict[str, float | None] = {"rows": float(batch.size)}
+        notes = compile_note(self._compiled)
         advantages = reuse(out, "advantages", shape, dtype, device)
         return Update(
             coefficients=c,
             advantages=torch.mul(c, max(int(stats.values["pairs"]), 1), out=advantages),
             admitted=admitted,
-            stats={**stats.stats, **own},
+            stats=own,
             notes=notes,
         )
 

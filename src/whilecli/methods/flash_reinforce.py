@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli import knobs as declared
-from whilecli.errors import InputError
 from whilecli.methods.batch import Batch, Update, masked, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import global_sum, world_note
@@ -38,7 +37,8 @@ from whilecli.methods.fastmath import (
     plain_path,
     row_blocks,
 )
-from whilecli.methods.twostep import BatchStats, TwoStep, base_stats, merged
+from whilecli.methods.twostep import BatchStats, TwoStep, base_stats
+from whilecli.methods.validate import Needs
 
 TRUST = declared.TRUST.default
 LOG_RATIO_CLAMP = 30.0
@@ -151,8 +151,7 @@ class FlashReinforce(TwoStep):
     """
 
     name: ClassVar[str] = "flash_reinforce"
-    requires: frozenset[str] = frozenset({"reward", "logprobs"})
-    logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
+    needs = Needs(logprobs=("logprobs", "behavior_logprobs"), action_tokens=True)
 
     def __init__(self, trust: float = TRUST, compile: bool = False) -> None:
         self.trust = declared.TRUST.check(trust, "trust")
@@ -162,9 +161,8 @@ class FlashReinforce(TwoStep):
     def __repr__(self) -> str:
         return f"FlashReinforce(trust={self.trust})"
 
-    def batch_stats(self, batch: Batch, group: Any | None = None) -> BatchStats:
+    def reduce(self, batch: Batch, group: Any | None = None) -> BatchStats:
         """Σ_j R_j and B of the optimizer batch (all-reduced over ``group``'s ranks)."""
-        batch.check_rewards()
         rewards = batch.rewards.detach()
         totals = global_sum(
             torch.stack(
@@ -180,39 +178,27 @@ class FlashReinforce(TwoStep):
             notes.append(extra)
         return base_stats(self.name, batch, group, values={"totals": totals}, notes=notes)
 
-    def stats_from_totals(self, reward_sum: float, rows: int, micro_batch: Batch) -> BatchStats:
+    def stats_from_totals(
+        self, reward_sum: float, rows: int, micro_batch: Batch, *, also: Needs | None = None
+    ) -> BatchStats:
         """The optimizer batch's stats from its Σ_j R_j and B, as a trainer that computed them
-        itself hands them over (verl: the advantages are centred already, Σ A = 0)."""
+        itself hands them over (verl: the advantages are centred already, Σ A = 0); the
+        runner checks ``micro_batch`` (:meth:`~whilecli.methods.twostep.TwoStep.trainer_stats`)."""
         dtype = micro_batch.logprobs.dtype
         totals = torch.tensor([float(reward_sum), float(rows)], dtype=dtype)
-        return BatchStats(
-            method=self.name,
-            rows=int(rows),
-            action_tokens=float(micro_batch.action_mask.sum()),
-            local_rows=micro_batch.size,
-            values={"totals": totals.to(micro_batch.rewards.device)},
-        )
+        values = {"totals": totals.to(micro_batch.rewards.device)}
+        return self.trainer_stats(micro_batch, rows=rows, values=values, also=also)
 
-    def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
-    ) -> Update:
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
         """Coefficients ``c = m_i A_i ρ / (T_i B)`` of ``micro_batch`` with the mean reward
         and B of the optimizer batch in ``stats``.
 
         ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
         match (a training loop saves the fresh memory); otherwise new tensors are returned.
         """
-        self._check(stats)
         batch = micro_batch
-        batch.check_rewards()
-        batch.check_logprobs(self.logprob_fields)
         action = batch.action_mask
         counts = batch.action_counts
-        if bool((counts == 0).any()):
-            i = int((counts == 0).nonzero()[0, 0])
-            raise InputError(
-                "has no action token; FlashReinforce cannot weigh it", row=i, field="action_mask"
-            )
         rewards = batch.rewards.detach()
         dtype = batch.logprobs.dtype
         totals = stats.values["totals"].to(device=rewards.device, dtype=dtype)
@@ -246,14 +232,13 @@ class FlashReinforce(TwoStep):
         as_float(batch.mask, dtype, advantages)
         advantages.mul_(adv[:, None])
         own, notes = self._report(batch, admitted, mean_kl, n_clamped, ratio_sums, counts)
-        all_stats, all_notes = merged(stats, own, notes)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=advantages.detach(),
             admitted=admitted,
             value_targets=None,
-            stats=all_stats,
-            notes=all_notes,
+            stats=own,
+            notes=notes,
             ratio_clamp=LOG_RATIO_CLAMP,
         )
 

@@ -1,5 +1,4 @@
-"""Groups of rows that share a task id, their reward statistics, and the input checks of the
-grouped methods.
+"""Groups of rows that share a task id and their reward statistics.
 
 A group is the set of rollouts of one task (GRPO, Shao et al. 2024, arXiv:2402.03300).
 Statistics are computed with scatter operations over integer group ids, never with a Python
@@ -20,8 +19,7 @@ from typing import Any, cast
 import torch
 
 from whilecli.errors import InputError
-from whilecli.methods.batch import Batch, logprob_range
-from whilecli.methods.fastmath import as_float
+from whilecli.methods.batch import Batch
 
 SINGLE_ROLLOUT_METHODS = ("flash_reinforce", "sao", "bpco", "rae")
 
@@ -91,25 +89,6 @@ def group_stats(rewards: torch.Tensor, ids: torch.Tensor) -> GroupStats:
     return GroupStats(ids=ids, counts=counts, mean=mean, std=std, unanimous=hi == lo)
 
 
-def require_task_ids(batch: Batch, method: str) -> list[str]:
-    """The batch's task ids, refusing a row without one (named by index and field)."""
-    if batch.task_ids is None:
-        raise InputError(
-            f"{method} groups rows by task id and the batch carries none", row=0, field="task_id"
-        )
-    if len(batch.task_ids) != batch.size:
-        raise InputError(
-            f"{method}: {len(batch.task_ids)} task ids for {batch.size} rows",
-            field="task_id",
-        )
-    for i, t in enumerate(batch.task_ids):
-        if t is None or (isinstance(t, str) and not t.strip()):
-            raise InputError(
-                f"{method} groups rows by task id and this row has none", row=i, field="task_id"
-            )
-    return [str(t) for t in batch.task_ids]
-
-
 def refuse_all_singletons(stats: GroupStats, method: str) -> None:
     """Refuse a batch in which every task has one row: its grouped advantages are all 0."""
     if stats.n_groups and bool((stats.counts == 1).all()):
@@ -120,55 +99,6 @@ def refuse_all_singletons(stats: GroupStats, method: str) -> None:
             f"single-rollout method ({names}) or sample more rollouts per task",
             row=0,  # located at the first row, the first of the one-row tasks
             field="task_id",
-        )
-
-
-def require_field(batch: Batch, name: str, method: str) -> torch.Tensor:
-    """A per-token field the method needs, refused with a located error when absent."""
-    value = getattr(batch, name)
-    if value is None:
-        raise InputError(f"{method} needs '{name}' and the batch carries none", row=0, field=name)
-    return value
-
-
-def check_logprobs(batch: Batch, names: Sequence[str], method: str) -> bool:
-    """Refuse a non-finite or positive log-prob on an action token of each named field.
-
-    Returns True when every entry of every named field, padding included, is finite (then a
-    product with a 0/1 mask is exact and no ``where`` is needed to keep junk out).
-    """
-    clean = True
-    for name in names:
-        lp = getattr(batch, name)
-        if lp is None:
-            continue
-        # fast paths: every entry (padding included), then 0 off the action tokens; NaN or
-        # ±inf anywhere falls through to the exact test, which looks at action tokens only.
-        in_range, finite = logprob_range(lp)
-        if in_range:
-            continue
-        clean = clean and finite
-        if logprob_range(lp.detach() * as_float(batch.action_mask, lp.dtype))[0]:
-            continue
-        bad = batch.action_mask & ~((lp <= 0) & (lp > -torch.inf))
-        if bool(bad.any()):
-            row, tok = (int(v) for v in bad.nonzero()[0].tolist())
-            raise InputError(
-                f"{method}: log-prob {float(lp[row, tok])!r} at token {tok} is not a finite "
-                "value ≤ 0",
-                row=row,
-                field=name,
-            )
-    return clean
-
-
-def check_rewards(batch: Batch, method: str) -> None:
-    """Refuse a non-finite reward, naming its row."""
-    bad = ~torch.isfinite(batch.rewards)
-    if bool(bad.any()):
-        row = int(bad.nonzero()[0, 0])
-        raise InputError(
-            f"{method}: reward {float(batch.rewards[row])!r} is not finite", row=row, field="reward"
         )
 
 

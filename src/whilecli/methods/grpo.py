@@ -34,9 +34,9 @@ from whilecli.methods.groups import (
     group_ids,
     group_stats,
     refuse_all_singletons,
-    require_task_ids,
 )
 from whilecli.methods.surrogate import Baseline, ClippedPolicyGradient, knob_error, number_knob
+from whilecli.methods.validate import Needs
 
 
 def grpo_reference(
@@ -149,10 +149,12 @@ def _group_notes(stats: GroupStats) -> tuple[dict[str, float], list[str]]:
 
 
 class _Grouped(ClippedPolicyGradient):
-    """Rows grouped by task id; a row without one is refused."""
+    """Rows grouped by task id (the runner refuses a row without one)."""
+
+    needs = Needs(fields=("task_ids",))
 
     def _labels(self, batch: Batch) -> dict[str, list[str]]:
-        return {"task": require_task_ids(batch, self.name)}
+        return {"task": [str(t) for t in batch.task_ids or ()]}
 
 
 class GRPO(_Grouped):
@@ -164,7 +166,6 @@ class GRPO(_Grouped):
     """
 
     name: ClassVar[str] = "grpo"
-    requires: frozenset[str] = frozenset({"task_ids"})
 
     def _advantages(
         self, rewards: torch.Tensor, labels: dict[str, list[str]]
@@ -189,20 +190,15 @@ class MaxRL(_Grouped):
     """
 
     name: ClassVar[str] = "max_rl"
-    requires: frozenset[str] = frozenset({"task_ids"})
+    needs = Needs(
+        fields=("task_ids",),
+        reward_floor=0.0,
+        floor_reason="it divides by the group's mean reward, a success probability",
+    )
 
     def _advantages(
         self, rewards: torch.Tensor, labels: dict[str, list[str]]
     ) -> tuple[Baseline, dict[str, float], list[str]]:
-        neg = rewards < 0
-        if bool(neg.any()):
-            row = int(neg.nonzero()[0, 0])
-            raise InputError(
-                f"max_rl divides by the group's mean reward and needs rewards ≥ 0, got "
-                f"{float(rewards[row])!r}",
-                row=row,
-                field="reward",
-            )
         ids = group_ids(labels["task"], rewards.device)
         gs = group_stats(rewards, ids)
         refuse_all_singletons(gs, self.name)
@@ -230,7 +226,6 @@ class RAE(ClippedPolicyGradient):
     """
 
     name: ClassVar[str] = "rae"
-    requires: frozenset[str] = frozenset()
     by_task: ClassVar[bool] = False
 
     def __init__(

@@ -31,7 +31,9 @@ class Method(Protocol):
     """What every token method offers (FlashReinforce, SAO, BPCO, GRPO, ..., SFT).
 
     ``requires``: the :class:`~whilecli.methods.batch.Batch` fields it needs beyond the
-    log-probs (``task_ids``, ``values``, ``ref_logprobs``, ...). ``update`` returns the per-token
+    log-probs (``task_ids``, ``values``, ``ref_logprobs``, ...), read from its declaration
+    ``needs`` (:class:`~whilecli.methods.validate.Needs`), which the runner checks a batch
+    against once per optimizer batch. ``update`` returns the per-token
     coefficients; ``out``, a previous Update, is overwritten when its shapes match. Its knobs
     are its constructor's keyword arguments, declared in :mod:`whilecli.knobs`; its name is
     its key in :data:`SPECS`.

@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from whilecli.methods.batch import Batch, Update
     from whilecli.methods.rowio import Table
 
-#: Batch attribute names some methods list in ``requires`` → the canonical field names.
-_FIELD_NAMES = {"task_ids": "task_id", "agents": "agent", "rewards": "reward"}
 DEVICES = ("cpu", "cuda", "auto")
 DTYPES = ("float64", "float32")
 OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson", ".json")
@@ -161,7 +159,7 @@ def check_correction(
 ) -> tuple[str | None, dict[str, Any]]:
     """The correction and its knobs (``ipo_eps``, ``icepop_band``, ``tis_cap``), checked.
 
-    Returns the keyword arguments :func:`~whilecli.methods.corrections.apply_correction`
+    Returns the keyword arguments :func:`~whilecli.methods.twostep.apply_correction`
     takes (``eps``, ``band``, ``cap``). Torch-free.
     """
     given = {k: v for k, v in knobs.items() if v is not None}
@@ -315,23 +313,19 @@ def run_update(
 
     dev = _device(torch, device)
     algo = make_method(key, {**given, **({"compile": True} if compile else {})})
-    requires = {_FIELD_NAMES.get(f, f) for f in getattr(algo, "requires", frozenset())}
+    requires = set(algo.needs.field_names)
     batch = Batch.from_columns(
         cols,
         device=dev,
         dtype={"float64": torch.float64, "float32": torch.float32, None: None}[dtype],
         require=requires,
         need_reward=key not in NO_REWARD or "reward" in requires,
-        logprob_fields=getattr(algo, "logprob_fields", None),
+        logprob_fields=(),  # the values are the runner's to check, once, in update
     )
     if state is not None and Path(state).exists():
         algo.load_state(state)
-    try:
-        update = algo.update(batch)
-        if corr is not None:
-            from whilecli.methods.corrections import apply_correction
-
-            update = apply_correction(update, batch, corr, **corr_kwargs)
+    try:  # the runner checks the batch for the method and the correction together
+        update = algo.update(batch, correction=corr, **corr_kwargs)
     except InputError as err:
         raise _located(err, cols) from None
     if state is not None:

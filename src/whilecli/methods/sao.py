@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli import knobs as declared
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.distributed import world_note
@@ -48,7 +48,8 @@ from whilecli.methods.gae import (
     skip_observation_gae_reference,
 )
 from whilecli.methods.knob_checks import pair
-from whilecli.methods.twostep import BatchStats, TwoStep, base_stats, merged
+from whilecli.methods.twostep import BatchStats, TwoStep, base_stats
+from whilecli.methods.validate import Needs, ValueRule
 
 RATIO = declared.SAO_RATIO
 GAE_ALPHA = declared.SAO_GAE_ALPHA.default
@@ -91,21 +92,6 @@ def sao_band(
     c = f * A / N.clamp(min=1)  # Eq. 1
     above = (action_mask & (rho >= high)).sum()
     return c, in_band.any(dim=1), in_band.sum(), above, f.sum()
-
-
-def check_values(batch: Batch, method: str) -> torch.Tensor:
-    """The batch's critic values, refused when absent or non-finite on an action token."""
-    values = batch.require("values", method)
-    if all_finite(values):
-        return values
-    bad = batch.action_mask & ~torch.isfinite(values)
-    if bool(bad.any()):
-        i = int(bad.any(dim=1).nonzero()[0, 0])
-        t = int(bad[i].nonzero()[0, 0])
-        raise InputError(
-            f"token {t} is {float(values[i, t])}, not a finite value", row=i, field="values"
-        )
-    return values
 
 
 @dataclass
@@ -173,8 +159,7 @@ class SAO(TwoStep):
     """
 
     name: ClassVar[str] = "sao"
-    requires: frozenset[str] = frozenset({"reward", "logprobs", "values"})
-    logprob_fields: tuple[str, ...] = ("logprobs", "behavior_logprobs")
+    needs = Needs(fields=("values",), values=ValueRule())
 
     def __init__(
         self,
@@ -196,24 +181,20 @@ class SAO(TwoStep):
     def __repr__(self) -> str:
         return f"SAO(ratio={self.ratio}, gae_alpha={self.gae_alpha})"
 
-    def batch_stats(self, batch: Batch, group: Any | None = None) -> BatchStats:
+    def reduce(self, batch: Batch, group: Any | None = None) -> BatchStats:
         """N, the action tokens of the optimizer batch (all-reduced over ``group``'s ranks)."""
         extra = world_note(group)
         return base_stats(self.name, batch, group, notes=[extra] if extra else [])
 
-    def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
-    ) -> Update:
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
         """Coefficients ``c = f(ρ) A / N`` of ``micro_batch``, N from ``stats``.
 
         ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
         match (a training loop saves the fresh memory); otherwise new tensors are returned.
         """
-        self._check(stats)
         batch = micro_batch
-        batch.check_rewards()
-        batch.check_logprobs(self.logprob_fields)
-        values = check_values(batch, "SAO")
+        values = batch.values
+        assert values is not None  # the runner checked the batch for its needs
         action = batch.action_mask
         counts = batch.action_counts
         log_pi = batch.logprobs.detach()
@@ -242,14 +223,13 @@ class SAO(TwoStep):
             outputs = (coef, adv, targets)
             admitted, band = self._blocks(batch, values, counts, lam, n_total, outputs)
         own, notes = self._report(batch, counts, band, admitted, lam, n_total)
-        all_stats, all_notes = merged(stats, own, notes)
         return PolicyGradientUpdate(
             coefficients=coef.detach(),
             advantages=adv.detach(),
             admitted=admitted,
             value_targets=targets.detach(),
-            stats=all_stats,
-            notes=all_notes,
+            stats=own,
+            notes=notes,
             ratio_clamp=math.inf,
             row_scale=torch.full_like(batch.rewards, 1.0) / n_total.clamp(min=1),
         )

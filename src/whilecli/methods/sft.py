@@ -16,9 +16,10 @@ import torch
 
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import Compiled, as_float, compile_note, plain_path, row_counts
-from whilecli.methods.groups import check_logprobs, check_rewards, count
+from whilecli.methods.groups import count
 from whilecli.methods.surrogate import knob_error, number_knob
 from whilecli.methods.twostep import BatchStats, TwoStep
+from whilecli.methods.validate import Needs
 
 
 def sft_reference(
@@ -38,7 +39,7 @@ class SFT(TwoStep):
     """SFT on the rows whose reward reaches ``pass_threshold`` (default 1.0)."""
 
     name: ClassVar[str] = "sft"
-    requires: ClassVar[frozenset[str]] = frozenset()
+    needs = Needs(logprobs=("logprobs",))
 
     def __init__(self, pass_threshold: float = 1.0, compile: bool = False) -> None:
         self._compiled = Compiled(sft_reference) if compile else None
@@ -47,15 +48,10 @@ class SFT(TwoStep):
             raise knob_error(self.name, "pass_threshold", 1.0, pass_threshold, "finite")
         self.pass_threshold = thr
 
-    def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
-    ) -> Update:
-        """c = 1 on action tokens of passing rows; ``group`` is accepted and unused; ``out``,
-        a previous :class:`Update`, has its tensors overwritten when their shapes match."""
-        self._check(stats)
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
+        """c = 1 on action tokens of passing rows; ``out``, a previous :class:`Update`, has
+        its tensors overwritten when their shapes match."""
         batch = micro_batch
-        check_rewards(batch, self.name)
-        check_logprobs(batch, ["logprobs"], self.name)
         passed = batch.rewards >= self.pass_threshold
         dtype = batch.logprobs.dtype
         shape, device = batch.logprobs.shape, batch.logprobs.device
@@ -92,6 +88,6 @@ class SFT(TwoStep):
             coefficients=c,
             advantages=advantages,
             admitted=admitted,
-            stats={**stats.stats, **own},
+            stats=own,
             notes=notes,
         )

@@ -48,15 +48,9 @@ from whilecli.methods.fastmath import (
     row_blocks,
     row_counts,
 )
-from whilecli.methods.groups import (
-    check_logprobs,
-    check_rewards,
-    count,
-    gather_rows,
-    require_field,
-    truncated_rows,
-)
+from whilecli.methods.groups import count, gather_rows, truncated_rows
 from whilecli.methods.twostep import BatchStats, TwoStep, refuse_unknown_tasks
+from whilecli.methods.validate import Needs
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 
@@ -388,7 +382,7 @@ class ClippedPolicyGradient(TwoStep):
     """
 
     name: ClassVar[str] = "grpo"
-    requires: frozenset[str] = frozenset()
+    needs = Needs()
 
     def __init__(
         self,
@@ -414,8 +408,10 @@ class ClippedPolicyGradient(TwoStep):
             raise knob_error(m, "truncated", "mask", truncated, "'mask' or 'zero'")
         self.loss_type, self.clip, self.beta = loss_type, clip, beta
         self.max_len, self.truncated = max_len, truncated
-        if beta > 0:
-            self.requires = type(self).requires | {"ref_logprobs"}
+        if beta > 0:  # the k3 term reads the reference's log-probs
+            self.needs = type(self).needs | Needs(
+                fields=("ref_logprobs",), logprobs=("ref_logprobs",)
+            )
 
     def _labels(self, batch: Batch) -> dict[str, list[str]]:
         """Per-row string keys gathered with the rewards (task ids, agents)."""
@@ -431,14 +427,13 @@ class ClippedPolicyGradient(TwoStep):
     #: Whether a row's baseline is found by its task id (grpo, max_rl) or by its position (rae).
     by_task: ClassVar[bool] = True
 
-    def batch_stats(self, batch: Batch, group: object | None = None) -> BatchStats:
+    def reduce(self, batch: Batch, group: object | None = None) -> BatchStats:
         """The group statistics, B, Σ_j T_j and L_max of the optimizer batch.
 
         ``group``: a ``torch.distributed`` process group; the rows of every rank are
         gathered, so each rank's coefficients equal those of the concatenated global batch.
         """
         m = self.name
-        check_rewards(batch, m)
         trunc = truncated_rows(batch)
         rewards = batch.rewards
         if self.truncated == "zero":
@@ -466,6 +461,10 @@ class ClippedPolicyGradient(TwoStep):
         stats["loss_tokens_global"] = loss_tokens
         stats["rows_global"] = float(n_rows)
         stats["action_tokens_global"] = total
+        heading = (
+            f"{self.name} with loss_type {self.loss_type}: {WEIGHT_TEXT[self.loss_type]}, "
+            f"B = {n_rows}, ε = {self.clip}."
+        )
         return BatchStats(
             method=m,
             rows=n_rows,
@@ -479,7 +478,7 @@ class ClippedPolicyGradient(TwoStep):
                 "max_len": max_len,
             },
             stats=stats,
-            notes=tuple(notes),
+            notes=(heading, *notes),
             ranks=1 if group is None else _world(group),
             offset=offset,
         )
@@ -505,24 +504,14 @@ class ClippedPolicyGradient(TwoStep):
         base: Baseline = stats.values["baseline"]
         return base.advantages(rewards, self._baseline_rows(batch, stats))
 
-    def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
-    ) -> Update:
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
         """Per-token coefficients of the clipped surrogate for ``micro_batch``, with the group
         statistics, B, Σ_j T_j and L_max of the optimizer batch in ``stats``.
 
         ``out``, a previous :class:`Update`, has its tensors overwritten when their shapes
         match; otherwise new ones are returned.
         """
-        self._check(stats)
         batch = micro_batch
-        m = self.name
-        check_rewards(batch, m)
-        used = ["logprobs", "behavior_logprobs"]
-        if self.beta > 0:
-            require_field(batch, "ref_logprobs", m)
-            used.append("ref_logprobs")
-        check_logprobs(batch, used, m)
         trunc = truncated_rows(batch)
         adv = self.advantages(batch, stats)
         counts = batch.action_counts
@@ -558,15 +547,13 @@ class ClippedPolicyGradient(TwoStep):
         admitted = sur.admitted
         own = self._common_stats(batch, sur, trunc, live, counts, n_rows, stats.action_tokens)
         own["loss_tokens_global"] = loss_tokens
-        all_stats = {**stats.stats, **own}
-        common = self._common_notes(batch, counts, trunc, n_rows, longest, max_len, all_stats)
-        notes = common[:1] + list(stats.notes) + common[1:] + compile_note(self._compiled)
+        notes = self._common_notes(counts, trunc, longest, max_len, {**stats.stats, **own})
         return PolicyGradientUpdate(
             coefficients=c,
             advantages=advantages,
             admitted=admitted,
-            stats=all_stats,
-            notes=notes,
+            stats=own,
+            notes=notes + compile_note(self._compiled),
             ratio_clamp=math.inf,
             reference_term=sur.reference_term,
             row_scale=torch.where(live, weights, 0.0),
@@ -600,18 +587,13 @@ class ClippedPolicyGradient(TwoStep):
 
     def _common_notes(
         self,
-        batch: Batch,
         counts: torch.Tensor,
         trunc: torch.Tensor,
-        n_rows: int,
         longest: float,
         max_len: float,
         stats: Mapping[str, float | None],
     ) -> list[str]:
-        notes = [
-            f"{self.name} with loss_type {self.loss_type}: {WEIGHT_TEXT[self.loss_type]}, "
-            f"B = {n_rows}, ε = {self.clip}."
-        ]
+        notes: list[str] = []
         k = int(trunc.sum())
         if k and self.truncated == "mask":
             notes.append(

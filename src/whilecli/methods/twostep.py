@@ -15,6 +15,15 @@ micro-batches gives the gradient of the whole batch (the coefficients agree to 1
 ``group`` (a ``torch.distributed`` process group, or True for the default one) makes the
 statistics those of the batch concatenated over every rank.
 
+:class:`TwoStep` is the one runner every method goes through: ``batch_stats`` checks the
+optimizer batch once against the method's declared :class:`~whilecli.methods.validate.Needs`
+(:func:`~whilecli.methods.validate.check_batch`, the only place a batch is validated), then
+runs the method's batch-wide step (:meth:`TwoStep.reduce`, all-reduced over the ranks);
+``coefficients`` runs its per-token step (:meth:`TwoStep.per_token`) on a micro-batch of that
+batch, unchecked, and writes the batch-wide stats and notes before the micro-batch's own. A
+trainer that computes the batch-wide quantities itself hands them to :meth:`trainer_stats`,
+which checks the micro-batch it is given (the only batch the trainer shows the runner).
+
 A micro-batch made by :meth:`~whilecli.methods.batch.Batch.select` or
 :meth:`~whilecli.methods.batch.Batch.split` knows the positions of its rows in the optimizer
 batch (``Batch.rows``); the grouped methods find a row's group by its task id, so their
@@ -30,8 +39,11 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.errors import InputError, UsageError
+from whilecli.knobs import CORRECTIONS, ICEPOP_BAND, IPO_EPS, TIS_CAP
 from whilecli.methods.batch import Batch, Update
+from whilecli.methods.corrections import correct
 from whilecli.methods.distributed import global_sum
+from whilecli.methods.validate import Needs, check_batch, correction_needs
 
 
 @dataclass(frozen=True)
@@ -117,31 +129,99 @@ def base_stats(
     )
 
 
+class _Requires:
+    """``requires``, the fields a method needs beyond the log-probs, read from its ``needs``
+    (on the class and on an instance whose knobs change them)."""
+
+    def __get__(self, obj: Any, owner: type) -> frozenset[str]:
+        holder: Any = owner if obj is None else obj
+        return frozenset(holder.needs.requires)
+
+
 class TwoStep:
-    """``batch_stats`` once per optimizer batch, ``coefficients`` per micro-batch, ``update``
-    the two in one call. A method with nothing batch-global keeps the default
-    :meth:`batch_stats` (B and Σ_j T_j) and implements :meth:`coefficients`."""
+    """The runner: ``batch_stats`` once per optimizer batch (checked against ``needs``,
+    reduced over the ranks), ``coefficients`` per micro-batch, ``update`` the two in one call.
+
+    A method declares ``needs`` (a :class:`~whilecli.methods.validate.Needs`, data) and
+    implements :meth:`per_token`; one with batch-global quantities also overrides
+    :meth:`reduce` (the default gives B and Σ_j T_j). Neither checks its input: the runner
+    has, once.
+    """
 
     name: ClassVar[str] = ""
+    needs: Needs = Needs()
+    requires = _Requires()
 
-    def batch_stats(self, batch: Batch, group: Any | None = None) -> BatchStats:
-        """The batch-global quantities of ``batch`` (all-reduced over ``group``'s ranks)."""
+    def batch_stats(
+        self, batch: Batch, group: Any | None = None, *, also: Needs | None = None
+    ) -> BatchStats:
+        """The batch-global quantities of ``batch`` (all-reduced over ``group``'s ranks),
+        after checking it once against the method's ``needs`` (and ``also``'s: a
+        correction's, :func:`~whilecli.methods.validate.correction_needs`)."""
+        check_batch(batch, self.needs | also, self.name)
+        return self.reduce(batch, group)
+
+    def trainer_stats(
+        self,
+        micro_batch: Batch,
+        *,
+        rows: int,
+        values: Mapping[str, Any],
+        also: Needs | None = None,
+    ) -> BatchStats:
+        """The optimizer batch's stats from quantities a trainer computed over it itself
+        (``rows`` = B, ``values`` the method's own), for ``micro_batch``, which is checked
+        here: it is the only batch such a trainer shows the runner."""
+        check_batch(micro_batch, self.needs | also, self.name)
+        return BatchStats(
+            method=self.name,
+            rows=int(rows),
+            action_tokens=float(micro_batch.action_mask.sum()),
+            local_rows=micro_batch.size,
+            values=dict(values),
+        )
+
+    def reduce(self, batch: Batch, group: Any | None = None) -> BatchStats:
+        """The method's batch-wide step on a checked batch (default: B and Σ_j T_j)."""
         return base_stats(self.name, batch, group)
 
     def coefficients(
         self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
     ) -> Update:
-        """The per-token coefficients of ``micro_batch`` under the optimizer batch's
-        ``stats``; ``out``, a previous :class:`Update`, is overwritten when shapes match."""
+        """The per-token coefficients of ``micro_batch`` (a micro-batch of the optimizer
+        batch ``stats`` came from) under ``stats``; ``out``, a previous :class:`Update`, is
+        overwritten when shapes match. Its stats and notes are the batch-wide ones, then the
+        micro-batch's own."""
+        self._check(stats)
+        own = self.per_token(micro_batch, stats, out=out)
+        own.stats = {**stats.stats, **own.stats}
+        own.notes = [*stats.notes, *own.notes]
+        return own
+
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
+        """The method's per-token step: an :class:`Update` with the micro-batch's own stats
+        and notes."""
         raise NotImplementedError
 
     def update(
-        self, batch: Batch, *, group: Any | None = None, out: Update | None = None
+        self,
+        batch: Batch,
+        *,
+        group: Any | None = None,
+        out: Update | None = None,
+        correction: str | None = None,
+        **correction_knobs: Any,
     ) -> Update:
-        """``coefficients(batch, batch_stats(batch, group))``: the whole batch in one call
-        (a micro-batch handed here is an optimizer batch of its own)."""
+        """``coefficients(batch, batch_stats(batch, group))``: the whole batch in one call (a
+        micro-batch handed here is an optimizer batch of its own). ``correction`` (``ipo``,
+        ``icepop``, ``tis``, with its knobs ``eps``, ``band``, ``cap``) is applied last; the
+        batch is checked once for the method and the correction together."""
         whole = batch if batch.rows is None else replace(batch, rows=None)
-        return self.coefficients(whole, self.batch_stats(whole, group), out=out)
+        stats = self.batch_stats(whole, group, also=correction_needs(correction))
+        result = self.coefficients(whole, stats, out=out)
+        if correction is not None:
+            result = correct(result, whole, correction, **correction_knobs)
+        return result
 
     def _check(self, stats: BatchStats) -> None:
         if not isinstance(stats, BatchStats):
@@ -156,9 +236,22 @@ class TwoStep:
             )
 
 
-def merged(stats: BatchStats, own: Mapping[str, float | None], notes: list[str]) -> tuple:
-    """The micro-batch's stats and notes after the batch-wide ones."""
-    return {**stats.stats, **own}, [*stats.notes, *notes]
+def apply_correction(
+    update: Update,
+    batch: Batch,
+    name: str,
+    *,
+    eps: float = IPO_EPS.default,
+    band: tuple[float, float] = ICEPOP_BAND,
+    cap: float = TIS_CAP.default,
+) -> Update:
+    """``update`` corrected for the sampler/trainer gap (``ipo``, ``icepop``, ``tis``; see
+    :mod:`whilecli.methods.corrections`), after checking ``batch`` for the correction: its
+    behaviour log-probs present, both log-prob lists valid. A caller that ran the method
+    through :meth:`TwoStep.update` with ``correction=`` has both done at once."""
+    if name in CORRECTIONS:  # an unknown name is refused by correct, naming the known ones
+        check_batch(batch, correction_needs(name) or Needs(), f"correction {name}")
+    return correct(update, batch, name, eps=eps, band=band, cap=cap)
 
 
 def refuse_unknown_tasks(method: str, missing: list[str]) -> InputError:

@@ -56,10 +56,12 @@ from whilecli import jsonout
 from whilecli import knobs as declared
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
-from whilecli.methods.corrections import PolicyGradientUpdate, apply_correction
+from whilecli.methods.corrections import PolicyGradientUpdate, correct
 from whilecli.methods.flash_reinforce import FlashReinforce
 from whilecli.methods.grpo import GRPO, RAE, MaxRL
 from whilecli.methods.surrogate import length_weights, surrogate_coefficients
+from whilecli.methods.twostep import BatchStats, TwoStep
+from whilecli.methods.validate import Needs, correction_needs
 
 PREFIX = "whilecli_"
 #: verl's ``loss_agg_mode`` → whilecli's grpo ``loss_type`` (the same length weight).
@@ -212,9 +214,11 @@ def _finish(
 
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, Any]]]
-#: A loss's per-token step: (the micro-batch with A_i as its rewards, verl's loss_agg_mode,
-#: verl's actor config) → whilecli's Update before any correction.
-Coefficients = Callable[[Batch, str, Any], Update]
+#: A loss's per-token step through the runner: (the micro-batch with A_i as its rewards,
+#: verl's loss_agg_mode, verl's actor config, the correction's needs) → whilecli's Update
+#: before any correction. The runner checks the micro-batch there, once, for the method and
+#: the correction together.
+Coefficients = Callable[[Batch, str, Any, Needs | None], Update]
 
 
 def _loss(name: str, coefficients: Coefficients, correction: str | None) -> LossFn:
@@ -237,24 +241,71 @@ def _loss(name: str, coefficients: Coefficients, correction: str | None) -> Loss
             mask=mask,
             behavior_logprobs=old_log_prob.detach(),
         )
-        update = coefficients(micro, loss_agg_mode, config)
+        update = coefficients(micro, loss_agg_mode, config, correction_needs(correction))
         if correction is not None:
-            update = apply_correction(update, micro, correction, **_correction_knobs(correction))
+            update = correct(update, micro, correction, **_correction_knobs(correction))
         return _finish(update.coefficients, log_prob, config, rollout_is_weights, update.stats)
 
     loss_fn.__name__ = f"{name}_loss" + (f"_{correction}" if correction else "")
     return loss_fn
 
 
-def _flash_coefficients(micro: Batch, loss_agg_mode: str, config: Any) -> Update:
+def _flash_coefficients(
+    micro: Batch, loss_agg_mode: str, config: Any, also: Needs | None = None
+) -> Update:
     """FlashReinforce's gate, ρ and 1/(T_i B), B the optimizer batch's rows."""
     rows = _global(config, "global_batch_size") or micro.size
     method = FlashReinforce(trust=_KNOBS["trust"])
     # A is centred already: the optimizer batch's stats are B rows with Σ A = 0
-    return method.coefficients(micro, method.stats_from_totals(0.0, int(rows), micro))
+    return method.coefficients(micro, method.stats_from_totals(0.0, int(rows), micro, also=also))
 
 
-def _grpo_coefficients(micro: Batch, loss_agg_mode: str, config: Any) -> Update:
+class VerlSurrogate(TwoStep):
+    """The clipped surrogate on verl's advantages A_i (the micro-batch's rewards), with
+    whilecli's length weight for verl's ``loss_agg_mode``: the per-token step of the
+    ``whilecli_grpo`` losses, run through the runner like every method's."""
+
+    name = "whilecli_grpo"
+    needs = Needs()
+
+    def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
+        loss_type, clip = stats.values["loss_type"], stats.values["clip"]
+        mask, a = micro_batch.mask, micro_batch.rewards
+        counts = micro_batch.action_counts
+        w = length_weights(
+            loss_type,
+            counts,
+            n_rows=stats.rows,
+            total_tokens=float(stats.values["tokens"]),
+            max_len=float(stats.values["max_len"]),
+        )
+        sur = surrogate_coefficients(
+            logprobs=micro_batch.logprobs,
+            behavior_logprobs=micro_batch.behavior_logprobs,
+            ref_logprobs=None,
+            action_mask=mask,
+            advantages=a,
+            weights=w,
+            live=torch.ones_like(a, dtype=torch.bool),
+            clip=clip,
+            beta=0.0,
+        )
+        return PolicyGradientUpdate(
+            coefficients=sur.coefficients,
+            advantages=a[:, None] * mask.to(a.dtype),
+            admitted=sur.admitted,
+            stats={"clipped_tokens": float(sur.clipped)},
+            ratio_clamp=math.inf,
+            row_scale=w,
+        )
+
+
+_SURROGATE = VerlSurrogate()
+
+
+def _grpo_coefficients(
+    micro: Batch, loss_agg_mode: str, config: Any, also: Needs | None = None
+) -> Update:
     """The clipped surrogate with whilecli's length weight for verl's ``loss_agg_mode``."""
     loss_type = AGG_MODES.get(loss_agg_mode)
     if loss_type is None:
@@ -269,33 +320,12 @@ def _grpo_coefficients(micro: Batch, loss_agg_mode: str, config: Any) -> Update:
             raise UsageError(
                 f"whilecli_grpo clips symmetrically at clip_ratio = {clip}; {side} = {other}"
             )
-    mask, a = micro.mask, micro.rewards
-    counts = micro.action_counts
     rows = _global(config, "global_batch_size") or micro.size
-    tokens = _global(config, "batch_num_tokens") or float(counts.sum())
-    max_len = _global(config, "loss_scale_factor") or mask.shape[-1]
-    w = length_weights(
-        loss_type, counts, n_rows=int(rows), total_tokens=float(tokens), max_len=float(max_len)
-    )
-    sur = surrogate_coefficients(
-        logprobs=micro.logprobs,
-        behavior_logprobs=micro.behavior_logprobs,
-        ref_logprobs=None,
-        action_mask=mask,
-        advantages=a,
-        weights=w,
-        live=torch.ones_like(a, dtype=torch.bool),
-        clip=clip,
-        beta=0.0,
-    )
-    return PolicyGradientUpdate(
-        coefficients=sur.coefficients,
-        advantages=a[:, None] * mask.to(a.dtype),
-        admitted=sur.admitted,
-        stats={"clipped_tokens": float(sur.clipped)},
-        ratio_clamp=math.inf,
-        row_scale=w,
-    )
+    tokens = _global(config, "batch_num_tokens") or float(micro.action_counts.sum())
+    max_len = _global(config, "loss_scale_factor") or micro.mask.shape[-1]
+    values = {"loss_type": loss_type, "clip": clip, "tokens": tokens, "max_len": max_len}
+    stats = _SURROGATE.trainer_stats(micro, rows=int(rows), values=values, also=also)
+    return _SURROGATE.coefficients(micro, stats)
 
 
 LOSSES: dict[str, LossFn] = {}
