@@ -229,6 +229,8 @@ def test_a_correction_is_checked_with_the_method() -> None:
     sft = make_method("sft", {})
     with pytest.raises(UsageError, match="--correction tis needs .*'behavior_logprobs'"):
         sft.update(batch, correction="tis")
+    with pytest.raises(UsageError, match="unknown correction 'clip'.*ipo, icepop, tis"):
+        sft.update(batch, correction="clip")
     stale = Batch.from_rows(
         [{"reward": 1.0, "logprobs": [-0.2, -0.1], "behavior_logprobs": [-0.3, math.nan]}],
         logprob_fields=(),

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.knobs import CORRECTIONS, ICEPOP_BAND, IPO_EPS, TIS_CAP
+from whilecli.knobs import ICEPOP_BAND, IPO_EPS, TIS_CAP
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import correct
 from whilecli.methods.distributed import global_sum
@@ -249,8 +249,9 @@ def apply_correction(
     :mod:`whilecli.methods.corrections`), after checking ``batch`` for the correction: its
     behaviour log-probs present, both log-prob lists valid. A caller that ran the method
     through :meth:`TwoStep.update` with ``correction=`` has both done at once."""
-    if name in CORRECTIONS:  # an unknown name is refused by correct, naming the known ones
-        check_batch(batch, correction_needs(name) or Needs(), f"correction {name}")
+    needs = correction_needs(name)
+    if needs is not None:  # an unknown name is refused by correct, naming the known ones
+        check_batch(batch, needs, f"correction {name}")
     return correct(update, batch, name, eps=eps, band=band, cap=cap)
 
 

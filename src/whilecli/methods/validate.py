@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from whilecli.errors import InputError, UsageError
+from whilecli.knobs import CORRECTIONS
 from whilecli.methods.batch import _logprob_message, logprob_range
 from whilecli.methods.fastmath import as_float
 
@@ -100,8 +101,9 @@ def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 def correction_needs(name: str | None) -> Needs | None:
     """A staleness correction's declaration: ``behavior_logprobs`` present, both log-prob
-    lists valid (None without a correction)."""
-    if name is None:
+    lists valid (None without a correction, or for a name that is none: the correction
+    itself refuses it, naming the known ones)."""
+    if name not in CORRECTIONS:
         return None
     return Needs(
         fields=("behavior_logprobs",),
