@@ -20,6 +20,7 @@ import click
 import typer
 
 from whilecli import jsonout
+from whilecli.commands import route as route_cmd
 from whilecli.commands._common import user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
 from whilecli.emit.knobs import CORRECTIONS
@@ -211,12 +212,9 @@ def config_command(
         "(with --method sft: the passing rows are the dataset).",
         rich_help_panel=_IN,
     ),
-    pass_threshold: float | None = typer.Option(
-        None, "--pass-threshold", help="With --from: reward >= this passes.", rich_help_panel=_IN
-    ),
-    maps: list[str] | None = typer.Option(
-        None, "--map", help="With --from: field=column (repeatable).", rich_help_panel=_IN
-    ),
+    pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
+    maps: list[str] | None = route_cmd.MAPPING,
+    missing: str = route_cmd.MISSING,
     size_b: float | None = typer.Option(
         None,
         "--size-b",
@@ -235,6 +233,7 @@ def config_command(
     if not to_stdout:  # before routing: a long read is not lost to a bad -o
         check_writable(output, force=force)
     routed_note = None
+    found: tuple[str, ...] = ()  # what reading the rows found (the route's data quality)
     dumped: list[str] = []
     if from_:
         if method not in (None, "sft"):
@@ -246,12 +245,13 @@ def config_command(
                 pass_threshold=pass_threshold,
                 maps=list(maps or []),
                 size_b=size_b,
+                missing=missing,
             )
-            method, routed_note = routed.method, routed.why
+            method, routed_note, found = routed.method, routed.why, routed.data_quality
             privileged = privileged or routed.privileged
             async_ = async_ or routed.async_
-    elif pass_threshold is not None or maps:
-        raise UsageError("--pass-threshold and --map are reading options of --from ROWS")
+    elif pass_threshold is not None or maps or missing != "skip":
+        raise UsageError("--pass-threshold, --map and --missing are reading options of --from ROWS")
     if method is None:
         raise UsageError(f"pass --method {'|'.join(METHOD_CHOICES)}, or --from ROWS")
     cfg: PrimeRLConfig | PrimeSFTConfig
@@ -319,6 +319,7 @@ def config_command(
             file="rl.toml" if to_stdout else os.fspath(output),
         )
     said = [f"routed from the rows: {routed_note}"] if routed_note else []
+    said += [f"the rows: {line}" for line in found]
     cfg.warnings[:0] = [*said, *dumped]
     broken = getattr(cfg, "broken", [])
     if broken and not force:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -40,6 +41,16 @@ DIFF_POLICIES = ("regression",)
 SHOWN = 10
 
 
+@dataclass
+class Dump:
+    """One dump as ``diff`` and ``size`` compare it: its per-task counts (``Pool.tasks``) and
+    what reading found that changes what the numbers mean (the row facts' warnings)."""
+
+    tasks: pl.DataFrame
+    warnings: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
 def read_tasks(
     path: str,
     *,
@@ -47,8 +58,30 @@ def read_tasks(
     pass_threshold: float | None,
     input_format: str | None,
     pool: bool = False,
+    missing: str = "skip",
 ) -> pl.DataFrame:
     """One dump's per-task counts (``Pool.tasks``), read like ``whilecli route`` reads rows."""
+    return read_dump(
+        path,
+        mapping=mapping,
+        pass_threshold=pass_threshold,
+        input_format=input_format,
+        pool=pool,
+        missing=missing,
+    ).tasks
+
+
+def read_dump(
+    path: str,
+    *,
+    mapping: list[str] | None,
+    pass_threshold: float | None,
+    input_format: str | None,
+    pool: bool = False,
+    missing: str = "skip",
+) -> Dump:
+    """One dump's per-task counts (``Pool.tasks``) and row facts, read like ``whilecli
+    route`` reads rows (``missing``: ungraded rows left out, or counted as failures)."""
     from whilecli.io.read import parse_map, read_rows
     from whilecli.route.pool import Counts, summarize
 
@@ -62,8 +95,20 @@ def read_tasks(
         stdin=sys.stdin.buffer if path == "-" else None,
         pool=pool,
         aggregate=Counts(),
+        missing=missing,
     )
-    return summarize(rows).tasks
+    tasks = summarize(rows).tasks
+    found = rows.facts
+    return Dump(tasks, found.warnings(), found.to_dict())
+
+
+def dump_warnings(dumps: tuple[Dump, Dump]) -> list[str]:
+    """The two dumps' row-fact warnings, each said of the dump it is about."""
+    return [
+        f"{side}: {w}"
+        for side, d in zip(("before", "after"), dumps, strict=True)
+        for w in d.warnings
+    ]
 
 
 def parse_diff_policies(values: list[str] | None) -> tuple[str, ...]:
@@ -133,19 +178,35 @@ def failed_conditions(diff: PairedDiff, names: tuple[str, ...]) -> list[str]:
     return out
 
 
-def to_markdown(diff: PairedDiff, failed: list[str], before: str, after: str) -> str:
+def to_markdown(
+    diff: PairedDiff,
+    failed: list[str],
+    before: str,
+    after: str,
+    warnings: list[str] | None = None,
+) -> str:
     from whilecli.route.render_markdown import md_cell
 
     out = [f"## whilecli diff: {headline(diff)}", "", f"`{before}` → `{after}`", ""]
     out += ["| measure | value |", "|---|---|"]
     out += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in diff_lines(diff)]
     out += [""] + [f"- **failed** {md_cell(f)}" for f in failed]
+    out += [f"- **warning** {md_cell(w)}" for w in warnings or []]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str, after: str) -> str:
-    """The report in one of text, json, markdown, github."""
+def render_diff(
+    diff: PairedDiff,
+    names: tuple[str, ...],
+    fmt: str,
+    before: str,
+    after: str,
+    dumps: tuple[Dump, Dump] | None = None,
+) -> str:
+    """The report in one of text, json, markdown, github (``dumps``: the two dumps read,
+    whose row facts the report carries)."""
     failed = failed_conditions(diff, names)
+    warnings = dump_warnings(dumps) if dumps else []
     if fmt == "json":
         report: dict[str, Any] = {
             "schema_version": jsonout.SCHEMA_VERSION,
@@ -153,16 +214,20 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
             "after_path": after,
         }
         report.update(diff.to_dict())
+        if dumps:
+            report["facts"] = {"before": dumps[0].facts, "after": dumps[1].facts}
+        report["warnings"] = warnings
         report["fail_on"] = list(names)
         report["failed"] = failed
         report["exit_code"] = 1 if failed else 0
         return jsonout.dumps(report, indent=2) + "\n"
     if fmt == "markdown":
-        return to_markdown(diff, failed, before, after)
+        return to_markdown(diff, failed, before, after, warnings)
     if fmt == "github":
         from whilecli.route.render_markdown import annotation
 
         lines = [annotation("error", f, file=after, title="whilecli diff") for f in failed]
+        lines += [annotation("warning", w, title="whilecli diff") for w in warnings]
         if diff.regression and not failed:
             lines.append(annotation("warning", "pass@1 fell", file=after, title="whilecli diff"))
         lines.append(
@@ -176,6 +241,7 @@ def render_diff(diff: PairedDiff, names: tuple[str, ...], fmt: str, before: str,
     out += _style.pairs(diff_lines(diff), columns)
     for f in failed:
         out += _style.wrap(f"failed {f}", columns)
+    out += _style.said("warning", warnings, columns)
     return "\n".join(out) + "\n"
 
 
@@ -208,6 +274,7 @@ def diff_command(
     seed: int = SEED,
     draws: int = DRAWS,
     pool: bool = route_cmd.POOL,
+    missing: str = route_cmd.MISSING,
 ) -> None:
     """Compare two dumps of the same tasks, task by task: pass@1 each, the paired difference."""
     names = parse_diff_policies(fail_on)
@@ -222,16 +289,18 @@ def diff_command(
         "pass_threshold": pass_threshold,
         "input_format": input_format,
         "pool": pool,
+        "missing": missing,
     }
-    diff = paired_diff(
-        read_tasks(before, **read), read_tasks(after, **read), draws=draws, seed=seed
-    )
+    dumps = (read_dump(before, **read), read_dump(after, **read))
+    diff = paired_diff(dumps[0].tasks, dumps[1].tasks, draws=draws, seed=seed)
     fmt = output.value
-    sys.stdout.write(render_diff(diff, names, fmt, before, after))
+    sys.stdout.write(render_diff(diff, names, fmt, before, after, dumps))
     sys.stdout.flush()
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         failed = failed_conditions(diff, names)
+        warnings = dump_warnings(dumps)
         route_cmd.append_summary(
-            os.environ["GITHUB_STEP_SUMMARY"], to_markdown(diff, failed, before, after)
+            os.environ["GITHUB_STEP_SUMMARY"],
+            to_markdown(diff, failed, before, after, warnings),
         )
     raise typer.Exit(1 if failed_conditions(diff, names) else 0)

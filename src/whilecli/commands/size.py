@@ -69,13 +69,17 @@ def _validate(effect: float, base: float, k: int, power: float, alpha: float) ->
             )
 
 
-def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
+def size_report(
+    holdout: Any, measured: Any | None, fmt: str, warnings: list[str] | None = None
+) -> str:
     """The text or JSON report: the measured size first when two dumps were given, then the
-    size the model assumes."""
+    size the model assumes, then what reading the dumps found (``warnings``)."""
+    warnings = list(warnings or [])
     if fmt == "json":
         out: dict[str, Any] = {"holdout": holdout.to_dict()}
         if measured is not None:
             out["measured"] = measured.to_dict()
+            out["warnings"] = warnings
         return jsonout.dumps(jsonout.versioned(out), indent=2) + "\n"
     from whilecli.commands import _style
 
@@ -102,6 +106,7 @@ def size_report(holdout: Any, measured: Any | None, fmt: str) -> str:
         ]
     columns = _style.width(sys.stdout)
     wrapped = [w for line in lines for w in _style.wrap(line, columns)]
+    wrapped += _style.said("warning", warnings, columns)
     return "\n".join(wrapped) + "\n"
 
 
@@ -149,6 +154,7 @@ def size_command(
     ),
     seed: int = SEED,
     draws: int = DRAWS,
+    missing: str = route_cmd.MISSING,
 ) -> None:
     """Size the held-out test: tasks to see a gain of --effect, from assumptions or two dumps."""
     _validate(effect, base, k, power, alpha)
@@ -165,8 +171,9 @@ def size_command(
 
     holdout = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
     measured = None
+    warnings: list[str] = []
     if before is not None and after is not None:
-        from whilecli.commands.diff import read_tasks
+        from whilecli.commands.diff import dump_warnings, read_dump
         from whilecli.route.paired import paired_size
 
         if before == "-" and after == "-":
@@ -175,15 +182,18 @@ def size_command(
             "mapping": mapping,
             "pass_threshold": pass_threshold,
             "input_format": input_format,
+            "missing": missing,
         }
+        dumps = (read_dump(before, **read), read_dump(after, **read))
+        warnings = dump_warnings(dumps)
         measured = paired_size(
-            read_tasks(before, **read),
-            read_tasks(after, **read),
+            dumps[0].tasks,
+            dumps[1].tasks,
             effect,
             power=power,
             alpha=alpha,
             draws=draws,
             seed=seed,
         )
-    sys.stdout.write(size_report(holdout, measured, fmt))
+    sys.stdout.write(size_report(holdout, measured, fmt, warnings))
     sys.stdout.flush()

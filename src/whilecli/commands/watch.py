@@ -71,6 +71,7 @@ def _parameters() -> tuple[list[inspect.Parameter], dict[str, Any]]:
             "mapping", keyword, default=route_cmd.MAPPING, annotation=list[str] | None
         )
     )
+    params.append(inspect.Parameter("missing", keyword, default=route_cmd.MISSING, annotation=str))
     return params, {p.name: p.annotation for p in params}
 
 
@@ -81,6 +82,7 @@ def watch_command(**given: Any) -> None:
     run_dir = given.pop("run_dir")
     pass_threshold = given.pop("pass_threshold")
     mapping = given.pop("mapping") or []
+    missing = given.pop("missing")
     given["fail_on"] = tuple(given.get("fail_on") or ())
     for name in ("layout", "split", "format"):
         given[name] = str(given[name]).lower()
@@ -90,7 +92,13 @@ def watch_command(**given: Any) -> None:
     from whilecli.io.read import parse_map
     from whilecli.watch.run import watch_run
 
-    code = watch_run(run_dir, options, mapping=parse_map(mapping), pass_threshold=pass_threshold)
+    code = watch_run(
+        run_dir,
+        options,
+        mapping=parse_map(mapping),
+        pass_threshold=pass_threshold,
+        missing=missing,
+    )
     raise typer.Exit(code)
 
 

@@ -42,6 +42,8 @@ class Routed:
     why: str  # "route R: why", "provisional: ..." first when the verdict is
     async_: bool = False  # the plan wraps the method in Async (an older copy wrote rows)
     provisional: bool = False
+    #: What reading found that moves the verdict (the route's data-quality findings).
+    data_quality: tuple[str, ...] = ()
 
 
 def routed_method(
@@ -51,6 +53,7 @@ def routed_method(
     pass_threshold: float | None,
     maps: list[str],
     size_b: float | None,
+    missing: str = "skip",
 ) -> Routed:
     """Route ``paths``; return the routed method with the verdict's qualifiers, or explain
     why no config fits.
@@ -66,11 +69,17 @@ def routed_method(
 
     mapping = route_pkg.parse_map(maps) if maps else None
     route = route_pkg.run_route(
-        paths, mapping=mapping, pass_threshold=pass_threshold, model=model, size_b=size_b
+        paths,
+        mapping=mapping,
+        pass_threshold=pass_threshold,
+        missing=missing,
+        model=model,
+        size_b=size_b,
     )
     assert isinstance(route, route_pkg.Route)  # no ``by``: one route
     method = route.method
     why = f"route {route.route}: {route.why}"
+    found = tuple(f"{f.found}: {f.moves}" for f in route.data_quality)
     if route.provisional:
         why = f"{route.provisional_why or 'provisional'} {why}"
     if route.route == "no-split" and len(route.plan) > 1:
@@ -84,13 +93,13 @@ def routed_method(
         first = method if method in UNSUPPORTED else "flash_reinforce"
         label = METHOD_LABELS[first]
         why = f"{why}; {SINGLE.format(first=label, key=first)}"
-        return Routed("rae", None, why, wrap, route.provisional)
+        return Routed("rae", None, why, wrap, route.provisional, found)
     if method in ELSEWHERE:
         raise WhileError(f"no config written ({why}): {ELSEWHERE[method]}", exit_code=1)
     if method not in CONFIG_METHODS:
         raise WhileError(f"no config written ({why}): prime-rl does not run {method}", exit_code=1)
     privileged = "reference" if method == "opsd" else None
-    return Routed(method, privileged, why, wrap and method != "sft", route.provisional)
+    return Routed(method, privileged, why, wrap and method != "sft", route.provisional, found)
 
 
 def sft_from_rows(

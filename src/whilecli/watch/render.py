@@ -78,6 +78,14 @@ def step_lines(stats: StepStats, alerts: list[Alert], trend: list[float | None])
             f" {_rate(stats.truncated_share):>5} {_count(stats.truncated_passes):>4}"
             f" {_count(stats.error_replies):>4} {_lag(stats.off_policy):>4}  {sparkline(trend)}"
         ]
+    for said in stats.warnings:
+        lines += textwrap.wrap(
+            f"warning: {said}",
+            WIDTH,
+            initial_indent=" " * 7,
+            subsequent_indent=" " * 9,
+            break_on_hyphens=False,
+        )
     for alert in alerts:
         lines += textwrap.wrap(
             f"! {alert.kind}: {alert.message}",

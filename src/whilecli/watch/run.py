@@ -40,6 +40,7 @@ class Watch:
     options: WatchOptions
     mapping: Mapping[str, str] = field(default_factory=dict)
     pass_threshold: float | None = None
+    missing: str = "skip"  # --missing: ungraded rows left out (skip) or failed (fail)
     layout: str | None = None
     count: int = 0  # steps reported
     recent: deque[StepReport] = field(default_factory=deque)  # the last --trend steps
@@ -62,11 +63,17 @@ class Watch:
         try:
             if self.layout == "prime-rl":
                 rows = read_step(
-                    path, mapping=dict(self.mapping), pass_threshold=self.pass_threshold
+                    path,
+                    mapping=dict(self.mapping),
+                    pass_threshold=self.pass_threshold,
+                    missing=self.missing,
                 )
             else:
                 rows = read_rows(
-                    [str(path)], mapping=self.mapping, pass_threshold=self.pass_threshold
+                    [str(path)],
+                    mapping=self.mapping,
+                    pass_threshold=self.pass_threshold,
+                    missing=self.missing,
                 )
         except MostlyErrorReplies as err:
             refused = refused_for_errors(finished.step, _relative(path, self.root), err)
@@ -121,6 +128,7 @@ def watch_run(
     *,
     mapping: Mapping[str, str] | None = None,
     pass_threshold: float | None = None,
+    missing: str = "skip",
     write: Callable[[str], None] | None = None,
     say: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
@@ -139,7 +147,7 @@ def watch_run(
     out = write or _stdout
     note = say or _stderr
     as_json = options.format == "json"
-    state = Watch(run_dir, options, dict(mapping or {}), pass_threshold)
+    state = Watch(run_dir, options, dict(mapping or {}), pass_threshold, missing)
     run = None
     waited = False
     last_new = clock()

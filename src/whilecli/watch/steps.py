@@ -53,6 +53,9 @@ class StepStats:
     off_policy: dict[str, Any] | None = None  # mean, max, from
     note: str | None = None
     notes: list[str] = field(default_factory=list)  # what the reading layer noted
+    #: What reading found that changes what the numbers mean (the row facts' warnings).
+    warnings: list[str] = field(default_factory=list)
+    ungraded: int | None = None  # ungraded rows (left out, or failed under --missing fail)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,8 @@ class StepStats:
             "off_policy": self.off_policy,
             "note": self.note,
             "notes": list(self.notes),
+            "ungraded": self.ungraded,
+            "warnings": list(self.warnings),
         }
 
 
@@ -113,7 +118,15 @@ def measure(
         error_share=error_share,
         off_policy=off_policy(step, kept, metrics),
         notes=list(rows.notes),
+        warnings=_said(rows),
+        ungraded=getattr(getattr(rows, "facts", None), "ungraded", None),
     )
+
+
+def _said(rows: Rows) -> list[str]:
+    """The row facts' warnings (what reading the step's rollouts found)."""
+    found = getattr(rows, "facts", None)
+    return list(found.warnings()) if found is not None else []
 
 
 def skipped(step: int, source: Path | None, note: str) -> StepStats:

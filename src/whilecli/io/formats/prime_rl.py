@@ -303,6 +303,7 @@ def read_step(
     step: int | None = None,
     pass_threshold: float | None = None,
     mapping: dict[str, str] | None = None,
+    missing: str = "skip",
 ) -> Rows:
     """One traces file, one ``step_N`` folder, or a run directory's latest step (or ``step``)
     read into the canonical frame every command reads (:func:`whilecli.io.read.read_rows`)."""
@@ -312,7 +313,7 @@ def read_step(
     picked = pick(target, step)
     if picked is not None:
         target = picked[0]
-    return read_rows([str(target)], pass_threshold=pass_threshold, mapping=mapping)
+    return read_rows([str(target)], pass_threshold=pass_threshold, mapping=mapping, missing=missing)
 
 
 def step_files(run_dir: str | Path, only: Sequence[int] | None = None) -> list[tuple[int, Path]]:
