@@ -15,6 +15,7 @@ import sys
 
 import typer
 
+from whilecli.commands import _style
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, existing_paths, user_errors
 from whilecli.errors import UsageError
@@ -71,6 +72,7 @@ def summarize_command(
         if "-" in paths:
             raise UsageError("--merge reads summary files, not stdin (-)")
         path = write_merged(paths, output, force=force)
+        warnings = _merged_warnings(path) if output != "-" else []
     else:
         from whilecli.io.read import parse_map, read_rows
         from whilecli.route.pool import Counts
@@ -87,14 +89,26 @@ def summarize_command(
             missing=missing,
         )
         path = write_summary(rows, output, force=force)
+        warnings = rows.facts.warnings()
+    said = _style.said("warning", warnings, _style.width(sys.stderr))
     if output == "-":
         print("wrote the summary (Parquet) to stdout", file=sys.stderr)
+        print("".join(f"{line}\n" for line in said), end="", file=sys.stderr)
         return
     import pyarrow.parquet as pq
 
     with open(path, "rb") as handle:  # a name that is not UTF-8 is no text for pyarrow
         tasks = pq.read_metadata(handle).num_rows
     print(f"wrote {path}: {tasks} tasks", file=sys.stderr)
+    print("".join(f"{line}\n" for line in said), end="", file=sys.stderr)
+
+
+def _merged_warnings(path: str | os.PathLike[str]) -> list[str]:
+    """What the merged summary's inputs found when they were read (its header's row facts)."""
+    from whilecli.route.summary_header import facts_of, read_header
+
+    header = read_header(path)
+    return facts_of(header.inputs).warnings() if header is not None else []
 
 
 #: A summary is one Parquet file (``docs/scale.md``); any other name is refused, so a

@@ -3,8 +3,10 @@
 The header is the Parquet key-value metadata entry :data:`HEADER_KEY` of a summary (see
 :mod:`whilecli.route.summary` and ``docs/scale.md``), a JSON object: ``format_version``,
 ``pass_threshold``, ``threshold_explicit``, ``format``, ``paths``, ``sources``, ``rows``,
-``tasks``, ``partial_rows``, ``has_logprobs``, ``has_values`` and ``inputs``, one entry per
-summarised read (its paths, format, sources and reader notes). Summaries read together
+``tasks``, ``partial_rows``, ``has_logprobs``, ``has_values``, ``facts`` and ``warnings``
+(the row facts of every input added up, and what they change: derived, for a reader of the
+file; the route recomputes them from the entries) and ``inputs``, one entry per summarised
+read (its paths, format, sources, reader notes and row facts). Summaries read together
 recombine their entries exactly as :func:`whilecli.io.read.read_rows` combines the files
 it reads: formats joined, a source that differs named per file, notes prefixed with their
 file when there are several, the partial-reward note recomputed from the totals.
@@ -59,6 +61,9 @@ class Header:
         """The header as written: the recorded fields, the totals, and the combined view of
         the inputs."""
         paths, fmt, sources, _ = combine(self.inputs, self.pass_threshold)
+        found = facts_of(self.inputs)
+        facts = found.to_dict()
+        facts.pop("repeated_share", None)  # derived
         return jsonout.dumps(
             {
                 "format_version": self.format_version,
@@ -72,6 +77,8 @@ class Header:
                 "partial_rows": partial_rows,
                 "has_logprobs": self.has_logprobs,
                 "has_values": self.has_values,
+                "facts": facts,
+                "warnings": found.warnings(),
                 "inputs": [asdict(e) for e in self.inputs],
             },
             ensure_ascii=False,
