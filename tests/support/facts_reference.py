@@ -99,9 +99,28 @@ def graded(reward: Any) -> bool:
     return reward is not None and not (isinstance(reward, float) and math.isnan(reward))
 
 
+def _without_checkpoint(path: str) -> str:
+    """``/models/Name/checkpoint-100`` → ``/models/Name``; verl's
+    ``…/Name/global_step_100/actor/huggingface`` → ``…/Name``; any other path as it is."""
+    parts = path.rstrip("/").split("/")
+    inner = {"actor", "critic", "huggingface", "hf", "hf_model", "model", "policy"}
+    prefixes = ("checkpoint", "global_step", "global-step", "globalstep", "step", "iteration",
+                "iter", "ckpt")  # fmt: skip
+    end = len(parts)
+    while end > 2 and parts[end - 1].lower() in inner:
+        end -= 1
+    last = parts[end - 1].lower() if end >= 2 else ""
+    for prefix in prefixes:
+        rest = last[len(prefix) :].lstrip("_-") if last.startswith(prefix) else ""
+        if rest.isdigit() and len(last) - len(rest) <= len(prefix) + 1 and end >= 3:
+            return "/".join(parts[: end - 1])
+    return path
+
+
 def model_name(raw: str | None) -> str | None:
-    """``…/models--Org--Name/snapshots/<sha>`` → ``Org/Name``; ``/models/Name/`` → ``Name``; any
-    other local path → its last part; a name as it is."""
+    """``…/models--Org--Name/snapshots/<sha>`` → ``Org/Name``; ``/models/Name/`` → ``Name``; a
+    checkpoint folder under a model folder → the model folder's name; any other local path →
+    its last part; a name as it is."""
     if raw is None:
         return None
     parts = raw.split("/")
@@ -110,7 +129,8 @@ def model_name(raw: str | None) -> str | None:
             org, _, name = part[len("models--") :].partition("--")
             if org and name:
                 return f"{org}/{name}"
-    if raw.startswith(("/", "./", "../", "~/")):
+    if raw.startswith(("/", "./", "../", "~/")):  # a checkpoint folder names its model
+        raw = _without_checkpoint(raw)
         kept = [p for p in raw.rstrip("/").split("/")]
         for i, part in enumerate(kept[:-1]):
             if part == "models" and kept[i + 1]:

@@ -9,8 +9,6 @@ the next, so a name is treated as known only when it starts with one of the fami
 
 from __future__ import annotations
 
-import re
-
 #: Model-name prefixes of the renderers map's families (renderers 2846a3d / PyPI 0.1.12).
 KNOWN_RENDERER_PREFIXES: tuple[str, ...] = (
     "Qwen/Qwen3-",
@@ -34,7 +32,6 @@ FAMILY_RENDERERS: tuple[tuple[str, str], ...] = (
 #: prime-rl's default model (``[model] name``).
 DEFAULT_MODEL = "Qwen/Qwen3-0.6B"
 
-_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*[bB](?![A-Za-z0-9])")
 _THINKING = ("thinking", "qwq", "-r1", "r1-", "gpt-oss", "reasoning")
 
 
@@ -58,9 +55,11 @@ def family_renderer(model: str) -> str | None:
 
 
 def size_from_name(model: str) -> float | None:
-    """Billions of parameters written in the name (``Qwen3-0.6B`` → 0.6; ``30B-A3B`` → 30)."""
-    m = _SIZE.search(model.rsplit("/", 1)[-1])
-    return float(m.group(1)) if m else None
+    """Billions of parameters written in the name (``Qwen3-0.6B`` → 0.6; ``30B-A3B`` → 30;
+    a local checkpoint or cache path of the model names its size too)."""
+    from whilecli.io.modelid import model_identity
+
+    return model_identity(model).size_b
 
 
 def is_thinking(model: str) -> bool:
@@ -69,8 +68,9 @@ def is_thinking(model: str) -> bool:
     Qwen3 base checkpoints think unless told not to (the 2507 ``Instruct`` releases do not);
     names with ``Thinking``, ``QwQ``, ``R1``, ``gpt-oss`` or ``reasoning`` do.
     """
-    low = model.lower()
-    if any(t in low for t in _THINKING):
+    from whilecli.io.modelid import model_key
+
+    name = model_key(model)  # a local checkpoint or cache path: the model it names
+    if any(t in name for t in _THINKING):
         return True
-    name = low.rsplit("/", 1)[-1]
     return name.startswith("qwen3-") and "instruct" not in name

@@ -18,8 +18,9 @@ streaming pass it makes over each file:
   :data:`PARTIAL_SHARE` of the graded rows, threshold 1.0 applies and they are counted;
   more, without an explicit threshold, is refused.
 - ``model``: a local path names its model (``…/models--Org--Name/snapshots/<sha>`` is
-  ``Org/Name``, ``/models/Name/`` is ``Name``); ``version``: ``model@v``, or an integer or
-  string ``policy_version`` / ``step`` / ``checkpoint_step``.
+  ``Org/Name``, ``/models/Name/checkpoint-100`` is ``Name``: :mod:`whilecli.io.modelid`);
+  ``version``: ``model@v``, an integer or string ``policy_version`` / ``step`` /
+  ``checkpoint_step``, else the step of a checkpoint folder in the model path.
 - task ids against prompts: one id carrying two prompts in one file is refused; ids that
   are one per row while prompts repeat are set aside and tasks keyed by the prompt.
 - identical draws: a grouped task whose completions are all the same bytes (after trimming
@@ -31,6 +32,7 @@ optional fields; :attr:`whilecli.io.rows.Rows.facts` holds it for every consumer
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,6 +40,7 @@ import polars as pl
 
 from whilecli.errors import InputError, MostlyErrorReplies
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
+from whilecli.io.modelid import model_identity
 
 #: Rounding forgiven below a pass threshold: reward ≥ threshold − 1e-9 passes.
 PASS_TOLERANCE = 1e-9
@@ -137,22 +140,33 @@ def draw_key(text: pl.Expr) -> pl.Expr:
     return text.str.strip_chars().hash(seed=0)
 
 
-#: A Hugging Face cache path: ``…/models--Org--Name/snapshots/<sha>`` names ``Org/Name``.
-_HF_CACHE = r"(?:^|/)models--([^/]+?)--([^/]+)"
-#: A local path under a ``models`` folder: ``/models/Name/…`` names ``Name``.
-_MODELS_DIR = r"(?:^|/)models/([^/]+)"
-_PATH_LIKE = r"^(?:/|\./|\.\./|~/|[A-Za-z]:[\\/])"
+def model_name(raw: pl.Expr, seen: Iterable[str] | None = None) -> pl.Expr:
+    """The model a recorded name or local path names (:mod:`whilecli.io.modelid`): a Hugging
+    Face cache path is ``Org/Name``, a checkpoint under a model folder the folder's name; a
+    plain name as it is. ``seen``: the distinct strings ``raw`` holds, each looked at once
+    (None: each batch's own)."""
+    if seen is None:
+        return raw.map_batches(
+            lambda names: names.replace(_named(names.drop_nulls().unique())),
+            return_dtype=pl.String,
+            is_elementwise=True,
+        )
+    named = _named(seen)
+    return raw.replace(named) if named else raw
 
 
-def model_name(raw: pl.Expr) -> pl.Expr:
-    """The model a recorded name or local path names: a Hugging Face cache path is
-    ``Org/Name``, a path under a ``models`` folder the folder's child, any other local path
-    its last part; a plain name as it is."""
-    hf = pl.concat_str([raw.str.extract(_HF_CACHE, 1), pl.lit("/"), raw.str.extract(_HF_CACHE, 2)])
-    trimmed = raw.str.strip_chars_end("/")
-    local = pl.coalesce(trimmed.str.extract(_MODELS_DIR, 1), trimmed.str.extract(r"([^/]+)$", 1))
-    is_path = raw.str.contains(_PATH_LIKE)
-    return pl.when(raw.str.contains(_HF_CACHE)).then(hf).when(is_path).then(local).otherwise(raw)
+def _named(seen: Iterable[str]) -> dict[str, str]:
+    return {n: model_identity(n).display for n in seen if model_identity(n).path}
+
+
+def model_step(raw: pl.Expr, seen: Iterable[str]) -> pl.Expr | None:
+    """The training step a recorded model path's checkpoint folder states, as text
+    (``/models/Qwen3-8B/checkpoint-100`` → ``100``), null where it states none; None when no
+    string in ``seen`` states one."""
+    steps = {n: str(model_identity(n).step) for n in seen if model_identity(n).step is not None}
+    if not steps:
+        return None
+    return raw.replace_strict(steps, default=None, return_dtype=pl.String)
 
 
 def version_text(value: pl.Expr) -> pl.Expr:

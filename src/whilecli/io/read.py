@@ -240,7 +240,8 @@ def read_rows(
             if task is not None:
                 _refuse_two_prompts(part, task)
     versioned = any(p.stats["versioned"] for p in parts)
-    rewrite = _split_model() if versioned else _named_model()
+    seen = {m for p in parts if p.writers is not None for m in p.writers["model"].drop_nulls()}
+    rewrite = _split_model(seen) if versioned else _named_model(seen)
     found = facts.Facts(missing=missing)
     for part in parts:
         found.add(part.facts)
@@ -381,22 +382,32 @@ def _writer_rows(tables: list[pl.DataFrame], rewrite: list[pl.Expr]) -> pl.DataF
     return joined.with_columns(rewrite).group_by(WRITER).agg(pl.col("rows").sum())
 
 
-def _named_model() -> list[pl.Expr]:
-    """``model`` as the model it names (:func:`whilecli.io.facts.model_name`)."""
-    return [facts.model_name(pl.col("model")).alias("model")]
+def _named_model(seen: set[str]) -> list[pl.Expr]:
+    """``model`` as the model it names (:func:`whilecli.io.facts.model_name`; ``seen``: the
+    raw names); ``policy_version``, where no column records one, the step of a checkpoint
+    folder in the model path (:func:`whilecli.io.facts.model_step`)."""
+    out = [facts.model_name(pl.col("model"), seen).alias("model")]
+    step = facts.model_step(pl.col("model"), seen)
+    if step is not None:
+        out.append(pl.coalesce(pl.col("policy_version"), step).alias("policy_version"))
+    return out
 
 
-def _split_model() -> list[pl.Expr]:
+def _split_model(seen: set[str]) -> list[pl.Expr]:
     """``model`` "M@v" → "M" (named as :func:`_named_model` does); ``policy_version`` keeps
-    "M@v" where no column records one."""
-    raw = facts.model_name(pl.col("model"))
+    "M@v" where no column records one (else a checkpoint folder's step)."""
+    raw = facts.model_name(pl.col("model"), seen)
     versioned = raw.str.contains("@", literal=True)
+    step = facts.model_step(pl.col("model"), seen)
+    steps = [step] if step is not None else []
     return [
         pl.when(versioned)
         .then(raw.str.splitn("@", 2).struct.field("field_0"))
         .otherwise(raw)
         .alias("model"),
-        pl.coalesce(pl.col("policy_version"), pl.when(versioned).then(raw)).alias("policy_version"),
+        pl.coalesce(pl.col("policy_version"), pl.when(versioned).then(raw), *steps).alias(
+            "policy_version"
+        ),
     ]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from whilecli.route import stats
-from whilecli.route.identity import closest, same_model
+from whilecli.route.identity import closest, same_model, shown, step_from_name
 from whilecli.route.model import CheckResult, Pool, Rate, Status
 from whilecli.route.options import RouteOptions
 from whilecli.route.stats import TOL
@@ -304,7 +304,7 @@ def _student_model(pool: Pool, options: RouteOptions) -> str | None:
     """The model you train: ``--model`` without its version, else the model the student's
     own rows name (the one naming the most rows); None when neither says."""
     if options.model:
-        return options.model.partition("@")[0]
+        return shown(options.model.partition("@")[0])
     named = [(c, m) for m, c in pool.models.items() if m is not None]
     return max(named)[1] if named else None
 
@@ -407,7 +407,9 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         warn = f"on-policy unchecked (the rows name {names}); pass --model M"
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
     base, _, version = options.model.partition("@")
-    current = version or None
+    step = step_from_name(base)  # a checkpoint folder's step is its version
+    current = version or (str(step) if step is not None else None)
+    base = shown(base)
     mine = sum(c for m, c in named.items() if same_model(m, base))
     measured["on_policy_share"] = stats.wilson(mine, naming, n_tasks=pool.n_tasks, unit="rows")
     if naming == 0:

@@ -2,8 +2,10 @@
 that compares models (``route``, ``check --fail-on off-policy``, ``config --from``).
 
 Two names are the same model when they agree case-insensitively, with or without the
-organisation (``Qwen/Qwen3-0.6B`` = ``Qwen3-0.6B`` = ``qwen/qwen3-0.6b``), and in vf-eval's
-folder spelling ``org--name`` (``qwen--qwen3-0.6b``). Nothing else is forgiven: a near miss
+organisation (``Qwen/Qwen3-0.6B`` = ``Qwen3-0.6B`` = ``qwen/qwen3-0.6b``), in vf-eval's
+folder spelling ``org--name`` (``qwen--qwen3-0.6b``), and as local paths (a checkpoint
+folder, a Hugging Face cache snapshot): :mod:`whilecli.io.modelid` holds the one rule.
+Nothing else is forgiven: a near miss
 (``Qwen3-0.6B-Base``, ``Qwen3-1.7B``, ``Qwen3-0.6B-Instruct``) is another model, and
 :func:`closest` names the names it was nearest to.
 """
@@ -13,30 +15,32 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from whilecli.io.modelid import model_identity
+
 
 def model_key(name: str) -> str:
-    """The part of a model name that identifies it: lower case, without the organisation.
-    A local path names its model: a Hugging Face cache path ``…/models--Org--Name/snapshots/
-    <sha>`` is ``Name``, ``/models/Name/`` is ``Name``."""
-    key = name.strip().lower().rstrip("/")
-    parts = key.split("/")
-    cached = [p for p in parts if p.startswith("models--")]
-    if cached:
-        return cached[-1].split("--")[-1]
-    key = parts[-1]
-    if "--" in key:  # vf-eval folders: org--name
-        key = key.split("--", 1)[1]
-    return key
+    """The part of a model name that identifies it: the name, lower case, without the
+    organisation or the path around it (:func:`whilecli.io.modelid.model_identity`): a Hugging
+    Face cache path ``…/models--Org--Name/snapshots/<sha>`` and a checkpoint under a local
+    model folder ``/models/Name/checkpoint-100`` are ``name``."""
+    return model_identity(name).key
 
 
 def size_from_name(model: str | None) -> float | None:
     """Billions of parameters the name states (``Qwen3-0.6B`` → 0.6; ``30B-A3B`` → 30)."""
-    import re
+    return model_identity(model).size_b if model else None
 
-    if not model:
-        return None
-    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)[bB](?![a-zA-Z])", model_key(model))
-    return float(m.group(1)) if m else None
+
+def step_from_name(model: str | None) -> int | None:
+    """The training step a checkpoint folder in the name states (``checkpoint-100`` → 100)."""
+    return model_identity(model).step if model else None
+
+
+def shown(model: str) -> str:
+    """A model as a report names it: a local path as the model it names
+    (``/models/Qwen3-8B/checkpoint-100`` → ``Qwen3-8B``), any other name as written."""
+    found = model_identity(model)
+    return found.display if found.path else model
 
 
 def same_model(a: str, b: str) -> bool:

@@ -1,0 +1,168 @@
+"""One model, every spelling: a Hub id, a bare name, vf-eval's ``org--name``, a local model
+folder, a training checkpoint under it, a Hugging Face cache snapshot, a trailing slash, any
+case. Each names the same model (one :func:`whilecli.io.modelid.model_identity`), with the
+size its name states and the step its checkpoint folder states; another name or size is
+another model. The route's checks 4 and 6, the size the route reads from a name, ``config``'s
+size and the reading layer's model column all take that one answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.emit.models import is_thinking
+from whilecli.emit.models import size_from_name as config_size
+from whilecli.io.modelid import model_identity
+from whilecli.io.read import read_rows
+from whilecli.route import run_route
+from whilecli.route.identity import same_model, size_from_name, step_from_name
+
+ORGS = st.sampled_from(["Qwen", "meta-llama", "allenai", "deepseek-ai", "my_lab"])
+FAMILIES = st.sampled_from(["Qwen3", "Llama-3.1", "OLMo-2", "gemma-3", "Mistral"])
+SIZES = st.sampled_from(["0.6", "1.7", "4", "7", "8", "14", "32", "70"])
+SUFFIXES = st.sampled_from(["", "-Instruct", "-Base", "-A3B", "-it"])
+SHA = st.text("0123456789abcdef", min_size=8, max_size=40)
+STEPS = st.integers(0, 10**6)
+
+
+@st.composite
+def models(draw: st.DrawFn) -> tuple[str, str, float]:
+    """(organisation, name, size in billions)."""
+    size = draw(SIZES)
+    name = f"{draw(FAMILIES)}-{size}B{draw(SUFFIXES)}"
+    return draw(ORGS), name, float(size)
+
+
+def _case(draw: st.DrawFn, text: str) -> str:
+    return draw(st.sampled_from([text, text.lower(), text.upper()]))
+
+
+@st.composite
+def spellings(draw: st.DrawFn, org: str, name: str) -> tuple[str, int | None]:
+    """One way of writing the model, and the checkpoint step it states (None: none)."""
+    step = draw(STEPS)
+    slash = draw(st.sampled_from(["", "/"]))
+    kind = draw(st.sampled_from(["hub", "bare", "vf", "dir", "checkpoint", "verl", "cache"]))
+    if kind == "hub":
+        return _case(draw, f"{org}/{name}"), None
+    if kind == "bare":
+        return _case(draw, name), None
+    if kind == "vf":
+        return _case(draw, f"{org}--{name}"), None
+    root = draw(st.sampled_from(["/models", "/data/run 1", "./out", "~/ckpt", "../x/y"]))
+    if kind == "dir":
+        return f"{root}/{_case(draw, name)}{slash}", None
+    if kind == "checkpoint":
+        return f"{root}/{name}/checkpoint-{step}{slash}", step
+    if kind == "verl":
+        return f"{root}/{name}/global_step_{step}/actor/huggingface{slash}", step
+    hub = draw(st.sampled_from(["~/.cache/huggingface/hub", "/root/.cache/huggingface/hub"]))
+    return f"{hub}/models--{org}--{name}/snapshots/{draw(SHA)}{slash}", None
+
+
+@settings(max_examples=150)
+@given(data=st.data(), model=models())
+def test_every_spelling_is_one_model(data: st.DataObject, model: tuple[str, str, float]) -> None:
+    org, name, size = model
+    written = [data.draw(spellings(org, name)) for _ in range(4)]
+    keys = {model_identity(text).key for text, _ in written}
+    assert keys == {name.lower()}, written
+    for text, step in written:
+        assert size_from_name(text) == config_size(text) == size, text
+        assert step_from_name(text) == step, text
+        assert is_thinking(text) == is_thinking(f"{org}/{name}"), text
+    (a, _), (b, _) = written[:2]
+    assert same_model(a, b)
+
+
+@settings(max_examples=100)
+@given(data=st.data(), one=models(), other=models())
+def test_other_names_and_sizes_stay_other_models(
+    data: st.DataObject, one: tuple[str, str, float], other: tuple[str, str, float]
+) -> None:
+    if one[1].lower() == other[1].lower():
+        return
+    a, _ = data.draw(spellings(one[0], one[1]))
+    b, _ = data.draw(spellings(other[0], other[1]))
+    assert not same_model(a, b), (a, b)
+
+
+def _rows(path: Path, model_of: Any, k: int = 4, tasks: int = 12) -> Path:
+    lines = []
+    for t in range(tasks):
+        for j in range(k):
+            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float((t + j) % 2)}
+            row["model"] = model_of(t)
+            lines.append(json.dumps(row) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _check(route: Any, key: str) -> Any:
+    return next(c for c in route.checks if c.key == key)
+
+
+@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), model=models())
+def test_the_route_knows_the_model_in_every_spelling(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, model: tuple[str, str, float]
+) -> None:
+    org, name, size = model
+    tmp = tmp_path_factory.mktemp("spell")
+    row_spelling, _ = data.draw(spellings(org, name))
+    flag, _ = data.draw(spellings(org, name))
+    teacher, _ = data.draw(spellings(org, name))
+    rows = _rows(tmp / "rows.jsonl", lambda t: row_spelling)
+    teacher_rows = _rows(tmp / "teacher.jsonl", lambda t: teacher)
+    read = read_rows([str(rows)])
+    assert {model_identity(m).key for m in read.writer_rows["model"]} == {name.lower()}
+    route = run_route([str(rows)], teacher=[str(teacher_rows)], model=flag)
+    on_policy = _check(route, "on_policy")
+    assert on_policy.status.value in ("pass", "fail"), on_policy.why
+    assert "another model" not in on_policy.why, (row_spelling, flag, on_policy.why)
+    assert _check(route, "teacher").measured.get("teacher_is_student") is True, (flag, teacher)
+    assert route.to_dict()["needs"] is not None
+    from whilecli.route.decide import _size_from_names
+
+    assert _size_from_names(route_pool(rows), options(flag)) == size
+
+
+def route_pool(path: Path) -> Any:
+    from whilecli.route.pool import Counts, summarize
+
+    return summarize(read_rows([str(path)], aggregate=Counts()))
+
+
+def options(model: str) -> Any:
+    from whilecli.route.options import RouteOptions
+
+    return RouteOptions(model=model)
+
+
+def test_a_checkpoint_step_is_a_version(tmp_path: Path) -> None:
+    """Rows written by two checkpoints of one model: the older one's rows are stale under
+    ``--model`` naming the newer checkpoint, by path or by Hub id."""
+    rows = _rows(
+        tmp_path / "rows.jsonl", lambda t: f"/models/Qwen3-8B/checkpoint-{100 * (1 + t % 2)}"
+    )
+    for flag in ("/models/Qwen3-8B/checkpoint-200", "Qwen/Qwen3-8B"):
+        done = CliRunner().invoke(app, ["route", str(rows), "--model", flag, "--format", "json"])
+        report = json.loads(done.stdout)
+        on_policy = next(c for c in report["checks"] if c["key"] == "on_policy")
+        assert on_policy["measured"]["stale_rows"] == 24, on_policy
+        assert on_policy["measured"]["models"] == {"Qwen3-8B": 48}
+        assert "an older copy of Qwen" in on_policy["why"] and "/models/" not in on_policy["why"]
+        assert "async" in report["plan"]
+    done = CliRunner().invoke(
+        app, ["route", str(rows), "--model", "/models/Qwen3-8B/checkpoint-300", "--format", "json"]
+    )
+    on_policy = next(c for c in json.loads(done.stdout)["checks"] if c["key"] == "on_policy")
+    assert on_policy["measured"]["stale_rows"] == 48
