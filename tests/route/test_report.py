@@ -230,7 +230,7 @@ def test_text_verdict_first_then_sections_in_order() -> None:
     assert lines[0].startswith("whilecli route: GRPO")
     assert lines[1] == "split tasks on the model you train"
     order = ["Plan:", "Checks", "Methods", "Pass rates", "Needs", "Before the GPU", "Sources"]
-    positions = [text.index(word) for word in order + ["Notes", "Warnings"]]
+    positions = [text.index(word) for word in order + ["\nnote: ", "\nwarning: "]]
     assert positions == sorted(positions)
 
 

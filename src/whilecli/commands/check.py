@@ -146,6 +146,8 @@ def render_check(gate: Gate, route: Route, fmt: str) -> str:
     wrapped = [
         w for line in policy_lines(gate, "whilecli check") for w in _style.wrap(line, columns)
     ]
+    found = [f"{f.found}: {f.moves}" for f in route.data_quality]  # what reading found
+    wrapped += _style.said("warning", found, columns)
     text = "\n".join(wrapped) + "\n"
     if route.show:
         from whilecli.route.render_text import show_text, text_console

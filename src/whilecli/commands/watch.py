@@ -77,7 +77,7 @@ def _parameters() -> tuple[list[inspect.Parameter], dict[str, Any]]:
 
 @user_errors
 def watch_command(**given: Any) -> None:
-    """Route a training run while it runs: one line per finished step, alerts naming the
+    """Route a training run while it runs: the rates of each finished step, alerts naming the
     method the route would now pick."""
     run_dir = given.pop("run_dir")
     pass_threshold = given.pop("pass_threshold")

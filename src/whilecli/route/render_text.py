@@ -128,8 +128,8 @@ def render_text(route: Route, console: Console, *, verbose: bool = False) -> Non
     _section(console, "Needs", route.needs)
     _before_gpu(route.before_gpu, console)
     _sources(route.inputs, console)
-    _lines(console, "Notes", route.notes, "")
-    _lines(console, "Warnings", route.warnings, "yellow")
+    _said(console, "note", route.notes, "")
+    _said(console, "warning", route.warnings, "yellow")
     show_text(route.show, console)
 
 
@@ -353,8 +353,8 @@ def _status(check: CheckResult) -> Text:
 
 def _checks(checks: list[CheckResult], console: Console, listed: list[str]) -> None:
     """Each check: number, question and status on one line; then why and what it measured,
-    one value a line. A warning is printed once: under Warnings when the route lists it
-    (``listed``), else under its check."""
+    one value a line. A warning is printed once: among the ``warning:`` lines when the route
+    lists it (``listed``), else under its check."""
     _heading(console, "Checks")
     for i, check in enumerate(checks, 1):
         status = _status(check)
@@ -470,9 +470,11 @@ def _sources(inputs: Mapping[str, Any], console: Console, indent: int = 2) -> No
             _say(console, f"{key}: {format_value(value)}", indent=indent)
 
 
-def _lines(console: Console, title: str, lines: list[str], style: str) -> None:
+def _said(console: Console, kind: str, lines: list[str], style: str) -> None:
+    """``note: ...`` or ``warning: ...`` lines after a blank line: the one style every
+    command's report says them in (:func:`whilecli.commands._style.said`)."""
     if not lines:
         return
-    _heading(console, title)
+    console.print()
     for line in lines:
-        _say(console, line, style=style, hang=2, bullet=True)
+        _say(console, f"{kind}: {line}", indent=0, style=style, hang=2)

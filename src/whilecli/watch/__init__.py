@@ -6,7 +6,7 @@ The pieces, each small and pure where it can be:
   found incrementally (file offsets, no rescan);
 - :mod:`whilecli.watch.steps`: one step's numbers from the canonical frame of its rollouts;
 - :mod:`whilecli.watch.alerts`: the route over the last steps and the alerts it raises;
-- :mod:`whilecli.watch.render`: one text line or one JSON object per step;
+- :mod:`whilecli.watch.render`: a few text lines or one JSON object per step;
 - :mod:`whilecli.watch.run`: :func:`watch_run`, the loop.
 """
 

@@ -115,7 +115,7 @@ class WatchOptions:
         default="text",
         metadata=flag(
             "--format",
-            "text (one line per step) or json (one object per line and step).",
+            "text (a few lines per step) or json (one object per line and step).",
             panel="Output",
             choices=FORMATS,
         ),

@@ -1,14 +1,19 @@
-"""How ``whilecli watch`` prints a step: one text line (80 columns) or one JSON object.
+"""How ``whilecli watch`` prints a step: a few text lines (80 columns) or one JSON object.
 
-The text line::
+The text lines, every rate as the route prints it (``0.42 [0.35, 0.49] n=64 tasks (256
+rows)``: the value, its 95% interval and the unit ``n=`` counted)::
 
-     step  pass@1 [95%]          split 0-adv trunc cut+  err  lag  trend
-        7  0.42 [0.35, 0.49] n=64 0.61  0.39  0.02    0    0  1.0  ▃▄▅▆▇
+        7  pass@1 0.42 [0.35, 0.49] n=64 tasks (256 rows)  ▃▄▅▆▇
+           split 0.61 [0.49, 0.72] n=64 tasks (256 rows); zero-adv 0.39 [0.33, 0.45]
+             n=256 rows; truncated 0.02 [0.01, 0.04] n=256 rows, 0 passing; errors 0;
+             lag 1.0
 
-``split``: share of grouped tasks with a pass and a fail; ``0-adv``: share of rollouts with
-zero advantage; ``trunc``: truncated share; ``cut+``: truncated passes; ``err``: error
-replies; ``lag``: mean off-policy steps; ``trend``: pass@1 of the last steps, ▁ at 0 to █ at
-1. ``-``: not recorded. Alerts follow their step's line, prefixed with ``!``.
+``split``: share of grouped tasks with a pass and a fail; ``zero-adv``: share of rollouts
+with zero advantage; ``truncated``: share of the rollouts that record truncation, and how many
+cut-off rollouts passed; ``errors``: error replies; ``lag``: mean off-policy steps; the
+sparkline: pass@1 of the last steps, ▁ at 0 to █ at 1. ``not recorded``: the rows do not
+say. Alerts follow their step, prefixed with ``!``; what reading found that changes what the
+numbers mean follows as ``warning: ...`` lines, the style of every command's report.
 """
 
 from __future__ import annotations
@@ -23,18 +28,13 @@ from whilecli.watch.steps import StepStats
 
 WIDTH = 80
 BLOCKS = "▁▂▃▄▅▆▇█"
-PASS_WIDTH = 23
 
 
 def header(root: str, layout: str, split: str, window: int) -> list[str]:
     """The lines before the first step."""
     what = f"{layout}, {split} rollouts" if layout == "prime-rl" else layout
-    head = (
-        f"{'step':>5}  {'pass@1 [95%] n=tasks':<{PASS_WIDTH}} {'split':>5} {'0-adv':>5}"
-        f" {'trunc':>5} {'cut+':>4} {'err':>4} {'lag':>4}  trend"
-    )
     title = f"watching {root} ({what}, alerts over {window} steps)"
-    return [*textwrap.wrap(title, WIDTH, subsequent_indent="  ", break_on_hyphens=False), head]
+    return textwrap.wrap(title, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def sparkline(values: list[float | None]) -> str:
@@ -46,54 +46,62 @@ def sparkline(values: list[float | None]) -> str:
 
 
 def _rate(rate: Rate | None) -> str:
-    return "-" if rate is None or rate.value is None else f"{rate.value:.2f}"
-
-
-def _pass(rate: Rate | None) -> str:
-    if rate is None or rate.value is None:
-        return "-"
-    if rate.low is None or rate.high is None:
-        return f"{rate.value:.2f} [no interval] n={rate.n_tasks}"
-    return f"{rate.value:.2f} [{rate.low:.2f}, {rate.high:.2f}] n={rate.n_tasks}"
-
-
-def _count(value: int | None) -> str:
-    return "-" if value is None else str(value)
+    """A rate as the route prints it, or ``not recorded``."""
+    return "not recorded" if rate is None or rate.value is None else rate.format()
 
 
 def _lag(off: dict[str, Any] | None) -> str:
     if not off or not isinstance(off.get("mean"), (int, float)):
-        return "-"
+        return "not recorded"
     return f"{off['mean']:.1f}"
 
 
+#: A space a wrapped line never breaks at: a rate is never cut across two lines.
+_KEEP = "\u00a0"
+
+
+def _wrapped(text: str, indent: int, hang: int = 2) -> list[str]:
+    lines = textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + hang),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [line.replace(_KEEP, " ") for line in lines]
+
+
+def _measures(stats: StepStats) -> str:
+    """The step's other rates, each kept whole on a line."""
+    truncated = _rate(stats.truncated_share)
+    if stats.truncated_passes is not None:
+        truncated += f", {stats.truncated_passes} passing"
+    errors = "not recorded" if stats.error_replies is None else str(stats.error_replies)
+    if stats.error_replies and stats.error_share is not None:
+        errors = _rate(stats.error_share)
+    parts = [
+        f"split {_rate(stats.split_share)}",
+        f"zero-adv {_rate(stats.zero_advantage_share)}",
+        f"truncated {truncated}",
+        f"errors {errors}",
+        f"lag {_lag(stats.off_policy)}",
+    ]
+    return "; ".join(p.replace(" ", _KEEP) for p in parts)
+
+
 def step_lines(stats: StepStats, alerts: list[Alert], trend: list[float | None]) -> list[str]:
-    """The text lines of one step: its numbers, then its alerts."""
+    """The text lines of one step: pass@1 and the trend, its other rates, its alerts and what
+    reading found (``warning: ...``)."""
     if stats.rows == 0:
         lines = [f"{stats.step:>5}  {stats.note or 'nothing read'}"]
     else:
-        lines = [
-            f"{stats.step:>5}  {_pass(stats.pass_at_1):<{PASS_WIDTH}}"
-            f" {_rate(stats.split_share):>5} {_rate(stats.zero_advantage_share):>5}"
-            f" {_rate(stats.truncated_share):>5} {_count(stats.truncated_passes):>4}"
-            f" {_count(stats.error_replies):>4} {_lag(stats.off_policy):>4}  {sparkline(trend)}"
-        ]
-    for said in stats.warnings:
-        lines += textwrap.wrap(
-            f"warning: {said}",
-            WIDTH,
-            initial_indent=" " * 7,
-            subsequent_indent=" " * 9,
-            break_on_hyphens=False,
-        )
+        lines = [f"{stats.step:>5}  pass@1 {_rate(stats.pass_at_1)}  {sparkline(trend)}".rstrip()]
+        lines += _wrapped(_measures(stats), 7)
     for alert in alerts:
-        lines += textwrap.wrap(
-            f"! {alert.kind}: {alert.message}",
-            WIDTH,
-            initial_indent=" " * 7,
-            subsequent_indent=" " * 9,
-            break_on_hyphens=False,
-        )
+        lines += _wrapped(f"! {alert.kind}: {alert.message}", 7)
+    for said in stats.warnings:
+        lines += _wrapped(f"warning: {said}", 0)
     return lines
 
 

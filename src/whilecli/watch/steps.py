@@ -109,9 +109,11 @@ def measure(
         tasks=pool.n_tasks,
         pass_at_1=stats.pass_at_1(tasks, draws=draws, seed=seed),
         split_share=stats.wilson(split, grouped.height, n_rows=grouped_rows),
-        zero_advantage_share=stats.wilson(zero, kept.height, n_tasks=pool.n_tasks),
+        zero_advantage_share=stats.wilson(zero, kept.height, n_tasks=pool.n_tasks, unit="rows"),
         truncated_share=(
-            stats.wilson(cut, known, n_tasks=known_tasks, n_rows=known) if known else None
+            stats.wilson(cut, known, n_tasks=known_tasks, n_rows=known, unit="rows")
+            if known
+            else None
         ),
         truncated_passes=int(tasks["truncated_passes"].sum()) if known else None,
         error_replies=errors,
@@ -147,12 +149,12 @@ def _errors(rows: Rows, frame: pl.DataFrame) -> tuple[int | None, Rate | None, p
         total = total if isinstance(total, int) and total >= counted else frame.height + counted
         if "reply" in frame.columns:
             frame = frame.filter(pl.col("reply").fill_null("ok") != "error")
-        return counted, stats.wilson(counted, total), frame
+        return counted, stats.wilson(counted, total, unit="rows"), frame
     if "reply" not in frame.columns:
         return None, None, frame
     is_error = (frame["reply"] == "error").fill_null(False)
     count = int(is_error.sum())
-    return count, stats.wilson(count, frame.height), frame.filter(~is_error)
+    return count, stats.wilson(count, frame.height, unit="rows"), frame.filter(~is_error)
 
 
 def refused_for_errors(step: int, source: str | None, refusal: MostlyErrorReplies) -> StepStats:
@@ -165,7 +167,7 @@ def refused_for_errors(step: int, source: str | None, refusal: MostlyErrorReplie
         source=source,
         rows=0,
         error_replies=errors,
-        error_share=stats.wilson(errors, rows),
+        error_share=stats.wilson(errors, rows, unit="rows"),
         note=note,
     )
 

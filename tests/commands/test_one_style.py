@@ -1,0 +1,106 @@
+"""One number and warning style across ``route`` (brief and ``-v``), ``check``, ``diff``,
+``size``, ``update`` and ``watch``, run on the same generated rows.
+
+Every warning is a ``warning: ...`` line (no "Warnings" heading, no bullet); every rate with
+an interval prints as the route prints it: 2 decimals, ``[low, high]`` and ``n=`` naming the
+unit it counted (``n=16 tasks (64 rows)``, ``n=64 rows``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+
+#: A line that says a warning, in any style.
+WARNING_LIKE = re.compile(r"(?i)^\s*(?:[-•*!]\s*)?warnings?\b")
+#: The one warning style (indented under what it is about, or not).
+WARNING = re.compile(r"^ *warning: \S")
+#: A value with an interval, and what follows it.
+RATE = re.compile(r"([-+]?\d+\.\d+) \[([-+]?\d+\.\d+), ([-+]?\d+\.\d+)\]((?: n=\S+ [a-z]+)?)")
+#: ``n=`` naming its unit.
+SAMPLE = re.compile(r"^ n=\d+ (?:tasks?|rows?)$")
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Grouped rows with per-token lists, some truncated, some repeating one draw."""
+    rows = []
+    for t in range(draw(st.integers(3, 10))):
+        same = draw(st.booleans())
+        for j in range(draw(st.integers(2, 4))):
+            tokens = draw(st.integers(2, 6))
+            logprobs = [-0.5] * tokens
+            row: dict[str, Any] = {
+                "task_id": f"t{t}",
+                "completion": "same" if same else f"answer {t}.{j}",
+                "reward": float(draw(st.booleans())),
+                "logprobs": logprobs,
+                "behavior_logprobs": [-0.4] * tokens,
+                "action_mask": [1] * tokens,
+            }
+            if draw(st.booleans()):
+                row["truncated"] = draw(st.booleans())
+            rows.append(row)
+    return rows
+
+
+def _commands(rows: Path, run: Path, out: Path) -> list[list[str]]:
+    r = str(rows)
+    return [
+        ["route", r],
+        ["route", r, "-v"],
+        ["check", r, "--fail-on", "all", "--model", "Qwen/Qwen3-8B"],
+        ["diff", r, r],
+        ["size", "--before", r, "--after", r],
+        ["update", "--method", "grpo", r, "-o", str(out), "--force"],
+        ["watch", str(run)],
+    ]
+
+
+def assert_one_style(text: str, who: list[str]) -> None:
+    for line in text.splitlines():
+        if WARNING_LIKE.match(line):
+            assert WARNING.match(line), (who, line)
+        for found in RATE.finditer(line):
+            value, low, high, sample = found.groups()
+            assert all(re.fullmatch(r"[-+]?\d+\.\d\d", x) for x in (value, low, high)), line
+            assert SAMPLE.match(sample), (who, line)
+
+
+@settings(max_examples=3, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=batches())
+def test_every_command_speaks_one_style(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[dict[str, Any]]
+) -> None:
+    tmp = tmp_path_factory.mktemp("style")
+    path = tmp / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = tmp / "run"
+    run.mkdir()
+    for step in (1, 2):
+        (run / f"{step}.jsonl").write_text(
+            "".join(json.dumps({**r, "step": step}) + "\n" for r in rows), encoding="utf-8"
+        )
+    for args in _commands(path, run, tmp / "out.jsonl"):
+        done = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+        assert done.exit_code in (0, 1), (args, done.output)
+        assert_one_style(done.stdout + done.stderr, args)
+
+
+def test_the_style_rules_catch_the_old_styles() -> None:
+    """The rules refuse what the reports printed before: a Warnings heading with bullets, a
+    rate whose ``n=`` names no unit."""
+    with pytest.raises(AssertionError):
+        assert_one_style("Warnings\n  - truncation is unknown", ["old"])
+    with pytest.raises(AssertionError):
+        assert_one_style("    1  0.50 [0.28, 0.72] n=4    1.00", ["old watch"])
+    assert_one_style("warning: x\n  pass@1 0.50 [0.28, 0.72] n=4 tasks (16 rows)", ["new"])
