@@ -48,6 +48,13 @@ class InputError(WhileError):
         super().__init__(f"{prefix}{what}{message}")
         self.file, self.line, self.row, self.field = file, line, row, field
         self.at = at
+        self.detail = message  # what is wrong, without the place
+
+    def renamed(self, field: str) -> InputError:
+        """The same error naming the field as ``field`` (a converted document's own name)."""
+        return InputError(
+            self.detail, file=self.file, line=self.line, row=self.row, field=field, at=self.at
+        )
 
 
 class MostlyErrorReplies(InputError):

@@ -217,7 +217,7 @@ def read_rows(
     if pass_threshold is None:
         for part in parts:
             if part.plan.passed is None:  # --map passed=COLUMN defines pass/fail itself
-                field_name = part.plan.fields.get("reward", "reward")
+                field_name = part.source.field(part.plan.fields.get("reward", "reward"))
                 refuse_unbounded(
                     part.stats["lo"],
                     part.stats["hi"],
@@ -735,15 +735,18 @@ def _read_source(
     source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
 ) -> _Part | None:
     read = _read_parquet if source.kind == "parquet" else _read_jsonl
-    part = read(source, mapping, forced, run)
-    if part is None or part.stats["rows"] == 0:
-        return part
-    table = part.task_table
-    set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
-    if table is not None and set_aside is not None and facts.per_row_ids(table):
-        run.rekey = True  # the ids are per row: read again with tasks keyed by the prompt
+    try:
         part = read(source, mapping, forced, run)
-        assert part is not None
+        if part is None or part.stats["rows"] == 0:
+            return part
+        table = part.task_table
+        set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
+        if table is not None and set_aside is not None and facts.per_row_ids(table):
+            run.rekey = True  # the ids are per row: read again with tasks keyed by the prompt
+            part = read(source, mapping, forced, run)
+            assert part is not None
+    except InputError as err:  # a converted document's field, named as the file names it
+        raise source.as_written(err) from None
     part.facts = _facts_of(part, run)
     if run.rekey:
         part.facts.per_row_ids = set_aside
@@ -856,7 +859,7 @@ def _refuse_two_prompts(part: _Part, task: str) -> None:
             rows = " (" + " and ".join(p for p in places if p) + ")"
         except pl.exceptions.PolarsError:
             rows = ""
-    field_name = plan.fields.get("task_id", "task_id")
+    field_name = part.source.field(plan.fields.get("task_id", "task_id"))
     raise InputError(
         f"task id {task!r} carries different prompts{rows}: these are not the same task."
         f" Key tasks by the prompt (--map task_id={plan.prompt_field}) or by another column",

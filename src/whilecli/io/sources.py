@@ -91,6 +91,21 @@ class Source:
     #: A converted document's rows, where each came from in the file (its CSV line, its
     #: array entry, its archive member, its line of JSON Lines), in row order.
     positions: tuple[Where, ...] = ()
+    #: A converted document's fields as the file spells them (canonical -> its own name).
+    spelled: tuple[tuple[str, str], ...] = ()
+
+    def field(self, name: str) -> str:
+        """A canonical field as this file spells it (``name`` itself where it is not a
+        converted document's, or where the field came from no one field)."""
+        return dict(self.spelled).get(name, name)
+
+    def as_written(self, err: InputError) -> InputError:
+        """``err`` naming the field as this file spells it (a converted document's
+        ``instance_id``, not the canonical ``task_id``); other errors as they are."""
+        own = dict(self.spelled).get(err.field or "")
+        if own is None or type(err) is not InputError or err.file != self.name:
+            return err
+        return err.renamed(own)
 
     def where(self, lineno: int) -> Where:
         """How an error names a row, in the file's own terms: the 1-based line of a JSONL

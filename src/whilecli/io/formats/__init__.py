@@ -40,6 +40,9 @@ class Converted:
     #: or a line of JSON Lines, ``{"at": "entry 3"}`` / ``{"at": "member samples/x.json"}``
     #: in a document): errors name the file's own place, never the converted row's index.
     positions: list[dict[str, Any]] = field(default_factory=list)
+    #: Canonical field -> the field as the file spells it (``task_id`` -> ``instance_id``),
+    #: where a row's field came from one field of the file: refusals name that one.
+    spelled: dict[str, str] = field(default_factory=dict)
 
     def source(self, base: Any) -> Any:
         """``base`` (a :class:`~whilecli.io.sources.Source`) as these rows, in memory."""
@@ -54,6 +57,7 @@ class Converted:
             notes=tuple(self.notes),
             env=self.env if self.env is not None else base.env,
             positions=tuple(self.positions),
+            spelled=tuple(self.spelled.items()),
         )
 
 

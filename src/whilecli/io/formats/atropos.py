@@ -72,4 +72,5 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         "truncated": "not recorded",
         "model": "not recorded",
     }
-    return Converted("atropos", out, origins, positions=positions)
+    spelled = {"reward": "scores", **({"task_id": "seed"} if keyed_by == "seed" else {})}
+    return Converted("atropos", out, origins, positions=positions, spelled=spelled)

@@ -108,6 +108,8 @@ def is_sidecar(doc: Any) -> str | None:
 
 def convert_document(doc: Any, path: Any, name: str) -> Converted:
     """Rows from one JSON document, or a refusal that says what it holds."""
+    if helm.is_display_predictions(doc):
+        raise helm.refuse_display_predictions(path, name)
     if helm.is_instance_stats(doc):
         return helm.convert(doc, path, name)
     if inspect_ai.is_log(doc):

@@ -135,7 +135,10 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         "truncated": "not recorded" if kind == "2026" else "choices[0].finish_reason == 'length'",
         "model": model_origin,
     }
-    return Converted("evalscope", out, origins, notes, env=env, positions=positions)
+    spelled = {"task_id": "index"} if kind == "2026" else {}
+    return Converted(
+        "evalscope", out, origins, notes, env=env, positions=positions, spelled=spelled
+    )
 
 
 def _row_2026(row: dict[str, Any]) -> dict[str, Any]:

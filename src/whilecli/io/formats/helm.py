@@ -37,6 +37,35 @@ def is_instance_stats(doc: Any) -> bool:
     )
 
 
+def is_display_predictions(doc: Any) -> bool:
+    """HELM's ``display_predictions.json``: the predicted text per instance (with a ``stats``
+    object for display), not the graded entries."""
+    return (
+        isinstance(doc, list)
+        and bool(doc)
+        and all(
+            isinstance(x, dict) and "instance_id" in x and "predicted_text" in x for x in doc[:50]
+        )
+    )
+
+
+def refuse_display_predictions(path: Path | None, name: str) -> InputError:
+    """The refusal of a ``display_predictions.json`` read as rows: the graded rows are in
+    ``per_instance_stats.json`` beside it."""
+    graded = path.parent / "per_instance_stats.json" if path is not None else None
+    where = (
+        f" ({graded})"
+        if graded is not None and graded.is_file()
+        else " (HELM writes it in the same run folder)"
+    )
+    return InputError(
+        "this is HELM's display_predictions.json, the predicted text of each instance, not"
+        f" its grades: the graded rows are in per_instance_stats.json{where}; route that"
+        " file or the run folder",
+        file=name,
+    )
+
+
 def _load(path: Path) -> Any:
     from whilecli.io.sources import read_json_file
 
@@ -156,7 +185,8 @@ def convert(doc: list[dict[str, Any]], path: Path | None, name: str) -> Converte
         ),
         "model": "run_spec.json: adapter_spec.model" if model else "not recorded",
     }
-    return Converted("helm", rows, origins, notes, env=env, positions=positions)
+    spelled = {"task_id": "instance_id"}
+    return Converted("helm", rows, origins, notes, env=env, positions=positions, spelled=spelled)
 
 
 def _id(value: Any) -> str | None:

@@ -301,7 +301,10 @@ def _rows(
         "truncated": "output stop_reason in {max_tokens, model_length}",
         "model": "header eval.model" if model else "not recorded",
     }
-    return Converted("inspect-ai", rows, origins, notes, env=task, positions=positions)
+    spelled = {"task_id": "id"}  # a sample's own id
+    return Converted(
+        "inspect-ai", rows, origins, notes, env=task, positions=positions, spelled=spelled
+    )
 
 
 def _completion(output: dict[str, Any]) -> str | None:

@@ -294,7 +294,8 @@ def convert(
             f"{name}: prime-rl's effective traces leave out zero-advantage episodes;"
             " the step's all/traces.jsonl holds every episode"
         )
-    return Converted(NAME, rows, origins, notes, positions=positions)
+    spelled = {"task_id": "task.key"}
+    return Converted(NAME, rows, origins, notes, positions=positions, spelled=spelled)
 
 
 def read_step(
