@@ -11,14 +11,16 @@ floor: a plain polars process of the same file (``pl.scan_parquet`` / ``pl.scan_
 group-by of rows, passes and truncated rows per task, collected), each ``--repeat`` times,
 alternating. Each child reports its own peak RSS (``VmHWM`` of ``/proc/self/status`` as it
 exits): ``ru_maxrss`` of a forked child also counts the pages of the parent it was forked
-from, which here holds the generated pool. Prints the median, min and max of
-each, the ratio of the medians (DESIGN section 5 asks ≤ 2×, and ≤ 2 GB for the 10M
-Parquet route) and the ratio of the median CPU seconds (user + system; on a loaded machine the
-wall times follow the share of the cores each process gets). ``--plain`` also runs a plain-Python implementation of the same checks on the
-Parquet file and checks that it finds the same pass@1, split share and route. Then the stages
-of the pipeline in process (read, summarize, decide, render) for the Parquet file, and the
-startup time of ``while route`` on a small file (and whether torch was imported). The files
-are deleted at the end.
+from, which here holds the generated pool. Prints the median, min and max of each, the ratio
+of the medians (DESIGN section 5 asks ≤ 2×, and ≤ 2 GB for the 10M Parquet route) and the
+ratio of the median CPU seconds (user + system; on a loaded machine the wall times follow the
+share of the cores each process gets). ``--plain`` also runs a plain-Python implementation of
+the same checks on the Parquet file (its own fit of the pool's Beta prior included) and prints
+whether it finds the same numbers and route, and each number it does not. whilecli's modules
+are compiled to bytecode first, as an install leaves them. Then the stages of the pipeline in
+process (read, summarize, decide, render) for the Parquet file, and the startup time of
+``while route`` on a small file (and whether torch was imported). The files are deleted at
+the end.
 """
 
 from __future__ import annotations
@@ -167,12 +169,50 @@ def while_route(path: Path) -> tuple[float, float, dict]:
 # ------------------------------------------------------------------ plain Python baseline
 
 
+def log_beta(a: float, b: float) -> float:
+    """log B(a, b) by ``math.lgamma``."""
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def _spaced(low: float, high: float, points: int) -> list[float]:
+    return [low + (high - low) * i / (points - 1) for i in range(points)]
+
+
+def fit_prior(cells: dict[tuple[int, int], int]) -> tuple[float, float]:
+    """The pool's Beta(a, b) prior, the plain way: the largest Σ m·[log B(s + a, n − s + b) −
+    log B(a, b)] over the distinct (passes s, rows n) cells with m tasks each, on a grid of 89
+    logit-spaced means (±11) by 65 log-spaced concentrations (1e-3 to 1e5), then on a 21 × 21
+    grid around the best point (±0.25 in logit, ±0.15 in log concentration)."""
+
+    def likelihood(mean: float, conc: float) -> float:
+        a, b = mean * conc, (1.0 - mean) * conc
+        return sum(m * (log_beta(s + a, n - s + b) - log_beta(a, b)) for (s, n), m in cells.items())
+
+    def best(logits: list[float], logs: list[float]) -> tuple[float, float]:
+        found = (-math.inf, 0.0, 0.0)
+        for logit in logits:
+            mean = 1.0 / (1.0 + math.exp(-logit))
+            for log_conc in logs:
+                conc = math.exp(log_conc)
+                value = likelihood(mean, conc)
+                if value > found[0]:  # the first of equal maxima, as a grid search keeps
+                    found = (value, mean, conc)
+        return found[1], found[2]
+
+    mean, conc = best(_spaced(-11.0, 11.0, 89), _spaced(math.log(1e-3), math.log(1e5), 65))
+    logit, log_conc = math.log(mean / (1.0 - mean)), math.log(conc)
+    fine = (_spaced(logit - 0.25, logit + 0.25, 21), _spaced(log_conc - 0.15, log_conc + 0.15, 21))
+    mean, conc = best(*fine)
+    return mean * conc, (1.0 - mean) * conc
+
+
 def plain_route(path: str) -> dict:
     """The six checks' numbers the plain way: Python dicts over rows, Python math per task.
 
     Same statistics as ``while route``: truncated passes, grouped vs single tasks, the band
     (floor / saturated / mixed, split share, in-band share 0.2 ≤ p ≤ 0.8, expected split
-    share at k = 4, 8, 16 under Beta(1+s, 1+f)), pass@1 as the mean of per-task rates with a
+    share at k = 4, 8, 16 under each task's posterior from the pool's fitted Beta prior,
+    :func:`fit_prior`), pass@1 as the mean of per-task rates with a
     2000-draw bootstrap over tasks (multinomial over the distinct (passes, n) cells), pass@k
     and pass^k at k = 4, 8 (unbiased estimators), Wilson intervals for shares (z = Φ⁻¹(0.975), as scipy), on-policy.
     """
@@ -204,19 +244,24 @@ def plain_route(path: str) -> dict:
     floor = all(r == 0.0 for r in rates)
     saturated = all(r == 1.0 for r in rates)
 
-    def log_beta(a: float, b: float) -> float:
-        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    # the prior is the pool's own (empirical Bayes): the Beta(a, b) of the largest
+    # beta-binomial likelihood over the route's grid of means and concentrations, refined once
+    group_cells: dict[tuple[int, int], int] = {}
+    for t in grouped:
+        group_cells[(passes[t], n[t])] = group_cells.get((passes[t], n[t]), 0) + 1
+    a, b = fit_prior(group_cells)
 
     def expected_split(s: int, f: int, k: int) -> float:
-        base = log_beta(1 + s, 1 + f)
+        base = log_beta(a + s, b + f)
         return (
             1.0
-            - math.exp(log_beta(1 + s + k, 1 + f) - base)
-            - math.exp(log_beta(1 + s, 1 + f + k) - base)
+            - math.exp(log_beta(a + s + k, b + f) - base)
+            - math.exp(log_beta(a + s, b + f + k) - base)
         )
 
     expected = {
-        k: sum(expected_split(passes[t], n[t] - passes[t], k) for t in grouped) / len(grouped)
+        k: sum(m * expected_split(s, size - s, k) for (s, size), m in group_cells.items())
+        / len(grouped)
         for k in (4, 8, 16)
     }
     pass_k = {}
@@ -293,26 +338,29 @@ def _find(route: dict, key: str) -> object:
     return None
 
 
-def agree(route: dict, base: dict) -> bool:
-    """Whether both implementations found the same route and the same numbers."""
+def disagreements(route: dict, base: dict) -> list[str]:
+    """What the two implementations found differently (empty: the same route and numbers,
+    each within 1e-9)."""
     band = next(c["measured"] for c in route["checks"] if c["key"] == "band")
     trunc = next(c["measured"] for c in route["checks"] if c["key"] == "truncated_passes")
-    pairs = [
-        (route["summary"]["pass_at_1"]["value"], base["pass@1"]),
-        (band["split_share"]["value"], base["split_share"]),
-        (band["in_band_share"]["value"], base["in_band_share"]),
-        (trunc["truncated_share"]["value"], base["truncated_share"]),
-        (band["split_share"]["low"], base["split ci"][0]),
-        (band["split_share"]["high"], base["split ci"][1]),
-    ]
-    pairs += [
-        (band[f"expected_split_share_k{k}"], base["expected_split"][str(k)]) for k in (4, 8, 16)
-    ]
+    pairs = {
+        "pass@1": (route["summary"]["pass_at_1"]["value"], base["pass@1"]),
+        "split share": (band["split_share"]["value"], base["split_share"]),
+        "in-band share": (band["in_band_share"]["value"], base["in_band_share"]),
+        "truncated share": (trunc["truncated_share"]["value"], base["truncated_share"]),
+        "split share low": (band["split_share"]["low"], base["split ci"][0]),
+        "split share high": (band["split_share"]["high"], base["split ci"][1]),
+    }
+    for k in (4, 8, 16):
+        ours = band[f"expected_split_share_k{k}"]
+        pairs[f"expected split share k={k}"] = (ours, base["expected_split"][str(k)])
     for k in ("4", "8"):
-        pairs.append((route["summary"]["pass_at_k"][k]["value"], base["pass@k"][k][0]))
-        pairs.append((route["summary"]["pass_hat_k"][k]["value"], base["pass@k"][k][1]))
-    close = all(abs(a - b) <= 1e-9 for a, b in pairs)
-    return close and route["route"] == base["route"]
+        pairs[f"pass@{k}"] = (route["summary"]["pass_at_k"][k]["value"], base["pass@k"][k][0])
+        pairs[f"pass^{k}"] = (route["summary"]["pass_hat_k"][k]["value"], base["pass@k"][k][1])
+    out = [f"{name}: {a} vs {b}" for name, (a, b) in pairs.items() if not abs(a - b) <= 1e-9]
+    if route["route"] != base["route"]:
+        out.append(f"route: {route['route']} vs {base['route']}")
+    return out
 
 
 def stages(path: Path) -> dict[str, float]:
@@ -362,6 +410,19 @@ def startup() -> tuple[float, bool]:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     return best, torch == "True"
+
+
+def compile_package() -> Path:
+    """Compile whilecli's modules to bytecode, as ``pip install`` does, and return the package
+    folder: under ``PYTHONDONTWRITEBYTECODE`` a source checkout would otherwise compile every
+    module in every child, a cost no installed copy pays."""
+    import compileall
+
+    import whilecli
+
+    folder = Path(whilecli.__file__).resolve().parent
+    compileall.compile_dir(folder, quiet=1)
+    return folder
 
 
 def _spread(values: list[float]) -> str:
@@ -423,8 +484,10 @@ def main(argv: list[str] | None = None) -> int:
         "--plain", action="store_true", help="also check the route against plain Python"
     )
     args = parser.parse_args(argv)
+    compiled = compile_package()
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, load {load:.1f}")
+    print(f"whilecli from {compiled} (bytecode compiled, as an install leaves it)")
     tmp = Path(tempfile.mkdtemp(prefix="while-bench-", dir="/tmp"))
     lines: list[str] = []
     try:
@@ -434,10 +497,13 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(_line(args.parquet, found))
         if args.plain:
             p_wall, p_rss, base = plain(parquet)
+            differ = disagreements(found["route"], base)
             print(
                 f"plain Python on the Parquet file: {p_wall:.2f} s, {p_rss:.0f} MB;"
-                f" agrees with the route: {agree(found['route'], base)}"
+                f" agrees with the route: {not differ}"
             )
+            for line in differ:
+                print(f"  differs: {line}")
         jsonl = tmp / "rows.jsonl"
         write_jsonl(jsonl, args.jsonl)
         lines.append(_line(args.jsonl, compare(jsonl, "jsonl", args.repeat)))

@@ -69,7 +69,7 @@ def pool_of(rows: Any) -> dict[str, Any]:
     pool = summarize(rows)
     columns = ["n", "passes", "truncated", "truncated_known", "truncated_passes"]
     tasks = {r[0]: tuple(r[1:]) for r in pool.tasks.select("task_id", *columns).iter_rows()}
-    assert list(tasks) == sorted(tasks)  # sorted by task id
+    assert len(tasks) == pool.tasks.height  # one line per task, in no particular order
     assert pool.rows == sum(v[0] for v in tasks.values())
     return {"tasks": tasks, "models": dict(pool.models), "versions": dict(pool.versions)}
 

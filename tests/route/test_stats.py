@@ -352,7 +352,7 @@ def test_permuting_rows_changes_nothing(outcomes: list[list[int]], rnd: random.R
     rnd.shuffle(flat)
     a = summarize(make_rows(pairs))
     b = summarize(make_rows(flat))
-    assert a.tasks.equals(b.tasks)
+    assert a.tasks.sort("task_id").equals(b.tasks.sort("task_id"))  # tasks in any order
     assert stats.pass_at_1(a.tasks, draws=300) == stats.pass_at_1(b.tasks, draws=300)
 
 

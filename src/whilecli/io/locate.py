@@ -69,7 +69,12 @@ def problems() -> pl.Expr:
 def unreadable() -> pl.Expr:
     """What no reading takes: no task id, or an infinite reward (a null or NaN reward is an
     ungraded row, which :mod:`whilecli.io.facts` counts)."""
-    return no_id() | pl.col("reward").is_infinite().fill_null(False)
+    return no_id() | infinite_reward()
+
+
+def infinite_reward() -> pl.Expr:
+    """A row whose reward is infinite: the part of :func:`unreadable` that is not the id's."""
+    return pl.col("reward").is_infinite().fill_null(False)
 
 
 def locate(

@@ -43,7 +43,9 @@ from whilecli.io.locate import (
     POS,
     binary_columns_parquet,
     binary_columns_sample,
+    infinite_reward,
     locate,
+    no_id,
     refuse_unbounded,
     unreadable,
 )
@@ -512,12 +514,16 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     prompt, draw = plan.prompt_key is not None, plan.draw is not None
     own = facts.task_facts(run.missing, prompt, draw) if prompt or draw else []
     theirs = run.aggregate.task_aggregations(keep) if run.aggregate is not None else []
-    queries = [_stats(counted, run.digest, run.missing)]
-    if own or theirs:  # one group-by by task serves both
+    by_task = bool(own or theirs)
+    # the ids are checked on the group-by's distinct ids where it runs, not on every row
+    queries = [_stats(counted, run.digest, run.missing, ids=not by_task)]
+    if by_task:  # one group-by by task serves both
         counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
         queries.append(counted.group_by("task_id").agg(*counts, *own[2:], *theirs))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
     found = stats.row(0, named=True)
+    if grouped and not found["bad"]:
+        found["bad"] = bool(grouped[0].select(no_id().any()).item())
     writer_rows = _one_writer(found)
     if writer_rows is None:
         writers = counted.filter(keep).group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows"))
@@ -571,11 +577,12 @@ def _probed(key: str) -> str:
     return f"__probe:{key}"
 
 
-def _stats(frame: pl.LazyFrame, digest: bool, missing: str) -> pl.LazyFrame:
+def _stats(frame: pl.LazyFrame, digest: bool, missing: str, ids: bool = True) -> pl.LazyFrame:
     """One row of aggregates over a narrow frame: everything reading checks or reports.
 
     Every column is touched (``null_count``), so a value that cannot be read fails here,
-    not later in :func:`~whilecli.route.pool.summarize`.
+    not later in :func:`~whilecli.route.pool.summarize`. ``bad`` covers the rows' task ids
+    too unless ``ids`` is false (the caller checks the distinct ids of its group-by).
     """
     reward = pl.col("reward")
     graded = reward.filter(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR))
@@ -586,7 +593,7 @@ def _stats(frame: pl.LazyFrame, digest: bool, missing: str) -> pl.LazyFrame:
         *facts.row_aggregates(AT),
         *_writer_bounds(missing),
         rows=pl.len(),
-        bad=unreadable().any(),
+        bad=(unreadable() if ids else infinite_reward()).any(),
         lo=graded.min(),
         hi=graded.max(),
         partial=facts.partial(graded).sum(),

@@ -98,6 +98,8 @@ def add_counts(
     null keys form a group of their own), sorted by ``key`` when asked. A position column
     (``first_at``) is not a count: the smallest one is kept."""
     tables = [t for t in tables if t.height] or list(tables[:1])
+    if len(tables) == 1 and not sort:
+        return tables[0]
     merged = tables[0].lazy()
     if len(tables) > 1:
         keys = [key] if isinstance(key, str) else key
@@ -156,8 +158,9 @@ class Counts:
             self.writers.add(tables[1])
 
     def result(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(per-task table sorted by task id, rows per writer)."""
-        return self.tasks.result(sort=True), self.writers.result()
+        """(per-task table, rows per writer), in no particular order: every statistic is a sum
+        over tasks, and what lists tasks (``--show``, paired tasks, summaries) sorts them."""
+        return self.tasks.result(), self.writers.result()
 
 
 def collect_counts(queries: list[pl.LazyFrame], paths: Sequence[str]) -> list[pl.DataFrame]:
@@ -173,8 +176,8 @@ def summarize(rows: Rows) -> Pool:
     """Collapse graded rows to one line per task plus the writer-model and version counts.
 
     Uses the counts ``read_rows`` gathered while validating when they belong to this very
-    frame; else groups the frame. The per-task frame is sorted by ``task_id`` so every later
-    stage sees the same order.
+    frame; else groups the frame. The per-task frame is in no particular order (sorting a
+    million task ids would cost more than the route's statistics, none of which depend on it).
     """
     counted = getattr(rows, "aggregate", None)
     writer_rows = getattr(rows, "writer_rows", None)

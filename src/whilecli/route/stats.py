@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
@@ -37,6 +38,9 @@ import numpy as np
 import polars as pl
 
 from whilecli.route.model import Rate
+
+#: Distinct ``(passes, n)`` cells and the tasks in each (:func:`cell_arrays`).
+Cells = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 #: The tolerance of every documented boundary (a rubric sum of 0.9999999999999999 is 1, a gap
 #: of exactly 0.05 is 0.05): a value within it of the boundary counts as on it.
@@ -241,13 +245,32 @@ def rate_from_cells(
     return task_interval(values, counts, floor, n_rows, signed=signed)
 
 
-def cell_arrays(tasks: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+#: The last frame :func:`cell_arrays` grouped and its cells: a route asks for the cells of one
+#: pool some ten times, and a million tasks take tens of milliseconds each.
+_LAST_CELLS: list[tuple[weakref.ref[pl.DataFrame], int, Cells]] = []
+
+
+def cell_arrays(tasks: pl.DataFrame) -> Cells:
     """Distinct ``(passes, n)`` cells of a per-task frame as arrays ``(passes, n, tasks)``,
     sorted by ``n`` then ``passes``: the one grouping every statistic sums over (in numpy, as
-    a route on a pool is many small sums and a polars query each would dominate them)."""
+    a route on a pool is many small sums and a polars query each would dominate them). The
+    arrays are read-only: the cells of the last frame asked for are kept and handed out
+    again."""
+    if _LAST_CELLS:
+        ref, height, found = _LAST_CELLS[0]
+        if ref() is tasks and height == tasks.height:
+            return found
+    out = _cell_arrays(tasks)
+    for array in out:
+        array.flags.writeable = False
+    _LAST_CELLS[:] = [(weakref.ref(tasks), tasks.height, out)]
+    return out
+
+
+def _cell_arrays(tasks: pl.DataFrame) -> Cells:
     if tasks.height == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
+        return empty, empty.copy(), empty.copy()
     c = tasks["passes"].to_numpy().astype(np.int64)
     n = tasks["n"].to_numpy().astype(np.int64)
     width = int(c.max()) + 1
@@ -580,14 +603,14 @@ def histogram(tasks: pl.DataFrame, bins: int = 10) -> dict[str, Any]:
     edges = [i / bins for i in range(bins + 1)]
     if tasks.height == 0:
         return {"edges": edges, "counts": [0] * bins, "at_0": 0, "at_1": 0, "tasks": 0}
-    c = tasks["passes"].to_numpy().astype(np.int64)
-    n = tasks["n"].to_numpy().astype(np.int64)
+    c, n, tally = cell_arrays(tasks)  # binned per cell, each weighted by its tasks
     index = np.minimum((bins * c) // n, bins - 1)
-    counts = np.bincount(index, minlength=bins)
+    counts = np.zeros(bins, dtype=np.int64)
+    np.add.at(counts, index, tally)
     return {
         "edges": edges,
         "counts": [int(x) for x in counts],
-        "at_0": int((c == 0).sum()),
-        "at_1": int((c == n).sum()),
+        "at_0": int(tally[c == 0].sum()),
+        "at_1": int(tally[c == n].sum()),
         "tasks": int(tasks.height),
     }
