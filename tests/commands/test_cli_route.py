@@ -371,15 +371,24 @@ def test_console_script_json_and_exit_codes() -> None:
     assert bad.stderr.startswith("whilecli: error: ") and "Traceback" not in bad.stderr
 
 
-def test_route_never_imports_torch() -> None:
+#: Modules a route on a small file never loads: each costs tenths of a second of startup.
+HEAVY = ("torch", "scipy", "pyarrow", "pandas", "transformers")
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"), [("mixed.parquet", "text"), ("mixed.jsonl", "json"), ("mixed.parquet", "json")]
+)
+def test_route_never_imports_heavy_modules(name: str, fmt: str) -> None:
     probe = (
         "import sys\n"
+        f"heavy = {HEAVY!r}\n"
         "import whilecli.cli\n"
-        "assert 'torch' not in sys.modules, 'import'\n"
+        "assert not [m for m in heavy if m in sys.modules], 'import'\n"
         "from typer.testing import CliRunner\n"
-        f"r = CliRunner().invoke(whilecli.cli.app, ['route', {ex('mixed.parquet')!r}])\n"
+        f"r = CliRunner().invoke(whilecli.cli.app, ['route', {ex(name)!r}, '--format', {fmt!r}])\n"
         "assert r.exit_code == 0, r.output\n"
-        "assert 'torch' not in sys.modules, 'route'\n"
+        "assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]\n"
+        f"assert ('rich' in sys.modules) == {fmt == 'text'}, 'rich only renders text'\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
