@@ -198,8 +198,9 @@ def run_route(
 
     def pool_of(given: list[str], what: str) -> Pool:
         files = _summary_files(given, summary, what)
-        if files is None:
-            return summarize(read_rows(given, **read_args, aggregate=Counts()))
+        if files is None:  # the tasks' first rows are found only for --show
+            counts = Counts(located=bool(opts.show))
+            return summarize(read_rows(given, **read_args, aggregate=counts))
         if mapping or input_format is not None:
             flag = "--map" if mapping else "--input-format"
             raise UsageError(f"{flag} applies to rows; {what} are summaries, already read")
@@ -221,7 +222,8 @@ def run_route(
         for source in expand_paths(student_paths, stdin):
             if source.path is None:  # stdin, already read: route its bytes
                 stdin_rows = {**read_args, "stdin": io.BytesIO(source.data or b"")}
-                one = summarize(read_rows(["-"], **stdin_rows, aggregate=Counts()))
+                counts = Counts(located=bool(opts.show))
+                one = summarize(read_rows(["-"], **stdin_rows, aggregate=counts))
             else:
                 one = pool_of([source.name], "the rows")
             routes.append((source.name, decide(one, opts)))

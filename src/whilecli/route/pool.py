@@ -136,9 +136,12 @@ class _Adder:
 
 
 class Counts:
-    """The per-task and per-writer counts of the pieces added so far."""
+    """The per-task and per-writer counts of the pieces added so far; each task's first
+    positions (:data:`POSITIONS`) only when ``located`` (what ``--show`` lists: two minimums
+    per task cost a sixth of a large route's reading)."""
 
-    def __init__(self) -> None:
+    def __init__(self, located: bool = True) -> None:
+        self.located = located
         tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in (*TASK_COLUMNS, *POSITIONS)}}
         writers = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
         self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
@@ -148,7 +151,7 @@ class Counts:
         """The per-task counts over the rows ``kept`` selects: what reading runs in its own
         group-by when handed these counts (``read_rows(..., aggregate=Counts())``), which
         counts the writers itself."""
-        return located_aggregates(kept)
+        return located_aggregates(kept, located=self.located)
 
     def add(self, tables: Sequence[pl.DataFrame]) -> None:
         """Add collected :func:`count_queries`: the per-task counts, and the rows per writer
