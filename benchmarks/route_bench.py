@@ -3,6 +3,7 @@
     python benchmarks/route_bench.py                               # 10M Parquet, 1M JSONL rows
     python benchmarks/route_bench.py --repeat 5                    # the spread of 5 runs each
     python benchmarks/route_bench.py --parquet 1000000 --jsonl 100000 --plain
+    python benchmarks/route_bench.py --startup                      # the small file alone
 
 For each input: write a pool (8 rollouts per task; task_id, reward, truncated, model; the
 JSONL rows also carry a completion) under a temporary directory, run ``while route FILE
@@ -18,9 +19,10 @@ share of the cores each process gets). ``--plain`` also runs a plain-Python impl
 the same checks on the Parquet file (its own fit of the pool's Beta prior included) and prints
 whether it finds the same numbers and route, and each number it does not. whilecli's modules
 are compiled to bytecode first, as an install leaves them. Then the stages of the pipeline in
-process (read, summarize, decide, render) for the Parquet file, and the startup time of
-``while route`` on a small file (and whether torch was imported). The files are deleted at
-the end.
+process (read, summarize, decide, render) for the Parquet file, and the startup time of the
+installed ``whilecli route`` (the console script and ``python -m whilecli``) on a small file,
+with the load and whether torch, scipy, pyarrow or pandas were imported. The files are deleted
+at the end.
 """
 
 from __future__ import annotations
@@ -389,27 +391,34 @@ def stages(path: Path) -> dict[str, float]:
     return out
 
 
-def startup() -> tuple[float, bool]:
-    """Best of three wall times of the installed ``whilecli route`` on the small example (the
-    console script beside this Python, else the one on PATH), and torch's absence."""
+def startup(runs: int = 5) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """The installed ``whilecli route`` on the small example, best of ``runs``: the console
+    script (beside this Python, else the one on PATH) and ``python -m whilecli``, each as
+    (wall seconds, CPU seconds of the best run); and the heavy modules a route imports."""
     beside = Path(sys.executable).parent / "whilecli"
     exe = str(beside) if beside.exists() else shutil.which("whilecli") or "whilecli"
-    argv = [exe, "route", str(SMALL), "--format", "json"]
+    tail = ["route", str(SMALL), "--format", "json"]
+    entries = {
+        "whilecli": [exe, *tail],
+        "python -m whilecli": [sys.executable, "-m", "whilecli", *tail],
+    }
 
-    def once() -> float:
+    def once(argv: list[str]) -> tuple[float, float]:
+        before = _children_cpu()
         start = time.perf_counter()
         subprocess.run(argv, capture_output=True, check=False)
-        return time.perf_counter() - start
+        return time.perf_counter() - start, _children_cpu() - before
 
-    best = min(once() for _ in range(3))
+    best = {name: min(once(argv) for _ in range(runs)) for name, argv in entries.items()}
     probe = (
         "import sys; from typer.testing import CliRunner; from whilecli.cli import app; "
-        f"CliRunner().invoke(app, ['route', {str(SMALL)!r}]); print('torch' in sys.modules)"
+        f"CliRunner().invoke(app, ['route', {str(SMALL)!r}, '--format', 'json']); "
+        "print(' '.join(m for m in ('torch', 'scipy', 'pyarrow', 'pandas') if m in sys.modules))"
     )
-    torch = subprocess.run(
+    heavy = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    return best, torch == "True"
+    ).stdout.split()
+    return best, heavy
 
 
 def compile_package() -> Path:
@@ -483,8 +492,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--plain", action="store_true", help="also check the route against plain Python"
     )
+    parser.add_argument("--startup", action="store_true", help="only the small file's startup time")
     args = parser.parse_args(argv)
     compiled = compile_package()
+    if args.startup:
+        return _startup_lines()
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, load {load:.1f}")
     print(f"whilecli from {compiled} (bytecode compiled, as an install leaves it)")
@@ -521,11 +533,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {stage:<10} {seconds:6.2f} s")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    wall, torch = startup()
     print()
-    print(
-        f"startup: while route on {SMALL.name}: {wall:.2f} s (best of 3); torch imported: {torch}"
-    )
+    return _startup_lines()
+
+
+def _startup_lines() -> int:
+    best, heavy = startup()
+    print(f"startup, route {SMALL.name} --format json, best of 5 at load {os.getloadavg()[0]:.1f}:")
+    for name, (wall, cpu) in best.items():
+        print(f"  {name:<20} {wall:.2f} s ({cpu:.2f} CPU s)")
+    print(f"  heavy modules imported: {', '.join(heavy) or 'none'}")
     return 0
 
 
