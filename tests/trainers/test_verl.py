@@ -192,3 +192,30 @@ def test_knobs_are_checked() -> None:
         plugin.configure(trust=-1.0)
     with pytest.raises(UsageError, match="unknown knob"):
         plugin.configure(clip=0.1)
+
+
+@pytest.mark.parametrize("loss_mode", ["whilecli_flash_reinforce", "whilecli_grpo"])
+@pytest.mark.parametrize("correction", [None, "tis"])
+def test_each_loss_call_checks_its_micro_batch_once_through_the_runner(
+    loss_mode: str, correction: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loss sees one micro-batch at a time, the only batch verl shows it: the runner
+    checks it once, for the method and the correction together, and refuses a bad log-prob
+    naming its row and field."""
+    from whilecli.errors import InputError
+    from whilecli.methods import twostep
+
+    calls: list[str] = []
+    real = twostep.check_batch
+    monkeypatch.setattr(twostep, "check_batch", lambda b, n, m: (calls.append(m), real(b, n, m))[1])
+    r = _rollouts(seed=5)
+    adv = _advantages(r, "whilecli_grpo", ["a", "a", "b", "b", "c", "c"])
+    assert calls == ["grpo"]  # the estimator's batch-wide step, on the whole batch
+    calls.clear()
+    mode = loss_mode + (f"_{correction}" if correction else "")
+    _gradient(mode, r, adv, 3, _config(r))
+    assert len(calls) == 3
+    bad = dict(r, old=r["old"].clone())
+    bad["old"][1, 2] = float("nan")
+    with pytest.raises(InputError, match=r"row 1: field 'behavior_logprobs': token 2 "):
+        _gradient(mode, bad, adv, 1, _config(r))
