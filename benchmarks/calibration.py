@@ -14,6 +14,7 @@ up). Exit 1 when a region misses a target. Seeded: the same command prints the s
                                                   # minutes on a shared 2-core machine
     python benchmarks/calibration.py --draws 20 --region teacher   # one family, quickly
     python benchmarks/calibration.py --region band --save a.pkl    # in pieces, then
+    python benchmarks/calibration.py --skip band --save b.pkl      # (the rest)
     python benchmarks/calibration.py --load a.pkl b.pkl            # one table of them
 """
 
@@ -94,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tasks", type=int, default=max(GRID_TASKS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--region", action="append", help="only regions whose name has this")
+    parser.add_argument(
+        "--skip", action="append", help="leave out regions whose name has this (after --region)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print each cell")
     parser.add_argument("--save", help="also write the tallies to this file (pickle)")
     parser.add_argument("--load", nargs="+", help="print the table of saved tallies, run none")
@@ -123,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
     for i, (name, truths) in enumerate(grid(max_tasks=args.max_tasks)):
         if args.region and not any(r in name for r in args.region):
+            continue
+        if args.skip and any(r in name for r in args.skip):
             continue
         tally = run_region(truths, args.draws, seed=args.seed * 1000 + i, progress=progress)
         results.append((name, tally))

@@ -251,8 +251,15 @@ def test_holdout_matches_formula(effect: float, base: float, k: int) -> None:
     ],
 )
 def test_pass_at_1_interval_matches_the_task_loop(pairs: list[tuple[int, int]]) -> None:
-    rate = stats.pass_at_1(tasks_frame(pairs))
-    low, high = slow_pass_at_1(pairs)
+    tasks = tasks_frame(pairs)
+    rate = stats.pass_at_1(tasks)
+    prior = stats.pool_prior(tasks)
+    assert prior is not None
+    low, high = slow_pass_at_1(pairs, prior.a, prior.b)
+    given = stats.pass_at_1(tasks, prior=prior)
+    assert (rate.low, rate.high) == (given.low, given.high)
+    uniform = stats.pass_at_1(tasks, prior=stats.BetaPrior(1.0, 1.0))
+    assert (uniform.low, uniform.high) == pytest.approx(slow_pass_at_1(pairs, 1.0, 1.0), abs=1e-9)
     assert rate.value == pytest.approx(np.mean([c / n for c, n in pairs]))
     assert rate.low == pytest.approx(low, abs=1e-9) and rate.high == pytest.approx(high, abs=1e-9)
 

@@ -14,11 +14,12 @@ from scipy import stats as sps
 from scipy.special import betaln
 
 
-def slow_floor(c: int, n: int) -> float:
-    """The draws' variance of one task's rate: p̃(1−p̃)/n, p̃ = (c + 1)/(n + 2)."""
+def slow_floor(c: int, n: int, a: float = 1.0, b: float = 1.0) -> float:
+    """The draws' variance of one task's rate: p̃(1−p̃)/n, p̃ = (c + a)/(n + a + b), the
+    task's posterior mean under Beta(a, b) (the uniform prior by default)."""
     if n < 2:
         return 0.0
-    p = (c + 1) / (n + 2)
+    p = (c + a) / (n + a + b)
     return p * (1 - p) / n
 
 
@@ -54,10 +55,20 @@ def slow_interval(
     return min(max(0.0, centre - half), mean), max(min(1.0, centre + half), mean)
 
 
-def slow_pass_at_1(pairs: list[tuple[int, int]]) -> tuple[float, float]:
-    """pass@1's interval from ``[(passes, n), ...]``."""
+def slow_pass_at_1(
+    pairs: list[tuple[int, int]], a: float | None = None, b: float | None = None
+) -> tuple[float, float]:
+    """pass@1's interval from ``[(passes, n), ...]``, each task's floor under Beta(a, b):
+    by default the pool's fitted prior (the fit is held to scipy's optimiser on its own, by
+    ``slow_fit_beta``)."""
+    if a is None or b is None:
+        from whilecli.route.stats import fit_beta
+
+        cells = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        prior = fit_beta(cells[:, 0], cells[:, 1], np.ones(len(pairs), dtype=np.int64))
+        a, b = prior.a, prior.b
     values = [c / n for c, n in pairs]
-    floors = [slow_floor(c, n) for c, n in pairs]
+    floors = [slow_floor(c, n, a, b) for c, n in pairs]
     return slow_interval(values, floors, sum(n for _, n in pairs))
 
 

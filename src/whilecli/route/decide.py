@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import polars as pl
@@ -322,22 +323,17 @@ def _wider(a: Rate, b: Rate) -> Rate:
     return a if wa >= wb else b
 
 
-#: A floor or a saturated band claims that no task splits. It is firm once the split share's
-#: 95% upper bound (none of the grouped tasks split) is under this: fewer than one task in a
-#: hundred could split unseen (about 400 tasks). Under it, a mixed pool whose few
-#: splittable tasks all failed (or all passed) their k draws is common: 90% of tasks at 0
-#: and 10% passing once in 7 leaves 30 tasks at k = 2 all at 0 about half the time.
-UNSEEN_SPLIT = 0.01
-
-
-def _unseen_split(band: dict[str, Any], grouped: int) -> Evidence:
+def _unseen_split(band: dict[str, Any], grouped: int, options: RouteOptions) -> Evidence:
+    """A floor or a saturated band claims that no task splits: firm once the split share's
+    upper bound is under ``options.unseen_split``."""
     what = f"no split task of {grouped}"
     share = band.get("split_share")
     interval = share if isinstance(share, Rate) else None
+    bound = options.unseen_split
     # none of N split: Wilson's upper bound z²/(N + z²) falls under the bound from here on
-    firm = math.floor(1.96**2 * (1 - UNSEEN_SPLIT) / UNSEEN_SPLIT) + 1
+    firm = math.floor(stats.Z95**2 * (1 - bound) / bound) + 1
     return Evidence(
-        3, what, grouped, interval, "split share", UNSEEN_SPLIT, True, below=True, firm_tasks=firm
+        3, what, grouped, interval, "split share", bound, True, below=True, firm_tasks=firm
     )
 
 
@@ -382,11 +378,11 @@ def _evidence(
     elif route == "floor":
         what = f"{checks._plural(grouped, 'grouped task')} all at 0"
         out.append(Evidence(3, what, grouped, band.get("floor_share"), "floor share"))
-        out.append(_unseen_split(band, grouped))
+        out.append(_unseen_split(band, grouped, options))
     elif route == "saturated":
         what = f"{checks._plural(grouped, 'grouped task')} all at 1"
         out.append(Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1"))
-        out.append(_unseen_split(band, grouped))
+        out.append(_unseen_split(band, grouped, options))
     elif route == "no-split":
         out.append(Evidence(3, f"no split task of {grouped}", 0, band.get("split_share"), ""))
     elif route == "grpo":
@@ -421,6 +417,24 @@ def _evidence(
     return out
 
 
+def _firm_bounds(rate: Rate | None, options: RouteOptions) -> tuple[float | None, float | None]:
+    """The bounds a firm verdict's interval must keep on one side of its threshold.
+
+    A firm verdict claims that the deciding quantity lies on one side of its threshold, a
+    one-sided claim: the printed 95% interval leaves 2.5% on each side, more than the
+    ``firm_error`` a firm verdict may be wrong. A signed (paired) interval is widened about
+    its estimate to the one-sided ``1 − firm_error`` bound (z 2.33 at 1%, over the 1.96 it
+    was printed at). Wilson intervals of shares, whose bound is held by the unseen-split
+    rule, are used as printed."""
+    if rate is None or rate.low is None or rate.high is None or rate.value is None:
+        return (None, None) if rate is None else (rate.low, rate.high)
+    if rate.unit != "paired tasks":
+        return rate.low, rate.high
+    scale = NormalDist().inv_cdf(1.0 - options.firm_error) / stats.Z95
+    value = rate.value
+    return value - (value - rate.low) * scale, value + (rate.high - value) * scale
+
+
 def _provisional(
     evidence: list[Evidence], options: RouteOptions
 ) -> tuple[bool, str | None, int | None]:
@@ -432,19 +446,20 @@ def _provisional(
     for ev in evidence:
         thin = []
         need = options.firm_tasks
+        low, high = _firm_bounds(ev.interval, options)
         crosses = (
             ev.threshold is not None
             and ev.interval is not None
-            and (ev.interval.low is None or ev.interval.high is None
-                 or ev.interval.low < ev.threshold - stats.TOL <= ev.interval.high)
-        )  # fmt: skip
+            and (low is None or high is None or low < ev.threshold - stats.TOL <= high)
+        )
         if ev.below and ev.threshold is not None and ev.interval is not None:
-            high = ev.interval.high
             crosses = high is None or high >= ev.threshold - stats.TOL
+        widened = ev.interval is not None and (low, high) != (ev.interval.low, ev.interval.high)
+        bound = f" (widened to a {options.firm_error:g} one-sided error)" if widened else ""
         if crosses and ev.below:
-            thin.append(f"its {ev.label} interval is not below {ev.threshold:g}")
+            thin.append(f"its {ev.label} interval{bound} is not below {ev.threshold:g}")
         elif crosses:
-            thin.append(f"its {ev.label} interval crosses {ev.threshold:g}")
+            thin.append(f"its {ev.label} interval{bound} crosses {ev.threshold:g}")
         if ev.crossing_only:
             pass
         elif ev.tasks < options.firm_tasks:

@@ -56,6 +56,21 @@ class RouteOptions:
     firm_width: float = 0.3
     """Widest deciding interval for a firm (not provisional) verdict."""
 
+    firm_error: float = 0.01
+    """Largest one-sided chance that a firm verdict's deciding difference lies on the other
+    side of its threshold (DESIGN section 2, "Calibrated": firm verdicts agree with the
+    truth in at least 99% of draws). A signed (paired) interval must clear its threshold at
+    this one-sided level (z = 2.33), not only at the printed 95% interval's 2.5%. Range
+    (0, 0.5)."""
+
+    unseen_split: float = 0.01
+    """The split share a floor or a saturated band may hide (none of its grouped tasks
+    split): the verdict is firm once the split share's 95% Wilson upper bound is under it
+    (about 400 grouped tasks at 0.01). Under it, a mixed pool whose few splittable tasks all
+    failed (or all passed) their k draws is common: 90% of tasks at 0 and 10% passing once
+    in 7 leaves 30 tasks at k = 2 all at 0 about half the time. Range (0, 1); measured by
+    ``benchmarks/calibration.py`` (the band floor and near-floor regions)."""
+
     effect: float = 0.05
     """The smallest gain worth proving: the teacher's pass@1 lead and the held-out size."""
 
@@ -109,6 +124,10 @@ class RouteOptions:
             raise UsageError(f"band must satisfy 0 <= low <= high <= 1, got {self.band}")
         if not 0 < self.effect <= 1:
             raise UsageError(f"effect must lie in (0, 1], got {self.effect}")
+        if not 0 < self.firm_error < 0.5:
+            raise UsageError(f"firm_error must lie in (0, 0.5), got {self.firm_error}")
+        if not 0 < self.unseen_split < 1:
+            raise UsageError(f"unseen_split must lie in (0, 1), got {self.unseen_split}")
         if self.max_k < 2:
             raise UsageError(f"max_k must be at least 2, got {self.max_k}")
         if self.bootstrap_draws < 1:

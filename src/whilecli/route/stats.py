@@ -50,7 +50,7 @@ MIN_CI_TASKS = 3
 #: Bootstrap resamples by default.
 BOOTSTRAP_DRAWS = 2000
 #: z for a two-sided 95% interval, as the reference prints it.
-_Z95 = 1.96
+Z95 = 1.96
 #: Most multinomial cells drawn at once (draws × cells) to bound memory.
 _CHUNK_CELLS = 4_000_000
 
@@ -137,16 +137,21 @@ def t_quantile(q: float, df: float) -> float:
     return sign * x
 
 
-def draw_floor(passes: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Per task, the variance its k draws alone give its observed rate: p̃(1−p̃)/n with
-    p̃ = (c + 1)/(n + 2) (one pass and one fail added, as Agresti and Caffo do, so a task
-    seen at 0 or at 1 still carries its draws' noise). This floors the spread of the task
-    rates: the tasks' rates may agree by chance, their draws still vary. A task of one row
-    has no floor: its one draw is all the spread it has, and the tasks' spread holds it."""
+def draw_floor(passes: np.ndarray, n: np.ndarray, prior: BetaPrior | None = None) -> np.ndarray:
+    """Per task, the variance its k draws alone give its observed rate: p̃(1−p̃)/n with p̃
+    the task's posterior mean (c + a)/(n + a + b) under a Beta(a, b) prior over the tasks'
+    rates. ``prior`` None is the uniform Beta(1, 1): one pass and one fail added, as
+    Agresti and Caffo do, so a task seen at 0 or at 1 still carries its draws' noise; the
+    pool's fitted prior (:func:`fit_beta`) puts a task seen at 0 in a pool whose tasks
+    mostly never pass near 0, as the pool says it is, not at 1/(n + 2). This floors the
+    spread of the task rates: the tasks' rates may agree by chance, their draws still vary.
+    A task of one row has no floor: its one draw is all the spread it has, and the tasks'
+    spread holds it."""
+    a, b = (1.0, 1.0) if prior is None else (prior.a, prior.b)
     c = np.asarray(passes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    smooth = (c + 1.0) / (n + 2.0)
-    return np.where(n >= 2, smooth * (1.0 - smooth) / n, 0.0)
+    smooth = (c + a) / (n + a + b)
+    return np.where(n >= 2, smooth * (1.0 - smooth) / np.maximum(n, 1.0), 0.0)
 
 
 def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
@@ -203,7 +208,7 @@ def task_interval(
     f = float(np.dot(counts, floor) / n_tasks)
     var = max(s2, f) / n_tasks
     estimated = s2 >= f and ss > 0
-    z = _Z95
+    z = Z95
     if estimated:
         kurt = n_tasks * float(np.dot(counts, dev**4)) / (ss * ss)
         df = (
@@ -216,12 +221,12 @@ def task_interval(
         return Rate(mean, low, high, n_tasks, n_rows, "clustered")
     spread = mean * (1.0 - mean)
     if spread <= 0.0 or var <= 0.0:
-        n_eff, z = float(n_tasks), _Z95  # every task at one end: no spread to estimate
+        n_eff, z = float(n_tasks), Z95  # every task at one end: no spread to estimate
     else:
         raw = spread / var
         n_eff = min(max(raw, float(n_tasks)), float(max(n_rows, n_tasks)))
         if n_eff != raw:
-            z = _Z95  # held at a bound: the bound is known, not estimated
+            z = Z95  # held at a bound: the bound is known, not estimated
     low, high = _wilson_bounds(mean, n_eff, z)
     return Rate(mean, min(low, mean), max(high, mean), n_tasks, n_rows, "clustered")
 
@@ -294,14 +299,25 @@ def cells(tasks: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def pass_at_1(tasks: pl.DataFrame, *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> Rate:
+def pass_at_1(
+    tasks: pl.DataFrame,
+    *,
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = 0,
+    prior: BetaPrior | None = None,
+) -> Rate:
     """pass@1 = mean over tasks of the per-task pass rate c/n, with its interval over the tasks
-    and their draws (:func:`task_interval`)."""
+    and their draws (:func:`task_interval`). The draws' floor takes each task's posterior
+    under the pool's fitted prior (``prior``, else :func:`fit_beta` of these tasks): a
+    uniform prior gives every task seen at 0 the noise of a task at 1/(n + 2), which in a
+    pool whose tasks mostly never pass is several times the spread the pool has."""
     c, n, counts = cell_arrays(tasks)
     passes = c.astype(np.float64)
     size = n.astype(np.float64)
     n_rows = int(np.dot(n, counts))
-    floor = draw_floor(passes, size)
+    if prior is None and counts.size:
+        prior = fit_beta(c, n, counts)
+    floor = draw_floor(passes, size, prior)
     return task_interval(passes / np.maximum(size, 1.0), counts, floor, n_rows)
 
 
@@ -417,7 +433,7 @@ def wilson(
     rows = n if n_rows is None else n_rows
     if n <= 0:
         return Rate(None, None, None, tasks, rows, "none", "nothing to count", unit)
-    z = _Z95
+    z = Z95
     p = successes / n
     d = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / d
@@ -493,6 +509,24 @@ def fit_beta(passes: np.ndarray, n: np.ndarray, counts: np.ndarray) -> BetaPrior
     c = np.asarray(passes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     m = np.asarray(counts, dtype=np.float64)
+    key = (c.tobytes(), n.tobytes(), m.tobytes())
+    known = _FITTED.get(key)
+    if known is None:
+        known = _fit(c, n, m)
+        if len(_FITTED) >= _FITTED_MAX:
+            _FITTED.pop(next(iter(_FITTED)))
+        _FITTED[key] = known
+    return known
+
+
+#: Priors fitted to recent pools, by their cells: one route fits the same tasks for pass@1,
+#: the band, pass@k and the summary, and fits them once.
+_FITTED: dict[tuple[bytes, bytes, bytes], BetaPrior] = {}
+_FITTED_MAX = 64
+
+
+def _fit(c: np.ndarray, n: np.ndarray, m: np.ndarray) -> BetaPrior:
+    """:func:`fit_beta` on float arrays, uncached."""
     top = int(n.max()) if n.size else 0
 
     def best(means: np.ndarray, concs: np.ndarray) -> tuple[float, float]:
