@@ -143,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(results: list[tuple[str, Tally]], cells: list[tuple[Truth, Tally]], took: str) -> int:
     """Print both tables and the targets missed; 1 when one is."""
+    order = {name: i for i, (name, _) in enumerate(grid())}
+    results = sorted(results, key=lambda got: order.get(got[0], len(order)))
     lines, missed = table(results)
     print("\n".join(lines))
     print()

@@ -44,6 +44,7 @@ RISKY = [
     Truth("low", 8, 100, 0.1, False),
     Truth("u-shaped", 8, 30, stale_share=0.3),
     Truth("low", 4, 30, error_share=0.2, row_ids=True),
+    Truth("mid", 4, 30, error_share=0.1, row_ids=True, stale_share=0.2, teacher_gap=0.2),
 ]
 #: Where evidence is plentiful: firm verdicts must be common there.
 PLENTY = [
