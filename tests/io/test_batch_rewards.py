@@ -120,8 +120,8 @@ def test_a_part_never_scored_adds_nothing_in_parquet_too(tmp_path: Path) -> None
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_no_scored_part_is_0_and_no_dict_is_no_reward(tmp_path: Path, kind: str) -> None:
     """As the route sums: a dict whose parts are all null is 0; a row without the dict has no
-    reward, which the batch reader marks missing and the row methods count as ungraded (left
-    out, named by its line or row), as the route does."""
+    reward: an ungraded row, which the batch and the row methods leave out and count (named by
+    its line or row), as the route does, or keep as a failure under ``--missing fail``."""
     rows = [
         {"task_id": "a", "rewards": {"acc": {"score": 1.0}}, "logprobs": [-0.1]},
         {"task_id": "a", "rewards": {"acc": None}, "logprobs": [-0.1]},
@@ -133,8 +133,12 @@ def test_no_scored_part_is_0_and_no_dict_is_no_reward(tmp_path: Path, kind: str)
     else:
         pq.write_table(pa.Table.from_pylist(rows), path)
     cols = read_batch(path)
-    assert cols.rewards is not None and cols.rewards[:2].tolist() == [1.0, 0.0]
-    assert cols.reward_present is not None and cols.reward_present.tolist() == [True, True, False]
+    assert cols.rewards is not None and cols.rewards.tolist() == [1.0, 0.0]
+    assert cols.reward_present is not None and cols.reward_present.tolist() == [True, True]
+    where = f"{path} " + ("line 3" if kind == "jsonl" else "row 2")
+    assert any("1 of 3 rows are ungraded" in n and where in n for n in cols.notes), cols.notes
+    failed = read_batch(path, missing="fail")
+    assert failed.rewards is not None and failed.rewards.tolist() == [1.0, 0.0, 0.0]
     read = rowio.read_table([str(path)])
     assert read.height == 2 and read.facts.ungraded == 1
     assert read.facts.first_ungraded == f"{path} " + ("line 3" if kind == "jsonl" else "row 2")
@@ -175,3 +179,33 @@ def test_the_route_reads_0_for_no_scored_part_and_leaves_out_a_row_without_the_d
     assert read.frame.collect()["reward"].to_list() == [1.5, 0.0]
     where = "row 2" if kind == "parquet" else "line 3"
     assert (read.facts.ungraded, read.facts.first_ungraded) == (1, f"{three} {where}")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_update_missing_skips_or_fails_an_ungraded_row(tmp_path: Path, kind: str) -> None:
+    """``update --missing`` as the route has it: an ungraded row is left out and named in the
+    notes (skip, the default), or kept as a failure (fail); ``every trajectory needs a
+    reward`` is no longer update's own rule."""
+    rows = [
+        {"task_id": "a", "reward": 1.0, "logprobs": [-0.1, -0.2]},
+        {"task_id": "a", "reward": 0.0, "logprobs": [-0.3]},
+        {"task_id": "a", "reward": None, "logprobs": [-0.5]},
+        {"task_id": "b", "reward": 1.0, "logprobs": [-0.1]},
+    ]
+    path = tmp_path / f"b.{kind}"
+    if kind == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    runner = CliRunner()
+    where = "line 3" if kind == "jsonl" else "row 2"
+    for flags, size in (([], 3), (["--missing", "skip"], 3), (["--missing", "fail"], 4)):
+        args = ["update", str(path), "--method", "grpo", "--format", "json", *flags]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        assert report["trajectories"] == size
+        named = [n for n in report["notes"] if "ungraded" in n]
+        assert len(named) == 1 and where in named[0]
+    bad = runner.invoke(app, ["update", str(path), "--method", "grpo", "--missing", "maybe"])
+    assert bad.exit_code == 2

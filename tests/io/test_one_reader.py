@@ -51,7 +51,7 @@ def test_only_the_one_reader_reads_rows() -> None:
         and path.parent.name != "formats"
         and (calls := _reader_calls(path))
     }
-    assert set(found) <= {"batch.py"}, found  # update's batch: onto the one reader next
+    assert found == {}
 
 
 def test_the_check_sees_a_reader_call(tmp_path: Path) -> None:

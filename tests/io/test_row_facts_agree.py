@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import InputError
+from whilecli.io.batch import read_batch
 from whilecli.io.read import read_rows
 from whilecli.io.table import read_table
 from whilecli.route.pool import Counts, summarize
@@ -160,3 +161,56 @@ def test_missing_is_offered_by_every_command_that_reads_rows(tmp_path: Path, com
         else:
             rollouts[missing] = pool_from_summary([out]).rows
     assert rollouts == {"skip": 29, "fail": 30}
+
+
+def batch_reading(path: Path, missing: str) -> dict[str, Any]:
+    """update's batch (:func:`read_batch`): the same rows per task and passes at 1.0."""
+    cols = read_batch(path, missing=missing)
+    assert cols.task_ids is not None and cols.rewards is not None
+    tasks: dict[str, list[int]] = {}
+    for task, reward in zip(cols.task_ids, cols.rewards.tolist(), strict=True):
+        entry = tasks.setdefault(str(task), [0, 0])
+        entry[0] += 1
+        entry[1] += reward >= 1.0
+    return {"tasks": {k: tuple(v) for k, v in tasks.items()}}
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=files(),
+    missing=st.sampled_from(["skip", "fail"]),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_update_reads_the_rows_route_and_the_row_methods_read(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[dict[str, Any]], missing: str, kind: str
+) -> None:
+    """update reads a batch through the same reader: the same rows per task (ungraded rows
+    left out, or failures under fail; error replies left out) and the same refusals, except
+    partial credit, which the update uses as a number, not a pass."""
+    rows = [{**r, "logprobs": [-0.1, -0.2]} for r in rows]
+    path = tmp_path_factory.mktemp("batch") / f"rows.{kind}"
+    if kind == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    else:
+        import polars as pl
+
+        pl.DataFrame(rows, schema_overrides={"reward": pl.Float64}).write_parquet(path)
+    want = slow(rows, missing)
+    if want.get("refused") == "strictly between 0 and 1":
+        want = _without_partial_rule(rows, missing)
+    if "refused" in want:
+        with pytest.raises(InputError) as err:
+            batch_reading(path, missing)
+        assert want["refused"] in str(err.value), str(err.value)
+        return
+    assert batch_reading(path, missing) == {"tasks": want["tasks"]}
+
+
+def _without_partial_rule(rows: list[dict[str, Any]], missing: str) -> dict[str, Any]:
+    """:func:`slow` with the partial-credit refusal left out (update reads rewards as numbers:
+    a partial reward is no pass at 1.0, as a 0 is not)."""
+    return slow([{**r, "reward": 0.0} if r.get("reward") == 0.5 else r for r in rows], missing)

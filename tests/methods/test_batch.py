@@ -186,9 +186,16 @@ def test_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="object"):
         read_batch(path)
     table = pa.table({"reward": [1.0, None], "logprobs": [[-0.1], [-0.2]]})
-    pq.write_table(table, tmp_path / "c.parquet")
-    with pytest.raises(InputError, match=r"c\.parquet: row 1: field 'reward'"):
-        Batch.from_columns(read_batch(tmp_path / "c.parquet"))
+    table_path = tmp_path / "c.parquet"
+    pq.write_table(table, table_path)
+    # an ungraded row is the reader's fact: left out and named, or a failure under fail
+    skipped = read_batch(tmp_path / "c.parquet")
+    assert skipped.size == 1 and any("c.parquet row 1" in n for n in skipped.notes)
+    failed = Batch.from_columns(read_batch(tmp_path / "c.parquet", missing="fail"))
+    assert failed.rewards.tolist() == [1.0, 0.0]
+    pq.write_table(pa.table({"reward": [None, None], "logprobs": [[-0.1], [-0.2]]}), table_path)
+    with pytest.raises(InputError, match=r"c\.parquet.*field 'reward'"):
+        read_batch(table_path)
     pq.write_table(pa.table({"reward": [1.0], "logprobs": [[-0.1, None]]}), tmp_path / "d.parquet")
     with pytest.raises(InputError, match="null"):
         read_batch(tmp_path / "d.parquet")

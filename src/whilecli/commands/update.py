@@ -16,6 +16,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli import knobs as declared
+from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, user_errors
 from whilecli.errors import UsageError
 from whilecli.methods.registry import FAMILIES, SPECS, resolve
@@ -101,6 +102,7 @@ def update_command(
         help="Reward that counts as a pass (dpo, sft, groupwise, rm; default 1.0).",
         rich_help_panel=INPUTS,
     ),
+    missing: str = route_cmd.MISSING,
     output: str | None = typer.Option(
         None,
         "-o",
@@ -349,6 +351,7 @@ def update_command(
         output=output,
         force=force,
         compile=compile_,
+        missing=missing,
     )
     to_stdout = output == "-"
     if isinstance(result, RowwiseResult):

@@ -6,26 +6,20 @@ them flattened (one float64 array per list field plus each row's length, -1 wher
 lacks the list), which :meth:`whilecli.methods.batch.Batch.from_columns` pads into
 ``[B, T]`` tensors without a Python loop over rows or tokens.
 
-Sources are expanded by :mod:`whilecli.io.sources` (gzip and zstd, directories, globs,
-stdin ``-``), so a batch opens the way a route's rows do; a Parquet file is known by its
-magic bytes whatever its name. The canonical fields (task id, reward, truncation) are the
-one plan's (:func:`whilecli.io.table.canonical_rows`: the same aliases, prompt hash,
-``finish_reason``, rewards dict and checks as ``route`` and ``ada``); only the per-token
-lists (and rae's ``agent``) are resolved here, from the alias table (first match wins; a
-column feeds a field when some row holds a non-null value there).
-
-A JSONL file is read once by polars (every column), handed to Arrow, and the lists
-flattened through their offsets, as a Parquet file's are: no Python loop per row. Only when
-that read fails (a bad value, invalid UTF-8, a line that is not an object, JSON nested past
-the parser's depth, booleans and numbers mixed in one column) are the lines parsed one by
-one with :func:`json.loads`, which names the first bad line and field
-(``batch.jsonl:17: field 'logprobs': holds the text "x", not a number``) or reads the file
-exactly.
+:func:`read_batch` is a view of the one reader, :func:`whilecli.io.read.read_rows`, asked
+to keep the rows and the columns that may feed a per-token list or rae's ``agent``
+(:class:`~whilecli.io.read.Keep`): the same sources, plan, aliases, row facts and refusals
+as ``route`` and ``ada`` (an ungraded row is left out and counted, or kept as a failure
+under ``--missing fail``; error replies are left out). A JSON Lines batch is read whole by
+polars, once, and its lists flattened through their Arrow offsets, as a Parquet file's are:
+no Python loop per row. Only a file that read cannot take is read the usual way (which
+names the first bad line and field) and its lists parsed line by line by
+:func:`whilecli.io.columns.columns_from_rows`
+(``batch.jsonl:17: field 'logprobs': holds the text "x", not a number``).
 """
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -35,7 +29,6 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from whilecli.errors import InputError, UsageError
 from whilecli.io.columns import (
@@ -46,8 +39,8 @@ from whilecli.io.columns import (
     render_text,
     resolve,
 )
-from whilecli.io.locate import POS
-from whilecli.io.shape import Shape, unseen_paths
+from whilecli.io.read import Keep, StreamedRows, read_rows
+from whilecli.io.rows import AT, AT_BITS
 from whilecli.io.sources import (
     COMPRESSIONS,
     JSONL_SUFFIXES,
@@ -59,12 +52,10 @@ from whilecli.io.sources import (
     expand_paths,
     iter_lines,
     parse_line,
-    rows_with_keys,
 )
-from whilecli.io.table import Canonical, canonical_of_rows, canonical_rows
 
 #: The fields a batch file's own columns feed: the per-token lists and rae's ``agent``. The
-#: canonical fields (task id, reward, truncation) are the one plan's (:func:`_set_canonical`).
+#: canonical fields (task id, reward, truncation) are the one reader's.
 FILE_FIELDS = (*LIST_FIELDS, "agent")
 #: The canonical fields a batch carries beside its lists.
 CANONICAL_FIELDS = ("reward", "task_id", "truncated")
@@ -78,71 +69,9 @@ def _resolve(held: set[str], mapping: Mapping[str, str] | None) -> dict[str, str
     return {k: v for k, v in resolve(held, mapping).items() if k in FILE_FIELDS}
 
 
-def _canonical_map(mapping: Mapping[str, str] | None) -> dict[str, str]:
-    return {k: v for k, v in (mapping or {}).items() if k in CANONICAL_FIELDS}
-
-
-def _set_canonical(cols: Columns, canon: Canonical) -> None:
-    """The canonical fields of the rows, as the one plan read them: reward (NaN where
-    null), task ids (None where the rows carry none), truncation (None where unknown on
-    every row; unknown rows read as not cut)."""
-    frame = canon.frame
-    if frame.height != cols.size:
-        raise InputError(
-            f"the input's format keeps {frame.height} of its {cols.size} rows; a batch needs"
-            " one row per trajectory",
-            file=cols.file,
-        )
-    for name in CANONICAL_FIELDS:
-        cols.sources.pop(name, None)
-        if name not in canon.absent and name in canon.columns:
-            cols.sources[name] = canon.fields.get(name, canon.columns[name])
-    cols.rewards = cols.reward_present = cols.task_ids = cols.truncated = None
-    if "reward" not in canon.absent:
-        reward = frame.get_column("reward")
-        cols.rewards = reward.fill_null(math.nan).to_numpy().astype(np.float64, copy=False)
-        cols.reward_present = reward.is_not_null().to_numpy()
-    if "task_id" not in canon.absent:
-        cols.task_ids = frame.get_column("task_id").to_list()
-    truncated = frame.get_column("truncated")
-    if truncated.null_count() < truncated.len():
-        cols.truncated = truncated.fill_null(False).to_numpy().astype(bool, copy=False)
-
-
-def exact_columns(
-    rows: Sequence[Mapping[str, Any]],
-    mapping: Mapping[str, str] | None,
-    source: Source,
-    lines: Sequence[int] | None,
-) -> Columns:
-    """Rows parsed one by one (the exact reader): the canonical fields by the one plan
-    (:func:`whilecli.io.table.canonical_of_rows`, its refusals first), the lists flattened by
-    :func:`whilecli.io.columns.columns_from_rows`."""
-    for i, row in enumerate(rows):
-        if not isinstance(row, Mapping):
-            where = {"line": lines[i]} if lines is not None else {"row": i}
-            raise InputError(
-                f"expected an object, got {type(row).__name__}", file=source.name, **where
-            )
-    canon = canonical_of_rows(
-        [dict(r) for r in rows], source, mapping=_canonical_map(mapping), lines=lines
-    )
-    lists = {k: v for k, v in (mapping or {}).items() if k in FILE_FIELDS}
-    cols = columns_from_rows(
-        [{k: v for k, v in r.items() if k in _list_keys(rows, mapping)} for r in rows],
-        lists,
-        file=source.name,
-        lines=lines,
-    )
-    _set_canonical(cols, canon)
-    return cols
-
-
-def _list_keys(rows: Sequence[Mapping[str, Any]], mapping: Mapping[str, str] | None) -> set[str]:
-    """The top-level keys that may feed a list field or ``agent`` (the rest is left out, so
-    the in-memory reader resolves nothing else)."""
-    wanted = {c.split(".")[0] for cols in _candidates(mapping).values() for c in cols}
-    return wanted
+def _wanted(mapping: Mapping[str, str] | None) -> set[str]:
+    """The columns (dotted: nested) that may feed a list field or ``agent``."""
+    return {c for columns in _candidates(mapping).values() for c in columns}
 
 
 # ------------------------------------------------------------------ files
@@ -209,21 +138,133 @@ def read_batch_rows(path: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(path)[0]
 
 
-def read_batch(path: str | Path, mapping: Mapping[str, str] | None = None) -> Columns:
-    """Read a JSONL or Parquet batch (or a directory or glob of them) into :class:`Columns`."""
-    parts = [_read_source(s, mapping) for s in batch_sources(path)]
-    return parts[0] if len(parts) == 1 else _concat(parts)
-
-
-def _read_source(source: Source, mapping: Mapping[str, str] | None) -> Columns:
-    if source.kind == "jsonl" and source.compression is None and _head(source) == PARQUET_MAGIC:
-        source = Source(name=source.name, kind="parquet", path=source.path, data=source.data)
-    cols = (
-        _read_parquet(source, mapping) if source.kind == "parquet" else _read_jsonl(source, mapping)
+def read_batch(
+    path: str | Path, mapping: Mapping[str, str] | None = None, *, missing: str = "skip"
+) -> Columns:
+    """Read a JSONL or Parquet batch (or a directory or glob of them) into :class:`Columns`
+    through the one reader. ``missing`` (``--missing``): an ungraded row is left out
+    (``skip``) or kept as a failure, reward 0 (``fail``)."""
+    sources = [_by_magic(s) for s in batch_sources(path)]
+    wanted = _wanted(mapping)
+    keep = Keep(
+        optional=("task_id", "reward"),
+        columns=tuple(sorted({c.split(".")[0] for c in wanted})),
+        whole=True,
+        pass_rule=False,  # rewards are numbers to the update, not passes
+        tolerant=True,  # a row without a task id is refused by what groups by it
     )
-    if cols.size == 0:
-        raise InputError("the batch is empty: no trajectories", file=source.name)
+    try:
+        rows = read_rows(
+            [s.name for s in sources],
+            sources=sources,
+            mapping={k: v for k, v in (mapping or {}).items() if k in CANONICAL_FIELDS},
+            pool=True,  # a batch is one pool, whatever its shards
+            missing=missing,
+            keep=keep,
+        )
+    except InputError as err:
+        if str(err).startswith("no rows") or str(err).endswith("no rows: the input is empty"):
+            raise InputError("the batch is empty: no trajectories", file=err.file) from None
+        raise
+    assert rows.kept_rows is not None
+    kept = rows.kept_rows.with_columns(
+        (pl.col(AT) // (1 << AT_BITS)).alias("__src"),
+        pl.col(AT).and_(pl.lit((1 << AT_BITS) - 1, dtype=pl.Int64)).alias("__place"),
+    )
+    parts: list[Columns] = []
+    for (src,), own in kept.group_by("__src", maintain_order=True):
+        source = sources[int(src)]
+        line_based = source.kind != "parquet"
+        places = own.get_column("__place") - (1 if line_based else 0)
+        held = rows.inputs.get(int(src))
+        lines = _LineNumbers(source, places.to_list()) if line_based else None
+        cols = None
+        if held is not None:
+            try:
+                cols = _arrow_columns(held, places, source, mapping, lines)
+            except (InputError, pa.ArrowException, pl.exceptions.PolarsError):
+                if not line_based:
+                    raise
+                # a value the types polars gave cannot name: the exact reader names it
+        if cols is None:
+            cols = _parsed_columns(source, places.to_list(), mapping)
+        parts.append(cols)
+    cols = parts[0] if len(parts) == 1 else _concat(parts)
+    _set_canonical(cols, rows, missing)
     return cols
+
+
+def _by_magic(source: Source) -> Source:
+    """A Parquet file is known by its magic bytes, whatever its name."""
+    if source.kind == "jsonl" and source.compression is None and _head(source) == PARQUET_MAGIC:
+        return Source(name=source.name, kind="parquet", path=source.path, data=source.data)
+    return source
+
+
+def _set_canonical(cols: Columns, rows: StreamedRows, missing: str) -> None:
+    """The canonical fields of the kept rows, as the one reader read them: reward (an
+    ungraded row kept by ``--missing fail`` is a failure: 0), task ids (None where the rows
+    carry none), truncation (None where unknown on every row; unknown rows read as not cut)."""
+    assert rows.kept_rows is not None
+    frame = rows.kept_rows
+    for name in CANONICAL_FIELDS:
+        cols.sources.pop(name, None)
+        if name not in rows.absent and name in rows.sources:
+            cols.sources[name] = rows.fields.get(name, rows.sources[name])
+    cols.rewards = cols.reward_present = cols.task_ids = cols.truncated = None
+    if "reward" not in rows.absent:
+        reward = frame.select(
+            pl.when(pl.col("graded")).then(pl.col("reward")).otherwise(pl.lit(0.0))
+            if missing == "fail"
+            else pl.col("reward")
+        ).to_series()
+        cols.rewards = reward.fill_null(math.nan).to_numpy().astype(np.float64, copy=False)
+        cols.reward_present = reward.is_not_null().to_numpy()
+    if "task_id" not in rows.absent:
+        cols.task_ids = frame.get_column("task_id").to_list()
+    truncated = frame.get_column("truncated")
+    if truncated.null_count() < truncated.len():
+        cols.truncated = truncated.fill_null(False).to_numpy().astype(bool, copy=False)
+    cols.notes = [*rows.notes, *rows.facts.warnings()]
+
+
+def _arrow_columns(
+    held: pl.DataFrame,
+    places: pl.Series,
+    source: Source,
+    mapping: Mapping[str, str] | None,
+    lines: Sequence[int] | None,
+) -> Columns:
+    """The lists (and agents) of the kept rows from the columns the read holds, flattened
+    through their Arrow offsets."""
+    if held.width == 0:  # no column that feeds a list or an agent
+        return Columns(size=places.len(), file=source.name, lines=lines)
+    every = np.arange(held.height)
+    if places.len() != held.height or not np.array_equal(places.to_numpy(), every):
+        held = held[places.to_list()]
+    table = held.to_arrow()
+    wanted = _wanted(mapping)
+    arrays = {c: _column(table, c) for c in _names(table.schema) if c in wanted}
+    present = {c for c, arr in arrays.items() if arr.null_count < len(arr)}
+    cols = Columns(size=places.len(), sources=_resolve(present, mapping), file=source.name)
+    cols.lines = lines
+    _fill(cols, {name: arrays[column] for name, column in cols.sources.items()})
+    return cols
+
+
+def _parsed_columns(
+    source: Source, places: list[int], mapping: Mapping[str, str] | None
+) -> Columns:
+    """The lists (and agents) of the kept rows of a file polars could not read whole: its
+    lines parsed one by one (the exact reader names the first bad line and field)."""
+    rows, lines = _parse_lines(source)
+    tops = {c.split(".")[0] for c in _wanted(mapping)}
+    return columns_from_rows(
+        [{k: v for k, v in rows[i].items() if k in tops} for i in places],
+        {k: v for k, v in (mapping or {}).items() if k in FILE_FIELDS},
+        file=source.name,
+        lines=[lines[i] for i in places],
+    )
 
 
 def _parse_lines(source: Source) -> tuple[list[dict[str, Any]], list[int]]:
@@ -236,127 +277,28 @@ def _parse_lines(source: Source) -> tuple[list[dict[str, Any]], list[int]]:
 
 
 class _LineNumbers(Sequence[int]):
-    """The 1-based line of each row of a JSONL source, counted only when an error asks."""
+    """The 1-based line of each kept row of a JSONL source (``places``: its 0-based place
+    among the non-blank lines), counted only when an error asks."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, places: list[int]) -> None:
         self.source = source
+        self.places = places
         self._lines: list[int] | None = None
 
     def _all(self) -> list[int]:
         if self._lines is None:
-            self._lines = [n for n, _ in iter_lines(self.source)]
+            every = [n for n, _ in iter_lines(self.source)]
+            self._lines = [every[i] for i in self.places]
         return self._lines
 
     def __getitem__(self, i: Any) -> Any:
         return self._all()[i]
 
     def __len__(self) -> int:
-        return len(self._all())
+        return len(self.places)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._all())
-
-
-def _read_jsonl(source: Source, mapping: Mapping[str, str] | None) -> Columns:
-    """One polars read of every column (Arrow underneath, no Python loop per row): the
-    canonical fields by the one plan over that frame, the per-token lists flattened through
-    its list offsets. A file polars cannot read is parsed line by line (the exact reader)."""
-    try:
-        schema = _schema(source)
-        frame = pl.read_ndjson(source.polars_source(), schema=schema, infer_schema_length=None)
-        if frame.height:
-            cols = _jsonl_columns(source, frame, mapping)
-            if not _json_ids(cols.task_ids):
-                return cols
-            # polars typed a list or object id as its JSON text: the exact reader refuses it
-    except _FAST_READ_ERRORS:
-        pass  # the exact reader names the line, or reads what polars could not type
-    rows, lines = _parse_lines(source)
-    return exact_columns(rows, mapping, source, lines)
-
-
-def _json_ids(ids: Sequence[str | None] | None) -> bool:
-    """Whether a task id read as text looks like a JSON list or object (polars reads a list
-    in a text column as its JSON)."""
-    return any(t is not None and t[:1] in ("[", "{") for t in ids or ())
-
-
-#: Rows whose values type a JSONL batch's columns (the per-token lists make typing every row
-#: cost about as much as reading it).
-TYPE_ROWS = 16
-
-
-def _schema(source: Source) -> pl.Schema | None:
-    """The columns of a JSONL batch, typed from its first :data:`TYPE_ROWS` rows; None (type
-    every row) when a column is null throughout them, or when a later row carries a key of
-    the late-field alias tables those rows lack (a truncation flag only on cut-off replies).
-    A later value that does not fit its column fails the read, and the exact reader takes
-    the file."""
-    lines = iter_lines(source)
-    first: list[bytes] = []
-    try:
-        for _, line in lines:
-            first.append(line)
-            if len(first) > TYPE_ROWS:
-                break
-    finally:
-        lines.close()  # type: ignore[attr-defined]
-    if len(first) <= TYPE_ROWS:
-        return None  # a short file: typed whole
-    head = pl.read_ndjson(io.BytesIO(b"\n".join(first[:TYPE_ROWS])), infer_schema_length=None)
-    schema = head.collect_schema()
-    if any(_has_null(dtype) for dtype in schema.values()):
-        return None
-    paths = unseen_paths(Shape.from_schema(schema))
-    if paths and rows_with_keys(source, dict.fromkeys(p[-1] for p in paths), TYPE_ROWS, 1):
-        return None
-    return schema
-
-
-def _has_null(dtype: Any) -> bool:
-    if dtype == pl.Null:
-        return True
-    if isinstance(dtype, (pl.List, pl.Array)):
-        return _has_null(dtype.inner)
-    if isinstance(dtype, pl.Struct):
-        return any(_has_null(f.dtype) for f in dtype.fields)
-    return False
-
-
-def _jsonl_columns(
-    source: Source, frame: pl.DataFrame, mapping: Mapping[str, str] | None
-) -> Columns:
-    """The columns of a JSONL batch polars read whole; any refusal (a value the inferred
-    types cannot name at its line) sends the file to the exact reader."""
-    numbers = _LineNumbers(source)
-
-    def line_of(bad: pl.DataFrame) -> pl.DataFrame:
-        return bad.with_columns(pl.col(POS).map_elements(lambda i: numbers[i], pl.Int64))
-
-    canon = canonical_rows(frame.lazy(), source, mapping=_canonical_map(mapping), line_of=line_of)
-    wanted = {c for columns in _candidates(mapping).values() for c in columns}
-    tops = [c for c in frame.columns if c in wanted or any(w.startswith(f"{c}.") for w in wanted)]
-    table = frame.select(tops).to_arrow()
-    names = _names(table.schema)
-    arrays = {c: _column(table, c) for c in names if c in wanted}
-    held = {c for c, arr in arrays.items() if arr.null_count < len(arr)}
-    cols = Columns(size=frame.height, sources=_resolve(held, mapping), file=source.name)
-    cols.lines = numbers
-    _fill(cols, {name: arrays[column] for name, column in cols.sources.items()})
-    _set_canonical(cols, canon)
-    return cols
-
-
-#: What the fast JSONL read may raise on a file the exact reader must look at line by line
-#: (a Rust panic inside polars surfaces as ``PanicException``, a ``BaseException``).
-_FAST_READ_ERRORS: tuple[type[BaseException], ...] = (
-    pl.exceptions.PolarsError,
-    pa.ArrowException,
-    OSError,
-    ValueError,
-    InputError,
-    getattr(pl.exceptions, "PanicException", ValueError),
-)
 
 
 def _names(schema: pa.Schema) -> list[str]:
@@ -374,35 +316,6 @@ def _column(table: pa.Table, name: str) -> pa.Array:
     if child:
         arr = pc.struct_field(arr, [child])
     return arr
-
-
-def _arrow(source: Source) -> Any:
-    """What pyarrow reads: the bytes of a stream, or the file's path as it is."""
-    return io.BytesIO(source.data) if source.data is not None else source.file_path()
-
-
-def _read_parquet(source: Source, mapping: Mapping[str, str] | None) -> Columns:
-    """A Parquet batch: the canonical fields by the one plan over the file's scan; only the
-    list (and agent) columns are read besides, and flattened through their offsets."""
-    wanted = {c for columns in _candidates(mapping).values() for c in columns}
-    try:
-        schema = pq.read_schema(_arrow(source))
-        tops = sorted({c.split(".")[0] for c in _names(schema) if c in wanted})
-        table = pq.read_table(_arrow(source), columns=[t for t in tops if t in schema.names])
-        lf = pl.scan_parquet(source.polars_source())
-        lf.collect_schema()
-    except (OSError, ValueError, pa.ArrowException, pl.exceptions.PolarsError) as err:
-        # ValueError: pyarrow decodes a damaged footer's column names (UnicodeDecodeError)
-        raise InputError(f"cannot read Parquet: {err}", file=source.name) from None
-    canon = canonical_rows(lf, source, mapping=_canonical_map(mapping))
-    names = _names(table.schema)
-    arrays = {c: _column(table, c) for c in names if c in wanted}
-    held = {c for c, arr in arrays.items() if arr.null_count < len(arr)}
-    size = table.num_rows if table.num_columns else canon.frame.height
-    cols = Columns(size=size, sources=_resolve(held, mapping), file=source.name)
-    _fill(cols, {name: arrays[column] for name, column in cols.sources.items()})
-    _set_canonical(cols, canon)
-    return cols
 
 
 def _fill(cols: Columns, arrays: Mapping[str, pa.Array]) -> None:

@@ -106,6 +106,8 @@ class Columns:
     lines: Sequence[int] | None = None
     #: For a batch read from several files: (first row, that file's columns), in order.
     parts: list[tuple[int, Columns]] | None = None
+    #: What reading found and left out (the one reader's notes and row-fact warnings).
+    notes: list[str] = field(default_factory=list)
 
     def where(self, i: int) -> dict[str, Any]:
         """Where row ``i`` lives: ``{"file", "line"}`` for text files, else ``{"file", "row"}``."""

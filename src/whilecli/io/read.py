@@ -27,6 +27,7 @@ threshold is refused (a weighted rubric sum is not a pass/fail).
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -106,6 +107,17 @@ class Keep:
 
     optional: tuple[str, ...] = ()
     exclude_reward: tuple[str, ...] = ()
+    #: The top-level input columns kept (None: every one).
+    columns: tuple[str, ...] | None = None
+    #: Read a JSON Lines file whole, every column in one polars read (update's per-token
+    #: lists come with it), its input columns kept only where that read succeeds; a file it
+    #: cannot read goes the usual way (named at its line).
+    whole: bool = False
+    #: The consumer reads ``passed``: rewards outside [0, 1] or partial credit on many rows
+    #: are refused without an explicit threshold. False: rewards are used as numbers.
+    pass_rule: bool = True
+    #: A row without a task id is kept (null), for what needs the field to refuse at it.
+    tolerant: bool = False
 
 
 @dataclass
@@ -151,8 +163,10 @@ class _Part:
     #: Per task: rows, prompt keys, draw keys (:func:`whilecli.io.facts.task_facts`).
     task_table: pl.DataFrame | None = None
     facts: facts.Facts = field(default_factory=facts.Facts)
+    keep: Keep | None = None
     #: The narrow frame with each row's position (:data:`AT`), for ``keep=``.
     located: pl.LazyFrame | None = None
+    inputs: pl.DataFrame | None = None  # the input columns, where the read holds them
     absent: set[str] = field(default_factory=set)  # optional fields the rows lack
 
 
@@ -216,7 +230,7 @@ def read_rows(
             aggregate.add(part.tables)
     for part in parts:
         refuse_nothing_generated(part)
-    if pass_threshold is None:
+    if pass_threshold is None and (keep is None or keep.pass_rule):
         for part in parts:
             if part.plan.passed is None:  # --map passed=COLUMN defines pass/fail itself
                 field_name = part.source.field(part.plan.fields.get("reward", "reward"))
@@ -313,13 +327,24 @@ def _kept(
     )
     index = {id(s): i for i, s in enumerate(sources)}
     inputs: dict[int, pl.DataFrame] = {}
+    keep = next(p.keep for p in parts if p.keep is not None)
     for part in parts:
-        if part.source.kind == "parquet":
+        if part.inputs is not None:
+            held = part.inputs
+        elif part.source.kind == "parquet":
             assert part.raw is not None
-            inputs[index[id(part.source)]] = part.raw.collect()
+            held = part.raw.select(_tops(part.raw.collect_schema().names(), keep)).collect()
+        elif keep.whole:  # the whole read failed: the consumer reads the rows itself
+            continue
         else:
-            inputs[index[id(part.source)]] = _jsonl_frame(part.source)
+            held = _jsonl_frame(part.source)
+        inputs[index[id(part.source)]] = held
     return frame.collect(), inputs
+
+
+def _tops(names: Sequence[str], keep: Keep) -> list[str]:
+    """The top-level columns ``keep`` keeps, in the file's order."""
+    return list(names) if keep.columns is None else [n for n in names if n in keep.columns]
 
 
 def _jsonl_frame(source: Source) -> pl.DataFrame:
@@ -354,6 +379,27 @@ class _Pass:
     digest: bool = False  # compute the rows' digest (other files may hold the same rows)
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
     keep: Keep | None = None  # what the consumer keeps row for row (:class:`Keep`)
+
+    def bad(self, ids: bool = True) -> pl.Expr:
+        """The rows no reading takes (:func:`~whilecli.io.locate.unreadable`; without
+        ``ids``, only an infinite reward: the ids are checked on the distinct ids,
+        :meth:`bad_id`); a row without a task id is taken when the consumer keeps such rows
+        (``Keep.tolerant``)."""
+        rule = unreadable() if ids else infinite_reward()
+        if self.tolerant:
+            return pl.when(pl.col("task_id").is_null()).then(infinite_reward()).otherwise(rule)
+        return rule
+
+    def bad_id(self) -> pl.Expr:
+        """A task id no reading takes (:func:`~whilecli.io.locate.no_id`; a null one is taken
+        under ``Keep.tolerant``)."""
+        if self.tolerant:
+            return no_id() & pl.col("task_id").is_not_null()
+        return no_id()
+
+    @property
+    def tolerant(self) -> bool:
+        return self.keep is not None and self.keep.tolerant
 
 
 def _passed(threshold: float) -> pl.Expr:
@@ -516,14 +562,14 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     theirs = run.aggregate.task_aggregations(keep) if run.aggregate is not None else []
     by_task = bool(own or theirs)
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
-    queries = [_stats(counted, run.digest, run.missing, ids=not by_task)]
+    queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task))]
     if by_task:  # one group-by by task serves both
         counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
         queries.append(counted.group_by("task_id").agg(*counts, *own[2:], *theirs))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
     found = stats.row(0, named=True)
     if grouped and not found["bad"]:
-        found["bad"] = bool(grouped[0].select(no_id().any()).item())
+        found["bad"] = bool(grouped[0].select(run.bad_id().any()).item())
     writer_rows = _one_writer(found)
     if writer_rows is None:
         writers = counted.filter(keep).group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows"))
@@ -577,7 +623,7 @@ def _probed(key: str) -> str:
     return f"__probe:{key}"
 
 
-def _stats(frame: pl.LazyFrame, digest: bool, missing: str, ids: bool = True) -> pl.LazyFrame:
+def _stats(frame: pl.LazyFrame, digest: bool, missing: str, bad: pl.Expr) -> pl.LazyFrame:
     """One row of aggregates over a narrow frame: everything reading checks or reports.
 
     Every column is touched (``null_count``), so a value that cannot be read fails here,
@@ -593,7 +639,7 @@ def _stats(frame: pl.LazyFrame, digest: bool, missing: str, ids: bool = True) ->
         *facts.row_aggregates(AT),
         *_writer_bounds(missing),
         rows=pl.len(),
-        bad=(unreadable() if ids else infinite_reward()).any(),
+        bad=bad.any(),
         lo=graded.min(),
         hi=graded.max(),
         partial=facts.partial(graded).sum(),
@@ -742,6 +788,8 @@ def _read_source(
     source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
 ) -> _Part | None:
     read = _read_parquet if source.kind == "parquet" else _read_jsonl
+    if read is _read_jsonl and run.keep is not None and run.keep.whole:
+        read = _read_jsonl_whole
     try:
         part = read(source, mapping, forced, run)
         if part is None or part.stats["rows"] == 0:
@@ -755,6 +803,7 @@ def _read_source(
     except InputError as err:  # a converted document's field, named as the file names it
         raise source.as_written(err) from None
     part.facts = _facts_of(part, run)
+    part.keep = run.keep
     if run.rekey:
         part.facts.per_row_ids = set_aside
     return part
@@ -935,7 +984,7 @@ def _read_jsonl(
         return _read_jsonl(source, mapping, forced, dataclasses.replace(run, search_late=True))
     if scanned is None or scanned.stats["bad"]:
         frame, coerced = _jsonl_by_line(source, plan, judge, schema, run.at)
-        locate(frame, plan, source, unreadable())
+        locate(frame, plan, source, run.bad())
         lf = frame.drop(POS, AT).lazy()
         located_rows = frame.drop(POS).lazy()
         scanned = _scan(located_rows, run, plan)
@@ -1003,28 +1052,134 @@ def _read_parquet(
         schema = lf.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as err:
         raise InputError(f"not a readable Parquet file: {_short(err)}", file=source.name) from None
+    try:
+        return _read_frame(source, lf, schema, mapping, forced, run)
+    except pl.exceptions.PolarsError as err:
+        raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
+
+
+def _json_ids(frame: pl.LazyFrame) -> bool:
+    """Whether a task id read as text holds a JSON list or object (polars reads a list in a
+    text column as its JSON): the usual read refuses it at its line."""
+    first = pl.col("task_id").str.slice(0, 1)
+    return bool(frame.select(first.is_in(["[", "{"]).any()).collect().item())
+
+
+class _NotWhole(Exception):
+    """A JSON Lines file the whole read cannot take: read the usual way, which names the line."""
+
+
+def _read_jsonl_whole(
+    source: Source, mapping: Mapping[str, str], forced: str | None, run: _Pass
+) -> _Part | None:
+    """A JSON Lines file read whole by polars (every column, once), planned like a Parquet
+    file over the columns read; what that read cannot take (a bad value, a line that is not
+    an object, a value polars types otherwise than the plan reads it) goes the usual way."""
+    try:
+        frame = pl.read_ndjson(
+            source.polars_source(), schema=_typed(source), infer_schema_length=None
+        )
+        if frame.height == 0:
+            raise _NotWhole
+        part = _read_frame(source, frame.lazy(), frame.schema, mapping, forced, run)
+    except _WHOLE_ERRORS:
+        return _read_jsonl(source, mapping, forced, run)
+    if part is not None:
+        keep = run.keep or Keep()
+        part.inputs = frame.select(_tops(frame.columns, keep))
+    return part
+
+
+#: What the whole read may raise on a file the usual reader must look at line by line
+#: (a Rust panic inside polars surfaces as ``PanicException``, a ``BaseException``).
+_FAST_READ_ERRORS: tuple[type[BaseException], ...] = (
+    pl.exceptions.PolarsError,
+    OSError,
+    ValueError,
+    BadValue,
+    getattr(pl.exceptions, "PanicException", ValueError),
+)
+_WHOLE_ERRORS: tuple[type[BaseException], ...] = (_NotWhole, *_FAST_READ_ERRORS)
+#: Rows whose values type a JSON Lines file read whole (per-token lists make typing every
+#: row cost about as much as reading it).
+TYPE_ROWS = 16
+
+
+def _typed(source: Source) -> pl.Schema | None:
+    """The columns of a JSON Lines file, typed from its first :data:`TYPE_ROWS` rows; None
+    (type every row) when a column is null throughout them, or when a later row carries a
+    key of the late-field alias tables those rows lack. A later value that does not fit its
+    column fails the read, and the file goes the usual way."""
+    lines = iter_lines(source)
+    first: list[bytes] = []
+    try:
+        for _, line in lines:
+            first.append(line)
+            if len(first) > TYPE_ROWS:
+                break
+    finally:
+        lines.close()  # type: ignore[attr-defined]
+    if len(first) <= TYPE_ROWS:
+        return None  # a short file: typed whole
+    head = pl.read_ndjson(io.BytesIO(b"\n".join(first[:TYPE_ROWS])), infer_schema_length=None)
+    schema = head.collect_schema()
+    if any(_has_null(dtype) for dtype in schema.values()):
+        return None
+    paths = unseen_paths(Shape.from_schema(schema))
+    if paths and rows_with_keys(source, dict.fromkeys(p[-1] for p in paths), TYPE_ROWS, 1):
+        return None
+    return schema
+
+
+def _has_null(dtype: Any) -> bool:
+    if dtype == pl.Null:
+        return True
+    if isinstance(dtype, (pl.List, pl.Array)):
+        return _has_null(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(_has_null(f.dtype) for f in dtype.fields)
+    return False
+
+
+def _read_frame(
+    source: Source,
+    lf: pl.LazyFrame,
+    schema: pl.Schema,
+    mapping: Mapping[str, str],
+    forced: str | None,
+    run: _Pass,
+) -> _Part | None:
+    """One source already scanned as a frame (a Parquet file, or a JSON Lines file read
+    whole): its plan from the frame's columns, its one streaming pass, its first bad row
+    named (a Parquet row; a JSON Lines file read whole goes the usual way instead)."""
+    whole = source.kind != "parquet"
     shape = Shape.from_schema(schema)
     first: dict[str, Any] = {}
     wanted = [c for c in ("metrics", "filter") if c in schema]
+    if wanted:
+        head = lf.select(wanted).head(1).collect()
+        first = head.row(0, named=True) if head.height else {}
     try:
-        if wanted:
-            head = lf.select(wanted).head(1).collect()
-            first = head.row(0, named=True) if head.height else {}
-        try:
-            plan, leaves, absent = _planned(shape, source, schema, mapping, forced, first, run)
-            _rekey(plan, run)
-        except BadValue as err:
-            top = err.path.split(".")[0].split("[")[0]
-            at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
-            raise InputError(err.what, file=source.name, row=at, field=err.path) from None
-        judge = judges.rule_expr(shape, leaves)
-        located_rows = _narrow(lf.with_row_index(AT), plan, judge, False, run.at)
-        scanned = _scan(located_rows, run, plan)
-        if scanned.stats["bad"]:
-            located = _narrow(lf.with_row_index(POS), plan, judge, keep_pos=True)
-            locate(located.filter(unreadable()).head(1).collect(), plan, source, unreadable())
-    except pl.exceptions.PolarsError as err:
-        raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
+        plan, leaves, absent = _planned(shape, source, schema, mapping, forced, first, run)
+        _rekey(plan, run)
+    except BadValue as err:
+        if whole:
+            raise _NotWhole from None
+        top = err.path.split(".")[0].split("[")[0]
+        at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
+        raise InputError(err.what, file=source.name, row=at, field=err.path) from None
+    judge = judges.rule_expr(shape, leaves)
+    # a JSON Lines row's place is its ordinal among the lines (from 1), as the usual read's
+    located_rows = _narrow(
+        lf.with_row_index(AT, offset=1 if whole else 0), plan, judge, False, run.at
+    )
+    scanned = _scan(located_rows, run, plan)
+    if whole and (scanned.stats["bad"] or _json_ids(located_rows)):
+        raise _NotWhole
+    if scanned.stats["bad"]:
+        located = _narrow(lf.with_row_index(POS), plan, judge, keep_pos=True)
+        bad = run.bad()
+        locate(located.filter(bad).head(1).collect(), plan, source, bad)
 
     def hint() -> list[str]:
         return binary_columns_parquet(lf, schema, plan)

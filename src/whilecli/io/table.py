@@ -17,25 +17,19 @@ each row came from, so :meth:`Table.error` names ``FILE:LINE`` (JSONL, 1-based) 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io import facts
 from whilecli.io.facts import Facts
 from whilecli.io.locate import (
     POS,
-    binary_columns_parquet,
-    locate,
-    unreadable,
 )
-from whilecli.io.plan import Plan
-from whilecli.io.read import Keep, nothing_generated, plan_of, read_rows
+from whilecli.io.read import Keep, read_rows
 from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA
-from whilecli.io.shape import BadValue, Leaves, Shape
 from whilecli.io.sources import (
     Source,
     expand_paths,
@@ -283,21 +277,11 @@ def _inputs(inputs: Mapping[int, pl.DataFrame], origin: pl.DataFrame) -> pl.Data
         else:
             frames.append(whole[positions.to_list()])
     if not frames:
-        return _blank(0)
+        return pl.DataFrame()
     try:
         return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
     except pl.exceptions.PolarsError:
         raise InputError("the files hold one column with different types") from None
-
-
-def _refuse_nothing_generated(part: _Part) -> None:
-    """Every reply empty is refused, by the rule the route reads replies with (the plan's
-    ``generated``: :func:`whilecli.io.read.nothing_generated`)."""
-    generated = part.canonical.get_column(GENERATED)
-    if generated.count() and not generated.any():
-        raise nothing_generated(
-            generated.count(), part.plan, None if _memory(part.source) else part.source.name
-        )
 
 
 def _unfiled(err: InputError) -> InputError:
@@ -314,254 +298,12 @@ def _unfiled(err: InputError) -> InputError:
     return InputError(message, row=err.row, field=err.field)
 
 
-# --- one file ---------------------------------------------------------------------------
-
-
-@dataclass
-class _Part:
-    source: Source
-    index: int
-    plan: Plan
-    canonical: pl.DataFrame  # CANONICAL_SCHEMA less passed, plus __passed (and __pos)
-    frame: pl.DataFrame
-    positions: pl.Series  # each row's 0-based row in the source
-    hint: Callable[[], list[str]]
-    absent: set[str] = field(default_factory=set)
-    graded: int = 0  # graded rows that are not harness errors (:func:`_facts_of`)
-
-
-def _select(plan: Plan) -> list[pl.Expr]:
-    none = pl.lit(None, dtype=pl.String)
-    exprs = [
-        plan.task_id.cast(pl.String).alias("task_id"),
-        plan.reward.cast(pl.Float64).alias("reward"),
-        plan.truncated.cast(pl.Boolean).alias("truncated"),
-        plan.model.cast(pl.String).alias("model"),
-        (plan.policy_version if plan.policy_version is not None else none)
-        .cast(pl.String)
-        .alias("policy_version"),
-        (plan.passed if plan.passed is not None else pl.lit(None, dtype=pl.Boolean))
-        .cast(pl.Boolean)
-        .alias("__passed"),
-        (plan.generated if plan.generated is not None else pl.lit(None, dtype=pl.Boolean))
-        .cast(pl.Boolean)
-        .alias(GENERATED),
-        plan.reply.cast(pl.String).alias("reply"),
-        facts.graded(plan.reward.cast(pl.Float64), plan.passed).alias(facts.GRADED),
-        pl.col(POS).cast(pl.Int64),
-    ]
-    return exprs
-
-
-def _narrow(lf: pl.LazyFrame, plan: Plan) -> pl.LazyFrame:
-    if plan.row_filter is not None:
-        lf = lf.filter(plan.row_filter.fill_null(False))
-    return lf.select(_select(plan))
-
-
-def _plan(
-    shape: Shape,
-    source: Source,
-    schema: pl.Schema | None,
-    mapping: Mapping[str, str],
-    forced: str | None,
-    first: Mapping[str, object] | None,
-    options: Mapping[str, Any],
-    sample: Sequence[Mapping[str, object]] = (),
-    sample_lines: Sequence[int] = (),
-) -> tuple[Plan, Leaves, set[str]]:
-    """The one reader's plan (:func:`whilecli.io.read.plan_of`) with the optional fields."""
-    keep = Keep(tuple(options.get("optional", ())), tuple(options.get("exclude_reward", ())))
-    return plan_of(shape, source, schema, mapping, forced, first, keep, sample, sample_lines)
-
-
-def _checked(
-    part: _Part,
-    source: Source,
-    absent: set[str],
-    line_of: Callable[[pl.DataFrame], pl.DataFrame],
-    tolerant: bool = False,
-) -> _Part:
-    """Refuse the first row with a missing task id or an infinite reward (a null or NaN
-    reward is an ungraded row, counted by :func:`_facts_of`)."""
-    frame = part.canonical
-    if "task_id" in absent:
-        frame = frame.with_columns(task_id=pl.lit(""))
-    if "reward" in absent:
-        frame = frame.with_columns(reward=pl.lit(0.0))
-    if tolerant:  # a row without a task id or a grade is refused by what needs it, not here
-        frame = frame.with_columns(
-            task_id=pl.col("task_id").fill_null(""), reward=pl.col("reward").fill_null(0.0)
-        )
-    part.absent = set(absent)
-    for name in absent:
-        part.plan.sources[name] = "not in the rows"
-        part.plan.fields.pop(name, None)
-    bad = frame.filter(unreadable()).head(1)
-    if bad.height:
-        locate(line_of(bad), part.plan, source, unreadable())
-    part.canonical = part.canonical.drop(POS)
-    return part
-
-
-def _blank(height: int) -> pl.DataFrame:
-    """A frame of ``height`` rows and no input column (a reader that needs none)."""
-    return pl.select(pl.repeat(None, height, dtype=pl.Null).alias(ABSENT))
-
-
-def _frame_part(
-    lf: pl.LazyFrame,
-    source: Source,
-    index: int,
-    mapping: Mapping[str, str],
-    forced: str | None,
-    options: Mapping[str, Any],
-    line_of: Callable[[pl.DataFrame], pl.DataFrame],
-) -> _Part:
-    """One source already scanned as a frame (a Parquet file, or rows read by polars): its
-    plan from the frame's schema and its canonical columns, checked (``line_of`` turns a bad
-    row's 0-based position into what its error names)."""
-    schema = lf.collect_schema()
-    shape = Shape.from_schema(schema)
-    first: dict[str, Any] = {}
-    wanted = [c for c in ("metrics", "filter") if c in schema]
-    if wanted:
-        head = lf.select(wanted).head(1).collect()
-        first = head.row(0, named=True) if head.height else {}
-    try:
-        plan, _, absent = _plan(shape, source, schema, mapping, forced, first, options)
-    except BadValue as err:
-        top = err.path.split(".")[0].split("[")[0]
-        at = int(lf.select(pl.col(top).is_not_null().arg_max()).collect().item())
-        place = line_of(pl.DataFrame({POS: [at]}, schema={POS: pl.Int64}))[POS][0]
-        where = {"row": int(place)} if source.kind == "parquet" else source.where(int(place))
-        raise InputError(err.what, file=source.name, field=err.path, **where) from None
-    canonical = _narrow(lf.with_row_index(POS), plan).collect()
-    positions = canonical.get_column(POS)
-    part = _Part(
-        source,
-        index,
-        plan,
-        canonical,
-        _blank(canonical.height),
-        positions,
-        lambda: binary_columns_parquet(lf, schema, plan),
-    )
-    return _checked(part, source, absent, line_of, bool(options.get("tolerant")))
-
-
-def canonical_of_rows(
-    rows: Sequence[dict[str, Any]],
-    source: Source,
-    *,
-    mapping: Mapping[str, str] | None = None,
-    optional: Sequence[str] = ("task_id", "reward"),
-    lines: Sequence[int] | None = None,
-) -> Canonical:
-    """:func:`canonical_rows` of rows parsed one by one (the exact reader; rows already in
-    memory): each value coerced to what the plan reads, the first bad one named at its line
-    (``lines``) or row."""
-    options = {"optional": tuple(optional), "exclude_reward": ()}
-    shape = Shape.from_rows(rows)
-    try:
-        plan, leaves, absent = _plan(
-            shape,
-            source,
-            None,
-            dict(mapping or {}),
-            None,
-            rows[0] if rows else None,
-            options,
-            rows,  # a field of mixed kinds is refused at its first odd row
-            lines or (),
-        )
-        schema = leaves.read_schema()
-        coerced: list[dict[str, Any]] = []
-        for i, row in enumerate(rows):
-            try:
-                coerced.append(leaves.coerce_row(row, schema))
-            except BadValue as err:
-                where: dict[str, Any] = (
-                    dict(source.where(lines[i])) if lines is not None else {"row": i}
-                )
-                raise InputError(err.what, file=source.name, field=err.path, **where) from None
-        frame = pl.DataFrame(coerced, schema=schema) if coerced else pl.DataFrame(schema=schema)
-        canonical = _narrow(frame.lazy().with_row_index(POS), plan).collect()
-        part = _Part(
-            source, 0, plan, canonical, _blank(canonical.height), canonical[POS], lambda: []
-        )
-
-        def line_of(bad: pl.DataFrame) -> pl.DataFrame:
-            if lines is None:
-                return bad
-            return bad.with_columns(pl.col(POS).map_elements(lambda i: lines[i], pl.Int64))
-
-        part = _checked(part, source, absent, line_of, tolerant=True)
-        _refuse_nothing_generated(part)
-    except InputError as err:
-        raise _unfiled(err) from None
-    except pl.exceptions.PolarsError as err:
-        raise InputError(f"cannot read the rows: {_short(err)}", file=source.name) from None
-    return _canonical(part)
-
-
-@dataclass
-class Canonical:
-    """The canonical columns of one source's rows, in file order (:func:`canonical_rows`)."""
-
-    frame: pl.DataFrame  # task_id, reward, truncated, model, policy_version
-    columns: dict[str, str]  # canonical field -> the column (or rule) that fed it
-    fields: dict[str, str]  # canonical field -> the column an error cites
-    absent: frozenset[str]  # optional fields the rows do not carry (null on every row)
-
-
-def canonical_rows(
-    lf: pl.LazyFrame,
-    source: Source,
-    *,
-    mapping: Mapping[str, str] | None = None,
-    input_format: str | None = None,
-    optional: Sequence[str] = ("task_id", "reward"),
-    line_of: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
-) -> Canonical:
-    """The canonical fields of rows a reader already holds as a frame (``while update``'s
-    batch: the rows and their per-token lists read once by polars), resolved by the same
-    plan, aliases and checks as every other command's rows, except that a row without a task
-    id or a grade is kept (null), for what needs the field to refuse at that row. ``line_of``
-    maps the ``__pos`` column of a bad row (its 0-based row) to its 1-based line, for a JSONL
-    source."""
-    options = {"optional": tuple(optional), "exclude_reward": (), "tolerant": True}
-    try:
-        part = _frame_part(
-            lf, source, 0, dict(mapping or {}), input_format, options, line_of or (lambda b: b)
-        )
-    except pl.exceptions.PolarsError as err:
-        raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
-    _refuse_nothing_generated(part)
-    return _canonical(part)
-
-
-def _canonical(part: _Part) -> Canonical:
-    frame = part.canonical
-    for name in part.absent:
-        frame = frame.with_columns(pl.lit(None, dtype=frame.schema[name]).alias(name))
-    return Canonical(
-        frame=frame.select(c for c in CANONICAL_SCHEMA if c not in ("passed", "graded", "reply")),
-        columns=dict(part.plan.sources),
-        fields=dict(part.plan.fields),
-        absent=frozenset(part.absent),
-    )
-
-
 def _short(err: BaseException) -> str:
     return " ".join(str(err).split())[:200]
 
 
 __all__ = [
-    "Canonical",
     "Table",
-    "canonical_of_rows",
-    "canonical_rows",
     "frame_table",
     "read_sources",
     "read_table",

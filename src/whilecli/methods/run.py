@@ -256,6 +256,7 @@ def run_update(
     output: str | None = None,
     force: bool = False,
     compile: bool = False,
+    missing: str = "skip",
 ) -> UpdateResult | RowwiseResult:
     """Run ``method`` (a key or its label, any case) on the batch at ``path``.
 
@@ -265,7 +266,8 @@ def run_update(
     baseline file, read when it exists and replaced after the batch; ``mapping`` (a dict, or
     ``--map`` items ``FIELD=COLUMN``) reads a field from another column; ``output`` (``.parquet``/``.jsonl``) is written atomically, never over
     a file without ``force`` (``-`` is left to the caller). ``compile=True`` asks the method
-    for its ``torch.compile`` path; a method that has none is refused.
+    for its ``torch.compile`` path; a method that has none is refused. ``missing``
+    (``--missing``): an ungraded row is left out (``skip``) or kept as a failure (``fail``).
 
     Raises :class:`~whilecli.errors.WhileError` (one line) on bad usage or bad input, located
     at the file and line of the row at fault.
@@ -280,7 +282,7 @@ def run_update(
         paths = [str(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
         return run_rowwise(
             key, paths, mapping=_parse_map(mapping, rows=True), output=output, force=force,
-            **knobs,
+            missing=missing, **knobs,
         )  # fmt: skip
     if state is not None and key != "rae":
         raise UsageError(f"--state does not apply to {key} (it is rae's baseline file)")
@@ -306,7 +308,8 @@ def run_update(
     check_paths_exist([path])
     from whilecli.io.batch import read_batch
 
-    cols = read_batch(path, read_map)  # a missing file or a bad row stops here, before torch
+    # a missing file or a bad row stops here, before torch
+    cols = read_batch(path, read_map, missing=missing)
     torch = _torch()
     from whilecli.methods.batch import Batch
     from whilecli.methods.registry import make_method
@@ -328,6 +331,7 @@ def run_update(
         update = algo.update(batch, correction=corr, **corr_kwargs)
     except InputError as err:
         raise _located(err, cols) from None
+    update.notes = [*cols.notes, *update.notes]  # what reading left out comes first
     if state is not None:
         algo.save_state(state)
     written = None
@@ -432,6 +436,7 @@ def run_rowwise(
     mapping: dict[str, str] | None = None,
     output: str | None = None,
     force: bool = False,
+    missing: str = "skip",
 ) -> RowwiseResult:
     """GroupwiseGrading (GRS / GAR) or the reward model's Bradley–Terry loss on graded rows.
 
@@ -472,7 +477,9 @@ def run_rowwise(
     knobs: dict[str, Any] = {**given, "pass_threshold": pass_threshold}
     grader = GroupwiseGrading(**knobs) if key == "groupwise" else None
     options = grader.read_options() if grader is not None else dict(READ_OPTIONS)
-    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, **options)
+    table = read_inputs(
+        path, mapping=mapping, pass_threshold=pass_threshold, missing=missing, **options
+    )
     try:
         if key == "groupwise":
             report, rows = _groupwise(table, **knobs)
