@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import whilecli.io.batch as batch_io
 from whilecli.errors import InputError
 from whilecli.io.batch import read_batch, read_jsonl
+from whilecli.io.read import read_rows
 from whilecli.methods.batch import Batch
 from whilecli.methods.grpo import GRPO
 
@@ -110,11 +111,17 @@ def test_json_nested_thousands_deep_is_refused_at_its_line(tmp_path: Path, where
     assert err.line == 2 and "deep" in str(err)
 
 
-def test_nesting_the_fast_parser_refuses_but_json_reads_is_still_read(tmp_path: Path) -> None:
+def test_nesting_past_the_parsers_guard_is_refused_as_the_route_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """600 levels: polars reads it, the one JSON parser does not; a batch is held to the
+    parser's guard, as the route's rows are."""
     lines = good_lines(4)
     lines[1] = lines[1][:-1] + ', "extra": ' + "[" * 600 + "]" * 600 + "}"
-    cols = read_batch(write_lines(tmp_path / "batch.jsonl", lines))
-    assert cols.size == 4 and cols.task_ids == ["t0", "t0", "t1", "t1"]
+    err = located(write_lines(tmp_path / "batch.jsonl", lines))
+    assert err.line == 2 and "nested too deeply" in str(err)
+    with pytest.raises(InputError, match="nested too deeply"):
+        read_rows([str(tmp_path / "batch.jsonl")])
 
 
 def test_a_nested_list_where_a_token_list_belongs(tmp_path: Path) -> None:

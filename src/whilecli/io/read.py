@@ -19,6 +19,13 @@ a Parquet file, or, for JSONL (whose line numbers polars does not keep), a walk 
 that names the first bad line and field. A JSONL file polars cannot read under the narrow
 schema (a malformed line, a value of the wrong type) is walked the same way.
 
+This is the one reading function: ``route``, ``check``, ``diff``, ``size``, ``summarize`` and
+``watch`` read its frame; the row methods' table (:mod:`whilecli.io.table`) and update's
+batch (:mod:`whilecli.io.batch`) are views of what it keeps on request (:class:`Keep`: the
+counted rows with their positions, the input columns, optional fields). A JSON Lines file
+past its sampled rows is held to the JSON parser's depth guard too (:func:`refuse_deep`,
+beside polars' read).
+
 ``passed`` = reward ≥ the pass threshold (default 1.0). Rewards inside [0, 1] that are
 neither 0 nor 1 are counted as partial rows; a reward outside [0, 1] without an explicit
 threshold is refused (a weighted rubric sum is not a pass/fail).
@@ -35,6 +42,7 @@ from typing import Any, BinaryIO
 
 import polars as pl
 
+from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts
 from whilecli.io import judge as judges
@@ -56,6 +64,7 @@ from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen
 from whilecli.io.sources import (
     Source,
     Where,
+    bracketed_lines,
     expand_paths,
     iter_lines,
     parse_line,
@@ -932,7 +941,9 @@ def _read_jsonl(
         return None
     shape = Shape.from_rows(row for _, row in sample)
     probe: list[str] = []  # top-level keys the sample lacks, looked for by the scan itself
-    if len(sample) == SAMPLE_ROWS:  # more lines follow: keys some rows add late
+    guard = None
+    if len(sample) == SAMPLE_ROWS:  # more lines follow: the sample's guard, then late keys
+        guard = _DepthGuard(source, after=sample[-1][0])
         paths = unseen_paths(shape)
         if not run.search_late and all(len(p) == 1 for p in paths):
             probe = [p[0] for p in paths]
@@ -977,6 +988,9 @@ def _read_jsonl(
         scanned = _scan(narrow, run, plan)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         scanned, raw = None, None
+    finally:
+        if guard is not None:
+            guard.check()
     found_late = scanned is not None and any(scanned.stats.get(_probed(k)) for k in probe)
     if probe and (scanned is None or scanned.stats["bad"] or found_late):
         # a row past the sample carries a key it lacks (or the fast read failed): the keys'
@@ -1065,6 +1079,41 @@ def _json_ids(frame: pl.LazyFrame) -> bool:
     return bool(frame.select(first.is_in(["[", "{"]).any()).collect().item())
 
 
+def refuse_deep(source: Source, after: int = 0) -> None:
+    """Refuse the first line past ``after`` nested deeper than the one JSON parser takes
+    (:data:`whilecli.jsonout.MAX_DEPTH`), at its line, as the sample's lines are: polars'
+    fast read has no such guard. Only a line with more opening brackets than the limit can
+    be; each such line is walked by :func:`whilecli.jsonout.deep_line`."""
+    for lineno, line in bracketed_lines(source, jsonout.MAX_DEPTH, after):
+        if jsonout.deep_line(line) is not None:
+            raise InputError(str(jsonout.TooDeep(None)), file=source.name, **source.where(lineno))
+
+
+class _DepthGuard:
+    """:func:`refuse_deep` in a thread beside polars' read of the same file (which runs
+    without the interpreter's lock), so the guard costs little time; :meth:`check` waits for
+    it and raises what it found."""
+
+    def __init__(self, source: Source, after: int) -> None:
+        import threading
+
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(source, after), daemon=True)
+        self.thread.start()
+
+    def _run(self, source: Source, after: int) -> None:
+        try:
+            refuse_deep(source, after)
+        except BaseException as err:  # raised in the reading thread by check()
+            self.error = err
+
+    def check(self) -> None:
+        self.thread.join()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+
 class _NotWhole(Exception):
     """A JSON Lines file the whole read cannot take: read the usual way, which names the line."""
 
@@ -1075,10 +1124,14 @@ def _read_jsonl_whole(
     """A JSON Lines file read whole by polars (every column, once), planned like a Parquet
     file over the columns read; what that read cannot take (a bad value, a line that is not
     an object, a value polars types otherwise than the plan reads it) goes the usual way."""
+    guard = _DepthGuard(source, after=0)
     try:
-        frame = pl.read_ndjson(
-            source.polars_source(), schema=_typed(source), infer_schema_length=None
-        )
+        try:
+            frame = pl.read_ndjson(
+                source.polars_source(), schema=_typed(source), infer_schema_length=None
+            )
+        finally:
+            guard.check()  # a line nested too deep is refused first, read or not
         if frame.height == 0:
             raise _NotWhole
         part = _read_frame(source, frame.lazy(), frame.schema, mapping, forced, run)

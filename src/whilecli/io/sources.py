@@ -788,6 +788,61 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
         stream.close()
 
 
+#: Every byte but the opening brackets and the newline (:func:`bracketed_lines` drops them).
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[{\n")
+#: Bytes of a source :func:`bracketed_lines` looks at per step.
+BRACKET_CHUNK = 8 << 20
+
+
+def bracketed_lines(source: Source, more_than: int, after: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of each line past ``after`` that holds more than ``more_than``
+    opening brackets: the only lines that can nest deeper than that. Each chunk is cut to its
+    brackets and newlines by ``bytes.translate`` and counted with numpy: no Python loop per
+    line."""
+    import numpy as np
+
+    stream = _raw_stream(source)
+    lineno = 0
+    pending: list[bytes] = []
+
+    def found(block: bytes, base: int) -> Iterator[tuple[int, bytes]]:
+        marks = np.frombuffer(block.translate(None, _NOT_BRACKETS), dtype=np.uint8)
+        if len(marks) - block.count(b"\n") <= more_than:
+            return
+        ends = np.flatnonzero(marks == ord("\n"))
+        many = np.flatnonzero(np.diff(ends, prepend=-1) - 1 > more_than).tolist()
+        if not many:
+            return
+        lines = block.split(b"\n")
+        for i in many:
+            if base + i + 1 > after:
+                yield base + i + 1, lines[i]
+
+    try:
+        while True:
+            try:
+                chunk = stream.read(BRACKET_CHUNK)
+            except _read_errors() as err:
+                raise InputError(
+                    f"cannot read past line {lineno}: {_reason(err)}", file=source.name
+                ) from None
+            if not chunk:
+                break
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                pending.append(chunk)
+                continue
+            block = b"".join([*pending, chunk[: cut + 1]])
+            pending = [chunk[cut + 1 :]]
+            yield from found(block, lineno)
+            lineno += block.count(b"\n")
+        rest = b"".join(pending)
+        if rest.strip():
+            yield from found(rest + b"\n", lineno)
+    finally:
+        stream.close()
+
+
 def _first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys repeat keeps each key's first value, as polars' reader does,
     so a file reads the same on the fast path and line by line."""
