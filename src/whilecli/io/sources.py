@@ -790,6 +790,8 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
 
 #: Every byte but the opening brackets and the newline (:func:`bracketed_lines` drops them).
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[{\n")
+#: Bytes per opening bracket past which brackets are found one by one, not by translation.
+SPARSE = 256
 #: Bytes of a source :func:`bracketed_lines` looks at per step.
 BRACKET_CHUNK = 8 << 20
 
@@ -805,7 +807,32 @@ def bracketed_lines(source: Source, more_than: int, after: int = 0) -> Iterator[
     lineno = 0
     pending: list[bytes] = []
 
+    def sparse(block: bytes, base: int) -> Iterator[tuple[int, bytes]]:
+        """Few brackets among many bytes (per-token lists): each found by ``bytes.find``."""
+        opens: list[int] = []
+        for mark in (b"[", b"{"):
+            at = block.find(mark)
+            while at >= 0:
+                opens.append(at)
+                at = block.find(mark, at + 1)
+        opens.sort()
+        lines: dict[int, int] = {}
+        line, last = 0, 0
+        for at in opens:
+            line += block.count(b"\n", last, at)
+            last = at
+            lines[line] = lines.get(line, 0) + 1
+        for i, count in lines.items():
+            if count > more_than and base + i + 1 > after:
+                yield base + i + 1, block.split(b"\n")[i]
+
     def found(block: bytes, base: int) -> Iterator[tuple[int, bytes]]:
+        total = block.count(b"[") + block.count(b"{")
+        if total <= more_than:
+            return
+        if total * SPARSE < len(block):
+            yield from sparse(block, base)
+            return
         marks = np.frombuffer(block.translate(None, _NOT_BRACKETS), dtype=np.uint8)
         if len(marks) - block.count(b"\n") <= more_than:
             return
