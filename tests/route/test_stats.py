@@ -287,9 +287,10 @@ def test_pass_k_intervals_match_the_task_loop(
     assert hat.high == pytest.approx(hat_high, abs=1e-9)
 
 
-def test_pass_k_spread_is_floored_by_the_pool_prior() -> None:
+def test_pass_k_keeps_room_when_every_estimate_sits_at_one() -> None:
     """Sixteen tasks that all passed some 16 of their 32 draws: pass@16 sits at 1 on every
-    task, yet the pool's hard tasks are rare, not absent; the interval keeps room for them."""
+    task, yet the pool's hard tasks are rare, not absent; the interval keeps room for them
+    (a Wilson interval over the tasks, as for a rate whose tasks all agree)."""
     pairs = [(30, 32), (32, 32), (17, 32), (25, 32), (32, 32), (20, 32), (31, 32), (28, 32)] * 2
     at, _ = stats.pass_k_rates(tasks_frame(pairs), 16)
     assert at.low is not None and at.low < 0.99
@@ -372,3 +373,14 @@ def test_duplicating_every_task_leaves_pass_at_1(outcomes: list[list[int]]) -> N
     both = stats.pass_at_1(summarize(make_rows(twice)).tasks, draws=300)
     assert both.value == pytest.approx(once.value)
     assert both.n_tasks == 2 * once.n_tasks and both.n_rows == 2 * once.n_rows
+
+
+def test_pass_k_floor_at_k_1_is_pass_at_1s_floor() -> None:
+    """The pass@k floor is the noise of the task's draws under its posterior, as pass@1's is:
+    at k = 1 the two are one rule."""
+    c = np.array([0, 0, 3, 8, 1, 2])
+    n = np.array([8, 1, 8, 8, 4, 2])
+    prior = stats.BetaPrior(0.3, 1.7)
+    at, hat = stats.pass_k_floor(c, n, 1, prior)
+    assert at == pytest.approx(stats.draw_floor(c, n, prior), abs=1e-12)
+    assert hat == pytest.approx(stats.draw_floor(c, n, prior), abs=1e-12)

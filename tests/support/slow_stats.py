@@ -7,6 +7,7 @@ loop per task and scipy's distributions, so the fast cell-based code is held to 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import integrate, optimize
@@ -114,20 +115,33 @@ def slow_pass_k(
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """pass@k's and pass^k's intervals from ``[(passes, n), ...]`` (tasks with n ≥ k), one
     task at a time: scipy's comb for the unbiased estimators, and each task's spread floored
-    at the variance over tasks that Beta(a, b) gives 1 − (1−p)^k and p^k (scipy's moments)."""
+    at its estimator's variance over c' ~ Binomial(n, p̃), p̃ = (c + a)/(n + a + b) its
+    posterior mean under Beta(a, b) (scipy's binomial pmf, a loop over c')."""
     from scipy.special import comb
 
     kept = [(c, n) for c, n in pairs if n >= k]
-    at = [1 - comb(n - c, k, exact=True) / comb(n, k, exact=True) for c, n in kept]
-    hat = [comb(c, k, exact=True) / comb(n, k, exact=True) for c, n in kept]
+
+    def at_est(c: int, n: int) -> float:
+        return 1 - comb(n - c, k, exact=True) / comb(n, k, exact=True)
+
+    def hat_est(c: int, n: int) -> float:
+        return comb(c, k, exact=True) / comb(n, k, exact=True)
+
+    def floor(c: int, n: int, est: Callable[[int, int], float]) -> float:
+        if n < 2:
+            return 0.0
+        smooth = (c + a) / (n + a + b)
+        pmf = [float(sps.binom.pmf(j, n, smooth)) for j in range(n + 1)]
+        first = sum(w * est(j, n) for j, w in enumerate(pmf))
+        second = sum(w * est(j, n) ** 2 for j, w in enumerate(pmf))
+        return max(second - first * first, 0.0)
+
     rows = sum(n for _, n in kept)
-
-    def moment(x: float, y: float, j: int) -> float:
-        return math.exp(betaln(x + j, y) - betaln(x, y))
-
-    at_var = max(moment(b, a, 2 * k) - moment(b, a, k) ** 2, 0.0)
-    hat_var = max(moment(a, b, 2 * k) - moment(a, b, k) ** 2, 0.0)
     return (
-        slow_interval(at, [at_var] * len(at), rows),
-        slow_interval(hat, [hat_var] * len(hat), rows),
+        slow_interval(
+            [at_est(c, n) for c, n in kept], [floor(c, n, at_est) for c, n in kept], rows
+        ),
+        slow_interval(
+            [hat_est(c, n) for c, n in kept], [floor(c, n, hat_est) for c, n in kept], rows
+        ),
     )

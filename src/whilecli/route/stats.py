@@ -379,6 +379,46 @@ def prior_spread(prior: BetaPrior, k: int) -> tuple[float, float]:
     return max(at_k, 0.0), max(hat_k, 0.0)
 
 
+def pass_k_floor(
+    passes: np.ndarray, n: np.ndarray, k: int, prior: BetaPrior | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per task, the variance its n draws alone give its unbiased pass@k and pass^k: Var of
+    the estimator over c ~ Binomial(n, p̃), p̃ the task's posterior mean (c + a)/(n + a + b)
+    under the pool's Beta(a, b) prior (uniform when ``prior`` is None), summed over c exactly.
+    At k = 1 it is pass@1's :func:`draw_floor`, p̃(1−p̃)/n. As there, a task seen at 0 in a
+    pool whose tasks mostly never pass is put near 0, as the pool says it is, and a task of
+    one row has no floor."""
+    a, b = (1.0, 1.0) if prior is None else (prior.a, prior.b)
+    c = np.asarray(passes, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    at_out, hat_out = np.zeros(c.size), np.zeros(c.size)
+    smooth = (c + a) / (n + a + b)
+    for size in np.unique(n):
+        top = int(size)
+        if top < max(k, 2):
+            continue
+        where = np.flatnonzero(n == size)  # sorted by c within one n: chunks span near p̃
+        step = 256 if top > 4096 else max(1, _CHUNK_CELLS // (top + 1))
+        for lo in range(0, where.size, step):
+            rows = where[lo : lo + step]
+            p = smooth[rows][:, None]
+            # c' beyond 12 standard deviations (and 30 draws) of every p̃ carries no mass
+            reach = 12.0 * math.sqrt(size * 0.25) + 30.0
+            first = max(0, int(size * float(p.min()) - reach))
+            last = min(top, int(size * float(p.max()) + reach) + 1)
+            j = np.arange(first, last + 1, dtype=np.float64)
+            at_j = pass_at_k_estimate(j, np.full(j.size, size), k)
+            hat_j = pass_hat_k_estimate(j, np.full(j.size, size), k)
+            log_comb = lgamma(np.array([size + 1.0]))[0] - lgamma(j + 1.0) - lgamma(size - j + 1.0)
+            log_pmf = log_comb + j * np.log(p) + (size - j) * np.log1p(-p)
+            pmf = np.exp(log_pmf - log_pmf.max(axis=1, keepdims=True))
+            pmf /= pmf.sum(axis=1, keepdims=True)
+            for est, out in ((at_j, at_out), (hat_j, hat_out)):
+                mean = pmf @ est
+                out[rows] = np.maximum(pmf @ (est * est) - mean * mean, 0.0)
+    return at_out, hat_out
+
+
 def pass_k_rates(
     tasks: pl.DataFrame,
     k: int,
@@ -390,24 +430,20 @@ def pass_k_rates(
     """pass@k and pass^k over the tasks with at least k rollouts, with their intervals over
     the tasks (:func:`task_interval`; the draws' noise is in the tasks' spread).
 
-    The tasks' spread is floored at the spread the pool's fitted Beta prior (``prior``,
-    else :func:`pool_prior`) gives 1 − (1−p)^k and p^k (:func:`prior_spread`): a few tasks
-    whose estimates all sit at 1 (every task passed in some k of its draws) may have missed
-    the pool's rare hard tasks, which carry most of pass@k's spread; the prior, fitted to
-    every task's counts, has not."""
+    Each task's spread is floored at the noise its draws alone give its estimate, under its
+    posterior in the pool's fitted Beta prior (``prior``, else :func:`fit_beta` of these
+    tasks; :func:`pass_k_floor`), as pass@1's is. The prior's whole spread over tasks
+    (:func:`prior_spread`) was once the floor: a single Beta fitted to a pool of tasks
+    mostly at one end has a heavier tail than the pool, and pass@k covered 98% to 99% there."""
     c, n, counts = cell_arrays(tasks)
     if prior is None and counts.size:
         prior = fit_beta(c, n, counts)
     keep = n >= k
     c, n, counts = c[keep], n[keep], counts[keep]
     n_rows = int(np.dot(n, counts)) if counts.size else 0
-    at_floor, hat_floor = prior_spread(prior, k) if prior is not None else (0.0, 0.0)
-    at_k = rate_from_cells(
-        pass_at_k_estimate(c, n, k), counts, n_rows, floor=np.full(c.size, at_floor)
-    )
-    hat_k = rate_from_cells(
-        pass_hat_k_estimate(c, n, k), counts, n_rows, floor=np.full(c.size, hat_floor)
-    )
+    at_floor, hat_floor = pass_k_floor(c, n, k, prior)
+    at_k = rate_from_cells(pass_at_k_estimate(c, n, k), counts, n_rows, floor=at_floor)
+    hat_k = rate_from_cells(pass_hat_k_estimate(c, n, k), counts, n_rows, floor=hat_floor)
     return at_k, hat_k
 
 
