@@ -397,13 +397,22 @@ def pass_k_floor(
         top = int(size)
         if top < max(k, 2):
             continue
-        where = np.flatnonzero(n == size)  # sorted by c within one n: chunks span near p̃
-        step = 256 if top > 4096 else max(1, _CHUNK_CELLS // (top + 1))
-        for lo in range(0, where.size, step):
-            rows = where[lo : lo + step]
+        where = np.flatnonzero(n == size)
+        where = where[np.argsort(smooth[where], kind="stable")]
+        # c' beyond 12 standard deviations (and 30 draws) of a task's p̃ carries no mass: a
+        # chunk of tasks sums over the c' within that reach of its p̃s, held to _CHUNK_CELLS
+        reach = 12.0 * math.sqrt(size * 0.25) + 30.0
+        width = int(min(top + 1, 2 * reach + 2))
+        lo = 0
+        while lo < where.size:
+            rows = where[lo : lo + max(1, _CHUNK_CELLS // width)]
+            while (
+                rows.size > 1
+                and rows.size * (size * (smooth[rows[-1]] - smooth[rows[0]]) + width) > _CHUNK_CELLS
+            ):
+                rows = rows[: rows.size // 2]
+            lo += rows.size
             p = smooth[rows][:, None]
-            # c' beyond 12 standard deviations (and 30 draws) of every p̃ carries no mass
-            reach = 12.0 * math.sqrt(size * 0.25) + 30.0
             first = max(0, int(size * float(p.min()) - reach))
             last = min(top, int(size * float(p.max()) + reach) + 1)
             j = np.arange(first, last + 1, dtype=np.float64)
