@@ -826,17 +826,16 @@ def bracketed_lines(source: Source, more_than: int, after: int = 0) -> Iterator[
             if count > more_than and base + i + 1 > after:
                 yield base + i + 1, block.split(b"\n")[i]
 
-    def found(block: bytes, base: int) -> Iterator[tuple[int, bytes]]:
-        total = block.count(b"[") + block.count(b"{")
+    def found(block: bytes, marks: bytes, base: int) -> Iterator[tuple[int, bytes]]:
+        """Lines of ``block`` (``marks``: its brackets and newlines) past the limit."""
+        total = len(marks) - marks.count(b"\n")
         if total <= more_than:
             return
         if total * SPARSE < len(block):
             yield from sparse(block, base)
             return
-        marks = np.frombuffer(block.translate(None, _NOT_BRACKETS), dtype=np.uint8)
-        if len(marks) - block.count(b"\n") <= more_than:
-            return
-        ends = np.flatnonzero(marks == ord("\n"))
+        codes = np.frombuffer(marks, dtype=np.uint8)
+        ends = np.flatnonzero(codes == ord("\n"))
         many = np.flatnonzero(np.diff(ends, prepend=-1) - 1 > more_than).tolist()
         if not many:
             return
@@ -861,11 +860,13 @@ def bracketed_lines(source: Source, more_than: int, after: int = 0) -> Iterator[
                 continue
             block = b"".join([*pending, chunk[: cut + 1]])
             pending = [chunk[cut + 1 :]]
-            yield from found(block, lineno)
-            lineno += block.count(b"\n")
+            marks = block.translate(None, _NOT_BRACKETS)
+            yield from found(block, marks, lineno)
+            lineno += marks.count(b"\n")
         rest = b"".join(pending)
         if rest.strip():
-            yield from found(rest + b"\n", lineno)
+            rest += b"\n"
+            yield from found(rest, rest.translate(None, _NOT_BRACKETS), lineno)
     finally:
         stream.close()
 
