@@ -39,6 +39,16 @@ def test_design_card_example_as_typed() -> None:
     assert "uv run rl @" not in r.output  # the TOML went to stdout: no file to launch yet
 
 
+@pytest.mark.parametrize("depth", [1, 6])
+def test_the_written_path_and_run_command_are_never_wrapped(tmp_path: Path, depth: int) -> None:
+    out = tmp_path.joinpath(*["a-long-folder-name-for-configs"] * depth) / "rl.toml"
+    r = invoke("--method", "grpo", "--env", "reverse-text", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert f"run: uv run rl @ {out}" in lines  # one line a user can copy, however long
+    assert f"wrote {out} (grpo)" in lines
+
+
 def test_file_output_atomic_and_never_overwritten(tmp_path: Path) -> None:
     out = tmp_path / "cfg" / "rl.toml"
     r = invoke("--method", "grpo", "--env", "reverse-text", "-o", str(out))

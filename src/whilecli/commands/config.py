@@ -97,16 +97,19 @@ def render_report(
 
     con = _console(stream)
     if isinstance(cfg, PrimeSFTConfig) and cfg.data_path:
-        con.print(Text(f"wrote {cfg.data_path} ({cfg.data.frame.height if cfg.data else 0} rows)"))
+        con.print(
+            Text(f"wrote {cfg.data_path} ({cfg.data.frame.height if cfg.data else 0} rows)"),
+            soft_wrap=True,
+        )
     if wrote:
-        con.print(Text(f"wrote {wrote} ({cfg.method})"))
+        con.print(Text(f"wrote {wrote} ({cfg.method})"), soft_wrap=True)
     _section(con, f"prime-rl reads ({cfg.method})", [(n.knob, n.note) for n in cfg.reads])
     ignores = [(n.knob, n.note) for n in cfg.ignored]
     ignores += [(f"refused if asked: {n.knob}", n.note) for n in cfg.refused]
     _section(con, "prime-rl ignores", ignores, "(nothing)")
     _section(con, "warnings", [("", w) for w in cfg.warnings], "(none)")
     if wrote:
-        con.print(Text(f"run: {cfg.command}"))
+        con.print(Text(f"run: {cfg.command}"), soft_wrap=True)
 
 
 _IN, _ME, _MH, _TR, _OUT = PANELS
