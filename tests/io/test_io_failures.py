@@ -176,3 +176,29 @@ def test_lines_are_split_as_a_slow_split_does(data: bytes, chunk: int) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sources, "READ_CHUNK", chunk)
         assert list(sources.iter_lines(source)) == want
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"\n", b"[", b"{", b"]", b"a", b" ", b"[[[["]), max_size=60).map(
+        b"".join
+    ),
+    st.integers(1, 9),
+    st.integers(0, 5),
+    st.integers(0, 4),
+)
+def test_bracketed_lines_are_those_of_a_slow_split(
+    data: bytes, chunk: int, more_than: int, after: int
+) -> None:
+    """The lines the depth guard looks at are numbered and cut as iter_lines cuts them (one
+    splitter), whatever the chunk boundaries: those past ``after`` with more than
+    ``more_than`` opening brackets."""
+    source = sources.Source(name="mem", kind="jsonl", data=data)
+    want = [
+        (n + 1, line)
+        for n, line in enumerate(data.split(b"\n"))
+        if line.count(b"[") + line.count(b"{") > more_than and n + 1 > after
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sources, "BRACKET_CHUNK", chunk)
+        assert list(sources.bracketed_lines(source, more_than, after)) == want

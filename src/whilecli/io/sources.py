@@ -756,42 +756,73 @@ def _raw_stream(source: Source) -> BinaryIO:
 READ_CHUNK = 1 << 20
 
 
+class _LineBlocks:
+    """A source cut into lines, ``size`` bytes at a time: the one place that does it
+    (:func:`iter_lines`, :func:`bracketed_lines`).
+
+    Each step gives ``(head, chunk)``: ``head + chunk`` up to the last newline of ``chunk`` is
+    whole lines, and what follows that newline is the next step's ``head`` (``head`` holds no
+    newline; an unterminated last line comes as ``(line, b"\\n")``). The chunk is the read as
+    it came, never copied: a reader splits it and joins ``head`` to its first line alone; a
+    line longer than ``size`` is gathered once, in time linear in its length. The reader
+    counts the lines it takes into :attr:`lines` (in its cheapest way), which a read error
+    names as the last line read.
+    """
+
+    def __init__(self, source: Source, size: int) -> None:
+        self.source, self.size = source, size
+        self.lines = 0
+
+    def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
+        stream = _raw_stream(self.source)
+        pending: list[bytes] = []  # the current line's pieces so far (a long line: many)
+        try:
+            while True:
+                try:
+                    chunk = stream.read(self.size)
+                except _read_errors() as err:
+                    raise InputError(
+                        f"cannot read past line {self.lines}: {_reason(err)}",
+                        file=self.source.name,
+                    ) from None
+                if not chunk:
+                    break
+                cut = chunk.rfind(b"\n")
+                if cut < 0:
+                    pending.append(chunk)
+                    continue
+                yield b"".join(pending), chunk
+                pending = [chunk[cut + 1 :]]
+            rest = b"".join(pending)
+            if rest:
+                yield rest, b"\n"
+        finally:
+            stream.close()
+
+
+def _whole_lines(head: bytes, chunk: bytes) -> list[bytes]:
+    """The whole lines of one step of :class:`_LineBlocks`, newlines dropped."""
+    lines = chunk.split(b"\n")
+    lines.pop()  # after the last newline: the next step's head
+    if head:
+        lines[0] = head + lines[0]
+    return lines
+
+
 def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, line bytes) for every non-blank line of a JSONL source."""
-    stream = _raw_stream(source)
-    lineno = 0
-    pending: list[bytes] = []  # the current line's pieces so far (a long line: many)
-    try:
-        while True:
-            try:
-                chunk = stream.read(READ_CHUNK)
-            except _read_errors() as err:
-                raise InputError(
-                    f"cannot read past line {lineno}: {_reason(err)}", file=source.name
-                ) from None
-            if not chunk:
-                break
-            if b"\n" not in chunk:
-                pending.append(chunk)  # joined once, when the line ends: linear in its length
-                continue
-            parts = chunk.split(b"\n")
-            parts[0] = b"".join([*pending, parts[0]])
-            pending = [parts.pop()]
-            for part in parts:
-                lineno += 1
-                if part.strip():
-                    yield lineno, part
-        rest = b"".join(pending)
-        if rest.strip():
-            yield lineno + 1, rest
-    finally:
-        stream.close()
+    blocks = _LineBlocks(source, READ_CHUNK)
+    for head, chunk in blocks:
+        lines = _whole_lines(head, chunk)
+        base = blocks.lines
+        blocks.lines += len(lines)
+        for lineno, line in enumerate(lines, base + 1):
+            if line.strip():
+                yield lineno, line
 
 
 #: Every byte but the opening brackets and the newline (:func:`bracketed_lines` drops them).
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[{\n")
-#: Bytes per opening bracket past which brackets are found one by one, not by translation.
-SPARSE = 256
 #: Bytes of a source :func:`bracketed_lines` looks at per step.
 BRACKET_CHUNK = 8 << 20
 
@@ -803,72 +834,18 @@ def bracketed_lines(source: Source, more_than: int, after: int = 0) -> Iterator[
     line."""
     import numpy as np
 
-    stream = _raw_stream(source)
-    lineno = 0
-    pending: list[bytes] = []
-
-    def sparse(block: bytes, base: int) -> Iterator[tuple[int, bytes]]:
-        """Few brackets among many bytes (per-token lists): each found by ``bytes.find``."""
-        opens: list[int] = []
-        for mark in (b"[", b"{"):
-            at = block.find(mark)
-            while at >= 0:
-                opens.append(at)
-                at = block.find(mark, at + 1)
-        opens.sort()
-        lines: dict[int, int] = {}
-        line, last = 0, 0
-        for at in opens:
-            line += block.count(b"\n", last, at)
-            last = at
-            lines[line] = lines.get(line, 0) + 1
-        for i, count in lines.items():
-            if count > more_than and base + i + 1 > after:
-                yield base + i + 1, block.split(b"\n")[i]
-
-    def found(block: bytes, marks: bytes, base: int) -> Iterator[tuple[int, bytes]]:
-        """Lines of ``block`` (``marks``: its brackets and newlines) past the limit."""
-        total = len(marks) - marks.count(b"\n")
-        if total <= more_than:
-            return
-        if total * SPARSE < len(block):
-            yield from sparse(block, base)
-            return
-        codes = np.frombuffer(marks, dtype=np.uint8)
-        ends = np.flatnonzero(codes == ord("\n"))
+    blocks = _LineBlocks(source, BRACKET_CHUNK)
+    for head, chunk in blocks:
+        marks = head.translate(None, _NOT_BRACKETS) + chunk.translate(None, _NOT_BRACKETS)
+        base = blocks.lines
+        blocks.lines += marks.count(b"\n")
+        if len(marks) - (blocks.lines - base) <= more_than:
+            continue  # too few brackets in the whole step
+        ends = np.flatnonzero(np.frombuffer(marks, dtype=np.uint8) == ord("\n"))
         many = np.flatnonzero(np.diff(ends, prepend=-1) - 1 > more_than).tolist()
-        if not many:
-            return
-        lines = block.split(b"\n")
-        for i in many:
-            if base + i + 1 > after:
-                yield base + i + 1, lines[i]
-
-    try:
-        while True:
-            try:
-                chunk = stream.read(BRACKET_CHUNK)
-            except _read_errors() as err:
-                raise InputError(
-                    f"cannot read past line {lineno}: {_reason(err)}", file=source.name
-                ) from None
-            if not chunk:
-                break
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
-                pending.append(chunk)
-                continue
-            block = b"".join([*pending, chunk[: cut + 1]])
-            pending = [chunk[cut + 1 :]]
-            marks = block.translate(None, _NOT_BRACKETS)
-            yield from found(block, marks, lineno)
-            lineno += marks.count(b"\n")
-        rest = b"".join(pending)
-        if rest.strip():
-            rest += b"\n"
-            yield from found(rest, rest.translate(None, _NOT_BRACKETS), lineno)
-    finally:
-        stream.close()
+        if many:
+            lines = _whole_lines(head, chunk)
+            yield from ((base + i + 1, lines[i]) for i in many if base + i + 1 > after)
 
 
 def _first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
