@@ -150,18 +150,16 @@ def _first(
 
 
 def _refuse_mixed(ctx: _Context, alias: str, kinds: frozenset[str], what: str) -> None:
-    from whilecli.io.shape import json_kind, split_path
+    from whilecli.io.shape import json_kind, kind_words, split_path
 
     path = split_path(alias)
     for i, row in enumerate(ctx.sample):
         value: object = row
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        kind = json_kind(value)
-        if value is not None and kind not in kinds:
-            shown = {"dict": "a JSON object", "list": "a JSON list", "int": "a number"}
+        if value is not None and json_kind(value) not in kinds:
             raise InputError(
-                f"holds {shown.get(kind, 'a ' + kind)} here and {_kinds(kinds)} on other rows:"
+                f"holds {kind_words(value)} here and {_kinds(kinds)} on other rows:"
                 f" {what} is {_kinds(kinds, one=True)}",
                 file=ctx.source.name,
                 field=alias,

@@ -217,6 +217,23 @@ def json_kind(value: Any) -> str:
     return "list"
 
 
+#: Each :func:`json_kind` as an error message names it: the one table of those words.
+KIND_WORDS: dict[str, str] = {
+    "null": "null",
+    "bool": "a boolean",
+    "int": "a number",
+    "float": "a number",
+    "string": "a string",
+    "dict": "a JSON object",
+    "list": "a JSON list",
+}
+
+
+def kind_words(value: Any) -> str:
+    """What an error message calls ``value``'s JSON kind (``a JSON object``, ``a number``)."""
+    return KIND_WORDS[json_kind(value)]
+
+
 class Leaves:
     """The values a plan reads, each a path into the row with the dtype it is read as.
 

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted, as_dict, first_assistant_cut
-from whilecli.io.shape import json_kind
+from whilecli.io.shape import kind_words
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
@@ -183,16 +183,8 @@ def _expect(
     """``value`` when it is absent (null) or of ``kinds``; else one located refusal."""
     if value is None or (isinstance(value, kinds) and not isinstance(value, bool)):
         return value
-    found = _kind(value)
+    found = kind_words(value)
     raise InputError(f"{what} expected, found {found}", file=name, at=at, field=field)
-
-
-#: A JSON value's kind (:func:`whilecli.io.shape.json_kind`) as an error message names it.
-_KIND_WORDS = {"dict": "an object", "list": "a list", "string": "a string", "bool": "a boolean"}
-
-
-def _kind(value: Any) -> str:
-    return _KIND_WORDS.get(json_kind(value), "a number")
 
 
 def _header(header: dict[str, Any], name: str, at: str | None) -> dict[str, Any]:
@@ -209,7 +201,9 @@ def _sample_shape(sample: Any, name: str, at: str) -> dict[str, Any]:
     integer), an integer ``epoch``, a ``scores`` object, an ``output`` object whose
     ``choices`` is a list; else one line naming the member (or entry) and the field."""
     if not isinstance(sample, dict):
-        raise InputError(f"a sample must be a JSON object, found {_kind(sample)}", file=name, at=at)
+        raise InputError(
+            f"a sample must be a JSON object, found {kind_words(sample)}", file=name, at=at
+        )
     sid = sample.get("id")
     if sid is None or isinstance(sid, bool) or not isinstance(sid, (str, int)) or sid == "":
         shown = json.dumps(sid)[:40] if sid is not None else "missing"
