@@ -142,6 +142,7 @@ def correct(
     eps: float = IPO_EPS.default,
     band: tuple[float, float] = ICEPOP_BAND,
     cap: float = TIS_CAP.default,
+    plain: bool | None = None,
 ) -> Update:
     """Return ``update`` with its coefficients corrected for the sampler/trainer gap, on a
     batch the runner has checked for the correction (behaviour log-probs present and valid).
@@ -149,6 +150,11 @@ def correct(
     ``name`` is ``ipo``, ``icepop`` or ``tis``. Coefficients outside the action mask stay 0;
     ``advantages`` are untouched; a row whose every action token is masked is no longer
     admitted. Stats gain ``<name>_masked_tokens`` / ``<name>_capped_tokens`` and shares.
+
+    ``plain``: the coefficients come from the plain functions (:func:`ipo_reference`,
+    :func:`icepop_reference`, :func:`tis_reference`), the path on an accelerator (DESIGN
+    section 3); else from the in-place arithmetic, the CPU's faster path. None: plain off
+    the CPU. Both give the same update (the tests hold them to each other).
     """
     if name not in CORRECTIONS:
         raise UsageError(f"unknown correction {name!r}; choose one of {', '.join(CORRECTIONS)}")
@@ -168,6 +174,8 @@ def correct(
     notes = list(update.notes)
     lp, blp = lp.detach(), blp.detach()
     act_f = as_float(act, c.dtype)
+    if plain is None:
+        plain = c.device.type != "cpu"
     if name == "tis":
         log_ratio = torch.sub(lp, blp)
         rho = exp_(log_ratio.clone())
@@ -175,15 +183,21 @@ def correct(
         n_hit = int(capped.logical_and(act).sum())
         kept = (rho > 0).logical_and_(act)
         if row_scale is not None:  # the method's clip or band gives way: s_i A min(ρ, cap)
-            weight = rho.clamp_(max=k).mul_(act_f)
-            new_c = torch.mul(update.advantages, row_scale[:, None]).mul_(weight)
+            pg = torch.mul(update.advantages, row_scale[:, None])
+            if plain:
+                new_c = tis_reference(pg, lp, blp, act, k)
+            else:
+                new_c = pg.mul_(rho.clamp_(max=k).mul_(act_f))
             how = f"replaced the method's clip or band and its ratio by min(ρ, {k})"
         elif ratio_clamp is None:  # c carries no ρ: c ← c · min(ρ, cap)
-            new_c = torch.mul(c, rho.clamp_(max=k))
+            new_c = tis_reference(c, lp, blp, act, k) if plain else torch.mul(c, rho.clamp_(max=k))
             how = f"multiplied every coefficient by min(ρ, {k})"
         else:  # c carries the method's ρ: replace it by min(ρ, cap), c ← c · min(ρ, cap)/ρ
             own = exp_(log_ratio.clamp_(-ratio_clamp, ratio_clamp))
-            new_c = torch.where(capped, c * (k / own), c)
+            if plain:
+                new_c = tis_reference(c, lp, blp, act, k, carried=own)
+            else:
+                new_c = torch.where(capped, c * (k / own), c)
             how = f"replaced ρ by min(ρ, {k}) in every coefficient"
         stats["tis_capped_tokens"] = float(n_hit)
         stats["tis_capped_share"] = n_hit / n_act if n_act else 0.0
@@ -197,7 +211,12 @@ def correct(
             rho = exp_(torch.sub(lp, blp))
             kept = (rho >= lo).logical_and_(rho <= hi).logical_and_(act)
             rule = f"ρ outside [{lo}, {hi}]"
-        new_c = _keep(c, kept, as_float(kept, c.dtype))
+        if not plain:
+            new_c = _keep(c, kept, as_float(kept, c.dtype))
+        elif name == "ipo":
+            new_c = ipo_reference(c, lp, blp, act, e)
+        else:
+            new_c = icepop_reference(c, lp, blp, act, (lo, hi))
         n_hit = n_act - int(kept.sum())
         stats[f"{name}_masked_tokens"] = float(n_hit)
         stats[f"{name}_masked_share"] = n_hit / n_act if n_act else 0.0
