@@ -222,7 +222,9 @@ TIS_CAP = Knob(
     2.0,
     low=1.0,
     source="truncated importance sampling, as in verl",
-    doc="tis replaces the method's ratio treatment by min(ρ, cap).",
+    doc="tis replaces the method's ratio treatment by the truncated weight min(ρ, cap): "
+    "grpo, max_rl, rae A·min(ρ, cap) with no clip; sao, bpco the same in place of band or "
+    "clip; flash_reinforce c·min(ρ, cap)/ρ; the others c·min(ρ, cap).",
 )
 
 # ---------------------------------------------------------------- row-wise methods

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import glob
-import math
 import os
 import sys
 import threading
@@ -19,6 +18,7 @@ import typer
 
 from whilecli.errors import UsageError, WhileError
 from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
+from whilecli.io.options import ReadOptions as _ReadOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -162,13 +162,6 @@ def choice(*names: str, message: str | None = None) -> click.Choice:
     return Choice(names, message)
 
 
-def input_format_choice() -> click.Choice:
-    """``--input-format``'s type, refused with the reader's own message."""
-    return choice(
-        *INPUT_FORMATS, message="--input-format {value!r}: one of " + ", ".join(INPUT_FORMATS)
-    )
-
-
 def check_exists(path: str | None) -> None:
     """Refuse a named input that is not there, with the reader's message."""
     if isinstance(path, str) and _missing(path):
@@ -212,28 +205,6 @@ def early(check: Callable[[Any], None]) -> Callable[[Any], Any]:
         return value
 
     return callback
-
-
-def check_finite_threshold(value: float | None) -> None:
-    """Refuse a ``--pass-threshold`` that is NaN or infinite."""
-    if value is not None and not math.isfinite(value):
-        raise UsageError(f"--pass-threshold must be a finite number, got {value}")
-
-
-def check_size_b(value: float | None) -> None:
-    """Refuse a ``--size-b`` that is not a positive number of billions."""
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise UsageError(f"--size-b must be a positive number of billions, got {value}")
-
-
-def check_vocab(flag: str) -> Callable[[int | None], None]:
-    """Refuse a vocabulary size (``flag``) below 1."""
-
-    def check(value: int | None) -> None:
-        if value is not None and value <= 0:
-            raise UsageError(f"{flag} must be a positive vocabulary size, got {value}")
-
-    return check
 
 
 #: Seconds a read runs before the progress line shows.
@@ -313,20 +284,81 @@ def _use_step(ctx: typer.Context, value: int | None) -> int | None:
     this command (:func:`whilecli.io.formats.prime_rl.selected_step`)."""
     from whilecli.io.formats import prime_rl
 
-    if value is not None and value < 0:
-        raise OneLineUsageError(f"--step must be 0 or more, got {value}")
+    try:
+        _ReadOptions(step=value)
+    except UsageError as err:
+        raise OneLineUsageError(str(err)) from None
     token = prime_rl.STEP.set(value)
     ctx.call_on_close(lambda: prime_rl.STEP.reset(token))
     return value
 
 
-#: ``--step N``, declared once for every command that reads rows.
-STEP = typer.Option(
-    None,
-    "--step",
-    metavar="N",
-    callback=_use_step,
-    help="Read step N of a prime-rl run directory.",
-    show_default="the latest step",
-    rich_help_panel="Inputs",
-)
+#: The attribute a generated option carries: the library declaration it was made from
+#: (``(dataclass, field name)``, or a :class:`~whilecli.knobs.Knob`).
+DECLARATION = "whilecli_declaration"
+
+
+def _validator(cls: type, name: str) -> Callable[[Any], None]:
+    """The dataclass's own check of one field's value (its ``__post_init__``), run while the
+    command line is parsed."""
+
+    def check(value: Any) -> None:
+        if value is None or value == []:
+            return
+        cls(**{name: tuple(value) if isinstance(value, list) else value})
+
+    return check
+
+
+def option(cls: type, name: str, **wiring: Any) -> Any:
+    """The command-line option of field ``name`` of the library options dataclass ``cls``,
+    generated from the field's declaration (:func:`whilecli.declare.flag`): its default,
+    flag, help, panel, value name and names are the library's. The dataclass checks a value
+    while the command line is parsed (one line, exit 2). ``wiring`` adds what the command
+    line alone does with the value (a ``callback``), never a default or a help text.
+    """
+    from whilecli.declare import declared, default_of
+
+    spec = declared(cls)[name]
+    meta = spec.metadata
+    default = default_of(spec)
+    if isinstance(default, tuple):  # a repeatable option: none given is None
+        default = None
+    typed: dict[str, Any] = {}
+    if meta["choices"]:
+        typed["click_type"] = choice(*meta["choices"], message=meta.get("refusal"))
+    decls = [meta["flag"], *([meta["short"]] if meta["short"] else [])]
+    info = typer.Option(
+        default,
+        *decls,
+        help=meta["help"],
+        metavar=meta["metavar"],
+        show_default=meta["show_default"],
+        rich_help_panel=meta["panel"],
+        callback=wiring.pop("callback", early(_validator(cls, name))),
+        **typed,
+    )
+    if wiring:
+        raise TypeError(f"option {name}: a declaration's text lives in {cls.__name__}: {wiring}")
+    setattr(info, DECLARATION, (cls, name))
+    return info
+
+
+def knob_option(knob: Any, panel: str) -> Any:
+    """The command-line option of a numeric knob (:class:`whilecli.knobs.Knob`): its flag,
+    its doc as the help, its default shown; None when not given (the method's own default
+    then holds), checked against the knob's range by the method that takes it."""
+    info = typer.Option(
+        None,
+        knob.option,
+        help=f"{knob.doc} Range: {knob.range_text()}.",
+        show_default=f"{knob.default:g}",
+        rich_help_panel=panel,
+    )
+    setattr(info, DECLARATION, knob)
+    return info
+
+
+#: ``--step N`` of every command that reads rows: :class:`whilecli.io.options.ReadOptions`'
+#: declaration, wired to the reads of the command (:func:`_use_step`).
+STEP = option(_ReadOptions, "step", callback=_use_step)

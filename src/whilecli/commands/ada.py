@@ -150,14 +150,7 @@ def ada_command(
         help="Retire rule: balanced (a pass and a fail) or positive (a pass).",
         rich_help_panel=ADA,
     ),
-    pass_threshold: float | None = typer.Option(
-        None,
-        "--pass-threshold",
-        metavar="T",
-        help="A rollout passes at reward ≥ T (needed for rewards outside [0, 1]).",
-        show_default="1.0",
-        rich_help_panel="Inputs",
-    ),
+    pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     threshold: float | None = typer.Option(
         None, "--threshold", hidden=True, help="Deprecated: --pass-threshold."
     ),

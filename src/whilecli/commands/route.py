@@ -11,31 +11,24 @@ The reading and routing options are module constants so ``whilecli check`` takes
 from __future__ import annotations
 
 import io
-import math
 import os
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
 import typer
 
 from whilecli import jsonout
 from whilecli.commands._common import (
-    INPUT_FORMATS,
     STEP,
-    check_finite_threshold,
-    check_seed,
-    check_size_b,
-    check_vocab,
-    early,
     existing_paths,
-    input_format_choice,
+    option,
     user_errors,
 )
 from whilecli.errors import UsageError
-from whilecli.io.aliases import MISSING_CHOICES
+from whilecli.io.options import ReadOptions
+from whilecli.route.options import RouteOptions
 
 if TYPE_CHECKING:
     from whilecli.route.model import Route
@@ -69,90 +62,17 @@ TEACHER = typer.Option(
     callback=existing_paths,
     rich_help_panel="Inputs",
 )
-MODEL = typer.Option(
-    None,
-    "--model",
-    metavar="M",
-    help="The model you will train (checks on-policy).",
-    rich_help_panel="Checks",
-)
-SIZE_B = typer.Option(
-    None,
-    "--size-b",
-    metavar="F",
-    help="The model's size in billions of parameters.",
-    callback=early(check_size_b),
-    rich_help_panel="Checks",
-)
-PASS_THRESHOLD = typer.Option(
-    None,
-    "--pass-threshold",
-    metavar="F",
-    help="A row passes when reward >= F.",
-    callback=early(check_finite_threshold),
-    show_default="1.0",
-    rich_help_panel="Inputs",
-)
-MISSING = typer.Option(
-    "skip",
-    "--missing",
-    metavar="skip|fail",
-    click_type=click.Choice(MISSING_CHOICES),
-    help="An ungraded row (no grade, or NaN) is left out of every rate (skip) or fails (fail).",
-    rich_help_panel="Inputs",
-)
-MAPPING = typer.Option(
-    None,
-    "--map",
-    metavar="FIELD=COLUMN",
-    help="Read FIELD from COLUMN (repeatable).",
-    rich_help_panel="Inputs",
-)
-INPUT_FORMAT = typer.Option(
-    None,
-    "--input-format",
-    metavar="NAME",
-    click_type=input_format_choice(),
-    help=f"Force the input format, one of: {', '.join(INPUT_FORMATS)} ('whilecli formats').",
-    show_default="detect",
-    rich_help_panel="Inputs",
-)
-TEACHER_VOCAB = typer.Option(
-    None,
-    "--teacher-vocab",
-    metavar="N",
-    help="The teacher tokenizer's vocabulary size.",
-    callback=early(check_vocab("--teacher-vocab")),
-    rich_help_panel="Checks",
-)
-STUDENT_VOCAB = typer.Option(
-    None,
-    "--student-vocab",
-    metavar="N",
-    help="The student tokenizer's vocabulary size.",
-    callback=early(check_vocab("--student-vocab")),
-    rich_help_panel="Checks",
-)
-TEACHER_TOKENIZER = typer.Option(
-    None,
-    "--teacher-tokenizer",
-    metavar="PATH",
-    help="The teacher's tokenizer.json or local model directory.",
-    rich_help_panel="Checks",
-)
-STUDENT_TOKENIZER = typer.Option(
-    None,
-    "--student-tokenizer",
-    metavar="PATH",
-    help="The student's tokenizer.json or local model directory.",
-    rich_help_panel="Checks",
-)
-STRICT = typer.Option(
-    False,
-    "--strict",
-    help="Exit 1 when any check reached is unknown or fails.",
-    rich_help_panel="Checks",
-)
+MODEL = option(RouteOptions, "model")
+SIZE_B = option(RouteOptions, "size_b")
+PASS_THRESHOLD = option(ReadOptions, "pass_threshold")
+MISSING = option(ReadOptions, "missing")
+MAPPING = option(ReadOptions, "mapping")
+INPUT_FORMAT = option(ReadOptions, "input_format")
+TEACHER_VOCAB = option(RouteOptions, "teacher_vocab")
+STUDENT_VOCAB = option(RouteOptions, "student_vocab")
+TEACHER_TOKENIZER = option(RouteOptions, "teacher_tokenizer")
+STUDENT_TOKENIZER = option(RouteOptions, "student_tokenizer")
+STRICT = option(RouteOptions, "strict")
 FORMAT = typer.Option(
     OutputFormat.text,
     "--format",
@@ -160,15 +80,7 @@ FORMAT = typer.Option(
     case_sensitive=False,
     rich_help_panel="Output",
 )
-SEED = typer.Option(
-    None,
-    "--seed",
-    metavar="N",
-    help="Seed of the bootstrap intervals.",
-    callback=early(check_seed),
-    show_default="0",
-    rich_help_panel="Checks",
-)
+SEED = option(RouteOptions, "seed")
 FAIL_ON = typer.Option(
     None,
     "--fail-on",
@@ -203,14 +115,7 @@ JUDGE_AUDIT = typer.Option(
     help="The judge's audit (JSON or TOML): ok, or agreement, kappa and n.",
     rich_help_panel="Checks",
 )
-SHOW = typer.Option(
-    None,
-    "--show",
-    metavar="COUNT",
-    help="List the tasks behind a count, with the file and line (or row) of each task's first"
-    " row: truncated-passes, floor, saturated, split, singles (repeatable, or comma-separated).",
-    rich_help_panel="Output",
-)
+SHOW = option(RouteOptions, "show")
 VERBOSE = typer.Option(
     False,
     "--verbose",
@@ -227,13 +132,7 @@ QUIET = typer.Option(
     " lists; same exit code.",
     rich_help_panel="Output",
 )
-LIMIT = typer.Option(
-    20,
-    "--limit",
-    metavar="N",
-    help="Tasks listed per --show count; the report says how many were left out.",
-    rich_help_panel="Output",
-)
+LIMIT = option(RouteOptions, "limit")
 
 
 def show_overrides(show: list[str] | None, limit: int) -> dict[str, Any]:
@@ -255,13 +154,7 @@ def _overrides(
     strict: bool,
     seed: int | None,
 ) -> dict[str, Any]:
-    """The RouteOptions fields the flags set (only those given)."""
-    check_seed(seed)
-    if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
-        raise UsageError(f"--size-b must be a positive number of billions, got {size_b}")
-    for flag, vocab in (("--teacher-vocab", teacher_vocab), ("--student-vocab", student_vocab)):
-        if vocab is not None and vocab <= 0:
-            raise UsageError(f"{flag} must be a positive vocabulary size, got {vocab}")
+    """The RouteOptions fields the flags set (only those given), checked by RouteOptions."""
     given: dict[str, Any] = {
         "model": model,
         "size_b": size_b,
@@ -274,6 +167,7 @@ def _overrides(
     out = {k: v for k, v in given.items() if v is not None}
     if strict:
         out["strict"] = True
+    RouteOptions(**out)  # every value checked before the read
     return out
 
 
@@ -301,8 +195,7 @@ def route_rows(
     from whilecli.io.read import parse_map
     from whilecli.route import run_route
 
-    if pass_threshold is not None and not math.isfinite(pass_threshold):
-        raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
+    ReadOptions(pass_threshold=pass_threshold, missing=missing, input_format=input_format)
     return run_route(
         paths,
         teacher=teacher or None,

@@ -9,7 +9,6 @@ in parallel, and routed together.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 
@@ -19,6 +18,7 @@ from whilecli.commands import _style
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, existing_paths, user_errors
 from whilecli.errors import UsageError
+from whilecli.io.options import ReadOptions
 
 
 @user_errors
@@ -77,8 +77,7 @@ def summarize_command(
         from whilecli.io.read import parse_map, read_rows
         from whilecli.route.pool import Counts
 
-        if pass_threshold is not None and not math.isfinite(pass_threshold):
-            raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
+        ReadOptions(pass_threshold=pass_threshold, missing=missing, input_format=input_format)
         rows = read_rows(
             paths,
             mapping=parse_map(mapping or []),

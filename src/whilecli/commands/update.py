@@ -17,7 +17,7 @@ import typer
 from whilecli import jsonout
 from whilecli import knobs as declared
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import STEP, user_errors
+from whilecli.commands._common import STEP, knob_option, user_errors
 from whilecli.errors import UsageError
 from whilecli.methods.registry import FAMILIES, SPECS, resolve
 
@@ -89,19 +89,8 @@ def update_command(
         rich_help_panel=INPUTS,
     ),
     step: int | None = STEP,
-    map_: list[str] | None = typer.Option(
-        None,
-        "--map",
-        metavar="FIELD=COLUMN",
-        help="Read FIELD from COLUMN.",
-        rich_help_panel=INPUTS,
-    ),
-    pass_threshold: float | None = typer.Option(
-        None,
-        "--pass-threshold",
-        help="Reward that counts as a pass (dpo, sft, groupwise, rm; default 1.0).",
-        rich_help_panel=INPUTS,
-    ),
+    map_: list[str] | None = route_cmd.MAPPING,
+    pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     missing: str = route_cmd.MISSING,
     output: str | None = typer.Option(
         None,
@@ -141,13 +130,7 @@ def update_command(
         help="Run the method through torch.compile (eager if it cannot compile).",
         rich_help_panel=SPEED,
     ),
-    trust: float | None = typer.Option(
-        None,
-        "--trust",
-        help="FlashReinforce's KL gate (inf: no gate).",
-        show_default=f"{declared.TRUST.default:g}",
-        rich_help_panel=SINGLE,
-    ),
+    trust: float | None = knob_option(declared.TRUST, SINGLE),
     ratio: str | None = typer.Option(
         None,
         "--ratio",
@@ -208,13 +191,7 @@ def update_command(
         show_default="the longest row",
         rich_help_panel=GROUPED,
     ),
-    decay: float | None = typer.Option(
-        None,
-        "--decay",
-        help=f"rae's baseline decay, {declared.DECAY.range_text()}.",
-        show_default=f"{declared.DECAY.default:g}",
-        rich_help_panel=GROUPED,
-    ),
+    decay: float | None = knob_option(declared.DECAY, GROUPED),
     state: str | None = typer.Option(
         None,
         "--state",
@@ -232,13 +209,7 @@ def update_command(
         help="Staleness correction, applied last to the policy-gradient part of c.",
         rich_help_panel=CORRECTIONS,
     ),
-    ipo_eps: float | None = typer.Option(
-        None,
-        "--ipo-eps",
-        help="ipo keeps |π − μ| ≤ ε.",
-        show_default=f"{declared.IPO_EPS.default:g}",
-        rich_help_panel=CORRECTIONS,
-    ),
+    ipo_eps: float | None = knob_option(declared.IPO_EPS, CORRECTIONS),
     icepop_band: str | None = typer.Option(
         None,
         "--icepop-band",
@@ -247,17 +218,7 @@ def update_command(
         show_default="{:g},{:g}".format(*declared.ICEPOP_BAND),
         rich_help_panel=CORRECTIONS,
     ),
-    tis_cap: float | None = typer.Option(
-        None,
-        "--tis-cap",
-        help=(
-            "tis replaces the method's ratio treatment by the truncated weight min(ρ, cap): "
-            "grpo, max_rl, rae A·min(ρ, cap) with no clip; sao, bpco the same in place of "
-            "band or clip; flash_reinforce c·min(ρ, cap)/ρ; the others c·min(ρ, cap)."
-        ),
-        show_default=f"{declared.TIS_CAP.default:g}",
-        rich_help_panel=CORRECTIONS,
-    ),
+    tis_cap: float | None = knob_option(declared.TIS_CAP, CORRECTIONS),
     mode: str | None = typer.Option(
         None,
         "--mode",
@@ -266,27 +227,9 @@ def update_command(
         show_default="advantage",
         rich_help_panel=ROWWISE,
     ),
-    floor: float | None = typer.Option(
-        None,
-        "--floor",
-        help="groupwise GRS: lowest grader factor.",
-        show_default=f"{declared.GRS_FLOOR.default:g}",
-        rich_help_panel=ROWWISE,
-    ),
-    cap: float | None = typer.Option(
-        None,
-        "--cap",
-        help="groupwise GAR: largest rescale λ.",
-        show_default=f"{declared.GAR_CAP.default:g}",
-        rich_help_panel=ROWWISE,
-    ),
-    min_factor: float | None = typer.Option(
-        None,
-        "--min-factor",
-        help="groupwise GAR: factor of the lowest-ranked pass.",
-        show_default=f"{declared.GAR_MIN_FACTOR.default:g}",
-        rich_help_panel=ROWWISE,
-    ),
+    floor: float | None = knob_option(declared.GRS_FLOOR, ROWWISE),
+    cap: float | None = knob_option(declared.GAR_CAP, ROWWISE),
+    min_factor: float | None = knob_option(declared.GAR_MIN_FACTOR, ROWWISE),
     hack_zero: bool | None = typer.Option(
         None,
         "--hack-zero/--no-hack-zero",

@@ -7,7 +7,6 @@ declarations, and the command calls :func:`whilecli.watch.watch_run` and exits w
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import os
 from typing import Any
@@ -15,7 +14,8 @@ from typing import Any
 import typer
 
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import choice, existing_paths, user_errors
+from whilecli.commands._common import existing_paths, option, user_errors
+from whilecli.declare import declared
 from whilecli.errors import UsageError
 from whilecli.watch.options import WatchOptions
 
@@ -43,24 +43,10 @@ def _parameters() -> tuple[list[inspect.Parameter], dict[str, Any]]:
     """The command's parameters: RUN_DIR, one option per declared field, the reading options."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     params = [inspect.Parameter("run_dir", keyword, default=RUN_DIR, annotation=str)]
-    for spec in dataclasses.fields(WatchOptions):
-        meta = spec.metadata
-        if "flag" not in meta:
-            continue
+    for name, spec in declared(WatchOptions).items():
         kind = _CLI_TYPES[str(spec.type)]
-        default = None if kind == list[str] | None else spec.default
-        decls = [meta["flag"], *([meta["short"]] if meta["short"] else [])]
-        typed: dict[str, Any] = {"click_type": choice(*meta["choices"])} if meta["choices"] else {}
-        option = typer.Option(
-            default,
-            *decls,
-            help=meta["help"],
-            metavar=meta["metavar"],
-            show_default=meta["show_default"],
-            rich_help_panel=meta["panel"],
-            **typed,
-        )
-        params.append(inspect.Parameter(spec.name, keyword, default=option, annotation=kind))
+        generated = option(WatchOptions, name)
+        params.append(inspect.Parameter(name, keyword, default=generated, annotation=kind))
     params.append(
         inspect.Parameter(
             "pass_threshold", keyword, default=route_cmd.PASS_THRESHOLD, annotation=float | None

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from whilecli.declare import flag
 from whilecli.errors import UsageError
-from whilecli.route.model import Pool
+
+if TYPE_CHECKING:
+    from whilecli.route.model import Pool
+
+CHECKS = "Checks"
 
 
 @dataclass
@@ -17,7 +23,12 @@ class RouteOptions:
     Defaults are the thresholds of DESIGN section 2 (and the reference SDK's constants).
     """
 
-    model: str | None = None
+    model: str | None = field(
+        default=None,
+        metadata=flag(
+            "--model", "The model you will train (checks on-policy).", metavar="M", panel=CHECKS
+        ),
+    )
     """The model you will train. Rows naming another model route to ``sft``; several
     versions of it (or one other than ``model@version``) suggest Async. None: on-policy is
     unknown."""
@@ -26,23 +37,65 @@ class RouteOptions:
     """The teacher's graded rows on the same tasks, summarized. None: the teacher check is
     not asked."""
 
-    teacher_vocab: int | None = None
+    teacher_vocab: int | None = field(
+        default=None,
+        metadata=flag(
+            "--teacher-vocab",
+            "The teacher tokenizer's vocabulary size.",
+            metavar="N",
+            panel=CHECKS,
+        ),
+    )
     """The teacher tokenizer's vocabulary size (``len(tokenizer)``)."""
 
-    student_vocab: int | None = None
+    student_vocab: int | None = field(
+        default=None,
+        metadata=flag(
+            "--student-vocab",
+            "The student tokenizer's vocabulary size.",
+            metavar="N",
+            panel=CHECKS,
+        ),
+    )
     """The student tokenizer's vocabulary size."""
 
-    teacher_tokenizer: Path | None = None
+    teacher_tokenizer: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--teacher-tokenizer",
+            "The teacher's tokenizer.json or local model directory.",
+            metavar="PATH",
+            panel=CHECKS,
+        ),
+    )
     """A teacher ``tokenizer.json`` or local model directory; read when no vocab is given."""
 
-    student_tokenizer: Path | None = None
+    student_tokenizer: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--student-tokenizer",
+            "The student's tokenizer.json or local model directory.",
+            metavar="PATH",
+            panel=CHECKS,
+        ),
+    )
     """A student ``tokenizer.json`` or local model directory."""
 
-    size_b: float | None = None
+    size_b: float | None = field(
+        default=None,
+        metadata=flag(
+            "--size-b", "The model's size in billions of parameters.", metavar="F", panel=CHECKS
+        ),
+    )
     """The student's size in billions of parameters. Under 7, a floor routes to ``sft`` on a
     stronger model's completions instead of ``opsd``."""
 
-    strict: bool = False
+    strict: bool = field(
+        default=False,
+        metadata=flag(
+            "--strict", "Exit 1 when any check reached is unknown or fails.", panel=CHECKS
+        ),
+    )
     """Treat any unknown or failed check that was reached, and a provisional verdict, as
     "nothing can train yet" (exit 1); an unchecked tokenizer becomes a failure."""
 
@@ -95,7 +148,10 @@ class RouteOptions:
     bootstrap_draws: int = 2000
     """Resamples of every bootstrap interval."""
 
-    seed: int = 0
+    seed: int = field(
+        default=0,
+        metadata=flag("--seed", "Seed of the bootstrap intervals.", metavar="N", panel=CHECKS),
+    )
     """Seed of every bootstrap: the same rows always print the same intervals."""
 
     split_ks: tuple[int, ...] = field(default=(4, 8, 16))
@@ -110,12 +166,30 @@ class RouteOptions:
     opsd_min_size_b: float = 7.0
     """Smallest student (billions of parameters) for which OPSD is advised."""
 
-    show: tuple[str, ...] = ()
+    show: tuple[str, ...] = field(
+        default=(),
+        metadata=flag(
+            "--show",
+            "List the tasks behind a count, with the file and line (or row) of each task's first"
+            " row: truncated-passes, floor, saturated, split, singles (repeatable, or"
+            " comma-separated).",
+            metavar="COUNT",
+            panel="Output",
+        ),
+    )
     """``--show``: the counts whose tasks the report lists (JSON keys of
     :data:`whilecli.route.drill.SHOW_KINDS`: ``truncated_passes``, ``floor``, ``saturated``,
     ``split``, ``singles``)."""
 
-    limit: int = 20
+    limit: int = field(
+        default=20,
+        metadata=flag(
+            "--limit",
+            "Tasks listed per --show count; the report says how many were left out.",
+            metavar="N",
+            panel="Output",
+        ),
+    )
     """``--limit``: tasks listed per count asked for by ``show``."""
 
     def __post_init__(self) -> None:
@@ -134,3 +208,10 @@ class RouteOptions:
             raise UsageError(f"bootstrap_draws must be positive, got {self.bootstrap_draws}")
         if self.limit < 1:
             raise UsageError(f"--limit must be at least 1, got {self.limit}")
+        if self.seed < 0:
+            raise UsageError(f"--seed must be 0 or more, got {self.seed}")
+        if self.size_b is not None and not (math.isfinite(self.size_b) and self.size_b > 0):
+            raise UsageError(f"--size-b must be a positive number of billions, got {self.size_b}")
+        for name, vocab in (("teacher", self.teacher_vocab), ("student", self.student_vocab)):
+            if vocab is not None and vocab <= 0:
+                raise UsageError(f"--{name}-vocab must be a positive vocabulary size, got {vocab}")

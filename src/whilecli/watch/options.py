@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from whilecli import declare
 from whilecli.errors import UsageError
 
 #: Alert kinds: what the route would act on when it changes over the last steps.
@@ -31,17 +32,17 @@ def flag(
     show_default: str | bool = True,
     choices: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """A field's command-line declaration (read by ``commands/watch.py``): its flag, help
-    line, help panel, value name, short flag, shown default and the names it takes."""
-    return {
-        "choices": choices,
-        "flag": name,
-        "help": help,
-        "panel": panel,
-        "metavar": metavar,
-        "short": short,
-        "show_default": show_default,
-    }
+    """A field's command-line declaration (:func:`whilecli.declare.flag`), in the Watch
+    panel unless another is named."""
+    return declare.flag(
+        name,
+        help,
+        panel=panel,
+        metavar=metavar,
+        short=short,
+        show_default=show_default,
+        choices=choices,
+    )
 
 
 @dataclass
