@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -20,12 +19,9 @@ from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, choice, existing_paths, user_errors
 from whilecli.commands.rowwise import (
     check_format,
-    check_output,
-    input_label,
     print_report,
-    read_inputs,
 )
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import UsageError
 
 #: The help panel of ReinforceAda's knobs.
 ADA = "ReinforceAda"
@@ -39,79 +35,18 @@ THRESHOLD_DEPRECATED = (
 def run_ada(
     path: str | Sequence[str],
     *,
-    keep: int = 4,
-    round_size: int = 8,
-    max_rounds: int = 4,
-    exit: str = "balanced",
-    pass_threshold: float | None = None,
-    mapping: dict[str, str] | None = None,
+    fmt: str = "text",
     next_round: str | None = None,
     output: str | None = None,
-    force: bool = False,
-    fmt: str = "text",
-    missing: str = "skip",
+    **options: Any,
 ) -> int:
-    """Plan ReinforceAda on the rows at ``path``; write the files asked for; return 0.
-    ``missing`` (``--missing``): ungraded rows are left out (``skip``) or fail (``fail``).
+    """Plan ReinforceAda on the rows at ``path`` (:func:`whilecli.methods.run.run_ada`),
+    print its report as ``fmt``; return 0. Raises :class:`~whilecli.errors.WhileError` on
+    bad knobs or bad input."""
+    from whilecli.methods.run import run_ada as plan
 
-    Raises :class:`~whilecli.errors.WhileError` on bad knobs or bad input.
-    """
-    from whilecli.methods import rowio
-    from whilecli.methods.ada import ReinforceAda
-
-    ada = ReinforceAda(
-        keep=keep,
-        round_size=round_size,
-        max_rounds=max_rounds,
-        exit=exit,
-        pass_threshold=pass_threshold,
-    )
     check_format(fmt)
-    if next_round == "-" and output == "-":
-        raise UsageError("--next-round and -o cannot both be '-' (stdout)")
-    same = "-" not in (next_round, output) and next_round is not None and output is not None
-    if same and Path(next_round).resolve() == Path(output).resolve():  # type: ignore[arg-type]
-        raise UsageError("--next-round and -o name the same file")
-    check_output(next_round, force=force)
-    check_output(output, force=force)
-    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, missing=missing)
-    try:
-        result = ada.plan(table)
-    except InputError as err:
-        raise table.locate(err) from None
-    written: dict[str, str] = {}
-    notes = [*table.notes, *result.notes]
-    if next_round is not None:
-        rowio.write_rows(result.next_round, next_round, force=force)
-        if next_round != "-":
-            written["next round"] = next_round
-    elif result.next_round.height:
-        notes.append("task list for the sampler not written: pass --next-round FILE")
-    if output is not None:
-        rowio.write_rows(result.selection, output, force=force)
-        if output != "-":
-            written["selection"] = output
-    elif result.selection.height:
-        notes.append("selection not written: pass -o FILE (.parquet or .jsonl)")
-    report: dict[str, Any] = {
-        "title": f"ada (ReinforceAda, exit {ada.exit}, keep {ada.keep})",
-        "method": "ada",
-        "input": input_label(path),
-        "format": table.format,
-        "knobs": {
-            "keep": ada.keep,
-            "round_size": ada.round_size,
-            "max_rounds": ada.max_rounds,
-            "exit": ada.exit,
-            "pass_threshold": table.pass_threshold,
-        },
-        "columns": result.columns,
-        "stats": result.stats,
-        "warnings": [],
-        "notes": notes,
-        "next_round": result.next_round.get_column("task_id").to_list(),
-        "written": written,
-    }
+    report = plan(path, next_round=next_round, output=output, **options)
     if fmt == "text":
         del report["next_round"]
     print_report(report, fmt=fmt, to_stderr="-" in (next_round, output))

@@ -10,28 +10,24 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from whilecli import jsonout
 from whilecli.errors import UsageError
-from whilecli.fileio import check_writable
 from whilecli.methods.registry import ROW_METHODS
+from whilecli.methods.run import check_rows_output as check_output
 from whilecli.methods.run import input_label, read_inputs
 
-__all__ = ["ROW_METHODS", "input_label", "print_report", "read_inputs", "run_row_method"]
+__all__ = [
+    "ROW_METHODS",
+    "check_output",
+    "input_label",
+    "print_report",
+    "print_rowwise",
+    "read_inputs",
+    "run_row_method",
+]
 FORMATS = ("text", "json")
-OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
-
-
-def check_output(output: str | None, *, force: bool) -> None:
-    """Refuse a bad output path before any work: unknown extension, or a file without force."""
-    if output is None or output == "-":
-        return
-    suffix = Path(output).suffix.lower()
-    if suffix not in OUTPUT_SUFFIXES:
-        raise UsageError(f"{output}: unknown output extension '{suffix}'; use .parquet or .jsonl")
-    check_writable(output, force=force)
 
 
 def check_format(fmt: str) -> None:
@@ -90,9 +86,13 @@ def run_row_method(
     from whilecli.methods.run import run_rowwise
 
     result = run_rowwise(method, path, output=output, **options)
-    report = result.report
+    print_rowwise(result.report, fmt=fmt, to_stderr=output == "-")
+    return 0
+
+
+def print_rowwise(report: dict[str, Any], *, fmt: str, to_stderr: bool) -> None:
+    """Print a row-wise method's report: its extra lines in text only."""
     extra = report.pop("extra")
     if fmt == "text":
         report["extra"] = extra
-    print_report(report, fmt=fmt, to_stderr=output == "-")
-    return 0
+    print_report(report, fmt=fmt, to_stderr=to_stderr)

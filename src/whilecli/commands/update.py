@@ -244,7 +244,7 @@ def update_command(
     """
     from whilecli.methods.run import RowwiseResult, parse_pair, run_update
 
-    token_knobs = {
+    knobs = {
         "trust": trust,
         "ratio": parse_pair("--ratio", ratio),
         "gae_alpha": gae_alpha,
@@ -257,30 +257,16 @@ def update_command(
         "decay": decay,
         "agent_key": agent_key,
         "pass_threshold": pass_threshold,
-    }
-    row_knobs = {
         "mode": mode,
         "floor": floor,
         "cap": cap,
         "min_factor": min_factor,
         "hack_zero": hack_zero,
-        "pass_threshold": pass_threshold,
     }
-    is_rowwise = SPECS[method].family == "rowwise"
-    if is_rowwise:
-        stray = [k for k, v in token_knobs.items() if v is not None and k != "pass_threshold"]
-        if stray:
-            raise UsageError(f"--{stray[0].replace('_', '-')} does not apply to {method}")
-    else:
-        stray = [k for k, v in row_knobs.items() if v is not None and k != "pass_threshold"]
-        if stray:
-            raise UsageError(
-                f"--{stray[0].replace('_', '-')} does not apply to {method} (groupwise only)"
-            )
     result = run_update(
         batch_path,
         method,
-        row_knobs if is_rowwise else token_knobs,
+        knobs,
         correction=correction,
         correction_knobs={
             "ipo_eps": ipo_eps,
@@ -298,13 +284,9 @@ def update_command(
     )
     to_stdout = output == "-"
     if isinstance(result, RowwiseResult):
-        from whilecli.commands.rowwise import print_report
+        from whilecli.commands.rowwise import print_rowwise
 
-        report = result.report
-        extra = report.pop("extra")
-        if fmt == "text":
-            report["extra"] = extra
-        print_report(report, fmt=fmt, to_stderr=to_stdout)
+        print_rowwise(result.report, fmt=fmt, to_stderr=to_stdout)
         return
     if to_stdout:  # JSON Lines on stdout, the report on stderr
         from whilecli.methods.io import update_table

@@ -154,6 +154,28 @@ def check_method_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
     return given
 
 
+#: The knobs of the row-wise methods (groupwise, rm); every other knob is a token method's.
+#: ``pass_threshold`` is both kinds'.
+ROW_KNOBS = ("mode", "floor", "cap", "min_factor", "hack_zero")
+
+
+def knobs_for(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
+    """Of ``knobs`` (every method knob the command line has, None = not given), those of
+    ``method``'s kind: the row-wise knobs for groupwise and rm, the token knobs for the
+    others. A given knob of the other kind is refused, naming its flag."""
+    rowwise = resolve(method) in ROW_METHODS
+    mine, other = {}, []
+    for name, value in knobs.items():
+        if name == "pass_threshold" or (name in ROW_KNOBS) == rowwise:
+            mine[name] = value
+        elif value is not None:
+            other.append(name)
+    if other:
+        where = "" if rowwise else " (groupwise only)"
+        raise UsageError(f"{flag(other[0])} does not apply to {resolve(method)}{where}")
+    return mine
+
+
 def check_correction(
     correction: str | None, knobs: Mapping[str, Any]
 ) -> tuple[str | None, dict[str, Any]]:
@@ -194,6 +216,23 @@ def check_output(output: str | None, *, force: bool) -> None:
     check_writable(output, force=force)
     if Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise UsageError(f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)")
+
+
+#: The files the row-wise methods and ``ada`` write their rows to.
+ROWS_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
+
+
+def check_rows_output(output: str | None, *, force: bool) -> None:
+    """Refuse a file of rows to write (``-o``, ``--next-round``) before any work: an unknown
+    extension, or an existing file without ``force``. ``-`` (stdout) and None pass."""
+    if output is None or output == "-":
+        return
+    suffix = Path(output).suffix.lower()
+    if suffix not in ROWS_SUFFIXES:
+        raise UsageError(f"{output}: unknown output extension '{suffix}'; use .parquet or .jsonl")
+    from whilecli.fileio import check_writable
+
+    check_writable(output, force=force)
 
 
 def check_paths_exist(paths: Sequence[str | Path]) -> None:
@@ -273,7 +312,7 @@ def run_update(
     at the file and line of the row at fault.
     """
     key = resolve(method)
-    knobs = dict(knobs or {})
+    knobs = knobs_for(key, knobs or {})
     if key in ROW_METHODS:
         if correction is not None or correction_knobs and any(correction_knobs.values()):
             raise UsageError(f"--correction does not apply to {key} (it works on graded rows)")
@@ -461,15 +500,7 @@ def run_rowwise(
             f"{flag(next(iter(given)))} does not apply to rm (it takes: --pass-threshold)"
         )
     check_paths_exist([path] if isinstance(path, str) else list(path))
-    if output is not None and output != "-":
-        from whilecli.fileio import check_writable
-
-        suffix = Path(output).suffix.lower()
-        if suffix not in (".parquet", ".pq", ".jsonl", ".ndjson"):
-            raise UsageError(
-                f"{output}: unknown output extension '{suffix}'; use .parquet or .jsonl"
-            )
-        check_writable(output, force=force)
+    check_rows_output(output, force=force)
     from whilecli.methods import rowio
     from whilecli.methods.groupwise import GroupwiseGrading
     from whilecli.methods.reward_model import READ_OPTIONS
@@ -500,3 +531,82 @@ def run_rowwise(
     report["written"] = written
     report["output"] = output
     return RowwiseResult(method=key, report=report, rows=rows)
+
+
+def run_ada(
+    path: str | Sequence[str],
+    *,
+    keep: int = 4,
+    round_size: int = 8,
+    max_rounds: int = 4,
+    exit: str = "balanced",
+    pass_threshold: float | None = None,
+    mapping: dict[str, str] | None = None,
+    next_round: str | None = None,
+    output: str | None = None,
+    force: bool = False,
+    missing: str = "skip",
+) -> dict[str, Any]:
+    """Plan ReinforceAda on the rows at ``path``: write the task list to draw again
+    (``next_round``) and the balanced selection (``output``) when asked, and return the
+    report (title, knobs, columns, stats, notes, the tasks to draw again, the files written).
+    ``missing`` (``--missing``): ungraded rows are left out (``skip``) or fail (``fail``).
+
+    Raises :class:`~whilecli.errors.WhileError` on bad knobs or bad input.
+    """
+    from whilecli.methods import rowio
+    from whilecli.methods.ada import ReinforceAda
+
+    ada = ReinforceAda(
+        keep=keep,
+        round_size=round_size,
+        max_rounds=max_rounds,
+        exit=exit,
+        pass_threshold=pass_threshold,
+    )
+    if next_round == "-" and output == "-":
+        raise UsageError("--next-round and -o cannot both be '-' (stdout)")
+    same = "-" not in (next_round, output) and next_round is not None and output is not None
+    if same and Path(next_round).resolve() == Path(output).resolve():  # type: ignore[arg-type]
+        raise UsageError("--next-round and -o name the same file")
+    check_rows_output(next_round, force=force)
+    check_rows_output(output, force=force)
+    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, missing=missing)
+    try:
+        result = ada.plan(table)
+    except InputError as err:
+        raise table.locate(err) from None
+    written: dict[str, str] = {}
+    notes = [*table.notes, *result.notes]
+    if next_round is not None:
+        rowio.write_rows(result.next_round, next_round, force=force)
+        if next_round != "-":
+            written["next round"] = next_round
+    elif result.next_round.height:
+        notes.append("task list for the sampler not written: pass --next-round FILE")
+    if output is not None:
+        rowio.write_rows(result.selection, output, force=force)
+        if output != "-":
+            written["selection"] = output
+    elif result.selection.height:
+        notes.append("selection not written: pass -o FILE (.parquet or .jsonl)")
+    report: dict[str, Any] = {
+        "title": f"ada (ReinforceAda, exit {ada.exit}, keep {ada.keep})",
+        "method": "ada",
+        "input": input_label(path),
+        "format": table.format,
+        "knobs": {
+            "keep": ada.keep,
+            "round_size": ada.round_size,
+            "max_rounds": ada.max_rounds,
+            "exit": ada.exit,
+            "pass_threshold": table.pass_threshold,
+        },
+        "columns": result.columns,
+        "stats": result.stats,
+        "warnings": [],
+        "notes": notes,
+        "next_round": result.next_round.get_column("task_id").to_list(),
+        "written": written,
+    }
+    return report
