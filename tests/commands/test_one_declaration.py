@@ -51,8 +51,8 @@ IO_PATHS = {
 
 #: Options still declared in a command module (to be moved into the library's options).
 NOT_YET = {
-    "route": {"output", "fail_on", "summary", "pool", "by", "quiet", "verbose"},
-    "check": {"fail_on", "output", "pool"},
+    "route": {"output", "fail_on", "quiet", "verbose"},
+    "check": {"fail_on", "output"},
     "update": {
         "method", "force", "fmt", "device", "dtype", "compile_", "ratio", "gae_alpha",
         "reward_range", "clip", "loss_type", "truncated", "beta", "max_len", "agent_key",
@@ -65,7 +65,7 @@ NOT_YET = {
     },
     "ada": {"keep", "round_size", "max_rounds", "exit", "threshold", "force", "fmt"},
     "size": {"effect", "base", "k", "power", "alpha", "output", "seed", "draws"},
-    "diff": {"fail_on", "output", "seed", "draws", "pool"},
+    "diff": {"fail_on", "output", "seed", "draws"},
     "summarize": {"force", "merge"},
     "formats": {"as_json", "aliases"},
 }  # fmt: skip

@@ -93,21 +93,9 @@ FAIL_ON = typer.Option(
     show_default="[tool.while] fail-on of pyproject.toml or while.toml",
     rich_help_panel="Checks",
 )
-POOL = typer.Option(
-    False,
-    "--pool",
-    help="Pool files whose sidecars name different evaluations, or whose task ids carry"
-    " different prompts (refused without it).",
-    rich_help_panel="Inputs",
-)
-BY = typer.Option(
-    None,
-    "--by",
-    metavar="source|COLUMN",
-    help="Route each input file (source) or each value of COLUMN apart, with one summary"
-    " table across slices first.",
-    rich_help_panel="Inputs",
-)
+POOL = option(ReadOptions, "pool")
+BY = option(ReadOptions, "by")
+SUMMARY = option(ReadOptions, "summary")
 JUDGE_AUDIT = typer.Option(
     None,
     "--judge-audit",
@@ -231,12 +219,7 @@ def route_command(
     seed: int | None = SEED,
     fail_on: list[str] | None = FAIL_ON,
     judge_audit: str | None = JUDGE_AUDIT,
-    summary: bool = typer.Option(
-        False,
-        "--summary",
-        help="PATH and --teacher are per-task summaries (whilecli summarize); detected without it.",
-        rich_help_panel="Inputs",
-    ),
+    summary: bool = SUMMARY,
     pool: bool = POOL,
     by: str | None = BY,
     quiet: bool = QUIET,

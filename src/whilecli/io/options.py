@@ -1,6 +1,7 @@
 """The reading options every command that reads rows takes, each declared once.
 
-``--pass-threshold``, ``--missing``, ``--map``, ``--input-format`` and ``--step``: the
+``--pass-threshold``, ``--missing``, ``--map``, ``--input-format``, ``--step``, ``--pool``,
+``--by`` and ``--summary``: the
 default, the names taken, the help line and the check of each live here (the command line
 generates its options from these fields, :func:`whilecli.commands._common.option`), and
 :func:`whilecli.io.read.read_rows` reads with the values. Imports nothing heavy.
@@ -80,6 +81,39 @@ class ReadOptions:
         ),
     )
     """The step a prime-rl run directory is read at. None: its latest step."""
+
+    pool: bool = field(
+        default=False,
+        metadata=flag(
+            "--pool",
+            "Pool files whose sidecars name different evaluations, or whose task ids carry"
+            " different prompts (refused without it).",
+            panel=INPUTS,
+        ),
+    )
+    """Read files of different evaluations (or prompts under one task id) as one pool."""
+
+    by: str | None = field(
+        default=None,
+        metadata=flag(
+            "--by",
+            "Route each input file (source) or each value of COLUMN apart, with one summary"
+            " table across slices first.",
+            metavar="source|COLUMN",
+            panel=INPUTS,
+        ),
+    )
+    """Slice the rows by input file (``source``) or by a column's values. None: one pool."""
+
+    summary: bool = field(
+        default=False,
+        metadata=flag(
+            "--summary",
+            "PATH and --teacher are per-task summaries (whilecli summarize); detected without it.",
+            panel=INPUTS,
+        ),
+    )
+    """The inputs are per-task summaries (``whilecli summarize``). False: detected."""
 
     def __post_init__(self) -> None:
         threshold = self.pass_threshold
