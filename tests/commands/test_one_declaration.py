@@ -64,8 +64,8 @@ NOT_YET = {
         "off_policy_steps", "correction", "set_", "force", "fmt", "size_b",
     },
     "ada": {"keep", "round_size", "max_rounds", "exit", "threshold", "force", "fmt"},
-    "size": {"effect", "base", "k", "power", "alpha", "output", "seed", "draws"},
-    "diff": {"fail_on", "output", "seed", "draws"},
+    "size": {"effect", "base", "k", "power", "alpha", "output"},
+    "diff": {"fail_on", "output"},
     "summarize": {"force", "merge"},
     "formats": {"as_json", "aliases"},
 }  # fmt: skip

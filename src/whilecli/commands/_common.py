@@ -19,6 +19,7 @@ import typer
 from whilecli.errors import UsageError, WhileError
 from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
 from whilecli.io.options import ReadOptions as _ReadOptions
+from whilecli.route.options import RouteOptions as _RouteOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -260,25 +261,6 @@ def slow_status(message: str, *, after: float = SLOW_READ_S) -> Iterator[None]:
                 state["status"].stop()
 
 
-#: ``--seed`` and ``--draws`` of the commands that bootstrap (``diff``, ``size``).
-SEED = typer.Option(
-    0,
-    "--seed",
-    metavar="N",
-    help="Seed of the bootstrap.",
-    callback=early(check_seed),
-    rich_help_panel="Checks",
-)
-DRAWS = typer.Option(
-    2000,
-    "--draws",
-    metavar="N",
-    help="Bootstrap resamples.",
-    callback=early(check_draws),
-    rich_help_panel="Checks",
-)
-
-
 def _use_step(ctx: typer.Context, value: int | None) -> int | None:
     """``--step``'s callback: the step a prime-rl run directory is read at, for every read of
     this command (:func:`whilecli.io.formats.prime_rl.selected_step`)."""
@@ -362,3 +344,9 @@ def knob_option(knob: Any, panel: str) -> Any:
 #: ``--step N`` of every command that reads rows: :class:`whilecli.io.options.ReadOptions`'
 #: declaration, wired to the reads of the command (:func:`_use_step`).
 STEP = option(_ReadOptions, "step", callback=_use_step)
+
+
+#: ``--seed`` and ``--draws`` of the commands that bootstrap (``diff``, ``size``): the
+#: route's declarations (:class:`whilecli.route.options.RouteOptions`), checked while parsing.
+SEED = option(_RouteOptions, "seed", callback=early(check_seed))
+DRAWS = option(_RouteOptions, "bootstrap_draws", callback=early(check_draws))

@@ -145,7 +145,10 @@ class RouteOptions:
     max_k: int = 32
     """Largest rollouts per task the band's ``need`` may ask for."""
 
-    bootstrap_draws: int = 2000
+    bootstrap_draws: int = field(
+        default=2000,
+        metadata=flag("--draws", "Bootstrap resamples.", metavar="N", panel=CHECKS),
+    )
     """Resamples of every bootstrap interval."""
 
     seed: int = field(
