@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -58,7 +57,8 @@ from whilecli.io.locate import (
     refuse_unbounded,
     unreadable,
 )
-from whilecli.io.plan import FORMATS, Plan, build_plan
+from whilecli.io.options import ReadOptions
+from whilecli.io.plan import Plan, build_plan
 from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
@@ -205,12 +205,7 @@ def read_rows(
     ``keep`` (:class:`Keep`): the rows themselves and every input column are kept too.
     ``sources``: sources already expanded, read instead of ``paths``.
     """
-    if missing not in facts.MISSING_CHOICES:
-        raise UsageError(f"--missing {missing!r}: one of {', '.join(facts.MISSING_CHOICES)}")
-    if input_format is not None and input_format not in FORMATS:
-        raise UsageError(f"--input-format {input_format!r}: one of {', '.join(FORMATS)}")
-    if pass_threshold is not None and not math.isfinite(pass_threshold):
-        raise UsageError(f"--pass-threshold {pass_threshold}: must be a finite number")
+    ReadOptions(pass_threshold=pass_threshold, missing=missing, input_format=input_format)
     mapping = dict(mapping or {})
     bad = sorted(set(mapping) - set(MAPPABLE))
     if bad:
