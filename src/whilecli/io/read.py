@@ -48,6 +48,7 @@ from whilecli.io import judge as judges
 from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
+    MISSING_TEXTS,
     POS,
     binary_columns_parquet,
     binary_columns_sample,
@@ -573,7 +574,7 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     stats, *grouped = pl.collect_all(queries, engine="streaming")
     found = stats.row(0, named=True)
     if grouped and not found["bad"]:
-        found["bad"] = bool(grouped[0].select(run.bad_id().any()).item())
+        found["bad"] = _any_bad_id(grouped[0], run)
     writer_rows = _one_writer(found)
     if writer_rows is None:
         writers = counted.filter(keep).group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows"))
@@ -589,6 +590,29 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         if theirs:
             tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
     return _Scanned(found, writer_rows, tables, task_table)
+
+
+#: The longest text a writer leaves for a missing value (:data:`MISSING_TEXTS`), in characters.
+_MISSING_CHARS = max(len(text) for text in MISSING_TEXTS)
+
+
+def maybe_bad_id() -> pl.Expr:
+    """True for every task id :func:`~whilecli.io.locate.no_id` can refuse, and for few
+    others: a null id, one holding a NUL, or one no longer than the longest missing-value
+    text (lower-casing never makes a text shorter in characters). The ids past it are not
+    lower-cased at all."""
+    task = pl.col("task_id")
+    return (
+        task.is_null()
+        | (task.str.len_chars() <= _MISSING_CHARS)
+        | task.str.contains("\x00", literal=True)
+    ).fill_null(True)
+
+
+def _any_bad_id(table: pl.DataFrame, run: _Pass) -> bool:
+    """Whether a distinct task id of a group-by's table is one no reading takes
+    (:meth:`_Pass.bad_id`), looking only at the ids :func:`maybe_bad_id` keeps."""
+    return bool(table.filter(maybe_bad_id()).select(run.bad_id().any()).item())
 
 
 def _writer_bounds(missing: str) -> list[pl.Expr]:
