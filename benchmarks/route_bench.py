@@ -13,9 +13,10 @@ group-by of rows, passes and truncated rows per task, collected), each ``--repea
 alternating. Each child reports its own peak RSS (``VmHWM`` of ``/proc/self/status`` as it
 exits): ``ru_maxrss`` of a forked child also counts the pages of the parent it was forked
 from, which here holds the generated pool. Prints the median, min and max of each, the ratio
-of the medians (DESIGN section 5 asks ≤ 2×, and ≤ 2 GB for the 10M Parquet route) and the
-ratio of the median CPU seconds (user + system; on a loaded machine the wall times follow the
-share of the cores each process gets). ``--plain`` also runs a plain-Python implementation of
+of the medians (DESIGN section 5 asks ≤ 2×, and ≤ 2 GB for the 10M Parquet route) with each
+run's own ratio, and the CPU seconds of each (user + system) with the ratio of their medians
+and each run's (on a loaded machine the wall times follow the share of the cores each process
+gets). ``--plain`` also runs a plain-Python implementation of
 the same checks on the Parquet file (its own fit of the pool's Beta prior included) and prints
 whether it finds the same numbers and route, and each number it does not. whilecli's modules
 are compiled to bytecode first, as an install leaves them. Then the stages of the pipeline in
@@ -471,16 +472,21 @@ def compare(path: Path, kind: str, repeat: int) -> dict:
         "ratio": ratio,
         "ratios": [r / f for r, f in zip(route_s, floor_s, strict=True)],
         "cpu_ratio": statistics.median(route_cpu) / statistics.median(floor_cpu),
+        "cpu_ratios": [r / f for r, f in zip(route_cpu, floor_cpu, strict=True)],
+        "route_cpu": route_cpu,
+        "floor_cpu": floor_cpu,
         "route": route,
     }
 
 
 def _line(rows: int, found: dict) -> str:
-    ratios = found["ratios"]
+    ratios, cpu = found["ratios"], found["cpu_ratios"]
     return (
         f"| {found['kind']} | {rows:,} | {_spread(found['route_s'])} | {_spread(found['floor_s'])}"
         f" | {found['ratio']:.2f}× ({min(ratios):.2f}–{max(ratios):.2f}) |"
-        f" {found['cpu_ratio']:.2f}× | {found['route_mb']:.0f} | {found['floor_mb']:.0f} |"
+        f" {_spread(found['route_cpu'])} | {_spread(found['floor_cpu'])} |"
+        f" {found['cpu_ratio']:.2f}× ({min(cpu):.2f}–{max(cpu):.2f}) |"
+        f" {found['route_mb']:.0f} | {found['floor_mb']:.0f} |"
     )
 
 
@@ -522,11 +528,16 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(
             "| input | rows | while route s, median (min–max) | polars s | ratio of medians"
-            " (per run) | CPU s ratio | while peak RSS MB | polars peak RSS MB |"
+            " (per run) | while route CPU s | polars CPU s | CPU s ratio (per run) |"
+            " while peak RSS MB | polars peak RSS MB |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         print("\n".join(lines))
         print(f"load average after: {os.getloadavg()[0]:.1f}")
+        print(
+            "(a run's ratio pairs it with the floor run right after it; CPU s: user + system of"
+            " each process)"
+        )
         print()
         print(f"stages in process, {args.parquet:,} Parquet rows:")
         for stage, seconds in stages(parquet).items():
