@@ -30,8 +30,10 @@ from whilecli.route.simulate import GRID_TASKS, Tally, Truth, grid, run_region
 #: Columns of the coverage table: a name and the intervals it pools.
 GROUPS = {
     "pass@1": ("pass@1", "band pass@1"),
-    "shares": ("floor share", "split share", "in-band share", "truncated share"),
-    "pass@k, pass^k": ("pass@k", "pass^k"),
+    "floor share": ("floor share",),
+    "other shares": ("split share", "in-band share", "truncated share"),
+    "pass@k": ("pass@k",),
+    "pass^k": ("pass^k",),
     "teacher, student": ("teacher pass@1", "student pass@1"),
     "paired diff": ("paired difference",),
 }
@@ -42,6 +44,21 @@ def _pooled(tally: Tally, names: tuple[str, ...]) -> tuple[int, int]:
     hits = sum(tally.covered.get(n, [0, 0])[0] for n in names)
     tries = sum(tally.covered.get(n, [0, 0])[1] for n in names)
     return hits, tries
+
+
+def _ends(tally: Tally, interval: str, hits: int, tries: int) -> str:
+    """How much of an interval's coverage the pools decided: the intervals whose every task
+    sat at one end (any interval that holds the end covers a truth near it), and the
+    coverage of the rest."""
+    end_hits, ends = tally.end_counts().get(interval, [0, 0])
+    if not ends:
+        return ""
+    rest = tries - ends
+    inside = f"{(hits - end_hits) / rest:.3f} of {rest}" if rest else "none"
+    return (
+        f"; {ends} ({ends / tries:.0%}) at 0 or 1 (every task at one end) cover {end_hits / ends:.3f},"
+        f" the rest {inside}"
+    )
 
 
 def table(regions: list[tuple[str, Tally]]) -> tuple[list[str], list[str]]:
@@ -57,7 +74,8 @@ def table(regions: list[tuple[str, Tally]]) -> tuple[list[str], list[str]]:
             cells.append(f"{hits / tries:.3f}" if tries else "-")
         for interval, (hits, tries) in sorted(tally.covered.items()):
             if tries and not LOW <= hits / tries <= HIGH:
-                missed.append(f"{name}: {interval} covers {hits / tries:.3f} of {tries}")
+                missed.append(f"{name}: {interval} covers {hits / tries:.3f} of {tries}"
+                              + _ends(tally, interval, hits, tries))  # fmt: skip
         if wrong > WRONG:
             missed.append(f"{name}: firm and wrong {tally.firm_wrong} of {tally.firm}")
             missed.extend(f"  e.g. {w}" for w in tally.wrong[:3])

@@ -448,22 +448,32 @@ class Tally:
     refused: int = 0  # pools the route refused (exit 2)
     covered: dict[str, list[int]] = field(default_factory=dict)  # name -> [hits, tries]
     wrong: list[str] = field(default_factory=list)  # a few firm-and-wrong draws, described
+    #: name -> [hits, tries] of the intervals whose estimate sits at 0 or 1: every task's
+    #: estimate at that end, so the interval holds the end and covers a truth near it
+    #: whatever its rule (the part of the coverage the pool, not the rule, decides)
+    ends: dict[str, list[int]] = field(default_factory=dict)
 
-    def cover(self, name: str, hit: bool) -> None:
-        hits = self.covered.setdefault(name, [0, 0])
-        hits[0] += int(hit)
-        hits[1] += 1
+    def cover(self, name: str, hit: bool, at_end: bool = False) -> None:
+        for tally in (self.covered, self.ends) if at_end else (self.covered,):
+            hits = tally.setdefault(name, [0, 0])
+            hits[0] += int(hit)
+            hits[1] += 1
 
     def add(self, other: Tally) -> None:
         self.draws += other.draws
         self.firm += other.firm
         self.firm_wrong += other.firm_wrong
         self.refused += other.refused
-        for key, (hit, tries) in other.covered.items():
-            got = self.covered.setdefault(key, [0, 0])
-            got[0] += hit
-            got[1] += tries
+        for mine, theirs in ((self.covered, other.covered), (self.ends, other.end_counts())):
+            for key, (hit, tries) in theirs.items():
+                got = mine.setdefault(key, [0, 0])
+                got[0] += hit
+                got[1] += tries
         self.wrong.extend(other.wrong[: max(0, 5 - len(self.wrong))])
+
+    def end_counts(self) -> dict[str, list[int]]:
+        """:attr:`ends` (empty for tallies saved before it was kept)."""
+        return getattr(self, "ends", {})
 
     def coverage(self) -> dict[str, float]:
         return {k: v[0] / v[1] for k, v in self.covered.items() if v[1]}
@@ -488,7 +498,9 @@ def _check(tally: Tally, name: str, rate: Any, truth_value: float) -> None:
     if not 1e-12 < truth_value < 1.0 - 1e-12 and name != "paired difference":
         return
     if isinstance(rate, Rate) and rate.low is not None and rate.high is not None:
-        tally.cover(name, rate.low - 1e-12 <= truth_value <= rate.high + 1e-12)
+        value = rate.value if rate.value is not None else 0.5
+        at_end = name != "paired difference" and not 1e-12 < value < 1.0 - 1e-12
+        tally.cover(name, rate.low - 1e-12 <= truth_value <= rate.high + 1e-12, at_end)
 
 
 def _intervals(route: Route, truth: Truth, options: RouteOptions) -> list[tuple[str, Any, float]]:
