@@ -21,11 +21,23 @@ up). Exit 1 when a region misses a target. Seeded: the same command prints the s
 from __future__ import annotations
 
 import argparse
+import math
 import pickle
 import sys
 import time
 
-from whilecli.route.simulate import GRID_TASKS, Tally, Truth, grid, run_region
+from whilecli.route import stats
+from whilecli.route.options import RouteOptions
+from whilecli.route.simulate import (
+    COVERAGE_FROM,
+    GRID_TASKS,
+    Tally,
+    Truth,
+    draws_for,
+    grid,
+    population,
+    run_region,
+)
 
 #: Columns of the coverage table: a name and the intervals it pools.
 GROUPS = {
@@ -47,17 +59,17 @@ def _pooled(tally: Tally, names: tuple[str, ...]) -> tuple[int, int]:
 
 
 def _ends(tally: Tally, interval: str, hits: int, tries: int) -> str:
-    """How much of an interval's coverage the pools decided: the intervals whose every task
-    sat at one end (any interval that holds the end covers a truth near it), and the
-    coverage of the rest."""
+    """How much of an interval's coverage the pools decided: the intervals whose estimate sat
+    at 0 or 1 (every task's estimate at that end; any interval that holds the end covers a
+    truth near it, whatever its rule), and the coverage of the rest."""
     end_hits, ends = tally.end_counts().get(interval, [0, 0])
     if not ends:
         return ""
     rest = tries - ends
     inside = f"{(hits - end_hits) / rest:.3f} of {rest}" if rest else "none"
     return (
-        f"; {ends} ({ends / tries:.0%}) at 0 or 1 (every task at one end) cover {end_hits / ends:.3f},"
-        f" the rest {inside}"
+        f"; {ends} ({ends / tries:.0%}) with the estimate at 0 or 1 cover"
+        f" {end_hits / ends:.3f}, the rest {inside}"
     )
 
 
@@ -107,6 +119,105 @@ def by_tasks(cells: list[tuple[Truth, Tally]]) -> list[str]:
     return lines
 
 
+def _binomial_pmf(s: int, n: int, p: float) -> float:
+    log = math.lgamma(n + 1) - math.lgamma(s + 1) - math.lgamma(n - s + 1)
+    return math.exp(log + s * math.log(p) + (n - s) * math.log1p(-p))
+
+
+def wilson_coverage(p: float, n: int) -> float:
+    """The exact chance that the Wilson interval of a count s ~ Binomial(n, p) holds p: the
+    sum of P(s) over the counts whose interval does (those within 12 sd and 40 of np; the
+    rest carry no mass)."""
+    reach = 12.0 * math.sqrt(n * p * (1.0 - p)) + 40.0
+    first, last = max(0, int(n * p - reach)), min(n, int(n * p + reach) + 1)
+    total = 0.0
+    for s in range(first, last + 1):
+        rate = stats.wilson(s, n)
+        assert rate.low is not None and rate.high is not None
+        if rate.low - 1e-12 <= p <= rate.high + 1e-12:
+            total += _binomial_pmf(s, n, p)
+    return total
+
+
+def _at_end(truth: Truth, which: str, j: int) -> tuple[float, float]:
+    """(population value, chance that the estimate of a pool of the truth sits at 0 or 1):
+    every task's estimate at one end. pass@j's estimate is 0 at c = 0 and 1 at c > k − j;
+    pass^j's is 0 at c < j and 1 at c = k; a share's count is 0 or N."""
+    pop, n, k = population(truth), truth.tasks, truth.k
+    pmf = pop.pmf
+    if which == "pass@k":
+        return pop.pass_at(j), float(pmf[0] ** n + pmf[k - j + 1 :].sum() ** n)
+    if which == "pass^k":
+        return pop.pass_hat(j), float(pmf[:j].sum() ** n + pmf[k] ** n)
+    share = pop.at_zero()
+    return share, (1.0 - share) ** n + share**n
+
+
+def exact(draws: int, names: list[str]) -> list[str]:
+    """Two tables of the band regions, summed over the pools' distribution, no draws.
+
+    Each task of a band truth falls at 0, splits or lies in the band independently with the
+    population's chance, so a share's count is Binomial(N, share) and its Wilson interval's
+    coverage is a finite sum. And the chance that a pool's estimate sits at 0 or 1 (every
+    task's at that end), where an interval that holds the end covers a truth near it
+    whatever its rule: a cell's coverage is then at least that chance, and an interval that
+    holds 95% in every cell covers at least max(that chance, 0.95) there, which bounds the
+    region's coverage from below whatever the rule. Cells weighted by the draws the grid gives them (a 20th from 10^4 tasks), from
+    10 tasks up, values inside (0, 1), as the drawn table counts them."""
+    low, high = RouteOptions().band
+    shares = ["| region | floor share | split share | in-band share |", "|---|---|---|---|"]
+    least = ["| region | floor share | pass@k | pass^k |", "|---|---|---|---|"]
+    for name, truths in grid():
+        if not name.startswith("band ") or (names and not any(r in name for r in names)):
+            continue
+        cells = []
+        for which in ("floor", "split", "in-band"):
+            got = weight = 0.0
+            for truth in truths:
+                if truth.tasks < COVERAGE_FROM:
+                    continue
+                pop = population(truth)
+                share = {"floor": pop.at_zero(), "split": pop.split()}.get(which)
+                share = pop.in_band(low, high) if share is None else share
+                if not 1e-12 < share < 1.0 - 1e-12:
+                    continue
+                w = draws_for(truth, draws)
+                got += w * wilson_coverage(share, truth.tasks)
+                weight += w
+            cells.append(f"{got / weight:.4f}" if weight else "-")
+        shares.append(f"| {name} | " + " | ".join(cells) + " |")
+        cells = []
+        for which in ("floor share", "pass@k", "pass^k"):
+            ends = bound = weight = 0.0
+            for truth in truths:
+                if truth.tasks < COVERAGE_FROM or truth.k < 2:
+                    continue
+                js = [0] if which == "floor share" else _printed_ks(truth.k)
+                for j in js:
+                    value, at_end = _at_end(truth, which, j)
+                    if not 1e-12 < value < 1.0 - 1e-12:
+                        continue
+                    w = draws_for(truth, draws)
+                    ends += w * at_end
+                    bound += w * max(at_end, 0.95)
+                    weight += w
+            if weight:
+                cells.append(f"{ends / weight:.2f}, {bound / weight:.4f}")
+            else:
+                cells.append("-")
+        least.append(f"| {name} | " + " | ".join(cells) + " |")
+    why = (
+        "Pools whose estimate sits at 0 or 1 (every task at that end), and the least coverage"
+        " of an interval that covers 95% of the pools of every cell at least:"
+    )
+    return [*shares, "", why, *least]
+
+
+def _printed_ks(k: int) -> list[int]:
+    """The j of the pass@j and pass^j a route prints for pools of k draws per task."""
+    return sorted({j for j in (4, 8, 16, 32) if j <= k} | ({k} if k >= 4 else set()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--draws", type=int, default=100, help="pools per cell of the grid")
@@ -119,7 +230,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="print each cell")
     parser.add_argument("--save", help="also write the tallies to this file (pickle)")
     parser.add_argument("--load", nargs="+", help="print the table of saved tallies, run none")
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="print the band regions' share coverage and the least coverage their pools"
+        " allow, summed exactly, run none",
+    )
     args = parser.parse_args(argv)
+    if args.exact:
+        print("\n".join(exact(args.draws, args.region or [])))
+        return 0
     if args.load:
         results, cells = [], []
         for path in args.load:

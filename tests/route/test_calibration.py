@@ -23,6 +23,7 @@ from whilecli.route.simulate import (
     MIXTURES,
     Tally,
     Truth,
+    _check,
     draw_pool,
     draw_rates,
     pass_pmf,
@@ -153,6 +154,35 @@ def test_pass_k_holds_its_coverage_where_tasks_sit_at_one_end(
 
     monkeypatch.setattr(stats, "pass_k_floor", prior_floor)
     assert _pass_k_coverage(ONE_END_K, 100) > 0.97
+
+
+def test_intervals_at_an_end_are_counted_apart() -> None:
+    """An interval whose estimate sits at 0 or 1 (every task's estimate at that end) covers a
+    truth near the end whatever its rule: the tally counts those apart, so that the table can
+    say how much of a coverage the pools decided and what the rule's intervals cover."""
+    tally = Tally()
+    _check(tally, "pass^k", Rate(0.0, 0.0, 0.3, 10, 40, "clustered"), 1e-6)
+    _check(tally, "pass^k", Rate(0.1, 0.05, 0.2, 10, 40, "clustered"), 0.3)
+    _check(tally, "pass@k", Rate(1.0, 0.7, 1.0, 10, 40, "clustered"), 1 - 1e-6)
+    assert tally.covered == {"pass^k": [1, 2], "pass@k": [1, 1]}
+    assert tally.ends == {"pass^k": [1, 1], "pass@k": [1, 1]}
+    merged = Tally()
+    merged.add(tally)
+    assert merged.ends == tally.ends
+
+
+def test_pools_at_the_floor_decide_pass_hat_k_near_the_floor() -> None:
+    """Near the floor, pass^j's estimate is 0 on every task unless some task passes j of its
+    draws: (Σ_{c<j} P(c))^N of the pools, exactly, and there the interval [0, u] covers
+    the truth (about 1e-4 and less) whatever u. The tally's share agrees with the exact one;
+    this part of pass^k's coverage belongs to the pools, not to a rule."""
+    truth = Truth("near-floor", 8, 30)
+    pmf = population(truth).pmf
+    exact = float(np.mean([pmf[:j].sum() ** truth.tasks for j in (4, 8)]))
+    tally = run_truth(truth, 200, seed=3)
+    hits, ends = tally.ends["pass^k"]
+    assert ends / tally.covered["pass^k"][1] == pytest.approx(exact, abs=0.04)
+    assert hits == ends
 
 
 #: Teachers whose true lead is the threshold itself: a firm "clears" is wrong for any lead
