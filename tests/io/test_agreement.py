@@ -1,9 +1,11 @@
 """Every command reads a file the same way (DESIGN section 1, "One row model").
 
-Generated files (JSON Lines, gzip, Parquet, CSV, one JSON document; the task id under one
-alias or none but a prompt; the grade under one alias; truncation from a flag, a
-``finish_reason`` or not recorded; a model or none; replies that are text, empty or
-``"{}"``; a judge's column or not) are read through the library entry point of every
+Generated files (JSON Lines plain, gzip, zstd or behind a byte order mark, one JSON object on
+one line, Parquet, CSV, one JSON document; the task id under one alias or none but a prompt
+(text, or a chat with or without a system turn); the grade under one alias; truncation from a
+flag (or its words as text), a ``finish_reason`` or ``stop_reason`` as the writers spell a
+length stop, or not recorded; a model or none; replies that are text, empty or ``"{}"``, bare
+or as an assistant message; a judge's column or not) are read through the library entry point of every
 command: ``route`` and ``check`` (:func:`read_rows` + :func:`summarize`, and
 :func:`run_route` for who grades), ``diff`` and ``size`` (:func:`read_tasks`), ``summarize``
 (the summary written and routed back), ``ada`` and the row methods (:func:`read_table`) and
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,21 +39,34 @@ from whilecli.route import run_route
 from whilecli.route.pool import Counts, summarize
 from whilecli.route.summary import pool_from_summary, write_summary
 
-ENCODINGS = ("jsonl", "jsonl.gz", "parquet", "csv", "json")
+#: jsonl-bom: a UTF-8 byte order mark first; jsonl-doc: one JSON object on one line holding
+#: the rows under ``samples``.
+ENCODINGS = ("jsonl", "jsonl.gz", "jsonl.zst", "jsonl-bom", "jsonl-doc", "parquet", "csv", "json")
 ID_KEYS = ("task_id", "example_id", "prompt_id", None)  # None: keyed by the prompt
+#: The prompt: text, a chat of one user turn, or a chat with a system turn first.
+PROMPTS = ("text", "messages", "system")
 REWARD_KEYS = ("reward", "score", "correct")
-TRUNCATION = (None, "truncated", "is_truncated", "finish_reason")
-REPLIES = ("text", "some-empty", "all-empty", "all-braces")
+TRUNCATION = (None, "truncated", "is_truncated", "finish_reason", "stop_reason", "flag-text")
+#: A stop / finish reason of a cut-off reply, as the writers spell it (any case), and of one
+#: that ended on its own.
+CUT_WORDS = ("length", "max_tokens", "LENGTH", "MAX_TOKENS", "model_length", "max_output_tokens")
+STOP_WORDS = ("stop", "end_turn", "STOP", "eos")
+#: A truncation flag written as text.
+FLAG_WORDS = {True: ("true", "True", "TRUE", "1"), False: ("false", "False", "0")}
+REPLIES = ("text", "some-empty", "all-empty", "all-braces", "all-brace-messages", "messages")
 
 
 @st.composite
 def dumps(draw: st.DrawFn) -> dict[str, Any]:
     """A file's rows and how they were written (one choice per field, for every row)."""
     encoding = draw(st.sampled_from(ENCODINGS))
+    replies = draw(st.sampled_from(REPLIES))
+    if replies in ("all-brace-messages", "messages") and encoding == "csv":
+        encoding = "jsonl"  # a CSV cell holds text, not a message list
     id_key = draw(st.sampled_from(ID_KEYS))
+    prompts = draw(st.sampled_from(PROMPTS if encoding != "csv" else PROMPTS[:1]))
     reward_key = draw(st.sampled_from(REWARD_KEYS))
     truncation = draw(st.sampled_from(TRUNCATION))
-    replies = draw(st.sampled_from(REPLIES))
     model = draw(st.sampled_from([None, "org/model-a"]))
     judge = draw(st.sampled_from([None, "judge_reward_func", "judge_name"]))
     tasks = draw(st.integers(1, 4))
@@ -62,16 +78,33 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
             row: dict[str, Any] = {}
             if id_key is not None:
                 row[id_key] = f"q{t}"
-            row["prompt"] = f"What is {t} + {t}?"
+            question = f"What is {t} + {t}?"
+            if prompts == "messages":
+                row["prompt"] = [{"role": "user", "content": question}]
+            elif prompts == "system":
+                row["prompt"] = [
+                    {"role": "system", "content": "Answer briefly."},
+                    {"role": "user", "content": question},
+                ]
+            else:
+                row["prompt"] = question
             if replies == "text":
                 row["completion"] = f"The answer is {2 * t}."
+            elif replies == "messages":
+                content = draw(st.sampled_from(["{}", "", f"It is {2 * t}."]))
+                row["completion"] = [{"role": "assistant", "content": content}]
+            elif replies == "all-brace-messages":
+                content = draw(st.sampled_from(["{}", "", " "]))
+                row["completion"] = [{"role": "assistant", "content": content}]
             elif replies == "some-empty":
                 row["completion"] = draw(st.sampled_from(["", "{}", "an answer"]))
             else:
                 row["completion"] = "" if replies == "all-empty" else "{}"
             row[reward_key] = passed if reward_key == "correct" else float(passed)
-            if truncation == "finish_reason":
-                row["finish_reason"] = "length" if cut else "stop"
+            if truncation in ("finish_reason", "stop_reason"):
+                row[truncation] = draw(st.sampled_from(CUT_WORDS if cut else STOP_WORDS))
+            elif truncation == "flag-text":
+                row["truncated"] = draw(st.sampled_from(FLAG_WORDS[cut]))
             elif truncation is not None:
                 row[truncation] = cut
             if model is not None:
@@ -83,6 +116,8 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
             rows.append(row)
     if replies == "some-empty" and all(r["completion"] in ("", "{}") for r in rows):
         rows[0]["completion"] = "an answer"
+    if replies == "messages":
+        rows[0]["completion"] = [{"role": "assistant", "content": "an answer"}]
     return {
         "rows": rows,
         "encoding": encoding,
@@ -91,16 +126,28 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
         "truncation": truncation,
         "model": model,
         "judge": judge,
-        "refused": replies in ("all-empty", "all-braces"),
+        "refused": replies in ("all-empty", "all-braces", "all-brace-messages"),
     }
 
 
 def write(folder: Path, dump: dict[str, Any]) -> Path:
     rows, encoding = dump["rows"], dump["encoding"]
     path = folder / f"rows.{encoding}"
-    if encoding in ("jsonl", "jsonl.gz"):
+    if encoding.startswith("jsonl"):
+        path = folder / ("rows.jsonl" + encoding.removeprefix("jsonl").partition("-")[0])
         text = "".join(json.dumps(r) + "\n" for r in rows).encode()
-        path.write_bytes(gzip.compress(text) if encoding.endswith(".gz") else text)
+        if encoding == "jsonl-doc":
+            text = json.dumps({"samples": rows}).encode()
+        elif encoding == "jsonl-bom":
+            text = b"\xef\xbb\xbf" + text
+        elif encoding == "jsonl.gz":
+            text = gzip.compress(text)
+        elif encoding == "jsonl.zst":
+            sink = pa.BufferOutputStream()
+            with pa.CompressedOutputStream(sink, "zstd") as out:
+                out.write(text)
+            text = sink.getvalue().to_pybytes()
+        path.write_bytes(text)
     elif encoding == "json":
         path.write_text(json.dumps(rows, indent=1))
     elif encoding == "parquet":
@@ -114,12 +161,15 @@ def expected(dump: dict[str, Any]) -> dict[str, Any]:
     """The slow reference: what every command must read from the rows."""
     per_task: dict[str, list[int]] = {}
     for row in dump["rows"]:
-        key = row[dump["id_key"]] if dump["id_key"] else row["prompt"]
+        key = row[dump["id_key"]] if dump["id_key"] else json.dumps(row["prompt"])
         passed = bool(row[dump["reward_key"]])
-        cut = {
-            None: None,
-            "finish_reason": row.get("finish_reason") == "length",
-        }.get(dump["truncation"], row.get(dump["truncation"] or ""))
+        truncation = dump["truncation"]
+        if truncation in ("finish_reason", "stop_reason"):
+            cut = row[truncation] in CUT_WORDS
+        elif truncation == "flag-text":
+            cut = row["truncated"] in FLAG_WORDS[True]
+        else:
+            cut = None if truncation is None else row[truncation]
         n, passes, truncated = per_task.get(key, [0, 0, 0])
         per_task[key] = [n + 1, passes + passed, truncated + bool(cut)]
     return {

@@ -64,7 +64,7 @@ def located(path: Path) -> InputError:
         ({"logprobs": "abc"}, "logprobs", "list"),
         ({"values": [0.5, {"v": 1}]}, "values", "object"),
         ({"logprobs": [-0.1, 1e400]}, "logprobs", "finite"),
-        ({"truncated": "yes"}, "truncated", "true/false"),
+        ({"truncated": [True]}, "truncated", "true/false"),
     ],
 )
 def test_a_bad_value_is_named_at_its_line_and_field(

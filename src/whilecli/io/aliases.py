@@ -72,12 +72,24 @@ ERROR_ALIASES: tuple[str, ...] = ("error",)
 REASON_ALIASES: tuple[str, ...] = ("finish_reason", "stop_reason")
 
 
-#: Truncation: (path, values that mean "cut off"); ``None`` = a boolean flag.
+#: A finish / stop reason that means the reply was cut off at a token limit, in any case:
+#: OpenAI and vLLM ``length``, Anthropic and inspect ``max_tokens`` (Gemini ``MAX_TOKENS``),
+#: the Responses API ``max_output_tokens``, inspect ``model_length``, and the context's end.
+CUT_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "max_new_tokens", "max_length"}
+    | {"model_length", "context_length", "max_total_tokens", "model_context_window_exceeded"}
+)
+#: A truncation flag written as text (``"true"``, ``"False"``, ``"1"``): its words, any case.
+FLAG_TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0"})
+FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0", ""})
+
+#: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
+#: boolean flag (true/false, 0/1, or those words as text).
 TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("truncated", None),
     ("is_truncated", None),
-    ("finish_reason", frozenset({"length"})),
-    ("stop_reason", frozenset({"length", "max_tokens"})),
+    ("finish_reason", CUT_REASONS),
+    ("stop_reason", CUT_REASONS),
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     (
         "stop_condition",

@@ -105,12 +105,16 @@ def error_message(text: pl.Expr) -> pl.Expr:
 
 
 def reply_state(
-    error: pl.Expr | None, reason: pl.Expr | None, completion: pl.Expr | None
+    error: pl.Expr | None,
+    reason: pl.Expr | None,
+    completion: pl.Expr | None,
+    messages: bool = False,
 ) -> pl.Expr:
     """``ok`` / ``empty`` / ``error`` per row. ``error``: the row's error field holds something,
     its stop/finish reason is ``error``, or its completion is a harness error message;
     ``empty``: the completion is empty (nothing generated); else ``ok`` (and ``ok`` where the
-    rows carry no completion at all)."""
+    rows carry no completion at all). ``messages``: the completion is a message list (see
+    :func:`empty_reply`)."""
     failed = pl.lit(False)
     if error is not None:
         failed = failed | error.is_not_null()
@@ -118,7 +122,7 @@ def reply_state(
         failed = failed | reason.str.to_lowercase().is_in(ERROR_REASONS).fill_null(False)
     if completion is not None:
         failed = failed | error_message(completion)
-        empty = empty_reply(completion)
+        empty = empty_reply(completion, messages)
         return (
             pl.when(failed)
             .then(pl.lit(ERROR))
@@ -129,10 +133,27 @@ def reply_state(
     return pl.when(failed).then(pl.lit(ERROR)).otherwise(pl.lit(OK))
 
 
-def empty_reply(text: pl.Expr) -> pl.Expr:
+#: A completion that holds nothing, as text.
+EMPTY_TEXTS = ("", "[]", '""', "{}", "null")
+
+
+def empty_reply(text: pl.Expr, messages: bool = False) -> pl.Expr:
     """True where a completion holds nothing (``""``, ``[]``, ``{}``, ``null``, blanks);
-    null where the row has no completion."""
-    return text.str.strip_chars().is_in(["", "[]", '""', "{}", "null"])
+    null where the row has no completion. ``messages``: the completion may be a message list
+    (JSON text), empty when each message's content is one of those and it carries nothing
+    else but its role and null fields (``[{"role": "assistant", "content": "{}"}]``)."""
+    plain = text.str.strip_chars().is_in(EMPTY_TEXTS)
+    if not messages:
+        return plain
+    bare = text.str.replace_all(r"\s+", "")
+    for pattern in (
+        r'"role":"[^"]*"',
+        r'"[A-Za-z_]+":null',
+        r'"content":(""|"\{\}"|"\[\]"|\[\])',
+        ",",
+    ):
+        bare = bare.str.replace_all(pattern, "")
+    return plain | bare.str.contains(r"^\[(\{\})*\]$")
 
 
 def draw_key(text: pl.Expr) -> pl.Expr:

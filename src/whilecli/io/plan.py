@@ -18,7 +18,15 @@ import polars as pl
 
 from whilecli.errors import InputError
 from whilecli.io import facts
-from whilecli.io.aliases import COMPLETION_ALIASES, ERROR_ALIASES, REASON_ALIASES, VERSION_ALIASES
+from whilecli.io.aliases import (
+    COMPLETION_ALIASES,
+    CUT_REASONS,
+    ERROR_ALIASES,
+    FLAG_FALSE,
+    FLAG_TRUE,
+    REASON_ALIASES,
+    VERSION_ALIASES,
+)
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.shape import (
     LOGPROB_ALIASES,
@@ -79,7 +87,9 @@ class Plan:
     row_filter: pl.Expr | None = None
     has_logprobs: pl.Expr | None = None
     has_values: pl.Expr | None = None
-    generated: pl.Expr | None = None  # see _generated; None: the rows carry no completion
+    #: True where a completion holds something (not facts.empty_reply), null where absent;
+    #: None: the rows carry no completion.
+    generated: pl.Expr | None = None
     completion_field: str | None = None
     notes: list[str] = field(default_factory=list)
     env: str | None = None  # the evaluation the file's sidecars name (pooling)
@@ -241,10 +251,12 @@ def build_plan(
         if "task_id" not in mapping and fields.get("task_id") is not None:
             by_prompt = (prompt, fields["task_id"])
     completion_text = None if completion is None else leaves.text(completion)
+    listed = completion is not None and "list" in shape.kinds_at(completion)
     reply = facts.reply_state(
         _present(shape, leaves, ERROR_ALIASES),
         _reason(shape, leaves),
         completion_text,
+        listed,
     )
     slice_expr = None
     if by is not None and by != "source":
@@ -269,7 +281,7 @@ def build_plan(
         row_filter=row_filter,
         has_logprobs=None if lp is None else leaves.nonempty(lp),
         has_values=None if vals is None else leaves.nonempty(vals),
-        generated=None if completion is None else _generated(leaves.text(completion)),
+        generated=None if completion_text is None else ~facts.empty_reply(completion_text, listed),
         completion_field=completion,
         notes=notes,
         env=sidecar_env(fmt, source),
@@ -308,12 +320,6 @@ def _reason(shape: Shape, leaves: Leaves) -> pl.Expr | None:
         if shape.kinds_at(alias) - {"null"} == {"string"}:
             return leaves.expr(alias, pl.String)
     return None
-
-
-def _generated(text: pl.Expr) -> pl.Expr:
-    """True where a completion holds something, False where it is empty, null where absent."""
-    stripped = text.str.strip_chars()
-    return ~stripped.is_in(["", "[]", '""', "{}", "null"])
 
 
 @dataclass
@@ -517,9 +523,11 @@ def _truncation(
             return leaves.expr(alias, pl.Boolean).list.any()
         if values is None:
             sources["truncated"] = alias
-            return leaves.expr(alias, pl.Boolean)
-        hit = leaves.expr(alias, pl.String).is_in(sorted(values))
+            return _flag(shape, leaves, alias)
+        hit = leaves.expr(alias, pl.String).str.to_lowercase().is_in(sorted(values))
         shown = ", ".join(repr(v) for v in sorted(values))
+        if values is CUT_REASONS:
+            shown = "'length', 'max_tokens', 'max_output_tokens', 'model_length', ... (any case)"
         sources["truncated"] = (
             f"{alias} == {shown}" if len(values) == 1 else f"{alias} in {{{shown}}}"
         )
@@ -531,6 +539,22 @@ def _truncation(
         return hit
     sources["truncated"] = "not recorded (unknown)"
     return pl.lit(None, dtype=pl.Boolean)
+
+
+def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
+    """A truncation flag: true/false and 0/1 as they are; written as text (``"true"``,
+    ``"False"``, ``"1"``, a cut-off reason such as ``"length"``), its words in any case, and
+    unknown (null) where the text is none of them."""
+    if "string" not in shape.kinds_at(alias):
+        return leaves.expr(alias, pl.Boolean)
+    word = leaves.expr(alias, pl.String).str.strip_chars().str.to_lowercase()
+    return (
+        pl.when(word.is_in(sorted(FLAG_TRUE | CUT_REASONS)))
+        .then(pl.lit(True))
+        .when(word.is_in(sorted(FLAG_FALSE)))
+        .then(pl.lit(False))
+        .otherwise(pl.lit(None, dtype=pl.Boolean))
+    )
 
 
 def _version_alias(shape: Shape) -> str | None:

@@ -656,6 +656,7 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         )
     if source.data is not None and source.data[:4] == document.ZIP_MAGIC:
         return document.convert_zip(source.data, source.name).source(source)
+    source = _without_bom(source)
     try:
         head = _first_byte(source)
         lines = iter_lines(source)
@@ -678,6 +679,31 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         return _document(source, explicit)
     converted = document.convert_lines(row, lambda: _parsed(source), source.path, source.name)
     return source if converted is None else converted.source(source)
+
+
+#: The UTF-8 byte order mark some Windows tools write first; JSON has no place for it.
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _without_bom(source: Source) -> Source:
+    """A JSON source whose text starts with a UTF-8 byte order mark, as its bytes after the
+    mark (every reader then sees the JSON itself); any other source as it is."""
+    if source.data is not None:
+        if source.data[:3] != UTF8_BOM:
+            return source
+        return replace(source, data=source.data[3:], compression=None)
+    errors: tuple[type[BaseException], ...] = (InputError, *_read_errors())
+    try:
+        stream = _raw_stream(source)
+        try:
+            head = stream.read(3)
+        finally:
+            stream.close()
+    except errors:
+        return source  # the streaming reader names the problem
+    if head != UTF8_BOM:
+        return source
+    return replace(source, data=_all_bytes(source)[3:], compression=None)
 
 
 def _document(source: Source, explicit: bool) -> Source | None:

@@ -78,6 +78,9 @@ def convert(doc: list[dict[str, Any]], path: Path | None, name: str) -> Converte
     model = adapter.get("model") if isinstance(adapter.get("model"), str) else None
     max_tokens = adapter.get("max_tokens")
     short = isinstance(max_tokens, int) and max_tokens <= SHORT_ANSWER
+    # Without the run's max_tokens (no run_spec.json beside the file: a stream, a copy), a
+    # length stop cannot be told from the designed end of a short answer: unknown.
+    known = isinstance(max_tokens, int)
     predictions = _load(path.parent / "display_predictions.json") if path is not None else None
     texts: dict[tuple[str, int | None], str] = {}
     if isinstance(predictions, list):
@@ -145,7 +148,7 @@ def convert(doc: list[dict[str, Any]], path: Path | None, name: str) -> Converte
             "task_id": task,
             "trial": trial,
             "reward": values.get(METRIC),
-            "truncated": None if length is None else (False if short else length > 0),
+            "truncated": None if length is None or not known else (False if short else length > 0),
             "model": model,
             "completion": texts.get((task, trial)),
             **{k: v for k, v in values.items() if k not in ("reward", "task_id", "model")},
@@ -172,6 +175,11 @@ def convert(doc: list[dict[str, Any]], path: Path | None, name: str) -> Converte
             f"HELM ran with max_tokens = {max_tokens}: its length stops are the answer's designed"
             " end, not cut-off replies (truncation read as false)"
         )
+    if not known and any(r["truncated"] is None for r in rows[:1]):
+        notes.append(
+            "HELM: no max_tokens in a run_spec.json beside the file, so a length stop cannot be"
+            " told from a short answer's designed end (truncation unknown); route the run folder"
+        )
     env = spec.get("name") if isinstance(spec, dict) and isinstance(spec.get("name"), str) else None
     if env is not None:
         env = ",".join(p for p in env.split(",") if not p.startswith("model=")).rstrip(":")
@@ -182,6 +190,8 @@ def convert(doc: list[dict[str, Any]], path: Path | None, name: str) -> Converte
             f"not cut off: max_tokens = {max_tokens}"
             if short
             else "stats[] finish_reason_length > 0"
+            if known
+            else "not recorded: no run_spec.json max_tokens"
         ),
         "model": "run_spec.json: adapter_spec.model" if model else "not recorded",
     }
