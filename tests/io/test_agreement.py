@@ -1,11 +1,12 @@
 """Every command reads a file the same way (DESIGN section 1, "One row model").
 
-Generated files (JSON Lines plain, gzip, zstd or behind a byte order mark, one JSON object on
-one line, Parquet, CSV, one JSON document; the task id under one alias or none but a prompt
-(text, or a chat with or without a system turn); the grade under one alias; truncation from a
-flag (or its words as text), a ``finish_reason`` or ``stop_reason`` as the writers spell a
-length stop, or not recorded; a model or none; replies that are text, empty or ``"{}"``, bare
-or as an assistant message; a judge's column or not) are read through the library entry point of every
+Generated files (JSON Lines plain, gzip, zstd or behind a byte order mark, under a name that
+says another compression or none, one JSON object on one line, Parquet, CSV, one JSON
+document; the task id under one alias or none but a prompt (text, or a chat with or without
+a system turn); the grade under one alias; truncation from a flag (or its words as text), a
+``finish_reason`` or ``stop_reason`` as the writers spell a length stop, or not recorded; a
+model or none; replies that are text, empty or ``"{}"``, bare or as an assistant message; a
+judge's column (:data:`JUDGES`) or not) are read through the library entry point of every
 command: ``route`` and ``check`` (:func:`read_rows` + :func:`summarize`, and
 :func:`run_route` for who grades), ``diff`` and ``size`` (:func:`read_tasks`), ``summarize``
 (the summary written and routed back), ``ada`` and the row methods (:func:`read_table`) and
@@ -43,6 +44,9 @@ from whilecli.route.summary import pool_from_summary, write_summary
 #: the rows under ``samples``.
 ENCODINGS = ("jsonl", "jsonl.gz", "jsonl.zst", "jsonl-bom", "jsonl-doc", "parquet", "csv", "json")
 ID_KEYS = ("task_id", "example_id", "prompt_id", None)  # None: keyed by the prompt
+#: Who grades, as a column: verifiers' judge reward function, inspect's scorer, the reference
+#: SDK's judge_name, AlpacaEval's annotator, simple-evals' grader_model.
+JUDGES = ("judge_reward_func", "model_graded_fact", "judge_name", "annotator", "grader_model")
 #: The prompt: text, a chat of one user turn, or a chat with a system turn first.
 PROMPTS = ("text", "messages", "system")
 REWARD_KEYS = ("reward", "score", "correct")
@@ -68,7 +72,7 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
     reward_key = draw(st.sampled_from(REWARD_KEYS))
     truncation = draw(st.sampled_from(TRUNCATION))
     model = draw(st.sampled_from([None, "org/model-a"]))
-    judge = draw(st.sampled_from([None, "judge_reward_func", "judge_name"]))
+    judge = draw(st.sampled_from([None, *JUDGES]))
     tasks = draw(st.integers(1, 4))
     rows: list[dict[str, Any]] = []
     for t in range(tasks):
@@ -109,10 +113,10 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
                 row[truncation] = cut
             if model is not None:
                 row["model"] = model
-            if judge == "judge_reward_func":
-                row["judge_reward_func"] = float(passed)
-            elif judge == "judge_name":
-                row["judge_name"] = "gpt-4o"
+            if judge in ("judge_reward_func", "model_graded_fact"):
+                row[judge] = float(passed)  # a judge's reward function or scorer
+            elif judge is not None:
+                row[judge] = "gpt-4o"  # the judge that graded the row
             rows.append(row)
     if replies == "some-empty" and all(r["completion"] in ("", "{}") for r in rows):
         rows[0]["completion"] = "an answer"
@@ -126,6 +130,7 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
         "truncation": truncation,
         "model": model,
         "judge": judge,
+        "misnamed": draw(st.booleans()),
         "refused": replies in ("all-empty", "all-braces", "all-brace-messages"),
     }
 
@@ -147,6 +152,8 @@ def write(folder: Path, dump: dict[str, Any]) -> Path:
             with pa.CompressedOutputStream(sink, "zstd") as out:
                 out.write(text)
             text = sink.getvalue().to_pybytes()
+        if dump.get("misnamed"):  # compressed bytes under a plain name, or plain under .gz
+            path = folder / ("rows.jsonl" if path.name != "rows.jsonl" else "rows.jsonl.gz")
         path.write_bytes(text)
     elif encoding == "json":
         path.write_text(json.dumps(rows, indent=1))

@@ -79,6 +79,13 @@ CUT_REASONS = frozenset(
     {"length", "max_tokens", "max_output_tokens", "max_new_tokens", "max_length"}
     | {"model_length", "context_length", "max_total_tokens", "model_context_window_exceeded"}
 )
+
+
+def cut_reason(reason: object) -> bool:
+    """Whether a finish / stop reason says the reply was cut off (:data:`CUT_REASONS`)."""
+    return isinstance(reason, str) and reason.strip().lower() in CUT_REASONS
+
+
 #: A truncation flag written as text (``"true"``, ``"False"``, ``"1"``): its words, any case.
 FLAG_TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0"})
 FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0", ""})

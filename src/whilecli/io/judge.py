@@ -4,7 +4,8 @@ Decided from what the one read of a file saw, never by reading it again:
 
 - **names**: a column, metric, reward-function or scorer name of the rows (any key, nested
   keys included, and the column that fed the reward) that names a judge: ``judge``,
-  ``annotator``, ``judgment``, ``preference``, ``model_graded``, ``llm-as-judge``
+  ``annotator``, ``judgment``, ``preference``, ``model_graded``, ``llm-as-judge``,
+  ``grader_model`` (a grading model's name beside the grade, as simple-evals writes it)
   (verifiers' ``judge_reward_func``, NeMo-Skills' ``judge_correct``, inspect_ai's
   ``model_graded_fact``/``model_graded_qa`` scorers, AlpacaEval's annotator fields,
   arena-hard's judgments). Every row of such a file is judge-graded.
@@ -45,6 +46,8 @@ JUDGE_WORDS = (
     "model_graded",
     "llm_as_a_judge",
     "llm_as_judge",
+    "grader_model",
+    "grading_model",
 )
 _WORDS = re.compile("|".join(re.escape(w) for w in JUDGE_WORDS))
 _FALSY = ("", "false", "0", "0.0")

@@ -588,7 +588,7 @@ def _trace_truncation(shape: Shape, leaves: Leaves) -> pl.Expr:
         leaves.text("calls[].error")
         calls = calls.list.eval(pl.element().filter(pl.element().struct.field("error").is_null()))
     last = calls.list.eval(pl.element().struct.field("finish_reason").cast(pl.String)).list.last()
-    return stop | (last == "length").fill_null(False)
+    return stop | last.str.to_lowercase().is_in(sorted(CUT_REASONS)).fill_null(False)
 
 
 def _model(

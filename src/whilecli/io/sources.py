@@ -257,13 +257,18 @@ def _file_source(path: Path, explicit: bool) -> Source | None:
         return None
     if not os.access(path, os.R_OK):
         raise InputError("file is not readable (permission denied)", file=str(path))
-    if kind is None:
+    if kind is None or kind[0] in ("jsonl", "table"):
+        # the bytes say how a text file is compressed, as a stream's do: a .gz name on plain
+        # text, or gzip bytes behind a .jsonl name, read as what they are
         try:
             with open(path, "rb") as fh:
                 head = fh.read(4)
         except OSError as err:
             raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
-        kind = ("parquet", None) if head == PARQUET_MAGIC else ("jsonl", _codec_of(head))
+        if kind is None:
+            kind = ("parquet", None) if head == PARQUET_MAGIC else ("jsonl", _codec_of(head))
+        else:
+            kind = (kind[0], _codec_of(head))
     return Source(name=str(path), kind=kind[0], path=path, compression=kind[1])
 
 
@@ -808,8 +813,9 @@ class _LineBlocks:
                     chunk = stream.read(self.size)
                 except _read_errors() as err:
                     raise InputError(
-                        f"cannot read past line {self.lines}: {_reason(err)}",
+                        f"cannot read this line: {_reason(err)}",
                         file=self.source.name,
+                        line=self.lines + 1,
                     ) from None
                 if not chunk:
                     break

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
+from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list, first_assistant_cut
 
 
@@ -169,7 +170,7 @@ def _row_2025(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "prompt": raw.get("question", raw) if raw else None,
         "reward": review.get("result"),
-        "truncated": None if finish is None else finish == "length",
+        "truncated": None if finish is None else cut_reason(finish),
         "model": row.get("model"),
         "completion": message.get("content"),
         "choices": row.get("choices"),

@@ -21,12 +21,12 @@ from typing import Any, BinaryIO
 
 from whilecli import jsonout
 from whilecli.errors import InputError
+from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, first_assistant_cut
 from whilecli.io.shape import kind_words
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
-CUT_OFF = frozenset({"max_tokens", "model_length"})
 #: Sample members too large or irrelevant to carry into rows.
 HEAVY = ("events", "attachments", "store", "model_usage", "messages", "output")
 
@@ -275,7 +275,7 @@ def _rows(
         row.update(
             task_id=str(sample["id"]),
             reward=reward,
-            truncated=None if stop is None else stop in CUT_OFF,
+            truncated=None if stop is None else cut_reason(stop),
             model=model,
             prompt=first_assistant_cut(sample.get("input")),
             completion=completion,

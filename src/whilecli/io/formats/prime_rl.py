@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from whilecli import jsonout
 from whilecli.errors import InputError
+from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def _truncated(episode: dict[str, Any]) -> bool | None:
     calls = [c for c in as_list(episode.get("calls")) if isinstance(c, dict)]
     answered = [c for c in calls if c.get("error") is None] or calls
     if answered and answered[-1].get("finish_reason") is not None:
-        return answered[-1].get("finish_reason") == "length"
+        return cut_reason(answered[-1].get("finish_reason"))
     return False if "stop_condition" in episode else None
 
 
