@@ -122,6 +122,9 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
         rows[0]["completion"] = "an answer"
     if replies == "messages":
         rows[0]["completion"] = [{"role": "assistant", "content": "an answer"}]
+    ungraded = draw(st.integers(0, 2))  # rows with a null grade among the graded
+    for i in range(ungraded):
+        rows.insert(draw(st.integers(0, len(rows))), {**rows[i], reward_key: None})
     return {
         "rows": rows,
         "encoding": encoding,
@@ -131,6 +134,8 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
         "model": model,
         "judge": judge,
         "misnamed": draw(st.booleans()),
+        "ungraded": ungraded,
+        "null_cell": draw(st.sampled_from(["", "NA", "nan", "null"])),  # CSV's missing value
         "refused": replies in ("all-empty", "all-braces", "all-brace-messages"),
     }
 
@@ -160,7 +165,7 @@ def write(folder: Path, dump: dict[str, Any]) -> Path:
     elif encoding == "parquet":
         pl.DataFrame(rows).write_parquet(path)
     else:
-        pl.DataFrame(rows).write_csv(path)
+        pl.DataFrame(rows).write_csv(path, null_value=dump["null_cell"])
     return path
 
 
@@ -168,6 +173,8 @@ def expected(dump: dict[str, Any]) -> dict[str, Any]:
     """The slow reference: what every command must read from the rows."""
     per_task: dict[str, list[int]] = {}
     for row in dump["rows"]:
+        if row[dump["reward_key"]] is None:
+            continue  # ungraded: left out of every count
         key = row[dump["id_key"]] if dump["id_key"] else json.dumps(row["prompt"])
         passed = bool(row[dump["reward_key"]])
         truncation = dump["truncation"]
@@ -182,7 +189,7 @@ def expected(dump: dict[str, Any]) -> dict[str, Any]:
     return {
         "tasks": per_task,
         "shape": sorted(tuple(v) for v in per_task.values()),
-        "rows": len(dump["rows"]),
+        "rows": sum(r[dump["reward_key"]] is not None for r in dump["rows"]),  # graded
         "truncation_known": dump["truncation"] is not None,
         "judged": len(dump["rows"]) if dump["judge"] else 0,
     }

@@ -202,3 +202,55 @@ def test_bracketed_lines_are_those_of_a_slow_split(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sources, "BRACKET_CHUNK", chunk)
         assert list(sources.bracketed_lines(source, more_than, after)) == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    key=st.sampled_from([None, "samples", "rows", "records", "data"]),
+    bad=st.sampled_from([None, "empty", 5, "text", [1], None]),
+    at=st.integers(0, 5),
+    name=st.sampled_from(["doc.json", "doc.jsonl", "doc.json.gz", "doc.jsonl.zst"]),
+    pretty=st.booleans(),
+    bom=st.booleans(),
+)
+def test_a_json_document_of_rows_is_read_or_refused_at_its_entry(
+    tmp_path_factory: pytest.TempPathFactory,
+    key: str | None,
+    bad: object,
+    at: int,
+    name: str,
+    pretty: bool,
+    bom: bool,
+) -> None:
+    """One JSON document (an array, or an object holding the rows under a key; on one line or
+    pretty-printed; behind a byte order mark; compressed): its rows, as many as it holds, or
+    one line naming the file and the entry that is not a row (or the empty list)."""
+    rows: list[object] = [{"task_id": f"t{i % 3}", "reward": float(i % 2)} for i in range(6)]
+    if bad == "empty":
+        rows = []
+    elif bad is not None:
+        rows.insert(at, bad)
+    doc: object = rows if key is None else {key: rows, "model": "m"}
+    text = (b"\xef\xbb\xbf" if bom else b"") + json.dumps(
+        doc, indent=2 if pretty else None
+    ).encode()
+    if name.endswith(".gz"):
+        text = gzip.compress(text)
+    elif name.endswith(".zst"):
+        text = bytes(pa.compress(text, codec="zstd", asbytes=True))
+    path = tmp_path_factory.mktemp("doc") / name
+    path.write_bytes(text)
+    if bad is None:
+        assert read_rows([str(path)]).frame.collect().height == 6
+        return
+    with pytest.raises(InputError) as caught:
+        read_rows([str(path)])
+    said = str(caught.value)
+    assert "\n" not in said and said.startswith(f"{path}:"), said
+    if bad == "empty":
+        assert "no rows" in said, said
+    else:
+        entry = f"entry {at}" if key is None else f"{key}[{at}]"
+        assert entry in said and "must be a JSON object" in said, said
+    result = CliRunner().invoke(app, ["route", str(path)])
+    assert result.exit_code == 2 and said.split(": ", 1)[1] in result.output, result.output

@@ -141,11 +141,35 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
     whose = is_sidecar(doc)
     if whose is not None:
         raise Sidecar(whose)
+    _refuse_row_list(doc, name)
     raise InputError(
         f"this is one JSON document, not JSON Lines: {describe(doc)}, and no list of row objects"
         f" (looked for an array of objects, or an object with {', '.join(SAMPLE_KEYS[:3])})",
         file=name,
     )
+
+
+def _refuse_row_list(doc: Any, name: str) -> None:
+    """A list of rows that is empty, or holds something other than an object among its
+    objects: refused naming the list and the entry."""
+    lists: list[tuple[str | None, list[Any]]]
+    if isinstance(doc, list):
+        lists = [(None, doc)]
+    elif isinstance(doc, dict):
+        lists = [(key, doc[key]) for key in SAMPLE_KEYS if isinstance(doc.get(key), list)]
+    else:
+        return
+    for key, rows in lists:
+        where = "the document" if key is None else f"the document's {key!r} list"
+        if not rows:
+            raise InputError(f"no rows: {where} is empty", file=name, field=key)
+        if any(isinstance(x, dict) for x in rows):
+            i = next(i for i, x in enumerate(rows) if not isinstance(x, dict))
+            raise InputError(
+                f"a row must be a JSON object, found {type(rows[i]).__name__} in {where}",
+                file=name,
+                at=f"entry {i}" if key is None else f"{key}[{i}]",
+            )
 
 
 def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Converted | None:

@@ -123,26 +123,36 @@ def _is_id(column: str) -> bool:
     return name in TASK_ALIASES or name == "id" or name.endswith(("_id", ".id"))
 
 
+#: Cells that say "no value" in a column of numbers or booleans (R's and pandas' writers):
+#: read as null, so an ungraded row is left out and counted as in JSON Lines.
+MISSING_CELLS = ("na", "n/a", "nan", "null", "none")
+
+
 def _typed(column: pl.Series) -> pl.Series:
-    """A text column as booleans or numbers when every cell reads as one; as numbers with its
-    odd cells left as text when most cells are numbers (so the reader names the first odd
-    cell at its line, as it would in JSON Lines); else as it is."""
+    """A text column as booleans or numbers when every cell reads as one (a missing-value
+    cell, :data:`MISSING_CELLS`, as null); as numbers with its odd cells left as text when
+    most cells are numbers (so the reader names the first odd cell at its line, as it would
+    in JSON Lines); else as it is."""
     text = column.str.strip_chars()
-    present = text.drop_nulls()
+    missing = text.str.to_lowercase().is_in(MISSING_CELLS).fill_null(False)
+    cells = pl.select(pl.when(missing).then(None).otherwise(text)).to_series().alias(column.name)
+    present = cells.drop_nulls()
     if present.len() == 0:
         return column
     lowered = present.str.to_lowercase()
     if lowered.is_in(["true", "false"]).all():
-        return text.str.to_lowercase().eq("true").alias(column.name)
+        return pl.select(cells.str.to_lowercase() == "true").to_series().alias(column.name)
     for dtype in (pl.Int64, pl.Float64):
         cast = present.cast(dtype, strict=False)
         if cast.null_count() == 0:
-            return text.cast(dtype, strict=False).alias(column.name)
-    numbers = text.cast(pl.Float64, strict=False)
-    if numbers.null_count() - text.null_count() < present.len() / 2:
+            return cells.cast(dtype, strict=False).alias(column.name)
+    numbers = cells.cast(pl.Float64, strict=False)
+    if numbers.null_count() - cells.null_count() < present.len() / 2:
         values: list[object] = [
-            v if v is not None else t
-            for v, t in zip(numbers.to_list(), column.to_list(), strict=True)
+            v if v is not None else (None if gone else t)
+            for v, t, gone in zip(
+                numbers.to_list(), column.to_list(), missing.to_list(), strict=True
+            )
         ]
         return pl.Series(column.name, values, dtype=pl.Object)
     return column
