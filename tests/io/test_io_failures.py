@@ -56,6 +56,9 @@ COMMANDS = [["route"], ["ada"], ["update", "--method", "grpo"], ["check"]]
 @example(  # a flipped byte in the footer's column names: pyarrow raised UnicodeDecodeError
     kind="parquet", how="flip", at=0.3125, command=["update", "--method", "grpo"], stdin=False
 )
+@example(  # a flipped byte in a page header, met only when the input columns are read
+    kind="parquet", how="flip", at=0.09936926213982807, command=["ada"], stdin=False
+)
 @given(
     kind=st.sampled_from(["gz", "zst", "parquet", "csv"]),
     how=st.sampled_from(["flip", "cut"]),

@@ -73,6 +73,13 @@ from whilecli.io.sources import (
     sample_rows,
 )
 
+#: What polars raises when a file it reads is corrupt: its errors, and a Rust panic inside
+#: polars, which surfaces as ``PanicException`` (a ``BaseException``, not an ``Exception``).
+POLARS_FAILURES: tuple[type[BaseException], ...] = (
+    pl.exceptions.PolarsError,
+    getattr(pl.exceptions, "PanicException", pl.exceptions.PolarsError),
+)
+
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
 READ_COLUMNS = [c for c in CANONICAL_SCHEMA if c not in ("passed", "graded")]
@@ -286,7 +293,14 @@ def read_rows(
             f" a row passes at reward ≥ {threshold:g}"
         )
     frame = canonical([p.frame for p in parts])
-    kept_rows, inputs = _kept(parts, sources, missing, rewrite, threshold) if keep else (None, {})
+    kept_rows: pl.DataFrame | None = None
+    inputs: dict[int, pl.DataFrame] = {}
+    if keep:
+        try:
+            kept_rows, inputs = _kept(parts, sources, missing, rewrite, threshold)
+        except POLARS_FAILURES as err:
+            names = ", ".join(p.source.name for p in parts)
+            raise InputError(f"cannot read: {_short(err)}", file=names) from None
     return StreamedRows(
         frame=frame,
         paths=[p.name for p in sources],
@@ -1083,11 +1097,11 @@ def _read_parquet(
     try:
         lf = pl.scan_parquet(source.polars_source())
         schema = lf.collect_schema()
-    except (pl.exceptions.PolarsError, OSError) as err:
+    except POLARS_FAILURES + (OSError,) as err:
         raise InputError(f"not a readable Parquet file: {_short(err)}", file=source.name) from None
     try:
         return _read_frame(source, lf, schema, mapping, forced, run)
-    except pl.exceptions.PolarsError as err:
+    except POLARS_FAILURES as err:
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
 
 
@@ -1165,11 +1179,10 @@ def _read_jsonl_whole(
 #: What the whole read may raise on a file the usual reader must look at line by line
 #: (a Rust panic inside polars surfaces as ``PanicException``, a ``BaseException``).
 _FAST_READ_ERRORS: tuple[type[BaseException], ...] = (
-    pl.exceptions.PolarsError,
+    *POLARS_FAILURES,
     OSError,
     ValueError,
     BadValue,
-    getattr(pl.exceptions, "PanicException", ValueError),
 )
 _WHOLE_ERRORS: tuple[type[BaseException], ...] = (_NotWhole, *_FAST_READ_ERRORS)
 #: Rows whose values type a JSON Lines file read whole (per-token lists make typing every

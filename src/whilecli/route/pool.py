@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
 from whilecli.route.model import Pool, Rows
 
@@ -170,7 +171,7 @@ def collect_counts(queries: list[pl.LazyFrame], paths: Sequence[str]) -> list[pl
     """Collect queries on the streaming engine; a failure is an :class:`InputError`."""
     try:
         return pl.collect_all(queries, engine="streaming")
-    except pl.exceptions.PolarsError as err:
+    except POLARS_FAILURES as err:
         what = " ".join(str(err).split())[:200]
         raise InputError(f"cannot read: {what}", file=", ".join(paths)) from None
 
