@@ -25,9 +25,11 @@ WARNING_LIKE = re.compile(r"(?i)^\s*(?:[-•*!]\s*)?warnings?\b")
 #: The one warning style (indented under what it is about, or not).
 WARNING = re.compile(r"^ *warning: \S")
 #: A value with an interval, and what follows it.
-RATE = re.compile(r"([-+]?\d+\.\d+) \[([-+]?\d+\.\d+), ([-+]?\d+\.\d+)\]((?: n=\S+ [a-z]+)?)")
+RATE = re.compile(
+    r"([-+]?\d+\.\d+) \[([-+]?\d+\.\d+), ([-+]?\d+\.\d+)\]((?: n=\S+ (?:paired )?[a-z]+)?)"
+)
 #: ``n=`` naming its unit.
-SAMPLE = re.compile(r"^ n=\d+ (?:tasks?|rows?)$")
+SAMPLE = re.compile(r"^ n=\d+ (?:(?:paired )?tasks?|rows?)$")
 
 
 @st.composite

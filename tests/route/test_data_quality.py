@@ -343,9 +343,11 @@ def _answers_fit(cases: list[list[str]]) -> None:
         assert "Methods" in verbose.stdout.splitlines() and "Methods" not in lines
 
 
-def test_quiet_with_by_keeps_show(tmp_path: Path) -> None:
-    a = write(tmp_path, "a.jsonl", _fixed_pool())
-    b = write(tmp_path, "b.jsonl", [dict(r, reward=0.0) for r in _fixed_pool()])
+def test_quiet_with_by_keeps_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(Files by name: a long temporary path must not decide where the lists wrap.)"""
+    monkeypatch.chdir(tmp_path)
+    a = Path(write(tmp_path, "a.jsonl", _fixed_pool())).name
+    b = Path(write(tmp_path, "b.jsonl", [dict(r, reward=0.0) for r in _fixed_pool()])).name
     result = CliRunner().invoke(
         app, ["route", a, b, "--by", "source", "-q", "--show", "split", "--limit", "1"]
     )

@@ -136,7 +136,7 @@ def signed(rate: Rate, digits: int = 2) -> str:
         ci = f" [{rate.low:+.{digits}f}, {rate.high:+.{digits}f}]"
     else:
         ci = f" [no interval: {rate.why_no_interval}]"
-    return f"{v}{ci} n={rate.n_tasks} tasks ({rate.n_rows} rows)"
+    return f"{v}{ci} {rate.sample()}"
 
 
 def _ids(ids: list[str]) -> str:

@@ -58,8 +58,9 @@ OK, EMPTY, ERROR = "ok", "empty", "error"
 ERROR_REASONS = ("error",)
 
 #: What a harness writes in place of a reply. A completion is an error message when it starts
-#: as one (``Error …``, ``RateLimitError: …``, ``HTTP 503 …``) and names a failure, or is one
-#: of the messages client libraries raise, whole.
+#: as one (``Error …``, ``RateLimitError: …``, ``HTTP 503 …``, ``502 Bad Gateway``, an API's
+#: JSON error body ``{"error": …}``) and names a failure, or is one of the messages client
+#: libraries raise, whole (with their advice to retry).
 _FAILURE = (
     r"(?:\b(?:http|status|status code|error code|error)\W{0,3}(?:429|5\d\d)\b"
     r"|rate[ _-]?limit|too many requests|time[ _-]?d?[ _-]?out\b|timeout"
@@ -69,14 +70,16 @@ _FAILURE = (
 )
 _MARKER = (
     r"(?:\[?error\]?|exception|traceback|http|status|request failed|api error"
-    r"|[a-z_.]*(?:error|exception)\b)"
+    r"|[a-z_.]*(?:error|exception)\b|\{\s*\"error\"|(?:429|5\d\d)\b)"
 )
 _WHOLE = (
     r"(?:request timed out\.?|connection error\.?|rate limit(?:ed| exceeded| reached)?\.?"
     r"|too many requests\.?|internal server error\.?|service unavailable\.?|bad gateway\.?"
     r"|gateway time-?out\.?)"
 )
-HARNESS_ERROR = rf"(?is)^\s*(?:{_MARKER}.*{_FAILURE}|{_WHOLE}\s*$)"
+#: What may follow a whole message: the client's advice to wait (``Please retry after 20s.``).
+_RETRY = r"(?:\s+(?:please\s+)?(?:retry|try again|wait)\b[^\n]*)?"
+HARNESS_ERROR = rf"(?is)^\s*(?:{_MARKER}.*{_FAILURE}|{_WHOLE}{_RETRY}\s*$)"
 
 
 def passed(reward: pl.Expr, threshold: float) -> pl.Expr:

@@ -14,12 +14,14 @@ from typing import Any
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.facts import PASS_TOLERANCE
 from whilecli.io.plan import Plan
 from whilecli.io.shape import TASK_ALIASES
 from whilecli.io.sources import Source, Where
 
-#: Rounding forgiven at both ends of [0, 1] (a reward of 1.0000000000000002 is 1).
-UNIT_TOLERANCE = 1e-12
+#: Rounding forgiven at both ends of [0, 1]: the pass rule's tolerance (DESIGN: 1e-9 at every
+#: documented boundary), so a rubric sum of 1.0000000001 is 1.
+UNIT_TOLERANCE = PASS_TOLERANCE
 NUL_ID = (
     "the task id holds U+0000 (a NUL, or a lone UTF-16 surrogate escape such as \\ud800, which"
     " is no character): not an id, and two such ids would be one task"
@@ -113,12 +115,19 @@ def refuse_unbounded(
         else "the rows carry no binary-looking column"
     )
     raise InputError(
-        f"rewards run from {low:g} to {high:g}, outside [0, 1], so pass/fail is not defined"
+        f"rewards run from {_exact(low)} to {_exact(high)}, outside [0, 1], so pass/fail is not"
+        " defined"
         f" (a weighted rubric sum is not a pass/fail); {cols}. Pass --pass-threshold T, or"
         " --map reward=COLUMN",
         file=file,
         field=field,
     )
+
+
+def _exact(value: float) -> str:
+    """A bound as short as it reads, but never rounded into [0, 1] (``1.0000001``, not ``1``)."""
+    short = f"{value:g}"
+    return short if float(short) == value or not 0 <= float(short) <= 1 else repr(value)
 
 
 def _skip_binary(name: str, plan: Plan) -> bool:

@@ -27,6 +27,10 @@ _STEP_DIR = re.compile(r"(?i)^(?:checkpoint|global[_-]?step|step|iter(?:ation)?|
 _INNER = frozenset({"actor", "critic", "huggingface", "hf", "hf_model", "model", "policy"})
 #: Billions of parameters in a name: ``0.6B``, ``8b``, ``30B`` of ``30B-A3B``.
 _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*[bB](?![A-Za-z0-9])")
+#: Experts times billions: ``8x7B`` (Mixtral) holds about 8 × 7.
+_EXPERTS = re.compile(r"(?<![A-Za-z0-9.])(\d+)[xX](\d+(?:\.\d+)?)[bB](?![A-Za-z0-9])")
+#: Millions, with two digits or more (``135M``, ``360m``; a ``1M`` is a context length).
+_MILLIONS = re.compile(r"(?<![A-Za-z0-9.])(\d{2,4}(?:\.\d+)?)[mM](?![A-Za-z0-9])")
 #: A string that is a path, not a Hub id: absolute, relative to here or home, or Windows.
 _PATH = re.compile(r"^(?:/|\./|\.\./|~|[A-Za-z]:[\\/])")
 
@@ -53,8 +57,15 @@ class ModelId:
 
 
 def _size(name: str) -> float | None:
+    """Billions of parameters the name states: ``0.6B``, ``8x7B`` (56), ``135M`` (0.135)."""
+    experts = _EXPERTS.search(name)
+    if experts is not None:
+        return float(experts.group(1)) * float(experts.group(2))
     found = _SIZE.search(name)
-    return float(found.group(1)) if found is not None else None
+    if found is not None:
+        return float(found.group(1))
+    millions = _MILLIONS.search(name)
+    return float(millions.group(1)) / 1000 if millions is not None else None
 
 
 def _split_org(part: str) -> tuple[str | None, str]:

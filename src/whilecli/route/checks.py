@@ -13,7 +13,7 @@ import math
 import numpy as np
 import polars as pl
 
-from whilecli.route import stats
+from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, shown, step_from_name
 from whilecli.route.model import CheckResult, Pool, Rate, Status
 from whilecli.route.options import RouteOptions
@@ -98,12 +98,17 @@ def rollouts_per_task(pool: Pool, options: RouteOptions) -> CheckResult:
         "critic_values": pool.source.has_values,
     }
     title = "How many rollouts per task?"
+    have = quality.coverage(pool, "logprobs")
+    if have is not None and 0 < have < pool.rows:
+        measured["sampler_logprobs_rows"] = have
     if groups.height == 0:
         lp = {
             True: "present",
             False: "absent (needed to correct staleness)",
             None: "unknown (a summary without a whilecli header does not say)",
         }[pool.source.has_logprobs]
+        if "sampler_logprobs_rows" in measured:  # a field on some rows is not "present"
+            lp = f"on {have} of {pool.rows} rows only (needed on every row to correct staleness)"
         why = (
             f"every task has one row ({_plural(singles, 'task')}): a group of one has no "
             f"baseline. Sampler log-probs are {lp}; re-running at k >= 4 is usually cheaper"
@@ -201,10 +206,10 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
             asks.append(f"k={need['k']} rollouts per task")
         if "tasks" in need:
             asks.append(f"{need['tasks']} tasks")
-        ask = " and ".join(asks) if asks else str(need.get("why"))
+        ask = f"Need {' and '.join(asks)}" if asks else str(need.get("why")).capitalize()
         warnings.append(
             f"few split tasks ({split}, share {share:.2f}; want >= {options.min_split_tasks} "
-            f"and >= {options.min_split_share}): most groups give no gradient. Need {ask}; "
+            f"and >= {options.min_split_share}): most groups give no gradient. {ask}; "
             "ReinforceAda samples until a task has both a pass and a fail"
         )
     return CheckResult("band", title, Status.PASS, why, measured, None, warnings)

@@ -306,6 +306,7 @@ class Evidence:
     below: bool = False  # firm only when the interval lies below the threshold
     firm_tasks: int | None = None  # the tasks that would make it firm, where known
     per_task: float = 1.0  # evidence units per task (split tasks: the split share)
+    unit: str = "tasks"  # what ``tasks`` counts (``truncated rows`` for check 1)
 
 
 def _width(rate: Rate | None) -> float | None:
@@ -371,7 +372,8 @@ def _evidence(
         if rows > 0 and found["truncated_passes"].status is Status.PASS:
             # whether a cut-off reply can pass is measured on the cut-off replies
             what = f"{checks._plural(rows, 'truncated row')}, none passing"
-            out.append(Evidence(1, what, rows, None, ""))
+            per_task = rows / max(pool.n_tasks, 1)
+            out.append(Evidence(1, what, rows, None, "", unit="truncated rows", per_task=per_task))
     if route == "single-rollout":
         n = pool.n_tasks
         out.append(Evidence(2, checks._plural(n, "single task"), n, None, ""))
@@ -384,7 +386,9 @@ def _evidence(
         out.append(Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1"))
         out.append(_unseen_split(band, grouped, options))
     elif route == "no-split":
-        out.append(Evidence(3, f"no split task of {grouped}", 0, band.get("split_share"), ""))
+        share = band.get("split_share")
+        no_split = f"no split task of {grouped}"
+        out.append(Evidence(3, no_split, 0, share, "split share", unit="split tasks", per_task=0))
     elif route == "grpo":
         # GRPO learns from split tasks only: they are its evidence
         what = f"{checks._plural(split, 'split task')} of {grouped}"
@@ -443,9 +447,12 @@ def _provisional(
     would shrink to ``firm_width`` (width scaled as 1/√n)."""
     reasons: list[str] = []
     firm_at = 0
+    uncounted: list[str] = []  # why no task count makes it firm, per evidence
     for ev in evidence:
         thin = []
         need = options.firm_tasks
+        if ev.tasks < options.firm_tasks and ev.per_task <= 0:
+            uncounted.append(f"none of the tasks gives {ev.unit} at this k (see needs)")
         low, high = _firm_bounds(ev.interval, options)
         crosses = (
             ev.threshold is not None
@@ -460,10 +467,16 @@ def _provisional(
             thin.append(f"its {ev.label} interval{bound} is not below {ev.threshold:g}")
         elif crosses:
             thin.append(f"its {ev.label} interval{bound} crosses {ev.threshold:g}")
+        if crosses and ev.firm_tasks is None:  # a known count (unseen split) stands as is
+            clear = _tasks_to_clear(ev, low, high)
+            if isinstance(clear, str):
+                uncounted.append(clear)
+            else:
+                need = max(need, clear)
         if ev.crossing_only:
             pass
         elif ev.tasks < options.firm_tasks:
-            thin.append(f"fewer than {options.firm_tasks} tasks")
+            thin.append(f"fewer than {options.firm_tasks} {ev.unit}")
         width = _width(ev.interval)
         if ev.crossing_only:
             pass
@@ -472,15 +485,36 @@ def _provisional(
             need = max(need, math.ceil(max(ev.tasks, 1) * (width / options.firm_width) ** 2))
         if thin:
             reasons.append(f"{ev.what} (check {ev.check}): {' and '.join(thin)}")
-            firm_at = max(firm_at, math.ceil(need / max(ev.per_task, 1e-9)), ev.firm_tasks or 0)
+            if ev.per_task > 0:
+                firm_at = max(firm_at, math.ceil(need / ev.per_task), ev.firm_tasks or 0)
     if not reasons:
         return False, None, None
+    if uncounted:  # more of the same tasks would not settle it: say so, not a count
+        end = f". No task count alone would make it firm: {'; '.join(uncounted)}."
+        return True, "provisional: the verdict rests on " + "; and on ".join(reasons) + end, None
     why = (
         "provisional: the verdict rests on "
         + "; and on ".join(reasons)
         + f". About {firm_at} tasks would make it firm."
     )
     return True, why, firm_at
+
+
+def _tasks_to_clear(ev: Evidence, low: float | None, high: float | None) -> int | str:
+    """The tasks at which an interval that crosses its threshold would clear it, its
+    half-width shrinking as 1/√n about the same estimate; where no count does, why (the
+    estimate sits at the threshold, or on the side the verdict does not claim)."""
+    rate, threshold = ev.interval, ev.threshold
+    if rate is None or rate.value is None or threshold is None or low is None or high is None:
+        return f"its {ev.label} has no interval"
+    gap = rate.value - threshold
+    at = f"{rate.value:+.2f}" if rate.signed else f"{rate.value:.2f}"
+    if abs(gap) <= stats.TOL:
+        return f"its {ev.label} {at} sits at {threshold:g}"
+    if ev.below and gap > 0:  # the estimate is past the threshold the verdict says it misses
+        return f"its {ev.label} {at} is past {threshold:g}: more tasks may turn the verdict"
+    half = high - rate.value if gap < 0 else rate.value - low
+    return math.ceil(max(ev.tasks, 1) * (half / abs(gap)) ** 2)
 
 
 def _claimed(route: str, plan: list[str], ordered: list[CheckResult]) -> list[CheckResult]:

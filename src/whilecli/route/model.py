@@ -52,11 +52,18 @@ class Rate:
     why_no_interval: str | None = None
     unit: str = "tasks"  # what ``n=`` counts: "tasks" (rows in brackets) or "rows"
 
+    @property
+    def signed(self) -> bool:
+        """A paired difference (after − before, teacher − student): printed with its sign
+        in every report (``+0.06 [-0.01, +0.13]``), as ``diff`` prints it."""
+        return self.unit == "paired tasks"
+
     def format(self, digits: int = 2) -> str:
         """The one-line form every report uses."""
-        v = "n/a" if self.value is None else f"{self.value:.{digits}f}"
+        sign = "+" if self.signed else ""
+        v = "n/a" if self.value is None else f"{self.value:{sign}.{digits}f}"
         if self.low is not None and self.high is not None:
-            ci = f" [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+            ci = f" [{self.low:{sign}.{digits}f}, {self.high:{sign}.{digits}f}]"
         else:
             ci = " [no interval]"
         return f"{v}{ci} {self.sample()}"

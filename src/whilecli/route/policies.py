@@ -12,7 +12,8 @@ when its condition does not hold and a one-line reason when it does:
 ``off-policy``         a row names a model other than ``--model`` or an older copy of it
                        (check 6 fails); needs ``--model``
 ``few-split``          too few split tasks for a grouped update: no grouped task, a floor, a
-                       saturated band, or a thin mixed band (the band check's ``need``)
+                       saturated band, a thin mixed band (the band check's ``need``), or
+                       draws that repeat one completion (no split is measured)
 ``judge-unaudited``    rows graded by a judge (see :mod:`whilecli.route.judges`) and no audit
                        whose verdict is ok
 =====================  ====================================================================
@@ -151,6 +152,11 @@ def few_split(route: Route, evidence: Evidence) -> str | None:
         return "no grouped task (every task has one row): no task can split"
     grouped = int(m.get("grouped_tasks", 0))
     split = int(m.get("split_tasks", 0))
+    if m.get("repeated_tasks"):  # the draws are one: whatever splits was not measured
+        return (
+            f"{m['repeated_tasks']} of {grouped} grouped tasks repeat one draw (identical"
+            " completions): no split is measured; sample at temperature > 0"
+        )
     if m.get("band") in ("floor", "saturated"):
         return f"0 split tasks of {grouped} grouped ({m.get('band')})"
     need = m.get("need")
@@ -161,8 +167,8 @@ def few_split(route: Route, evidence: Evidence) -> str | None:
         asks.append(f"k={need['k']} rollouts per task")
     if "tasks" in need:
         asks.append(f"{need['tasks']} tasks")
-    ask = " and ".join(asks) if asks else str(need.get("why", "more tasks"))
-    return f"{split} split tasks of {grouped} grouped ({split / grouped:.2f}): need {ask}"
+    ask = f"need {' and '.join(asks)}" if asks else str(need.get("why", "need more tasks"))
+    return f"{_plural(split, 'split task')} of {grouped} grouped ({split / grouped:.2f}): {ask}"
 
 
 def judge_unaudited(route: Route, evidence: Evidence) -> str | None:

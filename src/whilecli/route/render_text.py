@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Mapping
@@ -208,8 +209,9 @@ def _verdict(route: Route, console: Console) -> None:
         _print(console, line)
 
 
-def _verdict_lines(route: Route, width: int) -> list[Text]:
-    """The verdict, why it exits 1, why it is provisional, why, and the plan."""
+def _verdict_lines(route: Route, width: int, *, why: bool = True) -> list[Text]:
+    """The verdict, why it exits 1, why it is provisional, why (left out with ``why``
+    False: the brief's last resort, the checks say it under ``-v``), and the plan."""
     out: list[Text] = []
     reason = f"(route: {route_reason(route)})"
     word = "provisional: " if route.provisional else ""
@@ -230,7 +232,8 @@ def _verdict_lines(route: Route, width: int) -> list[Text]:
         out += _texts(stop, width, indent=0, hang=2, style="bold red")
     if route.provisional_why:
         out += _texts(route.provisional_why, width, indent=0, hang=2, style="yellow")
-    out += _texts(route.why, width, indent=0, hang=2)
+    if why:
+        out += _texts(route.why, width, indent=0, hang=2)
     if route.plan:
         steps = "  ".join(f"{i}. {step}" for i, step in enumerate(route.plan, 1))
         plan = _texts(f"Plan: {steps}", width, indent=0, hang=6)
@@ -264,6 +267,28 @@ def quality_lines(route: Route) -> list[str]:
     return [f"{f.found}: {f.moves}" for f in route.data_quality]
 
 
+#: Where a finding's first row is: the brief leaves it to ``-v`` when short of room.
+_FIRST = re.compile(r" \(first: [^)]*\)")
+
+
+def _quality_block(route: Route, width: int, level: int) -> list[Text]:
+    """The data-quality findings at ``level``: 0 each with what it moves, 1 what was found
+    only, 2 one line naming the findings (each one's sentence under ``-v``)."""
+    found = quality_lines(route)
+    short = [_FIRST.sub("", f.found) for f in route.data_quality]
+    if not found:
+        quality = [Text("Data quality: nothing found that moves the verdict")]
+    elif level >= 2:
+        head = f"Data quality (moves the verdict; how, with -v): {'; '.join(short)}"
+        quality = [Text(x, style="yellow") for x in wrap(head, width, indent=0, hang=2)]
+    else:
+        quality = [Text("Data quality (moves the verdict):", style="bold")]
+        for item in found if level == 0 else short:
+            quality += [Text(x, style="yellow") for x in wrap(item, width, hang=2, bullet=True)]
+    quality[0].stylize("bold", 0, len("Data quality"))
+    return quality
+
+
 def check_summary(route: Route) -> str:
     """Every check's status on one line: ``1 pass, 2 pass, 3 fail → floor, 4 not asked``."""
     parts = []
@@ -277,27 +302,22 @@ def check_summary(route: Route) -> str:
 
 def brief_lines(route: Route, width: int) -> list[Text]:
     """The answer, at most :data:`BRIEF_LINES` lines: the verdict and plan, the deciding
-    evidence, the data-quality findings, the checks on one line, what is needed, the
-    held-out size and the warnings; what does not fit is left to ``-v`` and says so."""
-    head = _verdict_lines(route, width)
-    blocks: list[list[Text]] = []
+    evidence and the data-quality findings always (shortened, most detail first, until they
+    fit), then the checks on one line, what is needed, the held-out size and the warnings
+    while they fit; what does not fit is left to ``-v`` and says so."""
     evidence = [Text("Evidence:", style="bold")]
     for line in evidence_lines(route):
         evidence += _texts(line, width, indent=2, hang=4)
-    blocks.append(evidence)
-    found = quality_lines(route)
-    if found:
-        quality = [Text("Data quality (moves the verdict):", style="bold")]
-        for item in found:
-            quality += [Text(x, style="yellow") for x in wrap(item, width, hang=2, bullet=True)]
-    else:
-        quality = [Text("Data quality: nothing found that moves the verdict")]
-    quality[0].stylize("bold", 0, len("Data quality"))
-    blocks.append(quality)
-    blocks.append(_texts(check_summary(route), width, indent=0, hang=2))
+    more = Text("More: every check, the methods and the sources with -v (--verbose).", style="dim")
+    # the answer itself, shortened until it fits: the findings' detail, then the why
+    for why, level in ((True, 0), (True, 1), (True, 2), (False, 2)):
+        head = _verdict_lines(route, width, why=why)
+        answer = head + evidence + _quality_block(route, width, level)
+        if len(answer) + 1 <= BRIEF_LINES:
+            break
+    blocks: list[list[Text]] = [_texts(check_summary(route), width, indent=0, hang=2)]
     if route.needs:
-        needs = "; ".join(f"{label}: {value}" for label, value in flatten(route.needs))
-        blocks.append(_texts(f"Needs: {needs}", width, indent=0, hang=2))
+        blocks.append(_texts(f"Needs: {needs_line(route.needs)}", width, indent=0, hang=2))
     advice = route.before_gpu.get("random_control") if route.before_gpu else None
     if isinstance(advice, (list, tuple)) and advice:
         first = str(advice[0])
@@ -305,9 +325,8 @@ def brief_lines(route: Route, width: int) -> list[Text]:
         blocks.append(_texts(f"Before the GPU: {first}", width, indent=0, hang=2))
     for warning in route.warnings:
         blocks.append(_texts(f"warning: {warning}", width, indent=0, hang=2, style="yellow"))
-    more = Text("More: every check, the methods and the sources with -v (--verbose).", style="dim")
-    room = BRIEF_LINES - len(head) - 1
-    out = list(head)
+    room = BRIEF_LINES - len(answer) - 1
+    out = list(answer)
     left = 0
     for block in blocks:
         if left or len(block) > room:
@@ -325,6 +344,16 @@ def brief_lines(route: Route, width: int) -> list[Text]:
             more = Text(f"More: {left} more with -v (--verbose).", style="dim")
     out.append(more)
     return out
+
+
+def needs_line(needs: Mapping[str, Any]) -> str:
+    """What is needed on one line: ``k=8 rollouts per task; 120 tasks``; a need that cannot
+    be met says why instead of a value."""
+    if needs.get("k", 0) is None and needs.get("why"):
+        rest = {key: v for key, v in needs.items() if key not in ("k", "why")}
+        said = "; ".join(f"{label}: {value}" for label, value in flatten(rest))
+        return str(needs["why"]) + (f"; {said}" if said else "")
+    return "; ".join(f"{label}: {value}" for label, value in flatten(needs))
 
 
 def _evidence(route: Route, console: Console) -> None:

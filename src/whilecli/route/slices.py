@@ -48,6 +48,7 @@ class Slices:
                     "k": route.summary.get("k"),
                     "pass_at_1": None if p1 is None else p1.to_dict(),
                     "exit_code": route.exit_code,
+                    "provisional": route.provisional,
                 }
             )
         return out
@@ -116,14 +117,14 @@ def render_slices(slices: Slices, fmt: str, *, verbose: bool = False, quiet: boo
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {t['slice']} | {t['route']} | {t['tasks']} | {t['rows']} | {_p1(t)} |"
+            f"| {t['slice']} | {_route_word(t)} | {t['tasks']} | {t['rows']} | {_p1(t)} |"
             for t in table
         ]
         body = [render(route, "markdown") for _, route in slices.routes]
         return "\n".join(lines) + "\n\n" + "\n\n".join(body)
     if fmt == "github":
         out = [
-            f"::notice title=whilecli route ({slices.by} {t['slice']})::{t['route']}: pass@1 {_p1(t)}"
+            f"::notice title=whilecli route ({slices.by} {t['slice']})::{_route_word(t)}: pass@1 {_p1(t)}"
             for t in table
         ]
         for name, route in slices.routes:
@@ -134,7 +135,12 @@ def render_slices(slices: Slices, fmt: str, *, verbose: bool = False, quiet: boo
 
     width = max(len(str(t["slice"])) for t in table)
     head = [f"Routes by {slices.by} ({len(table)} slices)"]
-    head += [f"  {str(t['slice']).ljust(width)}  {t['route']:<15} {_p1(t)}" for t in table]
+    routes = [_route_word(t) for t in table]
+    column = max(15, *(len(r) for r in routes))
+    head += [
+        f"  {str(t['slice']).ljust(width)}  {r:<{column}} {_p1(t)}"
+        for t, r in zip(table, routes, strict=True)
+    ]
     parts = ["\n".join(head)]
     if quiet:
         said: list[str] = []
@@ -152,6 +158,11 @@ def render_slices(slices: Slices, fmt: str, *, verbose: bool = False, quiet: boo
             + text_to_string(route, width=console_width(), verbose=verbose)
         )
     return "\n\n".join(parts) + "\n"
+
+
+def _route_word(line: dict[str, Any]) -> str:
+    """A slice's route as its report's headline qualifies it (``provisional: grpo``)."""
+    return ("provisional: " if line.get("provisional") else "") + str(line["route"])
 
 
 def _p1(line: dict[str, Any]) -> str:
