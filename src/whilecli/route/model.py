@@ -182,7 +182,7 @@ class Route:
     headline: str = ""  # the one-line verdict every format opens with
     provisional: bool = False  # the deciding check rests on little evidence
     provisional_why: str | None = None  # one sentence: which evidence is thin, and how
-    firm_at: int | None = None  # tasks that would make the verdict firm (when provisional)
+    firm_at: int | None = None  # tasks that would make it firm (None: firm, or no count would)
     exit_reasons: list[str] = field(default_factory=list)  # what made the exit code 1
     grader: str = "unknown"  # program | judge | unknown: what graded the rows
     #: The judge scan behind ``grader`` (:class:`whilecli.io.judge.JudgeScan`; None: unknown).
