@@ -59,9 +59,9 @@ NOT_YET = {
         "correction", "icepop_band", "mode", "hack_zero",
     },
     "config": {
-        "method", "model", "env", "gpus", "steps", "prompts", "group_size", "lora", "lr",
+        "method", "env", "gpus", "steps", "prompts", "group_size", "lora", "lr",
         "temperature", "max_tokens", "seq_len", "teacher", "privileged", "async_",
-        "off_policy_steps", "correction", "set_", "force", "fmt", "size_b",
+        "off_policy_steps", "correction", "set_", "force", "fmt",
     },
     "ada": {"keep", "round_size", "max_rounds", "exit", "threshold", "force", "fmt"},
     "size": {"effect", "base", "k", "power", "alpha", "output"},

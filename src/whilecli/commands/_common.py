@@ -297,7 +297,8 @@ def option(cls: type, name: str, **wiring: Any) -> Any:
     generated from the field's declaration (:func:`whilecli.declare.flag`): its default,
     flag, help, panel, value name and names are the library's. The dataclass checks a value
     while the command line is parsed (one line, exit 2). ``wiring`` adds what the command
-    line alone does with the value (a ``callback``), never a default or a help text.
+    line alone does with the value (a ``callback``) and where its help shows it (a
+    ``panel``), never a default or a help text.
     """
     from whilecli.declare import declared, default_of
 
@@ -316,7 +317,7 @@ def option(cls: type, name: str, **wiring: Any) -> Any:
         help=meta["help"],
         metavar=meta["metavar"],
         show_default=meta["show_default"],
-        rich_help_panel=meta["panel"],
+        rich_help_panel=wiring.pop("panel", meta["panel"]),
         callback=wiring.pop("callback", early(_validator(cls, name))),
         **typed,
     )

@@ -11,7 +11,6 @@ SFT config and a dataset of the passing rows beside it (:mod:`whilecli.emit.sft_
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from typing import Any, TextIO
@@ -21,7 +20,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import user_errors
+from whilecli.commands._common import option, user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
 from whilecli.emit.knobs import CORRECTIONS
 from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
@@ -29,6 +28,7 @@ from whilecli.emit.sft import PrimeSFTConfig, refuse_rl_options
 from whilecli.errors import UsageError
 from whilecli.fileio import atomic_write_text, check_writable
 from whilecli.names import method_key
+from whilecli.route.options import RouteOptions
 
 #: The methods ``--method`` lists, and those it accepts only to refuse with the alternative.
 METHOD_CHOICES = CONFIG_METHODS
@@ -125,9 +125,7 @@ def config_command(
         "with what to run instead).",
         rich_help_panel=_ME,
     ),
-    model: str | None = typer.Option(
-        None, "--model", help="Model to train (also the route's).", rich_help_panel=_MH
-    ),
+    model: str | None = option(RouteOptions, "model", panel=_MH),
     env: str | None = typer.Option(
         None, "--env", help="Taskset id of the train source.", rich_help_panel=_TR
     ),
@@ -218,20 +216,13 @@ def config_command(
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     maps: list[str] | None = route_cmd.MAPPING,
     missing: str = route_cmd.MISSING,
-    size_b: float | None = typer.Option(
-        None,
-        "--size-b",
-        help="Model size in billions (route's floor rule, OPSD's warning).",
-        rich_help_panel=_MH,
-    ),
+    size_b: float | None = option(RouteOptions, "size_b", panel=_MH),
 ) -> None:
     """Write a prime-rl config (TOML: RL, or SFT) and say what prime-rl reads, ignores and
     refuses."""
     fmt = fmt.lower()
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json, got {fmt!r}")
-    if size_b is not None and not (math.isfinite(size_b) and size_b > 0):
-        raise UsageError(f"--size-b must be a positive number of billions, got {size_b}")
     to_stdout = output == "-"
     if not to_stdout:  # before routing: a long read is not lost to a bad -o
         check_writable(output, force=force)
