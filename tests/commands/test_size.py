@@ -117,6 +117,57 @@ def test_range_is_close_to_resampling_task_indices() -> None:
     assert got.low <= got.n <= got.high
 
 
+def _slow_floored_range(pairs: list[tuple[int, int]], k: int, effect: float, draws: int):
+    """The range with the draws' noise by a plain loop over tasks: one cell per distinct
+    (before, after) count in measured_size's order (difference, then tasks, then noise);
+    resample the tasks with the same multinomial draws, take each resample's sample
+    variance, floor it by the resample's mean noise times that draw's χ²(N − 1)/(N − 1)
+    factor, and put it through n."""
+
+    def noise(c: int) -> float:  # the uniform-prior floor: p̃ = (c + 1)/(k + 2), p̃(1 − p̃)/k
+        p = (c + 1) / (k + 2)
+        return p * (1 - p) / k
+
+    total = len(pairs)
+    keys = sorted(set(pairs))
+    cells = [((a - b) / k, pairs.count((b, a)), noise(a) + noise(b)) for b, a in keys]
+    cells.sort()
+    rng = np.random.default_rng(0)
+    picks = rng.multinomial(total, [m / total for _, m, _ in cells], size=draws)
+    factor = np.random.default_rng([0, 1]).chisquare(total - 1, draws) / (total - 1)
+    sizes = []
+    for pick, scale in zip(picks, factor, strict=True):
+        sample = [(d, f) for (d, _, f), m in zip(cells, pick, strict=True) for _ in range(int(m))]
+        mean = sum(d for d, _ in sample) / total
+        var = sum((d - mean) ** 2 for d, _ in sample) / (total - 1)
+        var = max(var, sum(f for _, f in sample) / total * scale)
+        sizes.append(max(2, math.ceil(((Z975 + Z80) * math.sqrt(var) / effect) ** 2)))
+    sizes.sort()
+    return sizes[int(0.025 * draws)], sizes[int(0.975 * draws) - 1]
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=3, max_size=40))
+@settings(max_examples=25, deadline=None)
+def test_paired_range_with_the_draws_noise_matches_a_plain_loop(
+    pairs: list[tuple[int, int]],
+) -> None:
+    before, after = tasks([(b, 4) for b, _ in pairs]), tasks([(a, 4) for _, a in pairs])
+    got = paired_size(before, after, 0.1, draws=200, seed=0)
+    assert (got.low, got.high) == _slow_floored_range(pairs, 4, 0.1, 200)
+
+
+def test_identical_runs_get_a_range_not_a_point() -> None:
+    # 200 tasks at 4/8 in both runs: every difference is 0 and the sd is the draws' noise
+    # √(2·0.25/8) = 0.25, n = ⌈(2.8016·0.25/0.05)²⌉ = 197; resampling tasks has no spread,
+    # but the noise was measured on 200 tasks: its χ²(199) error gives the range
+    same = tasks([(4, 8)] * 200)
+    got = paired_size(same, same, 0.05, draws=2000)
+    assert got.sd == pytest.approx(0.25, abs=1e-12) and got.n == 197
+    assert got.low is not None and got.high is not None
+    # normal theory for the same quantiles: n·χ²(q)/199 at q = 0.025, 0.975 → about 159, 239
+    assert 150 < got.low < 170 and 230 < got.high < 250
+
+
 @given(
     effect=st.floats(0.01, 0.5),
     base=st.floats(0, 1),

@@ -94,7 +94,7 @@ def size_report(
     else:
         m = measured
         rng = (
-            f"[{m.low}, {m.high}] (95% bootstrap over tasks)"
+            f"[{m.low}, {m.high}] (95% range over tasks)"
             if m.low is not None
             else f"(no range: {m.why_no_range})"
         )

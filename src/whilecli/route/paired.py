@@ -121,7 +121,8 @@ def measured_size(
     Each draw resamples the ``N`` tasks with replacement (a multinomial draw over the cells,
     as in :func:`whilecli.route.stats.bootstrap_mean_ci`), takes the sample sd of the
     resample and its size :func:`size_for_sd`; the range is the 95% percentile interval of
-    those sizes (sorted[⌊0.025·D⌋], sorted[⌊0.975·D⌋ − 1]). No range under 3 tasks.
+    those sizes (sorted[⌊0.025·D⌋], sorted[⌊0.975·D⌋ − 1]); each draw's floor is scaled by
+    :func:`floor_error`. No range under 3 tasks.
     """
     values = np.asarray(values, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.int64)
@@ -143,17 +144,29 @@ def measured_size(
     sizes = np.empty(draws, dtype=np.float64)
     per_chunk = max(1, _CHUNK_CELLS // max(1, values.size))
     probs = counts / total
+    noise = floor_error(total, draws, seed)
     for start in range(0, draws, per_chunk):
         stop = min(draws, start + per_chunk)
         picks = rng.multinomial(total, probs, size=stop - start).astype(np.float64)
         mean = picks @ values / total
         var = np.maximum(picks @ (values**2) - total * mean**2, 0.0) / (total - 1)
-        var = np.maximum(var, picks @ floor / total)
+        var = np.maximum(var, picks @ floor / total * noise[start:stop])
         scaled = (z_sum(power, alpha) * np.sqrt(var) / effect) ** 2
         sizes[start:stop] = np.maximum(2.0, np.ceil(scaled))
     ordered = np.sort(sizes)
     low, high = int(ordered[int(0.025 * draws)]), int(ordered[int(0.975 * draws) - 1])
     return MeasuredSize(n, low, high, sd, half, effect, power, alpha, total)
+
+
+def floor_error(tasks: int, draws: int, seed: int) -> np.ndarray:
+    """Each bootstrap draw's factor on the draws' noise: χ²(N − 1)/(N − 1), from a stream
+    of its own (seed ``[seed, 1]``).
+
+    The noise p(1−p)/k is itself measured, on N tasks of k draws each; as a variance
+    measured on N tasks it is off by that factor (normal theory). Resampling tasks alone
+    misses it: when every task's difference agrees (two identical runs) the resamples have
+    no spread, and the size would print as a point."""
+    return np.random.default_rng([seed, 1]).chisquare(tasks - 1, draws) / (tasks - 1)
 
 
 @dataclass(frozen=True)
