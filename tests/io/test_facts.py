@@ -2,7 +2,8 @@
 
 Generated files mix null and NaN grades, error replies at every share, rewards a hair either
 side of the threshold, model names written as local and Hugging Face cache paths, integer
-versions, per-row ids, ids carrying two prompts and greedy repeats; what ``read_rows``
+versions, per-row ids, ids carrying two prompts, greedy repeats and replies logged for some
+tasks only; what ``read_rows``
 counts, leaves out and refuses is compared with :mod:`facts_reference`.
 """
 
@@ -51,10 +52,12 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     greedy = draw(st.booleans())
     with_model = draw(st.booleans())
     with_version = draw(st.booleans())
+    some_logged = draw(st.booleans())  # the writer logged the replies of some tasks only
     rows: list[dict[str, Any]] = []
     for t in range(n_tasks):
         k = draw(st.integers(1, 5))
         fixed = draw(st.sampled_from(REPLIES[:3]))
+        logged = not some_logged or draw(st.booleans())
         for _ in range(k):
             row: dict[str, Any] = {"task_id": f"t{t}", "reward": draw(st.sampled_from(REWARDS))}
             if style != "plain":
@@ -62,7 +65,7 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             reply = fixed if greedy else draw(st.sampled_from(REPLIES * 3 + ERRORS[:1]))
             if draw(st.floats(0, 1)) < error_share:
                 reply = draw(st.sampled_from(ERRORS))
-            row["completion"] = reply
+            row["completion"] = reply if logged else None
             if with_model:
                 row["model"] = draw(st.sampled_from(MODELS))
             if with_version:

@@ -160,8 +160,10 @@ def empty_reply(text: pl.Expr, messages: bool = False) -> pl.Expr:
 
 
 def draw_key(text: pl.Expr) -> pl.Expr:
-    """A completion's bytes after trimming whitespace, hashed: equal keys are one draw."""
-    return text.str.strip_chars().hash(seed=0)
+    """A completion's bytes after trimming whitespace, hashed: equal keys are one draw. A row
+    with no completion has no key (polars hashes every null alike: rows that logged no
+    reply would read as one draw repeated)."""
+    return pl.when(text.is_not_null()).then(text.str.strip_chars().hash(seed=0))
 
 
 def model_name(raw: pl.Expr, seen: Iterable[str] | None = None) -> pl.Expr:
