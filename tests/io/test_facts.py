@@ -53,6 +53,7 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     with_model = draw(st.booleans())
     with_version = draw(st.booleans())
     some_logged = draw(st.booleans())  # the writer logged the replies of some tasks only
+    reply_key = draw(st.sampled_from(["completion", "response", "output"]))
     rows: list[dict[str, Any]] = []
     for t in range(n_tasks):
         k = draw(st.integers(1, 5))
@@ -65,7 +66,7 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             reply = fixed if greedy else draw(st.sampled_from(REPLIES * 3 + ERRORS[:1]))
             if draw(st.floats(0, 1)) < error_share:
                 reply = draw(st.sampled_from(ERRORS))
-            row["completion"] = reply if logged else None
+            row[reply_key] = reply if logged else None
             if with_model:
                 row["model"] = draw(st.sampled_from(MODELS))
             if with_version:
@@ -94,6 +95,8 @@ def _write(tmp: Path, rows: list[dict[str, Any]], kind: str) -> Path:
             "reward": pl.Float64,
             "prompt": pl.String,
             "completion": pl.String,
+            "response": pl.String,
+            "output": pl.String,
             "model": pl.String,
             "policy_version": pl.Int64,
         }

@@ -158,10 +158,38 @@ class Expected:
     conflict: str | None = None
 
 
+#: Where a row keeps its reply: the first of these any row has; else the first of
+#: ``TEXT_REPLY_KEYS`` whose every value is text (or null).
+REPLY_KEYS = ("completion", "generation", "predicted_text")
+TEXT_REPLY_KEYS = ("response", "output")
+
+
+def _replies_as_completion(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with their reply moved to ``completion``, wherever the file keeps it."""
+    key = next((k for k in REPLY_KEYS if any(k in r for r in rows)), None)
+    if key is None:
+        key = next(
+            (
+                k
+                for k in TEXT_REPLY_KEYS
+                if any(k in r for r in rows)
+                and all(isinstance(r.get(k), str) or r.get(k) is None for r in rows)
+            ),
+            None,
+        )
+    if key is None or key == "completion":
+        return rows
+    return [
+        {**{c: v for c, v in r.items() if c != key}, "completion": r[key]} if key in r else r
+        for r in rows
+    ]
+
+
 def expected(
     rows: list[dict[str, Any]], threshold: float | None = None, missing: str = "skip"
 ) -> Expected:
     """What reading ``rows`` (one file, in order) should find, or which refusal it meets."""
+    rows = _replies_as_completion(rows)
     out = Expected(rows=len(rows))
     states = [reply(r) for r in rows]
     grades = [graded(r.get("reward")) for r in rows]

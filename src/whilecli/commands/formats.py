@@ -38,7 +38,8 @@ def formats_command(
         ],
         "model": list(table.MODEL_ALIASES),
         "behavior_logprobs": list(table.LOGPROB_ALIASES),
-        "completion": list(table.COMPLETION_ALIASES),
+        "completion": list(table.COMPLETION_ALIASES)
+        + [f"{a} (text only)" for a in table.TEXT_REPLY_ALIASES],
     }
     if as_json:
         out: dict[str, Any] = {

@@ -35,6 +35,9 @@ PROMPT_ALIASES: tuple[str, ...] = (
 )
 #: The model's reply: a file whose every reply is empty generated nothing (DESIGN section 1).
 COMPLETION_ALIASES: tuple[str, ...] = ("completion", "generation", "predicted_text")
+#: Reply columns read only where they hold text, after :data:`COMPLETION_ALIASES` (verl's
+#: generation dumps write ``output``; NeMo Gym's ``response`` is an API object, not a reply).
+TEXT_REPLY_ALIASES: tuple[str, ...] = ("response", "output")
 #: Reward columns; booleans read as 1.0 / 0.0.
 REWARD_ALIASES: tuple[str, ...] = (
     "reward",

@@ -25,6 +25,7 @@ from whilecli.io.aliases import (
     FLAG_FALSE,
     FLAG_TRUE,
     REASON_ALIASES,
+    TEXT_REPLY_ALIASES,
     VERSION_ALIASES,
 )
 from whilecli.io.formats.registry import NAMES
@@ -238,7 +239,10 @@ def build_plan(
         if key in sources and key not in mapping:
             sources[key] = origin
     notes.extend(source.notes)
-    completion = next((a for a in COMPLETION_ALIASES if shape.has(a)), None)
+    completion = next((a for a in COMPLETION_ALIASES if shape.has(a)), None) or next(
+        (a for a in TEXT_REPLY_ALIASES if shape.has(a) and shape.kinds_at(a) <= {"string", "null"}),
+        None,
+    )
     prompt_alias = next((a for a in PROMPT_ALIASES if shape.has(a)), None)
     prompt = prompt_key = None
     by_prompt: tuple[pl.Expr, str] | None = None
