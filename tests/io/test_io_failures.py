@@ -114,6 +114,26 @@ def test_an_unreadable_file_inside_a_directory_is_named(
         )
 
 
+@pytest.mark.parametrize("given", ["folder", "glob"])
+@pytest.mark.parametrize("shard", ["b.jsonl", "b.parquet", "sub/b.jsonl.gz"])
+def test_a_link_to_nothing_among_the_shards_is_named(
+    tmp_path: Path, given: str, shard: str
+) -> None:
+    """A shard that is a link whose target is gone is unreadable: named, never left out."""
+    (tmp_path / "a.jsonl").write_bytes(TEXT)
+    link = tmp_path / shard
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(tmp_path / "gone" / link.name)
+    arg = str(tmp_path) if given == "folder" else str(link.parent / "*")
+    for command in COMMANDS:
+        result = CliRunner().invoke(app, [*command, arg])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(f"whilecli: error: {link}: cannot read: a link to "), (
+            result.output
+        )
+        assert "does not exist" in result.output and "\n" not in result.output.strip()
+
+
 def test_an_unlistable_folder_inside_a_directory_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -478,9 +478,11 @@ def expand_paths(
                 notes.append(f"{raw}: prime-rl run, {picked[1]}")
             found.append((_file_source(picked[0], explicit=True), True))  # type: ignore[arg-type]
         elif path.is_dir():
+            walked = _walk(path)
+            _refuse_broken_links(walked)
             inside = [
                 s
-                for p in _walk(path)
+                for p in walked
                 if p.is_file() and (s := _file_source(p, explicit=False)) is not None
             ]
             if not inside:
@@ -498,6 +500,7 @@ def expand_paths(
             found.append((pipe_source(path, raw), True))
         elif glob.has_magic(raw):
             matched = expand_glob(raw)
+            _refuse_broken_links(matched)
             inside = [s for p in matched if p.is_file() and (s := _file_source(p, explicit=False))]
             if not inside:
                 raise InputError("glob matches no row file", file=raw)
@@ -515,6 +518,16 @@ def expand_paths(
     if not sources:
         raise InputError("no row file: every file given is another tool's sidecar", file=paths[0])
     return sources
+
+
+def _refuse_broken_links(paths: list[Path]) -> None:
+    """A row file among a directory's (or a glob's) that is a link to nothing: refused, as an
+    unreadable shard is (left out, it would change the numbers)."""
+    for p in paths:
+        if _kind_of(p) is not None and p.is_symlink() and not p.exists():
+            raise InputError(
+                f"cannot read: a link to {os.readlink(p)!r}, which does not exist", file=str(p)
+            )
 
 
 def _is_stream(path: Path) -> bool:
