@@ -96,3 +96,39 @@ def test_sidecars_nested_past_the_parser_are_left_unread(tmp_path: Path) -> None
         )
     )
     assert read_rows([str(rows)]).frame.collect().height == 4
+
+
+@pytest.mark.parametrize("forced", ["jsonl", "parquet"])
+@pytest.mark.parametrize("written", ["rows.jsonl", "rows.parquet", "rows.csv", "doc.jsonl"])
+def test_a_forced_plain_format_reads_only_that_format(
+    tmp_path: Path, forced: str, written: str
+) -> None:
+    """``--input-format jsonl`` or ``parquet`` reads a file of that kind, and refuses any other
+    in one line naming what the file reads as (never read as another kind in silence)."""
+    rows = [{"task_id": f"t{i % 3}", "reward": float(i % 2)} for i in range(6)]
+    path = tmp_path / written
+    if written == "rows.parquet":
+        import polars as pl
+
+        pl.DataFrame(rows).write_parquet(path)
+        reads_as = "parquet"
+    elif written == "rows.csv":
+        path.write_text(
+            "task_id,reward\n" + "".join(f"{r['task_id']},{r['reward']}\n" for r in rows)
+        )
+        reads_as = "csv"
+    elif written == "doc.jsonl":  # one JSON object on one line holding the rows
+        path.write_text(json.dumps({"samples": rows}) + "\n")
+        reads_as = "json"
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        reads_as = "jsonl"
+    if reads_as == forced:
+        assert read_rows([str(path)], input_format=forced).frame.collect().height == 6
+        return
+    with pytest.raises(InputError) as caught:
+        read_rows([str(path)], input_format=forced)
+    assert str(caught.value) == (
+        f"{path}: --input-format {forced}: the file does not read as {forced} (it reads as"
+        f" {reads_as})"
+    )

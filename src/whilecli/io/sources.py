@@ -629,7 +629,14 @@ def resolve(
     from whilecli.io.formats.registry import CONVERTED
 
     if forced not in CONVERTED:
-        return _resolve(source, explicit, convert_lines and forced != "jsonl")
+        out = _resolve(source, explicit, convert_lines and forced != "jsonl")
+        got = None if out is None else out.format or out.kind
+        if forced in ("jsonl", "parquet") and got not in (None, forced):
+            raise InputError(
+                f"--input-format {forced}: the file does not read as {forced} (it reads as {got})",
+                file=source.name,
+            )
+        return out
     if forced == "csv" and source.kind != "parquet":
         if _first_byte(source) in (b"{", b"["):
             raise InputError("--input-format csv: the file holds JSON, not CSV", file=source.name)
@@ -685,7 +692,7 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         return source  # the streaming reader names the problem
     if head == b"[" or (head == b"{" and first is not None and not _one_object(first[1])):
         return _document(source, explicit)
-    if first is None or not convert_lines:
+    if first is None:
         return source
     try:
         row = parse_line(source, first[0], first[1])
@@ -695,6 +702,8 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         # one object on one line is the one JSON document it is: rows when it holds a list
         # of them, else refused as a document, unless it reads as a row itself
         return _document(source, explicit)
+    if not convert_lines:
+        return source
     converted = document.convert_lines(row, lambda: _parsed(source), source.path, source.name)
     return source if converted is None else converted.source(source)
 
