@@ -1,7 +1,8 @@
 """Every command reads a file the same way (DESIGN section 1, "One row model").
 
-Generated files (JSON Lines plain, gzip, zstd or behind a byte order mark, under a name that
-says another compression or none, one JSON object on one line, Parquet, CSV, one JSON
+Generated files (JSON Lines plain, gzip, zstd, behind a byte order mark or in UTF-16, under
+a name that says another compression or none, one JSON object on one line, Parquet, CSV
+(commas, tabs or semicolons; UTF-8 or UTF-16; NA, nan or empty missing cells), one JSON
 document; the task id under one alias or none but a prompt (text, or a chat with or without
 a system turn); the grade under one alias; truncation from a flag (or its words as text), a
 ``finish_reason`` or ``stop_reason`` as the writers spell a length stop, or not recorded; a
@@ -41,8 +42,12 @@ from whilecli.route.pool import Counts, summarize
 from whilecli.route.summary import pool_from_summary, write_summary
 
 #: jsonl-bom: a UTF-8 byte order mark first; jsonl-doc: one JSON object on one line holding
-#: the rows under ``samples``.
-ENCODINGS = ("jsonl", "jsonl.gz", "jsonl.zst", "jsonl-bom", "jsonl-doc", "parquet", "csv", "json")
+#: the rows under ``samples``; -utf16: UTF-16 text behind its mark (Windows PowerShell's
+#: ``>``); csv-tabs, csv-semicolons: a .csv file separated by tabs or semicolons.
+ENCODINGS = (
+    *("jsonl", "jsonl.gz", "jsonl.zst", "jsonl-bom", "jsonl-doc", "jsonl-utf16", "parquet"),
+    *("csv", "csv-tabs", "csv-semicolons", "csv-utf16", "json"),
+)
 ID_KEYS = ("task_id", "example_id", "prompt_id", None)  # None: keyed by the prompt
 #: Who grades, as a column: verifiers' judge reward function, inspect's scorer, the reference
 #: SDK's judge_name, AlpacaEval's annotator, simple-evals' grader_model.
@@ -65,10 +70,10 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
     """A file's rows and how they were written (one choice per field, for every row)."""
     encoding = draw(st.sampled_from(ENCODINGS))
     replies = draw(st.sampled_from(REPLIES))
-    if replies in ("all-brace-messages", "messages") and encoding == "csv":
+    if replies in ("all-brace-messages", "messages") and encoding.startswith("csv"):
         encoding = "jsonl"  # a CSV cell holds text, not a message list
     id_key = draw(st.sampled_from(ID_KEYS))
-    prompts = draw(st.sampled_from(PROMPTS if encoding != "csv" else PROMPTS[:1]))
+    prompts = draw(st.sampled_from(PROMPTS[:1] if encoding.startswith("csv") else PROMPTS))
     reward_key = draw(st.sampled_from(REWARD_KEYS))
     truncation = draw(st.sampled_from(TRUNCATION))
     model = draw(st.sampled_from([None, "org/model-a"]))
@@ -150,6 +155,8 @@ def write(folder: Path, dump: dict[str, Any]) -> Path:
             text = json.dumps({"samples": rows}).encode()
         elif encoding == "jsonl-bom":
             text = b"\xef\xbb\xbf" + text
+        elif encoding == "jsonl-utf16":
+            text = text.decode().encode("utf-16")
         elif encoding == "jsonl.gz":
             text = gzip.compress(text)
         elif encoding == "jsonl.zst":
@@ -165,7 +172,10 @@ def write(folder: Path, dump: dict[str, Any]) -> Path:
     elif encoding == "parquet":
         pl.DataFrame(rows).write_parquet(path)
     else:
-        pl.DataFrame(rows).write_csv(path, null_value=dump["null_cell"])
+        path = folder / "rows.csv"
+        separator = {"csv-tabs": "\t", "csv-semicolons": ";"}.get(encoding, ",")
+        table = pl.DataFrame(rows).write_csv(separator=separator, null_value=dump["null_cell"])
+        path.write_bytes(table.encode("utf-16" if encoding == "csv-utf16" else "utf-8"))
     return path
 
 

@@ -675,13 +675,13 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         return document.convert_zip(str(source.path), source.name).source(
             replace(source, kind="jsonl")
         )
+    if source.data is not None and source.data[:4] == document.ZIP_MAGIC:
+        return document.convert_zip(source.data, source.name).source(source)
+    source = _without_bom(source)
     if source.kind == "table":
         return document.convert_table(_all_bytes(source), source.name, _separator(source)).source(
             source
         )
-    if source.data is not None and source.data[:4] == document.ZIP_MAGIC:
-        return document.convert_zip(source.data, source.name).source(source)
-    source = _without_bom(source)
     try:
         head = _first_byte(source)
         lines = iter_lines(source)
@@ -708,29 +708,44 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
     return source if converted is None else converted.source(source)
 
 
-#: The UTF-8 byte order mark some Windows tools write first; JSON has no place for it.
+#: Byte order marks some Windows tools write first: UTF-8's (JSON has no place for it), and
+#: UTF-16's (Windows PowerShell's ``>`` writes UTF-16 text).
 UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def _without_bom(source: Source) -> Source:
-    """A JSON source whose text starts with a UTF-8 byte order mark, as its bytes after the
-    mark (every reader then sees the JSON itself); any other source as it is."""
+    """A text source that starts with a byte order mark, as its UTF-8 text after the mark
+    (UTF-16 re-encoded; every reader then sees the text itself); any other source as it
+    is."""
     if source.data is not None:
-        if source.data[:3] != UTF8_BOM:
-            return source
-        return replace(source, data=source.data[3:], compression=None)
-    errors: tuple[type[BaseException], ...] = (InputError, *_read_errors())
-    try:
-        stream = _raw_stream(source)
+        head = source.data[:3]
+    else:
+        errors: tuple[type[BaseException], ...] = (InputError, *_read_errors())
         try:
-            head = stream.read(3)
-        finally:
-            stream.close()
-    except errors:
-        return source  # the streaming reader names the problem
-    if head != UTF8_BOM:
+            stream = _raw_stream(source)
+            try:
+                head = stream.read(3)
+            finally:
+                stream.close()
+        except errors:
+            return source  # the streaming reader names the problem
+    if head == UTF8_BOM:
+        data = source.data if source.data is not None else _all_bytes(source)
+        return replace(source, data=data[3:], compression=None)
+    if head[:2] not in UTF16_BOMS:
         return source
-    return replace(source, data=_all_bytes(source)[3:], compression=None)
+    data = source.data if source.data is not None else _all_bytes(source)
+    try:
+        text = data.decode("utf-16")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].decode("utf-16", "replace").count("\n") + 1
+        raise InputError(
+            f"not valid UTF-16 (byte {err.start + 1}; the file starts with a UTF-16 mark)",
+            file=source.name,
+            line=line,
+        ) from None
+    return replace(source, data=text.encode("utf-8"), compression=None)
 
 
 def _document(source: Source, explicit: bool) -> Source | None:

@@ -24,6 +24,7 @@ CELL_LIMIT = (1 << 31) - 1
 def convert(data: bytes, name: str, separator: str) -> Converted:
     """Rows of a CSV or TSV file, each with the line its record starts on; a record whose
     fields do not match the header, or bad quoting, is refused at its line."""
+    separator = _sniffed(data, separator)
     label = _label(separator)
     header, records, lines, kept = _records(data, name, separator, label)
     frame = _cells(data, separator, header, kept)
@@ -36,6 +37,21 @@ def convert(data: bytes, name: str, separator: str) -> Converted:
     frame = frame.with_columns([_typed(frame[c]) for c in frame.columns if not _is_id(c)])
     rows: list[dict[str, Any]] = frame.to_dicts()
     return Converted("csv", rows, {}, positions=[{"line": n} for n in lines])
+
+
+#: Separators a table's header line may use instead of the one its name says.
+SEPARATORS = (",", "\t", ";", "|")
+
+
+def _sniffed(data: bytes, separator: str) -> str:
+    """The separator the header line uses: the one the name says (``,`` for .csv, a tab for
+    .tsv) where the header holds it, else the only other one it holds (a tab-separated file
+    named .csv, a semicolon CSV)."""
+    header = data.split(b"\n", 1)[0]
+    if separator.encode() in header:
+        return separator
+    found = [s for s in SEPARATORS if s.encode() in header]
+    return found[0] if len(found) == 1 else separator
 
 
 def _cells(data: bytes, separator: str, header: list[str], kept: list[int]) -> pl.DataFrame | None:
