@@ -197,7 +197,9 @@ def write_verl(root: Path, steps: int, scenario: Scenario, *, delay: float = 0.0
             {
                 "input": f"<|im_start|>user\nQuestion {e['task']}: what is {e['task']} + 1?"
                 "<|im_end|>\n<|im_start|>assistant\n",
-                "output": f"{e['task'] + 1}" if e["reward"] else "I do not know",
+                # each rollout samples its own reply, as a real run's do
+                "output": (f"{e['task'] + 1}" if e["reward"] else "I do not know")
+                + f" (sample {e['rollout']})",
                 "score": e["reward"],
                 "step": step,
                 "truncated": e["truncated"],

@@ -166,3 +166,42 @@ def test_a_checkpoint_step_is_a_version(tmp_path: Path) -> None:
     )
     on_policy = next(c for c in json.loads(done.stdout)["checks"] if c["key"] == "on_policy")
     assert on_policy["measured"]["stale_rows"] == 48
+
+
+RUNS = st.from_regex(r"(run|exp|policy|grpo)[-_]?[a-z0-9]{0,6}", fullmatch=True)
+
+
+@st.composite
+def run_paths(draw: st.DrawFn) -> str:
+    """A local checkpoint path whose folders name a run, not a model (no size, no org)."""
+    root = draw(st.sampled_from(["/ckpt", "./outputs", "~/runs", "/data/x"]))
+    run = draw(RUNS)
+    step = draw(STEPS)
+    slash = draw(st.sampled_from(["", "/"]))
+    inner = draw(
+        st.sampled_from(["", f"/checkpoint-{step}", f"/step_{step}", f"/global_step_{step}/actor"])
+    )
+    return f"{root}/{run}{inner}{slash}"
+
+
+@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), model=models(), path=run_paths())
+def test_a_path_that_names_no_model_is_not_another_model(
+    tmp_path_factory: pytest.TempPathFactory,
+    data: st.DataObject,
+    model: tuple[str, str, float],
+    path: str,
+) -> None:
+    """Rows written by ``/ckpt/run7/step_100`` may be a checkpoint of the model you train:
+    check 6 says unknown, never "another model" (which routes SFT, firm)."""
+    assert model_identity(path).anonymous
+    flag, _ = data.draw(spellings(model[0], model[1]))
+    assert not model_identity(flag).anonymous
+    rows = _rows(tmp_path_factory.mktemp("run") / "rows.jsonl", lambda t: path)
+    route = run_route([str(rows)], model=flag)
+    on_policy = _check(route, "on_policy")
+    assert on_policy.status.value == "unknown", on_policy.why
+    assert "another model" not in on_policy.why and route.plan[0] != "sft"
+    same = run_route([str(rows)], model=path)  # the same run named by its own path
+    assert _check(same, "on_policy").status.value in ("pass", "fail")
+    assert "another model" not in _check(same, "on_policy").why

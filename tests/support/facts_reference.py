@@ -134,9 +134,37 @@ def model_name(raw: str | None) -> str | None:
         kept = [p for p in raw.rstrip("/").split("/")]
         for i, part in enumerate(kept[:-1]):
             if part == "models" and kept[i + 1]:
-                return kept[i + 1]
-        return kept[-1]
+                name = kept[i + 1]
+                break
+        else:
+            name = kept[-1]
+        return name if _names_a_model(name) else raw  # a run's folder: kept as written
     return raw
+
+
+def _is_number(text: str) -> bool:
+    whole, dot, frac = text.partition(".")
+    return whole.isdigit() and (not dot or frac.isdigit())
+
+
+def _names_a_model(name: str) -> bool:
+    """A folder names a model when it says an organisation (``Org--Name``) or a size: a
+    token ``8B``/``0.6b``, ``8x7B`` or ``135M`` between dashes, underscores or slashes."""
+    org, sep, rest = name.partition("--")
+    if sep and org and rest:
+        return True
+    for token in name.replace("_", "-").split("-"):
+        low = token.lower()
+        if low.endswith("b") and (_is_number(low[:-1]) or _experts(low[:-1])):
+            return True
+        if low.endswith("m") and _is_number(low[:-1]) and 2 <= len(low[:-1].split(".")[0]) <= 4:
+            return True
+    return False
+
+
+def _experts(text: str) -> bool:
+    count, x, size = text.partition("x")
+    return bool(x) and count.isdigit() and _is_number(size)
 
 
 @dataclass

@@ -182,7 +182,9 @@ def model_name(raw: pl.Expr, seen: Iterable[str] | None = None) -> pl.Expr:
 
 
 def _named(seen: Iterable[str]) -> dict[str, str]:
-    return {n: model_identity(n).display for n in seen if model_identity(n).path}
+    """Each local path as the model it names; a path that names none is kept as written."""
+    found = {n: model_identity(n) for n in seen}
+    return {n: m.display for n, m in found.items() if m.path and not m.anonymous}
 
 
 def model_step(raw: pl.Expr, seen: Iterable[str]) -> pl.Expr | None:

@@ -51,6 +51,12 @@ class ModelId:
         return self.name.lower()
 
     @property
+    def anonymous(self) -> bool:
+        """A local path whose folder names a run, not a model (``/ckpt/run7/step_100``): no
+        organisation, no size. Which model it holds cannot be read from it."""
+        return self.path and self.org is None and self.size_b is None
+
+    @property
     def display(self) -> str:
         """The model as a report names it: ``Org/Name``, or ``Name``."""
         return f"{self.org}/{self.name}" if self.org else self.name

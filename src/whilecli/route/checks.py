@@ -13,6 +13,7 @@ import math
 import numpy as np
 import polars as pl
 
+from whilecli.io.modelid import model_identity
 from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, shown, step_from_name
 from whilecli.route.model import CheckResult, Pool, Rate, Status
@@ -423,6 +424,17 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
     warnings = [f"{unnamed} rows name no model"] if unnamed else []
     others = sorted(m for m in named if not same_model(m, base))
+    paths = [m for m in others if model_identity(m).anonymous]
+    if paths and len(paths) == len(others):
+        rows = sum(named[m] for m in paths)
+        why = (
+            f"{rows} of {naming} rows name a local path that names no model"
+            f" ({', '.join(paths)}): whether {base} wrote them is unknown; pass --model with"
+            " that path if it is a checkpoint of the model you train"
+        )
+        measured["unnamed_paths"] = paths
+        warnings.append(f"on-policy unknown: {why}")
+        return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
     if others:
         near = closest(base, others)
         hint = (

@@ -90,7 +90,12 @@ def _unknown_phrase(check: CheckResult) -> str:
     if check.key == "band" and "repeated_tasks" in m:
         return "band unknown (not measured)"
     if check.key == "on_policy":
-        why = "no --model" if "no --model" in check.why else "rows name no model"
+        if "no --model" in check.why:
+            why = "no --model"
+        elif "unnamed_paths" in m:
+            why = "rows name a path, not a model"
+        else:
+            why = "rows name no model"
         return f"on-policy unknown ({why})"
     return f"{check.key.replace('_', ' ')} unknown"
 
