@@ -106,3 +106,29 @@ def test_the_style_rules_catch_the_old_styles() -> None:
     with pytest.raises(AssertionError):
         assert_one_style("    1  0.50 [0.28, 0.72] n=4    1.00", ["old watch"])
     assert_one_style("warning: x\n  pass@1 0.50 [0.28, 0.72] n=4 tasks (16 rows)", ["new"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    words=st.lists(st.from_regex(r"[a-z]{1,12}[,;:]?", fullmatch=True), min_size=0, max_size=30),
+    at=st.integers(0, 30),
+    depth=st.integers(1, 12),
+    place=st.sampled_from(["line", "row", "entry"]),
+    number=st.integers(1, 10**6),
+    columns=st.integers(20, 120),
+)
+def test_a_path_is_never_cut_from_its_line_number(
+    words: list[str], at: int, depth: int, place: str, number: int, columns: int
+) -> None:
+    """Wrapping never cuts a path, nor parts it from the line or row it names (a long
+    temporary directory must still print ``PATH line 3`` on one line)."""
+    from whilecli.commands import _style
+
+    path = "/" + "/".join(f"d{i}xxxxxxx" for i in range(depth)) + "/rows.jsonl"
+    located = f"{path} {place} {number}"
+    text = " ".join([*words[:at], located, *words[at:]])
+    lines = _style.wrap(text, columns)
+    assert any(located in line for line in lines)
+    assert " ".join(" ".join(lines).split()) == " ".join(text.split())
+    for line in lines:
+        assert len(line) <= max(columns, 20) or located in line

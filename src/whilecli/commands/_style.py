@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -63,17 +64,23 @@ def label(key: str) -> str:
     return key.replace("_", " ")
 
 
+#: A path and the place in it (``rows.jsonl line 3``): wrapped as one word.
+_PLACE = re.compile(r"\S*/\S* (?:line|row|entry) \d+")
+
+
 def wrap(text: str, columns: int, *, indent: str = "", hang: str = "  ") -> list[str]:
     """``text`` in lines of at most ``columns``; a word longer than a line (a path) is kept
-    whole rather than cut."""
-    return textwrap.wrap(
-        text,
+    whole rather than cut, and a path stays beside its line or row number."""
+    glued = _PLACE.sub(lambda m: m.group(0).replace(" ", "\0"), text)
+    lines = textwrap.wrap(
+        glued,
         width=max(columns, 20),
         initial_indent=indent,
         subsequent_indent=indent + hang,
         break_long_words=False,
         break_on_hyphens=False,
     ) or [indent.rstrip()]
+    return [line.replace("\0", " ") for line in lines]
 
 
 def pairs(rows: Sequence[tuple[str, str]], columns: int, *, indent: str = "  ") -> list[str]:

@@ -61,7 +61,7 @@ def print_report(report: dict[str, Any], *, fmt: str, to_stderr: bool = False) -
     for line in report.get("extra", []):
         lines += _style.wrap(line, columns)
     for name, path in report.get("written", {}).items():
-        lines += _style.wrap(f"wrote {name}: {path}", columns)
+        lines.append(f"wrote {name}: {path}")  # a path is never wrapped: it must copy whole
     stream.write("".join(f"{line}\n" for line in lines))
     stream.flush()
 

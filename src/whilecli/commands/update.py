@@ -61,7 +61,7 @@ def _print_text(
     lines += _style.pairs([(_style.label(k), _style.number(v)) for k, v in stats.items()], columns)
     lines += _style.said("note", notes, columns)
     if output:
-        lines += _style.wrap(f"wrote {output}", columns)
+        lines.append(f"wrote {output}")  # a path is never wrapped: it must copy whole
     stream.write("".join(f"{line}\n" for line in lines))
     stream.flush()
 
