@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from prime_rl_schema import header_problems, problems
 from whilecli.cli import app
+from whilecli.io.aliases import COMPLETION_ALIASES, PROMPT_ALIASES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "data"
@@ -208,8 +209,8 @@ def test_from_other_model_rows_without_text_refused_naming_the_fields(tmp_path: 
     line = r.stderr.strip()
     assert len(line.splitlines()) == 1 and line.startswith("whilecli: error: ")
     assert "other_model.parquet" in line and "no text" in line
-    assert "prompt, responses_create_params.input, question, input, messages" in line
-    assert "completion, generation, predicted_text" in line
+    assert ", ".join(PROMPT_ALIASES) in line  # the alias table, as it stands
+    assert ", ".join(COMPLETION_ALIASES) in line
     assert list(tmp_path.iterdir()) == []
 
 

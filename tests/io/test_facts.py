@@ -53,7 +53,7 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     with_model = draw(st.booleans())
     with_version = draw(st.booleans())
     some_logged = draw(st.booleans())  # the writer logged the replies of some tasks only
-    reply_key = draw(st.sampled_from(["completion", "response", "output"]))
+    reply_key = draw(st.sampled_from(["completion", "response", "output", "output_response"]))
     rows: list[dict[str, Any]] = []
     for t in range(n_tasks):
         k = draw(st.integers(1, 5))
@@ -97,6 +97,7 @@ def _write(tmp: Path, rows: list[dict[str, Any]], kind: str) -> Path:
             "completion": pl.String,
             "response": pl.String,
             "output": pl.String,
+            "output_response": pl.String,
             "model": pl.String,
             "policy_version": pl.Int64,
         }

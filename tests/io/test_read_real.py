@@ -145,9 +145,9 @@ def test_wordle_float_reward_is_refused_without_threshold(path: Path) -> None:
     message = str(err.value)
     assert str(path) in message
     assert "field 'reward'" in message
-    assert "--pass-threshold" in message and "--map reward=COLUMN" in message
-    # check_answer_reward_func is the wordle rubric's 0/1 outcome
-    assert "check_answer_reward_func" in message
+    assert "--pass-threshold" in message
+    # check_answer_reward_func is the wordle rubric's 0/1 outcome, named in the --map to pass
+    assert "--map reward=check_answer_reward_func" in message
     assert err.value.exit_code == 2
     assert "\n" not in message
 

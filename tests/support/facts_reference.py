@@ -189,7 +189,14 @@ class Expected:
 #: Where a row keeps its reply: the first of these any row has; else the first of
 #: ``TEXT_REPLY_KEYS`` whose every value is text (or null).
 REPLY_KEYS = ("completion", "generation", "predicted_text")
-TEXT_REPLY_KEYS = ("response", "output")
+TEXT_REPLY_KEYS = (
+    "response",
+    "output",
+    "output_response",
+    "model_output",
+    "generated_text",
+    "prediction",
+)
 
 
 def _replies_as_completion(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -25,19 +25,30 @@ TASK_ALIASES: tuple[str, ...] = (
     "task.key",
     "id",
 )
-#: Where the prompt text sits when no task id does (its hash becomes the task id).
+#: Where the prompt text sits when no task id does (its hash becomes the task id): SkyRL's eval
+#: dumps write ``input_prompt``, lighteval's details the ``doc`` with its ``query``.
 PROMPT_ALIASES: tuple[str, ...] = (
     "prompt",
     "responses_create_params.input",
     "question",
     "input",
+    "input_prompt",
     "messages",
+    "doc.query",
 )
 #: The model's reply: a file whose every reply is empty generated nothing (DESIGN section 1).
 COMPLETION_ALIASES: tuple[str, ...] = ("completion", "generation", "predicted_text")
 #: Reply columns read only where they hold text, after :data:`COMPLETION_ALIASES` (verl's
-#: generation dumps write ``output``; NeMo Gym's ``response`` is an API object, not a reply).
-TEXT_REPLY_ALIASES: tuple[str, ...] = ("response", "output")
+#: generation dumps write ``output``, SkyRL's eval dumps ``output_response``; NeMo Gym's
+#: ``response`` is an API object, not a reply).
+TEXT_REPLY_ALIASES: tuple[str, ...] = (
+    "response",
+    "output",
+    "output_response",
+    "model_output",
+    "generated_text",
+    "prediction",
+)
 #: Reward columns; booleans read as 1.0 / 0.0.
 REWARD_ALIASES: tuple[str, ...] = (
     "reward",
@@ -47,9 +58,27 @@ REWARD_ALIASES: tuple[str, ...] = (
     "symbolic_correct",
     "judge_correct",
     "is_correct",
+    "is_resolved",
+    "passed",
+    "acc",
 )
 #: NeMo-Skills' grades (a boolean each), also in :data:`REWARD_ALIASES`.
 NEMO_SKILLS_GRADES: tuple[str, ...] = ("symbolic_correct", "judge_correct", "is_correct")
+#: terminal-bench writes ``is_resolved`` (null where the harness failed: ungraded), HumanEval-style
+#: harnesses ``passed``, verl's reward functions ``acc``; NeMo-RL's training dumps a number under
+#: ``rewards`` (a reward alias only where it holds numbers: a dict there is :data:`REWARD_PARTS`).
+#: A grade alias holding a list: one grade per sample (read as one rollout per element) where it
+#: is LiveCodeBench's ``graded_list`` or the row holds a list of replies (Qwen2.5-Math's
+#: ``score`` beside ``code``); per token where the row holds one text reply (SkyRL's token-level
+#: rewards: the reward is their sum); else undecided (refused, naming ``--map reward=NAME[]``).
+GRADE_LIST_ALIASES: tuple[str, ...] = ("graded_list", *REWARD_ALIASES)
+#: Lists of replies, one per sample (LiveCodeBench ``code_list``, Qwen2.5-Math ``code``).
+SAMPLE_REPLY_LISTS: tuple[str, ...] = (
+    *("code", "code_list", "output_list", "outputs", "responses", "completions"),
+    *("generations", "pred", "preds", "predictions"),
+)
+#: Lists of samples whose elements carry a grade (reasoning-gym ``completions[].score``).
+SAMPLE_LIST_ALIASES: tuple[str, ...] = ("completions", "samples", "responses", "generations")
 #: With none of them: a reward in named parts (verifiers), ``{name: {score, weight} | None}``,
 #: read as Σ score × weight (weight 1 when absent; a None part or score adds nothing).
 REWARD_PARTS = "rewards"
@@ -62,6 +91,8 @@ MODEL_ALIASES: tuple[str, ...] = (
     "model_name",
     "sampling.model",
     "response.model",
+    "model_name_or_path",
+    "model_id",
 )
 
 #: The policy version that wrote the row, where no ``model@version`` says it: a string or an
@@ -113,11 +144,13 @@ LOGPROB_ALIASES: tuple[str, ...] = (
     "token_logprobs",
     "inference_logprobs",
     "completion_logprobs",
+    "rollout_logprobs",
+    "generation_logprobs",
     "logprobs",
 )
 VALUE_ALIASES: tuple[str, ...] = ("values",)
 #: Per-token: which tokens the policy wrote (false on tokens the environment wrote).
-MASK_ALIASES: tuple[str, ...] = ("action_mask", "loss_mask", "completion_mask")
+MASK_ALIASES: tuple[str, ...] = ("action_mask", "loss_mask", "completion_mask", "token_loss_mask")
 #: Per-token log-probs under the reference policy (the β KL) and under a teacher (OPD).
 REF_LOGPROB_ALIASES: tuple[str, ...] = ("ref_logprobs",)
 TEACHER_LOGPROB_ALIASES: tuple[str, ...] = ("teacher_logprobs",)

@@ -322,7 +322,7 @@ def refuse_partial(
     raise InputError(
         f"{partial_rows} of {graded_rows} graded rows have a reward strictly between 0 and 1"
         " (a judge's probability or a rubric score), so pass/fail is not defined; "
-        f"{cols}. Pass --pass-threshold T, or --map reward=COLUMN",
+        f"{cols}. Pass --pass-threshold T, or --map reward={hint[0] if hint else 'COLUMN'}",
         file=file,
         field=field,
     )

@@ -118,7 +118,7 @@ def refuse_unbounded(
         f"rewards run from {_exact(low)} to {_exact(high)}, outside [0, 1], so pass/fail is not"
         " defined"
         f" (a weighted rubric sum is not a pass/fail); {cols}. Pass --pass-threshold T, or"
-        " --map reward=COLUMN",
+        f" --map reward={columns[0] if columns else 'COLUMN'}",
         file=file,
         field=field,
     )

@@ -24,7 +24,11 @@ from whilecli.io.aliases import (
     ERROR_ALIASES,
     FLAG_FALSE,
     FLAG_TRUE,
+    GRADE_LIST_ALIASES,
     REASON_ALIASES,
+    REWARD_PARTS,
+    SAMPLE_LIST_ALIASES,
+    SAMPLE_REPLY_LISTS,
     TEXT_REPLY_ALIASES,
     VERSION_ALIASES,
 )
@@ -65,6 +69,7 @@ TRL_NOT_REWARDS = frozenset({"step", "advantage", "prompt", "completion", "mode"
 REQUIRED: dict[str, tuple[str, ...]] = {
     "verifiers-traces": ("task", "rewards"),
     "nemo-gym": ("response",),
+    "nemo-rl": ("content", "rewards"),
     "prime-rft": ("step", "problem_id"),
     "lm-eval": ("doc_id",),
     "trl": ("step", "prompt"),
@@ -291,7 +296,7 @@ def build_plan(
         env=sidecar_env(fmt, source),
         prompt=prompt,
         slice=slice_expr,
-        explode="[]" in mapping.get("reward", ""),
+        explode="[]" in mapping.get("reward", "") or ctx.explode,
         reply=reply,
         draw=None if completion_text is None else facts.draw_key(completion_text),
         prompt_key=prompt_key,
@@ -340,6 +345,7 @@ class _Context:
     notes: list[str]
     sample: Sequence[Mapping[str, object]] = ()
     sample_lines: Sequence[int] = ()
+    explode: bool = False  # the reward is a list of grades: one rollout per element
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -354,6 +360,13 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
             [leaves.expr("step", pl.String), leaves.expr("problem_id", pl.String)], separator=":"
         )
         sources["task_id"], fields["task_id"] = "(step, problem_id)", "problem_id"
+    elif fmt == "nemo-rl" and shape.has("content"):
+        messages = leaves.expr("content", pl.List(pl.String))
+        before = messages.list.slice(0, messages.list.len() - 1).list.join("")
+        task = _hashed(before)
+        sources["task_id"] = "hash of content before its last message (the reply)"
+        fields["task_id"] = "content"
+        ctx.notes.append("no task id column: tasks are keyed by a hash of the prompt's messages")
     elif fmt == "trl" and shape.has("prompt") and shape.has("step"):
         task = pl.concat_str(
             [leaves.expr("step", pl.String), _hashed(leaves.text("prompt"))],
@@ -403,7 +416,7 @@ def _reward(
         metric, origin = found
         reward = leaves.expr(metric, pl.Float64)
         sources["reward"], fields["reward"] = f"{metric} ({origin})", metric
-    elif (alias := next((a for a in REWARD_ALIASES if shape.has(a)), None)) is not None:
+    elif (alias := _scalar_reward(shape, _grade_list(shape))) is not None:
         reward = leaves.expr(alias, pl.Float64)
         sources["reward"], fields["reward"] = alias, alias
     elif (names := _reward_parts(shape)) is not None:
@@ -417,6 +430,25 @@ def _reward(
         )
         reward = pl.when(pl.col("rewards").is_not_null()).then(parts)
         sources["reward"], fields["reward"] = "Σ rewards[].score × weight", "rewards"
+    elif shape.kinds_at(REWARD_PARTS) and shape.kinds_at(REWARD_PARTS) - {"null"} <= NUMBER | {
+        "bool"
+    }:
+        reward = leaves.expr(REWARD_PARTS, pl.Float64)  # a number there, not named parts
+        sources["reward"], fields["reward"] = REWARD_PARTS, REWARD_PARTS
+    elif (listed := _grade_list(shape)) is not None:
+        path, per_token = listed
+        reward = leaves.expr(path, pl.Float64)
+        fields["reward"] = path.partition("[")[0]
+        if per_token:
+            reward = reward.list.sum()
+            sources["reward"] = f"Σ {path} (per-token rewards beside one reply)"
+        else:
+            ctx.explode = True
+            sources["reward"] = f"{path}, one rollout per element"
+            ctx.notes.append(f"{fields['reward']} holds one grade per sample: each is a rollout")
+    elif (named := _metric_struct(ctx)) is not None:
+        reward = leaves.expr(named, pl.Float64)
+        sources["reward"], fields["reward"] = f"{named} (the first 0/1 metric)", named
     elif fmt == "trl" and (cols := _trl_reward_columns(shape)):
         reward = pl.sum_horizontal([leaves.expr(c, pl.Float64) for c in cols])
         sources["reward"] = f"Σ reward functions ({', '.join(cols)}), weights taken as 1"
@@ -479,6 +511,73 @@ def _lm_metric(ctx: _Context) -> tuple[str, str] | None:
                     + ")"
                 )
             return name, origin
+    return None
+
+
+def _scalar_reward(shape: Shape, listed: tuple[str, bool] | None) -> str | None:
+    """The first reward alias the rows carry, other than the list of grades
+    :func:`_grade_list` reads (one grade per sample, or per token)."""
+    skip = None if listed is None else listed[0].partition("[")[0]
+    return next((a for a in REWARD_ALIASES if shape.has(a) and a != skip), None)
+
+
+def _grades(node: Shape | None) -> bool:
+    """Whether a list's elements are grades: numbers or booleans."""
+    kinds = set() if node is None else node.kinds - {"null"}
+    return bool(kinds) and kinds <= NUMBER | {"bool"}
+
+
+def _texts(node: Shape | None) -> bool:
+    """Whether a node is a list of texts (one reply per sample)."""
+    if node is None or node.kinds - {"null"} != {"list"} or node.item is None:
+        return False
+    return node.item.kinds - {"null"} == {"string"}
+
+
+def _grade_list(shape: Shape) -> tuple[str, bool] | None:
+    """A list of grades, one per sample (``graded_list[]``, ``completions[].score``), and
+    whether it is per token instead: a list beside one text reply (SkyRL's token-level
+    rewards) is summed, not spread over rollouts."""
+    reply = next((a for a in COMPLETION_ALIASES + TEXT_REPLY_ALIASES if shape.has(a)), None)
+    one_text = reply is not None and shape.kinds_at(reply) - {"null"} == {"string"}
+    samples = any(_texts(shape.get((a,))) for a in SAMPLE_REPLY_LISTS)
+    for alias in GRADE_LIST_ALIASES:
+        node = shape.get((alias,))
+        if node is not None and node.kinds - {"null"} == {"list"} and _grades(node.item):
+            if alias == "graded_list" or samples:
+                return f"{alias}[]", False
+            if one_text:
+                return f"{alias}[]", True
+            return None  # per sample, per turn or per token: --map says which
+    for alias in SAMPLE_LIST_ALIASES:
+        node = shape.get((alias,))
+        item = None if node is None or node.kinds - {"null"} != {"list"} else node.item
+        if item is None or "dict" not in item.kinds:
+            continue
+        grade = next((g for g in REWARD_ALIASES if _grades(item.children.get(g))), None)
+        if grade is not None:
+            return f"{alias}[].{grade}", False
+    return None
+
+
+#: Objects of named metrics, one number each (lighteval's details: ``metric``).
+METRIC_STRUCTS = ("metric", "metrics")
+
+
+def _metric_struct(ctx: _Context) -> str | None:
+    """The first 0/1 metric of an object of named metrics (``metric.extractive_match``): 0 or 1
+    on every sampled row; without a sample (Parquet), the first numeric one."""
+    for name in METRIC_STRUCTS:
+        node = ctx.shape.get((name,))
+        if node is None or node.kinds - {"null"} != {"dict"}:
+            continue
+        numeric = [k for k, sub in node.children.items() if _grades(sub)]
+        for key in numeric:
+            objects = [row.get(name) for row in ctx.sample]
+            values = [o.get(key) for o in objects if isinstance(o, dict)]
+            values = [v for v in values if v is not None]
+            if not ctx.sample or (values and all(v in (0, 1) for v in values)):
+                return f"{name}.{key}"
     return None
 
 

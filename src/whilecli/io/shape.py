@@ -402,6 +402,12 @@ def _coerce(value: Any, dtype: DType, path: str) -> Any:
                 return float(value)
             except OverflowError:  # an integer beyond float range
                 return math.inf if value > 0 else -math.inf
+        if isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
+            raise BadValue(  # a grade per sample, per turn or per token: only the user knows
+                path,
+                f"is a JSON list of {len(value)} numbers, not a number; one grade per sample:"
+                f" pass --map reward={path}[] (one rollout each)",
+            )
         raise BadValue(path, f"is {_describe(value)}, not a number")
     if dtype == pl.Boolean:
         if isinstance(value, bool):

@@ -1138,6 +1138,7 @@ def detect(shape: Shape, source: Source) -> str:
     from whilecli.io.formats import (
         lm_eval,
         nemo_gym,
+        nemo_rl,
         nemo_skills,
         prime_rft,
         trl,
@@ -1148,7 +1149,7 @@ def detect(shape: Shape, source: Source) -> str:
 
     if source.format is not None:
         return source.format
-    for tool in (verifiers_traces, nemo_gym, prime_rft, lm_eval):
+    for tool in (verifiers_traces, nemo_gym, nemo_rl, prime_rft, lm_eval):
         if tool.detect(shape):
             return tool.NAME
     if nemo_skills.detect(shape, source.path.name if source.path is not None else ""):

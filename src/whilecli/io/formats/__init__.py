@@ -4,8 +4,8 @@ rows.
 
 Line-shaped files (JSON Lines, Parquet) are streamed by :mod:`whilecli.io.read`; the tool that
 wrote one is recognised from its keys and sidecars (:func:`whilecli.io.sources.detect` asks
-``vf_eval``, ``verifiers_traces``, ``prime_rft``, ``lm_eval``, ``nemo_gym``, ``nemo_skills``,
-``trl`` and ``whileai`` in turn) and its fields resolved by :mod:`whilecli.io.plan`. Files that hold *one document* (a JSON array of
+``vf_eval``, ``verifiers_traces``, ``prime_rft``, ``lm_eval``, ``nemo_gym``, ``nemo_rl``,
+``nemo_skills``, ``trl`` and ``whileai`` in turn) and its fields resolved by :mod:`whilecli.io.plan`. Files that hold *one document* (a JSON array of
 rows, an inspect_ai log, a HELM run, rows whose grade sits inside a list, CSV) are converted
 here, in memory, into JSON Lines rows whose canonical keys (``task_id``, ``reward``,
 ``truncated``, ``model``, ``prompt``) are already set, with a record of where each came from

@@ -8,8 +8,8 @@
   row objects (tau-bench results, HELM ``per_instance_stats.json``, any rows), an inspect_ai
   EvalLog, or an object holding a list of samples; any other document is refused with
   "this is one JSON document, not JSON Lines" and what its top level holds;
-- JSON Lines whose rows keep their grade inside a list (EvalScope reviews, Atropos groups):
-  converted row by row;
+- JSON Lines whose rows keep their grade inside a list (EvalScope reviews, Atropos groups) or
+  in events among other events (OpenAI evals logs): converted row by row;
 - a sidecar another tool writes beside its rows (an lm-eval results file, an EvalScope
   report): skipped inside a directory, refused when named.
 
@@ -30,6 +30,7 @@ from whilecli.io.formats import (
     evalscope,
     helm,
     inspect_ai,
+    openai_evals,
     prime_rl,
     tables,
 )
@@ -103,6 +104,9 @@ def is_sidecar(doc: Any) -> str | None:
         return "a HELM run_spec.json (read with the per_instance_stats.json beside it)"
     if "env_id" in doc or ("env" in doc and "model" in doc and "num_examples" in doc):
         return "a vf-eval metadata.json (read with the results.jsonl beside it)"
+    if doc and all("/" in k and isinstance(v, (int, float)) for k, v in doc.items()):
+        # SkyRL's aggregated_results.jsonl, a trainer's logged metrics: eval/<data>/avg_score
+        return "a summary of metrics (numbers named like eval/DATA/METRIC), not graded rows"
     return None
 
 
@@ -130,13 +134,11 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         for key in SAMPLE_KEYS:
             rows = doc.get(key)
             if isinstance(rows, list) and rows and all(isinstance(x, dict) for x in rows):
-                model = next(
-                    (doc[k] for k in ("model", "model_name") if isinstance(doc.get(k), str)), None
-                )
+                model, where = _document_model(doc) or (None, "")
                 if model is not None:
                     rows = [r if "model" in r else {**r, "model": model} for r in rows]
                 notes = [f"rows read from the document's {key!r} list"]
-                origins = {"model": f"the document's top-level {'model'}"} if model else {}
+                origins = {"model": f"the document's {where}"} if model else {}
                 return Converted("json", rows, origins, notes, positions=entries(len(rows), key))
     whose = is_sidecar(doc)
     if whose is not None:
@@ -147,6 +149,23 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         f" (looked for an array of objects, or an object with {', '.join(SAMPLE_KEYS[:3])})",
         file=name,
     )
+
+
+#: Where a document of rows names its model: at its top level, or in a header object
+#: (reasoning-gym ``metadata.model``, a run's ``config``).
+MODEL_KEYS = ("model", "model_name")
+HEADER_KEYS = ("metadata", "config", "spec", "run")
+
+
+def _document_model(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """The model a document of rows names, and where (``top-level model``, ``metadata.model``)."""
+    for at in (None, *HEADER_KEYS):
+        header = doc if at is None else doc.get(at)
+        if isinstance(header, dict):
+            for key in MODEL_KEYS:
+                if isinstance(header.get(key), str):
+                    return header[key], f"top-level {key}" if at is None else f"{at}.{key}"
+    return None
 
 
 def _refuse_row_list(doc: Any, name: str) -> None:
@@ -180,6 +199,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return evalscope.convert(rows(), path, name)
     if atropos.is_group(first):
         return atropos.convert(rows(), name)
+    if openai_evals.is_log(first):
+        return openai_evals.convert(rows(), name)
     return None
 
 

@@ -87,6 +87,18 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "nemo-rl",
+        "NeMo-RL GRPO training dumps: train_data_step<N>.jsonl",
+        "content (a list of message texts) with rewards and input_lengths or generation_logprobs",
+        {
+            "task_id": "a hash of content before its last message (the reply)",
+            "reward": "rewards (a number)",
+            "truncated": "not recorded",
+            "model": "not recorded",
+            "logprobs": "generation_logprobs",
+        },
+    ),
+    FormatInfo(
         "nemo-skills",
         "NeMo-Skills generation outputs, one output-rs<seed>.jsonl per seed (k across files)",
         "a file named output-rs<N>.jsonl, or generation with symbolic_correct, judge_correct or"
@@ -132,6 +144,18 @@ FORMATS: tuple[FormatInfo, ...] = (
             "reward": "scores[i], one rollout per element",
             "truncated": "not recorded",
             "model": "not recorded",
+        },
+    ),
+    FormatInfo(
+        "openai-evals",
+        "OpenAI evals run logs: a spec line, then one event per line",
+        "a first line holding spec with completion_fns or eval_name",
+        {
+            "task_id": "sample_id (each graded event is a rollout)",
+            "reward": "data.correct of match events, else data.score of metrics events",
+            "truncated": "not recorded",
+            "model": "spec.completion_fns[0]",
+            "env": "spec.eval_name",
         },
     ),
     FormatInfo(
@@ -215,4 +239,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 #: read by the streaming reader under the plan of :mod:`whilecli.io.plan`.
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
+    | {"openai-evals"}
 )

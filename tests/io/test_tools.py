@@ -1,0 +1,465 @@
+"""Rows as other RL trainers and eval harnesses write them, read right or refused in one line.
+
+Each generator below writes a file in one tool's layout, as that tool's source writes it, with
+its neighbours (a field left out, the grade as a bool, a number or text, nested differently),
+and says what must be read from it: the tasks (rows, passes, truncated rows per task), whether
+truncation is known, the model; or the one-line refusal and the ``--map`` it names.
+
+Layouts (the writer in each tool's source):
+
+- verl ``RayPPOTrainer._dump_generations`` (``trainer.rollout_data_dir`` /
+  ``validation_data_dir``, ``{step}.jsonl``): ``input`` and ``output`` (decoded text),
+  ``gts``, ``score``, ``step`` and the reward function's extra keys (``acc``, ``pred``,
+  ``reward``; DAPO's score is 1 / -1 with ``acc`` the pass); no task id, model or stop reason.
+- SkyRL ``dump_per_dataset_eval_results`` (``dumped_evals/.../{data_source}.jsonl``):
+  ``input_prompt``, ``output_response``, ``score`` (a float, or token-level rewards whose sum
+  is the reward), ``stop_reason``, ``env_class``, ``env_extras``, ``data_source``; and an
+  ``aggregated_results.jsonl`` of metrics beside them.
+- NeMo-RL GRPO ``train_data_step{N}.jsonl``: ``content`` (the conversation's messages as
+  templated text, the reply last), ``rewards`` (a number), ``generation_logprobs``,
+  ``prev_logprobs``, ``input_lengths`` (and ``advantages``, ``token_loss_mask``).
+- TRL ``GRPOTrainer`` ``completions/[mode/]completions_{step:05d}.parquet``: ``mode``,
+  ``step``, ``prompt``, ``completion``, one column per reward function, ``advantage``.
+- LiveCodeBench ``*_eval_all.json``: an array of problems, each with ``question_id``,
+  ``code_list`` and ``graded_list`` (one bool per sample: the rollouts) and ``pass@1``.
+- Qwen2.5-Math evaluation ``*.jsonl``: ``idx``, ``question``, ``gt``, ``code`` / ``pred`` /
+  ``score``, lists with one element per sample.
+- reasoning-gym ``eval.py``: one JSON document, ``metadata.model`` and ``results[]`` with
+  ``question``, ``best_score``, ``mean_score`` and ``completions[].score``.
+- terminal-bench ``results.json``: ``results[]`` with ``task_id``, ``trial_name``,
+  ``is_resolved`` (null when the harness failed) and ``failure_mode``.
+- lighteval details (``details/<model>/<date>/details_<task>_<date>.parquet``): ``doc``
+  (``query``, ``choices``, ``gold_index``, ``task_name``), ``model_response`` (``text``, a list)
+  and ``metric`` (an object of named metrics, the pass/fail among them).
+- OpenAI evals logs: a ``spec`` line (``completion_fns``), then events with ``sample_id``,
+  ``type`` and ``data`` (``match``: ``data.correct``; model-graded ``metrics``: ``data.score``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.commands.diff import read_tasks
+from whilecli.errors import InputError
+from whilecli.io.read import read_rows
+from whilecli.io.table import read_table
+from whilecli.route.pool import Counts, summarize
+
+Dump = dict[str, Any]
+TOOLS: dict[str, Callable[[random.Random, str], Dump]] = {}
+#: The variants each tool's generator takes (the grade's kind, a field left out, ...).
+VARIANTS: dict[str, tuple[str, ...]] = {}
+
+
+def tool(*variants: str) -> Callable[[Callable[[random.Random, str], Dump]], Any]:
+    def register(fn: Callable[[random.Random, str], Dump]) -> Any:
+        TOOLS[fn.__name__] = fn
+        VARIANTS[fn.__name__] = variants
+        return fn
+
+    return register
+
+
+def _grade(passed: bool, kind: str) -> Any:
+    """A pass written as the tool (or a neighbour) writes it."""
+    return {"bool": passed, "float": float(passed), "int": int(passed), "str": str(float(passed))}[
+        kind
+    ]
+
+
+def _tasks(rng: random.Random, n: int, k: tuple[int, int]) -> list[list[bool]]:
+    return [[rng.random() < 0.5 for _ in range(rng.randint(*k))] for _ in range(n)]
+
+
+def _truth(groups: list[list[bool]], cuts: list[list[bool]] | None = None) -> list[tuple[int, ...]]:
+    cuts = cuts or [[False] * len(g) for g in groups]
+    return sorted((len(g), sum(g), sum(c)) for g, c in zip(groups, cuts, strict=True))
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+@tool("float", "bool-acc", "dapo", "no-gts")
+def verl(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 4))
+    rows = []
+    for t, group in enumerate(groups):
+        prompt = f"<|im_start|>user\nWhat is {t} + {t}?<|im_end|>\n<|im_start|>assistant\n"
+        for i, passed in enumerate(group):
+            row: dict[str, Any] = {
+                "input": prompt,
+                "output": f"Step {i}: the answer is {2 * t if passed else -1}.",
+                "gts": str(2 * t),
+                "score": float(passed),
+                "step": 40,
+            }
+            if variant == "no-gts":
+                del row["gts"]
+            if variant in ("bool-acc", "dapo"):
+                row |= {"reward": row["score"], "acc": passed, "pred": str(2 * t)}
+            if variant == "dapo":
+                row["score"] = row["reward"] = 1.0 if passed else -1.0
+            rows.append(row)
+    dump: Dump = {"files": {"40.jsonl": _jsonl(rows)}, "shape": _truth(groups), "model": None}
+    if variant == "dapo":
+        dump["refused"] = "--map reward=acc"
+    return dump
+
+
+@tool("float", "token-rewards", "no-stop-reason")
+def skyrl(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 4))
+    cuts = [[rng.random() < 0.3 for _ in g] for g in groups]
+    rows = []
+    for t, (group, cut) in enumerate(zip(groups, cuts, strict=True)):
+        for i, (passed, c) in enumerate(zip(group, cut, strict=True)):
+            score: Any = float(passed)
+            if variant == "token-rewards":
+                score = [0.0] * rng.randint(1, 4) + [float(passed)]
+            row: dict[str, Any] = {
+                "input_prompt": f"<|im_start|>user\nSolve problem {t}.<|im_end|>\n",
+                "output_response": f"attempt {i} {'...' if c else 'done'}",
+                "score": score,
+                "stop_reason": "length" if c else "stop",
+                "env_class": "gsm8k",
+                "env_extras": {"reward_spec": {"ground_truth": str(t)}, "extra_info": {}},
+                "data_source": "openai/gsm8k",
+            }
+            if variant == "no-stop-reason":
+                row["stop_reason"] = None
+            rows.append(row)
+    metrics = {"eval/openai_gsm8k/avg_score": 0.5, "eval/openai_gsm8k/pass_at_4": 0.75}
+    known = variant != "no-stop-reason"
+    return {
+        "files": {
+            "dumped_evals/global_step_10_evals/openai_gsm8k.jsonl": _jsonl(rows),
+            "dumped_evals/global_step_10_evals/aggregated_results.jsonl": _jsonl([metrics]),
+        },
+        "read": "dumped_evals/global_step_10_evals",
+        "shape": _truth(groups, cuts if known else None),
+        "truncation_known": known,
+        "model": None,
+    }
+
+
+@tool("float", "system", "filtered")
+def nemo_rl(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 4))
+    rows = []
+    for t, group in enumerate(groups):
+        for i, passed in enumerate(group):
+            content = [f"<|im_start|>user\nProve claim {t}.<|im_end|>\n"]
+            if variant == "system":
+                content.insert(0, "<|im_start|>system\nThink step by step.<|im_end|>\n")
+            content.append(
+                f"<|im_start|>assistant\nTry {i}: {'yes' if passed else 'no'}<|im_end|>\n"
+            )
+            tokens = rng.randint(3, 6)
+            row = {
+                "content": content,
+                "rewards": float(passed),
+                "generation_logprobs": [0.0] * 4 + [-rng.random() for _ in range(tokens)],
+                "prev_logprobs": [0.0] * 4 + [-rng.random() for _ in range(tokens)],
+                "input_lengths": 4 + tokens,
+            }
+            if variant == "filtered":
+                row |= {"filtered_rewards": float(passed), "advantages": [0.0] * (4 + tokens)}
+            rows.append(row)
+    return {
+        "files": {"train_data_step3.jsonl": _jsonl(rows)},
+        "shape": _truth(groups),
+        "model": None,
+    }
+
+
+@tool("rewards", "chat", "no-rewards")
+def trl(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 4))
+    data: dict[str, list[Any]] = {"mode": [], "step": [], "prompt": [], "completion": []}
+    data |= {"accuracy_reward": [], "advantage": []}
+    for t, group in enumerate(groups):
+        for i, passed in enumerate(group):
+            data["mode"].append("train")
+            data["step"].append(20)
+            if variant == "chat":
+                prompt: Any = json.dumps([{"role": "user", "content": f"Question {t}"}])
+            else:
+                prompt = f"Question {t}"
+            data["prompt"].append(prompt)
+            data["completion"].append(f"answer {i}")
+            data["accuracy_reward"].append(float(passed))
+            data["advantage"].append(0.5 if passed else -0.5)
+    if variant == "no-rewards":  # TRL before reward columns were written
+        data = {k: data[k] for k in ("step", "prompt", "completion")}
+    dump: Dump = {
+        "files": {"completions/train/completions_00020.parquet": data},
+        "shape": _truth(groups),
+        "model": None,
+    }
+    if variant == "no-rewards":
+        dump["refused"] = "reward"
+    return dump
+
+
+@tool("bool", "int")
+def livecodebench(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (3, 3))
+    problems = []
+    for t, group in enumerate(groups):
+        problems.append(
+            {
+                "question_title": f"Problem {t}",
+                "question_content": f"Read n and print n + {t}.",
+                "platform": "atcoder",
+                "question_id": f"abc{300 + t}_a",
+                "contest_id": f"abc{300 + t}",
+                "contest_date": "2024-05-01T00:00:00",
+                "starter_code": "",
+                "difficulty": "easy",
+                "output_list": [f"```python\nprint({i})\n```" for i in range(len(group))],
+                "code_list": [f"print({i})" for i in range(len(group))],
+                "graded_list": [_grade(p, variant) for p in group],
+                "pass@1": sum(group) / len(group),
+                "metadata": ["{}" for _ in group],
+            }
+        )
+    return {
+        "files": {"Scenario.codegeneration_3_0.2_eval_all.json": json.dumps(problems, indent=4)},
+        "shape": _truth(groups),
+        "model": None,
+    }
+
+
+@tool("bool")
+def qwen_math(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (4, 4))
+    rows = []
+    for t, group in enumerate(groups):
+        rows.append(
+            {
+                "idx": t,
+                "question": f"Compute {t} squared.",
+                "gt_cot": "...",
+                "gt": str(t * t),
+                "code": [f"The answer is \\boxed{{{t * t if p else 0}}}" for p in group],
+                "pred": [str(t * t if p else 0) for p in group],
+                "report": [None for _ in group],
+                "score": [_grade(p, variant) for p in group],
+            }
+        )
+    return {
+        "files": {"test_qwen25-math-cot_-1_seed0_t0.6_s0_e-1.jsonl": _jsonl(rows)},
+        "shape": _truth(groups),
+        "model": None,
+    }
+
+
+@tool("float", "bool")
+def reasoning_gym(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (3, 3))
+    results = []
+    for t, group in enumerate(groups):
+        completions = [
+            {"model_answer": str(i), "full_model_response": f"<answer>{i}</answer>"}
+            | {"score": _grade(p, variant)}
+            for i, p in enumerate(group)
+        ]
+        results.append(
+            {
+                "question": f"What is {t} + 1?",
+                "expected_answer": str(t + 1),
+                "best_model_answer": "1",
+                "best_full_model_response": "<answer>1</answer>",
+                "best_score": float(any(group)),
+                "mean_score": sum(group) / len(group),
+                "completions": completions,
+            }
+        )
+    doc = {
+        "metadata": {"model": "deepseek/deepseek-r1", "provider": "openrouter"},
+        "results": results,
+    }
+    return {
+        "files": {"basic_arithmetic.json": json.dumps(doc, indent=2)},
+        "shape": _truth(groups),
+        "model": "deepseek/deepseek-r1",
+    }
+
+
+@tool("bool", "harness-failed")
+def terminal_bench(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 3))
+    graded: list[list[bool]] = []
+    trials = []
+    for t, group in enumerate(groups):
+        graded.append([])
+        for i, passed in enumerate(group):
+            failed = variant == "harness-failed" and i == 0 and t % 2 == 0
+            if not failed:
+                graded[-1].append(passed)
+            trials.append(
+                {
+                    "id": f"uuid-{t}-{i}",
+                    "trial_name": f"task-{t}.{i}-of-{len(group)}.run",
+                    "task_id": f"task-{t}",
+                    "instruction": f"Fix the build of project {t}.",
+                    "is_resolved": None if failed else passed,  # null: the harness failed
+                    "failure_mode": "agent_timeout" if failed else "unset",
+                    "parser_results": {"test_build": "passed" if passed else "failed"},
+                    "total_input_tokens": 1000,
+                    "total_output_tokens": 200,
+                }
+            )
+    doc = {"id": "run-uuid", "results": trials, "accuracy": 0.5, "n_resolved": 1}
+    shape = _truth([g for g in graded if g])
+    return {"files": {"results.json": json.dumps(doc, indent=4)}, "shape": shape}
+
+
+@tool("parquet", "jsonl", "continuous-first")
+def lighteval(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 1))
+    rows = []
+    for t, group in enumerate(groups):
+        metric: dict[str, float] = {"extractive_match": float(group[0])}
+        if variant == "continuous-first":  # a score that is no pass/fail comes first
+            metric = {"bleu": 40.0 + t, **metric}
+        rows.append(
+            {
+                "doc": {
+                    "query": f"Question: what is {t} * 3?\nAnswer:",
+                    "choices": [str(3 * t)],
+                    "gold_index": 0,
+                    "task_name": "lighteval|gsm8k|0",
+                    "id": "",
+                },
+                "model_response": {
+                    "input": f"Question: what is {t} * 3?",
+                    "text": [f" {3 * t if group[0] else 1}"],
+                    "output_tokens": [[1, 2]],
+                },
+                "metric": metric,
+            }
+        )
+    name = "details/org/model/2025-01-01T00-00-00/details_lighteval|gsm8k|0_2025-01-01T00-00-00"
+    files: dict[str, Any] = {}
+    if variant == "jsonl" or variant == "continuous-first":
+        files[name + ".jsonl"] = _jsonl(rows)
+    else:
+        files[name + ".parquet"] = {k: [r[k] for r in rows] for k in rows[0]}
+    return {"files": files, "shape": _truth(groups)}
+
+
+@tool("match", "modelgraded")
+def openai_evals(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 3))
+    spec = {"completion_fns": ["gpt-4o-mini"], "eval_name": "arithmetic.dev.v0", "run_id": "r1"}
+    lines: list[dict[str, Any]] = [{"spec": spec}, {"final_report": {"accuracy": 0.5}}]
+    event = 0
+    for t, group in enumerate(groups):
+        for passed in group:
+            sample = f"arithmetic.dev.{t}"
+            base = {"run_id": "r1", "sample_id": sample, "created_by": "", "created_at": "2024"}
+            prompt = [{"role": "user", "content": f"{t} + 1 ="}]
+            lines.append(
+                base
+                | {
+                    "event_id": event,
+                    "type": "sampling",
+                    "data": {"prompt": prompt, "sampled": ["x"]},
+                }
+            )
+            if variant == "match":
+                data: dict[str, Any] = {"correct": passed, "expected": [str(t + 1)], "picked": "x"}
+                lines.append(base | {"event_id": event + 1, "type": "match", "data": data})
+            else:
+                data = {"choice": "Y" if passed else "N", "score": float(passed)}
+                lines.append(base | {"event_id": event + 1, "type": "metrics", "data": data})
+            event += 2
+    return {
+        "files": {"2403150000ABCD_gpt-4o-mini_arithmetic.jsonl": _jsonl(lines)},
+        "shape": _truth(groups),
+        "model": "gpt-4o-mini",
+    }
+
+
+def write(folder: Path, dump: Dump) -> Path:
+    for name, content in dump["files"].items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, dict):
+            pl.DataFrame(content).write_parquet(path)
+        else:
+            path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return folder / dump.get("read", next(iter(dump["files"])))
+
+
+CASES = [(name, v) for name in TOOLS for v in VARIANTS[name]]
+
+
+@pytest.mark.parametrize(("name", "variant"), CASES, ids=[f"{n}-{v}" for n, v in CASES])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_tool_dump_is_read_right_or_refused_in_one_line(
+    tmp_path: Path, name: str, variant: str, seed: int
+) -> None:
+    dump = TOOLS[name](random.Random(seed), variant)
+    path = write(tmp_path, dump)
+    refused = dump.get("refused")
+    if refused is not None:
+        with pytest.raises(InputError) as err:
+            read_rows([str(path)])
+        message = str(err.value)
+        assert "\n" not in message and refused in message, message
+        return
+    pool = summarize(read_rows([str(path)], aggregate=Counts()))
+    tasks = pool.tasks
+    got = sorted(
+        (int(r["n"]), int(r["passes"]), int(r["truncated"])) for r in tasks.iter_rows(named=True)
+    )
+    assert got == dump["shape"]
+    known = int(tasks["truncated_known"].sum())
+    assert known == (pool.rows if dump.get("truncation_known") else 0)
+    if "model" in dump:
+        assert set(pool.models) == {dump["model"]}
+
+
+def _grouped(ids: list[Any], passes: list[Any], cuts: list[Any]) -> list[tuple[int, ...]]:
+    out: dict[str, list[int]] = {}
+    for task, passed, cut in zip(ids, passes, cuts, strict=True):
+        n, p, c = out.get(str(task), [0, 0, 0])
+        out[str(task)] = [n + 1, p + bool(passed), c + bool(cut)]
+    return sorted(tuple(v) for v in out.values())
+
+
+@pytest.mark.parametrize(("name", "variant"), CASES, ids=[f"{n}-{v}" for n, v in CASES])
+def test_every_reader_reads_a_tool_dump_alike(tmp_path: Path, name: str, variant: str) -> None:
+    dump = TOOLS[name](random.Random(11), variant)
+    if dump.get("refused") is not None:
+        return
+    path = write(tmp_path, dump)
+    tasks = read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None)
+    got = sorted(
+        (int(r["n"]), int(r["passes"]), int(r["truncated"])) for r in tasks.iter_rows(named=True)
+    )
+    assert got == dump["shape"], "diff/size"
+    table = read_table([str(path)]).canonical.filter(pl.col("graded"))
+    cuts = table["truncated"].fill_null(False).to_list()
+    assert _grouped(table["task_id"].to_list(), table["passed"].to_list(), cuts) == dump["shape"]
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_the_command_line_reads_a_tool_dump(tmp_path: Path, name: str) -> None:
+    dump = TOOLS[name](random.Random(7), VARIANTS[name][0])
+    path = write(tmp_path, dump)
+    result = CliRunner().invoke(app, ["route", str(path), "--model", "m", "--format", "json"])
+    report = json.loads(result.output)  # a verdict, whichever it is (exit 0, or 1 when held)
+    assert report["summary"]["rows"] == sum(n for n, _, _ in dump["shape"])
