@@ -31,6 +31,13 @@ Layouts (the writer in each tool's source):
 - lighteval details (``details/<model>/<date>/details_<task>_<date>.parquet``): ``doc``
   (``query``, ``choices``, ``gold_index``, ``task_name``), ``model_response`` (``text``, a list)
   and ``metric`` (an object of named metrics, the pass/fail among them).
+- Harbor job folders: ``<trial>/result.json`` each, ``task_name``,
+  ``verifier_result.rewards.reward``, ``agent_info.model_info.name``, ``exception_info``; the
+  job's ``result.json`` a summary.
+- SWE-bench harness reports: ``submitted_ids``, ``resolved_ids``, ``unresolved_ids``,
+  ``empty_patch_ids``, ``incomplete_ids``, ``error_ids``.
+- OpenCompass results: ``details`` keyed by the sample's index (``correct``); EvalPlus-like
+  ``eval`` keyed by task with a list of samples.
 - OpenAI evals logs: a ``spec`` line (``completion_fns``), then events with ``sample_id``,
   ``type`` and ``data`` (``match``: ``data.correct``; model-graded ``metrics``: ``data.score``).
 """
@@ -390,6 +397,79 @@ def openai_evals(rng: random.Random, variant: str) -> Dump:
         "shape": _truth(groups),
         "model": "gpt-4o-mini",
     }
+
+
+@tool("rewards", "reward", "errored")
+def harbor(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 4), (2, 3))
+    graded: list[list[bool]] = []
+    files: dict[str, Any] = {}
+    for t, group in enumerate(groups):
+        graded.append([])
+        for i, passed in enumerate(group):
+            failed = variant == "errored" and i == 0
+            verifier: dict[str, Any] = {"rewards": {"reward": float(passed)}}
+            if variant == "reward":  # an older Harbor
+                verifier = {"reward": float(passed)}
+            if failed:
+                verifier = {}  # no verdict: Harbor counts the trial as a failure
+            graded[-1].append(passed and not failed)
+            trial = {
+                "id": f"u{t}{i}",
+                "task_name": f"fix-build-{t}",
+                "trial_name": f"fix-build-{t}__{i}x",
+                "task_id": {"path": f"tasks/fix-build-{t}"},
+                "agent_info": {"name": "terminus-2", "model_info": {"name": "gpt-5"}},
+                "verifier_result": verifier,
+                "exception_info": {"exception_type": "AgentTimeoutError"} if failed else None,
+            }
+            files[f"job/fix-build-{t}__{i}x/result.json"] = json.dumps(trial, indent=2)
+    files["job/result.json"] = json.dumps({"n_total_trials": 9, "stats": {"n_errors": 0}})
+    return {"files": files, "read": "job", "shape": _truth(graded), "model": "gpt-5"}
+
+
+@tool("plain", "incomplete")
+def swe_bench(rng: random.Random, variant: str) -> Dump:
+    ids = [f"org__repo-{i}" for i in range(rng.randint(3, 8))]
+    resolved = [i for i in ids if rng.random() < 0.5]
+    empty = [i for i in ids if i not in resolved][:1]
+    incomplete = ids[-1:] if variant == "incomplete" and ids[-1] not in resolved else []
+    done = [i for i in ids if i not in incomplete]
+    report = {
+        "total_instances": 500,
+        "submitted_instances": len(ids),
+        "completed_ids": [i for i in done if i not in empty],
+        "incomplete_ids": incomplete,
+        "empty_patch_ids": [i for i in empty if i not in incomplete],
+        "submitted_ids": ids,
+        "resolved_ids": resolved,
+        "unresolved_ids": [i for i in done if i not in resolved and i not in empty],
+        "error_ids": [],
+        "schema_version": 2,
+    }
+    shape = _truth([[i in resolved] for i in done])
+    return {"files": {"gpt-4o.run1.json": json.dumps(report, indent=4)}, "shape": shape}
+
+
+@tool("bool", "list-keyed")
+def opencompass(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 5), (1, 1))
+    details: dict[str, Any] = {}
+    for t, group in enumerate(groups):
+        details[str(t)] = {
+            "prompt": f"Question {t}",
+            "origin_prediction": "x",
+            "predictions": "x",
+            "references": "y",
+            "correct": group[0],
+        }
+    doc: dict[str, Any] = {"accuracy": 50.0, "details": details}
+    if variant == "list-keyed":  # EvalPlus-like: the samples of each task in a list
+        doc = {
+            "date": "2024",
+            "eval": {f"T/{t}": [{"passed": p} for p in g] for t, g in enumerate(groups)},
+        }
+    return {"files": {"gsm8k.json": json.dumps(doc, indent=4)}, "shape": _truth(groups)}
 
 
 def write(folder: Path, dump: Dump) -> Path:

@@ -723,8 +723,9 @@ def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
         if twin is None:
             kept.append(part)
             continue
+        # another encoding of one pool: one name, two kinds (never two folders' result.json)
         same_stem = _stem(twin.source.name) == _stem(part.source.name)
-        if same_stem:
+        if same_stem and _base(twin.source.name) != _base(part.source.name):
             notes.append(
                 f"{part.source.name} holds the same rows as {twin.source.name} (another"
                 " encoding of one pool): read once"
@@ -737,6 +738,10 @@ def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
             )
         kept.append(part)
     return kept
+
+
+def _base(name: str) -> str:
+    return name.rsplit("/", 1)[-1].lower()
 
 
 def _stem(name: str) -> str:

@@ -28,16 +28,20 @@ from whilecli.io.formats import (
     atropos,
     entries,
     evalscope,
+    harbor,
     helm,
     inspect_ai,
     openai_evals,
     prime_rl,
+    swebench,
     tables,
 )
 
 ZIP_MAGIC = b"PK\x03\x04"
 #: Keys of an object that may hold the rows of a one-document file.
 SAMPLE_KEYS = ("samples", "rows", "records", "results", "data", "instances", "items")
+#: Keys of an object that may hold rows under their task ids (OpenCompass, EvalPlus).
+KEYED_KEYS = ("details", "eval")
 
 
 class Sidecar(Exception):
@@ -104,6 +108,8 @@ def is_sidecar(doc: Any) -> str | None:
         return "a HELM run_spec.json (read with the per_instance_stats.json beside it)"
     if "env_id" in doc or ("env" in doc and "model" in doc and "num_examples" in doc):
         return "a vf-eval metadata.json (read with the results.jsonl beside it)"
+    if harbor.is_job(doc):
+        return "a Harbor job summary (its trials' result.json files beside it are the rows)"
     if doc and all("/" in k and isinstance(v, (int, float)) for k, v in doc.items()):
         # SkyRL's aggregated_results.jsonl, a trainer's logged metrics: eval/<data>/avg_score
         return "a summary of metrics (numbers named like eval/DATA/METRIC), not graded rows"
@@ -118,6 +124,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return helm.convert(doc, path, name)
     if inspect_ai.is_log(doc):
         return inspect_ai.from_log(doc, name)
+    if harbor.is_trial(doc):
+        return harbor.convert(doc, name)
+    if swebench.is_report(doc):
+        return swebench.convert(doc, name)
     if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
         first = doc[0]
         if {"task_id", "reward", "traj"} <= set(first) or {"task_id", "reward", "trial"} <= set(
@@ -143,6 +153,9 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
     whose = is_sidecar(doc)
     if whose is not None:
         raise Sidecar(whose)
+    keyed = _keyed_rows(doc) if isinstance(doc, dict) else None
+    if keyed is not None:
+        return keyed
     _refuse_row_list(doc, name)
     raise InputError(
         f"this is one JSON document, not JSON Lines: {describe(doc)}, and no list of row objects"
@@ -165,6 +178,38 @@ def _document_model(doc: dict[str, Any]) -> tuple[str, str] | None:
             for key in MODEL_KEYS:
                 if isinstance(header.get(key), str):
                     return header[key], f"top-level {key}" if at is None else f"{at}.{key}"
+    return None
+
+
+def _keyed_rows(doc: dict[str, Any]) -> Converted | None:
+    """Rows kept in an object under their ids: OpenCompass results (``details: {"0": {...}}``),
+    EvalPlus results (``eval: {"HumanEval/0": [{...}, ...]}``: each element a rollout). The key
+    is the task id where a row names none."""
+    for key in KEYED_KEYS:
+        table = doc.get(key)
+        if not isinstance(table, dict) or not table:
+            continue
+        values = list(table.values())
+        if all(isinstance(v, dict) for v in values):
+            groups = [(k, [v]) for k, v in table.items()]
+        elif all(isinstance(v, list) and all(isinstance(x, dict) for x in v) for v in values):
+            groups = list(table.items())
+        else:
+            continue
+        rows: list[dict[str, Any]] = []
+        positions: list[dict[str, Any]] = []
+        for task, group in groups:
+            for i, row in enumerate(group):
+                rows.append(row if "task_id" in row else {"task_id": str(task), **row})
+                positions.append({"at": f"{key}[{task!r}]" + (f"[{i}]" if len(group) > 1 else "")})
+        model, where = _document_model(doc) or (None, "")
+        if model is not None:
+            rows = [r if "model" in r else {**r, "model": model} for r in rows]
+        origins = {"task_id": f"the keys of the document's {key!r} object"}
+        if model is not None:
+            origins["model"] = f"the document's {where}"
+        notes = [f"rows read from the document's {key!r} object, keyed by task"]
+        return Converted("json", rows, origins, notes, positions=positions)
     return None
 
 

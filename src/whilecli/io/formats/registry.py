@@ -159,6 +159,29 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "harbor",
+        "Harbor job folders: one result.json per trial (the job's own result.json is a summary)",
+        "a JSON object with trial_name and verifier_result",
+        {
+            "task_id": "task_name (trials are rollouts)",
+            "reward": "verifier_result.rewards.reward",
+            "truncated": "not recorded",
+            "model": "agent_info.model_info.name",
+        },
+    ),
+    FormatInfo(
+        "swe-bench",
+        "SWE-bench harness reports: <model>.<run_id>.json",
+        "a JSON object with resolved_ids and submitted_ids or completed_ids",
+        {
+            "task_id": "each submitted instance id (one rollout each)",
+            "reward": "1 for resolved_ids, 0 for unresolved_ids and empty_patch_ids;"
+            " incomplete_ids ungraded, error_ids harness errors",
+            "truncated": "not recorded",
+            "model": "not recorded (the file name names it: pass --model)",
+        },
+    ),
+    FormatInfo(
         "helm",
         "HELM runs: per_instance_stats.json + run_spec.json",
         "a JSON array of objects with instance_id and stats",
@@ -239,5 +262,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 #: read by the streaming reader under the plan of :mod:`whilecli.io.plan`.
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
-    | {"openai-evals"}
+    | {"openai-evals", "harbor", "swe-bench"}
 )
