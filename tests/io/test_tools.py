@@ -27,10 +27,12 @@ Layouts (the writer in each tool's source):
 - reasoning-gym ``eval.py``: one JSON document, ``metadata.model`` and ``results[]`` with
   ``question``, ``best_score``, ``mean_score`` and ``completions[].score``.
 - terminal-bench ``results.json``: ``results[]`` with ``task_id``, ``trial_name``,
-  ``is_resolved`` (null when the harness failed) and ``failure_mode``.
+  ``is_resolved`` (null when the harness failed) and ``failure_mode``; the model in
+  ``run_metadata.json: model_name`` beside it.
 - lighteval details (``details/<model>/<date>/details_<task>_<date>.parquet``): ``doc``
   (``query``, ``choices``, ``gold_index``, ``task_name``), ``model_response`` (``text``, a list)
-  and ``metric`` (an object of named metrics, the pass/fail among them).
+  and ``metric`` (an object of named metrics, the pass/fail among them); the model in
+  ``results/<model>/results_<date>.json: config_general.model_name``.
 - Harbor job folders: ``<trial>/result.json`` each, ``task_name``,
   ``verifier_result.rewards.reward``, ``agent_info.model_info.name``, ``exception_info``; the
   job's ``result.json`` a summary.
@@ -328,8 +330,10 @@ def terminal_bench(rng: random.Random, variant: str) -> Dump:
                 }
             )
     doc = {"id": "run-uuid", "results": trials, "accuracy": 0.5, "n_resolved": 1}
+    meta = {"run_id": "2025-01-01__00-00-00", "agent_name": "terminus", "model_name": "gpt-4.1"}
     shape = _truth([g for g in graded if g])
-    return {"files": {"results.json": json.dumps(doc, indent=4)}, "shape": shape}
+    files = {"results.json": json.dumps(doc, indent=4), "run_metadata.json": json.dumps(meta)}
+    return {"files": files, "shape": shape, "model": "gpt-4.1"}
 
 
 @tool("parquet", "jsonl", "continuous-first")
@@ -357,13 +361,17 @@ def lighteval(rng: random.Random, variant: str) -> Dump:
                 "metric": metric,
             }
         )
-    name = "details/org/model/2025-01-01T00-00-00/details_lighteval|gsm8k|0_2025-01-01T00-00-00"
-    files: dict[str, Any] = {}
+    date = "2025-01-01T00-00-00"
+    name = f"details/org/model/{date}/details_lighteval|gsm8k|0_{date}"
+    results = {"config_general": {"model_name": "org/model"}, "results": {}, "versions": {}}
+    files: dict[str, Any] = {f"results/org/model/results_{date}.json": json.dumps(results)}
     if variant == "jsonl" or variant == "continuous-first":
         files[name + ".jsonl"] = _jsonl(rows)
     else:
         files[name + ".parquet"] = {k: [r[k] for r in rows] for k in rows[0]}
-    return {"files": files, "shape": _truth(groups)}
+    details = next(f for f in files if f.startswith("details/"))
+    # the model is named in the results file of the same date
+    return {"files": files, "read": details, "shape": _truth(groups), "model": "org/model"}
 
 
 @tool("match", "modelgraded")

@@ -1121,6 +1121,12 @@ def sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
         run = meta.get("run")
         if isinstance(run, dict) and isinstance(run.get("base_model"), str):
             return run["base_model"], "metadata.json: run.base_model"
+    run = read_json_file(folder / "run_metadata.json")  # terminal-bench, beside results.json
+    if isinstance(run, dict) and isinstance(run.get("model_name"), str):
+        return run["model_name"], "run_metadata.json: model_name"
+    found_lighteval = _lighteval_results(source.path)
+    if found_lighteval is not None:
+        return found_lighteval
     if fmt == "lm-eval":
         found = lmeval_results(source)
         if found and isinstance(found[1], dict) and isinstance(found[1].get("model_name"), str):
@@ -1129,6 +1135,22 @@ def sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
         config = read_toml_file(folder / "config.toml")
         if isinstance(config, dict) and isinstance(config.get("model"), str):
             return config["model"], "config.toml: model"
+    return None
+
+
+def _lighteval_results(path: Path) -> tuple[str, str] | None:
+    """lighteval's model: its details are ``<out>/details/<model>/<date>/details_*``, its results
+    ``<out>/results/<model>/results_<date>.json`` with ``config_general.model_name``."""
+    if not path.name.startswith("details_") or "details" not in path.parts[:-2]:
+        return None
+    date = path.parent.name
+    at = len(path.parts) - 1 - path.parts[::-1].index("details")
+    model_dir = Path(*path.parts[at + 1 : -2])
+    results = Path(*path.parts[:at]) / "results" / model_dir / f"results_{date}.json"
+    doc = read_json_file(results)
+    config = doc.get("config_general") if isinstance(doc, dict) else None
+    if isinstance(config, dict) and isinstance(config.get("model_name"), str):
+        return config["model_name"], f"{results.name}: config_general.model_name"
     return None
 
 
