@@ -480,6 +480,31 @@ def opencompass(rng: random.Random, variant: str) -> Dump:
     return {"files": {"gsm8k.json": json.dumps(doc, indent=4)}, "shape": _truth(groups)}
 
 
+@tool("nested", "listed", "rewards-beside-responses")
+def unnamed(rng: random.Random, variant: str) -> Dump:
+    """A tool not seen before: its grade under a name no alias knows, nested or listed, is
+    refused naming the --map that reads it; a list of rewards beside a list of responses is
+    read as one rollout per element."""
+    groups = _tasks(rng, rng.randint(2, 5), (2, 3))
+    rows: list[dict[str, Any]] = []
+    for t, group in enumerate(groups):
+        row: dict[str, Any] = {"question": f"Task {t}?"}
+        if variant == "nested":
+            rows += [row | {"reply": "x", "verifier": {"success": p}} for p in group]
+            continue
+        if variant == "listed":
+            row["outcome"] = {"scores": [float(p) for p in group]}
+        else:
+            row |= {"responses": ["x"] * len(group), "rewards": [float(p) for p in group]}
+        rows.append(row)
+    dump: Dump = {"files": {"out.jsonl": _jsonl(rows)}, "shape": _truth(groups)}
+    if variant == "nested":
+        dump["refused"] = "--map reward=verifier.success"
+    elif variant == "listed":
+        dump["refused"] = "--map reward=outcome.scores[]"
+    return dump
+
+
 def write(folder: Path, dump: Dump) -> Path:
     for name, content in dump["files"].items():
         path = folder / name
@@ -549,5 +574,9 @@ def test_the_command_line_reads_a_tool_dump(tmp_path: Path, name: str) -> None:
     dump = TOOLS[name](random.Random(7), VARIANTS[name][0])
     path = write(tmp_path, dump)
     result = CliRunner().invoke(app, ["route", str(path), "--model", "m", "--format", "json"])
+    if dump.get("refused") is not None:  # one located line, naming what to pass
+        assert result.exit_code == 2 and dump["refused"] in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+        return
     report = json.loads(result.output)  # a verdict, whichever it is (exit 0, or 1 when held)
     assert report["summary"]["rows"] == sum(n for n, _, _ in dump["shape"])

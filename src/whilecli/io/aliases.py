@@ -71,7 +71,7 @@ NEMO_SKILLS_GRADES: tuple[str, ...] = ("symbolic_correct", "judge_correct", "is_
 #: is LiveCodeBench's ``graded_list`` or the row holds a list of replies (Qwen2.5-Math's
 #: ``score`` beside ``code``); per token where the row holds one text reply (SkyRL's token-level
 #: rewards: the reward is their sum); else undecided (refused, naming ``--map reward=NAME[]``).
-GRADE_LIST_ALIASES: tuple[str, ...] = ("graded_list", *REWARD_ALIASES)
+GRADE_LIST_ALIASES: tuple[str, ...] = ("graded_list", *REWARD_ALIASES, "rewards", "scores")
 #: Lists of replies, one per sample (LiveCodeBench ``code_list``, Qwen2.5-Math ``code``).
 SAMPLE_REPLY_LISTS: tuple[str, ...] = (
     *("code", "code_list", "output_list", "outputs", "responses", "completions"),

@@ -461,11 +461,36 @@ def _reward(
         raise InputError(
             "no reward column (looked for "
             + ", ".join(REWARD_ALIASES)
-            + ", a rewards dict); pass --map reward=COLUMN",
+            + ", a rewards dict); "
+            + _reward_hint(shape),
             file=ctx.source.name,
             field="reward",
         )
     return reward
+
+
+#: Words in a field's name that say it may hold a grade.
+GRADE_WORDS = ("reward", "score", "correct", "pass", "acc", "resolved", "success", "grade")
+
+
+def _reward_hint(shape: Shape) -> str:
+    """What ``--map reward=`` to pass: the numeric fields (a level deep) whose names say grade,
+    a list of them as ``NAME[]`` (one rollout per element); else ``COLUMN``."""
+    found: list[str] = []
+    for name, node in shape.children.items():
+        inner = [(f"{name}.{k}", sub) for k, sub in node.children.items()]
+        for path, sub in [(name, node), *inner]:
+            if not any(w in path.rsplit(".", 1)[-1].lower() for w in GRADE_WORDS):
+                continue
+            if _grades(sub):
+                found.append(path)
+            elif sub.kinds - {"null"} == {"list"} and _grades(sub.item):
+                found.append(f"{path}[]")
+    if not found:
+        return "pass --map reward=COLUMN"
+    listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
+    more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
+    return f"pass --map reward={found[0]}{listed}{more}"
 
 
 #: Keys of an lm-eval sample row that are not metrics.
