@@ -35,6 +35,7 @@ from whilecli.route.simulate import (
     Truth,
     draws_for,
     grid,
+    offgrid,
     population,
     run_region,
 )
@@ -223,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=100, help="pools per cell of the grid")
     parser.add_argument("--max-tasks", type=int, default=max(GRID_TASKS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--offgrid",
+        action="store_true",
+        help="the regions just outside the grid (k it skips, shapes between its bands,"
+        " thresholds' neighbours, pools near 30 tasks) instead of the grid",
+    )
     parser.add_argument("--region", action="append", help="only regions whose name has this")
     parser.add_argument(
         "--skip", action="append", help="leave out regions whose name has this (after --region)"
@@ -263,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
-    for i, (name, truths) in enumerate(grid(max_tasks=args.max_tasks)):
+    regions = offgrid() if args.offgrid else grid(max_tasks=args.max_tasks)
+    for i, (name, truths) in enumerate(regions):
         if args.region and not any(r in name for r in args.region):
             continue
         if args.skip and any(r in name for r in args.skip):
@@ -281,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(results: list[tuple[str, Tally]], cells: list[tuple[Truth, Tally]], took: str) -> int:
     """Print both tables and the targets missed; 1 when one is."""
-    order = {name: i for i, (name, _) in enumerate(grid())}
+    order = {name: i for i, (name, _) in enumerate(grid() + offgrid())}
     results = sorted(results, key=lambda got: order.get(got[0], len(order)))
     lines, missed = table(results)
     print("\n".join(lines))

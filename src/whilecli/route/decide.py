@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from whilecli.route import checks, quality, stats
@@ -307,6 +308,7 @@ class Evidence:
     firm_tasks: int | None = None  # the tasks that would make it firm, where known
     per_task: float = 1.0  # evidence units per task (split tasks: the split share)
     unit: str = "tasks"  # what ``tasks`` counts (``truncated rows`` for check 1)
+    short: str | None = None  # why the evidence is too little, where no count or width says
 
 
 def _width(rate: Rate | None) -> float | None:
@@ -331,11 +333,45 @@ def _unseen_split(band: dict[str, Any], grouped: int, options: RouteOptions) -> 
     share = band.get("split_share")
     interval = share if isinstance(share, Rate) else None
     bound = options.unseen_split
-    # none of N split: Wilson's upper bound z²/(N + z²) falls under the bound from here on
-    firm = math.floor(stats.Z95**2 * (1 - bound) / bound) + 1
+    # none of N split: Wilson's one-sided upper bound z²/(N + z²) at the firm error falls
+    # under the bound from here on
+    z = NormalDist().inv_cdf(1.0 - options.firm_error)
+    firm = math.floor(z**2 * (1 - bound) / bound) + 1
     return Evidence(
         3, what, grouped, interval, "split share", bound, True, below=True, firm_tasks=firm
     )
+
+
+def _cut_off_evidence(pool: Pool, rows: int, options: RouteOptions) -> Evidence:
+    """Check 1 passed: none of the cut-off rows passes. Whether a cut-off reply can pass is
+    measured on the cut-off replies, by the passes they would have shown: each at its task's
+    rate over the task's other draws (the pool's where a task has none). Had cut-off
+    replies passed ``cut_pass_ratio`` as often, none of m expected passes is seen with
+    chance e^(−ratio·m): firm once that is at most ``firm_error``. A count of cut-off rows
+    is not enough: thirty of them from tasks that seldom pass would show none anyway."""
+    t = pool.tasks
+    n = t["n"].to_numpy().astype(float)
+    cut = t["truncated"].to_numpy().astype(float)
+    passes = (t["passes"] - t["truncated_passes"]).to_numpy().astype(float)
+    rest = n - cut
+    pooled = passes.sum() / rest.sum() if rest.sum() > 0 else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(rest > 0, passes / np.where(rest > 0, rest, 1.0), pooled)
+    expected = float((cut * rate).sum())
+    need = -math.log(options.firm_error) / options.cut_pass_ratio
+    what = f"{checks._plural(rows, 'truncated row')}, none passing"
+    short = None
+    if expected < need - stats.TOL:
+        short = (
+            f"too few to tell that cut-off replies fail: passing {options.cut_pass_ratio:g} as"
+            f" often as their tasks' other draws, they would show {expected:.1f} passes"
+            f" ({need:.1f} make missing them all a {options.firm_error:g} chance)"
+        )
+    per_task = expected / max(pool.n_tasks, 1)
+    return Evidence(
+        1, what, rows, None, "", crossing_only=True, unit="truncated rows",
+        per_task=per_task / need * options.firm_tasks, short=short,
+    )  # fmt: skip
 
 
 def _fails_on_lead(measured: dict[str, Any], options: RouteOptions) -> bool:
@@ -370,10 +406,7 @@ def _evidence(
         cut = found["truncated_passes"].measured
         rows = int(cut.get("truncated_rows", 0))
         if rows > 0 and found["truncated_passes"].status is Status.PASS:
-            # whether a cut-off reply can pass is measured on the cut-off replies
-            what = f"{checks._plural(rows, 'truncated row')}, none passing"
-            per_task = rows / max(pool.n_tasks, 1)
-            out.append(Evidence(1, what, rows, None, "", unit="truncated rows", per_task=per_task))
+            out.append(_cut_off_evidence(pool, rows, options))
     if route == "single-rollout":
         n = pool.n_tasks
         out.append(Evidence(2, checks._plural(n, "single task"), n, None, ""))
@@ -428,13 +461,19 @@ def _firm_bounds(rate: Rate | None, options: RouteOptions) -> tuple[float | None
     one-sided claim: the printed 95% interval leaves 2.5% on each side, more than the
     ``firm_error`` a firm verdict may be wrong. A signed (paired) interval is widened about
     its estimate to the one-sided ``1 − firm_error`` bound (z 2.33 at 1%, over the 1.96 it
-    was printed at). Wilson intervals of shares, whose bound is held by the unseen-split
-    rule, are used as printed."""
+    was printed at); a Wilson interval of a share (the split share a floor or a saturated
+    band claims is under ``unseen_split``) is recomputed at that z. At 95% a share of
+    exactly the bound, none of whose ~400 tasks split, passed as firm 2% of the time."""
     if rate is None or rate.low is None or rate.high is None or rate.value is None:
         return (None, None) if rate is None else (rate.low, rate.high)
+    z = NormalDist().inv_cdf(1.0 - options.firm_error)
+    if rate.interval == "wilson":
+        n = rate.n_rows if rate.unit == "rows" else rate.n_tasks
+        wide = stats.wilson(round(rate.value * n), n, z=z)
+        return wide.low, wide.high
     if rate.unit != "paired tasks":
         return rate.low, rate.high
-    scale = NormalDist().inv_cdf(1.0 - options.firm_error) / stats.Z95
+    scale = z / stats.Z95
     value = rate.value
     return value - (value - rate.low) * scale, value + (rate.high - value) * scale
 
@@ -473,6 +512,8 @@ def _provisional(
                 uncounted.append(clear)
             else:
                 need = max(need, clear)
+        if ev.short is not None:
+            thin.append(ev.short)
         if ev.crossing_only:
             pass
         elif ev.tasks < options.firm_tasks:
@@ -805,6 +846,7 @@ def population_route(
     teacher_gap: float | None,
     policy: str,
     size_b: float | None,
+    teacher_coverage: float = 1.0,
 ) -> tuple[str, str | None, list[str]]:
     """(route, method, plan) the route's table gives a population's exact values: every task
     of it, each at its exact rate (shares of tasks at 0, at 1 and split at the pool's k; the
@@ -813,6 +855,7 @@ def population_route(
     teacher = Status.NOT_ASKED
     if teacher_gap is not None:
         clears = teacher_gap >= options.effect - stats.TOL and teacher_gap > 0
+        clears = clears and teacher_coverage >= options.teacher_min_coverage - stats.TOL
         teacher = Status.PASS if clears else Status.FAIL
     band = "mixed"
     if floor_share >= 1.0 - 1e-12:

@@ -118,11 +118,19 @@ class RouteOptions:
 
     unseen_split: float = 0.01
     """The split share a floor or a saturated band may hide (none of its grouped tasks
-    split): the verdict is firm once the split share's 95% Wilson upper bound is under it
-    (about 400 grouped tasks at 0.01). Under it, a mixed pool whose few splittable tasks all
+    split): the verdict is firm once the split share's Wilson upper bound at the one-sided
+    ``firm_error`` (z 2.33) is under it (about 540 grouped tasks at 0.01). Under it, a mixed pool whose few splittable tasks all
     failed (or all passed) their k draws is common: 90% of tasks at 0 and 10% passing once
     in 7 leaves 30 tasks at k = 2 all at 0 about half the time. Range (0, 1); measured by
     ``benchmarks/calibration.py`` (the band floor and near-floor regions)."""
+
+    cut_pass_ratio: float = 0.25
+    """How often, relative to the other draws of their tasks, cut-off replies may pass
+    unseen: "no cut-off reply passes" (check 1) is firm once, had cut-off replies passed that
+    often, a pass among them would have been missed with chance at most ``firm_error``: the
+    cut-off rows' expected passes at their tasks' rates, times this, reach −ln(firm_error).
+    Thirty cut-off rows of tasks that pass one draw in ten expect 3 passes: none seen is
+    common. Range (0, 1]; measured by ``benchmarks/calibration.py --offgrid``."""
 
     effect: float = 0.05
     """The smallest gain worth proving: the teacher's pass@1 lead and the held-out size."""
@@ -205,6 +213,8 @@ class RouteOptions:
             raise UsageError(f"firm_error must lie in (0, 0.5), got {self.firm_error}")
         if not 0 < self.unseen_split < 1:
             raise UsageError(f"unseen_split must lie in (0, 1), got {self.unseen_split}")
+        if not 0 < self.cut_pass_ratio <= 1:
+            raise UsageError(f"cut_pass_ratio must lie in (0, 1], got {self.cut_pass_ratio}")
         if self.max_k < 2:
             raise UsageError(f"max_k must be at least 2, got {self.max_k}")
         if self.bootstrap_draws < 1:

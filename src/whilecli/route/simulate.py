@@ -59,6 +59,25 @@ MIXTURES: dict[str, Mixture] = {
     "near-saturated": ((0.95, 1.0, None), (0.05, 4.0, 1.0)),
     "saturated": ((1.0, 1.0, None),),
 }
+#: Shapes between the grid's bands (the off-grid probe): a few tasks barely off the floor or
+#: the ceiling, floors near half the tasks, and tilted or skewed middles.
+BETWEEN: dict[str, Mixture] = {
+    "almost-floor": ((0.97, 0.0, None), (0.03, 1.0, 12.0)),
+    "sparse-low": ((0.7, 0.0, None), (0.3, 0.5, 5.0)),
+    "half-floor": ((0.5, 0.0, None), (0.5, 2.0, 2.0)),
+    "low-mid": ((1.0, 1.0, 3.0),),
+    "upper-mid": ((1.0, 3.0, 1.5),),
+    "tilted-u": ((0.5, 0.3, 3.0), (0.5, 3.0, 0.3)),
+    "almost-saturated": ((0.97, 1.0, None), (0.03, 12.0, 1.0)),
+    "edge-floor": ((0.91, 0.0, None), (0.09, 1.0, 12.0)),
+    "edge-saturated": ((0.91, 1.0, None), (0.09, 12.0, 1.0)),
+}
+
+
+def mixture(name: str) -> Mixture:
+    """The mixture a truth names: a band of the grid or a shape between them."""
+    return MIXTURES[name] if name in MIXTURES else BETWEEN[name]
+
 
 MODEL = "org/student-8B"
 SMALL_MODEL = "org/student-0.6B"
@@ -85,22 +104,72 @@ class Truth:
     greedy: bool = False  # each task's k draws are one completion repeated (rows)
     partial_share: float = 0.0  # share of failed draws graded with partial credit (rows)
     row_ids: bool = False  # one id per row while prompts repeat (rows)
+    # --- off the grid ---
+    k_mix: tuple[tuple[int, float], ...] = ()  # per-task k drawn from (k, weight); () all k
+    cut_pass_scale: float = 0.0  # a cut-off draw passes at the task's rate times this
+    teacher_coverage: float = 1.0  # share of the student's tasks the teacher was run on
+    name: str = ""  # the model's name as written (default MODEL or SMALL_MODEL)
+    size_b: float | None = None  # its true size in billions (with ``name``)
+    row_id_share: float = 0.0  # share of tasks whose rows carry one id per row (rows)
+    threshold: float | None = None  # continuous rewards, a pass at reward >= this (rows)
+    rows: bool = False  # route from JSON Lines even when the truth lives in the counts
 
     @property
     def through_rows(self) -> bool:
         """Whether the truth lives in the rows: routed from JSON Lines by ``run_route``."""
-        return bool(self.error_share or self.greedy or self.partial_share or self.row_ids)
+        return bool(
+            self.error_share
+            or self.greedy
+            or self.partial_share
+            or self.row_ids
+            or self.row_id_share
+            or self.threshold is not None
+            or self.rows
+        )
 
     @property
     def model(self) -> str:
+        if self.name:
+            return self.name
         return SMALL_MODEL if self.small else MODEL
+
+    @property
+    def true_size_b(self) -> float:
+        """The size the truth's table reads: ``size_b`` where a name is given."""
+        if self.name and self.size_b is not None:
+            return self.size_b
+        return 0.6 if self.small else 8.0
+
+    @property
+    def scale(self) -> float:
+        """How often a cut-off draw passes, relative to the task's rate."""
+        return 1.0 if self.cut_passes else self.cut_pass_scale
+
+    @property
+    def ks(self) -> tuple[tuple[int, float], ...]:
+        """(k, share of tasks) over the pool's tasks."""
+        if not self.k_mix:
+            return ((self.k, 1.0),)
+        total = sum(w for _, w in self.k_mix)
+        return tuple((k, w / total) for k, w in self.k_mix)
+
+    @property
+    def grouped(self) -> bool:
+        return any(k >= 2 for k, _ in self.ks)
 
     def label(self) -> str:
         parts = [self.mixture, f"k={self.k}", f"{self.tasks} tasks"]
-        for name in ("cut_share", "teacher_gap", "stale_share", "error_share", "partial_share"):
+        if self.k_mix:
+            parts[1] = "k=" + "/".join(f"{k}:{w:g}" for k, w in self.k_mix)
+        for name in ("cut_share", "teacher_gap", "stale_share", "error_share", "partial_share",
+                     "cut_pass_scale", "row_id_share", "threshold"):  # fmt: skip
             value = getattr(self, name)
-            if value:
+            if value is not None and value != 0:
                 parts.append(f"{name}={value:g}")
+        if self.teacher_coverage != 1.0:
+            parts.append(f"teacher_coverage={self.teacher_coverage:g}")
+        if self.name:
+            parts.append(self.name)
         parts += [n for n in ("cut_passes", "other_model", "small", "greedy", "row_ids")
                   if getattr(self, n)]  # fmt: skip
         return " ".join(parts)
@@ -203,13 +272,39 @@ class Population:
 
 
 def population(truth: Truth, teacher: bool = False) -> Population:
-    """The student's population (or the teacher's: the shifted mixture, no cut-off draws)."""
-    mix = MIXTURES[truth.mixture]
-    keep = 1.0 if truth.cut_passes else 1.0 - truth.cut_share
+    """The student's population (or the teacher's: the shifted mixture, no cut-off draws).
+    A cut-off draw passes at the task's rate times :attr:`Truth.scale`: each pass survives
+    with probability 1 − cut share × (1 − scale)."""
+    mix = mixture(truth.mixture)
+    keep = 1.0 - truth.cut_share * (1.0 - truth.scale)
     if teacher:
         mix, keep = _shifted(mix, truth.teacher_gap or 0.0), 1.0
     k = max(truth.k, 1)
     return Population(_mixture_mean(mix) * keep, pass_pmf(mix, k, keep), k, mix, keep)
+
+
+@dataclass(frozen=True)
+class Shares:
+    """Shares of the grouped tasks (k ≥ 2) at 0, at 1, split and in the band, over the
+    truth's per-task k."""
+
+    at_zero: float
+    at_k: float
+    split: float
+    in_band: float
+
+
+def grouped_shares(truth: Truth, band: tuple[float, float]) -> Shares:
+    """:class:`Shares` of the truth's grouped tasks, each k weighted by its share of them."""
+    ks = [(k, w) for k, w in truth.ks if k >= 2]
+    total = sum(w for _, w in ks)
+    if not total:
+        return Shares(0.0, 0.0, 0.0, 0.0)
+    got = np.zeros(4)
+    for k, w in ks:
+        pop = population(dataclasses.replace(truth, k=k, k_mix=()))
+        got += (w / total) * np.array([pop.at_zero(), pop.at_k(), pop.split(), pop.in_band(*band)])
+    return Shares(*(float(x) for x in got))
 
 
 # --- the truth's verdict ---------------------------------------------------------------
@@ -223,6 +318,12 @@ class Verdict:
     requires: frozenset[str] = frozenset()
     route: str = ""
     measured: bool = True  # False: the rows cannot tell (greedy repeats): no firm verdict
+    #: Methods also right where the truth lies within the design's resolution of a boundary
+    #: no finite pool sees past (the defaults of :class:`RouteOptions`, whatever options are
+    #: under test): a split share under ``unseen_split`` (floor or saturated also right),
+    #: cut-off replies passing under ``cut_pass_ratio`` as often as the others (the route
+    #: without the block also right).
+    also: frozenset[str | None] = frozenset()
 
 
 def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
@@ -231,31 +332,47 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
     ``options``."""
     from whilecli.route.decide import population_route
 
-    if truth.greedy and truth.k >= 2:
+    if truth.greedy and truth.grouped:
         return Verdict(None, measured=False)
     student = population(truth)
+    shares = grouped_shares(truth, options.band)
     gap = None
     if truth.teacher_gap is not None:
         gap = population(truth, teacher=True).mean - student.mean
     policy = "other" if truth.other_model else ("stale" if truth.stale_share > 0 else "on")
-    route, method, plan = population_route(
-        options,
-        blocked=truth.cut_passes and truth.cut_share > 0,
-        grouped=truth.k >= 2,
-        floor_share=student.at_zero(),
-        saturated_share=student.at_k(),
-        split_share=student.split(),
-        pass_at_1=student.mean,
-        teacher_gap=gap,
-        policy=policy,
-        size_b=0.6 if truth.small else 8.0,
-    )
+
+    def table(blocked: bool, band: Shares) -> tuple[str, str | None, list[str]]:
+        return population_route(
+            options,
+            blocked=blocked,
+            grouped=truth.grouped,
+            floor_share=band.at_zero,
+            saturated_share=band.at_k,
+            split_share=band.split,
+            pass_at_1=student.mean,
+            teacher_gap=gap,
+            teacher_coverage=_teacher_tasks(truth) / truth.tasks,
+            policy=policy,
+            size_b=truth.true_size_b,
+        )
+
+    # a cut-off reply can pass: some are cut off, and some of those would pass
+    blocked = truth.scale > 0 and truth.cut_share > 0 and _mixture_mean(mixture(truth.mixture)) > 0
+    route, method, plan = table(blocked, shares)
+    also: set[str | None] = set()
+    resolution = RouteOptions()
+    if blocked and truth.scale < resolution.cut_pass_ratio - 1e-12:
+        also.add(table(False, shares)[1])
+    if truth.grouped and 0 < shares.split < resolution.unseen_split:
+        floor = shares.at_zero >= shares.at_k
+        unseen = Shares(float(floor), float(not floor), 0.0, 0.0)
+        also.add(table(blocked, unseen)[1])
     requires = set()
     if "async" in plan:
         requires.add("async")
     if route == "single-rollout" and "opd" in plan:
         requires.add("opd")
-    return Verdict(method, frozenset(requires), route)
+    return Verdict(method, frozenset(requires), route, also=frozenset(also - {method}))
 
 
 # --- drawing pools -----------------------------------------------------------------------
@@ -270,6 +387,11 @@ def draw_rates(mix: Mixture, n: int, rng: np.random.Generator) -> np.ndarray:
         chosen = pick == i
         rates[chosen] = a if b is None else rng.beta(a, b, int(chosen.sum()))
     return rates
+
+
+def _teacher_tasks(truth: Truth) -> int:
+    """The tasks the teacher was run on: the first ``teacher_coverage`` of the student's."""
+    return int(round(truth.teacher_coverage * truth.tasks))
 
 
 @functools.lru_cache(maxsize=16)
@@ -311,7 +433,10 @@ def draw_counts(
     cut off with ``cut_share`` and passes with the task's rate, unless cut off and cut-off
     replies fail. Greedy: one draw repeated, so a task passes all or none of its draws."""
     size = rates.size
-    k = truth.k
+    k: Any = truth.k
+    if truth.k_mix:
+        sizes, weights = zip(*truth.ks, strict=True)
+        k = rng.choice(np.array(sizes), size=size, p=np.array(weights))
     errors = rng.binomial(k, truth.error_share, size) if truth.error_share else np.zeros(size, int)
     n = (k - errors).astype(np.int64)
     cut = rng.binomial(n, cut_share) if cut_share else np.zeros(size, np.int64)
@@ -322,7 +447,8 @@ def draw_counts(
             passes = np.where(cut > 0, 0, passes)
         cut_pass = np.where(one, cut, 0) if truth.cut_passes else np.zeros(size, np.int64)
     else:
-        cut_pass = rng.binomial(cut, rates) if truth.cut_passes else np.zeros(size, np.int64)
+        scale = truth.scale if cut_share else 0.0
+        cut_pass = rng.binomial(cut, rates * scale) if scale else np.zeros(size, np.int64)
         passes = rng.binomial(n - cut, rates) + cut_pass
     as_int = functools.partial(np.asarray, dtype=np.int64)
     return Draws(as_int(n), as_int(passes), as_int(cut), as_int(cut_pass), as_int(errors))
@@ -338,13 +464,16 @@ def _pool(
 
 def draw_sides(truth: Truth, rng: np.random.Generator) -> tuple[Draws, Draws | None]:
     """The student's draws (and the teacher's, when the truth has one)."""
-    mix = MIXTURES[truth.mixture]
+    mix = mixture(truth.mixture)
     student = draw_counts(draw_rates(mix, truth.tasks, rng), truth, rng, cut_share=truth.cut_share)
     teacher = None
     if truth.teacher_gap is not None:
         t_rates = draw_rates(_shifted(mix, truth.teacher_gap), truth.tasks, rng)
         plain = dataclasses.replace(truth, greedy=False, error_share=0.0)
         teacher = draw_counts(t_rates, plain, rng, cut_share=0.0)
+        if truth.teacher_coverage < 1.0:  # run on the first tasks only: no draw on the rest
+            keep = np.arange(truth.tasks) < _teacher_tasks(truth)
+            teacher = Draws(*(np.where(keep, a, 0) for a in dataclasses.astuple(teacher)))
     return student, teacher
 
 
@@ -385,12 +514,17 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
     passed = (j < passes) & ~error
     truncated = (passed & (j < cut_pass)) | (~passed & ~error & (j - passes < cut_fail))
     reward = passed.astype(np.float64)
+    if truth.threshold is not None:
+        reward = _continuous(passed, truth.threshold, rng)
     if truth.partial_share:  # exactly that share of the failed draws, so never past 10%
         failed = np.flatnonzero(~passed & ~error)
         count = int(truth.partial_share * failed.size)
         reward[rng.choice(failed, size=count, replace=False)] = 0.5
     ids = [f"t{t:06d}" for t in task]
     rows = len(ids)
+    per_row = np.full(rows, truth.row_ids)
+    if truth.row_id_share:  # the first tasks' rows carry one id per row, the rest the task's
+        per_row = task < int(round(truth.row_id_share * total.size))
     stale = rng.random(rows) < truth.stale_share if truth.stale_share else np.zeros(rows, bool)
     if truth.greedy:
         completion = [
@@ -401,7 +535,10 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
     completion = [ERROR_TEXT if e else c for c, e in zip(completion, error, strict=True)]
     return pl.DataFrame(
         {
-            "id": [f"row-{i:08d}" for i in range(rows)] if truth.row_ids else ids,
+            "id": [
+                f"row-{i:08d}" if r else t
+                for i, (t, r) in enumerate(zip(ids, per_row, strict=True))
+            ],
             "prompt": [f"question {t}" for t in ids],
             "completion": completion,
             "reward": reward,
@@ -409,6 +546,17 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
             "model": [f"{writer}@{6 if s else 7}" for s in stale],
         }
     )
+
+
+def _continuous(passed: np.ndarray, threshold: float, rng: np.random.Generator) -> np.ndarray:
+    """Rewards in [0, 1] that pass at ``threshold``: a pass anywhere in [threshold, 1] (a
+    fifth of them a rubric sum a rounding error under the threshold), a fail anywhere
+    below it by more than that."""
+    u = rng.random(passed.size)
+    at = rng.random(passed.size) < 0.2
+    good = np.where(at, threshold - 4e-16, threshold + u * (1.0 - threshold))
+    bad = u * threshold * 0.999
+    return np.clip(np.where(passed, good, bad), 0.0, 1.0)
 
 
 def route_pools(truth: Truth, rng: np.random.Generator, options: RouteOptions) -> Route:
@@ -428,9 +576,11 @@ def route_pools(truth: Truth, rng: np.random.Generator, options: RouteOptions) -
         teacher_path = None
         if t_draws is not None:
             teacher_path = str(Path(tmp) / "teacher.jsonl")
-            plain = dataclasses.replace(truth, partial_share=0.0, stale_share=0.0)
+            plain = dataclasses.replace(truth, partial_share=0.0, stale_share=0.0, name="")
             _rows_frame(t_draws, plain, TEACHER, rng).write_ndjson(teacher_path)
-        result = run_route(str(path), teacher=teacher_path, options=options)
+        result = run_route(
+            str(path), teacher=teacher_path, options=options, pass_threshold=truth.threshold
+        )
     assert isinstance(result, Route)
     return result
 
@@ -510,13 +660,13 @@ def _intervals(route: Route, truth: Truth, options: RouteOptions) -> list[tuple[
     out: list[tuple[str, Any, float]] = [("pass@1", route.summary["pass_at_1"], student.mean)]
     even = not truth.error_share  # every task has k draws: the shares' values are exact
     band = route.checks[2].measured
-    if truth.k >= 2 and even and not truth.greedy:
-        low, high = options.band
+    if truth.grouped and even and not truth.greedy:
+        shares = grouped_shares(truth, options.band)
         out += [
             ("band pass@1", band.get("pass_at_1"), student.mean),
-            ("floor share", band.get("floor_share"), student.at_zero()),
-            ("split share", band.get("split_share"), student.split()),
-            ("in-band share", band.get("in_band_share"), student.in_band(low, high)),
+            ("floor share", band.get("floor_share"), shares.at_zero),
+            ("split share", band.get("split_share"), shares.split),
+            ("in-band share", band.get("in_band_share"), shares.in_band),
         ]
         for j, rate in route.summary["pass_at_k"].items():
             out.append(("pass@k", rate, student.pass_at(int(j))))
@@ -541,6 +691,8 @@ def judge(route: Route, verdict: Verdict) -> bool:
     differs, or the plan leaves out what the truth requires."""
     if not verdict.measured:
         return route.route not in ("fix-reward", "single-rollout")
+    if route.method in verdict.also:
+        return False
     if route.method != verdict.method:
         return True
     return not verdict.requires <= set(route.plan)
@@ -652,3 +804,76 @@ def run_region(
         if progress is not None:
             progress(truth, tally)
     return total
+
+
+# --- off the grid ------------------------------------------------------------------------
+
+#: Task counts just under and just over the firm limit of 30, and a few larger.
+NEAR_FIRM = (15, 20, 25, 30, 35, 40)
+#: Model names around the 7B edge of OPSD, with their true sizes in billions.
+NEAR_7B = (
+    ("org/student-6.7B", 6.7),
+    ("deepseek-ai/deepseek-coder-6.7b-base", 6.7),
+    ("org/student-7B", 7.0),
+    ("org/student-7b-instruct", 7.0),
+    ("meta-llama/Llama-3.1-8B", 8.0),
+    ("mistralai/Mixtral-8x7B-Instruct-v0.1", 46.7),
+    ("Qwen/Qwen2.5-Coder-1.5B", 1.5),
+)
+
+
+def offgrid() -> list[tuple[str, list[Truth]]]:
+    """Regions just outside the grid: the k it skips and unequal k per task, shapes between
+    its bands, teacher gaps and coverage near their thresholds, rare cut-off passes, version
+    mixes, model sizes near 7B, mixed ids, many error replies, continuous rewards with a
+    threshold, and pools just under and over the firm limit of 30 tasks."""
+    mids = ("low", "mid", "high", "u-shaped")
+    sizes = (*NEAR_FIRM, 100)
+    regions: list[tuple[str, list[Truth]]] = []
+    regions.append(("off: k 2, 3, 5, 12, 64", [Truth(m, k, n) for m in mids
+                                               for k in (2, 3, 5, 12, 64) for n in (15, 25, 35, 100)]))  # fmt: skip
+    unequal = (((1, 0.3), (16, 0.7)), ((1, 0.5), (2, 0.25), (4, 0.25)), ((2, 0.5), (16, 0.5)),
+               ((1, 0.8), (8, 0.2)), ((3, 0.5), (5, 0.5)))  # fmt: skip
+    regions.append(("off: unequal k", [Truth(m, 0, n, k_mix=km) for m in ("low", "mid", "high")
+                                       for km in unequal for n in (20, 35, 100)]))  # fmt: skip
+    regions.append(("off: between bands", [Truth(m, k, n) for m in BETWEEN for k in (3, 5, 12)
+                                           for n in (20, 35, 100, 400)]))  # fmt: skip
+    regions.append(("off: near floor and ceiling, many tasks",
+                    [Truth(m, k, n) for m in ("almost-floor", "almost-saturated", "edge-floor",
+                                                "edge-saturated")
+                     for k in (2, 3) for n in (400, 600, 1000, 3000)]))  # fmt: skip
+    regions.append(("off: teacher gap 0.04-0.07", [
+        Truth(m, k, n, teacher_gap=g) for g in (0.04, 0.05, 0.06, 0.07) for m in ("low", "mid")
+        for k in (1, 3, 5) for n in (25, 35, 100, 400)]))  # fmt: skip
+    regions.append(("off: teacher coverage near half", [
+        Truth(m, k, n, teacher_gap=0.2, teacher_coverage=c) for c in (0.45, 0.5, 0.55)
+        for m in ("low", "mid") for k in (1, 4) for n in (20, 31, 35, 100)]))  # fmt: skip
+    regions.append(("off: rare cut-off passes", [
+        Truth(m, k, n, c, cut_pass_scale=s) for c in (0.05, 0.2, 0.4) for s in (0.02, 0.1, 0.3)
+        for m in ("mid", "high") for k in (1, 4) for n in (20, 35, 100, 400)]))  # fmt: skip
+    regions.append(("off: cut-off 5-40%, none pass", [
+        Truth(m, k, n, c) for c in (0.05, 0.2, 0.4) for m in ("mid", "high")
+        for k in (3, 5) for n in sizes]))  # fmt: skip
+    regions.append(("off: older copy 10%, 60%", [
+        Truth(m, k, n, stale_share=s) for s in (0.1, 0.6) for m in ("low", "mid")
+        for k in (3, 5) for n in sizes]))  # fmt: skip
+    regions.append(("off: model size near 7B", [
+        Truth(m, k, n, name=name, size_b=b) for name, b in NEAR_7B
+        for m in ("floor", "half-floor", "sparse-low") for k in (3, 5) for n in (35, 400)]))  # fmt: skip
+    regions.append(("off: another model, near 30 tasks", [
+        Truth(m, k, n, other_model=True) for m in ("low", "mid") for k in (3, 5)
+        for n in NEAR_FIRM]))  # fmt: skip
+    regions.append(("rows off: mixed ids", [
+        Truth(m, k, n, row_id_share=s) for s in (0.3, 0.7) for m in ("low", "mid")
+        for k in (3, 5) for n in (20, 35, 100)]))  # fmt: skip
+    regions.append(("rows off: error replies 10-50%", [
+        Truth(m, k, n, error_share=e) for e in (0.1, 0.3, 0.45, 0.5) for m in ("low", "mid")
+        for k in (3, 5) for n in (20, 35, 100)]))  # fmt: skip
+    regions.append(("rows off: continuous rewards", [
+        Truth(m, k, n, threshold=t) for t in (0.3, 0.5, 0.7, 0.9) for m in ("low", "mid")
+        for k in (3, 5) for n in (20, 35, 100)]))  # fmt: skip
+    regions.append(("rows off: k 2, 3, 5, 12, unequal", [
+        Truth(m, k, n, rows=True) for m in ("mid", "half-floor") for k in (2, 3, 5, 12)
+        for n in (20, 35, 100)] + [Truth("mid", 0, n, k_mix=km, rows=True)
+                                   for km in unequal for n in (20, 35, 100)]))  # fmt: skip
+    return regions

@@ -463,8 +463,9 @@ def wilson(
     n_tasks: int | None = None,
     n_rows: int | None = None,
     unit: str = "tasks",
+    z: float = Z95,
 ) -> Rate:
-    """A share with its 95% Wilson score interval (Wilson 1927), z = 1.96.
+    """A share with its 95% Wilson score interval (Wilson 1927), z = 1.96 (or ``z``).
 
     With p = s/n and d = 1 + z²/n: centre (p + z²/2n)/d, half-width z·√(p(1−p)/n + z²/4n²)/d,
     clipped to [0, 1]. Equal to scipy's ``binomtest(s, n).proportion_ci(method="wilson")``
@@ -478,7 +479,6 @@ def wilson(
     rows = n if n_rows is None else n_rows
     if n <= 0:
         return Rate(None, None, None, tasks, rows, "none", "nothing to count", unit)
-    z = Z95
     p = successes / n
     d = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / d
