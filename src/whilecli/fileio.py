@@ -6,16 +6,24 @@ temporary file beside the target, moved into place at the end. Without ``force``
 step never replaces a file: it fails when the target appeared after the check (another
 writer racing for the same path), so two writers cannot both succeed. Any ``OSError`` on the
 way is one line, naming the file, exit 2.
+
+A target that is a character device or a pipe (``/dev/null``, ``/dev/stdout``, a FIFO, a
+shell's ``>(...)``) is written through, not replaced: the bytes are made in a temporary file
+first, then copied in whole (a short write, ``/dev/full``'s ENOSPC, is one line). A target
+that is one of the command's own inputs is refused, ``force`` or not.
 """
 
 from __future__ import annotations
 
 import errno
+import fnmatch
+import glob
 import io
 import os
 import re
+import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from whilecli.errors import UsageError
@@ -35,23 +43,73 @@ def _nearest_dir(p: Path) -> Path:
     return Path(".")
 
 
-def check_writable(path: str | os.PathLike[str], *, force: bool) -> Path:
+def check_writable(
+    path: str | os.PathLike[str], *, force: bool, inputs: Iterable[str | os.PathLike[str]] = ()
+) -> Path:
     """Refuse a target that cannot be written, before any work; return the path.
 
     Refused: an empty name, a directory, an existing file without ``force`` (a dangling
-    symlink counts as existing), a path through a file (``notes.txt/out.toml``), and a
-    folder where no file can be created (no permission, a read-only file system, ``/proc``).
-    Missing folders are fine (the write creates them); the check probes the nearest folder
-    that exists by creating and removing a temporary file there, since ``os.access`` says
-    yes to root everywhere.
+    symlink counts as existing), a path through a file (``notes.txt/out.toml``), a folder
+    where no file can be created (no permission, a read-only file system, ``/proc``), a
+    block device or a socket, and a file among ``inputs`` (the command's own input: writing
+    it would replace what is being read). A character device or a pipe is written through
+    (:func:`is_stream`), ``force`` or not. Missing folders are fine (the write creates them);
+    the check probes the nearest folder that exists by creating and removing a temporary
+    file there, since ``os.access`` says yes to root everywhere.
     """
     if not os.fspath(path):
         raise UsageError("the output path is empty")
     p = Path(path)
     try:
+        refuse_input(p, inputs)
+        if is_stream(p):
+            return p
         return _check(p, force=force)
     except OSError as err:  # a name too long for the file system, a loop of links, ...
         raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+
+
+def is_stream(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (its links followed) is a character device or a pipe: a target that
+    is written into, never replaced. A block device or a socket is refused."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        kind = "a block device" if stat.S_ISBLK(mode) else "a socket"
+        raise UsageError(f"cannot write {os.fspath(path)}: it is {kind}, not a file")
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def refuse_input(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse ``path`` when it is the same file as one of ``inputs`` (a link or another
+    spelling of it too), a file inside an input folder, or a file an input glob matches
+    (matched as a pattern, never expanded: a tree of looping links has no end): the output
+    would replace the rows the command reads."""
+    if not os.path.isfile(path):
+        return
+    real = os.path.realpath(path)
+    spelled = (os.path.abspath(path), real)
+    for raw in inputs:
+        name = os.fspath(raw)
+        if not name or name == "-":
+            continue
+        try:
+            if glob.has_magic(name):
+                pattern = os.path.abspath(name)
+                same = any(fnmatch.fnmatchcase(p, pattern) for p in spelled)
+            elif os.path.isdir(name):  # a file of the folder read: one of its shards
+                same = real.startswith(os.path.join(os.path.realpath(name), ""))
+            else:
+                same = os.path.samefile(path, name)
+        except (OSError, ValueError):
+            continue
+        if same:
+            raise UsageError(
+                f"{os.fspath(path)} is an input of this command: writing it would replace the"
+                " rows it reads (--force or not); write to another file"
+            )
 
 
 def _check(p: Path, *, force: bool) -> Path:
@@ -79,11 +137,15 @@ def atomic_write(
     A reader never sees a half-written file, and a failed write leaves the old file as it was.
     Without ``force`` the move refuses to replace a file that appeared since the check.
     """
-    p = check_writable(path, force=force)
+    given = check_writable(path, force=force)
+    if is_stream(given):
+        return _write_through(given, write)
+    # a link to a file: the file is replaced, the link kept (``/dev/stdout`` on a file)
+    p = Path(os.path.realpath(given)) if given.is_symlink() and given.exists() else given
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:  # a file took a folder's place since the check
-        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+        raise UsageError(f"cannot write {given}: {_reason(err)}") from None
     tmp_path: Path | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(p), suffix=".tmp", dir=p.parent)
@@ -94,12 +156,44 @@ def atomic_write(
         _commit(tmp_path, p, force=force)
     except FileExistsError:
         raise UsageError(
-            f"{p} appeared while it was being written (another writer?); it was left as it is:"
+            f"{given} appeared while it was being written (another writer?); it was left as it is:"
             " pass --force to overwrite it"
         ) from None
     except OSError as err:
-        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+        raise UsageError(f"cannot write {given}: {_reason(err)}") from None
     except Exception as err:  # a writer (polars) that wraps the system's error in its own
+        reason = _os_reason(err)
+        if reason is None:
+            raise
+        raise UsageError(f"cannot write {given}: {reason}") from None
+    finally:
+        if tmp_path is not None:
+            tmp_path.unlink(missing_ok=True)
+    return given
+
+
+def _write_through(p: Path, write: Callable[[Path], None]) -> Path:
+    """Write into a character device or a pipe: ``write`` makes the bytes in a temporary
+    file (in the temporary folder: a device's folder is no place for one), then they are
+    copied into ``p`` in whole; any failure (ENOSPC from ``/dev/full``, a closed pipe) is
+    one line."""
+    tmp_path: Path | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(p), suffix=".tmp")
+        os.close(fd)
+        tmp_path = Path(tmp)
+        write(tmp_path)
+        with open(tmp_path, "rb") as src, open(p, "wb", buffering=0) as dest:
+            while chunk := src.read(1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    done = dest.write(view)
+                    if not done:
+                        raise OSError(errno.EIO, "the write made no progress")
+                    view = view[done:]
+    except OSError as err:
+        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
+    except Exception as err:
         reason = _os_reason(err)
         if reason is None:
             raise

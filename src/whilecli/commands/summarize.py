@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 import typer
 
@@ -18,6 +19,7 @@ from whilecli.commands import _style
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, existing_paths, user_errors
 from whilecli.errors import UsageError
+from whilecli.fileio import is_stream
 from whilecli.io.options import ReadOptions
 
 
@@ -53,7 +55,7 @@ def summarize_command(
     missing: str = route_cmd.MISSING,
 ) -> None:
     """Write the per-task counts `whilecli route` needs (rows, passes, truncation, models)."""
-    _check_output(output, force=force)
+    _check_output(output, force=force, inputs=paths)
     from whilecli.route.summary import write_merged, write_summary  # polars: after the checks
 
     if merge:
@@ -72,7 +74,7 @@ def summarize_command(
         if "-" in paths:
             raise UsageError("--merge reads summary files, not stdin (-)")
         path = write_merged(paths, output, force=force)
-        warnings = _merged_warnings(path) if output != "-" else []
+        warnings = _merged_warnings(path) if output != "-" and not is_stream(path) else []
     else:
         from whilecli.io.read import parse_map, read_rows
         from whilecli.route.pool import Counts
@@ -94,11 +96,14 @@ def summarize_command(
         print("wrote the summary (Parquet) to stdout", file=sys.stderr)
         print("".join(f"{line}\n" for line in said), end="", file=sys.stderr)
         return
-    import pyarrow.parquet as pq
+    if is_stream(path):  # a device or a pipe: nothing to read back
+        print(f"wrote {path}", file=sys.stderr)
+    else:
+        import pyarrow.parquet as pq
 
-    with open(path, "rb") as handle:  # a name that is not UTF-8 is no text for pyarrow
-        tasks = pq.read_metadata(handle).num_rows
-    print(f"wrote {path}: {tasks} tasks", file=sys.stderr)
+        with open(path, "rb") as handle:  # a name that is not UTF-8 is no text for pyarrow
+            tasks = pq.read_metadata(handle).num_rows
+        print(f"wrote {path}: {tasks} tasks", file=sys.stderr)
     print("".join(f"{line}\n" for line in said), end="", file=sys.stderr)
 
 
@@ -115,9 +120,9 @@ def _merged_warnings(path: str | os.PathLike[str]) -> list[str]:
 SUFFIXES = (".parquet", ".pq")
 
 
-def _check_output(output: str, *, force: bool) -> None:
+def _check_output(output: str, *, force: bool, inputs: Sequence[str] = ()) -> None:
     """Refuse a summary target before reading any row: a name that is not ``.parquet``, a
-    path that cannot be written, or ``-`` (stdout) on a terminal."""
+    path that cannot be written, one of ``inputs``, or ``-`` (stdout) on a terminal."""
     from whilecli.fileio import check_writable
 
     if output == "-":
@@ -133,4 +138,4 @@ def _check_output(output: str, *, force: bool) -> None:
             f"{output}: a summary is one Parquet file, name it .parquet (got {shown});"
             " the route reads it back from Parquet only"
         )
-    check_writable(output, force=force)
+    check_writable(output, force=force, inputs=inputs)

@@ -272,9 +272,12 @@ def check_apart(config: Path, folder: Path) -> None:
         )
 
 
-def check_dataset_writable(folder: Path, *, force: bool) -> Path:
+def check_dataset_writable(
+    folder: Path, *, force: bool, inputs: Sequence[str | os.PathLike[str]] = ()
+) -> Path:
     """Refuse a dataset folder that holds anything but our one file (``load_dataset`` would
-    read every data file in it), or that file without ``force``; return the file's path."""
+    read every data file in it), that file without ``force``, or that file when it is one of
+    ``inputs`` (the rows read); return the file's path."""
     from whilecli.fileio import check_writable
 
     if folder.exists() and not folder.is_dir():
@@ -286,14 +289,16 @@ def check_dataset_writable(folder: Path, *, force: bool) -> Path:
                 f"{folder} holds other files ({', '.join(others[:3])}); load_dataset would "
                 "read them too: pick another --data folder"
             )
-    return check_writable(folder / DATA_FILE, force=force)
+    return check_writable(folder / DATA_FILE, force=force, inputs=inputs)
 
 
-def write_dataset(data: SFTData, folder: Path, *, force: bool) -> Path:
+def write_dataset(
+    data: SFTData, folder: Path, *, force: bool, inputs: Sequence[str | os.PathLike[str]] = ()
+) -> Path:
     """Write ``data`` as ``FOLDER/train.parquet`` atomically; return the file's path."""
     from whilecli.fileio import atomic_write
 
-    target = check_dataset_writable(folder, force=force)
+    target = check_dataset_writable(folder, force=force, inputs=inputs)
     atomic_write(target, lambda tmp: data.frame.write_parquet(tmp), force=force)
     return target
 

@@ -207,13 +207,14 @@ def check_correction(
     return name, out
 
 
-def check_output(output: str | None, *, force: bool) -> None:
-    """Refuse a bad ``-o`` before any work: an unknown extension, or a file without force."""
+def check_output(output: str | None, *, force: bool, inputs: Sequence[str | Path] = ()) -> None:
+    """Refuse a bad ``-o`` before any work: an unknown extension, a file without force, or
+    one of ``inputs`` (the batch being read)."""
     if output is None or output == "-":
         return
     from whilecli.fileio import check_writable
 
-    check_writable(output, force=force)
+    check_writable(output, force=force, inputs=inputs)
     if Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise UsageError(f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)")
 
@@ -222,9 +223,12 @@ def check_output(output: str | None, *, force: bool) -> None:
 ROWS_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
 
 
-def check_rows_output(output: str | None, *, force: bool) -> None:
+def check_rows_output(
+    output: str | None, *, force: bool, inputs: Sequence[str | Path] = ()
+) -> None:
     """Refuse a file of rows to write (``-o``, ``--next-round``) before any work: an unknown
-    extension, or an existing file without ``force``. ``-`` (stdout) and None pass."""
+    extension, an existing file without ``force``, or one of ``inputs`` (the rows being
+    read). ``-`` (stdout) and None pass."""
     if output is None or output == "-":
         return
     suffix = Path(output).suffix.lower()
@@ -232,7 +236,7 @@ def check_rows_output(output: str | None, *, force: bool) -> None:
         raise UsageError(f"{output}: unknown output extension '{suffix}'; use .parquet or .jsonl")
     from whilecli.fileio import check_writable
 
-    check_writable(output, force=force)
+    check_writable(output, force=force, inputs=inputs)
 
 
 def check_paths_exist(paths: Sequence[str | Path]) -> None:
@@ -331,11 +335,15 @@ def run_update(
         raise UsageError(f"--device must be cpu, cuda or auto, got {device!r}")
     if dtype not in (None, *DTYPES):
         raise UsageError(f"--dtype must be float64 or float32, got {dtype!r}")
-    check_output(output, force=force)
+    inputs = [path] if isinstance(path, (str, Path)) else list(path)
+    check_output(output, force=force, inputs=inputs)
     if state is not None:
         from whilecli.fileio import check_writable
 
-        check_writable(state, force=True)  # rae replaces its own state file
+        if os.path.exists(state) and not os.path.isfile(state) and not os.path.isdir(state):
+            raise UsageError(f"--state {state}: rae's baselines are a JSON file, not a device")
+        others = [*inputs, *([output] if output not in (None, "-") else [])]
+        check_writable(state, force=True, inputs=others)  # rae replaces its own state file
     read_map = _parse_map(mapping, rows=False)
     if key == "rae" and "agent_key" in given:
         read_map.setdefault("agent", given["agent_key"])
@@ -499,8 +507,9 @@ def run_rowwise(
         raise UsageError(
             f"{flag(next(iter(given)))} does not apply to rm (it takes: --pass-threshold)"
         )
-    check_paths_exist([path] if isinstance(path, str) else list(path))
-    check_rows_output(output, force=force)
+    inputs = [path] if isinstance(path, str) else list(path)
+    check_paths_exist(inputs)
+    check_rows_output(output, force=force, inputs=inputs)
     from whilecli.methods import rowio
     from whilecli.methods.groupwise import GroupwiseGrading
     from whilecli.methods.reward_model import READ_OPTIONS
@@ -569,8 +578,9 @@ def run_ada(
     same = "-" not in (next_round, output) and next_round is not None and output is not None
     if same and Path(next_round).resolve() == Path(output).resolve():  # type: ignore[arg-type]
         raise UsageError("--next-round and -o name the same file")
-    check_rows_output(next_round, force=force)
-    check_rows_output(output, force=force)
+    inputs = [path] if isinstance(path, str) else list(path)
+    check_rows_output(next_round, force=force, inputs=inputs)
+    check_rows_output(output, force=force, inputs=inputs)
     table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, missing=missing)
     try:
         result = ada.plan(table)

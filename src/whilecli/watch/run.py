@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from whilecli.errors import MostlyErrorReplies, UsageError
+from whilecli.errors import InputError, MostlyErrorReplies, UsageError, WhileError
 from whilecli.watch import render
 from whilecli.watch.alerts import Alert, Alerts, WindowRoute
 from whilecli.watch.layout import FinishedStep, open_run
@@ -152,6 +152,8 @@ def watch_run(
     waited = False
     last_new = clock()
     while True:
+        if not run_dir.is_dir():  # removed or moved since the last poll
+            raise _lost(run_dir, FileNotFoundError(2, "No such file or directory"))
         if run is None:
             run = open_run(run_dir, options.layout, options.split, options.follow)
             if run is not None:
@@ -161,9 +163,15 @@ def watch_run(
                         str(run_dir), run.layout, options.split, options.window
                     ):
                         out(line)
-        finished = run.poll(final=not options.follow) if run is not None else []
+        try:
+            finished = run.poll(final=not options.follow) if run is not None else []
+        except OSError as err:
+            raise _lost(run_dir, err) from None
         for step in finished:
-            report = state.read(step)
+            try:
+                report = state.read(step)
+            except OSError as err:
+                raise _lost(run_dir, err) from None
             if as_json:
                 out(render.step_json(report.stats, report.route, report.alerts, run.layout))  # type: ignore[union-attr]
             else:
@@ -186,6 +194,15 @@ def watch_run(
     if not as_json and state.count and not options.follow:
         out(render.closing(state.count, state.fired))
     return 1 if state.failing(state.fired) else 0
+
+
+def _lost(run_dir: Path, err: OSError) -> WhileError:
+    """A file of the run that went away or could not be read between two looks (the run
+    directory removed or moved while watched, a step's file deleted): one line."""
+    if not run_dir.is_dir():
+        return UsageError(f"{run_dir}: the run directory is gone (removed or moved while watched)")
+    reason = err.strerror or type(err).__name__
+    return InputError(f"cannot read it: {reason}", file=str(err.filename or run_dir))
 
 
 def _stdout(line: str) -> None:
