@@ -28,6 +28,7 @@ from whilecli.commands._common import (
     OneLineUsageError,
     existing_paths,
     progress_wanted,
+    refuse_conflicting_repeats,
     slow_status,
     torch_missing,
 )
@@ -85,6 +86,10 @@ class _Command(TyperCommand):
     show only in its Rich boxes); rendered here, the help is the same text on a terminal, in a
     pipe and under NO_COLOR, with no escape codes and without importing Rich's help renderer.
     """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_conflicting_repeats(self, args)
+        return super().parse_args(ctx, args)
 
     def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Nothing: :meth:`format_options` lists the positionals (click 8.5 would list them

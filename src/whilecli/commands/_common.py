@@ -165,6 +165,8 @@ def choice(*names: str, message: str | None = None) -> click.Choice:
 
 def check_exists(path: str | None) -> None:
     """Refuse a named input that is not there, with the reader's message."""
+    if path == "":
+        raise UsageError("an input path is empty ('')")
     if isinstance(path, str) and _missing(path):
         raise UsageError(f"{path}: no such file or directory")
 
@@ -188,6 +190,8 @@ def existing_paths(value: Any) -> Any:
     comes before polars, pyarrow or scipy load."""
     values = value if isinstance(value, (list, tuple)) else [value]
     for path in values:
+        if path == "":
+            raise OneLineUsageError("an input path is empty ('')")
         if isinstance(path, str) and _missing(path):
             raise OneLineUsageError(f"{path}: no such file or directory")
     return value
@@ -351,3 +355,56 @@ STEP = option(_ReadOptions, "step", callback=_use_step)
 #: route's declarations (:class:`whilecli.route.options.RouteOptions`), checked while parsing.
 SEED = option(_RouteOptions, "seed", callback=early(check_seed))
 DRAWS = option(_RouteOptions, "bootstrap_draws", callback=early(check_draws))
+
+
+def _takes_value(param: click.Option) -> bool:
+    return not param.is_flag and not param.count
+
+
+def refuse_conflicting_repeats(command: click.Command, args: list[str]) -> None:
+    """Refuse an option of one value given twice with two values (``--method grpo --method
+    sft``, ``--lora --full``): click keeps the last in silence, so the first, which the user
+    also typed, would be dropped. The same value twice, and the repeatable options
+    (``--map``, ``--set``), pass."""
+    names: dict[str, tuple[click.Option, object]] = {}
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.multiple or param.count:
+            continue
+        for opt in param.opts:
+            names[opt] = (param, True)
+        for opt in param.secondary_opts:
+            names[opt] = (param, False)
+    seen: dict[str, tuple[str, object]] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token == "--":
+            break
+        if not token.startswith("-") or token == "-":
+            continue
+        if token.startswith("--"):
+            opt, eq, attached = token.partition("=")
+        else:
+            opt, attached = token[:2], token[2:]
+            eq = "=" if attached else ""
+        if opt not in names:
+            continue
+        param, primary = names[opt]
+        value: object = primary
+        if _takes_value(param):
+            if eq:
+                value = attached
+            elif i < len(args):
+                value, i = args[i], i + 1
+            else:
+                continue  # click says the value is missing
+        key = param.name or opt
+        if key in seen and seen[key][1] != value:
+            first, before = seen[key]
+            if _takes_value(param):
+                said = f"{first} {before} and {opt} {value}: the option is given twice"
+            else:
+                said = f"{first} and {opt} are both given"
+            raise OneLineUsageError(f"{said}; give one")
+        seen.setdefault(key, (opt, value))

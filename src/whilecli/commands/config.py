@@ -20,7 +20,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import option, user_errors
+from whilecli.commands._common import existing_paths, option, user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
 from whilecli.emit.knobs import CORRECTIONS
 from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
@@ -212,6 +212,7 @@ def config_command(
         help="Graded rows: route them first, then write the routed method "
         "(with --method sft: the passing rows are the dataset).",
         rich_help_panel=_IN,
+        callback=existing_paths,
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     maps: list[str] | None = route_cmd.MAPPING,
@@ -225,7 +226,7 @@ def config_command(
         raise UsageError(f"--format must be text or json, got {fmt!r}")
     to_stdout = output == "-"
     if not to_stdout:  # before routing: a long read is not lost to a bad -o
-        check_writable(output, force=force)
+        check_writable(output, force=force, inputs=from_ or ())
     routed_note = None
     found: tuple[str, ...] = ()  # what reading the rows found (the route's data quality)
     dumped: list[str] = []

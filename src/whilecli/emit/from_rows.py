@@ -15,7 +15,7 @@ from typing import Any
 from whilecli.emit.knobs import METHODS
 from whilecli.emit.prime_rl import UNSUPPORTED
 from whilecli.emit.sft import PrimeSFTConfig, sft_config
-from whilecli.errors import WhileError
+from whilecli.errors import UsageError, WhileError
 from whilecli.names import METHOD_LABELS
 
 #: What to run instead when the route picks a method prime-rl does not run here.
@@ -120,6 +120,8 @@ def sft_from_rows(
 
     toml = None if output == "-" else output
     file = toml or "sft.toml"
+    if data is not None and not data.strip():
+        raise UsageError("--data is empty")
     if not from_:
         name = data
         if data is not None and Path(data).is_dir():
@@ -128,7 +130,7 @@ def sft_from_rows(
     folder = sft_data.dataset_folder(toml, data)
     if toml is not None:
         sft_data.check_apart(Path(toml), folder)
-    sft_data.check_dataset_writable(folder, force=force)  # before the rows are read
+    sft_data.check_dataset_writable(folder, force=force, inputs=from_)  # before the read
     import whilecli.route as route_pkg
 
     rows = sft_data.build_sft_data(
@@ -144,5 +146,5 @@ def sft_from_rows(
         file=file,
         **knobs,
     )
-    sft_data.write_dataset(rows, folder, force=force)
+    sft_data.write_dataset(rows, folder, force=force, inputs=from_)
     return cfg

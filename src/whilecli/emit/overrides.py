@@ -90,9 +90,16 @@ def apply_overrides(
 ) -> list[tuple[str, Any]]:
     """Set each ``(dotted key, value)`` in ``config``; return the pairs applied, in order.
 
-    ``keys`` is the schema table the keys must be in (the RL table unless told)."""
+    ``keys`` is the schema table the keys must be in (the RL table unless told); a value of
+    a type the key does not take is refused here (``--set model.name=1``)."""
     applied: list[tuple[str, Any]] = []
+    given: dict[str, Any] = {}
     for key, value in pairs:
+        if key in given and given[key] != value:
+            raise UsageError(
+                f"--set {key} is given twice ({given[key]!r}, then {value!r}); give it once"
+            )
+        given[key] = value
         parts = key.split(".")
         if any(not p for p in parts):
             raise UsageError(f"--set key {key!r} has an empty part")
@@ -102,6 +109,8 @@ def apply_overrides(
             raise UsageError(
                 f"--set {key}: prime-rl has no key '{key}' (unknown keys are errors in prime-rl)"
             )
+        # the type now, before anything that reads the config (the renderer's model name)
+        schema.check_value(pattern_of(key), key, value, variant=None, keys=keys)
         for array in ARRAYS:
             if key.startswith(array + ".") and not schema.get(config, array):
                 raise UsageError(

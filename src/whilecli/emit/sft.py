@@ -199,7 +199,7 @@ def sft_config(
     where = data_path or name
     reads = [
         Note(f"max_steps = {steps}", "max_steps (optimizer steps)"),
-        Note(f"model = {config['model']['name']}", "[model] name"),
+        Note(f"model = {schema.get(config, 'model.name', DEFAULT_MODEL)}", "[model] name"),
         Note(f"dataset = {where}", "[data] name (load_dataset: a Hub name or a local folder)"),
         Note(f"examples per step = {batch}", "[data] batch_size (--prompts)"),
         Note(f"seq_len = {length}", "[data] seq_len (a longer example is cut)"),
