@@ -124,7 +124,6 @@ def ada_command(
     if threshold is not None:
         if pass_threshold is not None:
             raise UsageError("--threshold is the old name of --pass-threshold: pass one")
-        sys.stderr.write(THRESHOLD_DEPRECATED + "\n")
         pass_threshold = threshold
     code = run_ada(
         rows,
@@ -140,4 +139,6 @@ def ada_command(
         fmt=fmt,
         missing=missing,
     )
+    if threshold is not None:  # after the work: a refusal stays one line
+        sys.stderr.write(THRESHOLD_DEPRECATED + "\n")
     raise typer.Exit(code)

@@ -20,7 +20,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import existing_paths, option, user_errors
+from whilecli.commands._common import check_exists, option, user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
 from whilecli.emit.knobs import CORRECTIONS
 from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
@@ -212,7 +212,6 @@ def config_command(
         help="Graded rows: route them first, then write the routed method "
         "(with --method sft: the passing rows are the dataset).",
         rich_help_panel=_IN,
-        callback=existing_paths,
     ),
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     maps: list[str] | None = route_cmd.MAPPING,
@@ -233,6 +232,8 @@ def config_command(
     if from_:
         if method not in (None, "sft"):
             raise UsageError("pass --method or --from ROWS, not both (--method sft takes rows)")
+        for path in from_:
+            check_exists(path)
         if method is None:
             routed = routed_method(
                 list(from_),
