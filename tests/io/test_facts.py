@@ -165,8 +165,136 @@ def _key(item: tuple[str | None, int]) -> tuple[bool, str]:
     return (item[0] is None, item[0] or "")
 
 
+#: What a harness or an API client writes in place of a reply: a label first, a failure named.
+ERROR_LABELS = [
+    "Error: ",
+    "ERROR: ",
+    "error: ",
+    "Error code: 429 - ",
+    "Error code: 503 - ",
+    "Error 503: ",
+    "[ERROR] ",
+    "Exception: ",
+    "openai.RateLimitError: ",
+    "openai.APITimeoutError: ",
+    "APIConnectionError: ",
+    "httpx.ReadTimeout: ",
+    "litellm.ServiceUnavailableError: ",
+    "HTTP 503: ",
+    "HTTP/1.1 502 - ",
+    "HTTP Error 503: ",
+    "Status: 502, ",
+    "Status code 429: ",
+    "Request failed: ",
+    'Traceback (most recent call last):\n  File "agent.py", line 12, in run\n    reply = client.chat()\n',
+]
+FAILURES = [
+    "Too Many Requests",
+    "Rate limit reached for requests",
+    "rate_limit_exceeded",
+    "Request timed out.",
+    "Connection error.",
+    "Connection refused",
+    "Internal Server Error",
+    "Bad Gateway",
+    "Service Unavailable",
+    "The server is overloaded, please try again later.",
+    "This model's maximum context length is 32768 tokens",
+    "context_length_exceeded",
+]
+
+
+def _json_body(q: str, failure: str, code: int) -> str:
+    """An API's JSON error body, in JSON's quotes (q = '"') or Python's (q = "'")."""
+    return "{" + f"{q}error{q}: {{{q}message{q}: {q}{failure}{q}, {q}code{q}: {code}}}" + "}"
+
+
+ERROR_BODIES = st.one_of(
+    st.builds(lambda label, failure: label + failure, st.sampled_from(ERROR_LABELS),
+              st.sampled_from(FAILURES)),
+    st.builds(lambda code, reason: f"{code} {reason}",
+              st.sampled_from(["429", "502", "503", "504"]),
+              st.sampled_from(["Too Many Requests", "Bad Gateway", "Service Unavailable",
+                               "Gateway Timeout"])),
+    st.builds(_json_body, st.sampled_from(['"', "'"]), st.sampled_from(FAILURES),
+              st.sampled_from([429, 503])),
+    st.builds(lambda code, reason: f"<html>\r\n<head><title>{code} {reason}</title></head>\r\n"
+              f"<body><center><h1>{code} {reason}</h1></center></body></html>",
+              st.sampled_from(["502", "503", "504"]),
+              st.sampled_from(["Bad Gateway", "Service Temporarily Unavailable", "Gateway Time-out"])),
+    st.builds(lambda message, advice: message + advice,
+              st.sampled_from(["Request timed out.", "Rate limit exceeded.", "Connection error.",
+                               "Too many requests", "Service unavailable"]),
+              st.sampled_from(["", " Please retry after 20s.", " Try again later."])),
+)  # fmt: skip
+
+#: Model text that opens the way an error does, and talks about failures: never a label.
+PROSE_OPENINGS = [
+    "Error analysis: ",
+    "Error handling ",
+    "Errors like these ",
+    "Error 502 usually means ",
+    "HTTP 502 errors happen when ",
+    "502 errors ",
+    "Exception safety: ",
+    "Status update: ",
+    "Timeouts ",
+    "Rate limiting ",
+    "Traceback analysis: ",
+    "Request failures ",
+    "The error ",
+    "",
+]
+PROSE_SENTENCES = [
+    "the timeout in step 2 comes from the loop that never exits.",
+    "a 502 error means the gateway got no answer from the server behind it.",
+    "when the API returns 429 Too Many Requests, the client should back off.",
+    "we saw HTTP 503 service unavailable twice, so the cache must be warmed first.",
+    "the connection error was raised because the socket closed early.",
+    "the rate limit is 10 requests per second, and the answer is 42.",
+    "so the maximum context length of the model decides how much of the file fits.",
+    "the final answer is \\boxed{7}.",
+]
+PROSE = st.builds(
+    lambda opening, sentences: opening + " ".join(sentences),
+    st.sampled_from(PROSE_OPENINGS),
+    st.lists(st.sampled_from(PROSE_SENTENCES), min_size=1, max_size=12),
+)
+
+
+def _is_error(text: str) -> bool:
+    return bool(pl.select(facts.error_message(pl.lit(text, dtype=pl.String))).item())
+
+
+@settings(max_examples=300, deadline=None)
+@given(ERROR_BODIES, st.sampled_from(["", " ", "\n", "  \n"]))
+def test_harness_error_replies_are_errors(text: str, pad: str) -> None:
+    """What a harness or an API client writes in place of a reply is an error reply, in the
+    reading layer and in the slow rule alike."""
+    assert is_harness_error(pad + text), text
+    assert _is_error(pad + text), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(PROSE)
+def test_model_prose_about_errors_is_a_reply(text: str) -> None:
+    """Model text that opens like an error ("Error analysis: the timeout ...", "HTTP 502 errors
+    happen when ...") and talks of timeouts, 502s and rate limits is the model's reply."""
+    assert not is_harness_error(text), text
+    assert not _is_error(text), text
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(st.sampled_from(REPLIES + ERRORS), st.text(max_size=40)))
+@given(
+    st.one_of(
+        st.sampled_from(REPLIES + ERRORS),
+        st.text(max_size=40),
+        ERROR_BODIES,
+        PROSE,
+        st.builds(lambda a, b: a + b, st.sampled_from(ERROR_LABELS + PROSE_OPENINGS),
+                  st.text(max_size=40)),
+    )
+)  # fmt: skip
 def test_harness_errors_match_the_slow_rule(text: str) -> None:
     got = pl.select(facts.error_message(pl.lit(text, dtype=pl.String))).item()
     assert got == is_harness_error(text)

@@ -33,9 +33,6 @@ FAILURE_WORDS = (
     "rate-limit",
     "ratelimit",
     "too many requests",
-    "timeout",
-    "timed out",
-    "time out",
     "connection error",
     "connection refused",
     "connection reset",
@@ -45,40 +42,207 @@ FAILURE_WORDS = (
     "apiconnectionerror",
     "context length exceeded",
     "context_length_exceeded",
+    "context_length exceeded",
+    "context length_exceeded",
     "maximum context length",
     "internal server error",
     "bad gateway",
     "service unavailable",
+    "service temporarily unavailable",
     "overloaded",
 )
 CODES = ("http", "status", "status code", "error code", "error")
 
 
-def is_harness_error(text: str | None) -> bool:
-    """A completion that is a harness error message: short, and either a whole client message
-    or an error marker first and a failure named after it."""
-    if text is None or len(text.encode()) > 600:
+#: Unicode's White_Space characters (what a regex's ``\s`` matches; ``str.strip`` takes more).
+SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000")
+)
+STATUS_CODES = ("429", *(str(c) for c in range(500, 600)))
+#: The words after a status code that make it a status, not a number in a sentence.
+REASONS = (
+    "too many requests",
+    "bad gateway",
+    "service unavailable",
+    "service temporarily unavailable",
+    "internal server error",
+    "gateway timeout",
+    "gateway time-out",
+    "overloaded",
+    "rate limit",
+    "rate_limit",
+    "rate-limit",
+    "ratelimit",
+)
+#: Words that open an error's label when a colon, ``=``, ``(`` or a status code follows.
+LABEL_WORDS = ("error", "exception", "api error", "request failed", "fatal")
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _coded(text: str) -> bool:
+    """``text`` opens with a status code used as one: alone, before punctuation, or before its
+    reason phrase."""
+    if text[:3] not in STATUS_CODES:
         return False
-    low = text.strip().lower()
-    if low.rstrip(".").strip() in WHOLE:
+    after = text[3:].lstrip(SPACE)
+    return after == "" or after[0] in ":-–—([{," or after.startswith(REASONS)
+
+
+def _after_word(rest: str) -> bool:
+    """What follows ``Error`` in a label: a colon, ``=`` or ``(``, or a status code."""
+    trimmed = rest.lstrip(SPACE)
+    if trimmed[:1] in (":", "=", "(") and trimmed:
         return True
-    first = low.split(maxsplit=1)[0] if low else ""
-    marker = (
-        first.strip("[]:").startswith(("error", "exception", "traceback", "http", "status"))
-        or first.rstrip(":").endswith(("error", "exception"))
-        or low.startswith(("request failed", "api error"))
-    )
-    if not marker:
+    return trimmed != rest and _coded(trimmed)
+
+
+def _word_label(text: str) -> bool:
+    """``Error: …``, ``Error code: 429``, ``Exception (…)``, ``Error 503 …``."""
+    for word in LABEL_WORDS:
+        if not text.startswith(word):
+            continue
+        rest = text[len(word) :]
+        if _after_word(rest):
+            return True
+        trimmed = rest.lstrip(SPACE)
+        if trimmed != rest and trimmed.startswith("code") and _after_word(trimmed[4:]):
+            return True
+    return False
+
+
+def _class_label(text: str) -> bool:
+    """An exception's (dotted) name and then a colon or the end: ``openai.RateLimitError: …``."""
+    if not text or not (text[0] == "_" or "a" <= text[0] <= "z"):
         return False
-    rest = low
-    if any(word in rest for word in FAILURE_WORDS):
+    end = 1
+    while end < len(text) and (_word(text[end]) or text[end] == "."):
+        end += 1
+    name, rest = text[:end], text[end:].lstrip(SPACE)
+    if rest and rest[0] != ":":
+        return False
+    return any(name.endswith(s) and len(name) > len(s) for s in ("error", "exception", "timeout"))
+
+
+def _status_tail(rest: str) -> bool:
+    rest = rest.lstrip(SPACE)
+    if rest[:1] in (":", "="):
+        rest = rest[1:]
+    return _coded(rest.lstrip(SPACE))
+
+
+def _status_label(text: str) -> bool:
+    """``HTTP 503``, ``HTTP/1.1 502 Bad Gateway``, ``HTTP Error 503:``, ``Status: 502``."""
+    heads = {"https": "error", "http": "error", "status": "code"}
+    for head, extra in heads.items():
+        if not text.startswith(head):
+            continue
+        rest = text[len(head) :]
+        if head != "status" and rest[:1] == "/" and rest[1:2].isdecimal() and rest[1:2].isascii():
+            rest = rest[2:]
+            if rest[:1] == "." and rest[1:2].isdecimal() and rest[1:2].isascii():
+                rest = rest[2:]
+        if _status_tail(rest):
+            return True
+        trimmed = rest.lstrip(SPACE)
+        if trimmed != rest and trimmed.startswith(extra) and _status_tail(trimmed[len(extra) :]):
+            return True
+    return False
+
+
+def _labelled(low: str) -> bool:
+    """The text opens with an error's label, never with a sentence's first word."""
+    text = low.lstrip(SPACE)
+    if text.startswith(("[error]", "traceback (most recent call last)")):
         return True
-    for code in [429, *range(500, 600)]:
-        for name in CODES:
-            for gap in ("", " ", ": ", ":", "=", " = ", " - "):
-                if f"{name}{gap}{code}" in rest:
+    for page in ("<html", "<!doctype html"):
+        if text.startswith(page) and not _word(text[len(page) : len(page) + 1] or " "):
+            return True
+    if text.startswith("{"):
+        body = text[1:].lstrip(SPACE)
+        quoted = body[:1] in ('"', "'") and body[1:6] == "error" and body[6:7] in ('"', "'")
+        if quoted and body[7:].lstrip(SPACE).startswith(":"):
+            return True
+    return _word_label(text) or _class_label(text) or _status_label(text) or _coded(text)
+
+
+def _time_out(low: str) -> bool:
+    """``timeout`` anywhere, or time/timed and out with a space, ``_`` or ``-`` between."""
+    if "timeout" in low:
+        return True
+    at = low.find("time")
+    while at != -1:
+        rest = low[at + 4 :]
+        for head in ("", " ", "_", "-"):
+            for d in ("", "d"):
+                for sep in ("", " ", "_", "-"):
+                    body = head + d + sep
+                    if rest.startswith(body + "out") and not _word(
+                        rest[len(body) + 3 : len(body) + 4] or " "
+                    ):
+                        return True
+        at = low.find("time", at + 1)
+    return False
+
+
+def _coded_failure(low: str) -> bool:
+    """``HTTP 503``, ``status code: 502``, ``error 429`` anywhere (as words)."""
+    for name in CODES:
+        at = low.find(name)
+        while at != -1:
+            if at == 0 or not _word(low[at - 1]):
+                start = at + len(name)
+                for width in range(4):
+                    gap, after = low[start : start + width], low[start + width :]
+                    if (
+                        len(gap) == width
+                        and not any(_word(c) for c in gap)
+                        and after[:3] in STATUS_CODES
+                        and not _word(after[3:4] or " ")
+                    ):
+                        return True
+            at = low.find(name, at + 1)
+    return False
+
+
+def _names_a_failure(low: str) -> bool:
+    return any(word in low for word in FAILURE_WORDS) or _time_out(low) or _coded_failure(low)
+
+
+def _whole(low: str) -> bool:
+    """One of the messages client libraries raise, whole, with their advice to retry."""
+    text = low.strip(SPACE)
+    for message in WHOLE:
+        for full in (message, message + "."):
+            if text == full:
+                return True
+            rest = text[len(full) :] if text.startswith(full) else ""
+            advice = rest.lstrip(SPACE)
+            if not rest or advice == rest:
+                continue
+            polite = advice[6:].lstrip(SPACE)
+            if advice.startswith("please") and polite != advice[6:]:
+                advice = polite
+            for verb in ("retry", "try again", "wait"):
+                tail = advice[len(verb) :]
+                if advice.startswith(verb) and not _word(tail[:1] or " ") and "\n" not in tail:
                     return True
     return False
+
+
+def is_harness_error(text: str | None) -> bool:
+    """A completion that is a harness error message: short, and either a whole client message
+    or an error's label first (never a sentence's first word) and a failure named anywhere."""
+    if text is None or len(text.encode()) > 600:
+        return False
+    low = text.lower()
+    if _whole(low):
+        return True
+    return _labelled(low) and _names_a_failure(low)
 
 
 def reply(row: dict[str, Any]) -> str:

@@ -57,20 +57,39 @@ OK, EMPTY, ERROR = "ok", "empty", "error"
 #: Stop or finish reasons that record an error, not a reply.
 ERROR_REASONS = ("error",)
 
-#: What a harness writes in place of a reply. A completion is an error message when it starts
-#: as one (``Error …``, ``RateLimitError: …``, ``HTTP 503 …``, ``502 Bad Gateway``, an API's
-#: JSON error body ``{"error": …}``) and names a failure, or is one of the messages client
-#: libraries raise, whole (with their advice to retry).
+#: What a harness writes in place of a reply. A completion is an error message when it opens
+#: with an error's label and names a failure, or is one of the messages client libraries
+#: raise, whole (with their advice to retry). A label is what a harness or client writes
+#: first, never the first word of a sentence: ``Error:``, ``Error code: 429``, ``[ERROR]``,
+#: an exception's name and its colon (``openai.RateLimitError:``), a traceback's first line,
+#: a status (``HTTP 503``, ``Status: 502``, ``502 Bad Gateway``), a JSON error body
+#: (``{"error": …``) or an HTML error page. Model text that starts like one ("Error analysis:
+#: the timeout in step 2 …", "HTTP 502 errors happen when …", "Error 502 usually means …")
+#: has no label: it is the model's reply, however it goes on.
 _FAILURE = (
-    r"(?:\b(?:http|status|status code|error code|error)\W{0,3}(?:429|5\d\d)\b"
+    r"(?:\b(?:http|status|status code|error code|error)\W{0,3}(?:429|5[0-9][0-9])\b"
     r"|rate[ _-]?limit|too many requests|time[ _-]?d?[ _-]?out\b|timeout"
     r"|connection (?:error|refused|reset|aborted|closed)|connecterror|apiconnectionerror"
     r"|context[ _]length[ _]exceeded|maximum context length"
-    r"|internal server error|bad gateway|service unavailable|overloaded)"
+    r"|internal server error|bad gateway|service (?:temporarily )?unavailable|overloaded)"
 )
-_MARKER = (
-    r"(?:\[?error\]?|exception|traceback|http|status|request failed|api error"
-    r"|[a-z_.]*(?:error|exception)\b|\{\s*\"error\"|(?:429|5\d\d)\b)"
+_CODE = r"(?:429|5[0-9][0-9])"
+#: The words a status code is followed by when it is a status, not a number in a sentence.
+_REASON = (
+    r"(?:too many requests|bad gateway|service (?:temporarily )?unavailable"
+    r"|internal server error|gateway time-?out|overloaded|rate[ _-]?limit)"
+)
+#: A status code as a label: at the end, before punctuation, or before its reason phrase.
+_CODED = rf"{_CODE}\s*(?:$|[:\-–—(\[{{,]|{_REASON})"
+_LABEL = (
+    r"(?:\[error\]"
+    rf"|(?:error|exception|api error|request failed|fatal)(?:\s+code)?(?:\s*[:=(]|\s+{_CODED})"
+    r"|[a-z_][\w.]*(?:error|exception|timeout)\s*(?::|$)"
+    r"|traceback \(most recent call last\)"
+    rf"|(?:https?(?:/[0-9](?:\.[0-9])?)?(?:\s+error)?|status(?:\s+code)?)\s*[:=]?\s*{_CODED}"
+    rf"|{_CODED}"
+    r"|\{\s*[\"']error[\"']\s*:"
+    r"|<(?:!doctype html|html)\b)"
 )
 _WHOLE = (
     r"(?:request timed out\.?|connection error\.?|rate limit(?:ed| exceeded| reached)?\.?"
@@ -79,7 +98,11 @@ _WHOLE = (
 )
 #: What may follow a whole message: the client's advice to wait (``Please retry after 20s.``).
 _RETRY = r"(?:\s+(?:please\s+)?(?:retry|try again|wait)\b[^\n]*)?"
-HARNESS_ERROR = rf"(?is)^\s*(?:{_MARKER}.*{_FAILURE}|{_WHOLE}{_RETRY}\s*$)"
+_WHOLE_MESSAGE = rf"^\s*{_WHOLE}{_RETRY}\s*$"
+#: A completion that opens as a harness error (a label) or is a client's whole message.
+HARNESS_ERROR = rf"(?is){_WHOLE_MESSAGE}|^\s*{_LABEL}"
+#: ... and names a failure somewhere (a whole message names its own).
+HARNESS_FAILURE = rf"(?is){_WHOLE_MESSAGE}|{_FAILURE}"
 
 
 def passed(reward: pl.Expr, threshold: float) -> pl.Expr:
@@ -102,9 +125,11 @@ def partial(reward: pl.Expr) -> pl.Expr:
 
 
 def error_message(text: pl.Expr) -> pl.Expr:
-    """True where a completion is a harness error message (see :data:`HARNESS_ERROR`)."""
-    short = text.str.len_bytes() <= ERROR_TEXT_MAX
-    return (short & text.str.contains(HARNESS_ERROR)).fill_null(False)
+    """True where a completion is a harness error message: short, opening with an error's
+    label and naming a failure, or a client's whole message (see :data:`HARNESS_ERROR`)."""
+    labelled = (text.str.len_bytes() <= ERROR_TEXT_MAX) & text.str.contains(HARNESS_ERROR)
+    named = pl.when(labelled).then(text).str.contains(HARNESS_FAILURE)  # labelled rows only
+    return named.fill_null(False)
 
 
 def reply_state(
