@@ -132,11 +132,25 @@ def _trace(step: int, e: dict[str, Any], advantage: float) -> dict[str, Any]:
         "rewards": {"correct": {"score": e["reward"], "weight": 1.0}},
         "stop_condition": "max_output_tokens" if e["truncated"] else None,
         "calls": [{"finish_reason": "length" if e["truncated"] else "stop"}],
-        "traces": [{"nodes": [{"advantage": advantage}]}],
+        "traces": [{"nodes": [_node(step, e, advantage)]}],
     }
     if e["error"] is not None:
         record["error"] = e["error"]
     return record
+
+
+def _node(step: int, e: dict[str, Any], advantage: float) -> dict[str, Any]:
+    """The model's turn: a few tokens, the sampler's log-prob of each (fixed, negative), the
+    loss mask and the advantage."""
+    n = 3 + (e["task"] + e["rollout"] + step) % 4
+    seed = 7 * e["task"] + 3 * e["rollout"] + step
+    logprobs = [-round(0.05 + ((seed + i) % 9) / 10, 2) for i in range(n)]
+    return {
+        "token_ids": [100 + (seed + i) % 50 for i in range(n)],
+        "logprobs": logprobs,
+        "mask": [1] * n,
+        "advantage": advantage,
+    }
 
 
 def _advantages(episodes: list[dict[str, Any]]) -> list[float]:

@@ -62,7 +62,9 @@ def write_run(
                         },
                         "stop_condition": e["stop"],
                         "calls": [{"finish_reason": f} for f in e["finish"]],
-                        "traces": [{"nodes": [{"logprobs": [-0.5], "advantages": [0.0]}]}],
+                        "traces": e.get(
+                            "traces", [{"nodes": [{"logprobs": [-0.5], "advantages": [0.0]}]}]
+                        ),
                         "episode": i,
                     }
                 )
@@ -198,3 +200,85 @@ def test_diff_and_size_take_step(tmp_path: Path) -> None:
         app, ["size", "--before", str(run), "--after", str(run), "--step", "2"]
     )
     assert done.exit_code in (0, 1), done.output
+
+
+#: A trace node: the model's turn (log-probs, a mask or not) or a node that generated nothing.
+node = st.one_of(
+    st.builds(
+        lambda lp, masked: {"logprobs": lp, **({"mask": [1] * len(lp)} if masked else {})},
+        st.lists(st.floats(-5, -0.01, allow_nan=False), max_size=5),
+        st.booleans(),
+    ),
+    st.just({"role": "tool"}),
+)
+traced = episode.map(dict) | st.builds(
+    lambda e, traces: {**e, "traces": traces},
+    episode,
+    st.lists(st.fixed_dictionaries({"nodes": st.lists(node, max_size=3)}), max_size=3),
+)
+
+
+def slow_lists(e: dict[str, Any]) -> tuple[list[float] | None, list[int] | None]:
+    """The episode's log-probs and mask, joined over its traces' nodes, the slow way."""
+    traces = e.get("traces", [{"nodes": [{"logprobs": [-0.5]}]}])
+    turns = [n for t in traces for n in t["nodes"] if "logprobs" in n]
+    if not turns:
+        return None, None
+    logprobs = [v for n in turns for v in n["logprobs"]]
+    masked = all("mask" in n for n in turns)
+    return logprobs, [m for n in turns for m in n["mask"]] if masked else None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(traced, min_size=1, max_size=8))
+def test_a_runs_token_log_probs_are_its_nodes_joined(
+    tmp_path_factory: pytest.TempPathFactory, episodes: list[dict[str, Any]]
+) -> None:
+    """Each episode's per-token log-probs are its ``traces[].nodes[].logprobs`` in order, as the
+    batch every update reads (a node that generated nothing adds nothing)."""
+    from whilecli.io.batch import read_batch
+
+    run = write_run(tmp_path_factory.mktemp("prl"), {3: episodes})
+    cols = read_batch(run)
+    want = [slow_lists(e) for e in episodes]
+    if all(lp is None for lp, _ in want):
+        assert "logprobs" not in cols.lists
+        return
+    flat, lengths = cols.lists["logprobs"]
+    assert lengths.tolist() == [-1 if lp is None else len(lp) for lp, _ in want]
+    assert flat.tolist() == pytest.approx([v for lp, _ in want if lp for v in lp])
+    masks = [m for lp, m in want if lp is not None]
+    if masks and all(m is not None for _, m in want):
+        assert "action_mask" in cols.lists
+
+
+@pytest.mark.parametrize("method", ["grpo", "flash_reinforce", "max_rl"])
+def test_update_trains_on_a_generated_runs_traces(tmp_path: Path, method: str) -> None:
+    """``update`` on a prime-rl run directory (a generated one, as the trainer writes it):
+    the latest step's episodes, their log-probs from the traces' nodes."""
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from whilecli.cli import app
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("make_run", root / "examples" / "make_run.py")
+    assert spec is not None and spec.loader is not None
+    make_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_run)
+    run = tmp_path / "run"
+    make_run.write_prime_rl(run, 3, make_run.Scenario(tasks=4, k=4))
+    out = tmp_path / "c.jsonl"
+    done = CliRunner().invoke(app, ["update", str(run), "--method", method, "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    episodes = [
+        json.loads(line)
+        for line in (run / "rollouts/step_3/train/all/traces.jsonl").read_text().splitlines()
+    ]
+    assert len(written) == len(episodes) == 16
+    for row, e in zip(written, episodes, strict=True):
+        assert len(row["coefficients"]) == len(e["traces"][0]["nodes"][0]["logprobs"])
+    step_one = CliRunner().invoke(app, ["update", str(run), "--method", method, "--step", "1"])
+    assert step_one.exit_code == 0, step_one.output

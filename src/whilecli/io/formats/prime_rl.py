@@ -238,18 +238,57 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
+#: Where a trace node keeps the sampler's per-token log-probs, and its loss mask.
+NODE_LOGPROBS = ("logprobs", "completion_logprobs", "token_logprobs")
+NODE_MASKS = ("mask", "completion_mask", "loss_mask")
+
+
+def _first(node: dict[str, Any], names: Sequence[str]) -> Any:
+    return next((node[n] for n in names if node.get(n) is not None), None)
+
+
+def token_lists(episode: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
+    """The episode's per-token log-probs and loss mask: every ``traces[].nodes[]`` list, in
+    order, joined (a node that generated nothing, with no log-probs, adds nothing). None where
+    no node carries log-probs; the mask is None unless every node with log-probs carries one
+    of the same length. A value that is not a list is kept as it is, for the reader to name."""
+    logprobs: list[Any] = []
+    mask: list[Any] | None = []
+    found = False
+    for trace in as_list(episode.get("traces")):
+        for node in as_list(as_dict(trace).get("nodes")):
+            node = as_dict(node)
+            values = _first(node, NODE_LOGPROBS)
+            if values is None:
+                continue
+            if not isinstance(values, list):
+                return values, None
+            found = True
+            logprobs.extend(values)
+            own = _first(node, NODE_MASKS)
+            if mask is not None and isinstance(own, list) and len(own) == len(values):
+                mask.extend(own)
+            else:
+                mask = None
+    if not found:
+        return None, None
+    return logprobs, mask
+
+
 def convert(
     episodes: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name: str
 ) -> Converted:
     """Rows from the episodes of one traces file: task = ``task.key``, group = ``group.id``,
     reward = Σ ``rewards[name].score × weight``, truncation from ``stop_condition`` or the last
     call's ``finish_reason``, version from ``run.work.step`` (else the step folder), model from
-    the run's configs (else the episode's ``agent.config.model``)."""
+    the run's configs (else the episode's ``agent.config.model``), per-token log-probs (and a
+    loss mask) from ``traces[].nodes[]`` (:func:`token_lists`)."""
     run_dir = run_of(path) if path is not None else None
     folder_step = step_of(path.parents[2]) if run_dir is not None and path is not None else None
     from_run = run_model(run_dir)
     rows: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
+    lists = False
     for lineno, episode in episodes:
         task = as_dict(episode.get("task"))
         try:
@@ -280,6 +319,12 @@ def convert(
             del row["policy_version"]
         if episode.get("error") is not None:
             row["error"] = episode["error"]
+        logprobs, mask = token_lists(episode)
+        if logprobs is not None:
+            row["logprobs"] = logprobs
+            lists = True
+        if mask is not None:
+            row["action_mask"] = mask
         rows.append(row)
         positions.append({"line": lineno})
     origins = {
@@ -289,6 +334,8 @@ def convert(
         "model": from_run[1] if from_run else "agent.config.model",
         "policy_version": "run.work.step",
     }
+    if lists:
+        origins["logprobs"] = "traces[].nodes[].logprobs, joined (the sampler's)"
     notes = []
     if path is not None and path.parent.name == "effective":
         notes.append(

@@ -49,6 +49,8 @@ FORMATS: tuple[FormatInfo, ...] = (
             "truncated": "stop_condition, else the last call's finish_reason == 'length'",
             "model": "the run's configs/*.json: model.name, else agent.config.model",
             "version": "run.work.step, else the step folder",
+            "logprobs": "traces[].nodes[].logprobs, joined in order (the sampler's)",
+            "action_mask": "traces[].nodes[].mask, joined, where every such node has one",
         },
     ),
     FormatInfo(
