@@ -92,6 +92,7 @@ def ada_command(
     map_: list[str] | None = route_cmd.MAPPING,
     missing: str = route_cmd.MISSING,
     step: int | None = STEP,
+    input_format: str | None = route_cmd.INPUT_FORMAT,
     next_round: str | None = typer.Option(
         None,
         "--next-round",
@@ -138,6 +139,7 @@ def ada_command(
         force=force,
         fmt=fmt,
         missing=missing,
+        input_format=input_format,
     )
     if threshold is not None:  # after the work: a refusal stays one line
         sys.stderr.write(THRESHOLD_DEPRECATED + "\n")

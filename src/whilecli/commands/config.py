@@ -20,7 +20,7 @@ import typer
 
 from whilecli import jsonout
 from whilecli.commands import route as route_cmd
-from whilecli.commands._common import check_exists, option, user_errors
+from whilecli.commands._common import STEP, check_exists, option, user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
 from whilecli.emit.knobs import CORRECTIONS
 from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
@@ -216,6 +216,8 @@ def config_command(
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     maps: list[str] | None = route_cmd.MAPPING,
     missing: str = route_cmd.MISSING,
+    input_format: str | None = route_cmd.INPUT_FORMAT,
+    step: int | None = STEP,
     size_b: float | None = option(RouteOptions, "size_b", panel=_MH),
 ) -> None:
     """Write a prime-rl config (TOML: RL, or SFT) and say what prime-rl reads, ignores and
@@ -242,12 +244,18 @@ def config_command(
                 maps=list(maps or []),
                 size_b=size_b,
                 missing=missing,
+                input_format=input_format,
             )
             method, routed_note, found = routed.method, routed.why, routed.data_quality
             privileged = privileged or routed.privileged
             async_ = async_ or routed.async_
-    elif pass_threshold is not None or maps or missing != "skip":
-        raise UsageError("--pass-threshold, --map and --missing are reading options of --from ROWS")
+    elif (
+        pass_threshold is not None or maps or missing != "skip" or input_format or step is not None
+    ):
+        raise UsageError(
+            "--pass-threshold, --map, --missing, --input-format and --step are reading options"
+            " of --from ROWS"
+        )
     if method is None:
         raise UsageError(f"pass --method {'|'.join(METHOD_CHOICES)}, or --from ROWS")
     cfg: PrimeRLConfig | PrimeSFTConfig
@@ -272,6 +280,8 @@ def config_command(
             force=force,
             pass_threshold=pass_threshold,
             maps=list(maps or []),
+            missing=missing,
+            input_format=input_format,
             knobs=dict(
                 model=model,
                 gpus=gpus,

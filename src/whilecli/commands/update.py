@@ -89,6 +89,7 @@ def update_command(
         rich_help_panel=INPUTS,
     ),
     step: int | None = STEP,
+    input_format: str | None = route_cmd.INPUT_FORMAT,
     map_: list[str] | None = route_cmd.MAPPING,
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     missing: str = route_cmd.MISSING,
@@ -281,6 +282,7 @@ def update_command(
         force=force,
         compile=compile_,
         missing=missing,
+        input_format=input_format,
     )
     to_stdout = output == "-"
     if isinstance(result, RowwiseResult):

@@ -54,6 +54,7 @@ def routed_method(
     maps: list[str],
     size_b: float | None,
     missing: str = "skip",
+    input_format: str | None = None,
 ) -> Routed:
     """Route ``paths``; return the routed method with the verdict's qualifiers, or explain
     why no config fits.
@@ -73,6 +74,7 @@ def routed_method(
         mapping=mapping,
         pass_threshold=pass_threshold,
         missing=missing,
+        input_format=input_format,
         model=model,
         size_b=size_b,
     )
@@ -111,6 +113,8 @@ def sft_from_rows(
     pass_threshold: float | None,
     maps: list[str],
     knobs: dict[str, Any],
+    missing: str = "skip",
+    input_format: str | None = None,
 ) -> PrimeSFTConfig:
     """The SFT config; with rows, the dataset of their passes is checked writable, built and
     written (before the TOML, which names it)."""
@@ -137,6 +141,8 @@ def sft_from_rows(
         from_,
         mapping=route_pkg.parse_map(maps) if maps else None,
         pass_threshold=pass_threshold,
+        missing=missing,
+        input_format=input_format,
     )
     target = folder / sft_data.DATA_FILE
     cfg = sft_config(

@@ -186,15 +186,24 @@ def build_sft_data(
     *,
     mapping: Mapping[str, str] | None = None,
     pass_threshold: float | None = None,
+    missing: str = "skip",
+    input_format: str | None = None,
 ) -> SFTData:
-    """Read ``paths`` through the reading layer and keep the passing rows' text.
+    """Read ``paths`` through the reading layer and keep the passing rows' text (``missing``
+    and ``input_format`` as ``--missing`` and ``--input-format`` read rows everywhere).
 
     Raises :class:`WhileError` with exit 1 when no row passes (nothing to train on), and
     :class:`InputError` (exit 2) when the rows carry no prompt or completion text.
     """
     from whilecli.io.table import read_table
 
-    table = read_table(list(paths), mapping=mapping, pass_threshold=pass_threshold)
+    table = read_table(
+        list(paths),
+        mapping=mapping,
+        pass_threshold=pass_threshold,
+        missing=missing,
+        input_format=input_format,
+    )
     frame = table.frame
     prompt_field = next((a for a in PROMPT_ALIASES if _series(frame, a) is not None), None)
     completion_field = next((a for a in COMPLETION_ALIASES if _series(frame, a) is not None), None)

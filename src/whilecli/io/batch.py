@@ -106,11 +106,13 @@ def _head(source: Source) -> bytes:
         raise InputError(f"cannot read: {err.strerror or err}", file=source.name) from None
 
 
-def batch_sources(path: str | Path) -> list[Source]:
-    """The files a batch path names (a file, a directory, a glob, ``-`` for stdin)."""
+def batch_sources(path: str | Path, input_format: str | None = None) -> list[Source]:
+    """The files a batch path names (a file, a directory, a glob, ``-`` for stdin);
+    ``input_format`` (``--input-format``) forces how they read, whatever their names."""
     p = Path(path)
     if (
-        str(path) != "-"
+        input_format is None
+        and str(path) != "-"
         and p.is_file()
         and _named_kind(p) is None
         and _head(Source(name=str(p), kind="jsonl", path=p)) != PARQUET_MAGIC
@@ -118,7 +120,7 @@ def batch_sources(path: str | Path) -> list[Source]:
         raise UsageError(
             f"{p}: unknown file type {p.suffix!r}; use .jsonl, .json, .csv, .tsv or .parquet"
         )
-    return expand_paths([str(path)])
+    return expand_paths([str(path)], input_format=input_format)
 
 
 def read_jsonl(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
@@ -139,12 +141,17 @@ def read_batch_rows(path: str | Path) -> list[dict[str, Any]]:
 
 
 def read_batch(
-    path: str | Path, mapping: Mapping[str, str] | None = None, *, missing: str = "skip"
+    path: str | Path,
+    mapping: Mapping[str, str] | None = None,
+    *,
+    missing: str = "skip",
+    input_format: str | None = None,
 ) -> Columns:
     """Read a JSONL or Parquet batch (or a directory or glob of them) into :class:`Columns`
     through the one reader. ``missing`` (``--missing``): an ungraded row is left out
-    (``skip``) or kept as a failure, reward 0 (``fail``)."""
-    sources = [_by_magic(s) for s in batch_sources(path)]
+    (``skip``) or kept as a failure, reward 0 (``fail``); ``input_format``
+    (``--input-format``): the format forced, as every command forces it."""
+    sources = [_by_magic(s) for s in batch_sources(path, input_format)]
     wanted = _wanted(mapping)
     keep = Keep(
         optional=("task_id", "reward"),
@@ -158,6 +165,7 @@ def read_batch(
             [s.name for s in sources],
             sources=sources,
             mapping={k: v for k, v in (mapping or {}).items() if k in CANONICAL_FIELDS},
+            input_format=input_format,
             pool=True,  # a batch is one pool, whatever its shards
             missing=missing,
             keep=keep,

@@ -445,6 +445,23 @@ def _decompress(data: bytes, codec: str, name: str = "<stdin>", limit: int = -1)
         raise InputError(f"cannot decompress {codec} input: {_reason(err)}", file=name) from None
 
 
+def _refuse_step(step: int | None, raw: str, path: Path | None) -> None:
+    """``--step N`` picks a step of a prime-rl run directory: any other input is refused (its
+    rows would be read whole, the step silently ignored), except a traces file of that step."""
+    if step is None:
+        return
+    if path is not None and prime_rl.in_layout(path):
+        written = prime_rl.step_of(path.parents[2])
+        if written == step:
+            return
+        raise InputError(f"--step {step} given with the traces of step {written}", file=raw)
+    raise InputError(
+        f"--step {step} picks a step of a prime-rl run directory (rollouts/step_N/...), and this"
+        " input is not one: its rows are read whole without --step",
+        file=raw,
+    )
+
+
 def expand_paths(
     paths: Sequence[str],
     stdin: BinaryIO | None = None,
@@ -466,13 +483,16 @@ def expand_paths(
     if not paths:
         raise InputError("no input given: pass a file, a directory, a glob or - for stdin")
     found: list[tuple[Source, bool]] = []
+    chosen = step if step is not None else prime_rl.selected_step()
     for raw in paths:
         if raw == "-":
+            _refuse_step(chosen, raw, None)
             found.append((stdin_source(stdin), True))
             continue
         path = Path(raw)
-        chosen = step if step is not None else prime_rl.selected_step()
         picked = prime_rl.pick(path, chosen) if path.is_dir() else None
+        if picked is None:
+            _refuse_step(chosen, raw, path)
         if picked is not None:
             if notes is not None:
                 notes.append(f"{raw}: prime-rl run, {picked[1]}")

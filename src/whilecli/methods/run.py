@@ -300,6 +300,7 @@ def run_update(
     force: bool = False,
     compile: bool = False,
     missing: str = "skip",
+    input_format: str | None = None,
 ) -> UpdateResult | RowwiseResult:
     """Run ``method`` (a key or its label, any case) on the batch at ``path``.
 
@@ -310,7 +311,8 @@ def run_update(
     ``--map`` items ``FIELD=COLUMN``) reads a field from another column; ``output`` (``.parquet``/``.jsonl``) is written atomically, never over
     a file without ``force`` (``-`` is left to the caller). ``compile=True`` asks the method
     for its ``torch.compile`` path; a method that has none is refused. ``missing``
-    (``--missing``): an ungraded row is left out (``skip``) or kept as a failure (``fail``).
+    (``--missing``): an ungraded row is left out (``skip``) or kept as a failure (``fail``);
+    ``input_format`` (``--input-format``) forces the format, as every command forces it.
 
     Raises :class:`~whilecli.errors.WhileError` (one line) on bad usage or bad input, located
     at the file and line of the row at fault.
@@ -325,7 +327,7 @@ def run_update(
         paths = [str(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
         return run_rowwise(
             key, paths, mapping=_parse_map(mapping, rows=True), output=output, force=force,
-            missing=missing, **knobs,
+            missing=missing, input_format=input_format, **knobs,
         )  # fmt: skip
     if state is not None and key != "rae":
         raise UsageError(f"--state does not apply to {key} (it is rae's baseline file)")
@@ -356,7 +358,7 @@ def run_update(
     from whilecli.io.batch import read_batch
 
     # a missing file or a bad row stops here, before torch
-    cols = read_batch(path, read_map, missing=missing)
+    cols = read_batch(path, read_map, missing=missing, input_format=input_format)
     torch = _torch()
     from whilecli.methods.batch import Batch
     from whilecli.methods.registry import make_method
@@ -484,6 +486,7 @@ def run_rowwise(
     output: str | None = None,
     force: bool = False,
     missing: str = "skip",
+    input_format: str | None = None,
 ) -> RowwiseResult:
     """GroupwiseGrading (GRS / GAR) or the reward model's Bradley–Terry loss on graded rows.
 
@@ -518,7 +521,12 @@ def run_rowwise(
     grader = GroupwiseGrading(**knobs) if key == "groupwise" else None
     options = grader.read_options() if grader is not None else dict(READ_OPTIONS)
     table = read_inputs(
-        path, mapping=mapping, pass_threshold=pass_threshold, missing=missing, **options
+        path,
+        mapping=mapping,
+        pass_threshold=pass_threshold,
+        missing=missing,
+        input_format=input_format,
+        **options,
     )
     try:
         if key == "groupwise":
@@ -555,6 +563,7 @@ def run_ada(
     output: str | None = None,
     force: bool = False,
     missing: str = "skip",
+    input_format: str | None = None,
 ) -> dict[str, Any]:
     """Plan ReinforceAda on the rows at ``path``: write the task list to draw again
     (``next_round``) and the balanced selection (``output``) when asked, and return the
@@ -581,7 +590,13 @@ def run_ada(
     inputs = [path] if isinstance(path, str) else list(path)
     check_rows_output(next_round, force=force, inputs=inputs)
     check_rows_output(output, force=force, inputs=inputs)
-    table = read_inputs(path, mapping=mapping, pass_threshold=pass_threshold, missing=missing)
+    table = read_inputs(
+        path,
+        mapping=mapping,
+        pass_threshold=pass_threshold,
+        missing=missing,
+        input_format=input_format,
+    )
     try:
         result = ada.plan(table)
     except InputError as err:
