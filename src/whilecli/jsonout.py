@@ -85,6 +85,33 @@ class TooDeep(ValueError):
         self.line = line
 
 
+class RepeatedKey(ValueError):
+    """A key written twice in one JSON object, with two different values."""
+
+    def __init__(self, key: str, first: Any, second: Any) -> None:
+        shown = " and ".join(dumps(v, ensure_ascii=False)[:40] for v in (first, second))
+        super().__init__(
+            f"written twice in one object, with different values ({shown}): JSON readers"
+            " disagree on which one counts (Python's json and jq take the last, polars the"
+            " first); write the key once (jq -c . FILE keeps the last)"
+        )
+        self.key = key
+
+
+def one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for rows: a key repeated with the same value is read once; a key
+    repeated with different values is refused (:class:`RepeatedKey`), since readers disagree
+    on which value counts (RFC 8259 section 4 leaves it open)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            if out[key] != value:
+                raise RepeatedKey(key, out[key], value)
+            continue
+        out[key] = value
+    return out
+
+
 def parse(text: str | bytes, *, pairs: Any = None) -> Any:
     """Every JSON the program reads is parsed here: ``json.loads`` (``pairs``: its
     ``object_pairs_hook``) with one depth guard (:class:`TooDeep` past :data:`MAX_DEPTH`, never

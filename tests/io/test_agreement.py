@@ -130,6 +130,13 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
     ungraded = draw(st.integers(0, 2))  # rows with a null grade among the graded
     for i in range(ungraded):
         rows.insert(draw(st.integers(0, len(rows))), {**rows[i], reward_key: None})
+    # a line that writes a key twice (a writer that appends to its text): the same value
+    # again, or another one, which JSON readers take differently
+    repeat = None
+    if encoding.startswith("jsonl") and encoding != "jsonl-doc":
+        at = draw(st.integers(0, len(rows) - 1))
+        keys = [k for k in (reward_key, id_key, truncation, "truncated") if k in rows[at]]
+        repeat = (at, draw(st.sampled_from(keys)), draw(st.sampled_from(["same", "other"])))
     return {
         "rows": rows,
         "encoding": encoding,
@@ -142,7 +149,29 @@ def dumps(draw: st.DrawFn) -> dict[str, Any]:
         "ungraded": ungraded,
         "null_cell": draw(st.sampled_from(["", "NA", "nan", "null"])),  # CSV's missing value
         "refused": replies in ("all-empty", "all-braces", "all-brace-messages"),
+        "repeat": repeat,
     }
+
+
+def _other(value: Any) -> Any:
+    """A value of the same field that reads differently."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, float):
+        return 1.0 - value
+    if value is None:
+        return 1.0
+    return f"{value}-again"
+
+
+def _line(row: dict[str, Any], repeat: tuple[int, str, str] | None, index: int) -> str:
+    """One JSON line; the repeated row with its key written a second time at the end."""
+    text = json.dumps(row)
+    if repeat is None or repeat[0] != index:
+        return text
+    _, key, how = repeat
+    again = row[key] if how == "same" else _other(row[key])
+    return f"{text[:-1]}, {json.dumps(key)}: {json.dumps(again)}}}"
 
 
 def write(folder: Path, dump: dict[str, Any]) -> Path:
@@ -150,7 +179,8 @@ def write(folder: Path, dump: dict[str, Any]) -> Path:
     path = folder / f"rows.{encoding}"
     if encoding.startswith("jsonl"):
         path = folder / ("rows.jsonl" + encoding.removeprefix("jsonl").partition("-")[0])
-        text = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        repeat = dump.get("repeat")
+        text = "".join(_line(r, repeat, i) + "\n" for i, r in enumerate(rows)).encode()
         if encoding == "jsonl-doc":
             text = json.dumps({"samples": rows}).encode()
         elif encoding == "jsonl-bom":
@@ -257,6 +287,19 @@ def test_every_command_reads_the_same_rows(tmp_path_factory: Any, dump: dict[str
     tmp = tmp_path_factory.mktemp("agree")
     path = write(tmp, dump)
     want = expected(dump)
+    repeat = dump["repeat"]
+    if repeat is not None and repeat[2] == "other":  # refused at its line, naming the key
+        at, key, _ = repeat
+        for read in (
+            lambda: read_rows([str(path)]),
+            lambda: read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None),
+            lambda: read_table([str(path)]),
+            lambda: read_batch(path),
+        ):
+            with pytest.raises(InputError) as err:
+                read()
+            assert f":{at + 1}: field '{key}': written twice" in str(err.value), str(err.value)
+        return
     if dump["refused"]:
         refusals = []
         for read in (

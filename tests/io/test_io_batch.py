@@ -132,22 +132,26 @@ def test_a_nested_list_where_a_token_list_belongs(tmp_path: Path) -> None:
     assert "nested list" in str(err)
 
 
-def test_a_repeated_key_keeps_its_first_value(tmp_path: Path) -> None:
-    line = (
-        '{"task_id": "a", "reward": 1, "reward": 0, "logprobs": [-0.1], "logprobs": [-0.5, -0.6]}'
-    )
+def test_a_repeated_key_is_read_once_or_refused(tmp_path: Path) -> None:
+    """A key written twice with its own value is read once; with two values (readers
+    disagree on which counts) the batch is refused at the line, naming the key, on the whole
+    read and on the line-by-line one alike."""
+    line = '{"task_id": "a", "reward": 1, "reward": 1.0, "logprobs": [-0.1], "logprobs": [-0.1]}'
     path = write_lines(tmp_path / "batch.jsonl", [line, line.replace('"a"', '"b"')])
-    cols = read_batch(path)
-    batch = Batch.from_columns(cols)
+    batch = Batch.from_columns(read_batch(path))
     assert batch.rewards.tolist() == [1.0, 1.0]
     assert batch.logprobs.tolist() == [[-0.1], [-0.1]]
     rows, lines = read_jsonl(path)
     assert rows[0]["reward"] == 1 and rows[0]["logprobs"] == [-0.1] and lines == [1, 2]
-    # the line-by-line reader (here: a mask mixing booleans and numbers) agrees
-    mixed = line.replace('"logprobs": [-0.1],', '"logprobs": [-0.1], "action_mask": [true],')
-    write_lines(path, [mixed, mixed.replace("[true]", "[1]")])
-    slow = Batch.from_columns(read_batch(path))
-    assert slow.rewards.tolist() == [1.0, 1.0] and slow.logprobs.tolist() == [[-0.1], [-0.1]]
+    two = line.replace('"reward": 1.0', '"reward": 0')
+    # the line-by-line reader (here: a mask mixing booleans and numbers) refuses alike
+    mixed = two.replace('"logprobs": [-0.1],', '"logprobs": [-0.1], "action_mask": [true],', 1)
+    for first in (two, mixed):
+        write_lines(path, [line, first.replace("[true]", "[1]"), first])
+        with pytest.raises(InputError, match=r"batch\.jsonl:2: field 'reward': written twice"):
+            read_batch(path)
+        with pytest.raises(InputError, match=r"batch\.jsonl:2: field 'reward': written twice"):
+            read_jsonl(path)
 
 
 @pytest.mark.parametrize("slow", [False, True])

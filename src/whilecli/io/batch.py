@@ -124,8 +124,8 @@ def batch_sources(path: str | Path, input_format: str | None = None) -> list[Sou
 
 
 def read_jsonl(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
-    """A JSONL file's objects and their 1-based line numbers (blank lines skipped; a repeated
-    key keeps its first value)."""
+    """A JSONL file's objects and their 1-based line numbers (blank lines skipped; a key
+    written twice with different values is refused at its line)."""
     out_rows: list[dict[str, Any]] = []
     out_lines: list[int] = []
     for source in batch_sources(path):

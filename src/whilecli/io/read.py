@@ -69,6 +69,7 @@ from whilecli.io.sources import (
     expand_paths,
     iter_lines,
     parse_line,
+    refuse_repeated_keys,
     rows_with_keys,
     sample_rows,
 )
@@ -1162,6 +1163,7 @@ def _read_jsonl_whole(
     """A JSON Lines file read whole by polars (every column, once), planned like a Parquet
     file over the columns read; what that read cannot take (a bad value, a line that is not
     an object, a value polars types otherwise than the plan reads it) goes the usual way."""
+    refuse_repeated_keys(source, TYPE_ROWS)  # polars would take the first value in silence
     guard = _DepthGuard(source, after=0)
     try:
         try:

@@ -937,18 +937,9 @@ def bracketed_lines(source: Source, more_than: int, after: int = 0) -> Iterator[
             yield from ((base + i + 1, lines[i]) for i in many if base + i + 1 > after)
 
 
-def _first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys repeat keeps each key's first value, as polars' reader does,
-    so a file reads the same on the fast path and line by line."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        out.setdefault(key, value)
-    return out
-
-
 def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
-    """One JSONL line as a dict (a repeated key: its first value), or an :class:`InputError`
-    that names the line."""
+    """One JSONL line as a dict, or an :class:`InputError` that names the line (and the key
+    written twice with different values, :class:`~whilecli.jsonout.RepeatedKey`)."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -958,7 +949,11 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
             **source.where(lineno),
         ) from None
     try:
-        value = jsonout.parse(text, pairs=_first_wins)
+        value = jsonout.parse(text, pairs=jsonout.one_value_per_key)
+    except jsonout.RepeatedKey as err:
+        raise InputError(
+            str(err), file=source.name, field=err.key, **source.where(lineno)
+        ) from None
     except jsonout.TooDeep as err:
         raise InputError(str(err), file=source.name, **source.where(lineno)) from None
     except json.JSONDecodeError as err:
@@ -986,6 +981,27 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
             **source.where(lineno),
         )
     return value
+
+
+def refuse_repeated_keys(source: Source, limit: int) -> None:
+    """Refuse, at its line, a key written twice with different values in the first ``limit``
+    lines of a JSONL source (:class:`~whilecli.jsonout.RepeatedKey`), where polars reads the
+    rest; any other fault is left to the reader that names it."""
+    lines = iter_lines(source)
+    try:
+        for count, (lineno, line) in enumerate(lines):
+            if count >= limit:
+                break
+            try:
+                jsonout.parse(line, pairs=jsonout.one_value_per_key)
+            except jsonout.RepeatedKey as err:
+                raise InputError(
+                    str(err), file=source.name, field=err.key, **source.where(lineno)
+                ) from None
+            except ValueError:
+                continue
+    finally:
+        lines.close()  # type: ignore[attr-defined]
 
 
 def sample_rows(source: Source, limit: int = 1000) -> list[tuple[int, dict[str, Any]]]:

@@ -48,13 +48,6 @@ class Sidecar(Exception):
     """The file is another tool's sidecar, not rows (the message says whose)."""
 
 
-def _first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        out.setdefault(key, value)
-    return out
-
-
 def load_document(data: bytes, name: str) -> Any:
     """The whole file as one JSON value; errors name the line and column."""
     try:
@@ -63,7 +56,10 @@ def load_document(data: bytes, name: str) -> Any:
         line = data[: err.start].count(b"\n") + 1
         raise InputError(f"not valid UTF-8 (byte {err.start + 1})", file=name, line=line) from None
     try:
-        return jsonout.parse(text, pairs=_first_wins)
+        return jsonout.parse(text, pairs=jsonout.one_value_per_key)
+    except jsonout.RepeatedKey as err:
+        one_line = "\n" not in text.strip()  # a document written on one line: line 1
+        raise InputError(str(err), file=name, line=1 if one_line else None, field=err.key) from None
     except jsonout.TooDeep as err:
         raise InputError(str(err), file=name, line=err.line) from None
     except json.JSONDecodeError as err:
