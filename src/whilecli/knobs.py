@@ -92,6 +92,11 @@ class Knob:
 
 # ---------------------------------------------------------------- single-rollout methods
 
+#: Rounding forgiven below a pass threshold: a row passes at reward ≥ threshold − 1e-9, in
+#: every command and method that passes rows (DESIGN section 1; a rubric sum of
+#: 0.9999999999999999 is a pass).
+PASS_TOLERANCE = 1e-9
+
 TRUST = Knob(
     "trust",
     0.003,

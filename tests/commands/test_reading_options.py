@@ -135,3 +135,44 @@ def test_reading_options_mean_the_same_on_every_command(
         _one_line_refusal(code, err, f"--input-format {other}")
     code, err = _run([*args, "--step", str(step)])
     _one_line_refusal(code, err, f"--step {step}")
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    threshold=st.sampled_from([1.0, 0.5, 0.7]),
+    offsets=st.lists(
+        st.sampled_from([0.0, 1e-10, -1e-10, 2e-9, -2e-9, -0.3, 0.1]), min_size=2, max_size=8
+    ),
+    method=st.sampled_from(["sft", "dpo"]),
+)
+def test_a_pass_is_the_routes_pass_in_every_update_method(
+    tmp_path_factory: pytest.TempPathFactory, threshold: float, offsets: list[float], method: str
+) -> None:
+    """``--pass-threshold`` means reward ≥ T − 1e-9 in the route and in the methods that pass
+    rows (sft trains the passes, dpo pairs a pass with a fail), as DESIGN section 1 says."""
+    from whilecli.io.read import read_rows
+
+    folder = tmp_path_factory.mktemp("thr")
+    rows = [
+        {
+            "task_id": "t0",
+            "reward": threshold + off,
+            "logprobs": [-0.5, -0.25],
+            "ref_logprobs": [-0.4, -0.3],
+        }
+        for off in offsets
+    ]
+    path = folder / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = folder / "c.jsonl"
+    args = ["update", str(path), "--method", method, "--pass-threshold", str(threshold)]
+    code, err = _run([*args, "-o", str(out)])
+    assert code == 0, err
+    trained = [any(c != 0 for c in json.loads(line)["coefficients"]) for line in out.open()]
+    passed = read_rows([str(path)], pass_threshold=threshold).frame.collect()["passed"]
+    if method == "sft":
+        assert trained == passed.to_list()
+    else:  # a pair needs a pass and a fail: rows are trained only when both are there
+        assert any(trained) == (0 < passed.sum() < passed.len())

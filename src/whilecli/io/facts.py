@@ -38,12 +38,13 @@ from typing import Any
 
 import polars as pl
 
+from whilecli import knobs
 from whilecli.errors import InputError, MostlyErrorReplies
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
 from whilecli.io.modelid import model_identity
 
 #: Rounding forgiven below a pass threshold: reward ≥ threshold − 1e-9 passes.
-PASS_TOLERANCE = 1e-9
+PASS_TOLERANCE = knobs.PASS_TOLERANCE
 #: Graded rows with partial credit (strictly between 0 and 1) tolerated under threshold 1.0.
 PARTIAL_SHARE = 0.10
 #: Error replies at this share of a file's rows or more: the harness failed, refused.

@@ -23,7 +23,7 @@ from typing import ClassVar
 import torch
 import torch.nn.functional as F
 
-from whilecli.knobs import DPO_BETA
+from whilecli.knobs import DPO_BETA, PASS_TOLERANCE
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import Compiled, compile_note, plain_path
 from whilecli.methods.groups import count, gather_rows
@@ -117,7 +117,7 @@ class DPO(TwoStep):
             {"reward": batch.rewards, "count": batch.action_counts, "logratio": logratio},
             {"task": tasks},
         )
-        passed = (rows["reward"] >= self.pass_threshold).tolist()
+        passed = (rows["reward"] >= self.pass_threshold - PASS_TOLERANCE).tolist()
         pairs = pair_rows(labels["task"], passed, [int(x) for x in rows["count"].tolist()])
         n_all = int(rows["reward"].shape[0])
         row_coef = torch.zeros(n_all, dtype=ref.dtype, device=ref.device)

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import torch
 
+from whilecli.knobs import PASS_TOLERANCE
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.fastmath import Compiled, as_float, compile_note, plain_path, row_counts
 from whilecli.methods.groups import count
@@ -31,12 +32,13 @@ def sft_reference(
     values from the mask's bytes times the per-row pass flag (exact), without the bool
     temporary.
     """
-    passed = reward >= pass_threshold  # the rows that pass
+    passed = reward >= pass_threshold - PASS_TOLERANCE  # the rows that pass (the route's rule)
     return (action_mask & passed[:, None]).to(reward.dtype)  # c = 1 on their action tokens
 
 
 class SFT(TwoStep):
-    """SFT on the rows whose reward reaches ``pass_threshold`` (default 1.0)."""
+    """SFT on the rows whose reward reaches ``pass_threshold`` (default 1.0), less the pass
+    rule's 1e-9 (DESIGN section 1)."""
 
     name: ClassVar[str] = "sft"
     needs = Needs(logprobs=("logprobs",))
@@ -52,7 +54,7 @@ class SFT(TwoStep):
         """c = 1 on action tokens of passing rows; ``out``, a previous :class:`Update`, has
         its tensors overwritten when their shapes match."""
         batch = micro_batch
-        passed = batch.rewards >= self.pass_threshold
+        passed = batch.rewards >= self.pass_threshold - PASS_TOLERANCE
         dtype = batch.logprobs.dtype
         shape, device = batch.logprobs.shape, batch.logprobs.device
         if self._compiled is None and device.type == "cpu":
