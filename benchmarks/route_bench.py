@@ -22,8 +22,9 @@ whether it finds the same numbers and route, and each number it does not. whilec
 are compiled to bytecode first, as an install leaves them. Then the stages of the pipeline in
 process (read, summarize, decide, render) for the Parquet file, and the startup time of the
 installed ``whilecli route`` (the console script and ``python -m whilecli``) on a small file,
-with the load and whether torch, scipy, pyarrow or pandas were imported. The files are deleted
-at the end.
+beside the floors it cannot go under, timed the same way in turn (``python -c pass`` and
+``python -c "import polars"``), with what the route adds over polars, the load, and whether
+numpy, torch, scipy, pyarrow or pandas were imported. The files are deleted at the end.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from pathlib import Path
 
 K = 8
 MODEL = "bench/model"
+#: Modules a route of a small file does not need.
+HEAVY = ("numpy", "torch", "scipy", "pyarrow", "pandas")
 SMALL = Path(__file__).resolve().parent.parent / "examples" / "data" / "mixed.parquet"
 
 
@@ -392,16 +395,26 @@ def stages(path: Path) -> dict[str, float]:
     return out
 
 
+#: What any Python process that routes pays before it runs a line of whilecli: the
+#: interpreter, and the interpreter with polars imported.
+FLOORS: dict[str, list[str]] = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    'python -c "import polars"': [sys.executable, "-c", "import polars"],
+}
+
+
 def startup(runs: int = 5) -> tuple[dict[str, tuple[float, float]], list[str]]:
     """The installed ``whilecli route`` on the small example, best of ``runs``: the console
     script (beside this Python, else the one on PATH) and ``python -m whilecli``, each as
-    (wall seconds, CPU seconds of the best run); and the heavy modules a route imports."""
+    (wall seconds, CPU seconds of the best run), then the floors of :data:`FLOORS` the same
+    way, alternating with them; and the heavy modules a route imports (numpy among them)."""
     beside = Path(sys.executable).parent / "whilecli"
     exe = str(beside) if beside.exists() else shutil.which("whilecli") or "whilecli"
     tail = ["route", str(SMALL), "--format", "json"]
     entries = {
         "whilecli": [exe, *tail],
         "python -m whilecli": [sys.executable, "-m", "whilecli", *tail],
+        **FLOORS,
     }
 
     def once(argv: list[str]) -> tuple[float, float]:
@@ -410,11 +423,16 @@ def startup(runs: int = 5) -> tuple[dict[str, tuple[float, float]], list[str]]:
         subprocess.run(argv, capture_output=True, check=False)
         return time.perf_counter() - start, _children_cpu() - before
 
-    best = {name: min(once(argv) for _ in range(runs)) for name, argv in entries.items()}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in entries}
+    for _ in range(runs):  # alternating, so a change of load touches every entry alike
+        for name, argv in entries.items():
+            times[name].append(once(argv))
+    best = {name: min(found) for name, found in times.items()}
+    heavy = ", ".join(repr(m) for m in HEAVY)
     probe = (
         "import sys; from typer.testing import CliRunner; from whilecli.cli import app; "
         f"CliRunner().invoke(app, ['route', {str(SMALL)!r}, '--format', 'json']); "
-        "print(' '.join(m for m in ('torch', 'scipy', 'pyarrow', 'pandas') if m in sys.modules))"
+        f"print(' '.join(m for m in ({heavy},) if m in sys.modules))"
     )
     heavy = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
@@ -549,10 +567,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _startup_lines() -> int:
+    load = os.getloadavg()[0]
     best, heavy = startup()
-    print(f"startup, route {SMALL.name} --format json, best of 5 at load {os.getloadavg()[0]:.1f}:")
+    print(f"startup, route {SMALL.name} --format json, best of 5 at load {load:.1f}:")
     for name, (wall, cpu) in best.items():
-        print(f"  {name:<20} {wall:.2f} s ({cpu:.2f} CPU s)")
+        print(f"  {name:<26} {wall:.2f} s ({cpu:.2f} CPU s)")
+    floor = best['python -c "import polars"']
+    for name in ("whilecli", "python -m whilecli"):
+        wall, cpu = best[name]
+        print(
+            f"  {name} over the polars floor: +{wall - floor[0]:.2f} s ({wall / floor[0]:.2f}×),"
+            f" +{cpu - floor[1]:.2f} CPU s"
+        )
     print(f"  heavy modules imported: {', '.join(heavy) or 'none'}")
     return 0
 

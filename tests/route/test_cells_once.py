@@ -61,12 +61,13 @@ def test_cells_are_each_frames_own(
 
 def test_cells_are_kept_and_read_only() -> None:
     tasks = frame([(1, 4), (1, 4), (4, 4)])
-    cells = stats.cell_arrays(tasks)
-    assert stats.cell_arrays(tasks) is cells
-    for array in cells:
+    cells = stats.cell_lists(tasks)
+    assert stats.cell_lists(tasks) is cells
+    assert all(isinstance(column, tuple) for column in cells)
+    for array in stats.cell_arrays(tasks):
         with pytest.raises(ValueError):
             array[0] = 7
-    assert stats.cell_arrays(frame([(0, 4)])) is not cells
+    assert stats.cell_lists(frame([(0, 4)])) is not cells
 
 
 @settings(max_examples=40, deadline=None)

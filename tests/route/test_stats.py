@@ -384,3 +384,45 @@ def test_pass_k_floor_at_k_1_is_pass_at_1s_floor() -> None:
     at, hat = stats.pass_k_floor(c, n, 1, prior)
     assert at == pytest.approx(stats.draw_floor(c, n, prior), abs=1e-12)
     assert hat == pytest.approx(stats.draw_floor(c, n, prior), abs=1e-12)
+
+
+def _route_numbers(tasks: pl.DataFrame) -> list[float | None]:
+    """Every number a route prints from a pool's cells: the prior, pass@1, pass@k and pass^k
+    at k = 2, 4, 8 with their intervals, and the expected split shares."""
+    stats._FITTED.clear()
+    prior = stats.pool_prior(tasks)
+    assert prior is not None
+    out: list[float | None] = [prior.a, prior.b]
+    rates = [stats.pass_at_1(tasks)]
+    for k in (2, 4, 8):
+        if int(tasks["n"].max()) >= k:  # type: ignore[arg-type]
+            rates += stats.pass_k_rates(tasks, k, prior=prior)
+        out.append(stats.expected_split_share(tasks, k, prior))
+    for rate in rates:
+        out += [rate.value, rate.low, rate.high]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.integers(1, 12).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_the_plain_sums_are_the_array_sums(pairs: list[tuple[int, int]]) -> None:
+    """A route sums over a pool's cells in plain Python where numpy is not loaded, and in
+    numpy where it is: the same prior (the same grid point, ties to the first) and the same
+    numbers to rounding, whatever the pool."""
+    tasks = tasks_frame(pairs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stats, "_numpy_loaded", lambda: False)
+        plain = _route_numbers(tasks)
+    arrays = _route_numbers(tasks)
+    assert len(plain) == len(arrays)
+    for one, other in zip(plain, arrays, strict=True):
+        if one is None or other is None:
+            assert one is other
+        else:
+            assert one == pytest.approx(other, rel=1e-9, abs=1e-12)

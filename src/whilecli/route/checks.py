@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import polars as pl
 
 from whilecli.io.modelid import model_identity
@@ -31,7 +30,8 @@ def _plural(n: int, word: str) -> str:
 def grouped(pool: Pool) -> pl.DataFrame:
     """Tasks with two or more rows: the only ones a grouped method learns from."""
     tasks = pool.tasks
-    if tasks.height == 0 or int(tasks["n"].to_numpy().min()) >= 2:  # every task grouped: no query
+    # every task grouped: no query
+    if tasks.height == 0 or int(tasks["n"].min()) >= 2:  # type: ignore[arg-type]
         return tasks
     return tasks.filter(pl.col("n") >= 2)
 
@@ -40,8 +40,8 @@ def common_k(tasks: pl.DataFrame) -> int:
     """The most common group size (ties: the smaller); 0 with no task."""
     if tasks.height == 0:
         return 0
-    sizes = np.bincount(tasks["n"].to_numpy())
-    return int(np.argmax(sizes))  # the first of the most common sizes: ties go to the smaller
+    sizes = tasks.group_by("n").len().sort(["len", "n"], descending=[True, False])
+    return int(sizes["n"][0])  # the first of the most common sizes: ties go to the smaller
 
 
 def truncated_passes(pool: Pool, options: RouteOptions) -> CheckResult:

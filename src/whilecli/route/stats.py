@@ -23,24 +23,40 @@ References:
 The binomial ratios and beta moments are exact finite products (k ≤ 32 factors), and the
 normal and t quantiles are written out: ``while route`` then starts without loading
 ``scipy.stats`` (about 0.9 s of imports). The tests check every one of them against scipy.
+A route's statistics are sums over a pool's few distinct cells, computed in plain Python
+(the prior's grid in one polars query): routing a file loads no numpy (0.1–0.2 s of imports).
+numpy is loaded for the array functions the paired comparison and the simulator call, and for
+pools whose cells make the work large (tasks of hundreds of rollouts each); where it is loaded
+already (a simulation routing thousands of pools), the same sums run in it, faster.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import sys
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
 from whilecli.route.model import Rate
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    import numpy as np
+
+    #: Numbers per cell: a list, or a numpy array from an array function.
+    Numbers: TypeAlias = Sequence[float] | np.ndarray
+
 #: Distinct ``(passes, n)`` cells and the tasks in each (:func:`cell_arrays`).
-Cells = tuple[np.ndarray, np.ndarray, np.ndarray]
+Cells = tuple["np.ndarray", "np.ndarray", "np.ndarray"]
+#: The same cells as tuples (:func:`cell_lists`): what a route sums over.
+CellLists = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 #: The tolerance of every documented boundary (a rubric sum of 0.9999999999999999 is 1, a gap
 #: of exactly 0.05 is 0.05): a value within it of the boundary counts as on it.
@@ -147,11 +163,21 @@ def draw_floor(passes: np.ndarray, n: np.ndarray, prior: BetaPrior | None = None
     spread of the task rates: the tasks' rates may agree by chance, their draws still vary.
     A task of one row has no floor: its one draw is all the spread it has, and the tasks'
     spread holds it."""
+    import numpy as np
+
     a, b = (1.0, 1.0) if prior is None else (prior.a, prior.b)
     c = np.asarray(passes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     smooth = (c + a) / (n + a + b)
     return np.where(n >= 2, smooth * (1.0 - smooth) / np.maximum(n, 1.0), 0.0)
+
+
+def _draw_floor_one(c: float, n: float, a: float, b: float) -> float:
+    """:func:`draw_floor` of one cell under Beta(a, b)."""
+    if n < 2:
+        return 0.0
+    smooth = (c + a) / (n + a + b)
+    return smooth * (1.0 - smooth) / max(n, 1.0)
 
 
 def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
@@ -162,9 +188,9 @@ def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
 
 
 def task_interval(
-    values: np.ndarray,
-    counts: np.ndarray,
-    floor: np.ndarray,
+    values: Numbers,
+    counts: Numbers,
+    floor: Numbers,
     n_rows: int,
     *,
     signed: bool = False,
@@ -190,27 +216,24 @@ def task_interval(
     No interval under :data:`MIN_CI_TASKS` tasks. Deterministic: the same rows always print
     the same interval.
     """
-    values = np.asarray(values, dtype=np.float64)
-    counts = np.asarray(counts, dtype=np.int64)
-    floor = np.asarray(floor, dtype=np.float64)
-    order = np.lexsort((floor, counts, values))  # a canonical order: input order never matters
-    values, counts, floor = values[order], counts[order], floor[order]
-    n_tasks = int(counts.sum())
+    # the sums are exactly rounded (fsum): no order of the cells changes them
+    cells = [(float(v), int(m), float(f)) for v, m, f in zip(values, counts, floor, strict=True)]
+    n_tasks = sum(m for _, m, _ in cells)
     if n_tasks == 0:
         return Rate(None, None, None, 0, n_rows, "none", "no tasks")
-    mean = float(np.dot(values, counts) / n_tasks)
+    mean = math.fsum(v * m for v, m, _ in cells) / n_tasks
     if n_tasks < MIN_CI_TASKS:
         why = f"{n_tasks} task{'s' if n_tasks != 1 else ''}: an interval needs {MIN_CI_TASKS}"
         return Rate(mean, None, None, n_tasks, n_rows, "none", why)
-    dev = values - mean
-    ss = float(np.dot(counts, dev * dev))
+    devs = [(v - mean, m) for v, m, _ in cells]
+    ss = math.fsum(m * (d * d) for d, m in devs)
     s2 = ss / (n_tasks - 1)
-    f = float(np.dot(counts, floor) / n_tasks)
+    f = math.fsum(m * fl for _, m, fl in cells) / n_tasks
     var = max(s2, f) / n_tasks
     estimated = s2 >= f and ss > 0
     z = Z95
     if estimated:
-        kurt = n_tasks * float(np.dot(counts, dev**4)) / (ss * ss)
+        kurt = n_tasks * math.fsum(m * d**4 for d, m in devs) / (ss * ss)
         df = (
             n_tasks - 1.0 if kurt <= 1.0 else min(n_tasks - 1.0, max(1.0, 2 * n_tasks / (kurt - 1)))
         )
@@ -232,67 +255,71 @@ def task_interval(
 
 
 def rate_from_cells(
-    values: np.ndarray,
-    counts: np.ndarray,
+    values: Numbers,
+    counts: Numbers,
     n_rows: int,
     *,
     draws: int = BOOTSTRAP_DRAWS,
     seed: int = 0,
-    floor: np.ndarray | None = None,
+    floor: Numbers | None = None,
     signed: bool = False,
 ) -> Rate:
     """A mean over tasks with its interval (:func:`task_interval`; none under
     :data:`MIN_CI_TASKS` tasks). ``draws`` and ``seed`` are kept for callers that pass them:
     the interval is computed, not resampled."""
     del draws, seed
-    values = np.asarray(values, dtype=np.float64)
-    floor = np.zeros_like(values) if floor is None else floor
+    floor = [0.0] * len(values) if floor is None else floor
     return task_interval(values, counts, floor, n_rows, signed=signed)
 
 
-#: The last frame :func:`cell_arrays` grouped and its cells: a route asks for the cells of one
-#: pool some ten times, and a million tasks take tens of milliseconds each.
-_LAST_CELLS: list[tuple[weakref.ref[pl.DataFrame], int, Cells]] = []
+#: The last frame :func:`cell_lists` grouped and its cells: a route asks for the cells of one
+#: pool some ten times, and a million tasks take milliseconds each.
+_LAST_CELLS: list[tuple[weakref.ref[pl.DataFrame], int, CellLists]] = []
 
 
-def cell_arrays(tasks: pl.DataFrame) -> Cells:
-    """Distinct ``(passes, n)`` cells of a per-task frame as arrays ``(passes, n, tasks)``,
-    sorted by ``n`` then ``passes``: the one grouping every statistic sums over (in numpy, as
-    a route on a pool is many small sums and a polars query each would dominate them). The
-    arrays are read-only: the cells of the last frame asked for are kept and handed out
-    again."""
+def cell_lists(tasks: pl.DataFrame) -> CellLists:
+    """Distinct ``(passes, n)`` cells of a per-task frame as tuples ``(passes, n, tasks)``,
+    sorted by ``n`` then ``passes``: the one grouping every statistic sums over (a route on a
+    pool is many small sums over few cells, and a polars query each would dominate them).
+    The cells of the last frame asked for are kept and handed out again."""
     if _LAST_CELLS:
         ref, height, found = _LAST_CELLS[0]
         if ref() is tasks and height == tasks.height:
             return found
-    out = _cell_arrays(tasks)
-    for array in out:
-        array.flags.writeable = False
+    out = _cell_lists(tasks)
     _LAST_CELLS[:] = [(weakref.ref(tasks), tasks.height, out)]
     return out
 
 
-def _cell_arrays(tasks: pl.DataFrame) -> Cells:
+def _cell_lists(tasks: pl.DataFrame) -> CellLists:
     if tasks.height == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty.copy(), empty.copy()
-    c = tasks["passes"].to_numpy().astype(np.int64)
-    n = tasks["n"].to_numpy().astype(np.int64)
-    width = int(c.max()) + 1
-    key = n * width + c
-    top = int(key.max())
-    if top <= 4 * key.size + 65_536:  # a dense key: count it in one pass, no sort
-        tally = np.bincount(key, minlength=top + 1)
-        uniq = np.flatnonzero(tally)
-        counts = tally[uniq]
-    else:
-        uniq, counts = np.unique(key, return_counts=True)
-    return uniq % width, uniq // width, counts.astype(np.int64)
+        return (), (), ()
+    grid = (
+        tasks.select(pl.col("passes").cast(pl.Int64), pl.col("n").cast(pl.Int64))
+        .group_by("n", "passes")
+        .agg(pl.len().cast(pl.Int64).alias("tasks"))
+        .sort("n", "passes")
+    )
+    return (
+        tuple(grid["passes"].to_list()),
+        tuple(grid["n"].to_list()),
+        tuple(grid["tasks"].to_list()),
+    )
+
+
+def cell_arrays(tasks: pl.DataFrame) -> Cells:
+    """:func:`cell_lists` as read-only int64 arrays, for the array functions."""
+    import numpy as np
+
+    out = tuple(np.array(x, dtype=np.int64) for x in cell_lists(tasks))
+    for array in out:
+        array.flags.writeable = False
+    return out[0], out[1], out[2]
 
 
 def cells(tasks: pl.DataFrame) -> pl.DataFrame:
     """Distinct ``(passes, n)`` cells of a per-task frame with the number of tasks in each."""
-    c, n, counts = cell_arrays(tasks)
+    c, n, counts = cell_lists(tasks)
     return pl.DataFrame(
         {"passes": c, "n": n, "tasks": counts},
         schema={"passes": pl.Int64, "n": pl.Int64, "tasks": pl.Int64},
@@ -311,14 +338,14 @@ def pass_at_1(
     under the pool's fitted prior (``prior``, else :func:`fit_beta` of these tasks): a
     uniform prior gives every task seen at 0 the noise of a task at 1/(n + 2), which in a
     pool whose tasks mostly never pass is several times the spread the pool has."""
-    c, n, counts = cell_arrays(tasks)
-    passes = c.astype(np.float64)
-    size = n.astype(np.float64)
-    n_rows = int(np.dot(n, counts))
-    if prior is None and counts.size:
+    c, n, counts = cell_lists(tasks)
+    n_rows = sum(ni * mi for ni, mi in zip(n, counts, strict=True))
+    if prior is None and counts:
         prior = fit_beta(c, n, counts)
-    floor = draw_floor(passes, size, prior)
-    return task_interval(passes / np.maximum(size, 1.0), counts, floor, n_rows)
+    a, b = (1.0, 1.0) if prior is None else (prior.a, prior.b)
+    floor = [_draw_floor_one(ci, ni, a, b) for ci, ni in zip(c, n, strict=True)]
+    values = [ci / max(ni, 1) for ci, ni in zip(c, n, strict=True)]
+    return task_interval(values, counts, floor, n_rows)
 
 
 #: Up to this k, C(m, k)/C(n, k) is the product of its k factors; past it, log-gamma's
@@ -330,6 +357,8 @@ def _comb_ratio(m: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """C(m, k)/C(n, k) for 0 ≤ m ≤ n, n ≥ k: Π_{j<k} (m−j)/(n−j) for k ≤ :data:`PRODUCT_K`,
     else exp(lnΓ(m+1) − lnΓ(m−k+1) − lnΓ(n+1) + lnΓ(n−k+1)); 0 where m < k, 1 where m = n.
     """
+    import numpy as np
+
     m = np.asarray(m, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     shape = np.broadcast(m, n).shape
@@ -346,8 +375,25 @@ def _comb_ratio(m: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     return np.where(m == n, 1.0, ratio)
 
 
+def _ratio_one(m: float, n: float, k: int) -> float:
+    """:func:`_comb_ratio` of one cell: C(m, k)/C(n, k)."""
+    if k <= PRODUCT_K:
+        ratio = 1.0
+        for j in range(k):
+            ratio = ratio * max(m - j, 0.0) / (n - j)
+        return ratio
+    if m == n:
+        return 1.0
+    if m < k:
+        return 0.0
+    lg = math.lgamma
+    return math.exp(min(lg(m + 1.0) - lg(m - k + 1.0) - lg(n + 1.0) + lg(n - k + 1.0), 0.0))
+
+
 def pass_at_k_estimate(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """Unbiased pass@k per task: 1 − C(n−c, k)/C(n, k) (Chen et al. 2021, eq. 1); needs n ≥ k."""
+    import numpy as np
+
     c = np.asarray(c, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     return 1.0 - _comb_ratio(n - c, n, k)
@@ -366,8 +412,8 @@ def _beta_moment(a: float, b: float, k: int) -> float:
         for j in range(k):
             out *= (a + j) / (a + b + j)
         return out
-    x = lgamma(np.array([a + k, a, a + b + k, a + b], dtype=np.float64))
-    return float(np.exp(min(x[0] - x[1] - x[2] + x[3], 0.0)))
+    lg = math.lgamma
+    return math.exp(min(lg(a + k) - lg(a) - lg(a + b + k) + lg(a + b), 0.0))
 
 
 def prior_spread(prior: BetaPrior, k: int) -> tuple[float, float]:
@@ -380,8 +426,8 @@ def prior_spread(prior: BetaPrior, k: int) -> tuple[float, float]:
 
 
 def pass_k_floor(
-    passes: np.ndarray, n: np.ndarray, k: int, prior: BetaPrior | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    passes: Numbers, n: Numbers, k: int, prior: BetaPrior | None = None
+) -> tuple[Numbers, Numbers]:
     """Per task, the variance its n draws alone give its unbiased pass@k and pass^k: Var of
     the estimator over c ~ Binomial(n, p̃), p̃ the task's posterior mean (c + a)/(n + a + b)
     under the pool's Beta(a, b) prior (uniform when ``prior`` is None), summed over c exactly.
@@ -389,6 +435,16 @@ def pass_k_floor(
     pool whose tasks mostly never pass is put near 0, as the pool says it is, and a task of
     one row has no floor."""
     a, b = (1.0, 1.0) if prior is None else (prior.a, prior.b)
+    if not _large(n, k):  # a few cells: one at a time
+        sizes = [int(x) for x in n]
+        ests = _estimates(sizes, k)
+        pairs = [
+            _pass_k_floor_one(int(ci), ni, k, a, b, *ests[ni])
+            for ci, ni in zip(passes, sizes, strict=True)
+        ]
+        return [x[0] for x in pairs], [x[1] for x in pairs]
+    import numpy as np
+
     c = np.asarray(passes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     at_out, hat_out = np.zeros(c.size), np.zeros(c.size)
@@ -444,16 +500,98 @@ def pass_k_rates(
     tasks; :func:`pass_k_floor`), as pass@1's is. The prior's whole spread over tasks
     (:func:`prior_spread`) was once the floor: a single Beta fitted to a pool of tasks
     mostly at one end has a heavier tail than the pool, and pass@k covered 98% to 99% there."""
-    c, n, counts = cell_arrays(tasks)
-    if prior is None and counts.size:
-        prior = fit_beta(c, n, counts)
-    keep = n >= k
-    c, n, counts = c[keep], n[keep], counts[keep]
-    n_rows = int(np.dot(n, counts)) if counts.size else 0
+    every = cell_lists(tasks)
+    if prior is None and every[2]:
+        prior = fit_beta(*every)
+    kept = [(ci, ni, mi) for ci, ni, mi in zip(*every, strict=True) if ni >= k]
+    c, n, counts = [x[0] for x in kept], [x[1] for x in kept], [x[2] for x in kept]
+    n_rows = sum(ni * mi for ni, mi in zip(n, counts, strict=True))
     at_floor, hat_floor = pass_k_floor(c, n, k, prior)
-    at_k = rate_from_cells(pass_at_k_estimate(c, n, k), counts, n_rows, floor=at_floor)
-    hat_k = rate_from_cells(pass_hat_k_estimate(c, n, k), counts, n_rows, floor=hat_floor)
+    if _large(n, k):  # tasks of hundreds of rollouts: the estimates in numpy
+        import numpy as np
+
+        ca, na = np.array(c, dtype=np.int64), np.array(n, dtype=np.int64)
+        at_est: Numbers = pass_at_k_estimate(ca, na, k)
+        hat_est: Numbers = pass_hat_k_estimate(ca, na, k)
+    else:
+        ests = _estimates(n, k)
+        at_est = [ests[ni][0][ci] for ci, ni in zip(c, n, strict=True)]
+        hat_est = [ests[ni][1][ci] for ci, ni in zip(c, n, strict=True)]
+    at_k = rate_from_cells(at_est, counts, n_rows, floor=at_floor)
+    hat_k = rate_from_cells(hat_est, counts, n_rows, floor=hat_floor)
     return at_k, hat_k
+
+
+def _estimates(n: Sequence[int], k: int) -> dict[int, tuple[list[float], list[float]]]:
+    """Per group size of ``n``: pass@k's and pass^k's estimates of a task with j passes,
+    j = 0..size (:func:`pass_at_k_estimate`, :func:`pass_hat_k_estimate`)."""
+    return {
+        size: (
+            [1.0 - _ratio_one(size - j, size, k) for j in range(size + 1)],
+            [_ratio_one(j, size, k) for j in range(size + 1)],
+        )
+        for size in {int(x) for x in n}
+    }
+
+
+def _numpy_loaded() -> bool:
+    """Whether numpy is imported already: its array sums then cost nothing to start."""
+    return "numpy" in sys.modules
+
+
+def _large(n: Numbers, k: int) -> bool:
+    """Whether pass@k's sums over cells of these sizes are work for numpy (past
+    :data:`_PYTHON_WORK` terms: tasks of hundreds of rollouts; or numpy is loaded)."""
+    if _numpy_loaded():
+        return True
+    sizes = {int(x) for x in n}
+    work = sum((size + 1) * k for size in sizes) + sum(_window(int(x)) for x in n)
+    return work > _PYTHON_WORK
+
+
+#: Past this many terms over a pool's cells, :func:`pass_k_rates` sums in numpy.
+_PYTHON_WORK = 100_000
+
+
+def _reach(size: float) -> float:
+    """Passes c' beyond this distance from a task's expected n·p̃ carry no mass (12 standard
+    deviations, and 30 draws)."""
+    return 12.0 * math.sqrt(size * 0.25) + 30.0
+
+
+def _window(size: int) -> int:
+    """The binomial terms :func:`_pass_k_floor_one` sums for a task of ``size`` rollouts."""
+    return int(min(size + 1, 2 * _reach(size) + 2))
+
+
+def _pass_k_floor_one(
+    c: int, size: int, k: int, a: float, b: float, at_j: list[float], hat_j: list[float]
+) -> tuple[float, float]:
+    """:func:`pass_k_floor` of one cell: the variance of pass@k's and pass^k's estimates
+    (``at_j[j]``, ``hat_j[j]`` for j passes) over j ~ Binomial(size, p̃), p̃ = (c + a)/(size +
+    a + b), summed over the j within :func:`_reach` of size·p̃."""
+    if size < max(k, 2):
+        return 0.0, 0.0
+    p = (c + a) / (size + a + b)
+    reach = _reach(size)
+    first = max(0, int(size * p - reach))
+    last = min(size, int(size * p + reach) + 1)
+    lg = math.lgamma
+    head, log_p, log_q = lg(size + 1.0), math.log(p), math.log1p(-p)
+    logs = [
+        head - lg(j + 1.0) - lg(size - j + 1.0) + j * log_p + (size - j) * log_q
+        for j in range(first, last + 1)
+    ]
+    top = max(logs)
+    weights = [math.exp(x - top) for x in logs]
+    total = math.fsum(weights)
+    out = []
+    for est in (at_j, hat_j):
+        values = est[first : last + 1]
+        mean = math.fsum(w * v for w, v in zip(weights, values, strict=True)) / total
+        second = math.fsum(w * v * v for w, v in zip(weights, values, strict=True)) / total
+        out.append(max(second - mean * mean, 0.0))
+    return out[0], out[1]
 
 
 def wilson(
@@ -490,6 +628,8 @@ def wilson(
 def lgamma(x: np.ndarray) -> np.ndarray:
     """log Γ(x) for x > 0, elementwise: the recurrence up past 8, then Stirling's series
     (``scipy.special.gammaln`` to 1e-12; the tests hold it to it)."""
+    import numpy as np
+
     x = np.asarray(x, dtype=np.float64)
     shift = np.zeros_like(x)
     y = x.copy()
@@ -515,9 +655,25 @@ class BetaPrior:
         return self.a / (self.a + self.b)
 
 
+def _linspace(low: float, high: float, num: int) -> list[float]:
+    """``num`` evenly spaced values from ``low`` to ``high`` (both included)."""
+    step = (high - low) / (num - 1)
+    return [low + i * step for i in range(num - 1)] + [high]
+
+
+def _means(low: float, high: float, num: int) -> list[float]:
+    """Means logit spaced from ``low`` to ``high`` (in logit)."""
+    return [1.0 / (1.0 + math.exp(-x)) for x in _linspace(low, high, num)]
+
+
+def _concs(low: float, high: float, num: int) -> list[float]:
+    """Concentrations log spaced from ``low`` to ``high`` (in log)."""
+    return [math.exp(x) for x in _linspace(low, high, num)]
+
+
 #: The prior's mean and concentration grids (logit and log spaced) for the fit.
-_FIT_MEANS = 1.0 / (1.0 + np.exp(-np.linspace(-11.0, 11.0, 89)))
-_FIT_CONC = np.exp(np.linspace(math.log(1e-3), math.log(1e5), 65))
+_FIT_MEANS = _means(-11.0, 11.0, 89)
+_FIT_CONC = _concs(math.log(1e-3), math.log(1e5), 65)
 
 
 #: Largest group size for which :func:`fit_beta` sums logs instead of calling lgamma.
@@ -530,6 +686,8 @@ def _finite_ll(
     """Σ_cells m · log[B(c + a, n − c + b)/B(a, b)] at every (a, b) of a grid, as the finite
     sums Σ_{j<c} log(a + j) + Σ_{j<n−c} log(b + j) − Σ_{j<n} log(a + b + j): exact, and
     cheaper than six lgamma calls per cell when groups are small (``top`` the largest n)."""
+    import numpy as np
+
     steps = np.arange(top, dtype=np.float64)
 
     def cumulative(x: np.ndarray) -> np.ndarray:
@@ -543,7 +701,49 @@ def _finite_ll(
     return ll @ m
 
 
-def fit_beta(passes: np.ndarray, n: np.ndarray, counts: np.ndarray) -> BetaPrior:
+def _finite_best(
+    c: list[int], n: list[int], m: list[float], means: list[float], concs: list[float]
+) -> tuple[float, float]:
+    """The (mean, concentration) of a grid with the largest Σ_cells m · log[B(c + a, n − c +
+    b)/B(a, b)], as the finite sums of :func:`_finite_ll` regrouped by step: Σ_j A_j log(a +
+    j) + B_j log(b + j) − N_j log(a + b + j), A_j the tasks with more than j passes, B_j with
+    more than j fails, N_j with more than j rollouts. One polars query over the grid; the
+    first of equal maxima, as numpy's argmax keeps."""
+    top = max(n)
+    more = [[0.0] * (top + 1) for _ in range(3)]  # tasks ending at j, then counted down
+    for ci, ni, mi in zip(c, n, m, strict=True):
+        more[0][ci] += mi
+        more[1][ni - ci] += mi
+        more[2][ni] += mi
+    for row in more:
+        for j in range(top - 1, -1, -1):
+            row[j] += row[j + 1]
+    mu = pl.Series([x for x in means for _ in concs], dtype=pl.Float64)
+    kappa = pl.Series([y for _ in means for y in concs], dtype=pl.Float64)
+    a = mu * kappa
+    grid = pl.DataFrame({"a": a, "b": (1.0 - mu) * kappa}).with_columns(
+        ab=pl.col("a") + pl.col("b")
+    )
+    terms: list[pl.Expr] = []
+    for j in range(top):
+        for weight, x in ((more[0][j + 1], "a"), (more[1][j + 1], "b"), (-more[2][j + 1], "ab")):
+            if weight:
+                terms.append((pl.col(x) + float(j)).log() * weight)
+    best = 0
+    if terms:
+        total = grid.select(pl.sum_horizontal(terms)).to_series()
+        top_value = float(total.max())  # type: ignore[arg-type]
+        # equal up to rounding is equal (n = 1 leaves the concentration free): the first
+        best = int((total >= top_value - _TIE * abs(top_value)).arg_max())  # type: ignore[arg-type]
+    return means[best // len(concs)], concs[best % len(concs)]
+
+
+#: Grid points whose log-likelihoods agree to this relative difference are equal: the fit
+#: keeps the first of them, whatever the rounding of the sums.
+_TIE = 1e-12
+
+
+def fit_beta(passes: Numbers, n: Numbers, counts: Numbers) -> BetaPrior:
     """The Beta prior that maximises the pool's beta-binomial likelihood (empirical Bayes).
 
     Σ_cells m · [log B(c + a, n − c + b) − log B(a, b)] over a grid of means (logit spaced,
@@ -551,13 +751,14 @@ def fit_beta(passes: np.ndarray, n: np.ndarray, counts: np.ndarray) -> BetaPrior
     once on a finer grid around the best point. Tasks all at 0 put the mean at the grid's
     low end; tasks only at 0 and 1 put the concentration near 0 (the tasks never split).
     """
-    c = np.asarray(passes, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    m = np.asarray(counts, dtype=np.float64)
-    key = (c.tobytes(), n.tobytes(), m.tobytes())
+    key = (
+        tuple(float(x) for x in passes),
+        tuple(float(x) for x in n),
+        tuple(float(x) for x in counts),
+    )
     known = _FITTED.get(key)
     if known is None:
-        known = _fit(c, n, m)
+        known = _fit(*key)
         if len(_FITTED) >= _FITTED_MAX:
             _FITTED.pop(next(iter(_FITTED)))
         _FITTED[key] = known
@@ -566,15 +767,47 @@ def fit_beta(passes: np.ndarray, n: np.ndarray, counts: np.ndarray) -> BetaPrior
 
 #: Priors fitted to recent pools, by their cells: one route fits the same tasks for pass@1,
 #: the band, pass@k and the summary, and fits them once.
-_FITTED: dict[tuple[bytes, bytes, bytes], BetaPrior] = {}
+_FITTED: dict[tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]], BetaPrior] = {}
 _FITTED_MAX = 64
 
 
-def _fit(c: np.ndarray, n: np.ndarray, m: np.ndarray) -> BetaPrior:
-    """:func:`fit_beta` on float arrays, uncached."""
-    top = int(n.max()) if n.size else 0
+def _fit(c: Sequence[float], n: Sequence[float], m: Sequence[float]) -> BetaPrior:
+    """:func:`fit_beta` on the cells, uncached: the finite sums over the grid in polars where
+    every task has at most :data:`_FINITE_SUMS` rollouts (whole counts), else log-gamma over
+    the grid in numpy."""
+    top = int(max(n)) if n else 0
+    whole = all(float(x).is_integer() for x in (*c, *n))
+    if top <= _FINITE_SUMS and whole and not _numpy_loaded():
+        ci, ni = [int(x) for x in c], [int(x) for x in n]
 
-    def best(means: np.ndarray, concs: np.ndarray) -> tuple[float, float]:
+        def fit(means: list[float], concs: list[float]) -> tuple[float, float]:
+            return _finite_best(ci, ni, list(m), means, concs)
+
+        return _refined(fit)
+    return _fit_numpy(c, n, m, top)
+
+
+def _refined(best: Callable[[list[float], list[float]], tuple[float, float]]) -> BetaPrior:
+    """The best point of the coarse grid, then of a finer grid around it."""
+    mu, kappa = best(_FIT_MEANS, _FIT_CONC)
+    logit = math.log(mu / (1.0 - mu))
+    fine_means = _means(logit - 0.25, logit + 0.25, 21)
+    fine_conc = _concs(math.log(kappa) - 0.15, math.log(kappa) + 0.15, 21)
+    mu, kappa = best(fine_means, fine_conc)
+    return BetaPrior(mu * kappa, (1.0 - mu) * kappa)
+
+
+def _fit_numpy(c: Sequence[float], n: Sequence[float], m: Sequence[float], top: int) -> BetaPrior:
+    """:func:`_fit` in numpy: log-gamma (or, for whole counts, the finite sums) at every
+    point of the grid; the same sums as :func:`_finite_best`'s, rounded otherwise, and the
+    same first of the points equal to :data:`_TIE`."""
+    import numpy as np
+
+    c_, n_, m_ = (np.asarray(x, dtype=np.float64) for x in (c, n, m))
+
+    def best(means_: list[float], concs_: list[float]) -> tuple[float, float]:
+        means, concs = np.asarray(means_), np.asarray(concs_)
+        c, n, m = c_, n_, m_
         mu = means[:, None, None]
         kappa = concs[None, :, None]
         a, b = mu * kappa, (1.0 - mu) * kappa
@@ -584,15 +817,12 @@ def _fit(c: np.ndarray, n: np.ndarray, m: np.ndarray) -> BetaPrior:
             ll = lgamma(c + a) + lgamma(n - c + b) - lgamma(n + kappa)
             ll = ll - lgamma(a) - lgamma(b) + lgamma(kappa)
             total = ll @ m
-        i, j = np.unravel_index(int(np.argmax(total)), total.shape)
+        best = total.max()
+        near = total >= best - _TIE * abs(best)  # as :func:`_finite_best` keeps ties
+        i, j = np.unravel_index(int(np.argmax(near)), total.shape)
         return float(means[i]), float(concs[j])
 
-    mu, kappa = best(_FIT_MEANS, _FIT_CONC)
-    logit = math.log(mu / (1.0 - mu))
-    fine_means = 1.0 / (1.0 + np.exp(-np.linspace(logit - 0.25, logit + 0.25, 21)))
-    fine_conc = np.exp(np.linspace(math.log(kappa) - 0.15, math.log(kappa) + 0.15, 21))
-    mu, kappa = best(fine_means, fine_conc)
-    return BetaPrior(mu * kappa, (1.0 - mu) * kappa)
+    return _refined(best)
 
 
 def expected_split(
@@ -604,6 +834,8 @@ def expected_split(
     Closed form: 1 − E[p^k] − E[(1−p)^k], where the k-th moment is Π_{j<k} (a+j)/(a+b+j),
     exact in k factors. Check value: s=0, f=2, k=8 under the uniform prior → 0.7212.
     """
+    import numpy as np
+
     a0, b0 = (1.0, 1.0) if prior is None else (prior.a, prior.b)
     a = a0 + np.asarray(s, dtype=np.float64)
     b = b0 + np.asarray(f, dtype=np.float64)
@@ -615,11 +847,21 @@ def expected_split(
     return np.clip(1.0 - up - down, 0.0, 1.0)
 
 
+def _split_one(s: float, f: float, k: int, a0: float, b0: float) -> float:
+    """:func:`expected_split` of one cell under Beta(a0, b0)."""
+    a, b = a0 + s, b0 + f
+    up = down = 1.0
+    for j in range(k):
+        up = up * (a + j) / (a + b + j)
+        down = down * (b + j) / (a + b + j)
+    return min(max(1.0 - up - down, 0.0), 1.0)
+
+
 def pool_prior(tasks: pl.DataFrame) -> BetaPrior | None:
     """The Beta prior fitted to a per-task frame's counts (None with no task)."""
     if tasks.height == 0:
         return None
-    return fit_beta(*cell_arrays(tasks))
+    return fit_beta(*cell_lists(tasks))
 
 
 def expected_split_share(
@@ -629,11 +871,14 @@ def expected_split_share(
     the prior fitted to these tasks (``prior``, else :func:`pool_prior`); None with no task."""
     if tasks.height == 0:
         return None
-    s, n, counts = cell_arrays(tasks)
-    f = n - s
+    s, n, counts = cell_lists(tasks)
     if prior is None:
         prior = fit_beta(s, n, counts)
-    return float(np.dot(expected_split(s, f, k, prior), counts) / counts.sum())
+    a, b = prior.a, prior.b
+    total = math.fsum(
+        _split_one(si, ni - si, k, a, b) * mi for si, ni, mi in zip(s, n, counts, strict=True)
+    )
+    return total / sum(counts)
 
 
 @dataclass(frozen=True)
@@ -682,14 +927,14 @@ def histogram(tasks: pl.DataFrame, bins: int = 10) -> dict[str, Any]:
     edges = [i / bins for i in range(bins + 1)]
     if tasks.height == 0:
         return {"edges": edges, "counts": [0] * bins, "at_0": 0, "at_1": 0, "tasks": 0}
-    c, n, tally = cell_arrays(tasks)  # binned per cell, each weighted by its tasks
-    index = np.minimum((bins * c) // n, bins - 1)
-    counts = np.zeros(bins, dtype=np.int64)
-    np.add.at(counts, index, tally)
+    c, n, tally = cell_lists(tasks)  # binned per cell, each weighted by its tasks
+    counts = [0] * bins
+    for ci, ni, mi in zip(c, n, tally, strict=True):
+        counts[min((bins * ci) // ni, bins - 1)] += mi
     return {
         "edges": edges,
-        "counts": [int(x) for x in counts],
-        "at_0": int(tally[c == 0].sum()),
-        "at_1": int(tally[c == n].sum()),
+        "counts": counts,
+        "at_0": sum(mi for ci, mi in zip(c, tally, strict=True) if ci == 0),
+        "at_1": sum(mi for ci, ni, mi in zip(c, n, tally, strict=True) if ci == ni),
         "tasks": int(tasks.height),
     }
