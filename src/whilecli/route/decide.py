@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from whilecli.route import checks, quality, stats
@@ -349,15 +348,13 @@ def _cut_off_evidence(pool: Pool, rows: int, options: RouteOptions) -> Evidence:
     replies passed ``cut_pass_ratio`` as often, none of m expected passes is seen with
     chance e^(−ratio·m): firm once that is at most ``firm_error``. A count of cut-off rows
     is not enough: thirty of them from tasks that seldom pass would show none anyway."""
-    t = pool.tasks
-    n = t["n"].to_numpy().astype(float)
-    cut = t["truncated"].to_numpy().astype(float)
-    passes = (t["passes"] - t["truncated_passes"]).to_numpy().astype(float)
-    rest = n - cut
-    pooled = passes.sum() / rest.sum() if rest.sum() > 0 else 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(rest > 0, passes / np.where(rest > 0, rest, 1.0), pooled)
-    expected = float((cut * rate).sum())
+    cut = pl.col("truncated").cast(pl.Float64)
+    rest = pl.col("n").cast(pl.Float64) - cut
+    passes = (pl.col("passes") - pl.col("truncated_passes")).cast(pl.Float64)
+    all_passes, all_rest = pool.tasks.select(passes.sum(), rest.sum()).row(0)
+    pooled = all_passes / all_rest if all_rest > 0 else 0.0
+    rate = pl.when(rest > 0).then(passes / rest).otherwise(pl.lit(pooled))
+    expected = float(pool.tasks.select((cut * rate).sum()).item())
     need = -math.log(options.firm_error) / options.cut_pass_ratio
     what = f"{checks._plural(rows, 'truncated row')}, none passing"
     short = None
