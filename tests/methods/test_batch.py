@@ -270,3 +270,40 @@ def test_the_runner_refuses_the_first_bad_action_token_by_hand(
         check_batch(batch, needs, "sft")
     assert (err.value.row, err.value.field) == (bad[0][0], "logprobs")
     assert f"token {bad[0][1]} " in str(err.value)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    field=st.sampled_from(["agent", "values", "logprobs", "action_mask"]),
+    column=st.sampled_from(["nosuch", "agent_id", "critic.values", "Values"]),
+    parquet=st.booleans(),
+)
+def test_a_mapped_column_no_row_holds_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, field: str, column: str, parquet: bool
+) -> None:
+    """An optional field mapped to a column the rows lack is refused, as a mapped reward is:
+    read from nowhere, it would leave the method on its defaults in silence (a shared rae
+    baseline, no critic)."""
+    tmp = tmp_path_factory.mktemp("mapped")
+    rows = [
+        {**r, "task_id": "t", "agent": "a", "action_mask": [int(m) for m in r["action_mask"]]}
+        for r in ROWS
+    ]
+    path = tmp / ("b.parquet" if parquet else "b.jsonl")
+    if parquet:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match=rf"--map {field}={column}: the rows have no column"):
+        read_batch(path, {field: column})
+    assert field in read_batch(path, {field: field}).sources
+
+
+def test_rae_agent_key_naming_no_column_is_refused(tmp_path: Path) -> None:
+    from whilecli.methods.run import run_update
+
+    rows = [{**r, "task_id": "t", "agent": "a"} for r in ROWS]
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match="--agent-key nosuch: the rows have no column 'nosuch'"):
+        run_update(path, "rae", {"agent_key": "nosuch"}, output=str(tmp_path / "o.jsonl"))

@@ -146,11 +146,15 @@ def read_batch(
     *,
     missing: str = "skip",
     input_format: str | None = None,
+    named_by: Mapping[str, str] | None = None,
 ) -> Columns:
     """Read a JSONL or Parquet batch (or a directory or glob of them) into :class:`Columns`
     through the one reader. ``missing`` (``--missing``): an ungraded row is left out
     (``skip``) or kept as a failure, reward 0 (``fail``); ``input_format``
-    (``--input-format``): the format forced, as every command forces it."""
+    (``--input-format``): the format forced, as every command forces it. A column that
+    ``mapping`` names for a field is refused where a file holds none of it, as the reader
+    refuses a mapped canonical field; ``named_by`` says which option named it (field → the
+    option as the user wrote it; ``--map FIELD=COLUMN`` where absent)."""
     sources = [_by_magic(s) for s in batch_sources(path, input_format)]
     wanted = _wanted(mapping)
     keep = Keep(
@@ -197,6 +201,7 @@ def read_batch(
         if cols is None:
             cols = _parsed_columns(source, places.to_list(), mapping)
         parts.append(cols)
+        _check_mapped(cols, source, mapping, named_by)
     cols = parts[0] if len(parts) == 1 else _concat(parts)
     _set_canonical(cols, rows, missing)
     return cols
@@ -234,6 +239,20 @@ def _set_canonical(cols: Columns, rows: StreamedRows, missing: str) -> None:
     if truncated.null_count() < truncated.len():
         cols.truncated = truncated.fill_null(False).to_numpy().astype(bool, copy=False)
     cols.notes = [*rows.notes, *rows.facts.warnings()]
+
+
+def _check_mapped(
+    cols: Columns,
+    source: Source,
+    mapping: Mapping[str, str] | None,
+    named_by: Mapping[str, str] | None,
+) -> None:
+    """Refuse a file where a column ``mapping`` names for a list field or ``agent`` holds no
+    value: an optional field read from nowhere would change the numbers in silence."""
+    for name, column in (mapping or {}).items():
+        if name in FILE_FIELDS and name not in cols.sources:
+            option = (named_by or {}).get(name, f"--map {name}={column}")
+            raise InputError(f"{option}: the rows have no column {column!r}", file=source.name)
 
 
 def _arrow_columns(

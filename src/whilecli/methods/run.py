@@ -347,8 +347,10 @@ def run_update(
         others = [*inputs, *([output] if output not in (None, "-") else [])]
         check_writable(state, force=True, inputs=others)  # rae replaces its own state file
     read_map = _parse_map(mapping, rows=False)
-    if key == "rae" and "agent_key" in given:
-        read_map.setdefault("agent", given["agent_key"])
+    named_by: dict[str, str] = {}
+    if key == "rae" and "agent_key" in given and "agent" not in read_map:
+        read_map["agent"] = given["agent_key"]
+        named_by["agent"] = f"--agent-key {given['agent_key']}"
     if not isinstance(path, (str, Path)):
         listed = list(path)
         if len(listed) != 1:
@@ -358,7 +360,7 @@ def run_update(
     from whilecli.io.batch import read_batch
 
     # a missing file or a bad row stops here, before torch
-    cols = read_batch(path, read_map, missing=missing, input_format=input_format)
+    cols = read_batch(path, read_map, missing=missing, input_format=input_format, named_by=named_by)
     torch = _torch()
     from whilecli.methods.batch import Batch
     from whilecli.methods.registry import make_method
