@@ -7,6 +7,7 @@ loop per task and scipy's distributions, so the fast cell-based code is held to 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -77,10 +78,16 @@ def slow_fit_beta(pairs: list[tuple[int, int]]) -> tuple[float, float]:
     """The beta-binomial maximum-likelihood Beta(a, b), by scipy's optimiser from many
     starts over the same box as the fast fit (mean in logit ±11, concentration 1e-3..1e5)."""
 
+    # each distinct (c, n) once, weighted by how many tasks show it: the same likelihood
+    counted = Counter(pairs)
+    cs = np.array([c for c, _ in counted])
+    ns = np.array([n for _, n in counted])
+    ws = np.array(list(counted.values()), dtype=float)
+
     def nll(theta: np.ndarray) -> float:
         mu = 1 / (1 + math.exp(-theta[0]))
         kappa = math.exp(theta[1])
-        return -sum(sps.betabinom.logpmf(c, n, mu * kappa, (1 - mu) * kappa) for c, n in pairs)
+        return -float(np.sum(ws * sps.betabinom.logpmf(cs, ns, mu * kappa, (1 - mu) * kappa)))
 
     best = None
     for x0 in (-6.0, -2.0, 0.0, 2.0, 6.0):
