@@ -159,13 +159,10 @@ def atomic_write(
             f"{given} appeared while it was being written (another writer?); it was left as it is:"
             " pass --force to overwrite it"
         ) from None
-    except OSError as err:
-        raise UsageError(f"cannot write {given}: {_reason(err)}") from None
-    except Exception as err:  # a writer (polars) that wraps the system's error in its own
-        reason = _os_reason(err)
-        if reason is None:
+    except Exception as err:
+        if (error := _write_error(given, err)) is None:
             raise
-        raise UsageError(f"cannot write {given}: {reason}") from None
+        raise error from None
     finally:
         if tmp_path is not None:
             tmp_path.unlink(missing_ok=True)
@@ -191,13 +188,10 @@ def _write_through(p: Path, write: Callable[[Path], None]) -> Path:
                     if not done:
                         raise OSError(errno.EIO, "the write made no progress")
                     view = view[done:]
-    except OSError as err:
-        raise UsageError(f"cannot write {p}: {_reason(err)}") from None
     except Exception as err:
-        reason = _os_reason(err)
-        if reason is None:
+        if (error := _write_error(p, err)) is None:
             raise
-        raise UsageError(f"cannot write {p}: {reason}") from None
+        raise error from None
     finally:
         if tmp_path is not None:
             tmp_path.unlink(missing_ok=True)
@@ -217,6 +211,13 @@ def _tmp_prefix(p: Path) -> str:
 
 
 _OS_ERROR = re.compile(r"\(os error (\d+)\)|\[errno (\d+)\]", re.IGNORECASE)
+
+
+def _write_error(path: Path, err: Exception) -> UsageError | None:
+    """The one line for a failed write of ``path``: the system's reason, also when a writer
+    (polars) wraps the system's error in its own; None for an error that is not the system's."""
+    reason = _reason(err) if isinstance(err, OSError) else _os_reason(err)
+    return None if reason is None else UsageError(f"cannot write {path}: {reason}")
 
 
 def _os_reason(err: BaseException) -> str | None:
