@@ -741,6 +741,11 @@ def _forced(findings: list[Finding], provisional: bool, why: str | None) -> tupl
     return True, rows if why is None else f"{why} {rows[len('provisional: ') :].capitalize()}"
 
 
+#: Routes that split tasks decide: the band's need and its warning about few of them are
+#: the verdict's own there, and context (under the band's check) elsewhere.
+_SPLIT_ROUTES = ("grpo", "no-split")
+
+
 def decide(pool: Pool, options: RouteOptions) -> Route:
     """Route a pool: run the checks, pick the method, score every method, and explain."""
     found = {
@@ -765,7 +770,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     scores = {name: _score(name, facts, options) for name in METHODS}
     method, plan = _method_and_plan(route, facts, scores, options)
     why = _why(route, plan, found, facts)
-    needs: dict[str, Any] = dict(found["band"].measured.get("need", {}))
+    # the band's need (split tasks) is the verdict's only where split tasks decide it
+    band_decides = route in _SPLIT_ROUTES
+    needs: dict[str, Any] = dict(found["band"].measured.get("need", {})) if band_decides else {}
     if route == "single-rollout":
         needs.setdefault("k", 4)
     if route == REPEATED:
@@ -780,8 +787,11 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
     findings = quality.findings(pool, found)  # what the rows mean comes first
     warnings: list[str] = []
-    for check in ordered:
-        warnings.extend(w for w in check.warnings if w not in warnings)
+    claimed = _claimed(route, plan, ordered)
+    for check in ordered:  # a check below the decision, or one the verdict does not rest
+        # on, keeps its warnings under it (-v): they speak of a route not taken
+        if check in claimed and (check is not found["band"] or band_decides):
+            warnings.extend(w for w in check.warnings if w not in warnings)
     notes = list(pool.source.notes)
     partial = pool.source.partial_rows
     if partial and not any("strictly between 0 and 1" in n for n in notes):  # said once
