@@ -42,6 +42,24 @@ Layouts (the writer in each tool's source):
   ``eval`` keyed by task with a list of samples.
 - OpenAI evals logs: a ``spec`` line (``completion_fns``), then events with ``sample_id``,
   ``type`` and ``data`` (``match``: ``data.correct``; model-graded ``metrics``: ``data.score``).
+- open-instruct ``grpo_fast.py --save_traces`` (``traces_<run>.jsonl``): one line per training
+  step, lists with one element per sample (``scores``, ``finish_reasons``, ``responses`` as
+  token ids, ``queries``, ``indices``, ``raw_queries``, ``decoded_responses``) beside the
+  step's ``training_step`` and scalar ``objective/...`` metrics; the verifier's reward is 10
+  per correct answer by default.
+- promptfoo ``eval -o out.json`` (``results.results[]``) or ``-o out.jsonl`` (one
+  ``EvaluateResult`` a line; ``src/types/index.ts``): ``testIdx``, ``promptIdx``,
+  ``provider.id``, ``success`` (the pass), ``score`` (a weighted mean, no pass),
+  ``failureReason`` 2 and ``error`` for a failed call, ``response.finishReason`` in newer
+  versions.
+- DeepEval test runs (``.deepeval/.latest_test_run.json``; ``deepeval/test_run/api.py``):
+  ``testCases[]`` with ``name`` (``test_case_<i>``), ``input``, ``actualOutput``, ``success``
+  and ``metricsData[]`` (``score``, ``success``, ``evaluationModel``, ``error``).
+- Tinker cookbook ``iteration_<N>/<base>_rollout_summaries.jsonl``
+  (``tinker_cookbook/rl/rollout_logging.py``): one trajectory a line, ``split``,
+  ``iteration``, ``group_idx`` (the problem), ``traj_idx``, ``total_reward`` and ``steps[]``
+  (``stop_reason``, the environment's ``metrics``: ``correct``); the model in the run's
+  ``config.json: model_name``.
 """
 
 from __future__ import annotations
@@ -478,6 +496,258 @@ def opencompass(rng: random.Random, variant: str) -> Dump:
             "eval": {f"T/{t}": [{"passed": p} for p in g] for t, g in enumerate(groups)},
         }
     return {"files": {"gsm8k.json": json.dumps(doc, indent=4)}, "shape": _truth(groups)}
+
+
+@tool("indices", "raw-queries", "tokens-only", "per-prompt-lists", "default-reward")
+def open_instruct(rng: random.Random, variant: str) -> Dump:
+    truth: list[list[bool]] = []
+    cuts: list[list[bool]] = []
+    lines = []
+    for step in range(1, rng.randint(1, 2) + 1):
+        k = rng.randint(2, 4)
+        groups = _tasks(rng, rng.randint(2, 4), (k, k))
+        group_cuts = [[rng.random() < 0.3 for _ in g] for g in groups]
+        truth += groups
+        cuts += group_cuts
+        n = sum(len(g) for g in groups)
+        per: dict[str, Any] = {
+            "indices": [100 * step + t for t in range(len(groups))],
+            "raw_queries": [
+                f"<|user|>\nProblem {step}.{t}\n<|assistant|>\n" for t in range(len(groups))
+            ],
+            "queries": [[1, 2, step, t] for t in range(len(groups))],
+            "ground_truths": [[str(t)] for t in range(len(groups))],
+            "datasets": ["gsm8k" for _ in groups],
+        }
+        if variant != "per-prompt-lists":  # one element per sample, as grpo_fast repeats them
+            per = {
+                key: [v for v, g in zip(vals, groups, strict=True) for _ in g]
+                for key, vals in per.items()
+            }
+        if variant in ("tokens-only", "raw-queries"):
+            per["indices"] = None
+        if variant == "tokens-only":
+            per["raw_queries"] = None
+        scale = 10.0 if variant == "default-reward" else 1.0
+        lines.append(
+            {
+                "scores": [scale * p for g in groups for p in g],
+                "finish_reasons": ["length" if c else "stop" for g in group_cuts for c in g],
+                "responses": [[rng.randint(5, 99) for _ in range(3)] for _ in range(n)],
+                "training_step": step,
+                **per,
+                "decoded_responses": [f"reply {rng.random()}" for _ in range(n)],
+                "objective/verifiable_reward": 0.5,
+                "time/reward": 1.5,
+            }
+        )
+    dump: Dump = {
+        "files": {"output/exp__1__1700000000/traces_exp__1__1700000000.jsonl": _jsonl(lines)},
+        "shape": _truth(truth, cuts),
+        "truncation_known": True,
+        "model": None,
+    }
+    if variant == "default-reward":
+        dump["refused"] = "--pass-threshold"
+    return dump
+
+
+def _promptfoo_results(
+    rng: random.Random, variant: str
+) -> tuple[list[dict[str, Any]], list[tuple[int, ...]], bool]:
+    groups = _tasks(rng, rng.randint(3, 5), (3, 3) if variant == "repeat" else (1, 3))
+    known = variant == "finish-reason"
+    results: list[dict[str, Any]] = []
+    graded: list[list[bool]] = []
+    cuts: list[list[bool]] = []
+    for t, group in enumerate(groups):
+        graded.append([])
+        cuts.append([])
+        for r, passed in enumerate(group):
+            errored = variant == "errored" and r == 0 and t == 0
+            cut = known and rng.random() < 0.3
+            grading = {
+                "pass": passed,
+                "score": 0.75 if passed else 0.25,  # a weighted mean of assertions, no pass
+                "reason": "",
+                "componentResults": [
+                    {"pass": passed, "score": 0.75, "assertion": {"type": "contains", "value": "x"}}
+                ],
+            }
+            response: dict[str, Any] = {"output": f"answer {t}.{r}", "tokenUsage": {"total": 9}}
+            if known:
+                response["finishReason"] = "length" if cut else "stop"
+            results.append(
+                {
+                    "id": f"res-{t}-{r}",
+                    "promptIdx": 0,
+                    "testIdx": t,
+                    "testCase": {"vars": {"q": f"q{t}"}, "assert": [{"type": "contains"}]},
+                    "promptId": "p0",
+                    "provider": {"id": "openai:gpt-4o-mini", "label": ""},
+                    "prompt": {"raw": f"Answer: q{t}", "label": "prompt.txt"},
+                    "vars": {"q": f"q{t}"},
+                    "response": None if errored else response,
+                    "error": "API error: 429 Too Many Requests" if errored else None,
+                    "failureReason": 2 if errored else (0 if passed else 1),
+                    "success": False if errored else passed,
+                    "score": 0 if errored else grading["score"],
+                    "latencyMs": 100,
+                    "gradingResult": None if errored else grading,
+                    "namedScores": {},
+                }
+            )
+            if not errored:
+                graded[-1].append(passed)
+                cuts[-1].append(cut)
+    rng.shuffle(results)
+    keep = [(g, c) for g, c in zip(graded, cuts, strict=True) if g]
+    return results, _truth([g for g, _ in keep], [c for _, c in keep]), known
+
+
+@tool("json", "jsonl", "repeat", "errored", "finish-reason")
+def promptfoo(rng: random.Random, variant: str) -> Dump:
+    results, shape, known = _promptfoo_results(rng, variant)
+    if variant == "jsonl":
+        files: dict[str, Any] = {"out.jsonl": _jsonl(results)}
+    else:
+        doc = {
+            "evalId": "eval-abc-2025-01-01T00:00:00",
+            "results": {
+                "version": 3,
+                "timestamp": "2025-01-01T00:00:00.000Z",
+                "prompts": [{"raw": "Answer: {{q}}", "label": "prompt.txt", "provider": "x"}],
+                "results": results,
+                "stats": {"successes": 1, "failures": 1, "errors": 0, "tokenUsage": {}},
+            },
+            "config": {"providers": ["openai:gpt-4o-mini"], "tests": "tests.csv"},
+            "shareableUrl": None,
+        }
+        files = {"output.json": json.dumps(doc, indent=2)}
+    return {
+        "files": files,
+        "shape": shape,
+        "truncation_known": known,
+        "model": "openai:gpt-4o-mini",
+    }
+
+
+@tool("plain", "repeated-inputs", "metric-error", "model-logged")
+def deepeval(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(3, 5), (2, 3) if variant == "repeated-inputs" else (1, 1))
+    cases: list[dict[str, Any]] = []
+    graded: list[list[bool]] = []
+    for t, group in enumerate(groups):
+        graded.append([])
+        for passed in group:
+            failed = variant == "metric-error" and t == 0
+            metric: dict[str, Any] = {
+                "name": "Answer Relevancy",
+                "threshold": 0.5,
+                "success": passed and not failed,
+                "score": None if failed else (0.9 if passed else 0.3),
+                "reason": "because",
+                "strictMode": False,
+                "evaluationModel": "gpt-4.1",
+                "evaluationCost": 0.001,
+            }
+            if failed:
+                metric["error"] = "Evaluation LLM outputted an invalid JSON"
+            else:
+                graded[-1].append(passed)
+            cases.append(
+                {
+                    "name": f"test_case_{len(cases)}",
+                    "input": f"What does policy {t} say?",
+                    "actualOutput": f"It says {rng.random()}",
+                    "expectedOutput": "it says so",
+                    "success": passed and not failed,
+                    "metricsData": [metric],
+                    "runDuration": 1.2,
+                    "evaluationCost": 0.001,
+                    "order": len(cases),
+                }
+            )
+    doc: dict[str, Any] = {
+        "testFile": "test_chatbot.py",
+        "testCases": cases,
+        "conversationalTestCases": [],
+        "metricsScores": [{"metric": "Answer Relevancy", "scores": [0.9], "passes": 1}],
+        "testPassed": 1,
+        "testFailed": 1,
+        "runDuration": 3.0,
+        "evaluationCost": 0.01,
+    }
+    model = None
+    if variant == "model-logged":
+        doc["hyperparameters"] = {"model": "gpt-4o", "prompt template": "You are..."}
+        model = "gpt-4o"
+    files = {".deepeval/.latest_test_run.json": json.dumps(doc)}
+    return {"files": files, "shape": _truth([g for g in graded if g]), "model": model}
+
+
+@tool("math", "no-metric", "no-config", "eval-split")
+def tinker(rng: random.Random, variant: str) -> Dump:
+    truth: list[list[bool]] = []
+    cuts: list[list[bool]] = []
+    files: dict[str, Any] = {}
+    base = "eval_gsm8k" if variant == "eval-split" else "train"
+    for iteration in range(rng.randint(1, 2)):
+        groups = _tasks(rng, rng.randint(2, 4), (2, 4))
+        records = []
+        for g, group in enumerate(groups):
+            truth.append(group)
+            cuts.append([])
+            for t, passed in enumerate(group):
+                cut = rng.random() < 0.3
+                cuts[-1].append(cut)
+                metrics: dict[str, Any] = {"format": 1.0, "correct": float(passed), "num_tokens": 9}
+                if variant == "no-metric":
+                    metrics = {}
+                reward = float(passed) if variant == "no-metric" else float(passed) - 0.1 * cut
+                records.append(
+                    {
+                        "schema_version": 1,
+                        "split": "test" if variant == "eval-split" else "train",
+                        "iteration": iteration,
+                        "group_idx": g,
+                        "traj_idx": t,
+                        "tags": ["gsm8k"],
+                        "sampling_client_step": iteration,
+                        "total_reward": reward,
+                        "final_reward": 0.0,
+                        "trajectory_metrics": {},
+                        "steps": [
+                            {
+                                "step_idx": 0,
+                                "ob_len": 120,
+                                "ac_len": 300,
+                                "reward": reward,
+                                "episode_done": True,
+                                "stop_reason": "length" if cut else "stop",
+                                "metrics": metrics,
+                                "logs": {},
+                            }
+                        ],
+                        "final_ob_len": 0,
+                    }
+                )
+        name = f"run/iteration_{iteration:06d}/{base}_rollout_summaries.jsonl"
+        files[name] = _jsonl(records)
+    # the run's own logs beside the iteration folders are no rows
+    files["run/metrics.jsonl"] = _jsonl([{"step": 0, "env/all/correct": 0.5, "optim/lr": 1e-5}] * 2)
+    files["run/checkpoints.jsonl"] = _jsonl([{"name": "000000", "batch": 0, "state_path": "x"}])
+    model = None
+    if variant != "no-config":
+        files["run/config.json"] = json.dumps({"model_name": "Qwen/Qwen3-8B", "lora_rank": 32})
+        model = "Qwen/Qwen3-8B"
+    return {
+        "files": files,
+        "read": "run",
+        "shape": _truth(truth, cuts),
+        "truncation_known": True,
+        "model": model,
+    }
 
 
 @tool("nested", "listed", "rewards-beside-responses")

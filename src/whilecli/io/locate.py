@@ -29,6 +29,8 @@ NUL_ID = (
 POS = "__pos"  # a JSONL line (1-based) or Parquet row (0-based), kept only to locate errors
 #: Columns that count rows or rollouts, never a binary rubric outcome.
 INDEX_LIKE = ("step", "sample_id", "rollout_index", "_ng_rollout_index", "advantage")
+#: Flags that are no grade: a cut-off reply, an error, a failure's kind.
+NOT_GRADES = ("truncated", "is_truncated", "error", "failureReason", "failure_reason")
 
 
 #: Texts a writer leaves where a value was missing (``str(None)``, pandas' ``NaN``, SQL's
@@ -131,11 +133,14 @@ def _exact(value: float) -> str:
 
 
 def _skip_binary(name: str, plan: Plan) -> bool:
+    """Columns never offered as a grade: ids, indices, and what the plan reads as another
+    field (a truncation flag, an error, a version)."""
     return (
         name in TASK_ALIASES
         or name in INDEX_LIKE
-        or name == plan.fields.get("reward")
-        or name.endswith(("_id", "_index", "_ms"))
+        or name in NOT_GRADES
+        or name in plan.fields.values()
+        or name.endswith(("_id", "_index", "_ms", "Idx", "Index"))
     )
 
 

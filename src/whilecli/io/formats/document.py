@@ -26,15 +26,19 @@ from whilecli.errors import InputError
 from whilecli.io.formats import (
     Converted,
     atropos,
+    deepeval,
     entries,
     evalscope,
     harbor,
     helm,
     inspect_ai,
+    open_instruct,
     openai_evals,
     prime_rl,
+    promptfoo,
     swebench,
     tables,
+    tinker,
 )
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -124,6 +128,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return harbor.convert(doc, name)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
+    if promptfoo.is_output(doc):
+        return promptfoo.from_output(doc)
+    if deepeval.is_run(doc):
+        return deepeval.convert(doc)
     if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
         first = doc[0]
         if {"task_id", "reward", "traj"} <= set(first) or {"task_id", "reward", "trial"} <= set(
@@ -242,6 +250,12 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return atropos.convert(rows(), name)
     if openai_evals.is_log(first):
         return openai_evals.convert(rows(), name)
+    if open_instruct.is_trace(first):
+        return open_instruct.convert(rows(), name)
+    if promptfoo.is_result(first):
+        return promptfoo.from_lines(rows())
+    if tinker.is_summary(first):
+        return tinker.convert(rows(), path)
     return None
 
 

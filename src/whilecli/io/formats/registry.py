@@ -210,6 +210,54 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "open-instruct",
+        "open-instruct GRPO traces: traces_<run>.jsonl (--save_traces), one line per step",
+        "a line with training_step and lists scores[] and finish_reasons[]",
+        {
+            "task_id": "(training_step, indices[i]), else a hash of raw_queries[i] or queries[i]",
+            "reward": "scores[i], one rollout per element (10 per correct answer by default:"
+            " pass --pass-threshold)",
+            "truncated": "finish_reasons[i] == 'length'",
+            "model": "not recorded",
+            "version": "training_step",
+        },
+    ),
+    FormatInfo(
+        "tinker",
+        "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
+        "lines with group_idx, traj_idx and total_reward or final_reward",
+        {
+            "task_id": "(split, iteration, group_idx): a group's trajectories are rollouts",
+            "reward": "the environment's correct metric (trajectory_metrics, else the last"
+            " step's), else total_reward",
+            "truncated": "the last step's stop_reason == 'length'",
+            "model": "the run's config.json: model_name",
+            "version": "sampling_client_step",
+        },
+    ),
+    FormatInfo(
+        "promptfoo",
+        "promptfoo eval outputs: -o out.json (results.results[]) or -o out.jsonl",
+        "results with testIdx, success and promptIdx or gradingResult",
+        {
+            "task_id": "testIdx (--repeat: rollouts), within the prompt's label when several",
+            "reward": "success (every assertion passed); score is a weighted mean, never a pass",
+            "truncated": "response.finishReason == 'length', else not recorded",
+            "model": "provider.id",
+        },
+    ),
+    FormatInfo(
+        "deepeval",
+        "DeepEval test runs: .deepeval/.latest_test_run.json or test_run_<time>.json",
+        "a JSON object with testCases[] and testFile, testPassed or conversationalTestCases",
+        {
+            "task_id": "name (test cases of one input are one task)",
+            "reward": "success (every metric passed); metricsData[].score is never a pass",
+            "truncated": "not recorded",
+            "model": "hyperparameters.model, else not recorded",
+        },
+    ),
+    FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, or an object with a samples list",
         "a file whose content is one JSON value rather than one object per line",
@@ -264,5 +312,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 #: read by the streaming reader under the plan of :mod:`whilecli.io.plan`.
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
-    | {"openai-evals", "harbor", "swe-bench"}
+    | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
 )
