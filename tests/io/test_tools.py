@@ -60,12 +60,20 @@ Layouts (the writer in each tool's source):
   ``iteration``, ``group_idx`` (the problem), ``traj_idx``, ``total_reward`` and ``steps[]``
   (``stop_reason``, the environment's ``metrics``: ``correct``); the model in the run's
   ``config.json: model_name``.
+- Evalchemy ``results_<date>.json`` (``eval/chat_benchmarks/<TASK>/eval_instruct.py``):
+  ``results[TASK].examples[]``: JEEBench a ``score`` list per repetition, code benchmarks the
+  last repetition's ``correctness``, math benchmarks ``model_answers`` with no grade.
+- Summaries with no per-sample grade: simple-evals ``<eval>_<model>.json`` and
+  ``_allresults.json``, bigcode-evaluation-harness ``evaluation_results.json``; slime's
+  ``--save-debug-rollout-data`` ``.pt`` files (``torch.save``: a zip holding ``data.pkl``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import random
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -748,6 +756,82 @@ def tinker(rng: random.Random, variant: str) -> Dump:
         "truncation_known": True,
         "model": model,
     }
+
+
+@tool("jeebench-score", "code-correctness", "two-benchmarks", "math-ungraded")
+def evalchemy(rng: random.Random, variant: str) -> Dump:
+    def bench(kind: str, n: int) -> tuple[dict[str, Any], list[list[bool]]]:
+        groups = _tasks(rng, n, (3, 3) if kind == "score" else (1, 1))
+        examples: list[dict[str, Any]] = []
+        for t, group in enumerate(groups):
+            if kind == "score":  # JEEBench: one grade per repetition
+                examples.append(
+                    {"idx": t, "question": f"Q{t}", "gold": "A", "model_outputs": ["x"] * 3}
+                    | {"score": [float(p) for p in group]}
+                )
+            elif kind == "correctness":  # code: the last repetition's verdicts, in order
+                examples.append(
+                    {"content": [f"print({t})"], "difficulty": "easy"}
+                    | {"correctness": group[0], "reason": "" if group[0] else "Code is incorrect."}
+                )
+            else:  # math: answers, no grade
+                examples.append(
+                    {"id": t, "problem": f"P{t}", "expected_answer": "3"}
+                    | {"model_outputs": ["a", "b"], "model_answers": ["3", "4"]}
+                )
+        metrics = {"accuracy_avg": 0.5, "num_total": n, "num_repeat": 3, "run_stats": []}
+        return metrics | {"examples": examples}, groups
+
+    kinds = {
+        "jeebench-score": ["score"],
+        "code-correctness": ["correctness"],
+        "two-benchmarks": ["score", "correctness"],
+        "math-ungraded": ["math"],
+    }[variant]
+    results: dict[str, Any] = {}
+    truth: list[list[bool]] = []
+    for i, kind in enumerate(kinds):
+        results[f"Bench{i}"], groups = bench(kind, rng.randint(2, 4))
+        truth += groups
+    doc = {
+        "results": results,
+        "config": {"model": "vllm", "model_args": "pretrained=Qwen/Qwen3-8B,dtype=auto"},
+        "model_name": "Qwen/Qwen3-8B",
+        "git_hash": "abc",
+    }
+    dump: Dump = {
+        "files": {
+            "logs/Qwen__Qwen3-8B/results_2025-06-01T00-00-00.json": json.dumps(doc, indent=2)
+        },
+        "shape": _truth(truth),
+        "model": "Qwen/Qwen3-8B",
+    }
+    if variant == "math-ungraded":
+        dump["refused"] = "no grade"
+    return dump
+
+
+@tool("simple-evals", "simple-evals-allresults", "bigcode", "slime-pt")
+def summary_only(rng: random.Random, variant: str) -> Dump:
+    """Files that hold no per-sample grade are refused in one line saying so, never read as a
+    row (a summary's ``score`` is no rollout)."""
+    files: dict[str, Any]
+    if variant == "simple-evals":
+        files = {"mmlu_gpt-4o.json": json.dumps({"score": rng.random(), "chars": 812.0})}
+    elif variant == "simple-evals-allresults":
+        doc = {"score": 0.5, "metrics": {"chars": 1.0}, "htmls": ["<p/>"]}
+        files = {"math_gpt-4o_allresults.json": json.dumps(doc | {"convos": [[]], "metadata": {}})}
+    elif variant == "bigcode":
+        doc = {"humaneval": {"pass@1": 0.3}, "config": {"model": "bigcode/starcoder"}}
+        files = {"evaluation_results.json": json.dumps(doc, indent=2)}
+    else:  # torch.save writes a zip holding data.pkl
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as archive:
+            archive.writestr("rollout_3/data.pkl", b"\x80\x02}q\x00.")
+            archive.writestr("rollout_3/version", b"3\n")
+        files = {"debug/rollout_3.pt": buf.getvalue()}
+    refused = "PyTorch" if variant == "slime-pt" else "nothing to route"
+    return {"files": files, "shape": [], "refused": refused}
 
 
 @tool("nested", "listed", "rewards-beside-responses")

@@ -780,7 +780,7 @@ def _document(source: Source, explicit: bool) -> Source | None:
         return document.convert_document(doc, source.path, source.name).source(source)
     except document.Sidecar as side:
         if explicit:
-            raise InputError(f"{side}, not rows: pass the rows file", file=source.name) from None
+            raise InputError(side.refusal(), file=source.name) from None
         return None
 
 

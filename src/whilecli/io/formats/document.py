@@ -23,11 +23,13 @@ from typing import Any
 
 from whilecli import jsonout
 from whilecli.errors import InputError
+from whilecli.io.aliases import TASK_ALIASES
 from whilecli.io.formats import (
     Converted,
     atropos,
     deepeval,
     entries,
+    evalchemy,
     evalscope,
     harbor,
     helm,
@@ -50,6 +52,17 @@ KEYED_KEYS = ("details", "eval")
 
 class Sidecar(Exception):
     """The file is another tool's sidecar, not rows (the message says whose)."""
+
+    def refusal(self) -> str:
+        """What refusing it, named on its own, says."""
+        return f"{self}, not rows: pass the rows file"
+
+
+class Summary(Sidecar):
+    """The file sums an evaluation up and holds no per-sample grade (the message says what)."""
+
+    def refusal(self) -> str:
+        return f"{self}: nothing to route"
 
 
 def load_document(data: bytes, name: str) -> Any:
@@ -113,6 +126,46 @@ def is_sidecar(doc: Any) -> str | None:
     if doc and all("/" in k and isinstance(v, (int, float)) for k, v in doc.items()):
         # SkyRL's aggregated_results.jsonl, a trainer's logged metrics: eval/<data>/avg_score
         return "a summary of metrics (numbers named like eval/DATA/METRIC), not graded rows"
+    return summary_of(doc)
+
+
+#: What names a metric in a summary: a flat object of numbers with one of these in a key.
+METRIC_WORDS = ("score", "acc", "pass@", "exact_match", "f1", "reward", "correct", "mean")
+
+
+def summary_of(doc: Any) -> str | None:
+    """What a JSON document that sums an evaluation up holds, where it holds no per-sample
+    grade: simple-evals' ``<eval>_<model>.json`` (``{"score": ..., "chars": ...}``) and
+    ``_allresults.json`` (``score``, ``metrics``, ``htmls``, ``convos``; openai/simple-evals
+    ``simple_evals.py``), bigcode-evaluation-harness ``evaluation_results.json``
+    (``{task: {"pass@1": ...}, "config": {...}}``; ``main.py``), or any object of numbers
+    alone that names a metric."""
+    if not isinstance(doc, dict) or not doc:
+        return None
+    if {"score", "htmls", "convos"} <= set(doc):
+        return (
+            "simple-evals' all-results file: the mean score, its HTML reports and the"
+            " conversations, no grade per example"
+        )
+    config = doc.get("config")
+    scores = [v for k, v in doc.items() if k != "config"]
+    if (
+        isinstance(config, dict)
+        and scores
+        and all(isinstance(v, dict) and any(str(m).startswith("pass@") for m in v) for v in scores)
+    ):
+        return (
+            "a bigcode-evaluation-harness evaluation_results.json: pass@k per task, no grade"
+            " per sample (its generations.json holds the samples, ungraded)"
+        )
+    keys = {alias.split(".")[0] for alias in TASK_ALIASES}
+    if (
+        not keys & set(doc)
+        and any(word in key.lower() for key in doc for word in METRIC_WORDS)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in doc.values())
+    ):
+        shown = ", ".join(list(doc)[:4]) + (", ..." if len(doc) > 4 else "")
+        return f"a summary of metrics ({shown}), no grade per sample"
     return None
 
 
@@ -132,6 +185,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return promptfoo.from_output(doc)
     if deepeval.is_run(doc):
         return deepeval.convert(doc)
+    if evalchemy.is_results(doc):
+        return evalchemy.convert(doc, name)
     if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
         first = doc[0]
         if {"task_id", "reward", "traj"} <= set(first) or {"task_id", "reward", "trial"} <= set(
@@ -154,6 +209,9 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
                 notes = [f"rows read from the document's {key!r} list"]
                 origins = {"model": f"the document's {where}"} if model else {}
                 return Converted("json", rows, origins, notes, positions=entries(len(rows), key))
+    summary = summary_of(doc)
+    if summary is not None:
+        raise Summary(summary)
     whose = is_sidecar(doc)
     if whose is not None:
         raise Sidecar(whose)

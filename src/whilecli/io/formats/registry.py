@@ -258,6 +258,18 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "evalchemy",
+        "Evalchemy results_<date>.json: results[TASK].examples[] beside the metrics",
+        "a JSON object whose results hold a task with an examples list",
+        {
+            "task_id": "each example (its id, else its place), within its benchmark",
+            "reward": "score[r], one rollout per repetition (JEEBench); else correctness (the"
+            " last repetition's, code benchmarks); math examples hold no grade: refused",
+            "truncated": "not recorded",
+            "model": "model_name, else config.model_args pretrained=",
+        },
+    ),
+    FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, or an object with a samples list",
         "a file whose content is one JSON value rather than one object per line",
@@ -313,4 +325,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
+    | {"evalchemy"}
 )
