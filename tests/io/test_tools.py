@@ -66,6 +66,13 @@ Layouts (the writer in each tool's source):
 - Summaries with no per-sample grade: simple-evals ``<eval>_<model>.json`` and
   ``_allresults.json``, bigcode-evaluation-harness ``evaluation_results.json``; slime's
   ``--save-debug-rollout-data`` ``.pt`` files (``torch.save``: a zip holding ``data.pkl``).
+- inspect_ai ``.json`` logs (``inspect_ai/log/_log.py``): ``samples[]`` with ``id``, ``epoch``,
+  ``scores.<scorer>.value``, ``output.choices[].stop_reason`` and, when a limit halted the
+  sample, ``limit`` (``{"type": "token" | "message" | "context" | "time" | ..., "limit": N}``).
+- OpenPipe ART ``trajectories/<split>/<step:04d>.parquet`` (``src/art/utils/trajectory_logging.py``,
+  ``write_trajectory_groups_parquet``): one trajectory a row, ``group_index`` (the scenario: a
+  group's trajectories are its rollouts), ``reward``, ``metrics`` and ``metadata`` as JSON text,
+  ``messages`` (role, content, tool_calls, trainable); no model, no finish reason.
 """
 
 from __future__ import annotations
@@ -832,6 +839,89 @@ def summary_only(rng: random.Random, variant: str) -> Dump:
         files = {"debug/rollout_3.pt": buf.getvalue()}
     refused = "PyTorch" if variant == "slime-pt" else "nothing to route"
     return {"files": files, "shape": [], "refused": refused}
+
+
+@tool("stop-reason", "sample-limit", "numeric-scores")
+def inspect_ai(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 4), (1, 3))
+    cuts = [[rng.random() < 0.3 for _ in g] for g in groups]
+    samples = []
+    for t, (group, cut) in enumerate(zip(groups, cuts, strict=True)):
+        for epoch, (passed, c) in enumerate(zip(group, cut, strict=True), start=1):
+            value: Any = "C" if passed else "I"
+            if variant == "numeric-scores":
+                value = float(passed)
+            choice = {"message": {"role": "assistant", "content": f"reply {t}.{epoch}"}}
+            choice["stop_reason"] = "max_tokens" if c and variant != "sample-limit" else "stop"
+            sample: dict[str, Any] = {
+                "id": f"q{t}",
+                "epoch": epoch,
+                "input": [{"role": "user", "content": f"Question {t}"}],
+                "target": "x",
+                "messages": [],
+                "output": {"model": "gpt-4o-mini", "choices": [choice]},
+                "scores": {"match": {"value": value, "answer": "x"}},
+                "metadata": {},
+            }
+            if c and variant == "sample-limit":  # halted by the sample's token limit
+                sample["limit"] = {"type": "token", "limit": 4096}
+            elif variant == "sample-limit" and rng.random() < 0.3:
+                sample["limit"] = {"type": "time", "limit": 60}  # no reply was cut short
+            samples.append(sample)
+    log = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "popularity", "model": "openai/gpt-4o-mini", "created": "2025"},
+        "plan": {"steps": []},
+        "results": {"scores": []},
+        "stats": {},
+        "samples": samples,
+    }
+    return {
+        "files": {"logs/2025-01-01T00-00-00_popularity.json": json.dumps(log, indent=2)},
+        "shape": _truth(groups, cuts),
+        "truncation_known": True,
+        "model": "openai/gpt-4o-mini",
+    }
+
+
+@tool("distinct-prompts", "one-prompt", "trajectory-index")
+def openpipe_art(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(2, 4), (2, 4))
+    data: dict[str, list[Any]] = {"group_index": [], "reward": [], "metrics": [], "messages": []}
+    if variant == "trajectory-index":  # the newer writer's columns
+        data |= {"format_version": [], "trajectory_index": []}
+    for g, group in enumerate(groups):
+        user = "Play 2048: the board is empty." if variant == "one-prompt" else f"Scenario {g}"
+        for t, passed in enumerate(group):
+            data["group_index"].append(g)
+            data["reward"].append(float(passed))
+            data["metrics"].append(json.dumps({"win": int(passed), "max_value": 64}))
+            data["messages"].append(
+                [
+                    {
+                        "role": "system",
+                        "content": "You play.",
+                        "tool_calls": None,
+                        "trainable": False,
+                    },
+                    {"role": "user", "content": user, "tool_calls": None, "trainable": False},
+                    {
+                        "role": "assistant",
+                        "content": f"move {t}",
+                        "tool_calls": None,
+                        "trainable": True,
+                    },
+                ]
+            )
+            if variant == "trajectory-index":
+                data["format_version"].append(2)
+                data["trajectory_index"].append(t)
+    return {
+        "files": {".art/2048/models/agent-001/trajectories/train/0003.parquet": data},
+        "shape": _truth(groups),
+        "model": None,
+    }
 
 
 @tool("nested", "listed", "rewards-beside-responses")

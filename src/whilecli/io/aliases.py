@@ -12,6 +12,10 @@ from collections.abc import Collection, Sequence
 from whilecli.errors import UsageError
 
 #: Task id columns; with none of them, a hash of the prompt (:data:`PROMPT_ALIASES`).
+#: ``group_index`` is the group of rollouts of one prompt in a trainer's batch (OpenPipe ART
+#: ``trajectories/<split>/<step>.parquet``, ``src/art/utils/trajectory_logging.py``; slime's
+#: samples): right within one step, and where two steps' groups share an index but not a
+#: prompt, the check of ids against prompts refuses them.
 TASK_ALIASES: tuple[str, ...] = (
     "scenario_id",
     "task_id",
@@ -22,6 +26,7 @@ TASK_ALIASES: tuple[str, ...] = (
     "question_id",
     "instance_id",
     "_ng_task_index",
+    "group_index",
     "task.key",
     "id",
 )

@@ -7,7 +7,8 @@ is the first scorer's ``value`` (``scores.<scorer>.value``): ``C`` (correct) = 1
 (partial) = 0.5, ``I`` (incorrect) and ``N`` (no answer) = 0, as inspect's own
 ``value_to_float`` reads them; numbers and booleans as they are; a dict with one entry as that
 entry. The model is the header's ``eval.model``; a reply is cut off when its
-``stop_reason`` is ``max_tokens`` or ``model_length``.
+``stop_reason`` is ``max_tokens`` or ``model_length``, or when the sample was halted by its
+token, message or context limit (``EvalSample.limit``, inspect >= 0.3.5x).
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ def score_value(value: Any) -> float | None:
 #: inspect_ai's current default, decoded with pyarrow's zstd codec: Python 3.11's standard
 #: library has no zstd, and pyarrow is already what reads .zst files).
 ZSTD_METHOD = 93
+#: ``EvalSample.limit.type`` values (``inspect_ai/log/_log.py: EvalSampleLimit``) that halt a
+#: sample at a length: its tokens, its turns, the model's context. Time, cost and the
+#: operator's limits cut no reply short.
+CUT_LIMITS = frozenset({"token", "message", "context"})
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")
 
 
@@ -273,6 +278,9 @@ def _rows(
         choices = output.get("choices")
         if stop is None and isinstance(choices, list) and choices and isinstance(choices[0], dict):
             stop = choices[0].get("stop_reason")
+        cut = None if stop is None else cut_reason(stop)
+        if as_dict(sample.get("limit")).get("type") in CUT_LIMITS:
+            cut = True  # the sample was halted at its token, message or context limit
         completion = _completion(output)
         row = {k: v for k, v in sample.items() if k not in HEAVY}
         row["scores"] = {
@@ -282,7 +290,7 @@ def _rows(
         row.update(
             task_id=str(sample["id"]),
             reward=reward,
-            truncated=None if stop is None else cut_reason(stop),
+            truncated=cut,
             model=model,
             prompt=first_assistant_cut(sample.get("input")),
             completion=completion,
@@ -299,7 +307,8 @@ def _rows(
         "reward": (
             f"scores.{scorers[0]}.value (C = 1, P = 0.5, I = N = 0)" if scorers else "no scorer"
         ),
-        "truncated": "output stop_reason in {max_tokens, model_length}",
+        "truncated": "output stop_reason in {max_tokens, model_length}, or the sample's limit"
+        " of type token, message or context",
         "model": "header eval.model" if model else "not recorded",
     }
     spelled = {"task_id": "id"}  # a sample's own id
