@@ -38,8 +38,10 @@ Layouts (the writer in each tool's source):
   job's ``result.json`` a summary.
 - SWE-bench harness reports: ``submitted_ids``, ``resolved_ids``, ``unresolved_ids``,
   ``empty_patch_ids``, ``incomplete_ids``, ``error_ids``.
-- OpenCompass results: ``details`` keyed by the sample's index (``correct``); EvalPlus-like
-  ``eval`` keyed by task with a list of samples.
+- OpenCompass results: ``details`` keyed by the sample's index (``correct``); EvalPlus
+  ``eval_results.json`` (``evalplus/evaluate.py``): ``eval`` keyed by task with a list of
+  samples, ``base_status`` / ``plus_status`` (``pass``, ``fail``, ``timeout``; ``plus_status``
+  null with ``--base-only``); BigCodeBench the same with one ``status``.
 - OpenAI evals logs: a ``spec`` line (``completion_fns``), then events with ``sample_id``,
   ``type`` and ``data`` (``match``: ``data.correct``; model-graded ``metrics``: ``data.score``).
 - open-instruct ``grpo_fast.py --save_traces`` (``traces_<run>.jsonl``): one line per training
@@ -492,7 +494,7 @@ def swe_bench(rng: random.Random, variant: str) -> Dump:
     return {"files": {"gpt-4o.run1.json": json.dumps(report, indent=4)}, "shape": shape}
 
 
-@tool("bool", "list-keyed")
+@tool("bool", "list-keyed", "evalplus", "evalplus-base-only", "bigcodebench")
 def opencompass(rng: random.Random, variant: str) -> Dump:
     groups = _tasks(rng, rng.randint(2, 5), (1, 1))
     details: dict[str, Any] = {}
@@ -509,6 +511,37 @@ def opencompass(rng: random.Random, variant: str) -> Dump:
         doc = {
             "date": "2024",
             "eval": {f"T/{t}": [{"passed": p} for p in g] for t, g in enumerate(groups)},
+        }
+    if variant.startswith("evalplus"):  # evalplus/evaluate.py: base and plus verdicts
+        groups = _tasks(rng, rng.randint(2, 5), (1, 4))
+        base_only = variant == "evalplus-base-only"
+        truth = []
+        samples: dict[str, list[dict[str, Any]]] = {}
+        for t, group in enumerate(groups):
+            truth.append([])
+            for passed in group:
+                base = passed or rng.random() < 0.5  # a plus failure may pass the base tests
+                plus = None if base_only else ("pass" if passed else "fail")
+                truth[-1].append(base if base_only else passed)
+                samples.setdefault(f"HumanEval/{t}", []).append(
+                    {"task_id": f"HumanEval/{t}", "solution": "def f(): ..."}
+                    | {"base_status": "pass" if base else rng.choice(["fail", "timeout"])}
+                    | {"plus_status": plus, "base_fail_tests": [], "plus_fail_tests": []}
+                )
+        doc = {"date": "2024-05-01 10:00", "hash": "0a1b", "eval": samples}
+        name = "humaneval/gpt-4o_vllm_temp_0.8.eval_results.json"
+        return {"files": {name: json.dumps(doc, indent=2)}, "shape": _truth(truth)}
+    if variant == "bigcodebench":
+        doc = {
+            "date": "2024-06-01 10:00",
+            "eval": {
+                f"BigCodeBench/{t}": [
+                    {"task_id": f"BigCodeBench/{t}", "solution": "x", "details": {}}
+                    | {"status": "pass" if p else rng.choice(["fail", "timeout"])}
+                    for p in g
+                ]
+                for t, g in enumerate(groups)
+            },
         }
     return {"files": {"gsm8k.json": json.dumps(doc, indent=4)}, "shape": _truth(groups)}
 

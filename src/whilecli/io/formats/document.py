@@ -23,7 +23,7 @@ from typing import Any
 
 from whilecli import jsonout
 from whilecli.errors import InputError
-from whilecli.io.aliases import TASK_ALIASES
+from whilecli.io.aliases import REWARD_ALIASES, TASK_ALIASES
 from whilecli.io.formats import (
     Converted,
     atropos,
@@ -264,15 +264,50 @@ def _keyed_rows(doc: dict[str, Any]) -> Converted | None:
             for i, row in enumerate(group):
                 rows.append(row if "task_id" in row else {"task_id": str(task), **row})
                 positions.append({"at": f"{key}[{task!r}]" + (f"[{i}]" if len(group) > 1 else "")})
+        graded = _status_grades(rows)
         model, where = _document_model(doc) or (None, "")
         if model is not None:
             rows = [r if "model" in r else {**r, "model": model} for r in rows]
         origins = {"task_id": f"the keys of the document's {key!r} object"}
+        if graded is not None:
+            rows, origins["reward"] = graded
         if model is not None:
             origins["model"] = f"the document's {where}"
         notes = [f"rows read from the document's {key!r} object, keyed by task"]
         return Converted("json", rows, origins, notes, positions=positions)
     return None
+
+
+def _status_grades(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str] | None:
+    """Rows graded by a status word, with their reward set: EvalPlus ``eval_results.json``
+    (``evalplus/evaluate.py``: ``base_status`` and ``plus_status``, each ``pass``, ``fail`` or
+    ``timeout``; ``plus_status`` null with ``--base-only``): a pass passes the base tests and,
+    where they were run, the plus tests (HumanEval+ / MBPP+); BigCodeBench
+    ``*_eval_results.json`` (``status``). None where the rows carry a grade of their own or
+    no status."""
+    if any(alias in row for row in rows for alias in REWARD_ALIASES):
+        return None
+    if all("base_status" in row for row in rows):
+        out = []
+        for row in rows:
+            base, plus = row.get("base_status"), row.get("plus_status")
+            grade = None if base is None else base == "pass" and plus in (None, "pass")
+            out.append({**row, "reward": grade})
+        plus_run = any(row.get("plus_status") is not None for row in rows)
+        return out, (
+            "base_status and plus_status == 'pass' (EvalPlus: base and plus tests)"
+            if plus_run
+            else "base_status == 'pass' (EvalPlus, base tests only)"
+        )
+    if all(isinstance(row.get("status"), str) for row in rows) and all(
+        row["status"] in STATUS_WORDS for row in rows
+    ):
+        return [{**row, "reward": row["status"] == "pass"} for row in rows], "status == 'pass'"
+    return None
+
+
+#: The status words of a code harness's verdict (EvalPlus, BigCodeBench).
+STATUS_WORDS = frozenset({"pass", "fail", "timeout"})
 
 
 def _refuse_row_list(doc: Any, name: str) -> None:
