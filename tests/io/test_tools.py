@@ -75,6 +75,10 @@ Layouts (the writer in each tool's source):
   ``write_trajectory_groups_parquet``): one trajectory a row, ``group_index`` (the scenario: a
   group's trajectories are its rollouts), ``reward``, ``metrics`` and ``metadata`` as JSON text,
   ``messages`` (role, content, tool_calls, trainable); no model, no finish reason.
+- OpenHands SWE-bench evaluations (``evaluation/benchmarks/swe_bench/eval_infer.py``):
+  ``<run>/output.swebench_eval.jsonl``, one instance a line, ``instance_id``,
+  ``test_result.report.resolved``, ``metadata.llm_config.model``, ``error`` (a failed run);
+  ``--n-runs`` writes one folder per run: k across folders.
 """
 
 from __future__ import annotations
@@ -954,6 +958,48 @@ def openpipe_art(rng: random.Random, variant: str) -> Dump:
         "files": {".art/2048/models/agent-001/trajectories/train/0003.parquet": data},
         "shape": _truth(groups),
         "model": None,
+    }
+
+
+@tool("one-run", "multirun", "errored")
+def openhands(rng: random.Random, variant: str) -> Dump:
+    runs = 3 if variant == "multirun" else 1
+    groups = _tasks(rng, rng.randint(3, 5), (runs, runs))
+    files: dict[str, Any] = {}
+    graded: list[list[bool]] = [[] for _ in groups]
+    for run in range(runs):
+        rows = []
+        for t, group in enumerate(groups):
+            failed = variant == "errored" and t == 0
+            report = {"empty_generation": False, "resolved": group[run], "error_eval": False}
+            rows.append(
+                {
+                    "instance_id": f"django__django-{1000 + t}",
+                    "instruction": "<uploaded_files> ...",
+                    "metadata": {
+                        "agent_class": "CodeActAgent",
+                        "llm_config": {
+                            "model": "litellm_proxy/claude-sonnet-4",
+                            "temperature": 0.0,
+                        },
+                        "max_iterations": 100,
+                    },
+                    "history": [],
+                    "error": "RuntimeError: agent stuck in a loop" if failed else None,
+                    "test_result": {"git_patch": f"diff --git a/x b/x\n+{rng.random()}"}
+                    | ({} if failed else {"report": report}),
+                }
+            )
+            if not failed:
+                graded[t].append(group[run])
+        folder = f"evaluation/CodeActAgent/claude-sonnet-4_maxiter_100_N_v0.40-run_{run + 1}"
+        files[f"{folder}/output.swebench_eval.jsonl"] = _jsonl(rows)
+        files[f"{folder}/metadata.json"] = json.dumps({"agent_class": "CodeActAgent"})
+    return {
+        "files": files,
+        "read": "evaluation",
+        "shape": _truth([g for g in graded if g]),
+        "model": "litellm_proxy/claude-sonnet-4",
     }
 
 

@@ -66,9 +66,13 @@ REWARD_ALIASES: tuple[str, ...] = (
     "is_resolved",
     "passed",
     "acc",
+    "test_result.report.resolved",
 )
 #: NeMo-Skills' grades (a boolean each), also in :data:`REWARD_ALIASES`.
 NEMO_SKILLS_GRADES: tuple[str, ...] = ("symbolic_correct", "judge_correct", "is_correct")
+#: OpenHands' SWE-bench evaluation (``evaluation/benchmarks/swe_bench/eval_infer.py``,
+#: ``output.swebench_eval.jsonl``) nests its verdict in ``test_result.report.resolved``, the model
+#: in ``metadata.llm_config.model``.
 #: terminal-bench writes ``is_resolved`` (null where the harness failed: ungraded), HumanEval-style
 #: harnesses ``passed``, verl's reward functions ``acc``; NeMo-RL's training dumps a number under
 #: ``rewards`` (a reward alias only where it holds numbers: a dict there is :data:`REWARD_PARTS`).
@@ -98,6 +102,7 @@ MODEL_ALIASES: tuple[str, ...] = (
     "response.model",
     "model_name_or_path",
     "model_id",
+    "metadata.llm_config.model",
 )
 
 #: The policy version that wrote the row, where no ``model@version`` says it: a string or an

@@ -469,23 +469,27 @@ def _reward(
     return reward
 
 
+#: How deep :func:`_reward_hint` looks for a grade (``a.b.c``).
+HINT_DEPTH = 3
 #: Words in a field's name that say it may hold a grade.
 GRADE_WORDS = ("reward", "score", "correct", "pass", "acc", "resolved", "success", "grade")
 
 
 def _reward_hint(shape: Shape) -> str:
-    """What ``--map reward=`` to pass: the numeric fields (a level deep) whose names say grade,
-    a list of them as ``NAME[]`` (one rollout per element); else ``COLUMN``."""
+    """What ``--map reward=`` to pass: the numeric fields (three levels deep, as OpenHands'
+    ``test_result.report.resolved``) whose names say grade, a list of them as ``NAME[]`` (one
+    rollout per element); else ``COLUMN``."""
     found: list[str] = []
-    for name, node in shape.children.items():
-        inner = [(f"{name}.{k}", sub) for k, sub in node.children.items()]
-        for path, sub in [(name, node), *inner]:
+    level = list(shape.children.items())
+    for _ in range(HINT_DEPTH):
+        for path, sub in level:
             if not any(w in path.rsplit(".", 1)[-1].lower() for w in GRADE_WORDS):
                 continue
             if _grades(sub):
                 found.append(path)
             elif sub.kinds - {"null"} == {"list"} and _grades(sub.item):
                 found.append(f"{path}[]")
+        level = [(f"{path}.{k}", child) for path, sub in level for k, child in sub.children.items()]
     if not found:
         return "pass --map reward=COLUMN"
     listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
