@@ -861,7 +861,9 @@ def summary_only(rng: random.Random, variant: str) -> Dump:
     row (a summary's ``score`` is no rollout)."""
     files: dict[str, Any]
     if variant == "simple-evals":
-        files = {"mmlu_gpt-4o.json": json.dumps({"score": rng.random(), "chars": 812.0})}
+        # simple-evals' aggregate_results: each metric's mean, and its std as NAME:std
+        doc = {"chars": 812.0, "chars:std": 40.5, "score:std": 0.4, "score": rng.random()}
+        files = {"mmlu_gpt-4o.json": json.dumps(doc)}
     elif variant == "simple-evals-allresults":
         doc = {"score": 0.5, "metrics": {"chars": 1.0}, "htmls": ["<p/>"]}
         files = {"math_gpt-4o_allresults.json": json.dumps(doc | {"convos": [[]], "metadata": {}})}

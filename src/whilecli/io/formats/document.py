@@ -129,8 +129,10 @@ def is_sidecar(doc: Any) -> str | None:
     return summary_of(doc)
 
 
-#: What names a metric in a summary: a flat object of numbers with one of these in a key.
-METRIC_WORDS = ("score", "acc", "pass@", "exact_match", "f1", "reward", "correct", "mean")
+#: What names an aggregate in a summary: a flat object of numbers with one of these in a key
+#: (simple-evals' ``score:std``, lm-eval's ``_stderr``, ``pass@k``, a mean); a flat row of
+#: scores (``chosen_score``, ``rejected_score``) is a row.
+METRIC_WORDS = (":std", "_std", "stderr", "pass@", "mean", "avg", "accuracy")
 
 
 def summary_of(doc: Any) -> str | None:
@@ -139,7 +141,7 @@ def summary_of(doc: Any) -> str | None:
     ``_allresults.json`` (``score``, ``metrics``, ``htmls``, ``convos``; openai/simple-evals
     ``simple_evals.py``), bigcode-evaluation-harness ``evaluation_results.json``
     (``{task: {"pass@1": ...}, "config": {...}}``; ``main.py``), or any object of numbers
-    alone that names a metric."""
+    alone that names an aggregate."""
     if not isinstance(doc, dict) or not doc:
         return None
     if {"score", "htmls", "convos"} <= set(doc):
