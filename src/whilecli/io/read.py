@@ -24,7 +24,9 @@ This is the one reading function: ``route``, ``check``, ``diff``, ``size``, ``su
 batch (:mod:`whilecli.io.batch`) are views of what it keeps on request (:class:`Keep`: the
 counted rows with their positions, the input columns, optional fields). A JSON Lines file
 past its sampled rows is held to the JSON parser's depth guard too (:func:`refuse_deep`,
-beside polars' read).
+beside polars' read); the same walk of its bytes looks for the keys of optional fields the
+sample lacks, and polars reads them (as one more column each, looked up in every row) only
+where some line past the sample spells one.
 
 ``passed`` = reward ≥ the pass threshold (default 1.0). Rewards inside [0, 1] that are
 neither 0 nor 1 are counted as partial rows; a reward outside [0, 1] without an explicit
@@ -63,6 +65,7 @@ from whilecli.io.plan import Plan, build_plan
 from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
+    KeySearch,
     Source,
     Where,
     bracketed_lines,
@@ -979,10 +982,9 @@ def _read_jsonl(
     if not sample:
         return None
     shape = Shape.from_rows(row for _, row in sample)
-    probe: list[str] = []  # top-level keys the sample lacks, looked for by the scan itself
-    guard = None
-    if len(sample) == SAMPLE_ROWS:  # more lines follow: the sample's guard, then late keys
-        guard = _DepthGuard(source, after=sample[-1][0])
+    probe: list[str] = []  # top-level keys the sample lacks, looked for past it
+    more = len(sample) == SAMPLE_ROWS  # more lines follow: the sample's guard, then late keys
+    if more:
         paths = unseen_paths(shape)
         if not run.search_late and all(len(p) == 1 for p in paths):
             probe = [p[0] for p in paths]
@@ -1010,26 +1012,38 @@ def _read_jsonl(
     def hint() -> list[str]:
         return binary_columns_sample(sample, plan)
 
-    scanned: _Scanned | None = None
-    raw: pl.LazyFrame | None = None
     located_rows: pl.LazyFrame | None = None
+    lf: pl.LazyFrame | None = None
+
+    def scan(probe: Sequence[str]) -> tuple[_Scanned | None, pl.LazyFrame | None]:
+        """The one streaming pass over the file (:func:`_scan`); each ``probe`` key is read
+        as any JSON text, and whether a row carries it counted. None: polars cannot read it."""
+        nonlocal lf, located_rows
+        try:
+            raw = pl.scan_ndjson(source.polars_source(), schema=schema)
+            lf = _narrow(raw, plan, judge, keep_pos=False)
+            # blank lines are skipped, as iter_lines does
+            probed = pl.scan_ndjson(
+                source.polars_source(), schema={**schema, **{k: pl.String() for k in probe}}
+            )
+            located = probed.with_row_index(AT, offset=1)
+            narrow = _narrow(located, plan, judge, keep_pos=False, at=run.at, probe=probe)
+            located_rows = narrow
+            return _scan(narrow, run, plan), raw
+        except (pl.exceptions.PolarsError, OSError, ValueError):
+            return None, None
+
     probe = [k for k in probe if k not in schema]
+    # the guard walks the bytes past the sample beside polars' read: lines nested too deep,
+    # and the probed keys' names (a key no line past the sample spells is in no row there)
+    guard = _DepthGuard(source, after=sample[-1][0], keys=probe) if more else None
     try:
-        raw = pl.scan_ndjson(source.polars_source(), schema=schema)
-        lf = _narrow(raw, plan, judge, keep_pos=False)
-        # blank lines are skipped, as iter_lines does; a probed key reads as any JSON text
-        probed = pl.scan_ndjson(
-            source.polars_source(), schema={**schema, **{k: pl.String() for k in probe}}
-        )
-        located = probed.with_row_index(AT, offset=1)
-        narrow = _narrow(located, plan, judge, keep_pos=False, at=run.at, probe=probe)
-        located_rows = narrow
-        scanned = _scan(narrow, run, plan)
-    except (pl.exceptions.PolarsError, OSError, ValueError):
-        scanned, raw = None, None
+        scanned, raw = scan(())
     finally:
-        if guard is not None:
-            guard.check()
+        spelled = guard.check() if guard is not None else set()
+    probe = [k for k in probe if k in spelled]
+    if probe and scanned is not None and not scanned.stats["bad"]:
+        scanned, raw = scan(probe)  # whether a row past the sample carries a key it lacks
     found_late = scanned is not None and any(scanned.stats.get(_probed(k)) for k in probe)
     if probe and (scanned is None or scanned.stats["bad"] or found_late):
         # a row past the sample carries a key it lacks (or the fast read failed): the keys'
@@ -1042,7 +1056,7 @@ def _read_jsonl(
         located_rows = frame.drop(POS).lazy()
         scanned = _scan(located_rows, run, plan)
         raw = coerced.lazy()  # the plan's leaves, as the exact reader coerced them
-    assert raw is not None
+    assert raw is not None and lf is not None
     part = _part_of(source, plan, lf, scanned, shape, hint, raw)
     part.located, part.absent = located_rows, absent
     return part
@@ -1118,39 +1132,47 @@ def _json_ids(frame: pl.LazyFrame) -> bool:
     return bool(frame.select(first.is_in(["[", "{"]).any()).collect().item())
 
 
-def refuse_deep(source: Source, after: int = 0) -> None:
+def refuse_deep(source: Source, after: int = 0, keys: Sequence[str] = ()) -> set[str]:
     """Refuse the first line past ``after`` nested deeper than the one JSON parser takes
     (:data:`whilecli.jsonout.MAX_DEPTH`), at its line, as the sample's lines are: polars'
     fast read has no such guard. Only a line with more opening brackets than the limit can
-    be; each such line is walked by :func:`whilecli.jsonout.deep_line`."""
-    for lineno, line in bracketed_lines(source, jsonout.MAX_DEPTH, after):
+    be; each such line is walked by :func:`whilecli.jsonout.deep_line`. The same walk looks
+    for ``keys`` past ``after`` (:class:`~whilecli.io.sources.KeySearch`): returns those the
+    lines may hold, a superset of those a JSON parser reads there."""
+    search = KeySearch(keys, after) if keys else None
+    for lineno, line in bracketed_lines(source, jsonout.MAX_DEPTH, after, search):
         if jsonout.deep_line(line) is not None:
             raise InputError(str(jsonout.TooDeep(None)), file=source.name, **source.where(lineno))
+    return search.found if search is not None else set()
 
 
 class _DepthGuard:
     """:func:`refuse_deep` in a thread beside polars' read of the same file (which runs
     without the interpreter's lock), so the guard costs little time; :meth:`check` waits for
-    it and raises what it found."""
+    it, raises what it found, and returns the keys it found (``keys``)."""
 
-    def __init__(self, source: Source, after: int) -> None:
+    def __init__(self, source: Source, after: int, keys: Sequence[str] = ()) -> None:
         import threading
 
         self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=(source, after), daemon=True)
+        self.found: set[str] = set()
+        self.thread = threading.Thread(
+            target=self._run, args=(source, after, tuple(keys)), daemon=True
+        )
         self.thread.start()
 
-    def _run(self, source: Source, after: int) -> None:
+    def _run(self, source: Source, after: int, keys: Sequence[str]) -> None:
         try:
-            refuse_deep(source, after)
+            self.found = refuse_deep(source, after, keys)
         except BaseException as err:  # raised in the reading thread by check()
             self.error = err
 
-    def check(self) -> None:
+    def check(self) -> set[str]:
         self.thread.join()
         if self.error is not None:
             error, self.error = self.error, None
             raise error
+        return self.found
 
 
 class _NotWhole(Exception):

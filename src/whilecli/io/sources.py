@@ -916,23 +916,98 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
 
 #: Every byte but the opening brackets and the newline (:func:`bracketed_lines` drops them).
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[{\n")
+#: ``[`` read as ``{``: a step's brackets and newlines become ``{`` and ``\n`` alone.
+_ONE_BRACKET = bytes.maketrans(b"[", b"{")
 #: Bytes of a source :func:`bracketed_lines` looks at per step.
 BRACKET_CHUNK = 8 << 20
 
 
-def bracketed_lines(source: Source, more_than: int, after: int = 0) -> Iterator[tuple[int, bytes]]:
+class KeySearch:
+    """Which of some top-level JSON keys the lines past ``after`` may hold, found in the
+    bytes as :func:`bracketed_lines` walks them: each key written as itself (``"key"``), and
+    every key wherever an escape could spell one of their characters (``\\u006c`` is ``l``,
+    which a JSON parser reads as the letter). A superset of the keys a parser finds there,
+    never fewer: a key written only past the sample is found wherever it is.
+
+    The keys' quoted names are searched as few needles: ``"behavior_logprobs"`` and
+    ``"logprobs"`` both end with ``logprobs"``, one search (each hit is checked against the
+    keys it may close). Polars' reader would otherwise look each key up in every row.
+    """
+
+    def __init__(self, keys: Iterable[str], after: int) -> None:
+        self.after = after
+        self.found: set[str] = set()
+        self.quoted = {key: json.dumps(key).encode() for key in keys}
+        tails = {q[1:] for q in self.quoted.values()}
+        self.needles = sorted(t for t in tails if not any(o != t and o in t for o in tails))
+        self.width = max((len(q) for q in self.quoted.values()), default=0)
+        letters = sorted({ord(ch) for key in self.quoted for ch in key})
+        spelled = b"|".join(b"%02x" % code for code in letters if code < 0x80)
+        self.escape = re.compile(rb"(?i)\\u00(?:%s)" % spelled) if spelled else None
+
+    def feed(self, head: bytes, chunk: bytes, base: int) -> None:
+        """Search the whole lines of one step of :class:`_LineBlocks` (``head`` and ``chunk``
+        up to its last newline; line ``base + 1`` is the first): each byte of a source is
+        searched once, in the step that ends its line, and no key spans a newline."""
+        if len(self.found) == len(self.quoted):
+            return
+        end = chunk.rfind(b"\n")
+        start = 0
+        if base < self.after:  # the step begins inside the sample: its lines are skipped
+            start = -1
+            for _ in range(self.after - base):
+                start = chunk.find(b"\n", start + 1)
+                if start < 0:
+                    return
+            start += 1
+            head = b""
+        if head:
+            self._search(head, 0, len(head))
+            self._search(head[-self.width :] + chunk[: self.width], 0, None)
+        self._search(chunk, start, end)
+
+    def _search(self, piece: bytes, begin: int, end: int | None) -> None:
+        stop = len(piece) if end is None else end
+        for needle in self.needles:
+            at = piece.find(needle, begin, stop)
+            while at >= 0:
+                close = at + len(needle)
+                for key, quoted in self.quoted.items():
+                    left = close - len(quoted)
+                    if left >= 0 and piece[left:close] == quoted:
+                        self.found.add(key)
+                at = piece.find(needle, at + 1, stop)
+        escape = self.escape
+        if (
+            escape is not None
+            and piece.find(b"\\", begin, stop) >= 0
+            and escape.search(piece, begin, stop)
+        ):
+            self.found.update(self.quoted)
+
+
+def bracketed_lines(
+    source: Source, more_than: int, after: int = 0, keys: KeySearch | None = None
+) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of each line past ``after`` that holds more than ``more_than``
     opening brackets: the only lines that can nest deeper than that. Each chunk is cut to its
-    brackets and newlines by ``bytes.translate``, and the lines holding more than the limit
-    found by one regular expression over that: no Python loop per line."""
+    brackets (``[`` read as ``{``) and newlines by ``bytes.translate``; a chunk without a run
+    of more than ``more_than`` of them is passed by one search, and the lines of one that has
+    found by one regular expression: no Python loop per line. ``keys`` searches the same
+    bytes for keys past ``after`` (:class:`KeySearch`) as they pass."""
     blocks = _LineBlocks(source, BRACKET_CHUNK)
     crowded = _crowded(more_than)
+    run = b"{" * (more_than + 1)
     for head, chunk in blocks:
-        marks = head.translate(None, _NOT_BRACKETS) + chunk.translate(None, _NOT_BRACKETS)
         base = blocks.lines
+        if keys is not None:
+            keys.feed(head, chunk, base)
+        marks = head.translate(_ONE_BRACKET, _NOT_BRACKETS) + chunk.translate(
+            _ONE_BRACKET, _NOT_BRACKETS
+        )
         blocks.lines += marks.count(b"\n")
-        if len(marks) - (blocks.lines - base) <= more_than:
-            continue  # too few brackets in the whole step
+        if len(marks) - (blocks.lines - base) <= more_than or run not in marks:
+            continue  # no line of the step holds that many brackets
         many: list[int] = []  # the step's lines (from 0) past the limit
         line = start = 0
         for found in crowded.finditer(marks, 0, marks.rfind(b"\n")):  # whole lines only
