@@ -144,3 +144,18 @@ def test_every_off_grid_region_has_truths() -> None:
     regions = offgrid()
     assert len(regions) >= 12
     assert all(truths for _, truths in regions)
+
+
+#: Further out (``benchmarks/calibration.py --offgrid``'s last three regions): few tasks at a
+#: large k with most tasks at the ends, cut-off replies on most draws, a teacher run on a
+#: third of the tasks.
+WIDER = [
+    Truth("floor-and-saturated", 32, 30),
+    Truth("skewed-high", 4, 30, 0.8, cut_pass_scale=0.1),
+    Truth("skewed-low", 4, 100, teacher_gap=0.2, teacher_coverage=0.3),
+]
+
+
+def test_the_wider_probe_agrees_with_the_truth() -> None:
+    tally = _slice(WIDER, 10)
+    assert tally.firm_wrong <= 0.01 * max(tally.firm, 1), tally.wrong

@@ -54,7 +54,16 @@ def slow_interval(
     d = 1 + z * z / n_eff
     centre = (mean + z * z / (2 * n_eff)) / d
     half = z * math.sqrt(mean * (1 - mean) / n_eff + z * z / (4 * n_eff * n_eff)) / d
-    return min(max(0.0, centre - half), mean), max(min(1.0, centre + half), mean)
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    # Brown, Cai and DasGupta's modified Wilson: a count of 1 to 3 takes its Poisson bound
+    few = 4.0
+    tail = 2 * float(sps.norm.cdf(-z))
+    x, y = mean * n_eff, (1 - mean) * n_eff
+    if 0 < x <= few + 1e-9 and x < y:
+        low = min(low, float(sps.gamma.ppf(tail, x)) / n_eff)
+    if 0 < y <= few + 1e-9 and y < x:
+        high = max(high, 1 - float(sps.gamma.ppf(tail, y)) / n_eff)
+    return min(low, mean), max(high, mean)
 
 
 def slow_pass_at_1(

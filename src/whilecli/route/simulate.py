@@ -72,11 +72,22 @@ BETWEEN: dict[str, Mixture] = {
     "edge-floor": ((0.91, 0.0, None), (0.09, 1.0, 12.0)),
     "edge-saturated": ((0.91, 1.0, None), (0.09, 12.0, 1.0)),
 }
+#: Shapes further out (the wider probe): per-task rates skewed to one end, and pools made
+#: mostly of tasks that never or always pass with a few in between.
+WIDER: dict[str, Mixture] = {
+    "skewed-low": ((1.0, 0.3, 2.5),),
+    "skewed-high": ((1.0, 2.5, 0.3),),
+    "ends-and-mid": ((0.45, 0.0, None), (0.45, 1.0, None), (0.1, 2.0, 2.0)),
+    "floor-and-saturated": ((0.7, 0.0, None), (0.25, 1.0, None), (0.05, 1.0, 1.0)),
+}
 
 
 def mixture(name: str) -> Mixture:
-    """The mixture a truth names: a band of the grid or a shape between them."""
-    return MIXTURES[name] if name in MIXTURES else BETWEEN[name]
+    """The mixture a truth names: a band of the grid, a shape between them or further out."""
+    for shapes in (MIXTURES, BETWEEN):
+        if name in shapes:
+            return shapes[name]
+    return WIDER[name]
 
 
 MODEL = "org/student-8B"
@@ -826,7 +837,9 @@ def offgrid() -> list[tuple[str, list[Truth]]]:
     """Regions just outside the grid: the k it skips and unequal k per task, shapes between
     its bands, teacher gaps and coverage near their thresholds, rare cut-off passes, version
     mixes, model sizes near 7B, mixed ids, many error replies, continuous rewards with a
-    threshold, and pools just under and over the firm limit of 30 tasks."""
+    threshold, and pools just under and over the firm limit of 30 tasks; and further out, 5 to
+    30 tasks at k from 1 to 32 with skewed rates or mostly floor and saturated tasks, cut-off
+    replies on half to four fifths of the draws, and teachers run on 30% to 90% of the tasks."""
     mids = ("low", "mid", "high", "u-shaped")
     sizes = (*NEAR_FIRM, 100)
     regions: list[tuple[str, list[Truth]]] = []
@@ -876,4 +889,16 @@ def offgrid() -> list[tuple[str, list[Truth]]]:
         Truth(m, k, n, rows=True) for m in ("mid", "half-floor") for k in (2, 3, 5, 12)
         for n in (20, 35, 100)] + [Truth("mid", 0, n, k_mix=km, rows=True)
                                    for km in unequal for n in (20, 35, 100)]))  # fmt: skip
+    wide = ("low", "mid", "high", "skewed-low", "skewed-high", "ends-and-mid",
+            "floor-and-saturated")  # fmt: skip
+    regions.append(("off: few tasks, k 1-32", [Truth(m, k, n) for m in wide
+                                               for k in (1, 2, 3, 5, 16, 32)
+                                               for n in (5, 10, 20, 30)]))  # fmt: skip
+    regions.append(("off: cut-off 50-80%", [
+        Truth(m, k, n, c, cut_pass_scale=s) for c in (0.5, 0.8) for s in (0.0, 0.1, 1.0)
+        for m in ("mid", "skewed-high") for k in (1, 4) for n in (10, 30, 100)]))  # fmt: skip
+    regions.append(("off: teacher on part of the tasks", [
+        Truth(m, k, n, teacher_gap=g, teacher_coverage=c) for c in (0.3, 0.7, 0.9)
+        for g in (0.0, 0.1, 0.2) for m in ("low", "skewed-low") for k in (1, 4)
+        for n in (10, 30, 100)]))  # fmt: skip
     return regions
