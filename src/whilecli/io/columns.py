@@ -28,6 +28,7 @@ from whilecli.io.aliases import (
     VALUE_ALIASES,
     parse_field_map,
 )
+from whilecli.io.words import flag_text, grade_text
 
 #: The sampler's log-probs: the alias table's log-prob columns other than the policy's own.
 _BEHAVIOR_ALIASES = tuple(a for a in LOGPROB_ALIASES if a != "logprobs")
@@ -183,10 +184,17 @@ def _float(v: Any) -> float:
         return math.inf if v > 0 else -math.inf
 
 
-def _reward(value: Any, err: dict[str, Any]) -> float:
+def _reward(value: Any, err: dict[str, Any]) -> float | None:
+    """A reward: a number, a boolean as 1.0 / 0.0, or a grade written as text
+    (:func:`~whilecli.io.words.grade_text`; None: ungraded)."""
     if isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
         return _float(value)
-    raise InputError(f"must be a number, got {type(value).__name__} {value!r}", **err)
+    if isinstance(value, str):
+        try:
+            return grade_text(value)
+        except ValueError as bad:
+            raise InputError(str(bad), **err) from None
+    raise InputError(f"must be a number, got {_describe(value)}", **err)
 
 
 def reward_of_parts(parts: Any, err: dict[str, Any]) -> float:
@@ -272,7 +280,9 @@ def columns_from_rows(
                 continue
             where = {**cols.where(i), "field": src["reward"]}
             read = reward_of_parts if src["reward"] == REWARD_PARTS else _reward
-            rewards[i], present[i] = read(value, where), True
+            got = read(value, where)
+            if got is not None:
+                rewards[i], present[i] = got, True
         cols.rewards, cols.reward_present = rewards, present
     for name in TEXT_FIELDS:
         if name in src:
@@ -288,6 +298,11 @@ def columns_from_rows(
         trunc = np.zeros(n, dtype=bool)
         for i, row in enumerate(rows):
             found, value = dig(row, src["truncated"])
+            if found and isinstance(value, str):
+                try:
+                    value = flag_text(value)  # the readers' rule; unknown reads as not cut
+                except ValueError as bad:
+                    raise InputError(str(bad), **cols.where(i), field=src["truncated"]) from None
             if found and value is not None:
                 if not isinstance(value, (bool, np.bool_)) and (
                     not _number(value) or value not in (0, 1)

@@ -42,6 +42,15 @@ from whilecli import knobs
 from whilecli.errors import InputError, MostlyErrorReplies
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
 from whilecli.io.modelid import model_identity
+from whilecli.io.words import (
+    BLANKS,
+    FLAG_CUT,
+    FLAG_FALSE,
+    GRADE_FALSE,
+    GRADE_TRUE,
+    NO_VALUE,
+    NUMBER_TEXT,
+)
 
 #: Rounding forgiven below a pass threshold: reward ≥ threshold − 1e-9 passes.
 PASS_TOLERANCE = knobs.PASS_TOLERANCE
@@ -104,6 +113,64 @@ _WHOLE_MESSAGE = rf"^\s*{_WHOLE}{_RETRY}\s*$"
 HARNESS_ERROR = rf"(?is){_WHOLE_MESSAGE}|^\s*{_LABEL}"
 #: ... and names a failure somewhere (a whole message names its own).
 HARNESS_FAILURE = rf"(?is){_WHOLE_MESSAGE}|{_FAILURE}"
+
+
+# --- values written as text (the rule: :mod:`whilecli.io.words`) ------------------------
+
+
+def _lower(text: pl.Expr) -> pl.Expr:
+    word = text.str.strip_chars(BLANKS)
+    ascii_only = word.str.contains(r"^[\x00-\x7f]*$")
+    return pl.when(ascii_only).then(word.str.to_lowercase()).otherwise(word)
+
+
+def _refused(text: pl.Expr, bad: pl.Expr, dtype: type[pl.DataType]) -> pl.Expr:
+    """Null, or a strict cast that fails on the first ``bad`` row: the scan stops, and the
+    reader that names lines (or the row locator) says where and why."""
+    failed = pl.when(bad).then(pl.concat_str([pl.lit("?"), text])).cast(pl.Float64, strict=True)
+    return failed.cast(dtype)
+
+
+def grade_of_text(text: pl.Expr) -> pl.Expr:
+    """:func:`grade_text` over a text column (a string column, or JSON values read as text:
+    ``true`` is ``"true"``, ``1`` is ``"1"``). A text that is no grade fails the query."""
+    low = _lower(text)
+    number = low.str.contains(NUMBER_TEXT)
+    known = low.is_in(sorted(GRADE_TRUE | GRADE_FALSE | NO_VALUE)) | number
+    value = (
+        pl.when(low.is_in(sorted(GRADE_TRUE)))
+        .then(pl.lit(1.0))
+        .when(low.is_in(sorted(GRADE_FALSE)))
+        .then(pl.lit(0.0))
+        .when(number)
+        .then(low.cast(pl.Float64, strict=False))
+    )
+    return pl.coalesce(value, _refused(text, ~known.fill_null(True), pl.Float64))
+
+
+def bad_grade_text(text: pl.Expr) -> pl.Expr:
+    """True where a text column holds no grade (what :func:`grade_of_text` fails on)."""
+    low = _lower(text)
+    known = low.is_in(sorted(GRADE_TRUE | GRADE_FALSE | NO_VALUE)) | low.str.contains(NUMBER_TEXT)
+    return ~known.fill_null(True)
+
+
+def flag_of_text(text: pl.Expr) -> pl.Expr:
+    """:func:`flag_text` over a text column. A text that says nothing fails the query."""
+    low = _lower(text)
+    known = low.is_in(sorted(FLAG_CUT | FLAG_FALSE | NO_VALUE))
+    value = (
+        pl.when(low.is_in(sorted(FLAG_CUT)))
+        .then(pl.lit(True))
+        .when(low.is_in(sorted(FLAG_FALSE)))
+        .then(pl.lit(False))
+    )
+    return pl.coalesce(value, _refused(text, ~known.fill_null(True), pl.Boolean))
+
+
+def bad_flag_text(text: pl.Expr) -> pl.Expr:
+    """True where a text column holds no truncation flag (what :func:`flag_of_text` fails on)."""
+    return ~_lower(text).is_in(sorted(FLAG_CUT | FLAG_FALSE | NO_VALUE)).fill_null(True)
 
 
 def passed(reward: pl.Expr, threshold: float) -> pl.Expr:

@@ -22,8 +22,6 @@ from whilecli.io.aliases import (
     COMPLETION_ALIASES,
     CUT_REASONS,
     ERROR_ALIASES,
-    FLAG_FALSE,
-    FLAG_TRUE,
     GRADE_LIST_ALIASES,
     REASON_ALIASES,
     REWARD_PARTS,
@@ -410,14 +408,14 @@ def _reward(
     """The reward: an alias, a writer's metric, Σ score × weight, or a mapped pass/fail."""
     shape, leaves, fmt, sources, fields = ctx.shape, ctx.leaves, ctx.fmt, ctx.sources, ctx.fields
     if col is not None:
-        reward = leaves.expr(col, pl.Float64)
+        reward = leaves.grade(col, shape.kinds_at(col))
         sources["reward"], fields["reward"] = f"{col} (--map)", col
     elif fmt == "lm-eval" and (found := _lm_metric(ctx)) is not None:
         metric, origin = found
-        reward = leaves.expr(metric, pl.Float64)
+        reward = leaves.grade(metric, shape.kinds_at(metric))
         sources["reward"], fields["reward"] = f"{metric} ({origin})", metric
     elif (alias := _scalar_reward(shape, _grade_list(shape))) is not None:
-        reward = leaves.expr(alias, pl.Float64)
+        reward = leaves.grade(alias, shape.kinds_at(alias))
         sources["reward"], fields["reward"] = alias, alias
     elif (names := _reward_parts(shape)) is not None:
         # a null part adds nothing; a row without the dict has no reward (refused as missing)
@@ -674,19 +672,11 @@ def _truncation(
 
 
 def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
-    """A truncation flag: true/false and 0/1 as they are; written as text (``"true"``,
-    ``"False"``, ``"1"``, a cut-off reason such as ``"length"``), its words in any case, and
-    unknown (null) where the text is none of them."""
-    if "string" not in shape.kinds_at(alias):
-        return leaves.expr(alias, pl.Boolean)
-    word = leaves.expr(alias, pl.String).str.strip_chars().str.to_lowercase()
-    return (
-        pl.when(word.is_in(sorted(FLAG_TRUE | CUT_REASONS)))
-        .then(pl.lit(True))
-        .when(word.is_in(sorted(FLAG_FALSE)))
-        .then(pl.lit(False))
-        .otherwise(pl.lit(None, dtype=pl.Boolean))
-    )
+    """A truncation flag: true/false and 0/1 as they are; written as text, what
+    :func:`whilecli.io.words.flag_text` says (``"true"``, ``"False"``, ``"1"``, a cut-off
+    reason such as ``"length"``: any case; ``"n/a"``: unknown; ``"maybe"``: refused at its
+    row), the same rule for every command."""
+    return leaves.flag(alias, shape.kinds_at(alias))
 
 
 def _version_alias(shape: Shape) -> str | None:

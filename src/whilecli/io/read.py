@@ -45,7 +45,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
-from whilecli.io import facts
+from whilecli.io import facts, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
@@ -1287,7 +1287,12 @@ def _read_frame(
     located_rows = _narrow(
         lf.with_row_index(AT, offset=1 if whole else 0), plan, judge, False, run.at
     )
-    scanned = _scan(located_rows, run, plan)
+    try:
+        scanned = _scan(located_rows, run, plan)
+    except POLARS_FAILURES:
+        if not whole:
+            _refuse_words(lf, leaves, source)
+        raise
     if whole and (scanned.stats["bad"] or _json_ids(located_rows)):
         raise _NotWhole
     if scanned.stats["bad"]:
@@ -1302,6 +1307,25 @@ def _read_frame(
     part = _part_of(source, plan, frame, scanned, shape, hint, lf)
     part.located, part.absent = located_rows, absent
     return part
+
+
+def _refuse_words(lf: pl.LazyFrame, leaves: Leaves, source: Source) -> None:
+    """Name the first row of a Parquet file whose grade or flag is text that says nothing
+    (``"maybe"``): the scan failed on it (:meth:`~whilecli.io.shape.Leaves.grade`)."""
+    for dotted, bad in leaves.bad_words():
+        top = dotted.split(".")[0]
+        found = (
+            lf.with_row_index(POS).filter(bad).select(pl.col(POS), pl.col(top)).head(1).collect()
+        )
+        if found.height:
+            row, value = found.row(0)
+            for key in dotted.split(".")[1:]:
+                value = value.get(key) if isinstance(value, dict) else None
+            kind = leaves.words[tuple(dotted.split("."))]
+            try:
+                (words.grade_text if kind == "grade" else words.flag_text)(str(value))
+            except ValueError as err:
+                raise InputError(str(err), file=source.name, row=int(row), field=dotted) from None
 
 
 #: A column no file carries: an optional field the rows lack is read from it, as null.

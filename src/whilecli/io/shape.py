@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Union
 import polars as pl
 
 from whilecli import jsonout
+from whilecli.io import facts, words
 
 if TYPE_CHECKING:
     from polars.datatypes.classes import DataTypeClass
@@ -245,6 +246,49 @@ class Leaves:
     def __init__(self, schema: pl.Schema | None = None) -> None:
         self.schema = schema
         self.paths: dict[tuple[str, ...], DType] = {}
+        #: Leaves whose text means what its words say: path → ``"grade"`` or ``"flag"``
+        #: (:mod:`whilecli.io.facts`, values written as text).
+        self.words: dict[tuple[str, ...], str] = {}
+
+    def grade(self, dotted: str, kinds: set[str]) -> pl.Expr:
+        """A grade at ``dotted``: a number (a boolean as 1.0 / 0.0), or text read by
+        :func:`~whilecli.io.words.grade_text` (``kinds``: what the rows hold there)."""
+        return self._worded(dotted, kinds, "grade", pl.Float64, facts.grade_of_text)
+
+    def flag(self, dotted: str, kinds: set[str]) -> pl.Expr:
+        """A truncation flag at ``dotted``: true/false, 0/1, or text read by
+        :func:`~whilecli.io.words.flag_text` (unknown, null, where it says so)."""
+        return self._worded(dotted, kinds, "flag", pl.Boolean, facts.flag_of_text)
+
+    def _worded(
+        self, dotted: str, kinds: set[str], kind: str, dtype: DType, of_text: Any
+    ) -> pl.Expr:
+        path = split_path(dotted)
+        if any(is_index(step) for step in path):
+            return self.expr(dotted, dtype)
+        self.words[path] = kind
+        if self.schema is None:
+            if "string" in kinds:
+                return of_text(self.expr(dotted, pl.String))
+            return self.expr(dotted, dtype)
+        found = _dtype_at(self.schema, path)
+        if found is not None and found in (pl.String, pl.Categorical, pl.Enum):
+            self.paths[path] = pl.String
+            return of_text(_chain(path).cast(pl.String))
+        return self.expr(dotted, dtype)
+
+    def bad_words(self) -> list[tuple[str, pl.Expr]]:
+        """Per text leaf of a Parquet file, its dotted path and the rows whose text says
+        nothing (the rows :meth:`grade` and :meth:`flag` fail the query on)."""
+        out: list[tuple[str, pl.Expr]] = []
+        if self.schema is None:
+            return out
+        for path, kind in self.words.items():
+            if _dtype_at(self.schema, path) in (pl.String, pl.Categorical, pl.Enum):
+                text = _chain(path).cast(pl.String)
+                bad = facts.bad_grade_text(text) if kind == "grade" else facts.bad_flag_text(text)
+                out.append((".".join(path), bad))
+        return out
 
     def expr(self, dotted: str, dtype: DType) -> pl.Expr:
         """The value at ``dotted`` read as ``dtype`` (null where the row lacks it)."""
@@ -314,8 +358,38 @@ class Leaves:
         return {k: _to_dtype(v) for k, v in tree.items()}
 
     def coerce_row(self, row: dict[str, Any], schema: Mapping[str, DType]) -> dict[str, Any]:
-        """One parsed JSON row reduced to ``schema`` (raises ``ValueError(path)`` on a bad value)."""
+        """One parsed JSON row reduced to ``schema`` (raises ``ValueError(path)`` on a bad value);
+        a grade or a flag written as text is read by its words first."""
+        for path, kind in self.words.items():
+            row = _read_words(row, path, kind)
         return {k: _coerce(row.get(k), dtype, k) for k, dtype in schema.items()}
+
+
+def _read_words(row: dict[str, Any], path: tuple[str, ...], kind: str) -> dict[str, Any]:
+    """``row`` with the value at ``path`` read as a grade or a flag (text by its words, a
+    number or boolean checked), copied along the path; a value that is neither is refused."""
+    node: Any = row
+    for key in path[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or node.get(path[-1]) is None:
+        return row
+    value = node[path[-1]]
+    dotted = ".".join(path)
+    if isinstance(value, str):
+        try:
+            read: Any = words.grade_text(value) if kind == "grade" else words.flag_text(value)
+        except ValueError as err:
+            raise BadValue(dotted, str(err)) from None
+    else:
+        read = _coerce(value, pl.Float64 if kind == "grade" else pl.Boolean, dotted)
+    if read == value and type(read) is type(value):
+        return row
+
+    def put(node: dict[str, Any], rest: tuple[str, ...]) -> dict[str, Any]:
+        inner = read if len(rest) == 1 else put(node[rest[0]], rest[1:])
+        return {**node, rest[0]: inner}
+
+    return put(row, path)
 
 
 def _to_dtype(node: Any) -> DType:
