@@ -538,16 +538,16 @@ def draws_found(table: pl.DataFrame) -> tuple[int, int]:
     return int(out[0] or 0), int(out[1] or 0)
 
 
-def per_row_ids(table: pl.DataFrame) -> bool:
-    """Every id one row while prompts repeat: the ids are per row, not per task."""
+def per_row_ids(table: pl.DataFrame) -> pl.Series | None:
+    """The task ids that are one per row while their prompt repeats: ids of one row each
+    whose prompt key another such id carries too (a per-row uuid on the rollouts of those
+    prompts). Their rows are keyed by the prompt; ids shared by a task's rows elsewhere in
+    the file stay as they are. None: no such id."""
     if "p_lo" not in table.columns or table.height < 2:
-        return False
-    found = table.select(
-        pl.col("n_all").max().alias("most"),
-        pl.col("p_lo").drop_nulls().n_unique().alias("prompts"),
-        pl.col("p_lo").count().alias("with_prompt"),
-    ).row(0)
-    return found[0] == 1 and found[1] < found[2]
+        return None
+    singles = table.filter((pl.col("n_all") == 1) & pl.col("p_lo").is_not_null())
+    ids = singles.filter(pl.len().over("p_lo") >= 2).get_column("task_id")
+    return ids if ids.len() else None
 
 
 def conflicting_id(table: pl.DataFrame) -> str | None:

@@ -399,6 +399,7 @@ class _Pass:
     missing: str = "skip"  # --missing: ungraded rows left out (skip) or failed (fail)
     explicit: bool = False  # the pass threshold was given
     rekey: bool = False  # key tasks by the prompt (the id column is one per row)
+    rekey_ids: pl.Series | None = None  # ... on these ids' rows only (None: every row)
     digest: bool = False  # compute the rows' digest (other files may hold the same rows)
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
     keep: Keep | None = None  # what the consumer keeps row for row (:class:`Keep`)
@@ -847,8 +848,11 @@ def _read_source(
             return part
         table = part.task_table
         set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
-        if table is not None and set_aside is not None and facts.per_row_ids(table):
-            run.rekey = True  # the ids are per row: read again with tasks keyed by the prompt
+        per_row = None if table is None or set_aside is None else facts.per_row_ids(table)
+        if table is not None and per_row is not None:
+            # ids one per row while prompts repeat: read again, those rows keyed by the prompt
+            run.rekey = True
+            run.rekey_ids = None if per_row.len() == table.height else per_row
             part = read(source, mapping, forced, run)
             assert part is not None
     except InputError as err:  # a converted document's field, named as the file names it
@@ -864,10 +868,21 @@ def _rekey(plan: Plan, run: _Pass) -> None:
     """Tasks keyed by the prompt where the id column was found to be one per row."""
     if run.rekey and plan.by_prompt is not None:
         expr, column = plan.by_prompt
-        plan.task_id = expr
-        plan.sources["task_id"] = f"hash of prompt text ({column} is one per row)"
+        if run.rekey_ids is None:  # every id
+            plan.task_id = expr
+            plan.sources["task_id"] = f"hash of prompt text ({column} is one per row)"
+            plan.notes.append(
+                f"{column} holds one id per row while prompts repeat: tasks are keyed by the prompt"
+            )
+            return
+        ids = run.rekey_ids
+        plan.task_id = pl.when(plan.task_id.is_in(ids.implode())).then(expr).otherwise(plan.task_id)
+        plan.sources["task_id"] = (
+            f"{plan.sources['task_id']}; a hash of prompt text where {column} is one per row"
+        )
         plan.notes.append(
-            f"{column} holds one id per row while prompts repeat: tasks are keyed by the prompt"
+            f"{column} holds one id per row on {ids.len()} rows whose prompts repeat: those"
+            " rows are keyed by the prompt, the other tasks by their id"
         )
 
 
