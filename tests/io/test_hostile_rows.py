@@ -1,0 +1,139 @@
+"""A hostile row corpus: every reader gives the same answer, or the same one-line refusal.
+
+Generated JSON Lines files hold odd values where the grade and the task id go (NaN, the
+infinities, -0.0, 1e308 and past it, integers past the float range, booleans, nested lists
+and objects, text, null, empty and very long ids) in odd encodings (a UTF-8 byte order mark,
+UTF-16, CRLF line ends, blank lines, a line of trailing garbage, bytes that are not UTF-8).
+The readers of ``route``/``check``, ``diff``/``size``, ``ada`` and ``update`` must all read
+the same tasks and passes, or all refuse (``update`` trains on rewards as numbers, so a pool
+whose rewards leave [0, 1], which the others refuse for want of a pass rule, is its to read) with an :class:`InputError` of one line that names
+the file (and, where one row is to blame, its line); never another exception.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from whilecli.commands.diff import read_tasks
+from whilecli.errors import InputError
+from whilecli.io.batch import read_batch
+from whilecli.io.read import read_rows
+from whilecli.io.table import read_table
+from whilecli.route.pool import Counts, summarize
+
+#: Grades as JSON text: ordinary ones and hostile ones.
+REWARDS = (
+    *("1", "0", "1.0", "0.0", "true", "false", '"1"', '"fail"', "null"),
+    *("NaN", "Infinity", "-Infinity", "-0.0", "1e308", "1e400", "-1e400"),
+    *("123456789012345678901234567890", "[1]", '{"x": 1}', '"maybe"', '"N/A"', "2", "0.5"),
+)
+#: Task ids as JSON text (absent: no key).
+IDS = (
+    *('"a"', '"b"', "7", "7.0", '"\\u00e9"', '""', "null", '"none"', "[1]", '{"k": 1}'),
+    *('"' + "x" * 5000 + '"', "absent"),
+)
+ENCODINGS = ("utf-8", "bom", "utf-16", "crlf")
+#: Grades that leave a row ungraded.
+UNGRADED = ("null", "NaN", '"N/A"')
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> tuple[bytes, str]:
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 8))):
+        task = draw(st.sampled_from(IDS))
+        reward = draw(st.sampled_from(REWARDS))
+        if task in ("absent", "null", '"none"') and reward in UNGRADED:
+            # an ungraded row without an id: route refuses the id, update leaves the row
+            # out unseen (its reader keeps id-less rows for the methods that need no task)
+            reward = "1"
+        pad = draw(st.sampled_from(["", " ", "\t"]))
+        key = "" if task == "absent" else f'"task_id":{pad}{task}, '
+        lines.append("{" + key + f'"reward": {reward}' + "}")
+        if draw(st.integers(0, 9)) == 0:
+            lines.append("")  # a blank line
+    if draw(st.integers(0, 9)) == 0:
+        lines.append(draw(st.sampled_from(["garbage", "{", '{"task_id": "a"} x', "[]"])))
+    encoding = draw(st.sampled_from(ENCODINGS))
+    end = "\r\n" if encoding == "crlf" else "\n"
+    text = end.join(lines) + end
+    if encoding == "utf-16":
+        data = text.encode("utf-16")
+    else:
+        data = (b"\xef\xbb\xbf" if encoding == "bom" else b"") + text.encode("utf-8")
+    if draw(st.integers(0, 14)) == 0:
+        data += b'{"task_id": "\xe9", "reward": 1}\n'  # Latin-1, not UTF-8
+    return data, encoding
+
+
+def _tasks(frame: Any) -> list[tuple[str, int, int]]:
+    return sorted(
+        (str(r["task_id"]), int(r["n"]), int(r["passes"])) for r in frame.iter_rows(named=True)
+    )
+
+
+def _grouped(ids: list[Any], passes: list[bool]) -> list[tuple[str, int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for task, passed in zip(ids, passes, strict=True):
+        n, p = out.get(str(task), (0, 0))
+        out[str(task)] = (n + 1, p + bool(passed))
+    return sorted((k, n, p) for k, (n, p) in out.items())
+
+
+def _readings(path: Path) -> dict[str, Any]:
+    """Per reader, the tasks it read, or its refusal (never another exception)."""
+
+    def route() -> Any:
+        return _tasks(summarize(read_rows([str(path)], aggregate=Counts())).tasks)
+
+    def diff() -> Any:
+        return _tasks(read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None))
+
+    def ada() -> Any:
+        table = read_table([str(path)]).canonical
+        return _grouped(table["task_id"].to_list(), table["passed"].to_list())
+
+    def update() -> Any:
+        cols = read_batch(path)
+        assert cols.rewards is not None
+        if cols.task_ids is None or None in cols.task_ids:  # what grouped methods refuse
+            raise InputError("no task id: a grouped method refuses the batch", file=str(path))
+        return _grouped(cols.task_ids, [r >= 1.0 - 1e-9 for r in cols.rewards])
+
+    out: dict[str, Any] = {}
+    for name, read in (("route", route), ("diff", diff), ("ada", ada), ("update", update)):
+        try:
+            out[name] = read()
+        except InputError as err:
+            message = str(err)
+            assert "\n" not in message and path.name in message, (name, message)
+            out[name] = ("refused", message)
+    return out
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(corpus=corpora())
+def test_every_reader_agrees_on_a_hostile_corpus(
+    tmp_path_factory: Any, corpus: tuple[bytes, str]
+) -> None:
+    data, _ = corpus
+    path = tmp_path_factory.mktemp("hostile") / "rows.jsonl"
+    path.write_bytes(data)
+    got = _readings(path)
+    route = got["route"]
+    if isinstance(route, tuple) and "pass/fail is not defined" in route[1]:
+        # rewards past [0, 1] or partial credit: no pass rule, but update trains on numbers
+        got.pop("update")
+    refused = {name for name, value in got.items() if isinstance(value, tuple)}
+    assert refused in (set(), set(got)), got
+    if not refused:
+        first = got["route"]
+        assert all(value == first for value in got.values()), got
