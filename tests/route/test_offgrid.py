@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from whilecli.route.decide import Evidence
+from whilecli.route.decide import Evidence, _provisional
+from whilecli.route.model import Rate
 from whilecli.route.options import RouteOptions
 from whilecli.route.simulate import (
     NEAR_7B,
@@ -116,6 +117,62 @@ def test_the_truth_of_a_teacher_counts_its_coverage_and_the_lead_at_its_threshol
     assert truth_verdict(half, options).method == "opd"
     short = Truth("mid", 4, 100, teacher_gap=0.2, teacher_coverage=0.45)
     assert truth_verdict(short, options).method == "grpo"
+
+
+def test_a_lead_too_close_to_call_takes_either_answer() -> None:
+    options = RouteOptions()
+    # within effect_margin of the 0.05 lead: the other side's answer is right too
+    assert truth_verdict(Truth("mid", 4, 100, teacher_gap=0.05), options).also == {"grpo"}
+    assert truth_verdict(Truth("mid", 4, 100, teacher_gap=0.04), options).also == {"opd"}
+    assert not truth_verdict(Truth("mid", 4, 100, teacher_gap=0.1), options).also
+    assert not truth_verdict(Truth("mid", 4, 100, teacher_gap=0.0), options).also
+    # k = 1: the same method either side, so OPD beside it is not required
+    near = truth_verdict(Truth("low", 1, 100, teacher_gap=0.05), options)
+    assert near.method == "flash_reinforce" and not near.requires
+    far = truth_verdict(Truth("low", 1, 100, teacher_gap=0.2), options)
+    assert far.requires == {"opd"}
+
+
+def _lead(value: float, half: float, tasks: int = 400) -> Evidence:
+    rate = Rate(
+        value, value - half, value + half, tasks, 4 * tasks, "clustered", unit="paired tasks"
+    )
+    options = RouteOptions()
+    return Evidence(
+        4, "a teacher", tasks, rate, "paired difference", options.effect,
+        margin=options.effect_margin,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("value", "half", "firm"),
+    [
+        (0.10, 0.03, False),  # one-sided bound 0.064: past 0.05, not past the zone's 0.07
+        (0.12, 0.03, True),  # 0.084: past the zone
+        (0.06, 0.005, False),  # a narrow interval inside the zone stays too close to call
+    ],
+)
+def test_a_teacher_clears_firmly_only_past_the_zone(value: float, half: float, firm: bool) -> None:
+    assert _provisional([_lead(value, half)], RouteOptions())[0] is not firm
+
+
+@pytest.mark.parametrize(
+    ("value", "half", "firm"),
+    [
+        (0.00, 0.03, False),  # one-sided bound 0.036: under 0.05, not under the zone's 0.03
+        (-0.02, 0.03, True),  # 0.016: under the zone
+        (0.04, 0.005, False),
+    ],
+)
+def test_a_teacher_fails_firmly_only_short_of_the_zone(
+    value: float, half: float, firm: bool
+) -> None:
+    ev = _lead(value, half)
+    below = Evidence(
+        ev.check, ev.what, ev.tasks, ev.interval, ev.label, ev.threshold, True,
+        below=True, margin=ev.margin,
+    )  # fmt: skip
+    assert _provisional([below], RouteOptions())[0] is not firm
 
 
 def test_the_truth_of_rare_cut_off_passes_and_unseen_splits() -> None:

@@ -308,6 +308,7 @@ class Evidence:
     per_task: float = 1.0  # evidence units per task (split tasks: the split share)
     unit: str = "tasks"  # what ``tasks`` counts (``truncated rows`` for check 1)
     short: str | None = None  # why the evidence is too little, where no count or width says
+    margin: float = 0.0  # a zone past the threshold too close to call (the teacher's lead)
 
 
 def _width(rate: Rate | None) -> float | None:
@@ -433,7 +434,17 @@ def _evidence(
         paired = t.get("paired_difference")
         rate = paired if isinstance(paired, Rate) else None
         what = f"a teacher on {checks._plural(shared, 'shared task')}"
-        out.append(Evidence(4, what, shared, rate, "paired difference", options.effect))
+        out.append(
+            Evidence(
+                4,
+                what,
+                shared,
+                rate,
+                "paired difference",
+                options.effect,
+                margin=options.effect_margin,
+            )
+        )
     elif route != "fix-reward" and found["teacher"].status is Status.FAIL:
         # the teacher was asked and did not clear on its lead alone: firm only when its
         # paired lead is measured short of the threshold (a lead past it whose two intervals
@@ -445,7 +456,15 @@ def _evidence(
             what = f"a teacher that does not clear on {checks._plural(shared, 'shared task')}"
             out.append(
                 Evidence(
-                    4, what, shared, paired, "paired difference", options.effect, True, below=True
+                    4,
+                    what,
+                    shared,
+                    paired,
+                    "paired difference",
+                    options.effect,
+                    True,
+                    below=True,
+                    margin=options.effect_margin,
                 )
             )
     return out
@@ -496,11 +515,16 @@ def _provisional(
             and (low is None or high is None or low < ev.threshold - stats.TOL <= high)
         )
         if ev.below and ev.threshold is not None and ev.interval is not None:
-            crosses = high is None or high >= ev.threshold - stats.TOL
+            crosses = high is None or high >= ev.threshold - ev.margin - stats.TOL
+        elif ev.margin and ev.threshold is not None and ev.interval is not None:
+            crosses = low is None or low < ev.threshold + ev.margin - stats.TOL
         widened = ev.interval is not None and (low, high) != (ev.interval.low, ev.interval.high)
         bound = f" (widened to a {options.firm_error:g} one-sided error)" if widened else ""
+        near = f" by {ev.margin:g}" if ev.margin else ""
         if crosses and ev.below:
-            thin.append(f"its {ev.label} interval{bound} is not below {ev.threshold:g}")
+            thin.append(f"its {ev.label} interval{bound} is not below {ev.threshold:g}{near}")
+        elif crosses and ev.margin:
+            thin.append(f"its {ev.label} interval{bound} is not past {ev.threshold:g}{near}")
         elif crosses:
             thin.append(f"its {ev.label} interval{bound} crosses {ev.threshold:g}")
         if crosses and ev.firm_tasks is None:  # a known count (unseen split) stands as is
@@ -545,6 +569,7 @@ def _tasks_to_clear(ev: Evidence, low: float | None, high: float | None) -> int 
     rate, threshold = ev.interval, ev.threshold
     if rate is None or rate.value is None or threshold is None or low is None or high is None:
         return f"its {ev.label} has no interval"
+    threshold += -ev.margin if ev.below else ev.margin  # the edge of the zone it must pass
     gap = rate.value - threshold
     at = f"{rate.value:+.2f}" if rate.signed else f"{rate.value:.2f}"
     if abs(gap) <= stats.TOL:

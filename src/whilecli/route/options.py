@@ -135,6 +135,15 @@ class RouteOptions:
     effect: float = 0.05
     """The smallest gain worth proving: the teacher's pass@1 lead and the held-out size."""
 
+    effect_margin: float = 0.02
+    """How near ``effect`` a teacher's lead is too close to call: a firm verdict on the
+    teacher needs the lead's one-sided bound past ``effect ± effect_margin``, and the
+    calibration's truth takes either answer for a true lead inside that zone (as
+    ``unseen_split`` for the split share). At the threshold itself a one-sided 1% rule is
+    wrong in up to 1% of draws, and nearly every firm verdict there is one of them: 7 of 8
+    firm-and-wrong teacher verdicts of ``benchmarks/calibration.py --offgrid --region
+    "teacher gap"`` had a true lead of exactly 0.05. Range [0, ``effect``)."""
+
     min_split_tasks: int = 32
     """Fewest split tasks (a pass and a fail) for a grouped update and for DPO's pairs."""
 
@@ -209,6 +218,8 @@ class RouteOptions:
             raise UsageError(f"band must satisfy 0 <= low <= high <= 1, got {self.band}")
         if not 0 < self.effect <= 1:
             raise UsageError(f"effect must lie in (0, 1], got {self.effect}")
+        if not 0 <= self.effect_margin < self.effect:
+            raise UsageError(f"effect_margin must lie in [0, effect), got {self.effect_margin}")
         if not 0 < self.firm_error < 0.5:
             raise UsageError(f"firm_error must lie in (0, 0.5), got {self.firm_error}")
         if not 0 < self.unseen_split < 1:

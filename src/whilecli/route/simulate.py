@@ -333,7 +333,8 @@ class Verdict:
     #: no finite pool sees past (the defaults of :class:`RouteOptions`, whatever options are
     #: under test): a split share under ``unseen_split`` (floor or saturated also right),
     #: cut-off replies passing under ``cut_pass_ratio`` as often as the others (the route
-    #: without the block also right).
+    #: without the block also right), a teacher's lead within ``effect_margin`` of ``effect``
+    #: (the answer on its other side also right).
     also: frozenset[str | None] = frozenset()
 
 
@@ -352,7 +353,9 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
         gap = population(truth, teacher=True).mean - student.mean
     policy = "other" if truth.other_model else ("stale" if truth.stale_share > 0 else "on")
 
-    def table(blocked: bool, band: Shares) -> tuple[str, str | None, list[str]]:
+    def table(
+        blocked: bool, band: Shares, lead: float | None = gap
+    ) -> tuple[str, str | None, list[str]]:
         return population_route(
             options,
             blocked=blocked,
@@ -361,7 +364,7 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
             saturated_share=band.at_k,
             split_share=band.split,
             pass_at_1=student.mean,
-            teacher_gap=gap,
+            teacher_gap=lead,
             teacher_coverage=_teacher_tasks(truth) / truth.tasks,
             policy=policy,
             size_b=truth.true_size_b,
@@ -370,20 +373,36 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
     # a cut-off reply can pass: some are cut off, and some of those would pass
     blocked = truth.scale > 0 and truth.cut_share > 0 and _mixture_mean(mixture(truth.mixture)) > 0
     route, method, plan = table(blocked, shares)
+    requires = _requires(route, plan)
     also: set[str | None] = set()
     resolution = RouteOptions()
     if blocked and truth.scale < resolution.cut_pass_ratio - 1e-12:
         also.add(table(False, shares)[1])
+    if gap is not None and abs(gap - resolution.effect) < resolution.effect_margin:
+        # a lead too close to ``effect`` to call: the answer on its other side is right too,
+        # and what only one side's plan carries (OPD beside k = 1) is not required
+        zone = resolution.effect_margin
+        other = resolution.effect + (zone if gap < resolution.effect else -zone)
+        route_b, method_b, plan_b = table(blocked, shares, other)
+        also.add(method_b)
+        if method_b == method:
+            requires &= _requires(route_b, plan_b)
     if truth.grouped and 0 < shares.split < resolution.unseen_split:
         floor = shares.at_zero >= shares.at_k
         unseen = Shares(float(floor), float(not floor), 0.0, 0.0)
         also.add(table(blocked, unseen)[1])
+    return Verdict(method, frozenset(requires), route, also=frozenset(also - {method}))
+
+
+def _requires(route: str, plan: list[str]) -> set[str]:
+    """What a verdict's plan must carry beside its method: Async for rows an older copy
+    wrote, OPD beside the single-rollout family for a teacher that clears."""
     requires = set()
     if "async" in plan:
         requires.add("async")
     if route == "single-rollout" and "opd" in plan:
         requires.add("opd")
-    return Verdict(method, frozenset(requires), route, also=frozenset(also - {method}))
+    return requires
 
 
 # --- drawing pools -----------------------------------------------------------------------
