@@ -19,11 +19,11 @@ step's ``stop_reason`` is ``length``. The model is ``model_name`` in the run's `
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
 
@@ -58,7 +58,7 @@ def _config_model(path: Path | None) -> str | None:
     for folder in list(path.parents)[:3]:
         config = folder / "config.json"
         try:
-            doc = json.loads(config.read_text("utf-8"))
+            doc = jsonout.parse(config.read_bytes())
         except (OSError, ValueError):
             continue
         model = as_dict(doc).get("model_name")
