@@ -3,7 +3,8 @@
 A generated pool mixes tasks whose k rollouts share one id, tasks whose rollouts each carry
 their own id (a uuid per row) under one prompt, and single rows. Every reader (``route``,
 ``diff``/``size``, ``ada``, ``update``) must group the shared ids by id, the per-row ids by
-their prompt, and leave the single rows alone, in JSON Lines and Parquet alike.
+their prompt, and leave the single rows alone (those with no prompt too: a missing prompt is
+no prompt two rows share), in JSON Lines and Parquet alike.
 """
 
 from __future__ import annotations
@@ -27,15 +28,17 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]
     """Rows, and each true task's (rows, passes)."""
     rows: list[dict[str, Any]] = []
     truth: list[tuple[int, int]] = []
-    kinds = draw(st.lists(st.sampled_from(["shared", "per-row", "single"]), min_size=2, max_size=8))
+    kind = st.sampled_from(["shared", "per-row", "single", "no-prompt"])
+    kinds = draw(st.lists(kind, min_size=2, max_size=8))
     if "per-row" not in kinds:
         kinds.append("per-row")
     for t, kind in enumerate(kinds):
-        k = 1 if kind == "single" else draw(st.integers(2, 5))
+        k = 1 if kind in ("single", "no-prompt") else draw(st.integers(2, 5))
         passes = [draw(st.booleans()) for _ in range(k)]
         for i, passed in enumerate(passes):
             task = f"task-{t}" if kind == "shared" else f"{t:04d}-{i:04d}-uuid"
-            rows.append({"task_id": task, "prompt": f"question {t}", "reward": float(passed)})
+            prompt = None if kind == "no-prompt" else f"question {t}"
+            rows.append({"task_id": task, "prompt": prompt, "reward": float(passed)})
         truth.append((k, sum(passes)))
     order = draw(st.permutations(range(len(rows))))
     return [rows[i] for i in order], sorted(truth)

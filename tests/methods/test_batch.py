@@ -98,7 +98,7 @@ def test_rows_without_optional_lists_default_per_row() -> None:
         ({"reward": 1.0, "logprobs": [-0.1], "action_mask": ["0"]}, "action_mask", "number"),
         ({"reward": 1.0, "logprobs": [-0.1], "action_mask": [2]}, "action_mask", "0/1"),
         ({"reward": math.inf, "logprobs": [-0.1]}, "reward", "finite"),
-        ({"reward": "1.0", "logprobs": [-0.1]}, "reward", "number"),
+        ({"reward": "maybe", "logprobs": [-0.1]}, "reward", "not a grade"),
         ({"reward": 1.0, "logprobs": [0.2]}, "logprobs", "log p"),
         (
             {"reward": 1.0, "logprobs": [-0.1], "behavior_logprobs": [math.nan]},

@@ -252,9 +252,9 @@ def build_plan(
     if prompt_alias is not None and "hash" not in sources.get("task_id", ""):
         prompt = _hashed(leaves.text(prompt_alias), prompt_only=prompt_alias == "messages")
         # the messages hold the reply too: only the python hash keeps the turns before it
-        prompt_key = (prompt if prompt_alias == "messages" else leaves.text(prompt_alias)).hash(
-            seed=0
-        )
+        # a row with no prompt has no key (polars hashes a null to a number like any other)
+        text = prompt if prompt_alias == "messages" else leaves.text(prompt_alias)
+        prompt_key = pl.when(text.is_not_null()).then(text.hash(seed=0))
         if "task_id" not in mapping and fields.get("task_id") is not None:
             by_prompt = (prompt, fields["task_id"])
     completion_text = None if completion is None else leaves.text(completion)
