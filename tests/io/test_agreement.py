@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from read_helpers import every_reader
 from whilecli.cli import app
 from whilecli.commands.diff import read_tasks
 from whilecli.errors import InputError
@@ -290,24 +291,14 @@ def test_every_command_reads_the_same_rows(tmp_path_factory: Any, dump: dict[str
     repeat = dump["repeat"]
     if repeat is not None and repeat[2] == "other":  # refused at its line, naming the key
         at, key, _ = repeat
-        for read in (
-            lambda: read_rows([str(path)]),
-            lambda: read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None),
-            lambda: read_table([str(path)]),
-            lambda: read_batch(path),
-        ):
+        for read in every_reader(path):
             with pytest.raises(InputError) as err:
                 read()
             assert f":{at + 1}: field '{key}': written twice" in str(err.value), str(err.value)
         return
     if dump["refused"]:
         refusals = []
-        for read in (
-            lambda: read_rows([str(path)]),
-            lambda: read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None),
-            lambda: read_table([str(path)]),
-            lambda: read_batch(path),
-        ):
+        for read in every_reader(path):
             with pytest.raises(InputError) as err:
                 read()
             refusals.append(str(err.value))

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from read_helpers import every_reader
 from whilecli.commands.diff import read_tasks
 from whilecli.errors import InputError
 from whilecli.io.batch import read_batch
@@ -198,12 +199,7 @@ def test_a_text_that_is_no_grade_is_refused_at_its_row_by_every_reader(
         "csv": f":{at + 2}: field 'reward'",
         "parquet": f"row {at}: field 'reward'",
     }[fmt]
-    for read in (
-        lambda: read_rows([str(path)]),
-        lambda: read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None),
-        lambda: read_table([str(path)]),
-        lambda: read_batch(path),
-    ):
+    for read in every_reader(path):
         with pytest.raises(InputError) as err:
             read()
         message = str(err.value)

@@ -1,8 +1,10 @@
-"""Helpers the reading tests share: write rows as JSON Lines, read a file to its frame."""
+"""Helpers the reading tests share: write rows as JSON Lines, read a file to its frame, and
+the readers of every command, to hold them to one answer."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +26,18 @@ def frame_of(path: Path | str, **kwargs: Any) -> tuple[pl.DataFrame, Any]:
     frame = rows.frame.collect()
     assert frame.schema == pl.Schema(CANONICAL_SCHEMA)
     return frame, rows
+
+
+def every_reader(path: Path | str) -> tuple[Callable[[], Any], ...]:
+    """The reading each command does of ``path``: route/check (``read_rows``), diff/size
+    (``read_tasks``), ada and the row methods (``read_table``) and update (``read_batch``)."""
+    from whilecli.commands.diff import read_tasks
+    from whilecli.io.batch import read_batch
+    from whilecli.io.table import read_table
+
+    return (
+        lambda: read_rows([str(path)]),
+        lambda: read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None),
+        lambda: read_table([str(path)]),
+        lambda: read_batch(Path(path)),
+    )
