@@ -26,7 +26,6 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
@@ -185,11 +184,10 @@ def run_model(run_dir: Path | None) -> tuple[str, str] | None:
         files = sorted(folder.glob("*.json"), key=lambda p: (p.stem != "orchestrator", p.name))
     except OSError:
         return None
+    from whilecli.io.sources import read_json_file
+
     for cfg in files:
-        try:
-            doc = jsonout.parse(cfg.read_bytes())
-        except (OSError, ValueError):
-            continue
+        doc = read_json_file(cfg)
         model = as_dict(doc).get("model")
         if isinstance(model, str):
             return model, f"configs/{cfg.name}: model"

@@ -23,7 +23,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from whilecli import jsonout
 from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
 
@@ -53,15 +52,12 @@ def is_summary(first: dict[str, Any]) -> bool:
 
 def _config_model(path: Path | None) -> str | None:
     """``model_name`` of the run's ``config.json`` (the log path, a folder or two up)."""
+    from whilecli.io.sources import read_json_file
+
     if path is None:
         return None
     for folder in list(path.parents)[:3]:
-        config = folder / "config.json"
-        try:
-            doc = jsonout.parse(config.read_bytes())
-        except (OSError, ValueError):
-            continue
-        model = as_dict(doc).get("model_name")
+        model = as_dict(read_json_file(folder / "config.json")).get("model_name")
         if isinstance(model, str):
             return model
     return None
