@@ -931,9 +931,11 @@ def test_the_priors_moment_matches_the_product(a: float, b: float, k: int, produ
 def test_pass_k_cost_does_not_grow_with_rollouts(tmp_path: Path) -> None:
     big = 10**9
     c = np.array([0, 1, big // 2, big - 1, big], dtype=np.float64)
-    started = time.monotonic()
+    # CPU seconds of this process, not wall time: the claim is the work done, which a
+    # loaded machine does not change
+    started = time.process_time()
     at_k = stats.pass_at_k_estimate(c, np.full(5, big, dtype=np.float64), big)
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert at_k.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]
     summary = tmp_path / "s.parquet"
     code, _, err = _invoke(["summarize", str(EXAMPLES / "mixed.jsonl"), "-o", str(summary)])
@@ -955,8 +957,8 @@ def test_pass_k_cost_does_not_grow_with_rollouts(tmp_path: Path) -> None:
     )
     huge = tmp_path / "huge.parquet"
     pq.write_table(frame.to_arrow().replace_schema_metadata(table.schema.metadata), huge)
-    started = time.monotonic()
+    started = time.process_time()
     code, out, err = _invoke(["route", str(huge), "--format", "json"])
     assert code in (0, 1), err
-    assert time.monotonic() - started < 60
+    assert time.process_time() - started < 60
     assert str(big) in out
