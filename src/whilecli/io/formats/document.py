@@ -41,6 +41,7 @@ from whilecli.io.formats import (
     swebench,
     tables,
     tinker,
+    verl,
 )
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -351,6 +352,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return promptfoo.from_lines(rows())
     if tinker.is_summary(first):
         return tinker.convert(rows(), path)
+    if verl.is_dump(first):
+        return verl.convert(rows())
     return None
 
 

@@ -223,6 +223,19 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "verl",
+        "verl rollout and validation dumps: {step}.jsonl under trainer.rollout_data_dir or"
+        " validation_data_dir",
+        "lines with input and output text, score and an integer step",
+        {
+            "task_id": "(step, a hash of input): no id is written",
+            "reward": "acc where every row carries it (verl's core metric), else score",
+            "truncated": "not recorded",
+            "model": "not recorded",
+            "version": "step",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -327,5 +340,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
-    | {"evalchemy"}
+    | {"evalchemy", "verl"}
 )

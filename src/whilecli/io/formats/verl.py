@@ -1,0 +1,85 @@
+"""verl rollout and validation dumps: ``trainer.rollout_data_dir`` (training rollouts) and
+``trainer.validation_data_dir`` (validation generations) each get one ``{global_steps}.jsonl``
+per step (``volcengine/verl``, ``verl/trainer/ppo/ray_trainer.py``:
+``RayPPOTrainer._dump_generations``, called from ``_log_rollout_data`` and ``_validate``).
+
+A line is one sample: ``input`` (the prompt's token ids decoded, special tokens skipped),
+``output`` (the reply decoded), ``gts`` (the ground truth; absent in older versions),
+``score`` (the reward tensor summed over the reply's tokens), ``step`` (``global_steps``), and
+every key of the reward function's ``reward_extra_info`` whose list is as long as the batch
+(``reward``, and e.g. ``acc`` and ``pred`` from ``verl/utils/reward_score/math_dapo.py``,
+whose ``score`` is 1 / -1). The rollouts of one prompt sit side by side (the batch is
+repeated ``rollout.n`` / ``val_kwargs.n`` times, interleaved) and no id is written, so the
+task is ``(step, a hash of input)``: the same prompt at another step is another draw of
+another policy. The pass is ``acc`` where every row carries it (verl's own validation metrics
+take ``acc`` as the core variable when the reward function reports it:
+``core_var = "acc" if "acc" in var2metric2val else "reward"``), else ``score``. The step is
+the version. No model and no finish reason are written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from whilecli.io.formats import Converted
+
+NAME = "verl"
+#: The keys ``_dump_generations`` writes on every line (``gts`` only in later versions).
+KEYS = ("input", "output", "score", "step")
+
+
+def is_dump(first: dict[str, Any]) -> bool:
+    """A line as ``_dump_generations`` writes it: decoded ``input`` and ``output`` text, an
+    integer ``step`` and a ``score``."""
+    step = first.get("step")
+    return (
+        all(k in first for k in KEYS)
+        and isinstance(first["input"], str)
+        and isinstance(first["output"], str)
+        and isinstance(step, int)
+        and not isinstance(step, bool)
+    )
+
+
+def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
+    lines = list(rows)
+    by_acc = bool(lines) and all(row.get("acc") is not None for _, row in lines)
+    grade = "acc" if by_acc else "score"
+    out: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
+    for lineno, row in lines:
+        prompt = row.get("input")
+        step = row.get("step")
+        text = prompt if isinstance(prompt, str) else ""
+        out.append(
+            {
+                "task_id": f"{step}:{_digest(text)}",
+                "reward": row.get(grade),
+                "prompt": prompt,
+                "completion": row.get("output"),
+                "step": step,
+            }
+        )
+        positions.append({"line": lineno})
+    origins = {
+        "task_id": "(step, a hash of input): the rollouts of one prompt at one step",
+        "reward": (
+            "acc (the reward function's pass; score is its shaped reward)"
+            if by_acc
+            else "score (the reward summed over the reply's tokens)"
+        ),
+        "truncated": "not recorded",
+        "model": "not recorded",
+        "version": "step",
+    }
+    notes = []
+    if by_acc:
+        notes.append("verl rows: the pass is acc, as verl's own validation metrics take it")
+    spelled = {"task_id": "input", "reward": grade}
+    return Converted(NAME, out, origins, notes, positions=positions, spelled=spelled)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12]

@@ -1,0 +1,167 @@
+"""Graded rollouts as RL trainers and eval harnesses write them, drawn by hypothesis in each
+writer's layout (its optional fields present or absent, several tasks, k and steps), and read
+back by every reader to the tasks, passes, truncation, model and version the test wrote.
+
+Layouts (the writer in each tool's source):
+
+- verl ``RayPPOTrainer._dump_generations`` (``verl/trainer/ppo/ray_trainer.py``): one
+  ``{step}.jsonl`` per step under ``trainer.rollout_data_dir`` / ``validation_data_dir``;
+  ``input``, ``output``, ``gts`` (later versions), ``score``, ``step`` and the reward
+  function's extra keys (``reward``; ``acc`` and ``pred`` from ``math_dapo``, whose score is
+  1 / -1); the rollouts of a prompt side by side, no id, no model, no finish reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.commands.diff import read_tasks
+from whilecli.io.read import read_rows
+from whilecli.io.table import read_table
+from whilecli.route.pool import Counts, summarize
+
+SETTINGS = settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@dataclass
+class Dump:
+    """Files in one writer's layout, and what must be read from them."""
+
+    files: dict[str, bytes]
+    read: str  # the path handed to the reader
+    #: (task key the test used, rollouts, passes, cut-off rows), one per task
+    tasks: list[tuple[str, int, int, int]]
+    fmt: str
+    truncation_known: bool = False
+    model: str | None = None
+    versions: set[str] = field(default_factory=set)
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+groups = st.lists(st.lists(st.booleans(), min_size=1, max_size=4), min_size=1, max_size=4)
+
+
+@st.composite
+def verl(draw: st.DrawFn) -> Dump:
+    steps = draw(st.lists(st.integers(0, 400), min_size=1, max_size=3, unique=True))
+    grade = draw(st.sampled_from(["score", "reward-extra", "acc-dapo", "acc-binary", "acc-int"]))
+    gts = draw(st.booleans())
+    files: dict[str, bytes] = {}
+    tasks: list[tuple[str, int, int, int]] = []
+    for step in steps:
+        rows = []
+        for t, group in enumerate(draw(groups)):  # the same prompts at every step
+            prompt = f"system\nReason step by step.\nuser\nWhat is {t} * 7?\nassistant\n"
+            for i, passed in enumerate(group):
+                row: dict[str, Any] = {
+                    "input": prompt,
+                    "output": f"Draft {i}: the answer is {7 * t if passed else 0}.",
+                }
+                if gts:
+                    row["gts"] = str(7 * t)
+                score = float(passed)
+                if grade == "acc-dapo":
+                    score = 1.0 if passed else -1.0
+                row |= {"score": score, "step": step}
+                if grade != "score":
+                    row["reward"] = score
+                if grade.startswith("acc"):
+                    acc: Any = passed if grade != "acc-int" else int(passed)
+                    row |= {"acc": acc, "pred": str(7 * t if passed else 0)}
+                rows.append(row)
+            tasks.append((f"{step}/{t}", len(group), sum(group), 0))
+        files[f"rollout_data/{step}.jsonl"] = _jsonl(rows)
+    read = "rollout_data" if len(steps) > 1 else f"rollout_data/{steps[0]}.jsonl"
+    return Dump(files, read, tasks, "verl", versions={str(s) for s in steps})
+
+
+WRITERS = {"verl": verl}
+
+
+def write(folder: Path, dump: Dump) -> Path:
+    for name, content in dump.files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    return folder / dump.read
+
+
+def _shape(tasks: list[tuple[str, int, int, int]]) -> list[tuple[int, int, int]]:
+    return sorted((n, p, c) for _, n, p, c in tasks)
+
+
+def check(tmp: Path, dump: Dump) -> None:
+    path = write(tmp, dump)
+    rows = read_rows([str(path)], aggregate=Counts())
+    assert rows.format == dump.fmt
+    pool = summarize(rows)
+    got = sorted(
+        (int(r["n"]), int(r["passes"]), int(r["truncated"]))
+        for r in pool.tasks.iter_rows(named=True)
+    )
+    assert got == _shape(dump.tasks)
+    known = int(pool.tasks["truncated_known"].sum())
+    assert known == (pool.rows if dump.truncation_known else 0)
+    assert set(pool.models) == {dump.model}
+    if dump.versions:
+        assert {str(v) for v in pool.versions} == dump.versions
+    # diff/size and ada/the row methods read the same tasks
+    by_task = read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None)
+    got = sorted(
+        (int(r["n"]), int(r["passes"]), int(r["truncated"])) for r in by_task.iter_rows(named=True)
+    )
+    assert got == _shape(dump.tasks), "diff/size"
+    table = read_table([str(path)]).canonical
+    per: dict[str, list[int]] = {}
+    for task, passed, cut in zip(
+        table["task_id"], table["passed"], table["truncated"].fill_null(False), strict=True
+    ):
+        n, p, c = per.get(str(task), [0, 0, 0])
+        per[str(task)] = [n + 1, p + bool(passed), c + bool(cut)]
+    assert sorted(tuple(v) for v in per.values()) == _shape(dump.tasks), "ada/row methods"
+
+
+@SETTINGS
+@given(dump=verl())
+def test_verl_dumps_are_read_as_written(
+    tmp_path_factory: pytest.TempPathFactory, dump: Dump
+) -> None:
+    check(tmp_path_factory.mktemp("verl"), dump)
+
+
+@settings(max_examples=2 * len(WRITERS), deadline=None)
+@given(data=st.data())
+def test_the_format_is_forced_and_routed_by_name(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    name = data.draw(st.sampled_from(sorted(WRITERS)))
+    dump = data.draw(WRITERS[name]())
+    path = write(tmp_path_factory.mktemp(name), dump)
+    forced = read_rows([str(path)], input_format=dump.fmt)
+    assert forced.format == dump.fmt
+    result = CliRunner().invoke(app, ["route", str(path), "--model", "m", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    assert json.loads(result.output)["summary"]["rows"] == sum(n for _, n, _, _ in dump.tasks)
+
+
+def test_verl_lines_without_a_step_are_not_verl(tmp_path: Path) -> None:
+    """A file with input, output and score but no integer step is another writer's: the
+    alias table reads it (its task from the prompt), not the verl reader."""
+    rows = [{"input": f"q{i % 2}", "output": "a", "score": float(i % 2)} for i in range(4)]
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(_jsonl(rows))
+    assert read_rows([str(path)]).format != "verl"
