@@ -9,6 +9,12 @@ Layouts (the writer in each tool's source):
   ``input``, ``output``, ``gts`` (later versions), ``score``, ``step`` and the reward
   function's extra keys (``reward``; ``acc`` and ``pred`` from ``math_dapo``, whose score is
   1 / -1); the rollouts of a prompt side by side, no id, no model, no finish reason.
+- FastChat LLM-judge ``play_a_match_single`` (``fastchat/llm_judge/common.py``):
+  ``model_judgment/<judge>_single.jsonl``, one line per (question, model, turn):
+  ``question_id``, ``model``, ``judge`` (``[judge model, prompt name]``), ``user_prompt``,
+  ``judgment``, ``score`` (the rating 1..10, -1 when none parsed), ``turn``, ``tstamp``;
+  ``play_a_match_pair`` writes ``<judge>_pair.jsonl`` beside it (``model_1``, ``model_2``,
+  ``g1_winner``, ``g2_winner``).
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -44,8 +51,10 @@ class Dump:
     tasks: list[tuple[str, int, int, int]]
     fmt: str
     truncation_known: bool = False
-    model: str | None = None
+    models: set[str | None] = field(default_factory=lambda: {None})
     versions: set[str] = field(default_factory=set)
+    pass_threshold: float | None = None
+    judged: bool = False
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -89,7 +98,59 @@ def verl(draw: st.DrawFn) -> Dump:
     return Dump(files, read, tasks, "verl", versions={str(s) for s in steps})
 
 
-WRITERS = {"verl": verl}
+@st.composite
+def fastchat(draw: st.DrawFn) -> Dump:
+    models = draw(st.lists(st.sampled_from(MODELS), min_size=1, max_size=3, unique=True))
+    questions = draw(st.lists(st.integers(81, 160), min_size=1, max_size=5, unique=True))
+    turns = draw(st.sampled_from([(1,), (1, 2)]))
+    threshold = draw(st.sampled_from([5.0, 8.0, 10.0]))
+    lines: list[dict[str, Any]] = []
+    tally: dict[str, list[int]] = {}
+    for model in models:
+        for q in questions:
+            for turn in turns:
+                score = draw(st.sampled_from([-1, 1, 3, 5, 7, 8, 9, 10, 6.5]))
+                prompt = "single-v1" if turn == 1 else "single-v1-multi-turn"
+                if q > 150:  # math and reasoning questions are judged against a reference
+                    prompt = "single-math-v1" + ("-multi-turn" if turn == 2 else "")
+                line: dict[str, Any] = {
+                    "question_id": q,
+                    "model": model,
+                    "judge": ["gpt-4", prompt],
+                    "user_prompt": f"[Instruction]\nRate the answer to question {q}.",
+                    "judgment": f"The answer is fine. Rating: [[{score}]]",
+                    "score": score,
+                    "turn": turn,
+                    "tstamp": 1700000000.5,
+                }
+                lines.append(line)
+                if score != -1:  # no rating parsed: an ungraded row
+                    n, p = tally.get(f"{q}/{turn}", [0, 0])
+                    tally[f"{q}/{turn}"] = [n + 1, p + (score >= threshold)]
+    draw(st.randoms()).shuffle(lines)  # appended by a thread pool, in no order
+    files = {"model_judgment/gpt-4_single.jsonl": _jsonl(lines)}
+    read = "model_judgment/gpt-4_single.jsonl"
+    if draw(st.booleans()):  # the pairwise judgments beside it are skipped in the folder
+        pair = {"question_id": questions[0], "model_1": "a", "model_2": "b", "turn": 1}
+        pair |= {"g1_winner": "model_1", "g2_winner": "tie", "judge": ["gpt-4", "pair-v2"]}
+        files["model_judgment/gpt-4_pair.jsonl"] = _jsonl([pair])
+        read = "model_judgment"
+    assume(tally)
+    tasks = [(key, n, p, 0) for key, (n, p) in tally.items()]
+    graders = {m for m in models if any(ln["model"] == m and ln["score"] != -1 for ln in lines)}
+    return Dump(
+        files,
+        read,
+        tasks,
+        "fastchat",
+        models=set(graders),
+        pass_threshold=threshold,
+        judged=True,
+    )
+
+
+MODELS = ["vicuna-13b-v1.3", "gpt-3.5-turbo", "Llama-2-7b-chat", "claude-v1"]
+WRITERS = {"verl": verl, "fastchat": fastchat}
 
 
 def write(folder: Path, dump: Dump) -> Path:
@@ -106,7 +167,8 @@ def _shape(tasks: list[tuple[str, int, int, int]]) -> list[tuple[int, int, int]]
 
 def check(tmp: Path, dump: Dump) -> None:
     path = write(tmp, dump)
-    rows = read_rows([str(path)], aggregate=Counts())
+    threshold = dump.pass_threshold
+    rows = read_rows([str(path)], aggregate=Counts(), pass_threshold=threshold)
     assert rows.format == dump.fmt
     pool = summarize(rows)
     got = sorted(
@@ -116,16 +178,17 @@ def check(tmp: Path, dump: Dump) -> None:
     assert got == _shape(dump.tasks)
     known = int(pool.tasks["truncated_known"].sum())
     assert known == (pool.rows if dump.truncation_known else 0)
-    assert set(pool.models) == {dump.model}
+    assert set(pool.models) == dump.models
+    assert rows.judge is not None and (rows.judge.judged == rows.judge.rows) == dump.judged
     if dump.versions:
         assert {str(v) for v in pool.versions} == dump.versions
     # diff/size and ada/the row methods read the same tasks
-    by_task = read_tasks(str(path), mapping=None, pass_threshold=None, input_format=None)
+    by_task = read_tasks(str(path), mapping=None, pass_threshold=threshold, input_format=None)
     got = sorted(
         (int(r["n"]), int(r["passes"]), int(r["truncated"])) for r in by_task.iter_rows(named=True)
     )
     assert got == _shape(dump.tasks), "diff/size"
-    table = read_table([str(path)]).canonical
+    table = read_table([str(path)], pass_threshold=threshold).canonical.filter(pl.col("graded"))
     per: dict[str, list[int]] = {}
     for task, passed, cut in zip(
         table["task_id"], table["passed"], table["truncated"].fill_null(False), strict=True
@@ -151,9 +214,12 @@ def test_the_format_is_forced_and_routed_by_name(
     name = data.draw(st.sampled_from(sorted(WRITERS)))
     dump = data.draw(WRITERS[name]())
     path = write(tmp_path_factory.mktemp(name), dump)
-    forced = read_rows([str(path)], input_format=dump.fmt)
+    forced = read_rows([str(path)], input_format=dump.fmt, pass_threshold=dump.pass_threshold)
     assert forced.format == dump.fmt
-    result = CliRunner().invoke(app, ["route", str(path), "--model", "m", "--format", "json"])
+    args = ["route", str(path), "--model", "m", "--format", "json"]
+    if dump.pass_threshold is not None:
+        args += ["--pass-threshold", str(dump.pass_threshold)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code in (0, 1), result.output
     assert json.loads(result.output)["summary"]["rows"] == sum(n for _, n, _, _ in dump.tasks)
 
@@ -165,3 +231,21 @@ def test_verl_lines_without_a_step_are_not_verl(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
     path.write_bytes(_jsonl(rows))
     assert read_rows([str(path)]).format != "verl"
+
+
+@SETTINGS
+@given(dump=fastchat())
+def test_fastchat_judgments_are_read_as_written(
+    tmp_path_factory: pytest.TempPathFactory, dump: Dump
+) -> None:
+    check(tmp_path_factory.mktemp("fastchat"), dump)
+
+
+def test_fastchat_pairwise_judgments_are_refused_in_one_line(tmp_path: Path) -> None:
+    pair = {"question_id": 81, "model_1": "a", "model_2": "b", "g1_winner": "model_1"}
+    pair |= {"g2_winner": "tie", "judge": ["gpt-4", "pair-v2"], "turn": 1}
+    path = tmp_path / "gpt-4_pair.jsonl"
+    path.write_bytes(_jsonl([pair, pair]))
+    result = CliRunner().invoke(app, ["route", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "pairwise" in result.output, result.output

@@ -728,7 +728,12 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         return _document(source, explicit)
     if not convert_lines:
         return source
-    converted = document.convert_lines(row, lambda: _parsed(source), source.path, source.name)
+    try:
+        converted = document.convert_lines(row, lambda: _parsed(source), source.path, source.name)
+    except document.Sidecar as side:
+        if explicit:
+            raise InputError(side.refusal(), file=source.name) from None
+        return None
     return source if converted is None else converted.source(source)
 
 

@@ -31,6 +31,7 @@ from whilecli.io.formats import (
     entries,
     evalchemy,
     evalscope,
+    fastchat,
     harbor,
     helm,
     inspect_ai,
@@ -337,7 +338,8 @@ def _refuse_row_list(doc: Any, name: str) -> None:
 
 
 def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Converted | None:
-    """Rows from JSON Lines whose rows are another tool's (EvalScope, Atropos), else None."""
+    """Rows from JSON Lines whose rows are another tool's (EvalScope, Atropos), else None;
+    :class:`Summary` for lines that grade no single sample (FastChat's pairwise judgments)."""
     if prime_rl.in_layout(path) or prime_rl.looks_like(first):
         return prime_rl.convert(rows(), path, name)
     if evalscope.layout(first) is not None:
@@ -354,6 +356,10 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return tinker.convert(rows(), path)
     if verl.is_dump(first):
         return verl.convert(rows())
+    if fastchat.is_single(first):
+        return fastchat.convert(rows())
+    if fastchat.is_pair(first):
+        raise Summary(fastchat.PAIR)
     return None
 
 

@@ -236,6 +236,17 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "fastchat",
+        "FastChat LLM-judge (MT-Bench) judgments: model_judgment/<judge>_single.jsonl",
+        "lines with question_id, model, score, turn and a [judge model, prompt] judge",
+        {
+            "task_id": "(question_id, turn): each turn of a question is a task",
+            "reward": "score (the judge's rating, 1 to 10: pass --pass-threshold); -1 ungraded",
+            "truncated": "not recorded",
+            "model": "model (one file holds every judged model: --by model)",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -340,5 +351,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
-    | {"evalchemy", "verl"}
+    | {"evalchemy", "verl", "fastchat"}
 )
