@@ -78,7 +78,9 @@ Layouts (the writer in each tool's source):
 - OpenHands SWE-bench evaluations (``evaluation/benchmarks/swe_bench/eval_infer.py``):
   ``<run>/output.swebench_eval.jsonl``, one instance a line, ``instance_id``,
   ``test_result.report.resolved``, ``metadata.llm_config.model``, ``error`` (a failed run);
-  ``--n-runs`` writes one folder per run: k across folders.
+  ``--n-runs`` writes one folder per run: k across folders. Beside it: the ungraded
+  ``output.jsonl`` it was graded from, ``output.swebench.jsonl``, ``report.json``,
+  ``llm_completions/<instance>/*.json`` and ``infer_logs/``: none of them is rows.
 """
 
 from __future__ import annotations
@@ -995,6 +997,26 @@ def openhands(rng: random.Random, variant: str) -> Dump:
         folder = f"evaluation/CodeActAgent/claude-sonnet-4_maxiter_100_N_v0.40-run_{run + 1}"
         files[f"{folder}/output.swebench_eval.jsonl"] = _jsonl(rows)
         files[f"{folder}/metadata.json"] = json.dumps({"agent_class": "CodeActAgent"})
+        # beside the graded rows: the ungraded inference output they were graded from, the
+        # predictions converted for the harness, the report and the logs
+        ungraded = [{k: v for k, v in r.items() if k != "test_result"} for r in rows]
+        for r in ungraded:
+            r["test_result"] = {"git_patch": "diff --git a/x b/x"}
+        files[f"{folder}/output.jsonl"] = _jsonl(ungraded)
+        files[f"{folder}/output.swebench.jsonl"] = _jsonl(
+            [
+                {"instance_id": r["instance_id"], "model_patch": "", "model_name_or_path": "m"}
+                for r in rows
+            ]
+        )
+        resolved = [
+            r["instance_id"] for r in rows if r["test_result"].get("report", {}).get("resolved")
+        ]
+        report = {"total_instances": 500, "resolved_ids": resolved, "submitted_ids": []}
+        files[f"{folder}/report.json"] = json.dumps(report)
+        call = {"messages": [{"role": "user", "content": "fix it"}], "response": {"id": "x"}}
+        files[f"{folder}/llm_completions/{rows[0]['instance_id']}/claude-1.json"] = json.dumps(call)
+        files[f"{folder}/infer_logs/instance_{rows[0]['instance_id']}.log"] = "started\n"
     return {
         "files": files,
         "read": "evaluation",
