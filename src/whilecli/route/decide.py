@@ -309,6 +309,7 @@ class Evidence:
     unit: str = "tasks"  # what ``tasks`` counts (``truncated rows`` for check 1)
     short: str | None = None  # why the evidence is too little, where no count or width says
     margin: float = 0.0  # a zone past the threshold too close to call (the teacher's lead)
+    unread: str | None = None  # a fact the verdict turns on that no row states (and how to)
 
 
 def _width(rate: Rate | None) -> float | None:
@@ -373,10 +374,10 @@ def _cut_off_evidence(pool: Pool, rows: int, options: RouteOptions) -> Evidence:
 
 
 def _fails_on_lead(measured: dict[str, Any], options: RouteOptions) -> bool:
-    """A teacher that failed check 4 on its lead (gap or overlapping intervals) alone: not
-    the student, no cut-off pass, enough coverage, few cut-off rows. Those are seen, not
+    """A teacher that failed check 4 on what is estimated alone (its lead, its truncated
+    share): not the student, no cut-off pass, enough coverage. Those are seen, not
     estimated: a teacher failing on them fails firmly."""
-    coverage, cut = measured.get("coverage"), measured.get("teacher_truncated_share")
+    coverage = measured.get("coverage")
     return not (
         measured.get("teacher_is_student")
         or measured.get("teacher_truncated_passes")
@@ -384,14 +385,16 @@ def _fails_on_lead(measured: dict[str, Any], options: RouteOptions) -> bool:
             isinstance(coverage, Rate)
             and (coverage.value or 0.0) < options.teacher_min_coverage - stats.TOL
         )
-        or (
-            isinstance(cut, Rate) and (cut.value or 0.0) > options.teacher_max_truncated + stats.TOL
-        )
     )
 
 
 def _evidence(
-    route: str, plan: list[str], found: dict[str, CheckResult], pool: Pool, options: RouteOptions
+    route: str,
+    plan: list[str],
+    found: dict[str, CheckResult],
+    pool: Pool,
+    options: RouteOptions,
+    size_b: float | None = None,
 ) -> list[Evidence]:
     """The evidence the verdict rests on: the deciding check's tasks and interval, and the
     teacher's when the headline claims one clears. A truncated pass is seen, not estimated:
@@ -412,6 +415,17 @@ def _evidence(
         what = f"{checks._plural(grouped, 'grouped task')} all at 0"
         out.append(Evidence(3, what, grouped, band.get("floor_share"), "floor share"))
         out.append(_unseen_split(band, grouped, options))
+        if size_b is None:  # OPSD or SFT turns on the size (check 3), which nothing states
+            unread = (
+                f"the model's size is unknown (under {options.opsd_min_size_b:g}B a floor"
+                " calls for SFT on a stronger model's completions, not OPSD): pass --size-b,"
+                " or --model with the size in its name"
+            )
+            out.append(
+                Evidence(
+                    3, "the model's size", grouped, None, "size", crossing_only=True, unread=unread
+                )
+            )
     elif route == "saturated":
         what = f"{checks._plural(grouped, 'grouped task')} all at 1"
         out.append(Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1"))
@@ -445,29 +459,92 @@ def _evidence(
                 margin=options.effect_margin,
             )
         )
+        share = _teacher_cut_evidence(found["teacher"].measured, pool, options, clears=True)
+        if share is not None:
+            out.append(share)
     elif route != "fix-reward" and found["teacher"].status is Status.FAIL:
-        # the teacher was asked and did not clear on its lead alone: firm only when its
-        # paired lead is measured short of the threshold (a lead past it whose two intervals
-        # still overlap is a teacher more tasks may clear)
-        t = found["teacher"].measured
-        paired = t.get("paired_difference")
-        if isinstance(paired, Rate) and _fails_on_lead(t, options):
-            shared = int(t.get("shared_tasks", 0))
-            what = f"a teacher that does not clear on {checks._plural(shared, 'shared task')}"
-            out.append(
-                Evidence(
-                    4,
-                    what,
-                    shared,
-                    paired,
-                    "paired difference",
-                    options.effect,
-                    True,
-                    below=True,
-                    margin=options.effect_margin,
-                )
-            )
+        out.extend(_teacher_fails(found["teacher"].measured, pool, options))
     return out
+
+
+def _teacher_cut_evidence(
+    t: dict[str, Any], pool: Pool, options: RouteOptions, *, clears: bool
+) -> Evidence | None:
+    """The teacher's truncated share against ``teacher_max_truncated``, an estimate over its
+    rows like any share (DESIGN section 2, check 4): a teacher that clears claims the share is
+    at most the limit, one that fails on it claims it is over. Either claim is firm only when
+    the share's Wilson bound at the one-sided ``firm_error`` lies past the zone too close to
+    call (``truncated_margin``, as ``effect_margin`` for the lead): under limit − margin to
+    clear, over limit + margin to fail. A teacher cut off 2% of the time shows 2 of 35 rows
+    cut (0.057) one pool in six."""
+    cut = t.get("teacher_truncated_share")
+    if not isinstance(cut, Rate) or not cut.n_rows or cut.value is None:
+        return None
+    rows = cut.n_rows
+    limit = options.teacher_max_truncated
+    side = "at most" if clears else "over"
+    what = f"a teacher cut off on {cut.value:.2f} of {rows} rows ({side} {limit:g})"
+    edge = limit - options.truncated_margin if clears else limit + options.truncated_margin
+    per_task = rows / max(pool.n_tasks, 1)  # the teacher's rows per student task
+    return Evidence(
+        4, what, rows, cut, "teacher's truncated share", edge, True, below=clears,
+        unit="teacher rows", per_task=per_task,
+    )  # fmt: skip
+
+
+def _teacher_fails(t: dict[str, Any], pool: Pool, options: RouteOptions) -> list[Evidence]:
+    """The teacher was asked and did not clear. What is seen (the student itself, a cut-off
+    pass, too little coverage) fails it firmly. Its lead and its truncated share are
+    estimates: it fails firmly when one of them is measured past its threshold at the firm
+    error, and otherwise the verdict rests on those that failed. The lead is short when its
+    paired interval is below the threshold by ``effect_margin`` (a lead past it whose two
+    intervals still overlap is a teacher more tasks may clear)."""
+    if not _fails_on_lead(t, options):
+        return []  # a seen failure
+    candidates: list[Evidence] = []
+    paired = t.get("paired_difference")
+    if isinstance(paired, Rate) and _lead_fails(t, options):
+        shared = int(t.get("shared_tasks", 0))
+        what = f"a teacher that does not clear on {checks._plural(shared, 'shared task')}"
+        candidates.append(
+            Evidence(
+                4,
+                what,
+                shared,
+                paired,
+                "paired difference",
+                options.effect,
+                True,
+                below=True,
+                margin=options.effect_margin,
+            )
+        )
+    elif not isinstance(paired, Rate) and _lead_fails(t, options):
+        return []  # no interval on the shared tasks: failed as measured
+    if _cut_over(t, options):
+        cut = _teacher_cut_evidence(t, pool, options, clears=False)
+        if cut is not None:
+            candidates.append(cut)
+    if any(not _provisional([ev], options)[0] for ev in candidates):
+        return []  # one failure is firm: so is the teacher's
+    return candidates
+
+
+def _cut_over(t: dict[str, Any], options: RouteOptions) -> bool:
+    """Whether the teacher's measured truncated share is over ``teacher_max_truncated``."""
+    cut = t.get("teacher_truncated_share")
+    return isinstance(cut, Rate) and (cut.value or 0.0) > options.teacher_max_truncated + stats.TOL
+
+
+def _lead_fails(t: dict[str, Any], options: RouteOptions) -> bool:
+    """Whether the teacher's lead failed check 4 as measured: a gap under ``effect``, or the
+    two pass@1 intervals overlapping (checks.teacher)."""
+    gap, t_rate, s_rate = t.get("gap"), t.get("teacher_pass_at_1"), t.get("student_pass_at_1")
+    if gap is None or not isinstance(t_rate, Rate) or not isinstance(s_rate, Rate):
+        return True
+    if t_rate.low is None or s_rate.high is None:
+        return True
+    return bool(gap < options.effect - stats.TOL or not t_rate.low > s_rate.high - stats.TOL)
 
 
 def _firm_bounds(rate: Rate | None, options: RouteOptions) -> tuple[float | None, float | None]:
@@ -506,7 +583,10 @@ def _provisional(
     for ev in evidence:
         thin = []
         need = options.firm_tasks
-        if ev.tasks < options.firm_tasks and ev.per_task <= 0:
+        if ev.unread is not None:
+            thin.append(ev.unread)
+            uncounted.append(f"the model's {ev.label} is not stated")
+        elif ev.tasks < options.firm_tasks and ev.per_task <= 0:
             uncounted.append(f"none of the tasks gives {ev.unit} at this k (see needs)")
         low, high = _firm_bounds(ev.interval, options)
         crosses = (
@@ -825,7 +905,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
             f" at reward ≥ {pool.source.pass_threshold:g}"
         )
     summary = _summary(pool, options, found)
-    evidence = _evidence(route, plan, found, pool, options)
+    evidence = _evidence(route, plan, found, pool, options, facts.size_b)
     provisional, provisional_why, firm_at = _provisional(evidence, options)
     provisional, provisional_why = _forced(findings, provisional, provisional_why)
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
@@ -879,6 +959,7 @@ def population_route(
     policy: str,
     size_b: float | None,
     teacher_coverage: float = 1.0,
+    teacher_truncated: float = 0.0,
 ) -> tuple[str, str | None, list[str]]:
     """(route, method, plan) the route's table gives a population's exact values: every task
     of it, each at its exact rate (shares of tasks at 0, at 1 and split at the pool's k; the
@@ -888,6 +969,7 @@ def population_route(
     if teacher_gap is not None:
         clears = teacher_gap >= options.effect - stats.TOL and teacher_gap > 0
         clears = clears and teacher_coverage >= options.teacher_min_coverage - stats.TOL
+        clears = clears and teacher_truncated <= options.teacher_max_truncated + stats.TOL
         teacher = Status.PASS if clears else Status.FAIL
     band = "mixed"
     if floor_share >= 1.0 - 1e-12:

@@ -84,7 +84,7 @@ WIDER: dict[str, Mixture] = {
 
 def mixture(name: str) -> Mixture:
     """The mixture a truth names: a band of the grid, a shape between them or further out."""
-    for shapes in (MIXTURES, BETWEEN):
+    for shapes in (MIXTURES, BETWEEN, NEAR_THRESHOLDS):
         if name in shapes:
             return shapes[name]
     return WIDER[name]
@@ -124,6 +124,11 @@ class Truth:
     row_id_share: float = 0.0  # share of tasks whose rows carry one id per row (rows)
     threshold: float | None = None  # continuous rewards, a pass at reward >= this (rows)
     rows: bool = False  # route from JSON Lines even when the truth lives in the counts
+    teacher_k: int = 0  # the teacher's draws per task (0: the student's k)
+    teacher_cut_share: float = 0.0  # share of the teacher's draws cut off at the cap (they fail)
+    near_threshold: bool = False  # continuous rewards within 1e-9 of ``threshold`` (rows)
+    teacher_row_ids: bool = False  # the teacher's rows carry one id per row (rows)
+    teacher_error_share: float = 0.0  # share of the teacher's draws answered with an error (rows)
 
     @property
     def through_rows(self) -> bool:
@@ -136,6 +141,8 @@ class Truth:
             or self.row_id_share
             or self.threshold is not None
             or self.rows
+            or self.teacher_row_ids
+            or self.teacher_error_share
         )
 
     @property
@@ -173,7 +180,8 @@ class Truth:
         if self.k_mix:
             parts[1] = "k=" + "/".join(f"{k}:{w:g}" for k, w in self.k_mix)
         for name in ("cut_share", "teacher_gap", "stale_share", "error_share", "partial_share",
-                     "cut_pass_scale", "row_id_share", "threshold"):  # fmt: skip
+                     "cut_pass_scale", "row_id_share", "threshold", "teacher_k",
+                     "teacher_cut_share", "teacher_error_share"):  # fmt: skip
             value = getattr(self, name)
             if value is not None and value != 0:
                 parts.append(f"{name}={value:g}")
@@ -181,7 +189,8 @@ class Truth:
             parts.append(f"teacher_coverage={self.teacher_coverage:g}")
         if self.name:
             parts.append(self.name)
-        parts += [n for n in ("cut_passes", "other_model", "small", "greedy", "row_ids")
+        parts += [n for n in ("cut_passes", "other_model", "small", "greedy", "row_ids",
+                              "near_threshold", "teacher_row_ids")
                   if getattr(self, n)]  # fmt: skip
         return " ".join(parts)
 
@@ -283,14 +292,15 @@ class Population:
 
 
 def population(truth: Truth, teacher: bool = False) -> Population:
-    """The student's population (or the teacher's: the shifted mixture, no cut-off draws).
-    A cut-off draw passes at the task's rate times :attr:`Truth.scale`: each pass survives
-    with probability 1 − cut share × (1 − scale)."""
+    """The student's population (or the teacher's: the shifted mixture at the teacher's k,
+    its cut-off draws failing). A cut-off draw passes at the task's rate times
+    :attr:`Truth.scale`: each pass survives with probability 1 − cut share × (1 − scale)."""
     mix = mixture(truth.mixture)
     keep = 1.0 - truth.cut_share * (1.0 - truth.scale)
-    if teacher:
-        mix, keep = _shifted(mix, truth.teacher_gap or 0.0), 1.0
     k = max(truth.k, 1)
+    if teacher:
+        mix, keep = _shifted(mix, truth.teacher_gap or 0.0), 1.0 - truth.teacher_cut_share
+        k = max(truth.teacher_k or truth.k, 1)
     return Population(_mixture_mean(mix) * keep, pass_pmf(mix, k, keep), k, mix, keep)
 
 
@@ -334,7 +344,8 @@ class Verdict:
     #: under test): a split share under ``unseen_split`` (floor or saturated also right),
     #: cut-off replies passing under ``cut_pass_ratio`` as often as the others (the route
     #: without the block also right), a teacher's lead within ``effect_margin`` of ``effect``
-    #: (the answer on its other side also right).
+    #: or its truncated share within ``truncated_margin`` of ``teacher_max_truncated`` (the
+    #: answer on its other side also right).
     also: frozenset[str | None] = frozenset()
 
 
@@ -354,7 +365,7 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
     policy = "other" if truth.other_model else ("stale" if truth.stale_share > 0 else "on")
 
     def table(
-        blocked: bool, band: Shares, lead: float | None = gap
+        blocked: bool, band: Shares, lead: float | None = gap, cut: float | None = None
     ) -> tuple[str, str | None, list[str]]:
         return population_route(
             options,
@@ -366,6 +377,7 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
             pass_at_1=student.mean,
             teacher_gap=lead,
             teacher_coverage=_teacher_tasks(truth) / truth.tasks,
+            teacher_truncated=truth.teacher_cut_share if cut is None else cut,
             policy=policy,
             size_b=truth.true_size_b,
         )
@@ -387,6 +399,15 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
         also.add(method_b)
         if method_b == method:
             requires &= _requires(route_b, plan_b)
+    limit = resolution.teacher_max_truncated
+    if gap is not None and abs(truth.teacher_cut_share - limit) < resolution.truncated_margin:
+        # a teacher's truncated share too close to the limit to call: either side is right
+        other_cut = limit + (resolution.truncated_margin if truth.teacher_cut_share <= limit
+                             else -resolution.truncated_margin)  # fmt: skip
+        route_c, method_c, plan_c = table(blocked, shares, gap, other_cut)
+        also.add(method_c)
+        if method_c == method:
+            requires &= _requires(route_c, plan_c)
     if truth.grouped and 0 < shares.split < resolution.unseen_split:
         floor = shares.at_zero >= shares.at_k
         unseen = Shares(float(floor), float(not floor), 0.0, 0.0)
@@ -499,8 +520,12 @@ def draw_sides(truth: Truth, rng: np.random.Generator) -> tuple[Draws, Draws | N
     teacher = None
     if truth.teacher_gap is not None:
         t_rates = draw_rates(_shifted(mix, truth.teacher_gap), truth.tasks, rng)
-        plain = dataclasses.replace(truth, greedy=False, error_share=0.0)
-        teacher = draw_counts(t_rates, plain, rng, cut_share=0.0)
+        plain = dataclasses.replace(truth, greedy=False, error_share=truth.teacher_error_share,
+                                    cut_passes=False,
+                                    cut_pass_scale=0.0)  # fmt: skip
+        if truth.teacher_k:
+            plain = dataclasses.replace(plain, k=truth.teacher_k, k_mix=())
+        teacher = draw_counts(t_rates, plain, rng, cut_share=truth.teacher_cut_share)
         if truth.teacher_coverage < 1.0:  # run on the first tasks only: no draw on the rest
             keep = np.arange(truth.tasks) < _teacher_tasks(truth)
             teacher = Draws(*(np.where(keep, a, 0) for a in dataclasses.astuple(teacher)))
@@ -510,6 +535,8 @@ def draw_sides(truth: Truth, rng: np.random.Generator) -> tuple[Draws, Draws | N
 def _writers(truth: Truth, rows: int) -> tuple[dict[str | None, int], dict[str | None, int]]:
     writer = OTHER if truth.other_model else truth.model
     stale = int(round(rows * truth.stale_share))
+    if truth.stale_share > 0:  # the truth says an older copy wrote rows: at least one of them
+        stale = min(rows, max(1, stale))
     versions: dict[str | None, int] = {"7": rows - stale}
     if stale:
         versions["6"] = stale
@@ -545,7 +572,7 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
     truncated = (passed & (j < cut_pass)) | (~passed & ~error & (j - passes < cut_fail))
     reward = passed.astype(np.float64)
     if truth.threshold is not None:
-        reward = _continuous(passed, truth.threshold, rng)
+        reward = _continuous(passed, truth.threshold, rng, truth.near_threshold)
     if truth.partial_share:  # exactly that share of the failed draws, so never past 10%
         failed = np.flatnonzero(~passed & ~error)
         count = int(truth.partial_share * failed.size)
@@ -556,6 +583,8 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
     if truth.row_id_share:  # the first tasks' rows carry one id per row, the rest the task's
         per_row = task < int(round(truth.row_id_share * total.size))
     stale = rng.random(rows) < truth.stale_share if truth.stale_share else np.zeros(rows, bool)
+    if truth.stale_share and rows and not stale.any():  # at least one row, as the truth says
+        stale[rng.integers(rows)] = True
     if truth.greedy:
         completion = [
             f"answer to {t} ({'right' if p else 'wrong'})" for t, p in zip(ids, passed, strict=True)
@@ -578,7 +607,9 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
     )
 
 
-def _continuous(passed: np.ndarray, threshold: float, rng: np.random.Generator) -> np.ndarray:
+def _continuous(
+    passed: np.ndarray, threshold: float, rng: np.random.Generator, near: bool = False
+) -> np.ndarray:
     """Rewards in [0, 1] that pass at ``threshold``: a pass anywhere in [threshold, 1] (a
     fifth of them a rubric sum a rounding error under the threshold), a fail anywhere
     below it by more than that."""
@@ -586,6 +617,10 @@ def _continuous(passed: np.ndarray, threshold: float, rng: np.random.Generator) 
     at = rng.random(passed.size) < 0.2
     good = np.where(at, threshold - 4e-16, threshold + u * (1.0 - threshold))
     bad = u * threshold * 0.999
+    if near:  # a third of each at the edge: passes within the 1e-9 tolerance, fails past it
+        edge = rng.random(passed.size) < 1 / 3
+        good = np.where(edge, threshold - rng.choice([0.0, 5e-10], passed.size), good)
+        bad = np.where(edge, threshold - rng.choice([3e-9, 1e-6], passed.size), bad)
     return np.clip(np.where(passed, good, bad), 0.0, 1.0)
 
 
@@ -606,7 +641,10 @@ def route_pools(truth: Truth, rng: np.random.Generator, options: RouteOptions) -
         teacher_path = None
         if t_draws is not None:
             teacher_path = str(Path(tmp) / "teacher.jsonl")
-            plain = dataclasses.replace(truth, partial_share=0.0, stale_share=0.0, name="")
+            plain = dataclasses.replace(
+                truth, partial_share=0.0, stale_share=0.0, name="", row_id_share=0.0,
+                row_ids=truth.row_ids or truth.teacher_row_ids,
+            )  # fmt: skip
             _rows_frame(t_draws, plain, TEACHER, rng).write_ndjson(teacher_path)
         result = run_route(
             str(path), teacher=teacher_path, options=options, pass_threshold=truth.threshold
@@ -851,6 +889,34 @@ NEAR_7B = (
     ("Qwen/Qwen2.5-Coder-1.5B", 1.5),
 )
 
+#: More spellings of model names a practitioner passes, with their nominal sizes: the 7B
+#: class written many ways, sizes in M, mixtures of experts, quantized and long-context
+#: variants, and names that state no size (the truth reads the size, the route the name).
+NAMES_MORE = (
+    ("Qwen/Qwen2.5-7B-Instruct", 7.0),
+    ("meta-llama/Llama-2-7b-hf", 7.0),
+    ("EleutherAI/pythia-6.9b", 6.9),
+    ("01-ai/Yi-1.5-6B", 6.0),
+    ("google/gemma-2-9b-it", 9.0),
+    ("HuggingFaceTB/SmolLM2-360M-Instruct", 0.36),
+    ("Qwen/Qwen3-30B-A3B", 30.0),
+    ("unsloth/Qwen2.5-7B-bnb-4bit", 7.0),
+    ("stabilityai/stablelm-2-1_6b", 1.6),
+    ("microsoft/Phi-3-mini-4k-instruct", 3.8),
+    ("microsoft/phi-4", 14.7),
+)
+#: Pools that mix tasks that never pass (or always pass) with split tasks, at shares near
+#: the table's thresholds: half the tasks at 0 (OPSD joins the plan), a split share near 0.3
+#: at k = 4 (a thin band), pass@1 near 0.9 (GroupwiseGrading joins the plan).
+NEAR_THRESHOLDS: dict[str, Mixture] = {
+    "floor-45": ((0.45, 0.0, None), (0.55, 2.0, 2.0)),
+    "floor-55": ((0.55, 0.0, None), (0.45, 2.0, 2.0)),
+    "floor-58": ((0.58, 0.0, None), (0.42, 2.0, 2.0)),
+    "floor-95": ((0.95, 0.0, None), (0.05, 2.0, 2.0)),
+    "top-80": ((0.8, 1.0, None), (0.2, 2.0, 2.0)),
+    "floor-top": ((0.45, 0.0, None), (0.45, 1.0, None), (0.1, 2.0, 2.0)),
+}
+
 
 def offgrid() -> list[tuple[str, list[Truth]]]:
     """Regions just outside the grid: the k it skips and unequal k per task, shapes between
@@ -920,4 +986,33 @@ def offgrid() -> list[tuple[str, list[Truth]]]:
         Truth(m, k, n, teacher_gap=g, teacher_coverage=c) for c in (0.3, 0.7, 0.9)
         for g in (0.0, 0.1, 0.2) for m in ("low", "skewed-low") for k in (1, 4)
         for n in (10, 30, 100)]))  # fmt: skip
+    regions.append(("off: teacher cut off near 5%", [
+        Truth(m, k, n, teacher_gap=0.2, teacher_cut_share=c)
+        for c in (0.02, 0.035, 0.045, 0.05, 0.055, 0.065, 0.1) for m in ("low", "mid") for k in (1, 4) for n in (35, 100, 400, 1000)]))  # fmt: skip
+    regions.append(("off: teacher at another k", [
+        Truth(m, k, n, teacher_gap=g, teacher_k=tk) for k, tk in ((1, 8), (4, 1), (8, 2), (2, 16))
+        for g in (0.0, 0.1, 0.2) for m in ("low", "mid") for n in (35, 100, 400)]))  # fmt: skip
+    regions.append(("off: teacher on 20-80% of the tasks", [
+        Truth(m, k, n, teacher_gap=g, teacher_coverage=c) for c in (0.2, 0.4, 0.6, 0.8)
+        for g in (0.1, 0.2) for m in ("low", "mid") for k in (1, 4)
+        for n in (35, 100, 400)]))  # fmt: skip
+    regions.append(("off: floor and split tasks mixed", [
+        Truth(m, k, n) for m in NEAR_THRESHOLDS for k in (2, 4, 8)
+        for n in (35, 100, 400)]))  # fmt: skip
+    regions.append(("off: older copy under 2%", [
+        Truth(m, k, n, stale_share=s) for s in (0.002, 0.01, 0.02) for m in ("low", "mid")
+        for k in (3, 5) for n in (30, 35, 100, 400)]))  # fmt: skip
+    regions.append(("off: k = 1 near 30 tasks and many", [
+        Truth(m, 1, n) for m in ("low", "mid", "high", "skewed-low", "floor-and-saturated")
+        for n in (25, 29, 30, 31, 35, 40, 1000, 3000)]))  # fmt: skip
+    regions.append(("off: more model names, floor pools", [
+        Truth(m, k, n, name=name, size_b=b) for name, b in NAMES_MORE
+        for m in ("floor", "floor-95") for k in (4, 8) for n in (35, 400, 1000)]))  # fmt: skip
+    regions.append(("rows off: teacher ids per row, teacher errors", [
+        Truth(m, k, n, teacher_gap=g, teacher_row_ids=r, teacher_error_share=e)
+        for r, e in ((True, 0.0), (False, 0.3), (True, 0.3)) for g in (0.0, 0.2)
+        for m in ("low", "mid") for k in (1, 4) for n in (35, 100)]))  # fmt: skip
+    regions.append(("rows off: rewards within 1e-9 of the threshold", [
+        Truth(m, k, n, threshold=t, near_threshold=True) for t in (0.5, 0.9)
+        for m in ("low", "mid") for k in (1, 4) for n in (35, 100)]))  # fmt: skip
     return regions
