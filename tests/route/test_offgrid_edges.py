@@ -1,14 +1,15 @@
 """A fast slice of the off-grid probe's edges (``benchmarks/calibration.py --offgrid``).
 
 Pools a practitioner feeds the route just past the earlier probe: a teacher cut off near the
-5% it may be, at another k than the student, or run on 20% to 80% of the student's tasks;
-tasks that never pass mixed with split tasks at shares near the table's thresholds; an older
-copy writing a row or two in a hundred; one rollout per task near 30 tasks and by the
-thousand; model names that state no size, or state it as most names do; rewards within 1e-9
-of the pass threshold. Two rules were wrong there and are held here, each with a twin that
-breaks it and sees the slice fail: the teacher's truncated share was compared with its limit
-as if exact, and a floor routed to OPSD firmly whatever the size of a model whose name does
-not state it.
+5% it may be, at another k than the student, run on 20% to 80% of the student's tasks, keyed
+by one id per row or answering some draws with an error; tasks that never pass mixed with
+split tasks at shares near the table's thresholds; an older copy writing a row or two in a
+hundred; one rollout per task near 30 tasks and by the thousand; model names that state no
+size, or state it as most names do; rewards within 1e-9 of the pass threshold. Three rules
+were wrong there and are held here, each with a twin that breaks it and sees the slice fail:
+the teacher's truncated share was compared with its limit as if exact, a floor routed to OPSD
+firmly whatever the size of a model whose name does not state it, and a teacher keyed by the
+prompt shared no task with a student keyed by id.
 """
 
 from __future__ import annotations
