@@ -1,15 +1,16 @@
 """A fast slice of the off-grid probe's edges (``benchmarks/calibration.py --offgrid``).
 
 Pools a practitioner feeds the route just past the earlier probe: a teacher cut off near the
-5% it may be, at another k than the student, run on 20% to 80% of the student's tasks, keyed
+5% it may be, or whose cut-off replies can pass, at another k than the student, run on 20% to 80% of the student's tasks, keyed
 by one id per row or answering some draws with an error; tasks that never pass mixed with
 split tasks at shares near the table's thresholds; an older copy writing a row or two in a
 hundred; one rollout per task near 30 tasks and by the thousand; model names that state no
-size, or state it as most names do; rewards within 1e-9 of the pass threshold. Three rules
+size, or state it as most names do; rewards within 1e-9 of the pass threshold. Four rules
 were wrong there and are held here, each with a twin that breaks it and sees the slice fail:
-the teacher's truncated share was compared with its limit as if exact, a floor routed to OPSD
-firmly whatever the size of a model whose name does not state it, and a teacher keyed by the
-prompt shared no task with a student keyed by id.
+the teacher's truncated share was compared with its limit as if exact, a teacher's cut-off
+rows with no pass among them cleared it however few, a floor routed to OPSD firmly whatever
+the size of a model whose name does not state it, and a teacher keyed by the prompt shared
+no task with a student keyed by id.
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ CUT = [
     Truth("mid", 1, 50, teacher_gap=0.2, teacher_cut_share=0.02),
     Truth("mid", 2, 20, teacher_gap=0.2, teacher_cut_share=0.02),
     Truth("mid", 4, 400, teacher_gap=0.2, teacher_cut_share=0.1),
+]
+#: Teachers whose cut-off replies pass (0.3 or all as often as their other draws) on 1% to 3%
+#: of their draws: a handful of cut-off rows shows no pass often.
+CUT_PASSES = [
+    Truth("low", 4, 100, teacher_gap=0.2, teacher_cut_share=0.01, teacher_cut_pass_scale=0.3),
+    Truth("mid", 4, 100, teacher_gap=0.2, teacher_cut_share=0.01, teacher_cut_pass_scale=1.0),
+    Truth("low", 4, 400, teacher_gap=0.2, teacher_cut_share=0.01, teacher_cut_pass_scale=0.3),
+    Truth("mid", 4, 1000, teacher_gap=0.2, teacher_cut_share=0.02, teacher_cut_pass_scale=0.3),
 ]
 #: Floor pools of models whose names state no size, under and over 7B.
 SIZELESS = [
@@ -110,6 +119,20 @@ def test_the_slice_fails_when_the_truncated_share_is_read_as_exact(
     )
     _without(monkeypatch, _cut_share)
     tally = _slice(CUT, 30)
+    assert tally.firm_wrong > 0.01 * max(tally.firm, 1)
+
+
+def test_a_teacher_clears_its_cut_off_replies_on_what_they_would_show() -> None:
+    tally = _slice(CUT_PASSES, 20)
+    assert tally.firm_wrong <= 0.01 * max(tally.firm, 1), tally.wrong
+    assert tally.firm >= 0.2 * tally.draws  # a thousand tasks' cut-off rows show their passes
+
+
+def test_the_slice_fails_when_a_teachers_cut_off_rows_go_unweighed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _without(monkeypatch, lambda ev: ev.check == 4 and ev.unit == "truncated rows")
+    tally = _slice(CUT_PASSES, 20)
     assert tally.firm_wrong > 0.01 * max(tally.firm, 1)
 
 
@@ -210,6 +233,16 @@ def test_the_truth_of_a_teacher_cut_off_near_its_limit() -> None:
     assert not truth_verdict(near_single, options).requires
 
 
+def test_the_truth_of_a_teacher_whose_cut_off_replies_pass() -> None:
+    options = RouteOptions()
+    often = Truth("mid", 4, 100, teacher_gap=0.2, teacher_cut_share=0.02, teacher_cut_pass_scale=1)
+    assert truth_verdict(often, options).method == "grpo"
+    assert not truth_verdict(often, options).also
+    # passing under cut_pass_ratio as often as its other draws: either answer, as check 1
+    rare = Truth("mid", 4, 100, teacher_gap=0.2, teacher_cut_share=0.02, teacher_cut_pass_scale=0.1)
+    assert truth_verdict(rare, options).also == {"opd"}
+
+
 def test_the_truth_reads_sizes_that_names_do_not_state() -> None:
     options = RouteOptions()
     for name, size in NAMES_MORE:
@@ -228,6 +261,6 @@ def test_an_older_copy_writes_a_row_at_any_share() -> None:
 
 def test_the_new_regions_are_in_the_probe() -> None:
     names = [name for name, _ in offgrid()]
-    for part in ("teacher cut off", "another k", "20-80%", "split tasks mixed", "under 2%",
+    for part in ("teacher cut off", "cut-off replies that pass", "another k", "20-80%", "split tasks mixed", "under 2%",
                  "k = 1 near", "more model names", "within 1e-9"):  # fmt: skip
         assert any(part in name for name in names), part

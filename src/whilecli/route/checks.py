@@ -263,6 +263,7 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         return CheckResult("teacher", title, Status.FAIL, why, measured)
     t_cut_passes = int(tpool.tasks["truncated_passes"].sum())
     measured["teacher_truncated_passes"] = t_cut_passes
+    measured["teacher_truncated_rows"] = t_cut
     if t_cut_passes:
         fails.append(
             f"{_plural(t_cut_passes, 'teacher pass')} {'is a' if t_cut_passes == 1 else 'are'} "

@@ -343,13 +343,17 @@ def _unseen_split(band: dict[str, Any], grouped: int, options: RouteOptions) -> 
     )
 
 
-def _cut_off_evidence(pool: Pool, rows: int, options: RouteOptions) -> Evidence:
-    """Check 1 passed: none of the cut-off rows passes. Whether a cut-off reply can pass is
-    measured on the cut-off replies, by the passes they would have shown: each at its task's
-    rate over the task's other draws (the pool's where a task has none). Had cut-off
-    replies passed ``cut_pass_ratio`` as often, none of m expected passes is seen with
-    chance e^(−ratio·m): firm once that is at most ``firm_error``. A count of cut-off rows
-    is not enough: thirty of them from tasks that seldom pass would show none anyway."""
+def _cut_off_evidence(
+    pool: Pool, rows: int, options: RouteOptions, check: int = 1, whose: str = ""
+) -> Evidence:
+    """Check 1 passed (or check 4, on the teacher's rows, ``whose`` naming them): none of the
+    cut-off rows passes. Whether a cut-off reply can pass is measured on the cut-off
+    replies, by the passes they would have shown: each at its task's rate over the task's
+    other draws (the pool's where a task has none). Had cut-off replies passed
+    ``cut_pass_ratio`` as often, none of m expected passes is seen with chance e^(−ratio·m):
+    firm once that is at most ``firm_error``. A count of cut-off rows is not enough: thirty
+    of them from tasks that seldom pass would show none anyway, and a teacher's four cut-off
+    rows none at all one time in three."""
     cut = pl.col("truncated").cast(pl.Float64)
     rest = pl.col("n").cast(pl.Float64) - cut
     passes = (pl.col("passes") - pl.col("truncated_passes")).cast(pl.Float64)
@@ -358,17 +362,18 @@ def _cut_off_evidence(pool: Pool, rows: int, options: RouteOptions) -> Evidence:
     rate = pl.when(rest > 0).then(passes / rest).otherwise(pl.lit(pooled))
     expected = float(pool.tasks.select((cut * rate).sum()).item())
     need = -math.log(options.firm_error) / options.cut_pass_ratio
-    what = f"{checks._plural(rows, 'truncated row')}, none passing"
+    what = f"{whose}{checks._plural(rows, 'truncated row')}, none passing"
     short = None
     if expected < need - stats.TOL:
         short = (
-            f"too few to tell that cut-off replies fail: passing {options.cut_pass_ratio:g} as"
+            f"too few to tell that {whose}cut-off replies fail: passing"
+            f" {options.cut_pass_ratio:g} as"
             f" often as their tasks' other draws, they would show {expected:.1f} passes"
             f" ({need:.1f} make missing them all a {options.firm_error:g} chance)"
         )
     per_task = expected / max(pool.n_tasks, 1)
     return Evidence(
-        1, what, rows, None, "", crossing_only=True, unit="truncated rows",
+        check, what, rows, None, "", crossing_only=True, unit="truncated rows",
         per_task=per_task / need * options.firm_tasks, short=short,
     )  # fmt: skip
 
@@ -462,6 +467,9 @@ def _evidence(
         share = _teacher_cut_evidence(found["teacher"].measured, pool, options, clears=True)
         if share is not None:
             out.append(share)
+        t_rows = int(found["teacher"].measured.get("teacher_truncated_rows", 0) or 0)
+        if t_rows and options.teacher is not None:  # none passes, or it would not clear
+            out.append(_cut_off_evidence(options.teacher, t_rows, options, 4, "the teacher's "))
     elif route != "fix-reward" and found["teacher"].status is Status.FAIL:
         out.extend(_teacher_fails(found["teacher"].measured, pool, options))
     return out
@@ -960,6 +968,7 @@ def population_route(
     size_b: float | None,
     teacher_coverage: float = 1.0,
     teacher_truncated: float = 0.0,
+    teacher_cut_passes: bool = False,
 ) -> tuple[str, str | None, list[str]]:
     """(route, method, plan) the route's table gives a population's exact values: every task
     of it, each at its exact rate (shares of tasks at 0, at 1 and split at the pool's k; the
@@ -970,6 +979,7 @@ def population_route(
         clears = teacher_gap >= options.effect - stats.TOL and teacher_gap > 0
         clears = clears and teacher_coverage >= options.teacher_min_coverage - stats.TOL
         clears = clears and teacher_truncated <= options.teacher_max_truncated + stats.TOL
+        clears = clears and not teacher_cut_passes
         teacher = Status.PASS if clears else Status.FAIL
     band = "mixed"
     if floor_share >= 1.0 - 1e-12:

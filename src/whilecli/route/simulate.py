@@ -125,7 +125,8 @@ class Truth:
     threshold: float | None = None  # continuous rewards, a pass at reward >= this (rows)
     rows: bool = False  # route from JSON Lines even when the truth lives in the counts
     teacher_k: int = 0  # the teacher's draws per task (0: the student's k)
-    teacher_cut_share: float = 0.0  # share of the teacher's draws cut off at the cap (they fail)
+    teacher_cut_share: float = 0.0  # share of the teacher's draws cut off at the cap
+    teacher_cut_pass_scale: float = 0.0  # a teacher's cut-off draw passes at its rate times this
     near_threshold: bool = False  # continuous rewards within 1e-9 of ``threshold`` (rows)
     teacher_row_ids: bool = False  # the teacher's rows carry one id per row (rows)
     teacher_error_share: float = 0.0  # share of the teacher's draws answered with an error (rows)
@@ -181,7 +182,8 @@ class Truth:
             parts[1] = "k=" + "/".join(f"{k}:{w:g}" for k, w in self.k_mix)
         for name in ("cut_share", "teacher_gap", "stale_share", "error_share", "partial_share",
                      "cut_pass_scale", "row_id_share", "threshold", "teacher_k",
-                     "teacher_cut_share", "teacher_error_share"):  # fmt: skip
+                     "teacher_cut_share", "teacher_error_share",
+                     "teacher_cut_pass_scale"):  # fmt: skip
             value = getattr(self, name)
             if value is not None and value != 0:
                 parts.append(f"{name}={value:g}")
@@ -299,7 +301,8 @@ def population(truth: Truth, teacher: bool = False) -> Population:
     keep = 1.0 - truth.cut_share * (1.0 - truth.scale)
     k = max(truth.k, 1)
     if teacher:
-        mix, keep = _shifted(mix, truth.teacher_gap or 0.0), 1.0 - truth.teacher_cut_share
+        mix = _shifted(mix, truth.teacher_gap or 0.0)
+        keep = 1.0 - truth.teacher_cut_share * (1.0 - truth.teacher_cut_pass_scale)
         k = max(truth.teacher_k or truth.k, 1)
     return Population(_mixture_mean(mix) * keep, pass_pmf(mix, k, keep), k, mix, keep)
 
@@ -364,8 +367,15 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
         gap = population(truth, teacher=True).mean - student.mean
     policy = "other" if truth.other_model else ("stale" if truth.stale_share > 0 else "on")
 
+    # a teacher's cut-off reply can pass: check 4 fails it (its cut-off replies would teach)
+    t_blocked = gap is not None and truth.teacher_cut_share > 0 and truth.teacher_cut_pass_scale > 0
+
     def table(
-        blocked: bool, band: Shares, lead: float | None = gap, cut: float | None = None
+        blocked: bool,
+        band: Shares,
+        lead: float | None = gap,
+        cut: float | None = None,
+        t_cut_passes: bool = t_blocked,
     ) -> tuple[str, str | None, list[str]]:
         return population_route(
             options,
@@ -378,6 +388,7 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
             teacher_gap=lead,
             teacher_coverage=_teacher_tasks(truth) / truth.tasks,
             teacher_truncated=truth.teacher_cut_share if cut is None else cut,
+            teacher_cut_passes=t_cut_passes,
             policy=policy,
             size_b=truth.true_size_b,
         )
@@ -408,6 +419,12 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
         also.add(method_c)
         if method_c == method:
             requires &= _requires(route_c, plan_c)
+    if t_blocked and truth.teacher_cut_pass_scale < resolution.cut_pass_ratio - 1e-12:
+        # a teacher's cut-off replies passing too seldom for a pool to see: as check 1
+        route_t, method_t, plan_t = table(blocked, shares, t_cut_passes=False)
+        also.add(method_t)
+        if method_t == method:
+            requires &= _requires(route_t, plan_t)
     if truth.grouped and 0 < shares.split < resolution.unseen_split:
         floor = shares.at_zero >= shares.at_k
         unseen = Shares(float(floor), float(not floor), 0.0, 0.0)
@@ -522,7 +539,7 @@ def draw_sides(truth: Truth, rng: np.random.Generator) -> tuple[Draws, Draws | N
         t_rates = draw_rates(_shifted(mix, truth.teacher_gap), truth.tasks, rng)
         plain = dataclasses.replace(truth, greedy=False, error_share=truth.teacher_error_share,
                                     cut_passes=False,
-                                    cut_pass_scale=0.0)  # fmt: skip
+                                    cut_pass_scale=truth.teacher_cut_pass_scale)  # fmt: skip
         if truth.teacher_k:
             plain = dataclasses.replace(plain, k=truth.teacher_k, k_mix=())
         teacher = draw_counts(t_rates, plain, rng, cut_share=truth.teacher_cut_share)
@@ -1015,4 +1032,8 @@ def offgrid() -> list[tuple[str, list[Truth]]]:
     regions.append(("rows off: rewards within 1e-9 of the threshold", [
         Truth(m, k, n, threshold=t, near_threshold=True) for t in (0.5, 0.9)
         for m in ("low", "mid") for k in (1, 4) for n in (35, 100)]))  # fmt: skip
+    regions.append(("off: teacher cut-off replies that pass", [
+        Truth(m, k, n, teacher_gap=0.2, teacher_cut_share=c, teacher_cut_pass_scale=s)
+        for c in (0.01, 0.02, 0.03) for s in (0.1, 0.3, 1.0) for m in ("low", "mid")
+        for k in (1, 4) for n in (100, 400, 1000)]))  # fmt: skip
     return regions
