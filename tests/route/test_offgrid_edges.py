@@ -68,6 +68,7 @@ KINDS = [
     Truth("floor-95", 4, 400, name="stabilityai/stablelm-2-1_6b", size_b=1.6),
     Truth("floor", 4, 1000, name="Qwen/Qwen3-30B-A3B", size_b=30.0),
     Truth("mid", 4, 100, threshold=0.5, near_threshold=True),
+    Truth("mid", 3, 100, error_share=0.49),
 ]
 
 
@@ -262,5 +263,5 @@ def test_an_older_copy_writes_a_row_at_any_share() -> None:
 def test_the_new_regions_are_in_the_probe() -> None:
     names = [name for name, _ in offgrid()]
     for part in ("teacher cut off", "cut-off replies that pass", "another k", "20-80%", "split tasks mixed", "under 2%",
-                 "k = 1 near", "more model names", "within 1e-9"):  # fmt: skip
+                 "k = 1 near", "more model names", "within 1e-9", "errors near half"):  # fmt: skip
         assert any(part in name for name in names), part

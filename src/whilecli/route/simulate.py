@@ -1036,4 +1036,7 @@ def offgrid() -> list[tuple[str, list[Truth]]]:
         Truth(m, k, n, teacher_gap=0.2, teacher_cut_share=c, teacher_cut_pass_scale=s)
         for c in (0.01, 0.02, 0.03) for s in (0.1, 0.3, 1.0) for m in ("low", "mid")
         for k in (1, 4) for n in (100, 400, 1000)]))  # fmt: skip
+    regions.append(("rows off: errors near half", [
+        Truth(m, k, n, error_share=e) for e in (0.48, 0.49, 0.5, 0.51) for m in ("low", "mid")
+        for k in (2, 3, 4) for n in (35, 100)]))  # fmt: skip
     return regions
