@@ -76,9 +76,12 @@ def test_a_clear_band_of_64_tasks_is_firm() -> None:
 def test_one_task_with_five_rollouts_is_provisional() -> None:
     code, report = route_json(str(ANYSWE))
     assert (code, report["route"], report["method"]) == (0, "grpo", "grpo")
-    assert report["provisional"] is True and report["firm_at"] == 30
+    # one requirement: the band's 32 split tasks, past the 30 that make it firm
+    assert report["provisional"] is True and report["firm_at"] == 32
+    assert report["needs"]["tasks"] == 32
     assert "1 split task of 1" in report["provisional_why"]
-    assert "fewer than 30 tasks" in report["provisional_why"]
+    assert "fewer than 30 split tasks" in report["provisional_why"]
+    assert "About 32 tasks would make it firm" in report["provisional_why"]
     assert report["why"].startswith("1 split task of 1,")  # not "1 split tasks"
     whys = {m["name"]: m["why"] for m in report["methods"]}
     assert whys["grpo"].startswith("1 split task gives ")
@@ -121,7 +124,9 @@ def test_firm_at_scales_a_wide_interval_as_one_over_root_n() -> None:
     assert width > 0.3 and route.provisional
     # split tasks are grpo's evidence: 30 of them at least, at this pool's split share
     split_needed = max(30, math.ceil(15 * (width / 0.3) ** 2))
-    assert route.firm_at == math.ceil(split_needed / 0.5)
+    # the one requirement: what makes it firm, and the band's 32 split tasks
+    assert route.firm_at == max(math.ceil(split_needed / 0.5), math.ceil(32 / 0.5))
+    assert route.needs["tasks"] == route.firm_at
     assert "interval is" in route.provisional_why and "split share" in route.provisional_why
     assert route.exit_code == 0  # provisional alone never fails without --strict
 

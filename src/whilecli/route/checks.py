@@ -9,6 +9,7 @@ order and stops at the first whose ``decides`` is set.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -202,18 +203,35 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     if thin:
         need = band_need(groups, split, options)
         measured["need"] = need
-        asks = []
-        if need.get("k") is not None:
-            asks.append(f"k={need['k']} rollouts per task")
-        if "tasks" in need:
-            asks.append(f"{need['tasks']} tasks")
-        ask = f"Need {' and '.join(asks)}" if asks else str(need.get("why")).capitalize()
-        warnings.append(
-            f"few split tasks ({split}, share {share:.2f}; want >= {options.min_split_tasks} "
-            f"and >= {options.min_split_share}): most groups give no gradient. {ask}; "
-            "ReinforceAda samples until a task has both a pass and a fail"
-        )
+        warnings.append(few_split_warning(split, total, need, options))
     return CheckResult("band", title, Status.PASS, why, measured, None, warnings)
+
+
+def need_words(need: Mapping[str, object]) -> str:
+    """What a thin band needs, in words: ``need k=6 rollouts per task and 98 tasks``, or why
+    no k reaches it. The one phrase the band's warning and ``check``'s few-split line say."""
+    asks = []
+    if need.get("k") is not None:
+        asks.append(f"k={need['k']} rollouts per task")
+    if "tasks" in need:
+        asks.append(f"{need['tasks']} tasks")
+    return f"need {' and '.join(asks)}" if asks else str(need.get("why", "need more tasks"))
+
+
+#: The opening of the thin band's warning (what ``few_split_warning`` says first).
+FEW_SPLIT = "few split tasks"
+
+
+def few_split_warning(
+    split: int, total: int, need: Mapping[str, object], options: RouteOptions
+) -> str:
+    """The thin band's warning: its split tasks against the minimums, and what it needs."""
+    ask = need_words(need)
+    return (
+        f"{FEW_SPLIT} ({split}, share {split / total:.2f}; want >= {options.min_split_tasks} "
+        f"and >= {options.min_split_share}): most groups give no gradient. "
+        f"{ask[:1].upper()}{ask[1:]}; ReinforceAda samples until a task has both a pass and a fail"
+    )
 
 
 def teacher(pool: Pool, options: RouteOptions) -> CheckResult:

@@ -339,8 +339,9 @@ def _unseen_split(band: dict[str, Any], grouped: int, options: RouteOptions) -> 
     z = NormalDist().inv_cdf(1.0 - options.firm_error)
     firm = math.floor(z**2 * (1 - bound) / bound) + 1
     return Evidence(
-        3, what, grouped, interval, "split share", bound, True, below=True, firm_tasks=firm
-    )
+        3, what, grouped, interval, "split share", bound, True, below=True, firm_tasks=firm,
+        unit="grouped tasks",
+    )  # fmt: skip
 
 
 def _cut_off_evidence(
@@ -415,10 +416,11 @@ def _evidence(
             out.append(_cut_off_evidence(pool, rows, options))
     if route == "single-rollout":
         n = pool.n_tasks
-        out.append(Evidence(2, checks._plural(n, "single task"), n, None, ""))
+        out.append(Evidence(2, checks._plural(n, "single task"), n, None, "", unit="single tasks"))
     elif route == "floor":
         what = f"{checks._plural(grouped, 'grouped task')} all at 0"
-        out.append(Evidence(3, what, grouped, band.get("floor_share"), "floor share"))
+        floor_share = band.get("floor_share")
+        out.append(Evidence(3, what, grouped, floor_share, "floor share", unit="grouped tasks"))
         out.append(_unseen_split(band, grouped, options))
         if size_b is None:  # OPSD or SFT turns on the size (check 3), which nothing states
             unread = (
@@ -433,7 +435,9 @@ def _evidence(
             )
     elif route == "saturated":
         what = f"{checks._plural(grouped, 'grouped task')} all at 1"
-        out.append(Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1"))
+        out.append(
+            Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1", unit="grouped tasks")
+        )
         out.append(_unseen_split(band, grouped, options))
     elif route == "no-split":
         share = band.get("split_share")
@@ -443,7 +447,10 @@ def _evidence(
         # GRPO learns from split tasks only: they are its evidence
         what = f"{checks._plural(split, 'split task')} of {grouped}"
         share = split / grouped if grouped else 0.0
-        out.append(Evidence(3, what, split, band.get("split_share"), "split share", per_task=share))
+        split_share = band.get("split_share")
+        out.append(
+            Evidence(3, what, split, split_share, "split share", per_task=share, unit="split tasks")
+        )
     elif route == "off-policy":
         n = pool.n_tasks
         out.append(Evidence(6, f"rows of {checks._plural(n, 'task')}", n, None, ""))
@@ -462,6 +469,7 @@ def _evidence(
                 "paired difference",
                 options.effect,
                 margin=options.effect_margin,
+                unit="shared tasks",
             )
         )
         share = _teacher_cut_evidence(found["teacher"].measured, pool, options, clears=True)
@@ -525,6 +533,7 @@ def _teacher_fails(t: dict[str, Any], pool: Pool, options: RouteOptions) -> list
                 True,
                 below=True,
                 margin=options.effect_margin,
+                unit="shared tasks",
             )
         )
     elif not isinstance(paired, Rate) and _lead_fails(t, options):
@@ -579,14 +588,99 @@ def _firm_bounds(rate: Rate | None, options: RouteOptions) -> tuple[float | None
     return value - (value - rate.low) * scale, value + (rate.high - value) * scale
 
 
+@dataclass(frozen=True)
+class Thin:
+    """Where the evidence is too little: one reason per thin evidence, why no task count
+    settles it (where none does), and per thin evidence the tasks that would make it firm
+    as ``(check, tasks)``."""
+
+    reasons: list[str]
+    uncounted: list[str]
+    counts: list[tuple[int, int]]
+
+
 def _provisional(
     evidence: list[Evidence], options: RouteOptions
 ) -> tuple[bool, str | None, int | None]:
     """Whether the verdict is provisional, why (one sentence), and the tasks that would make
     it firm: at least ``firm_tasks``, and the count at which the widest deciding interval
     would shrink to ``firm_width`` (width scaled as 1/√n)."""
+    thin = _thin(evidence, options)
+    firm_at = max((n for _, n in thin.counts), default=None)
+    return _provisional_words(thin, {"tasks": firm_at} if firm_at is not None else {})
+
+
+def firm_words(needs: dict[str, Any]) -> str:
+    """The sentence saying what would make a provisional verdict firm, from the one
+    requirement (``needs``): ``About 98 tasks would make it firm.``, with the draws per task
+    first where the requirement raises them."""
+    k, tasks = needs.get("k"), needs.get("tasks")
+    if k is not None and tasks is not None:
+        return f"k={k} rollouts per task and about {tasks} tasks would make it firm."
+    if k is not None:
+        return f"k={k} rollouts per task would make it firm."
+    return f"About {tasks} tasks would make it firm."
+
+
+def _provisional_words(
+    thin: Thin, needs: dict[str, Any], current: int = 0
+) -> tuple[bool, str | None, int | None]:
+    """(provisional, why, firm_at) from the thin evidence and the requirement that would
+    make it firm (:func:`_requirement`): the sentence and ``firm_at`` both read ``needs``
+    (``current`` tasks where it raises only the draws per task)."""
+    if not thin.reasons:
+        return False, None, None
+    rests = "provisional: the verdict rests on " + "; and on ".join(thin.reasons)
+    if thin.uncounted:  # more of the same tasks would not settle it: say so, not a count
+        end = f". No task count alone would make it firm: {'; '.join(thin.uncounted)}."
+        return True, rests + end, None
+    return True, f"{rests}. {firm_words(needs)}", needs.get("tasks", current)
+
+
+def _restate_need(
+    band: CheckResult, needs: dict[str, Any], warnings: list[str], options: RouteOptions
+) -> None:
+    """The band's need and its warning restated as the route's one requirement, in the
+    check (``check``'s few-split line reads it) and in the route's warnings."""
+    need = {key: needs[key] for key in ("k", "why", "tasks") if key in needs}
+    band.measured["need"] = need
+    m = band.measured
+    split, total = int(m.get("split_tasks", 0)), int(m.get("grouped_tasks", 0))
+    for i, old in enumerate(band.warnings):
+        if old.startswith(checks.FEW_SPLIT) and total:
+            new = checks.few_split_warning(split, total, need, options)
+            band.warnings[i] = new
+            warnings[:] = [new if w == old else w for w in warnings]
+
+
+def _requirement(
+    thin: Thin, needs: dict[str, Any], grouped: int, band_decides: bool
+) -> dict[str, Any]:
+    """The one requirement the report states for tasks, as ``needs`` (DESIGN section 2,
+    "Enough evidence"): the tasks the band asks for where split tasks decide (at the k it
+    asks for), raised to what would make the verdict firm. The "would make it firm"
+    sentence, the JSON's ``firm_at``, ``Needs:`` and ``check``'s few-split line all read it.
+
+    Where the band asks for more draws per task, the firm counts measured at this k speak
+    of its split share: the band's count at the new k stands for them (it asks for at least
+    ``min_split_tasks`` expected split tasks), and the other evidence's counts still hold.
+    """
+    out = dict(needs)
+    if not thin.reasons or thin.uncounted:
+        return out
+    counts = [n for check, n in thin.counts if not (band_decides and out.get("k") and check == 3)]
+    if band_decides and out.get("k") is not None:
+        counts.append(int(out.get("tasks", grouped)))
+    tasks = max([*counts, int(out.get("tasks", 0))])
+    if tasks > (grouped if out.get("k") is not None else 0):
+        out["tasks"] = tasks
+    return out
+
+
+def _thin(evidence: list[Evidence], options: RouteOptions) -> Thin:
+    """The thin evidence (see :func:`_provisional`)."""
     reasons: list[str] = []
-    firm_at = 0
+    counts: list[tuple[int, int]] = []
     uncounted: list[str] = []  # why no task count makes it firm, per evidence
     for ev in evidence:
         thin = []
@@ -636,18 +730,8 @@ def _provisional(
         if thin:
             reasons.append(f"{ev.what} (check {ev.check}): {' and '.join(thin)}")
             if ev.per_task > 0:
-                firm_at = max(firm_at, math.ceil(need / ev.per_task), ev.firm_tasks or 0)
-    if not reasons:
-        return False, None, None
-    if uncounted:  # more of the same tasks would not settle it: say so, not a count
-        end = f". No task count alone would make it firm: {'; '.join(uncounted)}."
-        return True, "provisional: the verdict rests on " + "; and on ".join(reasons) + end, None
-    why = (
-        "provisional: the verdict rests on "
-        + "; and on ".join(reasons)
-        + f". About {firm_at} tasks would make it firm."
-    )
-    return True, why, firm_at
+                counts.append((ev.check, max(math.ceil(need / ev.per_task), ev.firm_tasks or 0)))
+    return Thin(reasons, uncounted, counts)
 
 
 def _tasks_to_clear(ev: Evidence, low: float | None, high: float | None) -> int | str:
@@ -914,7 +998,13 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         )
     summary = _summary(pool, options, found)
     evidence = _evidence(route, plan, found, pool, options, facts.size_b)
-    provisional, provisional_why, firm_at = _provisional(evidence, options)
+    thin = _thin(evidence, options)
+    grouped = int(found["band"].measured.get("grouped_tasks", 0))
+    needs = _requirement(thin, needs, grouped, band_decides)
+    band_need = found["band"].measured.get("need")
+    if band_decides and band_need is not None and needs.get("tasks") != band_need.get("tasks"):
+        _restate_need(found["band"], needs, warnings, options)
+    provisional, provisional_why, firm_at = _provisional_words(thin, needs, grouped)
     provisional, provisional_why = _forced(findings, provisional, provisional_why)
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
     judge = _judge(pool, options)

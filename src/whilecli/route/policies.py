@@ -162,13 +162,12 @@ def few_split(route: Route, evidence: Evidence) -> str | None:
     need = m.get("need")
     if not isinstance(need, dict):
         return None
-    asks = []
-    if need.get("k") is not None:
-        asks.append(f"k={need['k']} rollouts per task")
-    if "tasks" in need:
-        asks.append(f"{need['tasks']} tasks")
-    ask = f"need {' and '.join(asks)}" if asks else str(need.get("why", "need more tasks"))
-    return f"{_plural(split, 'split task')} of {grouped} grouped ({split / grouped:.2f}): {ask}"
+    from whilecli.route.checks import need_words
+
+    return (
+        f"{_plural(split, 'split task')} of {grouped} grouped ({split / grouped:.2f}): "
+        + need_words(need)
+    )
 
 
 def judge_unaudited(route: Route, evidence: Evidence) -> str | None:
