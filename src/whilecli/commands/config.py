@@ -69,23 +69,20 @@ def _console(stream: TextIO) -> Any:
 
 
 def _section(con: Any, title: str, items: list[tuple[str, str]], empty: str = "") -> None:
-    from rich.table import Table
+    """A title and one bullet per item, wrapped at the console's width with a hanging
+    indent; a word longer than a line (a path, with its line number) is kept whole."""
     from rich.text import Text
 
+    from whilecli.commands._style import wrap
+
     con.print(Text(title, style="bold"))
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column(overflow="fold")
+    lines: list[str] = []
     for knob, note in items:
-        line = Text(knob, style="bold") if knob else Text()
-        if note:
-            line.append((" → " if knob else "") + note)
-        grid.add_row("  •", line)
+        text = knob + ((" → " if knob else "") + note if note else "")
+        lines += wrap(f"• {text}", con.width, indent="  ", hang="  ")
     if not items and empty:
-        grid.add_row("  ", Text(empty))
-    with con.capture() as cap:
-        con.print(grid)
-    con.file.write("".join(line.rstrip() + "\n" for line in cap.get().splitlines()))
+        lines.append(f"  {empty}")
+    con.file.write("".join(line.rstrip() + "\n" for line in lines))
 
 
 def render_report(
@@ -327,6 +324,7 @@ def config_command(
     said = [f"routed from the rows: {routed_note}"] if routed_note else []
     said += [f"the rows: {line}" for line in found]
     cfg.warnings[:0] = [*said, *dumped]
+    cfg.routed = said  # the verdict's qualifiers travel in the file too
     broken = getattr(cfg, "broken", [])
     if broken and not force:
         raise UsageError(f"not written: {broken[0]} (--force writes it all the same)")

@@ -46,6 +46,18 @@ class Routed:
     data_quality: tuple[str, ...] = ()
 
 
+def verdict_words(route: Any) -> str:
+    """The verdict as ``config --from`` says it: the route's headline (``provisional:``
+    first, and every check it names as unknown), why it is provisional, and why it routes
+    where it does, as the route's own report words them."""
+    from whilecli.route.report import verdict
+
+    parts = [verdict(route)]
+    if route.provisional and route.provisional_why:
+        parts.append(route.provisional_why.removeprefix("provisional: ").rstrip("."))
+    return "; ".join([*parts, f"route {route.route}: {route.why}"])
+
+
 def routed_method(
     paths: list[str],
     *,
@@ -80,11 +92,9 @@ def routed_method(
     )
     assert isinstance(route, route_pkg.Route)  # no ``by``: one route
     method = route.method
-    why = f"route {route.route}: {route.why}"
+    why = verdict_words(route)
     found = tuple(f"{f.found}: {f.moves}" for f in route.data_quality)
-    if route.provisional:
-        why = f"{route.provisional_why or 'provisional'} {why}"
-    if route.route == "no-split" and len(route.plan) > 1:
+    if len(route.plan) > 1:
         why += f"; the plan, in order: {', '.join(route.plan)}"
     if method is None or route.route == "fix-reward":
         raise WhileError(f"no config written: nothing can train yet ({why})", exit_code=1)

@@ -101,6 +101,9 @@ class PrimeRLConfig:
     #: Why prime-rl would fail running this file though its loader accepts it (a group of one
     #: for grpo): ``whilecli config`` refuses to write it without ``--force``.
     broken: list[str] = field(default_factory=list)
+    #: What the route said, written as comments under the header (``config --from``): the
+    #: verdict with every qualifier (provisional, the Async plan, what reading found).
+    routed: list[str] = field(default_factory=list)
 
     @property
     def command(self) -> str:
@@ -108,8 +111,9 @@ class PrimeRLConfig:
         return f"uv run rl @ {self.file}"
 
     def to_toml(self) -> str:
-        """The config as TOML text, opening with the prime-rl commit its schema follows."""
-        return tomlout.dumps(self.config, header=schema.HEADER)
+        """The config as TOML text, opening with the prime-rl commit its schema follows and
+        the route's verdict it was written from."""
+        return tomlout.dumps(self.config, header=schema.header(self.routed))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: config, TOML text, knob report, warnings and command."""

@@ -27,6 +27,16 @@ HEADER = (
     "# written by `whilecli config`; every key was checked against that schema"
 )
 
+
+def header(routed: list[str]) -> str:
+    """:data:`HEADER`, then what the route said when the config was routed from rows (one
+    comment paragraph each: the verdict with its qualifiers, what reading found)."""
+    from whilecli.emit.tomlout import comments
+
+    said = comments(routed)
+    return f"{HEADER}\n{said}" if said else HEADER
+
+
 #: The type names a key may hold. ``float`` accepts integers; ``none`` is the string "None",
 #: which prime-rl's loader turns into null (TOML has no null).
 TYPES: dict[str, tuple[type, ...]] = {

@@ -50,6 +50,8 @@ class PrimeSFTConfig:
     data_path: str | None = None  # the Parquet file written, when built from rows
     refused: list[Note] = field(default_factory=list)
     method: str = "sft"
+    #: What the route said (``config --from``), as :attr:`PrimeRLConfig.routed`.
+    routed: list[str] = field(default_factory=list)
 
     @property
     def command(self) -> str:
@@ -57,8 +59,9 @@ class PrimeSFTConfig:
         return f"uv run sft @ {self.file}"
 
     def to_toml(self) -> str:
-        """The config as TOML text, opening with the prime-rl commit its schema follows."""
-        return tomlout.dumps(self.config, header=schema.HEADER)
+        """The config as TOML text, opening with the prime-rl commit its schema follows and
+        the route's verdict it was written from."""
+        return tomlout.dumps(self.config, header=schema.header(self.routed))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, as :meth:`PrimeRLConfig.to_dict`, plus the dataset written."""

@@ -19,6 +19,29 @@ def _key(k: str) -> str:
     return k if _BARE.match(k) else tomli_w.dumps({"k": k}).split("=", 1)[1].strip()
 
 
+#: Characters a TOML comment may not hold (control characters other than tab; TOML 1.0,
+#: "Comment"): each is written as a space.
+_CONTROL = {c: " " for c in [*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F]}
+
+
+def comments(texts: list[str], width: int = 79) -> str:
+    """``texts`` as TOML comment lines, each wrapped at ``width`` columns (``# `` first, a
+    word never cut), control characters as spaces; empty when there are none."""
+    import textwrap
+
+    out: list[str] = []
+    for text in texts:
+        out += textwrap.wrap(
+            text.translate(_CONTROL),
+            width=width,
+            initial_indent="# ",
+            subsequent_indent="#   ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    return "\n".join(out)
+
+
 def _is_aot(v: Any) -> bool:
     return isinstance(v, list) and bool(v) and all(isinstance(i, Mapping) for i in v)
 

@@ -436,7 +436,9 @@ def _evidence(
     elif route == "saturated":
         what = f"{checks._plural(grouped, 'grouped task')} all at 1"
         out.append(
-            Evidence(3, what, grouped, band.get("pass_at_1"), "pass@1", unit="grouped tasks")
+            Evidence(
+                3, what, grouped, band.get("pass_at_1"), "grouped pass@1", unit="grouped tasks"
+            )
         )
         out.append(_unseen_split(band, grouped, options))
     elif route == "no-split":

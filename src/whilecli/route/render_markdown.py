@@ -14,12 +14,14 @@ from whilecli.route.drill import place_words, show_sections
 from whilecli.route.model import Route, Status
 from whilecli.route.report import (
     STATUS_WORDS,
+    evidence_items,
     exit_line,
     format_value,
     histogram_bins,
     histogram_title,
     measured_lines,
     method_label,
+    quality_lines,
     route_reason,
     summary_lines,
     verdict,
@@ -55,6 +57,9 @@ def to_markdown(route: Route) -> str:
     out += [route.why, ""]
     if route.plan:
         out += ["**Plan**", ""] + [f"{i}. {step}" for i, step in enumerate(route.plan, 1)] + [""]
+    out += _list("Evidence", evidence_items(route))
+    found = quality_lines(route)
+    out += _list("Data quality", found or ["nothing found that moves the verdict"])
     out += ["### Checks", "", "| # | check | status | measured | why |", "|---|---|---|---|---|"]
     for i, check in enumerate(route.checks, 1):
         status = STATUS_WORDS[check.status]
@@ -62,7 +67,7 @@ def to_markdown(route: Route) -> str:
             status += " (context)"
         if check.decides:
             status += f" → `{check.decides}`"
-        measured = "\n".join(f"{k}: {v}" for k, v in measured_lines(check.measured))
+        measured = "\n".join(f"{k}: {v}" for k, v in measured_lines(check.measured, check.key))
         unlisted = [w for w in check.warnings if w not in route.warnings]  # else under Warnings
         why = "\n".join([check.why] + [f"warning: {w}" for w in unlisted])
         cells = (str(i), check.title, status, measured, why)

@@ -24,10 +24,11 @@ from rich.console import Console
 from rich.text import Text
 
 from whilecli.route.drill import show_sections
-from whilecli.route.model import CheckResult, Rate, Route, Status
+from whilecli.route.model import CheckResult, Route, Status
 from whilecli.route.report import (
     STATUS_WORDS,
     bar,
+    evidence_items,
     exit_line,
     flatten,
     format_value,
@@ -35,6 +36,7 @@ from whilecli.route.report import (
     histogram_title,
     measured_lines,
     method_label,
+    quality_lines,
     route_reason,
     summary_lines,
 )
@@ -209,9 +211,14 @@ def _verdict(route: Route, console: Console) -> None:
         _print(console, line)
 
 
-def _verdict_lines(route: Route, width: int, *, why: bool = True) -> list[Text]:
-    """The verdict, why it exits 1, why it is provisional, why (left out with ``why``
-    False: the brief's last resort, the checks say it under ``-v``), and the plan."""
+#: Why a verdict is provisional when the brief has no room for the reasons.
+PROVISIONAL_SHORT = "provisional: the evidence is thin; which, and what would make it firm, with -v"
+
+
+def _verdict_lines(route: Route, width: int, *, why: bool = True, thin: bool = True) -> list[Text]:
+    """The verdict, why it exits 1, why it is provisional (in a few words with ``thin``
+    False), why (left out with ``why`` False: the checks say it under ``-v``), and the
+    plan."""
     out: list[Text] = []
     reason = f"(route: {route_reason(route)})"
     word = "provisional: " if route.provisional else ""
@@ -231,7 +238,8 @@ def _verdict_lines(route: Route, width: int, *, why: bool = True) -> list[Text]:
     if stop:
         out += _texts(stop, width, indent=0, hang=2, style="bold red")
     if route.provisional_why:
-        out += _texts(route.provisional_why, width, indent=0, hang=2, style="yellow")
+        said = route.provisional_why if thin else PROVISIONAL_SHORT
+        out += _texts(said, width, indent=0, hang=2, style="yellow")
     if why:
         out += _texts(route.why, width, indent=0, hang=2)
     if route.plan:
@@ -247,24 +255,9 @@ def _texts(text: str, width: int, indent: int = 2, hang: int = 0, style: str = "
 
 
 def evidence_lines(route: Route) -> list[str]:
-    """The deciding evidence, one line each: what it rests on (check N) with its interval
-    and n, then pass@1."""
-    out: list[str] = []
-    for ev in route.evidence:
-        rate = ev.get("interval")
-        what = f"{ev['what']} (check {ev['check']})"
-        if isinstance(rate, Rate):
-            what = f"{ev['label']} {keep_together(rate.format())}: {what}"
-        out.append(what)
-    p1 = route.summary.get("pass_at_1")
-    if isinstance(p1, Rate):
-        out.append(f"pass@1 {keep_together(p1.format())}")
-    return out
-
-
-def quality_lines(route: Route) -> list[str]:
-    """What reading found that moves the verdict, one item each."""
-    return [f"{f.found}: {f.moves}" for f in route.data_quality]
+    """The deciding evidence, one line each (:func:`whilecli.route.report.evidence_items`),
+    a rate never cut across two lines."""
+    return evidence_items(route, keep_together)
 
 
 #: Where a finding's first row is: the brief leaves it to ``-v`` when short of room.
@@ -310,8 +303,9 @@ def brief_lines(route: Route, width: int) -> list[Text]:
         evidence += _texts(line, width, indent=2, hang=4)
     more = Text("More: every check, the methods and the sources with -v (--verbose).", style="dim")
     # the answer itself, shortened until it fits: the findings' detail, then the why
-    for why, level in ((True, 0), (True, 1), (True, 2), (False, 2)):
-        head = _verdict_lines(route, width, why=why)
+    levels = ((True, 0, True), (True, 1, True), (True, 2, True), (False, 2, True))
+    for why, level, thin in (*levels, (False, 2, False)):
+        head = _verdict_lines(route, width, why=why, thin=thin)
         answer = head + evidence + _quality_block(route, width, level)
         if len(answer) + 1 <= BRIEF_LINES:
             break
@@ -399,7 +393,7 @@ def _checks(checks: list[CheckResult], console: Console, listed: list[str]) -> N
             last.stylize(STATUS_STYLES[check.status], at, at + len(STATUS_WORDS[check.status]))
         _print(console, last)
         _say(console, check.why, indent=5, hang=2)
-        for label, value in measured_lines(check.measured):
+        for label, value in measured_lines(check.measured, check.key):
             _say(console, f"{label}: {keep_together(value)}", indent=5, hang=4, style="dim")
         for warning in check.warnings:
             if warning not in listed:

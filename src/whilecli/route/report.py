@@ -9,7 +9,7 @@ formatting the formats share.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from whilecli import jsonout
@@ -151,6 +151,28 @@ def verdict(route: Route) -> str:
     return route.headline or headline(route)
 
 
+def evidence_items(route: Route, keep: Callable[[str], str] = str) -> list[str]:
+    """The deciding evidence, one item each: what it rests on (check N) with its interval
+    and n, then pass@1; ``keep`` marks a rate's text (the text form keeps it on one line).
+    Every format prints these items."""
+    out: list[str] = []
+    for ev in route.evidence:
+        rate = ev.get("interval")
+        what = f"{ev['what']} (check {ev['check']})"
+        if isinstance(rate, Rate):
+            what = f"{ev['label']} {keep(rate.format())}: {what}"
+        out.append(what)
+    p1 = route.summary.get("pass_at_1")
+    if isinstance(p1, Rate):
+        out.append(f"pass@1 {keep(p1.format())}")
+    return out
+
+
+def quality_lines(route: Route) -> list[str]:
+    """What reading found that moves the verdict, one item each (every format's)."""
+    return [f"{f.found}: {f.moves}" for f in route.data_quality]
+
+
 def exit_line(route: Route) -> str | None:
     """What made the exit code 1, on one line (None when it is 0)."""
     if not route.exit_reasons:
@@ -236,12 +258,19 @@ def rows_words(n: int) -> str:
     return f"{n} row" if n == 1 else f"{n} rows"
 
 
-def measured_lines(measured: Mapping[str, Any]) -> list[tuple[str, str]]:
+#: Labels of one check's measurements where the key's own label names another quantity:
+#: the band's pass@1 counts its grouped tasks, the report's pass@1 every task.
+CHECK_LABELS: dict[tuple[str, str], str] = {("band", "pass_at_1"): "grouped pass@1"}
+
+
+def measured_lines(measured: Mapping[str, Any], check: str = "") -> list[tuple[str, str]]:
     """``(label, value)`` lines of a check's measurements: one per value, a nested map (the
-    band's ``need``) spread over one line per entry; rows per model stay on one line."""
+    band's ``need``) spread over one line per entry; rows per model stay on one line.
+    ``check`` (its key) labels a measurement that the same key names elsewhere as another
+    quantity (:data:`CHECK_LABELS`)."""
     out: list[tuple[str, str]] = []
     for key, value in measured.items():
-        label = measured_label(key)
+        label = CHECK_LABELS.get((check, key)) or measured_label(key)
         if isinstance(value, Mapping) and value and key not in ("models", "versions"):
             out += [
                 (f"{label} {measured_label(str(k))}", measured_value(v)) for k, v in value.items()

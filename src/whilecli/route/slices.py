@@ -91,6 +91,9 @@ def split_rows(rows: Rows) -> list[tuple[str, Rows]]:
                     has_logprobs=rows.has_logprobs,
                     has_values=rows.has_values,
                     notes=list(rows.notes),
+                    # who grades is the read's answer for every slice: a slice without it
+                    # said "grader unknown" where the whole file said "a program grades"
+                    judge=rows.judge,
                 ),
             )
         )
