@@ -644,7 +644,7 @@ def _restate_need(
 ) -> None:
     """The band's need and its warning restated as the route's one requirement, in the
     check (``check``'s few-split line reads it) and in the route's warnings."""
-    need = {key: needs[key] for key in ("k", "why", "tasks") if key in needs}
+    need: dict[str, Any] = {key: needs[key] for key in ("k", "why", "tasks") if key in needs}
     band.measured["need"] = need
     m = band.measured
     split, total = int(m.get("split_tasks", 0)), int(m.get("grouped_tasks", 0))
