@@ -14,6 +14,7 @@ value, everywhere:
   evidence and the data-quality findings, each as the JSON has it;
 - text and Markdown carry the same verdict, qualifiers and numbers;
 - ``--strict`` changes the exit code and its reasons only, never a status word;
+- ``route --teacher``'s paired difference and the two pass@1 are ``diff``'s;
 - ``--quiet`` with ``--by`` keeps ``--show``;
 - ``config --from`` keeps the verdict with its qualifiers (provisional, the Async plan,
   what reading found) in the TOML's header and on stdout.
@@ -118,7 +119,22 @@ def reports(rows: Path, teacher: Path | None, model: str) -> dict[str, Any]:
     out["strict_code"], strict = run("route", *args, "--format", "json", "--strict")
     out["strict"] = json.loads(strict)
     _, out["check"] = run("check", *args, "--fail-on", "few-split", "--format", "json")
+    if teacher is not None:
+        _, diff = run("diff", str(rows), str(teacher), "--format", "json")
+        out["diff"] = json.loads(diff)
     return out
+
+
+def assert_diff_agrees(r: dict[str, Any]) -> None:
+    """``route --teacher``'s paired difference and the student's pass@1 on the shared tasks
+    are ``diff``'s, value, interval and n alike."""
+    if "diff" not in r:
+        return
+    teacher = next(c for c in r["json"]["checks"] if c["key"] == "teacher")["measured"]
+    if "paired_difference" in teacher:
+        assert teacher["paired_difference"] == r["diff"]["difference"]
+        assert teacher["student_pass_at_1"] == r["diff"]["before"]
+        assert teacher["teacher_pass_at_1"] == r["diff"]["after"]
 
 
 def assert_one_requirement(r: dict[str, Any]) -> None:
@@ -220,6 +236,7 @@ def test_every_form_gives_one_answer(truth: Truth, seed: int, tmp_path: Path) ->
         assert_same_verdict,
         assert_brief,
         assert_strict_is_the_exit_code_only,
+        assert_diff_agrees,
     ):
         try:
             check(r)
