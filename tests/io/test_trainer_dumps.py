@@ -69,12 +69,15 @@ def verl(draw: st.DrawFn) -> Dump:
     steps = draw(st.lists(st.integers(0, 400), min_size=1, max_size=3, unique=True))
     grade = draw(st.sampled_from(["score", "reward-extra", "acc-dapo", "acc-binary", "acc-int"]))
     gts = draw(st.booleans())
+    # a reward function may report a truncation flag through reward_extra_info
+    flag = draw(st.sampled_from([None, "truncated", "is_truncated"]))
     files: dict[str, bytes] = {}
     tasks: list[tuple[str, int, int, int]] = []
     for step in steps:
         rows = []
         for t, group in enumerate(draw(groups)):  # the same prompts at every step
             prompt = f"system\nReason step by step.\nuser\nWhat is {t} * 7?\nassistant\n"
+            cuts: dict[int, bool] = {}
             for i, passed in enumerate(group):
                 row: dict[str, Any] = {
                     "input": prompt,
@@ -91,11 +94,20 @@ def verl(draw: st.DrawFn) -> Dump:
                 if grade.startswith("acc"):
                     acc: Any = passed if grade != "acc-int" else int(passed)
                     row |= {"acc": acc, "pred": str(7 * t if passed else 0)}
+                if flag is not None:
+                    row[flag] = cuts[i] = draw(st.booleans())
                 rows.append(row)
-            tasks.append((f"{step}/{t}", len(group), sum(group), 0))
+            tasks.append((f"{step}/{t}", len(group), sum(group), sum(cuts.values())))
         files[f"rollout_data/{step}.jsonl"] = _jsonl(rows)
     read = "rollout_data" if len(steps) > 1 else f"rollout_data/{steps[0]}.jsonl"
-    return Dump(files, read, tasks, "verl", versions={str(s) for s in steps})
+    return Dump(
+        files,
+        read,
+        tasks,
+        "verl",
+        truncation_known=flag is not None,
+        versions={str(s) for s in steps},
+    )
 
 
 @st.composite

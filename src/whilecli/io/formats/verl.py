@@ -14,7 +14,9 @@ task is ``(step, a hash of input)``: the same prompt at another step is another 
 another policy. The pass is ``acc`` where every row carries it (verl's own validation metrics
 take ``acc`` as the core variable when the reward function reports it:
 ``core_var = "acc" if "acc" in var2metric2val else "reward"``), else ``score``. The step is
-the version. No model and no finish reason are written.
+the version. No model and no finish reason are written; a reward function that reports a
+truncation flag in its ``reward_extra_info`` (``truncated``, ``is_truncated``) has it on every
+line, and it is read as the rows' truncation.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from whilecli.io.aliases import TRUNCATION_ALIASES
 from whilecli.io.formats import Converted
 
 NAME = "verl"
 #: The keys ``_dump_generations`` writes on every line (``gts`` only in later versions).
 KEYS = ("input", "output", "score", "step")
+#: The top-level truncation flags a reward function can add through ``reward_extra_info``.
+FLAGS = tuple(path for path, _ in TRUNCATION_ALIASES if "." not in path and "[" not in path)
 
 
 def is_dump(first: dict[str, Any]) -> bool:
@@ -60,9 +65,14 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
                 "prompt": prompt,
                 "completion": row.get("output"),
                 "step": step,
+                **{flag: row[flag] for flag in FLAGS if flag in row},
             }
         )
         positions.append({"line": lineno})
+
+    def flagged(flag: str) -> bool:
+        return any(flag in row for _, row in lines)
+
     origins = {
         "task_id": "(step, a hash of input): the rollouts of one prompt at one step",
         "reward": (
@@ -70,7 +80,10 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
             if by_acc
             else "score (the reward summed over the reply's tokens)"
         ),
-        "truncated": "not recorded",
+        "truncated": next(
+            (f"{flag} (the reward function's extra info)" for flag in FLAGS if flagged(flag)),
+            "not recorded",
+        ),
         "model": "not recorded",
         "version": "step",
     }
