@@ -14,7 +14,8 @@ value, everywhere:
   evidence and the data-quality findings, each as the JSON has it;
 - text and Markdown carry the same verdict, qualifiers and numbers;
 - ``--strict`` changes the exit code and its reasons only, never a status word;
-- ``route --teacher``'s paired difference and the two pass@1 are ``diff``'s;
+- ``route --teacher``'s paired difference and the two pass@1 are ``diff``'s, and the
+  held-out size the route prints is ``size``'s at the pool's pass@1 and k;
 - ``--quiet`` with ``--by`` keeps ``--show``;
 - ``config --from`` keeps the verdict with its qualifiers (provisional, the Async plan,
   what reading found) in the TOML's header and on stdout.
@@ -125,6 +126,15 @@ def reports(rows: Path, teacher: Path | None, model: str) -> dict[str, Any]:
     return out
 
 
+def assert_size_agrees(r: dict[str, Any]) -> None:
+    """The held-out size the route prints is ``size``'s at the same base and k."""
+    held = r["json"]["before_gpu"]["holdout"]
+    _, raw = run("size", "--base", repr(held["base"]), "--k", str(held["k"]), "--format", "json")
+    sized = json.loads(raw)["holdout"]
+    assert sized["n"] == held["n"] and sized["half_width"] == held["half_width"], (sized, held)
+    assert f"hold out {held['n']} tasks (k={held['k']})" in flat(r["verbose"]).lower()
+
+
 def assert_diff_agrees(r: dict[str, Any]) -> None:
     """``route --teacher``'s paired difference and the student's pass@1 on the shared tasks
     are ``diff``'s, value, interval and n alike."""
@@ -220,7 +230,7 @@ def assert_strict_is_the_exit_code_only(r: dict[str, Any]) -> None:
 
 @given(truth=truths(), seed=st.integers(0, 2**16))
 @settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -237,6 +247,7 @@ def test_every_form_gives_one_answer(truth: Truth, seed: int, tmp_path: Path) ->
         assert_brief,
         assert_strict_is_the_exit_code_only,
         assert_diff_agrees,
+        assert_size_agrees,
     ):
         try:
             check(r)
