@@ -261,3 +261,32 @@ def test_fastchat_pairwise_judgments_are_refused_in_one_line(tmp_path: Path) -> 
     result = CliRunner().invoke(app, ["route", str(path)])
     assert result.exit_code == 2, result.output
     assert result.output.count("\n") == 1 and "pairwise" in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "doc"),
+    [
+        ("metadata.json", {"run": {"base_model": "Qwen/Qwen3.5-2B", "batch_size": 64}}),
+        (
+            "run_manifest.json",
+            {"run_id": "r1", "results_jsonl_path": "results.jsonl", "max_tokens": 2048},
+        ),
+    ],
+)
+def test_a_prime_rft_sidecar_named_alone_is_refused_as_a_sidecar(
+    tmp_path: Path, name: str, doc: dict[str, Any]
+) -> None:
+    """Prime RFT's metadata.json (``run.base_model``) and a run manifest beside its
+    results.jsonl name the rows; named alone they are refused as what they are, in one line,
+    and a folder holding them reads its rows."""
+    path = tmp_path / name
+    path.write_text(json.dumps(doc, indent=2))
+    result = CliRunner().invoke(app, ["route", str(path)])
+    assert result.exit_code == 2 and "not rows: pass the rows file" in result.output
+    assert result.output.count("\n") == 1, result.output
+    rows = [
+        {"problem_id": i % 3, "step": 40, "run_id": "r", "reward": float(i % 2), "prompt": "q"}
+        for i in range(9)
+    ]
+    (tmp_path / "results.jsonl").write_bytes(_jsonl(rows))
+    assert read_rows([str(tmp_path)]).format == "prime-rft"

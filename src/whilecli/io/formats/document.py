@@ -123,6 +123,11 @@ def is_sidecar(doc: Any) -> str | None:
         return "a HELM run_spec.json (read with the per_instance_stats.json beside it)"
     if "env_id" in doc or ("env" in doc and "model" in doc and "num_examples" in doc):
         return "a vf-eval metadata.json (read with the results.jsonl beside it)"
+    run = doc.get("run")
+    if len(doc) == 1 and isinstance(run, dict) and "base_model" in run:
+        return "a Prime RFT metadata.json (it names the base model of the results.jsonl beside it)"
+    if isinstance(doc.get("results_jsonl_path"), str) and "run_id" in doc:
+        return "a run manifest (it names the results.jsonl beside it and how it was run)"
     if harbor.is_job(doc):
         return "a Harbor job summary (its trials' result.json files beside it are the rows)"
     if doc and all("/" in k and isinstance(v, (int, float)) for k, v in doc.items()):
