@@ -15,6 +15,10 @@ Layouts (the writer in each tool's source):
   ``judgment``, ``score`` (the rating 1..10, -1 when none parsed), ``turn``, ``tstamp``;
   ``play_a_match_pair`` writes ``<judge>_pair.jsonl`` beside it (``model_1``, ``model_2``,
   ``g1_winner``, ``g2_winner``).
+- Arena-Hard-Auto ``gen_judgment.py``: ``model_judgment/<judge>/<model>.jsonl``, one line per
+  question: ``question_id`` (``uid``, ``category`` and ``baseline`` in the v2 layout),
+  ``model``, ``judge``, ``games`` (two, positions swapped in the second) of ``user_prompt``,
+  ``judgment`` and ``score`` (``A>>B`` ... ``B>>A``, null when the judge gave no verdict).
 """
 
 from __future__ import annotations
@@ -161,8 +165,49 @@ def fastchat(draw: st.DrawFn) -> Dump:
     )
 
 
+LABELS = ["A>>B", "A>B", "A=B", "B>A", "B>>A", None]
+
+
+def _won(label: str, model_is: str) -> float:
+    """The model's result in one game, read from the label by hand."""
+    if label == "A=B":
+        return 0.5
+    return 1.0 if label[0] == model_is else 0.0
+
+
+@st.composite
+def arena_hard(draw: st.DrawFn) -> Dump:
+    v2 = draw(st.booleans())
+    model = draw(st.sampled_from(MODELS))
+    threshold = draw(st.sampled_from([0.5, 0.75, 1.0]))
+    lines: list[dict[str, Any]] = []
+    tasks: list[tuple[str, int, int, int]] = []
+    for q in range(draw(st.integers(1, 6))):
+        labels = draw(st.lists(st.sampled_from(LABELS), min_size=2, max_size=2))
+        games = [
+            {"user_prompt": f"<|User Prompt|>\nQuestion {q}", "judgment": "...", "score": label}
+            for label in labels
+        ]
+        line: dict[str, Any] = {"question_id": f"{q:032x}"}
+        if v2:
+            line = {"uid": f"{q:016x}", "category": "hard_prompt"}
+        line |= {"model": model, "judge": "gpt-4-1106-preview", "games": games}
+        if v2:
+            line["baseline"] = "o3-mini-2025-01-31"
+        lines.append(line)
+        got = [_won(lb, "B" if g == 0 else "A") for g, lb in enumerate(labels) if lb is not None]
+        if got:  # a question with no verdict in either game is ungraded
+            tasks.append((str(q), 1, int(sum(got) / len(got) >= threshold - 1e-9), 0))
+    assume(tasks)
+    files = {f"model_judgment/gpt-4-1106-preview/{model}.jsonl": _jsonl(lines)}
+    read = next(iter(files))
+    return Dump(
+        files, read, tasks, "arena-hard", models={model}, pass_threshold=threshold, judged=True
+    )
+
+
 MODELS = ["vicuna-13b-v1.3", "gpt-3.5-turbo", "Llama-2-7b-chat", "claude-v1"]
-WRITERS = {"verl": verl, "fastchat": fastchat}
+WRITERS = {"verl": verl, "fastchat": fastchat, "arena-hard": arena_hard}
 
 
 def write(folder: Path, dump: Dump) -> Path:
@@ -251,6 +296,14 @@ def test_fastchat_judgments_are_read_as_written(
     tmp_path_factory: pytest.TempPathFactory, dump: Dump
 ) -> None:
     check(tmp_path_factory.mktemp("fastchat"), dump)
+
+
+@SETTINGS
+@given(dump=arena_hard())
+def test_arena_hard_judgments_are_read_as_written(
+    tmp_path_factory: pytest.TempPathFactory, dump: Dump
+) -> None:
+    check(tmp_path_factory.mktemp("arena"), dump)
 
 
 def test_fastchat_pairwise_judgments_are_refused_in_one_line(tmp_path: Path) -> None:

@@ -247,6 +247,18 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "arena-hard",
+        "Arena-Hard-Auto judgments: model_judgment/<judge>/<model>.jsonl",
+        "lines with question_id or uid, model, a judge name and games[] of verdict labels",
+        {
+            "task_id": "question_id (uid in the v2 layout)",
+            "reward": "the model's share of its games against the baseline: win 1, tie 0.5,"
+            " loss 0 (game 2 swaps the positions); no verdict in any game: ungraded",
+            "truncated": "not recorded",
+            "model": "model",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -351,5 +363,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
-    | {"evalchemy", "verl", "fastchat"}
+    | {"evalchemy", "verl", "fastchat", "arena-hard"}
 )
