@@ -19,6 +19,11 @@ Layouts (the writer in each tool's source):
   question: ``question_id`` (``uid``, ``category`` and ``baseline`` in the v2 layout),
   ``model``, ``judge``, ``games`` (two, positions swapped in the second) of ``user_prompt``,
   ``judgment`` and ``score`` (``A>>B`` ... ``B>>A``, null when the judge gave no verdict).
+- OpenCompass work directories (``opencompass/tasks/openicl_infer.py``, ``openicl_eval.py``):
+  ``predictions/<model>/<dataset>.json`` (keyed by index: ``origin_prompt``, ``prediction``,
+  ``gold``; ungraded), ``results/<model>/<dataset>.json`` (the metrics and ``details`` keyed
+  by index with the verdict, ``correct``), ``summary/summary_<time>.csv``, ``configs/``,
+  ``logs/``.
 """
 
 from __future__ import annotations
@@ -206,8 +211,47 @@ def arena_hard(draw: st.DrawFn) -> Dump:
     )
 
 
+@st.composite
+def opencompass(draw: st.DrawFn) -> Dump:
+    models = draw(st.lists(st.sampled_from(ABBRS), min_size=1, max_size=2, unique=True))
+    dataset = draw(st.sampled_from(["gsm8k", "math", "ARC-c"]))
+    n = draw(st.integers(1, 6))
+    verdict = draw(st.sampled_from(["bool", "int"]))
+    work = "outputs/default/20240501_101010"
+    files: dict[str, bytes] = {}
+    tally = [[0, 0] for _ in range(n)]
+    for model in models:
+        preds, details = {}, {}
+        for i in range(n):
+            passed = draw(st.booleans())
+            tally[i] = [tally[i][0] + 1, tally[i][1] + passed]
+            preds[str(i)] = {"origin_prompt": f"{dataset} question {i}", "prediction": "7"}
+            preds[str(i)]["gold"] = "7" if passed else "8"
+            reply = f"{model}: the answer is {7 if passed else 8}"  # each model's own reply
+            details[str(i)] = {"prompt": f"{dataset} question {i}", "predictions": reply}
+            details[str(i)] |= {
+                "references": "7",
+                "correct": passed if verdict == "bool" else int(passed),
+            }
+        files[f"{work}/predictions/{model}/{dataset}.json"] = json.dumps(preds, indent=4).encode()
+        result = {"accuracy": 100.0 * sum(d["correct"] for d in details.values()) / n}
+        files[f"{work}/results/{model}/{dataset}.json"] = json.dumps(
+            result | {"details": details}, indent=4
+        ).encode()
+        files[f"{work}/logs/infer/{model}/{dataset}.out"] = b"inference done\n"
+    header = "dataset,version,metric,mode," + ",".join(models)
+    files[f"{work}/summary/summary_20240501_101010.csv"] = (
+        f"{header}\n{dataset},1d7fe4,accuracy,gen,50\n".encode()
+    )
+    files[f"{work}/configs/20240501_101010.py"] = b"models = []\n"
+    read = draw(st.sampled_from([work, f"{work}/results"]))
+    tasks = [(str(i), c, p, 0) for i, (c, p) in enumerate(tally)]
+    return Dump(files, read, tasks, "json", models=set(models))
+
+
+ABBRS = ["hf_qwen2_7b_instruct", "hf_llama3_8b_instruct", "gpt-4o-mini"]
 MODELS = ["vicuna-13b-v1.3", "gpt-3.5-turbo", "Llama-2-7b-chat", "claude-v1"]
-WRITERS = {"verl": verl, "fastchat": fastchat, "arena-hard": arena_hard}
+WRITERS = {"verl": verl, "fastchat": fastchat, "arena-hard": arena_hard, "json": opencompass}
 
 
 def write(folder: Path, dump: Dump) -> Path:
@@ -304,6 +348,32 @@ def test_arena_hard_judgments_are_read_as_written(
     tmp_path_factory: pytest.TempPathFactory, dump: Dump
 ) -> None:
     check(tmp_path_factory.mktemp("arena"), dump)
+
+
+@SETTINGS
+@given(dump=opencompass())
+def test_an_opencompass_work_directory_reads_its_results(
+    tmp_path_factory: pytest.TempPathFactory, dump: Dump
+) -> None:
+    check(tmp_path_factory.mktemp("opencompass"), dump)
+
+
+def test_opencompass_predictions_and_two_datasets_are_refused_in_one_line(tmp_path: Path) -> None:
+    """A predictions file holds no grade; the results of two datasets are two evaluations."""
+    work = tmp_path / "outputs" / "default" / "20240501_101010"
+    for dataset in ("gsm8k", "math"):
+        details = {str(i): {"prompt": f"{dataset} {i}", "correct": i % 2 == 0} for i in range(4)}
+        preds = {str(i): {"origin_prompt": f"{dataset} {i}", "prediction": "x"} for i in range(4)}
+        for folder, doc in (("results", {"details": details}), ("predictions", preds)):
+            (work / folder / "m").mkdir(parents=True, exist_ok=True)
+            (work / folder / "m" / f"{dataset}.json").write_text(json.dumps(doc, indent=2))
+    for path, says in (
+        (work / "predictions" / "m" / "gsm8k.json", "ungraded"),
+        (work, "--by source"),
+    ):
+        result = CliRunner().invoke(app, ["route", str(path)])
+        assert result.exit_code == 2 and says in result.output, result.output
+        assert result.output.count("\n") == 1, result.output
 
 
 def test_fastchat_pairwise_judgments_are_refused_in_one_line(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from whilecli.io.formats import (
     inspect_ai,
     open_instruct,
     openai_evals,
+    opencompass,
     prime_rl,
     promptfoo,
     swebench,
@@ -229,9 +230,11 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
     whose = is_sidecar(doc)
     if whose is not None:
         raise Sidecar(whose)
+    if opencompass.is_predictions(doc, path):
+        raise Summary(opencompass.PREDICTIONS)
     keyed = _keyed_rows(doc) if isinstance(doc, dict) else None
     if keyed is not None:
-        return keyed
+        return opencompass.named(keyed, path)
     _refuse_row_list(doc, name)
     raise InputError(
         f"this is one JSON document, not JSON Lines: {describe(doc)}, and no list of row objects"

@@ -308,7 +308,8 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, an object with a samples list, or"
-        " rows kept under their task ids (OpenCompass details; EvalPlus and BigCodeBench eval:"
+        " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
+        " the model its folder's name; EvalPlus and BigCodeBench eval:"
         " base_status and plus_status, or status, == 'pass' the grade)",
         "a file whose content is one JSON value rather than one object per line",
         {"*": "as for JSON Lines rows (the alias table)"},

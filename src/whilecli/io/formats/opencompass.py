@@ -1,0 +1,86 @@
+"""OpenCompass work directories (``open-compass/opencompass``: ``outputs/<config>/<time>/``).
+
+``opencompass/tasks/openicl_infer.py`` writes ``predictions/<model abbr>/<dataset abbr>.json``
+(an object keyed by the sample's index: ``origin_prompt``, ``prediction``, ``gold``: the
+replies, ungraded); ``opencompass/tasks/openicl_eval.py`` writes
+``results/<model abbr>/<dataset abbr>.json`` (the metrics, and with ``dump_details`` a
+``details`` object keyed the same way, each with the evaluator's verdict, e.g. ``correct``);
+the summarizer writes ``summary/summary_<time>.{csv,txt,md}`` (one metric per dataset and
+model), and ``configs/`` and ``logs/`` hold the run's config and logs.
+
+So in a work directory the rows are the files under ``results/``: the predictions, summaries,
+configs and logs beside them are left out (named in a note), and a predictions file named on
+its own is refused (no grade). A results file names neither its model nor its dataset inside:
+the model is its folder's name (the model's abbr in the config) and the evaluation is the
+file's name (the dataset's abbr), so the results of two datasets are not pooled unasked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from whilecli.io.formats import Converted
+
+RESULTS = "results"
+#: Folders an OpenCompass work directory holds beside ``results/``.
+BESIDE = ("predictions", "summary", "configs", "logs")
+PREDICTIONS = (
+    "OpenCompass predictions (the model's replies, ungraded); the results/<model>/<dataset>.json"
+    " of the same work directory holds their grades"
+)
+
+
+def _work_dir(path: Path, under: str = RESULTS) -> Path | None:
+    """The work directory of a file at ``<work dir>/<under>/<model>/<dataset>.json``, where the
+    work directory holds another of OpenCompass' folders beside it."""
+    parents = path.parents
+    if len(parents) < 3 or parents[1].name != under:
+        return None
+    work = parents[2]
+    beside = (RESULTS, *BESIDE)
+    return work if any((work / f).is_dir() for f in beside if f != under) else None
+
+
+def rows_only(sources: list[Any], notes: list[str] | None = None) -> list[Any]:
+    """A folder's files, less what an OpenCompass work directory holds beside its results."""
+    works = {w for s in sources if isinstance(s.path, Path) and (w := _work_dir(s.path))}
+    if not works:
+        return sources
+    kept: list[Any] = []
+    left: list[str] = []
+    for source in sources:
+        path = source.path
+        work = next((w for w in works if isinstance(path, Path) and w in path.parents), None)
+        if work is not None and (work / RESULTS) not in path.parents:
+            left.append(str(path.relative_to(work)))
+            continue
+        kept.append(source)
+    if left and notes is not None:
+        shown = ", ".join(sorted(left)[:3]) + (", ..." if len(left) > 3 else "")
+        notes.append(
+            f"OpenCompass work directory: its rows are the files under results/; {len(left)}"
+            f" files beside them ({shown}) are predictions, summaries, configs and logs, left out"
+        )
+    return kept
+
+
+def is_predictions(doc: Any, path: Path | None) -> bool:
+    """A predictions file in its place: ``predictions/<model>/<dataset>.json`` holding
+    entries with a ``prediction`` and no grade."""
+    if path is None or len(path.parents) < 2 or path.parents[1].name != "predictions":
+        return False
+    entries = list(doc.values()) if isinstance(doc, dict) else []
+    return bool(entries) and all(isinstance(e, dict) and "prediction" in e for e in entries)
+
+
+def named(converted: Converted, path: Path | None) -> Converted:
+    """Keyed rows of a results file in its place, with the model (its folder's name) and the
+    evaluation (its file's name) the path gives them; any other file's rows as they are."""
+    if path is None or _work_dir(path) is None:
+        return converted
+    model = path.parent.name
+    rows = [r if r.get("model") is not None else {**r, "model": model} for r in converted.rows]
+    origins = {**converted.origins, "model": "the results folder's name (the model's abbr)"}
+    return replace(converted, rows=rows, origins=origins, env=path.stem)
