@@ -413,3 +413,32 @@ def test_a_prime_rft_sidecar_named_alone_is_refused_as_a_sidecar(
     ]
     (tmp_path / "results.jsonl").write_bytes(_jsonl(rows))
     assert read_rows([str(tmp_path)]).format == "prime-rft"
+
+
+#: A field each line-writer always writes, and a value it never writes there.
+BROKEN = {
+    "verl": [("input", ["not", "text"]), ("step", None), ("step", "40")],
+    "fastchat": [("turn", None), ("turn", "2")],
+    "arena-hard": [("games", "A>B"), ("games", [None])],
+}
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_a_broken_line_is_refused_naming_its_line_and_field(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    name = data.draw(st.sampled_from(sorted(BROKEN)))
+    dump = data.draw(WRITERS[name]())
+    path, text = next((p, t) for p, t in dump.files.items() if p.endswith(".jsonl"))
+    lines = text.decode().splitlines()
+    at = data.draw(st.integers(0, len(lines) - 1))
+    key, bad = data.draw(st.sampled_from(BROKEN[name]))
+    lines[at] = json.dumps({**json.loads(lines[at]), key: bad})
+    folder = tmp_path_factory.mktemp("broken")
+    (folder / "rows.jsonl").write_text("\n".join(lines) + "\n")
+    args = ["route", str(folder / "rows.jsonl"), "--pass-threshold", "0.5"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1, result.output
+    assert f"rows.jsonl:{at + 1}: field '{key}'" in result.output, result.output

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from whilecli.io.formats import Converted, as_dict, as_list
+from whilecli.errors import InputError
+from whilecli.io.formats import Converted, as_dict
 
 NAME = "arena-hard"
 #: The model's result in a game where it is assistant B (game 1): verdict label -> share.
@@ -31,14 +32,13 @@ AS_A = {"A>>B": 1.0, "A>B": 1.0, "A=B": 0.5, "B>A": 0.0, "B>>A": 0.0}
 
 
 def is_judgment(first: dict[str, Any]) -> bool:
-    games = first.get("games")
+    """A line as ``judgment`` writes it: a question id, ``model``, a ``judge`` name and
+    ``games`` (a line whose games are not a list of games is refused by name)."""
     return (
         ("question_id" in first or "uid" in first)
         and "model" in first
         and isinstance(first.get("judge"), str)
-        and isinstance(games, list)
-        and bool(games)
-        and all(isinstance(g, dict) and "score" in g for g in games)
+        and "games" in first
     )
 
 
@@ -54,14 +54,22 @@ def share(games: list[Any]) -> float | None:
     return sum(results) / len(results) if results else None
 
 
-def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
+def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
     out: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
     unjudged = 0
     baselines: set[str] = set()
     key = "question_id"
     for lineno, row in rows:
-        reward = share(as_list(row.get("games")))
+        games = row.get("games")
+        if not isinstance(games, list) or not all(isinstance(g, dict) for g in games):
+            raise InputError(
+                "games is not a list of games (each with a score)",
+                file=name,
+                line=lineno,
+                field="games",
+            )
+        reward = share(games)
         unjudged += reward is None
         if isinstance(row.get("baseline"), str):
             baselines.add(row["baseline"])

@@ -183,7 +183,7 @@ def summary_of(doc: Any) -> str | None:
 def convert_document(doc: Any, path: Any, name: str) -> Converted:
     """Rows from one JSON document, or a refusal that says what it holds."""
     if isinstance(doc, dict):
-        line = _judged_lines(doc, lambda: iter([(1, doc)]))
+        line = _judged_lines(doc, lambda: iter([(1, doc)]), name)
         if line is not None:
             return line
     if helm.is_display_predictions(doc):
@@ -367,19 +367,19 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return promptfoo.from_lines(rows())
     if tinker.is_summary(first):
         return tinker.convert(rows(), path)
-    return _judged_lines(first, rows)
+    return _judged_lines(first, rows, name)
 
 
-def _judged_lines(first: dict[str, Any], rows: Any) -> Converted | None:
+def _judged_lines(first: dict[str, Any], rows: Any, name: str) -> Converted | None:
     """Rows from verl dumps and LLM-judge judgments (FastChat, Arena-Hard), one object a
     line, else None; :class:`Summary` for FastChat's pairwise judgments. A file of one such
     line is read as that line, not as a document (:func:`convert_document`)."""
     if verl.is_dump(first):
-        return verl.convert(rows())
+        return verl.convert(rows(), name)
     if fastchat.is_single(first):
-        return fastchat.convert(rows())
+        return fastchat.convert(rows(), name)
     if arena_hard.is_judgment(first):
-        return arena_hard.convert(rows())
+        return arena_hard.convert(rows(), name)
     if fastchat.is_pair(first):
         raise Summary(fastchat.PAIR)
     return None

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from whilecli.errors import InputError
 from whilecli.io.formats import Converted
 
 NAME = "fastchat"
@@ -58,7 +59,7 @@ PAIR = (
 )
 
 
-def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
+def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
     out: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
     unrated = 0
@@ -68,6 +69,13 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
             score = None
             unrated += 1
         turn = row.get("turn")
+        if not isinstance(turn, int) or isinstance(turn, bool):
+            raise InputError(
+                "turn is not a turn number (FastChat writes 1 or 2)",
+                file=name,
+                line=lineno,
+                field="turn",
+            )
         out.append(
             {
                 "task_id": f"{row.get('question_id')}:turn{turn}",

@@ -25,6 +25,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from whilecli.errors import InputError
 from whilecli.io.aliases import TRUNCATION_ALIASES
 from whilecli.io.formats import Converted
 
@@ -36,19 +37,12 @@ FLAGS = tuple(path for path, _ in TRUNCATION_ALIASES if "." not in path and "[" 
 
 
 def is_dump(first: dict[str, Any]) -> bool:
-    """A line as ``_dump_generations`` writes it: decoded ``input`` and ``output`` text, an
-    integer ``step`` and a ``score``."""
-    step = first.get("step")
-    return (
-        all(k in first for k in KEYS)
-        and isinstance(first["input"], str)
-        and isinstance(first["output"], str)
-        and isinstance(step, int)
-        and not isinstance(step, bool)
-    )
+    """A line as ``_dump_generations`` writes it: ``input``, ``output``, ``score`` and
+    ``step`` (a line whose values are not what verl writes there is refused by name)."""
+    return all(k in first for k in KEYS)
 
 
-def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
+def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
     lines = list(rows)
     by_acc = bool(lines) and all(row.get("acc") is not None for _, row in lines)
     grade = "acc" if by_acc else "score"
@@ -57,7 +51,21 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]]) -> Converted:
     for lineno, row in lines:
         prompt = row.get("input")
         step = row.get("step")
-        text = prompt if isinstance(prompt, str) else ""
+        if not isinstance(prompt, str):
+            raise InputError(
+                "input is not text (verl writes the decoded prompt)",
+                file=name,
+                line=lineno,
+                field="input",
+            )
+        if not isinstance(step, int) or isinstance(step, bool):
+            raise InputError(
+                "step is not an integer (verl writes global_steps)",
+                file=name,
+                line=lineno,
+                field="step",
+            )
+        text = prompt
         out.append(
             {
                 "task_id": f"{step}:{_digest(text)}",
