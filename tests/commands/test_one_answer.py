@@ -156,6 +156,11 @@ def assert_one_requirement(r: dict[str, Any]) -> None:
             assert int(count) == needs.get("tasks") == report["firm_at"], (form, count, needs)
         if "tasks" in needs and form == "brief" and "Needs:" in r[form]:
             assert f"tasks: {needs['tasks']}" in flat(r[form]), needs
+    raised = re.search(r"k=(\d+) rollouts per task (?:and about \d+ tasks )?would make it firm",
+                       report["provisional_why"] or "")  # fmt: skip
+    if raised:  # more draws per task make firm only a verdict split tasks decide
+        assert report["route"] in ("grpo", "no-split"), report["provisional_why"]
+        assert int(raised.group(1)) == needs["k"], (raised.group(0), needs)
     if report["provisional"] and report["firm_at"] is not None:
         assert report["firm_at"] == needs.get("tasks", report["firm_at"]), report
         words = flat(report["provisional_why"])
@@ -262,6 +267,7 @@ def test_every_form_gives_one_answer(truth: Truth, seed: int, tmp_path: Path) ->
         Truth("mid", 4, 30),  # fewer than 30 split tasks at a split share past 0.3
         Truth("mid", 2, 12, teacher_gap=0.3),  # a teacher on few shared tasks
         Truth("floor", 4, 12),
+        Truth("mid", 1, 20),  # single tasks: the k = 4 advised is another route's
     ],
     ids=lambda t: t.label(),
 )

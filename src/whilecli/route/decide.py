@@ -612,11 +612,12 @@ def _provisional(
     return _provisional_words(thin, {"tasks": firm_at} if firm_at is not None else {})
 
 
-def firm_words(needs: dict[str, Any]) -> str:
+def firm_words(needs: dict[str, Any], per_k: bool = False) -> str:
     """The sentence saying what would make a provisional verdict firm, from the one
     requirement (``needs``): ``About 98 tasks would make it firm.``, with the draws per task
-    first where the requirement raises them."""
-    k, tasks = needs.get("k"), needs.get("tasks")
+    first where the requirement raises them for the evidence (``per_k``: split tasks decide;
+    the k = 4 a single-rollout pool is advised to re-run at makes another route)."""
+    k, tasks = needs.get("k") if per_k else None, needs.get("tasks")
     if k is not None and tasks is not None:
         return f"k={k} rollouts per task and about {tasks} tasks would make it firm."
     if k is not None:
@@ -625,7 +626,7 @@ def firm_words(needs: dict[str, Any]) -> str:
 
 
 def _provisional_words(
-    thin: Thin, needs: dict[str, Any], current: int = 0
+    thin: Thin, needs: dict[str, Any], current: int = 0, per_k: bool = False
 ) -> tuple[bool, str | None, int | None]:
     """(provisional, why, firm_at) from the thin evidence and the requirement that would
     make it firm (:func:`_requirement`): the sentence and ``firm_at`` both read ``needs``
@@ -636,7 +637,7 @@ def _provisional_words(
     if thin.uncounted:  # more of the same tasks would not settle it: say so, not a count
         end = f". No task count alone would make it firm: {'; '.join(thin.uncounted)}."
         return True, rests + end, None
-    return True, f"{rests}. {firm_words(needs)}", needs.get("tasks", current)
+    return True, f"{rests}. {firm_words(needs, per_k)}", needs.get("tasks", current)
 
 
 def _restate_need(
@@ -670,11 +671,12 @@ def _requirement(
     out = dict(needs)
     if not thin.reasons or thin.uncounted:
         return out
-    counts = [n for check, n in thin.counts if not (band_decides and out.get("k") and check == 3)]
-    if band_decides and out.get("k") is not None:
+    per_k = band_decides and out.get("k") is not None
+    counts = [n for check, n in thin.counts if not (per_k and check == 3)]
+    if per_k:
         counts.append(int(out.get("tasks", grouped)))
     tasks = max([*counts, int(out.get("tasks", 0))])
-    if tasks > (grouped if out.get("k") is not None else 0):
+    if tasks > (grouped if per_k else 0):
         out["tasks"] = tasks
     return out
 
@@ -1006,7 +1008,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     band_need = found["band"].measured.get("need")
     if band_decides and band_need is not None and needs.get("tasks") != band_need.get("tasks"):
         _restate_need(found["band"], needs, warnings, options)
-    provisional, provisional_why, firm_at = _provisional_words(thin, needs, grouped)
+    per_k = band_decides and needs.get("k") is not None
+    provisional, provisional_why, firm_at = _provisional_words(thin, needs, grouped, per_k)
     provisional, provisional_why = _forced(findings, provisional, provisional_why)
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
     judge = _judge(pool, options)
