@@ -25,12 +25,16 @@ from functools import lru_cache
 _STEP_DIR = re.compile(r"(?i)^(?:checkpoint|global[_-]?step|step|iter(?:ation)?|ckpt)[_-]?(\d+)$")
 #: Folders inside a checkpoint that name no model (verl's ``actor/huggingface``, ...).
 _INNER = frozenset({"actor", "critic", "huggingface", "hf", "hf_model", "model", "policy"})
-#: Billions of parameters in a name: ``0.6B``, ``8b``, ``30B`` of ``30B-A3B``.
-_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*[bB](?![A-Za-z0-9])")
-#: Experts times billions: ``8x7B`` (Mixtral) holds about 8 × 7.
-_EXPERTS = re.compile(r"(?<![A-Za-z0-9.])(\d+)[xX](\d+(?:\.\d+)?)[bB](?![A-Za-z0-9])")
-#: Millions, with two digits or more (``135M``, ``360m``; a ``1M`` is a context length).
-_MILLIONS = re.compile(r"(?<![A-Za-z0-9.])(\d{2,4}(?:\.\d+)?)[mM](?![A-Za-z0-9])")
+#: Billions of parameters in a name, with the decimal separators Hub names use: ``0.6B``,
+#: ``8b``, ``1_6b`` (StabilityAI's ``stablelm-2-1_6b``), ``1p5b``; ``30B`` of ``30B-A3B`` (the
+#: ``A3B`` after it is the active share, preceded by a letter, so never read as the size). A
+#: number after a letter or a dot (``Qwen2.5``, ``Llama-3.1``) is a version, never a size.
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+)(?:[._pP](\d+))?[bB](?![A-Za-z0-9])")
+#: Experts times billions: ``8x7B`` (Mixtral, ``Nous-Hermes-2-Mixtral-8x7B-DPO``).
+_EXPERTS = re.compile(r"(?<![A-Za-z0-9.])(\d+)[xX](\d+)(?:[._pP](\d+))?[bB](?![A-Za-z0-9])")
+#: Millions, with two digits or more (``135M``, ``360m``, ``500M``; a ``1M`` is a context
+#: length, as in ``Qwen2.5-7B-Instruct-1M``).
+_MILLIONS = re.compile(r"(?<![A-Za-z0-9.])(\d{2,4})(?:[._pP](\d+))?[mM](?![A-Za-z0-9])")
 #: A string that is a path, not a Hub id: absolute, relative to here or home, or Windows.
 _PATH = re.compile(r"^(?:/|\./|\.\./|~|[A-Za-z]:[\\/])")
 
@@ -62,16 +66,36 @@ class ModelId:
         return f"{self.org}/{self.name}" if self.org else self.name
 
 
+def _number(whole: str, fraction: str | None) -> float:
+    """``1`` and ``6`` of ``1_6b`` → 1.6."""
+    return float(f"{whole}.{fraction}") if fraction else float(whole)
+
+
 def _size(name: str) -> float | None:
-    """Billions of parameters the name states: ``0.6B``, ``8x7B`` (56), ``135M`` (0.135)."""
+    """Billions of parameters the name states, as its total: what the route's 7B rule reads.
+
+    The rule (OPSD, or SFT from a stronger model, under about 7B: DESIGN section 2, check 3)
+    asks whether the model knows enough to use a privileged hint, and what a model knows
+    grows with the parameters it holds, not with the share one token runs through: a
+    mixture of experts is read by its total. ``Qwen3-30B-A3B`` is 30 (``A3B``, the active
+    share, is not a size), ``OLMoE-1B-7B`` (active, then total) the larger number, 7;
+    ``gpt-oss-20b`` 20 (21B total, 3.6B active). ``Mixtral-8x22B`` does not state its total:
+    the experts share attention and embeddings, so 8 × 22 = 176 overstates it (Mistral gives
+    141B total, 39B active; 46.7B for ``8x7B``). What the name guarantees is that the total is
+    at least one expert's model, 22, which is what is returned: never a total it could
+    exceed, and on the right side of 7B wherever the expert is. ``Llama-4-Scout-17B-16E``
+    (17B active, 16 experts) is 17 on the same ground. A name that states no size
+    (``phi-2``, ``DeepSeek-V3``, ``Qwen1.5-MoE-A2.7B``, which states only the active share)
+    is None: unknown, never a guess. ``135M`` and ``500M`` are 0.135 and 0.5.
+    """
     experts = _EXPERTS.search(name)
     if experts is not None:
-        return float(experts.group(1)) * float(experts.group(2))
-    found = _SIZE.search(name)
-    if found is not None:
-        return float(found.group(1))
+        return _number(experts.group(2), experts.group(3))
+    stated = [_number(m.group(1), m.group(2)) for m in _SIZE.finditer(name)]
+    if stated:
+        return max(stated)
     millions = _MILLIONS.search(name)
-    return float(millions.group(1)) / 1000 if millions is not None else None
+    return _number(millions.group(1), millions.group(2)) / 1000 if millions is not None else None
 
 
 def _split_org(part: str) -> tuple[str | None, str]:
