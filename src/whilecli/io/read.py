@@ -65,14 +65,17 @@ from whilecli.io.plan import Plan, build_plan
 from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import (
+    KeyCount,
     KeySearch,
     Source,
     Where,
     bracketed_lines,
+    count_keys,
     expand_paths,
     iter_lines,
     parse_line,
     refuse_repeated_keys,
+    refuse_repeated_lines,
     rows_with_keys,
     sample_rows,
 )
@@ -543,17 +546,20 @@ def _narrow(
     keep_pos: bool,
     at: int | None = None,
     probe: Sequence[str] = (),
+    named: Mapping[str, pl.Expr] | None = None,
 ) -> pl.LazyFrame:
     """The plan's columns of a scanned frame, with the judge rule's kind per row (``judge``,
     :func:`whilecli.io.judge.rule_expr`); ``at`` (a position base) also keeps the rows'
     positions (the frame's :data:`AT` column, offset by ``at``) for the per-task counts;
-    each ``probe`` key (a top-level column of ``lf``) adds whether the row carries it."""
+    each ``probe`` key (a top-level column of ``lf``) adds whether the row carries it, and
+    each of ``named`` how many values the row holds under that key (:func:`named_values`)."""
     if plan.row_filter is not None:
         lf = lf.filter(plan.row_filter.fill_null(False))
     exprs = _select(plan, judge, keep_pos)
     if at is not None:
         exprs.append((pl.col(AT).cast(pl.Int64) + at).alias(AT))
     exprs += [pl.col(k).is_not_null().alias(_probed(k)) for k in probe]
+    exprs += [expr.alias(_named(k)) for k, expr in (named or {}).items()]
     narrow = lf.select(exprs)
     if plan.explode:  # one rollout per element of the mapped list
         narrow = narrow.explode("reward").with_columns(pl.col("reward").cast(pl.Float64))
@@ -665,6 +671,46 @@ def _one_writer(stats: Mapping[str, Any]) -> pl.DataFrame | None:
     return pl.DataFrame({**data, "rows": [kept] if kept else []}, schema=schema)
 
 
+def _named(key: str) -> str:
+    """The column (and stats key) counting the values rows hold under the key ``key``."""
+    return f"__named:{key}"
+
+
+def named_values(schema: Mapping[str, DType]) -> dict[str, pl.Expr]:
+    """Per key name on the way to each value a JSON Lines scan with ``schema`` reads (each
+    object that holds one, top-level or nested; not inside a list), how many values a row
+    holds under that name: what :class:`~whilecli.io.sources.KeyCount` is held to."""
+    counted: dict[str, list[pl.Expr]] = {}
+
+    def walk(expr: pl.Expr, name: str, dtype: Any) -> None:
+        counted.setdefault(name, []).append(expr.is_not_null().cast(pl.Int64))
+        if isinstance(dtype, pl.Struct):
+            for sub in dtype.fields:
+                walk(expr.struct.field(sub.name), sub.name, sub.dtype)
+
+    for name, dtype in schema.items():
+        walk(pl.col(name), name, dtype)
+    return {name: pl.sum_horizontal(exprs) for name, exprs in counted.items()}
+
+
+def _refuse_repeated(
+    source: Source, count: KeyCount | None, stats: Mapping[str, Any], every: bool
+) -> None:
+    """Refuse, at its line, a key written twice in one object with different values past
+    the rows parsed by Python, where polars takes the first in silence: every key whose
+    name the rows write more often than polars read values under it (``count`` against the
+    scan's ``stats``; ``every``: each key, where rows were dropped or unrolled) has the
+    lines that write it twice parsed (:func:`~whilecli.io.sources.refuse_repeated_lines`)."""
+    if count is None:
+        return
+    read = {k: int(stats.get(_named(k)) or 0) for k in count.quoted}
+    if not count.names:
+        if count.colons == sum(read.values()) and not every:
+            return  # every key of every row read once
+        count = count_keys(source, count.quoted)
+    refuse_repeated_lines(source, count, list(count.quoted) if every else count.differ(read))
+
+
 def _probed(key: str) -> str:
     """The column (and stats key) saying whether a row carries the probed top-level ``key``."""
     return f"__probe:{key}"
@@ -679,9 +725,11 @@ def _stats(frame: pl.LazyFrame, digest: bool, missing: str, bad: pl.Expr) -> pl.
     """
     reward = pl.col("reward")
     graded = reward.filter(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR))
-    probes = [c for c in frame.collect_schema().names() if c.startswith("__probe:")]
+    names = frame.collect_schema().names()
+    probes = [c for c in names if c.startswith("__probe:")]
     return frame.select(
         *[pl.col(c).any() for c in probes],
+        *[pl.col(c).sum() for c in names if c.startswith("__named:")],
         *judges.rule_counts(),
         *facts.row_aggregates(AT),
         *_writer_bounds(missing),
@@ -1023,6 +1071,7 @@ def _read_jsonl(
     judge = judges.rule_expr(shape, leaves)
     _rekey(plan, run)
     schema = leaves.read_schema()
+    named = named_values(schema)
 
     def hint() -> list[str]:
         return binary_columns_sample(sample, plan)
@@ -1042,7 +1091,9 @@ def _read_jsonl(
                 source.polars_source(), schema={**schema, **{k: pl.String() for k in probe}}
             )
             located = probed.with_row_index(AT, offset=1)
-            narrow = _narrow(located, plan, judge, keep_pos=False, at=run.at, probe=probe)
+            narrow = _narrow(
+                located, plan, judge, keep_pos=False, at=run.at, probe=probe, named=named
+            )
             located_rows = narrow
             return _scan(narrow, run, plan), raw
         except (pl.exceptions.PolarsError, OSError, ValueError):
@@ -1050,12 +1101,17 @@ def _read_jsonl(
 
     probe = [k for k in probe if k not in schema]
     # the guard walks the bytes past the sample beside polars' read: lines nested too deep,
-    # and the probed keys' names (a key no line past the sample spells is in no row there)
-    guard = _DepthGuard(source, after=sample[-1][0], keys=probe) if more else None
+    # the probed keys' names (a key no line past the sample spells is in no row there) and
+    # how often the read keys' names are written (a key written twice in one row)
+    count = KeyCount(named, names=False) if more else None
+    guard = _DepthGuard(source, after=sample[-1][0], keys=probe, count=count) if more else None
     try:
         scanned, raw = scan(())
     finally:
         spelled = guard.check() if guard is not None else set()
+    if scanned is not None and not scanned.stats["bad"]:
+        every = plan.explode or plan.row_filter is not None
+        _refuse_repeated(source, count, scanned.stats, every)
     probe = [k for k in probe if k in spelled]
     if probe and scanned is not None and not scanned.stats["bad"]:
         scanned, raw = scan(probe)  # whether a row past the sample carries a key it lacks
@@ -1147,15 +1203,18 @@ def _json_ids(frame: pl.LazyFrame) -> bool:
     return bool(frame.select(first.is_in(["[", "{"]).any()).collect().item())
 
 
-def refuse_deep(source: Source, after: int = 0, keys: Sequence[str] = ()) -> set[str]:
+def refuse_deep(
+    source: Source, after: int = 0, keys: Sequence[str] = (), count: KeyCount | None = None
+) -> set[str]:
     """Refuse the first line past ``after`` nested deeper than the one JSON parser takes
     (:data:`whilecli.jsonout.MAX_DEPTH`), at its line, as the sample's lines are: polars'
     fast read has no such guard. Only a line with more opening brackets than the limit can
     be; each such line is walked by :func:`whilecli.jsonout.deep_line`. The same walk looks
     for ``keys`` past ``after`` (:class:`~whilecli.io.sources.KeySearch`): returns those the
-    lines may hold, a superset of those a JSON parser reads there."""
+    lines may hold, a superset of those a JSON parser reads there; and ``count`` counts the
+    names of keys in every line (:class:`~whilecli.io.sources.KeyCount`)."""
     search = KeySearch(keys, after) if keys else None
-    for lineno, line in bracketed_lines(source, jsonout.MAX_DEPTH, after, search):
+    for lineno, line in bracketed_lines(source, jsonout.MAX_DEPTH, after, search, count):
         if jsonout.deep_line(line) is not None:
             raise InputError(str(jsonout.TooDeep(None)), file=source.name, **source.where(lineno))
     return search.found if search is not None else set()
@@ -1166,19 +1225,25 @@ class _DepthGuard:
     without the interpreter's lock), so the guard costs little time; :meth:`check` waits for
     it, raises what it found, and returns the keys it found (``keys``)."""
 
-    def __init__(self, source: Source, after: int, keys: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        source: Source,
+        after: int,
+        keys: Sequence[str] = (),
+        count: KeyCount | None = None,
+    ) -> None:
         import threading
 
         self.error: BaseException | None = None
         self.found: set[str] = set()
         self.thread = threading.Thread(
-            target=self._run, args=(source, after, tuple(keys)), daemon=True
+            target=self._run, args=(source, after, tuple(keys), count), daemon=True
         )
         self.thread.start()
 
-    def _run(self, source: Source, after: int, keys: Sequence[str]) -> None:
+    def _run(self, source: Source, after: int, keys: Sequence[str], count: KeyCount | None) -> None:
         try:
-            self.found = refuse_deep(source, after, keys)
+            self.found = refuse_deep(source, after, keys, count)
         except BaseException as err:  # raised in the reading thread by check()
             self.error = err
 
@@ -1211,6 +1276,11 @@ def _read_jsonl_whole(
             guard.check()  # a line nested too deep is refused first, read or not
         if frame.height == 0:
             raise _NotWhole
+        if frame.height > TYPE_ROWS:  # the rows past those parsed by Python
+            named = named_values(frame.schema)
+            read = frame.select(expr.alias(k) for k, expr in named.items()).sum()
+            stats = {_named(k): v for k, v in read.row(0, named=True).items()}
+            _refuse_repeated(source, count_keys(source, named, names=False), stats, every=False)
         part = _read_frame(source, frame.lazy(), frame.schema, mapping, forced, run)
     except _WHOLE_ERRORS:
         return _read_jsonl(source, mapping, forced, run)

@@ -22,7 +22,7 @@ import re
 import stat
 import sys
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypedDict
@@ -992,15 +992,121 @@ class KeySearch:
             self.found.update(self.quoted)
 
 
+class KeyCount:
+    """How many times each of some JSON keys' names is written quoted (``"key"``) in a source's
+    lines, anywhere in a line; and whether any line may spell one of them with an escape
+    (``\\u0072`` is ``r``, which a JSON parser reads as the letter).
+
+    A row whose parsed value holds a key's value (not null) wrote its name at least once
+    there; a row that wrote the key twice in one object wrote it twice. So where a name is
+    written, in all, exactly as many times as the rows a JSON reader read hold its values
+    (and no line spells it with an escape), no row holds it twice (RFC 8259 section 4 leaves
+    a repeated name's meaning open: polars takes the first value, Python's json the last).
+    Counted with ``bytes.count`` on the blocks :func:`bracketed_lines` walks, beside polars'
+    read, never per line; a null, or the name written elsewhere in the row, makes the count
+    larger, and :func:`refuse_repeated_lines` then parses the lines that write it twice.
+
+    ``names`` false counts the colons alone, in one search: every key is followed by one
+    colon, whatever its spelling, so where the colons are as many as the values polars read
+    under the keys, every key of every row was read once (no row holds a key it does not
+    read, a null, a colon in a text, or a key twice); otherwise the names are counted."""
+
+    def __init__(self, keys: Iterable[str], names: bool = True) -> None:
+        self.quoted = {key: json.dumps(key, ensure_ascii=False).encode() for key in keys}
+        self.counts = dict.fromkeys(self.quoted, 0)
+        self.names = names
+        self.colons = 0
+        self.escaped = False
+        letters = sorted({ord(ch) for key in self.quoted for ch in key})
+        if any(code >= 0x80 for code in letters):
+            self.escape: re.Pattern[bytes] | None = re.compile(rb"\\u")
+        else:
+            spelled = b"|".join(b"%02x" % code for code in letters)
+            self.escape = re.compile(rb"(?i)\\u00(?:%s)" % spelled) if spelled else None
+
+    def feed(self, head: bytes, chunk: bytes, base: int) -> None:
+        """Count the whole lines of one step of :class:`_LineBlocks` (``head`` and ``chunk`` up
+        to its last newline): a name across the seam of the two is counted once, there."""
+        del base  # every line counts, the sampled ones too: the scan counts them as well
+        end = chunk.rfind(b"\n")
+        if not self.names:
+            self.colons += head.count(b":") + chunk.count(b":", 0, end)
+            return
+        for key, quoted in self.quoted.items():
+            found = chunk.count(quoted, 0, end)
+            if head:
+                seam = head[-(len(quoted) - 1) :] + chunk[: len(quoted) - 1]
+                found += head.count(quoted) + seam.count(quoted)
+            self.counts[key] += found
+        if self.escape is not None and not self.escaped:
+            for piece, stop in ((head, len(head)), (chunk, end)):
+                if piece.find(b"\\", 0, stop) >= 0 and self.escape.search(piece, 0, stop):
+                    self.escaped = True
+
+    def differ(self, read: Mapping[str, int]) -> list[str]:
+        """The keys whose names are written more often than ``read`` (rows holding a value of
+        each) says a reader took them; every key where a line may spell one with an escape."""
+        if self.escaped:
+            return list(self.quoted)
+        return [key for key, count in self.counts.items() if count != read.get(key, 0)]
+
+
+def refuse_repeated_lines(source: Source, count: KeyCount, keys: Iterable[str]) -> None:
+    """Refuse, at its line, the first line that writes one of ``keys`` twice in one object
+    with different values (:func:`parse_line`). Only a line that writes one of their quoted
+    names twice (or, where ``count`` saw one, an escape that may spell one) is parsed: each
+    block of lines is searched by one regular expression, no Python loop per line."""
+    needles = [re.escape(count.quoted[key]) for key in keys]
+    if not needles:
+        return
+    patterns = [rb"%s[^\n]*%s" % (n, n) for n in needles]
+    if count.escaped and count.escape is not None:
+        patterns.append(count.escape.pattern.replace(b"(?i)", b""))
+    twice = re.compile(b"(?i)" * count.escaped + b"|".join(patterns))
+    blocks = _LineBlocks(source, BRACKET_CHUNK)
+    for head, chunk in blocks:
+        text = head + chunk[: chunk.rfind(b"\n") + 1]
+        lineno, done = blocks.lines + 1, 0  # the line that begins at ``done``
+        blocks.lines += text.count(b"\n")
+        for found in twice.finditer(text):
+            start = text.rfind(b"\n", 0, found.start()) + 1
+            if start < done:
+                continue  # the line was parsed
+            lineno += text.count(b"\n", done, start)
+            done = start + 1
+            line = text[start : text.find(b"\n", found.start())]
+            try:
+                jsonout.parse(line, pairs=jsonout.one_value_per_key)
+            except jsonout.RepeatedKey as err:
+                raise InputError(
+                    str(err), file=source.name, field=err.key, **source.where(lineno)
+                ) from None
+            except ValueError:
+                continue  # any other fault is left to the reader that names it
+
+
+def count_keys(source: Source, keys: Iterable[str], names: bool = True) -> KeyCount:
+    """:class:`KeyCount` of ``keys`` over every line of a source, in one walk of its bytes."""
+    count = KeyCount(keys, names)
+    for _ in bracketed_lines(source, jsonout.MAX_DEPTH, counts=count):
+        pass
+    return count
+
+
 def bracketed_lines(
-    source: Source, more_than: int, after: int = 0, keys: KeySearch | None = None
+    source: Source,
+    more_than: int,
+    after: int = 0,
+    keys: KeySearch | None = None,
+    counts: KeyCount | None = None,
 ) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of each line past ``after`` that holds more than ``more_than``
     opening brackets: the only lines that can nest deeper than that. Each chunk is cut to its
     brackets (``[`` read as ``{``) and newlines by ``bytes.translate``; a chunk without a run
     of more than ``more_than`` of them is passed by one search, and the lines of one that has
     found by one regular expression: no Python loop per line. ``keys`` searches the same
-    bytes for keys past ``after`` (:class:`KeySearch`) as they pass."""
+    bytes for keys past ``after`` (:class:`KeySearch`) as they pass, and ``counts`` counts
+    keys' names in every line (:class:`KeyCount`)."""
     blocks = _LineBlocks(source, BRACKET_CHUNK)
     crowded = _crowded(more_than)
     run = b"{" * (more_than + 1)
@@ -1008,6 +1114,8 @@ def bracketed_lines(
         base = blocks.lines
         if keys is not None:
             keys.feed(head, chunk, base)
+        if counts is not None:
+            counts.feed(head, chunk, base)
         marks = head.translate(_ONE_BRACKET, _NOT_BRACKETS) + chunk.translate(
             _ONE_BRACKET, _NOT_BRACKETS
         )
