@@ -139,6 +139,12 @@ def _positional(texts: pl.Series) -> pl.Series:
     return pl.Series(texts.name, [one(t) for t in texts.to_list()], dtype=pl.String)
 
 
+def no_blank(task: pl.Expr) -> pl.Expr:
+    """A task id that is empty or only whitespace is no id (null): read as one, every row
+    without an id would be one task."""
+    return pl.when(task.str.strip_chars().str.len_bytes() > 0).then(task)
+
+
 def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
     fn = prompt_hash_before_reply if prompt_only else prompt_hash
     return expr.map_batches(fn, return_dtype=pl.String, is_elementwise=True)
@@ -257,6 +263,11 @@ def build_plan(
         prompt_key = pl.when(text.is_not_null()).then(text.hash(seed=0))
         if "task_id" not in mapping and fields.get("task_id") is not None:
             by_prompt = (prompt, fields["task_id"])
+            if row_filter is None and sources["task_id"] == fields["task_id"]:
+                # a row without an id (null, empty) is keyed by its prompt, as a file without
+                # an id column is; only those rows' prompts are hashed
+                own = pl.when(task.is_null()).then(leaves.text(prompt_alias))
+                task = pl.coalesce(task, _hashed(own, prompt_only=prompt_alias == "messages"))
     completion_text = None if completion is None else leaves.text(completion)
     listed = completion is not None and "list" in shape.kinds_at(completion)
     reply = facts.reply_state(
@@ -351,7 +362,7 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     shape, leaves, fmt, sources, fields = ctx.shape, ctx.leaves, ctx.fmt, ctx.sources, ctx.fields
     row_filter: pl.Expr | None = None
     if col is not None:
-        task = leaves.expr(col, pl.String)
+        task = no_blank(leaves.expr(col, pl.String))
         sources["task_id"], fields["task_id"] = f"{col} (--map)", col
     elif fmt == "prime-rft" and shape.has("step") and shape.has("problem_id"):
         task = pl.concat_str(
@@ -373,7 +384,7 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         sources["task_id"] = "(step, hash of prompt text)"
         fields["task_id"] = "prompt"
     elif (alias := _first(shape, TASK_ALIASES, SCALAR, ctx)) is not None:
-        task = leaves.expr(alias, pl.String)
+        task = no_blank(leaves.expr(alias, pl.String))
         if "float" in shape.kinds_at(alias):
             task = integral_id(task)
         sources["task_id"], fields["task_id"] = alias, alias

@@ -58,7 +58,6 @@ from whilecli.io.locate import (
     locate,
     no_id,
     refuse_unbounded,
-    unreadable,
 )
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan
@@ -406,16 +405,23 @@ class _Pass:
     digest: bool = False  # compute the rows' digest (other files may hold the same rows)
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
     keep: Keep | None = None  # what the consumer keeps row for row (:class:`Keep`)
+    no_ids: bool = False  # the rows carry no task id, which the consumer reads as optional
 
     def bad(self, ids: bool = True) -> pl.Expr:
-        """The rows no reading takes (:func:`~whilecli.io.locate.unreadable`; without
-        ``ids``, only an infinite reward: the ids are checked on the distinct ids,
-        :meth:`bad_id`); a row without a task id is taken when the consumer keeps such rows
-        (``Keep.tolerant``)."""
-        rule = unreadable() if ids else infinite_reward()
-        if self.tolerant:
-            return pl.when(pl.col("task_id").is_null()).then(infinite_reward()).otherwise(rule)
-        return rule
+        """The rows no reading takes: an infinite reward, or a counted row without a task id
+        (:meth:`idless`; without ``ids``, only an infinite reward: the ids are checked on the
+        distinct ids of the rows counted, :meth:`bad_id`); a row without a task id is taken
+        when the consumer keeps such rows (``Keep.tolerant``)."""
+        if not ids:
+            return infinite_reward()
+        return self.idless() | infinite_reward()
+
+    def idless(self) -> pl.Expr:
+        """A row without a task id that a rate counts (:func:`~whilecli.io.facts.kept`): an
+        ungraded row, or a harness error, is left out and counted whatever its id, so it
+        needs none (DESIGN section 1, "graded"); ``--missing fail`` counts an ungraded row as
+        a failure of its task, which it must name."""
+        return self.bad_id() & facts.kept(self.missing)
 
     def bad_id(self) -> pl.Expr:
         """A task id no reading takes (:func:`~whilecli.io.locate.no_id`; a null one is taken
@@ -426,7 +432,7 @@ class _Pass:
 
     @property
     def tolerant(self) -> bool:
-        return self.keep is not None and self.keep.tolerant
+        return self.no_ids or (self.keep is not None and self.keep.tolerant)
 
 
 def _passed(threshold: float) -> pl.Expr:
@@ -637,7 +643,7 @@ def maybe_bad_id() -> pl.Expr:
 def _any_bad_id(table: pl.DataFrame, run: _Pass) -> bool:
     """Whether a distinct task id of a group-by's table is one no reading takes
     (:meth:`_Pass.bad_id`), looking only at the ids :func:`maybe_bad_id` keeps."""
-    return bool(table.filter(maybe_bad_id()).select(run.bad_id().any()).item())
+    return bool(table.filter(maybe_bad_id() & (pl.col("k") > 0)).select(run.bad_id().any()).item())
 
 
 def _writer_bounds(missing: str) -> list[pl.Expr]:
@@ -1428,9 +1434,12 @@ def _planned(
     sample: Sequence[Mapping[str, object]] = (),
     sample_lines: Sequence[int] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
-    return plan_of(
+    plan, leaves, absent = plan_of(
         shape, source, schema, mapping, forced, first, run.keep, sample, sample_lines, run.by
     )
+    if "task_id" in absent:  # no id on any row: null, as a row without one reads
+        run.no_ids = True
+    return plan, leaves, absent
 
 
 def plan_of(
@@ -1480,8 +1489,8 @@ def plan_of(
     for name in absent:  # read as one task, every row graded; the consumer sees null
         plan.sources[name] = "not in the rows"
         plan.fields.pop(name, None)
-    if "task_id" in absent:
-        plan.task_id, plan.by_prompt = pl.lit(""), None
+    if "task_id" in absent:  # no id on any row: null, as a row without one reads
+        plan.task_id, plan.by_prompt = pl.lit(None, dtype=pl.String), None
     if "reward" in absent:
         plan.reward = pl.lit(0.0)
     return plan, leaves, absent
