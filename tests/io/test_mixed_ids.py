@@ -82,3 +82,15 @@ def test_per_row_ids_are_keyed_by_prompt_where_they_occur(
     for command, shape in got.items():
         assert shape == truth, (command, rows)
     assert read.facts.per_row_ids == "task_id"
+    # the note says how many rows were keyed by the prompt, and the tasks they form
+    per_row = [r for r in rows if r["task_id"].endswith("-uuid")]
+    prompts = {r["prompt"] for r in per_row if r["prompt"] is not None}
+    shared = [r for r in per_row if r["prompt"] in prompts]
+    rekeyed = [r for r in shared if sum(o["prompt"] == r["prompt"] for o in shared) > 1]
+    note = next(w for w in read.facts.warnings() if w.startswith("task_id holds one id per row"))
+    if len(rekeyed) == len(rows):
+        assert note.endswith("tasks are keyed by the prompt, so a prompt's rollouts form one group")
+    else:
+        keyed = len({r["prompt"] for r in rekeyed})
+        assert f"on {len(rekeyed)} of {len(rows)} rows" in note, note
+        assert f"those {len(rekeyed)} rows are keyed by the prompt ({keyed} task" in note, note

@@ -326,6 +326,10 @@ class Facts:
     repeated_tasks: int = 0
     #: The id column set aside because it holds one id per row while prompts repeat.
     per_row_ids: str | None = None
+    #: Rows keyed by the prompt for it, the prompts (tasks) they form, and the rows under ids.
+    rekeyed_rows: int = 0
+    rekeyed_prompts: int = 0
+    id_rows: int = 0
     coverage: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -343,8 +347,10 @@ class Facts:
         """Add another file's facts (the first rows stay the earliest file's)."""
         for name in ("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("compared_tasks", "repeated_tasks"):
+        for name in ("compared_tasks", "repeated_tasks", "rekeyed_rows", "rekeyed_prompts"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        if other.per_row_ids is not None:
+            self.id_rows += other.id_rows
         names = ("first_ungraded", "first_error", "first_empty", "first_cut_partial", "per_row_ids")
         for name in names:
             if getattr(self, name) is None:
@@ -387,12 +393,31 @@ class Facts:
                 f"{self.repeated_tasks} of {self.compared_tasks} grouped tasks repeat one draw"
                 " (identical completions)"
             )
-        if self.per_row_ids is not None:
-            out.append(
-                f"{self.per_row_ids} holds one id per row while prompts repeat: tasks are"
-                " keyed by the prompt"
-            )
+        rekey = self.rekey_words()
+        if rekey is not None:
+            out.append(f"{rekey[0]}: {rekey[1]}")
         return out
+
+    def rekey_words(self) -> tuple[str, str] | None:
+        """What was found and what was done where ids one per row were keyed by the prompt
+        (DESIGN section 1, "Task ids are checked against prompts"): every row, or how many
+        rows and the prompts they form, the other rows keeping their ids. None: no rekey."""
+        column = self.per_row_ids
+        if column is None:
+            return None
+        if not self.rekeyed_rows or self.rekeyed_rows >= self.id_rows:
+            return (
+                f"{column} holds one id per row while prompts repeat",
+                "tasks are keyed by the prompt, so a prompt's rollouts form one group",
+            )
+        rows, prompts = self.rekeyed_rows, self.rekeyed_prompts
+        return (
+            f"{column} holds one id per row on {rows} of {self.id_rows} rows, whose"
+            f" {prompts} prompt{'s' if prompts != 1 else ''} each recur under several of"
+            " those ids",
+            f"those {rows} rows are keyed by the prompt ({prompts} task{'s' if prompts != 1 else ''});"
+            f" the other rows keep their {column} as the task",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -896,6 +896,7 @@ def _read_source(
     read = _read_parquet if source.kind == "parquet" else _read_jsonl
     if read is _read_jsonl and run.keep is not None and run.keep.whole:
         read = _read_jsonl_whole
+    rekeyed: tuple[int, int, int] | None = None
     try:
         part = read(source, mapping, forced, run)
         if part is None or part.stats["rows"] == 0:
@@ -905,6 +906,12 @@ def _read_source(
         per_row = None if table is None or set_aside is None else facts.per_row_ids(table)
         if table is not None and per_row is not None:
             # ids one per row while prompts repeat: read again, those rows keyed by the prompt
+            chosen = table.filter(pl.col("task_id").is_in(per_row.implode()))
+            rekeyed = (
+                int(chosen["n_all"].sum()),
+                chosen["p_lo"].n_unique(),
+                int(table.filter(pl.col("task_id").is_not_null())["n_all"].sum()),
+            )
             run.rekey = True
             run.rekey_ids = None if per_row.len() == table.height else per_row
             part = read(source, mapping, forced, run)
@@ -915,6 +922,9 @@ def _read_source(
     part.keep = run.keep
     if run.rekey:
         part.facts.per_row_ids = set_aside
+        if rekeyed is not None:
+            facts_ = part.facts
+            facts_.rekeyed_rows, facts_.rekeyed_prompts, facts_.id_rows = rekeyed
     return part
 
 

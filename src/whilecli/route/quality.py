@@ -94,15 +94,9 @@ def findings(pool: Pool, found: dict[str, CheckResult]) -> list[Finding]:
         else:
             moves = "a minority: the band counts the other tasks' draws as measured"
             out.append(Finding("some_repeated_draws", facts.repeated_tasks, what, moves))
-    if facts.per_row_ids is not None:
-        out.append(
-            Finding(
-                "per_row_ids",
-                pool.n_tasks,
-                f"{facts.per_row_ids} holds one id per row while prompts repeat",
-                "tasks are keyed by the prompt, so a prompt's rollouts form one group",
-            )
-        )
+    rekey = facts.rekey_words()
+    if rekey is not None:
+        out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
     out += _coverage(pool)
     if facts.cut_partial:
         out.append(
