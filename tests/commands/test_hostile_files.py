@@ -1,0 +1,194 @@
+"""Hostile files through the command line of every command that reads rows: each exits 0, 1
+or 2, never 70 and never with a traceback; an exit 2 is one line on stderr that starts with
+``whilecli: error:`` and names the file, and where the readers refuse one row, its line.
+
+The files are drawn by the hostile-row generator (:func:`tests.io.test_hostile_rows.corpora`:
+NaN and infinities, huge integers, wrong types, a byte order mark, UTF-16, CRLF ends,
+trailing garbage, bytes that are not UTF-8) and beside it: an empty file, a truncated or
+corrupt gzip stream, a directory of shards one of which cannot be read, and a key written
+twice on a line, in the rows the reader samples and past them. Commands run in process
+(typer's CliRunner); one case runs the installed entry point in a fresh interpreter, as a
+user would.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from tests.io.test_hostile_rows import corpora
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.errors import InputError
+from whilecli.io.read import read_rows
+
+PREFIX = "whilecli: error: "
+GOOD = "".join(
+    json.dumps({"task_id": f"t{i // 4}", "reward": float(i % 3 == 0)}) + "\n" for i in range(16)
+)
+
+
+def commands(path: str, out: str) -> dict[str, list[str]]:
+    """Every command that reads rows, on ``path`` (``out``: where a writer writes)."""
+    return {
+        "route": ["route", path],
+        "check": ["check", path],
+        "diff": ["diff", path, path],
+        "size": ["size", "--before", path, "--after", path],
+        "summarize": ["summarize", path, "-o", f"{out}.parquet", "--force"],
+        "ada": ["ada", path],
+        "groupwise": ["update", "--method", "groupwise", path],
+        "rm": ["update", "--method", "rm", path],
+        "update": ["update", "--method", "grpo", path],
+        "config": ["config", "--from", path, "-o", f"{out}.toml", "--force"],
+        "watch": ["watch", path],
+    }
+
+
+def _check(name: str, args: list[str], code: int, out: str, err: str, path: Path) -> None:
+    shown = f"{name} {args}: exit {code}\n{err}{out[-2000:]}"
+    assert code in (0, 1, 2), shown
+    assert "Traceback" not in err + out, shown
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(PREFIX), shown
+        assert path.name in lines[0] or name == "watch", shown
+
+
+def _run_all(path: Path, tmp: Path) -> dict[str, tuple[int, str]]:
+    got: dict[str, tuple[int, str]] = {}
+    for name, args in commands(str(path), str(tmp / "written")).items():
+        result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        _check(name, args, result.exit_code, result.stdout, result.stderr, path)
+        got[name] = (result.exit_code, result.stderr.strip())
+    return got
+
+
+def _row_refusal(path: Path) -> InputError | None:
+    try:
+        read_rows([str(path)])
+    except InputError as err:
+        return err
+    return None
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(corpus=corpora())
+def test_every_command_takes_a_hostile_file_or_refuses_it_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, corpus: tuple[bytes, str]
+) -> None:
+    data, _ = corpus
+    tmp = tmp_path_factory.mktemp("hostile")
+    path = tmp / "rows.jsonl"
+    path.write_bytes(data)
+    got = _run_all(path, tmp)
+    refusal = _row_refusal(path)
+    if refusal is not None and refusal.line is not None:
+        # a row the reader refuses is named at its line by every command that reads rows
+        place = f"{path.name}:{refusal.line}"
+        for name in ("route", "check", "diff", "size", "summarize", "ada"):
+            code, err = got[name]
+            assert code == 2 and place in err, (name, err, str(refusal))
+
+
+def _gzip_cut(tmp: Path) -> Path:
+    path = tmp / "cut.jsonl.gz"
+    path.write_bytes(gzip.compress(GOOD.encode() * 50)[:-40])
+    return path
+
+
+def _gzip_corrupt(tmp: Path) -> Path:
+    path = tmp / "corrupt.jsonl.gz"
+    data = bytearray(gzip.compress(GOOD.encode() * 50))
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _empty(tmp: Path) -> Path:
+    path = tmp / "empty.jsonl"
+    path.write_bytes(b"")
+    return path
+
+
+def _bad_shard(tmp: Path) -> Path:
+    folder = tmp / "shards"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(GOOD)
+    os.symlink("/proc/self/mem", folder / "b.jsonl")  # opens, then every read fails
+    return folder
+
+
+def _repeated(tmp: Path) -> Path:
+    path = tmp / "repeated.jsonl"
+    lines = GOOD.splitlines()
+    lines[5] = lines[5][:-1] + ', "reward": 0.5}'
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _repeated_late(tmp: Path) -> Path:
+    """A key written twice past the rows the reader parses with Python (the first 1,000)."""
+    path = tmp / "late.jsonl"
+    lines = (GOOD * 70).splitlines()
+    lines[1019] = lines[1019][:-1] + ', "task_id": "elsewhere"}'
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _no_utf8(tmp: Path) -> Path:
+    path = tmp / "latin1.jsonl"
+    path.write_bytes(GOOD.encode() + b'{"task_id": "\xe9", "reward": 1}\n')
+    return path
+
+
+FILES = {
+    "gzip-cut": _gzip_cut,
+    "gzip-corrupt": _gzip_corrupt,
+    "empty": _empty,
+    "bad-shard": _bad_shard,
+    "repeated": _repeated,
+    "repeated-late": _repeated_late,
+    "not-utf8": _no_utf8,
+}
+
+
+@pytest.mark.parametrize("kind", list(FILES))
+def test_every_command_refuses_a_broken_file_in_one_line(kind: str, tmp_path: Path) -> None:
+    path = FILES[kind](tmp_path)
+    got = _run_all(path, tmp_path)
+    for name, (code, err) in got.items():
+        if name == "watch":
+            continue  # a run directory, not rows: it says what it lacks
+        assert code == 2, (kind, name, err)
+        lines = {"repeated": 6, "repeated-late": 1020, "not-utf8": 17}
+        if kind in lines:
+            line = lines[kind]
+            assert re.search(rf"{path.name}:{line}\b", err), (kind, name, err)
+
+
+def test_the_installed_command_refuses_a_hostile_file_in_one_line(tmp_path: Path) -> None:
+    path = _repeated(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "whilecli", "route", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(PREFIX), done.stderr
+    assert f"{path.name}:6" in lines[0] and "reward" in lines[0]
