@@ -70,14 +70,10 @@ def problems() -> pl.Expr:
     return no_id() | pl.col("reward").is_null() | ~pl.col("reward").is_finite().fill_null(False)
 
 
-def unreadable() -> pl.Expr:
-    """What no reading takes: no task id, or an infinite reward (a null or NaN reward is an
-    ungraded row, which :mod:`whilecli.io.facts` counts)."""
-    return no_id() | infinite_reward()
-
-
 def infinite_reward() -> pl.Expr:
-    """A row whose reward is infinite: the part of :func:`unreadable` that is not the id's."""
+    """A row whose reward is infinite, which no reading takes (a null or NaN reward is an
+    ungraded row, which :mod:`whilecli.io.facts` counts; a row without a task id is refused
+    where a rate counts it, ``whilecli.io.read._Pass.idless``)."""
     return pl.col("reward").is_infinite().fill_null(False)
 
 
