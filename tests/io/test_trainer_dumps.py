@@ -149,13 +149,17 @@ def fastchat(draw: st.DrawFn) -> Dump:
                     n, p = tally.get(f"{q}/{turn}", [0, 0])
                     tally[f"{q}/{turn}"] = [n + 1, p + (score >= threshold)]
     draw(st.randoms()).shuffle(lines)  # appended by a thread pool, in no order
-    files = {"model_judgment/gpt-4_single.jsonl": _jsonl(lines)}
-    read = "model_judgment/gpt-4_single.jsonl"
+    bench = "data/mt_bench"
+    files = {f"{bench}/model_judgment/gpt-4_single.jsonl": _jsonl(lines)}
+    read = f"{bench}/model_judgment/gpt-4_single.jsonl"
     if draw(st.booleans()):  # the pairwise judgments beside it are skipped in the folder
         pair = {"question_id": questions[0], "model_1": "a", "model_2": "b", "turn": 1}
         pair |= {"g1_winner": "model_1", "g2_winner": "tie", "judge": ["gpt-4", "pair-v2"]}
-        files["model_judgment/gpt-4_pair.jsonl"] = _jsonl([pair])
-        read = "model_judgment"
+        files[f"{bench}/model_judgment/gpt-4_pair.jsonl"] = _jsonl([pair])
+        read = f"{bench}/model_judgment"
+    if draw(st.booleans()):  # the bench folder: the questions and the answers judged
+        files |= _bench_files(bench, models, questions, len(turns))
+        read = bench
     assume(tally)
     tasks = [(key, n, p, 0) for key, (n, p) in tally.items()]
     graders = {m for m in models if any(ln["model"] == m and ln["score"] != -1 for ln in lines)}
@@ -168,6 +172,24 @@ def fastchat(draw: st.DrawFn) -> Dump:
         pass_threshold=threshold,
         judged=True,
     )
+
+
+def _bench_files(
+    bench: str, models: list[str], questions: list[Any], turns: int
+) -> dict[str, bytes]:
+    """What an LLM-judge bench folder holds beside its judgments (FastChat ``gen_model_answer.py``
+    and Arena-Hard-Auto ``gen_answer.py``): ``question.jsonl``, ``model_answer/<model>.jsonl``
+    and ``reference_answer/<model>.jsonl``, none of them graded."""
+    asked = [{"question_id": q, "category": "math", "turns": ["Q"] * turns} for q in questions]
+    files = {f"{bench}/question.jsonl": _jsonl(asked)}
+    for who, folder in [(m, "model_answer") for m in models] + [("gpt-4", "reference_answer")]:
+        answers = [
+            {"question_id": q, "answer_id": f"a{q}", "model_id": who, "tstamp": 1.0}
+            | {"choices": [{"index": 0, "turns": [f"{who} answers"] * turns}]}
+            for q in questions
+        ]
+        files[f"{bench}/{folder}/{who}.jsonl"] = _jsonl(answers)
+    return files
 
 
 LABELS = ["A>>B", "A>B", "A=B", "B>A", "B>>A", None]
@@ -204,8 +226,12 @@ def arena_hard(draw: st.DrawFn) -> Dump:
         if got:  # a question with no verdict in either game is ungraded
             tasks.append((str(q), 1, int(sum(got) / len(got) >= threshold - 1e-9), 0))
     assume(tasks)
-    files = {f"model_judgment/gpt-4-1106-preview/{model}.jsonl": _jsonl(lines)}
+    bench = "data/arena-hard-v0.1"
+    files = {f"{bench}/model_judgment/gpt-4-1106-preview/{model}.jsonl": _jsonl(lines)}
     read = next(iter(files))
+    if draw(st.booleans()):  # the bench folder: the questions and the answers judged
+        files |= _bench_files(bench, [model, "gpt-4-0314"], list(range(len(lines))), 1)
+        read = bench
     return Dump(
         files, read, tasks, "arena-hard", models={model}, pass_threshold=threshold, judged=True
     )

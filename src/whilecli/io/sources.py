@@ -32,7 +32,7 @@ import polars as pl
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import reader_source
-from whilecli.io.formats import opencompass, openhands, prime_rl, tinker
+from whilecli.io.formats import fastchat, opencompass, openhands, prime_rl, tinker
 from whilecli.io.shape import Shape
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -508,7 +508,7 @@ def expand_paths(
                 if p.is_file() and (s := _file_source(p, explicit=False)) is not None
             ]
             inside = openhands.rows_only(tinker.rows_only(inside), notes)
-            inside = opencompass.rows_only(inside, notes)
+            inside = fastchat.judged_only(opencompass.rows_only(inside, notes), notes)
             if not inside:
                 raise InputError(
                     "directory holds no row file (.jsonl, .json, .ndjson, optionally .gz/.zst;"

@@ -20,6 +20,7 @@ judge grades every row. Pairwise files (``<judge>_pair.jsonl``: ``model_1``, ``m
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
@@ -97,3 +98,40 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         notes.append(f"{unrated} judgments hold no rating (score -1): those rows are ungraded")
     spelled = {"task_id": "question_id", "reward": "score"}
     return Converted(NAME, out, origins, notes, positions=positions, spelled=spelled)
+
+
+#: The folder both LLM-judge benches write their judgments to, beside ``model_answer/``,
+#: ``question.jsonl`` and ``reference_answer/`` (FastChat ``data/<bench>/``; Arena-Hard-Auto
+#: ``data/<bench>/`` likewise, its judgments one folder deeper, per judge).
+JUDGMENTS = "model_judgment"
+
+
+def judged_only(sources: list[Any], notes: list[str] | None = None) -> list[Any]:
+    """A folder's files, less what an LLM-judge bench folder holds beside its judgments: the
+    questions, the models' answers and the reference answers (none of them graded)."""
+    benches = set()
+    for source in sources:
+        path = source.path
+        if not isinstance(path, Path):
+            continue
+        for folder in path.parents:
+            if folder.name == JUDGMENTS and (folder.parent / "model_answer").is_dir():
+                benches.add(folder.parent)
+    if not benches:
+        return sources
+    kept: list[Any] = []
+    left: list[str] = []
+    for source in sources:
+        path = source.path
+        bench = next((b for b in benches if isinstance(path, Path) and b in path.parents), None)
+        if bench is not None and (bench / JUDGMENTS) not in path.parents:
+            left.append(str(path.relative_to(bench)))
+            continue
+        kept.append(source)
+    if left and notes is not None:
+        shown = ", ".join(sorted(left)[:3]) + (", ..." if len(left) > 3 else "")
+        notes.append(
+            f"LLM-judge bench folder: its rows are the judgments under {JUDGMENTS}/; {len(left)}"
+            f" files beside them ({shown}) are the questions and the answers judged, left out"
+        )
+    return kept
