@@ -162,7 +162,7 @@ def test_a_teacher_keyed_by_the_prompt_shares_the_students_tasks() -> None:
 def test_the_slice_fails_when_tasks_are_matched_by_id_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    checks_module = importlib.import_module("whilecli.route.checks")
+    checks_module = importlib.import_module("whilecli.route.shared")
     monkeypatch.setattr(checks_module, "_keyed_apart", lambda mine, theirs: mine.clear())
     tally = _slice(TEACHER_ROWS, 24)
     assert tally.firm_wrong > 0.01 * max(tally.firm, 1)
@@ -171,7 +171,7 @@ def test_the_slice_fails_when_tasks_are_matched_by_id_alone(
 def test_a_teacher_task_moves_to_the_one_student_task_of_its_prompt() -> None:
     import polars as pl
 
-    from whilecli.route.checks import _keyed_apart
+    from whilecli.route.shared import _keyed_apart
 
     mine = pl.DataFrame({"task_id": ["a", "b", "c", "d"], "prompt": [1, 2, 3, 3]})
     theirs = pl.DataFrame({"task_id": ["x", "y", "z", "w", "a"], "prompt": [1, 2, 3, 4, 9]})

@@ -32,7 +32,7 @@ from whilecli.errors import UsageError
 if TYPE_CHECKING:
     import polars as pl
 
-    from whilecli.route.model import Rate
+    from whilecli.route.model import Pool, Rate
     from whilecli.route.paired import PairedDiff
 
 #: The conditions ``whilecli diff --fail-on`` knows.
@@ -46,9 +46,13 @@ class Dump:
     """One dump as ``diff`` and ``size`` compare it: its per-task counts (``Pool.tasks``) and
     what reading found that changes what the numbers mean (the row facts' warnings)."""
 
-    tasks: pl.DataFrame
+    pool: Pool
     warnings: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tasks(self) -> pl.DataFrame:
+        return self.pool.tasks
 
 
 def read_tasks(
@@ -97,9 +101,22 @@ def read_dump(
         aggregate=Counts(),
         missing=missing,
     )
-    tasks = summarize(rows).tasks
     found = rows.facts
-    return Dump(tasks, found.warnings(), found.to_dict())
+    return Dump(summarize(rows), found.warnings(), found.to_dict())
+
+
+def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
+    """The two dumps, the second keyed as the first's tasks
+    (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
+    between the two is left out), with what pairing found among the second's warnings."""
+    from whilecli.route.shared import share_tasks
+
+    first, second = read_dump(before, **read), read_dump(after, **read)
+    shared = share_tasks(first.pool, second.pool)
+    notes = shared.notes("before", "after")
+    facts = dict(second.facts, other_prompt_tasks=shared.other_prompts)
+    facts["tasks_paired_by_prompt"] = shared.by_prompt
+    return first, Dump(shared.other, second.warnings + notes, facts)
 
 
 def dump_warnings(dumps: tuple[Dump, Dump]) -> list[str]:
@@ -291,7 +308,7 @@ def diff_command(
         "pool": pool,
         "missing": missing,
     }
-    dumps = (read_dump(before, **read), read_dump(after, **read))
+    dumps = paired_dumps(before, after, **read)
     diff = paired_diff(dumps[0].tasks, dumps[1].tasks, draws=draws, seed=seed)
     fmt = output.value
     sys.stdout.write(render_diff(diff, names, fmt, before, after, dumps))

@@ -173,7 +173,7 @@ def size_command(
     measured = None
     warnings: list[str] = []
     if before is not None and after is not None:
-        from whilecli.commands.diff import dump_warnings, read_dump
+        from whilecli.commands.diff import dump_warnings, paired_dumps
         from whilecli.route.paired import paired_size
 
         if before == "-" and after == "-":
@@ -184,7 +184,7 @@ def size_command(
             "input_format": input_format,
             "missing": missing,
         }
-        dumps = (read_dump(before, **read), read_dump(after, **read))
+        dumps = paired_dumps(before, after, **read)
         warnings = dump_warnings(dumps)
         measured = paired_size(
             dumps[0].tasks,

@@ -18,6 +18,7 @@ from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, shown, step_from_name
 from whilecli.route.model import CheckResult, Pool, Rate, Status
 from whilecli.route.options import RouteOptions
+from whilecli.route.shared import share_tasks
 from whilecli.route.stats import TOL
 from whilecli.route.tokenizer import vocab_size
 
@@ -240,7 +241,8 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     title = "Does the teacher clear?"
     if options.teacher is None:
         return CheckResult("teacher", title, Status.NOT_ASKED, "no --teacher rows given")
-    tpool, other_prompts = _same_prompts(pool, options.teacher)
+    found = share_tasks(pool, options.teacher)  # a task is its prompt (route/shared.py)
+    tpool, other_prompts = found.other, found.other_prompts
     shared = pool.tasks.join(tpool.tasks, on="task_id", how="inner", suffix="_t")
     covered = shared.height
     draws, seed = options.bootstrap_draws, options.seed
@@ -332,56 +334,6 @@ def _student_model(pool: Pool, options: RouteOptions) -> str | None:
         return shown(options.model.partition("@")[0])
     named = [(c, m) for m, c in pool.models.items() if m is not None]
     return max(named)[1] if named else None
-
-
-def _same_prompts(pool: Pool, tpool: Pool) -> tuple[Pool, int]:
-    """The teacher's pool keyed as the student's tasks, without the task ids whose prompt
-    differs from the student's (one id, two prompts: not the same task), and how many were
-    left out. Ids are compared only where both sides carry prompts. A task is its prompt
-    (DESIGN section 2, check 4: same prompts): a teacher task whose id the student lacks
-    but whose prompt is one student task's is that task, under the student's id. One side's
-    rows keyed by the prompt (ids one per row, a harness that writes a uuid per row) and
-    the other's by a task id share no id, but they share their tasks."""
-    import dataclasses
-
-    mine, theirs = pool.source.prompts, tpool.source.prompts
-    if mine is None or theirs is None or mine.height == 0 or theirs.height == 0:
-        return tpool, 0
-    moved = _keyed_apart(mine, theirs)
-    if moved.height:
-
-        def relabel(frame: pl.DataFrame) -> pl.DataFrame:
-            joined = frame.join(moved, on="task_id", how="left")
-            return joined.with_columns(pl.coalesce("to", "task_id").alias("task_id")).drop("to")
-
-        theirs = relabel(theirs)
-        source = dataclasses.replace(tpool.source, prompts=theirs)
-        tpool = dataclasses.replace(tpool, tasks=relabel(tpool.tasks), source=source)
-    differ = mine.join(theirs, on="task_id", how="inner", suffix="_t").filter(
-        pl.col("prompt") != pl.col("prompt_t")
-    )
-    if differ.height == 0:
-        return tpool, 0
-    kept = tpool.tasks.join(differ.select("task_id"), on="task_id", how="anti")
-    return dataclasses.replace(tpool, tasks=kept), differ.height
-
-
-def _keyed_apart(mine: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
-    """(``task_id``, ``to``): the teacher's task ids the student lacks whose prompt key is
-    one student task's and one such teacher task's, with that student task's id; never onto
-    an id the teacher already uses, so no two teacher tasks become one."""
-    single = (
-        mine.group_by("prompt")
-        .agg(pl.col("task_id").first().alias("to"), pl.len().alias("ids"))
-        .filter(pl.col("ids") == 1)
-        .drop("ids")
-    )
-    loose = theirs.filter(~pl.col("task_id").is_in(mine.get_column("task_id").implode()))
-    once = loose.group_by("prompt").agg(pl.len().alias("ids")).filter(pl.col("ids") == 1)
-    loose = loose.join(once.select("prompt"), on="prompt", how="semi")
-    moved = loose.join(single, on="prompt", how="inner")
-    used = theirs.get_column("task_id").implode()
-    return moved.filter(~pl.col("to").is_in(used)).select("task_id", "to")
 
 
 def _paired(pool: Pool, tpool: Pool, draws: int, seed: int) -> Rate | None:

@@ -1,0 +1,97 @@
+"""Which task of one pool is which task of another: the one rule for every comparison of two
+pools (``route --teacher``'s check 4, ``diff`` and ``size --before --after``).
+
+DESIGN section 1, "Task ids are checked against prompts", and section 2, check 4 ("same
+prompts"): a task is its prompt. Where both pools' rows carry prompts,
+
+- an id both pools carry is one task when its prompt is the same on both sides; an id
+  carrying one prompt in one pool and another prompt in the other is not the same task: it
+  is left out of the shared tasks, counted, and said (coverage falls, the report says why);
+- a task of the other pool whose id this pool lacks, but whose prompt is exactly one of this
+  pool's tasks (and one of the other pool's), is that task, under this pool's id: rows keyed
+  by the prompt (a harness that writes a uuid per row, which the reader keys by the prompt)
+  and rows keyed by a task id share no id, but they share their tasks.
+
+Where either pool carries no prompt, ids alone pair tasks. Within one pool, one id with two
+prompts is refused by the reader (:mod:`whilecli.io.read`) before any pairing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import polars as pl
+
+from whilecli.route.model import Pool
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The other pool keyed as this pool's tasks, and what pairing found."""
+
+    other: Pool  # its tasks under this pool's ids, without ids whose prompts differ
+    other_prompts: int  # ids both pools carry with different prompts: left out
+    by_prompt: int  # tasks of the other pool paired by their prompt under another id
+
+    def notes(self, mine: str, theirs: str) -> list[str]:
+        """Data-quality lines, one per finding (``mine``/``theirs``: how the report names
+        the two pools)."""
+        out = []
+        if self.other_prompts:
+            ids = "task id carries" if self.other_prompts == 1 else "task ids carry"
+            out.append(
+                f"{self.other_prompts} {ids} other prompts in {theirs} than in {mine}: "
+                "not the same task, left out of the shared tasks"
+            )
+        if self.by_prompt:
+            tasks = "task" if self.by_prompt == 1 else "tasks"
+            out.append(
+                f"{self.by_prompt} {tasks} of {theirs} paired with {mine}'s by the prompt "
+                "(their ids differ)"
+            )
+        return out
+
+
+def share_tasks(mine: Pool, other: Pool) -> Shared:
+    """``other`` keyed as ``mine``'s tasks (see the module doc): a task of ``other`` keyed
+    apart whose prompt is one task of ``mine`` takes that task's id; ids whose prompts differ
+    between the two are left out of ``other``'s tasks and counted."""
+    these, those = mine.source.prompts, other.source.prompts
+    if these is None or those is None or these.height == 0 or those.height == 0:
+        return Shared(other, 0, 0)
+    moved = _keyed_apart(these, those)
+    if moved.height:
+
+        def relabel(frame: pl.DataFrame) -> pl.DataFrame:
+            joined = frame.join(moved, on="task_id", how="left")
+            return joined.with_columns(pl.coalesce("to", "task_id").alias("task_id")).drop("to")
+
+        those = relabel(those)
+        source = dataclasses.replace(other.source, prompts=those)
+        other = dataclasses.replace(other, tasks=relabel(other.tasks), source=source)
+    differ = these.join(those, on="task_id", how="inner", suffix="_t").filter(
+        pl.col("prompt") != pl.col("prompt_t")
+    )
+    if differ.height:
+        kept = other.tasks.join(differ.select("task_id"), on="task_id", how="anti")
+        other = dataclasses.replace(other, tasks=kept)
+    return Shared(other, differ.height, moved.height)
+
+
+def _keyed_apart(mine: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
+    """(``task_id``, ``to``): the other pool's task ids this pool lacks whose prompt key is
+    one task's of this pool and one task's of the other, with this pool's id; never onto an
+    id the other pool already uses, so no two of its tasks become one."""
+    single = (
+        mine.group_by("prompt")
+        .agg(pl.col("task_id").first().alias("to"), pl.len().alias("ids"))
+        .filter(pl.col("ids") == 1)
+        .drop("ids")
+    )
+    loose = theirs.filter(~pl.col("task_id").is_in(mine.get_column("task_id").implode()))
+    once = loose.group_by("prompt").agg(pl.len().alias("ids")).filter(pl.col("ids") == 1)
+    loose = loose.join(once.select("prompt"), on="prompt", how="semi")
+    moved = loose.join(single, on="prompt", how="inner")
+    used = theirs.get_column("task_id").implode()
+    return moved.filter(~pl.col("to").is_in(used)).select("task_id", "to")
