@@ -689,14 +689,17 @@ def named_values(schema: Mapping[str, DType]) -> dict[str, pl.Expr]:
     counted: dict[str, list[pl.Expr]] = {}
 
     def walk(expr: pl.Expr, name: str, dtype: Any) -> None:
-        counted.setdefault(name, []).append(expr.is_not_null().cast(pl.Int64))
+        counted.setdefault(name, []).append(expr.is_not_null())
         if isinstance(dtype, pl.Struct):
             for sub in dtype.fields:
                 walk(expr.struct.field(sub.name), sub.name, sub.dtype)
 
     for name, dtype in schema.items():
         walk(pl.col(name), name, dtype)
-    return {name: pl.sum_horizontal(exprs) for name, exprs in counted.items()}
+    return {
+        name: exprs[0] if len(exprs) == 1 else pl.sum_horizontal(e.cast(pl.Int64) for e in exprs)
+        for name, exprs in counted.items()
+    }
 
 
 def _refuse_repeated(
