@@ -113,7 +113,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
 
     first, second = read_dump(before, **read), read_dump(after, **read)
     shared = share_tasks(first.pool, second.pool)
-    notes = shared.notes("before", "after")
+    notes = shared.notes("before")
     facts = dict(second.facts, other_prompt_tasks=shared.other_prompts)
     facts["tasks_paired_by_prompt"] = shared.by_prompt
     return first, Dump(shared.other, second.warnings + notes, facts)

@@ -16,7 +16,7 @@ import polars as pl
 from whilecli.io.modelid import model_identity
 from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, shown, step_from_name
-from whilecli.route.model import CheckResult, Pool, Rate, Status
+from whilecli.route.model import CheckResult, Pool, Rate, Status, against
 from whilecli.route.options import RouteOptions
 from whilecli.route.shared import share_tasks
 from whilecli.route.stats import TOL
@@ -228,9 +228,10 @@ def few_split_warning(
 ) -> str:
     """The thin band's warning: its split tasks against the minimums, and what it needs."""
     ask = need_words(need)
+    share, limit = against(split / total, options.min_split_share)
     return (
-        f"{FEW_SPLIT} ({split}, share {split / total:.2f}; want >= {options.min_split_tasks} "
-        f"and >= {options.min_split_share}): most groups give no gradient. "
+        f"{FEW_SPLIT} ({split}, share {share}; want >= {options.min_split_tasks} "
+        f"and >= {limit}): most groups give no gradient. "
         f"{ask[:1].upper()}{ask[1:]}; ReinforceAda samples until a task has both a pass and a fail"
     )
 
@@ -293,22 +294,24 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     coverage = covered / pool.n_tasks if pool.n_tasks else 0.0
     if coverage < options.teacher_min_coverage - TOL:
         differ = f"; {other_prompts} shared ids carry other prompts" if other_prompts else ""
+        shown, limit = against(coverage, options.teacher_min_coverage)
         fails.append(
-            f"covers {covered} of the student's {pool.n_tasks} tasks "
-            f"({coverage:.2f} < {options.teacher_min_coverage}){differ}"
+            f"covers {covered} of the student's {pool.n_tasks} tasks ({shown} < {limit}){differ}"
         )
     if t_rate.low is None or s_rate.low is None:
         fails.append(f"{covered} shared tasks give no interval")
     else:
         assert gap is not None and s_rate.high is not None
         if gap < options.effect - TOL:
-            fails.append(f"gap {gap:+.2f} < {options.effect:g}")
+            lead, effect = against(gap, options.effect, signed=True)
+            fails.append(f"gap {lead} < {effect}")
         if not t_rate.low > s_rate.high - TOL:
-            fails.append(f"intervals overlap ({t_rate.low:.2f} <= {s_rate.high:.2f})")
+            low, high = against(t_rate.low, s_rate.high)
+            fails.append(f"intervals overlap ({low} <= {high})")
     if t_known and t_cut / t_known > options.teacher_max_truncated + TOL:
+        shown, limit = against(t_cut / t_known, options.teacher_max_truncated)
         fails.append(
-            f"{t_cut / t_known:.2f} of its rows are cut off (> {options.teacher_max_truncated}); "
-            "score it at the student's max_tokens"
+            f"{shown} of its rows are cut off (> {limit}); score it at the student's max_tokens"
         )
     if fails:
         why = "the teacher does not clear: " + "; ".join(fails) + _paired_note(paired)

@@ -17,7 +17,16 @@ import polars as pl
 
 from whilecli.route import checks, quality, stats
 from whilecli.route.identity import size_from_name
-from whilecli.route.model import CheckResult, Finding, MethodScore, Pool, Rate, Route, Status
+from whilecli.route.model import (
+    CheckResult,
+    Finding,
+    MethodScore,
+    Pool,
+    Rate,
+    Route,
+    Status,
+    against,
+)
 from whilecli.route.options import RouteOptions
 
 #: Every method the route table knows, in the order the report lists them.
@@ -501,7 +510,8 @@ def _teacher_cut_evidence(
     rows = cut.n_rows
     limit = options.teacher_max_truncated
     side = "at most" if clears else "over"
-    what = f"a teacher cut off on {cut.value:.2f} of {rows} rows ({side} {limit:g})"
+    shown, stated = against(cut.value, limit)
+    what = f"a teacher cut off on {shown} of {rows} rows ({side} {stated})"
     edge = limit - options.truncated_margin if clears else limit + options.truncated_margin
     per_task = rows / max(pool.n_tasks, 1)  # the teacher's rows per student task
     return Evidence(
@@ -729,7 +739,8 @@ def _thin(evidence: list[Evidence], options: RouteOptions) -> Thin:
         if ev.crossing_only:
             pass
         elif width is not None and width > options.firm_width + stats.TOL:
-            thin.append(f"its {ev.label} interval is {width:.2f} wide (> {options.firm_width:g})")
+            wide, limit = against(width, options.firm_width)
+            thin.append(f"its {ev.label} interval is {wide} wide (> {limit})")
             need = max(need, math.ceil(max(ev.tasks, 1) * (width / options.firm_width) ** 2))
         if thin:
             reasons.append(f"{ev.what} (check {ev.check}): {' and '.join(thin)}")
@@ -747,11 +758,11 @@ def _tasks_to_clear(ev: Evidence, low: float | None, high: float | None) -> int 
         return f"its {ev.label} has no interval"
     threshold += -ev.margin if ev.below else ev.margin  # the edge of the zone it must pass
     gap = rate.value - threshold
-    at = f"{rate.value:+.2f}" if rate.signed else f"{rate.value:.2f}"
+    at, edge = against(rate.value, threshold, signed=rate.signed)
     if abs(gap) <= stats.TOL:
-        return f"its {ev.label} {at} sits at {threshold:g}"
+        return f"its {ev.label} {at} sits at {edge}"
     if ev.below and gap > 0:  # the estimate is past the threshold the verdict says it misses
-        return f"its {ev.label} {at} is past {threshold:g}: more tasks may turn the verdict"
+        return f"its {ev.label} {at} is past {edge}: more tasks may turn the verdict"
     half = high - rate.value if gap < 0 else rate.value - low
     return math.ceil(max(ev.tasks, 1) * (half / abs(gap)) ** 2)
 

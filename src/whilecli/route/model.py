@@ -34,6 +34,23 @@ class Status(str, Enum):
     NOT_ASKED = "not asked"  # an optional check whose input was not given (no --teacher)
 
 
+def against(
+    value: float, limit: float, *, signed: bool = False, digits: int = 2
+) -> tuple[str, str]:
+    """``value`` and the ``limit`` it is compared with, as a report prints them: ``value``
+    at ``digits`` decimals (the one number style), or at the fewest more (up to 6) at which
+    it differs from ``limit`` when rounding would print them equal (``0.045`` past ``0.04``
+    reads ``0.045 is past 0.04``, never ``0.04 is past 0.04``); ``limit`` as written
+    (``:g``), at the value's decimals where it needs more."""
+    d = digits
+    while d < 6 and abs(value - limit) > 1e-9 and f"{value:.{d}f}" == f"{limit:.{d}f}":
+        d += 1
+    shown = f"{value:{'+' if signed else ''}.{d}f}"
+    plain = f"{limit:g}"
+    decimals = len(plain.partition(".")[2]) if "e" not in plain else d + 1
+    return shown, plain if decimals <= d else f"{limit:.{d}f}"
+
+
 @dataclass(frozen=True)
 class Rate:
     """A rate with its 95% interval and the sample it came from.

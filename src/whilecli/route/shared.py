@@ -34,21 +34,20 @@ class Shared:
     other_prompts: int  # ids both pools carry with different prompts: left out
     by_prompt: int  # tasks of the other pool paired by their prompt under another id
 
-    def notes(self, mine: str, theirs: str) -> list[str]:
-        """Data-quality lines, one per finding (``mine``/``theirs``: how the report names
-        the two pools)."""
+    def notes(self, mine: str) -> list[str]:
+        """Data-quality lines about the other pool, one per finding (``mine``: how the
+        report names this pool)."""
         out = []
         if self.other_prompts:
             ids = "task id carries" if self.other_prompts == 1 else "task ids carry"
             out.append(
-                f"{self.other_prompts} {ids} other prompts in {theirs} than in {mine}: "
-                "not the same task, left out of the shared tasks"
+                f"{self.other_prompts} {ids} another prompt than in {mine}: not the same "
+                "task, left out of the shared tasks"
             )
         if self.by_prompt:
             tasks = "task" if self.by_prompt == 1 else "tasks"
             out.append(
-                f"{self.by_prompt} {tasks} of {theirs} paired with {mine}'s by the prompt "
-                "(their ids differ)"
+                f"{self.by_prompt} {tasks} paired with {mine}'s by the prompt (the ids differ)"
             )
         return out
 

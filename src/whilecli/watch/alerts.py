@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from whilecli.route.model import Pool, Route
+from whilecli.route.model import Pool, Route, against
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import POSITIONS, add_counts
 from whilecli.watch.options import ALERTS, WatchOptions
@@ -181,9 +181,10 @@ class Alerts:
             return f"the band saturated over {span} (every group passes) → {picks}"
         errors = sum(s.errors for s in self.window)
         replies = sum(s.replies for s in self.window)
+        share, limit = against(errors / replies, self.options.max_errors)
         return (
             f"error replies climb: {errors} of {replies} replies over {span} are errors"
-            f" ({errors / replies:.2f} > {self.options.max_errors:g}): the harness fails, not the"
+            f" ({share} > {limit}): the harness fails, not the"
             f" model; fix the endpoint. On the other replies → {picks}"
         )
 
