@@ -267,6 +267,8 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     }
     if other_prompts:
         measured["other_prompt_tasks"] = other_prompts
+    if found.by_prompt:
+        measured["tasks_paired_by_prompt"] = found.by_prompt
     paired = _paired(pool, tpool, draws, seed)
     if paired is not None:
         measured["paired_difference"] = paired

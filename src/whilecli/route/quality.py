@@ -171,7 +171,8 @@ def _teacher(check: CheckResult | None) -> list[Finding]:
             Finding(
                 "teacher_prompts",
                 other,
-                f"{other} task ids the teacher shares carry other prompts",
+                f"{other} task id{'s' if other != 1 else ''} the teacher shares "
+                f"carr{'y' if other != 1 else 'ies'} other prompts",
                 "those are not the same tasks: left out of the teacher's coverage",
             )
         )
