@@ -168,6 +168,18 @@ class StreamedRows(Rows):
     fields: dict[str, str] = field(default_factory=dict)
     #: Under ``keep=``: the optional fields no source carried (read as null).
     absent: frozenset[str] = frozenset()
+    #: With ``by=``: the column's values (as text; None: rows without it) over every row
+    #: read, errors and ungraded rows included, in the order they first occur.
+    slices: list[str | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The rows of one value of a column (``--by COLUMN``): ``value`` is the column's value as
+    text, None for the rows that lack it."""
+
+    column: str
+    value: str | None
 
 
 @dataclass
@@ -206,6 +218,7 @@ def read_rows(
     missing: str = "skip",
     keep: Keep | None = None,
     sources: Sequence[Source] | None = None,
+    only: Slice | None = None,
 ) -> StreamedRows:
     """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`.
 
@@ -218,6 +231,8 @@ def read_rows(
     ``missing`` (``skip`` or ``fail``): whether ungraded rows are left out or fail.
     ``keep`` (:class:`Keep`): the rows themselves and every input column are kept too.
     ``sources``: sources already expanded, read instead of ``paths``.
+    ``only`` (:class:`Slice`): read only the rows of one value of a column, as if they were
+    the whole input (:func:`whilecli.io.slices.read_slices`); positions stay the file's.
     """
     ReadOptions(pass_threshold=pass_threshold, missing=missing, input_format=input_format)
     mapping = dict(mapping or {})
@@ -231,11 +246,15 @@ def read_rows(
     parts: list[_Part] = []
     digest = len(sources) > 1  # one pool in two encodings is only looked for among files
     for index, source in enumerate(sources):
-        run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
-        run.digest, run.keep = digest, keep
+        planned_by = by if only is None else only.column
+        run = _Pass(
+            threshold, aggregate, planned_by, index << AT_BITS, missing, pass_threshold is not None
+        )
+        run.digest, run.keep, run.only = digest, keep, only
         part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
-            notes.append(f"{source.name}: no rows")
+            if only is None:  # a file without this slice's rows is no empty file
+                notes.append(f"{source.name}: no rows")
             continue
         parts.append(part)
     if not parts:
@@ -329,7 +348,16 @@ def read_rows(
         inputs=inputs,
         fields={k: v for p in reversed(parts) for k, v in p.plan.fields.items()},
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
+        slices=_slice_values([p.frame for p in parts]) if by is not None else [],
     )
+
+
+def _slice_values(frames: list[pl.LazyFrame]) -> list[str | None]:
+    """The ``--by`` column's values over every row of ``frames``, in the order they first
+    occur."""
+    every = pl.concat([f.select("__slice") for f in frames], how="vertical")
+    found = every.select(pl.col("__slice").unique(maintain_order=True)).collect()
+    return list(found.get_column("__slice").to_list())
 
 
 def _kept(
@@ -406,6 +434,7 @@ class _Pass:
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
     keep: Keep | None = None  # what the consumer keeps row for row (:class:`Keep`)
     no_ids: bool = False  # the rows carry no task id, which the consumer reads as optional
+    only: Slice | None = None  # read only these rows (:class:`Slice`)
 
     def bad(self, ids: bool = True) -> pl.Expr:
         """The rows no reading takes: an infinite reward, or a counted row without a task id
@@ -1452,6 +1481,12 @@ def _planned(
     )
     if "task_id" in absent:  # no id on any row: null, as a row without one reads
         run.no_ids = True
+    if run.only is not None and plan.slice is not None:
+        value = run.only.value
+        within = plan.slice.is_null() if value is None else plan.slice == value
+        plan.row_filter = (
+            within if plan.row_filter is None else plan.row_filter.fill_null(False) & within
+        )
     return plan, leaves, absent
 
 

@@ -213,7 +213,7 @@ def run_route(
         opts = dataclasses.replace(opts, teacher=pool_of(teacher_paths, "--teacher"))
     if student is not None:
         return decide(student, opts)
-    from whilecli.route.slices import Slices, split_rows
+    from whilecli.route.slices import Slices
 
     if by == "source":
         from whilecli.io.sources import expand_paths
@@ -229,5 +229,13 @@ def run_route(
             routes.append((source.name, decide(one, opts)))
         return Slices("source", routes)
     assert by is not None  # by is None routed the pool above
-    rows = read_rows(student_paths, **read_args, by=by)
-    return Slices(by, [(name, decide(summarize(part), opts)) for name, part in split_rows(rows)])
+    from whilecli.io.slices import read_slices
+
+    def slice_counts() -> Counts:  # the tasks' first rows are found only for --show
+        return Counts(located=bool(opts.show))
+
+    parts = read_slices(student_paths, by, aggregate=slice_counts, **read_args)
+    return Slices(
+        by,
+        [("(none)" if v is None else v, decide(summarize(part), opts)) for v, part in parts],
+    )

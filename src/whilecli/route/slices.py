@@ -1,9 +1,11 @@
 """Routes of a pool taken apart: ``--by source`` (one route per input file) and ``--by COLUMN``
 (one route per value of a column: a difficulty, a subset, an environment's name).
 
-:func:`route_slices` reads once (``--by COLUMN``) or each source apart (``--by source``),
-decides every slice with the same options and returns :class:`Slices`: one summary table across
-slices, then each slice's full Route. Every output format renders it (:func:`render_slices`);
+:func:`~whilecli.route.run_route` reads each slice's rows as a whole input
+(:func:`whilecli.io.slices.read_slices`: its own data-quality findings, counts and file
+positions) or each source apart (``--by source``), decides every slice with the same
+options and returns :class:`Slices`: one summary table across slices, then each slice's
+full Route. Every output format renders it (:func:`render_slices`);
 the exit code is the worst slice's.
 """
 
@@ -12,14 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import polars as pl
-
-from whilecli.errors import InputError
-from whilecli.io.rows import Rows
 from whilecli.route.model import SCHEMA_VERSION, Route
-
-#: Slices routed at the most (a column with thousands of values is no slicing column).
-MAX_SLICES = 64
 
 
 @dataclass
@@ -61,43 +56,6 @@ class Slices:
             "summary": self.table(),
             "slices": [{"slice": name, **route.to_dict()} for name, route in self.routes],
         }
-
-
-def split_rows(rows: Rows) -> list[tuple[str, Rows]]:
-    """The rows of each value of their ``slice`` column (read with ``by=COLUMN``)."""
-    frame = rows.frame.collect()
-    values = frame.get_column("slice").unique(maintain_order=True).to_list()
-    if len(values) > MAX_SLICES:
-        raise InputError(
-            f"--by: the column has {len(values)} values; at most {MAX_SLICES} slices are routed",
-            field="slice",
-        )
-    out = []
-    for value in values:
-        part = frame.filter(
-            pl.col("slice").is_null() if value is None else pl.col("slice") == value
-        ).drop("slice")
-        out.append(
-            (
-                "(none)" if value is None else str(value),
-                Rows(
-                    frame=part.lazy(),
-                    paths=rows.paths,
-                    format=rows.format,
-                    sources=rows.sources,
-                    pass_threshold=rows.pass_threshold,
-                    threshold_explicit=rows.threshold_explicit,
-                    partial_rows=int(((part["reward"] > 0) & (part["reward"] < 1)).sum()),
-                    has_logprobs=rows.has_logprobs,
-                    has_values=rows.has_values,
-                    notes=list(rows.notes),
-                    # who grades is the read's answer for every slice: a slice without it
-                    # said "grader unknown" where the whole file said "a program grades"
-                    judge=rows.judge,
-                ),
-            )
-        )
-    return out
 
 
 def render_slices(slices: Slices, fmt: str, *, verbose: bool = False, quiet: bool = False) -> str:
