@@ -178,3 +178,35 @@ def test_a_slice_of_error_replies_is_refused_by_name(tmp_path: Path) -> None:
     run_route([path])  # the file as a whole: 6 of 24 rows are errors, counted
     with pytest.raises(InputError, match=r"most replies are errors.*\(--by model: m/B\)"):
         run_route([path], by="model")
+
+
+@settings(SETTINGS, max_examples=10)
+@given(drawn=sliced_files())
+def test_each_source_routes_as_itself(
+    tmp_path_factory: pytest.TempPathFactory,
+    drawn: tuple[dict[str | None, list[int]], list[dict[str, Any]]],
+) -> None:
+    """``--by source``: each file's route is the file's own, findings and positions included."""
+    members, rows = drawn
+    folder = tmp_path_factory.mktemp("src")
+    paths = []
+    alone: dict[str, dict[str, Any] | str] = {}
+    for model, indexes in members.items():
+        name = "none" if model is None else model.replace("/", "_")
+        path = _write(folder / f"{name}.jsonl", [rows[i] for i in indexes])
+        paths.append(path)
+        alone[path] = _route([path])
+    sliced = _route(paths, by="source")
+    if any(isinstance(r, str) for r in alone.values()):
+        assert isinstance(sliced, str), alone
+        return
+    assert isinstance(sliced, dict), sliced
+    got = {s["slice"]: s for s in sliced["slices"]}
+    assert len(got) == len(alone)
+    for (name, have), want in zip(got.items(), alone.values(), strict=True):
+        assert isinstance(want, dict)
+        have = dict(have)
+        have.pop("slice")
+        have["facts"] = have.pop("inputs").get("facts")
+        for key in want:
+            assert have[key] == want[key], (name, key)

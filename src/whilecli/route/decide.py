@@ -950,7 +950,8 @@ def _forced(findings: list[Finding], provisional: bool, why: str | None) -> tupl
     if not forced:
         return provisional, why
     rows = "provisional: the rows show " + "; and ".join(forced) + "."
-    return True, rows if why is None else f"{why} {rows[len('provisional: ') :].capitalize()}"
+    said = rows[len("provisional: ") :]  # a file or model named in it keeps its case
+    return True, rows if why is None else f"{why} {said[:1].upper()}{said[1:]}"
 
 
 #: Routes that split tasks decide: the band's need and its warning about few of them are
