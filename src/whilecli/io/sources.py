@@ -1074,15 +1074,21 @@ def refuse_repeated_lines(source: Source, count: KeyCount, keys: Iterable[str]) 
                 continue  # the line was parsed
             lineno += text.count(b"\n", done, start)
             done = start + 1
-            line = text[start : text.find(b"\n", found.start())]
-            try:
-                jsonout.parse(line, pairs=jsonout.one_value_per_key)
-            except jsonout.RepeatedKey as err:
-                raise InputError(
-                    str(err), file=source.name, field=err.key, **source.where(lineno)
-                ) from None
-            except ValueError:
-                continue  # any other fault is left to the reader that names it
+            _refuse_repeated_key(source, lineno, text[start : text.find(b"\n", found.start())])
+
+
+def _refuse_repeated_key(source: Source, lineno: int, line: bytes) -> None:
+    """Refuse ``line`` at ``lineno`` when one of its objects writes a key twice
+    (:class:`~whilecli.jsonout.RepeatedKey`); any other fault is left to the reader that
+    names it."""
+    try:
+        jsonout.parse(line, pairs=jsonout.one_value_per_key)
+    except jsonout.RepeatedKey as err:
+        raise InputError(
+            str(err), file=source.name, field=err.key, **source.where(lineno)
+        ) from None
+    except ValueError:
+        pass
 
 
 def count_keys(source: Source, keys: Iterable[str], names: bool = True) -> KeyCount:
@@ -1194,14 +1200,7 @@ def refuse_repeated_keys(source: Source, limit: int) -> None:
         for count, (lineno, line) in enumerate(lines):
             if count >= limit:
                 break
-            try:
-                jsonout.parse(line, pairs=jsonout.one_value_per_key)
-            except jsonout.RepeatedKey as err:
-                raise InputError(
-                    str(err), file=source.name, field=err.key, **source.where(lineno)
-                ) from None
-            except ValueError:
-                continue
+            _refuse_repeated_key(source, lineno, line)
     finally:
         lines.close()  # type: ignore[attr-defined]
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from whilecli.io.formats.registry import FORMATS as FORMATS
@@ -96,3 +98,30 @@ def first_assistant_cut(messages: Any) -> Any:
             break
         out.append(message)
     return out
+
+
+def leave_out_beside(
+    sources: list[Any],
+    roots: Collection[Path],
+    graded: Callable[[Path, Path], bool],
+    notes: list[str] | None,
+    note: Callable[[int, str], str],
+) -> list[Any]:
+    """``sources`` less the files under one of a tool's output ``roots`` that
+    ``graded(root, path)`` does not take for its rows; ``note(count, shown)`` words the note
+    on what was left out, ``shown`` naming up to three of them relative to their root."""
+    if not roots:
+        return sources
+    kept: list[Any] = []
+    left: list[str] = []
+    for source in sources:
+        path = source.path
+        root = next((r for r in roots if isinstance(path, Path) and r in path.parents), None)
+        if root is not None and not graded(root, path):
+            left.append(str(path.relative_to(root)))
+            continue
+        kept.append(source)
+    if left and notes is not None:
+        names = sorted(set(left))
+        notes.append(note(len(left), ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")))
+    return kept

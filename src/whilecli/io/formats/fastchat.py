@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, leave_out_beside
 
 NAME = "fastchat"
 #: What ``play_a_match_single`` writes when the judge's text holds no ``[[rating]]``.
@@ -117,21 +117,13 @@ def judged_only(sources: list[Any], notes: list[str] | None = None) -> list[Any]
         for folder in path.parents:
             if folder.name == JUDGMENTS and (folder.parent / "model_answer").is_dir():
                 benches.add(folder.parent)
-    if not benches:
-        return sources
-    kept: list[Any] = []
-    left: list[str] = []
-    for source in sources:
-        path = source.path
-        bench = next((b for b in benches if isinstance(path, Path) and b in path.parents), None)
-        if bench is not None and (bench / JUDGMENTS) not in path.parents:
-            left.append(str(path.relative_to(bench)))
-            continue
-        kept.append(source)
-    if left and notes is not None:
-        shown = ", ".join(sorted(left)[:3]) + (", ..." if len(left) > 3 else "")
-        notes.append(
-            f"LLM-judge bench folder: its rows are the judgments under {JUDGMENTS}/; {len(left)}"
+    return leave_out_beside(
+        sources,
+        benches,
+        lambda bench, path: (bench / JUDGMENTS) in path.parents,
+        notes,
+        lambda count, shown: (
+            f"LLM-judge bench folder: its rows are the judgments under {JUDGMENTS}/; {count}"
             f" files beside them ({shown}) are the questions and the answers judged, left out"
-        )
-    return kept
+        ),
+    )

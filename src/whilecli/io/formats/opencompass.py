@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, leave_out_beside
 
 RESULTS = "results"
 #: Folders an OpenCompass work directory holds beside ``results/``.
@@ -46,24 +46,16 @@ def _work_dir(path: Path, under: str = RESULTS) -> Path | None:
 def rows_only(sources: list[Any], notes: list[str] | None = None) -> list[Any]:
     """A folder's files, less what an OpenCompass work directory holds beside its results."""
     works = {w for s in sources if isinstance(s.path, Path) and (w := _work_dir(s.path))}
-    if not works:
-        return sources
-    kept: list[Any] = []
-    left: list[str] = []
-    for source in sources:
-        path = source.path
-        work = next((w for w in works if isinstance(path, Path) and w in path.parents), None)
-        if work is not None and (work / RESULTS) not in path.parents:
-            left.append(str(path.relative_to(work)))
-            continue
-        kept.append(source)
-    if left and notes is not None:
-        shown = ", ".join(sorted(left)[:3]) + (", ..." if len(left) > 3 else "")
-        notes.append(
-            f"OpenCompass work directory: its rows are the files under results/; {len(left)}"
+    return leave_out_beside(
+        sources,
+        works,
+        lambda work, path: (work / RESULTS) in path.parents,
+        notes,
+        lambda count, shown: (
+            f"OpenCompass work directory: its rows are the files under results/; {count}"
             f" files beside them ({shown}) are predictions, summaries, configs and logs, left out"
-        )
-    return kept
+        ),
+    )
 
 
 def is_predictions(doc: Any, path: Path | None) -> bool:

@@ -20,6 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from whilecli.io.formats import leave_out_beside
+
 #: The graded rows ``eval_infer.py`` writes beside the inference output.
 GRADED = "output.swebench_eval.jsonl"
 
@@ -28,22 +30,14 @@ def rows_only(sources: list[Any], notes: list[str] | None = None) -> list[Any]:
     """A folder's files, less what an OpenHands evaluation folder holds beside its graded
     rows (the ungraded ``output.jsonl``, the report, the logs); the rest as they are."""
     folders = [s.path.parent for s in sources if isinstance(s.path, Path) and s.path.name == GRADED]
-    if not folders:
-        return sources
-    kept: list[Any] = []
-    left: list[str] = []
-    for source in sources:
-        path = source.path
-        owner = next((f for f in folders if isinstance(path, Path) and f in path.parents), None)
-        if owner is not None and path != owner / GRADED:
-            left.append(str(path.relative_to(owner)))
-            continue
-        kept.append(source)
-    if left and notes is not None:
-        shown = ", ".join(sorted(set(left))[:3]) + (", ..." if len(set(left)) > 3 else "")
-        notes.append(
-            f"OpenHands evaluation folder: its graded rows are {GRADED}; {len(left)} other"
+    return leave_out_beside(
+        sources,
+        folders,
+        lambda owner, path: path == owner / GRADED,
+        notes,
+        lambda count, shown: (
+            f"OpenHands evaluation folder: its graded rows are {GRADED}; {count} other"
             f" files beside it ({shown}) are the ungraded inference output, reports and logs,"
             " left out"
-        )
-    return kept
+        ),
+    )
