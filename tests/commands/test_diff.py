@@ -98,7 +98,8 @@ def test_unpaired_tasks_and_flips_both_ways(tmp_path: Path) -> None:
     assert report["gained"] == gained == ["a"] and report["lost"] == lost == ["b"]
     assert report["difference"]["value"] == pytest.approx(mean) == pytest.approx(-1 / 6)
     text = invoke("diff", str(b), str(a)).stdout
-    assert "unpaired tasks" in text and "1 only before, 1 only after" in text
+    words = " ".join(text.split())
+    assert "tasks 3 paired, 1 only before, 1 only after; of 4 before and 4 after" in words
 
 
 def test_few_tasks_are_undecided(tmp_path: Path) -> None:
@@ -127,7 +128,8 @@ def test_markdown_github_and_summary(tmp_path: Path) -> None:
     md = invoke("diff", b, a, "--fail-on", "regression", "--format", "markdown").stdout
     assert md.startswith("## whilecli diff: regression")
     rows = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", md, flags=re.M))
-    assert rows["paired tasks"] == "30" and rows["difference"].startswith("-0.17 [")
+    assert rows["tasks"] == "30 paired; of 30 before and 30 after"
+    assert rows["difference"].startswith("-0.17 [")
     assert "- **failed** regression" in md
     summary = tmp_path / "summary.md"
     gh = invoke("diff", b, a, "--fail-on", "regression", "--format", "github",

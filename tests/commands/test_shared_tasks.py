@@ -8,8 +8,11 @@ a task under the id of another task that only the first pool holds (one id, two 
 between the pools). The truth pairs a task when both pools hold it under its id or under a
 per-row uuid (keyed by its prompt); a task written under another task's id is not paired
 (DESIGN section 1: "one id with two prompts ... not shared between pools") and is counted.
-The shared-task count and the paired difference of every command are the truth's
-(:func:`whilecli.route.shared.share_tasks`).
+Tasks only the second pool holds are drawn too. The shared-task count and the paired
+difference of every command are the truth's (:func:`whilecli.route.shared.share_tasks`), and
+every task of each pool is counted once: paired + only on its side + left out (one id,
+another prompt) = its tasks, in ``diff``'s line and JSON, ``size --before --after``'s and
+``route --teacher``'s check 4.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ def truths(draw: st.DrawFn) -> dict[str, Any]:
         "kinds": kinds,
         "k": (draw(st.integers(1, 4)), draw(st.integers(1, 4))),
         "only_before": draw(st.floats(0.0, 0.3)),
+        "only_after": draw(st.integers(0, 4)),
         "seed": draw(st.integers(0, 2**16)),
     }
 
@@ -90,6 +94,8 @@ def draw_pools(truth: dict[str, Any], folder: Path) -> tuple[Path, Path, dict[st
             kinds[t] = "taken"
             continue
         after += _rows(t, None if kind == "uuid-after" else f"t{t}", k_after, rates[t], rng)
+    for t in range(n, n + truth["only_after"]):  # tasks only the second pool holds
+        after += _rows(t, f"t{t}", k_after, float(rng.random()), rng)
     pl.DataFrame(before).write_ndjson(folder / "before.jsonl")
     pl.DataFrame(after).write_ndjson(folder / "after.jsonl")
     counts = _counts(before), _counts(after)
@@ -104,7 +110,14 @@ def draw_pools(truth: dict[str, Any], folder: Path) -> tuple[Path, Path, dict[st
         )
         for side in counts
     ]
-    return folder / "before.jsonl", folder / "after.jsonl", {"frames": frames, "reused": reused}
+    tally = {
+        "before": len(counts[0]),
+        "after": len(counts[1]),
+        "only_before": len(counts[0]) - len(shared) - reused,
+        "only_after": len(counts[1]) - len(shared) - reused,
+    }
+    want = {"frames": frames, "reused": reused, "tally": tally}
+    return folder / "before.jsonl", folder / "after.jsonl", want
 
 
 def _counts(rows: list[dict[str, Any]]) -> dict[int, tuple[int, int]]:
@@ -143,16 +156,39 @@ def test_every_command_pairs_the_truths_tasks(truth: dict[str, Any], tmp_path: P
     said = " ".join(diff["warnings"])
     assert (f"{want['reused']} task id" in said) == bool(want["reused"]), said
     assert diff["facts"]["after"]["other_prompt_tasks"] == want["reused"]
+    tally = want["tally"]
+    got = {k: diff[k] for k in ("only_before", "only_after")}
+    got.update(before=diff["before_tasks"], after=diff["after_tasks"])
+    assert got == tally, (got, tally)
+    assert diff["other_prompt_tasks"] == want["reused"]
+    for side in ("before", "after"):  # each side's tasks, every one counted once
+        assert shared + tally[f"only_{side}"] + want["reused"] == tally[side]
+    text = CliRunner().invoke(app, ["diff", str(before), str(after)], env=ENV).stdout
+    words = " ".join(text.split())
+    assert f"{shared} paired" in words and f"of {tally['before']} before and" in words, text
+    for side in ("before", "after"):
+        assert (f"{tally[f'only_{side}']} only {side}" in words) == bool(tally[f"only_{side}"])
+    assert (f"{want['reused']} left out" in words) == bool(want["reused"]), text
 
     size = run("size", "--before", str(before), "--after", str(after))
     truth_size = paired_size(b, a, 0.05)
     assert size["measured"]["paired_tasks"] == shared
     assert size["measured"]["n"] == truth_size.n
     assert abs(size["measured"]["sd"] - truth_size.sd) < 1e-9
+    pairing = size["pairing"]
+    assert (pairing["before_tasks"], pairing["after_tasks"]) == (tally["before"], tally["after"])
+    assert (pairing["only_before"], pairing["only_after"]) == (
+        tally["only_before"],
+        tally["only_after"],
+    )
+    assert pairing["other_prompt_tasks"] == want["reused"]
 
     route = run("route", str(before), "--teacher", str(after))
     check = next(c for c in route["checks"] if c["key"] == "teacher")["measured"]
     assert check["shared_tasks"] == shared
     assert check.get("other_prompt_tasks", 0) == want["reused"]
+    assert check.get("student_only_tasks", 0) == tally["only_before"]
+    students = shared + want["reused"] + tally["only_before"]
+    assert check["coverage"]["n_tasks"] == students == tally["before"]
     assert abs(check["paired_difference"]["value"] - d) < 1e-9
     assert check["paired_difference"] == diff["difference"]

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from whilecli.route.model import Pool, Rate
     from whilecli.route.paired import PairedDiff
+    from whilecli.route.shared import Tally
 
 #: The conditions ``whilecli diff --fail-on`` knows.
 DIFF_POLICIES = ("regression",)
@@ -49,6 +50,7 @@ class Dump:
     pool: Pool
     warnings: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
+    pairing: Tally | None = None  # the second dump's: where both dumps' tasks fall
 
     @property
     def tasks(self) -> pl.DataFrame:
@@ -116,7 +118,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     notes = shared.notes("before")
     facts = dict(second.facts, other_prompt_tasks=shared.other_prompts)
     facts["tasks_paired_by_prompt"] = shared.by_prompt
-    return first, Dump(shared.other, second.warnings + notes, facts)
+    return first, Dump(shared.other, second.warnings + notes, facts, shared.tally)
 
 
 def dump_warnings(dumps: tuple[Dump, Dump]) -> list[str]:
@@ -172,14 +174,10 @@ def diff_lines(diff: PairedDiff) -> list[tuple[str, str]]:
         ("before pass@1", diff.before.format()),
         ("after pass@1", diff.after.format()),
         ("difference", signed(diff.difference)),
-        ("paired tasks", str(diff.shared_tasks)),
+        ("tasks", diff.pairing.words("before", "after")),
         ("gained (all-fail → some-pass)", _ids(diff.gained)),
         ("lost (some-pass → all-fail)", _ids(diff.lost)),
     ]
-    if diff.only_before or diff.only_after:
-        lines.append(
-            ("unpaired tasks", f"{diff.only_before} only before, {diff.only_after} only after")
-        )
     return lines
 
 
@@ -309,7 +307,9 @@ def diff_command(
         "missing": missing,
     }
     dumps = paired_dumps(before, after, **read)
-    diff = paired_diff(dumps[0].tasks, dumps[1].tasks, draws=draws, seed=seed)
+    diff = paired_diff(
+        dumps[0].tasks, dumps[1].tasks, draws=draws, seed=seed, pairing=dumps[1].pairing
+    )
     fmt = output.value
     sys.stdout.write(render_diff(diff, names, fmt, before, after, dumps))
     sys.stdout.flush()

@@ -70,15 +70,22 @@ def _validate(effect: float, base: float, k: int, power: float, alpha: float) ->
 
 
 def size_report(
-    holdout: Any, measured: Any | None, fmt: str, warnings: list[str] | None = None
+    holdout: Any,
+    measured: Any | None,
+    fmt: str,
+    warnings: list[str] | None = None,
+    pairing: Any | None = None,
 ) -> str:
     """The text or JSON report: the measured size first when two dumps were given, then the
-    size the model assumes, then what reading the dumps found (``warnings``)."""
+    size the model assumes, then what reading the dumps found (``warnings``; ``pairing``:
+    where the two dumps' tasks fall, :class:`whilecli.route.shared.Tally`)."""
     warnings = list(warnings or [])
     if fmt == "json":
         out: dict[str, Any] = {"holdout": holdout.to_dict()}
         if measured is not None:
             out["measured"] = measured.to_dict()
+            if pairing is not None:
+                out["pairing"] = pairing.to_dict("before", "after")
             out["warnings"] = warnings
         return jsonout.dumps(jsonout.versioned(out), indent=2) + "\n"
     from whilecli.commands import _style
@@ -104,6 +111,8 @@ def size_report(
             f"differences, half-width {m.half_width:.3f}.",
             f"Assumed, without the dumps: {h.n} tasks (k={h.k} rollouts each) {assumed}",
         ]
+        if pairing is not None:
+            lines.insert(1, f"Tasks: {pairing.words('before', 'after')}.")
     columns = _style.width(sys.stdout)
     wrapped = [w for line in lines for w in _style.wrap(line, columns)]
     wrapped += _style.said("warning", warnings, columns)
@@ -172,6 +181,7 @@ def size_command(
     holdout = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
     measured = None
     warnings: list[str] = []
+    pairing = None
     if before is not None and after is not None:
         from whilecli.commands.diff import dump_warnings, paired_dumps
         from whilecli.route.paired import paired_size
@@ -185,7 +195,7 @@ def size_command(
             "missing": missing,
         }
         dumps = paired_dumps(before, after, **read)
-        warnings = dump_warnings(dumps)
+        warnings, pairing = dump_warnings(dumps), dumps[1].pairing
         measured = paired_size(
             dumps[0].tasks,
             dumps[1].tasks,
@@ -195,5 +205,5 @@ def size_command(
             draws=draws,
             seed=seed,
         )
-    sys.stdout.write(size_report(holdout, measured, fmt, warnings))
+    sys.stdout.write(size_report(holdout, measured, fmt, warnings, pairing))
     sys.stdout.flush()

@@ -267,6 +267,8 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     }
     if other_prompts:
         measured["other_prompt_tasks"] = other_prompts
+    if found.tally.only_mine:  # shared + other prompt + student's only = the student's tasks
+        measured["student_only_tasks"] = found.tally.only_mine
     if found.by_prompt:
         measured["tasks_paired_by_prompt"] = found.by_prompt
     paired = _paired(pool, tpool, draws, seed)

@@ -31,6 +31,7 @@ import polars as pl
 from whilecli.errors import InputError
 from whilecli.route import stats
 from whilecli.route.model import Rate
+from whilecli.route.shared import Tally, tally
 
 _CHUNK_CELLS = 4_000_000
 
@@ -176,11 +177,21 @@ class PairedDiff:
     before: Rate  # pass@1 of the first dump on the shared tasks
     after: Rate  # pass@1 of the second dump on the shared tasks
     difference: Rate  # mean per-task difference (after − before), signed interval
-    shared_tasks: int
-    only_before: int  # tasks only the first dump has (left out)
-    only_after: int
+    pairing: Tally  # where each dump's tasks fall (route/shared.py): paired, one side, left out
     gained: list[str]  # all-fail before, some-pass after
     lost: list[str]  # some-pass before, all-fail after
+
+    @property
+    def shared_tasks(self) -> int:
+        return self.pairing.paired
+
+    @property
+    def only_before(self) -> int:
+        return self.pairing.only_mine
+
+    @property
+    def only_after(self) -> int:
+        return self.pairing.only_other
 
     @property
     def regression(self) -> bool:
@@ -210,6 +221,9 @@ class PairedDiff:
             "shared_tasks": self.shared_tasks,
             "only_before": self.only_before,
             "only_after": self.only_after,
+            "other_prompt_tasks": self.pairing.other_prompt,
+            "before_tasks": self.pairing.mine,
+            "after_tasks": self.pairing.other,
             "gained": list(self.gained),
             "lost": list(self.lost),
         }
@@ -221,9 +235,14 @@ def paired_diff(
     *,
     draws: int = stats.BOOTSTRAP_DRAWS,
     seed: int = 0,
+    pairing: Tally | None = None,
 ) -> PairedDiff:
-    """Compare two per-task frames (``Pool.tasks``) on their shared tasks."""
+    """Compare two per-task frames (``Pool.tasks``) on their shared tasks (``pairing``: the
+    tally :func:`whilecli.route.shared.share_tasks` made of them, with the ids it left out
+    of ``after``; by default ids alone pair them)."""
     paired = pair_tasks(before, after)
+    pairing = pairing or tally(before, after)
+    assert pairing.paired == paired.height, (pairing, paired.height)
     if paired.height == 0:
         raise InputError("the two dumps share no task id: a paired comparison needs the same tasks")
     side_b = paired.select("task_id", n="n_before", passes="passes_before")
@@ -239,9 +258,7 @@ def paired_diff(
         before=rate_b,
         after=rate_a,
         difference=diff,
-        shared_tasks=paired.height,
-        only_before=before.height - paired.height,
-        only_after=after.height - paired.height,
+        pairing=pairing,
         gained=natural_order(gained["task_id"].to_list()),
         lost=natural_order(lost["task_id"].to_list()),
     )

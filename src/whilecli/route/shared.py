@@ -12,6 +12,10 @@ prompts"): a task is its prompt. Where both pools' rows carry prompts,
   by the prompt (a harness that writes a uuid per row, which the reader keys by the prompt)
   and rows keyed by a task id share no id, but they share their tasks.
 
+Every task of each pool falls in one place (:class:`Tally`): paired, on its side only, or
+left out because its id carries another prompt in the other pool; the counts add up to the
+pool's tasks on each side, and every command prints them from that one tally.
+
 Where either pool carries no prompt, ids alone pair tasks. Within one pool, one id with two
 prompts is refused by the reader (:mod:`whilecli.io.read`) before any pairing.
 """
@@ -27,12 +31,60 @@ from whilecli.route.model import Pool
 
 
 @dataclass(frozen=True)
+class Tally:
+    """Where each pool's tasks fall: ``mine = paired + only_mine + other_prompt`` and
+    ``other = paired + only_other + other_prompt``."""
+
+    mine: int  # this pool's tasks
+    other: int  # the other pool's tasks (before any is left out)
+    paired: int  # tasks both pools hold (by id, or by prompt under another id)
+    other_prompt: int  # ids both pools hold as tasks with different prompts: left out of both
+
+    @property
+    def only_mine(self) -> int:
+        return self.mine - self.paired - self.other_prompt
+
+    @property
+    def only_other(self) -> int:
+        return self.other - self.paired - self.other_prompt
+
+    def words(self, mine: str, other: str) -> str:
+        """``33 paired, 5 only before, 5 only after, 2 left out (one id, another prompt in
+        after); of 40 before and 40 after``: every task of both pools, once."""
+        parts = [f"{self.paired} paired"]
+        if self.only_mine:
+            parts.append(f"{self.only_mine} only {mine}")
+        if self.only_other:
+            parts.append(f"{self.only_other} only {other}")
+        if self.other_prompt:
+            parts.append(f"{self.other_prompt} left out (one id, another prompt in {other})")
+        return f"{', '.join(parts)}; of {self.mine} {mine} and {self.other} {other}"
+
+    def to_dict(self, mine: str, other: str) -> dict[str, int]:
+        return {
+            f"{mine}_tasks": self.mine,
+            f"{other}_tasks": self.other,
+            "paired_tasks": self.paired,
+            f"only_{mine}": self.only_mine,
+            f"only_{other}": self.only_other,
+            "other_prompt_tasks": self.other_prompt,
+        }
+
+
+def tally(mine: pl.DataFrame, other: pl.DataFrame, other_prompt: int = 0) -> Tally:
+    """The :class:`Tally` of two per-task frames (``other`` without its left-out ids)."""
+    paired = mine.join(other, on="task_id", how="semi").height
+    return Tally(mine.height, other.height + other_prompt, paired, other_prompt)
+
+
+@dataclass(frozen=True)
 class Shared:
     """The other pool keyed as this pool's tasks, and what pairing found."""
 
     other: Pool  # its tasks under this pool's ids, without ids whose prompts differ
     other_prompts: int  # ids both pools carry with different prompts: left out
     by_prompt: int  # tasks of the other pool paired by their prompt under another id
+    tally: Tally  # where each pool's tasks fall
 
     def notes(self, mine: str) -> list[str]:
         """Data-quality lines about the other pool, one per finding (``mine``: how the
@@ -58,7 +110,7 @@ def share_tasks(mine: Pool, other: Pool) -> Shared:
     between the two are left out of ``other``'s tasks and counted."""
     these, those = mine.source.prompts, other.source.prompts
     if these is None or those is None or these.height == 0 or those.height == 0:
-        return Shared(other, 0, 0)
+        return Shared(other, 0, 0, tally(mine.tasks, other.tasks))
     moved = _keyed_apart(these, those)
     if moved.height:
 
@@ -69,13 +121,17 @@ def share_tasks(mine: Pool, other: Pool) -> Shared:
         those = relabel(those)
         source = dataclasses.replace(other.source, prompts=those)
         other = dataclasses.replace(other, tasks=relabel(other.tasks), source=source)
-    differ = these.join(those, on="task_id", how="inner", suffix="_t").filter(
-        pl.col("prompt") != pl.col("prompt_t")
-    )
+    differ = (
+        these.join(those, on="task_id", how="inner", suffix="_t")
+        .filter(pl.col("prompt") != pl.col("prompt_t"))
+        .select("task_id")
+        .join(mine.tasks.select("task_id"), on="task_id", how="semi")
+        .join(other.tasks.select("task_id"), on="task_id", how="semi")
+    )  # an id is left out where both pools hold it as a task: every task is counted once
     if differ.height:
-        kept = other.tasks.join(differ.select("task_id"), on="task_id", how="anti")
+        kept = other.tasks.join(differ, on="task_id", how="anti")
         other = dataclasses.replace(other, tasks=kept)
-    return Shared(other, differ.height, moved.height)
+    return Shared(other, differ.height, moved.height, tally(mine.tasks, other.tasks, differ.height))
 
 
 def _keyed_apart(mine: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
