@@ -36,7 +36,7 @@ def test_design_card_example_as_typed() -> None:
     assert c["orchestrator"]["algo"] == {"type": "opsd", "demo_key": "reference"}
     assert "inference" in c
     assert "prime-rl reads" in r.stderr and "prime-rl ignores" in r.stderr
-    assert "warnings" in r.stderr and "--env ID" in r.stderr
+    assert "\nwarning: " in r.stderr and "--env ID" in r.stderr
     assert "uv run rl @" not in r.output  # the TOML went to stdout: no file to launch yet
 
 

@@ -1,5 +1,6 @@
 """One number and warning style across ``route`` (brief and ``-v``), ``check``, ``diff``,
-``size``, ``update`` and ``watch``, run on the same generated rows.
+``size``, ``update``, ``watch`` and ``config`` (from the rows), run on the same generated
+rows.
 
 Every warning is a ``warning: ...`` line (no "Warnings" heading, no bullet); every rate with
 an interval prints as the route prints it: 2 decimals, ``[low, high]`` and ``n=`` naming the
@@ -65,6 +66,7 @@ def _commands(rows: Path, run: Path, out: Path) -> list[list[str]]:
         ["size", "--before", r, "--after", r],
         ["update", "--method", "grpo", r, "-o", str(out), "--force"],
         ["watch", str(run)],
+        ["config", "--from", r, "-o", str(out.with_suffix(".toml")), "--force"],
     ]
 
 

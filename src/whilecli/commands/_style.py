@@ -99,9 +99,20 @@ def pairs(rows: Sequence[tuple[str, str]], columns: int, *, indent: str = "  ") 
     return out
 
 
-def said(kind: str, texts: Iterable[str], columns: int) -> list[str]:
+def saying(kind: str, text: str) -> str:
+    """One finding as every report words it: ``warning: ...`` or ``note: ...`` (no heading,
+    no bullet), unwrapped, for a renderer that wraps it itself."""
+    return f"{kind}: {text}"
+
+
+def warning(text: str) -> str:
+    """``warning: text``: the one warning style of every command's text report."""
+    return saying("warning", text)
+
+
+def said(kind: str, texts: Iterable[str], columns: int, *, indent: str = "") -> list[str]:
     """``warning: ...`` or ``note: ...`` lines, each wrapped with a hanging indent."""
     out: list[str] = []
     for text in texts:
-        out += wrap(f"{kind}: {text}", columns)
+        out += wrap(saying(kind, text), columns, indent=indent)
     return out

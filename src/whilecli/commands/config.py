@@ -19,6 +19,7 @@ import click
 import typer
 
 from whilecli import jsonout
+from whilecli.commands import _style
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, check_exists, option, user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
@@ -88,7 +89,7 @@ def _section(con: Any, title: str, items: list[tuple[str, str]], empty: str = ""
 def render_report(
     cfg: PrimeRLConfig | PrimeSFTConfig, stream: TextIO, *, wrote: str | None
 ) -> None:
-    """Print the three lists (reads, ignores, warnings) and, for a file written, the command
+    """Print the two lists (reads, ignores), the ``warning: ...`` lines and, for a file written, the command
     that launches it (a TOML on stdout has no file name to launch yet)."""
     from rich.text import Text
 
@@ -104,7 +105,8 @@ def render_report(
     ignores = [(n.knob, n.note) for n in cfg.ignored]
     ignores += [(f"refused if asked: {n.knob}", n.note) for n in cfg.refused]
     _section(con, "prime-rl ignores", ignores, "(nothing)")
-    _section(con, "warnings", [("", w) for w in cfg.warnings], "(none)")
+    said = _style.said("warning", cfg.warnings, con.width)
+    con.file.write("".join(line.rstrip() + "\n" for line in said))
     if wrote:
         con.print(Text(f"run: {cfg.command}"), soft_wrap=True)
 

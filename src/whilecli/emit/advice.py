@@ -47,7 +47,7 @@ def _opsd_warnings(s: Settings, model: str, size_b: float | None) -> list[str]:
     elif size < OPSD_MIN_B:
         out.append(
             f"OPSD needs about {OPSD_MIN_B:g}B or more; {model} is {size:g}B. In a prime-rl run "
-            "on Qwen3-0.6B OPSD came out -0.55 [-0.61, -0.50] against GRPO on 128 paired tasks; "
+            "on Qwen3-0.6B OPSD came out -0.55 [-0.61, -0.50] n=128 paired tasks against GRPO; "
             "under 7B train SFT on a stronger model's completions"
         )
     if is_thinking(model):

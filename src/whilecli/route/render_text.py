@@ -23,6 +23,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
+from whilecli.commands import _style
 from whilecli.route.drill import show_sections
 from whilecli.route.model import CheckResult, Route, Status
 from whilecli.route.report import (
@@ -318,7 +319,7 @@ def brief_lines(route: Route, width: int) -> list[Text]:
         first = first[:1].lower() + first[1:]
         blocks.append(_texts(f"Before the GPU: {first}", width, indent=0, hang=2))
     for warning in route.warnings:
-        blocks.append(_texts(f"warning: {warning}", width, indent=0, hang=2, style="yellow"))
+        blocks.append(_texts(_style.warning(warning), width, indent=0, hang=2, style="yellow"))
     room = BRIEF_LINES - len(answer) - 1
     out = list(answer)
     left = 0
@@ -397,7 +398,7 @@ def _checks(checks: list[CheckResult], console: Console, listed: list[str]) -> N
             _say(console, f"{label}: {keep_together(value)}", indent=5, hang=4, style="dim")
         for warning in check.warnings:
             if warning not in listed:
-                _say(console, f"warning: {warning}", indent=5, hang=2, style="yellow")
+                _say(console, _style.warning(warning), indent=5, hang=2, style="yellow")
 
 
 def _methods(route: Route, console: Console) -> None:
@@ -500,4 +501,4 @@ def _said(console: Console, kind: str, lines: list[str], style: str) -> None:
         return
     console.print()
     for line in lines:
-        _say(console, f"{kind}: {line}", indent=0, style=style, hang=2)
+        _say(console, _style.saying(kind, line), indent=0, style=style, hang=2)

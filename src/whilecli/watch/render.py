@@ -22,6 +22,7 @@ import textwrap
 from typing import Any
 
 from whilecli import jsonout
+from whilecli.commands import _style
 from whilecli.route.model import Rate
 from whilecli.watch.alerts import Alert, WindowRoute
 from whilecli.watch.steps import StepStats
@@ -101,7 +102,7 @@ def step_lines(stats: StepStats, alerts: list[Alert], trend: list[float | None])
     for alert in alerts:
         lines += _wrapped(f"! {alert.kind}: {alert.message}", 7)
     for said in stats.warnings:
-        lines += _wrapped(f"warning: {said}", 0)
+        lines += _wrapped(_style.warning(said), 0)
     return lines
 
 
