@@ -113,3 +113,52 @@ def test_a_field_read_under_many_names_is_no_repeat(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     for read in every_reader(path):
         read()
+
+
+def listed_row(i: int, element: int | None, second: object, spacing: str) -> str:
+    """Row ``i`` with its grades in a list of samples (reasoning-gym's ``completions[].score``),
+    element ``element`` writing ``score`` a second time."""
+    samples = [{"text": f"answer {j}", "score": float((i + j) % 2)} for j in range(3)]
+    parts = [json.dumps(s) for s in samples]
+    if element is not None:
+        parts[element] = parts[element][:-1] + f', "score"{spacing}: {json.dumps(second)}' + "}"
+    head = json.dumps({"task_id": f"t{i // 4}", "prompt": f"question {i // 4}"})[:-1]
+    return head + ', "completions": [' + ", ".join(parts) + "]}"
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    size=st.sampled_from([12, 1030]),
+    at=st.integers(1, 1030),
+    element=st.integers(0, 2),
+    same=st.integers(0, 3),
+    spacing=st.sampled_from(["", " "]),
+)
+def test_a_key_repeated_inside_a_list_element_is_refused_at_its_line(
+    tmp_path_factory: pytest.TempPathFactory,
+    size: int,
+    at: int,
+    element: int,
+    same: int,
+    spacing: str,
+) -> None:
+    """A grade read from the objects of a list, written twice in one of them: refused at its
+    line before the sample and past it, as at the top level."""
+    at = (at - 1) % size + 1
+    first = float((at - 1 + element) % 2)
+    second = first if same == 0 else 1.0 - first
+    lines = [listed_row(i, element if i == at - 1 else None, second, spacing) for i in range(size)]
+    path = tmp_path_factory.mktemp("listed") / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for read in every_reader(path):
+        if same == 0:
+            read()
+            continue
+        with pytest.raises(InputError, match="written twice") as err:
+            read()
+        assert err.value.line == at, (size, at, element)
+        assert "score" in str(err.value) and path.name in str(err.value)

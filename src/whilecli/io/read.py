@@ -713,18 +713,27 @@ def _named(key: str) -> str:
 
 def named_values(schema: Mapping[str, DType]) -> dict[str, pl.Expr]:
     """Per key name on the way to each value a JSON Lines scan with ``schema`` reads (each
-    object that holds one, top-level or nested; not inside a list), how many values a row
-    holds under that name: what :class:`~whilecli.io.sources.KeyCount` is held to."""
+    object that holds one, top-level or nested, in a list's objects too), how many values a
+    row holds under that name: what :class:`~whilecli.io.sources.KeyCount` is held to."""
     counted: dict[str, list[pl.Expr]] = {}
 
-    def walk(expr: pl.Expr, name: str, dtype: Any) -> None:
-        counted.setdefault(name, []).append(expr.is_not_null())
+    def within(expr: pl.Expr, dtype: Any, into: dict[str, list[pl.Expr]]) -> None:
         if isinstance(dtype, pl.Struct):
             for sub in dtype.fields:
-                walk(expr.struct.field(sub.name), sub.name, sub.dtype)
+                walk(expr.struct.field(sub.name), sub.name, sub.dtype, into)
+        elif isinstance(dtype, (pl.List, pl.Array)):
+            inner: dict[str, list[pl.Expr]] = {}
+            within(pl.element(), dtype.inner, inner)
+            for name, exprs in inner.items():  # the values under ``name`` in the elements
+                each = pl.sum_horizontal(e.cast(pl.Int64) for e in exprs)
+                into.setdefault(name, []).append(expr.list.eval(each).list.sum().fill_null(0))
+
+    def walk(expr: pl.Expr, name: str, dtype: Any, into: dict[str, list[pl.Expr]]) -> None:
+        into.setdefault(name, []).append(expr.is_not_null())
+        within(expr, dtype, into)
 
     for name, dtype in schema.items():
-        walk(pl.col(name), name, dtype)
+        walk(pl.col(name), name, dtype, counted)
     return {
         name: exprs[0] if len(exprs) == 1 else pl.sum_horizontal(e.cast(pl.Int64) for e in exprs)
         for name, exprs in counted.items()
