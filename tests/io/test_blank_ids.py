@@ -1,7 +1,8 @@
 """An empty or blank task id is no id: it means what a missing one means, in every reader.
 
 A generated pool mixes tasks whose rows share an id with tasks whose rows carry no id:
-absent, null, empty or only whitespace. Where those rows carry a prompt, each prompt is one
+absent, null, empty, only whitespace, or the text a writer leaves for a missing value
+(``None``, ``null``, ``NaN``, ``undefined``, in any case, with whitespace around it). Where those rows carry a prompt, each prompt is one
 task (as in a file without an id column); where they carry none, ``route``, ``diff``/``size``
 and ``ada`` refuse the first such row as one without a task id, and ``update`` reads the row
 with no id (a method that groups by task refuses it). Empty ids are never one shared task.
@@ -24,7 +25,16 @@ from whilecli.io.read import read_rows
 from whilecli.io.table import read_table
 from whilecli.route.pool import Counts, summarize
 
-NO_ID = ("absent", None, "", "  ", "\t", " \n ")
+NO_ID = ("absent", None, "", "  ", "\t", " \n ", "missing text")
+#: What writers leave where a value was missing, drawn in any case with whitespace around.
+MISSING = ("none", "null", "nan", "undefined")
+
+
+def _missing_text(draw: st.DrawFn) -> str:
+    word = draw(st.sampled_from(MISSING))
+    cased = "".join(draw(st.sampled_from([c, c.upper()])) for c in word)
+    pad = st.sampled_from(["", " ", "\t", " \n"])
+    return draw(pad) + cased + draw(pad)
 
 
 @st.composite
@@ -35,6 +45,8 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[tuple[int, int]],
     orphan = False
     for t in range(draw(st.integers(2, 6))):
         missing = draw(st.sampled_from(("shared", *NO_ID)))
+        if missing == "missing text":
+            missing = _missing_text(draw)
         prompt = draw(st.sampled_from([f"question {t}", f"question {t}", None]))
         passes = [draw(st.booleans()) for _ in range(draw(st.integers(1, 4)))]
         for passed in passes:
@@ -88,7 +100,7 @@ def test_a_blank_id_means_a_missing_one_in_every_reader(
     }
     cols = read_batch(path)
     assert cols.task_ids is not None and cols.rewards is not None
-    assert "" not in cols.task_ids and not any(str(t).strip() == "" for t in cols.task_ids if t)
+    assert not any(str(t).strip().lower() in ("", *MISSING) for t in cols.task_ids if t is not None)
     if orphan:
         for command, read in readers.items():
             with pytest.raises(InputError, match="no task id") as err:

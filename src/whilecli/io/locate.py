@@ -15,7 +15,7 @@ import polars as pl
 
 from whilecli.errors import InputError
 from whilecli.io.facts import PASS_TOLERANCE
-from whilecli.io.plan import Plan
+from whilecli.io.plan import MISSING_TEXTS, Plan
 from whilecli.io.shape import TASK_ALIASES
 from whilecli.io.sources import Source, Where
 
@@ -31,12 +31,6 @@ POS = "__pos"  # a JSONL line (1-based) or Parquet row (0-based), kept only to l
 INDEX_LIKE = ("step", "sample_id", "rollout_index", "_ng_rollout_index", "advantage")
 #: Flags that are no grade: a cut-off reply, an error, a failure's kind.
 NOT_GRADES = ("truncated", "is_truncated", "error", "failureReason", "failure_reason")
-
-
-#: Texts a writer leaves where a value was missing (``str(None)``, pandas' ``NaN``, SQL's
-#: ``NULL``, JavaScript's ``undefined``): never a task id, or every row missing one would be
-#: one task.
-MISSING_TEXTS = ("none", "null", "nan", "undefined")
 
 
 def no_id() -> pl.Expr:

@@ -139,10 +139,21 @@ def _positional(texts: pl.Series) -> pl.Series:
     return pl.Series(texts.name, [one(t) for t in texts.to_list()], dtype=pl.String)
 
 
+#: Texts a writer leaves where a value was missing (``str(None)``, pandas' ``NaN``, SQL's
+#: ``NULL``, JavaScript's ``undefined``), lowercased: never a task id, or every row missing
+#: one would be one task.
+MISSING_TEXTS = ("none", "null", "nan", "undefined")
+
+
 def no_blank(task: pl.Expr) -> pl.Expr:
-    """A task id that is empty or only whitespace is no id (null): read as one, every row
-    without an id would be one task."""
-    return pl.when(task.str.strip_chars().str.len_bytes() > 0).then(task)
+    """A task id that is empty, only whitespace or a missing value's text
+    (:data:`MISSING_TEXTS`, in any case, with whitespace around it) is no id (null): read as
+    one, every row without an id would be one task. Such a row is keyed by its prompt where
+    it carries one, as a row without the field is."""
+    word = task.str.strip_chars()
+    return pl.when((word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)).then(
+        task
+    )
 
 
 def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
