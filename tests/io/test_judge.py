@@ -8,7 +8,10 @@ import io
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
@@ -115,4 +118,77 @@ def test_vf_eval_judge_reward_func_is_a_judge() -> None:
     judge = read_rows([str(wiki)]).judge
     assert judge is not None and judge.judged == judge.rows > 0
     out = CliRunner().invoke(app, ["route", str(wiki)])
+    assert "a judge grades" in out.output, out.output
+
+
+#: Reward functions a writer scores each row with, by whether their names say a judge graded.
+JUDGE_FUNCS = ("judge_reward", "judge_reward_func", "llm_judge_score", "JudgeCorrect")
+PROGRAM_FUNCS = ("correct_answer_reward_func", "format_reward", "num_turns", "exact_match")
+#: Where writers keep the per-function scores: Prime RFT's ``metrics`` (a JSON string),
+#: verl's ``reward_extra_info``, an ``info`` or ``scores`` object.
+CONTAINERS = ("metrics", "scores", "reward_extra_info", "info")
+
+
+@settings(
+    max_examples=24,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    funcs=st.lists(
+        st.sampled_from(JUDGE_FUNCS + PROGRAM_FUNCS), min_size=1, max_size=3, unique=True
+    ),
+    container=st.sampled_from(CONTAINERS),
+    as_text=st.booleans(),
+    fmt=st.sampled_from(["jsonl", "parquet"]),
+    spaced=st.booleans(),
+)
+def test_scores_kept_per_reward_function_name_their_judge(
+    tmp_path_factory: pytest.TempPathFactory,
+    funcs: list[str],
+    container: str,
+    as_text: bool,
+    fmt: str,
+    spaced: bool,
+) -> None:
+    """A writer that keeps each reward function's score in an object or in a JSON object
+    written as text: a judge-named function makes every row judge-graded, for the route's
+    headline, ``check`` and the read alike, whatever the encoding and the file."""
+    judged = any(f in JUDGE_FUNCS for f in funcs)
+    rows = []
+    for t in range(5):
+        for r in (0.0, 1.0, 1.0):
+            scores = {f: r for f in funcs}
+            text = json.dumps(scores, indent=1 if spaced else None)
+            rows.append(
+                {
+                    "problem_id": t,
+                    "prompt": f"question {t}",
+                    "reward": r,
+                    container: text if as_text else scores,
+                }
+            )
+    path = tmp_path_factory.mktemp("judged") / f"rows.{fmt}"
+    if fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pl.DataFrame(rows).write_parquet(path)
+    judge = read_rows([str(path)]).judge
+    assert judge is not None
+    assert (judge.judged == judge.rows) if judged else judge.judged == 0, (funcs, judge)
+    runner = CliRunner()
+    route = runner.invoke(app, ["route", str(path), "--format", "json"])
+    assert route.exit_code in (0, 1), route.output
+    assert json.loads(route.output)["grader"] == ("judge" if judged else "program")
+    check = runner.invoke(app, ["check", str(path), "--fail-on", "judge-unaudited"])
+    assert check.exit_code == (1 if judged else 0), check.output
+
+
+@pytest.mark.skipif(not (DATA / "prime-rft").is_dir(), reason="no real dumps")
+def test_prime_rft_judge_reward_in_its_metrics_text_is_a_judge() -> None:
+    rows = next((DATA / "prime-rft").glob("*/*/results.jsonl"))
+    judge = read_rows([str(rows)]).judge
+    assert judge is not None and judge.judged == judge.rows == 25
+    assert judge.names == ("metrics.judge_reward",)
+    out = CliRunner().invoke(app, ["route", str(rows)])
     assert "a judge grades" in out.output, out.output

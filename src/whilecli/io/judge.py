@@ -3,7 +3,8 @@
 Decided from what the one read of a file saw, never by reading it again:
 
 - **names**: a column, metric, reward-function or scorer name of the rows (any key, nested
-  keys included, and the column that fed the reward) that names a judge: ``judge``,
+  keys included, the keys of a JSON object written as text (Prime RFT's ``metrics`` string,
+  ``{"judge_reward": 1.0}``), and the column that fed the reward) that names a judge: ``judge``,
   ``annotator``, ``judgment``, ``preference``, ``model_graded``, ``llm-as-judge``,
   ``grader_model`` (a grading model's name beside the grade, as simple-evals writes it)
   (verifiers' ``judge_reward_func``, NeMo-Skills' ``judge_correct``, inspect_ai's
@@ -102,6 +103,8 @@ def _paths(shape: Shape, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ..
         yield from _paths(child, path)
     if shape.item is not None:
         yield from _paths(shape.item, prefix)
+    if shape.encoded is not None:  # a JSON object written as text: its keys as a dict's
+        yield from _paths(shape.encoded, prefix)
 
 
 def named(shape: Shape, sources: Mapping[str, str] = {}) -> tuple[str, ...]:  # noqa: B006

@@ -1425,6 +1425,7 @@ def _read_frame(
         at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
         raise InputError(err.what, file=source.name, row=at, field=err.path) from None
     judge = judges.rule_expr(shape, leaves)
+    _encoded_objects(lf, schema, plan, shape)
     # a JSON Lines row's place is its ordinal among the lines (from 1), as the usual read's
     located_rows = _narrow(
         lf.with_row_index(AT, offset=1 if whole else 0), plan, judge, False, run.at
@@ -1449,6 +1450,31 @@ def _read_frame(
     part = _part_of(source, plan, frame, scanned, shape, hint, lf)
     part.located, part.absent = located_rows, absent
     return part
+
+
+#: The rows of a frame (a Parquet file) whose text columns are looked at for JSON objects
+#: written as text (:meth:`~whilecli.io.shape.Shape.add_text`), as a JSON Lines sample's are.
+ENCODED_ROWS = 16
+
+
+def _encoded_objects(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan, shape: Shape) -> None:
+    """The keys of JSON objects a frame's first rows write as text in its text columns
+    (a ``metrics`` string of reward-function scores), added to ``shape`` where the judge
+    detector looks for names; the columns the plan reads as its fields are not looked at."""
+    read = set(plan.fields.values())
+    texts = [c for c, d in schema.items() if d == pl.String and c not in read]
+    if not texts:
+        return
+    try:
+        head = lf.select(texts).head(ENCODED_ROWS).collect()
+    except POLARS_FAILURES:
+        return
+    for name in texts:
+        node = shape.children.get(name)
+        if node is None:
+            continue
+        for text in head.get_column(name).drop_nulls():
+            node.add_text(text)
 
 
 def _refuse_words(lf: pl.LazyFrame, leaves: Leaves, source: Source) -> None:

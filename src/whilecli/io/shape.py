@@ -42,6 +42,8 @@ from whilecli.io.aliases import VALUE_ALIASES as VALUE_ALIASES
 DType = Union["DataTypeClass", pl.DataType]
 
 NUMBER = frozenset({"int", "float"})
+#: The longest text :meth:`Shape.add_text` parses for the keys of a JSON object it holds.
+ENCODED_CHARS = 1 << 16
 SCALAR = frozenset({"int", "float", "string", "bool"})
 
 
@@ -74,6 +76,9 @@ class Shape:
     kinds: set[str] = field(default_factory=set)
     children: dict[str, Shape] = field(default_factory=dict)
     item: Shape | None = None  # the shape of list elements
+    #: The shape of JSON objects written as *text* here (Prime RFT's ``metrics`` string):
+    #: their keys name what they hold (a reward function's score), never a path a plan reads.
+    encoded: Shape | None = None
 
     def get(self, path: Iterable[str]) -> Shape | None:
         node: Shape | None = self
@@ -95,7 +100,9 @@ class Shape:
         self.kinds.add(json_kind(value))
         if depth > 6:
             return
-        if isinstance(value, dict):
+        if isinstance(value, str):
+            self.add_text(value, depth)
+        elif isinstance(value, dict):
             for key, sub in value.items():
                 self.children.setdefault(key, Shape()).add_value(sub, depth + 1)
         elif isinstance(value, list):
@@ -103,6 +110,20 @@ class Shape:
                 if self.item is None:
                     self.item = Shape()
                 self.item.add_value(sub, depth + 1)
+
+    def add_text(self, text: str, depth: int = 0) -> None:
+        """Record the keys of a JSON object written as text (``"{\"judge_reward\": 1.0}"``)
+        in :attr:`encoded`; any other text, or one past :data:`ENCODED_CHARS`, adds nothing."""
+        if len(text) > ENCODED_CHARS or not text.lstrip().startswith("{"):
+            return
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return
+        if isinstance(value, dict):
+            if self.encoded is None:
+                self.encoded = Shape()
+            self.encoded.add_value(value, depth + 1)
 
     @classmethod
     def from_rows(cls, rows: Iterable[dict[str, Any]]) -> Shape:
