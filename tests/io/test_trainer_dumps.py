@@ -19,6 +19,17 @@ Layouts (the writer in each tool's source):
   question: ``question_id`` (``uid``, ``category`` and ``baseline`` in the v2 layout),
   ``model``, ``judge``, ``games`` (two, positions swapped in the second) of ``user_prompt``,
   ``judgment`` and ``score`` (``A>>B`` ... ``B>>A``, null when the judge gave no verdict).
+- lighteval ``EvaluationTracker.save_details`` (``src/lighteval/logging/evaluation_tracker.py``;
+  rows are ``asdict`` of ``DetailsLogger.Detail``, ``src/lighteval/logging/info_loggers.py``):
+  ``details/<model>/<date>/details_<suite|task|fewshot>_<date>.parquet``, one row per
+  document; since 0.10 ``doc`` (``query``, ``choices``, ``gold_index``, ``task_name``, ``id``),
+  ``model_response`` (``input``, ``text``, ``truncated_tokens_count``) and ``metric``; before,
+  ``example``, ``full_prompt``, ``predictions``, ``gold``, ``truncated`` (prompt tokens),
+  ``metrics``; the model in ``results/<model>/results_<date>.json``.
+- SkyRL ``dump_per_dataset_eval_results`` (``skyrl_train/utils/trainer_utils.py``):
+  ``dumped_evals/<step>_evals/<data_source>.jsonl``, one sample a line: ``input_prompt``,
+  ``output_response``, ``score`` (a number or token-level rewards), ``stop_reason``,
+  ``env_class``, ``env_extras``, ``data_source``; ``aggregated_results.jsonl`` beside them.
 - OpenCompass work directories (``opencompass/tasks/openicl_infer.py``, ``openicl_eval.py``):
   ``predictions/<model>/<dataset>.json`` (keyed by index: ``origin_prompt``, ``prediction``,
   ``gold``; ungraded), ``results/<model>/<dataset>.json`` (the metrics and ``details`` keyed
@@ -275,9 +286,120 @@ def opencompass(draw: st.DrawFn) -> Dump:
     return Dump(files, read, tasks, "json", models=set(models))
 
 
+def _parquet(rows: list[dict[str, Any]]) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    pl.DataFrame(rows).write_parquet(out)
+    return out.getvalue()
+
+
+@st.composite
+def lighteval(draw: st.DrawFn) -> Dump:
+    newer = draw(st.booleans())
+    with_ids = newer and draw(st.booleans())
+    continuous_first = draw(st.booleans())  # a metric that is no pass/fail comes first
+    task = draw(st.sampled_from(["lighteval|gsm8k|0", "leaderboard|mmlu:anatomy|5"]))
+    passes = draw(st.lists(st.booleans(), min_size=2, max_size=8))
+    rows = []
+    tasks: list[tuple[str, int, int, int]] = []
+    for t, passed in enumerate(passes):
+        query = f"Question: what is {t} * 3?\nAnswer:"
+        metric: dict[str, float] = {}
+        if continuous_first:
+            metric["bleu"] = 40.0 + t
+        metric["extractive_match" if newer else "em"] = float(passed)
+        if newer:
+            row: dict[str, Any] = {
+                "doc": {
+                    "query": query,
+                    "choices": [str(3 * t)],
+                    "gold_index": 0,
+                    "task_name": task,
+                    "id": str(t) if with_ids else "",
+                },
+                "model_response": {
+                    "input": query,
+                    "text": [f" {3 * t if passed else 1}"],
+                    "truncated_tokens_count": draw(st.integers(0, 3)),
+                    "padded_tokens_count": 0,
+                },
+                "metric": metric,
+            }
+        else:
+            row = {
+                "example": query,
+                "full_prompt": "Few-shot examples.\n\n" + query,
+                "instruction": "",
+                "predictions": [f" {3 * t if passed else 1}"],
+                "gold": [str(3 * t)],
+                "truncated": [draw(st.integers(0, 3))],
+                "padded": [0],
+                "num_effective_few_shots": 5,
+                "num_asked_few_shots": 5,
+                "metrics": metric,
+                "specifics": {"extracted": str(t)},
+            }
+        rows.append(row)
+        tasks.append((str(t), 1, int(passed), 0))
+    model = draw(st.sampled_from(["org/model", "gpt2"]))
+    date = "2025-01-01T00-00-00"
+    results = {"config_general": {"model_name": model}, "results": {}, "versions": {}}
+    details = f"details/{model}/{date}/details_{task}_{date}.parquet"
+    files = {
+        details: _parquet(rows),
+        f"results/{model}/results_{date}.json": json.dumps(results).encode(),
+    }
+    return Dump(files, details, tasks, "lighteval", models={model})
+
+
+@st.composite
+def skyrl(draw: st.DrawFn) -> Dump:
+    token_rewards = draw(st.booleans())
+    stop = draw(st.booleans())
+    source = draw(st.sampled_from(["openai/gsm8k", "math500"]))
+    rows = []
+    tasks: list[tuple[str, int, int, int]] = []
+    for t, group in enumerate(draw(groups)):
+        cut = 0
+        for i, passed in enumerate(group):
+            cut_here = stop and draw(st.booleans())
+            cut += cut_here
+            score: Any = float(passed)
+            if token_rewards:
+                score = [0.0] * draw(st.integers(1, 3)) + [float(passed)]
+            rows.append(
+                {
+                    "input_prompt": f"<|im_start|>user\nSolve problem {t}.<|im_end|>\n",
+                    "output_response": f"attempt {i}: {'...' if cut_here else 'done'}",
+                    "score": score,
+                    "stop_reason": ("length" if cut_here else "stop") if stop else None,
+                    "env_class": "gsm8k",
+                    "env_extras": {"reward_spec": {"ground_truth": str(t)}},
+                    "data_source": source,
+                }
+            )
+        tasks.append((str(t), len(group), sum(group), cut))
+    folder = "dumped_evals/global_step_10_evals"
+    name = source.replace("/", "_")
+    metrics = {f"eval/{name}/avg_score": 0.5, f"eval/{name}/pass_at_4": 0.75}
+    files = {
+        f"{folder}/{name}.jsonl": _jsonl(rows),
+        f"{folder}/aggregated_results.jsonl": _jsonl([metrics]),
+    }
+    return Dump(files, folder, tasks, "skyrl", truncation_known=stop)
+
+
 ABBRS = ["hf_qwen2_7b_instruct", "hf_llama3_8b_instruct", "gpt-4o-mini"]
 MODELS = ["vicuna-13b-v1.3", "gpt-3.5-turbo", "Llama-2-7b-chat", "claude-v1"]
-WRITERS = {"verl": verl, "fastchat": fastchat, "arena-hard": arena_hard, "json": opencompass}
+WRITERS = {
+    "verl": verl,
+    "fastchat": fastchat,
+    "arena-hard": arena_hard,
+    "json": opencompass,
+    "lighteval": lighteval,
+    "skyrl": skyrl,
+}
 
 
 def write(folder: Path, dump: Dump) -> Path:
@@ -349,6 +471,75 @@ def test_the_format_is_forced_and_routed_by_name(
     result = CliRunner().invoke(app, args)
     assert result.exit_code in (0, 1), result.output
     assert json.loads(result.output)["summary"]["rows"] == sum(n for _, n, _, _ in dump.tasks)
+
+
+@SETTINGS
+@given(dump=lighteval())
+def test_lighteval_details_are_read_as_written(
+    tmp_path_factory: pytest.TempPathFactory, dump: Dump
+) -> None:
+    check(tmp_path_factory.mktemp("lighteval"), dump)
+    _update_reads_the_same_tasks(tmp_path_factory.mktemp("lighteval"), dump)
+
+
+@SETTINGS
+@given(dump=skyrl())
+def test_skyrl_eval_dumps_are_read_as_written(
+    tmp_path_factory: pytest.TempPathFactory, dump: Dump
+) -> None:
+    check(tmp_path_factory.mktemp("skyrl"), dump)
+    _update_reads_the_same_tasks(tmp_path_factory.mktemp("skyrl"), dump)
+
+
+def _update_reads_the_same_tasks(tmp: Path, dump: Dump) -> None:
+    """``update`` (:func:`~whilecli.io.batch.read_batch`) groups the rows into the same tasks,
+    with the same passes and cut-off rows."""
+    from whilecli.io.batch import read_batch
+
+    path = write(tmp, dump)
+    files = [
+        p
+        for p in ([path] if path.is_file() else sorted(path.iterdir()))
+        if "aggregated" not in p.name
+    ]
+    cols = read_batch(files[0])
+    assert cols.task_ids is not None and cols.rewards is not None
+    cuts = cols.truncated if cols.truncated is not None else [False] * len(cols.task_ids)
+    per: dict[str, list[int]] = {}
+    for task, reward, cut in zip(cols.task_ids, cols.rewards, cuts, strict=True):
+        n, p, c = per.get(str(task), [0, 0, 0])
+        per[str(task)] = [n + 1, p + bool(reward >= 1.0), c + bool(cut)]
+    assert sorted(tuple(v) for v in per.values()) == _shape(dump.tasks), "update"
+
+
+def test_two_lighteval_tasks_or_skyrl_sources_are_two_evaluations(tmp_path: Path) -> None:
+    """A details folder of two tasks, a dump folder of two data sources: refused as two
+    evaluations in one line, naming --by source; each file alone reads."""
+    date = "2025-01-01T00-00-00"
+    folder = tmp_path / "details" / "m" / date
+    folder.mkdir(parents=True)
+    for task in ("lighteval|gsm8k|0", "lighteval|math_500|0"):
+        rows = [
+            {"doc": {"query": f"{task} q{i}", "id": ""}, "model_response": {"text": ["a"]}}
+            | {"metric": {"extractive_match": float(i % 2)}}
+            for i in range(4)
+        ]
+        (folder / f"details_{task}_{date}.parquet").write_bytes(_parquet(rows))
+    evals = tmp_path / "dumped_evals" / "global_step_1_evals"
+    evals.mkdir(parents=True)
+    for source in ("gsm8k", "math500"):
+        rows = [
+            {"input_prompt": f"{source} {i}", "output_response": "a", "score": float(i % 2)}
+            | {"stop_reason": "stop", "env_class": source, "data_source": source}
+            for i in range(4)
+        ]
+        (evals / f"{source}.jsonl").write_bytes(_jsonl(rows))
+    for path in (folder, evals):
+        result = CliRunner().invoke(app, ["route", str(path)])
+        assert result.exit_code == 2 and "--by source" in result.output, result.output
+        assert result.output.count("\n") == 1, result.output
+        for one in sorted(path.iterdir()):
+            assert read_rows([str(one)]).format in ("lighteval", "skyrl")
 
 
 def test_verl_lines_without_a_step_are_not_verl(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from whilecli.io.aliases import (
     TEXT_REPLY_ALIASES,
     VERSION_ALIASES,
 )
+from whilecli.io.formats import lighteval
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.shape import (
     LOGPROB_ALIASES,
@@ -71,7 +72,17 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "prime-rft": ("step", "problem_id"),
     "lm-eval": ("doc_id",),
     "trl": ("step", "prompt"),
+    "skyrl": ("input_prompt", "score"),
 }
+#: A writer's own id and prompt fields, looked for before the alias table's
+#: (:mod:`whilecli.io.formats.lighteval`: ``doc.id``, ``doc.query`` or ``example``).
+FORMAT_IDS: dict[str, tuple[str, ...]] = {lighteval.NAME: lighteval.IDS}
+FORMAT_PROMPTS: dict[str, tuple[str, ...]] = {lighteval.NAME: lighteval.PROMPTS}
+
+
+def prompt_aliases(fmt: str) -> tuple[str, ...]:
+    """Where a format's prompt text sits: its own fields, then the alias table's."""
+    return (*FORMAT_PROMPTS.get(fmt, ()), *PROMPT_ALIASES)
 
 
 @dataclass
@@ -224,6 +235,8 @@ def build_plan(
     fmt = forced or detect(shape, source)
     if forced is not None:
         missing = [key for key in REQUIRED.get(forced, ()) if not shape.has(key)]
+        if forced == lighteval.NAME and not lighteval.detect(shape):
+            missing = ["doc.query, model_response and metric (or metrics and predictions)"]
         if missing:
             raise InputError(
                 f"--input-format {forced}: the rows have no {', '.join(missing)}", file=source.name
@@ -263,7 +276,7 @@ def build_plan(
         (a for a in TEXT_REPLY_ALIASES if shape.has(a) and shape.kinds_at(a) <= {"string", "null"}),
         None,
     )
-    prompt_alias = next((a for a in PROMPT_ALIASES if shape.has(a)), None)
+    prompt_alias = next((a for a in prompt_aliases(fmt) if shape.has(a)), None)
     prompt = prompt_key = None
     by_prompt: tuple[pl.Expr, str] | None = None
     if prompt_alias is not None and "hash" not in sources.get("task_id", ""):
@@ -394,7 +407,9 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         )
         sources["task_id"] = "(step, hash of prompt text)"
         fields["task_id"] = "prompt"
-    elif (alias := _first(shape, TASK_ALIASES, SCALAR, ctx)) is not None:
+    elif (
+        alias := _first(shape, (*FORMAT_IDS.get(fmt, ()), *TASK_ALIASES), SCALAR, ctx)
+    ) is not None:
         task = no_blank(leaves.expr(alias, pl.String))
         if "float" in shape.kinds_at(alias):
             task = integral_id(task)
@@ -408,7 +423,7 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
                     "lm-eval writes one row per (doc, filter), not rollouts: the rows of"
                     f" filter {keep!r} are read and any other filter's rows skipped"
                 )
-    elif (alias := next((a for a in PROMPT_ALIASES if shape.has(a)), None)) is not None:
+    elif (alias := next((a for a in prompt_aliases(fmt) if shape.has(a)), None)) is not None:
         # a transcript (messages) holds the reply too: only the turns before it are the prompt
         task = _hashed(leaves.text(alias), prompt_only=alias == "messages")
         sources["task_id"], fields["task_id"] = f"hash of prompt text ({alias})", alias
@@ -615,17 +630,18 @@ METRIC_STRUCTS = ("metric", "metrics")
 
 def _metric_struct(ctx: _Context) -> str | None:
     """The first 0/1 metric of an object of named metrics (``metric.extractive_match``): 0 or 1
-    on every sampled row; without a sample (Parquet), the first numeric one."""
+    on every sampled row (a Parquet file's first row); without one, the first numeric one."""
     for name in METRIC_STRUCTS:
         node = ctx.shape.get((name,))
         if node is None or node.kinds - {"null"} != {"dict"}:
             continue
         numeric = [k for k, sub in node.children.items() if _grades(sub)]
+        rows = list(ctx.sample) or ([ctx.first_row] if ctx.first_row else [])
         for key in numeric:
-            objects = [row.get(name) for row in ctx.sample]
+            objects = [row.get(name) for row in rows]
             values = [o.get(key) for o in objects if isinstance(o, dict)]
             values = [v for v in values if v is not None]
-            if not ctx.sample or (values and all(v in (0, 1) for v in values)):
+            if not rows or (values and all(v in (0, 1) for v in values)):
                 return f"{name}.{key}"
     return None
 
@@ -666,6 +682,9 @@ def _truncation(
             " finish_reason == 'length'"
         )
         return _trace_truncation(shape, leaves)
+    if fmt == lighteval.NAME:  # its truncated / truncated_tokens_count count the prompt's tokens
+        sources["truncated"] = "not recorded (lighteval counts the prompt's truncated tokens)"
+        return pl.lit(None, dtype=pl.Boolean)
     for alias, values in TRUNCATION_ALIASES:
         nemo = alias == "response.incomplete_details.reason"
         if not (shape.has(alias) or (nemo and shape.has("response.incomplete_details"))):

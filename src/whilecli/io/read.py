@@ -1411,7 +1411,7 @@ def _read_frame(
     whole = source.kind != "parquet"
     shape = Shape.from_schema(schema)
     first: dict[str, Any] = {}
-    wanted = [c for c in ("metrics", "filter") if c in schema]
+    wanted = [c for c in ("metrics", "metric", "filter") if c in schema]
     if wanted:
         head = lf.select(wanted).head(1).collect()
         first = head.row(0, named=True) if head.height else {}

@@ -1331,6 +1331,14 @@ def sidecar_env(fmt: str, source: Source) -> str | None:
         run = meta.get("run")
         if isinstance(run, dict) and isinstance(run.get("env"), str):
             return run["env"]
+    if fmt == "lighteval":
+        from whilecli.io.formats import lighteval
+
+        return lighteval.task_of(source.path)
+    if fmt == "skyrl":
+        from whilecli.io.formats import skyrl
+
+        return skyrl.data_source(source.path)
     if fmt == "lm-eval":
         found = lmeval_results(source)
         tasks = None
@@ -1395,11 +1403,13 @@ def detect(shape: Shape, source: Source) -> str:
     """The writer of a file, from its keys (and the sidecar files beside it): each tool's
     module under :mod:`whilecli.io.formats` says how it is recognised, tried in this order."""
     from whilecli.io.formats import (
+        lighteval,
         lm_eval,
         nemo_gym,
         nemo_rl,
         nemo_skills,
         prime_rft,
+        skyrl,
         trl,
         verifiers_traces,
         vf_eval,
@@ -1408,7 +1418,7 @@ def detect(shape: Shape, source: Source) -> str:
 
     if source.format is not None:
         return source.format
-    for tool in (verifiers_traces, nemo_gym, nemo_rl, prime_rft, lm_eval):
+    for tool in (verifiers_traces, nemo_gym, nemo_rl, prime_rft, lm_eval, lighteval, skyrl):
         if tool.detect(shape):
             return tool.NAME
     if nemo_skills.detect(shape, source.path.name if source.path is not None else ""):

@@ -259,6 +259,32 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "lighteval",
+        "lighteval details: details/<model>/<date>/details_<task>_<date>.parquet (0.10+: doc,"
+        " model_response, metric; before: example, predictions, metrics)",
+        "doc.query with model_response and metric; or metrics and predictions with example or"
+        " full_prompt",
+        {
+            "task_id": "doc.id, else the query (doc.query, else example)",
+            "reward": "the first 0/1 metric of metric (metrics before 0.10)",
+            "truncated": "not recorded (the truncation counts are the prompt's)",
+            "model": "results/<model>/results_<date>.json: config_general.model_name",
+            "env": "the task the file is named by (suite|task|fewshot)",
+        },
+    ),
+    FormatInfo(
+        "skyrl",
+        "SkyRL evaluation dumps: dumped_evals/<step>_evals/<data_source>.jsonl",
+        "input_prompt, output_response and score with env_class or data_source",
+        {
+            "task_id": "a hash of input_prompt (a prompt's samples are its rollouts)",
+            "reward": "score (token-level rewards: their sum)",
+            "truncated": "stop_reason == 'length'",
+            "model": "not recorded",
+            "env": "the data source the file is named by",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
