@@ -30,6 +30,12 @@ Layouts (the writer in each tool's source):
   ``dumped_evals/<step>_evals/<data_source>.jsonl``, one sample a line: ``input_prompt``,
   ``output_response``, ``score`` (a number or token-level rewards), ``stop_reason``,
   ``env_class``, ``env_extras``, ``data_source``; ``aggregated_results.jsonl`` beside them.
+- OpenAI Evals API output items (``openai-python``,
+  ``src/openai/types/evals/runs/output_item_list_response.py``): one
+  ``eval.run.output_item`` a line or a listing's page (``data[]``): ``eval_id``, ``run_id``,
+  ``datasource_item_id``, ``status`` (``pass`` / ``fail``), ``results[]`` (``name``, ``type``,
+  ``passed``, ``score``), ``sample`` (``input``, ``output``, ``finish_reason``, ``model``,
+  ``error``).
 - OpenCompass work directories (``opencompass/tasks/openicl_infer.py``, ``openicl_eval.py``):
   ``predictions/<model>/<dataset>.json`` (keyed by index: ``origin_prompt``, ``prediction``,
   ``gold``; ungraded), ``results/<model>/<dataset>.json`` (the metrics and ``details`` keyed
@@ -390,6 +396,65 @@ def skyrl(draw: st.DrawFn) -> Dump:
     return Dump(files, folder, tasks, "skyrl", truncation_known=stop)
 
 
+@st.composite
+def openai_eval_runs(draw: st.DrawFn) -> Dump:
+    runs = draw(st.integers(1, 3))
+    page = draw(st.booleans())  # the listing's page as saved, else one item a line
+    judged = draw(st.booleans())
+    grader = {"name": "Correctness", "type": "score_model" if judged else "string_check"}
+    model = draw(st.sampled_from(["gpt-4o-mini-2024-07-18", "o3-mini"]))
+    count = draw(st.integers(1, 5))
+    tally = {i: [0, 0, 0] for i in range(count)}
+    files: dict[str, bytes] = {}
+    for run in range(runs):
+        items = []
+        for i in range(count):
+            passed = draw(st.booleans())
+            cut = draw(st.booleans())
+            tally[i] = [tally[i][0] + 1, tally[i][1] + passed, tally[i][2] + cut]
+            items.append(
+                {
+                    "object": "eval.run.output_item",
+                    "id": f"outputitem_{run}_{i}",
+                    "created_at": 1735689600,
+                    "eval_id": "eval_67e0",
+                    "run_id": f"evalrun_{run}",
+                    "datasource_item_id": i,
+                    "datasource_item": {"question": f"What is {i} + {i}?"},
+                    "status": "pass" if passed else "fail",
+                    "results": [grader | {"passed": passed, "score": float(passed)}],
+                    "sample": {
+                        "input": [{"role": "user", "content": f"What is {i} + {i}?"}],
+                        "output": [{"role": "assistant", "content": str(2 * i)}],
+                        "finish_reason": "length" if cut else "stop",
+                        "model": model,
+                        "error": None,
+                        "usage": {"total_tokens": 20},
+                        "temperature": 1.0,
+                        "max_completion_tokens": 64,
+                        "top_p": 1.0,
+                        "seed": 42,
+                    },
+                }
+            )
+        if page:
+            doc = {"object": "list", "data": items, "first_id": "a", "last_id": "b"}
+            files[f"runs/evalrun_{run}.json"] = json.dumps(doc | {"has_more": False}).encode()
+        else:
+            files[f"runs/evalrun_{run}.jsonl"] = _jsonl(items)
+    tasks = [(str(i), n, p, c) for i, (n, p, c) in tally.items()]
+    read = "runs" if runs > 1 else next(iter(files))
+    return Dump(
+        files,
+        read,
+        tasks,
+        "openai-eval-runs",
+        truncation_known=True,
+        models={model},
+        judged=judged,
+    )
+
+
 ABBRS = ["hf_qwen2_7b_instruct", "hf_llama3_8b_instruct", "gpt-4o-mini"]
 MODELS = ["vicuna-13b-v1.3", "gpt-3.5-turbo", "Llama-2-7b-chat", "claude-v1"]
 WRITERS = {
@@ -399,6 +464,7 @@ WRITERS = {
     "json": opencompass,
     "lighteval": lighteval,
     "skyrl": skyrl,
+    "openai-eval-runs": openai_eval_runs,
 }
 
 
@@ -489,6 +555,49 @@ def test_skyrl_eval_dumps_are_read_as_written(
 ) -> None:
     check(tmp_path_factory.mktemp("skyrl"), dump)
     _update_reads_the_same_tasks(tmp_path_factory.mktemp("skyrl"), dump)
+
+
+@SETTINGS
+@given(dump=openai_eval_runs())
+def test_openai_eval_run_items_are_read_as_written(
+    tmp_path_factory: pytest.TempPathFactory, dump: Dump
+) -> None:
+    check(tmp_path_factory.mktemp("openai"), dump)
+    if len(dump.files) == 1:
+        _update_reads_the_same_tasks(tmp_path_factory.mktemp("openai"), dump)
+
+
+def test_an_openai_eval_item_that_errored_is_an_error_reply(tmp_path: Path) -> None:
+    """A sample whose call failed (``sample.error``) is an error reply, left out and
+    counted; an entry of a page that is not an item is refused naming it."""
+    items = [
+        {
+            "object": "eval.run.output_item",
+            "eval_id": "e",
+            "datasource_item_id": i,
+            "status": "fail" if i == 0 else "pass",
+            "results": [{"name": "m", "type": "string_check", "passed": i != 0}],
+            "sample": {
+                "input": [{"role": "user", "content": f"q{i}"}],
+                "output": [],
+                "finish_reason": "stop",
+                "model": "m",
+                "error": {"code": "rate_limit_exceeded", "message": "Rate limit"}
+                if i == 0
+                else None,
+            },
+        }
+        for i in range(4)
+    ]
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(_jsonl(items))
+    pool = summarize(read_rows([str(path)], aggregate=Counts()))
+    assert pool.rows == 3 and int(pool.tasks["passes"].sum()) == 3
+    page = tmp_path / "page.json"
+    page.write_text(json.dumps({"object": "list", "data": [*items, 7]}))
+    result = CliRunner().invoke(app, ["route", str(page)])
+    assert result.exit_code == 2 and "data[4]" in result.output, result.output
+    assert result.output.count("\n") == 1, result.output
 
 
 def _update_reads_the_same_tasks(tmp: Path, dump: Dump) -> None:

@@ -37,6 +37,7 @@ from whilecli.io.formats import (
     helm,
     inspect_ai,
     open_instruct,
+    openai_eval_runs,
     openai_evals,
     opencompass,
     prime_rl,
@@ -202,6 +203,12 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return deepeval.convert(doc)
     if evalchemy.is_results(doc):
         return evalchemy.convert(doc, name)
+    if openai_eval_runs.is_page(doc):
+        items, key = openai_eval_runs.page_rows(doc)
+        if not all(isinstance(x, dict) for x in items):
+            _refuse_row_list(doc, name)
+        places = entries(len(items), key)
+        return openai_eval_runs.convert(zip(places, items, strict=True), name)
     if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
         first = doc[0]
         if {"task_id", "reward", "traj"} <= set(first) or {"task_id", "reward", "trial"} <= set(
@@ -361,6 +368,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return atropos.convert(rows(), name)
     if openai_evals.is_log(first):
         return openai_evals.convert(rows(), name)
+    if openai_eval_runs.is_item(first):
+        return openai_eval_runs.convert(((({"line": n}), r) for n, r in rows()), name)
     if open_instruct.is_trace(first):
         return open_instruct.convert(rows(), name)
     if promptfoo.is_result(first):

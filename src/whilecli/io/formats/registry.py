@@ -285,6 +285,19 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "openai-eval-runs",
+        "OpenAI Evals API run output items: one eval.run.output_item a line, or a listing's"
+        " page (data[])",
+        "objects eval.run.output_item, or datasource_item_id with results, sample and status",
+        {
+            "task_id": "datasource_item_id (the items of each run are rollouts)",
+            "reward": "status == 'pass' (every grader passed)",
+            "truncated": "sample.finish_reason == 'length'",
+            "model": "sample.model",
+            "env": "eval_id",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -390,5 +403,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
-    | {"evalchemy", "verl", "fastchat", "arena-hard"}
+    | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs"}
 )
