@@ -598,6 +598,16 @@ def test_an_openai_eval_item_that_errored_is_an_error_reply(tmp_path: Path) -> N
     result = CliRunner().invoke(app, ["route", str(page)])
     assert result.exit_code == 2 and "data[4]" in result.output, result.output
     assert result.output.count("\n") == 1, result.output
+    for at, bad, named in (
+        (2, {"datasource_item_id": [2]}, "datasource_item_id"),
+        (3, {"eval_id": "other"}, "eval_id"),
+    ):
+        lines = [{**item, **bad} if i == at else item for i, item in enumerate(items)]
+        path.write_bytes(_jsonl(lines))
+        result = CliRunner().invoke(app, ["route", str(path)])
+        assert result.exit_code == 2, result.output
+        assert f"items.jsonl:{at + 1}: field '{named}'" in result.output, result.output
+        assert result.output.count("\n") == 1, result.output
 
 
 def _update_reads_the_same_tasks(tmp: Path, dump: Dump) -> None:

@@ -24,8 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
+from whilecli.io.shape import kind_words
 
 NAME = "openai-eval-runs"
 OBJECT = "eval.run.output_item"
@@ -75,12 +77,30 @@ def _reply(sample: dict[str, Any]) -> Any:
 def convert(rows: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -> Converted:
     """Rows from output items, each with its place in the file (``{"line": N}``,
     ``{"at": "data[i]"}``)."""
-    del name
     out: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
     envs: list[str] = []
     cut_known = True
     for place, item in rows:
+        task = item.get("datasource_item_id")
+        if task is not None and (isinstance(task, bool) or not isinstance(task, (int, str))):
+            raise InputError(
+                f"datasource_item_id is {kind_words(task)}, not the data source row's id",
+                file=name,
+                field="datasource_item_id",
+                **place,
+            )
+        eval_id = item.get("eval_id")
+        if isinstance(eval_id, str) and eval_id not in envs:
+            envs.append(eval_id)
+            if len(envs) > 1:
+                raise InputError(
+                    f"items of two evals ({envs[0]}, {eval_id}) in one file: they are"
+                    " different evaluations; route each run's items apart",
+                    file=name,
+                    field="eval_id",
+                    **place,
+                )
         sample = as_dict(item.get("sample"))
         error = as_dict(sample.get("error"))
         reason = sample.get("finish_reason")
@@ -91,7 +111,7 @@ def convert(rows: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) ->
             if r.get("type") in MODEL_GRADERS
         ]
         row: dict[str, Any] = {
-            "task_id": item.get("datasource_item_id"),
+            "task_id": task,
             "reward": _grade(item),
             "prompt": sample.get("input"),
             "completion": _reply(sample),
@@ -101,8 +121,6 @@ def convert(rows: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) ->
         }
         if error.get("code") or error.get("message"):
             row["error"] = str(error.get("message") or error.get("code"))
-        if isinstance(item.get("eval_id"), str) and item["eval_id"] not in envs:
-            envs.append(item["eval_id"])
         out.append(row)
         positions.append(place)
     if not cut_known:
@@ -115,5 +133,5 @@ def convert(rows: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) ->
         "model": "sample.model",
     }
     spelled = {"task_id": "datasource_item_id", "reward": "status"}
-    env = envs[0] if len(envs) == 1 else None
+    env = envs[0] if envs else None
     return Converted(NAME, out, origins, env=env, positions=positions, spelled=spelled)
