@@ -339,6 +339,7 @@ def read_rows(
         notes=notes,
         facts=found,
         prompts=_prompts(parts),
+        reward_range=_reward_range(parts),
         aggregate=aggregate,
         writer_rows=_writer_rows([p.writers for p in parts if p.writers is not None], rewrite),
         counted_frame=frame,
@@ -738,6 +739,19 @@ def named_values(schema: Mapping[str, DType]) -> dict[str, pl.Expr]:
         name: exprs[0] if len(exprs) == 1 else pl.sum_horizontal(e.cast(pl.Int64) for e in exprs)
         for name, exprs in counted.items()
     }
+
+
+def _reward_range(parts: list[_Part]) -> tuple[float, float] | None:
+    """The lowest and highest graded reward over the files whose pass is read from the
+    reward (not from a ``--map passed=COLUMN``); None where none is, or none is graded."""
+    bounds = [
+        (float(p.stats["lo"]), float(p.stats["hi"]))
+        for p in parts
+        if p.plan.passed is None and p.stats["lo"] is not None and p.stats["hi"] is not None
+    ]
+    if not bounds:
+        return None
+    return min(lo for lo, _ in bounds), max(hi for _, hi in bounds)
 
 
 def _refuse_repeated(

@@ -80,3 +80,6 @@ class Rows:
     #: a task shared with other rows (a teacher, the other dump of ``diff``) whose prompt key
     #: differs is not the same task. None: no prompts read.
     prompts: pl.DataFrame | None = None
+    #: The lowest and highest graded reward, where the pass is read from the reward (None:
+    #: a summary, or pass/fail given by a column): the scale a threshold grades.
+    reward_range: tuple[float, float] | None = None

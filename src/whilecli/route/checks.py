@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from whilecli.io.locate import UNIT_TOLERANCE
 from whilecli.io.modelid import model_identity
 from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, shown, step_from_name
@@ -271,6 +272,9 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["student_only_tasks"] = found.tally.only_mine
     if found.by_prompt:
         measured["tasks_paired_by_prompt"] = found.by_prompt
+    scales = reward_scales(pool, tpool)
+    if scales is not None:
+        measured["reward_scales"] = scales
     paired = _paired(pool, tpool, draws, seed)
     if paired is not None:
         measured["paired_difference"] = paired
@@ -332,6 +336,25 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         f"apart{_paired_note(paired)}"
     )
     return CheckResult("teacher", title, Status.PASS, why, measured)
+
+
+def _on_unit_scale(bounds: tuple[float, float]) -> bool:
+    return bounds[0] >= -UNIT_TOLERANCE and bounds[1] <= 1.0 + UNIT_TOLERANCE
+
+
+def reward_scales(pool: Pool, tpool: Pool) -> dict[str, list[float]] | None:
+    """The student's and the teacher's reward ranges where one lies in [0, 1] and the other
+    runs outside it (a judge's 0-10 beside a 0-1 rubric), else None: one ``--pass-threshold``
+    grades both, so a pass may not be one event on both sides, and check 4's lead compares
+    two scales. A teacher scored 0 to 10 at threshold 0.5 passes nearly every draw. Ranges
+    are read from the rewards (:attr:`whilecli.io.rows.Rows.reward_range`); a summary, or a
+    pass given by a column, carries none. A range outside [0, 1] is not always another scale
+    (a sum of reward functions reaching 1.5 beside runs that never passed 1), so this moves
+    the verdict to provisional (:mod:`whilecli.route.quality`) rather than failing check 4."""
+    mine, theirs = pool.source.reward_range, tpool.source.reward_range
+    if mine is None or theirs is None or _on_unit_scale(mine) == _on_unit_scale(theirs):
+        return None
+    return {"student": list(mine), "teacher": list(theirs)}
 
 
 def _student_model(pool: Pool, options: RouteOptions) -> str | None:

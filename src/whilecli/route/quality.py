@@ -24,7 +24,7 @@ from __future__ import annotations
 from whilecli.route.model import CheckResult, Finding, Pool
 
 #: Findings that leave the verdict provisional, whatever the task count.
-PROVISIONAL_KINDS = ("repeated_draws", "cut_partial")
+PROVISIONAL_KINDS = ("repeated_draws", "cut_partial", "teacher_scale")
 
 
 def _rows(n: int) -> str:
@@ -163,6 +163,19 @@ def _teacher(check: CheckResult | None) -> list[Finding]:
                 int(m.get("shared_tasks", 0) or 0),
                 f"the teacher's rows name {m.get('student_model')}, the model you train",
                 "check 4 fails: that is the student, not a teacher",
+            )
+        )
+    scales = m.get("reward_scales")
+    if isinstance(scales, dict):
+        (s_lo, s_hi), (t_lo, t_hi) = scales["student"], scales["teacher"]
+        out.append(
+            Finding(
+                "teacher_scale",
+                int(m.get("shared_tasks", 0) or 0),
+                f"the teacher's rewards run from {t_lo:g} to {t_hi:g}, the student's from"
+                f" {s_lo:g} to {s_hi:g}",
+                "one pass threshold may not grade both: the verdict is provisional until"
+                " both are scored on one scale",
             )
         )
     other = int(m.get("other_prompt_tasks", 0) or 0)

@@ -130,6 +130,9 @@ class Truth:
     near_threshold: bool = False  # continuous rewards within 1e-9 of ``threshold`` (rows)
     teacher_row_ids: bool = False  # the teacher's rows carry one id per row (rows)
     teacher_error_share: float = 0.0  # share of the teacher's draws answered with an error (rows)
+    greedy_share: float = 0.0  # share of tasks whose k draws are one completion repeated (rows)
+    other_share: float = 0.0  # share of rows another model wrote beside the model's own
+    teacher_reward_scale: float = 1.0  # the teacher's rewards written on this scale (rows)
 
     @property
     def through_rows(self) -> bool:
@@ -144,6 +147,8 @@ class Truth:
             or self.rows
             or self.teacher_row_ids
             or self.teacher_error_share
+            or self.greedy_share
+            or self.teacher_reward_scale != 1.0
         )
 
     @property
@@ -183,10 +188,12 @@ class Truth:
         for name in ("cut_share", "teacher_gap", "stale_share", "error_share", "partial_share",
                      "cut_pass_scale", "row_id_share", "threshold", "teacher_k",
                      "teacher_cut_share", "teacher_error_share",
-                     "teacher_cut_pass_scale"):  # fmt: skip
+                     "teacher_cut_pass_scale", "greedy_share", "other_share"):  # fmt: skip
             value = getattr(self, name)
             if value is not None and value != 0:
                 parts.append(f"{name}={value:g}")
+        if self.teacher_reward_scale != 1.0:
+            parts.append(f"teacher_reward_scale={self.teacher_reward_scale:g}")
         if self.teacher_coverage != 1.0:
             parts.append(f"teacher_coverage={self.teacher_coverage:g}")
         if self.name:
@@ -365,7 +372,8 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
     gap = None
     if truth.teacher_gap is not None:
         gap = population(truth, teacher=True).mean - student.mean
-    policy = "other" if truth.other_model else ("stale" if truth.stale_share > 0 else "on")
+    another = truth.other_model or truth.other_share > 0
+    policy = "other" if another else ("stale" if truth.stale_share > 0 else "on")
 
     # a teacher's cut-off reply can pass: check 4 fails it (its cut-off replies would teach)
     t_blocked = gap is not None and truth.teacher_cut_share > 0 and truth.teacher_cut_pass_scale > 0
@@ -477,6 +485,7 @@ class Draws:
     cut: np.ndarray
     cut_passes: np.ndarray
     errors: np.ndarray
+    repeated: np.ndarray | None = None  # tasks whose draws are one completion repeated
 
     def frame(self) -> pl.DataFrame:
         """The per-task counts the reader hands the route (:attr:`Pool.tasks`), tasks with
@@ -518,8 +527,15 @@ def draw_counts(
         scale = truth.scale if cut_share else 0.0
         cut_pass = rng.binomial(cut, rates * scale) if scale else np.zeros(size, np.int64)
         passes = rng.binomial(n - cut, rates) + cut_pass
+    repeated = None
+    if truth.greedy_share and not truth.greedy:  # those tasks' draws are one draw, k times
+        repeated = rng.random(size) < truth.greedy_share
+        one = rng.random(size) < rates
+        passes = np.where(repeated, np.where(one, n, 0), passes)
+        cut = np.where(repeated, 0, cut)
+        cut_pass = np.where(repeated, 0, cut_pass)
     as_int = functools.partial(np.asarray, dtype=np.int64)
-    return Draws(as_int(n), as_int(passes), as_int(cut), as_int(cut_pass), as_int(errors))
+    return Draws(as_int(n), as_int(passes), as_int(cut), as_int(cut_pass), as_int(errors), repeated)
 
 
 def _pool(
@@ -537,7 +553,8 @@ def draw_sides(truth: Truth, rng: np.random.Generator) -> tuple[Draws, Draws | N
     teacher = None
     if truth.teacher_gap is not None:
         t_rates = draw_rates(_shifted(mix, truth.teacher_gap), truth.tasks, rng)
-        plain = dataclasses.replace(truth, greedy=False, error_share=truth.teacher_error_share,
+        plain = dataclasses.replace(truth, greedy=False, greedy_share=0.0,
+                                    error_share=truth.teacher_error_share,
                                     cut_passes=False,
                                     cut_pass_scale=truth.teacher_cut_pass_scale)  # fmt: skip
         if truth.teacher_k:
@@ -545,7 +562,8 @@ def draw_sides(truth: Truth, rng: np.random.Generator) -> tuple[Draws, Draws | N
         teacher = draw_counts(t_rates, plain, rng, cut_share=truth.teacher_cut_share)
         if truth.teacher_coverage < 1.0:  # run on the first tasks only: no draw on the rest
             keep = np.arange(truth.tasks) < _teacher_tasks(truth)
-            teacher = Draws(*(np.where(keep, a, 0) for a in dataclasses.astuple(teacher)))
+            arrays = dataclasses.astuple(teacher)[:5]
+            teacher = Draws(*(np.where(keep, a, 0) for a in arrays))
     return student, teacher
 
 
@@ -557,6 +575,9 @@ def _writers(truth: Truth, rows: int) -> tuple[dict[str | None, int], dict[str |
     versions: dict[str | None, int] = {"7": rows - stale}
     if stale:
         versions["6"] = stale
+    other = min(rows, max(1, int(round(rows * truth.other_share)))) if truth.other_share else 0
+    if other and writer != OTHER:  # another model wrote some rows beside the model's own
+        return {writer: rows - other, OTHER: other}, versions
     return {writer: rows}, versions
 
 
@@ -608,6 +629,17 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
         ]
     else:
         completion = [f"answer {t}.{i}" for t, i in zip(ids, j, strict=True)]
+    if draws.repeated is not None:  # those tasks' draws are one completion, written k times
+        again = draws.repeated[task]
+        completion = [
+            f"answer to {t} ({'right' if p else 'wrong'})" if r else c
+            for t, p, r, c in zip(ids, passed, again, completion, strict=True)
+        ]
+    others = np.zeros(rows, bool)
+    if truth.other_share:  # another model wrote that share of the rows (at least one)
+        others = rng.random(rows) < truth.other_share
+        if rows and not others.any():
+            others[rng.integers(rows)] = True
     completion = [ERROR_TEXT if e else c for c, e in zip(completion, error, strict=True)]
     return pl.DataFrame(
         {
@@ -619,7 +651,10 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
             "completion": completion,
             "reward": reward,
             "finish_reason": np.where(truncated, "length", "stop"),
-            "model": [f"{writer}@{6 if s else 7}" for s in stale],
+            "model": [
+                f"{OTHER if o else writer}@{6 if s else 7}"
+                for s, o in zip(stale, others, strict=True)
+            ],
         }
     )
 
@@ -659,10 +694,13 @@ def route_pools(truth: Truth, rng: np.random.Generator, options: RouteOptions) -
         if t_draws is not None:
             teacher_path = str(Path(tmp) / "teacher.jsonl")
             plain = dataclasses.replace(
-                truth, partial_share=0.0, stale_share=0.0, name="", row_id_share=0.0,
+                truth, partial_share=0.0, stale_share=0.0, name="", row_id_share=0.0, other_share=0.0,
                 row_ids=truth.row_ids or truth.teacher_row_ids,
             )  # fmt: skip
-            _rows_frame(t_draws, plain, TEACHER, rng).write_ndjson(teacher_path)
+            t_frame = _rows_frame(t_draws, plain, TEACHER, rng)
+            if truth.teacher_reward_scale != 1.0:  # graded on another scale than the student
+                t_frame = t_frame.with_columns(pl.col("reward") * truth.teacher_reward_scale)
+            t_frame.write_ndjson(teacher_path)
         result = run_route(
             str(path), teacher=teacher_path, options=options, pass_threshold=truth.threshold
         )
@@ -743,7 +781,9 @@ def _intervals(route: Route, truth: Truth, options: RouteOptions) -> list[tuple[
     whose population value the truth fixes."""
     student = population(truth)
     out: list[tuple[str, Any, float]] = [("pass@1", route.summary["pass_at_1"], student.mean)]
-    even = not truth.error_share  # every task has k draws: the shares' values are exact
+    # every task has k draws: the shares' values are exact (a task whose draws are one
+    # completion repeated sits at an end whatever its rate: the shares count it there)
+    even = not truth.error_share and not truth.greedy_share
     band = route.checks[2].measured
     if truth.grouped and even and not truth.greedy:
         shares = grouped_shares(truth, options.band)
@@ -760,7 +800,9 @@ def _intervals(route: Route, truth: Truth, options: RouteOptions) -> list[tuple[
     cut = route.checks[0].measured.get("truncated_share")
     if truth.cut_share and not truth.greedy:
         out.append(("truncated share", cut, truth.cut_share))
-    if truth.teacher_gap is not None and not truth.greedy:
+    # a teacher graded on another scale under the student's threshold: its printed rates are
+    # of another event than the truth's (the route says so and stays provisional)
+    if truth.teacher_gap is not None and not truth.greedy and truth.teacher_reward_scale == 1.0:
         t = route.checks[3].measured
         teacher = population(truth, teacher=True)
         out += [
@@ -1039,4 +1081,40 @@ def offgrid() -> list[tuple[str, list[Truth]]]:
     regions.append(("rows off: errors near half", [
         Truth(m, k, n, error_share=e) for e in (0.48, 0.49, 0.5, 0.51) for m in ("low", "mid")
         for k in (2, 3, 4) for n in (35, 100)]))  # fmt: skip
+    regions.append(("off: k 128 and 256, few tasks", [
+        Truth(m, k, n) for m in ("low", "mid", "high", "skewed-high", "floor-and-saturated")
+        for k in (128, 256) for n in (10, 20, 30, 40)]))  # fmt: skip
+    one_to_64 = (((1, 0.2), (2, 0.2), (8, 0.3), (64, 0.3)), ((1, 0.5), (64, 0.5)),
+                 ((2, 0.7), (32, 0.3)))  # fmt: skip
+    regions.append(("off: k 1 to 64 with cut-off replies", [
+        Truth(m, 0, n, c, k_mix=km, cut_pass_scale=s) for m in ("mid", "high") for km in one_to_64
+        for c in (0.1, 0.3) for s in (0.0, 0.1, 1.0) for n in (20, 40, 100)]))  # fmt: skip
+    regions.append(("off: teacher at another k on part of the tasks", [
+        Truth(m, k, n, teacher_gap=g, teacher_k=tk, teacher_coverage=c) for m in ("low", "mid")
+        for k, tk in ((1, 8), (4, 1), (8, 2), (2, 16), (16, 4)) for g in (0.0, 0.1, 0.2)
+        for c in (0.5, 0.7) for n in (35, 100)]))  # fmt: skip
+    limits = (Truth("low", 1, 0), Truth("mid", 1, 0, teacher_gap=0.2), Truth("floor", 4, 0),
+              Truth("saturated", 4, 0), Truth("mid", 4, 0, teacher_gap=0.2), Truth("mid", 2, 0),
+              Truth("mid", 4, 0, other_model=True), Truth("mid", 4, 0, stale_share=0.1),
+              Truth("floor-55", 4, 0), Truth("top-80", 4, 0))  # fmt: skip
+    regions.append(("off: 30-60 tasks at every check's firm limit", [
+        dataclasses.replace(t, tasks=n) for t in limits
+        for n in (30, 35, 40, 45, 50, 55, 60)]))  # fmt: skip
+    regions.append(("rows off: some tasks repeat one draw", [
+        Truth(m, k, n, greedy_share=g) for m in ("edge-floor", "edge-saturated", "almost-floor")
+        for k in (2, 4) for g in (0.2, 0.45) for n in (600, 1500)] + [
+        Truth(m, k, n, greedy_share=g) for m in ("mid", "half-floor", "low") for k in (4, 8)
+        for g in (0.2, 0.45) for n in (35, 100)]))  # fmt: skip
+    regions.append(("rows off: another model on a few rows", [
+        Truth(m, k, n, teacher_gap=g, stale_share=s, other_share=o) for m in ("low", "mid")
+        for k in (1, 4) for o in (0.01, 0.05) for n in (35, 100)
+        for g, s in ((None, 0.0), (0.2, 0.0), (None, 0.1))]))  # fmt: skip
+    regions.append(("rows off: partial credit beside errors and cut-off replies", [
+        Truth(m, k, n, c, partial_share=p, error_share=e) for m in ("low", "mid") for k in (4, 8)
+        for c in (0.0, 0.1) for p in (0.05, 0.09) for e in (0.1, 0.3)
+        for n in (35, 100)]))  # fmt: skip
+    regions.append(("rows off: teacher on another reward scale", [
+        Truth(m, k, n, threshold=t, teacher_gap=g, teacher_reward_scale=sc)
+        for sc in (10.0, 100.0) for t in (0.5, 0.7) for g in (0.0, 0.2) for m in ("low", "mid")
+        for k in (1, 4) for n in (35, 100)]))  # fmt: skip
     return regions
