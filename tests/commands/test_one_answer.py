@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
-from whilecli.route.model import Rate
+from whilecli.route.model import Rate, requirements
 from whilecli.route.render_text import PROVISIONAL_SHORT
 from whilecli.route.simulate import TEACHER, Truth, _rows_frame, draw_sides
 
@@ -154,8 +154,16 @@ def assert_one_requirement(r: dict[str, Any]) -> None:
     for form in ("brief", "verbose", "markdown"):
         for count in FIRM.findall(flat(r[form])):
             assert int(count) == needs.get("tasks") == report["firm_at"], (form, count, needs)
-        if "tasks" in needs and form == "brief" and "Needs:" in r[form]:
-            assert f"tasks: {needs['tasks']}" in flat(r[form]), needs
+    # the Needs line is the requirement's plain phrases, each apart (never "k: 4; tasks: 30")
+    said = "; ".join(requirements(needs, report["route"]))
+    brief = flat(r["brief"])
+    if needs and "Needs:" in brief:  # the brief may leave it to -v when its lines run out
+        assert f"Needs: {said}" in brief, (said, brief)
+    for item in requirements(needs, report["route"]):
+        assert f"- {flat(item)}" in flat(r["markdown"]) and flat(item) in flat(r["verbose"])
+    assert not re.search(r"Needs: (?:\w+: )", brief), brief
+    if "tasks" in needs:
+        assert str(needs["tasks"]) in said
     raised = re.search(r"k=(\d+) rollouts per task (?:and about \d+ tasks )?would make it firm",
                        report["provisional_why"] or "")  # fmt: skip
     if raised:  # more draws per task make firm only a verdict split tasks decide

@@ -354,7 +354,7 @@ def test_markdown_heading_and_tables() -> None:
     assert "50% \\| sure" in md
     assert "| **grpo** | ok | split tasks, on-policy |" in md
     assert "| opd | no | no --teacher |" in md
-    assert "### Needs" in md and "- k: 8" in md
+    assert "### Needs" in md and "- k=8 rollouts per task" in md
     assert "### Before the GPU" in md and "- holdout_size: n: 367" in md
     assert "| 4 | Teacher clears | not asked |" in md
     assert "| pass rate | grouped tasks by pass rate |" in md

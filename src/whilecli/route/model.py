@@ -51,6 +51,39 @@ def against(
     return shown, plain if decimals <= d else f"{limit:.{d}f}"
 
 
+def requirements(needs: dict[str, Any] | Any, route: str | None = None) -> list[str]:
+    """The route's one requirement (``Route.needs``) as separate plain requirements, each a
+    phrase a person can act on: ``k=4 rollouts per task``, ``30 tasks``, ``temperature > 0
+    (the draws must differ)``; a k no count reaches says why instead. A single-rollout
+    verdict's tasks are single tasks, and its k is the re-run that makes another route:
+    ``30 single tasks (one row each); or k=4 rollouts per task, for a grouped method``. The
+    brief's ``Needs:`` line, the ``-v`` section and Markdown print these; JSON keeps
+    ``needs``."""
+    single = route == "single-rollout"
+    out: list[str] = []
+    for key, value in needs.items():
+        if key == "k":
+            if value is not None and not single:
+                out.append(f"k={value} rollouts per task")
+        elif key == "why":
+            if needs.get("k", 0) is None:
+                out.append(str(value))
+        elif key == "tasks":
+            out.append(f"{value} single tasks (one row each)" if single else f"{value} tasks")
+        elif key == "temperature":
+            out.append(f"temperature {value}")
+        elif key == "stronger_model_completions":
+            out.append(f"a stronger model's completions on the {value} tasks at 0")
+        elif key == "tokenizer":
+            out.append(f"one tokenizer: pass {value}")
+        else:
+            out.append(f"{key.replace('_', ' ')}: {value}")
+    if single and needs.get("k") is not None:
+        regroup = f"k={needs['k']} rollouts per task, for a grouped method"
+        out.append(f"or {regroup}" if out else regroup)
+    return out
+
+
 @dataclass(frozen=True)
 class Rate:
     """A rate with its 95% interval and the sample it came from.

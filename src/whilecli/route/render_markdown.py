@@ -12,7 +12,7 @@ from typing import Any
 
 from whilecli.commands import _style
 from whilecli.route.drill import place_words, show_sections
-from whilecli.route.model import Route, Status
+from whilecli.route.model import Route, Status, requirements
 from whilecli.route.report import (
     STATUS_WORDS,
     evidence_items,
@@ -79,7 +79,13 @@ def to_markdown(route: Route) -> str:
         out.append(f"| {md_cell(name)} | {'ok' if score.ok else 'no'} | {md_cell(score.why)} |")
     out.append("")
     out += _summary(route.summary)
-    out += _bullets("Needs", route.needs)
+    if route.needs:
+        out += [
+            "### Needs",
+            "",
+            *[f"- {md_cell(r)}" for r in requirements(route.needs, route.route)],
+            "",
+        ]
     out += _before_gpu(route.before_gpu)
     out += _list("Notes", route.notes)
     out += _list("Warnings", route.warnings)

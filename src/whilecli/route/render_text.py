@@ -25,13 +25,12 @@ from rich.text import Text
 
 from whilecli.commands import _style
 from whilecli.route.drill import show_sections
-from whilecli.route.model import CheckResult, Route, Status
+from whilecli.route.model import CheckResult, Route, Status, requirements
 from whilecli.route.report import (
     STATUS_WORDS,
     bar,
     evidence_items,
     exit_line,
-    flatten,
     format_value,
     histogram_bins,
     histogram_title,
@@ -129,7 +128,7 @@ def render_text(route: Route, console: Console, *, verbose: bool = False) -> Non
     _checks(route.checks, console, route.warnings)
     _methods(route, console)
     _histogram(route.summary, console)
-    _section(console, "Needs", route.needs)
+    _requirements(console, route.needs, route.route)
     _before_gpu(route.before_gpu, console)
     _sources(route.inputs, console)
     _said(console, "note", route.notes, "")
@@ -312,7 +311,9 @@ def brief_lines(route: Route, width: int) -> list[Text]:
             break
     blocks: list[list[Text]] = [_texts(check_summary(route), width, indent=0, hang=2)]
     if route.needs:
-        blocks.append(_texts(f"Needs: {needs_line(route.needs)}", width, indent=0, hang=2))
+        blocks.append(
+            _texts(f"Needs: {needs_line(route.needs, route.route)}", width, indent=0, hang=2)
+        )
     advice = route.before_gpu.get("random_control") if route.before_gpu else None
     if isinstance(advice, (list, tuple)) and advice:
         first = str(advice[0])
@@ -341,14 +342,10 @@ def brief_lines(route: Route, width: int) -> list[Text]:
     return out
 
 
-def needs_line(needs: Mapping[str, Any]) -> str:
-    """What is needed on one line: ``k=8 rollouts per task; 120 tasks``; a need that cannot
-    be met says why instead of a value."""
-    if needs.get("k", 0) is None and needs.get("why"):
-        rest = {key: v for key, v in needs.items() if key not in ("k", "why")}
-        said = "; ".join(f"{label}: {value}" for label, value in flatten(rest))
-        return str(needs["why"]) + (f"; {said}" if said else "")
-    return "; ".join(f"{label}: {value}" for label, value in flatten(needs))
+def needs_line(needs: Mapping[str, Any], route: str | None = None) -> str:
+    """What is needed on one line, each requirement apart (:func:`whilecli.route.model.
+    requirements`): ``k=8 rollouts per task; 120 tasks``."""
+    return "; ".join(requirements(needs, route))
 
 
 def _evidence(route: Route, console: Console) -> None:
@@ -452,12 +449,13 @@ def _say(
         _print(console, Text(line, style=style))
 
 
-def _section(console: Console, title: str, mapping: Mapping[str, Any]) -> None:
-    if not mapping:
+def _requirements(console: Console, needs: Mapping[str, Any], route: str) -> None:
+    """The requirement, one plain phrase a line (:func:`whilecli.route.model.requirements`)."""
+    if not needs:
         return
-    _heading(console, title)
-    for label, value in flatten(mapping):
-        _say(console, f"{label}: {value}", hang=4)
+    _heading(console, "Needs")
+    for item in requirements(needs, route):
+        _say(console, item, indent=2, hang=2)
 
 
 def _before_gpu(before: Mapping[str, Any], console: Console) -> None:
