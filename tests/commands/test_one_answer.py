@@ -11,7 +11,10 @@ value, everywhere:
 - a quantity printed twice (pass@1 in the brief, under ``-v``, in Markdown) is the same
   rounding of the JSON's one value, with the same interval and ``n=``;
 - the brief answers in at most 25 lines of 80 columns: the verdict, the plan, the deciding
-  evidence and the data-quality findings, each as the JSON has it;
+  evidence and the data-quality findings, each as the JSON has it, with a teacher and per
+  ``--by`` slice too, on pools drawn with many findings at once;
+- the ``Needs:`` line is the requirement's plain phrases (``k=4 rollouts per task; 30
+  tasks``), the same in ``-v`` and Markdown;
 - text and Markdown carry the same verdict, qualifiers and numbers;
 - ``--strict`` changes the exit code and its reasons only, never a status word;
 - ``route --teacher``'s paired difference and the two pass@1 are ``diff``'s, and the
@@ -346,3 +349,61 @@ def test_config_from_keeps_the_verdicts_qualifiers(truth: Truth, seed: int, tmp_
             assert "--async" in text, where
         for finding in report["data_quality"]:
             assert flat(finding["found"]) in text, where
+
+
+@st.composite
+def crowded(draw: st.DrawFn) -> Truth:
+    """A pool with many findings at once: cut-off replies that pass or earn partial credit,
+    error replies, ids one per row on a share of the tasks, identical draws, an older copy's
+    rows, mixed k, and a teacher with errors, cut-off replies and per-row ids of its own."""
+    base = draw(truths())
+    gap = draw(st.sampled_from([None, 0.3]))
+    return dataclasses.replace(
+        base,
+        tasks=draw(st.integers(12, 120)),
+        cut_share=draw(st.sampled_from([0.0, 0.2, 0.4])),
+        cut_passes=draw(st.booleans()),
+        stale_share=draw(st.sampled_from([0.0, 0.3])),
+        error_share=draw(st.sampled_from([0.0, 0.1, 0.2])),
+        partial_share=draw(st.sampled_from([0.0, 0.3])),
+        row_id_share=draw(st.sampled_from([0.0, 0.3])),
+        greedy=draw(st.integers(0, 5)) == 0,
+        teacher_gap=gap,
+        teacher_coverage=draw(st.sampled_from([1.0, 0.6])) if gap else 1.0,
+        teacher_cut_share=draw(st.sampled_from([0.0, 0.1])) if gap else 0.0,
+        teacher_error_share=draw(st.sampled_from([0.0, 0.1])) if gap else 0.0,
+        teacher_row_ids=draw(st.booleans()) if gap else False,
+    )
+
+
+def assert_fits(text: str, who: str) -> None:
+    """Each brief (one per slice under --by) answers in at most 25 lines of 80 columns."""
+    blocks = re.split(r"\n(?=── )", text.rstrip("\n"))
+    if len(blocks) > 1:  # --by: a table of the slices, then one brief per slice
+        blocks = [b.split("\n", 1)[1] for b in blocks[1:]]
+    for block in blocks:
+        lines = block.strip("\n").split("\n")
+        assert len(lines) <= 25, (who, len(lines), block)
+        assert all(len(line) <= 80 or " " not in line.strip() for line in lines), (who, block)
+
+
+@given(truth=crowded(), seed=st.integers(0, 2**16))
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_the_brief_fits_with_many_findings(truth: Truth, seed: int, tmp_path: Path) -> None:
+    """The default report of a pool with many findings, with a teacher and under --by,
+    still answers in 25 lines of 80 columns."""
+    folder = tmp_path / f"pool{seed}"
+    folder.mkdir(exist_ok=True)
+    rows, teacher = write_pool(truth, seed, folder)
+    args = [str(rows), "--model", f"{truth.model}@7", "--pass-threshold", "1"]
+    if teacher is not None:
+        _, brief = run("route", *args, "--teacher", str(teacher))
+        assert_fits(brief, f"teacher {truth.label()}")
+    _, brief = run("route", *args)
+    assert_fits(brief, truth.label())
+    _, by = run("route", *args, "--by", "model")
+    assert_fits(by, f"--by {truth.label()}")

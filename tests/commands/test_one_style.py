@@ -4,7 +4,8 @@ rows.
 
 Every warning is a ``warning: ...`` line (no "Warnings" heading, no bullet); every rate with
 an interval prints as the route prints it: 2 decimals, ``[low, high]`` and ``n=`` naming the
-unit it counted (``n=16 tasks (64 rows)``, ``n=64 rows``).
+unit it counted (``n=16 tasks (64 rows)``, ``n=64 rows``); a half-width or an sd beside them
+has their 2 decimals.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ WARNING = re.compile(r"^ *warning: \S")
 RATE = re.compile(
     r"([-+]?\d+\.\d+) \[([-+]?\d+\.\d+), ([-+]?\d+\.\d+)\]((?: n=\S+ (?:paired )?[a-z]+)?)"
 )
+#: A measured value that is not a rate (a half-width, an sd): 2 decimals, as the rates.
+SCALAR = re.compile(r"\b(?:half-width|sd) (\d+\.\d+)")
 #: ``n=`` naming its unit.
 SAMPLE = re.compile(r"^ n=\d+ (?:(?:paired )?tasks?|rows?)$")
 
@@ -78,6 +81,8 @@ def assert_one_style(text: str, who: list[str]) -> None:
             value, low, high, sample = found.groups()
             assert all(re.fullmatch(r"[-+]?\d+\.\d\d", x) for x in (value, low, high)), line
             assert SAMPLE.match(sample), (who, line)
+        for found in SCALAR.finditer(line):
+            assert re.fullmatch(r"\d+\.\d\d", found.group(1)), (who, line)
 
 
 @settings(max_examples=3, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -107,6 +112,8 @@ def test_the_style_rules_catch_the_old_styles() -> None:
         assert_one_style("Warnings\n  - truncation is unknown", ["old"])
     with pytest.raises(AssertionError):
         assert_one_style("    1  0.50 [0.28, 0.72] n=4    1.00", ["old watch"])
+    with pytest.raises(AssertionError):
+        assert_one_style("  pass@1 0.50, k = 8 (half-width 0.035); sd 0.34", ["old size"])
     assert_one_style("warning: x\n  pass@1 0.50 [0.28, 0.72] n=4 tasks (16 rows)", ["new"])
 
 

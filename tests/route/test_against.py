@@ -16,7 +16,7 @@ from whilecli.route.model import Rows, against
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import summarize
 
-LIMITS = st.sampled_from([0.04, 0.05, 0.3, 0.5, 0.06, 0.1])
+LIMITS = st.sampled_from([0.0, 0.04, 0.05, 0.3, 0.5, 0.06, 0.1])  # 0: a signed difference
 
 
 @settings(max_examples=300, deadline=None)

@@ -137,7 +137,8 @@ def test_format_value_by_type() -> None:
     assert format_value(float("nan")) == "n/a"
     assert format_value(True) == "yes" and format_value(False) == "no"
     assert format_value(7) == "7" and format_value(3.0) == "3"
-    assert format_value(0.123456) == "0.1235"
+    assert format_value(0.123456) == "0.12"  # the rates' 2 decimals
+    assert format_value(0.0035) == "0.0035"  # never 0.00 for a value that is not 0
     assert format_value({"a": 1, "b": [1, 2]}) == "a: 1, b: 1, 2"
     assert format_value(Status.NOT_REACHED) == "not reached"
 
@@ -146,7 +147,7 @@ def test_flatten_spreads_rates_and_keeps_plain_maps_on_one_line() -> None:
     pairs = flatten({"pass@k": {4: rate(0.5, 0.4, 0.6)}, "expected": {4: 0.5, 8: 0.7}, "n": 3})
     assert pairs == [
         ("pass@k 4", "0.50 [0.40, 0.60] n=128 tasks (512 rows)"),
-        ("expected", "4: 0.5, 8: 0.7"),
+        ("expected", "4: 0.50, 8: 0.70"),
         ("n", "3"),
     ]
 
@@ -248,7 +249,7 @@ def test_text_shows_every_check_status_and_measurement() -> None:
     assert "pass@4: 0.70 [0.60, 0.80] n=128 tasks (512 rows)" in text
     assert "pass^4: 0.10 [0.05, 0.15] n=128 tasks (512 rows)" in text
     assert "grouped tasks: 40" in text
-    assert "holdout_size: n: 367, sd: 0.3419, half_width: 0.035, effect: 0.05" in text
+    assert "holdout_size: n: 367, sd: 0.34, half_width: 0.04, effect: 0.05" in text
     assert "task_id ← example_id" in text
     # a user string with square brackets prints as typed (markup is off)
     assert "[0.35, 0.49]" in text

@@ -41,7 +41,8 @@ def width(stream: TextIO) -> int:
 
 def number(value: Any) -> str:
     """A value as every report prints it: ``-`` for none, ``yes``/``no``, whole numbers as
-    such, 2 decimals, and two significant digits under 0.01."""
+    such, else :func:`fraction` (2
+    decimals, two significant digits where that would print 0.00)."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -49,14 +50,25 @@ def number(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        if value.is_integer() and abs(value) < 1e15:
+        if math.isfinite(value) and value.is_integer() and abs(value) < 1e15:
             return str(int(value))
-        if abs(value) < 0.01:
-            return f"{value:.1e}"
-        return f"{value:.2f}"
+        return fraction(value)
     return str(value)
+
+
+def fraction(value: float, digits: int = 2) -> str:
+    """A measured value that is not a count (a share, an sd, a half-width, a gap) as every
+    report prints it, the route's included: ``digits`` decimals, the style of the rates
+    beside it; a value that would print as 0.00 but is not 0 in two significant digits
+    (``0.0035``), so it never reads as none. A value printed beside the limit it is compared
+    with goes through :func:`whilecli.route.model.against` instead."""
+    if value != value:
+        return "n/a"
+    if not math.isfinite(value):
+        return str(value)
+    if value != 0 and abs(value) < 0.5 * 10**-digits:
+        return f"{value:.2g}"
+    return f"{value:.{digits}f}"
 
 
 def label(key: str) -> str:

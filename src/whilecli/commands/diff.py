@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from whilecli import jsonout
+from whilecli.commands import _style
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import (
     DRAWS,
@@ -185,10 +186,13 @@ def failed_conditions(diff: PairedDiff, names: tuple[str, ...]) -> list[str]:
     """Reasons of the named conditions that hold."""
     out = []
     if "regression" in names and diff.regression:
+        from whilecli.route.model import against
+
         assert diff.difference.high is not None
+        high, zero = against(diff.difference.high, 0.0, signed=True)  # never "-0.00 < 0"
+        fell = _style.fraction(-(diff.difference.value or 0.0))
         out.append(
-            f"regression: pass@1 fell by {-(diff.difference.value or 0.0):.2f}; the interval's "
-            f"upper bound {diff.difference.high:+.2f} is below 0"
+            f"regression: pass@1 fell by {fell}; the interval's upper bound {high} is below {zero}"
         )
     return out
 
@@ -249,8 +253,6 @@ def render_diff(
             annotation("notice", f"{headline(diff)}: {signed(diff.difference)}", file=after)
         )
         return "\n".join(lines) + "\n"
-    from whilecli.commands import _style
-
     columns = _style.width(sys.stdout)
     out = _style.wrap(f"whilecli diff: {headline(diff)}", columns)
     out += _style.pairs(diff_lines(diff), columns)

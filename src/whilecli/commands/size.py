@@ -92,7 +92,8 @@ def size_report(
 
     h = holdout
     design = f"at power {h.power:g} (two-sided alpha {h.alpha:g})"
-    assumed = f"from base {h.base:g}: sd {h.sd:.2f} per task, half-width {h.half_width:.3f}."
+    num = _style.fraction
+    assumed = f"from base {h.base:g}: sd {num(h.sd)} per task, half-width {num(h.half_width)}."
     if measured is None:
         lines = [
             f"Hold out {h.n} tasks (k={h.k} rollouts each) to see a gain of {h.effect:g} in "
@@ -107,8 +108,8 @@ def size_report(
         )
         lines = [
             f"Hold out {m.n} tasks {rng} to see a gain of {h.effect:g} in pass@1 {design}, "
-            f"measured on {m.paired_tasks} paired tasks: sd {m.sd:.2f} of the per-task "
-            f"differences, half-width {m.half_width:.3f}.",
+            f"measured on {m.paired_tasks} paired tasks: sd {num(m.sd)} of the per-task "
+            f"differences, half-width {num(m.half_width)}.",
             f"Assumed, without the dumps: {h.n} tasks (k={h.k} rollouts each) {assumed}",
         ]
         if pairing is not None:

@@ -376,14 +376,11 @@ def _paired(pool: Pool, tpool: Pool, draws: int, seed: int) -> Rate | None:
 
 
 def _paired_note(paired: Rate | None) -> str:
-    """The paired difference as context: the rule that decides is "intervals apart"."""
+    """The paired difference as context, as every rate prints (``Rate.format``): the rule
+    that decides is "intervals apart"."""
     if paired is None or paired.value is None:
         return ""
-    if paired.low is None or paired.high is None:
-        ci = "no interval"
-    else:
-        ci = f"[{paired.low:+.2f}, {paired.high:+.2f}]"
-    return f" (paired per-task difference {paired.value:+.2f} {ci}, as whilecli diff: context)"
+    return f" (paired per-task difference {paired.format()}, as whilecli diff: context)"
 
 
 def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None]:

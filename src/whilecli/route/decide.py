@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from whilecli.commands._style import fraction
 from whilecli.route import checks, quality, stats
 from whilecli.route.identity import size_from_name
 from whilecli.route.model import (
@@ -290,7 +291,7 @@ def _before_gpu(pool: Pool, options: RouteOptions, summary: dict[str, Any]) -> d
     holdout = {**held.to_dict(), "sized_from": sized_from, "sized": sized}
     advice = [
         f"Hold out {held.n} tasks (k={held.k}) to see a gain of {held.effect} at power "
-        f"{held.power} (half-width {held.half_width:.3f}); {sized}.",
+        f"{held.power} (half-width {fraction(held.half_width)}); {sized}.",
         "Train a random selection of the same size beside the real one: if the method does "
         "not beat its own random control, the selection or the reward was the problem.",
     ]

@@ -48,6 +48,7 @@ def _finite_number(value: Any) -> TypeGuard[float]:
 
 def audit_verdict(data: dict[str, Any], source: str = "given") -> Audit:
     """The verdict of an audit ``{ok}`` or ``{agreement, kappa, n}`` (reference SDK rule)."""
+    from whilecli.route.model import against
     from whilecli.route.stats import wilson
 
     if "ok" in data:
@@ -65,9 +66,10 @@ def audit_verdict(data: dict[str, Any], source: str = "given") -> Audit:
     low = wilson(round(agreement * n), n).low
     assert low is not None
     ok = low >= MIN_AGREEMENT and kappa >= MIN_KAPPA
+    bound, want = against(low, MIN_AGREEMENT)  # the digits that tell them apart
     why = (
-        f"agreement {agreement} over n={n} has Wilson lower bound {low:.3f} "
-        f"(want >= {MIN_AGREEMENT}), kappa {kappa} (want >= {MIN_KAPPA})"
+        f"agreement {agreement} over n={n} audited items has Wilson lower bound {bound} "
+        f"(want >= {want}), kappa {kappa} (want >= {MIN_KAPPA})"
     )
     return Audit(ok, why, source)
 

@@ -40,10 +40,11 @@ def against(
     """``value`` and the ``limit`` it is compared with, as a report prints them: ``value``
     at ``digits`` decimals (the one number style), or at the fewest more (up to 6) at which
     it differs from ``limit`` when rounding would print them equal (``0.045`` past ``0.04``
-    reads ``0.045 is past 0.04``, never ``0.04 is past 0.04``); ``limit`` as written
+    reads ``0.045 is past 0.04``, never ``0.04 is past 0.04``; -0.004 below 0 reads
+    ``-0.004``, never ``-0.00``); ``limit`` as written
     (``:g``), at the value's decimals where it needs more."""
     d = digits
-    while d < 6 and abs(value - limit) > 1e-9 and f"{value:.{d}f}" == f"{limit:.{d}f}":
+    while d < 6 and abs(value - limit) > 1e-9 and round(value, d) == round(limit, d):
         d += 1
     shown = f"{value:{'+' if signed else ''}.{d}f}"
     plain = f"{limit:g}"

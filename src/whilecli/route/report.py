@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from whilecli import jsonout
+from whilecli.commands._style import fraction as number
 from whilecli.errors import UsageError
 from whilecli.names import METHOD_LABELS
 from whilecli.route.model import CheckResult, Rate, Route, Status
@@ -195,9 +196,9 @@ def format_value(value: Any, digits: int = 2) -> str:
     if isinstance(value, float):
         if value != value:
             return "n/a"
-        if value == int(value) and abs(value) < 1e15:
+        if abs(value) < 1e15 and value == int(value):
             return str(int(value))
-        return f"{value:.4g}"
+        return number(value, digits)
     if isinstance(value, Mapping):
         if not value:
             return "none"
@@ -239,7 +240,7 @@ def measured_value(value: Any, digits: int = 2) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return "n/a" if value != value else f"{value:.{digits}f}"
+        return number(value, digits)
     if isinstance(value, Mapping):
         if not value:
             return "none"

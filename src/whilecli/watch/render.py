@@ -54,7 +54,7 @@ def _rate(rate: Rate | None) -> str:
 def _lag(off: dict[str, Any] | None) -> str:
     if not off or not isinstance(off.get("mean"), (int, float)):
         return "not recorded"
-    return f"{off['mean']:.1f}"
+    return f"{off['mean']:.1f}"  # steps behind, not a rate
 
 
 #: A space a wrapped line never breaks at: a rate is never cut across two lines.
