@@ -581,3 +581,12 @@ def conflicting_id(table: pl.DataFrame) -> str | None:
         return None
     bad = table.filter(pl.col("p_lo") != pl.col("p_hi")).sort("task_id").head(1)
     return None if bad.height == 0 else str(bad["task_id"][0])
+
+
+def merged_task_facts(table: pl.DataFrame) -> pl.DataFrame:
+    """Per task, the facts of :func:`task_facts` over tables of some of its rows each (a
+    task's rows under each value of a ``--by`` column): counts added, each key's smallest
+    and largest kept."""
+    merge = {"p_lo": pl.min, "d_lo": pl.min, "p_hi": pl.max, "d_hi": pl.max}
+    columns = [c for c in table.columns if c != "task_id"]
+    return table.group_by("task_id").agg(merge.get(c, pl.sum)(c) for c in columns)

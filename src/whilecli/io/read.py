@@ -168,18 +168,15 @@ class StreamedRows(Rows):
     fields: dict[str, str] = field(default_factory=dict)
     #: Under ``keep=``: the optional fields no source carried (read as null).
     absent: frozenset[str] = frozenset()
-    #: With ``by=``: the column's values (as text; None: rows without it) over every row
-    #: read, errors and ungraded rows included, in the order they first occur.
+    #: Read by a column (:func:`read_by`): its values (as text; None: rows without it) over
+    #: every row read, errors and ungraded rows included, in the order they first occur.
     slices: list[str | None] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Slice:
-    """The rows of one value of a column (``--by COLUMN``): ``value`` is the column's value as
-    text, None for the rows that lack it."""
-
-    column: str
-    value: str | None
+#: The narrow frame's column holding the ``--by`` column's value, as text.
+SLICE = "__slice"
+#: Slices read at the most (a column with thousands of values is no slicing column).
+MAX_SLICES = 64
 
 
 @dataclass
@@ -203,6 +200,14 @@ class _Part:
     located: pl.LazyFrame | None = None
     inputs: pl.DataFrame | None = None  # the input columns, where the read holds them
     absent: set[str] = field(default_factory=set)  # optional fields the rows lack
+    shape: Shape | None = None  # the keys the plan saw (who grades names them)
+    #: Read with ``by``: the pass's facts per value of the column (:class:`_Sliced`).
+    sliced: _Sliced | None = None
+    #: Read with ``by``: per value whose ids are one per row while prompts repeat, those ids
+    #: (None: every id of the value) and its :attr:`whilecli.io.facts.Facts` rekey counts.
+    rekeyed: dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]] = field(
+        default_factory=dict
+    )
 
 
 def read_rows(
@@ -213,59 +218,143 @@ def read_rows(
     input_format: str | None = None,
     stdin: BinaryIO | None = None,
     pool: bool = False,
-    by: str | None = None,
     aggregate: Aggregate | None = None,
     missing: str = "skip",
     keep: Keep | None = None,
     sources: Sequence[Source] | None = None,
-    only: Slice | None = None,
 ) -> StreamedRows:
     """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`.
 
     Files are pooled only when they plausibly hold one evaluation (DESIGN section 1,
     "Pooling"): files whose sidecars name different environments, or one task id with
     different prompts in different files, are refused (:class:`PoolingError`) unless ``pool``.
-    ``by`` (a column) adds its value, as text, as a ``slice`` column after the canonical ones.
     ``aggregate`` (e.g. the route's per-task counts) is computed in the same streaming pass
     that validates the rows, and handed back on the result.
     ``missing`` (``skip`` or ``fail``): whether ungraded rows are left out or fail.
     ``keep`` (:class:`Keep`): the rows themselves and every input column are kept too.
     ``sources``: sources already expanded, read instead of ``paths``.
-    ``only`` (:class:`Slice`): read only the rows of one value of a column, as if they were
-    the whole input (:func:`whilecli.io.slices.read_slices`); positions stay the file's.
     """
+    notes: list[str] = []
+    sources, parts = _read_parts(
+        paths, mapping, pass_threshold, input_format, stdin, None, aggregate, missing, keep,
+        sources, notes,
+    )  # fmt: skip
+    return _assembled(parts, sources, notes, pass_threshold, missing, aggregate, keep, pool=pool)
+
+
+@dataclass
+class SlicedRows:
+    """A pool read once with ``by`` (:func:`read_by`): the column's values in the order they
+    first occur, and each value's rows as :func:`read_rows` reads a file of them alone
+    (:meth:`rows`)."""
+
+    values: list[str | None]
+    sources: Sequence[Source]
+    parts: list[_Part]
+    pass_threshold: float | None
+    missing: str
+
+    def rows(self, value: str | None, aggregate: Aggregate | None = None) -> StreamedRows:
+        """One value's rows, with its own facts, notes, positions and ``aggregate`` (from
+        the pass already made); refused where those rows alone are."""
+        parts = []
+        for part in self.parts:
+            one = _slice_part(part, value, self.missing)
+            if one is not None and one.stats["rows"]:
+                parts.append(one)
+        return _assembled(
+            parts, self.sources, [], self.pass_threshold, self.missing, aggregate, None, whole=False
+        )
+
+
+def read_by(
+    paths: Sequence[str],
+    by: str,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    pass_threshold: float | None = None,
+    input_format: str | None = None,
+    stdin: BinaryIO | None = None,
+    pool: bool = False,
+    aggregate: Aggregate | None = None,
+    missing: str = "skip",
+    sources: Sequence[Source] | None = None,
+) -> SlicedRows:
+    """Read every path once, grouping what its pass finds by the value of column ``by``
+    (``--by COLUMN``: a model, an environment, a difficulty), and validate the pool as a
+    whole as :func:`read_rows` does. ``aggregate`` supplies the per-task aggregations the
+    pass groups by value too (each value's own aggregate is handed to
+    :meth:`SlicedRows.rows`, which adds that value's tables to it)."""
+    notes: list[str] = []
+    sources, parts = _read_parts(
+        paths, mapping, pass_threshold, input_format, stdin, by, aggregate, missing, None, sources,
+        notes,
+    )  # fmt: skip
+    whole = _assembled(parts, sources, notes, pass_threshold, missing, None, None, pool=pool)
+    return SlicedRows(whole.slices, sources, parts, pass_threshold, missing)
+
+
+def _read_parts(
+    paths: Sequence[str],
+    mapping: Mapping[str, str] | None,
+    pass_threshold: float | None,
+    input_format: str | None,
+    stdin: BinaryIO | None,
+    by: str | None,
+    aggregate: Aggregate | None,
+    missing: str,
+    keep: Keep | None,
+    sources: Sequence[Source] | None,
+    notes: list[str],
+) -> tuple[Sequence[Source], list[_Part]]:
+    """Each source read in its one pass (:func:`_read_source`): the sources and their parts."""
     ReadOptions(pass_threshold=pass_threshold, missing=missing, input_format=input_format)
     mapping = dict(mapping or {})
     bad = sorted(set(mapping) - set(MAPPABLE))
     if bad:
         raise UsageError(f"--map: unknown field(s) {', '.join(bad)}; fields: {', '.join(MAPPABLE)}")
-    notes: list[str] = []
     if sources is None:
         sources = expand_paths(paths, stdin, notes, input_format=input_format)
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     parts: list[_Part] = []
     digest = len(sources) > 1  # one pool in two encodings is only looked for among files
     for index, source in enumerate(sources):
-        planned_by = by if only is None else only.column
-        run = _Pass(
-            threshold, aggregate, planned_by, index << AT_BITS, missing, pass_threshold is not None
-        )
-        run.digest, run.keep, run.only = digest, keep, only
+        run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
+        run.digest, run.keep = digest, keep
         part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
-            if only is None:  # a file without this slice's rows is no empty file
-                notes.append(f"{source.name}: no rows")
+            notes.append(f"{source.name}: no rows")
             continue
         parts.append(part)
+    return sources, parts
+
+
+def _assembled(
+    parts: list[_Part],
+    sources: Sequence[Source],
+    notes: list[str],
+    pass_threshold: float | None,
+    missing: str,
+    aggregate: Aggregate | None,
+    keep: Keep | None,
+    *,
+    pool: bool = False,
+    whole: bool = True,
+) -> StreamedRows:
+    """The parts read as one input: refused where it cannot be routed, else its frame, facts,
+    notes and aggregate. ``whole``: the parts are the sources' every row; False: one value's
+    rows of each (:func:`read_by`), whose sources' sidecars and first rows the whole input's
+    read has already held to the pooling and nothing-generated checks."""
+    threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     if not parts:
         raise InputError("no rows: the input is empty", file=sources[0].name)
     parts = _one_encoding(parts, notes)
-    if not pool and len(parts) > 1:
+    if whole and not pool and len(parts) > 1:
         refuse_mixed_pool(parts)
     if aggregate is not None:
         for part in parts:
             aggregate.add(part.tables)
-    for part in parts:
+    for part in parts if whole else ():
         refuse_nothing_generated(part)
     if pass_threshold is None and (keep is None or keep.pass_rule):
         for part in parts:
@@ -304,8 +393,6 @@ def read_rows(
         frame = frame.filter(facts.kept(missing))
         frame = frame.with_columns(rewrite)
         frame = frame.with_columns(passed=_passed(threshold), graded=pl.col(facts.GRADED))
-        if by is not None:
-            return frame.select(*CANONICAL_SCHEMA, pl.col("__slice").alias("slice"))
         return frame.select(*CANONICAL_SCHEMA)
 
     height = found.counted
@@ -349,16 +436,19 @@ def read_rows(
         inputs=inputs,
         fields={k: v for p in reversed(parts) for k, v in p.plan.fields.items()},
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
-        slices=_slice_values([p.frame for p in parts]) if by is not None else [],
+        slices=_slice_values(parts) if all(p.sliced is not None for p in parts) else [],
     )
 
 
-def _slice_values(frames: list[pl.LazyFrame]) -> list[str | None]:
-    """The ``--by`` column's values over every row of ``frames``, in the order they first
-    occur."""
-    every = pl.concat([f.select("__slice") for f in frames], how="vertical")
-    found = every.select(pl.col("__slice").unique(maintain_order=True)).collect()
-    return list(found.get_column("__slice").to_list())
+def _slice_values(parts: list[_Part]) -> list[str | None]:
+    """The ``--by`` column's values over every row of ``parts``, errors and ungraded rows
+    included, in the order they first occur (each value's first position, from the pass)."""
+    firsts: dict[str | None, int] = {}
+    for part in parts:
+        assert part.sliced is not None
+        for value, first in part.sliced.firsts().items():
+            firsts[value] = min(first, firsts.get(value, first))
+    return sorted(firsts, key=lambda value: firsts[value])
 
 
 def _kept(
@@ -435,7 +525,9 @@ class _Pass:
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
     keep: Keep | None = None  # what the consumer keeps row for row (:class:`Keep`)
     no_ids: bool = False  # the rows carry no task id, which the consumer reads as optional
-    only: Slice | None = None  # read only these rows (:class:`Slice`)
+    #: With ``by``: per value of the column whose ids are one per row, those ids (None:
+    #: every id of the value), its rows keyed by the prompt (``rekey``).
+    rekey_slices: dict[str | None, pl.Series | None] | None = None
 
     def bad(self, ids: bool = True) -> pl.Expr:
         """The rows no reading takes: an infinite reward, or a counted row without a task id
@@ -611,6 +703,42 @@ class _Scanned:
     writers: pl.DataFrame
     tables: list[pl.DataFrame]  # the consumer's aggregate
     task_table: pl.DataFrame | None  # the per-task facts, where the rows carry them
+    sliced: _Sliced | None = None  # read with ``by``: the same, per value of the column
+
+
+def _within(column: pl.Expr, value: str | None) -> pl.Expr:
+    """The rows of one value of the ``--by`` column (None: the rows without it)."""
+    return column.is_null() if value is None else column == value
+
+
+@dataclass
+class _Sliced:
+    """One pass's aggregates grouped by the ``--by`` column's value (:data:`SLICE`) as well:
+    :func:`_stats` per value (with its first row's position), the per-task table per (value,
+    task) and the rows per writer per value. :meth:`one` is one value's :class:`_Scanned`,
+    what a pass over that value's rows alone gathers."""
+
+    stats: pl.DataFrame
+    tasks: pl.DataFrame
+    writers: pl.DataFrame
+    names: list[str]  # the consumer's aggregate columns of ``tasks``
+    own: bool  # ``tasks`` carries the per-task facts
+
+    def firsts(self) -> dict[str | None, int]:
+        """Each value with its first row's position (:data:`AT`)."""
+        return dict(self.stats.select(SLICE, "__first").iter_rows())
+
+    def one(self, value: str | None) -> _Scanned:
+        def rows(frame: pl.DataFrame) -> pl.DataFrame:
+            return frame.filter(_within(pl.col(SLICE), value)).drop(SLICE)
+
+        stats = rows(self.stats).row(0, named=True)
+        writers = rows(self.writers)
+        stats["versioned"] = bool(writers["model"].str.contains("@", literal=True).any())
+        table = rows(self.tasks)
+        task_table = table.drop(self.names) if self.own else None
+        tables = [table.filter(pl.col("k") > 0).select("task_id", *self.names)]
+        return _Scanned(stats, writers, tables if self.names else [], task_table)
 
 
 def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
@@ -620,23 +748,37 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     caller once valid) and, where the rows carry prompts or completions, the per-task facts
     (:func:`whilecli.io.facts.task_facts`). The rows per writer come from the checks' bounds
     when one writer wrote every row (the usual file); rows of several writers are grouped
-    in a second pass."""
+    in a second pass. With ``run.by`` the same pass groups every aggregate by the column's
+    value too (:class:`_Sliced`), and the file's own are added up from those."""
     counted = narrow.with_columns(passed=_passed(run.threshold)).cache()
     keep = facts.kept(run.missing)
     prompt, draw = plan.prompt_key is not None, plan.draw is not None
     own = facts.task_facts(run.missing, prompt, draw) if prompt or draw else []
     theirs = run.aggregate.task_aggregations(keep) if run.aggregate is not None else []
-    by_task = bool(own or theirs)
+    sliced = run.by is not None
+    by_task = bool(own or theirs) or sliced
+    keys = [SLICE, "task_id"] if sliced else ["task_id"]
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
     queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task))]
     if by_task:  # one group-by by task serves both
         counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
-        queries.append(counted.group_by("task_id").agg(*counts, *own[2:], *theirs))
+        queries.append(counted.group_by(keys).agg(*counts, *own[2:], *theirs))
+    if sliced:
+        queries.append(_stats(counted, run.digest, run.missing, pl.lit(False), by=SLICE))
+        rows = pl.len().cast(pl.Int64).alias("rows")
+        queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
     found = stats.row(0, named=True)
     if grouped and not found["bad"]:
         found["bad"] = _any_bad_id(grouped[0], run)
-    writer_rows = _one_writer(found)
+    names = [e.meta.output_name() for e in theirs]
+    split: _Sliced | None = None
+    writer_rows: pl.DataFrame | None
+    if sliced:
+        split = _Sliced(grouped[1], grouped[0], grouped[2], names, bool(own))
+        writer_rows = split.writers.group_by(WRITER).agg(pl.col("rows").sum())
+    else:
+        writer_rows = _one_writer(found)
     if writer_rows is None:
         writers = counted.filter(keep).group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows"))
         writer_rows = writers.collect(engine="streaming")
@@ -645,12 +787,13 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     tables: list[pl.DataFrame] = []
     if grouped:
         table = grouped[0]
-        names = [e.meta.output_name() for e in theirs]
         if own:
             task_table = table.drop(names)
-        if theirs:
+            if sliced:  # the file's own: each task's facts over every value
+                task_table = facts.merged_task_facts(task_table.drop(SLICE))
+        if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
             tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
-    return _Scanned(found, writer_rows, tables, task_table)
+    return _Scanned(found, writer_rows, tables, task_table, split)
 
 
 #: The longest text a writer leaves for a missing value (:data:`MISSING_TEXTS`), in characters.
@@ -777,18 +920,24 @@ def _probed(key: str) -> str:
     return f"__probe:{key}"
 
 
-def _stats(frame: pl.LazyFrame, digest: bool, missing: str, bad: pl.Expr) -> pl.LazyFrame:
+def _stats(
+    frame: pl.LazyFrame, digest: bool, missing: str, bad: pl.Expr, by: str | None = None
+) -> pl.LazyFrame:
     """One row of aggregates over a narrow frame: everything reading checks or reports.
 
     Every column is touched (``null_count``), so a value that cannot be read fails here,
     not later in :func:`~whilecli.route.pool.summarize`. ``bad`` covers the rows' task ids
     too unless ``ids`` is false (the caller checks the distinct ids of its group-by).
+    ``by``: one row per value of that column instead, with its first row's position
+    (``__first``).
     """
     reward = pl.col("reward")
     graded = reward.filter(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR))
     names = frame.collect_schema().names()
     probes = [c for c in names if c.startswith("__probe:")]
-    return frame.select(
+    aggregate = frame.select if by is None else frame.group_by(by).agg
+    first = {} if by is None else {"__first": pl.col(AT).min()}
+    return aggregate(
         *[pl.col(c).any() for c in probes],
         *[pl.col(c).sum() for c in names if c.startswith("__named:")],
         *judges.rule_counts(),
@@ -805,6 +954,7 @@ def _stats(frame: pl.LazyFrame, digest: bool, missing: str, bad: pl.Expr) -> pl.
         touched=pl.sum_horizontal(
             pl.col(c).null_count() for c in ("truncated", "policy_version", "__passed")
         ),
+        **first,
     )
 
 
@@ -958,15 +1108,22 @@ def _read_source(
             return part
         table = part.task_table
         set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
+        if part.sliced is not None:  # each value's ids are held to its own prompts
+            found = _per_row_slices(part.sliced) if set_aside is not None else {}
+            if found:  # read again, each value's such rows keyed by the prompt
+                run.rekey = True
+                run.rekey_slices = {value: ids for value, (ids, _) in found.items()}
+                again = read(source, mapping, forced, run)
+                assert again is not None
+                # the pool as a whole is held to its ids as they are, as a file of its rows
+                # alone is before its ids are found one per row; its values, to their own
+                part.sliced, part.frame, part.located = again.sliced, again.frame, again.located
+            part.rekeyed = found
+            table = None
         per_row = None if table is None or set_aside is None else facts.per_row_ids(table)
         if table is not None and per_row is not None:
             # ids one per row while prompts repeat: read again, those rows keyed by the prompt
-            chosen = table.filter(pl.col("task_id").is_in(per_row.implode()))
-            rekeyed = (
-                int(chosen["n_all"].sum()),
-                chosen["p_lo"].n_unique(),
-                int(table.filter(pl.col("task_id").is_not_null())["n_all"].sum()),
-            )
+            rekeyed = _rekeyed(table, per_row)
             run.rekey = True
             run.rekey_ids = None if per_row.len() == table.height else per_row
             part = read(source, mapping, forced, run)
@@ -975,34 +1132,92 @@ def _read_source(
         raise source.as_written(err) from None
     part.facts = _facts_of(part, run)
     part.keep = run.keep
-    if run.rekey:
-        part.facts.per_row_ids = set_aside
-        if rekeyed is not None:
-            facts_ = part.facts
-            facts_.rekeyed_rows, facts_.rekeyed_prompts, facts_.id_rows = rekeyed
+    if run.rekey and part.sliced is None:
+        _set_rekeyed(part.facts, set_aside, rekeyed)
     return part
 
 
+def _rekeyed(table: pl.DataFrame, per_row: pl.Series) -> tuple[int, int, int]:
+    """The rows keyed by the prompt for ``per_row`` ids, the prompts they form, and the rows
+    under ids (:attr:`whilecli.io.facts.Facts.rekeyed_rows` and the two beside it)."""
+    chosen = table.filter(pl.col("task_id").is_in(per_row.implode()))
+    return (
+        int(chosen["n_all"].sum()),
+        chosen["p_lo"].n_unique(),
+        int(table.filter(pl.col("task_id").is_not_null())["n_all"].sum()),
+    )
+
+
+def _set_rekeyed(
+    found: facts.Facts, column: str | None, rekeyed: tuple[int, int, int] | None
+) -> None:
+    found.per_row_ids = column
+    if rekeyed is not None:
+        found.rekeyed_rows, found.rekeyed_prompts, found.id_rows = rekeyed
+
+
+def _per_row_slices(
+    sliced: _Sliced,
+) -> dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]]:
+    """Per value of the ``--by`` column whose rows' ids are one per row while prompts repeat
+    (:func:`whilecli.io.facts.per_row_ids` over that value's rows), those ids (None: every
+    id of the value) and the counts :func:`_rekeyed` gives; none past :data:`MAX_SLICES`
+    values, which are refused."""
+    firsts = sliced.firsts()
+    if len(firsts) > MAX_SLICES:
+        return {}
+    out: dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]] = {}
+    for value in firsts:
+        table = sliced.one(value).task_table
+        per_row = None if table is None else facts.per_row_ids(table)
+        if table is not None and per_row is not None:
+            ids = None if per_row.len() == table.height else per_row
+            out[value] = (ids, _rekeyed(table, per_row))
+    return out
+
+
 def _rekey(plan: Plan, run: _Pass) -> None:
-    """Tasks keyed by the prompt where the id column was found to be one per row."""
-    if run.rekey and plan.by_prompt is not None:
-        expr, column = plan.by_prompt
-        if run.rekey_ids is None:  # every id
-            plan.task_id = expr
-            plan.sources["task_id"] = f"hash of prompt text ({column} is one per row)"
-            plan.notes.append(
-                f"{column} holds one id per row while prompts repeat: tasks are keyed by the prompt"
-            )
-            return
-        ids = run.rekey_ids
-        plan.task_id = pl.when(plan.task_id.is_in(ids.implode())).then(expr).otherwise(plan.task_id)
-        plan.sources["task_id"] = (
-            f"{plan.sources['task_id']}; a hash of prompt text where {column} is one per row"
-        )
+    """Tasks keyed by the prompt where the id column was found to be one per row (with
+    ``by``: on each value's rows where its own ids were, :func:`_per_row_slices`; what the
+    plan says of it is each value's, :func:`_rekey_words`)."""
+    if not run.rekey or plan.by_prompt is None:
+        return
+    expr = plan.by_prompt[0]
+    if run.rekey_slices is not None:
+        column = plan.slice if plan.slice is not None else pl.lit(None, dtype=pl.String)
+        chosen = pl.lit(False)
+        for value, ids in run.rekey_slices.items():
+            rows = _within(column, value)
+            if ids is not None:
+                rows = rows & plan.task_id.is_in(ids.implode())
+            chosen = chosen | rows.fill_null(False)
+        plan.task_id = pl.when(chosen).then(expr).otherwise(plan.task_id)
+        return
+    if run.rekey_ids is not None:
+        chosen = plan.task_id.is_in(run.rekey_ids.implode())
+        expr = pl.when(chosen).then(expr).otherwise(plan.task_id)
+    plan.task_id = expr
+    _rekey_words(plan, run.rekey_ids)
+
+
+def _rekey_words(plan: Plan, ids: pl.Series | None) -> None:
+    """What the plan says where the ids were found one per row: whence the task comes and a
+    note, for every id (``ids`` None) or those ``ids``."""
+    assert plan.by_prompt is not None
+    column = plan.by_prompt[1]
+    if ids is None:  # every id
+        plan.sources["task_id"] = f"hash of prompt text ({column} is one per row)"
         plan.notes.append(
-            f"{column} holds one id per row on {ids.len()} rows whose prompts repeat: those"
-            " rows are keyed by the prompt, the other tasks by their id"
+            f"{column} holds one id per row while prompts repeat: tasks are keyed by the prompt"
         )
+        return
+    plan.sources["task_id"] = (
+        f"{plan.sources['task_id']}; a hash of prompt text where {column} is one per row"
+    )
+    plan.notes.append(
+        f"{column} holds one id per row on {ids.len()} rows whose prompts repeat: those"
+        " rows are keyed by the prompt, the other tasks by their id"
+    )
 
 
 def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
@@ -1219,7 +1434,42 @@ def _part_of(
     part = _Part(source, plan, frame, stats, scan, hint, scanned.tables, scanned.writers)
     part.task_table = scanned.task_table
     part.raw = raw
+    part.shape, part.sliced = shape, scanned.sliced
     return part
+
+
+def _slice_part(part: _Part, value: str | None, missing: str) -> _Part | None:
+    """The rows of one value of the ``--by`` column in a file read once with ``by``
+    (:class:`_Sliced`), as a file of those rows alone reads: its own stats, writers, judge
+    counts, per-task tables and consumer aggregate, its ids keyed by the prompt where its own
+    are one per row, and its facts (:func:`_facts_of`, which refuses what those rows alone
+    cannot route). None: the file holds no row of the value."""
+    assert part.sliced is not None and part.shape is not None
+    if value not in part.sliced.firsts():
+        return None
+    scanned = part.sliced.one(value)
+    plan = dataclasses.replace(
+        part.plan, sources=dict(part.plan.sources), notes=list(part.plan.notes)
+    )
+    if plan.slice is not None:  # the rows a refusal names are the value's
+        within = _within(plan.slice, value)
+        old = plan.row_filter
+        plan.row_filter = within if old is None else old.fill_null(False) & within
+    rekeyed = part.rekeyed.get(value)
+    if rekeyed is not None:
+        _rekey_words(plan, rekeyed[0])
+    rows = _within(pl.col(SLICE), value)
+    frame = part.frame.filter(rows)
+    assert part.raw is not None
+    one = _part_of(part.source, plan, frame, scanned, part.shape, part.binary_hint, part.raw)
+    one.sliced = None
+    one.absent = part.absent
+    one.located = None if part.located is None else part.located.filter(rows)
+    one.facts = _facts_of(one, _Pass(threshold=1.0, missing=missing))
+    if rekeyed is not None:
+        assert plan.by_prompt is not None
+        _set_rekeyed(one.facts, plan.by_prompt[1], rekeyed[1])
+    return one
 
 
 def coerced_lines(
@@ -1530,12 +1780,6 @@ def _planned(
     )
     if "task_id" in absent:  # no id on any row: null, as a row without one reads
         run.no_ids = True
-    if run.only is not None and plan.slice is not None:
-        value = run.only.value
-        within = plan.slice.is_null() if value is None else plan.slice == value
-        plan.row_filter = (
-            within if plan.row_filter is None else plan.row_filter.fill_null(False) & within
-        )
     return plan, leaves, absent
 
 

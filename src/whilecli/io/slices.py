@@ -4,11 +4,10 @@ a difficulty): each slice's rows read as if they were the whole input (DESIGN se
 What reading finds is a property of the rows it reads: error replies, ungraded rows, partial
 credit, ids that are one per row, identical draws and cut-off partial credit are counted over
 a slice's own rows, and a slice its rows alone would refuse (most replies errors, no graded
-row) is refused. Each slice is read with the column's value as a row filter applied before
-any fact is computed (:class:`whilecli.io.read.Slice`), so every fact is the one the same
-rows read alone give, and every row keeps its file position for ``--show``. The input is
-expanded once (stdin and FIFOs included); the first read validates the pool as a whole and
-finds the values in the order they first occur.
+row) is refused. Each input is read once (:func:`whilecli.io.read.read_by`; stdin and FIFOs
+included): its pass groups every fact by the column's value as well as by task, the pool as
+a whole is validated from the same pass, and each slice's facts are the ones the same rows
+read alone give, every row keeping its file position for ``--show``.
 """
 
 from __future__ import annotations
@@ -17,12 +16,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
 from whilecli.errors import InputError
-from whilecli.io.read import Slice, StreamedRows, read_rows
+from whilecli.io.read import MAX_SLICES, StreamedRows, read_by
 from whilecli.io.rows import Aggregate
 from whilecli.io.sources import expand_paths
 
-#: Slices read at the most (a column with thousands of values is no slicing column).
-MAX_SLICES = 64
+__all__ = ["MAX_SLICES", "read_slices"]
 
 
 def read_slices(
@@ -40,8 +38,10 @@ def read_slices(
     the error naming the slice."""
     notes: list[str] = []
     sources = expand_paths(paths, stdin, notes, input_format=input_format)
-    whole = read_rows(paths, by=by, sources=sources, input_format=input_format, **read_args)
-    found = whole.slices
+    read = read_by(
+        paths, by, sources=sources, input_format=input_format, aggregate=aggregate(), **read_args
+    )
+    found = read.values
     if len(found) > MAX_SLICES:
         raise InputError(
             f"--by: the column has {len(found)} values; at most {MAX_SLICES} slices are routed",
@@ -50,14 +50,7 @@ def read_slices(
     out: list[tuple[str | None, StreamedRows]] = []
     for value in found:
         try:
-            rows = read_rows(
-                paths,
-                sources=sources,
-                input_format=input_format,
-                aggregate=aggregate(),
-                only=Slice(by, value),
-                **read_args,
-            )
+            rows = read.rows(value, aggregate())
         except InputError as err:
             said = f" (--by {by}: {'(none)' if value is None else value})"
             err.args = (f"{err.args[0]}{said}", *err.args[1:])
