@@ -214,6 +214,36 @@ def test_each_slice_of_any_input_routes_as_its_rows_alone(
             assert have[key] == want[key], (name, key)
 
 
+@settings(SETTINGS, max_examples=12)
+@given(
+    drawn=sliced_files(),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+    by=st.sampled_from(["reward", "finish_reason", "task_id", "prompt", "error", "model"]),
+)
+def test_any_column_slices_the_rows_it_holds(
+    tmp_path_factory: pytest.TempPathFactory,
+    drawn: tuple[dict[str | None, list[int]], list[dict[str, Any]]],
+    kind: str,
+    by: str,
+) -> None:
+    """``--by`` a column that a canonical field reads too (the reward, the cut-off flag, the
+    id, the prompt) slices the rows by its value, never reads the field as text: the route
+    ends routed or refused, and the slices' rows add up to the pool's."""
+    _, rows = drawn
+    path = _write(tmp_path_factory.mktemp("col") / f"all.{kind}", rows, kind)
+    try:
+        got = run_route([path], by=by)
+    except InputError as err:  # a slice its rows alone refuse, or too many values
+        event(f"--by {by}: refused")
+        assert err.file is not None or err.field is not None, err
+        return
+    event(f"--by {by}: routed")
+    assert isinstance(got, Slices)
+    whole = run_route([path])
+    assert not isinstance(whole, Slices)
+    assert sum(route.summary["rows"] for _, route in got.routes) == whole.summary["rows"]
+
+
 def test_a_slice_read_once_keeps_its_own_facts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -330,8 +330,13 @@ class Leaves:
         return _chain(path).cast(dtype)
 
     def text(self, dotted: str) -> pl.Expr:
-        """The value at ``dotted`` as text: strings as they are, anything else as JSON."""
+        """The value at ``dotted`` as text: strings as they are, anything else as JSON. A
+        leaf another field reads as a number or a flag (``--by reward``) is read as that, and
+        its value written as text: a JSON Lines scan reads each leaf as one type."""
         if self.schema is None:
+            known = self.paths.get(split_path(dotted))
+            if known is not None and known != pl.String:
+                return self.expr(dotted, known).cast(pl.String)
             return self.expr(dotted, pl.String)
         path = split_path(dotted)
         self.paths[path] = pl.String
