@@ -107,7 +107,7 @@ def test_few_tasks_are_undecided(tmp_path: Path) -> None:
     a = write_dump(tmp_path / "a.jsonl", {"x": (0, 2), "y": (0, 2)})
     result = invoke("diff", b, a, "--fail-on", "regression")
     assert result.exit_code == 0 and result.stdout.startswith("whilecli diff: undecided")
-    assert "no interval: 2 tasks" in result.stdout
+    assert "[no interval] n=2 paired tasks (8 rows): 2 tasks" in " ".join(result.stdout.split())
 
 
 def test_no_shared_task_and_bad_usage(tmp_path: Path) -> None:

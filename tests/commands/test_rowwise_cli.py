@@ -129,7 +129,7 @@ def test_groupwise_reward_mode_and_spread_warning(tmp_path: Path) -> None:
         app, ["update", str(rows), "--method", "groupwise", "--mode", "reward", "-o", str(out)]
     )
     assert result.exit_code == 0, result.output
-    assert "warning: std of the scores 0.000" in result.stdout
+    assert "warning: std of the scores 0.00 < 0.05" in result.stdout
     back = pl.read_ndjson(out)
     assert back["reward"].to_list() == pytest.approx([0.8, 0.8, 0.0, 1.0])
     assert back["reward_original"].to_list() == [1.0, 1.0, 0.0, 1.0]

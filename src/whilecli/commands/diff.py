@@ -150,13 +150,10 @@ def parse_diff_policies(values: list[str] | None) -> tuple[str, ...]:
 
 
 def signed(rate: Rate, digits: int = 2) -> str:
-    """A difference with its sign and interval: ``+0.12 [+0.05, +0.19] n=64 tasks``."""
-    v = "n/a" if rate.value is None else f"{rate.value:+.{digits}f}"
-    if rate.low is not None and rate.high is not None:
-        ci = f" [{rate.low:+.{digits}f}, {rate.high:+.{digits}f}]"
-    else:
-        ci = f" [no interval: {rate.why_no_interval}]"
-    return f"{v}{ci} {rate.sample()}"
+    """A difference as every rate prints (``Rate.format``, signed for paired tasks):
+    ``+0.12 [+0.05, +0.19] n=64 paired tasks (512 rows)``; without an interval, why after it."""
+    why = f": {rate.why_no_interval}" if rate.low is None and rate.why_no_interval else ""
+    return rate.format(digits) + why
 
 
 def _ids(ids: list[str]) -> str:

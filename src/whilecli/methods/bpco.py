@@ -25,6 +25,7 @@ from typing import ClassVar
 import torch
 
 from whilecli import knobs as declared
+from whilecli.commands._style import fraction
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -375,7 +376,7 @@ class BPCO(TwoStep):
         notes += compile_note(self._compiled)
         if clipped:
             notes.append(
-                f"{clipped} of {n_tokens} action tokens ({clipped / n_tokens:.1%}) were clipped "
+                f"{clipped} of {n_tokens} action tokens (share {fraction(clipped / n_tokens)}) were clipped "
                 f"(ratio beyond 1 ± {self.clip:g}/μ in the direction of the advantage) and get 0."
             )
         if n_clamped:

@@ -47,9 +47,11 @@ import numpy as np
 import polars as pl
 
 from whilecli import knobs as declared
+from whilecli.commands._style import fraction
 from whilecli.errors import UsageError
 from whilecli.methods import rowio
 from whilecli.methods.rowio import Table
+from whilecli.route.model import against
 
 SOLUTION_ALIASES: tuple[str, ...] = ("solution_score", "s_solution", "score_solution", "solution")
 BEHAVIOR_ALIASES: tuple[str, ...] = (
@@ -94,15 +96,20 @@ def check_spread(scores: np.ndarray) -> Spread:
     std = float(np.std(scores))
     share = float(np.mean(np.abs(scores - np.median(scores)) <= SPREAD_BAND))
     if std < SPREAD_MIN_STD:
-        why = f"std of the scores {std:.3f} < {SPREAD_MIN_STD}: the grader cannot tell passes apart"
+        std_shown, std_limit = against(std, SPREAD_MIN_STD)
+        why = f"std of the scores {std_shown} < {std_limit}: the grader cannot tell passes apart"
         return Spread(n, std, share, True, why)
     if share > SPREAD_CLUSTER_SHARE:
+        share_shown, share_limit = against(share, SPREAD_CLUSTER_SHARE)
         why = (
-            f"{share:.0%} of the scores lie within {SPREAD_BAND} of the median: "
+            f"a share {share_shown} (> {share_limit}) of the scores lie within {SPREAD_BAND} of "
+            "the median: "
             "the grader cannot tell passes apart"
         )
         return Spread(n, std, share, True, why)
-    return Spread(n, std, share, False, f"std {std:.3f}, {share:.0%} near the median")
+    return Spread(
+        n, std, share, False, f"std {fraction(std)}, share {fraction(share)} near the median"
+    )
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli import knobs as declared
+from whilecli.commands._style import fraction
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -307,7 +308,7 @@ class SAO(TwoStep):
             notes.append("No behaviour log-probs: every ratio is 1, inside the band.")
         if masked:
             notes.append(
-                f"{masked} of {n_tokens} action tokens ({masked / n_tokens:.1%}) fell outside the "
+                f"{masked} of {n_tokens} action tokens (share {fraction(masked / n_tokens)}) fell outside the "
                 f"ratio band ({low:g}, {high:g}) and were masked: {below} below, {above} above."
             )
         dropped = b - kept - empty

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from whilecli.commands._style import fraction
 from whilecli.errors import InputError, UsageError
 from whilecli.knobs import BETA, CLIP
 from whilecli.methods.batch import Batch, Update, reuse
@@ -605,7 +606,7 @@ class ClippedPolicyGradient(TwoStep):
             )
         if stats["clipped_tokens"]:
             notes.append(
-                f"{int(stats['clipped_tokens'])} action tokens ({stats['clipped_share'] or 0:.1%}) "
+                f"{int(stats['clipped_tokens'])} action tokens (share {fraction(stats['clipped_share'] or 0.0)}) "
                 f"fell on the clipped branch of the surrogate (ε = {self.clip}) and get no "
                 "policy-gradient term."
             )
