@@ -112,7 +112,9 @@ def test_few_split() -> None:
     assert holds(route_of(MIXED), "few-split") is None
     thin = [(1, 8, False, "m")] * 10 + [(0, 8, False, "m")] * 30  # 10 split of 40
     reason = holds(route_of(thin), "few-split")
-    assert reason is not None and reason.startswith("10 split tasks of 40 grouped (0.25): need")
+    assert reason is not None
+    assert reason.startswith("10 split tasks of 40 grouped (split share 0.25 [")
+    assert "n=40 tasks (320 rows)): need" in reason  # a share prints as every rate does
     singles = [(i % 2, 1, False, "m") for i in range(50)]
     assert "no grouped task" in (holds(route_of(singles), "few-split") or "")
     assert "(floor)" in (holds(route_of([(0, 4, False, "m")] * 40), "few-split") or "")

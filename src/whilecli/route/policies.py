@@ -35,7 +35,7 @@ from typing import Any
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.route.judges import Audit, JudgeScan
-from whilecli.route.model import CheckResult, Route, Status
+from whilecli.route.model import CheckResult, Rate, Route, Status
 
 #: Every policy name, in the order reports list them.
 POLICIES: tuple[str, ...] = (
@@ -164,10 +164,9 @@ def few_split(route: Route, evidence: Evidence) -> str | None:
         return None
     from whilecli.route.checks import need_words
 
-    return (
-        f"{_plural(split, 'split task')} of {grouped} grouped ({split / grouped:.2f}): "
-        + need_words(need)
-    )
+    share = m.get("split_share")  # the band's Rate, printed as every rate is
+    shown = f"split share {share.format()}" if isinstance(share, Rate) else f"{split / grouped:.2f}"
+    return f"{_plural(split, 'split task')} of {grouped} grouped ({shown}): " + need_words(need)
 
 
 def judge_unaudited(route: Route, evidence: Evidence) -> str | None:
