@@ -207,7 +207,8 @@ def to_markdown(
     out += ["| measure | value |", "|---|---|"]
     out += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in diff_lines(diff)]
     out += [""] + [f"- **failed** {md_cell(f)}" for f in failed]
-    out += [f"- **warning** {md_cell(w)}" for w in warnings or []]
+    if warnings:  # as the route's Markdown says them
+        out += [""] * bool(failed) + ["### Warnings", ""] + [f"- {md_cell(w)}" for w in warnings]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
