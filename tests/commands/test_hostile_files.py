@@ -231,3 +231,180 @@ def test_every_command_takes_a_hostile_parquet_file_or_refuses_it_in_one_line(
         for name in ("route", "check", "diff", "size", "summarize", "ada"):
             code, err = got[name]
             assert code == 2 and path.name in err and place in err, (name, err, str(refusal))
+
+
+# --- compressed streams: cut, damaged, followed by other bytes, or of a kind not read ------
+
+
+def _zstd(data: bytes) -> bytes:
+    import pyarrow as pa
+
+    return bytes(pa.Codec("zstd").compress(data, asbytes=True))
+
+
+def _decodable_lines(data: bytes) -> int:
+    """Newlines in what a gzip stream decodes to before it breaks off (the damage's line is
+    the one after them)."""
+    import zlib
+
+    return zlib.decompressobj(wbits=31).decompress(data).count(b"\n")
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    codec=st.sampled_from(["gzip", "zstd"]),
+    lines=st.integers(16, 3000),
+    damage=st.sampled_from(["cut", "trailing"]),
+    cut=st.floats(0.05, 0.98),
+    tail=st.binary(min_size=1, max_size=64).filter(lambda b: bool(b.strip(b"\x00"))),
+)
+def test_a_damaged_compressed_file_is_refused_at_its_line(
+    tmp_path_factory: pytest.TempPathFactory,
+    codec: str,
+    lines: int,
+    damage: str,
+    cut: float,
+    tail: bytes,
+) -> None:
+    """A compressed file cut short, or followed by bytes that are no stream: every command
+    refuses it in one line naming the line the decoding stopped in (gzip: exactly the line;
+    zstd, which decodes in blocks: that line or one before it), never the first line of a
+    file whose damage is far into it."""
+    tmp = tmp_path_factory.mktemp("codec")
+    text = "".join(
+        json.dumps({"task_id": f"t{i // 4}", "reward": float(i % 3 == 0), "pad": "x" * 80}) + "\n"
+        for i in range(lines)
+    ).encode()
+    packed = gzip.compress(text) if codec == "gzip" else _zstd(text)
+    data = packed[: max(10, int(len(packed) * cut))] if damage == "cut" else packed + tail
+    path = tmp / f"rows.jsonl.{'gz' if codec == 'gzip' else 'zst'}"
+    path.write_bytes(data)
+    if damage == "trailing" and codec == "gzip" and tail.startswith(b"\x1f\x8b"):
+        return  # the start of another gzip member: a stream of its own
+    truth = lines + 1 if damage == "trailing" else None
+    if codec == "gzip" and damage == "cut":
+        truth = _decodable_lines(data) + 1
+    for name, (code, err) in _run_all(path, tmp).items():
+        if name == "watch":
+            continue
+        assert code == 2 and path.name in err, (name, err)
+        found = re.search(rf"{path.name}:(\d+): cannot decompress", err)
+        assert found is not None, (name, err)
+        if truth is not None and codec == "gzip":
+            assert int(found.group(1)) == truth, (name, err, truth)
+        elif truth is not None:
+            assert int(found.group(1)) <= truth, (name, err, truth)
+
+
+@pytest.mark.parametrize("codec", ["bzip2", "xz"])
+@pytest.mark.parametrize("named", [True, False])
+def test_rows_compressed_by_a_tool_not_read_are_named(
+    codec: str, named: bool, tmp_path: Path
+) -> None:
+    """bzip2 and xz streams are not read: a file of them (by its name or behind a .jsonl
+    name, or on stdin) is refused naming the compression, never as text that is not UTF-8;
+    in a folder beside other rows it is refused, never left out in silence."""
+    import bz2
+    import lzma
+
+    data = bz2.compress(GOOD.encode()) if codec == "bzip2" else lzma.compress(GOOD.encode())
+    suffix = ".bz2" if codec == "bzip2" else ".xz"
+    path = tmp_path / ("rows.jsonl" + (suffix if named else ""))
+    path.write_bytes(data)
+    for name, (code, err) in _run_all(path, tmp_path).items():
+        if name != "watch":
+            assert code == 2 and f"compressed with {codec}" in err, (name, err)
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(GOOD)
+    (folder / ("b.jsonl" + suffix)).write_bytes(data)
+    code, err = _run_all(folder, tmp_path)["route"]
+    assert code == 2 and f"b.jsonl{suffix}" in err and f"compressed with {codec}" in err, err
+    result = CliRunner().invoke(app, ["route", "-"], input=data)
+    assert result.exit_code == 2 and f"compressed with {codec}" in result.stderr
+
+
+# --- links that loop ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["self", "pair", "in-folder"])
+def test_a_loop_of_links_is_named_a_loop(kind: str, tmp_path: Path) -> None:
+    if kind == "self":
+        path = tmp_path / "self.jsonl"
+        os.symlink(path.name, path)
+    elif kind == "pair":
+        path = tmp_path / "a.jsonl"
+        os.symlink("b.jsonl", path)
+        os.symlink("a.jsonl", tmp_path / "b.jsonl")
+    else:
+        path = tmp_path / "shards"
+        path.mkdir()
+        (path / "a.jsonl").write_text(GOOD)
+        os.symlink("b.jsonl", path / "b.jsonl")
+    for name, (code, err) in _run_all(path, tmp_path).items():
+        if name != "watch":
+            assert code == 2 and "loop of links" in err, (name, err)
+
+
+# --- NUL bytes where text should be -------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["utf-16-be", "utf-32", "zeros"])
+def test_nul_bytes_in_a_line_are_named(kind: str, tmp_path: Path) -> None:
+    """UTF-16 or UTF-32 text without a byte order mark, or zeros a crash left at a file's
+    end: refused at the line, saying what the NUL bytes likely are."""
+    data = {
+        "utf-16-be": GOOD.encode("utf-16-be"),
+        "utf-32": GOOD.encode("utf-32-le"),
+        "zeros": GOOD.encode() + b"\x00" * 300,
+    }[kind]
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(data)
+    line = 17 if kind == "zeros" else 1
+    for name, (code, err) in _run_all(path, tmp_path).items():
+        if name != "watch":
+            assert code == 2 and f"rows.jsonl:{line}:" in err and "NUL" in err, (name, err)
+
+
+# --- Parquet values refused at their row ---------------------------------------------------
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=st.integers(2, 40),
+    data=st.data(),
+    kind=st.sampled_from(["bytes-not-text", "list-reward", "struct-reward"]),
+)
+def test_a_parquet_value_no_reader_takes_is_refused_at_its_row(
+    tmp_path_factory: pytest.TempPathFactory, rows: int, data: st.DataObject, kind: str
+) -> None:
+    """A binary id column with bytes that are not UTF-8 from row ``bad``, or a reward column
+    of lists or objects null before row ``bad``: every reading command names row ``bad``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bad = data.draw(st.integers(0, rows - 1))
+    ids = [f"t{i // 4}".encode() for i in range(rows)]
+    grades: list[object] = [float(i % 2) for i in range(rows)]
+    if kind == "bytes-not-text":
+        ids[bad] = b"\xff\xfe" + ids[bad]
+        table = pa.table({"task_id": pa.array(ids, pa.binary()), "reward": grades})
+    else:
+        cells = [None if i < bad else g for i, g in enumerate(grades)]
+        wrapped = [c if c is None else [c] if kind == "list-reward" else {"s": c} for c in cells]
+        table = pa.table({"task_id": [i.decode() for i in ids], "reward": wrapped})
+    tmp = tmp_path_factory.mktemp("parquet-row")
+    path = tmp / "rows.parquet"
+    pq.write_table(table, path)
+    got = _run_all(path, tmp)
+    for name in ("route", "check", "diff", "size", "summarize", "ada"):
+        code, err = got[name]
+        assert code == 2 and f"row {bad}:" in err, (name, err, bad)

@@ -52,6 +52,7 @@ from whilecli.io.sources import (
     expand_paths,
     iter_lines,
     parse_line,
+    refuse_unread_compression,
 )
 
 #: The fields a batch file's own columns feed: the per-token lists and rae's ``agent``. The
@@ -95,13 +96,13 @@ def _named_kind(path: Path) -> str | None:
     return None
 
 
-def _head(source: Source) -> bytes:
+def _head(source: Source, size: int = 4) -> bytes:
     if source.data is not None:
-        return source.data[:4]
+        return source.data[:size]
     assert source.path is not None
     try:
         with open(source.path, "rb") as fh:
-            return fh.read(4)
+            return fh.read(size)
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}", file=source.name) from None
 
@@ -117,6 +118,7 @@ def batch_sources(path: str | Path, input_format: str | None = None) -> list[Sou
         and _named_kind(p) is None
         and _head(Source(name=str(p), kind="jsonl", path=p)) != PARQUET_MAGIC
     ):
+        refuse_unread_compression(_head(Source(name=str(p), kind="jsonl", path=p), 6), str(p))
         raise UsageError(
             f"{p}: unknown file type {p.suffix!r}; use .jsonl, .json, .csv, .tsv or .parquet"
         )

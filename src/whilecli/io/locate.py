@@ -33,6 +33,11 @@ INDEX_LIKE = ("step", "sample_id", "rollout_index", "_ng_rollout_index", "advant
 NOT_GRADES = ("truncated", "is_truncated", "error", "failureReason", "failure_reason")
 
 
+#: An infinite number as a text column holds it (a JSON ``1e400`` or ``Infinity`` among text
+#: ids reads as ``Infinity``): no id, as the number itself is none.
+INFINITE_TEXTS = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
+
+
 def no_id() -> pl.Expr:
     """A row no task keys: no id, a missing value written as text (:data:`MISSING_TEXTS`), or
     an id holding U+0000 (a NUL, or a lone UTF-16 surrogate escape such as ``\\ud800``, which is
@@ -42,14 +47,14 @@ def no_id() -> pl.Expr:
     return (
         task.is_null()
         | task.str.contains("\x00", literal=True).fill_null(False)
-        | task.str.to_lowercase().is_in(MISSING_TEXTS).fill_null(False)
+        | task.str.to_lowercase().is_in(MISSING_TEXTS + INFINITE_TEXTS).fill_null(False)
     )
 
 
 def id_problem(task: str | None, origin: str) -> str | None:
     """What is wrong with a task id (``origin``: where it was read), or None."""
-    if task is None:
-        return f"no task id ({origin})"
+    if task is None or task.lower() in INFINITE_TEXTS:
+        return f"no task id ({origin})"  # an infinite number is none, wherever it is read
     if "\x00" in task:
         return NUL_ID
     if task.lower() in MISSING_TEXTS:
@@ -69,6 +74,36 @@ def infinite_reward() -> pl.Expr:
     ungraded row, which :mod:`whilecli.io.facts` counts; a row without a task id is refused
     where a rate counts it, ``whilecli.io.read._Pass.idless``)."""
     return pl.col("reward").is_infinite().fill_null(False)
+
+
+def first_row(lf: pl.LazyFrame, rows: pl.Expr) -> int | None:
+    """The 0-based index of the first row of ``lf`` where ``rows`` holds, or None. (A lazy
+    ``arg_max`` of a boolean column may name a later row than the first true one: polars
+    2.1 gives 8 for a column true from row 0.)"""
+    found = lf.with_row_index(POS).filter(rows).select(pl.col(POS).first()).collect()
+    return None if found.height == 0 else found.item()
+
+
+def refuse_bytes_not_text(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> None:
+    """Refuse, at its row and column, the first value of a Parquet binary column that is not
+    UTF-8 text (a reader takes a binary column's values as text: polars fails the whole read
+    with "invalid utf8"); nothing when every binary value is text."""
+    for column, dtype in schema.items():
+        if dtype != pl.Binary:
+            continue
+        # polars' cast fails the whole column, strict or not: each value is tried here, on
+        # the error's path only
+        values = lf.select(column).collect().to_series()
+        for at, value in enumerate(values):
+            try:
+                None if value is None else value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(
+                    "holds bytes that are not UTF-8 text (a binary column read as text)",
+                    file=name,
+                    row=at,
+                    field=column,
+                ) from None
 
 
 def locate(

@@ -50,19 +50,31 @@ from whilecli.io import judge as judges
 from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
+    INFINITE_TEXTS,
     MISSING_TEXTS,
     POS,
     binary_columns_parquet,
     binary_columns_sample,
+    first_row,
     infinite_reward,
     locate,
     no_id,
+    refuse_bytes_not_text,
     refuse_unbounded,
 )
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan
 from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
-from whilecli.io.shape import BadValue, DType, Leaves, Shape, keep_paths, unseen_paths
+from whilecli.io.shape import (
+    BadValue,
+    DType,
+    Leaves,
+    Shape,
+    keep_paths,
+    kind_words,
+    split_path,
+    unseen_paths,
+)
 from whilecli.io.sources import (
     KeyCount,
     KeySearch,
@@ -759,18 +771,20 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     by_task = bool(own or theirs) or sliced
     keys = [SLICE, "task_id"] if sliced else ["task_id"]
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
-    queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task))]
+    queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task), ids=not by_task)]
     if by_task:  # one group-by by task serves both
         counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
         queries.append(counted.group_by(keys).agg(*counts, *own[2:], *theirs))
     if sliced:
-        queries.append(_stats(counted, run.digest, run.missing, pl.lit(False), by=SLICE))
+        queries.append(_stats(counted, run.digest, run.missing, pl.lit(False), by=SLICE, ids=False))
         rows = pl.len().cast(pl.Int64).alias("rows")
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
     found = stats.row(0, named=True)
     if grouped and not found["bad"]:
         found["bad"] = _any_bad_id(grouped[0], run)
+    if grouped:
+        found["json_id"] = bool(grouped[0].select(_json_looking(pl.col("task_id")).any()).item())
     names = [e.meta.output_name() for e in theirs]
     split: _Sliced | None = None
     writer_rows: pl.DataFrame | None
@@ -796,8 +810,8 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     return _Scanned(found, writer_rows, tables, task_table, split)
 
 
-#: The longest text a writer leaves for a missing value (:data:`MISSING_TEXTS`), in characters.
-_MISSING_CHARS = max(len(text) for text in MISSING_TEXTS)
+#: The longest text no id can be (:data:`MISSING_TEXTS`, :data:`INFINITE_TEXTS`), in characters.
+_MISSING_CHARS = max(len(text) for text in MISSING_TEXTS + INFINITE_TEXTS)
 
 
 def maybe_bad_id() -> pl.Expr:
@@ -921,15 +935,20 @@ def _probed(key: str) -> str:
 
 
 def _stats(
-    frame: pl.LazyFrame, digest: bool, missing: str, bad: pl.Expr, by: str | None = None
+    frame: pl.LazyFrame,
+    digest: bool,
+    missing: str,
+    bad: pl.Expr,
+    by: str | None = None,
+    ids: bool = True,
 ) -> pl.LazyFrame:
     """One row of aggregates over a narrow frame: everything reading checks or reports.
 
     Every column is touched (``null_count``), so a value that cannot be read fails here,
     not later in :func:`~whilecli.route.pool.summarize`. ``bad`` covers the rows' task ids
-    too unless ``ids`` is false (the caller checks the distinct ids of its group-by).
-    ``by``: one row per value of that column instead, with its first row's position
-    (``__first``).
+    too unless ``ids`` is false (the caller checks the distinct ids of its group-by), and so
+    does ``json_id`` (an id that reads as JSON text, :func:`_json_looking`). ``by``: one row
+    per value of that column instead, with its first row's position (``__first``).
     """
     reward = pl.col("reward")
     graded = reward.filter(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR))
@@ -945,6 +964,7 @@ def _stats(
         *_writer_bounds(missing),
         rows=pl.len(),
         bad=bad.any(),
+        json_id=_json_looking(pl.col("task_id")).any() if ids else pl.lit(False),
         lo=graded.min(),
         hi=graded.max(),
         partial=facts.partial(graded).sum(),
@@ -1413,6 +1433,8 @@ def _read_jsonl(
         located_rows = frame.drop(POS).lazy()
         scanned = _scan(located_rows, run, plan)
         raw = coerced.lazy()  # the plan's leaves, as the exact reader coerced them
+    if more and scanned.stats.get("json_id"):
+        _refuse_late_json_ids(source, plan, after=sample[-1][0])
     assert raw is not None and lf is not None
     part = _part_of(source, plan, lf, scanned, shape, hint, raw)
     part.located, part.absent = located_rows, absent
@@ -1514,7 +1536,46 @@ def _read_parquet(
     try:
         return _read_frame(source, lf, schema, mapping, forced, run)
     except POLARS_FAILURES as err:
+        refuse_bytes_not_text(lf, schema, source.name)
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
+
+
+def _json_looking(task: pl.Expr) -> pl.Expr:
+    """Task ids that begin as a JSON list or object does (``[``, ``{``): polars reads a list
+    or an object in a text column as its JSON text (:func:`_refuse_late_json_ids`)."""
+    return (task.str.starts_with("[") | task.str.starts_with("{")).fill_null(False)
+
+
+def _refuse_late_json_ids(source: Source, plan: Plan, after: int) -> None:
+    """Refuse, at its line, the first task id past the sample (line ``after``) that is a JSON
+    list or object, as the sample's rule refuses one in the sample
+    (:func:`whilecli.io.plan._refuse_mixed`); polars read it as its JSON text, a task of its
+    own. A text id that only looks like one (``"[a]"``) is left as it is. The lines past the
+    sample are parsed only when a grouped id looks like JSON."""
+    field = plan.fields.get("task_id")
+    if field is None or plan.sources.get("task_id") not in (field, f"{field} (--map)"):
+        return  # a hash of the prompt or a pair of fields: never JSON
+    path = split_path(field)
+    if any("[" in key for key in path):
+        return
+    lines = iter_lines(source)
+    try:
+        for lineno, line in lines:
+            if lineno <= after:
+                continue
+            value: Any = parse_line(source, lineno, line)
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, (list, dict)):
+                raise InputError(
+                    f"holds {kind_words(value)} here and plain values on other rows: a task id"
+                    " is a string or a number",
+                    file=source.name,
+                    field=field,
+                    **source.where(lineno),
+                )
+    finally:
+        lines.close()  # type: ignore[attr-defined]
 
 
 def _json_ids(frame: pl.LazyFrame) -> bool:
@@ -1686,7 +1747,7 @@ def _read_frame(
         if whole:
             raise _NotWhole from None
         top = err.path.split(".")[0].split("[")[0]
-        at = lf.select(pl.col(top).is_not_null().arg_max()).collect().item()
+        at = first_row(lf, pl.col(top).is_not_null())
         raise InputError(err.what, file=source.name, row=at, field=err.path) from None
     judge = judges.rule_expr(shape, leaves)
     _encoded_objects(lf, schema, plan, shape)

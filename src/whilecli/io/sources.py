@@ -11,6 +11,7 @@ model (vf-eval and Prime RFT ``metadata.json``, lm-eval ``results_*.json``, veri
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import glob
 import gzip
@@ -25,7 +26,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO, TypedDict
+from typing import Any, BinaryIO, TypedDict, cast
 
 import polars as pl
 
@@ -41,6 +42,17 @@ COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 PARQUET_MAGIC = b"PAR1"
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: Compressions whose streams are not read, by their magic bytes and their file suffixes
+#: (bzip2: ``BZh`` and the block size; xz: ``FD 37 7A 58 5A 00``; lz4's frame format:
+#: ``04 22 4D 18``; 7-Zip: ``37 7A BC AF 27 1C``): refused by name, never read as text
+#: that is not UTF-8, and never left out of a folder in silence.
+UNREAD_MAGIC = (
+    (re.compile(rb"BZh[1-9]"), "bzip2"),
+    (re.compile(rb"\xfd7zXZ\x00"), "xz"),
+    (re.compile(rb"\x04\x22\x4d\x18"), "lz4"),
+    (re.compile(rb"7z\xbc\xaf\x27\x1c"), "7-Zip"),
+)
+UNREAD_SUFFIXES = {".bz2": "bzip2", ".xz": "xz", ".lzma": "xz", ".lz4": "lz4", ".7z": "7-Zip"}
 #: Files other tools write beside their rows: never read as rows inside a directory.
 SIDECAR_NAMES = (
     "metadata.json",
@@ -264,14 +276,41 @@ def _file_source(path: Path, explicit: bool) -> Source | None:
         # text, or gzip bytes behind a .jsonl name, read as what they are
         try:
             with open(path, "rb") as fh:
-                head = fh.read(4)
+                head = fh.read(6)
         except OSError as err:
             raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
+        refuse_unread_compression(head, str(path))
         if kind is None:
-            kind = ("parquet", None) if head == PARQUET_MAGIC else ("jsonl", _codec_of(head))
+            kind = ("parquet", None) if head[:4] == PARQUET_MAGIC else ("jsonl", _codec_of(head))
         else:
             kind = (kind[0], _codec_of(head))
     return Source(name=str(path), kind=kind[0], path=path, compression=kind[1])
+
+
+def refuse_unread_compression(head: bytes, name: str) -> None:
+    """Refuse bytes compressed by a tool whose streams are not read (:data:`UNREAD_MAGIC`),
+    naming it: read as text they would be refused as bytes that are not UTF-8."""
+    for magic, codec in UNREAD_MAGIC:
+        if magic.match(head):
+            raise InputError(_unread(codec), file=name)
+
+
+def _unread(codec: str) -> str:
+    return (
+        f"compressed with {codec}, which is not read: decompress it first, or compress it"
+        " with gzip or zstd (.gz, .zst), which are read"
+    )
+
+
+def _refuse_unread_names(paths: list[Path]) -> None:
+    """A row file among a directory's (or a glob's) compressed by a tool whose streams are not
+    read (``rows.jsonl.bz2``): refused, as an unreadable shard is (left out in silence, its
+    rows would be missing from the numbers)."""
+    for p in paths:
+        name = p.name.lower()
+        for suffix, codec in UNREAD_SUFFIXES.items():
+            if name.endswith(suffix) and _kind_of(p.with_name(p.name[: -len(suffix)])):
+                raise InputError(_unread(codec), file=str(p))
 
 
 def _codec_of(head: bytes) -> str | None:
@@ -336,6 +375,8 @@ def _read_bounded(stream: Any, name: str, limit: int, what: str = "stream") -> b
     while True:
         try:
             chunk = stream.read(min(1 << 22, limit + 1 - total))
+        except DecodeFault as fault:
+            raise fault.refusal(name) from None
         except _read_errors() as err:
             raise InputError(f"cannot read the {what}: {_reason(err)}", file=name) from None
         if not chunk:
@@ -375,6 +416,7 @@ def _spooled(source: Source | InputError, name: str) -> Source:
 def _sniffed(data: bytes, name: str) -> Source:
     if data[:4] == PARQUET_MAGIC:
         return Source(name=name, kind="parquet", data=data)
+    refuse_unread_compression(data[:6], name)
     codec = _codec_of(data[:4])
     if codec is not None:
         data = _decompress(data, codec, name)
@@ -437,11 +479,11 @@ def _decompress(data: bytes, codec: str, name: str = "<stdin>", limit: int = -1)
     limit = stream_limit() if limit < 0 else limit
     try:
         if codec == "gzip":
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            with Decoded(gzip.GzipFile(fileobj=io.BytesIO(data)), codec) as fh:
                 return _read_bounded(fh, name, limit, "decompressed stream")
         import pyarrow as pa
 
-        stream = pa.input_stream(pa.py_buffer(data), compression=codec)
+        stream = Decoded(pa.input_stream(pa.py_buffer(data), compression=codec), codec)
         return _read_bounded(stream, name, limit, "decompressed stream")
     except _read_errors() as err:
         raise InputError(f"cannot decompress {codec} input: {_reason(err)}", file=name) from None
@@ -502,6 +544,7 @@ def expand_paths(
         elif path.is_dir():
             walked = _walk(path)
             _refuse_broken_links(walked)
+            _refuse_unread_names(walked)
             inside = [
                 s
                 for p in walked
@@ -525,10 +568,13 @@ def expand_paths(
         elif glob.has_magic(raw):
             matched = expand_glob(raw)
             _refuse_broken_links(matched)
+            _refuse_unread_names(matched)
             inside = [s for p in matched if p.is_file() and (s := _file_source(p, explicit=False))]
             if not inside:
                 raise InputError("glob matches no row file", file=raw)
             found.extend((s, False) for s in inside)
+        elif path.is_symlink():
+            raise InputError(f"cannot read: {_link_problem(path)}", file=raw)
         else:
             raise InputError("no such file or directory", file=raw)
     sources: list[Source] = []
@@ -549,9 +595,18 @@ def _refuse_broken_links(paths: list[Path]) -> None:
     unreadable shard is (left out, it would change the numbers)."""
     for p in paths:
         if _kind_of(p) is not None and p.is_symlink() and not p.exists():
-            raise InputError(
-                f"cannot read: a link to {os.readlink(p)!r}, which does not exist", file=str(p)
-            )
+            raise InputError(f"cannot read: {_link_problem(p)}", file=str(p))
+
+
+def _link_problem(link: Path) -> str:
+    """Why a link leads to no file: its target is missing, or the links loop (a link to
+    itself, or two links to each other), which the system reports as a missing file."""
+    try:
+        os.stat(link)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a link that leads back to itself (a loop of links), never to a file"
+    return f"a link to {os.readlink(link)!r}, which does not exist"
 
 
 def _is_stream(path: Path) -> bool:
@@ -616,6 +671,8 @@ def _all_bytes(source: Source) -> bytes:
     stream = _raw_stream(source)
     try:
         return stream.read()
+    except DecodeFault as fault:
+        raise fault.refusal(source.name) from None
     except _read_errors() as err:
         raise InputError(f"cannot read: {err}", file=source.name) from None
     finally:
@@ -632,6 +689,8 @@ def _first_byte(source: Source) -> bytes:
             stripped = chunk.lstrip()
             if stripped:
                 return stripped[:1]
+    except DecodeFault as fault:
+        raise fault.refusal(source.name) from None
     except _read_errors() as err:
         raise InputError(f"cannot read: {err}", file=source.name) from None
     finally:
@@ -840,14 +899,102 @@ def _raw_stream(source: Source) -> BinaryIO:
     assert source.path is not None
     try:
         if source.compression == "gzip":
-            return gzip.open(source.path, "rb")  # type: ignore[return-value]
+            return cast(BinaryIO, Decoded(gzip.open(source.path, "rb"), "gzip"))
         if source.compression == "zstd":
             import pyarrow as pa
 
-            return pa.input_stream(str(source.path), compression="zstd")
+            zstd = pa.input_stream(str(source.path), compression="zstd")
+            return cast(BinaryIO, Decoded(zstd, "zstd"))
         return open(source.path, "rb")
     except OSError as err:
         raise InputError(f"cannot open: {err.strerror or err}", file=source.name) from None
+
+
+class DecodeFault(OSError):
+    """A compressed stream that cannot be decoded past a point: why, in words, and the line
+    of the decoded text the damage is in or past (None where it has no place: a checksum
+    that does not match says a byte changed, not where)."""
+
+    def __init__(self, reason: str, line: int | None) -> None:
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+    def refusal(self, name: str) -> InputError:
+        return InputError(f"cannot decompress: {self.reason}", file=name, line=self.line)
+
+
+class Decoded:
+    """A decompressing stream (gzip, zstd) that hands over every byte it decoded before a
+    fault and raises the fault (:class:`DecodeFault`) at the next read, counting the lines it
+    handed over: a stream cut short, damaged, or followed by bytes of another kind is refused
+    at the line the decoding stopped in. (Python's gzip reader drops what one ``read`` decoded
+    when it fails, so a fault in a file's first megabyte would name its first line.) A read of
+    everything (``read()``) never returns part of it: the fault is raised there."""
+
+    def __init__(self, stream: Any, codec: str) -> None:
+        self.stream, self.codec = stream, codec
+        self.lines = 0  # newlines in the bytes handed over
+        self.ended = False  # a stream (gzip: a member) ended whole before the fault
+        self.fault: DecodeFault | None = None
+        # gzip: exactly one decoding step per read1; pyarrow's zstd decodes ahead in blocks
+        self._piece = stream.read1 if isinstance(stream, gzip.GzipFile) else None
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.fault is not None:
+            raise self.fault
+        want = size if size is not None and size >= 0 else None
+        parts: list[bytes] = []
+        got, failed = 0, None
+        while want is None or got < want:
+            step = 1 << 20 if want is None else want - got
+            try:
+                piece = self._piece(step) if self._piece else self.stream.read(min(step, 1 << 16))
+            except _read_errors() as err:
+                failed = err
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        data = b"".join(parts)
+        self.lines += data.count(b"\n")
+        if failed is not None:
+            self.fault = self._fault(failed)
+            if not data or want is None:
+                raise self.fault from None
+        return data
+
+    def _fault(self, err: BaseException) -> DecodeFault:
+        text = _reason(err)
+        low = text.lower()
+        codec, line = self.codec, self.lines + 1
+        if "crc check failed" in low or "checksum" in low:
+            return DecodeFault(
+                f"the {codec} data is damaged: its checksum does not match (a byte changed"
+                " somewhere), so no line of it can be trusted",
+                None,
+            )
+        if isinstance(err, EOFError) or "truncated" in low or "ended before" in low:
+            return DecodeFault(
+                f"the {codec} stream breaks off in this line or past it: the file is cut short",
+                line,
+            )
+        if isinstance(err, gzip.BadGzipFile) and "not a gzipped file" in low and self.lines:
+            return DecodeFault(
+                f"bytes follow the end of the {codec} stream that are not {codec} (something"
+                " written after it, or two files joined)",
+                line,
+            )
+        return DecodeFault(f"the {codec} data is damaged in this line or past it ({text})", line)
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self) -> Decoded:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 #: Bytes read at a time when walking a file line by line.
@@ -878,6 +1025,8 @@ class _LineBlocks:
             while True:
                 try:
                     chunk = stream.read(self.size)
+                except DecodeFault as fault:
+                    raise fault.refusal(self.source.name) from None
                 except _read_errors() as err:
                     raise InputError(
                         f"cannot read this line: {_reason(err)}",
@@ -1174,7 +1323,7 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
                 **source.where(lineno),
             ) from None
         raise InputError(
-            f"not valid JSON (column {err.colno}: {err.msg})",
+            f"not valid JSON (column {err.colno}: {err.msg}){_nul_hint(line)}",
             file=source.name,
             **source.where(lineno),
         ) from None
@@ -1189,6 +1338,18 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
             **source.where(lineno),
         )
     return value
+
+
+def _nul_hint(line: bytes) -> str:
+    """Why a line that is no JSON holds NUL bytes: text in UTF-16 or UTF-32 without a byte
+    order mark (every ASCII character followed or led by zeros), or zeros a crash or a
+    preallocating writer left in the file."""
+    if b"\x00" not in line:
+        return ""
+    return (
+        ": the line holds NUL bytes (UTF-16 or UTF-32 text without a byte order mark, or"
+        " zeros a crash left in the file; JSON Lines is UTF-8)"
+    )
 
 
 def refuse_repeated_keys(source: Source, limit: int) -> None:
