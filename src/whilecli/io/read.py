@@ -1637,6 +1637,17 @@ class _DepthGuard:
         return self.found
 
 
+def _past_exact_floats(frame: pl.DataFrame) -> bool:
+    """Whether a top-level float column holds a value of 2^53 or more in size: polars reads an
+    integer past 2^63 beside a float as a float, which keeps 53 bits (two task ids 2^63 and
+    2^63 + 1 would be one task). The usual read takes such a column as text, digits kept."""
+    floats = [name for name, dtype in frame.schema.items() if dtype == pl.Float64]
+    if not floats:
+        return False
+    big = pl.any_horizontal((pl.col(name).abs() >= 2.0**53).any() for name in floats)
+    return bool(frame.select(big.fill_null(False)).item())
+
+
 class _NotWhole(Exception):
     """A JSON Lines file the whole read cannot take: read the usual way, which names the line."""
 
@@ -1656,7 +1667,7 @@ def _read_jsonl_whole(
             )
         finally:
             guard.check()  # a line nested too deep is refused first, read or not
-        if frame.height == 0:
+        if frame.height == 0 or _past_exact_floats(frame):
             raise _NotWhole
         if frame.height > TYPE_ROWS:  # the rows past those parsed by Python
             named = named_values(frame.schema)

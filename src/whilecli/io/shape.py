@@ -493,6 +493,12 @@ def _coerce(value: Any, dtype: DType, path: str) -> Any:
             return None
         return [_coerce(v, dtype.inner, f"{path}[]") for v in value]
     if dtype == pl.String:
+        if isinstance(value, (bool, int, float)):
+            # as polars' reader renders a number read as text, ids then one rule: 7.0 is 7
+            # (imported here: it loads numpy, which a plain route never needs)
+            from whilecli.io.columns import render_text
+
+            return render_text(value)
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if dtype == pl.Float64:
         if isinstance(value, bool):
