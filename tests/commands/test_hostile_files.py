@@ -6,9 +6,13 @@ The files are drawn by the hostile-row generator (:func:`tests.io.test_hostile_r
 NaN and infinities, huge integers, wrong types, a byte order mark, UTF-16, CRLF ends,
 trailing garbage, bytes that are not UTF-8) and beside it: an empty file, a truncated or
 corrupt gzip stream, a directory of shards one of which cannot be read, and a key written
-twice on a line, in the rows the reader samples and past them. Commands run in process
-(typer's CliRunner); one case runs the installed entry point in a fresh interpreter, as a
-user would.
+twice on a line, in the rows the reader samples and past them. Generated too: gzip and zstd
+files cut at a drawn byte or followed by drawn bytes, refused at the line the decoding
+stopped in (for gzip, the line a plain ``zlib`` decoder reaches); bzip2 and xz rows, by name,
+behind a ``.jsonl`` name, on stdin and in a folder; loops of links; NUL bytes where text
+should be; Parquet values refused at a drawn row (bytes that are not UTF-8 in a binary id
+column, a list or object reward column null before it). Commands run in process (typer's
+CliRunner); one case runs the installed entry point in a fresh interpreter, as a user would.
 """
 
 from __future__ import annotations
