@@ -412,3 +412,28 @@ def test_a_parquet_value_no_reader_takes_is_refused_at_its_row(
     for name in ("route", "check", "diff", "size", "summarize", "ada"):
         code, err = got[name]
         assert code == 2 and f"row {bad}:" in err, (name, err, bad)
+
+
+# --- hidden files in a folder of shards ----------------------------------------------------
+
+
+@pytest.mark.parametrize("hidden", [".h.jsonl", ".#rows.jsonl", ".cache/c.jsonl"])
+def test_a_folder_leaves_out_what_its_glob_leaves_out(hidden: str, tmp_path: Path) -> None:
+    """A file under a name that begins with a dot (a file in progress, an editor's lock link,
+    a cache folder) is no shard: a folder reads what ``folder/**/*.jsonl`` reads, never
+    refused for it or counting its rows."""
+    folder = tmp_path / "shards"
+    (folder / ".cache").mkdir(parents=True)
+    (folder / "a.jsonl").write_text(GOOD)
+    if hidden == ".#rows.jsonl":
+        os.symlink("user@host.1234:1700000000", folder / hidden)  # a link to nothing
+    else:
+        (folder / hidden).write_text(GOOD.replace('"t', '"u') + "garbage\n")
+    spelled = {}
+    for name, args in {"folder": str(folder), "glob": f"{folder}/**/*.jsonl"}.items():
+        result = CliRunner().invoke(app, ["route", args, "--format", "json"])
+        assert result.exit_code == 0, (hidden, name, result.stderr)
+        spelled[name] = json.loads(result.stdout)["evidence"]
+    assert spelled["folder"] == spelled["glob"], hidden
+    got = _run_all(folder, tmp_path)
+    assert all(code in (0, 1) for name, (code, _) in got.items() if name in ("route", "ada")), got

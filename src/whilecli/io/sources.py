@@ -542,7 +542,12 @@ def expand_paths(
                 notes.append(f"{raw}: prime-rl run, {picked[1]}")
             found.append((_file_source(picked[0], explicit=True), True))  # type: ignore[arg-type]
         elif path.is_dir():
-            walked = _walk(path)
+            walked, hidden = _unhidden(path, _walk(path))
+            if hidden and notes is not None:
+                notes.append(
+                    f"{raw}: {len(hidden)} file(s) whose names begin with a dot left out"
+                    f" ({hidden[0]}), as a glob leaves them: a hidden file is no shard"
+                )
             _refuse_broken_links(walked)
             _refuse_unread_names(walked)
             inside = [
@@ -588,6 +593,23 @@ def expand_paths(
     if not sources:
         raise InputError("no row file: every file given is another tool's sidecar", file=paths[0])
     return sources
+
+
+def _unhidden(folder: Path, paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """A folder's files less those under a name that begins with a dot (an editor's lock
+    link ``.#rows.jsonl``, a writer's file in progress, a ``.cache`` folder), as ``*`` and
+    ``**`` leave them out (:func:`expand_glob`) and Arrow's dataset discovery does; and the
+    row files left out, by their path within the folder."""
+    kept: list[Path] = []
+    hidden: list[str] = []
+    for p in paths:
+        rel = p.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts):
+            if _kind_of(p) is not None:
+                hidden.append(str(rel))
+        else:
+            kept.append(p)
+    return kept, hidden
 
 
 def _refuse_broken_links(paths: list[Path]) -> None:
