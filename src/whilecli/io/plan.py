@@ -122,6 +122,11 @@ class Plan:
     prompt_key: pl.Expr | None = None
     #: The task id keyed by the prompt, and the id column it would set aside (per-row ids).
     by_prompt: tuple[pl.Expr, str] | None = None
+    #: :attr:`task_id` with an id that is no id (blank, a missing value's text) kept as
+    #: written (:func:`no_blank` left out), where that is the only difference: a group-by by it
+    #: and a look at its distinct ids for such an id find the tasks :attr:`task_id` keys
+    #: without stripping and lower-casing every row's id. None: none.
+    task_key: pl.Expr | None = None
     prompt_field: str | None = None  # where the prompt text was read
 
 
@@ -290,8 +295,13 @@ def build_plan(
             if row_filter is None and sources["task_id"] == fields["task_id"]:
                 # a row without an id (null, empty) is keyed by its prompt, as a file without
                 # an id column is; only those rows' prompts are hashed
-                own = pl.when(task.is_null()).then(leaves.text(prompt_alias))
-                task = pl.coalesce(task, _hashed(own, prompt_only=prompt_alias == "messages"))
+                def keyed(task: pl.Expr) -> pl.Expr:
+                    own = pl.when(task.is_null()).then(leaves.text(prompt_alias))
+                    return pl.coalesce(task, _hashed(own, prompt_only=prompt_alias == "messages"))
+
+                task = keyed(task)
+                if ctx.task_key is not None:
+                    ctx.task_key = keyed(ctx.task_key)
     completion_text = None if completion is None else leaves.text(completion)
     listed = completion is not None and "list" in shape.kinds_at(completion)
     reply = facts.reply_state(
@@ -312,6 +322,7 @@ def build_plan(
     return Plan(
         format=fmt,
         task_id=task,
+        task_key=ctx.task_key,
         reward=reward,
         truncated=truncated,
         model=model,
@@ -379,6 +390,7 @@ class _Context:
     sample: Sequence[Mapping[str, object]] = ()
     sample_lines: Sequence[int] = ()
     explode: bool = False  # the reward is a list of grades: one rollout per element
+    task_key: pl.Expr | None = None  # the task id with no-ids as written (Plan.task_key)
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -386,7 +398,8 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     shape, leaves, fmt, sources, fields = ctx.shape, ctx.leaves, ctx.fmt, ctx.sources, ctx.fields
     row_filter: pl.Expr | None = None
     if col is not None:
-        task = no_blank(leaves.expr(col, pl.String))
+        ctx.task_key = leaves.expr(col, pl.String)
+        task = no_blank(ctx.task_key)
         sources["task_id"], fields["task_id"] = f"{col} (--map)", col
     elif fmt == "prime-rft" and shape.has("step") and shape.has("problem_id"):
         task = pl.concat_str(
@@ -410,9 +423,10 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     elif (
         alias := _first(shape, (*FORMAT_IDS.get(fmt, ()), *TASK_ALIASES), SCALAR, ctx)
     ) is not None:
-        task = no_blank(leaves.expr(alias, pl.String))
-        if "float" in shape.kinds_at(alias):
-            task = integral_id(task)
+        ctx.task_key = leaves.expr(alias, pl.String)
+        task = no_blank(ctx.task_key)
+        if "float" in shape.kinds_at(alias):  # a no-id reads as itself, never as a number
+            task, ctx.task_key = integral_id(task), integral_id(ctx.task_key)
         sources["task_id"], fields["task_id"] = alias, alias
         if fmt == "lm-eval" and shape.has("filter"):
             keep = ctx.first_row.get("filter") if ctx.first_row else None

@@ -63,7 +63,7 @@ from whilecli.io.locate import (
     refuse_unbounded,
 )
 from whilecli.io.options import ReadOptions
-from whilecli.io.plan import Plan, build_plan
+from whilecli.io.plan import Plan, build_plan, no_blank
 from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import (
     BadValue,
@@ -97,6 +97,9 @@ POLARS_FAILURES: tuple[type[BaseException], ...] = (
     pl.exceptions.PolarsError,
     getattr(pl.exceptions, "PanicException", pl.exceptions.PolarsError),
 )
+
+#: The column of a narrow frame holding the plan's task key (:attr:`Plan.task_key`).
+TASK_KEY = "__task_key"
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
@@ -690,7 +693,8 @@ def _narrow(
 ) -> pl.LazyFrame:
     """The plan's columns of a scanned frame, with the judge rule's kind per row (``judge``,
     :func:`whilecli.io.judge.rule_expr`); ``at`` (a position base) also keeps the rows'
-    positions (the frame's :data:`AT` column, offset by ``at``) for the per-task counts;
+    positions (the frame's :data:`AT` column, offset by ``at``) and the plan's task key
+    (:data:`TASK_KEY`, where it has one) for the per-task counts;
     each ``probe`` key (a top-level column of ``lf``) adds whether the row carries it, and
     each of ``named`` how many values the row holds under that key (:func:`named_values`)."""
     if plan.row_filter is not None:
@@ -698,6 +702,8 @@ def _narrow(
     exprs = _select(plan, judge, keep_pos)
     if at is not None:
         exprs.append((pl.col(AT).cast(pl.Int64) + at).alias(AT))
+        if plan.task_key is not None:
+            exprs.append(plan.task_key.cast(pl.String).alias(TASK_KEY))
     exprs += [pl.col(k).is_not_null().alias(_probed(k)) for k in probe]
     exprs += [expr.alias(_named(k)) for k, expr in (named or {}).items()]
     narrow = lf.select(exprs)
@@ -772,14 +778,19 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     keys = [SLICE, "task_id"] if sliced else ["task_id"]
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
     queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task), ids=not by_task)]
+    counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
+    aggs = [*counts, *own[2:], *theirs]
+    keyed = TASK_KEY in counted.collect_schema().names()
     if by_task:  # one group-by by task serves both
-        counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
-        queries.append(counted.group_by(keys).agg(*counts, *own[2:], *theirs))
+        key = pl.col(TASK_KEY).alias("task_id") if keyed else pl.col("task_id")
+        queries.append(counted.group_by(*keys[:-1], key).agg(aggs))
     if sliced:
         queries.append(_stats(counted, run.digest, run.missing, pl.lit(False), by=SLICE, ids=False))
         rows = pl.len().cast(pl.Int64).alias("rows")
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
+    if keyed and grouped and _any_blank(grouped[0]):  # grouped again by the ids as read
+        grouped[0] = counted.group_by(keys).agg(aggs).collect(engine="streaming")
     found = stats.row(0, named=True)
     if grouped and not found["bad"]:
         found["bad"] = _any_bad_id(grouped[0], run)
@@ -825,6 +836,14 @@ def maybe_bad_id() -> pl.Expr:
         | (task.str.len_chars() <= _MISSING_CHARS)
         | task.str.contains("\x00", literal=True)
     ).fill_null(True)
+
+
+def _any_blank(table: pl.DataFrame) -> bool:
+    """Whether a group-by by the task key (:attr:`~whilecli.io.plan.Plan.task_key`) met an id
+    that the task id reads as none (blank, or a missing value's text:
+    :func:`~whilecli.io.plan.no_blank`): only then do the key's tasks differ from the id's."""
+    task = pl.col("task_id")
+    return bool(table.select((task.is_not_null() & no_blank(task).is_null()).any()).item())
 
 
 def _any_bad_id(table: pl.DataFrame, run: _Pass) -> bool:
@@ -1202,6 +1221,7 @@ def _rekey(plan: Plan, run: _Pass) -> None:
     plan says of it is each value's, :func:`_rekey_words`)."""
     if not run.rekey or plan.by_prompt is None:
         return
+    plan.task_key = None  # the id is no longer the column's, blank or not
     expr = plan.by_prompt[0]
     if run.rekey_slices is not None:
         column = plan.slice if plan.slice is not None else pl.lit(None, dtype=pl.String)
