@@ -88,3 +88,36 @@ def test_histogram_per_cell_is_the_per_task_loop(pairs: list[tuple[int, int]]) -
     assert hist["at_0"] == sum(c == 0 for c, _ in pairs)
     assert hist["at_1"] == sum(c == n for c, n in pairs)
     assert hist["tasks"] == len(pairs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(-2, 64), st.integers(2**56, 2**62)),
+            st.one_of(st.none(), st.integers(-2, 40)),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from([pl.Int64, pl.UInt64, pl.Int32]),
+)
+def test_packed_cells_are_the_grouped_cells(
+    pairs: list[tuple[int | None, int | None]], dtype: pl.DataType
+) -> None:
+    """Cells counted by one packed integer per task are the (passes, n) group-by's, in its
+    order, whatever the counts: small or near 2^63, passes past n, negative or null (those
+    the packing cannot hold apart are grouped as before)."""
+    try:
+        n = pl.Series([n for n, _ in pairs], dtype=dtype)
+    except (OverflowError, TypeError, pl.exceptions.PolarsError):
+        return  # a count the column type cannot hold
+    tasks = pl.DataFrame({"n": n, "passes": pl.Series([c for _, c in pairs], dtype=pl.Int64)})
+    grid = (
+        tasks.select(pl.col("passes").cast(pl.Int64), pl.col("n").cast(pl.Int64))
+        .group_by("n", "passes")
+        .agg(pl.len().cast(pl.Int64).alias("tasks"))
+        .sort("n", "passes")
+    )
+    expected = tuple(tuple(grid[c].to_list()) for c in ("passes", "n", "tasks"))
+    assert stats._cell_lists(tasks) == expected

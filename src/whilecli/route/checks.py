@@ -43,6 +43,13 @@ def common_k(tasks: pl.DataFrame) -> int:
     """The most common group size (ties: the smaller); 0 with no task."""
     if tasks.height == 0:
         return 0
+    if "passes" in tasks.columns and tasks["n"].null_count() == 0:
+        # the pool's cells (kept for every statistic) count the tasks of each size
+        _, ns, counts = stats.cell_lists(tasks)
+        per_size: dict[int, int] = {}
+        for size, count in zip(ns, counts, strict=True):
+            per_size[size] = per_size.get(size, 0) + count
+        return min(per_size, key=lambda size: (-per_size[size], size))  # ties: the smaller
     sizes = tasks.group_by("n").len().sort(["len", "n"], descending=[True, False])
     return int(sizes["n"][0])  # the first of the most common sizes: ties go to the smaller
 

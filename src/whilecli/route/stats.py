@@ -382,6 +382,9 @@ def cell_lists(tasks: pl.DataFrame) -> CellLists:
 def _cell_lists(tasks: pl.DataFrame) -> CellLists:
     if tasks.height == 0:
         return (), (), ()
+    packed = _packed_cells(tasks)
+    if packed is not None:
+        return packed
     grid = (
         tasks.select(pl.col("passes").cast(pl.Int64), pl.col("n").cast(pl.Int64))
         .group_by("n", "passes")
@@ -392,6 +395,28 @@ def _cell_lists(tasks: pl.DataFrame) -> CellLists:
         tuple(grid["passes"].to_list()),
         tuple(grid["n"].to_list()),
         tuple(grid["tasks"].to_list()),
+    )
+
+
+def _packed_cells(tasks: pl.DataFrame) -> CellLists | None:
+    """:func:`_cell_lists` by one integer per task, ``n·(P + 1) + passes`` (P: the most
+    passes of a task), counted: a one-column count costs a fifth of a two-column group-by,
+    and the packed order is the order by ``n`` then ``passes``. None where the packing could
+    not hold every pair apart: a null or negative count, or numbers too large for 63 bits."""
+    n, passes = tasks.get_column("n"), tasks.get_column("passes")
+    if n.null_count() or passes.null_count():
+        return None
+    low = min(int(n.min()), int(passes.min()))  # type: ignore[arg-type]
+    top = int(passes.max()) + 1  # type: ignore[arg-type]
+    if low < 0 or (int(n.max()) + 1) * top >= 1 << 63:  # type: ignore[arg-type]
+        return None
+    key = n.cast(pl.Int64) * top + passes.cast(pl.Int64)
+    counted = key.value_counts(sort=False, name="tasks").sort(key.name)
+    packed = counted.get_column(key.name)
+    return (
+        tuple((packed % top).to_list()),
+        tuple((packed // top).to_list()),
+        tuple(counted.get_column("tasks").cast(pl.Int64).to_list()),
     )
 
 
