@@ -368,9 +368,9 @@ def _cut_off_evidence(
     cut = pl.col("truncated").cast(pl.Float64)
     rest = pl.col("n").cast(pl.Float64) - cut
     passes = (pl.col("passes") - pl.col("truncated_passes")).cast(pl.Float64)
-    all_passes, all_rest = pool.tasks.select(passes.sum(), rest.sum()).row(0)
-    pooled = all_passes / all_rest if all_rest > 0 else 0.0
-    rate = pl.when(rest > 0).then(passes / rest).otherwise(pl.lit(pooled))
+    # the pool's rate, for tasks with no other draw, in the same pass over the tasks
+    pooled = pl.when(rest.sum() > 0).then(passes.sum() / rest.sum()).otherwise(pl.lit(0.0))
+    rate = pl.when(rest > 0).then(passes / rest).otherwise(pooled)
     expected = float(pool.tasks.select((cut * rate).sum()).item())
     need = -math.log(options.firm_error) / options.cut_pass_ratio
     what = f"{whose}{checks._plural(rows, 'truncated row')}, none passing"
