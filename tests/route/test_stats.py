@@ -10,7 +10,7 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 from scipy import stats as sps
@@ -411,6 +411,8 @@ def _route_numbers(tasks: pl.DataFrame) -> list[float | None]:
         max_size=60,
     )
 )
+@example([(0, 1)] * 3)  # one draw each leaves the concentration free: ties, rounded apart
+@example([(1, 1)] * 40 + [(0, 1)] * 9)
 def test_the_plain_sums_are_the_array_sums(pairs: list[tuple[int, int]]) -> None:
     """A route sums over a pool's cells in plain Python where numpy is not loaded, and in
     numpy where it is: the same prior (the same grid point, ties to the first) and the same

@@ -1821,15 +1821,20 @@ def _encoded_objects(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan, shape: Sha
     texts = [c for c, d in schema.items() if d == pl.String and c not in read]
     if not texts:
         return
+    objects = [
+        pl.col(c).filter(pl.col(c).str.strip_chars_start().str.starts_with("{")).implode()
+        for c in texts
+    ]
     try:
-        head = lf.select(texts).head(ENCODED_ROWS).collect()
+        # one row of lists: only the texts that open an object leave the scan
+        head = lf.head(ENCODED_ROWS).select(objects).collect()
     except POLARS_FAILURES:
         return
     for name in texts:
         node = shape.children.get(name)
         if node is None:
             continue
-        for text in head.get_column(name).drop_nulls():
+        for text in head.get_column(name).item():
             node.add_text(text)
 
 

@@ -117,7 +117,7 @@ class Shape:
         if len(text) > ENCODED_CHARS or not text.lstrip().startswith("{"):
             return
         try:
-            value = json.loads(text)
+            value = jsonout.parse(text)
         except ValueError:
             return
         if isinstance(value, dict):

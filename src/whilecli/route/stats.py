@@ -847,13 +847,22 @@ def _finite_best(
         total = grid.select(pl.sum_horizontal(terms)).to_series()
         top_value = float(total.max())  # type: ignore[arg-type]
         # equal up to rounding is equal (n = 1 leaves the concentration free): the first
-        best = int((total >= top_value - _TIE * abs(top_value)).arg_max())  # type: ignore[arg-type]
+        near = total >= top_value - _tie(top_value, sum(m))
+        best = int(near.arg_max())  # type: ignore[arg-type]
     return means[best // len(concs)], concs[best % len(concs)]
 
 
 #: Grid points whose log-likelihoods agree to this relative difference are equal: the fit
 #: keeps the first of them, whatever the rounding of the sums.
 _TIE = 1e-12
+
+
+def _tie(best: float, tasks: float) -> float:
+    """How far below the best log-likelihood a grid point still ties with it: :data:`_TIE` of
+    the total, and of a unit per task, since each task's terms (logs of up to 1e5) round on
+    their own scale even where they cancel to a total near 0 (tasks all at 0 with one draw
+    each sum to Σ log(1 − μ), the same at every concentration)."""
+    return _TIE * (abs(best) + tasks)
 
 
 def fit_beta(passes: Numbers, n: Numbers, counts: Numbers) -> BetaPrior:
@@ -931,7 +940,7 @@ def _fit_numpy(c: Sequence[float], n: Sequence[float], m: Sequence[float], top: 
             ll = ll - lgamma(a) - lgamma(b) + lgamma(kappa)
             total = ll @ m
         best = total.max()
-        near = total >= best - _TIE * abs(best)  # as :func:`_finite_best` keeps ties
+        near = total >= best - _tie(float(best), float(m.sum()))  # as :func:`_finite_best`
         i, j = np.unravel_index(int(np.argmax(near)), total.shape)
         return float(means[i]), float(concs[j])
 
