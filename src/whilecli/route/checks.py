@@ -9,6 +9,7 @@ order and stops at the first whose ``decides`` is set.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 
 import polars as pl
@@ -490,12 +491,12 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     if current:
         stale = sorted(v for v in versions if ids[v] != _version_id(current))
     elif len(versions) > 1:
-        latest = max(ids.values(), key=_version_order)
+        latest = max(ids.values(), key=version_order)
         stale = sorted(v for v in versions if ids[v] != latest)
     else:
         stale = []
     if stale:
-        seen = ", ".join(sorted(versions, key=lambda v: _version_order(ids[v])))
+        seen = ", ".join(sorted(versions, key=lambda v: version_order(ids[v])))
         older = sum(versions[v] for v in stale)
         measured["stale_rows"] = older
         why = (
@@ -514,9 +515,19 @@ def _version_id(version: object) -> str:
     return text.partition("@")[2] if "@" in text else text
 
 
-def _version_order(version: str) -> tuple[int, float, str]:
-    """Integers in number order (``10`` after ``9``), other versions after them as text."""
+def version_order(version: str) -> tuple[int, float, tuple[tuple[int, int, str], ...]]:
+    """Numbers in number order (``10`` after ``9``), other versions after them in natural
+    order: the digit runs of a text as numbers (``step_100`` after ``step_90``, ``v1.10``
+    after ``v1.9``), the rest as text."""
     try:
-        return (0, float(version), "")
+        number = float(version)
     except ValueError:
-        return (1, 0.0, version)
+        number = math.nan
+    if math.isfinite(number):
+        return (0, number, ())
+    runs = _RUNS.findall(version)
+    return (1, 0.0, tuple((0, int(r), "") if r[0] in _DIGITS else (1, 0, r) for r in runs))
+
+
+_DIGITS = "0123456789"
+_RUNS = re.compile(r"[0-9]+|[^0-9]+")
