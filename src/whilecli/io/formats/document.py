@@ -348,8 +348,8 @@ def _refuse_row_list(doc: Any, name: str) -> None:
         where = "the document" if key is None else f"the document's {key!r} list"
         if not rows:
             raise InputError(f"no rows: {where} is empty", file=name, field=key)
-        if any(isinstance(x, dict) for x in rows):
-            i = next(i for i, x in enumerate(rows) if not isinstance(x, dict))
+        i = next((i for i, x in enumerate(rows) if not isinstance(x, dict)), None)
+        if i is not None and any(isinstance(x, dict) for x in rows):
             raise InputError(
                 f"a row must be a JSON object, found {type(rows[i]).__name__} in {where}",
                 file=name,

@@ -1,0 +1,67 @@
+"""One JSON document holding several lists under the keys rows are looked for in (``samples``,
+``rows``, ``results``, ``data``, ...): whatever each list holds (objects, other values, both,
+nothing) and in whatever order, reading it routes the first list of objects or refuses in one
+line naming the list and its entry, and never fails inside (exit 70). An OpenAI Evals page
+(``data`` of output items) beside other lists is one of the documents drawn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.io.formats.document import SAMPLE_KEYS
+
+ROW = st.fixed_dictionaries(
+    {"task_id": st.sampled_from(["a", "b", "c"]), "reward": st.sampled_from([0.0, 1.0])}
+)
+ITEM = st.builds(
+    lambda i, ok: {
+        "object": "eval.run.output_item",
+        "status": "pass" if ok else "fail",
+        "datasource_item_id": i,
+        "datasource_item": {"question": f"q{i}"},
+    },
+    st.integers(0, 3),
+    st.booleans(),
+)
+OTHER = st.one_of(
+    st.integers(), st.text(max_size=4), st.none(), st.lists(st.integers(), max_size=2)
+)
+LIST = st.one_of(
+    st.lists(ROW, min_size=1, max_size=6),  # rows
+    st.lists(st.one_of(ROW, OTHER), min_size=1, max_size=6),  # rows and other values
+    st.lists(OTHER, max_size=4),  # no rows, or empty
+    st.lists(st.one_of(ITEM, OTHER), min_size=1, max_size=5),  # an Evals page, maybe broken
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(doc=st.dictionaries(st.sampled_from(SAMPLE_KEYS), LIST, min_size=1, max_size=4))
+def test_every_document_of_lists_routes_or_is_refused_in_one_line(
+    doc: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    result = CliRunner().invoke(app, ["route", str(path), "--format", "json"])
+    assert result.exit_code in (0, 1, 2), (doc, result.output, result.exception)
+    if result.exit_code == 2:
+        said = result.output.strip().splitlines()
+        assert len(said) == 1 and str(path) in said[0], result.output
+
+
+def test_a_page_beside_a_list_of_rows_names_its_broken_entry(tmp_path: Path) -> None:
+    """The case a StopIteration once ended: a list of objects before the page's broken list."""
+    item = {"object": "eval.run.output_item", "status": "pass", "datasource_item_id": 1}
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps({"results": [{"a": 1}], "data": [item, 3]}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["route", str(path)])
+    assert result.exit_code == 2
+    assert "data[1]: a row must be a JSON object, found int" in result.output
