@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from whilecli import jsonout
-from whilecli.commands import _style
+from whilecli import jsonout, textstyle
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import (
     DRAWS,
@@ -112,11 +111,20 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     """The two dumps, the second keyed as the first's tasks
     (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
     between the two is left out), with what pairing found among the second's warnings."""
+    from whilecli.route.checks import reward_scales
     from whilecli.route.shared import share_tasks
 
     first, second = read_dump(before, **read), read_dump(after, **read)
     shared = share_tasks(first.pool, second.pool)
     notes = shared.notes("before")
+    scales = reward_scales(first.pool, second.pool)  # as route --teacher finds it
+    if scales is not None:
+        (b_lo, b_hi), (a_lo, a_hi) = scales["student"], scales["teacher"]
+        notes.append(
+            f"the rewards run from {b_lo:g} to {b_hi:g} before and from {a_lo:g} to {a_hi:g}"
+            " after: one pass threshold may not grade both, so the difference may compare"
+            " two scales"
+        )
     facts = dict(second.facts, other_prompt_tasks=shared.other_prompts)
     facts["tasks_paired_by_prompt"] = shared.by_prompt
     return first, Dump(shared.other, second.warnings + notes, facts, shared.tally)
@@ -187,7 +195,7 @@ def failed_conditions(diff: PairedDiff, names: tuple[str, ...]) -> list[str]:
 
         assert diff.difference.high is not None
         high, zero = against(diff.difference.high, 0.0, signed=True)  # never "-0.00 < 0"
-        fell = _style.fraction(-(diff.difference.value or 0.0))
+        fell = textstyle.fraction(-(diff.difference.value or 0.0))
         out.append(
             f"regression: pass@1 fell by {fell}; the interval's upper bound {high} is below {zero}"
         )
@@ -251,12 +259,12 @@ def render_diff(
             annotation("notice", f"{headline(diff)}: {signed(diff.difference)}", file=after)
         )
         return "\n".join(lines) + "\n"
-    columns = _style.width(sys.stdout)
-    out = _style.wrap(f"whilecli diff: {headline(diff)}", columns)
-    out += _style.pairs(diff_lines(diff), columns)
+    columns = textstyle.width(sys.stdout)
+    out = textstyle.wrap(f"whilecli diff: {headline(diff)}", columns)
+    out += textstyle.pairs(diff_lines(diff), columns)
     for f in failed:
-        out += _style.wrap(f"failed {f}", columns)
-    out += _style.said("warning", warnings, columns)
+        out += textstyle.wrap(f"failed {f}", columns)
+    out += textstyle.said("warning", warnings, columns)
     return "\n".join(out) + "\n"
 
 
