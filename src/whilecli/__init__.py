@@ -8,3 +8,6 @@ The package has three layers, each usable without the command line:
 """
 
 __version__ = "0.1.0"
+#: The name the program calls itself by in help, usage lines and messages: ``while``, its
+#: alias, is a shell keyword in bash and zsh, which a user cannot type as it is.
+PROG = "whilecli"

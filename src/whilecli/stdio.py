@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from whilecli.commands._common import PROG
+from whilecli import PROG
 from whilecli.errors import WhileError
 
 

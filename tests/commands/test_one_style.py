@@ -131,12 +131,12 @@ def test_a_path_is_never_cut_from_its_line_number(
 ) -> None:
     """Wrapping never cuts a path, nor parts it from the line or row it names (a long
     temporary directory must still print ``PATH line 3`` on one line)."""
-    from whilecli.commands import _style
+    from whilecli import textstyle
 
     path = "/" + "/".join(f"d{i}xxxxxxx" for i in range(depth)) + "/rows.jsonl"
     located = f"{path} {place} {number}"
     text = " ".join([*words[:at], located, *words[at:]])
-    lines = _style.wrap(text, columns)
+    lines = textstyle.wrap(text, columns)
     assert any(located in line for line in lines)
     assert " ".join(" ".join(lines).split()) == " ".join(text.split())
     for line in lines:

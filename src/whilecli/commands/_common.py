@@ -16,16 +16,13 @@ from typing import Any, TypeVar
 import click
 import typer
 
+from whilecli import PROG as PROG
 from whilecli.errors import UsageError, WhileError
 from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
 from whilecli.io.options import ReadOptions as _ReadOptions
 from whilecli.route.options import RouteOptions as _RouteOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: The name the program calls itself by in help, usage lines and messages: ``while``, its
-#: alias, is a shell keyword in bash and zsh, which a user cannot type as it is.
-PROG = "whilecli"
 
 #: Exit code for an error inside whilecli itself (a bug), as sysexits' EX_SOFTWARE.
 INTERNAL_ERROR = 70

@@ -140,14 +140,14 @@ def render_check(gate: Gate, route: Route, fmt: str) -> str:
         lines = github_policy_lines(gate, route, "whilecli check") + show_annotations(route.show)
         lines.append(annotation("notice", summary_line(gate, "whilecli check"), file=_file(route)))
         return "\n".join(lines) + "\n"
-    from whilecli.commands import _style
+    from whilecli import textstyle
 
-    columns = _style.width(sys.stdout)
+    columns = textstyle.width(sys.stdout)
     wrapped = [
-        w for line in policy_lines(gate, "whilecli check") for w in _style.wrap(line, columns)
+        w for line in policy_lines(gate, "whilecli check") for w in textstyle.wrap(line, columns)
     ]
     found = [f"{f.found}: {f.moves}" for f in route.data_quality]  # what reading found
-    wrapped += _style.said("warning", found, columns)
+    wrapped += textstyle.said("warning", found, columns)
     text = "\n".join(wrapped) + "\n"
     if route.show:
         from whilecli.route.render_text import show_text, text_console

@@ -18,8 +18,7 @@ from typing import Any, TextIO
 import click
 import typer
 
-from whilecli import jsonout
-from whilecli.commands import _style
+from whilecli import jsonout, textstyle
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, check_exists, option, user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
@@ -64,7 +63,7 @@ def _choice(*names: str) -> click.Choice:
 def _console(stream: TextIO) -> Any:
     from rich.console import Console
 
-    from whilecli.commands._style import width
+    from whilecli.textstyle import width
 
     return Console(file=stream, width=width(stream), highlight=False, soft_wrap=False)
 
@@ -74,7 +73,7 @@ def _section(con: Any, title: str, items: list[tuple[str, str]], empty: str = ""
     indent; a word longer than a line (a path, with its line number) is kept whole."""
     from rich.text import Text
 
-    from whilecli.commands._style import wrap
+    from whilecli.textstyle import wrap
 
     con.print(Text(title, style="bold"))
     lines: list[str] = []
@@ -105,7 +104,7 @@ def render_report(
     ignores = [(n.knob, n.note) for n in cfg.ignored]
     ignores += [(f"refused if asked: {n.knob}", n.note) for n in cfg.refused]
     _section(con, "prime-rl ignores", ignores, "(nothing)")
-    said = _style.said("warning", cfg.warnings, con.width)
+    said = textstyle.said("warning", cfg.warnings, con.width)
     con.file.write("".join(line.rstrip() + "\n" for line in said))
     if wrote:
         con.print(Text(f"run: {cfg.command}"), soft_wrap=True)

@@ -53,25 +53,25 @@ def formats_command(
             out["aliases"] = alias_table
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
         return
-    from whilecli.commands import _style
+    from whilecli import textstyle
 
-    columns = _style.width(sys.stdout)
+    columns = textstyle.width(sys.stdout)
     lines: list[str] = []
     for f in FORMATS:
-        lines += _style.wrap(f"{f.name}: {f.tool}", columns)
-        lines += _style.wrap(f"detected: {f.detected}", columns, indent="    ")
+        lines += textstyle.wrap(f"{f.name}: {f.tool}", columns)
+        lines += textstyle.wrap(f"detected: {f.detected}", columns, indent="    ")
         for key, where in f.fields.items():
             field = "every field" if key == "*" else key
-            lines += _style.wrap(f"{field}: {where}", columns, indent="    ")
+            lines += textstyle.wrap(f"{field}: {where}", columns, indent="    ")
     if aliases:
         lines.append("")
-        lines += _style.wrap(
+        lines += textstyle.wrap(
             "alias table (first match wins; dotted = nested; --map FIELD=PATH overrides):", columns
         )
         for k, v in alias_table.items():
-            lines += _style.wrap(f"{k}: {', '.join(v)}", columns, indent="    ")
+            lines += textstyle.wrap(f"{k}: {', '.join(v)}", columns, indent="    ")
     lines.append("")
-    lines += _style.wrap(
+    lines += textstyle.wrap(
         "--input-format NAME forces one; --map FIELD=PATH reads a field from any path.", columns
     )
     sys.stdout.write("\n".join(lines) + "\n")

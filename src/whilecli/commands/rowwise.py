@@ -44,22 +44,22 @@ def print_report(report: dict[str, Any], *, fmt: str, to_stderr: bool = False) -
         stream.write(jsonout.dumps(jsonout.versioned(report), indent=2, sort_keys=False) + "\n")
         stream.flush()
         return
-    from whilecli.commands import _style
+    from whilecli import textstyle
 
-    columns = _style.width(stream)
+    columns = textstyle.width(stream)
     lines = [report["title"]]
-    lines += _style.wrap(
-        f"rows: {report['input']} ({_style.number(report['stats'].get('rows'))} rows)", columns
+    lines += textstyle.wrap(
+        f"rows: {report['input']} ({textstyle.number(report['stats'].get('rows'))} rows)", columns
     )
     if report.get("columns"):
-        used = ", ".join(f"{k} {_style.FROM} {v}" for k, v in report["columns"].items())
-        lines += _style.wrap(f"columns: {used}", columns)
-    stats = [(_style.label(k), _style.number(v)) for k, v in report["stats"].items()]
-    lines += _style.pairs(stats, columns)
-    lines += _style.said("warning", report.get("warnings", []), columns)
-    lines += _style.said("note", report.get("notes", []), columns)
+        used = ", ".join(f"{k} {textstyle.FROM} {v}" for k, v in report["columns"].items())
+        lines += textstyle.wrap(f"columns: {used}", columns)
+    stats = [(textstyle.label(k), textstyle.number(v)) for k, v in report["stats"].items()]
+    lines += textstyle.pairs(stats, columns)
+    lines += textstyle.said("warning", report.get("warnings", []), columns)
+    lines += textstyle.said("note", report.get("notes", []), columns)
     for line in report.get("extra", []):
-        lines += _style.wrap(line, columns)
+        lines += textstyle.wrap(line, columns)
     for name, path in report.get("written", {}).items():
         lines.append(f"wrote {name}: {path}")  # a path is never wrapped: it must copy whole
     stream.write("".join(f"{line}\n" for line in lines))

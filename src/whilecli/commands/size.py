@@ -88,11 +88,11 @@ def size_report(
                 out["pairing"] = pairing.to_dict("before", "after")
             out["warnings"] = warnings
         return jsonout.dumps(jsonout.versioned(out), indent=2) + "\n"
-    from whilecli.commands import _style
+    from whilecli import textstyle
 
     h = holdout
     design = f"at power {h.power:g} (two-sided alpha {h.alpha:g})"
-    num = _style.fraction
+    num = textstyle.fraction
     assumed = f"from base {h.base:g}: sd {num(h.sd)} per task, half-width {num(h.half_width)}."
     if measured is None:
         lines = [
@@ -114,9 +114,9 @@ def size_report(
         ]
         if pairing is not None:
             lines.insert(1, f"Tasks: {pairing.words('before', 'after')}.")
-    columns = _style.width(sys.stdout)
-    wrapped = [w for line in lines for w in _style.wrap(line, columns)]
-    wrapped += _style.said("warning", warnings, columns)
+    columns = textstyle.width(sys.stdout)
+    wrapped = [w for line in lines for w in textstyle.wrap(line, columns)]
+    wrapped += textstyle.said("warning", warnings, columns)
     return "\n".join(wrapped) + "\n"
 
 

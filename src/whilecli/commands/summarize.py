@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import typer
 
-from whilecli.commands import _style
+from whilecli import textstyle
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, existing_paths, user_errors
 from whilecli.errors import UsageError
@@ -91,7 +91,7 @@ def summarize_command(
         )
         path = write_summary(rows, output, force=force)
         warnings = rows.facts.warnings()
-    said = _style.said("warning", warnings, _style.width(sys.stderr))
+    said = textstyle.said("warning", warnings, textstyle.width(sys.stderr))
     if output == "-":
         print("wrote the summary (Parquet) to stdout", file=sys.stderr)
         print("".join(f"{line}\n" for line in said), end="", file=sys.stderr)

@@ -53,13 +53,15 @@ def _print_text(
     method: str, stats: dict[str, Any], notes: list[str], output: str | None, *, stderr: bool
 ) -> None:
     """The stats as the reports print numbers (no box, words for keys), then the notes."""
-    from whilecli.commands import _style
+    from whilecli import textstyle
 
     stream = sys.stderr if stderr else sys.stdout
-    columns = _style.width(stream)
+    columns = textstyle.width(stream)
     lines = [f"update --method {method}"]
-    lines += _style.pairs([(_style.label(k), _style.number(v)) for k, v in stats.items()], columns)
-    lines += _style.said("note", notes, columns)
+    lines += textstyle.pairs(
+        [(textstyle.label(k), textstyle.number(v)) for k, v in stats.items()], columns
+    )
+    lines += textstyle.said("note", notes, columns)
     if output:
         lines.append(f"wrote {output}")  # a path is never wrapped: it must copy whole
     stream.write("".join(f"{line}\n" for line in lines))

@@ -25,7 +25,6 @@ from typing import ClassVar
 import torch
 
 from whilecli import knobs as declared
-from whilecli.commands._style import fraction
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -52,6 +51,7 @@ from whilecli.methods.gae import (
 from whilecli.methods.knob_checks import pair
 from whilecli.methods.twostep import BatchStats, TwoStep
 from whilecli.methods.validate import Needs, ValueRule
+from whilecli.textstyle import fraction
 
 CLIP = declared.BPCO_CLIP.default
 GAE_ALPHA = declared.BPCO_GAE_ALPHA.default

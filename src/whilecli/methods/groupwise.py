@@ -47,11 +47,11 @@ import numpy as np
 import polars as pl
 
 from whilecli import knobs as declared
-from whilecli.commands._style import fraction
 from whilecli.errors import UsageError
 from whilecli.methods import rowio
 from whilecli.methods.rowio import Table
 from whilecli.route.model import against
+from whilecli.textstyle import fraction
 
 SOLUTION_ALIASES: tuple[str, ...] = ("solution_score", "s_solution", "score_solution", "solution")
 BEHAVIOR_ALIASES: tuple[str, ...] = (

@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli import knobs as declared
-from whilecli.commands._style import fraction
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -51,6 +50,7 @@ from whilecli.methods.gae import (
 from whilecli.methods.knob_checks import pair
 from whilecli.methods.twostep import BatchStats, TwoStep, base_stats
 from whilecli.methods.validate import Needs, ValueRule
+from whilecli.textstyle import fraction
 
 RATIO = declared.SAO_RATIO
 GAE_ALPHA = declared.SAO_GAE_ALPHA.default

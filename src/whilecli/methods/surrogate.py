@@ -31,7 +31,6 @@ from typing import Any, ClassVar
 
 import torch
 
-from whilecli.commands._style import fraction
 from whilecli.errors import InputError, UsageError
 from whilecli.knobs import BETA, CLIP
 from whilecli.methods.batch import Batch, Update, reuse
@@ -52,6 +51,7 @@ from whilecli.methods.fastmath import (
 from whilecli.methods.groups import count, gather_rows, truncated_rows
 from whilecli.methods.twostep import BatchStats, TwoStep, refuse_unknown_tasks
 from whilecli.methods.validate import Needs
+from whilecli.textstyle import fraction
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 

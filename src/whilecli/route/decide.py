@@ -15,7 +15,6 @@ from typing import Any
 
 import polars as pl
 
-from whilecli.commands._style import fraction
 from whilecli.route import checks, quality, stats
 from whilecli.route.identity import size_from_name
 from whilecli.route.model import (
@@ -29,6 +28,7 @@ from whilecli.route.model import (
     against,
 )
 from whilecli.route.options import RouteOptions
+from whilecli.textstyle import fraction
 
 #: Every method the route table knows, in the order the report lists them.
 METHODS = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from whilecli.commands import _style
+from whilecli import textstyle
 from whilecli.route.drill import place_words, show_sections
 from whilecli.route.model import Route, Status, requirements
 from whilecli.route.report import (
@@ -70,7 +70,7 @@ def to_markdown(route: Route) -> str:
             status += f" → `{check.decides}`"
         measured = "\n".join(f"{k}: {v}" for k, v in measured_lines(check.measured, check.key))
         unlisted = [w for w in check.warnings if w not in route.warnings]  # else under Warnings
-        why = "\n".join([check.why] + [_style.warning(w) for w in unlisted])
+        why = "\n".join([check.why] + [textstyle.warning(w) for w in unlisted])
         cells = (str(i), check.title, status, measured, why)
         out.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
     out += ["", "### Methods", "", "| method | fits | why |", "|---|---|---|"]

@@ -23,7 +23,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
-from whilecli.commands import _style
+from whilecli import textstyle
 from whilecli.route.drill import show_sections
 from whilecli.route.model import CheckResult, Route, Status, requirements
 from whilecli.route.report import (
@@ -320,7 +320,7 @@ def brief_lines(route: Route, width: int) -> list[Text]:
         first = first[:1].lower() + first[1:]
         blocks.append(_texts(f"Before the GPU: {first}", width, indent=0, hang=2))
     for warning in route.warnings:
-        blocks.append(_texts(_style.warning(warning), width, indent=0, hang=2, style="yellow"))
+        blocks.append(_texts(textstyle.warning(warning), width, indent=0, hang=2, style="yellow"))
     room = BRIEF_LINES - len(answer) - 1
     out = list(answer)
     left = 0
@@ -395,7 +395,7 @@ def _checks(checks: list[CheckResult], console: Console, listed: list[str]) -> N
             _say(console, f"{label}: {keep_together(value)}", indent=5, hang=4, style="dim")
         for warning in check.warnings:
             if warning not in listed:
-                _say(console, _style.warning(warning), indent=5, hang=2, style="yellow")
+                _say(console, textstyle.warning(warning), indent=5, hang=2, style="yellow")
 
 
 def _methods(route: Route, console: Console) -> None:
@@ -494,9 +494,9 @@ def _sources(inputs: Mapping[str, Any], console: Console, indent: int = 2) -> No
 
 def _said(console: Console, kind: str, lines: list[str], style: str) -> None:
     """``note: ...`` or ``warning: ...`` lines after a blank line: the one style every
-    command's report says them in (:func:`whilecli.commands._style.said`)."""
+    command's report says them in (:func:`whilecli.textstyle.said`)."""
     if not lines:
         return
     console.print()
     for line in lines:
-        _say(console, _style.saying(kind, line), indent=0, style=style, hang=2)
+        _say(console, textstyle.saying(kind, line), indent=0, style=style, hang=2)

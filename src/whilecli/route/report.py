@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from whilecli import jsonout
-from whilecli.commands._style import fraction as number
 from whilecli.errors import UsageError
 from whilecli.names import METHOD_LABELS
 from whilecli.route.model import CheckResult, Rate, Route, Status
+from whilecli.textstyle import fraction as number
 
 FORMATS: tuple[str, ...] = ("text", "json", "markdown", "github")
 

@@ -21,8 +21,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from whilecli import jsonout
-from whilecli.commands import _style
+from whilecli import jsonout, textstyle
 from whilecli.route.model import Rate
 from whilecli.watch.alerts import Alert, WindowRoute
 from whilecli.watch.steps import StepStats
@@ -102,7 +101,7 @@ def step_lines(stats: StepStats, alerts: list[Alert], trend: list[float | None])
     for alert in alerts:
         lines += _wrapped(f"! {alert.kind}: {alert.message}", 7)
     for said in stats.warnings:
-        lines += _wrapped(_style.warning(said), 0)
+        lines += _wrapped(textstyle.warning(said), 0)
     return lines
 
 
