@@ -5,9 +5,10 @@ The files are drawn by the generator of :mod:`tests.route.test_by_slice` (two or
 slices, each with its own drawn defects: error replies, ungraded rows, partial credit, cut-off
 rows, per-row ids, identical draws), written as JSON Lines or Parquet, whole or cut into two
 files. Every source is read by one call of the reader of one source (``_read_source``) under
-``--by model``, whatever the slices' count, and the sliced route makes as many streaming
-passes over the file as the plain route of the same file does (a pass over each slice on top
-of the pool's is what it must not make). A real FIFO through the command line routes every
+``--by model``, whatever the slices' count, and the sliced route makes at most two streaming
+passes over each file, as the plain route does: a read, and a read again keyed by the prompt
+where ids are one per row, which the plain route decides for the pool and the sliced one for
+each value's rows (a pass over each slice on top of the pool's is what it must not make). A real FIFO through the command line routes every
 slice, as the file it carries does.
 """
 
@@ -117,7 +118,11 @@ def test_by_reads_each_input_once(
     if not sliced.startswith("refused"):
         assert sources == Counter(paths), sliced
     if not plain.startswith("refused"):
-        assert passes == plain_passes, (sliced, passes, plain_passes)
+        # a read, and one read again keyed by the prompt where ids are one per row: the
+        # plain route decides that for the pool, the sliced one for each value's rows, so
+        # their counts may differ by that pass; a pass per slice would make three or more
+        assert passes <= 2 * len(paths), (sliced, passes, plain_passes)
+        assert passes <= plain_passes + len(paths), (sliced, passes, plain_passes)
 
 
 #: Where a row of a slice-alone file is in the sliced input: alone path -> (input path, the
