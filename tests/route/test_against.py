@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import polars as pl
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from whilecli.route import checks
@@ -21,6 +21,7 @@ LIMITS = st.sampled_from([0.0, 0.04, 0.05, 0.3, 0.5, 0.06, 0.1])  # 0: a signed 
 
 @settings(max_examples=300, deadline=None)
 @given(limit=LIMITS, offset=st.floats(-0.02, 0.02), signed=st.booleans())
+@example(limit=0.3, offset=1e-09, signed=False)  # value − limit rounds past 1e-9
 def test_a_value_and_its_limit_read_apart(limit: float, offset: float, signed: bool) -> None:
     value = limit + offset
     shown, stated = against(value, limit, signed=signed)

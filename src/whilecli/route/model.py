@@ -44,7 +44,9 @@ def against(
     ``-0.004``, never ``-0.00``); ``limit`` as written
     (``:g``), at the value's decimals where it needs more."""
     d = digits
-    while d < 6 and abs(value - limit) > 1e-9 and round(value, d) == round(limit, d):
+    # within the pass rule's 1e-9 they are one number (value − limit rounds: 0.3 + 1e-9
+    # minus 0.3 is 1.00000000272e-9)
+    while d < 6 and abs(value - limit) > 1e-9 * (1 + 1e-6) and round(value, d) == round(limit, d):
         d += 1
     shown = f"{value:{'+' if signed else ''}.{d}f}"
     plain = f"{limit:g}"
