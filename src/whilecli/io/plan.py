@@ -11,6 +11,7 @@ reward, a sidecar model, a truncation rule).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -446,7 +447,8 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         raise InputError(
             "no task id column (looked for "
             + ", ".join(TASK_ALIASES)
-            + ") and no prompt text to hash; pass --map task_id=COLUMN",
+            + ") and no prompt text to hash; "
+            + _id_hint(shape),
             file=ctx.source.name,
             field="task_id",
         )
@@ -518,6 +520,31 @@ def _reward(
     return reward
 
 
+def _spelling(name: str) -> str:
+    """A key's letters and digits in lower case: ``Task_ID``, ``task-id``, ``Task ID`` and
+    ``taskId`` all spell ``taskid``."""
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def _id_hint(shape: Shape) -> str:
+    """What ``--map task_id=`` to pass: a top-level key that spells a task-id alias in
+    another case or with other separators (``Task_ID``, ``Task ID``), else ``COLUMN``."""
+    spelled = {_spelling(a): a for a in TASK_ALIASES if "." not in a and a != "id"}
+    found = [
+        (key, spelled[_spelling(key)])
+        for key, sub in shape.children.items()
+        if _spelling(key) in spelled and sub.kinds - {"null"} <= SCALAR
+    ]
+    if not found:
+        return "pass --map task_id=COLUMN"
+    (key, alias), more = found[0], [k for k, _ in found[1:4]]
+    others = f"; other candidates: {', '.join(more)}" if more else ""
+    return (
+        f"the rows have {key!r}, {alias} spelled another way:"
+        f" pass --map {shlex.quote('task_id=' + key)}{others}"
+    )
+
+
 #: How deep :func:`_reward_hint` looks for a grade (``a.b.c``).
 HINT_DEPTH = 3
 #: Words in a field's name that say it may hold a grade.
@@ -543,7 +570,7 @@ def _reward_hint(shape: Shape) -> str:
         return "pass --map reward=COLUMN"
     listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
-    return f"pass --map reward={found[0]}{listed}{more}"
+    return f"pass --map {shlex.quote('reward=' + found[0])}{listed}{more}"
 
 
 #: Keys of an lm-eval sample row that are not metrics.
