@@ -11,6 +11,7 @@ reward, a sidecar model, a truncation rule).
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -520,6 +521,15 @@ def _reward(
     return reward
 
 
+def _shell(arg: str) -> str:
+    """``arg`` as a person types it in a shell: as it is where it holds only the letters,
+    digits and marks a shell leaves alone (``reward=outcome.scores[]``), else quoted."""
+    return arg if _PLAIN_ARG.fullmatch(arg) else shlex.quote(arg)
+
+
+_PLAIN_ARG = re.compile(r"[\w.\-=/\[\]:@+,%]+")
+
+
 def _spelling(name: str) -> str:
     """A key's letters and digits in lower case: ``Task_ID``, ``task-id``, ``Task ID`` and
     ``taskId`` all spell ``taskid``."""
@@ -541,7 +551,7 @@ def _id_hint(shape: Shape) -> str:
     others = f"; other candidates: {', '.join(more)}" if more else ""
     return (
         f"the rows have {key!r}, {alias} spelled another way:"
-        f" pass --map {shlex.quote('task_id=' + key)}{others}"
+        f" pass --map {_shell('task_id=' + key)}{others}"
     )
 
 
@@ -570,7 +580,7 @@ def _reward_hint(shape: Shape) -> str:
         return "pass --map reward=COLUMN"
     listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
-    return f"pass --map {shlex.quote('reward=' + found[0])}{listed}{more}"
+    return f"pass --map {_shell('reward=' + found[0])}{listed}{more}"
 
 
 #: Keys of an lm-eval sample row that are not metrics.
