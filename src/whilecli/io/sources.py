@@ -10,6 +10,7 @@ model (vf-eval and Prime RFT ``metadata.json``, lm-eval ``results_*.json``, veri
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import functools
@@ -265,7 +266,7 @@ def _match(names: list[str], pattern: list[str]) -> bool:
     return not hidden and fnmatch.fnmatchcase(names[0], head) and _match(names[1:], tail)
 
 
-def _file_source(path: Path, explicit: bool) -> Source | None:
+def _file_source(path: Path, explicit: bool, forced: str | None = None) -> Source | None:
     kind = _kind_of(path)
     if kind is None and not explicit:
         return None
@@ -282,9 +283,49 @@ def _file_source(path: Path, explicit: bool) -> Source | None:
         refuse_unread_compression(head, str(path))
         if kind is None:
             kind = ("parquet", None) if head[:4] == PARQUET_MAGIC else ("jsonl", _codec_of(head))
+            if kind == ("jsonl", None) and forced is None:
+                _refuse_text_of_no_rows(path)
         else:
             kind = (kind[0], _codec_of(head))
     return Source(name=str(path), kind=kind[0], path=path, compression=kind[1])
+
+
+#: How far into a file named as no format :func:`_refuse_text_of_no_rows` looks for JSON.
+SNIFF_BYTES = 1 << 16
+
+
+def _refuse_text_of_no_rows(path: Path) -> None:
+    """A file named as no format the reader knows (``notes.md``, ``config.yaml``) and given
+    no ``--input-format`` is read as JSON Lines where its text opens with ``{`` or ``[``; any
+    other text is refused as what it is, not as a JSON error on its first line."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(SNIFF_BYTES)
+    except OSError as err:
+        raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
+    opening = text.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not opening or opening[:1] in (b"{", b"[") or not _is_text(text):
+        return  # rows, or bytes the reader names for what they are (a zip, NULs, not UTF-8)
+    line = text[: len(text) - len(opening)].count(b"\n") + 1
+    named = f"a {path.suffix} file" if path.suffix else "a file with no suffix"
+    raise InputError(
+        f"not rows: {named} is read as JSON Lines, and this one opens with text, not a JSON"
+        " object (rows are read from .jsonl, .json, .parquet, .csv, .tsv and inspect's .eval;"
+        " --input-format NAME reads another name as a format)",
+        file=str(path),
+        line=line,
+    )
+
+
+def _is_text(data: bytes) -> bool:
+    """UTF-8 without NUL bytes (a character cut at the end of ``data`` still counts)."""
+    if b"\x00" in data:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def refuse_unread_compression(head: bytes, name: str) -> None:
@@ -540,7 +581,7 @@ def expand_paths(
         if picked is not None:
             if notes is not None:
                 notes.append(f"{raw}: prime-rl run, {picked[1]}")
-            found.append((_file_source(picked[0], explicit=True), True))  # type: ignore[arg-type]
+            found.append((_file_source(picked[0], True, input_format), True))  # type: ignore[arg-type]
         elif path.is_dir():
             walked, hidden = _unhidden(path, _walk(path))
             if hidden and notes is not None:
@@ -567,7 +608,7 @@ def expand_paths(
         elif path.is_file():
             if not os.access(path, os.R_OK):
                 raise InputError("file is not readable", file=raw)
-            found.append((_file_source(path, explicit=True), True))  # type: ignore[arg-type]
+            found.append((_file_source(path, True, input_format), True))  # type: ignore[arg-type]
         elif _is_stream(path):
             found.append((pipe_source(path, raw), True))
         elif glob.has_magic(raw):
