@@ -28,7 +28,9 @@ METHOD_LABELS: dict[str, str] = {
 }
 
 
-def _folded(text: str) -> str:
+def folded(text: str) -> str:
+    """``text``'s letters and digits, case folded: ``Task_ID``, ``task-id``, ``Task ID`` and
+    ``taskId`` all fold to ``taskid``."""
     return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
@@ -39,9 +41,9 @@ def method_key(text: str, known: Iterable[str]) -> str | None:
     (``FlashReinforce``, ``flash-reinforce`` and ``FLASH_REINFORCE`` are ``flash_reinforce``;
     ``prime-rl rae`` is ``rae``).
     """
-    want = _folded(text)
+    want = folded(text)
     for key in known:
         label = METHOD_LABELS.get(key, key)
-        if want in (_folded(key), _folded(label)):
+        if want in (folded(key), folded(label)):
             return key
     return None

@@ -50,6 +50,7 @@ from whilecli.io.shape import (
     prompt_hash_before_reply,
 )
 from whilecli.io.sources import Source, detect, lmeval_results, sidecar_env, sidecar_model
+from whilecli.names import folded
 
 #: What ``--input-format`` takes: every format ``while formats`` lists (one registry).
 FORMATS: tuple[str, ...] = NAMES
@@ -530,20 +531,14 @@ def _shell(arg: str) -> str:
 _PLAIN_ARG = re.compile(r"[\w.\-=/\[\]:@+,%]+")
 
 
-def _spelling(name: str) -> str:
-    """A key's letters and digits in lower case: ``Task_ID``, ``task-id``, ``Task ID`` and
-    ``taskId`` all spell ``taskid``."""
-    return "".join(c for c in name.lower() if c.isalnum())
-
-
 def _id_hint(shape: Shape) -> str:
     """What ``--map task_id=`` to pass: a top-level key that spells a task-id alias in
     another case or with other separators (``Task_ID``, ``Task ID``), else ``COLUMN``."""
-    spelled = {_spelling(a): a for a in TASK_ALIASES if "." not in a and a != "id"}
+    spelled = {folded(a): a for a in TASK_ALIASES if "." not in a and a != "id"}
     found = [
-        (key, spelled[_spelling(key)])
+        (key, spelled[folded(key)])
         for key, sub in shape.children.items()
-        if _spelling(key) in spelled and sub.kinds - {"null"} <= SCALAR
+        if folded(key) in spelled and sub.kinds - {"null"} <= SCALAR
     ]
     if not found:
         return "pass --map task_id=COLUMN"

@@ -276,15 +276,15 @@ def _file_source(path: Path, explicit: bool, forced: str | None = None) -> Sourc
         # the bytes say how a text file is compressed, as a stream's do: a .gz name on plain
         # text, or gzip bytes behind a .jsonl name, read as what they are
         try:
-            with open(path, "rb") as fh:
-                head = fh.read(6)
+            with open(path, "rb") as fh:  # a name of no format: enough to tell text from rows
+                head = fh.read(6 if kind is not None else SNIFF_BYTES)
         except OSError as err:
             raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
         refuse_unread_compression(head, str(path))
         if kind is None:
             kind = ("parquet", None) if head[:4] == PARQUET_MAGIC else ("jsonl", _codec_of(head))
             if kind == ("jsonl", None) and forced is None:
-                _refuse_text_of_no_rows(path)
+                _refuse_text_of_no_rows(head, path)
         else:
             kind = (kind[0], _codec_of(head))
     return Source(name=str(path), kind=kind[0], path=path, compression=kind[1])
@@ -294,15 +294,11 @@ def _file_source(path: Path, explicit: bool, forced: str | None = None) -> Sourc
 SNIFF_BYTES = 1 << 16
 
 
-def _refuse_text_of_no_rows(path: Path) -> None:
+def _refuse_text_of_no_rows(text: bytes, path: Path) -> None:
     """A file named as no format the reader knows (``notes.md``, ``config.yaml``) and given
-    no ``--input-format`` is read as JSON Lines where its text opens with ``{`` or ``[``; any
-    other text is refused as what it is, not as a JSON error on its first line."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(SNIFF_BYTES)
-    except OSError as err:
-        raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
+    no ``--input-format`` is read as JSON Lines where its text (``text``: its first
+    :data:`SNIFF_BYTES`) opens with ``{`` or ``[``; any other text is refused as what it is,
+    not as a JSON error on its first line."""
     opening = text.removeprefix(b"\xef\xbb\xbf").lstrip()
     if not opening or opening[:1] in (b"{", b"[") or not _is_text(text):
         return  # rows, or bytes the reader names for what they are (a zip, NULs, not UTF-8)

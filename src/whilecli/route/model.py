@@ -20,6 +20,7 @@ import polars as pl
 
 from whilecli.io.rows import CANONICAL_SCHEMA as CANONICAL_SCHEMA
 from whilecli.io.rows import Rows as Rows
+from whilecli.knobs import PASS_TOLERANCE
 
 SCHEMA_VERSION = 1
 
@@ -44,9 +45,10 @@ def against(
     ``-0.004``, never ``-0.00``); ``limit`` as written
     (``:g``), at the value's decimals where it needs more."""
     d = digits
-    # within the pass rule's 1e-9 they are one number (value − limit rounds: 0.3 + 1e-9
+    # within the pass rule's tolerance they are one number (value − limit rounds: 0.3 + 1e-9
     # minus 0.3 is 1.00000000272e-9)
-    while d < 6 and abs(value - limit) > 1e-9 * (1 + 1e-6) and round(value, d) == round(limit, d):
+    near = PASS_TOLERANCE * (1 + 1e-6)
+    while d < 6 and abs(value - limit) > near and round(value, d) == round(limit, d):
         d += 1
     shown = f"{value:{'+' if signed else ''}.{d}f}"
     plain = f"{limit:g}"
