@@ -26,13 +26,19 @@ def slow_floor(c: int, n: int, a: float = 1.0, b: float = 1.0) -> float:
 
 
 def slow_interval(
-    values: list[float], floors: list[float], rows: int, *, signed: bool = False
+    values: list[float],
+    floors: list[float],
+    rows: int,
+    *,
+    signed: bool = False,
+    prior_var: float = 0.0,
 ) -> tuple[float, float]:
-    """The clustered interval of a task mean, one task at a time (scipy's t quantile)."""
+    """The clustered interval of a task mean, one task at a time (scipy's t quantile);
+    ``prior_var``, where given, counts in the sample variance as one task's spread more."""
     n = len(values)
     mean = sum(values) / n
     ss = sum((v - mean) ** 2 for v in values)
-    s2 = ss / (n - 1)
+    s2 = (ss + prior_var) / n if prior_var > 0 else ss / (n - 1)
     f = sum(floors) / n
     var = max(s2, f) / n
     z = 1.96
@@ -132,7 +138,8 @@ def slow_pass_k(
     """pass@k's and pass^k's intervals from ``[(passes, n), ...]`` (tasks with n ≥ k), one
     task at a time: scipy's comb for the unbiased estimators, and each task's spread floored
     at its estimator's variance over c' ~ Binomial(n, p̃), p̃ = (c + a)/(n + a + b) its
-    posterior mean under Beta(a, b) (scipy's binomial pmf, a loop over c')."""
+    posterior mean under Beta(a, b) (scipy's binomial pmf, a loop over c'), and the tasks'
+    variance under Beta(a, b) itself counted as one task more (moments by scipy's betaln)."""
     from scipy.special import comb
 
     kept = [(c, n) for c, n in pairs if n >= k]
@@ -152,12 +159,23 @@ def slow_pass_k(
         second = sum(w * est(j, n) ** 2 for j, w in enumerate(pmf))
         return max(second - first * first, 0.0)
 
+    def moment(x: float, y: float, j: int) -> float:  # E[q^j], q ~ Beta(x, y)
+        return math.exp(betaln(x + j, y) - betaln(x, y))
+
+    at_var = max(moment(b, a, 2 * k) - moment(b, a, k) ** 2, 0.0)  # of 1 − (1 − p)^k
+    hat_var = max(moment(a, b, 2 * k) - moment(a, b, k) ** 2, 0.0)  # of p^k
     rows = sum(n for _, n in kept)
     return (
         slow_interval(
-            [at_est(c, n) for c, n in kept], [floor(c, n, at_est) for c, n in kept], rows
+            [at_est(c, n) for c, n in kept],
+            [floor(c, n, at_est) for c, n in kept],
+            rows,
+            prior_var=at_var,
         ),
         slow_interval(
-            [hat_est(c, n) for c, n in kept], [floor(c, n, hat_est) for c, n in kept], rows
+            [hat_est(c, n) for c, n in kept],
+            [floor(c, n, hat_est) for c, n in kept],
+            rows,
+            prior_var=hat_var,
         ),
     )
