@@ -27,13 +27,14 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from tests.route.test_by_slice import sliced_files
+from tests.route.test_by_slice import assert_refused_alike, sliced_files
 from typer.testing import CliRunner
 
 from whilecli.cli import app
 from whilecli.errors import InputError
 from whilecli.io import read
 from whilecli.route import run_route
+from whilecli.route.model import Route
 from whilecli.route.slices import Slices
 
 SETTINGS = settings(
@@ -202,16 +203,18 @@ def test_each_slice_of_any_input_routes_as_its_rows_alone(
         report = _report(list(places))
         alone[name] = _placed(report, places) if isinstance(report, dict) else report
     sliced = _report(paths, by="model")
-    if any(isinstance(r, str) for r in alone.values()):
-        event(f"{kind}: a slice refused")
-        assert isinstance(sliced, str), alone
+    if isinstance(sliced, str):  # the input as a whole is refused, as the plain route says
+        event(f"{kind}: the whole input refused")
+        assert isinstance(_report(paths), str), sliced
         return
-    event(f"{kind}{', two files' if cut else ''}: slices routed")
-    assert isinstance(sliced, dict), sliced
+    refused = any(isinstance(r, str) for r in alone.values())
+    event(f"{kind}{', two files' if cut else ''}: {'a slice refused' if refused else 'routed'}")
     got = {s["slice"]: s for s in sliced["slices"]}
     assert set(got) == set(alone)
+    assert_refused_alike(sliced, alone)
     for name, want in alone.items():
-        assert isinstance(want, dict)
+        if isinstance(want, str):
+            continue
         have = dict(got[name])
         have.pop("slice")
         have["facts"] = have.pop("inputs").get("facts")
@@ -238,7 +241,7 @@ def test_any_column_slices_the_rows_it_holds(
     path = _write(tmp_path_factory.mktemp("col") / f"all.{kind}", rows, kind)
     try:
         got = run_route([path], by=by)
-    except InputError as err:  # a slice its rows alone refuse, or too many values
+    except InputError as err:  # the input as a whole refused, or too many values
         event(f"--by {by}: refused")
         assert err.file is not None or err.field is not None, err
         return
@@ -246,7 +249,12 @@ def test_any_column_slices_the_rows_it_holds(
     assert isinstance(got, Slices)
     whole = run_route([path])
     assert not isinstance(whole, Slices)
-    assert sum(route.summary["rows"] for _, route in got.routes) == whole.summary["rows"]
+    if got.refused:  # a slice its rows alone refuse: listed, the others routed
+        event(f"--by {by}: a slice refused")
+        assert got.exit_code == 2 and all(r.message for _, r in got.refused)
+        return
+    routes = [route for _, route in got.routes if isinstance(route, Route)]
+    assert sum(route.summary["rows"] for route in routes) == whole.summary["rows"]
 
 
 def test_a_slice_read_once_keeps_its_own_facts(

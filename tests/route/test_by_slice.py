@@ -8,7 +8,8 @@ interleaved in a drawn order. For every slice the route of the combined file ``-
 must equal the route of a file holding that slice's rows alone (verdict, provisional,
 findings, counts, warnings, every figure), its positions being those of the combined file
 (``--show`` lists each task's first row by its line there). A slice its rows alone refuse
-(most replies errors, no graded row, too much partial credit) refuses the sliced route too.
+(most replies errors, no graded row, too much partial credit) is listed as refused, with the
+same words, beside the slices that route.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from whilecli.cli import app
 from whilecli.errors import InputError
 from whilecli.route import run_route
+from whilecli.route.model import Route
 from whilecli.route.slices import Slices
 
 SHOW = ("split", "floor", "saturated", "singles", "truncated_passes")
@@ -108,6 +112,28 @@ def _moved(value: Any, alone: str, combined: str, lines: list[int]) -> Any:
     return value
 
 
+def words(refusal: str) -> str:
+    """A refusal's words before its counts and places: what a slice and its rows alone, read
+    from two files, say alike."""
+    return refusal.removeprefix("refused: ").split(" (")[0]
+
+
+def assert_refused_alike(sliced: dict[str, Any], alone: dict[str, Any]) -> None:
+    """Each slice of ``sliced`` is refused exactly where its rows alone are, in their words,
+    with exit code 2; the report's exit code is 2 where any is."""
+    got = {s["slice"]: s for s in sliced["slices"]}
+    table = {t["slice"]: t for t in sliced["summary"]}
+    for name, want in alone.items():
+        if isinstance(want, str):
+            assert "refused" in got[name], (name, want)
+            assert words(want) in got[name]["refused"], (want, got[name]["refused"])
+            assert got[name]["exit_code"] == 2 and table[name]["route"] == "refused"
+        else:
+            assert "refused" not in got[name], got[name]
+    if any(isinstance(r, str) for r in alone.values()):
+        assert sliced["exit_code"] == 2
+
+
 def _route(paths: list[str], **kw: Any) -> dict[str, Any] | str:
     """The route's JSON report, or the refusal's words (without the place)."""
     try:
@@ -137,18 +163,18 @@ def test_each_slice_routes_as_its_rows_alone(
         report = _route([path])
         lines = [i + 1 for i in indexes]
         alone[name] = _moved(report, path, combined, lines) if isinstance(report, dict) else report
-    refusals = [r for r in alone.values() if isinstance(r, str)]
     sliced = _route([combined], by="model")
-    if refusals:  # a slice its rows alone refuse is refused (or the file as a whole is)
-        event("a slice refused: " + refusals[0][:60])
-        assert isinstance(sliced, str), alone
+    if isinstance(sliced, str):  # the file as a whole is refused, as the plain route says
+        event("the whole file refused")
+        assert isinstance(_route([combined]), str), sliced
         return
-    event("slices routed")
-    assert isinstance(sliced, dict), sliced
     got = {s["slice"]: s for s in sliced["slices"]}
     assert list(got) == [n for n in alone] or set(got) == set(alone)
+    event("a slice refused" if any(isinstance(r, str) for r in alone.values()) else "routed")
+    assert_refused_alike(sliced, alone)
     for name, want in alone.items():
-        assert isinstance(want, dict)
+        if isinstance(want, str):
+            continue
         have = dict(got[name])
         have.pop("slice")
         have["facts"] = have.pop("inputs").get("facts")
@@ -176,8 +202,16 @@ def test_a_slice_of_error_replies_is_refused_by_name(tmp_path: Path) -> None:
                 rows.append(row)
     path = _write(tmp_path / "all.jsonl", rows)
     run_route([path])  # the file as a whole: 6 of 24 rows are errors, counted
-    with pytest.raises(InputError, match=r"most replies are errors.*\(--by model: m/B\)"):
-        run_route([path], by="model")
+    sliced = run_route([path], by="model")
+    assert isinstance(sliced, Slices) and sliced.exit_code == 2
+    assert [name for name, _ in sliced.refused] == ["m/B"]
+    assert {name for name, r in sliced.routes if isinstance(r, Route)} == {"m/A", "m/C"}
+    (line,) = sliced.refusal_lines()
+    assert re.search(r"most replies are errors.*\(--by model: m/B\)$", line), line
+    result = CliRunner().invoke(app, ["route", path, "--by", "model"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"whilecli: error: {line}", result.stderr
+    assert "Refused: " in result.stdout and "── model: m/A" in result.stdout
 
 
 @settings(SETTINGS, max_examples=10)
@@ -197,14 +231,13 @@ def test_each_source_routes_as_itself(
         paths.append(path)
         alone[path] = _route([path])
     sliced = _route(paths, by="source")
-    if any(isinstance(r, str) for r in alone.values()):
-        assert isinstance(sliced, str), alone
-        return
-    assert isinstance(sliced, dict), sliced
+    assert isinstance(sliced, dict), sliced  # one file refused leaves the others routed
     got = {s["slice"]: s for s in sliced["slices"]}
     assert len(got) == len(alone)
+    assert_refused_alike(sliced, alone)
     for (name, have), want in zip(got.items(), alone.values(), strict=True):
-        assert isinstance(want, dict)
+        if isinstance(want, str):
+            continue
         have = dict(have)
         have.pop("slice")
         have["facts"] = have.pop("inputs").get("facts")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from whilecli import jsonout
+from whilecli import PROG, jsonout
 from whilecli.commands._common import (
     STEP,
     existing_paths,
@@ -261,11 +261,13 @@ def route_command(
         by=by,
     )
     if by is not None:  # --by: every slice's route; exit with the worst slice's code
-        from whilecli.route.slices import render_slices
+        from whilecli.route.slices import Slices, render_slices
 
-        text = render_slices(route, output.value, verbose=verbose, quiet=quiet)  # type: ignore[arg-type]
-        sys.stdout.write(text)
+        assert isinstance(route, Slices)
+        sys.stdout.write(render_slices(route, output.value, verbose=verbose, quiet=quiet))
         sys.stdout.flush()
+        for line in route.refusal_lines():  # a refused slice's line, as any refusal's
+            print(f"{PROG}: error: {line}", file=sys.stderr)
         raise typer.Exit(route.exit_code)
     gate = enforce(route, fail_on=fail_on, judge_audit=judge_audit)
     if quiet:

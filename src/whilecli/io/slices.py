@@ -31,11 +31,12 @@ def read_slices(
     stdin: BinaryIO | None = None,
     input_format: str | None = None,
     **read_args: Any,
-) -> list[tuple[str | None, StreamedRows]]:
+) -> list[tuple[str | None, StreamedRows | InputError]]:
     """Each value of column ``by`` (as text, None for rows without it) with its rows, read
     as :func:`~whilecli.io.read.read_rows` reads a whole input: its own facts, notes,
-    positions and a fresh ``aggregate()``. A slice whose rows alone are refused is refused,
-    the error naming the slice."""
+    positions and a fresh ``aggregate()``; or, for a slice whose rows alone are refused,
+    that refusal. What refuses the input as a whole (a file that cannot be read, more than
+    :data:`MAX_SLICES` values) is raised."""
     notes: list[str] = []
     sources = expand_paths(paths, stdin, notes, input_format=input_format)
     read = read_by(
@@ -47,15 +48,13 @@ def read_slices(
             f"--by: the column has {len(found)} values; at most {MAX_SLICES} slices are routed",
             field=by,
         )
-    out: list[tuple[str | None, StreamedRows]] = []
+    out: list[tuple[str | None, StreamedRows | InputError]] = []
     for value in found:
         try:
             rows = read.rows(value, aggregate())
         except InputError as err:
-            said = f" (--by {by}: {'(none)' if value is None else value})"
-            err.args = (f"{err.args[0]}{said}", *err.args[1:])
-            err.detail += said
-            raise
+            out.append((value, err))
+            continue
         rows.notes[:0] = notes
         out.append((value, rows))
     return out

@@ -23,9 +23,10 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from whilecli.errors import UsageError
+from whilecli.errors import InputError, UsageError
 
 if TYPE_CHECKING:
+    from whilecli.io.read import StreamedRows
     from whilecli.route.model import Pool, Route
     from whilecli.route.options import RouteOptions
     from whilecli.route.slices import Slices
@@ -213,20 +214,23 @@ def run_route(
         opts = dataclasses.replace(opts, teacher=pool_of(teacher_paths, "--teacher"))
     if student is not None:
         return decide(student, opts)
-    from whilecli.route.slices import Slices
+    from whilecli.route.slices import Refused, Slices
 
     if by == "source":
         from whilecli.io.sources import expand_paths
 
-        routes = []
+        routes: list[tuple[str, Route | Refused]] = []
         for source in expand_paths(student_paths, stdin):
-            if source.path is None:  # stdin, already read: route its bytes
-                stdin_rows = {**read_args, "stdin": io.BytesIO(source.data or b"")}
-                counts = Counts(located=bool(opts.show))
-                one = summarize(read_rows(["-"], **stdin_rows, aggregate=counts))
-            else:
-                one = pool_of([source.name], "the rows")
-            routes.append((source.name, decide(one, opts)))
+            try:
+                if source.path is None:  # stdin, already read: route its bytes
+                    stdin_rows = {**read_args, "stdin": io.BytesIO(source.data or b"")}
+                    counts = Counts(located=bool(opts.show))
+                    one = summarize(read_rows(["-"], **stdin_rows, aggregate=counts))
+                else:
+                    one = pool_of([source.name], "the rows")
+                routes.append((source.name, decide(one, opts)))
+            except InputError as err:  # this file alone is refused: the others still route
+                routes.append((source.name, Refused.of(err)))
         return Slices("source", routes)
     assert by is not None  # by is None routed the pool above
     from whilecli.io.slices import read_slices
@@ -234,8 +238,13 @@ def run_route(
     def slice_counts() -> Counts:  # the tasks' first rows are found only for --show
         return Counts(located=bool(opts.show))
 
+    def routed(part: StreamedRows | InputError) -> Route | Refused:
+        if isinstance(part, InputError):
+            return Refused.of(part)
+        try:
+            return decide(summarize(part), opts)
+        except InputError as err:  # these rows alone are refused: the other slices still route
+            return Refused.of(err)
+
     parts = read_slices(student_paths, by, aggregate=slice_counts, **read_args)
-    return Slices(
-        by,
-        [("(none)" if v is None else v, decide(summarize(part), opts)) for v, part in parts],
-    )
+    return Slices(by, [("(none)" if v is None else v, routed(part)) for v, part in parts])
