@@ -65,9 +65,15 @@ Layouts (the writer in each tool's source):
 - Evalchemy ``results_<date>.json`` (``eval/chat_benchmarks/<TASK>/eval_instruct.py``):
   ``results[TASK].examples[]``: JEEBench a ``score`` list per repetition, code benchmarks the
   last repetition's ``correctness``, math benchmarks ``model_answers`` with no grade.
+- slime ``--save-debug-rollout-data`` (``rollout_data_{rollout_id}.pt``,
+  ``slime/ray/rollout.py``): ``torch.save({"rollout_id": N, "samples": [Sample.to_dict()]})``,
+  a zip holding ``<name>/data.pkl``; each sample ``group_index`` (the prompt's group),
+  ``prompt``, ``response``, ``reward`` (a number, or a dict ``--reward-key`` picks from),
+  ``status`` (``completed``, ``truncated``, ``aborted``, ``failed``), ``weight_versions``,
+  ``rollout_log_probs``, ``tokens``, ``loss_mask``; no model.
 - Summaries with no per-sample grade: simple-evals ``<eval>_<model>.json`` and
-  ``_allresults.json``, bigcode-evaluation-harness ``evaluation_results.json``; slime's
-  ``--save-debug-rollout-data`` ``.pt`` files (``torch.save``: a zip holding ``data.pkl``).
+  ``_allresults.json``, bigcode-evaluation-harness ``evaluation_results.json``; a
+  ``torch.save`` file that holds no samples (a checkpoint's dict).
 - inspect_ai ``.json`` logs (``inspect_ai/log/_log.py``): ``samples[]`` with ``id``, ``epoch``,
   ``scores.<scorer>.value``, ``output.choices[].stop_reason`` and, when a limit halted the
   sample, ``limit`` (``{"type": "token" | "message" | "context" | "time" | ..., "limit": N}``).
@@ -87,6 +93,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import random
 import zipfile
 from collections.abc import Callable
@@ -855,6 +862,57 @@ def evalchemy(rng: random.Random, variant: str) -> Dump:
     return dump
 
 
+def torch_zip(obj: Any, stem: str) -> bytes:
+    """``obj`` as ``torch.save`` lays it out (a zip of ``<stem>/data.pkl``, protocol 2, and
+    its ``version``), written without torch: the reader must not need it."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as archive:
+        archive.writestr(f"{stem}/data.pkl", pickle.dumps(obj, protocol=2))
+        archive.writestr(f"{stem}/byteorder", b"little")
+        archive.writestr(f"{stem}/version", b"3\n")
+    return buf.getvalue()
+
+
+@tool("float", "reward-dict", "no-group-index", "error-status", "bool")
+def slime(rng: random.Random, variant: str) -> Dump:
+    truth: list[list[bool]] = []
+    cuts: list[list[bool]] = []
+    samples: list[dict[str, Any]] = []
+    start = rng.randint(0, 500)  # group indexes run on across a run's rollouts
+    for g, group in enumerate(_tasks(rng, rng.randint(3, 5), (2, 4))):
+        truth.append(group)
+        cuts.append([])
+        for passed in group:
+            cut = rng.random() < 0.3 and not passed
+            cuts[-1].append(cut)
+            reward: Any = {"float": float(passed), "bool": passed}.get(variant, float(passed))
+            if variant == "reward-dict":
+                reward = {"acc": float(passed)}
+            samples.append(
+                {
+                    "group_index": None if variant == "no-group-index" else start + g,
+                    "index": len(samples),
+                    "prompt": [{"role": "user", "content": f"problem {start + g}"}],
+                    "tokens": [1, 2, 3, 4],
+                    "response": f"answer {len(samples)}",
+                    "response_length": 2,
+                    "label": "42",
+                    "reward": reward,
+                    "loss_mask": [1, 1],
+                    "weight_versions": ["7", "7"],
+                    "rollout_log_probs": [-0.5, -0.25],
+                    "status": "truncated" if cut else "completed",
+                    "metadata": {},
+                    "spec_info": {"spec_accept_token_num": 0},
+                    "prefix_cache_info": {"cached_tokens": 0, "total_prompt_tokens": 9},
+                }
+            )
+    if variant == "error-status":  # an engine abort: an error reply, left out and counted
+        samples.append({**samples[0], "status": "aborted", "reward": 0.0, "response": ""})
+    files = {"debug/rollout_data_7.pt": torch_zip({"rollout_id": 7, "samples": samples}, "r7")}
+    return {"files": files, "shape": _truth(truth, cuts), "truncation_known": True}
+
+
 @tool("simple-evals", "simple-evals-allresults", "bigcode", "slime-pt")
 def summary_only(rng: random.Random, variant: str) -> Dump:
     """Files that hold no per-sample grade are refused in one line saying so, never read as a
@@ -870,12 +928,8 @@ def summary_only(rng: random.Random, variant: str) -> Dump:
     elif variant == "bigcode":
         doc = {"humaneval": {"pass@1": 0.3}, "config": {"model": "bigcode/starcoder"}}
         files = {"evaluation_results.json": json.dumps(doc, indent=2)}
-    else:  # torch.save writes a zip holding data.pkl
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w") as archive:
-            archive.writestr("rollout_3/data.pkl", b"\x80\x02}q\x00.")
-            archive.writestr("rollout_3/version", b"3\n")
-        files = {"debug/rollout_3.pt": buf.getvalue()}
+    else:  # a torch.save file of no samples: a checkpoint's state dict
+        files = {"debug/rollout_3.pt": torch_zip({"w": [0.0, 1.0]}, "rollout_3")}
     refused = "PyTorch" if variant == "slime-pt" else "nothing to route"
     return {"files": files, "shape": [], "refused": refused}
 

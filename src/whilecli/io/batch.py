@@ -47,6 +47,7 @@ from whilecli.io.sources import (
     PARQUET_MAGIC,
     PARQUET_SUFFIXES,
     TABLE_SUFFIXES,
+    ZIP_MAGIC,
     ZIP_SUFFIXES,
     Source,
     expand_paths,
@@ -116,11 +117,13 @@ def batch_sources(path: str | Path, input_format: str | None = None) -> list[Sou
         and str(path) != "-"
         and p.is_file()
         and _named_kind(p) is None
-        and _head(Source(name=str(p), kind="jsonl", path=p)) != PARQUET_MAGIC
+        # Parquet, or a zip (an inspect_ai log, a slime torch.save dump), under any name
+        and _head(Source(name=str(p), kind="jsonl", path=p)) not in (PARQUET_MAGIC, ZIP_MAGIC)
     ):
         refuse_unread_compression(_head(Source(name=str(p), kind="jsonl", path=p), 6), str(p))
         raise UsageError(
             f"{p}: unknown file type {p.suffix!r}; use .jsonl, .json, .csv, .tsv or .parquet"
+            " (or an inspect_ai .eval log, a slime .pt dump)"
         )
     return expand_paths([str(path)], input_format=input_format)
 

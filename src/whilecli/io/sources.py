@@ -41,6 +41,8 @@ JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 PARQUET_MAGIC = b"PAR1"
+#: A zip archive's first bytes (an inspect_ai ``.eval`` log, a ``torch.save`` file).
+ZIP_MAGIC = b"PK\x03\x04"
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: Compressions whose streams are not read, by their magic bytes and their file suffixes
@@ -597,7 +599,8 @@ def expand_paths(
             if not inside:
                 raise InputError(
                     "directory holds no row file (.jsonl, .json, .ndjson, optionally .gz/.zst;"
-                    " .parquet; .csv/.tsv; an inspect_ai .eval log)",
+                    " .parquet; .csv/.tsv; an inspect_ai .eval log; a slime .pt dump is read"
+                    " when named, never found in a folder, where checkpoints lie too)",
                     file=raw,
                 )
             found.extend((s, False) for s in inside)
@@ -818,7 +821,7 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         return document.convert_zip(str(source.path), source.name).source(
             replace(source, kind="jsonl")
         )
-    if source.data is not None and source.data[:4] == document.ZIP_MAGIC:
+    if source.data is not None and source.data[:4] == ZIP_MAGIC:
         return document.convert_zip(source.data, source.name).source(source)
     source = _without_bom(source)
     if source.kind == "table":
@@ -942,7 +945,7 @@ def _one_object(line: bytes) -> bool:
 def _zip_head(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
-            return fh.read(4) == b"PK\x03\x04"
+            return fh.read(4) == ZIP_MAGIC
     except OSError:
         return False
 

@@ -2,7 +2,7 @@
 
 :func:`open_source` looks at a file's first bytes and first line:
 
-- a zip archive: an inspect_ai ``.eval`` log;
+- a zip archive: an inspect_ai ``.eval`` log, or a ``torch.save`` file (slime's rollout dumps);
 - a ``.csv`` / ``.tsv`` name: CSV or TSV rows;
 - content that is one JSON document (an array, or an object spread over lines): an array of
   row objects (tau-bench results, HELM ``per_instance_stats.json``, any rows), an inspect_ai
@@ -18,7 +18,9 @@ Anything else is returned as it is, for the streaming reader.
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from typing import Any
 
 from whilecli import jsonout
@@ -42,13 +44,13 @@ from whilecli.io.formats import (
     opencompass,
     prime_rl,
     promptfoo,
+    slime,
     swebench,
     tables,
     tinker,
     verl,
 )
 
-ZIP_MAGIC = b"PK\x03\x04"
 #: Keys of an object that may hold the rows of a one-document file.
 SAMPLE_KEYS = ("samples", "rows", "records", "results", "data", "instances", "items")
 #: Keys of an object that may hold rows under their task ids (OpenCompass, EvalPlus).
@@ -399,4 +401,26 @@ def convert_table(data: bytes, name: str, separator: str) -> Converted:
 
 
 def convert_zip(archive: str | bytes, name: str) -> Converted:
+    """Rows from a zip: a ``torch.save`` file (slime's rollout dumps), else an inspect_ai
+    ``.eval`` log (whose reader names any other zip for what it is)."""
+    if slime.is_torch_zip(_zip_names(archive)):
+        return slime.convert(archive, name)
     return inspect_ai.from_zip(archive, name)
+
+
+def _zip_names(archive: str | bytes) -> list[str]:
+    """A zip's member names; none where it cannot be listed (the log reader says why)."""
+    try:
+        source = io.BytesIO(archive) if isinstance(archive, bytes) else archive
+        with zipfile.ZipFile(source) as opened:
+            return opened.namelist()
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        OSError,
+        EOFError,
+        ValueError,
+        NotImplementedError,  # zipfile's word for an entry that claims a version it lacks
+        RuntimeError,
+    ):
+        return []

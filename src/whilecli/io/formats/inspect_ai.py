@@ -80,13 +80,6 @@ def from_zip(archive_file: str | bytes, name: str) -> Converted:
         with fh, zipfile.ZipFile(fh) as archive:
             entries = archive.infolist()
             names = [e.filename for e in entries]
-            if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
-                raise InputError(
-                    "a PyTorch file (torch.save), not rows: slime's --save-debug-rollout-data"
-                    " writes one per rollout; load it with torch.load and write its samples as"
-                    " JSON Lines (group_index, prompt, response, reward, status)",
-                    file=name,
-                )
             if "header.json" not in names and "_journal/start.json" not in names:
                 raise InputError(
                     "a zip archive that is not an inspect_ai log (no header.json inside)",

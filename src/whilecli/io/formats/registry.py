@@ -311,6 +311,20 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "slime",
+        "slime rollout dumps: --save-debug-rollout-data rollout_data_{rollout_id}.pt (torch.save)",
+        "a torch.save zip holding {rollout_id, samples: [Sample.to_dict()]}, read as plain data",
+        {
+            "task_id": "samples[].group_index (a prompt's samples share it)",
+            "reward": "samples[].reward (a dict's one number; else --map reward=reward.KEY)",
+            "truncated": "samples[].status == 'truncated'; 'aborted' and 'failed' are error"
+            " replies",
+            "model": "not recorded",
+            "version": "samples[].weight_versions[0], else rollout_id",
+            "logprobs": "samples[].rollout_log_probs",
+        },
+    ),
+    FormatInfo(
         "promptfoo",
         "promptfoo eval outputs: -o out.json (results.results[]) or -o out.jsonl",
         "results with testIdx, success and promptIdx or gradingResult",
@@ -403,5 +417,5 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
-    | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs"}
+    | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs", "slime"}
 )

@@ -1,0 +1,131 @@
+"""slime's ``torch.save`` rollout dumps are read as plain data, never as code.
+
+The layouts and their neighbours are generated in ``tests/io/test_tools.py`` (the ``slime``
+tool); here: files torch itself writes, and pickles that name code, which must be refused
+without running it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.io.test_tools import torch_zip
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.errors import InputError
+from whilecli.io.read import read_rows
+from whilecli.route.pool import Counts, summarize
+
+
+def _samples(groups: int, k: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "group_index": g,
+            "index": g * k + j,
+            "prompt": f"problem {g}",
+            "response": f"answer {j}",
+            "reward": float((g + j) % 2),
+            "status": "completed",
+            "weight_versions": ["3"],
+            "rollout_log_probs": [-0.5, -0.25, -0.125],
+        }
+        for g in range(groups)
+        for j in range(k)
+    ]
+
+
+#: Callables a pickle may name to run code on load.
+CODE = [("os", "system"), ("builtins", "eval"), ("builtins", "exec"), ("subprocess", "call")]
+
+
+class _Reduce:
+    def __init__(self, module: str, name: str, arg: str) -> None:
+        self.module, self.name, self.arg = module, name, arg
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.name), (self.arg,)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    code=st.sampled_from(CODE),
+    where=st.sampled_from(["sample", "reward", "top", "metadata"]),
+)
+def test_a_pickle_that_names_code_is_refused_and_never_run(
+    tmp_path_factory: pytest.TempPathFactory, code: tuple[str, str], where: str
+) -> None:
+    folder = tmp_path_factory.mktemp("evil")
+    marker = folder / "ran"
+    arg = f"touch {marker}" if code[1] in ("system", "call") else f"open({str(marker)!r}, 'w')"
+    evil = _Reduce(code[0], code[1], arg)
+    samples: list[Any] = _samples(3, 2)
+    doc: dict[str, Any] = {"rollout_id": 1, "samples": samples}
+    if where == "sample":
+        samples[1] = evil
+    elif where == "reward":
+        samples[0]["reward"] = evil
+    elif where == "metadata":
+        samples[0]["metadata"] = {"extra": evil}
+    else:
+        doc["config"] = evil
+    path = folder / "rollout_data_1.pt"
+    path.write_bytes(torch_zip(doc, "rollout_data_1"))
+    with pytest.raises(InputError, match=r"names the class .*only plain data") as err:
+        read_rows([str(path)])
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+    assert not marker.exists()
+
+
+def test_a_corrupt_pickle_is_one_line(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as archive:
+        archive.writestr("r/data.pkl", pickle.dumps({"samples": _samples(3, 2)})[:40])
+    path = tmp_path / "rollout_data_0.pt"
+    path.write_bytes(buf.getvalue())
+    result = CliRunner().invoke(app, ["route", str(path)])
+    assert result.exit_code == 2 and "corrupt PyTorch pickle" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_file_torch_writes_is_read_with_its_tensors_left_out(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    samples = _samples(40, 4)
+    for sample in samples[:8]:  # tensors where slime keeps extra data: read as nothing
+        sample["metadata"] = {"scores": torch.tensor([1.0, 2.0])}
+        sample["multimodal_train_inputs"] = {"pixel_values": torch.zeros(2, 2)}
+    path = tmp_path / "rollout_data_3.pt"
+    torch.save({"rollout_id": 3, "samples": samples}, path)
+    pool = summarize(read_rows([str(path)], aggregate=Counts()))
+    assert pool.rows == 160 and pool.tasks.height == 40
+    assert int(pool.tasks["passes"].sum()) == sum(int(s["reward"]) for s in samples)
+    result = CliRunner().invoke(app, ["route", str(path), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.output)
+    assert report["checks"][1]["measured"]["sampler_logprobs"] is True
+    # a checkpoint beside it is no rollout dump: refused in one line
+    state = tmp_path / "model.pt"
+    torch.save({"layer.weight": torch.zeros(3, 3)}, state)
+    refused = CliRunner().invoke(app, ["route", str(state)])
+    assert refused.exit_code == 2 and "no samples list" in refused.output
+
+
+def test_update_reads_a_dump_with_its_log_probs(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    path = tmp_path / "rollout_data_5.pt"
+    path.write_bytes(torch_zip({"rollout_id": 5, "samples": _samples(6, 4)}, "rollout_data_5"))
+    out = tmp_path / "coefficients.jsonl"
+    result = CliRunner().invoke(app, ["update", str(path), "--method", "grpo", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 24 and all(len(r["coefficients"]) == 3 for r in rows)
