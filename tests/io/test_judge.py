@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
-from whilecli.io.judge import is_judge_name, named
+from whilecli.io.judge import GRADER_KEYS, is_judge_name, named
 from whilecli.io.read import read_rows
 from whilecli.io.shape import Shape
 
@@ -192,3 +192,58 @@ def test_prime_rft_judge_reward_in_its_metrics_text_is_a_judge() -> None:
     assert judge.names == ("metrics.judge_reward",)
     out = CliRunner().invoke(app, ["route", str(rows)])
     assert "a judge grades" in out.output, out.output
+
+
+#: Who graded, written as a value: models and judges, and programs.
+JUDGE_VALUES = (
+    "gpt-4o-2024-08-06",
+    "openai/gpt-4.1-mini",
+    "claude-3-5-sonnet-20241022",
+    "LLM",
+    "llm_judge",
+    "reward_model",
+    "Qwen/Qwen2.5-72B-Instruct",
+    "meta-llama/Llama-3.1-70B-Instruct",
+    "model_graded_qa",
+    "o3-mini",
+    "Skywork-Reward-Llama-3.1-8B",
+)
+PROGRAM_VALUES = ("exact_match", "regex", "match", "unit_tests", "math_verify", "rule", "f1", "")
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    key=st.sampled_from(GRADER_KEYS),
+    judged=st.booleans(),
+    value=st.data(),
+    rule=st.sampled_from([None, "rule", "judge"]),
+    form=st.sampled_from(["jsonl", "parquet", "stdin"]),
+)
+def test_a_grader_named_by_value_is_a_judge(
+    tmp_path: Path, key: str, judged: bool, value: st.DataObject, rule: str | None, form: str
+) -> None:
+    """``"grader": "gpt-4o"`` says a model graded; ``"grader": "exact_match"`` a program. The
+    reference rule's ``judge_meta.scorer_kind`` decides where a row carries one."""
+    said = value.draw(st.sampled_from(JUDGE_VALUES if judged else PROGRAM_VALUES))
+    rows = []
+    for t in range(8):
+        for j in range(2):
+            row: dict = {"task_id": f"t{t}", "reward": float(j), "completion": f"c{j}", key: said}
+            if rule is not None:
+                row["judge_meta"] = {"scorer_kind": rule}
+            rows.append(row)
+    frame = pl.DataFrame(rows)
+    path = tmp_path / ("rows.parquet" if form == "parquet" else "rows.jsonl")
+    if form == "parquet":
+        frame.write_parquet(path)
+    else:
+        frame.write_ndjson(path)
+    stdin = io.BytesIO(path.read_bytes()) if form == "stdin" else None
+    scan = read_rows(["-" if stdin else str(path)], stdin=stdin).judge
+    assert scan is not None
+    want = rule == "judge" or (rule is None and judged)
+    assert scan.judged == (len(rows) if want else 0), (said, rule, scan)
+    result = CliRunner().invoke(app, ["check", str(path), "--fail-on", "judge-unaudited"])
+    assert result.exit_code == (1 if want else 0), result.output

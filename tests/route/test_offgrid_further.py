@@ -20,17 +20,20 @@ from pathlib import Path
 import pytest
 
 from whilecli.io.read import read_rows
-from whilecli.route.checks import reward_scales
+from whilecli.route.checks import reward_scales, teacher_under_threshold
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import summarize
 from whilecli.route.simulate import Tally, Truth, offgrid, run_truth, truth_verdict
 
-#: Teachers whose rewards run 0 to 10 or 0 to 100 beside a student's in [0, 1], one threshold
-#: given for both; leading by nothing (GRPO) or by 0.2 (OPD).
+#: Teachers whose rewards run 0 to 10 or 0 to 100, or 0 to 0.1 (never reaching the
+#: threshold), beside a student's in [0, 1], one threshold given for both; leading by nothing
+#: (GRPO) or by 0.2 (OPD). A teacher on 0 to 0.1 leading by 0.2 was routed GRPO firmly.
 SCALES = [
     Truth("low", 4, 35, threshold=0.5, teacher_gap=0.0, teacher_reward_scale=10.0),
     Truth("mid", 1, 100, threshold=0.7, teacher_gap=0.0, teacher_reward_scale=100.0),
     Truth("mid", 4, 100, threshold=0.5, teacher_gap=0.0, teacher_reward_scale=10.0),
+    Truth("mid", 4, 100, threshold=0.5, teacher_gap=0.2, teacher_reward_scale=0.1),
+    Truth("low", 4, 100, threshold=0.7, teacher_gap=0.2, teacher_reward_scale=0.5),
 ]
 #: The other new kinds, one or two cells each.
 KINDS = [
@@ -67,6 +70,7 @@ def test_the_slice_fails_when_two_scales_share_one_threshold(
 ) -> None:
     checks_module = importlib.import_module("whilecli.route.checks")
     monkeypatch.setattr(checks_module, "reward_scales", lambda pool, tpool: None)
+    monkeypatch.setattr(checks_module, "teacher_under_threshold", lambda pool, tpool: None)
     tally = _slice(SCALES, 3)
     assert tally.firm_wrong > 0.01 * max(tally.firm, 1)
 
@@ -91,6 +95,20 @@ def test_the_reader_keeps_the_reward_range_and_check_4_compares_them(tmp_path: P
     # both on one scale, inside [0, 1] or outside it: nothing to say
     assert reward_scales(student, student) is None
     assert reward_scales(teacher, teacher) is None
+    # a teacher graded above 0 yet never reaching the threshold the student reaches: 0 to 0.1
+    narrow = [r / 10 for r in unit]
+    tenth = summarize(read_rows([_write(tmp_path / "n.jsonl", narrow)], pass_threshold=0.5))
+    want = {"student": [0.2, 0.9], "teacher": [0.02, 0.09]}
+    assert teacher_under_threshold(student, tenth) == want
+    assert reward_scales(student, tenth) is None  # diff's two scales: both in [0, 1]
+    # a student under the threshold beside a teacher over it is a floor (a format reward)
+    assert teacher_under_threshold(tenth, student) is None
+    # a teacher that only ever scores 0 is no scale; nor one that reaches the threshold
+    floor = summarize(read_rows([_write(tmp_path / "f.jsonl", [0.0] * 40)], pass_threshold=0.5))
+    assert teacher_under_threshold(student, floor) is None
+    half = [0.5 if r > 0.5 else r for r in unit]
+    at = summarize(read_rows([_write(tmp_path / "h.jsonl", half)], pass_threshold=0.5))
+    assert teacher_under_threshold(student, at) is None
 
 
 def test_the_new_kinds_agree_with_the_truth() -> None:

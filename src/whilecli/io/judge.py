@@ -15,6 +15,12 @@ Decided from what the one read of a file saw, never by reading it again:
   ``judge_meta.scorer_kind`` (absent or null) and a truthy ``judge_name`` (present, not
   null, not empty, not ``false`` and not ``0``). ``scorer_kind: "rule"`` is not a judge, and
   ``judge_meta``/``judge_name`` are read by this rule alone, never by their names.
+- **a grader named by value**, per row, where the rule says nothing (no ``scorer_kind``):
+  a top-level text field that says who graded (``grader``, ``scorer``, ``evaluator``,
+  ``graded_by``, ``grader_type``, ...: :data:`GRADER_KEYS`) whose value names a model or a
+  judge (``gpt-4o-2024-08-06``, ``claude-3-5-sonnet``, ``llm``, ``reward_model``,
+  ``model_graded_qa``: :data:`GRADER_VALUE`). ``"grader": "exact_match"`` or ``"regex"`` is a
+  program.
 
 :func:`rule_expr` is evaluated in the read's own streaming pass; :func:`named` looks at the
 keys the read resolved the file's fields from. The answer is a :class:`JudgeScan` on
@@ -51,6 +57,33 @@ JUDGE_WORDS = (
     "grading_model",
 )
 _WORDS = re.compile("|".join(re.escape(w) for w in JUDGE_WORDS))
+#: Top-level fields whose *value* says who graded a row.
+GRADER_KEYS = (
+    "grader",
+    "graders",
+    "scorer",
+    "scorer_name",
+    "evaluator",
+    "grader_type",
+    "scorer_type",
+    "evaluator_type",
+    "graded_by",
+    "scored_by",
+    "evaluated_by",
+    "grading_method",
+    "eval_method",
+    "reward_source",
+    "reward_type",
+)
+#: A grader's value that names a judge or a language model (lowercased text, searched): the
+#: judge words, ``llm``, ``reward model``, and the model families graders are drawn from.
+GRADER_VALUE = (
+    r"^model$|judge|judgment|model[_\- ]?graded|llm|reward[_\- ]?model|\brm\b|\bai\b|"
+    r"gpt|claude|gemini|\bo[134]\b|\bo[134]-|llama|qwen|mistral|mixtral|deepseek|grok|"
+    r"command-r|phi-[234]|gemma|\bnemotron|skywork|\barmo|prometheus|autoj|selene"
+)
+#: The per-row kinds the read counts: the reference rule's, and a grader named by value.
+RULE_KINDS = (*JUDGE_KINDS, "judge_name", "grader_value")
 _FALSY = ("", "false", "0", "0.0")
 #: The narrow column the per-row rule is read into.
 JUDGE_COLUMN = "__judge"
@@ -76,6 +109,8 @@ class JudgeScan:
                 continue
             if kind == NAMED:
                 parts.append(f"{', '.join(self.names) or 'a judge column'}: {n}")
+            elif kind == "grader_value":
+                parts.append(f"a grader field naming a model or judge: {n}")
             elif kind in JUDGE_KINDS:
                 parts.append(f"judge_meta.scorer_kind={kind}: {n}")
             else:
@@ -135,16 +170,30 @@ def rule_expr(shape: Shape, leaves: Leaves) -> pl.Expr:
     meta = shape.get(("judge_meta",))
     has_kind = meta is not None and "scorer_kind" in meta.children
     has_name = shape.get(("judge_name",)) is not None
-    if not (has_kind or has_name):
+    graders = [
+        key
+        for key in GRADER_KEYS
+        if (node := shape.children.get(key)) is not None and "string" in node.kinds
+    ]
+    if not (has_kind or has_name or graders):
         return none
     kind = leaves.text("judge_meta.scorer_kind") if has_kind else none
     name = leaves.text("judge_name") if has_name else none
     truthy = name.is_not_null() & ~name.str.strip_chars().str.to_lowercase().is_in(_FALSY)
+    named_by_value = pl.any_horizontal(
+        pl.lit(False),
+        *(
+            leaves.text(key).str.to_lowercase().str.contains(GRADER_VALUE).fill_null(False)
+            for key in graders
+        ),
+    )
     return (
         pl.when(kind.is_in(JUDGE_KINDS))
         .then(kind)
         .when(kind.is_null() & truthy)
         .then(pl.lit("judge_name"))
+        .when(kind.is_null() & named_by_value)
+        .then(pl.lit("grader_value"))
         .otherwise(none)
     )
 
@@ -152,7 +201,7 @@ def rule_expr(shape: Shape, leaves: Leaves) -> pl.Expr:
 def rule_counts() -> list[pl.Expr]:
     """Aggregates of the rule column: rows of each judge kind."""
     col = pl.col(JUDGE_COLUMN)
-    return [(col == k).sum().alias(f"judge:{k}") for k in (*JUDGE_KINDS, "judge_name")]
+    return [(col == k).sum().alias(f"judge:{k}") for k in RULE_KINDS]
 
 
 def scan_of(rows: int, stats: Mapping[str, Any], names: Iterable[str]) -> JudgeScan:
@@ -160,7 +209,9 @@ def scan_of(rows: int, stats: Mapping[str, Any], names: Iterable[str]) -> JudgeS
     found = tuple(names)
     if found:
         return JudgeScan(rows, rows, {NAMED: rows}, found)
-    kinds = {k: int(stats.get(f"judge:{k}") or 0) for k in (*JUDGE_KINDS, "judge_name")}
+    kinds = {k: int(stats.get(f"judge:{k}") or 0) for k in RULE_KINDS}
+    if not kinds["grader_value"]:  # the reference rule's three kinds, and this one where seen
+        del kinds["grader_value"]
     return JudgeScan(rows, sum(kinds.values()), kinds)
 
 
@@ -181,6 +232,9 @@ def combined(scans: Iterable[JudgeScan]) -> JudgeScan:
 __all__ = [
     "JUDGE_KINDS",
     "JUDGE_WORDS",
+    "GRADER_KEYS",
+    "GRADER_VALUE",
+    "RULE_KINDS",
     "JudgeScan",
     "combined",
     "is_judge_name",

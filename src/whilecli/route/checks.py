@@ -16,6 +16,7 @@ import polars as pl
 
 from whilecli.io.locate import UNIT_TOLERANCE
 from whilecli.io.modelid import model_identity
+from whilecli.knobs import PASS_TOLERANCE
 from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, shown, step_from_name
 from whilecli.route.model import CheckResult, Pool, Rate, Status, against
@@ -280,9 +281,10 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["student_only_tasks"] = found.tally.only_mine
     if found.by_prompt:
         measured["tasks_paired_by_prompt"] = found.by_prompt
-    scales = reward_scales(pool, tpool)
+    scales = reward_scales(pool, tpool) or teacher_under_threshold(pool, tpool)
     if scales is not None:
         measured["reward_scales"] = scales
+        measured["pass_threshold"] = pool.source.pass_threshold
     paired = _paired(pool, tpool, draws, seed)
     if paired is not None:
         measured["paired_difference"] = paired
@@ -354,15 +356,33 @@ def reward_scales(pool: Pool, tpool: Pool) -> dict[str, list[float]] | None:
     """The student's and the teacher's reward ranges where one lies in [0, 1] and the other
     runs outside it (a judge's 0-10 beside a 0-1 rubric), else None: one ``--pass-threshold``
     grades both, so a pass may not be one event on both sides, and check 4's lead compares
-    two scales. A teacher scored 0 to 10 at threshold 0.5 passes nearly every draw. Ranges
+    two scales. A teacher scored 0 to 10 at threshold 0.5 passes nearly every draw (one
+    scored 0 to 0.1 fails every draw: :func:`teacher_under_threshold`). Ranges
     are read from the rewards (:attr:`whilecli.io.rows.Rows.reward_range`); a summary, or a
     pass given by a column, carries none. A range outside [0, 1] is not always another scale
     (a sum of reward functions reaching 1.5 beside runs that never passed 1), so this moves
     the verdict to provisional (:mod:`whilecli.route.quality`) rather than failing check 4."""
     mine, theirs = pool.source.reward_range, tpool.source.reward_range
-    if mine is None or theirs is None or _on_unit_scale(mine) == _on_unit_scale(theirs):
+    if mine is None or theirs is None:
         return None
-    return {"student": list(mine), "teacher": list(theirs)}
+    if _on_unit_scale(mine) != _on_unit_scale(theirs):
+        return {"student": list(mine), "teacher": list(theirs)}
+    return None
+
+
+def teacher_under_threshold(pool: Pool, tpool: Pool) -> dict[str, list[float]] | None:
+    """The two reward ranges where the teacher's rewards are graded above 0 yet never reach
+    the pass threshold that the student's reach, else None: a teacher scored 0 to 0.1 beside
+    a student's 0 to 1, under one threshold of 0.5, fails every draw, and check 4 would call
+    it far behind. A teacher that only ever scores 0 is no scale; a student under the
+    threshold beside a teacher over it is a floor (a format reward of 0.1 on every reply)."""
+    mine, theirs = pool.source.reward_range, tpool.source.reward_range
+    if mine is None or theirs is None:
+        return None
+    threshold = pool.source.pass_threshold - PASS_TOLERANCE
+    if 0.0 < theirs[1] < threshold <= mine[1]:
+        return {"student": list(mine), "teacher": list(theirs)}
+    return None
 
 
 def _student_model(pool: Pool, options: RouteOptions) -> str | None:

@@ -21,6 +21,9 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from whilecli.route.model import CheckResult, Finding, Pool
 
 #: Findings that leave the verdict provisional, whatever the task count.
@@ -151,6 +154,16 @@ def _coverage(pool: Pool) -> list[Finding]:
     return out
 
 
+def _under(measured: Mapping[str, Any], student_top: float, teacher_top: float) -> str:
+    """Where the teacher never reaches the pass threshold the student reaches, so says."""
+    threshold = measured.get("pass_threshold")
+    if not isinstance(threshold, (int, float)):
+        return ""
+    if teacher_top < threshold <= student_top:
+        return f" (the teacher's never reach the pass threshold {threshold:g})"
+    return ""
+
+
 def _teacher(check: CheckResult | None) -> list[Finding]:
     if check is None:
         return []
@@ -173,7 +186,7 @@ def _teacher(check: CheckResult | None) -> list[Finding]:
                 "teacher_scale",
                 int(m.get("shared_tasks", 0) or 0),
                 f"the teacher's rewards run from {t_lo:g} to {t_hi:g}, the student's from"
-                f" {s_lo:g} to {s_hi:g}",
+                f" {s_lo:g} to {s_hi:g}" + _under(m, s_hi, t_hi),
                 "one pass threshold may not grade both: the verdict is provisional until"
                 " both are scored on one scale",
             )
