@@ -67,3 +67,39 @@ def test_an_alias_spelled_another_way_is_named_with_its_map(
         given_maps.append(value)
     assert result.exit_code in (0, 1), result.output
     assert given_maps == expected, (given_maps, expected)
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    names=st.lists(
+        st.sampled_from(["acc", "format", "correct", "length_penalty", "judge_score"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    key=st.sampled_from(["reward", "score", "rewards"]),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_a_grade_of_named_parts_names_the_map_that_picks_one(
+    names: list[str], key: str, kind: str, tmp_path: Path
+) -> None:
+    """``"reward": {"acc": 1, "format": 0.1}`` (a reward function each) is refused with the
+    ``--map`` that reads one part, and that command routes the file on that part."""
+    import polars as pl
+
+    rows = [{"task_id": f"t{i % 6}", key: {n: float(i % 3 == 0) for n in names}} for i in range(24)]
+    path = tmp_path / f"rows.{kind}"
+    if kind == "parquet":
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["route", str(path)], env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    found = re.search(r"--map ([^\s;]+)", result.output)
+    assert found is not None and found[1] in {f"reward={key}.{n}" for n in names}, result.output
+    again = runner.invoke(app, ["route", str(path), "--map", found[1], "--format", "json"])
+    assert again.exit_code in (0, 1), again.output
+    assert json.loads(again.output)["summary"]["rows"] == 24

@@ -558,13 +558,15 @@ GRADE_WORDS = ("reward", "score", "correct", "pass", "acc", "resolved", "success
 
 def _reward_hint(shape: Shape) -> str:
     """What ``--map reward=`` to pass: the numeric fields (three levels deep, as OpenHands'
-    ``test_result.report.resolved``) whose names say grade, a list of them as ``NAME[]`` (one
-    rollout per element); else ``COLUMN``."""
+    ``test_result.report.resolved``) whose names, or whose object's names, say grade
+    (``rewards.format``), a list of them as ``NAME[]`` (one rollout per element); else
+    ``COLUMN``."""
     found: list[str] = []
     level = list(shape.children.items())
     for _ in range(HINT_DEPTH):
         for path, sub in level:
-            if not any(w in path.rsplit(".", 1)[-1].lower() for w in GRADE_WORDS):
+            # the field, or the object it sits in, says grade (rewards.format: a part of one)
+            if not any(w in part.lower() for part in path.split(".") for w in GRADE_WORDS):
                 continue
             if _grades(sub):
                 found.append(path)

@@ -321,6 +321,17 @@ class Leaves:
         if found is None or found == pl.Null:
             return pl.lit(None, dtype=dtype)
         if dtype in (pl.Float64, pl.Boolean) and not _numeric_or_bool(found):
+            parts = (
+                [f.name for f in found.fields if _numeric_or_bool(f.dtype)]
+                if isinstance(found, pl.Struct) and dtype == pl.Float64 and "[]" not in path
+                else []
+            )
+            if parts:  # named grades (a reward function each), as a JSON object is named
+                raise BadValue(
+                    dotted,
+                    f"is a column of named grades ({', '.join(parts[:4])}), not a number:"
+                    f" pass --map reward={dotted}.{parts[0]} (or another of its fields)",
+                )
             raise BadValue(
                 dotted,
                 f"is a column of {found}, not {'a number' if dtype == pl.Float64 else 'true/false'}",
@@ -513,6 +524,17 @@ def _coerce(value: Any, dtype: DType, path: str) -> Any:
                 path,
                 f"is a JSON list of {len(value)} numbers, not a number; one grade per sample:"
                 f" pass --map reward={path}[] (one rollout each)",
+            )
+        numbers = (
+            [k for k, v in value.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if isinstance(value, dict) and "[]" not in path
+            else []
+        )
+        if numbers:  # named grades (a reward function each): only the user knows which passes
+            raise BadValue(
+                path,
+                f"is a JSON object of named grades ({', '.join(numbers[:4])}), not a number:"
+                f" pass --map reward={path}.{numbers[0]} (or another of its keys)",
             )
         raise BadValue(path, f"is {_describe(value)}, not a number")
     if dtype == pl.Boolean:
