@@ -60,6 +60,16 @@ def dumps(value: Any, **kwargs: Any) -> str:
     return text
 
 
+def _long_number(text: str | bytes) -> json.JSONDecodeError:
+    """The decode error of an integer longer than Python converts (``sys.int_info``'s
+    default limit, 4300 digits), at the place it starts."""
+    doc = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"\d{{{limit + 1},}}", doc)
+    at = found.start() if found else 0
+    return json.JSONDecodeError(f"a number of more than {limit} digits", doc, at)
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -123,6 +133,10 @@ def parse(text: str | bytes, *, pairs: Any = None) -> Any:
         value = json.loads(text, object_pairs_hook=pairs)
     except RecursionError:
         raise TooDeep(deep_line(text)) from None
+    except ValueError as err:
+        if "integer string conversion" not in str(err):
+            raise
+        raise _long_number(text) from None
     brackets = (
         text.count("[") + text.count("{")
         if isinstance(text, str)

@@ -1,7 +1,8 @@
 """A hostile row corpus: every reader gives the same answer, or the same one-line refusal.
 
 Generated JSON Lines files hold odd values where the grade and the task id go (NaN, the
-infinities, -0.0, 1e308 and past it, integers past the float range and past 2^63, booleans,
+infinities, -0.0, 1e308 and past it, integers past the float range, past 2^63 and past the
+4300 digits Python converts, booleans,
 numbers and words written as text, nested lists and objects, text, null, empty and very long
 ids) in odd encodings (a UTF-8 byte order mark, UTF-16 with and without its mark, CRLF line
 ends, a last line without its newline or ending in a lone ``\r``, blank lines, a line of
@@ -36,11 +37,12 @@ REWARDS = (
     *("123456789012345678901234567890", "[1]", '{"x": 1}', '"maybe"', '"N/A"', "2", "0.5"),
     *('"true"', '"0.5"', '" 1 "', '"NaN"', '"inf"', "1E0", "5e-324", "1.0000000000000002"),
     *('{"score": null}', "[null]"),
+    "1" + "0" * 5000,  # past the digits Python converts to an integer (4300)
 )
 #: Task ids as JSON text (absent: no key).
 IDS = (
     *('"a"', '"b"', "7", "7.0", '"\\u00e9"', '""', "null", '"none"', "[1]", '{"k": 1}'),
-    *('"' + "x" * 5000 + '"', "absent"),
+    *('"' + "x" * 5000 + '"', "absent", "9" * 5000),
     *("1e400", "-1e400", "NaN", "true", str(2**63), str(2**64 + 1), "-0", '"Infinity"'),
 )
 ENCODINGS = ("utf-8", "bom", "utf-16", "utf-16-be", "crlf")
