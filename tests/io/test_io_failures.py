@@ -188,12 +188,16 @@ def test_one_line_json_object_is_one_document(tmp_path: Path) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.sampled_from([b"\n", b"a", b"{}", b" ", b"xyz" * 7]), max_size=40).map(b"".join),
+    st.lists(
+        st.sampled_from([b"\n", b"a", b"{}", b" ", b"xyz" * 7, b"\n" * 9, b"\t\r\n", b" \n"]),
+        max_size=40,
+    ).map(b"".join),
     st.integers(1, 9),
 )
 def test_lines_are_split_as_a_slow_split_does(data: bytes, chunk: int) -> None:
-    """Whatever the chunk boundaries, the lines (numbered, blank ones skipped) are those of a
-    plain split; a long line costs time linear in its length (its pieces joined once)."""
+    """Whatever the chunk boundaries, the lines (numbered, blank ones skipped, runs of them a
+    step at a time) are those of a plain split; a long line costs time linear in its length
+    (its pieces joined once)."""
     source = sources.Source(name="mem", kind="jsonl", data=data)
     want = [(n + 1, line) for n, line in enumerate(data.split(b"\n")) if line.strip()]
     with pytest.MonkeyPatch.context() as patch:
