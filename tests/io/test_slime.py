@@ -129,3 +129,53 @@ def test_update_reads_a_dump_with_its_log_probs(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 24 and all(len(r["coefficients"]) == 3 for r in rows)
+
+
+def _odd(kind: str) -> Any:
+    """A value a pickle holds and JSON cannot, or can only in part."""
+    if kind == "itself":
+        loop: list[Any] = [1]
+        loop.append(loop)
+        return loop
+    if kind == "deep":
+        deep: list[Any] = []
+        for _ in range(400):  # past MAX_DEPTH, within what pickle itself writes
+            deep = [deep]
+        return deep
+    return {
+        "tuple-key": {(1, 2): 0.5},
+        "int-key": {1: "a", None: "b", 2.5: "c"},
+        "set": {1, 2, 3},
+        "bytes": b"\x00\xff",
+        "list-status": ["completed"],
+        "int": 7,
+    }[kind]
+
+
+ODD = ["itself", "deep", "tuple-key", "int-key", "set", "bytes", "list-status", "int"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    kind=st.sampled_from(ODD),
+    field=st.sampled_from(["metadata", "status", "reward", "group_index", "prompt", "label"]),
+    where=st.integers(0, 5),
+)
+def test_a_sample_holding_what_json_cannot_is_read_or_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, field: str, where: int
+) -> None:
+    samples = _samples(3, 2)
+    samples[where][field] = _odd(kind)
+    path = tmp_path_factory.mktemp("odd") / "rollout_data_2.pt"
+    path.write_bytes(torch_zip({"rollout_id": 2, "samples": samples}, "rollout_data_2"))
+    summary = str(path.with_suffix(".summary.parquet"))
+    for command in (["route"], ["check"], ["summarize", "-o", summary, "--force"], ["ada"]):
+        result = CliRunner().invoke(app, [command[0], str(path), *command[1:]])
+        assert result.exit_code in (0, 1, 2), (command, result.output)
+        assert not isinstance(result.exception, Exception) or isinstance(
+            result.exception, SystemExit
+        ), (command, repr(result.exception))
+        if result.exit_code == 2:
+            said = result.stderr.strip()
+            assert len(said.splitlines()) == 1 and str(path) in said, said
+            assert "internal error" not in said, said

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import io
+import json
 import pickle
 import zipfile
 import zlib
@@ -28,6 +29,7 @@ from typing import Any
 
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted
+from whilecli.jsonout import MAX_DEPTH
 
 #: Pickle globals a dump of plain data names: the containers ``torch.save`` writes beside
 #: builtin values (a tensor's backward hooks are an ``OrderedDict``).
@@ -148,7 +150,7 @@ def convert(archive_file: str | bytes, name: str) -> Converted:
                 file=name,
                 at=at,
             )
-        rows.append(_row(sample, rollout))
+        rows.append(_row(_plain(sample, name, at), rollout))
         positions.append({"at": at})
     origins = {
         "task_id": "samples[].group_index (a prompt's samples share it)",
@@ -166,6 +168,43 @@ def convert(archive_file: str | bytes, name: str) -> Converted:
     )
 
 
+def _plain(value: Any, name: str, at: str) -> Any:
+    """``value`` as JSON data, or one located refusal: a pickle can hold what JSON cannot (an
+    object that holds itself, keys that are tuples, nesting past :data:`MAX_DEPTH`, sets).
+    Keys that are numbers, booleans or None read as their text, as JSON writes them; sets
+    and tuples as lists; a tensor's stand-in as None."""
+    holding: set[int] = set()  # the containers on the path walked: one seen again holds itself
+
+    def walk(item: Any, where: str, depth: int) -> Any:
+        if item is None or isinstance(item, (str, bool, int, float)):
+            return item
+        if not isinstance(item, (dict, list, tuple, set, frozenset)):
+            return None  # a tensor or storage stand-in, a dtype's name read as a class
+        if depth >= MAX_DEPTH:
+            raise InputError(f"nests deeper than {MAX_DEPTH} levels", file=name, at=where)
+        if id(item) in holding:
+            raise InputError("holds itself (a circular reference)", file=name, at=where)
+        holding.add(id(item))
+        try:
+            if isinstance(item, dict):
+                out = {}
+                for key, sub in item.items():
+                    if not (key is None or isinstance(key, (str, bool, int, float))):
+                        raise InputError(
+                            f"has a key that is {type(key).__name__}, not text",
+                            file=name,
+                            at=where,
+                        )
+                    text = key if isinstance(key, str) else json.dumps(key)
+                    out[text] = walk(sub, f"{where}.{text}", depth + 1)
+                return out
+            return [walk(sub, f"{where}[{j}]", depth + 1) for j, sub in enumerate(item)]
+        finally:
+            holding.discard(id(item))
+
+    return walk(value, at, 0)
+
+
 def _row(sample: dict[str, Any], rollout: Any) -> dict[str, Any]:
     row = {k: v for k, v in sample.items() if k not in HEAVY}
     group = sample.get("group_index")
@@ -173,7 +212,7 @@ def _row(sample: dict[str, Any], rollout: Any) -> dict[str, Any]:
     row["reward"] = _reward(sample.get("reward"))
     status = sample.get("status")
     row["truncated"] = {"truncated": True, "completed": False}.get(str(status))
-    if status in ERROR_STATUSES:
+    if isinstance(status, str) and status in ERROR_STATUSES:
         row["error"] = f"status {status}"
     row["completion"] = sample.get("response")
     versions = sample.get("weight_versions")
