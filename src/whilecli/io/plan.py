@@ -228,6 +228,28 @@ def _kinds(kinds: frozenset[str], one: bool = False) -> str:
     return "a string or a number" if one else "plain values"
 
 
+def _one_field_a_column(
+    mapping: Mapping[str, str], fields: Mapping[str, str], source: Source
+) -> None:
+    """Refuse a column that would feed two canonical fields: the task id's or the grade's
+    column given to ``--map`` for another field (``--map task_id=reward``, ``--map
+    truncated=reward``), or one column given for two (``--map passed=x --map model=x``). A
+    column is read as one type, and an id is not its own grade; a pass read from the grade's
+    column is the grade."""
+    used = {name: col for name, col in fields.items() if name in ("task_id", "reward")}
+    for name, col in mapping.items():
+        other = next((o for o, c in used.items() if c == col and o != name), None)
+        if other is not None and {name, other} != {"passed", "reward"}:  # a pass is a grade
+            what = {"task_id": "task id", "reward": "grade"}.get(other, other)
+            raise InputError(
+                f"--map {name}={col}: {col!r} is the {what}'s column; map each field to its"
+                " own column",
+                file=source.name,
+                field=col,
+            )
+        used[name] = col
+
+
 def build_plan(
     shape: Shape,
     source: Source,
@@ -267,9 +289,12 @@ def build_plan(
     task, row_filter = _task_id(ctx, mapped("task_id"))
     passed: pl.Expr | None = None
     if (col := mapped("passed")) is not None:
-        passed = leaves.expr(col, pl.Boolean)
+        # read as a grade is read (true/false, numbers, pass/fail words; other text refused at
+        # its line): any grade but 0 passes, as a number cast to a flag would
+        passed = leaves.grade(col, shape.kinds_at(col)) != 0
         sources["passed"] = f"{col} (--map)"
     reward = _reward(ctx, mapped("reward"), passed, mapping.get("passed"))
+    _one_field_a_column(mapping, fields, source)
 
     truncated = _truncation(shape, leaves, mapped("truncated"), fmt, sources)
     model, version = _model(
