@@ -34,6 +34,7 @@ from whilecli.io.aliases import (
 )
 from whilecli.io.formats import lighteval
 from whilecli.io.formats.registry import NAMES
+from whilecli.io.rows import ABSENT
 from whilecli.io.shape import (
     LOGPROB_ALIASES,
     MODEL_ALIASES,
@@ -229,7 +230,7 @@ def _kinds(kinds: frozenset[str], one: bool = False) -> str:
 
 
 def _one_field_a_column(
-    mapping: Mapping[str, str], fields: Mapping[str, str], source: Source
+    mapping: Mapping[str, str], fields: Mapping[str, str], shape: Shape, source: Source
 ) -> None:
     """Refuse a column that would feed two canonical fields: the task id's or the grade's
     column given to ``--map`` for another field (``--map task_id=reward``, ``--map
@@ -238,6 +239,8 @@ def _one_field_a_column(
     column is the grade."""
     used = {name: col for name, col in fields.items() if name in ("task_id", "reward")}
     for name, col in mapping.items():
+        if col == ABSENT or not shape.has(col):  # a field read as absent: no column at all
+            continue
         other = next((o for o, c in used.items() if c == col and o != name), None)
         if other is not None and {name, other} != {"passed", "reward"}:  # a pass is a grade
             what = {"task_id": "task id", "reward": "grade"}.get(other, other)
@@ -294,7 +297,7 @@ def build_plan(
         passed = leaves.grade(col, shape.kinds_at(col)) != 0
         sources["passed"] = f"{col} (--map)"
     reward = _reward(ctx, mapped("reward"), passed, mapping.get("passed"))
-    _one_field_a_column(mapping, fields, source)
+    _one_field_a_column(mapping, fields, shape, source)
 
     truncated = _truncation(shape, leaves, mapped("truncated"), fmt, sources)
     model, version = _model(

@@ -64,7 +64,7 @@ from whilecli.io.locate import (
 )
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, no_blank
-from whilecli.io.rows import AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
+from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import (
     BadValue,
     DType,
@@ -1855,10 +1855,6 @@ def _refuse_words(lf: pl.LazyFrame, leaves: Leaves, source: Source) -> None:
                 (words.grade_text if kind == "grade" else words.flag_text)(str(value))
             except ValueError as err:
                 raise InputError(str(err), file=source.name, row=int(row), field=dotted) from None
-
-
-#: A column no file carries: an optional field the rows lack is read from it, as null.
-ABSENT = "__absent"
 
 
 def _planned(

@@ -29,6 +29,9 @@ CANONICAL_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+#: A column no file carries: an optional field the rows lack (a method that does not need
+#: it) is read from it, as null.
+ABSENT = "__absent"
 #: A row's position column while reading: ``(source index << AT_BITS) + place`` (the 0-based
 #: row of a Parquet file, or the 1-based ordinal among the non-blank lines of a JSONL source).
 AT = "__at"

@@ -36,8 +36,6 @@ from whilecli.io.sources import (
     iter_lines,
 )
 
-#: A column no file carries, read as null where a method does not need a field.
-ABSENT = "__absent"
 #: "Inside [0, 1]" allows this much rounding at either end.
 TOLERANCE = 1e-12
 SRC = "__src"
