@@ -55,6 +55,7 @@ from whilecli.route.summary_header import (
     parquet_footer,
     partial_note,
     read_header,
+    reward_range_of,
 )
 
 __all__ = [
@@ -490,6 +491,7 @@ def pool_from_summary(
         notes=notes,
         judge=_judged(header, rows),
         facts=facts_of(header.inputs),
+        reward_range=reward_range_of(header.inputs),
     )
     writers = frame.select("models").explode("models").unnest("models")
     return Pool(

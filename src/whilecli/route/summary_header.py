@@ -44,6 +44,9 @@ class Entry:
     judged: int | None = None  # rows an LLM judge graded; None: not scanned (stdin, older)
     #: What reading found (:class:`whilecli.io.facts.Facts` as a dict); None: not recorded.
     facts: dict[str, Any] | None = None
+    #: The lowest and highest graded reward (:attr:`Rows.reward_range`); None: none read (a
+    #: pass given by a column, or an older summary).
+    reward_range: list[float] | None = None
 
 
 @dataclass
@@ -123,7 +126,8 @@ def header_of(rows: Rows, n_rows: int) -> Header:
     judged = None if rows.judge is None else int(rows.judge.judged)
     found = rows.facts.to_dict()
     found.pop("repeated_share", None)  # derived
-    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged, found)
+    span = None if rows.reward_range is None else [float(x) for x in rows.reward_range]
+    entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged, found, span)
     return Header(
         pass_threshold=rows.pass_threshold,
         threshold_explicit=rows.threshold_explicit,
@@ -204,7 +208,7 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
     """One ``inputs`` entry of a header, its types checked."""
     if not isinstance(e, dict):
         raise bad(at, f"an object expected, got {type(e).__name__}")
-    unknown = set(e) - {"paths", "format", "sources", "notes", "judged", "facts"}
+    unknown = set(e) - {"paths", "format", "sources", "notes", "judged", "facts", "reward_range"}
     if unknown:
         raise bad(at, f"unknown keys {sorted(unknown)}")
     if not _strings(e.get("paths")):
@@ -225,7 +229,27 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
     found = e.get("facts")
     if found is not None:
         _check_facts(found, f"{at}.facts", bad)
-    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged, found)
+    span = e.get("reward_range")
+    if span is not None and not (
+        isinstance(span, list)
+        and len(span) == 2
+        and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            for x in span
+        )
+        and span[0] <= span[1]
+    ):
+        raise bad(f"{at}.reward_range", "[lowest, highest] finite numbers or null expected")
+    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged, found, span)
+
+
+def reward_range_of(inputs: list[Entry]) -> tuple[float, float] | None:
+    """The reward range of summarised reads together, as the read of all their rows finds
+    it (the lowest low, the highest high); None when any read recorded none."""
+    spans = [e.reward_range for e in inputs]
+    if not spans or any(s is None for s in spans):
+        return None
+    return min(s[0] for s in spans if s), max(s[1] for s in spans if s)
 
 
 def _check_facts(found: object, at: str, bad: Callable[[str, str], InputError]) -> None:
