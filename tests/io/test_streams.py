@@ -269,3 +269,33 @@ def test_the_same_stream_object_is_read_once() -> None:
     assert first[0].data == again[0].data == data
     with pytest.raises(InputError, match="no input"):
         sources.expand_paths([])
+
+
+#: The commands that read any number of inputs as one pool.
+POOLING = ["route", "check", "ada", "summarize"]
+
+
+def twice(command: str, path: str, folder: Path) -> list[str]:
+    head, _, *rest = COMMANDS[command]([path], folder)
+    return [head, path, path, *rest]
+
+
+@pytest.mark.parametrize("kind", ["stdin", "fifo"])
+@pytest.mark.parametrize("command", POOLING)
+def test_a_stream_named_twice_reads_as_a_file_named_twice(
+    command: str, kind: str, rows_file: Path, tmp_path: Path
+) -> None:
+    """``- -`` or one FIFO twice is one spool, read once with a note, as a file listed twice
+    is (never doubled rows, never a lookup of a second input that is not there)."""
+    want_code, want = invoke(twice(command, str(rows_file), tmp_path))
+    want = normal(want, [str(rows_file)], tmp_path)
+    assert want_code in (0, 1), want
+    data = rows_file.read_bytes()
+    if kind == "stdin":
+        code, got = invoke(twice(command, "-", tmp_path), stdin=data)
+        got = normal(got, ["<stdin>"], tmp_path)
+    else:
+        with stream(kind, data, tmp_path, "twice") as path:
+            code, got = invoke(twice(command, path, tmp_path))
+        got = normal(got, [path], tmp_path)
+    assert (code, got) == (want_code, want)

@@ -684,13 +684,20 @@ def _distinct(
     found: list[tuple[Source, bool]], notes: list[str] | None
 ) -> list[tuple[Source, bool]]:
     """Each file once: by its real path, then (row text files) by its bytes (size, then
-    SHA-256)."""
+    SHA-256); each stream once, by its spool."""
     out: list[tuple[Source, bool]] = []
     seen: dict[str, str] = {}
     by_size: dict[int, list[Source]] = {}
     digests: dict[str, str] = {}
+    streams: dict[int, str] = {}
     for source, explicit in found:
-        if source.path is None:
+        if source.path is None:  # a stream named twice (``- -``, one FIFO twice): one spool
+            key = id(source.data)
+            if source.data is not None and key in streams:
+                if notes is not None:
+                    notes.append(f"{source.name} is {streams[key]} again: read once")
+                continue
+            streams[key] = source.name
             out.append((source, explicit))
             continue
         real = os.path.realpath(source.path)
