@@ -84,6 +84,7 @@ from whilecli.io.sources import (
     count_keys,
     expand_paths,
     iter_lines,
+    memory_bound,
     parse_line,
     refuse_repeated_keys,
     refuse_repeated_lines,
@@ -336,7 +337,8 @@ def _read_parts(
     for index, source in enumerate(sources):
         run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
         run.digest, run.keep = digest, keep
-        part = _read_source(source, mapping, input_format, run)
+        with memory_bound(source.name):
+            part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
             notes.append(f"{source.name}: no rows")
             continue

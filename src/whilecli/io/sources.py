@@ -391,6 +391,11 @@ def stream_limit() -> int:
     return int(value)
 
 
+def memory_limit_error(limit: int, name: str, what: str = "stream") -> InputError:
+    """The located line for an input past :func:`stream_limit`: how to raise the limit."""
+    return _too_long(limit, name, what)
+
+
 def _too_long(limit: int, name: str, what: str = "stream") -> InputError:
     return InputError(
         f"the {what} is longer than {_size(limit)}, the most read into memory: set"
@@ -494,6 +499,20 @@ def forget_streams() -> None:
     for _, handle in _SPOOLED_PIPES.values():
         handle.close()
     _SPOOLED_PIPES.clear()
+
+
+@contextlib.contextmanager
+def memory_bound(name: str) -> Iterator[None]:
+    """Running out of memory while reading one input is that input's one located line (a
+    value or member far larger than rows hold), never a crash."""
+    try:
+        yield
+    except MemoryError:
+        raise InputError(
+            "ran out of memory reading it: it holds a value or member larger than this"
+            " machine's memory (split it, or read it where there is more memory)",
+            file=name,
+        ) from None
 
 
 def _reason(err: BaseException) -> str:
@@ -627,7 +646,8 @@ def expand_paths(
         if not resolve_formats:
             sources.append(source)
             continue
-        resolved = resolve(source, explicit, convert_lines, input_format)
+        with memory_bound(source.name):
+            resolved = resolve(source, explicit, convert_lines, input_format)
         if resolved is not None:
             sources.append(resolved)
     if not sources:

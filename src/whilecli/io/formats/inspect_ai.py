@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
-from whilecli.io.formats import Converted, as_dict, first_assistant_cut
+from whilecli.io.formats import Converted, as_dict, first_assistant_cut, zipped
 from whilecli.io.shape import kind_words
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
@@ -87,12 +87,11 @@ def from_zip(archive_file: str | bytes, name: str) -> Converted:
                 )
             header_name = "header.json" if "header.json" in names else "_journal/start.json"
             header_entry = next(e for e in entries if e.filename == header_name)
+            wanted = [e for e in entries if e.filename.startswith("samples/")]
+            wanted = [e for e in wanted if e.filename.endswith(".json")]
+            zipped.refuse_bombs([header_entry, *wanted], name)
             header = _member_json(archive, fh, header_entry, name)
-            samples = [
-                (_member_json(archive, fh, e, name), f"member {e.filename}")
-                for e in entries
-                if e.filename.startswith("samples/") and e.filename.endswith(".json")
-            ]
+            samples = [(_member_json(archive, fh, e, name), f"member {e.filename}") for e in wanted]
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as err:
         # NotImplementedError: zipfile's word for an entry that claims a zip version it lacks
         raise InputError(f"not a readable inspect_ai .eval log: {err}", file=name) from None
@@ -161,7 +160,7 @@ def _zstd_member(fh: BinaryIO, entry: zipfile.ZipInfo) -> bytes:
     if len(raw) < entry.compress_size:
         raise EOFError("the member is cut short")
     try:
-        data = pa.input_stream(pa.BufferReader(raw), compression="zstd").read()
+        data = pa.input_stream(pa.BufferReader(raw), compression="zstd").read(entry.file_size + 1)
     except pa.ArrowException as err:
         raise ValueError(f"zstd: {err}") from None
     if len(data) != entry.file_size or zlib.crc32(data) != entry.CRC:

@@ -28,7 +28,7 @@ import zlib
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, zipped
 from whilecli.jsonout import MAX_DEPTH
 
 #: Pickle globals a dump of plain data names: the containers ``torch.save`` writes beside
@@ -104,6 +104,7 @@ def load(archive_file: str | bytes, name: str) -> Any:
                     f"a PyTorch file with {len(members)} data.pkl members: not one saved object",
                     file=name,
                 )
+            zipped.refuse_bombs([archive.getinfo(members[0])], name)
             data = archive.read(members[0])
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as err:
         raise InputError(f"not a readable PyTorch file: {err}", file=name) from None
