@@ -108,9 +108,10 @@ class CheckedRaw(io.RawIOBase):
         return total
 
 
-#: Control characters: C0 but tab and newline, DEL, C1; and the lone surrogates a file
-#: name or an id may carry.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Control characters: C0 but tab and newline, DEL, C1; and the bidirectional controls
+#: (embeddings, overrides, isolates and marks), which reorder the text printed after them: an
+#: id holding U+202E would print the rest of its line backwards.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: What the program's own renderer (Rich) writes on a terminal: styles (SGR) on any stream;
 #: on stderr also the status line's cursor moves and line erases, and carriage returns.
 _STYLE = re.compile(r"\x1b\[[0-9;]*m")

@@ -295,7 +295,10 @@ def _text_commands(root: Path) -> dict[str, list[str]]:
     }
 
 
-_RAW_CONTROL = [chr(c) for c in (*range(0, 9), *range(11, 32), *range(0x7F, 0xA0))]
+#: What must never reach a terminal raw: C0 (but tab and newline), DEL, C1, and the
+#: bidirectional controls that reorder the rest of a line.
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_RAW_CONTROL = [chr(c) for c in (*range(0, 9), *range(11, 32), *range(0x7F, 0xA0), *_BIDI)]
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "ascii"])
