@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
+#: The longest run of non-blank characters an error echoes whole (a value the input holds:
+#: an id, a grade, a line's text) and the longest message after the place: past them the
+#: middle is elided, so a megabyte id is still one readable line.
+LONGEST_WORD = 160
+LONGEST_DETAIL = 1000
+
+
+def clipped(text: str) -> str:
+    """``text`` with each over-long word (:data:`LONGEST_WORD`) and the whole
+    (:data:`LONGEST_DETAIL`) cut in the middle, saying how much was left out."""
+    words = [
+        w if len(w) <= LONGEST_WORD else f"{w[:100]}…[{len(w) - 130:,} more]…{w[-30:]}"
+        for w in text.split()
+    ]
+    out = " ".join(words)
+    if len(out) > LONGEST_DETAIL:
+        out = f"{out[:700]} …[{len(out) - 900:,} more]… {out[-200:]}"
+    return out
+
 
 class WhileError(Exception):
     """An error the user can act on. The CLI prints ``str(err)`` on one line and exits with ``exit_code``.
@@ -44,8 +63,8 @@ class InputError(WhileError):
         elif at is not None:
             where += f": {at}" if where else at
         prefix = f"{where}: " if where else ""
-        what = f"field '{field}': " if field else ""
-        super().__init__(f"{prefix}{what}{message}")
+        what = f"field '{clipped(field)}': " if field else ""
+        super().__init__(f"{prefix}{what}{clipped(str(message))}")
         self.file, self.line, self.row, self.field = file, line, row, field
         self.at = at
         self.detail = message  # what is wrong, without the place
