@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.io.test_eval_zip import DEFLATED, STORED, ZSTD, make_zip
 from typer.testing import CliRunner
 
-from tests.io.test_eval_zip import DEFLATED, STORED, ZSTD, make_zip
 from whilecli.cli import app
 from whilecli.io.formats import zipped
 
