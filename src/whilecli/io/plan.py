@@ -36,6 +36,7 @@ from whilecli.io.formats import lighteval
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
 from whilecli.io.shape import (
+    LITERAL_DOT,
     LOGPROB_ALIASES,
     MODEL_ALIASES,
     NUMBER,
@@ -277,6 +278,8 @@ def build_plan(
     notes: list[str] = []
     sources: dict[str, str] = {}
     fields: dict[str, str] = {}
+    mapping = {name: shape.literal(col) for name, col in mapping.items()}
+    by = None if by is None or by == "source" else shape.literal(by)
 
     def mapped(name: str) -> str | None:
         col = mapping.get(name)
@@ -342,7 +345,7 @@ def build_plan(
         listed,
     )
     slice_expr = None
-    if by is not None and by != "source":
+    if by is not None:
         if not shape.has(by):
             raise InputError(
                 f"--by {by}: the rows have no column {by!r}", file=source.name, field=by
@@ -359,7 +362,7 @@ def build_plan(
         model=model,
         policy_version=version,
         passed=passed,
-        sources=sources,
+        sources={k: v.replace(LITERAL_DOT, ".") for k, v in sources.items()},
         fields=fields,
         leaves=leaves,
         row_filter=row_filter,
@@ -580,8 +583,19 @@ def _id_hint(shape: Shape) -> str:
 
 #: How deep :func:`_reward_hint` looks for a grade (``a.b.c``).
 HINT_DEPTH = 3
-#: Words in a field's name that say it may hold a grade.
-GRADE_WORDS = ("reward", "score", "correct", "pass", "acc", "resolved", "success", "grade")
+#: Words in a field's name that say it may hold a grade (``feedback``: LangSmith's feedback
+#: keys, each an evaluator's score).
+GRADE_WORDS = (
+    "reward",
+    "score",
+    "correct",
+    "pass",
+    "acc",
+    "resolved",
+    "success",
+    "grade",
+    "feedback",
+)
 
 
 def _reward_hint(shape: Shape) -> str:

@@ -50,9 +50,15 @@ SCALAR = frozenset({"int", "float", "string", "bool"})
 _STEP = re.compile(r"^(.*?)((?:\[\d*\])+)$")
 
 
+#: A dot inside one key (``"scores.acc"`` written as a key, as a flattened table names its
+#: columns), in a path :meth:`Shape.literal` resolved: :func:`split_path` never splits there.
+LITERAL_DOT = "\x00"
+
+
 def split_path(dotted: str) -> tuple[str, ...]:
     """``a.b[].c`` → ``("a", "b", "[]", "c")``; ``choices[0].review`` → ``("choices", "[0]",
-    "review")`` (``[]``: every element; ``[N]``: element N)."""
+    "review")`` (``[]``: every element; ``[N]``: element N); a :data:`LITERAL_DOT` stays a
+    dot inside its key."""
     parts: list[str] = []
     for piece in dotted.split("."):
         match = _STEP.match(piece)
@@ -61,7 +67,23 @@ def split_path(dotted: str) -> tuple[str, ...]:
             parts.extend(re.findall(r"\[\d*\]", match.group(2)))
         else:
             parts.append(piece)
-    return tuple(parts)
+    return tuple(p.replace(LITERAL_DOT, ".") for p in parts)
+
+
+def _grouped(node: Shape, pieces: list[str]) -> str | None:
+    """``pieces`` joined with a plain dot between keys and :data:`LITERAL_DOT` inside one,
+    where each key is a child of the one before it; None where no grouping reaches a key."""
+    for end in range(len(pieces), 0, -1):
+        child = node.children.get(".".join(pieces[:end]))
+        if child is None:
+            continue
+        key = LITERAL_DOT.join(pieces[:end])
+        if end == len(pieces):
+            return key
+        rest = _grouped(child, pieces[end:])
+        if rest is not None:
+            return f"{key}.{rest}"
+    return None
 
 
 def is_index(key: str) -> bool:
@@ -90,6 +112,16 @@ class Shape:
 
     def has(self, dotted: str) -> bool:
         return self.get(split_path(dotted)) is not None
+
+    def literal(self, dotted: str) -> str:
+        """``dotted`` as a path this shape holds: itself where it is one, else the same
+        pieces with some dots read as part of a key (``scores.acc`` names the column
+        ``"scores.acc"`` of a flattened table, which the hints name so), else itself. A
+        nested path wins over a key with a dot; among keys, the longest first."""
+        if self.has(dotted) or "[" in dotted:
+            return dotted
+        found = _grouped(self, dotted.split("."))
+        return dotted if found is None else found
 
     def kinds_at(self, dotted: str) -> set[str]:
         node = self.get(split_path(dotted))
