@@ -71,6 +71,20 @@ Layouts (the writer in each tool's source):
   ``prompt``, ``response``, ``reward`` (a number, or a dict ``--reward-key`` picks from),
   ``status`` (``completed``, ``truncated``, ``aborted``, ``failed``), ``weight_versions``,
   ``rollout_log_probs``, ``tokens``, ``loss_mask``; no model.
+- OpenRLHF ``eval_samples_step_<N>.jsonl`` (``openrlhf/trainer/ppo_utils/eval_utils.py``:
+  ``build_eval_records`` / ``save_eval_samples``, from ``BasePPOTrainer.run_evaluation``): one
+  sample a line, ``prompt``, ``label``, ``reward``, ``score``, ``response_length``,
+  ``total_length``, ``truncated`` (null where not recorded), ``datasource`` and ``eval_index``
+  (found by a prompt's first sample only); no reply text, no id, the step in the file name.
+- AReaL ``<log>/rollout/<version>/<task_id>.jsonl`` and ``eval-rollout/``
+  (``areal/infra/workflow_executor.py``: ``WorkflowExecutor._dump_trajectory``): one sample a
+  line, ``task_id`` (a group's samples share it; each split's executor counts from 0),
+  ``sample_idx``, ``head_version``, ``tail_version``, ``reward``, ``prompt``, ``completion``
+  and, where the trajectory kept one, ``original_reward`` beside an adjusted ``reward``.
+- ROLL ``rollout_dump_data.step_<N>.jsonl`` (``roll/pipeline/rlvr/utils.py``:
+  ``dump_rollout_to_specific_path``): one object of columns a step, lists with one element per
+  sample: ``global_step``, ``id``, ``domain``, ``tag``, ``prompt`` and/or ``messages`` (JSON
+  text), ``responses``, ``scores``, ``sampling_params``; no finish reason, no model.
 - Summaries with no per-sample grade: simple-evals ``<eval>_<model>.json`` and
   ``_allresults.json``, bigcode-evaluation-harness ``evaluation_results.json``; a
   ``torch.save`` file that holds no samples (a checkpoint's dict).
@@ -87,6 +101,19 @@ Layouts (the writer in each tool's source):
   ``--n-runs`` writes one folder per run: k across folders. Beside it: the ungraded
   ``output.jsonl`` it was graded from, ``output.swebench.jsonl``, ``report.json``,
   ``llm_completions/<instance>/*.json`` and ``infer_logs/``: none of them is rows.
+- Braintrust experiment events (``braintrust-sdk``, ``py/src/braintrust/framework.py``:
+  ``_run_evaluator_internal_impl``; ``_generated_types.py``: ``ExperimentEvent``), as
+  ``init_experiment(...).fetch()`` dumped or the REST ``/v1/experiment/{id}/fetch`` answer
+  (``events[]``): one span a row, ``span_id``, ``root_span_id``, ``span_parents``,
+  ``span_attributes.type`` (``eval`` root, ``task``, ``llm``, ``score``), ``input``, ``output``,
+  ``error``, ``origin.id`` (the dataset record; ``dataset_record_id`` in older SDKs); each
+  scorer's grade in its own ``score`` span's ``scores``; ``Experiment.log`` puts all on the root.
+- LangSmith (``langsmith-sdk``, ``python/langsmith``): ``Client.list_runs`` runs dumped
+  (``schemas.py``: ``Run``): ``run_type``, ``trace_id``, ``parent_run_id``, ``inputs``,
+  ``outputs``, ``error``, ``reference_example_id``, ``feedback_stats`` (key -> ``avg``, ``n``),
+  ``extra.metadata.ls_model_name``; or ``evaluate(...)`` results' ``to_pandas()``
+  (``evaluation/_runner.py``: ``_flatten_experiment_results``) written out: ``inputs.*``,
+  ``outputs.*``, ``error``, ``reference.*``, ``feedback.*``, ``example_id``, ``id``.
 """
 
 from __future__ import annotations
@@ -913,6 +940,129 @@ def slime(rng: random.Random, variant: str) -> Dump:
     return {"files": files, "shape": _truth(truth, cuts), "truncation_known": True}
 
 
+@tool("float", "bool", "truncation-unrecorded", "two-steps", "score-only")
+def openrlhf(rng: random.Random, variant: str) -> Dump:
+    truth: list[list[bool]] = []
+    cuts: list[list[bool]] = []
+    files: dict[str, Any] = {}
+    for step in (10, 20) if variant == "two-steps" else (20,):
+        records = []
+        for t, group in enumerate(_tasks(rng, rng.randint(2, 4), (2, 4))):
+            truth.append(group)
+            cuts.append([])
+            # the same prompts at every evaluation: another step is another draw
+            prompt = f"<|im_start|>user\nWhat is {t} * 7?<|im_end|>\n<|im_start|>assistant\n"
+            for i, passed in enumerate(group):
+                cut = rng.random() < 0.3
+                cuts[-1].append(cut)
+                first = i == 0  # only a prompt's first sample finds its metadata
+                record: dict[str, Any] = {
+                    "prompt": prompt,
+                    "label": str(7 * t),
+                    "reward": _grade(passed, "bool" if variant == "bool" else "float"),
+                    "response_length": 1024 if cut else 200,
+                    "total_length": 1040 if cut else 216,
+                    "truncated": cut,
+                    "score": float(passed),
+                    "datasource": "math" if first else "unknown",
+                    "eval_index": t if first else None,
+                    "response_clip_ratio": 0.0,
+                }
+                if variant == "truncation-unrecorded":  # no truncated value in the info
+                    record["truncated"] = None
+                if variant == "score-only":  # the reward function gave scores alone
+                    record["reward"] = None
+                records.append(record)
+        files[f"ckpt/eval/eval_samples_step_{step}.jsonl"] = _jsonl(records)
+    known = variant != "truncation-unrecorded"
+    return {
+        "files": files,
+        "read": "ckpt/eval" if variant == "two-steps" else next(iter(files)),
+        "shape": _truth(truth, cuts if known else None),
+        "truncation_known": known,
+        "model": None,
+    }
+
+
+@tool("float", "original-reward", "eval-split", "versions")
+def areal(rng: random.Random, variant: str) -> Dump:
+    truth: list[list[bool]] = []
+    files: dict[str, Any] = {}
+    log = "fileroot/logs/user/gsm8k-grpo/trial0"
+    for split in ("rollout", "eval-rollout") if variant == "eval-split" else ("rollout",):
+        task = 0  # each split's executor counts its tasks from 0
+        for version in (3, 4) if variant == "versions" else (3,):
+            for _ in range(rng.randint(2, 3)):
+                group = [rng.random() < 0.5 for _ in range(rng.randint(2, 4))]
+                truth.append(group)
+                lines = []
+                for i, passed in enumerate(group):
+                    record: dict[str, Any] = {
+                        "task_id": task,
+                        "sample_idx": i,
+                        "seqlen": 300,
+                        "prompt_len": 40,
+                        "head_version": version - 1 if variant == "versions" and i else version,
+                        "tail_version": version,
+                        "version_rle": [[version, 260]],
+                        "reward": float(passed),
+                        "prompt": f"<|im_start|>user\n{split} problem {task}<|im_end|>\n",
+                        "completion": f"The answer is {i}.<|im_end|>",
+                    }
+                    if variant == "original-reward":  # an adjusted reward beside the grade
+                        record |= {"original_reward": float(passed), "reward": passed - 0.25}
+                    lines.append(record)
+                files[f"{log}/{split}/{version}/{task}.jsonl"] = _jsonl(lines)
+                task += 1
+    return {
+        "files": files,
+        "read": log if variant == "eval-split" else f"{log}/rollout",
+        "shape": _truth(truth),
+        "model": None,
+    }
+
+
+@tool("float", "messages", "no-id", "two-steps", "int")
+def roll(rng: random.Random, variant: str) -> Dump:
+    truth: list[list[bool]] = []
+    files: dict[str, Any] = {}
+    k = rng.randint(2, 4)  # num_return_sequences_in_group
+    for step in (3, 4) if variant == "two-steps" else (3,):
+        cols: dict[str, list[Any]] = {
+            name: []
+            for name in ("global_step", "id", "source", "difficulty", "prompt", "messages")
+            + ("ground_truth", "tag", "domain", "responses", "scores", "sampling_params")
+        }
+        for t, group in enumerate(_tasks(rng, rng.randint(2, 4), (k, k))):
+            truth.append(group)
+            question = f"Compute {t} + {step % 2}."
+            for i, passed in enumerate(group):
+                cols["global_step"].append(step)
+                cols["id"].append(f"deepmath-{t}")  # the dataset's id, the same at every step
+                cols["source"].append("deepmath")
+                cols["difficulty"].append("3")
+                cols["prompt"].append(f"<|im_start|>user\n{question}<|im_end|>\n")
+                cols["messages"].append(json.dumps([{"role": "user", "content": question}]))
+                cols["ground_truth"].append(str(t))
+                cols["tag"].append("deepmath_103k")
+                cols["domain"].append("math_rule")
+                cols["responses"].append(f"attempt {i}: \\boxed{{{t if passed else -1}}}")
+                cols["scores"].append(int(passed) if variant == "int" else float(passed))
+                cols["sampling_params"].append(json.dumps({"global_step": step}))
+        if variant == "messages":
+            del cols["prompt"]
+        if variant == "no-id":
+            del cols["id"]
+        name = f"output/rollout_dump/rollout_dump_data.step_{step}.jsonl"
+        files[name] = _jsonl([cols])
+    return {
+        "files": files,
+        "read": "output/rollout_dump" if variant == "two-steps" else next(iter(files)),
+        "shape": _truth(truth),
+        "model": None,
+    }
+
+
 @tool("simple-evals", "simple-evals-allresults", "bigcode", "slime-pt")
 def summary_only(rng: random.Random, variant: str) -> Dump:
     """Files that hold no per-sample grade are refused in one line saying so, never read as a
@@ -1101,6 +1251,279 @@ def unnamed(rng: random.Random, variant: str) -> Dump:
         dump["refused"] = "--map reward=verifier.success"
     elif variant == "listed":
         dump["refused"] = "--map reward=outcome.scores[]"
+    return dump
+
+
+def _braintrust_trace(
+    t: int, r: int, passed: bool, cut: bool | None, variant: str
+) -> list[dict[str, Any]]:
+    """One ``Eval()`` case's trace as ``fetch()`` returns it: the root ``eval`` span, its
+    ``task`` span with the task's LLM call, and one ``score`` span per scorer."""
+    root = f"{t:02d}{r:02d}-root"
+    base = {"experiment_id": "exp-1", "project_id": "proj-1", "root_span_id": root}
+    question = {"question": f"What is {t} + {t}?"}
+    answer = str(2 * t) if passed else "-1"
+    errored = variant == "errored" and t == 0 and r == 0
+    spans: list[dict[str, Any]] = [
+        {
+            **base,
+            "id": f"row-{root}",
+            "span_id": root,
+            "span_parents": None,
+            "is_root": True,
+            "span_attributes": {"name": "eval", "type": "eval"},
+            "input": question,
+            "output": None if errored else answer,
+            "expected": str(2 * t),
+            "error": "Traceback (most recent call last):\nValueError: boom" if errored else None,
+            "scores": None,
+            "metadata": {},
+            "metrics": {"start": 1.0 + r, "end": 2.0 + r},
+            "origin": None
+            if variant == "no-dataset"
+            else {"object_type": "dataset", "object_id": "ds-1", "id": f"rec-{t}", "_xact_id": "9"},
+            "created": "2025-01-01T00:00:00Z",
+            "_xact_id": "1000",
+        },
+        {
+            **base,
+            "id": f"row-{root}-task",
+            "span_id": f"{root}-task",
+            "span_parents": [root],
+            "span_attributes": {"name": "task", "type": "task"},
+            "input": question,
+            "output": None if errored else answer,
+            "scores": None,
+        },
+    ]
+    if errored:
+        return spans
+    if cut is not None:
+        choice = {"index": 0, "finish_reason": "length" if cut else "stop"}
+        spans.append(
+            {
+                **base,
+                "id": f"row-{root}-llm",
+                "span_id": f"{root}-llm",
+                "span_parents": [f"{root}-task"],
+                "span_attributes": {"name": "Chat Completion", "type": "llm"},
+                "input": [{"role": "user", "content": question["question"]}],
+                "output": [choice | {"message": {"role": "assistant", "content": answer}}],
+                "metadata": {"model": "gpt-4o-mini", "temperature": 1.0},
+                "metrics": {"start": 1.5 + r, "prompt_tokens": 9, "completion_tokens": 4},
+                "scores": None,
+            }
+        )
+    graders = {"ExactMatch": float(passed)}
+    if variant == "two-scores":
+        graders["Levenshtein"] = 0.25 + 0.5 * passed
+    if variant == "several-scores":
+        graders["Correct"] = float(passed)
+    for name, value in graders.items():
+        spans.append(
+            {
+                **base,
+                "id": f"row-{root}-{name}",
+                "span_id": f"{root}-{name}",
+                "span_parents": [root],
+                "span_attributes": {"name": name, "type": "score", "purpose": "scorer"},
+                "input": {"output": answer, "expected": str(2 * t)},
+                "output": {"score": value},
+                "scores": {name: value},
+            }
+        )
+    return spans
+
+
+@tool("spans", "logged", "fetch-page", "errored", "two-scores", "no-dataset", "several-scores")
+def braintrust(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(3, 5), (1, 4))
+    known = variant in ("spans", "two-scores", "fetch-page")
+    graded: list[list[bool]] = []
+    cuts: list[list[bool]] = []
+    events: list[dict[str, Any]] = []
+    for t, group in enumerate(groups):
+        graded.append([])
+        cuts.append([])
+        for r, passed in enumerate(group):
+            if variant == "logged":  # Experiment.log: one root span holding everything
+                events.append(
+                    {
+                        "id": f"row-{t}-{r}",
+                        "span_id": f"span-{t}-{r}",
+                        "root_span_id": f"span-{t}-{r}",
+                        "span_parents": [],
+                        "experiment_id": "exp-1",
+                        "input": f"Translate {t}",
+                        "output": f"draft {r}",
+                        "scores": {"accuracy": passed},
+                        "metadata": {"model": "claude-3-5-sonnet"},
+                        "dataset_record_id": f"rec-{t}",
+                    }
+                )
+                graded[-1].append(passed)
+                cuts[-1].append(False)
+                continue
+            cut = (rng.random() < 0.3) if known else None
+            events += _braintrust_trace(t, r, passed, cut, variant)
+            if not (variant == "errored" and t == 0 and r == 0):
+                graded[-1].append(passed)
+                cuts[-1].append(bool(cut))
+    rng.shuffle(events)  # fetch() returns a trace's spans in no set order
+    files: dict[str, Any]
+    if variant == "logged":
+        files = {"experiment.json": json.dumps(events)}
+    elif variant == "fetch-page":
+        files = {"fetch.json": json.dumps({"events": events, "cursor": None}, indent=2)}
+    else:
+        files = {"experiment.jsonl": _jsonl(events)}
+    keep = [(g, c) for g, c in zip(graded, cuts, strict=True) if g]
+    dump: Dump = {
+        "files": files,
+        "shape": _truth([g for g, _ in keep], [c for _, c in keep]),
+        "truncation_known": known,
+        "model": "claude-3-5-sonnet" if variant == "logged" else ("gpt-4o-mini" if known else None),
+    }
+    if variant == "several-scores":  # two 0/1 scorers: only the user knows which one passes
+        dump["refused"] = "--map reward=scores.Correct"
+    return dump
+
+
+def _langsmith_run(t: int, r: int, passed: bool, keys: dict[str, float]) -> dict[str, Any]:
+    """A root run of an ``evaluate()`` experiment as ``list_runs()`` gives it, ``.dict()``
+    dumped with ``default=str``."""
+    run = f"00000000-0000-4000-8000-{t:06d}{r:06d}"
+    return {
+        "id": run,
+        "name": "target",
+        "start_time": f"2025-01-01T00:{t:02d}:{r:02d}",
+        "run_type": "chain",
+        "end_time": f"2025-01-01T00:{t:02d}:{r:02d}.5",
+        "extra": {"metadata": {"ls_run_depth": 0, "num_repetitions": 4, "revision_id": None}},
+        "error": None,
+        "serialized": None,
+        "events": [{"name": "start", "time": "2025-01-01T00:00:00"}],
+        "inputs": {"question": f"What is {t} squared?"},
+        "outputs": {"answer": str(t * t) if passed else "no idea"},
+        "reference_example_id": f"ex-{t:04d}",
+        "parent_run_id": None,
+        "tags": [],
+        "trace_id": run,
+        "session_id": "exp-session",
+        "child_run_ids": None,
+        "feedback_stats": {
+            key: {"n": 1, "avg": value, "stdev": 0.0, "errors": 0, "values": {}}
+            for key, value in keys.items()
+        },
+        "status": "success",
+        "dotted_order": f"20250101T0000{t:02d}{r:02d}Z{run}",
+        "total_tokens": 30,
+    }
+
+
+@tool("runs", "runs-array", "table-csv", "table-parquet", "table-json", "errored", "several-keys")
+def langsmith(rng: random.Random, variant: str) -> Dump:
+    groups = _tasks(rng, rng.randint(3, 5), (1, 4))
+    known = variant == "runs"
+    graded: list[list[bool]] = []
+    cuts: list[list[bool]] = []
+    runs: list[dict[str, Any]] = []
+    table: list[dict[str, Any]] = []
+    for t, group in enumerate(groups):
+        graded.append([])
+        cuts.append([])
+        for r, passed in enumerate(group):
+            errored = variant == "errored" and t == 0 and r == 0
+            keys = {"correctness": float(passed)}
+            if variant == "runs-array":
+                keys["conciseness"] = rng.choice([0.2, 0.5, 0.8])
+            if variant == "several-keys":
+                keys["helpfulness"] = float(rng.random() < 0.5)
+            root = _langsmith_run(t, r, passed, keys)
+            cut = known and rng.random() < 0.3
+            if variant == "runs-array":
+                root["extra"]["metadata"]["ls_model_name"] = "gpt-4o"
+            runs.append(root)
+            if known:  # the target's chat model call, a child run
+                runs.append(
+                    {
+                        **root,
+                        "id": root["id"][:-1] + "f",
+                        "name": "ChatOpenAI",
+                        "run_type": "llm",
+                        "parent_run_id": root["id"],
+                        "reference_example_id": None,
+                        "feedback_stats": None,
+                        "dotted_order": root["dotted_order"] + ".child",
+                        "extra": {
+                            "invocation_params": {"model": "gpt-4o-mini", "temperature": 1},
+                            "metadata": {"ls_model_name": "gpt-4o-mini", "ls_provider": "openai"},
+                        },
+                        "outputs": {
+                            "generations": [
+                                [
+                                    {
+                                        "text": root["outputs"]["answer"],
+                                        "generation_info": {
+                                            "finish_reason": "length" if cut else "stop"
+                                        },
+                                        "type": "ChatGeneration",
+                                    }
+                                ]
+                            ],
+                            "llm_output": {"model_name": "gpt-4o-mini"},
+                        },
+                    }
+                )
+            row: dict[str, Any] = {
+                "inputs.question": root["inputs"]["question"],
+                "outputs.answer": None if errored else root["outputs"]["answer"],
+                "error": "ValueError('boom')" if errored else None,
+                "reference.answer": str(t * t),
+                **{f"feedback.{k}": (None if errored else v) for k, v in keys.items()},
+                "execution_time": 0.5,
+                "example_id": root["reference_example_id"],
+                "id": root["id"],
+            }
+            table.append(row)
+            if not errored:
+                graded[-1].append(passed)
+                cuts[-1].append(cut)
+    rng.shuffle(runs)
+    files: dict[str, Any]
+    if variant in ("runs", "several-keys"):
+        files = {"runs.jsonl": _jsonl(runs)}
+    elif variant == "runs-array":
+        files = {"runs.json": json.dumps(runs)}
+    elif variant == "table-csv":  # pandas writes booleans True/False and None as empty
+        header = list(table[0])
+        lines = [",".join(header)] + [
+            ",".join(
+                "" if row[h] is None else str(bool(row[h]) if h.startswith("feedback.") else row[h])
+                for h in header
+            )
+            for row in table
+        ]
+        files = {"results.csv": "\n".join(lines) + "\n"}
+    elif variant == "table-parquet":
+        files = {"results.parquet": {h: [row[h] for row in table] for h in table[0]}}
+    elif variant == "table-json":  # DataFrame.to_json's default: column -> {index -> value}
+        files = {
+            "results.json": json.dumps(
+                {h: {str(i): row[h] for i, row in enumerate(table)} for h in table[0]}
+            )
+        }
+    else:  # to_json(orient="records", lines=True)
+        files = {"results.jsonl": _jsonl(table)}
+    keep = [(g, c) for g, c in zip(graded, cuts, strict=True) if g]
+    dump: Dump = {
+        "files": files,
+        "shape": _truth([g for g, _ in keep], [c for _, c in keep]),
+        "truncation_known": known,
+        "model": {"runs": "gpt-4o-mini", "runs-array": "gpt-4o"}.get(variant),
+    }
+    if variant == "several-keys":  # two 0/1 feedback keys: only the user knows which passes
+        dump["refused"] = "--map reward=feedback.correctness"
     return dump
 
 

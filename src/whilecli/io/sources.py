@@ -839,7 +839,12 @@ def _separator(source: Source) -> str:
 
 def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | None:
     if source.kind == "parquet":
-        return source  # a Parquet file is rows: no converter is loaded
+        # a Parquet file is rows, but a LangSmith results table's columns are flattened
+        # (feedback.correctness): those are converted, any other is streamed as it is
+        from whilecli.io.formats import langsmith
+
+        table = langsmith.from_parquet(source)
+        return source if table is None else table.source(source)
     from whilecli.io.formats import document
 
     if source.kind == "zip" or (source.path is not None and _zip_head(source.path)):

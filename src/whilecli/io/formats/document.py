@@ -8,8 +8,10 @@
   row objects (tau-bench results, HELM ``per_instance_stats.json``, any rows), an inspect_ai
   EvalLog, or an object holding a list of samples; any other document is refused with
   "this is one JSON document, not JSON Lines" and what its top level holds;
-- JSON Lines whose rows keep their grade inside a list (EvalScope reviews, Atropos groups) or
-  in events among other events (OpenAI evals logs): converted row by row;
+- JSON Lines whose rows keep their grade inside a list (EvalScope reviews, Atropos groups,
+  ROLL's rollout dumps) or in events among other events (OpenAI evals logs), or whose task or
+  version sits in the file's path (OpenRLHF's eval samples, AReaL's rollout dumps): converted
+  row by row;
 - a sidecar another tool writes beside its rows (an lm-eval results file, an EvalScope
   report): skipped inside a directory, refused when named.
 
@@ -28,8 +30,10 @@ from whilecli.errors import InputError
 from whilecli.io.aliases import REWARD_ALIASES, TASK_ALIASES
 from whilecli.io.formats import (
     Converted,
+    areal,
     arena_hard,
     atropos,
+    braintrust,
     deepeval,
     entries,
     evalchemy,
@@ -38,12 +42,15 @@ from whilecli.io.formats import (
     harbor,
     helm,
     inspect_ai,
+    langsmith,
     open_instruct,
     openai_eval_runs,
     openai_evals,
     opencompass,
+    openrlhf,
     prime_rl,
     promptfoo,
+    roll,
     slime,
     swebench,
     tables,
@@ -203,6 +210,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return promptfoo.from_output(doc)
     if deepeval.is_run(doc):
         return deepeval.convert(doc)
+    if braintrust.is_export(doc):
+        return braintrust.from_document(doc, name)
+    if langsmith.is_document(doc):
+        return langsmith.from_document(doc, name)
     if evalchemy.is_results(doc):
         return evalchemy.convert(doc, name)
     if openai_eval_runs.is_page(doc):
@@ -378,6 +389,16 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return promptfoo.from_lines(rows())
     if tinker.is_summary(first):
         return tinker.convert(rows(), path)
+    if braintrust.is_event(first):
+        return braintrust.from_lines(rows(), name)
+    if langsmith.is_run(first) or langsmith.is_flat(first):
+        return langsmith.from_lines(first, rows(), name)
+    if openrlhf.is_sample(first):
+        return openrlhf.convert(rows(), path, name)
+    if areal.is_dump(first):
+        return areal.convert(rows(), path, name)
+    if roll.is_dump(first):
+        return roll.convert(rows(), name)
     return _judged_lines(first, rows, name)
 
 
@@ -397,7 +418,12 @@ def _judged_lines(first: dict[str, Any], rows: Any, name: str) -> Converted | No
 
 
 def convert_table(data: bytes, name: str, separator: str) -> Converted:
-    return tables.convert(data, name, separator)
+    """Rows of a CSV or TSV file; a LangSmith results table (``to_pandas().to_csv()``)
+    converted from its flattened columns."""
+    table = tables.convert(data, name, separator)
+    if table.rows and langsmith.is_flat(table.rows[0]):
+        return langsmith.from_flat(zip(table.positions, table.rows, strict=True), name)
+    return table
 
 
 def convert_zip(archive: str | bytes, name: str) -> Converted:

@@ -325,6 +325,47 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "openrlhf",
+        "OpenRLHF eval samples: eval_samples_step_<N>.jsonl under eval_sample_save_path, else"
+        " ckpt_path/eval (the first 128 of an evaluation)",
+        "lines with prompt, label, reward, score, truncated, datasource and eval_index",
+        {
+            "task_id": "(the file name's step, a hash of prompt): no id is written",
+            "reward": "reward (the reward function's), else score where no line has a reward",
+            "truncated": "truncated, where the trainer recorded it (else null: not recorded)",
+            "model": "not recorded",
+            "version": "the step in the file name",
+        },
+    ),
+    FormatInfo(
+        "areal",
+        "AReaL rollout dumps (rollout.dump_to_file): <log>/rollout/<version>/<task_id>.jsonl,"
+        " eval-rollout/ for evaluation",
+        "lines with task_id, sample_idx, head_version, tail_version, reward, prompt and completion",
+        {
+            "task_id": "task_id (a rollout task's samples), within its rollout or eval-rollout"
+            " folder",
+            "reward": "original_reward where every line has one, else reward",
+            "truncated": "not recorded",
+            "model": "not recorded",
+            "version": "tail_version",
+        },
+    ),
+    FormatInfo(
+        "roll",
+        "ROLL RLVR rollout dumps (rollout_dump_dir): rollout_dump_data.step_<N>.jsonl, one"
+        " object of columns a step",
+        "an object whose global_step is a list, beside lists scores or responses",
+        {
+            "task_id": "(global_step[i], domain[i], id[i]), else a hash of prompt[i] or"
+            " messages[i]",
+            "reward": "scores[i], one rollout per element (ROLL counts scores == 1 correct)",
+            "truncated": "not recorded",
+            "model": "not recorded",
+            "version": "global_step[i]",
+        },
+    ),
+    FormatInfo(
         "promptfoo",
         "promptfoo eval outputs: -o out.json (results.results[]) or -o out.jsonl",
         "results with testIdx, success and promptIdx or gradingResult",
@@ -344,6 +385,36 @@ FORMATS: tuple[FormatInfo, ...] = (
             "reward": "success (every metric passed); metricsData[].score is never a pass",
             "truncated": "not recorded",
             "model": "hyperparameters.model, else not recorded",
+        },
+    ),
+    FormatInfo(
+        "braintrust",
+        "Braintrust experiment events: init_experiment(...).fetch() dumped as JSON Lines or an"
+        " array, or the REST /v1/experiment/{id}/fetch answer ({events: [...]})",
+        "events with span_id and root_span_id beside scores, experiment_id or span_attributes",
+        {
+            "task_id": "dataset_record_id, else origin.id (trials are rollouts), else a hash of"
+            " input; one row per trace",
+            "reward": "the one score of scores (the root's, else its score spans'), else the only"
+            " 0/1 one; several: --map reward=scores.NAME",
+            "truncated": "the task's llm span output finish_reason == 'length', else not recorded",
+            "model": "metadata.model, else the task's llm span metadata.model",
+        },
+    ),
+    FormatInfo(
+        "langsmith",
+        "LangSmith experiments: list_runs() dumped as JSON Lines or an array, or evaluate()"
+        " results' to_pandas() written as CSV, Parquet or JSON",
+        "runs with run_type, inputs or outputs and trace_id or reference_example_id; or rows"
+        " with example_id beside inputs.*, outputs.* or feedback.* columns",
+        {
+            "task_id": "reference_example_id (example_id in the table; repetitions are"
+            " rollouts), else a hash of inputs; one row per root run",
+            "reward": "the one feedback key (feedback_stats.KEY.avg, feedback.KEY), else the only"
+            " 0/1 one; several: --map reward=feedback.KEY",
+            "truncated": "an llm run's outputs finish_reason == 'length', else not recorded",
+            "model": "extra.metadata.ls_model_name (the root's, else its llm runs'); the table"
+            " records none",
         },
     ),
     FormatInfo(
@@ -418,4 +489,6 @@ CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
     | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs", "slime"}
+    | {"braintrust", "langsmith"}
+    | {"openrlhf", "areal", "roll"}
 )

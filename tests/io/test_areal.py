@@ -1,0 +1,85 @@
+"""AReaL's rollout dumps (``<log>/rollout/<version>/<task_id>.jsonl``): a task is counted within
+its split, a field of the wrong kind is refused at its line, and rows that lack AReaL's keys are
+not taken for it.
+
+The layouts and their neighbours are generated in ``tests/io/test_tools.py`` (the ``areal``
+tool).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from whilecli.errors import InputError
+from whilecli.io.read import read_rows
+
+
+def _line(task: Any, i: int, reward: float, **extra: Any) -> dict[str, Any]:
+    return {
+        "task_id": task,
+        "sample_idx": i,
+        "seqlen": 30,
+        "prompt_len": 10,
+        "head_version": 2,
+        "tail_version": 2,
+        "reward": reward,
+        "prompt": f"problem {task}",
+        "completion": f"answer {i}",
+        **extra,
+    }
+
+
+def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("task_id", [7], "holds a list, not a number"),
+        ("task_id", None, "holds null, not a number"),
+        ("tail_version", "v2", "holds text, not a whole number"),
+    ],
+)
+def test_a_field_of_the_wrong_kind_is_refused_at_its_line(
+    tmp_path: Path, field: str, value: Any, said: str
+) -> None:
+    path = _write(
+        tmp_path / "rollout" / "2" / "0.jsonl",
+        [_line(0, 0, 1.0), {**_line(0, 1, 0.0), field: value}],
+    )
+    with pytest.raises(InputError) as err:
+        read_rows([str(path)])
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}:2: field '{field}': {said}"), message
+
+
+def test_a_task_is_counted_within_its_split(tmp_path: Path) -> None:
+    log = tmp_path / "logs"
+    _write(log / "rollout" / "2" / "0.jsonl", [_line(0, i, float(i % 2)) for i in range(2)])
+    evaluated = [{**_line(0, i, 1.0), "prompt": "another problem"} for i in range(3)]
+    _write(log / "eval-rollout" / "2" / "0.jsonl", evaluated)
+    frame = read_rows([str(log)]).frame.collect()
+    assert sorted(set(frame["task_id"].to_list())) == ["eval-rollout:0", "rollout:0"]
+    assert set(frame["policy_version"].to_list()) == {"2"}
+
+
+def test_original_reward_is_the_grade_only_where_every_line_has_one(tmp_path: Path) -> None:
+    kept = [_line(0, 0, 0.75, original_reward=1.0), _line(0, 1, -0.25, original_reward=0.0)]
+    frame = read_rows([str(_write(tmp_path / "kept.jsonl", kept))]).frame.collect()
+    assert frame["reward"].to_list() == [1.0, 0.0]
+    some = [_line(0, 0, 1.0, original_reward=0.0), _line(0, 1, 0.0)]
+    frame = read_rows([str(_write(tmp_path / "some.jsonl", some))]).frame.collect()
+    assert frame["reward"].to_list() == [1.0, 0.0]
+
+
+def test_rows_without_areal_keys_are_plain_rows(tmp_path: Path) -> None:
+    plain = [{k: v for k, v in _line(0, i, 1.0).items() if k != "sample_idx"} for i in range(2)]
+    assert read_rows([str(_write(tmp_path / "0.jsonl", plain))]).format == "jsonl"
