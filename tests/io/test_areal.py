@@ -42,9 +42,9 @@ def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
 @pytest.mark.parametrize(
     ("field", "value", "said"),
     [
-        ("task_id", [7], "holds a list, not a number"),
+        ("task_id", [7], "holds a JSON list, not a number"),
         ("task_id", None, "holds null, not a number"),
-        ("tail_version", "v2", "holds text, not a whole number"),
+        ("tail_version", "v2", "holds a string, not a whole number"),
     ],
 )
 def test_a_field_of_the_wrong_kind_is_refused_at_its_line(

@@ -49,7 +49,7 @@ def test_a_prompt_that_is_not_text_is_refused_at_its_line(tmp_path: Path) -> Non
         read_rows([str(path)])
     message = str(err.value)
     assert "\n" not in message
-    assert message.startswith(f"{path}:2: field 'prompt': holds a list, not text"), message
+    assert message.startswith(f"{path}:2: field 'prompt': holds a JSON list, not text"), message
 
 
 def test_the_step_comes_from_the_file_name(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ which field feeds each canonical field.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Collection
@@ -61,6 +62,12 @@ class Converted:
             positions=tuple(self.positions),
             spelled=tuple(self.spelled.items()),
         )
+
+
+def prompt_digest(text: str) -> str:
+    """A prompt's text as a short task key (the first 12 hex digits of its SHA-1), for
+    formats that write no id: the same text gives the same key in every format and run."""
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def entries(count: int, key: str | None = None) -> list[dict[str, Any]]:

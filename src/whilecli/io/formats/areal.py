@@ -30,6 +30,7 @@ from typing import Any
 
 from whilecli.errors import InputError
 from whilecli.io.formats import Converted
+from whilecli.io.shape import kind_words
 
 NAME = "areal"
 #: The keys ``_dump_trajectory`` writes on every line.
@@ -62,7 +63,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         task = row.get("task_id")
         if not _whole(task) and not (isinstance(task, str) and task.strip()):
             raise InputError(
-                f"holds {_kind(task)}, not a number (AReaL writes the rollout task's counter)",
+                f"holds {kind_words(task)}, not a number (AReaL writes the rollout task's counter)",
                 file=name,
                 line=lineno,
                 field="task_id",
@@ -70,7 +71,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         version = row.get("tail_version")
         if version is not None and not _whole(version):
             raise InputError(
-                f"holds {_kind(version)}, not a whole number (AReaL writes the newest weight"
+                f"holds {kind_words(version)}, not a whole number (AReaL writes the newest weight"
                 " version of the sample's tokens)",
                 file=name,
                 line=lineno,
@@ -106,14 +107,3 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
 
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _kind(value: Any) -> str:
-    words = {
-        str: "text",
-        bool: "true/false",
-        float: "a decimal number",
-        list: "a list",
-        dict: "an object",
-    }
-    return "null" if value is None else words.get(type(value), type(value).__name__)

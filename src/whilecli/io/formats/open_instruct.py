@@ -20,13 +20,12 @@ cut-off reply. The model is not recorded. The distillation trainer's traces hold
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, prompt_digest
 
 NAME = "open-instruct"
 #: Lists a line holds one element of per sample (or per prompt, repeated over its samples).
@@ -74,7 +73,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
                 prompt = None if tokens is None else " ".join(map(str, tokens))
             if index is None:
                 keyed = "prompt"
-                task = None if prompt is None else f"{step}:{_digest(prompt)}"
+                task = None if prompt is None else f"{step}:{prompt_digest(prompt)}"
             else:
                 task = f"{step}:{index}"
             reason = _element(line.get("finish_reasons"), i, n)
@@ -109,7 +108,3 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
     if keyed == "indices":
         spelled["task_id"] = "indices"
     return Converted(NAME, out, origins, positions=positions, spelled=spelled)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:12]

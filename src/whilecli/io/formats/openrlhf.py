@@ -22,14 +22,14 @@ keys the task). The grade is ``reward``, from which OpenRLHF computes its own pa
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, prompt_digest
+from whilecli.io.shape import kind_words
 
 NAME = "openrlhf"
 #: The keys ``build_eval_records`` writes on every line, whatever the trainer recorded.
@@ -65,14 +65,14 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         prompt = row.get("prompt")
         if not isinstance(prompt, str):
             raise InputError(
-                f"holds {_kind(prompt)}, not text (OpenRLHF writes the prompt's text, which"
+                f"holds {kind_words(prompt)}, not text (OpenRLHF writes the prompt's text, which"
                 " keys its samples)",
                 file=name,
                 line=lineno,
                 field="prompt",
             )
         cut = row.get("truncated")
-        digest = _digest(prompt)
+        digest = prompt_digest(prompt)
         out.append(
             {
                 "task_id": digest if step is None else f"{step}:{digest}",
@@ -111,18 +111,3 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         )
     spelled = {"task_id": "prompt", "reward": grade}
     return Converted(NAME, out, origins, notes, positions=positions, spelled=spelled)
-
-
-def _kind(value: Any) -> str:
-    words = {
-        str: "text",
-        bool: "true/false",
-        float: "a decimal number",
-        list: "a list",
-        dict: "an object",
-    }
-    return "null" if value is None else words.get(type(value), type(value).__name__)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:12]

@@ -22,14 +22,13 @@ the same file with the columns its environment manager names; without ``scores``
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any
 
 from whilecli import jsonout
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, prompt_digest
 
 NAME = "roll"
 #: The column that names a dump, and the columns it is read from.
@@ -71,7 +70,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
             if ident is None:
                 keyed = "prompt"
                 prompt = next((_at(columns, k, i) for k in PROMPTS if _at(columns, k, i)), None)
-                ident = None if prompt is None else _digest(_text(prompt))
+                ident = None if prompt is None else prompt_digest(_text(prompt))
             domain = _at(columns, "domain", i)
             parts = [step, domain, ident] if domain is not None else [step, ident]
             out.append(
@@ -136,7 +135,3 @@ def _prompt(columns: dict[str, list[Any] | None], i: int) -> Any:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:12]

@@ -21,13 +21,12 @@ line, and it is read as the rows' truncation.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
 from whilecli.io.aliases import TRUNCATION_ALIASES
-from whilecli.io.formats import Converted
+from whilecli.io.formats import Converted, prompt_digest
 
 NAME = "verl"
 #: The keys ``_dump_generations`` writes on every line (``gts`` only in later versions).
@@ -68,7 +67,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         text = prompt
         out.append(
             {
-                "task_id": f"{step}:{_digest(text)}",
+                "task_id": f"{step}:{prompt_digest(text)}",
                 "reward": row.get(grade),
                 "prompt": prompt,
                 "completion": row.get("output"),
@@ -100,7 +99,3 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         notes.append("verl rows: the pass is acc, as verl's own validation metrics take it")
     spelled = {"task_id": "input", "reward": grade}
     return Converted(NAME, out, origins, notes, positions=positions, spelled=spelled)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
