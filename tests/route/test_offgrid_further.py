@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from whilecli.io.read import read_rows
-from whilecli.route.checks import reward_scales, teacher_under_threshold
+from whilecli.route.checks import reward_scales, reward_tops, teacher_under_threshold
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import summarize
 from whilecli.route.simulate import Tally, Truth, offgrid, run_truth, truth_verdict
@@ -34,7 +34,17 @@ SCALES = [
     Truth("mid", 4, 100, threshold=0.5, teacher_gap=0.0, teacher_reward_scale=10.0),
     Truth("mid", 4, 100, threshold=0.5, teacher_gap=0.2, teacher_reward_scale=0.1),
     Truth("low", 4, 100, threshold=0.7, teacher_gap=0.2, teacher_reward_scale=0.5),
+    # a little under the student's scale: rubric sums written 0 to 0.8 (or 0.6), reaching the
+    # threshold yet topping out below the student's; OPD's teacher read as far behind, firmly
+    Truth("mid", 1, 35, threshold=0.7, teacher_gap=0.2, teacher_reward_scale=0.8),
+    Truth("mid", 4, 100, threshold=0.7, teacher_gap=0.2, teacher_reward_scale=0.8),
+    Truth("low", 1, 100, threshold=0.5, teacher_gap=0.2, teacher_reward_scale=0.6),
 ]
+#: The same teachers on the student's own scale: continuous rewards, one threshold.
+SAME_SCALE = [
+    Truth(m, k, n, threshold=t, teacher_gap=g)
+    for m in ("low", "mid") for k in (1, 4) for n in (35, 100) for t in (0.5, 0.7) for g in (0.0, 0.2)
+]  # fmt: skip
 #: The other new kinds, one or two cells each.
 KINDS = [
     Truth("mid", 128, 30),
@@ -71,8 +81,35 @@ def test_the_slice_fails_when_two_scales_share_one_threshold(
     checks_module = importlib.import_module("whilecli.route.checks")
     monkeypatch.setattr(checks_module, "reward_scales", lambda pool, tpool: None)
     monkeypatch.setattr(checks_module, "teacher_under_threshold", lambda pool, tpool: None)
+    monkeypatch.setattr(checks_module, "reward_tops", lambda pool, tpool: None)
     tally = _slice(SCALES, 3)
     assert tally.firm_wrong > 0.01 * max(tally.firm, 1)
+
+
+def test_the_tops_rule_alone_holds_a_teacher_a_little_under_the_scale(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checks_module = importlib.import_module("whilecli.route.checks")
+    tally = _slice(SCALES[-3:], 3)
+    assert tally.firm == 0, tally.wrong
+    monkeypatch.setattr(checks_module, "reward_tops", lambda pool, tpool: None)
+    assert _slice(SCALES[-3:], 3).firm_wrong > 0
+
+
+def test_one_scale_of_continuous_rewards_stays_firm_where_it_was() -> None:
+    """The tops rule costs a teacher on the student's own scale nearly nothing: over these 32
+    cells it moved 108 firm verdicts of 640 to 106 (``benchmarks/calibration.py --offgrid
+    --region "another reward scale"``, the 1.0 cells)."""
+    checks_module = importlib.import_module("whilecli.route.checks")
+    tally = _slice(SAME_SCALE, 2)
+    assert tally.firm_wrong == 0, tally.wrong
+    kept = tally.firm
+    margin, checks_module.TOP_MARGIN = checks_module.TOP_MARGIN, 1e9
+    try:
+        without = _slice(SAME_SCALE, 2).firm
+    finally:
+        checks_module.TOP_MARGIN = margin
+    assert kept >= 0.9 * without and without > 0
 
 
 def _write(path: Path, rewards: list[float]) -> str:
@@ -109,6 +146,17 @@ def test_the_reader_keeps_the_reward_range_and_check_4_compares_them(tmp_path: P
     half = [0.5 if r > 0.5 else r for r in unit]
     at = summarize(read_rows([_write(tmp_path / "h.jsonl", half)], pass_threshold=0.5))
     assert teacher_under_threshold(student, at) is None
+    # both pass, yet one tops out a tenth or more under the other: 0 to 0.72 beside 0 to 0.9
+    under = [round(r * 0.8, 6) for r in unit]
+    lower = summarize(read_rows([_write(tmp_path / "u.jsonl", under)], pass_threshold=0.5))
+    assert reward_tops(student, lower) == {"student": [0.2, 0.9], "teacher": [0.16, 0.72]}
+    assert reward_tops(lower, student) is not None  # either side lower
+    assert reward_tops(student, student) is None
+    assert reward_tops(student, at) is not None  # capped at the threshold: another scale?
+    near = summarize(read_rows([_write(tmp_path / "e.jsonl", [r * 0.95 for r in unit])],
+                               pass_threshold=0.5))  # fmt: skip
+    assert reward_tops(student, near) is None  # within a tenth: one scale
+    assert reward_tops(tenth, student) is None  # a student that never passes: a floor
 
 
 def test_the_new_kinds_agree_with_the_truth() -> None:

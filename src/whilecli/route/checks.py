@@ -281,7 +281,11 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["student_only_tasks"] = found.tally.only_mine
     if found.by_prompt:
         measured["tasks_paired_by_prompt"] = found.by_prompt
-    scales = reward_scales(pool, tpool) or teacher_under_threshold(pool, tpool)
+    scales = (
+        reward_scales(pool, tpool)
+        or teacher_under_threshold(pool, tpool)
+        or reward_tops(pool, tpool)
+    )
     if scales is not None:
         measured["reward_scales"] = scales
         measured["pass_threshold"] = pool.source.pass_threshold
@@ -381,6 +385,31 @@ def teacher_under_threshold(pool: Pool, tpool: Pool) -> dict[str, list[float]] |
         return None
     threshold = pool.source.pass_threshold - PASS_TOLERANCE
     if 0.0 < theirs[1] < threshold <= mine[1]:
+        return {"student": list(mine), "teacher": list(theirs)}
+    return None
+
+
+#: How far apart the two sides' highest rewards may lie (as a ratio, less one) before they
+#: read as two scales: a tenth.
+TOP_MARGIN = 0.1
+
+
+def reward_tops(pool: Pool, tpool: Pool) -> dict[str, list[float]] | None:
+    """The two reward ranges where both sides pass at times yet their highest rewards lie
+    more than :data:`TOP_MARGIN` apart (a teacher's rubric scored 0 to 0.8 beside the
+    student's 0 to 1), else None. One threshold then cuts the two sides at different points
+    of their scales: a continuous reward at 0.75 passes at 0.7 on one side and, written
+    as 0.6, fails on the other, so check 4's lead compares two events. Binary rewards top
+    out at 1 on any side that passes, so this never moves them; a student that never passes
+    beside a teacher that does is a floor, not a scale (:func:`teacher_under_threshold`)."""
+    mine, theirs = pool.source.reward_range, tpool.source.reward_range
+    if mine is None or theirs is None:
+        return None
+    threshold = pool.source.pass_threshold - PASS_TOLERANCE
+    low, high = sorted((mine[1], theirs[1]))
+    if low < threshold or low <= 0.0:
+        return None
+    if high > low * (1.0 + TOP_MARGIN):
         return {"student": list(mine), "teacher": list(theirs)}
     return None
 

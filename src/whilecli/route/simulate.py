@@ -1115,6 +1115,6 @@ def offgrid() -> list[tuple[str, list[Truth]]]:
         for n in (35, 100)]))  # fmt: skip
     regions.append(("rows off: teacher on another reward scale", [
         Truth(m, k, n, threshold=t, teacher_gap=g, teacher_reward_scale=sc)
-        for sc in (10.0, 100.0, 0.1) for t in (0.5, 0.7) for g in (0.0, 0.2) for m in ("low", "mid")
+        for sc in (10.0, 100.0, 0.1, 0.6, 0.8, 1.0) for t in (0.5, 0.7) for g in (0.0, 0.2) for m in ("low", "mid")
         for k in (1, 4) for n in (35, 100)]))  # fmt: skip
     return regions
