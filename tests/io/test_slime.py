@@ -179,3 +179,43 @@ def test_a_sample_holding_what_json_cannot_is_read_or_refused_in_one_line(
             said = result.stderr.strip()
             assert len(said.splitlines()) == 1 and str(path) in said, said
             assert "internal error" not in said, said
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    branch=st.integers(2, 30),
+    leaf=st.sampled_from(["x", "y" * 1000, 7, [1.5, 2.5]]),
+    field=st.sampled_from(["blob", "prompt", "metadata"]),
+)
+def test_an_expansion_bomb_is_refused_at_its_place_in_a_moment(
+    tmp_path_factory: pytest.TempPathFactory, branch: int, leaf: Any, field: str
+) -> None:
+    """A list of references to a list of references ... (a pickle names an object once and
+    refers to it again by its memo): billions of values from a few hundred bytes, refused at
+    the sample that holds it, well before it is walked (it once ran past two minutes)."""
+    nested: Any = leaf
+    depth = 0
+    while branch**depth < 10**9:
+        nested, depth = [nested] * branch, depth + 1
+    samples = _samples(3, 2)
+    samples[1][field] = nested
+    path = tmp_path_factory.mktemp("bomb") / "rollout_data_0.pt"
+    path.write_bytes(torch_zip({"rollout_id": 0, "samples": samples}, "rollout_data_0"))
+    assert path.stat().st_size < 50_000
+    with pytest.raises(InputError, match="expansion bomb") as refused:
+        read_rows([str(path)])
+    assert f"samples[1].{field}" in str(refused.value)
+
+
+def test_a_prompt_shared_by_its_group_is_no_bomb(tmp_path: Path) -> None:
+    """slime's samples of one prompt share its object (pickled once, referred to again): a
+    long prompt shared by 64 samples is read."""
+    prompt = [{"role": "user", "content": "p" * 20_000}]
+    samples = _samples(4, 64)
+    for sample in samples:
+        sample["prompt"] = prompt
+        sample["tokens"] = list(range(300))
+    path = tmp_path / "rollout_data_1.pt"
+    path.write_bytes(torch_zip({"rollout_id": 1, "samples": samples}, "rollout_data_1"))
+    pool = summarize(read_rows([str(path)], aggregate=Counts()))
+    assert pool.rows == 256 and pool.tasks.height == 4

@@ -25,6 +25,7 @@ import json
 import pickle
 import zipfile
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from whilecli.errors import InputError
@@ -93,8 +94,9 @@ class _DataOnly(pickle.Unpickler):
         return _Storage
 
 
-def load(archive_file: str | bytes, name: str) -> Any:
-    """The object a ``torch.save`` zip holds, builtin data only (:class:`_DataOnly`)."""
+def load(archive_file: str | bytes, name: str) -> tuple[Any, int]:
+    """The object a ``torch.save`` zip holds, builtin data only (:class:`_DataOnly`), and
+    the size of its pickle in bytes."""
     try:
         source = io.BytesIO(archive_file) if isinstance(archive_file, bytes) else archive_file
         with zipfile.ZipFile(source) as archive:
@@ -113,7 +115,7 @@ def load(archive_file: str | bytes, name: str) -> Any:
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}", file=name) from None
     try:
-        return _DataOnly(io.BytesIO(data)).load()
+        return _DataOnly(io.BytesIO(data)).load(), len(data)
     except _NamesCode as err:
         raise InputError(
             f"a PyTorch file that {err}: only plain data (dicts, lists, numbers, text) is"
@@ -129,7 +131,8 @@ def load(archive_file: str | bytes, name: str) -> Any:
 
 def convert(archive_file: str | bytes, name: str) -> Converted:
     """Rows from one slime rollout dump (a path, or the bytes of a stream)."""
-    doc = load(archive_file, name)
+    doc, size = load(archive_file, name)
+    budget = _Budget(name, EXPANSION * size + EXPANSION_FLOOR)
     samples = doc.get("samples") if isinstance(doc, dict) else None
     if not isinstance(samples, list):
         kind = f"a dict of {', '.join(map(str, list(doc)[:5]))}" if isinstance(doc, dict) else (
@@ -151,7 +154,7 @@ def convert(archive_file: str | bytes, name: str) -> Converted:
                 file=name,
                 at=at,
             )
-        rows.append(_row(_plain(sample, name, at), rollout))
+        rows.append(_row(_plain(sample, name, at, budget), rollout))
         positions.append({"at": at})
     origins = {
         "task_id": "samples[].group_index (a prompt's samples share it)",
@@ -169,14 +172,44 @@ def convert(archive_file: str | bytes, name: str) -> Converted:
     )
 
 
-def _plain(value: Any, name: str, at: str) -> Any:
+#: What a pickle may expand to as JSON data: this many values (and characters of text) per
+#: byte of pickle, past :data:`EXPANSION_FLOOR`. A pickle names an object once and refers to
+#: it again by a few bytes (its memo), so a list of ten references to a list of ten
+#: references ... is a billion values in under a kilobyte; a real dump shares a prompt among
+#: its group's samples, a few times over.
+EXPANSION = 64
+EXPANSION_FLOOR = 1 << 20
+
+
+@dataclass
+class _Budget:
+    """Values and characters left to a dump's conversion, refused past them."""
+
+    name: str
+    left: int
+
+    def spend(self, cost: int, where: str) -> None:
+        self.left -= cost
+        if self.left < 0:
+            raise InputError(
+                "expands past what its size allows (one object referred to from many places,"
+                " over and over: an expansion bomb, no rollout dump); refused",
+                file=self.name,
+                at=where,
+            )
+
+
+def _plain(value: Any, name: str, at: str, budget: _Budget | None = None) -> Any:
     """``value`` as JSON data, or one located refusal: a pickle can hold what JSON cannot (an
-    object that holds itself, keys that are tuples, nesting past :data:`MAX_DEPTH`, sets).
-    Keys that are numbers, booleans or None read as their text, as JSON writes them; sets
-    and tuples as lists; a tensor's stand-in as None."""
+    object that holds itself, keys that are tuples, nesting past :data:`MAX_DEPTH`, sets, or
+    more than ``budget`` values and characters: :data:`EXPANSION`). Keys that are numbers,
+    booleans or None read as their text, as JSON writes them; sets and tuples as lists; a
+    tensor's stand-in as None."""
     holding: set[int] = set()  # the containers on the path walked: one seen again holds itself
+    budget = budget or _Budget(name, EXPANSION_FLOOR)
 
     def walk(item: Any, where: str, depth: int) -> Any:
+        budget.spend(1 + (len(item) if isinstance(item, str) else 0), where)
         if item is None or isinstance(item, (str, bool, int, float)):
             return item
         if not isinstance(item, (dict, list, tuple, set, frozenset)):
