@@ -101,3 +101,50 @@ def test_check_and_diff_take_pool_too(tmp_path: Path) -> None:
     refused = runner.invoke(app, both)
     assert refused.exit_code == 2 and "--pool" in refused.output
     assert runner.invoke(app, [*both, "--pool"]).exit_code in (0, 1)
+
+
+def _two_evaluations(folder: Path) -> Path:
+    """One folder of two files whose task ids carry different prompts, each k = 4 with
+    log-probs, so every row command can read them."""
+    for name, words in (("a", "add"), ("b", "spell")):
+        rows = [
+            {
+                "task_id": f"t{t}",
+                "prompt": f"{words} {t}",
+                "completion": f"reply {j}",
+                "reward": float((t + j) % 2),
+                "logprobs": [-0.5, -0.25],
+                "behavior_logprobs": [-0.5, -0.25],
+                "factor": 1.0,
+            }
+            for t in range(8)
+            for j in range(4)
+        ]
+        write(folder / f"{name}.jsonl", rows)
+    return folder
+
+
+ROW_COMMANDS = {
+    "route": ["route"],
+    "ada": ["ada"],
+    "grpo": ["update", "--method", "grpo"],
+    "groupwise": ["update", "--method", "groupwise"],
+}
+
+
+@pytest.mark.parametrize("command", list(ROW_COMMANDS))
+def test_every_command_that_reads_rows_as_one_pool_refuses_two_evaluations(
+    tmp_path: Path, command: str
+) -> None:
+    """ada and the methods read the same pool the route reads: one task id with two prompts
+    in two files is refused by each, in the route's words, and each takes ``--pool``
+    (``ada`` and ``update`` once merged the two prompts into one task's group)."""
+    folder = _two_evaluations(tmp_path / "rows")
+    args = [*ROW_COMMANDS[command], str(folder)]
+    if command in ("grpo", "groupwise"):
+        args += ["-o", str(tmp_path / "out.jsonl"), "--force"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2, refused.output
+    assert "carries different prompts" in refused.output and "--pool" in refused.output
+    pooled = CliRunner().invoke(app, [*args, "--pool"])
+    assert pooled.exit_code in (0, 1), pooled.output

@@ -91,6 +91,7 @@ def ada_command(
     ),
     map_: list[str] | None = route_cmd.MAPPING,
     missing: str = route_cmd.MISSING,
+    pool: bool = route_cmd.POOL,
     step: int | None = STEP,
     input_format: str | None = route_cmd.INPUT_FORMAT,
     next_round: str | None = typer.Option(
@@ -139,6 +140,7 @@ def ada_command(
         force=force,
         fmt=fmt,
         missing=missing,
+        pool=pool,
         input_format=input_format,
     )
     if threshold is not None:  # after the work: a refusal stays one line

@@ -95,6 +95,7 @@ def update_command(
     map_: list[str] | None = route_cmd.MAPPING,
     pass_threshold: float | None = route_cmd.PASS_THRESHOLD,
     missing: str = route_cmd.MISSING,
+    pool: bool = route_cmd.POOL,
     output: str | None = typer.Option(
         None,
         "-o",
@@ -285,6 +286,7 @@ def update_command(
         compile=compile_,
         missing=missing,
         input_format=input_format,
+        pool=pool,
     )
     to_stdout = output == "-"
     if isinstance(result, RowwiseResult):

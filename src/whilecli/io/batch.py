@@ -152,6 +152,7 @@ def read_batch(
     missing: str = "skip",
     input_format: str | None = None,
     named_by: Mapping[str, str] | None = None,
+    pool: bool = False,
 ) -> Columns:
     """Read a JSONL or Parquet batch (or a directory or glob of them) into :class:`Columns`
     through the one reader. ``missing`` (``--missing``): an ungraded row is left out
@@ -175,7 +176,7 @@ def read_batch(
             sources=sources,
             mapping={k: v for k, v in (mapping or {}).items() if k in CANONICAL_FIELDS},
             input_format=input_format,
-            pool=True,  # a batch is one pool, whatever its shards
+            pool=pool,  # shards of one run pool; two evaluations only with --pool
             missing=missing,
             keep=keep,
         )

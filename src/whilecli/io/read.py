@@ -1105,8 +1105,8 @@ def refuse_mixed_pool(parts: list[_Part]) -> None:
     if len(set(envs.values())) > 1:
         named = "; ".join(f"{name} ({env})" for name, env in envs.items())
         raise PoolingError(
-            f"these files hold different evaluations: {named}. Route each apart with"
-            " --by source, or pool them on purpose with --pool"
+            f"these files hold different evaluations: {named}. Read each apart"
+            " (route --by source routes each), or pool them on purpose with --pool"
         )
     seen: dict[str, tuple[str, str]] = {}
     for part in parts:
@@ -1128,8 +1128,8 @@ def refuse_mixed_pool(parts: list[_Part]) -> None:
             if first[0] != prompt and first[1] != part.source.name:
                 raise PoolingError(
                     f"task id {task!r} carries different prompts in {first[1]} and"
-                    f" {part.source.name}: these look like different evaluations. Route each"
-                    " apart with --by source, or pool them on purpose with --pool"
+                    f" {part.source.name}: these look like different evaluations. Read each"
+                    " apart (route --by source routes each), or pool them on purpose with --pool"
                 )
 
 

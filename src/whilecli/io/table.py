@@ -131,6 +131,7 @@ def read_table(
     optional: Sequence[str] = (),
     exclude_reward: Sequence[str] = (),
     missing: str = "skip",
+    pool: bool = False,
 ) -> Table:
     """Read every path as a :class:`Table` (see the module docstring).
 
@@ -138,6 +139,8 @@ def read_table(
     that carry none read them as null instead of being refused. ``exclude_reward``: columns
     that are never the reward (a reward model's own score); the next reward alias is taken.
     ``missing`` (``--missing``): ungraded rows are left out (``skip``) or fail (``fail``).
+    ``pool`` (``--pool``): files of different evaluations, or one task id carrying different
+    prompts in two files, are read as one table (refused without it, as the route refuses).
     """
     return read_sources(
         expand_paths(paths, stdin, input_format=input_format),
@@ -147,6 +150,7 @@ def read_table(
         optional=optional,
         exclude_reward=exclude_reward,
         missing=missing,
+        pool=pool,
     )
 
 
@@ -190,6 +194,7 @@ def read_sources(
     optional: Sequence[str] = (),
     exclude_reward: Sequence[str] = (),
     missing: str = "skip",
+    pool: bool = False,
 ) -> Table:
     """:func:`read_table` on sources already expanded: the one reader
     (:func:`whilecli.io.read.read_rows`) keeping the rows, their positions and every input
@@ -201,6 +206,7 @@ def read_sources(
         "optional": tuple(optional),
         "exclude_reward": tuple(exclude_reward),
         "missing": missing,
+        "pool": pool,
     }
     keep = Keep(optional=tuple(optional), exclude_reward=tuple(exclude_reward))
     try:
@@ -210,7 +216,7 @@ def read_sources(
             mapping=mapping,
             pass_threshold=pass_threshold,
             input_format=input_format,
-            pool=True,  # a row method reads every file it is given as one table
+            pool=pool,
             missing=missing,
             keep=keep,
         )

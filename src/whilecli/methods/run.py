@@ -301,6 +301,7 @@ def run_update(
     compile: bool = False,
     missing: str = "skip",
     input_format: str | None = None,
+    pool: bool = False,
 ) -> UpdateResult | RowwiseResult:
     """Run ``method`` (a key or its label, any case) on the batch at ``path``.
 
@@ -327,7 +328,7 @@ def run_update(
         paths = [str(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
         return run_rowwise(
             key, paths, mapping=_parse_map(mapping, rows=True), output=output, force=force,
-            missing=missing, input_format=input_format, **knobs,
+            missing=missing, input_format=input_format, pool=pool, **knobs,
         )  # fmt: skip
     if state is not None and key != "rae":
         raise UsageError(f"--state does not apply to {key} (it is rae's baseline file)")
@@ -360,7 +361,9 @@ def run_update(
     from whilecli.io.batch import read_batch
 
     # a missing file or a bad row stops here, before torch
-    cols = read_batch(path, read_map, missing=missing, input_format=input_format, named_by=named_by)
+    cols = read_batch(
+        path, read_map, missing=missing, input_format=input_format, named_by=named_by, pool=pool
+    )
     torch = _torch()
     from whilecli.methods.batch import Batch
     from whilecli.methods.registry import make_method
@@ -489,6 +492,7 @@ def run_rowwise(
     force: bool = False,
     missing: str = "skip",
     input_format: str | None = None,
+    pool: bool = False,
 ) -> RowwiseResult:
     """GroupwiseGrading (GRS / GAR) or the reward model's Bradley–Terry loss on graded rows.
 
@@ -528,6 +532,7 @@ def run_rowwise(
         pass_threshold=pass_threshold,
         missing=missing,
         input_format=input_format,
+        pool=pool,
         **options,
     )
     try:
@@ -566,6 +571,7 @@ def run_ada(
     force: bool = False,
     missing: str = "skip",
     input_format: str | None = None,
+    pool: bool = False,
 ) -> dict[str, Any]:
     """Plan ReinforceAda on the rows at ``path``: write the task list to draw again
     (``next_round``) and the balanced selection (``output``) when asked, and return the
@@ -598,6 +604,7 @@ def run_ada(
         pass_threshold=pass_threshold,
         missing=missing,
         input_format=input_format,
+        pool=pool,
     )
     try:
         result = ada.plan(table)
