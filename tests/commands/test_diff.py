@@ -204,3 +204,14 @@ def test_bundled_student_teacher_pair() -> None:
     assert up["verdict"] == "improvement" and down["verdict"] == "regression"
     assert up["difference"]["value"] == pytest.approx(-down["difference"]["value"])
     assert up["gained"] == down["lost"] and up["lost"] == down["gained"]
+
+
+@pytest.mark.parametrize("command", ["diff", "size"])
+def test_two_dumps_of_no_shared_task_are_named_in_one_line(tmp_path: Path, command: str) -> None:
+    before = write_dump(tmp_path / "before.jsonl", {"a": (1, 2), "b": (0, 2)})
+    after = write_dump(tmp_path / "after.jsonl", {"c": (1, 2), "d": (2, 2)})
+    args = [before, after] if command == "diff" else ["--before", before, "--after", after]
+    result = invoke(command, *args)
+    out = result.output
+    assert result.exit_code == 2 and out.count("\n") == 1, out
+    assert f"{before} and {after} share no task id" in out

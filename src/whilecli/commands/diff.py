@@ -27,7 +27,7 @@ from whilecli.commands._common import (
     existing_paths,
     user_errors,
 )
-from whilecli.errors import UsageError
+from whilecli.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -116,6 +116,10 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
 
     first, second = read_dump(before, **read), read_dump(after, **read)
     shared = share_tasks(first.pool, second.pool)
+    if shared.tally.paired == 0:
+        raise InputError(
+            f"{before} and {after} share no task id: a paired comparison needs the same tasks"
+        )
     notes = shared.notes("before")
     scales = reward_scales(first.pool, second.pool)  # as route --teacher finds it
     if scales is not None:
