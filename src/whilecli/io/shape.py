@@ -575,6 +575,15 @@ def _coerce(value: Any, dtype: DType, path: str) -> Any:
         if isinstance(value, (int, float)) and value in (0, 1):
             return bool(value)
         raise BadValue(path, f"is {_describe(value)}, not true/false")
+    if dtype.is_integer():
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int):
+            raise BadValue(path, f"is {_describe(value)}, not a whole number")
+        if not -(1 << 63) <= value < 1 << 63:
+            raise BadValue(path, "is an integer past 64 bits, not one this field can hold")
     return value
 
 

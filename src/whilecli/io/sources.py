@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, TypedDict, cast
 import polars as pl
 
 from whilecli import jsonout
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import InputError, UsageError, WhileError
 from whilecli.fileio import reader_source
 from whilecli.io.formats import fastchat, opencompass, openhands, prime_rl, tinker
 from whilecli.io.shape import Shape
@@ -502,6 +502,23 @@ def forget_streams() -> None:
 
 
 @contextlib.contextmanager
+def layout_bound(name: str) -> Iterator[None]:
+    """A value a tool's converter did not expect where it looked (a list where its writer
+    puts a word, an object where it puts a number) is that input's one located line, never a
+    crash: each converter names what it checks; this holds for what none foresaw."""
+    try:
+        yield
+    except (TypeError, KeyError, AttributeError, IndexError, ValueError, OverflowError) as err:
+        if isinstance(err, WhileError):
+            raise
+        detail = " ".join(str(err).split())[:200] or type(err).__name__
+        raise InputError(
+            f"cannot read its rows: a value is not of the kind its writer puts there ({detail})",
+            file=name,
+        ) from None
+
+
+@contextlib.contextmanager
 def memory_bound(name: str) -> Iterator[None]:
     """Running out of memory while reading one input is that input's one located line (a
     value or member far larger than rows hold), never a crash."""
@@ -646,7 +663,7 @@ def expand_paths(
         if not resolve_formats:
             sources.append(source)
             continue
-        with memory_bound(source.name):
+        with memory_bound(source.name), layout_bound(source.name):
             resolved = resolve(source, explicit, convert_lines, input_format)
         if resolved is not None:
             sources.append(resolved)

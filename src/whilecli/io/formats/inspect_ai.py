@@ -271,7 +271,7 @@ def _rows(
         if stop is None and isinstance(choices, list) and choices and isinstance(choices[0], dict):
             stop = choices[0].get("stop_reason")
         cut = None if stop is None else cut_reason(stop)
-        if as_dict(sample.get("limit")).get("type") in CUT_LIMITS:
+        if str(as_dict(sample.get("limit")).get("type")) in CUT_LIMITS:
             cut = True  # the sample was halted at its token, message or context limit
         completion = _completion(output)
         row = {k: v for k, v in sample.items() if k not in HEAVY}

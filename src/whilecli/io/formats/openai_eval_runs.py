@@ -108,7 +108,7 @@ def convert(rows: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) ->
         judges = [
             r.get("name") or r.get("type")
             for r in map(as_dict, as_list(item.get("results")))
-            if r.get("type") in MODEL_GRADERS
+            if str(r.get("type")) in MODEL_GRADERS
         ]
         row: dict[str, Any] = {
             "task_id": task,

@@ -38,7 +38,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         if kind == "sampling":
             replies[str(sample)] = data.get("sampled")
             continue
-        if kind not in GRADES or GRADES[kind] not in data:
+        if not isinstance(kind, str) or kind not in GRADES or GRADES[kind] not in data:
             continue  # the final report, or an event that grades nothing
         out.append(
             {

@@ -54,9 +54,10 @@ def _judged(grading: dict[str, Any]) -> str | None:
     """The grading model, or the model-graded assertion's type, where a model graded."""
     for part in [grading, *as_list(grading.get("componentResults"))]:
         assertion = as_dict(as_dict(part).get("assertion"))
-        if assertion.get("type") in JUDGED:
+        kind = assertion.get("type")
+        if isinstance(kind, str) and kind in JUDGED:
             provider = assertion.get("provider")
-            return provider if isinstance(provider, str) else str(assertion["type"])
+            return provider if isinstance(provider, str) else kind
     return None
 
 
