@@ -157,6 +157,13 @@ def test_the_reader_keeps_the_reward_range_and_check_4_compares_them(tmp_path: P
                                pass_threshold=0.5))  # fmt: skip
     assert reward_tops(student, near) is None  # within a tenth: one scale
     assert reward_tops(tenth, student) is None  # a student that never passes: a floor
+    # neither passes, the teacher's top a fifth of the student's: one threshold, two scales
+    # (a teacher on 0 to 0.1 leading by 0.2 beside a student that drew no pass was firm)
+    below = [round(r * 0.5, 6) for r in unit]
+    under_both = summarize(read_rows([_write(tmp_path / "b.jsonl", below)], pass_threshold=0.5))
+    assert reward_tops(under_both, tenth) is not None
+    binary_floor = summarize(read_rows([_write(tmp_path / "z.jsonl", [0.0] * 40)]))
+    assert reward_tops(binary_floor, floor) is None  # binary, no pass on either side
 
 
 def test_the_new_kinds_agree_with_the_truth() -> None:

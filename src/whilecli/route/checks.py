@@ -395,19 +395,21 @@ TOP_MARGIN = 0.1
 
 
 def reward_tops(pool: Pool, tpool: Pool) -> dict[str, list[float]] | None:
-    """The two reward ranges where both sides pass at times yet their highest rewards lie
-    more than :data:`TOP_MARGIN` apart (a teacher's rubric scored 0 to 0.8 beside the
-    student's 0 to 1), else None. One threshold then cuts the two sides at different points
-    of their scales: a continuous reward at 0.75 passes at 0.7 on one side and, written
-    as 0.6, fails on the other, so check 4's lead compares two events. Binary rewards top
-    out at 1 on any side that passes, so this never moves them; a student that never passes
-    beside a teacher that does is a floor, not a scale (:func:`teacher_under_threshold`)."""
+    """The two reward ranges where both sides are graded above 0 yet their highest rewards
+    lie more than :data:`TOP_MARGIN` apart (a teacher's rubric scored 0 to 0.8 beside the
+    student's 0 to 1; one scored 0 to 0.1 beside a student's rewards under the threshold),
+    else None. One threshold then cuts the two sides at different points of their scales: a
+    continuous reward at 0.75 passes at 0.7 on one side and, written as 0.6, fails on the
+    other, so check 4's lead compares two events. Binary rewards top out at 1 on any side
+    that passes and at 0 on one that never does, so this never moves them; a student under
+    the threshold beside a teacher over it is a floor, not a scale
+    (:func:`teacher_under_threshold`)."""
     mine, theirs = pool.source.reward_range, tpool.source.reward_range
     if mine is None or theirs is None:
         return None
     threshold = pool.source.pass_threshold - PASS_TOLERANCE
     low, high = sorted((mine[1], theirs[1]))
-    if low < threshold or low <= 0.0:
+    if low <= 0.0 or mine[1] < threshold <= theirs[1]:
         return None
     if high > low * (1.0 + TOP_MARGIN):
         return {"student": list(mine), "teacher": list(theirs)}
