@@ -30,14 +30,13 @@ Truncation is read only where the task's own LLM span records a finish reason.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
-from whilecli.io.formats import Converted, as_dict, as_list, entries, scores
+from whilecli.io.formats import Converted, as_dict, as_list, entries, prompt_digest, scores
 
 NAME = "braintrust"
 #: Keys only a Braintrust event carries beside its span ids.
@@ -269,7 +268,7 @@ def _task(root: dict[str, Any]) -> tuple[str, str | None]:
     if origin.get("object_type") == "dataset" and isinstance(origin.get("id"), (str, int)):
         return str(origin["id"]), "origin.id"
     text = json.dumps(root.get("input"), sort_keys=True, default=str)
-    return "input:" + hashlib.sha1(text.encode()).hexdigest()[:12], None
+    return "input:" + prompt_digest(text), None
 
 
 def _finish(output: Any) -> str | None:

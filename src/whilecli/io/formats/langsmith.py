@@ -29,7 +29,6 @@ where an LLM run's outputs record a finish reason.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable
@@ -39,7 +38,7 @@ import polars as pl
 
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
-from whilecli.io.formats import Converted, as_dict, as_list, entries, scores
+from whilecli.io.formats import Converted, as_dict, as_list, entries, prompt_digest, scores
 
 NAME = "langsmith"
 #: Keys a dumped ``Run`` carries beside ``run_type`` and its inputs or outputs.
@@ -247,7 +246,7 @@ def _task(root: dict[str, Any]) -> str | None:
 
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
-    return "inputs:" + hashlib.sha1(text.encode()).hexdigest()[:12]
+    return "inputs:" + prompt_digest(text)
 
 
 def _finish(outputs: Any) -> str | None:
