@@ -199,14 +199,13 @@ class _Budget:
             )
 
 
-def _plain(value: Any, name: str, at: str, budget: _Budget | None = None) -> Any:
+def _plain(value: Any, name: str, at: str, budget: _Budget) -> Any:
     """``value`` as JSON data, or one located refusal: a pickle can hold what JSON cannot (an
     object that holds itself, keys that are tuples, nesting past :data:`MAX_DEPTH`, sets, or
     more than ``budget`` values and characters: :data:`EXPANSION`). Keys that are numbers,
     booleans or None read as their text, as JSON writes them; sets and tuples as lists; a
     tensor's stand-in as None."""
     holding: set[int] = set()  # the containers on the path walked: one seen again holds itself
-    budget = budget or _Budget(name, EXPANSION_FLOOR)
 
     def walk(item: Any, where: str, depth: int) -> Any:
         budget.spend(1 + (len(item) if isinstance(item, str) else 0), where)
