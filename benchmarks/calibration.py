@@ -99,25 +99,36 @@ def table(regions: list[tuple[str, Tally]]) -> tuple[list[str], list[str]]:
     return lines, missed
 
 
-def by_tasks(cells: list[tuple[Truth, Tally]]) -> list[str]:
-    """Firm share, firm-and-wrong and pooled coverage by task count, over the whole grid."""
+def by_tasks(cells: list[tuple[Truth, Tally]]) -> tuple[list[str], list[str]]:
+    """Firm share, firm-and-wrong and coverage by task count over the whole grid: all
+    intervals together, then each kind of interval (the table's columns) apart; and the
+    targets a task count misses (coverage from :data:`COVERAGE_FROM` tasks)."""
     sizes: dict[int, Tally] = {}
     for truth, tally in cells:
         sizes.setdefault(truth.tasks, Tally()).add(tally)
     lines = [
-        "| tasks | pools | firm | firm and wrong | coverage (all intervals) |",
-        "|---|---|---|---|---|",
+        "| tasks | pools | firm | firm and wrong | all intervals | " + " | ".join(GROUPS) + " |",
+        "|---" * (5 + len(GROUPS)) + "|",
     ]
+    missed: list[str] = []
     for n in sorted(sizes):
         t = sizes[n]
         hits = sum(h for h, _ in t.covered.values())
         tries = sum(n for _, n in t.covered.values())
-        cover = f"{hits / tries:.3f}" if tries else "- (no interval under 10 tasks)"
+        cover = f"{hits / tries:.3f}" if tries else "-"
+        kinds = []
+        for kind, names in GROUPS.items():
+            got, of = _pooled(t, names)
+            kinds.append(f"{got / of:.3f}" if of else "-")
+            if of and n >= COVERAGE_FROM and not LOW <= got / of <= HIGH:
+                missed.append(f"{n} tasks: {kind} covers {got / of:.3f} of {of}")
         wrong = t.firm_wrong / t.firm if t.firm else 0.0
         lines.append(
-            f"| {n} | {t.draws} | {t.firm / max(t.draws, 1):.2f} | {wrong:.4f} | {cover} |"
+            f"| {n} | {t.draws} | {t.firm / max(t.draws, 1):.2f} | {wrong:.4f} | {cover} | "
+            + " | ".join(kinds)
+            + " |"
         )
-    return lines
+    return lines, missed
 
 
 def _binomial_pmf(s: int, n: int, p: float) -> float:
@@ -294,11 +305,14 @@ def report(results: list[tuple[str, Tally]], cells: list[tuple[Truth, Tally]], t
     lines, missed = table(results)
     print("\n".join(lines))
     print()
-    print("\n".join(by_tasks(cells)))
+    sized, missed_sizes = by_tasks(cells)
+    print("\n".join(sized))
     pools = sum(t.draws for _, t in results)
     print(f"\n{pools} pools, {took}")
     for line in missed:
         print("MISSED", line)
+    for line in missed_sizes:
+        print("MISSED (by task count)", line)
     return 1 if missed else 0
 
 
