@@ -178,3 +178,29 @@ def test_the_named_conventions() -> None:
         "/models/stablelm-2-1_6b/checkpoint-20": 1.6,
     }
     assert {name: _read(name) for name in cases} == cases
+
+
+#: How a name joins two models' sizes: a distillation's teacher and student, a base and the
+#: traces it learned from.
+JOINS = ("-distill-from-", "-distilled-into-", "-sft-on-", "-from-", "-to-", "_on_", "-with-")
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), a=written_sizes(), b=written_sizes(), join=st.sampled_from(JOINS))
+def test_a_name_stating_two_models_sizes_reads_as_unknown(
+    data: st.DataObject, a: tuple[str, float], b: tuple[str, float], join: str
+) -> None:
+    """``Qwen3-0.6B-distill-from-70B`` names a 0.6B model and the 70B one it learned from:
+    which the rows' model is, the name does not say (it was read as 70, over the 7B rule)."""
+    if abs(a[1] - b[1]) < 1e-9:
+        return
+    family = data.draw(st.sampled_from(FAMILIES))
+    other = data.draw(st.sampled_from(FAMILIES))
+    name = f"{family}-{a[0]}{join}{other}-{b[0]}{data.draw(st.sampled_from(SUFFIXES))}"
+    assert _read(data.draw(spelled(name))) is None, name
+
+
+def test_active_then_total_is_one_model() -> None:
+    """The one pair a name writes for one model: ``OLMoE-1B-7B`` (active, then total)."""
+    assert _read("allenai/OLMoE-1B-7B-0924") == 7.0
+    assert _read("OLMoE-1B-7B-0924-distilled-into-Qwen3-0.6B") is None

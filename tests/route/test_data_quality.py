@@ -266,6 +266,35 @@ def test_the_size_the_rows_name_stands_in_for_size_b(
     assert isinstance(forced, Route) and forced.method == "opsd"
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "my-org/Qwen3-0.6B-distill-from-70B",
+        "my-org/qwen3-0.6b-sft-on-qwen2.5-72b-traces",
+        "my-org/70B-distilled-into-Qwen3-0.6B",
+    ],
+)
+def test_a_name_stating_two_sizes_leaves_the_floor_provisional(tmp_path: Path, name: str) -> None:
+    """A name that states a student's and a teacher's size says neither is the model: the
+    floor's OPSD-or-SFT choice waits for ``--size-b`` (it was firm OPSD on the larger)."""
+
+    def floor(model: str) -> list[dict[str, Any]]:  # enough grouped tasks to be firm
+        return [
+            {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": 0.0, "model": model}
+            | {"truncated": False}
+            for t in range(800)
+            for j in range(4)
+        ]
+
+    control = run_route(write(tmp_path, "eight.jsonl", floor("Qwen/Qwen3-8B")))
+    assert isinstance(control, Route) and (control.method, control.provisional) == ("opsd", False)
+    got = run_route(write(tmp_path, "floor.jsonl", floor(name)), model=name)
+    assert isinstance(got, Route)
+    assert got.route == "floor" and got.provisional, (got.method, got.provisional_why)
+    small = run_route(str(tmp_path / "floor.jsonl"), model=name, size_b=0.6)
+    assert isinstance(small, Route) and small.method == "sft"
+
+
 # ----------------------------------------------------------------- the answer in 25 × 80
 
 
@@ -356,3 +385,80 @@ def test_quiet_with_by_keeps_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     heads = [line for line in lines if line.startswith("whilecli route (source ")]
     assert len(heads) == 2 and "Checks:" not in result.stdout
     assert any("split task" in line for line in lines) and "- t0: " in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "size_b", "said"),
+    [
+        ("Qwen/Qwen3-0.6B", 8.0, True),
+        ("meta-llama/Llama-3.3-70B-Instruct", 0.6, True),
+        ("Qwen/Qwen3-8B", 8.0, False),
+        ("Qwen/Qwen3-8B", 7.0, False),
+        ("microsoft/phi-2", 2.7, False),
+    ],
+)
+def test_a_size_b_the_name_contradicts_is_said(
+    tmp_path: Path, name: str, size_b: float, said: bool
+) -> None:
+    """``--size-b`` decides the 7B rule; where the name states another size (more than a
+    quarter apart) the warnings say both, so a slip of a unit is seen."""
+    rows = [dict(r, reward=0.0, model=name) for r in _fixed_pool()]
+    got = run_route(write(tmp_path, "floor.jsonl", rows), model=name, size_b=size_b)
+    assert isinstance(got, Route)
+    flagged = [w for w in got.warnings if "--size-b" in w]
+    assert bool(flagged) == said, got.warnings
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    repeated=st.integers(1, 45),
+    apart=st.integers(0, 45),
+    k=st.sampled_from([4, 8]),
+    rest=st.sampled_from([0.0, 1.0, None]),
+    parquet=st.booleans(),
+)
+def test_one_reply_graded_two_ways_leaves_the_verdict_provisional(
+    tmp_path_factory: pytest.TempPathFactory,
+    repeated: int,
+    apart: int,
+    k: int,
+    rest: float | None,
+    parquet: bool,
+) -> None:
+    """Of 100 tasks, ``repeated`` repeat one reply k times (greedy decoding, a cache), and
+    ``apart`` of those are graded both pass and fail (a judge at temperature > 0); the others'
+    k replies differ and all fail, all pass, or split. Those split tasks are the grader's, not
+    the draws': any of them and the verdict is provisional with the finding; with none, the
+    minority finding alone, as before."""
+    apart = min(apart, repeated)
+    rows = []
+    for t in range(100):
+        one = t < repeated
+        for j in range(k):
+            if one:
+                reward = float(j % 2) if t < apart else float(t % 2)
+            else:
+                reward = float(j < k // 2) if rest is None else rest
+            completion = f"reply {t}" if one else f"reply {t}.{j}"
+            rows.append(
+                {"task_id": f"t{t}", "prompt": f"q{t}", "completion": completion}
+                | {"reward": reward, "truncated": False, "model": MODEL}
+            )
+    folder = tmp_path_factory.mktemp("apart")
+    if parquet:
+        import polars as pl
+
+        path = str(folder / "rows.parquet")
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        path = write(folder, "rows.jsonl", rows)
+    got = run_route(path, model=MODEL)
+    assert isinstance(got, Route)
+    kinds = {f.kind for f in got.data_quality}
+    assert ("graded_apart" in kinds) == (apart > 0), kinds
+    if apart:
+        assert got.provisional, got.headline
+        finding = next(f for f in got.data_quality if f.kind == "graded_apart")
+        assert finding.count == apart

@@ -228,20 +228,25 @@ def test_a_floor_routes_by_the_size_in_any_unit(tmp_path: Path, name: str, metho
     value=st.floats(-0.3, 0.4, allow_nan=False),
     half=st.floats(0.001, 0.3, allow_nan=False),
     below=st.booleans(),
+    margin=st.sampled_from([0.0, RouteOptions().effect_margin]),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 def test_a_provisional_count_exceeds_the_tasks_measured(
-    tasks: int, value: float, half: float, below: bool
+    tasks: int, value: float, half: float, below: bool, margin: float
 ) -> None:
-    """A teacher's paired difference whose interval crosses the effect (0.05): the tasks
-    that would make the verdict firm are more than it rests on, or no count is given and
-    the sentence says why (the estimate sits at the threshold, or past it on the side the
-    verdict denies)."""
+    """A teacher's paired difference whose interval crosses the effect (0.05), or the zone
+    ``effect_margin`` past it: the tasks that would make the verdict firm are more than it
+    rests on, and given only where the estimate lies on the side of the zone's edge the
+    verdict claims (more tasks narrow the interval about the estimate, never across the
+    edge); else no count is given and the sentence says why."""
     options = RouteOptions()
     rate = Rate(
         value, value - half, value + half, tasks, 2 * tasks, "clustered", unit="paired tasks"
     )
-    ev = Evidence(4, "a teacher", tasks, rate, "paired difference", options.effect, below=below)
+    ev = Evidence(
+        4, "a teacher", tasks, rate, "paired difference", options.effect, below=below,
+        margin=margin,
+    )  # fmt: skip
     provisional, why, firm_at = _provisional([ev], options)
     if not provisional:
         return
@@ -252,6 +257,9 @@ def test_a_provisional_count_exceeds_the_tasks_measured(
         assert firm_at >= options.firm_tasks
         crosses = "crosses" in why or "is not below" in why
         assert not crosses or firm_at > tasks, why
+        edge = options.effect - margin if below else options.effect + margin
+        if crosses:
+            assert (value < edge) if below else (value > edge), (value, edge, why)
 
 
 def test_no_split_is_provisional_with_no_count_and_a_label(tmp_path: Path) -> None:

@@ -324,6 +324,8 @@ class Facts:
     #: Grouped tasks whose completions can be compared, and those whose draws are all one.
     compared_tasks: int = 0
     repeated_tasks: int = 0
+    #: Of those, the tasks graded both pass and fail: one reply given two grades.
+    graded_apart: int = 0
     #: The id column set aside because it holds one id per row while prompts repeat.
     per_row_ids: str | None = None
     #: Rows keyed by the prompt for it, the prompts (tasks) they form, and the rows under ids.
@@ -347,7 +349,10 @@ class Facts:
         """Add another file's facts (the first rows stay the earliest file's)."""
         for name in ("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("compared_tasks", "repeated_tasks", "rekeyed_rows", "rekeyed_prompts"):
+        for name in (
+            *("compared_tasks", "repeated_tasks", "graded_apart"),
+            *("rekeyed_rows", "rekeyed_prompts"),
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.per_row_ids is not None:
             self.id_rows += other.id_rows
@@ -547,20 +552,24 @@ def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr
             draw.count().cast(pl.Int64).alias("d_n"),
             draw.min().alias("d_lo"),
             draw.max().alias("d_hi"),
+            (count & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("d_pass"),
         ]
     return aggs
 
 
-def draws_found(table: pl.DataFrame) -> tuple[int, int]:
-    """(grouped tasks whose completions can be compared, those whose draws are all one)."""
+def draws_found(table: pl.DataFrame) -> tuple[int, int, int]:
+    """(grouped tasks whose completions can be compared, those whose draws are all one, and
+    of those the ones graded both pass and fail: one reply, two grades, so what splits
+    them is the grader, never the draws)."""
     if "d_n" not in table.columns:
-        return 0, 0
+        return 0, 0, 0
     compared = (pl.col("k") >= 2) & (pl.col("d_n") == pl.col("k"))
-    out = table.select(
-        compared.sum().alias("c"),
-        (compared & (pl.col("d_lo") == pl.col("d_hi"))).sum().alias("r"),
-    ).row(0)
-    return int(out[0] or 0), int(out[1] or 0)
+    one = compared & (pl.col("d_lo") == pl.col("d_hi"))
+    apart = one & (pl.col("d_pass") > 0) & (pl.col("d_pass") < pl.col("k"))
+    out = table.select(compared.sum().alias("c"), one.sum().alias("r"), apart.sum().alias("a")).row(
+        0
+    )
+    return int(out[0] or 0), int(out[1] or 0), int(out[2] or 0)
 
 
 def per_row_ids(table: pl.DataFrame) -> pl.Series | None:

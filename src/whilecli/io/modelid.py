@@ -86,16 +86,26 @@ def _size(name: str) -> float | None:
     exceed, and on the right side of 7B wherever the expert is. ``Llama-4-Scout-17B-16E``
     (17B active, 16 experts) is 17 on the same ground. A name that states no size
     (``phi-2``, ``DeepSeek-V3``, ``Qwen1.5-MoE-A2.7B``, which states only the active share)
-    is None: unknown, never a guess. ``135M`` and ``500M`` are 0.135 and 0.5.
+    is None: unknown, never a guess. ``135M`` and ``500M`` are 0.135 and 0.5. A name that
+    states the sizes of two models (a distillation's: ``Qwen3-0.6B-distill-from-70B``,
+    ``qwen3-0.6b-sft-on-qwen2.5-72b-traces``) says which it holds no more than it says the
+    active share: None, but for the pair written ``1B-7B`` (active, then total).
     """
-    experts = _EXPERTS.search(name)
-    if experts is not None:
-        return _number(experts.group(2), experts.group(3))
-    stated = [_number(m.group(1), m.group(2)) for m in _SIZE.finditer(name)]
-    if stated:
-        return max(stated)
-    millions = _MILLIONS.search(name)
-    return _number(millions.group(1), millions.group(2)) / 1000 if millions is not None else None
+    stated: dict[float, tuple[int, int]] = {}  # each size the name states: where it is written
+    for found in _EXPERTS.finditer(name):
+        stated.setdefault(_number(found.group(2), found.group(3)), found.span())
+    for found in _SIZE.finditer(name):
+        if not any(a <= found.start() < b for a, b in stated.values()):
+            stated.setdefault(_number(found.group(1), found.group(2)), found.span())
+    for found in _MILLIONS.finditer(name):
+        stated.setdefault(_number(found.group(1), found.group(2)) / 1000, found.span())
+    if len(stated) == 1:
+        return next(iter(stated))
+    if len(stated) == 2:
+        (first, (_, end)), (second, (start, _)) = sorted(stated.items(), key=lambda s: s[1])
+        if name[end:start] == "-" and first < second:  # OLMoE-1B-7B: active, then total
+            return second
+    return None
 
 
 def _split_org(part: str) -> tuple[str | None, str]:

@@ -1275,7 +1275,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
             rows, source.name, field_name, **_where(source, st["f_first_ungraded"])
         )
     table = part.task_table
-    compared, repeated = facts.draws_found(table) if table is not None else (0, 0)
+    compared, repeated, apart = facts.draws_found(table) if table is not None else (0, 0, 0)
     return facts.Facts(
         rows=rows,
         counted=rows - errors - (0 if run.missing == "fail" else ungraded),
@@ -1293,6 +1293,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         else None,
         compared_tasks=compared,
         repeated_tasks=repeated,
+        graded_apart=apart,
         coverage={
             "truncated": int(st["f_cov_truncated"]),
             "model": int(st["f_cov_model"]),

@@ -127,6 +127,21 @@ def _size_from_names(pool: Pool, options: RouteOptions) -> float | None:
     return sizes.pop() if len(sizes) == 1 else None
 
 
+def _size_disagreement(pool: Pool, options: RouteOptions) -> str | None:
+    """``--size-b`` against the size the model's name states, where they differ by more
+    than a quarter (a typo of a unit, or the wrong model's size): the flag decides, and the
+    report says so."""
+    if options.size_b is None:
+        return None
+    named = _size_from_names(pool, options)
+    if named is None or abs(named - options.size_b) <= 0.25 * max(named, options.size_b):
+        return None
+    return (
+        f"--size-b {options.size_b:g} decides, though the model's name states {named:g}B:"
+        " check that the flag and the name are the same model"
+    )
+
+
 def _single_family(f: Facts, name: str) -> MethodScore:
     if f.grouped and not f.singles and not f.repeated:
         return MethodScore(name, False, "groups exist: a grouped method uses them")
@@ -762,8 +777,9 @@ def _tasks_to_clear(ev: Evidence, low: float | None, high: float | None) -> int 
     at, edge = against(rate.value, threshold, signed=rate.signed)
     if abs(gap) <= stats.TOL:
         return f"its {ev.label} {at} sits at {edge}"
-    if ev.below and gap > 0:  # the estimate is past the threshold the verdict says it misses
-        return f"its {ev.label} {at} is past {edge}: more tasks may turn the verdict"
+    if (gap > 0) == ev.below:  # the estimate is on the side of the edge the verdict denies
+        side = "past" if ev.below else "short of"
+        return f"its {ev.label} {at} is {side} {edge}: more tasks may turn the verdict"
     half = high - rate.value if gap < 0 else rate.value - low
     return math.ceil(max(ev.tasks, 1) * (half / abs(gap)) ** 2)
 
@@ -1007,6 +1023,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         if check in claimed and (check is not found["band"] or band_decides):
             warnings.extend(w for w in check.warnings if w not in warnings)
     notes = list(pool.source.notes)
+    if (said := _size_disagreement(pool, options)) is not None:
+        warnings.append(said)
     partial = pool.source.partial_rows
     if partial and not any("strictly between 0 and 1" in n for n in notes):  # said once
         notes.append(

@@ -11,6 +11,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
   makes a split task);
 - most grouped tasks repeating one draw: the k draws are one, the band is not measured
   (check 3 unknown), the rows route as one draw per prompt, provisional;
+- tasks repeating one draw yet graded both pass and fail: the grader splits them, not the
+  draws, provisional;
 - ids one per row while prompts repeat: tasks are keyed by the prompt;
 - a field on some rows only: a method that needs it on every row is not ok (critic values
   for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
@@ -27,7 +29,7 @@ from typing import Any
 from whilecli.route.model import CheckResult, Finding, Pool
 
 #: Findings that leave the verdict provisional, whatever the task count.
-PROVISIONAL_KINDS = ("repeated_draws", "cut_partial", "teacher_scale")
+PROVISIONAL_KINDS = ("repeated_draws", "graded_apart", "cut_partial", "teacher_scale")
 
 
 def _rows(n: int) -> str:
@@ -96,7 +98,20 @@ def findings(pool: Pool, found: dict[str, CheckResult]) -> list[Finding]:
             out.append(Finding("repeated_draws", facts.repeated_tasks, what, moves))
         else:
             moves = "a minority: the band counts the other tasks' draws as measured"
-            out.append(Finding("some_repeated_draws", facts.repeated_tasks, what, moves))
+            if not facts.graded_apart:  # one reply, one grade: each at 0 or 1, never split
+                out.append(Finding("some_repeated_draws", facts.repeated_tasks, what, moves))
+        if facts.graded_apart:
+            out.append(
+                Finding(
+                    "graded_apart",
+                    facts.graded_apart,
+                    f"{facts.graded_apart} of the {facts.repeated_tasks} tasks that repeat one"
+                    " draw are graded both pass and fail (one reply, two grades: the grader is"
+                    " not deterministic)",
+                    "what splits them is the grader, not the draws: the band's split count"
+                    " holds them, so the verdict is provisional; grade each reply once",
+                )
+            )
     rekey = facts.rekey_words()
     if rekey is not None:
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
