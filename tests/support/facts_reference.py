@@ -26,7 +26,25 @@ WHOLE = {
     "bad gateway",
     "gateway timeout",
     "gateway time-out",
+    "overloaded",
 }
+#: How a client's one-line error message opens (lower case).
+OPENERS = (
+    "rate limit reached",
+    "rate limit exceeded",
+    "this model's maximum context length is",
+    "this model’s maximum context length is",
+    "request timed out",
+    "resource has been exhausted",
+    "resource exhausted",
+    "you exceeded your current quota",
+    "the server had an error",
+    "the server is overloaded",
+    "that model is currently overloaded",
+    "prompt is too long",
+    "upstream connect error",
+    "no healthy upstream",
+)
 FAILURE_WORDS = (
     "rate limit",
     "rate_limit",
@@ -162,12 +180,77 @@ def _labelled(low: str) -> bool:
     for page in ("<html", "<!doctype html"):
         if text.startswith(page) and not _word(text[len(page) : len(page) + 1] or " "):
             return True
-    if text.startswith("{"):
-        body = text[1:].lstrip(SPACE)
-        quoted = body[:1] in ('"', "'") and body[1:6] == "error" and body[6:7] in ('"', "'")
-        if quoted and body[7:].lstrip(SPACE).startswith(":"):
-            return True
+    if _json_error(text):
+        return True
     return _word_label(text) or _class_label(text) or _status_label(text) or _coded(text)
+
+
+def _json_error(text: str, valued: bool = False) -> bool:
+    """``{"error": …`` or ``{"type": "error"`` first (either quotes); ``valued``: the error's
+    value opens an object or a string."""
+    if not text.startswith("{"):
+        return False
+    body = text[1:].lstrip(SPACE)
+    for key in ("error", "type"):
+        n = len(key)
+        if not (
+            body[:1] in ('"', "'") and body[1 : 1 + n] == key and body[1 + n : 2 + n] in ('"', "'")
+        ):
+            continue
+        rest = body[2 + n :].lstrip(SPACE)
+        if not rest.startswith(":"):
+            continue
+        if key == "error":
+            return not valued or rest[1:].lstrip(SPACE)[:1] in ("{", '"', "'")
+        value = rest[1:].lstrip(SPACE)
+        if value[:1] in ('"', "'") and value[1:6] == "error" and value[6:7] in ('"', "'"):
+            return True
+    return False
+
+
+def _one_line(low: str) -> bool:
+    """A client's one-line message: an opening of :data:`OPENERS` as words, nothing after the
+    line's end but blanks."""
+    text = low.lstrip(SPACE)
+    for opener in OPENERS:
+        if text.startswith(opener) and not _word(text[len(opener) : len(opener) + 1] or " "):
+            return "\n" not in text.rstrip(SPACE)
+    return False
+
+
+def _last_line(text: str) -> str:
+    body = text.rstrip(SPACE)
+    return body[body.rfind("\n") + 1 :]
+
+
+def _shaped(low: str) -> bool:
+    """An error's shape at any length: an HTML page whose title names a status or failure, a
+    JSON error body naming a failure, a traceback whose last line is an exception naming one."""
+    text = low.lstrip(SPACE)
+    for page in ("<html", "<!doctype html"):
+        if text.startswith(page) and not _word(text[len(page) : len(page) + 1] or " "):
+            at = text.find("<title>")
+            end = text.find("</title>", at)
+            title = text[at + 7 : end] if at != -1 and end != -1 else ""
+            if at != -1 and end != -1 and "<" not in title:
+                coded = any(
+                    title[i : i + 3] in STATUS_CODES
+                    and (i == 0 or not _word(title[i - 1]))
+                    and not _word(title[i + 3 : i + 4] or " ")
+                    for i in range(len(title))
+                )
+                if coded or _names_a_failure(title):
+                    return True
+            break
+    if _json_error(text, valued=True) and text.rstrip(SPACE).endswith("}"):
+        return _names_a_failure(text[: len(text.rstrip(SPACE)) - 1])
+    if text.startswith("traceback (most recent call last)") and "\n" in text.rstrip(SPACE):
+        line = _last_line(text).lstrip(" \t")
+        name, colon, rest = line.partition(":")
+        name = name.rstrip(" \t")
+        if colon and _class_label(name + ":") and "\n" not in name:
+            return _names_a_failure(rest)
+    return False
 
 
 def _time_out(low: str) -> bool:
@@ -237,10 +320,14 @@ def _whole(low: str) -> bool:
 def is_harness_error(text: str | None) -> bool:
     """A completion that is a harness error message: short, and either a whole client message
     or an error's label first (never a sentence's first word) and a failure named anywhere."""
-    if text is None or len(text.encode()) > 600:
+    if text is None:
         return False
     low = text.lower()
-    if _whole(low):
+    if _shaped(low):
+        return True
+    if len(text.encode()) > 600:
+        return False
+    if _whole(low) or _one_line(low):
         return True
     return _labelled(low) and _names_a_failure(low)
 

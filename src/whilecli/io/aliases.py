@@ -42,10 +42,12 @@ PROMPT_ALIASES: tuple[str, ...] = (
     "doc.query",
 )
 #: The model's reply: a file whose every reply is empty generated nothing (DESIGN section 1).
+#: A chat list here (verifiers' ``completion``) is the reply's turns.
 COMPLETION_ALIASES: tuple[str, ...] = ("completion", "generation", "predicted_text")
 #: Reply columns read only where they hold text, after :data:`COMPLETION_ALIASES` (verl's
 #: generation dumps write ``output``, SkyRL's eval dumps ``output_response``; NeMo Gym's
-#: ``response`` is an API object, not a reply).
+#: ``response`` is an API object, not a reply); ``text`` is a plain sampler's output (vLLM's
+#: ``CompletionOutput.text`` saved as it is).
 TEXT_REPLY_ALIASES: tuple[str, ...] = (
     "response",
     "output",
@@ -53,7 +55,17 @@ TEXT_REPLY_ALIASES: tuple[str, ...] = (
     "model_output",
     "generated_text",
     "prediction",
+    "text",
 )
+#: Where an API response saved whole keeps its reply text, after :data:`TEXT_REPLY_ALIASES`:
+#: an OpenAI chat completion's ``choices[0].message.content``, a text completion's
+#: ``choices[0].text`` (and the many servers that answer in those shapes: vLLM, SGLang,
+#: LiteLLM).
+API_REPLY_ALIASES: tuple[str, ...] = ("choices[0].message.content", "choices[0].text")
+#: A chat transcript holding the prompt and the reply: the reply is its turns from the first
+#: assistant turn on (the prompt is the turns before it, :data:`PROMPT_ALIASES`). Read for the
+#: reply only where no alias above holds one.
+TRANSCRIPT_ALIASES: tuple[str, ...] = ("messages",)
 #: Reward columns; booleans read as 1.0 / 0.0.
 REWARD_ALIASES: tuple[str, ...] = (
     "reward",
@@ -110,10 +122,42 @@ MODEL_ALIASES: tuple[str, ...] = (
 VERSION_ALIASES: tuple[str, ...] = ("policy_version", "step", "checkpoint_step")
 #: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.
 MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
-#: Where a harness records an error in place of the reply (any value but null is an error).
-ERROR_ALIASES: tuple[str, ...] = ("error",)
-#: Stop / finish reasons: the value ``error`` records an error, not a reply.
-REASON_ALIASES: tuple[str, ...] = ("finish_reason", "stop_reason")
+#: Where a harness records an error in place of the reply, every one the rows carry read: a
+#: value there records an error unless it records none (null, blank, ``false``, ``0``,
+#: ``"None"``, ``"null"``, an empty object or list: :data:`NO_ERROR_TEXTS`). ``error``:
+#: inspect_ai samples, OpenAI batch output lines, Braintrust and LangSmith runs, many
+#: harnesses; ``exception``: W&B Weave calls; ``metadata.error``: harnesses that file it
+#: with the row's metadata; ``response.error``: an OpenAI Responses API object saved whole.
+ERROR_ALIASES: tuple[str, ...] = ("error", "exception", "metadata.error", "response.error")
+#: Messages that record an error only where they are a harness error message (the matcher a
+#: reply's text meets): NeMo-Skills writes ``error_message`` for its code sandbox's result
+#: (``<not_executed>``, or the model's own code's exception: the model's failure), other
+#: harnesses the client's error there.
+ERROR_TEXT_ALIASES: tuple[str, ...] = ("error_message",)
+#: Flags that say the reply is an error where true (``true``, ``1``, ``"yes"``): ``is_error``
+#: of the Claude Agent SDK's result messages and of Anthropic tool results.
+ERROR_FLAG_ALIASES: tuple[str, ...] = ("is_error",)
+#: A request's status: one of :data:`ERROR_STATUSES` records an error (slime's samples,
+#: LangSmith runs and job queues write ``status``; an OpenAI Responses API object
+#: ``response.status``); any other value (``ok``, ``success``, ``completed``) records none.
+STATUS_ALIASES: tuple[str, ...] = ("status", "response.status")
+ERROR_STATUSES = frozenset(
+    {"error", "errored", "failed", "aborted", "abort", "cancelled", "canceled"}
+    | {"timeout", "timed_out", "timedout"}
+)
+#: Stop / finish reasons, every one the rows carry read: one of :data:`ERROR_REASONS`
+#: records an error, not a reply (``choices[0].finish_reason``: an OpenAI chat completion
+#: saved whole).
+REASON_ALIASES: tuple[str, ...] = ("finish_reason", "stop_reason", "choices[0].finish_reason")
+#: Stop / finish reasons that record an error, any case: ``error`` (inspect_ai, LiteLLM),
+#: ``abort`` (vLLM's and SGLang's aborted requests), ``aborted``, ``cancelled``.
+ERROR_REASONS = frozenset({"error", "abort", "aborted", "cancelled", "canceled"})
+#: What a field that records an error holds when it records none, as text in lower case
+#: (a JSON ``false`` reads ``"false"``; an object whose members are all null reads as ``{}``).
+NO_ERROR_TEXTS = frozenset(
+    {"", "false", "0", "0.0", "no", "none", "null", "nil", "nan", "n/a", "na", "undefined"}
+    | {"{}", "[]", '""', "ok", "success"}
+)
 
 
 #: A finish / stop reason that means the reply was cut off at a token limit, in any case:

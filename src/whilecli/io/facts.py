@@ -10,10 +10,12 @@ streaming pass it makes over each file:
   out of every rate and counted (``--missing fail``: counted as a failure instead); a file
   with no graded row is refused.
 - ``reply``: ``ok`` / ``empty`` / ``error``. ``error``: the harness recorded an error instead
-  of a reply (a non-null ``error`` field, a stop/finish reason ``error``, or a completion
-  that is a harness error message: HTTP 429/5xx, rate limit, timeout, connection error,
-  context length exceeded). Error rows are left out of every rate and counted; a file whose
-  replies are errors half the time or more is refused. ``empty`` is the model's reply.
+  of a reply (an error field holding one, an error flag set, a failed request's status, a
+  stop/finish reason ``error`` or ``abort``, or a reply that is a harness error message:
+  HTTP 429/5xx, rate limit, timeout, connection error, context length exceeded). Error rows
+  are left out of every rate and counted; a file whose replies are errors half the time or
+  more is refused. ``empty`` is the model's reply. The reply is resolved once
+  (:class:`Reply`) and its empty state, error text and draw key all read it.
 - partial credit: graded rows strictly between 0 and a pass at 1.0. Under
   :data:`PARTIAL_SHARE` of the graded rows, threshold 1.0 applies and they are counted;
   more, without an explicit threshold, is refused.
@@ -32,14 +34,16 @@ optional fields; :attr:`whilecli.io.rows.Rows.facts` holds it for every consumer
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import polars as pl
 
-from whilecli import knobs
+from whilecli import jsonout, knobs
 from whilecli.errors import InputError, MostlyErrorReplies
+from whilecli.io.aliases import ERROR_REASONS, ERROR_STATUSES, FLAG_TRUE, NO_ERROR_TEXTS
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
 from whilecli.io.modelid import model_identity
 from whilecli.io.words import (
@@ -60,12 +64,11 @@ PARTIAL_SHARE = 0.10
 ERROR_SHARE = 0.5
 #: Grouped tasks whose draws are one draw repeated, past this share: the band is unmeasured.
 REPEAT_SHARE = 0.5
-#: A completion longer than this is the model's text, never a harness error message.
+#: A completion longer than this is a harness error only in an error's shape
+#: (:data:`ERROR_SHAPE`): an HTML error page, a JSON error body, a client's traceback.
 ERROR_TEXT_MAX = 600
 #: Reply states, in the canonical frame's ``reply`` column.
 OK, EMPTY, ERROR = "ok", "empty", "error"
-#: Stop or finish reasons that record an error, not a reply.
-ERROR_REASONS = ("error",)
 
 #: What a harness writes in place of a reply. A completion is an error message when it opens
 #: with an error's label and names a failure, or is one of the messages client libraries
@@ -99,20 +102,49 @@ _LABEL = (
     rf"|(?:https?(?:/[0-9](?:\.[0-9])?)?(?:\s+error)?|status(?:\s+code)?)\s*[:=]?\s*{_CODED}"
     rf"|{_CODED}"
     r"|\{\s*[\"']error[\"']\s*:"
+    r"|\{\s*[\"']type[\"']\s*:\s*[\"']error[\"']"
     r"|<(?:!doctype html|html)\b)"
 )
 _WHOLE = (
     r"(?:request timed out\.?|connection error\.?|rate limit(?:ed| exceeded| reached)?\.?"
     r"|too many requests\.?|internal server error\.?|service unavailable\.?|bad gateway\.?"
-    r"|gateway time-?out\.?)"
+    r"|gateway time-?out\.?|overloaded\.?)"
 )
+#: How a client's error message opens, where it is one line that says the rest itself
+#: (OpenAI's ``Rate limit reached for gpt-4o in organization …`` and ``This model's maximum
+#: context length is 8192 tokens. However, …``, vLLM's ``Request timed out after 600s``,
+#: Gemini's ``Resource has been exhausted``, Anthropic's ``prompt is too long: …``, Envoy's
+#: ``upstream connect error or disconnect/reset before headers``).
+_OPENER = (
+    r"(?:rate limit (?:reached|exceeded)|this model['’]s maximum context length is"
+    r"|request timed out|resource (?:has been )?exhausted|you exceeded your current quota"
+    r"|the server (?:had an error|is overloaded)|that model is currently overloaded"
+    r"|prompt is too long|upstream connect error|no healthy upstream)\b"
+)
+#: A client's message of one line: its opening, then nothing past the line's end.
+_ONE_LINE = rf"^\s*{_OPENER}[^\n]*\s*$"
 #: What may follow a whole message: the client's advice to wait (``Please retry after 20s.``).
 _RETRY = r"(?:\s+(?:please\s+)?(?:retry|try again|wait)\b[^\n]*)?"
 _WHOLE_MESSAGE = rf"^\s*{_WHOLE}{_RETRY}\s*$"
 #: A completion that opens as a harness error (a label) or is a client's whole message.
-HARNESS_ERROR = rf"(?is){_WHOLE_MESSAGE}|^\s*{_LABEL}"
+HARNESS_ERROR = rf"(?is){_WHOLE_MESSAGE}|{_ONE_LINE}|^\s*{_LABEL}"
 #: ... and names a failure somewhere (a whole message names its own).
-HARNESS_FAILURE = rf"(?is){_WHOLE_MESSAGE}|{_FAILURE}"
+HARNESS_FAILURE = rf"(?is){_WHOLE_MESSAGE}|{_ONE_LINE}|{_FAILURE}"
+_CODE_OR_FAILURE = rf"(?:\b{_CODE}\b|{_FAILURE})"
+#: A harness error at any length, by its shape, from its first character to its last: an HTML
+#: page whose title names a status or failure (a proxy's ``502 Bad Gateway``); a JSON error
+#: body (``{"error": {…}`` or a message, Anthropic's ``{"type": "error", …}``) that names a
+#: failure; a
+#: Python traceback whose last line is an exception naming a failure (``openai.RateLimitError:
+#: Error code: 429``). A reply that quotes one after its own words opens with those words.
+ERROR_SHAPE = (
+    r"(?is)"
+    rf"^\s*<(?:!doctype html|html)\b.*?<title>[^<]*{_CODE_OR_FAILURE}[^<]*</title>"
+    rf"|^\s*\{{\s*[\"'](?:error[\"']\s*:\s*[{{\"']|type[\"']\s*:\s*[\"']error[\"'])"
+    rf".*{_FAILURE}.*\}}\s*$"
+    r"|^\s*traceback \(most recent call last\).*\n[ \t]*[a-z_][\w.]*(?:error|exception|timeout)"
+    rf"[ \t]*:[^\n]*{_FAILURE}[^\n]*\s*$"
+)
 
 
 # --- values written as text (the rule: :mod:`whilecli.io.words`) ------------------------
@@ -193,36 +225,144 @@ def partial(reward: pl.Expr) -> pl.Expr:
 
 
 def error_message(text: pl.Expr) -> pl.Expr:
-    """True where a completion is a harness error message: short, opening with an error's
-    label and naming a failure, or a client's whole message (see :data:`HARNESS_ERROR`)."""
+    """True where a reply's text is a harness error message: short, opening with an error's
+    label and naming a failure, or a client's whole message or one-line message (see
+    :data:`HARNESS_ERROR`); or, at any length, in an error's shape (:data:`ERROR_SHAPE`)."""
     labelled = (text.str.len_bytes() <= ERROR_TEXT_MAX) & text.str.contains(HARNESS_ERROR)
     named = pl.when(labelled).then(text).str.contains(HARNESS_FAILURE)  # labelled rows only
-    return named.fill_null(False)
+    return named.fill_null(False) | text.str.contains(ERROR_SHAPE).fill_null(False)
 
 
-def reply_state(
-    error: pl.Expr | None,
-    reason: pl.Expr | None,
-    completion: pl.Expr | None,
-    messages: bool = False,
-) -> pl.Expr:
-    """``ok`` / ``empty`` / ``error`` per row. ``error``: the row's error field holds something,
-    its stop/finish reason is ``error``, or its completion is a harness error message;
-    ``empty``: the completion is empty (nothing generated); else ``ok`` (and ``ok`` where the
-    rows carry no completion at all). ``messages``: the completion is a message list (see
-    :func:`empty_reply`)."""
-    failed = pl.lit(False)
-    if error is not None:
-        failed = failed | error.is_not_null()
-    if reason is not None:
-        failed = failed | reason.str.to_lowercase().is_in(ERROR_REASONS).fill_null(False)
-    if completion is not None:
-        failed = failed | error_message(completion)
-        empty = empty_reply(completion, messages)
+def recorded_error(value: pl.Expr) -> pl.Expr:
+    """True where a field that records an error (:data:`~whilecli.io.aliases.ERROR_ALIASES`),
+    read as text, holds one: anything but what records none (null, blank, ``false``, ``0``,
+    a missing value's word, an empty object or list, an object whose members are all null or
+    empty: :data:`~whilecli.io.aliases.NO_ERROR_TEXTS`)."""
+    word = _lower(value)
+    bare = word.str.replace_all(r"\s+", "")
+    for pattern in (r'"[^"]*":(?:null|""|\{\}|\[\]|false)', ","):
+        bare = bare.str.replace_all(pattern, "")
+    none = word.is_in(sorted(NO_ERROR_TEXTS)) | (bare == "{}")
+    return (~none).fill_null(False)
+
+
+def error_flag(value: pl.Expr) -> pl.Expr:
+    """True where an error flag (:data:`~whilecli.io.aliases.ERROR_FLAG_ALIASES`), read as
+    text, is set (``true``, ``1``, ``yes``)."""
+    return _lower(value).is_in(sorted(FLAG_TRUE)).fill_null(False)
+
+
+def error_status(value: pl.Expr) -> pl.Expr:
+    """True where a request's status (:data:`~whilecli.io.aliases.STATUS_ALIASES`) is one of
+    :data:`~whilecli.io.aliases.ERROR_STATUSES`."""
+    return _lower(value).is_in(sorted(ERROR_STATUSES)).fill_null(False)
+
+
+def error_reason(value: pl.Expr) -> pl.Expr:
+    """True where a stop / finish reason is one of :data:`~whilecli.io.aliases.ERROR_REASONS`."""
+    return _lower(value).is_in(sorted(ERROR_REASONS)).fill_null(False)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The reply of each row, resolved once from where the rows keep it; empty replies, error
+    texts and draw keys are all read from it.
+
+    ``text``: the reply as text (a chat list as its JSON: the reply's turns); ``turns``:
+    whether it is a chat list; ``said``: what the model said last, where error messages are
+    looked for (the text itself, or a chat list's last assistant turn's content)."""
+
+    text: pl.Expr
+    turns: bool = False
+
+    @property
+    def said(self) -> pl.Expr:
+        if not self.turns:
+            return self.text
+        return self.text.map_batches(
+            lambda texts: texts.map_elements(last_assistant_text, return_dtype=pl.String),
+            return_dtype=pl.String,
+            is_elementwise=True,
+        )
+
+
+def reply_of(fields: Sequence[tuple[pl.Expr, bool, bool]]) -> Reply | None:
+    """The :class:`Reply` read from the places a row may keep it, in order (the first that
+    holds a reply on the row is its reply), each ``(text, turns, transcript)``: a reply as
+    written, a chat list of the reply's turns (``turns``), or a chat transcript holding the
+    prompt too (``transcript``: the reply is its turns from the first assistant turn on; none
+    where it has no assistant turn). None: no place."""
+    if not fields:
+        return None
+    texts = [
+        text.map_batches(
+            lambda column: column.map_elements(reply_turns, return_dtype=pl.String),
+            return_dtype=pl.String,
+            is_elementwise=True,
+        )
+        if transcript
+        else text
+        for text, _, transcript in fields
+    ]
+    turns = any(listed or transcript for _, listed, transcript in fields)
+    return Reply(texts[0] if len(texts) == 1 else pl.coalesce(texts), turns)
+
+
+def _turns(text: str) -> list[Any] | None:
+    """A chat list written as JSON text, or None where the text is no list."""
+    if text[:1] != "[":
+        return None
+    try:
+        value = jsonout.parse(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _assistant(turn: Any) -> bool:
+    return isinstance(turn, dict) and turn.get("role") == "assistant"
+
+
+def reply_turns(text: str) -> str | None:
+    """A chat transcript's reply: its turns from the first assistant turn on, as JSON; None
+    where it has no assistant turn (or is no list)."""
+    turns = _turns(text)
+    if turns is None:
+        return None
+    first = next((i for i, turn in enumerate(turns) if _assistant(turn)), None)
+    if first is None:
+        return None
+    return json.dumps(turns[first:], ensure_ascii=False)
+
+
+def last_assistant_text(text: str) -> str | None:
+    """The content of a chat list's last assistant turn as text (a list of content parts: the
+    text of its parts, one after another); the text itself where it is no chat list."""
+    turns = _turns(text)
+    if turns is None:
+        return text
+    last = next((turn for turn in reversed(turns) if _assistant(turn)), None)
+    if last is None:
+        return None
+    content = last.get("content")
+    if isinstance(content, list):
+        parts = [p.get("text") if isinstance(p, dict) else p for p in content]
+        return "".join(p for p in parts if isinstance(p, str))
+    return content if isinstance(content, str) else None
+
+
+def reply_state(recorded: pl.Expr | None, reply: Reply | None) -> pl.Expr:
+    """``ok`` / ``empty`` / ``error`` per row. ``error``: the harness recorded an error
+    (``recorded``: true where an error field, flag, status or stop reason says so) or what the
+    reply said is a harness error message (:func:`error_message`); ``empty``: the reply is
+    empty (nothing generated); else ``ok`` (and ``ok`` where the rows carry no reply at all)."""
+    failed = pl.lit(False) if recorded is None else recorded
+    if reply is not None:
+        failed = failed | error_message(reply.said)
         return (
             pl.when(failed)
             .then(pl.lit(ERROR))
-            .when(empty)
+            .when(empty_reply(reply))
             .then(pl.lit(EMPTY))
             .otherwise(pl.lit(OK))
         )
@@ -233,13 +373,14 @@ def reply_state(
 EMPTY_TEXTS = ("", "[]", '""', "{}", "null")
 
 
-def empty_reply(text: pl.Expr, messages: bool = False) -> pl.Expr:
-    """True where a completion holds nothing (``""``, ``[]``, ``{}``, ``null``, blanks);
-    null where the row has no completion. ``messages``: the completion may be a message list
-    (JSON text), empty when each message's content is one of those and it carries nothing
-    else but its role and null fields (``[{"role": "assistant", "content": "{}"}]``)."""
+def empty_reply(reply: Reply) -> pl.Expr:
+    """True where a reply holds nothing (``""``, ``[]``, ``{}``, ``null``, blanks); null where
+    the row has none. A chat list is empty when each turn's content is one of those and it
+    carries nothing else but its role and null fields
+    (``[{"role": "assistant", "content": "{}"}]``)."""
+    text = reply.text
     plain = text.str.strip_chars().is_in(EMPTY_TEXTS)
-    if not messages:
+    if not reply.turns:
         return plain
     bare = text.str.replace_all(r"\s+", "")
     for pattern in (
@@ -252,10 +393,11 @@ def empty_reply(text: pl.Expr, messages: bool = False) -> pl.Expr:
     return plain | bare.str.contains(r"^\[(\{\})*\]$")
 
 
-def draw_key(text: pl.Expr) -> pl.Expr:
-    """A completion's bytes after trimming whitespace, hashed: equal keys are one draw. A row
-    with no completion has no key (polars hashes every null alike: rows that logged no
-    reply would read as one draw repeated)."""
+def draw_key(reply: Reply) -> pl.Expr:
+    """A reply's bytes after trimming whitespace, hashed: equal keys are one draw. A row
+    with no reply has no key (polars hashes every null alike: rows that logged no reply
+    would read as one draw repeated)."""
+    text = reply.text
     return pl.when(text.is_not_null()).then(text.str.strip_chars().hash(seed=0))
 
 

@@ -21,15 +21,20 @@ import polars as pl
 from whilecli.errors import InputError
 from whilecli.io import facts
 from whilecli.io.aliases import (
+    API_REPLY_ALIASES,
     COMPLETION_ALIASES,
     CUT_REASONS,
     ERROR_ALIASES,
+    ERROR_FLAG_ALIASES,
+    ERROR_TEXT_ALIASES,
     GRADE_LIST_ALIASES,
     REASON_ALIASES,
     REWARD_PARTS,
     SAMPLE_LIST_ALIASES,
     SAMPLE_REPLY_LISTS,
+    STATUS_ALIASES,
     TEXT_REPLY_ALIASES,
+    TRANSCRIPT_ALIASES,
     VERSION_ALIASES,
 )
 from whilecli.io.formats import lighteval
@@ -48,8 +53,10 @@ from whilecli.io.shape import (
     VALUE_ALIASES,
     Leaves,
     Shape,
+    is_index,
     prompt_hash,
     prompt_hash_before_reply,
+    split_path,
 )
 from whilecli.io.sources import Source, detect, lmeval_results, sidecar_env, sidecar_model
 from whilecli.names import folded
@@ -311,10 +318,8 @@ def build_plan(
         if key in sources and key not in mapping:
             sources[key] = origin
     notes.extend(source.notes)
-    completion = next((a for a in COMPLETION_ALIASES if shape.has(a)), None) or next(
-        (a for a in TEXT_REPLY_ALIASES if shape.has(a) and shape.kinds_at(a) <= {"string", "null"}),
-        None,
-    )
+    replies = _reply_fields(shape)
+    completion = replies[0] if replies else None
     prompt_alias = next((a for a in prompt_aliases(fmt) if shape.has(a)), None)
     prompt = prompt_key = None
     by_prompt: tuple[pl.Expr, str] | None = None
@@ -336,14 +341,10 @@ def build_plan(
                 task = keyed(task)
                 if ctx.task_key is not None:
                     ctx.task_key = keyed(ctx.task_key)
-    completion_text = None if completion is None else leaves.text(completion)
-    listed = completion is not None and "list" in shape.kinds_at(completion)
-    reply = facts.reply_state(
-        _present(shape, leaves, ERROR_ALIASES),
-        _reason(shape, leaves),
-        completion_text,
-        listed,
+    said = facts.reply_of(
+        [(leaves.text(a), "list" in shape.kinds_at(a), a in TRANSCRIPT_ALIASES) for a in replies]
     )
+    reply = facts.reply_state(_recorded_error(shape, leaves), said)
     slice_expr = None
     if by is not None:
         if not shape.has(by):
@@ -368,7 +369,7 @@ def build_plan(
         row_filter=row_filter,
         has_logprobs=None if lp is None else leaves.nonempty(lp),
         has_values=None if vals is None else leaves.nonempty(vals),
-        generated=None if completion_text is None else ~facts.empty_reply(completion_text, listed),
+        generated=None if said is None else ~facts.empty_reply(said),
         completion_field=completion,
         notes=notes,
         env=sidecar_env(fmt, source),
@@ -376,37 +377,64 @@ def build_plan(
         slice=slice_expr,
         explode="[]" in mapping.get("reward", "") or ctx.explode,
         reply=reply,
-        draw=None if completion_text is None else facts.draw_key(completion_text),
+        draw=None if said is None else facts.draw_key(said),
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
     )
 
 
-def _present(shape: Shape, leaves: Leaves, aliases: tuple[str, ...]) -> pl.Expr | None:
-    """Something at the first alias the rows carry (an object: at its first field), or None."""
-    for alias in aliases:
-        kinds = shape.kinds_at(alias) - {"null"}
-        if not kinds:
-            continue
-        if kinds <= SCALAR:
-            text = leaves.text(alias)
-            return pl.when(text.str.strip_chars() != "").then(text)
-        node = shape.get((alias,))
-        if node is not None and "dict" in kinds and node.children:
-            child = "message" if "message" in node.children else next(iter(node.children))
-            if shape.kinds_at(f"{alias}.{child}") - {"null"} <= SCALAR:
-                return leaves.text(f"{alias}.{child}")
-        return None
-    return None
+def _reply_fields(shape: Shape) -> list[str]:
+    """Where the rows keep the model's reply, in the order a row's reply is looked for (the
+    first that holds one on the row is its reply): the first of :data:`COMPLETION_ALIASES`
+    the rows carry, the first of :data:`TEXT_REPLY_ALIASES` and :data:`API_REPLY_ALIASES`
+    that holds text, and a chat transcript (:data:`TRANSCRIPT_ALIASES`) that holds lists.
+    Empty where they keep none."""
+    texts = (*TEXT_REPLY_ALIASES, *API_REPLY_ALIASES)
+    found = [
+        next((a for a in COMPLETION_ALIASES if shape.has(a)), None),
+        next(
+            (a for a in texts if _within(shape, a) and shape.kinds_at(a) <= {"string", "null"}),
+            None,
+        ),
+        next((a for a in TRANSCRIPT_ALIASES if shape.kinds_at(a) - {"null"} == {"list"}), None),
+    ]
+    return [a for a in found if a is not None]
 
 
-def _reason(shape: Shape, leaves: Leaves) -> pl.Expr | None:
-    """The first stop/finish reason the rows carry as text, or None."""
-    for alias in REASON_ALIASES:
-        if shape.kinds_at(alias) - {"null"} == {"string"}:
-            return leaves.expr(alias, pl.String)
-    return None
+def _within(shape: Shape, dotted: str) -> bool:
+    """Whether the rows hold ``dotted`` and every step above it is always an object (or a list,
+    before an index), so that one path reads it on every row."""
+    if not shape.has(dotted):
+        return False
+    path = split_path(dotted)
+    for end in range(1, len(path)):
+        step = path[end]
+        want = "list" if is_index(step) else "dict"
+        node = shape.get(path[:end])
+        if node is None or node.kinds - {"null"} != {want}:
+            return False
+    return True
+
+
+def _recorded_error(shape: Shape, leaves: Leaves) -> pl.Expr | None:
+    """True where any error field, error message, error flag, request status or stop/finish reason the rows
+    carry records an error (:mod:`whilecli.io.aliases`); None where they carry none."""
+    said: list[pl.Expr] = []
+    for aliases, holds in (
+        (ERROR_ALIASES, facts.recorded_error),
+        (ERROR_TEXT_ALIASES, facts.error_message),
+        (ERROR_FLAG_ALIASES, facts.error_flag),
+        (STATUS_ALIASES, facts.error_status),
+        (REASON_ALIASES, facts.error_reason),
+    ):
+        for alias in aliases:
+            kinds = shape.kinds_at(alias) - {"null"}
+            if not _within(shape, alias):
+                continue
+            if kinds and (holds is facts.recorded_error or kinds <= SCALAR):
+                said.append(holds(leaves.text(alias)))
+    return pl.any_horizontal(said) if said else None
 
 
 @dataclass

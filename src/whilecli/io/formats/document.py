@@ -339,7 +339,13 @@ def _status_grades(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], st
     if all(isinstance(row.get("status"), str) for row in rows) and all(
         row["status"] in STATUS_WORDS for row in rows
     ):
-        return [{**row, "reward": row["status"] == "pass"} for row in rows], "status == 'pass'"
+        # the verdict becomes the reward; a test's ``timeout`` is the model's failure, not a
+        # request's status (aliases.STATUS_ALIASES)
+        graded = [
+            {**{k: v for k, v in row.items() if k != "status"}, "reward": row["status"] == "pass"}
+            for row in rows
+        ]
+        return graded, "status == 'pass'"
     return None
 
 

@@ -42,7 +42,8 @@ def convert(doc: dict[str, Any], name: str) -> Converted:
         "trial": doc.get("trial_name"),  # two trials alike are two rollouts, not one file twice
         "reward": reward,
         "model": model if isinstance(model, str) else None,
-        "exception": (error.get("exception_type") or "an exception") if failed else None,
+        # the agent's exception, scored as its failure: not a harness error (aliases.ERROR_ALIASES)
+        "agent_exception": (error.get("exception_type") or "an exception") if failed else None,
     }
     origins = {
         "task_id": "task_name (each trial's result.json is a rollout)",
@@ -51,7 +52,11 @@ def convert(doc: dict[str, Any], name: str) -> Converted:
         "model": "agent_info.model_info.name",
     }
     spelled = {"task_id": "task_name", "reward": "verifier_result.rewards.reward"}
-    notes = [f"the trial ended in {row['exception']} with no verdict: a failure"] if failed else []
+    notes = (
+        [f"the trial ended in {row['agent_exception']} with no verdict: a failure"]
+        if failed
+        else []
+    )
     return Converted(
         "harbor", [row], origins, notes, positions=[{"at": "the trial"}], spelled=spelled
     )

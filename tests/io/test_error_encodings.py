@@ -1,0 +1,269 @@
+"""Error replies however a harness records them (DESIGN section 1, ``reply``): left out of
+every rate, counted, and never a benign value read as an error.
+
+The generator draws a pool where every real reply passes (the truth is "saturated"), turns a
+share of its rows into harness errors scored 0 in one encoding (an error field, flag, status
+or stop reason; an error text unlabelled, over 600 bytes in an error's shape, or where the
+reply sits in a chat transcript or an API response), writes it as JSON Lines and as Parquet
+and routes it: the errors finding comes first and the route is the one the pool without the
+error rows gives, never GRPO on a split the errors made. The other side: benign values in
+those fields on every row, and replies that quote an error inside their own words, route as
+the clean pool does, with no errors finding.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from facts_reference import is_harness_error
+from whilecli.cli import app
+from whilecli.io import facts
+from whilecli.route import run_route
+from whilecli.route.model import Route
+
+MODEL = "Qwen/Qwen3-8B"
+Row = dict[str, Any]
+
+HTML_502 = (
+    "<!DOCTYPE html>\n<html><head><title>example.com | 502: Bad gateway</title><style>"
+    + "body{font-family:sans-serif;margin:0;padding:0}" * 25
+    + "</style></head><body><h1>502 Bad Gateway</h1><p>cloudflare</p></body></html>"
+)
+JSON_BODY = json.dumps(
+    {
+        "error": {
+            "message": "This model's maximum context length is 32768 tokens. However, you"
+            " requested 41234 tokens. Please reduce the length of the messages. " + "x" * 500,
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
+)
+TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    + "".join(
+        f'  File "/usr/lib/python3.11/site-packages/openai/_base_client.py", line {100 + i},'
+        " in _request\n    return self._retry_request(options, cast_to)\n"
+        for i in range(8)
+    )
+    + "openai.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached'}}"
+)
+#: Error texts no label opens: a client's one-line message, or an error's shape at any length.
+ERROR_TEXTS = {
+    "openai-rate-limit": "Rate limit reached for gpt-4o in organization org-abc on tokens per"
+    " min (TPM): Limit 30000, Used 29800, Requested 1200. Please try again in 2s.",
+    "openai-context": "This model's maximum context length is 8192 tokens. However, you"
+    " requested 9000 tokens (7000 in the messages, 2000 in the completion).",
+    "vllm-timeout": "Request timed out after 600s",
+    "anthropic-overloaded": "Overloaded",
+    "anthropic-body": '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    "html-502-long": HTML_502,
+    "json-body-long": JSON_BODY,
+    "traceback-long": TRACEBACK,
+}
+assert min(len(HTML_502), len(JSON_BODY), len(TRACEBACK)) > facts.ERROR_TEXT_MAX
+
+
+def _set(**fields: Any) -> Callable[[Row], None]:
+    return lambda row: row.update(fields)
+
+
+def _reply(text: str) -> Callable[[Row], None]:
+    return lambda row: row.update(completion=text)
+
+
+#: Where a harness records that the row is an error, one encoding each.
+ENCODINGS: dict[str, Callable[[Row], None]] = {
+    "status-failed": _set(status="failed"),
+    "status-aborted": _set(status="aborted"),
+    "status-error": _set(status="error"),
+    "status-timeout": _set(status="timeout"),
+    "is_error": _set(is_error=True),
+    "exception": _set(exception="openai.APITimeoutError: Request timed out."),
+    "error_message": _set(
+        error_message="upstream connect error or disconnect/reset before headers"
+    ),
+    "metadata.error": _set(metadata={"error": "RateLimitError"}),
+    "response.error": _set(response={"error": {"message": "rate limited", "code": "429"}}),
+    "choices.finish_reason": _set(
+        choices=[{"finish_reason": "error", "message": {"role": "assistant", "content": "x"}}]
+    ),
+    "finish_reason-abort": _set(finish_reason="abort"),
+    **{f"text:{name}": _reply(text) for name, text in ERROR_TEXTS.items()},
+}
+
+
+def pool(seed: int, tasks: int = 32, k: int = 8) -> list[Row]:
+    """Every real reply passes: the truth is saturated."""
+    rnd = random.Random(seed)
+    return [
+        {
+            "task_id": f"t{t:03d}",
+            "prompt": f"Question {t}: compute {t} * {t + 1}?",
+            "completion": f"The answer is {t * (t + 1)}. draw {j} {rnd.random():.6f}",
+            "reward": 1.0,
+            "truncated": False,
+            "model": MODEL,
+        }
+        for t in range(tasks)
+        for j in range(k)
+    ]
+
+
+def write(folder: Path, rows: list[Row], kind: str) -> Path:
+    path = folder / f"rows.{kind}"
+    if kind == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    else:
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        table = [{k: r.get(k) for k in keys} for r in rows]
+        pl.DataFrame(table, infer_schema_length=None).write_parquet(path)
+    return path
+
+
+def route(path: Path) -> Route:
+    got = run_route(str(path), model=MODEL)
+    assert isinstance(got, Route)
+    return got
+
+
+def kinds(r: Route) -> list[str]:
+    return [f.kind for f in r.data_quality]
+
+
+def _errored(seed: int, share: float, encode: Callable[[Row], None]) -> list[Row]:
+    rnd = random.Random(seed)
+    rows = pool(seed)
+    for row in rows:
+        if rnd.random() < share:
+            row["reward"] = 0.0
+            encode(row)
+    return rows
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_error_rows_are_left_out_in_every_encoding(tmp_path: Path, name: str, kind: str) -> None:
+    seed = sorted(ENCODINGS).index(name)
+    rows = _errored(seed, 0.2, ENCODINGS[name])
+    errors = sum(1 for r in rows if r["reward"] == 0.0)
+    got = route(write(tmp_path, rows, kind))
+    clean = route(write(tmp_path, [r for r in rows if r["reward"] == 1.0], kind))
+    assert kinds(got)[0] == "errors", (name, kinds(got))
+    assert got.data_quality[0].count == errors
+    assert (got.route, got.method) == (clean.route, clean.method) == ("saturated", clean.method)
+    assert got.method != "grpo"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("error", False),
+        ("error", 0),
+        ("error", "None"),
+        ("error", "null"),
+        ("error", ""),
+        ("error", {}),
+        ("error", []),
+        ("error", {"message": None, "code": None}),
+        ("exception", None),
+        ("error_message", "<not_executed>"),
+        ("error_message", "NameError: name 'x' is not defined"),
+        ("is_error", False),
+        ("status", "ok"),
+        ("status", "success"),
+        ("status", "completed"),
+        ("finish_reason", "stop"),
+    ],
+)
+def test_a_value_that_records_no_error_is_no_error(
+    tmp_path: Path, field: str, value: Any, kind: str
+) -> None:
+    """A split pool with a benign value on every row routes as without it: no errors finding,
+    never refused as "most replies are errors"."""
+    rnd = random.Random(7)
+    rows = pool(7)
+    for row in rows:
+        row["reward"] = float(rnd.random() < 0.5)
+    clean = route(write(tmp_path, rows, kind))
+    if kind == "parquet" and value in ({}, []):
+        pytest.skip("Parquet holds no empty struct")
+    marked = route(write(tmp_path, [dict(r, **{field: value}) for r in rows], kind))
+    assert "errors" not in kinds(marked)
+    assert (marked.route, marked.method, marked.provisional) == (
+        clean.route,
+        clean.method,
+        clean.provisional,
+    )
+    assert clean.route == "grpo"
+
+
+def test_benign_error_values_are_not_refused_on_the_command_line(tmp_path: Path) -> None:
+    rnd = random.Random(3)
+    rows = [dict(r, error=False, reward=float(rnd.random() < 0.5)) for r in pool(3)]
+    result = CliRunner().invoke(app, ["route", str(write(tmp_path, rows, "jsonl")), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "most replies are errors" not in result.output
+
+
+#: A model's own words around an error it quotes: prose first, or a code block.
+PROSE = [
+    "The request failed because the client sent too much. ",
+    "Here is what the log says and how to fix it:\n\n",
+    "Rate limiting works like this: the server counts requests. ",
+    "```python\ntry:\n    call()\nexcept Exception as err:\n    print(err)\n```\nOutput:\n",
+]
+ENDINGS = ["", "\n\nSo the answer is 42.", "\nRetry with backoff and the job finishes."]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PROSE), st.sampled_from(sorted(ERROR_TEXTS)), st.sampled_from(ENDINGS))
+def test_a_reply_that_quotes_an_error_is_a_reply(opening: str, name: str, ending: str) -> None:
+    """An error text inside the model's own words (after them) is part of its reply, at any
+    length, in the reading layer and in the slow rule alike."""
+    text = opening + ERROR_TEXTS[name] + ending
+    assert not is_harness_error(text), text
+    assert not pl.select(facts.error_message(pl.lit(text, dtype=pl.String))).item(), text
+
+
+TRACEBACK_ANSWERS = [
+    "Traceback (most recent call last):\n  File \"main.py\", line 3, in <module>\n"
+    "    print(1 / 0)\nZeroDivisionError: division by zero",
+    "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'rate'\n\n"
+    "The dict has no key 'rate': add it before the lookup.",
+    "<!DOCTYPE html>\n<html><head><title>My shop</title></head><body>" + "<p>item</p>" * 80
+    + "<p>Error 502 pages are shown when the upstream times out.</p></body></html>",
+    '{"error": null, "answer": 42, "notes": "' + "no rate limit was hit. " * 40 + '"}',
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", TRACEBACK_ANSWERS)
+def test_a_reply_in_an_error_like_shape_that_names_no_failure_is_a_reply(text: str) -> None:
+    assert not is_harness_error(text)
+    assert not pl.select(facts.error_message(pl.lit(text, dtype=pl.String))).item()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(sorted(ERROR_TEXTS)),
+    st.sampled_from(["", " ", "\n", "  \n"]),
+    st.sampled_from(["", "\n", " \n\n"]),
+)
+def test_error_texts_are_errors_padded(name: str, before: str, after: str) -> None:
+    """Each error text is an error with blanks around it, in the reading layer and in the slow
+    rule alike."""
+    text = before + ERROR_TEXTS[name] + after
+    assert is_harness_error(text), text
+    assert pl.select(facts.error_message(pl.lit(text, dtype=pl.String))).item(), text
