@@ -117,9 +117,23 @@ MODEL_ALIASES: tuple[str, ...] = (
     "metadata.llm_config.model",
 )
 
-#: The policy version that wrote the row, where no ``model@version`` says it: a string or an
-#: integer (a trainer's step). First match wins.
-VERSION_ALIASES: tuple[str, ...] = ("policy_version", "step", "checkpoint_step")
+#: The policy version that wrote the row, where no ``model@version`` says it: a string or a
+#: number (a trainer's step), each read as its text. First match wins, row by row.
+#: ``weight_version`` is SGLang's ``meta_info["weight_version"]`` (the weights that served the
+#: request; slime gathers it into ``weight_versions``), kept flat or under ``meta_info``;
+#: ``metadata.policy_version`` the same key in the ``metadata`` object where harnesses keep a
+#: row's extra fields; ``step`` a trainer's step (TRL completion tables, verl's dumps, Prime
+#: RFT); ``global_step`` ROLL's per-sample column and the Hugging Face ``Trainer``'s
+#: ``state.global_step``; ``checkpoint_step`` a checkpoint's.
+VERSION_ALIASES: tuple[str, ...] = (
+    "policy_version",
+    "weight_version",
+    "meta_info.weight_version",
+    "metadata.policy_version",
+    "step",
+    "global_step",
+    "checkpoint_step",
+)
 #: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.
 MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: Where a harness records an error in place of the reply, every one the rows carry read: a
@@ -169,9 +183,21 @@ CUT_REASONS = frozenset(
 )
 
 
+#: What a written word is trimmed of before it is compared: space, tab, CR, LF.
+BLANKS = " \t\r\n"
+
+
+def word(text: str) -> str:
+    """A word as every reader compares it (a flag, a grade, a finish / stop reason): trimmed
+    of :data:`BLANKS`, in lower case where it is ASCII (``" Length\\n"`` is ``length``)."""
+    trimmed = text.strip(BLANKS)
+    return trimmed.lower() if trimmed.isascii() else trimmed
+
+
 def cut_reason(reason: object) -> bool:
-    """Whether a finish / stop reason says the reply was cut off (:data:`CUT_REASONS`)."""
-    return isinstance(reason, str) and reason.strip().lower() in CUT_REASONS
+    """Whether a finish / stop reason says the reply was cut off (:data:`CUT_REASONS`), its
+    text read by :func:`word`."""
+    return isinstance(reason, str) and word(reason) in CUT_REASONS
 
 
 #: A truncation flag written as text (``"true"``, ``"False"``, ``"1"``): its words, any case.

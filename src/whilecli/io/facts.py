@@ -200,6 +200,15 @@ def flag_of_text(text: pl.Expr) -> pl.Expr:
     return pl.coalesce(value, _refused(text, ~known.fill_null(True), pl.Boolean))
 
 
+def cut_of_reason(text: pl.Expr, cut: frozenset[str]) -> pl.Expr:
+    """A finish / stop reason over a text column, its text read as every reader reads a word
+    (:func:`whilecli.io.aliases.word`: ``" Length\\n"`` is ``length``): true where it is one
+    of ``cut``, false where it is another reason, null where none is written (null, or a
+    missing value's text: :data:`~whilecli.io.words.NO_VALUE`)."""
+    low = _lower(text)
+    return pl.when(~low.is_in(sorted(NO_VALUE))).then(low.is_in(sorted(cut)))
+
+
 def bad_flag_text(text: pl.Expr) -> pl.Expr:
     """True where a text column holds no truncation flag (what :func:`flag_of_text` fails on)."""
     return ~_lower(text).is_in(sorted(FLAG_CUT | FLAG_FALSE | NO_VALUE)).fill_null(True)
@@ -401,6 +410,13 @@ def draw_key(reply: Reply) -> pl.Expr:
     return pl.when(text.is_not_null()).then(text.str.strip_chars().hash(seed=0))
 
 
+def named_model(raw: pl.Expr) -> pl.Expr:
+    """A recorded model name, null where it names no model (:func:`whilecli.io.modelid.names_model`:
+    blank, a missing value's text such as ``None`` or ``N/A``, or a bare ``@version``)."""
+    name = _lower(raw.str.splitn("@", 2).struct.field("field_0"))
+    return pl.when(~name.is_in(sorted(NO_VALUE))).then(raw)
+
+
 def model_name(raw: pl.Expr, seen: Iterable[str] | None = None) -> pl.Expr:
     """The model a recorded name or local path names (:mod:`whilecli.io.modelid`): a Hugging
     Face cache path is ``Org/Name``, a checkpoint under a model folder the folder's name; a
@@ -433,9 +449,14 @@ def model_step(raw: pl.Expr, seen: Iterable[str]) -> pl.Expr | None:
 
 
 def version_text(value: pl.Expr) -> pl.Expr:
-    """A version column (an integer step or a string) as text; a float step written as
-    ``3.0`` reads as ``3``."""
-    return value.cast(pl.String).str.replace(r"^(-?\d+)\.0*$", "${1}")
+    """A version (an integer step, a float or a string) as its text, so ``5``, ``5.0`` and
+    ``"5"`` are one version (``3.0`` reads as ``3``). A version that is not one is null (not
+    recorded): NaN (pandas writes a missing integer as NaN), an infinity, blank text or a
+    missing value's text (:data:`~whilecli.io.words.NO_VALUE`)."""
+    text = value.cast(pl.String).str.strip_chars(BLANKS)
+    low = _lower(text)
+    missing = low.is_in(sorted(NO_VALUE)) | low.str.contains(r"^[+-]?inf(?:inity)?$")
+    return pl.when(~missing).then(text.str.replace(r"^(-?\d+)\.0*$", "${1}"))
 
 
 # --- what reading found ----------------------------------------------------------------

@@ -10,7 +10,9 @@ name, the size its name states and the training step a checkpoint folder states.
 name the same model when their :attr:`ModelId.key` agree (the name, case-insensitively,
 without the organisation); nothing else is forgiven (``Qwen3-8B-Base`` is another model).
 
-The reading layer names each row's model with it (:func:`whilecli.io.facts.model_name`), and
+A string that names no model (:func:`names_model`: blank, ``None``, ``N/A``) is read as no
+model at all. The reading layer names each row's model with it
+(:func:`whilecli.io.facts.model_name`), and
 the route's checks, the size read from a name and ``config`` compare with it.
 """
 
@@ -19,6 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from whilecli.io.aliases import word
+from whilecli.io.words import NO_VALUE
 
 #: A checkpoint folder and the step it holds: ``checkpoint-100``, ``global_step_100``,
 #: ``step_100``, ``step-100``, ``iter_0000100``, ``ckpt-100``.
@@ -144,6 +149,14 @@ def model_identity(text: str) -> ModelId:
         del parts[at:]
     org, name = _split_org(parts[-1])
     return ModelId(name, org, _size(name), step, True)
+
+
+def names_model(text: str) -> bool:
+    """Whether a recorded model string names a model: its name (the part before any ``@``)
+    is not blank nor a missing value's text (``None``, ``null``, ``N/A``, ``unknown``, any
+    case: :data:`whilecli.io.words.NO_VALUE`). ``""``, ``"  "`` and ``"@4"`` name none; the
+    reading layer reads them as null (:func:`whilecli.io.facts.named_model`)."""
+    return word(text.partition("@")[0]) not in NO_VALUE
 
 
 def model_key(text: str) -> str:

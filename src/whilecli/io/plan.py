@@ -68,10 +68,9 @@ TRACE_STOPS = frozenset(
     {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}
     | {"compaction_failed", "context_length"}
 )
-#: Values of a mapped string truncation column that mean "cut off".
-CUT_OFF = frozenset(
-    {"length", "max_tokens", "max_output_tokens", "max_total_tokens", "context_length", "max_turns"}
-)
+#: Values of a mapped string truncation column that mean "cut off": a cut-off finish / stop
+#: reason, or a stop condition at a limit.
+CUT_OFF = CUT_REASONS | {"max_turns"}
 #: Columns a TRL completion table carries that are not reward functions.
 TRL_NOT_REWARDS = frozenset({"step", "advantage", "prompt", "completion", "mode", "image"})
 
@@ -788,10 +787,20 @@ def _trl_reward_columns(shape: Shape) -> list[str]:
 def _truncation(
     shape: Shape, leaves: Leaves, col: str | None, fmt: str, sources: dict[str, str]
 ) -> pl.Expr:
+    """Whether each row's reply was cut off (DESIGN section 1): true, false, or null (not
+    recorded). ``--map`` wins; verifiers v1 traces and lighteval have their own rules. Else
+    every alias of :data:`TRUNCATION_ALIASES` the rows carry is read, and the first that says
+    something about a row decides that row (a pool joining a harness that writes
+    ``truncated`` with one that writes only ``finish_reason``, or ``truncated: null`` beside a
+    reason, reads both). A reason's text is read as every word is (:func:`facts.cut_of_reason`:
+    ``" Length\\n"`` is ``length``). A NeMo Gym response with no ``incomplete_details``
+    finished, as did a row with no ``stop_condition`` where that is the first alias the rows
+    carry (where another comes first, such a row is not known): those answers come after
+    every alias has had its say."""
     if col is not None:
         if "string" in shape.kinds_at(col):
             sources["truncated"] = f"{col} in {{{', '.join(sorted(CUT_OFF))}}} (--map)"
-            return leaves.expr(col, pl.String).is_in(sorted(CUT_OFF))
+            return facts.cut_of_reason(leaves.expr(col, pl.String), CUT_OFF)
         sources["truncated"] = f"{col} (--map)"
         return leaves.expr(col, pl.Boolean)
     if fmt == "verifiers-traces" and (shape.has("stop_condition") or shape.has("calls")):
@@ -803,31 +812,36 @@ def _truncation(
     if fmt == lighteval.NAME:  # its truncated / truncated_tokens_count count the prompt's tokens
         sources["truncated"] = "not recorded (lighteval counts the prompt's truncated tokens)"
         return pl.lit(None, dtype=pl.Boolean)
+    said: list[pl.Expr] = []  # per alias: true / false where the row records it, else null
+    finished: list[pl.Expr] = []  # what a row the aliases say nothing about means
+    shown: list[str] = []
     for alias, values in TRUNCATION_ALIASES:
         nemo = alias == "response.incomplete_details.reason"
         if not (shape.has(alias) or (nemo and shape.has("response.incomplete_details"))):
             continue
         if alias == "steps[].truncated":
-            sources["truncated"] = "any steps[].truncated"
-            return leaves.expr(alias, pl.Boolean).list.any()
+            said.append(leaves.expr(alias, pl.Boolean).list.any())
+            shown.append("any steps[].truncated")
+            continue
         if values is None:
-            sources["truncated"] = alias
-            return _flag(shape, leaves, alias)
-        hit = leaves.expr(alias, pl.String).str.to_lowercase().is_in(sorted(values))
-        shown = ", ".join(repr(v) for v in sorted(values))
+            said.append(_flag(shape, leaves, alias))
+            shown.append(alias)
+            continue
+        said.append(facts.cut_of_reason(leaves.expr(alias, pl.String), values))
+        words = ", ".join(repr(v) for v in sorted(values))
         if values is CUT_REASONS:
-            shown = "'length', 'max_tokens', 'max_output_tokens', 'model_length', ... (any case)"
-        sources["truncated"] = (
-            f"{alias} == {shown}" if len(values) == 1 else f"{alias} in {{{shown}}}"
-        )
+            words = "'length', 'max_tokens', 'max_output_tokens', 'model_length', ... (any case)"
+        shown.append(f"{alias} == {words}" if len(values) == 1 else f"{alias} in {{{words}}}")
         if nemo:
-            # A response with no incomplete_details finished: not truncated.
-            return pl.when(pl.col("response").is_not_null()).then(hit.fill_null(False))
-        if alias == "stop_condition":
-            return hit.fill_null(False)
-        return hit
-    sources["truncated"] = "not recorded (unknown)"
-    return pl.lit(None, dtype=pl.Boolean)
+            finished.append(pl.when(pl.col("response").is_not_null()).then(pl.lit(False)))
+        elif alias == "stop_condition" and len(said) == 1:
+            finished.append(pl.lit(False))
+    if not said:
+        sources["truncated"] = "not recorded (unknown)"
+        return pl.lit(None, dtype=pl.Boolean)
+    sources["truncated"] = " else ".join(shown)
+    read = [*said, *finished]
+    return read[0] if len(read) == 1 else pl.coalesce(read)
 
 
 def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
@@ -838,28 +852,28 @@ def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
     return leaves.flag(alias, shape.kinds_at(alias))
 
 
-def _version_alias(shape: Shape) -> str | None:
-    """The first version column holding strings or whole numbers (a step) only."""
+#: What a version column may hold: text or numbers, each read as its text.
+VERSION_KINDS = frozenset({"string", "int", "float"})
+
+
+def _version_aliases(shape: Shape) -> list[str]:
+    """The version columns the rows carry (:data:`VERSION_ALIASES`, in order) that hold
+    text or numbers only: a trainer's step, a version name, or both in one column."""
+    out = []
     for alias in VERSION_ALIASES:
         kinds = shape.kinds_at(alias) - {"null"}
-        if kinds and (kinds == {"string"} or kinds <= NUMBER):
-            return alias
-    return None
-
-
-def _version_dtype(shape: Shape, alias: str) -> type[pl.DataType]:
-    kinds = shape.kinds_at(alias) - {"null"}
-    if kinds == {"string"}:
-        return pl.String
-    return pl.Int64 if kinds == {"int"} else pl.Float64
+        if kinds and kinds <= VERSION_KINDS:
+            out.append(alias)
+    return out
 
 
 def _trace_truncation(shape: Shape, leaves: Leaves) -> pl.Expr:
     """verifiers v1 ``Trace.is_truncated``: a framework limit, or the last error-free call
-    finished for length."""
+    finished for length (each read as a reason is, :func:`facts.cut_of_reason`)."""
     stop = pl.lit(False)
     if shape.has("stop_condition"):
-        stop = leaves.expr("stop_condition", pl.String).is_in(sorted(TRACE_STOPS)).fill_null(False)
+        stop = facts.cut_of_reason(leaves.expr("stop_condition", pl.String), TRACE_STOPS)
+        stop = stop.fill_null(False)
     if not (shape.has("calls[].finish_reason") and leaves.reachable("calls[].finish_reason")):
         return stop
     leaves.expr("calls[].finish_reason", pl.String)
@@ -869,7 +883,7 @@ def _trace_truncation(shape: Shape, leaves: Leaves) -> pl.Expr:
         leaves.text("calls[].error")
         calls = calls.list.eval(pl.element().filter(pl.element().struct.field("error").is_null()))
     last = calls.list.eval(pl.element().struct.field("finish_reason").cast(pl.String)).list.last()
-    return stop | last.str.to_lowercase().is_in(sorted(CUT_REASONS)).fill_null(False)
+    return stop | facts.cut_of_reason(last, CUT_REASONS).fill_null(False)
 
 
 def _model(
@@ -882,18 +896,21 @@ def _model(
     sources: dict[str, str],
     ctx: _Context | None = None,
 ) -> tuple[pl.Expr, pl.Expr | None]:
+    """The model that wrote each row, as recorded (``@version`` kept), and its version where
+    a column records one. First match wins row by row in :data:`MODEL_ALIASES` and in
+    :data:`VERSION_ALIASES`; a name that names no model (blank, ``None``, ``N/A``: see
+    :func:`facts.named_model`) is no name, so the row falls to the next alias, the sidecar's
+    model, or none. ``policy_version`` names a model only where it carries ``@``."""
     raw: pl.Expr | None = None
     if col is not None:
-        raw = leaves.expr(col, pl.String)
+        raw = facts.named_model(leaves.expr(col, pl.String))
         sources["model"] = f"{col} (--map)"
     elif fmt == "verifiers-traces" and shape.has("agent.config.model"):
-        raw = leaves.expr("agent.config.model", pl.String)
+        raw = facts.named_model(leaves.expr("agent.config.model", pl.String))
         sources["model"] = "agent.config.model"
-    elif present := [
-        a for a in MODEL_ALIASES if _first(shape, (a,), frozenset({"string"}), ctx, "a model name")
-    ]:
+    elif present := [a for a in MODEL_ALIASES if _model_alias(shape, a, ctx)]:
         # First match wins row by row: a row without the first alias falls to the next.
-        raw = pl.coalesce([leaves.expr(a, pl.String) for a in present])
+        raw = pl.coalesce([_model_at(leaves, a) for a in present])
         sources["model"] = " else ".join(
             a + (" (before '@')" if a == "policy_version" else "") for a in present
         )
@@ -909,11 +926,12 @@ def _model(
         sources["model"] = "not recorded"
     version: pl.Expr | None = None  # None: the part after '@' in the model, where present
     if version_col is not None:
-        version = leaves.expr(version_col, pl.String)
+        version = facts.version_text(leaves.expr(version_col, pl.String))
         sources["policy_version"] = f"{version_col} (--map)"
-    elif (alias := _version_alias(shape)) is not None:
-        version = facts.version_text(leaves.expr(alias, _version_dtype(shape, alias)))
-        sources["policy_version"] = alias
+    elif aliases := _version_aliases(shape):
+        read = [facts.version_text(leaves.expr(a, pl.String)) for a in aliases]
+        version = read[0] if len(read) == 1 else pl.coalesce(read)
+        sources["policy_version"] = " else ".join(aliases)
     elif sources["model"] == "not recorded":
         sources["policy_version"] = "not recorded"
     else:
@@ -921,3 +939,22 @@ def _model(
     if version is not None:
         sources["policy_version"] += " (else the model where it carries '@version')"
     return raw, version
+
+
+def _model_alias(shape: Shape, alias: str, ctx: _Context | None) -> bool:
+    """Whether the rows hold model names at ``alias`` (strings; a column that mixes them with
+    other kinds is refused at its first such row). ``policy_version`` may mix numbers with
+    its text: only its ``M@version`` strings name a model."""
+    if alias == "policy_version":
+        kinds = shape.kinds_at(alias)
+        found = _first(shape, (alias,), VERSION_KINDS, ctx, "a policy version")
+        return found is not None and "string" in kinds
+    return _first(shape, (alias,), frozenset({"string"}), ctx, "a model name") is not None
+
+
+def _model_at(leaves: Leaves, alias: str) -> pl.Expr:
+    """The model names at ``alias``, null where a row names none."""
+    text = facts.named_model(leaves.expr(alias, pl.String))
+    if alias == "policy_version":
+        return pl.when(text.str.contains("@", literal=True)).then(text)
+    return text

@@ -35,6 +35,7 @@ from whilecli import jsonout
 from whilecli.errors import InputError, UsageError, WhileError
 from whilecli.fileio import reader_source
 from whilecli.io.formats import fastchat, opencompass, openhands, prime_rl, tinker
+from whilecli.io.modelid import names_model
 from whilecli.io.shape import Shape
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -1630,7 +1631,14 @@ def sidecar_env(fmt: str, source: Source) -> str | None:
 
 
 def sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
-    """(model, where it came from) from the files a writer leaves beside its rows."""
+    """(model, where it came from) from the files a writer leaves beside its rows; None where
+    they name none, or a name that names no model (blank, ``None``, ``N/A``:
+    :func:`whilecli.io.modelid.names_model`)."""
+    found = _sidecar_model(fmt, source)
+    return found if found is not None and names_model(found[0]) else None
+
+
+def _sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
     if source.path is None:
         return None
     folder = source.path.parent

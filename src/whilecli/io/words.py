@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import re
 
+from whilecli.io.aliases import BLANKS as BLANKS
 from whilecli.io.aliases import CUT_REASONS, FLAG_FALSE, FLAG_TRUE
+from whilecli.io.aliases import word as _word
 
 #: A grade written as a word that means a pass (1.0) or a failure (0.0).
 GRADE_TRUE = frozenset({"true", "pass", "passed", "correct", "yes", "success", "resolved"})
@@ -25,14 +27,8 @@ NO_VALUE = frozenset({"", "null", "none", "nan", "n/a", "na", "undefined", "unkn
 #: no ``_``), or an infinity (``inf``, ``-Infinity``: refused later as no finite reward).
 NUMBER_TEXT = r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)$"
 _NUMBER = re.compile(NUMBER_TEXT)
-BLANKS = " \t\r\n"
 #: Truncation flags written as text: a flag's words, or a cut-off reason (``"length"``).
 FLAG_CUT = FLAG_TRUE | CUT_REASONS
-
-
-def _word(text: str) -> str:
-    word = text.strip(BLANKS)
-    return word.lower() if word.isascii() else word
 
 
 def _quoted(text: str) -> str:
