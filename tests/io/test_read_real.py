@@ -44,7 +44,9 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def canonical(value: Any) -> str:
-    """The prompt text a hash is taken of: JSON re-encoded sorted, compact, nulls dropped."""
+    """The prompt text a hash is taken of: text with LF line ends and no whitespace around
+    it; JSON re-encoded sorted, compact, nulls dropped, each message's text so; one user
+    message alone is its text."""
 
     def drop(v: Any) -> Any:
         if isinstance(v, dict):
@@ -53,9 +55,24 @@ def canonical(value: Any) -> str:
             return [drop(x) for x in v]
         return v
 
+    def text(v: str) -> str:
+        return v.replace("\r\n", "\n").replace("\r", "\n").strip()
+
     if isinstance(value, str):
-        return value
-    return json.dumps(drop(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return text(value)
+    value = drop(value)
+    if isinstance(value, list):
+        value = [
+            {**m, "content": text(m["content"])}
+            if isinstance(m, dict) and isinstance(m.get("content"), str)
+            else m
+            for m in value
+        ]
+        one = value[0] if len(value) == 1 and isinstance(value[0], dict) else {}
+        user = set(one) == {"role", "content"} and one["role"] == "user"
+        if user and isinstance(one["content"], str):
+            return one["content"]
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def reference(path: Path, threshold: float = 1.0) -> dict[str, Any]:

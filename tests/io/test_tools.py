@@ -1181,7 +1181,8 @@ def openhands(rng: random.Random, variant: str) -> Dump:
             rows.append(
                 {
                     "instance_id": f"django__django-{1000 + t}",
-                    "instruction": "<uploaded_files> ...",
+                    # the instruction embeds the instance's issue: one text per instance
+                    "instruction": f"<uploaded_files> ... django__django-{1000 + t} ...",
                     "metadata": {
                         "agent_class": "CodeActAgent",
                         "llm_config": {

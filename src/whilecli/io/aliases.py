@@ -30,14 +30,23 @@ TASK_ALIASES: tuple[str, ...] = (
     "task.key",
     "id",
 )
-#: Where the prompt text sits when no task id does (its hash becomes the task id): SkyRL's eval
-#: dumps write ``input_prompt``, lighteval's details the ``doc`` with its ``query``.
+#: Where the prompt text sits when no task id does (its hash becomes the task id), and what
+#: task ids are checked against: SkyRL's eval dumps write ``input_prompt``; MATH, NuminaMath
+#: and evalchemy's math examples ``problem``; MetaMathQA and TRL's PPO logs ``query``;
+#: Alpaca and AlpacaEval ``instruction``; Arena-Hard's games ``user_prompt``; lighteval's
+#: details the ``doc`` with its ``query``. ``context`` is none: a reading-comprehension or
+#: retrieval row holds its passage there beside the question, one passage for many tasks.
 PROMPT_ALIASES: tuple[str, ...] = (
     "prompt",
     "responses_create_params.input",
     "question",
     "input",
     "input_prompt",
+    "problem",
+    "query",
+    "instruction",
+    "prompt_text",
+    "user_prompt",
     "messages",
     "doc.query",
 )

@@ -23,8 +23,10 @@ streaming pass it makes over each file:
   ``Org/Name``, ``/models/Name/checkpoint-100`` is ``Name``: :mod:`whilecli.io.modelid`);
   ``version``: ``model@v``, an integer or string ``policy_version`` / ``step`` /
   ``checkpoint_step``, else the step of a checkpoint folder in the model path.
-- task ids against prompts: one id carrying two prompts in one file is refused; ids that
-  are one per row while prompts repeat are set aside and tasks keyed by the prompt.
+- task ids against prompts (each prompt in one form, :func:`whilecli.io.shape.canonical_text`):
+  one id carrying two prompts in one file is refused; ids that are one per row while prompts
+  repeat are set aside and tasks keyed by the prompt; rows without an id whose prompt one
+  id's rows carry are that id's task.
 - identical draws: a grouped task whose completions are all the same bytes (after trimming
   whitespace) is one draw repeated; :attr:`Facts.repeated_share` says how many.
 
@@ -745,6 +747,30 @@ def per_row_ids(table: pl.DataFrame) -> pl.Series | None:
     singles = table.filter((pl.col("n_all") == 1) & pl.col("p_lo").is_not_null())
     ids = singles.filter(pl.len().over("p_lo") >= 2).get_column("task_id")
     return ids if ids.len() else None
+
+
+def idless_owners(table: pl.DataFrame) -> pl.DataFrame | None:
+    """The tasks keyed by their prompt for want of an id (an id missing, null or blank on
+    their rows: the task id is the prompt's hash, whose key is its ``p_lo``) whose prompt is
+    carried by the rows of exactly one id, with that id: (``task_id``, ``to``, ``n_all``).
+    Those rows are that task's. A prompt carried by no id's rows, or by several ids', keeps
+    its rows keyed by the prompt. None: no such task."""
+    if "p_lo" not in table.columns:
+        return None
+    task = pl.col("task_id")
+    keyed = task.is_not_null() & (task.hash(seed=0) == pl.col("p_lo"))
+    idless = table.filter(keyed)
+    if idless.height == 0:
+        return None
+    one_prompt = task.is_not_null() & ~keyed & (pl.col("p_lo") == pl.col("p_hi"))
+    owners = (
+        table.filter(one_prompt)
+        .group_by("p_lo")
+        .agg(task.first().alias("to"), pl.len().alias("ids"))
+        .filter(pl.col("ids") == 1)
+    )
+    found = idless.join(owners, on="p_lo").select("task_id", "to", "n_all")
+    return found if found.height else None
 
 
 def conflicting_id(table: pl.DataFrame) -> str | None:

@@ -128,15 +128,17 @@ class Plan:
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
     #: The completion's draw key (:func:`whilecli.io.facts.draw_key`); None: no completion.
     draw: pl.Expr | None = None
-    #: A cheap key of the prompt text (ids are checked against prompts); None: no prompt, or
-    #: the task id is the prompt's hash already.
+    #: A key of the prompt in its one form (:func:`whilecli.io.shape.canonical_text`): ids
+    #: are checked against prompts, and two pools pair by it. None: no prompt, or a task id
+    #: that is a writer's composite of it.
     prompt_key: pl.Expr | None = None
     #: The task id keyed by the prompt, and the id column it would set aside (per-row ids).
     by_prompt: tuple[pl.Expr, str] | None = None
-    #: :attr:`task_id` with an id that is no id (blank, a missing value's text) kept as
-    #: written (:func:`no_blank` left out), where that is the only difference: a group-by by it
-    #: and a look at its distinct ids for such an id find the tasks :attr:`task_id` keys
-    #: without stripping and lower-casing every row's id. None: none.
+    #: :attr:`task_id` with an id that is no id (blank, a missing value's text) or one with
+    #: whitespace around it kept as written (:func:`no_blank` left out), where that is the
+    #: only difference: a group-by by it and a look at its distinct ids for such an id find
+    #: the tasks :attr:`task_id` keys without stripping and lower-casing every row's id.
+    #: None: none.
     task_key: pl.Expr | None = None
     prompt_field: str | None = None  # where the prompt text was read
 
@@ -173,13 +175,14 @@ MISSING_TEXTS = ("none", "null", "nan", "undefined")
 
 
 def no_blank(task: pl.Expr) -> pl.Expr:
-    """A task id that is empty, only whitespace or a missing value's text
-    (:data:`MISSING_TEXTS`, in any case, with whitespace around it) is no id (null): read as
-    one, every row without an id would be one task. Such a row is keyed by its prompt where
-    it carries one, as a row without the field is."""
+    """A task id without the whitespace around it (``" t-1"`` is ``t-1``; case and digits
+    are kept: ``T-1`` and ``t-01`` are other ids). One that is then empty or a missing value's
+    text (:data:`MISSING_TEXTS`, in any case) is no id (null): read as one, every row without
+    an id would be one task. Such a row is keyed by its prompt where it carries one, as a row
+    without the field is."""
     word = task.str.strip_chars()
     return pl.when((word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)).then(
-        task
+        word
     )
 
 
@@ -322,12 +325,19 @@ def build_plan(
     prompt_alias = next((a for a in prompt_aliases(fmt) if shape.has(a)), None)
     prompt = prompt_key = None
     by_prompt: tuple[pl.Expr, str] | None = None
-    if prompt_alias is not None and "hash" not in sources.get("task_id", ""):
+    if (
+        prompt_alias is not None
+        and sources.get("task_id") == f"hash of prompt text ({prompt_alias})"
+    ):
+        # the task id is the prompt's hash: its key is the prompt's, so a pool keyed by the
+        # prompt pairs by it with a pool keyed by ids
+        prompt_key = pl.when(task.is_not_null()).then(task.hash(seed=0))
+    elif prompt_alias is not None and "hash" not in sources.get("task_id", ""):
+        # the prompt's hash is taken of its one form (shape.canonical_text), so every check
+        # of ids against prompts, and every pairing of two pools by them, reads one key
         prompt = _hashed(leaves.text(prompt_alias), prompt_only=prompt_alias == "messages")
-        # the messages hold the reply too: only the python hash keeps the turns before it
         # a row with no prompt has no key (polars hashes a null to a number like any other)
-        text = prompt if prompt_alias == "messages" else leaves.text(prompt_alias)
-        prompt_key = pl.when(text.is_not_null()).then(text.hash(seed=0))
+        prompt_key = pl.when(prompt.is_not_null()).then(prompt.hash(seed=0))
         if "task_id" not in mapping and fields.get("task_id") is not None:
             by_prompt = (prompt, fields["task_id"])
             if row_filter is None and sources["task_id"] == fields["task_id"]:

@@ -545,6 +545,9 @@ class _Pass:
     #: With ``by``: per value of the column whose ids are one per row, those ids (None:
     #: every id of the value), its rows keyed by the prompt (``rekey``).
     rekey_slices: dict[str | None, pl.Series | None] | None = None
+    #: Tasks keyed by the prompt for want of an id whose prompt one id's rows carry, with
+    #: that id (:func:`whilecli.io.facts.idless_owners`): their rows are read as its.
+    owners: pl.DataFrame | None = None
 
     def bad(self, ids: bool = True) -> pl.Expr:
         """The rows no reading takes: an infinite reward, or a counted row without a task id
@@ -842,10 +845,10 @@ def maybe_bad_id() -> pl.Expr:
 
 def _any_blank(table: pl.DataFrame) -> bool:
     """Whether a group-by by the task key (:attr:`~whilecli.io.plan.Plan.task_key`) met an id
-    that the task id reads as none (blank, or a missing value's text:
+    that the task id reads otherwise (blank, a missing value's text, or whitespace around it:
     :func:`~whilecli.io.plan.no_blank`): only then do the key's tasks differ from the id's."""
     task = pl.col("task_id")
-    return bool(table.select((task.is_not_null() & no_blank(task).is_null()).any()).item())
+    return bool(table.select((task.is_not_null() & no_blank(task).ne_missing(task)).any()).item())
 
 
 def _any_bad_id(table: pl.DataFrame, run: _Pass) -> bool:
@@ -1147,8 +1150,15 @@ def _read_source(
         part = read(source, mapping, forced, run)
         if part is None or part.stats["rows"] == 0:
             return part
-        table = part.task_table
         set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
+        owners = None
+        if set_aside is not None and part.task_table is not None:
+            owners = facts.idless_owners(part.task_table)
+        if owners is not None:  # rows without an id whose prompt one id carries: read again
+            run.owners = owners
+            part = read(source, mapping, forced, run)
+            assert part is not None
+        table = part.task_table
         if part.sliced is not None:  # each value's ids are held to its own prompts
             found = _per_row_slices(part.sliced) if set_aside is not None else {}
             if found:  # read again, each value's such rows keyed by the prompt
@@ -1218,9 +1228,12 @@ def _per_row_slices(
 
 
 def _rekey(plan: Plan, run: _Pass) -> None:
-    """Tasks keyed by the prompt where the id column was found to be one per row (with
+    """Rows without an id read as the task whose id carries their prompt (``run.owners``),
+    and tasks keyed by the prompt where the id column was found to be one per row (with
     ``by``: on each value's rows where its own ids were, :func:`_per_row_slices`; what the
     plan says of it is each value's, :func:`_rekey_words`)."""
+    if run.owners is not None and plan.by_prompt is not None:
+        _adopt(plan, run.owners)
     if not run.rekey or plan.by_prompt is None:
         return
     plan.task_key = None  # the id is no longer the column's, blank or not
@@ -1240,6 +1253,22 @@ def _rekey(plan: Plan, run: _Pass) -> None:
         expr = pl.when(chosen).then(expr).otherwise(plan.task_id)
     plan.task_id = expr
     _rekey_words(plan, run.rekey_ids)
+
+
+def _adopt(plan: Plan, owners: pl.DataFrame) -> None:
+    """The rows keyed by their prompt for want of an id (their task id is their prompt's
+    hash) read as the task of ``owners``' id for that prompt, with a note counting them."""
+    assert plan.by_prompt is not None
+    prompt, column = plan.by_prompt
+    by_prompt = plan.task_id == prompt
+    owned = plan.task_id.replace(owners["task_id"], owners["to"])
+    plan.task_id = pl.when(by_prompt.fill_null(False)).then(owned).otherwise(plan.task_id)
+    plan.task_key = None  # the rows without an id no longer form tasks of their own
+    rows, tasks = int(owners["n_all"].sum()), owners.height
+    plan.notes.append(
+        f"{rows} row{'s' if rows != 1 else ''} without a {column} carry the prompt of one"
+        f" {column}'s rows: read as {'its task' if tasks == 1 else f'those {tasks} tasks'}"
+    )
 
 
 def _rekey_words(plan: Plan, ids: pl.Series | None) -> None:

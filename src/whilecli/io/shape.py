@@ -597,15 +597,65 @@ def _describe(value: Any) -> str:
 
 
 def canonical_text(text: str) -> str:
-    """Prompt text in one form whichever file type held it: JSON (a message list or object)
-    re-encoded with sorted keys, compact separators and null members dropped; plain text as is."""
+    """A prompt in the one form its task key is taken from, whichever file type or writer
+    held it (DESIGN section 1, "Task ids are checked against prompts"): text with its line
+    ends written as LF and the whitespace around it dropped (whitespace inside it kept); JSON
+    (a message list or an object) re-encoded with sorted keys, compact separators and null
+    members dropped, each message's text in that form. A message list that is one user
+    message and nothing else is that message's text, so a chat prompt and the same prompt
+    written as a string are one task; a system message is part of the prompt and kept."""
+    text = plain_text(text)
     if text[:1] not in ("[", "{"):
         return text
     try:
         value = jsonout.parse(text)
     except ValueError:  # not JSON, or nested past the guard: the text as it is
         return text
-    return json.dumps(_drop_nulls(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    value = _drop_nulls(value)
+    if isinstance(value, list):
+        value = [_message(m) for m in value]
+        if len(value) == 1 and (user := _user_text(value[0])) is not None:
+            return user
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def plain_text(text: str) -> str:
+    """``text`` with CRLF and CR line ends written as LF and the whitespace around it dropped."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def _message(value: Any) -> Any:
+    """A chat message with its text in :func:`plain_text` form: a string content, or a
+    content list of text parts (one text part alone is its text)."""
+    if not isinstance(value, dict) or "content" not in value:
+        return value
+    content = value["content"]
+    if isinstance(content, str):
+        return {**value, "content": plain_text(content)}
+    if isinstance(content, list):
+        parts = [
+            {**part, "text": plain_text(part["text"])}
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            else part
+            for part in content
+        ]
+        one = parts[0] if len(parts) == 1 else None
+        if (
+            isinstance(one, dict)
+            and set(one) <= {"type", "text"}
+            and one.get("type", "text") == "text"
+        ):
+            return {**value, "content": one.get("text")}
+        return {**value, "content": parts}
+    return value
+
+
+def _user_text(message: Any) -> str | None:
+    """The text of a message that is a user's text and nothing else, or None."""
+    if not isinstance(message, dict) or set(message) != {"role", "content"}:
+        return None
+    content = message["content"]
+    return content if message["role"] == "user" and isinstance(content, str) else None
 
 
 def _drop_nulls(value: Any) -> Any:

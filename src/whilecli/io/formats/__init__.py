@@ -65,9 +65,13 @@ class Converted:
 
 
 def prompt_digest(text: str) -> str:
-    """A prompt's text as a short task key (the first 12 hex digits of its SHA-1), for
-    formats that write no id: the same text gives the same key in every format and run."""
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
+    """A prompt's text as a short task key (the first 12 hex digits of the SHA-1 of its one
+    form, :func:`whilecli.io.shape.canonical_text`), for formats that write no id: the same
+    prompt gives the same key in every format and run, whatever its line ends or the
+    whitespace around it."""
+    from whilecli.io.shape import canonical_text
+
+    return hashlib.sha1(canonical_text(text).encode()).hexdigest()[:12]
 
 
 def entries(count: int, key: str | None = None) -> list[dict[str, Any]]:
