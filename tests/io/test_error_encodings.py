@@ -85,10 +85,10 @@ def _reply(text: str) -> Callable[[Row], None]:
 
 #: Where a harness records that the row is an error, one encoding each.
 ENCODINGS: dict[str, Callable[[Row], None]] = {
-    "status-failed": _set(status="failed"),
+    "status-failed": _set(status="failed", completion=""),
     "status-aborted": _set(status="aborted"),
     "status-error": _set(status="error"),
-    "status-timeout": _set(status="timeout"),
+    "status-timeout": _set(status="timeout", completion=None),
     "is_error": _set(is_error=True),
     "exception": _set(exception="openai.APITimeoutError: Request timed out."),
     "error_message": _set(
@@ -185,6 +185,10 @@ def test_error_rows_are_left_out_in_every_encoding(tmp_path: Path, name: str, ki
         ("status", "ok"),
         ("status", "success"),
         ("status", "completed"),
+        # beside the model's reply, a failed or timed-out status is the graded failure of
+        # the model's code (a test harness), not the request's
+        ("status", "failed"),
+        ("status", "timeout"),
         ("finish_reason", "stop"),
     ],
 )

@@ -160,14 +160,15 @@ ERROR_TEXT_ALIASES: tuple[str, ...] = ("error_message",)
 #: Flags that say the reply is an error where true (``true``, ``1``, ``"yes"``): ``is_error``
 #: of the Claude Agent SDK's result messages and of Anthropic tool results.
 ERROR_FLAG_ALIASES: tuple[str, ...] = ("is_error",)
-#: A request's status: one of :data:`ERROR_STATUSES` records an error (slime's samples,
-#: LangSmith runs and job queues write ``status``; an OpenAI Responses API object
-#: ``response.status``); any other value (``ok``, ``success``, ``completed``) records none.
+#: A request's status: one of :data:`ERROR_STATUSES` records an error (LangSmith runs and job
+#: queues write ``status``; an OpenAI Responses API object ``response.status``); one of
+#: :data:`NO_REPLY_STATUSES` records one only on a row whose reply is empty or absent (a test
+#: harness writes ``failed`` or ``timeout`` beside the model's reply when the model's code
+#: failed: the model's failure, graded); any other value (``ok``, ``success``, ``completed``)
+#: records none.
 STATUS_ALIASES: tuple[str, ...] = ("status", "response.status")
-ERROR_STATUSES = frozenset(
-    {"error", "errored", "failed", "aborted", "abort", "cancelled", "canceled"}
-    | {"timeout", "timed_out", "timedout"}
-)
+ERROR_STATUSES = frozenset({"error", "errored", "aborted", "abort", "cancelled", "canceled"})
+NO_REPLY_STATUSES = frozenset({"failed", "failure", "timeout", "timed_out", "timedout"})
 #: Stop / finish reasons, every one the rows carry read: one of :data:`ERROR_REASONS`
 #: records an error, not a reply (``choices[0].finish_reason``: an OpenAI chat completion
 #: saved whole).

@@ -45,7 +45,13 @@ import polars as pl
 
 from whilecli import jsonout, knobs
 from whilecli.errors import InputError, MostlyErrorReplies
-from whilecli.io.aliases import ERROR_REASONS, ERROR_STATUSES, FLAG_TRUE, NO_ERROR_TEXTS
+from whilecli.io.aliases import (
+    ERROR_REASONS,
+    ERROR_STATUSES,
+    FLAG_TRUE,
+    NO_ERROR_TEXTS,
+    NO_REPLY_STATUSES,
+)
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
 from whilecli.io.modelid import model_identity
 from whilecli.io.words import (
@@ -269,6 +275,12 @@ def error_status(value: pl.Expr) -> pl.Expr:
     return _lower(value).is_in(sorted(ERROR_STATUSES)).fill_null(False)
 
 
+def no_reply_status(value: pl.Expr) -> pl.Expr:
+    """True where a request's status is one of :data:`~whilecli.io.aliases.NO_REPLY_STATUSES`:
+    an error only on a row that holds no reply (:func:`reply_state`)."""
+    return _lower(value).is_in(sorted(NO_REPLY_STATUSES)).fill_null(False)
+
+
 def error_reason(value: pl.Expr) -> pl.Expr:
     """True where a stop / finish reason is one of :data:`~whilecli.io.aliases.ERROR_REASONS`."""
     return _lower(value).is_in(sorted(ERROR_REASONS)).fill_null(False)
@@ -362,14 +374,21 @@ def last_assistant_text(text: str) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def reply_state(recorded: pl.Expr | None, reply: Reply | None) -> pl.Expr:
+def reply_state(
+    recorded: pl.Expr | None, reply: Reply | None, unreplied: pl.Expr | None = None
+) -> pl.Expr:
     """``ok`` / ``empty`` / ``error`` per row. ``error``: the harness recorded an error
-    (``recorded``: true where an error field, flag, status or stop reason says so) or what the
-    reply said is a harness error message (:func:`error_message`); ``empty``: the reply is
-    empty (nothing generated); else ``ok`` (and ``ok`` where the rows carry no reply at all)."""
+    (``recorded``: true where an error field, flag, status or stop reason says so), or a
+    status that records one only without a reply (``unreplied``, :func:`no_reply_status`)
+    sits beside an empty or absent reply, or what the reply said is a harness error message
+    (:func:`error_message`); ``empty``: the reply is empty (nothing generated); else ``ok``
+    (and ``ok`` where the rows carry no reply at all: a ``failed`` status beside no reply
+    field is a grade as likely as an error)."""
     failed = pl.lit(False) if recorded is None else recorded
     if reply is not None:
         failed = failed | error_message(reply.said)
+        if unreplied is not None:
+            failed = failed | (unreplied & empty_reply(reply).fill_null(True))
         return (
             pl.when(failed)
             .then(pl.lit(ERROR))

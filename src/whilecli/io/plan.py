@@ -353,7 +353,9 @@ def build_plan(
     said = facts.reply_of(
         [(leaves.text(a), "list" in shape.kinds_at(a), a in TRANSCRIPT_ALIASES) for a in replies]
     )
-    reply = facts.reply_state(_recorded_error(shape, leaves), said)
+    reply = facts.reply_state(
+        _recorded_error(shape, leaves), said, _recorded_error(shape, leaves, unreplied=True)
+    )
     slice_expr = None
     if by is not None:
         if not shape.has(by):
@@ -426,17 +428,24 @@ def _within(shape: Shape, dotted: str) -> bool:
     return True
 
 
-def _recorded_error(shape: Shape, leaves: Leaves) -> pl.Expr | None:
-    """True where any error field, error message, error flag, request status or stop/finish reason the rows
-    carry records an error (:mod:`whilecli.io.aliases`); None where they carry none."""
+def _recorded_error(shape: Shape, leaves: Leaves, unreplied: bool = False) -> pl.Expr | None:
+    """True where any error field, error message, error flag, request status or stop/finish
+    reason the rows carry records an error (:mod:`whilecli.io.aliases`); with ``unreplied``,
+    where a status records one only beside no reply (``failed``, ``timeout``). None where
+    they carry none."""
     said: list[pl.Expr] = []
-    for aliases, holds in (
-        (ERROR_ALIASES, facts.recorded_error),
-        (ERROR_TEXT_ALIASES, facts.error_message),
-        (ERROR_FLAG_ALIASES, facts.error_flag),
-        (STATUS_ALIASES, facts.error_status),
-        (REASON_ALIASES, facts.error_reason),
-    ):
+    readers = (
+        ((STATUS_ALIASES, facts.no_reply_status),)
+        if unreplied
+        else (
+            (ERROR_ALIASES, facts.recorded_error),
+            (ERROR_TEXT_ALIASES, facts.error_message),
+            (ERROR_FLAG_ALIASES, facts.error_flag),
+            (STATUS_ALIASES, facts.error_status),
+            (REASON_ALIASES, facts.error_reason),
+        )
+    )
+    for aliases, holds in readers:
         for alias in aliases:
             kinds = shape.kinds_at(alias) - {"null"}
             if not _within(shape, alias):
