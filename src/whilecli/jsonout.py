@@ -122,15 +122,17 @@ def one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parse(text: str | bytes, *, pairs: Any = None) -> Any:
+def parse(text: str | bytes, *, pairs: Any = None, controls: bool = False) -> Any:
     """Every JSON the program reads is parsed here: ``json.loads`` (``pairs``: its
     ``object_pairs_hook``) with one depth guard (:class:`TooDeep` past :data:`MAX_DEPTH`, never
     a ``RecursionError``), and a lone UTF-16 surrogate escape (``"\\ud800"``, which is no
     character and no UTF-8 encoder takes) read as U+0000, as the fast polars reader reads it,
-    so every path reads the same text. Raises ``json.JSONDecodeError`` or ``ValueError``
+    so every path reads the same text. ``controls``: control characters written raw inside
+    strings are read as themselves (JSON text a reader rebuilt from a value, where a tab may
+    come back unescaped), where a reader compares what the text says. Raises ``json.JSONDecodeError`` or ``ValueError``
     (bytes that are not UTF-8) as ``json.loads`` does."""
     try:
-        value = json.loads(text, object_pairs_hook=pairs)
+        value = json.loads(text, object_pairs_hook=pairs, strict=not controls)
     except RecursionError:
         raise TooDeep(deep_line(text)) from None
     except ValueError as err:

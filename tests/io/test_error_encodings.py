@@ -85,22 +85,36 @@ def _reply(text: str) -> Callable[[Row], None]:
 
 #: Where a harness records that the row is an error, one encoding each.
 ENCODINGS: dict[str, Callable[[Row], None]] = {
+    # what a harness writes in place of a reply: the error, and no reply beside it
     "status-failed": _set(status="failed", completion=""),
     "status-aborted": _set(status="aborted"),
-    "status-error": _set(status="error"),
+    "status-error": _set(status="error", completion=None),
     "status-timeout": _set(status="timeout", completion=None),
-    "is_error": _set(is_error=True),
-    "exception": _set(exception="openai.APITimeoutError: Request timed out."),
+    "is_error": _set(is_error=True, completion=""),
+    "exception": _set(exception="openai.APITimeoutError: Request timed out.", completion=None),
     "error_message": _set(
-        error_message="upstream connect error or disconnect/reset before headers"
+        error_message="upstream connect error or disconnect/reset before headers",
+        completion="",
     ),
-    "metadata.error": _set(metadata={"error": "RateLimitError"}),
-    "response.error": _set(response={"error": {"message": "rate limited", "code": "429"}}),
+    "metadata.error": _set(metadata={"error": "RateLimitError"}, completion=None),
+    "response.error": _set(
+        response={"error": {"message": "rate limited", "code": "429"}}, completion=""
+    ),
     "choices.finish_reason": _set(
         choices=[{"finish_reason": "error", "message": {"role": "assistant", "content": "x"}}]
     ),
     "finish_reason-abort": _set(finish_reason="abort"),
     **{f"text:{name}": _reply(text) for name, text in ERROR_TEXTS.items()},
+}
+#: The same fields beside the model's own reply: what a test runner said of the model's code
+#: (its graded failure), never the harness's error.
+BESIDE_A_REPLY: dict[str, Callable[[Row], None]] = {
+    "error": _set(error="Traceback (most recent call last):\nNameError: name 'x' is not defined"),
+    "exception": _set(exception="TimeoutError: the model's code ran past 10 s"),
+    "metadata.error": _set(metadata={"error": "AssertionError: expected 4, got 5"}),
+    "is_error": _set(is_error=True),
+    "status-error": _set(status="error"),
+    "status-failed": _set(status="failed"),
 }
 
 
@@ -271,3 +285,88 @@ def test_error_texts_are_errors_padded(name: str, before: str, after: str) -> No
     text = before + ERROR_TEXTS[name] + after
     assert is_harness_error(text), text
     assert pl.select(facts.error_message(pl.lit(text, dtype=pl.String))).item(), text
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize("name", sorted(BESIDE_A_REPLY))
+def test_an_error_field_beside_the_models_reply_is_its_graded_failure(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    """DESIGN section 1: an error is recorded *instead of* a reply. A code-execution harness
+    writes the model's own exception beside its reply and grades it 0: a failure, counted."""
+    seed = sorted(BESIDE_A_REPLY).index(name)
+    rows = _errored(seed, 0.3, BESIDE_A_REPLY[name])
+    got = route(write(tmp_path, rows, kind))
+    plain = route(write(tmp_path, rows_without(rows, name), kind))
+    assert "errors" not in kinds(got), (name, kinds(got))
+    assert (got.route, got.method) == (plain.route, plain.method)
+    assert got.route != "saturated"
+
+
+def rows_without(rows: list[Row], name: str) -> list[Row]:
+    """``rows`` without the field ``name`` sets (the same grades)."""
+    field = name.split("-")[0].split(".")[0]
+    return [{k: v for k, v in r.items() if k != field} for r in rows]
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.sampled_from(sorted(ERROR_TEXTS.values())), turns=st.integers(2, 4))
+def test_an_error_text_the_grader_passed_or_an_agent_said_last_is_a_reply(
+    text: str, turns: int
+) -> None:
+    """A reply graded a pass is a reply, whatever it says (a "what does this print" task
+    whose answer is a traceback); an agent's last turn reporting a tool's error came from a
+    model that spoke several times: the harness answered it. Only a reply the grader gave no
+    credit, said in one turn, is read as a harness error."""
+    replies = pl.DataFrame({"text": [text, text]})
+    reply = facts.Reply(pl.col("text"))
+    graded = pl.Series([1.0, 0.0])
+    state = replies.with_columns(r=graded).select(
+        facts.reply_state(reply, credited=pl.col("r") > 0)
+    )
+    assert state.to_series().to_list() == [facts.OK, facts.ERROR]
+    transcript = [{"role": "user", "content": "book a flight"}]
+    for i in range(turns - 1):
+        transcript.append({"role": "assistant", "content": f"calling the API ({i})"})
+        transcript.append({"role": "tool", "content": "503"})
+    transcript.append({"role": "assistant", "content": text})
+    chat = pl.DataFrame({"text": [json.dumps(transcript)]})
+    said = chat.select(facts.reply_state(facts.Reply(pl.col("text"), turns=True)))
+    assert said.to_series().to_list() == [facts.OK]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"error": null, "data": {"id": 7, "timeout": 30}}',
+        '<html><body><form><input name="timeout" value="30"></form></body></html>',
+        '{"status": "ok", "retry": {"timeout": 5}}',
+    ],
+)
+def test_a_json_or_html_answer_naming_a_timeout_is_a_reply(answer: str) -> None:
+    """A JSON answer whose ``error`` holds nothing, or a page's form with a timeout field, is
+    no error body or error page (their shapes: :data:`whilecli.io.facts.ERROR_SHAPE`)."""
+    got = pl.select(facts.error_message(pl.lit(answer))).item()
+    assert got is False, answer
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize("field", ["completion", "generation"])
+@pytest.mark.parametrize("credited", [False, True])
+def test_a_reply_field_null_on_every_row_is_nothing_generated(
+    tmp_path: Path, field: str, kind: str, credited: bool
+) -> None:
+    """A reply field that holds null on every row saved no reply, as an empty one: routed, the
+    zeros read as a floor (firm OPSD). Where rows were given credit the grader saw replies the
+    file did not keep: those are routed."""
+    rows = [
+        {"task_id": f"t{t}", field: None, "reward": float(credited and j == 0), "model": MODEL}
+        for t in range(300)
+        for j in range(4)
+    ]
+    path = write(tmp_path, rows, kind)
+    done = CliRunner().invoke(app, ["route", str(path), "--model", MODEL, "-q"])
+    if credited:
+        assert done.exit_code == 0, done.output
+    else:
+        assert done.exit_code == 2 and "nothing was generated" in done.output, done.output

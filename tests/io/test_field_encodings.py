@@ -169,7 +169,7 @@ def test_the_sources_name_every_alias_read(tmp_path: Path) -> None:
     for i, row in enumerate(rows):
         row.update({"truncated": False} if i % 2 else {"finish_reason": "stop"})
     sources = read_rows([str(_write(tmp_path, rows, "jsonl"))]).sources
-    assert sources["truncated"].startswith("truncated else finish_reason in {'length'")
+    assert sources["truncated"].startswith("truncated or finish_reason in {'length'")
 
 
 # --- model names ----------------------------------------------------------------------------
@@ -306,3 +306,41 @@ def test_versions_are_read_row_by_row_across_aliases(tmp_path: Path) -> None:
     check = _check(_route(_write(tmp_path, rows, "jsonl")), "on_policy")
     assert check["measured"]["versions"] == {"4": len(rows[::5]), "5": len(rows) - len(rows[::5])}
     assert check["measured"]["stale_rows"] == len(rows[::5])
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    flag=st.sampled_from([False, "false", 0, None]),
+    reason=st.sampled_from([("finish_reason", "length"), ("stop_reason", "max_tokens")]),
+    spelled=st.sampled_from(SPELLINGS),
+    fmt=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_a_cut_any_record_states_is_a_cut(
+    tmp_path_factory: pytest.TempPathFactory,
+    flag: Any,
+    reason: tuple[str, str],
+    spelled: Any,
+    fmt: str,
+) -> None:
+    """A row whose flag says not cut while its finish reason says ``length`` was cut: the API
+    saw the token cap (a harness's own flag may track only the context or the turns). A pass
+    among such rows is check 1's truncated pass, as with the reason alone."""
+    if fmt == "parquet" and flag in ("false",):
+        return  # one type per Parquet column: the text flag is the JSON Lines case
+    rows = _pool()
+    for i, row in enumerate(rows):
+        row["truncated"] = flag
+        row[reason[0]] = spelled(reason[1] if i % 7 == 0 else "stop")
+    report = _route(_write(tmp_path_factory.mktemp("cut"), rows, fmt))
+    assert report["route"] == "fix-reward", (flag, reason, report["headline"])
+
+
+@pytest.mark.parametrize("code", [2, "2", 1, "3"])
+def test_a_finish_reason_written_as_a_number_is_unknown(tmp_path: Path, code: Any) -> None:
+    """Gemini's ``FinishReason`` as its code (2 is ``MAX_TOKENS``) names no word: truncation is
+    unknown on those rows, never "recorded, not cut"."""
+    rows = [dict(r, finish_reason=code) for r in _pool()]
+    report = _route(_write(tmp_path, rows, "jsonl"))
+    assert _check(report, "truncated_passes")["status"] == "unknown", report["headline"]

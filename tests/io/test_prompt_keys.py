@@ -38,7 +38,7 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 #: Ways a writer spells the same prompt text.
-FORMS = ("as is", "crlf", "cr", "around", "trailing newline", "chat", "chat part")
+FORMS = ("as is", "crlf", "cr", "around", "trailing newline", "chat", "chat tab", "chat part")
 #: Ways a row leaves its task id out.
 NO_ID = ("absent", None, "", "  ")
 
@@ -60,6 +60,8 @@ def spelled(text: str, form: str) -> Any:
         return text + "\n"
     if form == "chat":
         return [{"role": "user", "content": text.replace("\n", "\r\n") + "\n"}]
+    if form == "chat tab":  # a tab at the edge of a message's text (JSON Lines read it raw)
+        return [{"role": "user", "content": "\t" + text + "\t"}]
     if form == "chat part":
         return [{"role": "user", "content": [{"type": "text", "text": " " + text}]}]
     return text

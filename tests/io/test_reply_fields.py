@@ -33,8 +33,6 @@ def _place(row: Row, where: str, text: str) -> Row:
         return row | {"completion": text}
     if where == "completion-chat":
         return row | {"completion": [{"role": "assistant", "content": text}]}
-    if where == "text":
-        return row | {"text": text}
     if where == "choices.message":
         choice = {"index": 0, "message": {"role": "assistant", "content": text}}
         return row | {"choices": [choice | {"finish_reason": "stop"}]}
@@ -50,7 +48,6 @@ def _place(row: Row, where: str, text: str) -> Row:
 PLACES = [
     "completion",
     "completion-chat",
-    "text",
     "choices.message",
     "choices.text",
     "messages",

@@ -47,14 +47,18 @@ def files(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 def slow(rows: list[dict[str, Any]], missing: str) -> dict[str, Any]:
     """What every reader must find: per task (rows, passes), the counts, or the refusal."""
-    errors = sum(r["completion"].startswith("Error") for r in rows)
-    if errors >= 0.5 * len(rows):
-        return {"refused": "most replies are errors"}
-    kept = [r for r in rows if not r["completion"].startswith("Error")]
 
     def grade(r: dict[str, Any]) -> float | None:
         g = r.get("reward")
         return None if g is None or (isinstance(g, float) and math.isnan(g)) else g
+
+    def error(r: dict[str, Any]) -> bool:  # an error text the grader gave no credit
+        return r["completion"].startswith("Error") and not (grade(r) or 0.0) > 0
+
+    errors = sum(error(r) for r in rows)
+    if errors >= 0.5 * len(rows):
+        return {"refused": "most replies are errors"}
+    kept = [r for r in rows if not error(r)]
 
     graded = [r for r in kept if grade(r) is not None]
     if not graded:
@@ -213,4 +217,6 @@ def test_update_reads_the_rows_route_and_the_row_methods_read(
 def _without_partial_rule(rows: list[dict[str, Any]], missing: str) -> dict[str, Any]:
     """:func:`slow` with the partial-credit refusal left out (update reads rewards as numbers:
     a partial reward is no pass at 1.0, as a 0 is not)."""
-    return slow([{**r, "reward": 0.0} if r.get("reward") == 0.5 else r for r in rows], missing)
+    # a partial reward is credit: an error text beside it is the model's reply
+    credited = {"completion": "an answer", "reward": 0.0}
+    return slow([{**r, **credited} if r.get("reward") == 0.5 else r for r in rows], missing)

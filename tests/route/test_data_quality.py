@@ -462,3 +462,32 @@ def test_one_reply_graded_two_ways_leaves_the_verdict_provisional(
         assert got.provisional, got.headline
         finding = next(f for f in got.data_quality if f.kind == "graded_apart")
         assert finding.count == apart
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(others=st.integers(1, 1600), tasks=st.sampled_from([60, 200]))
+def test_another_models_rows_are_a_firm_sft_only_where_it_wrote_most(
+    tmp_path_factory: pytest.TempPathFactory, others: int, tasks: int
+) -> None:
+    """Check 6 routes rows another model wrote to SFT. Where that model wrote a minority (one
+    stray row of 1600), the rest are the model's own: the verdict is provisional and says to
+    route each model apart; where it wrote most (its share's interval above a half), firm."""
+    from whilecli.route import stats
+
+    rows = [
+        {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float((t + j) % 3 == 0)}
+        | {"truncated": False, "model": MODEL}
+        for t in range(tasks)
+        for j in range(8)
+    ]
+    others = min(others, len(rows))
+    for row in rows[:others]:
+        row["model"] = "meta-llama/Llama-3.1-8B"
+    got = run_route(write(tmp_path_factory.mktemp("stray"), "rows.jsonl", rows), model=MODEL)
+    assert isinstance(got, Route) and got.method == "sft"
+    share = stats.wilson(others, len(rows))
+    assert got.provisional == (share.low is None or share.low <= 0.5), (others, got.headline)
+    if got.provisional:
+        assert "--by model" in (got.provisional_why or "")

@@ -359,3 +359,34 @@ def test_cli_summarize_output_names(tmp_path: Path, monkeypatch) -> None:
 
     with pytest.raises(UsageError, match="redirect stdout"):
         _check_output("-", force=False)
+
+
+@pytest.mark.parametrize("made", ["skip", "fail"])
+def test_missing_fail_on_summaries_made_skipping_is_refused(tmp_path: Path, made: str) -> None:
+    """Summaries made with ``--missing skip`` left ungraded rows out of their counts: read with
+    ``--missing fail`` they would print the skip numbers under the fail words. Refused, naming
+    what to do; summaries made with ``fail`` read with it as they were made."""
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{t}", "completion": f"a{j}"} | {"reward": reward}) + "\n"
+            for t in range(40)
+            for j, reward in enumerate([1.0, 0.0, None, 0.0])
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "s.parquet"
+    runner = CliRunner()
+    made_it = runner.invoke(while_app, ["summarize", str(rows), "--missing", made, "-o", str(out)])
+    assert made_it.exit_code == 0, made_it.output
+    got = runner.invoke(while_app, ["route", "--summary", str(out), "--missing", "fail", "-q"])
+    direct = runner.invoke(while_app, ["route", str(rows), "--missing", "fail", "--format", "json"])
+    if made == "skip":
+        assert got.exit_code == 2 and "summarise the rows again with --missing fail" in got.output
+    else:
+        assert got.exit_code == 0, got.output
+        summary = runner.invoke(
+            while_app, ["route", "--summary", str(out), "--missing", "fail", "--format", "json"]
+        )
+        p1 = json.loads(summary.stdout)["summary"]["pass_at_1"]
+        assert p1 == json.loads(direct.stdout)["summary"]["pass_at_1"]

@@ -177,11 +177,6 @@ def _labelled(low: str) -> bool:
     text = low.lstrip(SPACE)
     if text.startswith(("[error]", "traceback (most recent call last)")):
         return True
-    for page in ("<html", "<!doctype html"):
-        if text.startswith(page) and not _word(text[len(page) : len(page) + 1] or " "):
-            return True
-    if _json_error(text):
-        return True
     return _word_label(text) or _class_label(text) or _status_label(text) or _coded(text)
 
 
@@ -333,15 +328,21 @@ def is_harness_error(text: str | None) -> bool:
 
 
 def reply(row: dict[str, Any]) -> str:
-    error = row.get("error")
-    if error is not None and str(error).strip() != "":
-        return "error"
+    """An error is what a harness recorded instead of a reply: a finish reason ``error``
+    whatever is beside it; an ``error`` field only where the row holds no reply; a reply that
+    is a harness error message only where the grader gave it no credit."""
+    text = row.get("completion")
+    empty = text is None or text.strip() in ("", "[]", '""', "{}", "null")
     if str(row.get("finish_reason")).lower() == "error":
         return "error"
-    text = row.get("completion")
-    if is_harness_error(text):
+    error = row.get("error")
+    if empty and error is not None and str(error).strip() != "":
         return "error"
-    if text is not None and text.strip() in ("", "[]", '""', "{}", "null"):
+    reward = row.get("reward")
+    credited = isinstance(reward, (int, float)) and reward > 0  # True is 1
+    if is_harness_error(text) and not credited:
+        return "error"
+    if text is not None and empty:
         return "empty"
     return "ok"
 

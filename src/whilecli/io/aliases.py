@@ -55,8 +55,8 @@ PROMPT_ALIASES: tuple[str, ...] = (
 COMPLETION_ALIASES: tuple[str, ...] = ("completion", "generation", "predicted_text")
 #: Reply columns read only where they hold text, after :data:`COMPLETION_ALIASES` (verl's
 #: generation dumps write ``output``, SkyRL's eval dumps ``output_response``; NeMo Gym's
-#: ``response`` is an API object, not a reply); ``text`` is a plain sampler's output (vLLM's
-#: ``CompletionOutput.text`` saved as it is).
+#: ``response`` is an API object, not a reply). ``text`` is not one: datasets keep the prompt or
+#: a passage there.
 TEXT_REPLY_ALIASES: tuple[str, ...] = (
     "response",
     "output",
@@ -64,7 +64,6 @@ TEXT_REPLY_ALIASES: tuple[str, ...] = (
     "model_output",
     "generated_text",
     "prediction",
-    "text",
 )
 #: Where an API response saved whole keeps its reply text, after :data:`TEXT_REPLY_ALIASES`:
 #: an OpenAI chat completion's ``choices[0].message.content``, a text completion's
@@ -160,15 +159,17 @@ ERROR_TEXT_ALIASES: tuple[str, ...] = ("error_message",)
 #: Flags that say the reply is an error where true (``true``, ``1``, ``"yes"``): ``is_error``
 #: of the Claude Agent SDK's result messages and of Anthropic tool results.
 ERROR_FLAG_ALIASES: tuple[str, ...] = ("is_error",)
-#: A request's status: one of :data:`ERROR_STATUSES` records an error (LangSmith runs and job
-#: queues write ``status``; an OpenAI Responses API object ``response.status``); one of
-#: :data:`NO_REPLY_STATUSES` records one only on a row whose reply is empty or absent (a test
-#: harness writes ``failed`` or ``timeout`` beside the model's reply when the model's code
-#: failed: the model's failure, graded); any other value (``ok``, ``success``, ``completed``)
-#: records none.
+#: A request's status: one of :data:`ERROR_STATUSES` records an error (a request aborted or
+#: cancelled); one of :data:`NO_REPLY_STATUSES` records one only on a row whose reply is empty
+#: or absent (LangSmith runs and job queues write ``error`` and ``failed`` for a request that
+#: returned nothing; a test harness writes ``error``, ``failed`` or ``timeout`` beside the
+#: model's reply when the model's code failed: the model's failure, graded); any other value
+#: (``ok``, ``success``, ``completed``) records none.
 STATUS_ALIASES: tuple[str, ...] = ("status", "response.status")
-ERROR_STATUSES = frozenset({"error", "errored", "aborted", "abort", "cancelled", "canceled"})
-NO_REPLY_STATUSES = frozenset({"failed", "failure", "timeout", "timed_out", "timedout"})
+ERROR_STATUSES = frozenset({"aborted", "abort", "cancelled", "canceled"})
+NO_REPLY_STATUSES = frozenset(
+    {"error", "errored", "failed", "failure", "timeout", "timed_out", "timedout"}
+)
 #: Stop / finish reasons, every one the rows carry read: one of :data:`ERROR_REASONS`
 #: records an error, not a reply (``choices[0].finish_reason``: an OpenAI chat completion
 #: saved whole).

@@ -83,8 +83,10 @@ OK, EMPTY, ERROR = "ok", "empty", "error"
 #: raise, whole (with their advice to retry). A label is what a harness or client writes
 #: first, never the first word of a sentence: ``Error:``, ``Error code: 429``, ``[ERROR]``,
 #: an exception's name and its colon (``openai.RateLimitError:``), a traceback's first line,
-#: a status (``HTTP 503``, ``Status: 502``, ``502 Bad Gateway``), a JSON error body
-#: (``{"error": …``) or an HTML error page. Model text that starts like one ("Error analysis:
+#: a status (``HTTP 503``, ``Status: 502``, ``502 Bad Gateway``); a JSON error body or an
+#: HTML error page only in an error's shape (:data:`ERROR_SHAPE`: an ``error`` that holds
+#: something, a page whose title names the failure), never by a failure word anywhere in a
+#: JSON answer or a page's form (``{"error": null, "timeout": 30}``). Model text that starts like one ("Error analysis:
 #: the timeout in step 2 …", "HTTP 502 errors happen when …", "Error 502 usually means …")
 #: has no label: it is the model's reply, however it goes on.
 _FAILURE = (
@@ -108,10 +110,7 @@ _LABEL = (
     r"|[a-z_][\w.]*(?:error|exception|timeout)\s*(?::|$)"
     r"|traceback \(most recent call last\)"
     rf"|(?:https?(?:/[0-9](?:\.[0-9])?)?(?:\s+error)?|status(?:\s+code)?)\s*[:=]?\s*{_CODED}"
-    rf"|{_CODED}"
-    r"|\{\s*[\"']error[\"']\s*:"
-    r"|\{\s*[\"']type[\"']\s*:\s*[\"']error[\"']"
-    r"|<(?:!doctype html|html)\b)"
+    rf"|{_CODED})"
 )
 _WHOLE = (
     r"(?:request timed out\.?|connection error\.?|rate limit(?:ed| exceeded| reached)?\.?"
@@ -212,9 +211,11 @@ def cut_of_reason(text: pl.Expr, cut: frozenset[str]) -> pl.Expr:
     """A finish / stop reason over a text column, its text read as every reader reads a word
     (:func:`whilecli.io.aliases.word`: ``" Length\\n"`` is ``length``): true where it is one
     of ``cut``, false where it is another reason, null where none is written (null, or a
-    missing value's text: :data:`~whilecli.io.words.NO_VALUE`)."""
+    missing value's text: :data:`~whilecli.io.words.NO_VALUE`) or where the reason is a number
+    (Gemini's ``FinishReason`` written as its code, 2 for ``MAX_TOKENS``: no word to read)."""
     low = _lower(text)
-    return pl.when(~low.is_in(sorted(NO_VALUE))).then(low.is_in(sorted(cut)))
+    said = ~low.is_in(sorted(NO_VALUE)) & ~low.str.contains(r"^[+-]?\d+(?:\.\d*)?$")
+    return pl.when(said).then(low.is_in(sorted(cut)))
 
 
 def bad_flag_text(text: pl.Expr) -> pl.Expr:
@@ -336,7 +337,7 @@ def _turns(text: str) -> list[Any] | None:
     if text[:1] != "[":
         return None
     try:
-        value = jsonout.parse(text)
+        value = jsonout.parse(text, controls=True)
     except ValueError:
         return None
     return value if isinstance(value, list) else None
@@ -359,14 +360,17 @@ def reply_turns(text: str) -> str | None:
 
 
 def last_assistant_text(text: str) -> str | None:
-    """The content of a chat list's last assistant turn as text (a list of content parts: the
-    text of its parts, one after another); the text itself where it is no chat list."""
+    """The content of a chat list's one assistant turn as text (a list of content parts: the
+    text of its parts, one after another); the text itself where it is no chat list. None
+    where the model spoke in no turn or in several: an agent whose last turn reports a tool's
+    ``Error: 503`` was answered by the harness, which did not fail."""
     turns = _turns(text)
     if turns is None:
         return text
-    last = next((turn for turn in reversed(turns) if _assistant(turn)), None)
-    if last is None:
+    spoken = [turn for turn in turns if _assistant(turn)]
+    if len(spoken) != 1:
         return None
+    last = spoken[0]
     content = last.get("content")
     if isinstance(content, list):
         parts = [p.get("text") if isinstance(p, dict) else p for p in content]
@@ -375,28 +379,44 @@ def last_assistant_text(text: str) -> str | None:
 
 
 def reply_state(
-    recorded: pl.Expr | None, reply: Reply | None, unreplied: pl.Expr | None = None
+    reply: Reply | None,
+    *,
+    always: pl.Expr | None = None,
+    unless_replied: pl.Expr | None = None,
+    beside_no_reply: pl.Expr | None = None,
+    credited: pl.Expr | None = None,
 ) -> pl.Expr:
-    """``ok`` / ``empty`` / ``error`` per row. ``error``: the harness recorded an error
-    (``recorded``: true where an error field, flag, status or stop reason says so), or a
-    status that records one only without a reply (``unreplied``, :func:`no_reply_status`)
-    sits beside an empty or absent reply, or what the reply said is a harness error message
-    (:func:`error_message`); ``empty``: the reply is empty (nothing generated); else ``ok``
-    (and ``ok`` where the rows carry no reply at all: a ``failed`` status beside no reply
-    field is a grade as likely as an error)."""
-    failed = pl.lit(False) if recorded is None else recorded
-    if reply is not None:
-        failed = failed | error_message(reply.said)
-        if unreplied is not None:
-            failed = failed | (unreplied & empty_reply(reply).fill_null(True))
-        return (
-            pl.when(failed)
-            .then(pl.lit(ERROR))
-            .when(empty_reply(reply))
-            .then(pl.lit(EMPTY))
-            .otherwise(pl.lit(OK))
-        )
-    return pl.when(failed).then(pl.lit(ERROR)).otherwise(pl.lit(OK))
+    """``ok`` / ``empty`` / ``error`` per row (DESIGN section 1: an error is what a harness
+    recorded *instead of* a reply).
+
+    ``error`` where: ``always`` says so (a finish reason ``error``, an aborted request); an
+    error field, message or flag says so (``unless_replied``) and the row holds no reply, or
+    the rows keep none at all; a status ``error``/``failed``/``timeout`` says so
+    (``beside_no_reply``) and the row's reply is empty or absent; or the reply is a harness
+    error message (:func:`error_message`) that the grader gave no credit (``credited``: a
+    reply it passed, or scored above 0, is a reply, whatever it says) and that the model said
+    in one turn (an agent that spoke several times was answered by the harness). ``empty``:
+    the reply is empty (nothing generated); else ``ok``."""
+    failed = pl.lit(False) if always is None else always
+    if reply is None:
+        return pl.when(failed | _or_false(unless_replied)).then(pl.lit(ERROR)).otherwise(pl.lit(OK))
+    unreplied = empty_reply(reply).fill_null(True)
+    failed = failed | (unreplied & (_or_false(unless_replied) | _or_false(beside_no_reply)))
+    texted = error_message(reply.said)
+    if credited is not None:
+        texted = texted & ~credited.fill_null(False)
+    failed = failed | texted
+    return (
+        pl.when(failed)
+        .then(pl.lit(ERROR))
+        .when(empty_reply(reply))
+        .then(pl.lit(EMPTY))
+        .otherwise(pl.lit(OK))
+    )
+
+
+def _or_false(expr: pl.Expr | None) -> pl.Expr:
+    return pl.lit(False) if expr is None else expr.fill_null(False)
 
 
 #: A completion that holds nothing, as text.

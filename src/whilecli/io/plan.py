@@ -354,7 +354,11 @@ def build_plan(
         [(leaves.text(a), "list" in shape.kinds_at(a), a in TRANSCRIPT_ALIASES) for a in replies]
     )
     reply = facts.reply_state(
-        _recorded_error(shape, leaves), said, _recorded_error(shape, leaves, unreplied=True)
+        said,
+        always=_recorded_error(shape, leaves, _ALWAYS),
+        unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED),
+        beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
+        credited=(reward > 0) & ~reward.is_nan(),  # polars orders NaN above every number
     )
     slice_expr = None
     if by is not None:
@@ -428,30 +432,44 @@ def _within(shape: Shape, dotted: str) -> bool:
     return True
 
 
-def _recorded_error(shape: Shape, leaves: Leaves, unreplied: bool = False) -> pl.Expr | None:
-    """True where any error field, error message, error flag, request status or stop/finish
-    reason the rows carry records an error (:mod:`whilecli.io.aliases`); with ``unreplied``,
-    where a status records one only beside no reply (``failed``, ``timeout``). None where
-    they carry none."""
+#: Where an error is recorded, by how much a reply beside it outweighs it (DESIGN section 1:
+#: an error is recorded "instead of a reply"). A finish reason ``error`` or ``abort`` and a
+#: status ``aborted`` or ``cancelled`` record an error whatever text the request left.
+_ALWAYS = ((STATUS_ALIASES, "status"), (REASON_ALIASES, "reason"))
+#: An error field, an error message, an error flag: an error where the row holds no reply, or
+#: where the rows keep no reply at all; beside the model's reply it is what a test runner said
+#: of the model's code (``error: "NameError: ..."``), its graded failure.
+_UNLESS_REPLIED = (
+    (ERROR_ALIASES, "field"),
+    (ERROR_TEXT_ALIASES, "message"),
+    (ERROR_FLAG_ALIASES, "flag"),
+)
+#: A status ``error``, ``failed`` or ``timeout``: an error only beside an empty or absent
+#: reply in rows that keep replies (pytest's and SWE-bench's outcomes are grades too).
+_BESIDE_NO_REPLY = ((STATUS_ALIASES, "unreplied"),)
+_HOLDS = {
+    "status": facts.error_status,
+    "reason": facts.error_reason,
+    "field": facts.recorded_error,
+    "message": facts.error_message,
+    "flag": facts.error_flag,
+    "unreplied": facts.no_reply_status,
+}
+
+
+def _recorded_error(
+    shape: Shape, leaves: Leaves, readers: tuple[tuple[tuple[str, ...], str], ...]
+) -> pl.Expr | None:
+    """True where any of ``readers``' fields the rows carry records an error
+    (:mod:`whilecli.io.aliases`); None where they carry none."""
     said: list[pl.Expr] = []
-    readers = (
-        ((STATUS_ALIASES, facts.no_reply_status),)
-        if unreplied
-        else (
-            (ERROR_ALIASES, facts.recorded_error),
-            (ERROR_TEXT_ALIASES, facts.error_message),
-            (ERROR_FLAG_ALIASES, facts.error_flag),
-            (STATUS_ALIASES, facts.error_status),
-            (REASON_ALIASES, facts.error_reason),
-        )
-    )
-    for aliases, holds in readers:
+    for aliases, kind in readers:
         for alias in aliases:
             kinds = shape.kinds_at(alias) - {"null"}
             if not _within(shape, alias):
                 continue
-            if kinds and (holds is facts.recorded_error or kinds <= SCALAR):
-                said.append(holds(leaves.text(alias)))
+            if kinds and (kind == "field" or kinds <= SCALAR):
+                said.append(_HOLDS[kind](leaves.text(alias)))
     return pl.any_horizontal(said) if said else None
 
 
@@ -858,9 +876,23 @@ def _truncation(
     if not said:
         sources["truncated"] = "not recorded (unknown)"
         return pl.lit(None, dtype=pl.Boolean)
-    sources["truncated"] = " else ".join(shown)
-    read = [*said, *finished]
-    return read[0] if len(read) == 1 else pl.coalesce(read)
+    sources["truncated"] = " or ".join(shown)
+    if len(said) == 1 and not finished:
+        return said[0]
+    # cut off where any record says so (a harness's own flag that tracks the context's end
+    # beside the API's finish reason "length": the API saw the cut); else not cut where one
+    # says not; else what a row the records say nothing about means; else unknown
+    cut = pl.any_horizontal([x.fill_null(False) for x in said])
+    not_cut = pl.any_horizontal([x.is_not_null() for x in said])
+    return (
+        pl.when(cut)
+        .then(pl.lit(True))
+        .otherwise(
+            pl.when(not_cut)
+            .then(pl.lit(False))
+            .otherwise(pl.coalesce(finished) if finished else pl.lit(None, dtype=pl.Boolean))
+        )
+    )
 
 
 def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:

@@ -1072,14 +1072,22 @@ def refuse_nothing_generated(part: _Part) -> None:
         return
     try:
         head = part.raw.head(REPLY_SAMPLE).select(g=plan.generated).collect()["g"]
-        if head.count() == 0 or head.any():
+        if head.any():
             return
-        full = part.raw.select(g=plan.generated.any(), n=plan.generated.count()).collect()
+        credited = ((plan.reward > 0) & ~plan.reward.is_nan()).any()
+        full = part.raw.select(
+            g=plan.generated.any(), n=plan.generated.count(), c=credited, rows=pl.len()
+        ).collect()
     except pl.exceptions.PolarsError:
         return
     if full["g"][0]:
         return
-    raise nothing_generated(int(full["n"][0]), plan, part.source.name)
+    replies = int(full["n"][0])
+    # a reply field null on every row is no reply saved, as an empty one is, where no row was
+    # given credit (a file that grades rows it kept no reply of has passes)
+    if replies == 0 and full["c"][0]:
+        return
+    raise nothing_generated(replies or int(full["rows"][0]), plan, part.source.name)
 
 
 def nothing_generated(replies: int, plan: Plan, file: str | None) -> InputError:

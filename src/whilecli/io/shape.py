@@ -608,7 +608,7 @@ def canonical_text(text: str) -> str:
     if text[:1] not in ("[", "{"):
         return text
     try:
-        value = jsonout.parse(text)
+        value = jsonout.parse(text, controls=True)
     except ValueError:  # not JSON, or nested past the guard: the text as it is
         return text
     value = _drop_nulls(value)
@@ -671,7 +671,7 @@ def _before_reply(text: str) -> str:
     if text[:1] != "[":
         return text
     try:
-        value = jsonout.parse(text)
+        value = jsonout.parse(text, controls=True)
     except ValueError:
         return text
     if not isinstance(value, list):

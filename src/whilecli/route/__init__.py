@@ -207,7 +207,7 @@ def run_route(
             raise UsageError(f"{flag} applies to rows; {what} are summaries, already read")
         from whilecli.route.summary import pool_from_summary
 
-        return pool_from_summary(files, pass_threshold=pass_threshold)
+        return pool_from_summary(files, pass_threshold=pass_threshold, missing=missing)
 
     student = pool_of(student_paths, "the rows") if by is None else None
     if teacher_paths:

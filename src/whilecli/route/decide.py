@@ -479,8 +479,7 @@ def _evidence(
             Evidence(3, what, split, split_share, "split share", per_task=share, unit="split tasks")
         )
     elif route == "off-policy":
-        n = pool.n_tasks
-        out.append(Evidence(6, f"rows of {checks._plural(n, 'task')}", n, None, ""))
+        out.append(_other_model_evidence(found["on_policy"].measured, pool))
     if route == "teacher" or (route == "single-rollout" and "opd" in plan):
         t = found["teacher"].measured
         shared = int(t.get("shared_tasks", 0))
@@ -508,6 +507,30 @@ def _evidence(
     elif route != "fix-reward" and found["teacher"].status is Status.FAIL:
         out.extend(_teacher_fails(found["teacher"].measured, pool, options))
     return out
+
+
+def _other_model_evidence(measured: dict[str, Any], pool: Pool) -> Evidence:
+    """What "another model wrote these rows" rests on: the share of the rows that name a model
+    that another model wrote, a Wilson interval over rows. SFT on the rows is the answer for
+    rows another model wrote; where that model wrote a minority (its share's 95% interval not
+    above a half: one stray row of 1600), the rest are the model's own and the verdict is
+    provisional, saying to route each model's rows apart (``--by model``)."""
+    naming = int(measured.get("rows_naming_a_model", 0) or 0)
+    mine_rate = measured.get("on_policy_share")
+    mine = round(mine_rate.value * naming) if isinstance(mine_rate, Rate) and mine_rate.value else 0
+    others = naming - mine
+    share = stats.wilson(others, naming, n_tasks=pool.n_tasks, unit="rows") if naming else None
+    short = None
+    if share is None or share.low is None or share.low <= 0.5 + stats.TOL:
+        short = (
+            f"another model wrote {others} of {naming} rows, not most of them (the rest are"
+            " the model's own): route each model's rows apart (--by model)"
+        )
+    what = f"{others} of {naming} rows from another model"
+    return Evidence(
+        6, what, pool.n_tasks, share, "other model's share", unit="rows", per_task=0.0,
+        short=short,
+    )  # fmt: skip
 
 
 def _teacher_cut_evidence(
@@ -747,6 +770,8 @@ def _thin(evidence: list[Evidence], options: RouteOptions) -> Thin:
                 need = max(need, clear)
         if ev.short is not None:
             thin.append(ev.short)
+            if ev.per_task <= 0 and ev.tasks >= options.firm_tasks and not crosses:
+                uncounted.append(f"more tasks do not change its {ev.label}")
         if ev.crossing_only:
             pass
         elif ev.tasks < options.firm_tasks:

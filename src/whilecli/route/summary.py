@@ -453,14 +453,19 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
 
 
 def pool_from_summary(
-    paths: Sequence[str | os.PathLike[str]], *, pass_threshold: float | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    pass_threshold: float | None = None,
+    missing: str = "skip",
 ) -> Pool:
     """The :class:`Pool` the route would build from the rows behind the summaries at ``paths``.
 
     ``source`` is a :class:`Rows` with an empty frame carrying the header's format, sources,
     threshold and notes, so the report prints what it prints for the rows. ``pass_threshold``
     (``--pass-threshold``) must match the header's; it sets the threshold of a header-less
-    summary.
+    summary. ``missing`` (``--missing``): ``fail`` is refused for summaries made with
+    ``skip`` (their counts left ungraded rows out); the summaries' own rule is what they
+    count, and the report's facts say it.
     """
     names = [str(p) for p in paths]
     frame, header = load_summaries(names)
@@ -469,6 +474,13 @@ def pool_from_summary(
         raise UsageError(
             f"--pass-threshold {pass_threshold:g}: the summaries were made at {threshold:g};"
             " summarise the rows again to change it"
+        )
+    made = {str(e.facts.get("missing")) for e in header.inputs if e.facts and "missing" in e.facts}
+    if missing == "fail" and made and made != {"fail"}:
+        # ungraded rows were left out of the counts: a summary cannot fail them afterwards
+        raise UsageError(
+            "--missing fail: the summaries were made with --missing skip (ungraded rows left"
+            " out of their counts); summarise the rows again with --missing fail"
         )
     explicit = header.threshold_explicit or (threshold is None and pass_threshold is not None)
     if threshold is None:
