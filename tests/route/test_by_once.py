@@ -271,7 +271,7 @@ def test_a_slice_read_once_keeps_its_own_facts(
             reply = "Error code: 429" if t == 0 and j < 2 else f"answer {t}.{j}"
             rows.append(
                 {"task_id": f"t{t}", "prompt": f"q{t}", "completion": reply, "model": "B"}
-                | {"reward": float(j < 2)}
+                | {"reward": float(j < 2 and reply.startswith("answer"))}  # errors graded 0
             )
     path = _write(tmp_path / "all.jsonl", rows, "jsonl")
     reads = Reads(monkeypatch)

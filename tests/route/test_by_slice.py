@@ -197,7 +197,8 @@ def test_a_slice_of_error_replies_is_refused_by_name(tmp_path: Path) -> None:
     for model, errors in (("m/A", 0), ("m/B", 3), ("m/C", 0)):
         for t in range(4):
             for j in range(2):
-                row = {"task_id": f"t{t}", "reward": float(j), "model": model}
+                row = {"task_id": f"t{t}", "reward": float(j and t >= errors), "model": model}
+                # an error reply is graded 0 (a reply the grader credits is a reply)
                 row["completion"] = "Error code: 429" if t < errors else f"answer {j}"
                 rows.append(row)
     path = _write(tmp_path / "all.jsonl", rows)

@@ -403,13 +403,14 @@ def _reply_fields(shape: Shape) -> list[str]:
     """Where the rows keep the model's reply, in the order a row's reply is looked for (the
     first that holds one on the row is its reply): the first of :data:`COMPLETION_ALIASES`
     the rows carry, the first of :data:`TEXT_REPLY_ALIASES` and :data:`API_REPLY_ALIASES`
-    that holds text, and a chat transcript (:data:`TRANSCRIPT_ALIASES`) that holds lists.
+    that holds text (null on every row, a ``response`` or ``output`` says nothing of what it
+    would hold), and a chat transcript (:data:`TRANSCRIPT_ALIASES`) that holds lists.
     Empty where they keep none."""
     texts = (*TEXT_REPLY_ALIASES, *API_REPLY_ALIASES)
     found = [
         next((a for a in COMPLETION_ALIASES if shape.has(a)), None),
         next(
-            (a for a in texts if _within(shape, a) and shape.kinds_at(a) <= {"string", "null"}),
+            (a for a in texts if _within(shape, a) and shape.kinds_at(a) - {"null"} == {"string"}),
             None,
         ),
         next((a for a in TRANSCRIPT_ALIASES if shape.kinds_at(a) - {"null"} == {"list"}), None),

@@ -116,7 +116,8 @@ def convert(events: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) 
             "task_id": trace["task"][0],
             "reward": None if chosen is None or error else scores.number(table.get(chosen)),
             "prompt": _text(trace["input"]),
-            "completion": _text(trace["output"]),
+            # a root that raised recorded an error instead of its output
+            "completion": None if error else _text(trace["output"]),
             "model": trace["model"][0] if trace["model"] else None,
             "error": error,
             "grader_model": judge,

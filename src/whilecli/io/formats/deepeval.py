@@ -56,7 +56,8 @@ def convert(doc: dict[str, Any]) -> Converted:
                     "task_id": case.get("name"),
                     "reward": None if failed else case.get("success"),
                     "prompt": _prompt(case),
-                    "completion": case.get("actualOutput"),
+                    # every metric errored: an error in place of the case's output
+                    "completion": None if failed else case.get("actualOutput"),
                     "model": model,
                     "grader_model": ", ".join(judges) or None,
                     "error": errors[0] if failed else None,

@@ -274,9 +274,12 @@ def _finish(outputs: Any) -> str | None:
 
 
 def _text(value: Any) -> str | None:
-    """Inputs or outputs as text: the one text value of a one-key object, else JSON."""
+    """Inputs or outputs as text: the one text value of a one-key object, else JSON; None for
+    an object that holds nothing (an errored run's ``{"output": null}``: no reply)."""
     if value is None or isinstance(value, str):
         return value
+    if isinstance(value, dict) and all(v in (None, "") for v in value.values()):
+        return None
     if isinstance(value, dict) and len(value) == 1:
         (only,) = value.values()
         if isinstance(only, str):
@@ -306,7 +309,8 @@ def _rows(read: list[dict[str, Any]], name: str, flat: bool) -> Converted:
             "task_id": trace["task"] or _digest(trace["inputs"]),
             "reward": None if chosen is None or error else scores.number(table.get(chosen)),
             "prompt": _text(trace["inputs"]),
-            "completion": _text(trace["outputs"]),
+            # a run that errored recorded an error instead of its outputs
+            "completion": None if error else _text(trace["outputs"]),
             "model": trace["model"],
             "error": error,
             "grader_model": judge if chosen in table else None,

@@ -121,6 +121,7 @@ def convert(rows: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) ->
         }
         if error.get("code") or error.get("message"):
             row["error"] = str(error.get("message") or error.get("code"))
+            row["completion"] = None  # the sample's error stands in place of its reply
         out.append(row)
         positions.append(place)
     if not cut_known:

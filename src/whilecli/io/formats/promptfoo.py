@@ -100,7 +100,8 @@ def _rows(results: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> Converted
             "task_id": task,
             "reward": None if errored else result.get("success"),
             "prompt": _prompt(prompt, result.get("vars")),
-            "completion": _text(response.get("output")),
+            # a call that failed recorded an error instead of its output
+            "completion": None if errored else _text(response.get("output")),
             "model": model if isinstance(model, str) else None,
             "error": (_text(result.get("error")) or "the call failed") if errored else None,
             "grader_model": _judged(as_dict(result.get("gradingResult"))),

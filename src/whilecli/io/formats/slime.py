@@ -245,9 +245,10 @@ def _row(sample: dict[str, Any], rollout: Any) -> dict[str, Any]:
     row["reward"] = _reward(sample.get("reward"))
     status = sample.get("status")
     row["truncated"] = {"truncated": True, "completed": False}.get(str(status))
+    row["completion"] = sample.get("response")
     if isinstance(status, str) and status in ERROR_STATUSES:
         row["error"] = f"status {status}"
-    row["completion"] = sample.get("response")
+        row["completion"] = None  # an aborted or failed sample's text is no reply
     versions = sample.get("weight_versions")
     if isinstance(versions, list) and versions:
         row["policy_version"] = str(versions[0])
