@@ -215,3 +215,25 @@ def test_two_dumps_of_no_shared_task_are_named_in_one_line(tmp_path: Path, comma
     out = result.output
     assert result.exit_code == 2 and out.count("\n") == 1, out
     assert f"{before} and {after} share no task id" in out
+
+
+@pytest.mark.parametrize("command", ["diff", "size"])
+def test_ids_whose_prompts_all_differ_are_said_to_be_other_tasks(
+    tmp_path: Path, command: str
+) -> None:
+    """Every id both dumps hold carries another prompt in the second: the refusal says so,
+    as route --teacher does ("shared ids carry other prompts"), not that no id is shared."""
+    rows = [
+        {"task_id": f"t{t}", "prompt": f"question {t}", "completion": "a", "reward": 1.0}
+        for t in range(4)
+    ]
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    before.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    other = [dict(r, prompt=r["prompt"].replace(" ", "  ")) for r in rows]
+    after.write_text("".join(json.dumps(r) + "\n" for r in other), encoding="utf-8")
+    args = [str(before), str(after)]
+    result = invoke(
+        command, *(args if command == "diff" else ["--before", *args[:1], "--after", *args[1:]])
+    )
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert "4 ids both hold carry other prompts" in result.output

@@ -117,9 +117,14 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     first, second = read_dump(before, **read), read_dump(after, **read)
     shared = share_tasks(first.pool, second.pool)
     if shared.tally.paired == 0:
-        raise InputError(
-            f"{before} and {after} share no task id: a paired comparison needs the same tasks"
+        apart = shared.tally.other_prompt
+        why = (
+            f"share no task: the {apart} ids both hold carry other prompts in {after}, so they"
+            " are not the same tasks"
+            if apart
+            else "share no task id"
         )
+        raise InputError(f"{before} and {after} {why}: a paired comparison needs the same tasks")
     notes = shared.notes("before")
     scales = reward_scales(first.pool, second.pool)  # as route --teacher finds it
     if scales is not None:
