@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from facts_reference import is_harness_error
+from rows_files import finding_kinds, route_rows, write_rows
 from whilecli.cli import app
 from whilecli.io import facts
-from whilecli.route import run_route
 from whilecli.route.model import Route
 
 MODEL = "Qwen/Qwen3-8B"
@@ -136,24 +136,14 @@ def pool(seed: int, tasks: int = 32, k: int = 8) -> list[Row]:
 
 
 def write(folder: Path, rows: list[Row], kind: str) -> Path:
-    path = folder / f"rows.{kind}"
-    if kind == "jsonl":
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    else:
-        keys = list(dict.fromkeys(k for r in rows for k in r))
-        table = [{k: r.get(k) for k in keys} for r in rows]
-        pl.DataFrame(table, infer_schema_length=None).write_parquet(path)
-    return path
+    return write_rows(folder, rows, kind)
 
 
 def route(path: Path) -> Route:
-    got = run_route(str(path), model=MODEL)
-    assert isinstance(got, Route)
-    return got
+    return route_rows(path, MODEL)
 
 
-def kinds(r: Route) -> list[str]:
-    return [f.kind for f in r.data_quality]
+kinds = finding_kinds
 
 
 def _errored(seed: int, share: float, encode: Callable[[Row], None]) -> list[Row]:

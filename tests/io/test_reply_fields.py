@@ -11,15 +11,13 @@ plain pool does; error texts there are errors.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 
-from whilecli.route import run_route
+from rows_files import finding_kinds, route_rows, write_rows
 from whilecli.route.model import Route
 
 MODEL = "Qwen/Qwen3-8B"
@@ -78,22 +76,14 @@ def pool(where: str, seed: int, greedy: bool, tasks: int = 40, k: int = 8) -> li
 
 
 def write(folder: Path, rows: list[Row], kind: str) -> Path:
-    path = folder / f"rows.{kind}"
-    if kind == "jsonl":
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    else:
-        pl.DataFrame(rows, infer_schema_length=None).write_parquet(path)
-    return path
+    return write_rows(folder, rows, kind)
 
 
 def route(path: Path) -> Route:
-    got = run_route(str(path), model=MODEL)
-    assert isinstance(got, Route)
-    return got
+    return route_rows(path, MODEL)
 
 
-def kinds(r: Route) -> list[str]:
-    return [f.kind for f in r.data_quality]
+kinds = finding_kinds
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
