@@ -92,6 +92,9 @@ ENCODINGS: dict[str, Callable[[Row], None]] = {
     "status-timeout": _set(status="timeout", completion=None),
     "is_error": _set(is_error=True, completion=""),
     "exception": _set(exception="openai.APITimeoutError: Request timed out.", completion=None),
+    # a non-null error records one whatever reply stands beside it (DESIGN section 1)
+    "error-beside-reply": _set(error="HTTP 503 Service Unavailable"),
+    "error-object-beside-reply": _set(error={"message": "sandbox crashed", "code": 500}),
     "error_message": _set(
         error_message="upstream connect error or disconnect/reset before headers",
         completion="",
@@ -109,7 +112,6 @@ ENCODINGS: dict[str, Callable[[Row], None]] = {
 #: The same fields beside the model's own reply: what a test runner said of the model's code
 #: (its graded failure), never the harness's error.
 BESIDE_A_REPLY: dict[str, Callable[[Row], None]] = {
-    "error": _set(error="Traceback (most recent call last):\nNameError: name 'x' is not defined"),
     "exception": _set(exception="TimeoutError: the model's code ran past 10 s"),
     "metadata.error": _set(metadata={"error": "AssertionError: expected 4, got 5"}),
     "is_error": _set(is_error=True),

@@ -491,3 +491,29 @@ def test_another_models_rows_are_a_firm_sft_only_where_it_wrote_most(
     assert got.provisional == (share.low is None or share.low <= 0.5), (others, got.headline)
     if got.provisional:
         assert "--by model" in (got.provisional_why or "")
+
+
+@pytest.mark.parametrize("second", ["meta-llama/Llama-3.1-8B", "qwen/qwen3-8b", None])
+@pytest.mark.parametrize("model_given", [False, True])
+def test_rows_of_two_models_without_model_leave_the_band_provisional(
+    tmp_path: Path, second: str | None, model_given: bool
+) -> None:
+    """Two evaluations of one benchmark pooled, one row per task each: every "split" task is
+    one model passing where the other fails, no group of one policy's draws. Without --model
+    the verdict is provisional with the finding; the same model spelled another way, or
+    --model, is not that."""
+    rows = []
+    for t in range(200):
+        rows.append({"task_id": f"t{t}", "completion": f"a{t}", "reward": 1.0, "model": MODEL})
+        other = second if second is not None else MODEL
+        rows.append(
+            {"task_id": f"t{t}", "completion": f"b{t}", "reward": float(t % 2), "model": other}
+        )
+    got = run_route(write(tmp_path, "two.jsonl", rows), model=MODEL if model_given else None)
+    assert isinstance(got, Route)
+    several = "several_models" in kinds(got)
+    assert several == (not model_given and second == "meta-llama/Llama-3.1-8B"), kinds(got)
+    if several:
+        assert got.provisional and "--by model" in (got.provisional_why or "") + str(
+            [f.moves for f in got.data_quality]
+        )

@@ -328,15 +328,15 @@ def is_harness_error(text: str | None) -> bool:
 
 
 def reply(row: dict[str, Any]) -> str:
-    """An error is what a harness recorded instead of a reply: a finish reason ``error``
-    whatever is beside it; an ``error`` field only where the row holds no reply; a reply that
-    is a harness error message only where the grader gave it no credit."""
+    """An error is what a harness recorded instead of a reply: a finish reason ``error`` or a
+    non-null ``error`` field whatever is beside it; a reply that is a harness error message
+    only where the grader gave it no credit."""
     text = row.get("completion")
     empty = text is None or text.strip() in ("", "[]", '""', "{}", "null")
     if str(row.get("finish_reason")).lower() == "error":
         return "error"
     error = row.get("error")
-    if empty and error is not None and str(error).strip() != "":
+    if error is not None and str(error).strip() != "":  # whatever stands beside it
         return "error"
     reward = row.get("reward")
     credited = isinstance(reward, (int, float)) and reward > 0  # True is 1

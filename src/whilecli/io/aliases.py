@@ -150,6 +150,8 @@ MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: inspect_ai samples, OpenAI batch output lines, Braintrust and LangSmith runs, many
 #: harnesses; ``exception``: W&B Weave calls; ``metadata.error``: harnesses that file it
 #: with the row's metadata; ``response.error``: an OpenAI Responses API object saved whole.
+#: ``error`` (first) records one whatever stands beside it (DESIGN section 1); the others
+#: only where the row holds no reply (:func:`whilecli.io.facts.reply_state`).
 ERROR_ALIASES: tuple[str, ...] = ("error", "exception", "metadata.error", "response.error")
 #: Messages that record an error only where they are a harness error message (the matcher a
 #: reply's text meets): NeMo-Skills writes ``error_message`` for its code sandbox's result

@@ -434,14 +434,20 @@ def _within(shape: Shape, dotted: str) -> bool:
 
 
 #: Where an error is recorded, by how much a reply beside it outweighs it (DESIGN section 1:
-#: an error is recorded "instead of a reply"). A finish reason ``error`` or ``abort`` and a
-#: status ``aborted`` or ``cancelled`` record an error whatever text the request left.
-_ALWAYS = ((STATUS_ALIASES, "status"), (REASON_ALIASES, "reason"))
-#: An error field, an error message, an error flag: an error where the row holds no reply, or
-#: where the rows keep no reply at all; beside the model's reply it is what a test runner said
-#: of the model's code (``error: "NameError: ..."``), its graded failure.
+#: an error is recorded "instead of a reply"). A non-null ``error`` (inspect samples, many
+#: harnesses: DESIGN names it), a finish reason ``error`` or ``abort`` and a status
+#: ``aborted`` or ``cancelled`` record an error whatever text the request left.
+_ALWAYS = (
+    (ERROR_ALIASES[:1], "field"),
+    (STATUS_ALIASES, "status"),
+    (REASON_ALIASES, "reason"),
+)
+#: The other error fields (``exception``, ``metadata.error``, ...), an error message, an error
+#: flag: an error where the row holds no reply, or where the rows keep no reply at all; beside
+#: the model's reply it is what a code runner said of the model's code (``exception:
+#: "NameError: ..."``), its graded failure.
 _UNLESS_REPLIED = (
-    (ERROR_ALIASES, "field"),
+    (ERROR_ALIASES[1:], "field"),
     (ERROR_TEXT_ALIASES, "message"),
     (ERROR_FLAG_ALIASES, "flag"),
 )

@@ -668,6 +668,11 @@ def expand_paths(
             resolved = resolve(source, explicit, convert_lines, input_format)
         if resolved is not None:
             sources.append(resolved)
+        elif not explicit and notes is not None:
+            notes.append(
+                f"{source.name}: left out, no rows (another tool's sidecar, or a run's"
+                " settings or state)"
+            )
     if not sources:
         raise InputError("no row file: every file given is another tool's sidecar", file=paths[0])
     return sources
@@ -894,7 +899,10 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         row = parse_line(source, first[0], first[1])
     except InputError:
         return source
-    if second is None and (document.is_sidecar(row) or _holds_rows(row) or not _row_like(row)):
+    flat_setting = not explicit and not _keyed_or_graded(row)  # a run's settings, or a document
+    if second is None and (
+        flat_setting or document.is_sidecar(row) or _holds_rows(row) or not _row_like(row)
+    ):
         # one object on one line is the one JSON document it is: rows when it holds a list
         # of them, else refused as a document, unless it reads as a row itself
         return _document(source, explicit)
@@ -959,6 +967,10 @@ def _document(source: Source, explicit: bool) -> Source | None:
         if explicit:
             raise InputError(side.refusal(), file=source.name) from None
         return None
+    except document.NotRows:
+        if explicit:
+            raise
+        return None  # a run's config or state beside its rows
 
 
 def _holds_rows(row: dict[str, Any]) -> bool:
@@ -970,6 +982,15 @@ def _holds_rows(row: dict[str, Any]) -> bool:
         isinstance(row.get(k), list) and row[k] and all(isinstance(x, dict) for x in row[k])
         for k in document.SAMPLE_KEYS[:1]
     )
+
+
+def _keyed_or_graded(row: dict[str, Any]) -> bool:
+    """Whether one object carries a grade or a task id under a name the reader knows."""
+    from whilecli.io.aliases import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
+
+    keys = {*REWARD_ALIASES, REWARD_PARTS, "scores", "sample_score", "choices"}
+    keys |= {alias.split(".")[0] for alias in TASK_ALIASES}
+    return any(key in row for key in keys)
 
 
 def _row_like(row: dict[str, Any]) -> bool:

@@ -1040,7 +1040,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         tok.measured.get("student_vocab"),
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
-    findings = quality.findings(pool, found)  # what the rows mean comes first
+    findings = quality.findings(pool, found, model_given=options.model is not None)
     warnings: list[str] = []
     claimed = _claimed(route, plan, ordered)
     for check in ordered:  # a check below the decision, or one the verdict does not rest

@@ -29,7 +29,9 @@ from typing import Any
 from whilecli.route.model import CheckResult, Finding, Pool
 
 #: Findings that leave the verdict provisional, whatever the task count.
-PROVISIONAL_KINDS = ("repeated_draws", "graded_apart", "cut_partial", "teacher_scale")
+PROVISIONAL_KINDS = (
+    *("repeated_draws", "graded_apart", "several_models", "cut_partial", "teacher_scale"),
+)
 
 
 def _rows(n: int) -> str:
@@ -56,10 +58,13 @@ def full(pool: Pool, name: str) -> bool | None:
     return pool.rows > 0 and have >= pool.rows
 
 
-def findings(pool: Pool, found: dict[str, CheckResult]) -> list[Finding]:
-    """What reading found, in the order the report lists it."""
+def findings(pool: Pool, found: dict[str, CheckResult], model_given: bool = True) -> list[Finding]:
+    """What reading found, in the order the report lists it (``model_given``: ``--model``
+    was passed, so check 6 says whose rows are whose)."""
     facts = pool.source.facts
     out: list[Finding] = []
+    if not model_given:
+        out += _several_models(pool)
     if facts.errors:
         out.append(
             Finding(
@@ -129,6 +134,28 @@ def findings(pool: Pool, found: dict[str, CheckResult]) -> list[Finding]:
         )
     out += _teacher(found.get("teacher"))
     return out
+
+
+def _several_models(pool: Pool) -> list[Finding]:
+    """Rows of two or more models and no ``--model``: a task's rows are then draws of several
+    policies, and what splits a task may be one model passing where another fails (two
+    evaluations of one benchmark pooled), no group of one policy's draws."""
+    from whilecli.route.identity import model_key
+
+    named = {m: c for m, c in pool.models.items() if m is not None}
+    keys = sorted({model_key(m) for m in named})
+    if len(keys) < 2:
+        return []
+    shown = ", ".join(sorted(named)[:3]) + (", ..." if len(named) > 3 else "")
+    return [
+        Finding(
+            "several_models",
+            len(keys),
+            f"the rows name {len(keys)} models ({shown}) and no --model says which is trained",
+            "a task's rows may be draws of several models, whose passes and fails split it:"
+            " the verdict is provisional; pass --model M, or route each apart (--by model)",
+        )
+    ]
 
 
 def _coverage(pool: Pool) -> list[Finding]:

@@ -72,6 +72,11 @@ class Sidecar(Exception):
         return f"{self}, not rows: pass the rows file"
 
 
+class NotRows(InputError):
+    """One JSON document that holds no rows and is no known tool's file (a trainer's
+    ``config.json``, ``trainer_state.json``): refused when named, left out of a folder."""
+
+
 class Summary(Sidecar):
     """The file sums an evaluation up and holds no per-sample grade (the message says what)."""
 
@@ -256,7 +261,7 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
     if keyed is not None:
         return opencompass.named(keyed, path)
     _refuse_row_list(doc, name)
-    raise InputError(
+    raise NotRows(
         f"this is one JSON document, not JSON Lines: {describe(doc)}, and no list of row objects"
         f" (looked for an array of objects, or an object with {', '.join(SAMPLE_KEYS[:3])})",
         file=name,
