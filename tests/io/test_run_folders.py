@@ -56,7 +56,7 @@ def test_a_runs_settings_beside_its_rows_are_left_out_with_a_note(
         path.write_text(json.dumps(SETTINGS[name], indent=2), encoding="utf-8")
     read = read_rows([str(folder)])
     assert read.frame.collect().height == alone.frame.collect().height == 80
-    left = [n for n in read.notes if "left out, no rows" in n]
+    left = [n for n in read.notes if "not read as rows" in n]
     assert len(left) == len(names), read.notes
 
 

@@ -670,8 +670,8 @@ def expand_paths(
             sources.append(resolved)
         elif not explicit and notes is not None:
             notes.append(
-                f"{source.name}: left out, no rows (another tool's sidecar, or a run's"
-                " settings or state)"
+                f"{source.name}: not rows (another tool's sidecar, or a run's settings or"
+                " state), not read as rows"
             )
     if not sources:
         raise InputError("no row file: every file given is another tool's sidecar", file=paths[0])
