@@ -517,3 +517,24 @@ def test_rows_of_two_models_without_model_leave_the_band_provisional(
         assert got.provisional and "--by model" in (got.provisional_why or "") + str(
             [f.moves for f in got.data_quality]
         )
+
+
+@pytest.mark.parametrize("reward", [0.0, 1.0, None])
+@pytest.mark.parametrize("tasks", [40, 1000])
+def test_one_rollout_per_task_with_one_reward_everywhere_is_provisional(
+    tmp_path: Path, reward: float | None, tasks: int
+) -> None:
+    """At k = 1 the single-rollout family's advantage is the reward less a batch baseline:
+    every reply failing (or passing) leaves it 0 everywhere, whatever the task count, so the
+    verdict is provisional and says to measure the band; rewards that differ are firm from 30
+    tasks, as before."""
+    rows = [
+        {"task_id": f"t{t}", "completion": f"a{t}", "truncated": False, "model": MODEL}
+        | {"reward": float(t % 3 == 0) if reward is None else reward}
+        for t in range(tasks)
+    ]
+    got = run_route(write(tmp_path, "single.jsonl", rows), model=MODEL)
+    assert isinstance(got, Route) and got.route == "single-rollout"
+    assert got.provisional == (reward is not None), got.provisional_why
+    if reward is not None:
+        assert "advantage 0" in (got.provisional_why or "")

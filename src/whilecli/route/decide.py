@@ -441,7 +441,27 @@ def _evidence(
             out.append(_cut_off_evidence(pool, rows, options))
     if route == "single-rollout":
         n = pool.n_tasks
-        out.append(Evidence(2, checks._plural(n, "single task"), n, None, "", unit="single tasks"))
+        passes = int(pool.tasks["passes"].sum()) if n else 0
+        rows = int(pool.tasks["n"].sum()) if n else 0
+        short = None
+        if rows and passes in (0, rows):  # one reward on every reply: no advantage to learn
+            every = "fails" if passes == 0 else "passes"
+            short = (
+                f"every reply {every}: a baseline from the batch (or a running mean) leaves every"
+                " advantage 0; measure the band at k >= 4 before choosing"
+            )
+        out.append(
+            Evidence(
+                2,
+                checks._plural(n, "single task"),
+                n,
+                None,
+                "",
+                unit="single tasks",
+                short=short,
+                per_task=0.0 if short else 1.0,
+            )  # fmt: skip
+        )
     elif route == "floor":
         what = f"{checks._plural(grouped, 'grouped task')} all at 0"
         floor_share = band.get("floor_share")
@@ -771,7 +791,7 @@ def _thin(evidence: list[Evidence], options: RouteOptions) -> Thin:
         if ev.short is not None:
             thin.append(ev.short)
             if ev.per_task <= 0 and ev.tasks >= options.firm_tasks and not crosses:
-                uncounted.append(f"more tasks do not change its {ev.label}")
+                uncounted.append(f"more tasks do not change its {ev.label or 'rewards'}")
         if ev.crossing_only:
             pass
         elif ev.tasks < options.firm_tasks:
