@@ -332,8 +332,9 @@ def reply_of(fields: Sequence[tuple[pl.Expr, bool, bool]]) -> Reply | None:
     return Reply(texts[0] if len(texts) == 1 else pl.coalesce(texts), turns)
 
 
-def _turns(text: str) -> list[Any] | None:
-    """A chat list written as JSON text, or None where the text is no list."""
+def chat_list(text: str) -> list[Any] | None:
+    """A chat list written as JSON text (control characters raw inside its strings read as
+    themselves), or None where the text is no list."""
     if text[:1] != "[":
         return None
     try:
@@ -350,7 +351,7 @@ def _assistant(turn: Any) -> bool:
 def reply_turns(text: str) -> str | None:
     """A chat transcript's reply: its turns from the first assistant turn on, as JSON; None
     where it has no assistant turn (or is no list)."""
-    turns = _turns(text)
+    turns = chat_list(text)
     if turns is None:
         return None
     first = next((i for i, turn in enumerate(turns) if _assistant(turn)), None)
@@ -364,7 +365,7 @@ def last_assistant_text(text: str) -> str | None:
     text of its parts, one after another); the text itself where it is no chat list. None
     where the model spoke in no turn or in several: an agent whose last turn reports a tool's
     ``Error: 503`` was answered by the harness, which did not fail."""
-    turns = _turns(text)
+    turns = chat_list(text)
     if turns is None:
         return text
     spoken = [turn for turn in turns if _assistant(turn)]

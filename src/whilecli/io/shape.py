@@ -668,13 +668,8 @@ def _drop_nulls(value: Any) -> Any:
 
 def _before_reply(text: str) -> str:
     """A message list cut before its first assistant turn (a transcript's prompt)."""
-    if text[:1] != "[":
-        return text
-    try:
-        value = jsonout.parse(text, controls=True)
-    except ValueError:
-        return text
-    if not isinstance(value, list):
+    value = facts.chat_list(text)
+    if value is None:
         return text
     from whilecli.io.formats import first_assistant_cut
 

@@ -997,11 +997,7 @@ def _row_like(row: dict[str, Any]) -> bool:
     """Whether one object reads as a row of its own (a one-row file): it carries a grade or a
     task id, or it is flat (scalars only, as a table's row); an object of nested values with
     neither is a document."""
-    from whilecli.io.aliases import REWARD_ALIASES, REWARD_PARTS, TASK_ALIASES
-
-    keys = {*REWARD_ALIASES, REWARD_PARTS, "scores", "sample_score", "choices"}
-    keys |= {alias.split(".")[0] for alias in TASK_ALIASES}
-    if any(key in row for key in keys):
+    if _keyed_or_graded(row):
         return True
     return not any(isinstance(value, (dict, list)) for value in row.values())
 
