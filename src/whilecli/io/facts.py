@@ -228,6 +228,12 @@ def passed(reward: pl.Expr, threshold: float) -> pl.Expr:
     return reward >= threshold - PASS_TOLERANCE
 
 
+def credited(reward: pl.Expr) -> pl.Expr:
+    """True where the grader gave the row credit: a reward above 0 (NaN, which polars orders
+    above every number, is none)."""
+    return (reward > 0) & ~reward.is_nan()
+
+
 def graded(reward: pl.Expr, mapped_passed: pl.Expr | None = None) -> pl.Expr:
     """True where the row carries a grade: a reward that is neither null nor NaN (or, with
     ``--map passed=COLUMN``, a pass/fail value)."""

@@ -358,7 +358,7 @@ def build_plan(
         always=_recorded_error(shape, leaves, _ALWAYS),
         unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED),
         beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
-        credited=(reward > 0) & ~reward.is_nan(),  # polars orders NaN above every number
+        credited=facts.credited(reward),
     )
     slice_expr = None
     if by is not None:

@@ -1074,7 +1074,7 @@ def refuse_nothing_generated(part: _Part) -> None:
         head = part.raw.head(REPLY_SAMPLE).select(g=plan.generated).collect()["g"]
         if head.any():
             return
-        credited = ((plan.reward > 0) & ~plan.reward.is_nan()).any()
+        credited = facts.credited(plan.reward).any()
         full = part.raw.select(
             g=plan.generated.any(), n=plan.generated.count(), c=credited, rows=pl.len()
         ).collect()
