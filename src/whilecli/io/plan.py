@@ -37,6 +37,7 @@ from whilecli.io.aliases import (
     TRANSCRIPT_ALIASES,
     VERSION_ALIASES,
 )
+from whilecli.io.columns import LIST_ALIASES
 from whilecli.io.formats import lighteval
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
@@ -369,6 +370,7 @@ def build_plan(
         slice_expr = leaves.text(by)
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
+    agree = _token_lists_agree(shape, leaves)
     return Plan(
         format=fmt,
         task_id=task,
@@ -382,8 +384,8 @@ def build_plan(
         fields=fields,
         leaves=leaves,
         row_filter=row_filter,
-        has_logprobs=None if lp is None else leaves.nonempty(lp),
-        has_values=None if vals is None else leaves.nonempty(vals),
+        has_logprobs=None if lp is None else leaves.nonempty(lp) & agree,
+        has_values=None if vals is None else leaves.nonempty(vals) & agree,
         generated=None if said is None else ~facts.empty_reply(said),
         completion_field=completion,
         notes=notes,
@@ -462,6 +464,25 @@ _HOLDS = {
     "flag": facts.error_flag,
     "unreplied": facts.no_reply_status,
 }
+
+
+def _token_lists_agree(shape: Shape, leaves: Leaves) -> pl.Expr:
+    """True where the row's per-token lists (those the update reads, :data:`LIST_ALIASES`) are
+    of one length (empty lists aside): a row whose critic values or log-probs do not line up with its other lists
+    carries no token the update can use, and ``whilecli update`` refuses it at that row."""
+    found = (
+        next((a for a in aliases if "list" in shape.kinds_at(a)), None)
+        for aliases in LIST_ALIASES.values()
+    )
+    lengths = [_nonzero(leaves.list_len(alias)) for alias in found if alias is not None]
+    if len(lengths) < 2:
+        return pl.lit(True)
+    return (pl.max_horizontal(lengths) == pl.min_horizontal(lengths)).fill_null(True)
+
+
+def _nonzero(length: pl.Expr) -> pl.Expr:
+    """An empty list is a field the row does not carry (:meth:`Leaves.nonempty`)."""
+    return pl.when(length > 0).then(length)
 
 
 def _recorded_error(

@@ -401,6 +401,21 @@ class Leaves:
             return pl.lit(False)
         return (_chain(split_path(dotted)).list.len() > 0).fill_null(False)
 
+    def list_len(self, dotted: str) -> pl.Expr:
+        """The length of the list at ``dotted``; null where the row holds none, or where a
+        JSON Lines row's list is not a flat list of numbers (its text is not parsed here)."""
+        if self.schema is None:
+            text = self.expr(dotted, pl.String).str.strip_chars()
+            flat = text.str.starts_with("[") & text.str.ends_with("]")
+            flat = flat & (text.str.count_matches(r"[\[\]{}\"]") == 2)
+            inner = text.str.strip_prefix("[").str.strip_suffix("]").str.strip_chars()
+            count = pl.when(inner == "").then(0).otherwise(inner.str.count_matches(",") + 1)
+            return pl.when(flat).then(count.cast(pl.Int64))
+        found = _dtype_at(self.schema, split_path(dotted))
+        if not isinstance(found, (pl.List, pl.Array)):
+            return pl.lit(None, dtype=pl.Int64)
+        return _chain(split_path(dotted)).list.len().cast(pl.Int64)
+
     def reachable(self, dotted: str) -> bool:
         """Whether a Parquet file has this path (a JSONL scan reads any declared leaf)."""
         if self.schema is None:

@@ -182,7 +182,11 @@ def _coverage(pool: Pool) -> list[Finding]:
             )
         )
     for name, moves in (
-        ("values", "SAO and BPCO need critic values on every row: not ok for these rows"),
+        (
+            "values",
+            "SAO and BPCO need critic values on every row, one per token (a row whose"
+            " per-token lists differ in length carries none): not ok for these rows",
+        ),
         ("logprobs", "staleness can be corrected only on the rows that carry them"),
     ):
         have = coverage(pool, name)
