@@ -211,7 +211,10 @@ def test_a_teacher_of_the_same_ids_but_other_prompts_does_not_cover(
     assert cleared.route == "teacher"
     t = next(c for c in moved.checks if c.key == "teacher")
     assert t.status is Status.FAIL and t.measured["shared_tasks"] == 0
-    assert moved.route != "teacher" and "teacher_prompts" in kinds(moved)
+    # whether the two prompts are one question in two wrappings is not read from the rows:
+    # where they decide the coverage, the teacher's failure is not firm
+    assert moved.route != "teacher" and "teacher_prompts_decide" in kinds(moved)
+    assert moved.provisional
 
 
 @pytest.mark.parametrize(

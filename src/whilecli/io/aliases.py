@@ -7,6 +7,7 @@ id. Dotted names are fields of a struct column (``task.key`` is ``{"task": {"key
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 
 from whilecli.errors import UsageError
@@ -207,10 +208,47 @@ def word(text: str) -> str:
     return trimmed.lower() if trimmed.isascii() else trimmed
 
 
-def cut_reason(reason: object) -> bool:
-    """Whether a finish / stop reason says the reply was cut off (:data:`CUT_REASONS`), its
-    text read by :func:`word`."""
-    return isinstance(reason, str) and word(reason) in CUT_REASONS
+#: A finish / stop reason that names a limit the reply ran into, in the words no list
+#: spells out (``exceeded_max_length``, ``FINISH_REASON_MAX_TOKENS``, ``max_turns``,
+#: ``token_limit``, ``context_window_exceeded``): cut off.
+CUT_WORDS = (
+    r"length|max_?(?:new_?|output_?|total_?)?tokens?|tokens?_?limit|truncat|context_?(?:length|window)"
+    r"|max_?(?:turns?|steps?|iterations?)|exceed"
+)
+#: Finish / stop reasons that say the reply ended on its own, as OpenAI, Anthropic, Gemini,
+#: vLLM, SGLang, TGI and Ollama write them: not cut off. A reason in neither list is not
+#: known (a tool's own word says nothing about the cap), never read as "not cut".
+FINISHED_REASONS = frozenset(
+    {"stop", "stopped", "eos", "eos_token", "stop_sequence", "stop_token", "end_turn"}
+    | {"end_of_turn", "tool_calls", "tool_call", "tool_use", "function_call", "content_filter"}
+    | {"safety", "recitation", "refusal", "pause_turn", "blocklist", "prohibited_content"}
+    | {"spii", "malformed_function_call", "finish_reason_stop", "completed", "complete"}
+    | {"finished", "done", "end", "natural", "matched", "load", "unload", "abort", "error"}
+)
+_CUT_WORDS = re.compile(CUT_WORDS)
+
+
+def reason_text(reason: object) -> str | None:
+    """A finish / stop reason as one word: a string as :func:`word` reads it; SGLang's
+    ``{"type": "length", "length": 4096}`` its ``type``; a list of reasons its first."""
+    if isinstance(reason, dict):
+        reason = reason.get("type")
+    elif isinstance(reason, list):
+        reason = reason[0] if reason else None
+    return word(reason) if isinstance(reason, str) else None
+
+
+def cut_reason(reason: object) -> bool | None:
+    """Whether a finish / stop reason says the reply was cut off: true for a cut-off reason
+    (:data:`CUT_REASONS`, or a word naming a limit, :data:`CUT_WORDS`), false for one that
+    says it ended on its own (:data:`FINISHED_REASONS`), None where it says neither (no
+    reason, a number, a tool's own word)."""
+    text = reason_text(reason)
+    if text is None:
+        return None
+    if text in CUT_REASONS or _CUT_WORDS.search(text):
+        return True
+    return False if text in FINISHED_REASONS else None
 
 
 #: A truncation flag written as text (``"true"``, ``"False"``, ``"1"``): its words, any case.
@@ -224,6 +262,14 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("is_truncated", None),
     ("finish_reason", CUT_REASONS),
     ("stop_reason", CUT_REASONS),
+    ("choices[0].finish_reason", CUT_REASONS),  # an OpenAI chat / text completion
+    ("outputs[0].finish_reason", CUT_REASONS),  # a vLLM RequestOutput
+    ("meta_info.finish_reason", CUT_REASONS),  # SGLang
+    ("output.finish_reason", CUT_REASONS),
+    ("metadata.finish_reason", CUT_REASONS),
+    ("done_reason", CUT_REASONS),  # Ollama
+    ("response.finish_reason", CUT_REASONS),
+    ("incomplete_details.reason", CUT_REASONS),  # an OpenAI Responses API response
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     (
         "stop_condition",
@@ -247,6 +293,17 @@ MASK_ALIASES: tuple[str, ...] = ("action_mask", "loss_mask", "completion_mask", 
 #: Per-token log-probs under the reference policy (the β KL) and under a teacher (OPD).
 REF_LOGPROB_ALIASES: tuple[str, ...] = ("ref_logprobs",)
 TEACHER_LOGPROB_ALIASES: tuple[str, ...] = ("teacher_logprobs",)
+#: The sampler's log-probs: the alias table's log-prob columns other than the policy's own.
+_BEHAVIOR_ALIASES = tuple(a for a in LOGPROB_ALIASES if a != "logprobs")
+#: Per-token list fields (the update's batch) and the columns that carry them, first match wins.
+TOKEN_LIST_ALIASES: dict[str, tuple[str, ...]] = {
+    "logprobs": ("logprobs",),
+    "behavior_logprobs": _BEHAVIOR_ALIASES,
+    "action_mask": MASK_ALIASES,
+    "values": VALUE_ALIASES,
+    "ref_logprobs": REF_LOGPROB_ALIASES,
+    "teacher_logprobs": TEACHER_LOGPROB_ALIASES,
+}
 
 
 def parse_field_map(items: Sequence[str], known: Collection[str]) -> dict[str, str]:

@@ -18,29 +18,16 @@ import numpy as np
 
 from whilecli.errors import InputError
 from whilecli.io.aliases import (
-    LOGPROB_ALIASES,
-    MASK_ALIASES,
-    REF_LOGPROB_ALIASES,
     REWARD_ALIASES,
     REWARD_PARTS,
     TASK_ALIASES,
-    TEACHER_LOGPROB_ALIASES,
-    VALUE_ALIASES,
+    TOKEN_LIST_ALIASES,
     parse_field_map,
 )
 from whilecli.io.words import flag_text, grade_text
 
-#: The sampler's log-probs: the alias table's log-prob columns other than the policy's own.
-_BEHAVIOR_ALIASES = tuple(a for a in LOGPROB_ALIASES if a != "logprobs")
 #: Per-token list fields and the columns that carry them, first match wins.
-LIST_ALIASES: dict[str, tuple[str, ...]] = {
-    "logprobs": ("logprobs",),
-    "behavior_logprobs": _BEHAVIOR_ALIASES,
-    "action_mask": MASK_ALIASES,
-    "values": VALUE_ALIASES,
-    "ref_logprobs": REF_LOGPROB_ALIASES,
-    "teacher_logprobs": TEACHER_LOGPROB_ALIASES,
-}
+LIST_ALIASES = TOKEN_LIST_ALIASES
 #: Scalar fields and their columns, first match wins. ``task`` alone is a label, never an id.
 SCALAR_ALIASES: dict[str, tuple[str, ...]] = {
     "reward": REWARD_ALIASES,

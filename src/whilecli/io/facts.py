@@ -46,8 +46,11 @@ import polars as pl
 from whilecli import jsonout, knobs
 from whilecli.errors import InputError, MostlyErrorReplies
 from whilecli.io.aliases import (
+    CUT_REASONS,
+    CUT_WORDS,
     ERROR_REASONS,
     ERROR_STATUSES,
+    FINISHED_REASONS,
     FLAG_TRUE,
     NO_ERROR_TEXTS,
     NO_REPLY_STATUSES,
@@ -157,6 +160,11 @@ ERROR_SHAPE = (
 # --- values written as text (the rule: :mod:`whilecli.io.words`) ------------------------
 
 
+def lower_word(text: pl.Expr) -> pl.Expr:
+    """A text column's words as every reader compares them (:func:`whilecli.io.aliases.word`)."""
+    return _lower(text)
+
+
 def _lower(text: pl.Expr) -> pl.Expr:
     word = text.str.strip_chars(BLANKS)
     ascii_only = word.str.contains(r"^[\x00-\x7f]*$")
@@ -207,15 +215,35 @@ def flag_of_text(text: pl.Expr) -> pl.Expr:
     return pl.coalesce(value, _refused(text, ~known.fill_null(True), pl.Boolean))
 
 
-def cut_of_reason(text: pl.Expr, cut: frozenset[str]) -> pl.Expr:
+def cut_of_reason(text: pl.Expr, cut: frozenset[str] | None = None) -> pl.Expr:
     """A finish / stop reason over a text column, its text read as every reader reads a word
-    (:func:`whilecli.io.aliases.word`: ``" Length\\n"`` is ``length``): true where it is one
-    of ``cut``, false where it is another reason, null where none is written (null, or a
-    missing value's text: :data:`~whilecli.io.words.NO_VALUE`) or where the reason is a number
-    (Gemini's ``FinishReason`` written as its code, 2 for ``MAX_TOKENS``: no word to read)."""
-    low = _lower(text)
+    (:func:`whilecli.io.aliases.word`: ``" Length\\n"`` is ``length``; SGLang's
+    ``{"type": "length", ...}`` its type, a list its first reason), as
+    :func:`whilecli.io.aliases.cut_reason` reads one: true for a cut-off reason, false for one
+    that ended on its own, null for any other word, where none is written (null, or a missing
+    value's text: :data:`~whilecli.io.words.NO_VALUE`) or where the reason is a number
+    (Gemini's ``FinishReason`` written as its code, 2 for ``MAX_TOKENS``: no word to read).
+    ``cut``: a field whose every value is known (a harness's ``stop_condition``): true where
+    one of ``cut``, false where another."""
+    raw = text.str.strip_chars(BLANKS)
+    one = (
+        pl.when(raw.str.starts_with("{"))
+        .then(raw.str.extract(r'"type"\s*:\s*"([^"]*)"'))
+        .when(raw.str.starts_with("["))
+        .then(raw.str.extract(r'^\[\s*"([^"]*)"'))
+        .otherwise(raw)
+    )
+    low = _lower(one)
     said = ~low.is_in(sorted(NO_VALUE)) & ~low.str.contains(r"^[+-]?\d+(?:\.\d*)?$")
-    return pl.when(said).then(low.is_in(sorted(cut)))
+    if cut is not None:
+        return pl.when(said).then(low.is_in(sorted(cut)))
+    is_cut = low.is_in(sorted(CUT_REASONS)) | low.str.contains(CUT_WORDS)
+    return (
+        pl.when(said & is_cut)
+        .then(pl.lit(True))
+        .when(said & low.is_in(sorted(FINISHED_REASONS)))
+        .then(pl.lit(False))
+    )
 
 
 def bad_flag_text(text: pl.Expr) -> pl.Expr:

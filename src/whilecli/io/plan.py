@@ -34,10 +34,10 @@ from whilecli.io.aliases import (
     SAMPLE_REPLY_LISTS,
     STATUS_ALIASES,
     TEXT_REPLY_ALIASES,
+    TOKEN_LIST_ALIASES,
     TRANSCRIPT_ALIASES,
     VERSION_ALIASES,
 )
-from whilecli.io.columns import LIST_ALIASES
 from whilecli.io.formats import lighteval
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
@@ -69,9 +69,6 @@ TRACE_STOPS = frozenset(
     {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}
     | {"compaction_failed", "context_length"}
 )
-#: Values of a mapped string truncation column that mean "cut off": a cut-off finish / stop
-#: reason, or a stop condition at a limit.
-CUT_OFF = CUT_REASONS | {"max_turns"}
 #: Columns a TRL completion table carries that are not reward functions.
 TRL_NOT_REWARDS = frozenset({"step", "advantage", "prompt", "completion", "mode", "image"})
 
@@ -467,12 +464,12 @@ _HOLDS = {
 
 
 def _token_lists_agree(shape: Shape, leaves: Leaves) -> pl.Expr:
-    """True where the row's per-token lists (those the update reads, :data:`LIST_ALIASES`) are
+    """True where the row's per-token lists (those the update reads, :data:`TOKEN_LIST_ALIASES`) are
     of one length (empty lists aside): a row whose critic values or log-probs do not line up with its other lists
     carries no token the update can use, and ``whilecli update`` refuses it at that row."""
     found = (
         next((a for a in aliases if "list" in shape.kinds_at(a)), None)
-        for aliases in LIST_ALIASES.values()
+        for aliases in TOKEN_LIST_ALIASES.values()
     )
     lengths = [_nonzero(leaves.list_len(alias)) for alias in found if alias is not None]
     if len(lengths) < 2:
@@ -864,8 +861,8 @@ def _truncation(
     every alias has had its say."""
     if col is not None:
         if "string" in shape.kinds_at(col):
-            sources["truncated"] = f"{col} in {{{', '.join(sorted(CUT_OFF))}}} (--map)"
-            return facts.cut_of_reason(leaves.expr(col, pl.String), CUT_OFF)
+            sources["truncated"] = f"{col}, a finish reason: 'length', 'max_tokens', ... (--map)"
+            return facts.cut_of_reason(leaves.text(col))
         sources["truncated"] = f"{col} (--map)"
         return leaves.expr(col, pl.Boolean)
     if fmt == "verifiers-traces" and (shape.has("stop_condition") or shape.has("calls")):
@@ -882,7 +879,9 @@ def _truncation(
     shown: list[str] = []
     for alias, values in TRUNCATION_ALIASES:
         nemo = alias == "response.incomplete_details.reason"
-        if not (shape.has(alias) or (nemo and shape.has("response.incomplete_details"))):
+        responses = alias == "incomplete_details.reason"
+        parent = alias.rpartition(".")[0]
+        if not (shape.has(alias) or ((nemo or responses) and shape.has(parent))):
             continue
         if alias == "steps[].truncated":
             said.append(leaves.expr(alias, pl.Boolean).list.any())
@@ -892,13 +891,18 @@ def _truncation(
             said.append(_flag(shape, leaves, alias))
             shown.append(alias)
             continue
-        said.append(facts.cut_of_reason(leaves.expr(alias, pl.String), values))
+        generic = values is CUT_REASONS
+        reason = leaves.text(alias) if generic else leaves.expr(alias, pl.String)
+        said.append(facts.cut_of_reason(reason, None if generic else values))
         words = ", ".join(repr(v) for v in sorted(values))
         if values is CUT_REASONS:
             words = "'length', 'max_tokens', 'max_output_tokens', 'model_length', ... (any case)"
         shown.append(f"{alias} == {words}" if len(values) == 1 else f"{alias} in {{{words}}}")
         if nemo:
             finished.append(pl.when(pl.col("response").is_not_null()).then(pl.lit(False)))
+        elif alias == "incomplete_details.reason" and shape.has("status"):
+            done = facts.lower_word(leaves.text("status")) == "completed"
+            finished.append(pl.when(done).then(pl.lit(False)))
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
     if not said:
@@ -962,7 +966,7 @@ def _trace_truncation(shape: Shape, leaves: Leaves) -> pl.Expr:
         leaves.text("calls[].error")
         calls = calls.list.eval(pl.element().filter(pl.element().struct.field("error").is_null()))
     last = calls.list.eval(pl.element().struct.field("finish_reason").cast(pl.String)).list.last()
-    return stop | facts.cut_of_reason(last, CUT_REASONS).fill_null(False)
+    return stop | facts.cut_of_reason(last).fill_null(False)
 
 
 def _model(

@@ -333,6 +333,7 @@ def _read_parts(
         sources = expand_paths(paths, stdin, notes, input_format=input_format)
     threshold = 1.0 if pass_threshold is None else float(pass_threshold)
     parts: list[_Part] = []
+    runs: list[_Pass] = []
     digest = len(sources) > 1  # one pool in two encodings is only looked for among files
     for index, source in enumerate(sources):
         run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
@@ -343,7 +344,49 @@ def _read_parts(
             notes.append(f"{source.name}: no rows")
             continue
         parts.append(part)
+        runs.append(run)
+    if len(parts) > 1 and by is None:
+        parts = _rekeyed_across(parts, runs, mapping, input_format)
     return sources, parts
+
+
+def _rekeyed_across(
+    parts: list[_Part], runs: list[_Pass], mapping: Mapping[str, str], forced: str | None
+) -> list[_Part]:
+    """Ids one per row whose prompt repeats in other files (one file per seed, each row its
+    own uuid; one benchmark's ids spelled ``7`` in one file and ``0007`` in another): those
+    rows are keyed by the prompt, as in one file (:func:`whilecli.io.facts.per_row_ids` over
+    the pool's per-task facts). A file already keyed so is left as it is."""
+    tables = [p.task_table for p in parts]
+    if any(t is None or "p_lo" not in t.columns for t in tables):
+        return parts
+    names = ["task_id", "n_all", "p_lo", "p_hi"]
+    both = pl.concat([t.select(names) for t in tables if t is not None], how="vertical_relaxed")
+    per_row = facts.per_row_ids(facts.merged_task_facts(both))
+    if per_row is None:
+        return parts
+    out: list[_Part] = []
+    for part, run in zip(parts, runs, strict=True):
+        table = part.task_table
+        set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
+        if table is None or set_aside is None or run.rekey:
+            out.append(part)
+            continue
+        own = table.filter(pl.col("task_id").is_in(per_row.implode()))["task_id"]
+        if own.len() == 0:
+            out.append(part)
+            continue
+        rekeyed = _rekeyed(table, own)
+        run.rekey, run.rekey_ids = True, None if own.len() == table.height else own
+        with memory_bound(part.source.name):
+            try:
+                again = _read_source(part.source, mapping, forced, run)
+            except InputError as err:
+                raise part.source.as_written(err) from None
+        assert again is not None
+        _set_rekeyed(again.facts, set_aside, rekeyed)
+        out.append(again)
+    return out
 
 
 def _assembled(
@@ -404,6 +447,13 @@ def _assembled(
     found = facts.Facts(missing=missing)
     for part in parts:
         found.add(part.facts)
+    if len(parts) > 1:  # a task's rows in several files: its draws compared across them
+        pooled = _pooled_task_table(parts)
+        if pooled is not None:
+            drawn = facts.draws_found(pooled)
+            found.compared_tasks, found.repeated_tasks, found.graded_apart = drawn
+        if whole:
+            facts.refuse_errors(found.errors, found.rows, _names(parts), found.first_error)
 
     def canonical(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
@@ -1013,6 +1063,22 @@ def _row_digest() -> pl.Expr:
 SAME_ROWS_WARN = 32
 
 
+def _pooled_task_table(parts: Sequence[_Part]) -> pl.DataFrame | None:
+    """The per-task facts of :func:`whilecli.io.facts.task_facts` over every part's rows (a
+    task whose rows lie in several files: a resumed run's shards, one file per seed), where
+    every part carries them; None where one does not."""
+    tables = [p.task_table for p in parts]
+    if any(t is None or "d_n" not in t.columns for t in tables):
+        return None
+    names = [c for c in ("task_id", "n_all", "k", "d_n", "d_lo", "d_hi", "d_pass")]
+    both = pl.concat([t.select(names) for t in tables if t is not None], how="vertical_relaxed")
+    return facts.merged_task_facts(both)
+
+
+def _names(parts: Sequence[_Part]) -> str:
+    return ", ".join(p.source.name for p in parts)
+
+
 def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
     """One pool written twice (``mixed.jsonl`` and ``mixed.parquet``) is read once: a file whose
     canonical rows equal an earlier file's of the same name in another encoding is dropped with a
@@ -1305,7 +1371,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
     st, source = part.stats, part.source
     rows, errors, ungraded = int(st["rows"]), int(st["f_errors"]), int(st["f_ungraded"])
     first_error = _place(source, st["f_first_error"])
-    facts.refuse_errors(errors, rows, source.name, first_error)
+    if not run.digest:  # one file; a pool's share is held to the pool (:func:`_assembled`)
+        facts.refuse_errors(errors, rows, source.name, first_error)
     if int(st["f_graded"]) == 0:
         field_name = part.plan.fields.get("reward", "reward")
         facts.refuse_ungraded(

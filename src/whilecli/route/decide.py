@@ -1060,7 +1060,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         tok.measured.get("student_vocab"),
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
-    findings = quality.findings(pool, found, model_given=options.model is not None)
+    findings = quality.findings(
+        pool, found, options.model is not None, options.teacher_min_coverage
+    )
     warnings: list[str] = []
     claimed = _claimed(route, plan, ordered)
     for check in ordered:  # a check below the decision, or one the verdict does not rest

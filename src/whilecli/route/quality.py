@@ -26,11 +26,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from whilecli.route.model import CheckResult, Finding, Pool
+from whilecli.route.model import CheckResult, Finding, Pool, Rate
+from whilecli.route.stats import TOL
 
 #: Findings that leave the verdict provisional, whatever the task count.
 PROVISIONAL_KINDS = (
     *("repeated_draws", "graded_apart", "several_models", "cut_partial", "teacher_scale"),
+    "teacher_prompts_decide",
 )
 
 
@@ -58,9 +60,15 @@ def full(pool: Pool, name: str) -> bool | None:
     return pool.rows > 0 and have >= pool.rows
 
 
-def findings(pool: Pool, found: dict[str, CheckResult], model_given: bool = True) -> list[Finding]:
+def findings(
+    pool: Pool,
+    found: dict[str, CheckResult],
+    model_given: bool = True,
+    min_coverage: float = 0.5,
+) -> list[Finding]:
     """What reading found, in the order the report lists it (``model_given``: ``--model``
-    was passed, so check 6 says whose rows are whose)."""
+    was passed, so check 6 says whose rows are whose; ``min_coverage``: check 4's
+    ``teacher_min_coverage``)."""
     facts = pool.source.facts
     out: list[Finding] = []
     if not model_given:
@@ -132,7 +140,7 @@ def findings(pool: Pool, found: dict[str, CheckResult], model_given: bool = True
                 " replies score 0 or max_tokens is raised",
             )
         )
-    out += _teacher(found.get("teacher"))
+    out += _teacher(found.get("teacher"), min_coverage)
     return out
 
 
@@ -210,7 +218,7 @@ def _under(measured: Mapping[str, Any], student_top: float, teacher_top: float) 
     return ""
 
 
-def _teacher(check: CheckResult | None) -> list[Finding]:
+def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
     if check is None:
         return []
     m = check.measured
@@ -239,16 +247,37 @@ def _teacher(check: CheckResult | None) -> list[Finding]:
         )
     other = int(m.get("other_prompt_tasks", 0) or 0)
     if other:
-        out.append(
-            Finding(
-                "teacher_prompts",
-                other,
-                f"{other} task id{'s' if other != 1 else ''} the teacher shares "
-                f"carr{'y' if other != 1 else 'ies'} other prompts",
-                "those are not the same tasks: left out of the teacher's coverage",
-            )
+        found = (
+            f"{other} task id{'s' if other != 1 else ''} the teacher shares "
+            f"carr{'y' if other != 1 else 'ies'} other prompts"
         )
+        if _prompts_decide(m, other, min_coverage):
+            out.append(
+                Finding(
+                    "teacher_prompts_decide",
+                    other,
+                    found + " (a system prompt or a chat template apart, or other questions)",
+                    "without them the teacher covers too little, with them enough: the verdict"
+                    " is provisional until both are written with one prompt",
+                )
+            )
+        else:
+            moves = "those are not the same tasks: left out of the teacher's coverage"
+            out.append(Finding("teacher_prompts", other, found, moves))
     return out
+
+
+def _prompts_decide(measured: Mapping[str, Any], other: int, min_coverage: float) -> bool:
+    """Whether the shared ids whose prompts differ decide check 4's coverage: the teacher
+    covers under ``min_coverage`` of the student's tasks without them and at least that with
+    them. Whether two prompts are one question in two wrappings is not read from the rows,
+    so such a teacher's failure is not firm."""
+    coverage = measured.get("coverage")
+    if not isinstance(coverage, Rate) or not coverage.n_tasks:
+        return False
+    covered, n = int(measured.get("shared_tasks", 0) or 0), coverage.n_tasks
+    short = covered < min_coverage * n - TOL
+    return short and covered + other >= min_coverage * n - TOL
 
 
 def forces_provisional(found: list[Finding]) -> list[str]:
