@@ -73,3 +73,72 @@ def test_formats_lists_every_format() -> None:
     assert "symbolic_correct" in report["aliases"]["reward"]
     text = CliRunner().invoke(app, ["formats"]).output
     assert "inspect-ai" in text and "detected:" in text
+
+
+# ------------------------------------------------------- a listed reward beside other columns
+
+
+def _graded_generations(seed: int, tasks: int = 12) -> tuple[list[dict], list[bool], list[float]]:
+    """Rows as a dataset of graded generations keeps them (one row per problem: lists of
+    generations, grades and finish reasons, a chat list of one example beside them), with
+    the truth per rollout: (rows, cut, reward)."""
+    import random
+
+    rnd = random.Random(seed)
+    rows, cut, reward = [], [], []
+    for t in range(tasks):
+        k = rnd.randint(1, 4)
+        grades = [rnd.random() < 0.5 for _ in range(k)]
+        reasons = [rnd.choice(["stop", "length", "stop"]) for _ in range(k)]
+        rows.append(
+            {
+                "problem": f"Solve {t}",
+                "uuid": f"u{t}",
+                "generations": [f"gen {t}.{j}" for j in range(k)],
+                "correctness_math_verify": grades,
+                "finish_reasons": reasons,
+                "messages": [
+                    {"role": "user", "content": f"Solve {t}"},
+                    {"role": "assistant", "content": "one example answer"},
+                ],
+            }
+        )
+        cut += [r == "length" for r in reasons]
+        reward += [float(g) for g in grades]
+    return rows, cut, reward
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_a_listed_reward_beside_a_transcript_and_listed_reasons(
+    tmp_path: Path, seed: int, kind: str
+) -> None:
+    """One rollout per element of the grade list, its flag from the reasons list beside it;
+    the row's one transcript is not a draw of each (never read as one reply repeated)."""
+    import polars as pl
+
+    rows, cut, reward = _graded_generations(seed)
+    path = tmp_path / f"rows.{kind}"
+    if kind == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    else:
+        pl.DataFrame(rows).write_parquet(path)
+    mapping = {"reward": "correctness_math_verify[]", "truncated": "finish_reasons[]"}
+    read = read_rows([str(path)], mapping=mapping)
+    frame = read.frame.collect()
+    assert frame["truncated"].to_list() == cut
+    assert frame["reward"].to_list() == reward
+    assert read.facts.repeated_tasks == 0
+    only = read_rows([str(path)], mapping={"reward": mapping["reward"]})
+    assert only.frame.collect()["reward"].to_list() == reward
+
+
+def test_a_listed_flag_needs_a_listed_reward(tmp_path: Path) -> None:
+    rows, _, _ = _graded_generations(0)
+    path = tmp_path / "rows.jsonl"
+    text = "".join(json.dumps(r | {"reward": 1.0}) + "\n" for r in rows)
+    path.write_text(text, encoding="utf-8")
+    done = CliRunner().invoke(
+        app, ["route", str(path), "--map", "truncated=finish_reasons[]", "--map", "task_id=uuid"]
+    )
+    assert done.exit_code == 2 and "reward=COLUMN[]" in done.output

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from whilecli.errors import InputError
+from whilecli.errors import InputError, UsageError
 from whilecli.io import facts
 from whilecli.io.aliases import (
     API_REPLY_ALIASES,
@@ -122,6 +122,7 @@ class Plan:
     prompt: pl.Expr | None = None
     slice: pl.Expr | None = None  # the --by column's value, as text
     explode: bool = False  # --map reward=PATH[]...: one row per element of the list
+    explode_truncated: bool = False  # --map truncated=PATH[]...: a flag per element, beside it
     #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
     #: The completion's draw key (:func:`whilecli.io.facts.draw_key`); None: no completion.
@@ -308,8 +309,16 @@ def build_plan(
         sources["passed"] = f"{col} (--map)"
     reward = _reward(ctx, mapped("reward"), passed, mapping.get("passed"))
     _one_field_a_column(mapping, fields, shape, source)
+    exploding = "[]" in mapping.get("reward", "") or ctx.explode
 
-    truncated = _truncation(shape, leaves, mapped("truncated"), fmt, sources)
+    cut_col = mapped("truncated")
+    cut_listed = cut_col is not None and "[]" in cut_col
+    if cut_listed and not exploding:
+        raise UsageError(
+            f"--map truncated={cut_col}: a list of flags reads one per rollout, beside a reward"
+            " read one per rollout (--map reward=COLUMN[])"
+        )
+    truncated = _truncation(shape, leaves, cut_col, fmt, sources)
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
     )
@@ -356,7 +365,7 @@ def build_plan(
         always=_recorded_error(shape, leaves, _ALWAYS),
         unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED),
         beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
-        credited=facts.credited(reward),
+        credited=facts.credited(reward.list.max() if exploding else reward),
     )
     slice_expr = None
     if by is not None:
@@ -389,9 +398,11 @@ def build_plan(
         env=sidecar_env(fmt, source),
         prompt=prompt,
         slice=slice_expr,
-        explode="[]" in mapping.get("reward", "") or ctx.explode,
+        explode=exploding,
+        explode_truncated=cut_listed,
         reply=reply,
-        draw=None if said is None else facts.draw_key(said),
+        # a row of several rollouts keeps one reply beside them: no draw of its own
+        draw=None if said is None or exploding else facts.draw_key(said),
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
@@ -859,6 +870,11 @@ def _truncation(
     finished, as did a row with no ``stop_condition`` where that is the first alias the rows
     carry (where another comes first, such a row is not known): those answers come after
     every alias has had its say."""
+    if col is not None and "[]" in col:  # one per rollout of a listed reward: read each
+        sources["truncated"] = f"{col}, one per rollout (--map)"
+        if "string" in shape.kinds_at(col):
+            return leaves.expr(col, pl.String).list.eval(facts.cut_of_reason(pl.element()))
+        return leaves.expr(col, pl.Boolean)
     if col is not None:
         if "string" in shape.kinds_at(col):
             sources["truncated"] = f"{col}, a finish reason: 'length', 'max_tokens', ... (--map)"

@@ -707,7 +707,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
     exprs = [
         plan.task_id.alias("task_id"),
         plan.reward.alias("reward"),
-        plan.truncated.cast(pl.Boolean).alias("truncated"),
+        (plan.truncated if plan.explode_truncated else plan.truncated.cast(pl.Boolean)).alias(
+            "truncated"
+        ),
         plan.model.alias("model"),
         (
             plan.policy_version
@@ -728,8 +730,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
             facts.PROMPT
         ),
     ]
+    listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exprs = [
-        e if plan.explode and name == "reward" else e.cast(PART_SCHEMA[name])
+        e if plan.explode and name in listed else e.cast(PART_SCHEMA[name])
         for e, name in zip(exprs, PART_SCHEMA, strict=True)
     ]
     if keep_pos:
@@ -762,8 +765,11 @@ def _narrow(
     exprs += [pl.col(k).is_not_null().alias(_probed(k)) for k in probe]
     exprs += [expr.alias(_named(k)) for k, expr in (named or {}).items()]
     narrow = lf.select(exprs)
-    if plan.explode:  # one rollout per element of the mapped list
-        narrow = narrow.explode("reward").with_columns(pl.col("reward").cast(pl.Float64))
+    if plan.explode:  # one rollout per element of the mapped list (and of its flags)
+        listed = ["reward", "truncated"] if plan.explode_truncated else ["reward"]
+        narrow = narrow.explode(listed).with_columns(
+            pl.col("reward").cast(pl.Float64), pl.col("truncated").cast(pl.Boolean)
+        )
         narrow = narrow.with_columns(facts.graded(pl.col("reward")).alias(facts.GRADED))
     return narrow
 
@@ -1255,6 +1261,8 @@ def _read_source(
             assert part is not None
     except InputError as err:  # a converted document's field, named as the file names it
         raise source.as_written(err) from None
+    except POLARS_FAILURES as err:  # what the rows hold defeats a reading (a --map path)
+        raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
     part.facts = _facts_of(part, run)
     part.keep = run.keep
     if run.rekey and part.sliced is None:
