@@ -43,6 +43,7 @@ from whilecli.io.formats import (
     helm,
     inspect_ai,
     langsmith,
+    lm_eval,
     open_instruct,
     openai_eval_runs,
     openai_evals,
@@ -410,6 +411,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return areal.convert(rows(), path, name)
     if roll.is_dump(first):
         return roll.convert(rows(), name)
+    if lm_eval.needs_conversion(first, path):
+        return lm_eval.convert(rows(), path, name)
     return _judged_lines(first, rows, name)
 
 
