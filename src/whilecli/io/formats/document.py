@@ -30,6 +30,7 @@ from whilecli.errors import InputError
 from whilecli.io.aliases import REWARD_ALIASES, TASK_ALIASES
 from whilecli.io.formats import (
     Converted,
+    alpaca_eval,
     areal,
     arena_hard,
     atropos,
@@ -43,6 +44,8 @@ from whilecli.io.formats import (
     helm,
     inspect_ai,
     langsmith,
+    livecodebench,
+    lm_eval,
     open_instruct,
     openai_eval_runs,
     openai_evals,
@@ -54,6 +57,7 @@ from whilecli.io.formats import (
     slime,
     swebench,
     tables,
+    tau2,
     tinker,
     verl,
 )
@@ -207,6 +211,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return helm.convert(doc, path, name)
     if inspect_ai.is_log(doc):
         return inspect_ai.from_log(doc, name)
+    if tau2.is_results(doc):
+        return tau2.convert(doc, path, name)
+    if tau2.is_simulation(doc):
+        return tau2.convert_simulation(doc, path, name)
     if harbor.is_trial(doc):
         return harbor.convert(doc, name)
     if swebench.is_report(doc):
@@ -227,7 +235,11 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
             _refuse_row_list(doc, name)
         places = entries(len(items), key)
         return openai_eval_runs.convert(zip(places, items, strict=True), name)
+    if alpaca_eval.is_annotations(doc):
+        return alpaca_eval.convert(doc, name)
     if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
+        if livecodebench.is_eval_all(doc):
+            return livecodebench.convert(doc, path)
         first = doc[0]
         if {"task_id", "reward", "traj"} <= set(first) or {"task_id", "reward", "trial"} <= set(
             first
@@ -410,6 +422,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return areal.convert(rows(), path, name)
     if roll.is_dump(first):
         return roll.convert(rows(), name)
+    if lm_eval.needs_conversion(first, path):
+        return lm_eval.convert(rows(), path, name)
     return _judged_lines(first, rows, name)
 
 

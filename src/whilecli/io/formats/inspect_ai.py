@@ -257,7 +257,11 @@ def _rows(
             raw = scores[scorers[0]]
             raw = raw.get("value") if isinstance(raw, dict) else raw
             reward = score_value(raw)
-            if reward is None and raw is not None:
+            if reward is None and _named_grades(raw) is not None:
+                # a value of named grades ({"accuracy": 1.0, "f1": 0.9}): only the user knows
+                # which passes; kept whole, so --map reward=scores.SCORER.value.KEY reads one
+                reward = _named_grades(raw)
+            elif reward is None and raw is not None:
                 raise InputError(
                     f"score value {json.dumps(raw)[:60]} is not a grade (C/P/I/N, a number or a"
                     " boolean); pass --map reward=scores.SCORER.value.KEY",
@@ -276,7 +280,7 @@ def _rows(
         completion = _completion(output)
         row = {k: v for k, v in sample.items() if k not in HEAVY}
         row["scores"] = {
-            k: ({**v, "value": score_value(v.get("value"))} if isinstance(v, dict) else v)
+            k: ({**v, "value": _value(v.get("value"))} if isinstance(v, dict) else v)
             for k, v in scores.items()
         }
         row.update(
@@ -304,9 +308,28 @@ def _rows(
         "model": "header eval.model" if model else "not recorded",
     }
     spelled = {"task_id": "id"}  # a sample's own id
+    if scorers:
+        spelled["reward"] = f"scores.{scorers[0]}.value"
     return Converted(
         "inspect-ai", rows, origins, notes, env=task, positions=positions, spelled=spelled
     )
+
+
+def _named_grades(value: Any) -> dict[str, float] | None:
+    """A score value that is an object of several grades, each read as a grade; None
+    where it is not one (or one of its entries is no grade)."""
+    if not isinstance(value, dict) or len(value) < 2:
+        return None
+    grades = {str(k): score_value(v) for k, v in value.items()}
+    if any(g is None for g in grades.values()):
+        return None
+    return {k: g for k, g in grades.items() if g is not None}
+
+
+def _value(value: Any) -> Any:
+    """A score's value as rows keep it: a grade as a number, an object of grades as numbers."""
+    grade = score_value(value)
+    return grade if grade is not None else _named_grades(value)
 
 
 def _completion(output: dict[str, Any]) -> str | None:

@@ -1,16 +1,267 @@
 """lm-evaluation-harness ``samples_<task>_<stamp>.jsonl``: one row per (``doc_id``, ``filter``)
 with ``doc``, ``target``, ``resps`` / ``filtered_resps`` and one key per metric; newer versions
 add a ``metrics`` list and ``filter``, 0.4.x writes neither. The results file beside it
-(``results_<stamp>.json``, or renamed) names the model (``model_name``), the task and its
-metrics. The pass/fail is the first 0/1 metric; a continuous one (``bleu_max``) never is."""
+(``results_<stamp>.json``, or renamed) names the model (``model_name``), the task, its metrics
+and its config (``configs.<task>.repeats``: how many replies each doc was sampled). The
+pass/fail is the first 0/1 metric; a continuous one (``bleu_max``) never is.
+
+A metric or filter that sums up several samples is never one rollout's grade, whatever its
+values: ``pass@k`` with k > 1, ``maj@k`` (a majority vote, as gsm8k-cot-self-consistency's
+filters), any ``NAME@k``. With ``repeats: k`` (humaneval: ``resps: [[k replies]]``, metrics
+``pass@1`` and ``pass@10``, ``lm_eval/tasks/humaneval/humaneval.yaml``) the per-doc ``pass@1``
+is the fraction c/k of the doc's k replies that pass (HF ``code_eval``'s estimator at k = 1):
+each doc is read as k rollouts, round(pass@1 × k) of them passes. Rows whose only grades sum
+up several samples are refused, saying what to add. Such files are converted here
+(:func:`convert`); any other is streamed as it is.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from whilecli.errors import InputError
+from whilecli.io.formats import Converted
 from whilecli.io.shape import Shape
 
 NAME = "lm-eval"
+
+#: A metric or filter name that sums up k samples: ``pass@10``, ``maj@64``, ``cons@8``.
+AT_K = re.compile(r"@(\d+)\b")
+#: Keys of a sample row that are not metrics.
+ROW_KEYS = frozenset(
+    {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics"}
+    | {"doc_hash", "prompt_hash", "target_hash"}
+)
+#: The per-doc fraction of k samples that pass (``pass@1`` of HF ``code_eval``).
+FRACTION = "pass@1"
 
 
 def detect(shape: Shape) -> bool:
     has = shape.has
     return has("doc_id") and (has("filter") or has("resps") or has("filtered_resps"))
+
+
+def is_sample(row: dict[str, Any]) -> bool:
+    """Whether one object is an lm-eval sample row."""
+    return "doc_id" in row and any(k in row for k in ("filter", "resps", "filtered_resps"))
+
+
+def over(name: Any) -> int | None:
+    """How many samples a metric or filter name sums up (``pass@10``: 10), where more than
+    one; else None (``pass@1``, ``exact_match``, ``strict-match``)."""
+    if not isinstance(name, str):
+        return None
+    found = AT_K.search(name)
+    return int(found.group(1)) if found and int(found.group(1)) > 1 else None
+
+
+def _results(path: Any) -> tuple[Path, dict[str, Any]] | None:
+    """The results file beside the samples (the reader's own lookup) and what it holds."""
+    if not isinstance(path, Path):
+        return None
+    from whilecli.io.sources import Source, lmeval_results
+
+    found = lmeval_results(Source(name=str(path), kind="jsonl", path=path))
+    if found is None or not isinstance(found[1], dict):
+        return None
+    return found[0], found[1]
+
+
+def _task(path: Path, results: dict[str, Any] | None) -> str | None:
+    """The task the samples file is named by (``samples_<task>_<stamp>``), else the results
+    file's only task."""
+    if results is None:
+        return None
+    tasks = [t for t in (results.get("results") or {}) if isinstance(t, str)]
+    for task in sorted(tasks, key=len, reverse=True):
+        if path.name.startswith(f"samples_{task}_"):
+            return task
+    return tasks[0] if len(tasks) == 1 else None
+
+
+def _repeats(results: dict[str, Any] | None, task: str | None) -> int | None:
+    """``configs.<task>.repeats``, where more than one."""
+    configs = (results or {}).get("configs")
+    config = configs.get(task) if isinstance(configs, dict) and task is not None else None
+    n = config.get("repeats") if isinstance(config, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else None
+
+
+def _metric_names(
+    first: dict[str, Any], results: dict[str, Any] | None, task: str | None
+) -> list[str]:
+    """The metrics, in the reader's order: the row's ``metrics`` list, the results file's
+    (this task's, else every task's), then the row's own numeric keys."""
+    names: list[str] = []
+    listed = first.get("metrics")
+    if isinstance(listed, list):
+        names += [n for n in listed if isinstance(n, str)]
+    blocks = (results or {}).get("results")
+    if isinstance(blocks, dict):
+        chosen = [blocks[task]] if task in blocks else list(blocks.values())
+        for block in chosen:
+            if isinstance(block, dict):
+                for key in block:
+                    name = str(key).split(",")[0]
+                    if not name.endswith("_stderr") and name != "alias":
+                        names.append(name)
+    names += [k for k, v in first.items() if k not in ROW_KEYS and _number(v)]
+    return list(dict.fromkeys(names))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) or value is None
+
+
+def _replies(row: dict[str, Any]) -> list[Any] | None:
+    """A doc's sampled replies (``filtered_resps[0]``, else ``resps[0]``, a list of texts)."""
+    for key in ("filtered_resps", "resps"):
+        held = row.get(key)
+        if (
+            isinstance(held, list)
+            and held
+            and isinstance(held[0], list)
+            and all(isinstance(r, str) for r in held[0])
+        ):
+            return held[0]
+    return None
+
+
+def _prompt(row: dict[str, Any]) -> str | None:
+    """The text the model was given (``arguments.gen_args_0.arg_0``)."""
+    args = row.get("arguments")
+    first = next(iter(args.values()), None) if isinstance(args, dict) and args else None
+    if isinstance(first, dict) and isinstance(first.get("arg_0"), str):
+        return str(first["arg_0"])
+    return None
+
+
+def needs_conversion(first: dict[str, Any], path: Any) -> bool:
+    """Whether the streaming reader would take a grade that sums up several samples (or
+    refuse the per-doc fraction of a repeated task): a metric or filter ``NAME@k`` with
+    k > 1 in play, or repeats with a per-doc ``pass@1``."""
+    if not is_sample(first):
+        return False
+    found = _results(path)
+    results = found[1] if found else None
+    task = _task(path, results)
+    names = _metric_names(first, results, task)
+    replies = _replies(first)
+    k = _repeats(results, task) or (len(replies) if replies and len(replies) > 1 else None)
+    return (
+        any(over(n) for n in names)
+        or over(first.get("filter")) is not None
+        or (k is not None and FRACTION in names)
+    )
+
+
+def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Any, name: str) -> Converted:
+    """lm-eval sample rows whose metrics or filters sum up several samples, as rollouts:
+    one rollout per reply where the rows give a per-doc ``pass@1`` over k replies, else one
+    per doc with its first per-sample 0/1 metric; refused where no grade is one sample's."""
+    lines = list(rows)
+    first = lines[0][1]
+    found = _results(path)
+    results = found[1] if found else None
+    task = _task(path, results)
+    names = _metric_names(first, results, task)
+    aggregates = [n for n in names if over(n)]
+    notes: list[str] = []
+    filters = list(dict.fromkeys(r.get("filter") for _, r in lines))
+    single = [f for f in filters if over(f) is None]
+    if not single:
+        raise InputError(
+            f"lm-eval: every filter ({', '.join(map(str, filters))}) grades a vote over several"
+            " samples, never one rollout: add a take_first filter to the task (as"
+            " gsm8k-cot-self-consistency's score-first) and rerun",
+            file=name,
+            field="filter",
+        )
+    keep = single[0]
+    chosen = [(n, r) for n, r in lines if r.get("filter") == keep]
+    if len(filters) > 1:
+        skipped = [str(f) for f in filters if f != keep]
+        notes.append(
+            f"lm-eval writes one row per (doc, filter), not rollouts: the rows of filter"
+            f" {keep!r} are read and the others' ({', '.join(skipped)}) skipped"
+            + ("; a vote over several samples is no one rollout's grade" if aggregates else "")
+        )
+    replies = _replies(first)
+    k = _repeats(results, task) or (len(replies) if replies and len(replies) > 1 else None)
+    if aggregates:
+        notes.append(
+            f"lm-eval: {', '.join(aggregates)} sum{'s' if len(aggregates) == 1 else ''} up"
+            " several samples of each doc: never one rollout's grade"
+        )
+    for metric in names:
+        if over(metric) or metric not in first and not any(metric in r for _, r in chosen):
+            continue
+        values = [r.get(metric) for _, r in chosen]
+        if any(not _number(v) for v in values):
+            continue
+        if metric == FRACTION and k is not None:
+            return _expanded(chosen, metric, k, name, notes, task)
+        if all(v in (0, 1) for v in values if v is not None):
+            origins = {"reward": f"{metric} (the first per-sample 0/1 metric)"}
+            out = []
+            for _, row in chosen:
+                kept = {
+                    key: v for key, v in row.items() if key not in aggregates and key != "filter"
+                }
+                out.append({**kept, "metrics": [metric]})
+            return Converted(NAME, out, origins, notes, positions=[{"line": n} for n, _ in chosen])
+    shown = ", ".join(aggregates) or "no 0/1 metric"
+    raise InputError(
+        f"lm-eval: the rows hold no one rollout's grade ({shown}: a metric over several samples"
+        " is an aggregate, not a pass/fail): add pass@1 to the task's metrics (pass_at_k with"
+        " k: [1, ...]) and rerun",
+        file=name,
+        field="reward",
+    )
+
+
+def _expanded(
+    chosen: list[tuple[int, dict[str, Any]]],
+    metric: str,
+    k: int,
+    name: str,
+    notes: list[str],
+    task: str | None,
+) -> Converted:
+    """Each doc as ``k`` rollouts, round(pass@1 × k) of them passes (the replies with text
+    first: lm-eval does not say which reply passed)."""
+    out: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
+    for lineno, row in chosen:
+        fraction = row.get(metric)
+        replies = _replies(row) or []
+        if fraction is not None:
+            passes = fraction * k
+            if abs(passes - round(passes)) > 1e-6 * k or not 0 <= passes <= k:
+                raise InputError(
+                    f"lm-eval: {metric} is {fraction}, not a count of passes out of the {k}"
+                    " samples the task's repeats say each doc has: the rows are not k"
+                    " rollouts per doc",
+                    file=name,
+                    line=lineno,
+                    field=metric,
+                )
+            passes = round(passes)
+        order = sorted(range(k), key=lambda j: j >= len(replies) or not replies[j].strip())
+        passed = set(order[: passes if fraction is not None else 0])
+        base = {"doc_id": row.get("doc_id"), "prompt": _prompt(row)}
+        for j in range(k):
+            grade = None if fraction is None else float(j in passed)
+            reply = replies[j] if j < len(replies) else None
+            out.append({**base, "completion": reply, metric: grade, "metrics": [metric]})
+            positions.append({"line": lineno})
+    notes.append(
+        f"lm-eval: {task or 'the task'} sampled {k} replies per doc (repeats) and writes"
+        f" {metric} = passes/{k} per doc, not which reply passed: each doc is read as {k}"
+        f" rollouts, round({metric} × {k}) of them passes"
+    )
+    origins = {"reward": f"{metric} × {k} (repeats): passes per doc, one rollout per reply"}
+    return Converted(NAME, out, origins, notes, positions=positions)

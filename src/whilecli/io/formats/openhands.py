@@ -17,27 +17,17 @@ run (``..._run_1``, ``..._run_2``): each keeps its own graded file, so k is acro
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from whilecli.io.formats import leave_out_beside
+from whilecli.io.formats.beside import OPENHANDS_GRADED, graded_only
 
 #: The graded rows ``eval_infer.py`` writes beside the inference output.
-GRADED = "output.swebench_eval.jsonl"
+GRADED = OPENHANDS_GRADED
 
 
 def rows_only(sources: list[Any], notes: list[str] | None = None) -> list[Any]:
-    """A folder's files, less what an OpenHands evaluation folder holds beside its graded
-    rows (the ungraded ``output.jsonl``, the report, the logs); the rest as they are."""
-    folders = [s.path.parent for s in sources if isinstance(s.path, Path) and s.path.name == GRADED]
-    return leave_out_beside(
-        sources,
-        folders,
-        lambda owner, path: path == owner / GRADED,
-        notes,
-        lambda count, shown: (
-            f"OpenHands evaluation folder: its graded rows are {GRADED}; {count} other"
-            f" files beside it ({shown}) are the ungraded inference output, reports and logs,"
-            " left out"
-        ),
-    )
+    """A folder's files, less what a tool's graded file beside them supersedes: the general
+    rule of :mod:`whilecli.io.formats.beside` (OpenHands' ungraded ``output.jsonl``, report and
+    logs; LiveCodeBench's, EvalPlus' and AlpacaEval's ungraded generations); the rest as they
+    are."""
+    return graded_only(sources, notes)

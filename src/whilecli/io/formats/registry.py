@@ -71,7 +71,10 @@ FORMATS: tuple[FormatInfo, ...] = (
         {
             "task_id": "doc_id (one filter's rows)",
             "reward": "the first 0/1 metric (the metrics list, else the results file's, else a"
-            " numeric key beside doc_id); a continuous metric (bleu_max) is never a pass",
+            " numeric key beside doc_id); a continuous metric (bleu_max) is never a pass, nor"
+            " one over several samples (pass@k with k > 1, a maj@k filter's vote); with"
+            " configs.<task>.repeats k, a per-doc pass@1 is k rollouts, round(pass@1 × k)"
+            " passing",
             "truncated": "not recorded",
             "model": "the results file's model_name",
             "env": "the results file's task",
@@ -207,6 +210,32 @@ FORMATS: tuple[FormatInfo, ...] = (
             "reward": "reward",
             "truncated": "not recorded",
             "model": "not recorded (the file name may say it: pass --model to check 6)",
+        },
+    ),
+    FormatInfo(
+        "tau2-bench",
+        "tau2-bench Results: one JSON document {timestamp, info, tasks, simulations}, or"
+        " results.json + simulations/<id>.json (the dir format)",
+        "an object with info.agent_info, tasks and simulations or simulation_index; or one"
+        " simulation with task_id, termination_reason and reward_info",
+        {
+            "task_id": "simulations[].task_id (trials are rollouts)",
+            "reward": "simulations[].reward_info.reward",
+            "truncated": "termination_reason in {max_steps, timeout}; infrastructure_error and"
+            " context_window_exceeded are harness errors",
+            "model": "info.agent_info.llm",
+            "env": "info.environment_info.domain_name",
+        },
+    ),
+    FormatInfo(
+        "alpaca-eval",
+        "AlpacaEval annotations: <outputs>/<annotator>/annotations.json",
+        "a JSON array of objects with output_1, output_2 and preference",
+        {
+            "task_id": "a hash of instruction",
+            "reward": "preference - 1 (the judge prefers output_2, the model's: 1; a tie 0.5)",
+            "truncated": "not recorded",
+            "model": "generator_2",
         },
     ),
     FormatInfo(
@@ -434,7 +463,11 @@ FORMATS: tuple[FormatInfo, ...] = (
         "one JSON document of rows: an array of objects, an object with a samples list, or"
         " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
         " the model its folder's name; EvalPlus and BigCodeBench eval:"
-        " base_status and plus_status, or status, == 'pass' the grade)",
+        " base_status and plus_status, or status, == 'pass' the grade; LiveCodeBench"
+        " output/<model>/<scenario>_<n>_<T>_eval_all.json: graded_list, the model its folder's"
+        " name). In a folder, a tool's graded file supersedes the ungraded generations it"
+        " writes beside it (OpenHands, LiveCodeBench, EvalPlus, AlpacaEval, tau2-bench's dir"
+        " format)",
         "a file whose content is one JSON value rather than one object per line",
         {"*": "as for JSON Lines rows (the alias table)"},
     ),
@@ -487,6 +520,7 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 #: read by the streaming reader under the plan of :mod:`whilecli.io.plan`.
 CONVERTED = frozenset(
     {"prime-rl", "inspect-ai", "evalscope", "atropos", "helm", "tau-bench", "json", "csv"}
+    | {"tau2-bench", "alpaca-eval"}
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
     | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs", "slime"}
     | {"braintrust", "langsmith"}
