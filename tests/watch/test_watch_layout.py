@@ -171,3 +171,26 @@ def test_verl_directory_is_listed_again_only_when_it_changed(tmp_path: Path, mon
     monkeypatch.undo()
     _append(tmp_path / "3.jsonl", '{"score": 1}\n')  # the directory changed: listed again
     assert [s.step for s in run.poll(final=True)] == [3]
+
+
+@pytest.mark.parametrize("names", [("1", "02", "10"), ("001", "2", "0010")])
+def test_verl_step_files_are_read_as_written(tmp_path: Path, names: tuple[str, ...]) -> None:
+    """A step's file is the one the directory holds (``02.jsonl``), never rebuilt from its
+    number; two names of one step are refused, naming both."""
+    for name in names:
+        _append(tmp_path / f"{name}.jsonl", json.dumps({"score": 1, "at": name}) + "\n")
+    done = VerlRun(tmp_path, follow=False).poll(final=True)
+    assert [(s.step, s.path.name) for s in done] == [
+        (int(n), f"{n}.jsonl") for n in sorted(names, key=int)
+    ]
+    _append(tmp_path / f"{int(names[0])}.jsonl" if names[0] != "1" else tmp_path / "01.jsonl", "")
+    with pytest.raises(InputError, match="two files for step 1"):
+        VerlRun(tmp_path, follow=False).poll(final=True)
+
+
+def test_prime_rl_step_directory_is_read_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "rollouts" / "step_02" / "train" / "all" / "traces.jsonl"
+    _append(path, json.dumps({"i": 0}) + "\n")
+    _append(tmp_path / "metrics.jsonl", _orch(2))
+    done = PrimeRLRun(tmp_path, settle=0).poll(final=True)
+    assert [s.step for s in done] == [2] and done[0].path == path

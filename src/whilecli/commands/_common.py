@@ -20,6 +20,7 @@ from whilecli import PROG as PROG
 from whilecli.errors import UsageError, WhileError
 from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
 from whilecli.io.options import ReadOptions as _ReadOptions
+from whilecli.route.options import MAX_DRAWS, MIN_DRAWS
 from whilecli.route.options import RouteOptions as _RouteOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,7 +104,7 @@ def user_errors(fn: F) -> F:
                 raise
             print(f"{PROG}: error: {torch_missing()}", file=sys.stderr)
             raise typer.Exit(2) from None
-        except Exception as err:  # a bug: keep it to one line unless asked
+        except BaseException as err:  # a bug (a polars panic too): one line unless asked
             if os.environ.get("WHILE_DEBUG") == "1":
                 raise
             text = " ".join(str(err).split()) or "no message"
@@ -117,10 +118,6 @@ def user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-#: Most bootstrap resamples a command takes: each is a draw over every task, held at once.
-MAX_DRAWS = 1_000_000
-
-
 def check_seed(seed: int | None) -> None:
     """Refuse a negative ``--seed`` (numpy's generators take 0 and up, of any size)."""
     if seed is not None and seed < 0:
@@ -128,9 +125,10 @@ def check_seed(seed: int | None) -> None:
 
 
 def check_draws(draws: int) -> None:
-    """Refuse ``--draws`` below 1 or above :data:`MAX_DRAWS`."""
-    if not 1 <= draws <= MAX_DRAWS:
-        raise UsageError(f"--draws must lie in [1, {MAX_DRAWS}], got {draws}")
+    """Refuse ``--draws`` outside [:data:`MIN_DRAWS`, :data:`MAX_DRAWS`] (the route's own
+    rule, :class:`whilecli.route.options.RouteOptions`)."""
+    if not MIN_DRAWS <= draws <= MAX_DRAWS:
+        raise UsageError(f"--draws must lie in [{MIN_DRAWS}, {MAX_DRAWS}], got {draws}")
 
 
 #: The names ``--input-format`` takes: the formats ``whilecli formats`` lists (one registry, a

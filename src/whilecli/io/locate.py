@@ -159,12 +159,12 @@ def _exact(value: float) -> str:
 
 def _skip_binary(name: str, plan: Plan) -> bool:
     """Columns never offered as a grade: ids, indices, and what the plan reads as another
-    field (a truncation flag, an error, a version)."""
+    field (a truncation flag, an error, a version); a part of a summed reward is offered."""
     return (
         name in TASK_ALIASES
         or name in INDEX_LIKE
         or name in NOT_GRADES
-        or name in plan.fields.values()
+        or name in {v for k, v in plan.fields.items() if k != "reward"}
         or name.endswith(("_id", "_index", "_ms", "Idx", "Index"))
     )
 
@@ -199,7 +199,7 @@ def binary_columns_parquet(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan) -> l
         c = pl.col(name)
         if schema[name] == pl.Boolean:
             return pl.lit(True).alias(name)
-        return (c.is_null() | c.is_in([0, 1])).all().alias(name)
+        return (c.is_null() | (c == 0) | (c == 1)).all().alias(name)
 
     try:
         flags = lf.select([binary(c) for c in cols]).collect().row(0, named=True)

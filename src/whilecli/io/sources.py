@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import stat
@@ -387,8 +388,11 @@ def stream_limit() -> int:
         raise UsageError(
             f"{STREAM_LIMIT_VAR}={os.environ[STREAM_LIMIT_VAR]!r}: give a number of bytes, e.g. 8G"
         ) from None
-    if not value > 0:
-        raise UsageError(f"{STREAM_LIMIT_VAR} must be positive")
+    if not (math.isfinite(value) and value >= 1):
+        raise UsageError(
+            f"{STREAM_LIMIT_VAR}={os.environ[STREAM_LIMIT_VAR]!r}: give a number of bytes from 1"
+            " up, e.g. 8G"
+        )
     return int(value)
 
 

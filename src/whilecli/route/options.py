@@ -16,6 +16,13 @@ if TYPE_CHECKING:
 CHECKS = "Checks"
 
 
+#: Fewest bootstrap resamples: a 95% range needs a draw beyond each 2.5% tail (40 draws),
+#: or its ends are one draw and may not hold the estimate.
+MIN_DRAWS = 40
+#: Most bootstrap resamples a command takes: each is a draw over every task, held at once.
+MAX_DRAWS = 1_000_000
+
+
 @dataclass
 class RouteOptions:
     """What the decision reads besides the student's rows.
@@ -242,8 +249,10 @@ class RouteOptions:
             raise UsageError(f"cut_pass_ratio must lie in (0, 1], got {self.cut_pass_ratio}")
         if self.max_k < 2:
             raise UsageError(f"max_k must be at least 2, got {self.max_k}")
-        if self.bootstrap_draws < 1:
-            raise UsageError(f"bootstrap_draws must be positive, got {self.bootstrap_draws}")
+        if not MIN_DRAWS <= self.bootstrap_draws <= MAX_DRAWS:
+            raise UsageError(
+                f"--draws must lie in [{MIN_DRAWS}, {MAX_DRAWS}], got {self.bootstrap_draws}"
+            )
         if self.limit < 1:
             raise UsageError(f"--limit must be at least 1, got {self.limit}")
         if self.seed < 0:

@@ -173,8 +173,18 @@ class PrimeRLRun:
 
     def rollouts(self, step: int) -> Path | None:
         """The step's traces file of the split: ``all`` (every episode), else ``effective``
-        (the reading layer's choice, :func:`whilecli.io.formats.prime_rl.step_traces`)."""
-        return step_traces(self.root / ROLLOUTS / f"step_{step}", self.split)
+        (the reading layer's choice, :func:`whilecli.io.formats.prime_rl.step_traces`), in
+        the step's directory as it is written (``step_02`` too)."""
+        name = self._dir_names().get(step, f"step_{step}")
+        return step_traces(self.root / ROLLOUTS / name, self.split)
+
+    def _dir_names(self) -> dict[int, str]:
+        try:
+            with os.scandir(self.root / ROLLOUTS) as entries:
+                found = [m for e in entries if (m := STEP_DIR.match(e.name))]
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        return _one_name_per_step(found, self.root / ROLLOUTS)
 
     def _metrics_rows(self) -> None:
         name = str(self.tail.path)
@@ -209,11 +219,7 @@ class PrimeRLRun:
         return [step] if orchestrator else []
 
     def _step_dirs(self) -> list[int]:
-        try:
-            with os.scandir(self.root / ROLLOUTS) as entries:
-                return sorted(int(m.group(1)) for e in entries if (m := STEP_DIR.match(e.name)))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
+        return sorted(self._dir_names())
 
     def poll(self, final: bool) -> list[FinishedStep]:
         """The steps finished since the last poll, in order. ``final``: no later poll comes
@@ -274,6 +280,7 @@ class VerlRun:
         self.settled = _Settle(settle)  # the last file: has it stopped growing?
         self.order = _Order()
         self.listing: list[int] | None = None  # the step files at the last listing
+        self.names: dict[int, str] = {}  # each step's file name as written (``01.jsonl``)
         self.listed_at = 0  # the directory's mtime then
 
     def _files(self) -> list[int]:
@@ -287,8 +294,9 @@ class VerlRun:
         recent = time.time_ns() - mtime < FRESH_S * 1e9
         if self.listing is None or mtime != self.listed_at or recent:
             with os.scandir(self.root) as entries:
-                found = (m for e in entries if (m := VERL_FILE.match(e.name)))
-                self.listing = sorted(int(m.group(1)) for m in found)
+                found = [m for e in entries if (m := VERL_FILE.match(e.name))]
+            self.names = _one_name_per_step(found, self.root)
+            self.listing = sorted(self.names)
             self.listed_at = mtime
         return self.listing
 
@@ -296,7 +304,7 @@ class VerlRun:
         steps = [s for s in self._files() if self.order.fresh(s)]
         out: list[FinishedStep] = []
         for i, step in enumerate(steps):
-            path = self.root / f"{step}.jsonl"
+            path = self.root / self.names[step]
             if i + 1 < len(steps):  # a later step's file exists: this one is complete
                 done = True
             else:
@@ -309,6 +317,21 @@ class VerlRun:
             self.order.last = step
             self.settled.forget(step)
         return out
+
+
+def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, str]:
+    """Each step number with the one name that writes it; two names of one step (``1.jsonl``
+    and ``01.jsonl``) are refused, naming both: which holds the step is not known."""
+    names: dict[int, str] = {}
+    for m in sorted(found, key=lambda m: m.string):
+        step = int(m.group(1))
+        if step in names:
+            raise InputError(
+                f"two files for step {step}: {names[step]} and {m.string}; keep one",
+                file=str(folder),
+            )
+        names[step] = m.string
+    return names
 
 
 def open_run(
