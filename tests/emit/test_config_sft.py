@@ -345,3 +345,24 @@ def test_readme_config_examples_run_in_order_on_a_fresh_clone(
         assert header_problems(text) == []
         c = tomllib.loads(text)
         assert (sft_problems(c) if "data" in c else problems(c)) == [], toml.name
+
+
+@pytest.mark.parametrize("how", [{"truncated": True}, {"finish_reason": "length"}])
+def test_cut_off_passes_are_no_sft_data(tmp_path: Path, how: dict[str, Any]) -> None:
+    """A passing reply cut off at the cap would teach the model to run to it: left out with
+    a note, and with no other pass, no config at all (exit 1)."""
+    rows = _rows(STUDENT)
+    rows[0] = {k: v for k, v in rows[0].items() if k != "truncated"} | how  # t0's pass
+    path = _write(tmp_path / "own.jsonl", rows)
+    out = tmp_path / "own.toml"
+    r = invoke("--method", "sft", "--from", str(path), "--model", STUDENT, "-o", str(out), "--format", "json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["dataset"]["written"] == 3 and d["dataset"]["passed"] == 5
+    written = pl.read_parquet(tmp_path / "own.data" / "train.parquet").to_dicts()
+    assert EXPECTED[0] not in written and EXPECTED[1:] == written
+    cut = [{k: v for k, v in r.items() if k != "truncated"} | how for r in rows if r["reward"]]
+    alone = _write(tmp_path / "cut.jsonl", cut)
+    r = invoke("--method", "sft", "--from", str(alone), "--model", STUDENT, "-o", str(tmp_path / "c.toml"))  # fmt: skip
+    assert r.exit_code == 1 and "cut off at the token cap" in r.output
+    assert not (tmp_path / "c.toml").exists() and not (tmp_path / "c.data").exists()

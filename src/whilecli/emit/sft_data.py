@@ -219,7 +219,18 @@ def build_sft_data(
         )
     if not whole_chat and (prompt_field is None or completion_field is None):
         raise _no_text(table.file(), prompt_field, completion_field)
-    keep = frame.filter(passed)
+    # a passing reply cut off at the token cap teaches the model to run to the cap (DESIGN
+    # section 2, check 4's rule for a teacher's rows): left out, and said
+    cut = passed & table.canonical.get_column("truncated").fill_null(False)
+    n_cut = int(cut.sum())
+    if n_cut == n_passed:
+        raise WhileError(
+            f"no config written: all {n_passed} passing rows are replies cut off at the token"
+            " cap, which would teach the model to run to the cap; raise max_tokens and"
+            " sample again, or score cut-off replies 0",
+            exit_code=1,
+        )
+    keep = frame.filter(passed & ~cut)
     rows: list[dict[str, list[Message]]] = []
     skipped = 0
     if whole_chat:
@@ -247,6 +258,11 @@ def build_sft_data(
             field=completion_field or prompt_field,
         )
     notes = []
+    if n_cut:
+        notes.append(
+            f"{n_cut} passing rows cut off at the token cap were left out (they would teach"
+            " the model to run to the cap)"
+        )
     if skipped:
         notes.append(f"{skipped} passing rows with an empty prompt or reply were left out")
     return SFTData(
