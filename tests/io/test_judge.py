@@ -247,3 +247,28 @@ def test_a_grader_named_by_value_is_a_judge(
     assert scan.judged == (len(rows) if want else 0), (said, rule, scan)
     result = CliRunner().invoke(app, ["check", str(path), "--fail-on", "judge-unaudited"])
     assert result.exit_code == (1 if want else 0), result.output
+
+
+@pytest.mark.parametrize("judge_first", [True, False])
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_the_judge_is_the_scorer_that_grades(tmp_path: Path, judge_first: bool, kind: str) -> None:
+    """Two scorers side by side (a program's ``match`` and a judge's ``model_graded_fact``):
+    the grader is the one read as the reward, never a sibling that does not grade."""
+    from rows_files import write_rows
+    from whilecli.route import run_route
+    from whilecli.route.model import Route
+    from whilecli.route.options import RouteOptions
+
+    rows = []
+    for t in range(40):
+        for j in range(4):
+            verdicts = {"match": {"value": float((t + j) % 3 == 0)}}
+            judged = {"model_graded_fact": {"value": float((t + j) % 2 == 0)}}
+            scores = {**judged, **verdicts} if judge_first else {**verdicts, **judged}
+            rows.append({"task_id": f"t{t}", "scores": scores, "model": "m"})
+    path = write_rows(tmp_path, rows, kind)
+    for scorer, grader in (("match", "program"), ("model_graded_fact", "judge")):
+        got = run_route(
+            str(path), mapping={"reward": f"scores.{scorer}.value"}, options=RouteOptions(model="m")
+        )
+        assert isinstance(got, Route) and got.grader == grader, (scorer, got.grader)

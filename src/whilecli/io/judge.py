@@ -155,11 +155,27 @@ def named(shape: Shape, sources: Mapping[str, str] = {}) -> tuple[str, ...]:  # 
         for word in re.split(r"[^A-Za-z0-9_.\-]+", origin):
             if word and word.split(".")[0] not in RULE_KEYS and is_judge_name(word):
                 found.append(word)
+    graded = (sources.get("reward") or "").split(" ")[0]
     out: list[str] = []
     for name in found:  # a nested name under a named parent adds nothing
+        if _another_scorer(name, graded):
+            continue
         if not any(name.startswith(f"{kept}.") for kept in out) and name not in out:
             out.append(name)
     return tuple(out)
+
+
+def _another_scorer(name: str, graded: str) -> bool:
+    """Whether ``name`` is another grader's grade beside the one read as the reward: a path
+    under the same parent that branches from the reward's own (inspect_ai's
+    ``scores.model_graded_fact.value`` beside the ``scores.match.value`` that grades)."""
+    if not graded:
+        return False
+    mine, theirs = graded.split("."), name.split(".")
+    shared = 0
+    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+        shared += 1
+    return 0 < shared < min(len(mine), len(theirs))
 
 
 def rule_expr(shape: Shape, leaves: Leaves) -> pl.Expr:
