@@ -716,6 +716,12 @@ def _reward_hint(shape: Shape) -> str:
                 found.append(f"{path}[]")
         level = [(f"{path}.{k}", child) for path, sub in level for k, child in sub.children.items()]
     if not found:
+        if not _any_grade_like(shape):
+            return (
+                "the rows hold no number and no true/false value a grade could be (ungraded"
+                " generations?): pass the graded file written beside them, or --map"
+                " reward=COLUMN"
+            )
         return "pass --map reward=COLUMN"
     listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
@@ -773,6 +779,17 @@ def _scalar_reward(shape: Shape, listed: tuple[str, bool] | None) -> str | None:
     :func:`_grade_list` reads (one grade per sample, or per token)."""
     skip = None if listed is None else listed[0].partition("[")[0]
     return next((a for a in REWARD_ALIASES if shape.has(a) and a != skip), None)
+
+
+def _any_grade_like(shape: Shape) -> bool:
+    """Whether any field (or list of fields), :data:`HINT_DEPTH` levels deep, holds numbers
+    or true/false values: something ``--map reward=`` could name."""
+    level = list(shape.children.values())
+    for _ in range(HINT_DEPTH):
+        if any(_grades(sub) or (sub.item is not None and _grades(sub.item)) for sub in level):
+            return True
+        level = [child for sub in level for child in sub.children.values()]
+    return False
 
 
 def _grades(node: Shape | None) -> bool:
