@@ -14,7 +14,11 @@ from cuda_cases import CASES, assert_float32_close
 from toy_policy import train_toy
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.batch import Batch
-from whilecli.methods.flash_reinforce import FlashReinforce, bernoulli_kl
+from whilecli.methods.flash_reinforce import (
+    FlashReinforce,
+    bernoulli_kl,
+    flash_reinforce_reference,
+)
 
 SEED_BATCH = [
     {"reward": 1.0, "logprobs": [-0.5, -1.2, -0.3]},
@@ -156,3 +160,22 @@ def test_single_trajectory_has_zero_advantage() -> None:
     assert update.coefficients.abs().sum() == 0
     assert update.admitted.tolist() == [True]
     assert any("Every reward is equal" in note for note in update.notes)
+
+
+def test_a_dropped_row_gets_plus_zero_not_minus_zero() -> None:
+    """A row over the gate with A < 0 writes +0.0 (m_i = 0 is a coefficient of 0, not −0.0
+    from 0 · A_i), in the fast path and the plain function, and under a correction."""
+    lp = torch.tensor([[math.log(0.9)] * 2] * 3, dtype=torch.float64)
+    mu = lp.clone()
+    mu[2] = math.log(0.2)  # far from the sampler: dropped
+    batch = Batch.from_tensors(
+        lp, rewards=[1.0, 0.5, 0.0], behavior_logprobs=mu
+    )  # the dropped row has A = −0.5
+    up = FlashReinforce().update(batch)
+    assert up.admitted.tolist() == [True, True, False]
+    assert not bool(torch.signbit(up.coefficients[2]).any())
+    c, *_ = flash_reinforce_reference(batch.rewards, lp, mu, batch.action_mask)
+    assert not bool(torch.signbit(c[2]).any())
+    for corr in ("tis", "icepop", "ipo"):
+        up = FlashReinforce().update(batch, correction=corr)
+        assert not bool(torch.signbit(up.coefficients[2]).any()), corr

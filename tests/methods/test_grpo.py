@@ -13,12 +13,21 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from batch_strategies import well_conditioned
-from slow_reference_grouped import random_rows, slow_grpo, slow_max_rl, to_batch
+from slow_reference_grouped import _surrogate as _slow_surrogate
+from slow_reference_grouped import (
+    random_rows,
+    slow_correction,
+    slow_group_advantages,
+    slow_grpo,
+    slow_max_rl,
+    to_batch,
+)
 from toy_policy import train_toy
 from whilecli.errors import InputError, UsageError
 from whilecli.methods.dpo import DPO
 from whilecli.methods.groups import group_ids, group_stats
-from whilecli.methods.grpo import GRPO, RAE, MaxRL
+from whilecli.methods.grpo import GRPO, RAE, MaxRL, group_advantages_reference, grpo_reference
+from whilecli.methods.validate import correction_needs
 
 
 def row(task: str, reward: float, n: int, **extra: object) -> dict:
@@ -48,10 +57,12 @@ def test_group_stats_by_hand() -> None:
     assert gs.std[1].item() == 0 and gs.unanimous.tolist() == [False, True, True]
 
 
-def test_unanimity_is_exact_equality_not_a_small_std() -> None:
-    r = torch.tensor([0.1, 0.1 + 1e-15, 0.3, 0.3], dtype=torch.float64)
-    gs = group_stats(r, group_ids(["a", "a", "b", "b"]))
-    assert gs.unanimous.tolist() == [False, True]
+def test_unanimity_is_decided_on_the_rewards_within_1e_9_not_a_small_std() -> None:
+    # 0.1 and 0.1 + 1e-15 are one reward (a rounding difference): unanimous. 2e-9 apart is a
+    # split, though its std (1.4e-9) is as small: the rule reads the rewards, not the std.
+    r = torch.tensor([0.1, 0.1 + 1e-15, 0.3, 0.3, 0.5, 0.5 + 2e-9], dtype=torch.float64)
+    gs = group_stats(r, group_ids(["a", "a", "b", "b", "c", "c"]))
+    assert gs.unanimous.tolist() == [True, True, False]
 
 
 # --- grpo by hand -----------------------------------------------------------------------
@@ -380,3 +391,124 @@ def test_cuda_float32_matches_cpu_float64() -> None:
         want = apply_correction(GRPO().update(cpu), cpu, name).coefficients
         got = apply_correction(GRPO().update(gpu), gpu, name).coefficients
         assert torch.allclose(got.cpu().double(), want, rtol=1e-5, atol=1e-7)
+
+
+# --- rewards a rounding apart -------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4),
+    st.data(),
+    st.sampled_from([torch.float64, torch.float32]),
+)
+def test_rewards_within_1e_9_are_one_reward_in_every_dtype(bases, data, dtype) -> None:
+    """A group whose rewards differ by at most 1e-12 (0.1 + 0.2 and 0.3, a rubric summed in
+    another order) is unanimous: A = 0 and c = 0 for grpo, dr_grpo and max_rl, in float64 and
+    float32, in the fast path, the plain function and the slow loop alike; a split group
+    beside it keeps its advantages."""
+    rows = []
+    for g, base in enumerate(bases):
+        k = data.draw(st.integers(2, 5))
+        for _ in range(k):
+            noise = data.draw(st.floats(-1e-12, 1e-12))
+            rows.append(row(f"near{g}", min(max(base + noise, 0.0), 1.0), 2))
+    rows += [row("split", 1.0, 2), row("split", 0.0, 3)]
+    batch = to_batch(rows, dtype=dtype)
+    near = torch.tensor([r["task_id"] != "split" for r in rows])
+    for method in (GRPO(), GRPO(loss_type="dr_grpo"), MaxRL()):
+        up = method.update(batch)
+        assert torch.all(up.advantages[near] == 0), method.name
+        assert torch.all(up.coefficients[near] == 0), method.name
+        assert torch.all(up.advantages[~near][batch.action_mask[~near]] != 0), method.name
+    group = group_ids(batch.task_ids)
+    for kind in ("grpo", "dr_grpo", "max_rl"):
+        assert torch.all(group_advantages_reference(batch.rewards, group, kind)[near] == 0)
+        assert all(
+            a == 0 for a, n in zip(slow_group_advantages(rows, kind), near, strict=True) if n
+        )
+    c = grpo_reference(batch.rewards, group, batch.logprobs, batch.action_mask)
+    assert torch.all(c[near] == 0)
+    assert slow_grpo(rows)[: int(near.sum())] == [[0.0] * len(r["logprobs"]) for r in rows[:-2]]
+
+
+def test_point_one_plus_point_two_and_point_three_are_unanimous() -> None:
+    rows = [row("a", 0.1 + 0.2, 1), row("a", 0.3, 1), row("b", 1.0, 1), row("b", 0.0, 1)]
+    for dtype in (torch.float64, torch.float32):
+        up = GRPO().update(to_batch(rows, dtype=dtype))
+        assert up.advantages[:2, 0].tolist() == [0.0, 0.0]
+        assert "unanimous (every reward within 1e-9 of the others)" in " ".join(up.notes)
+
+
+# --- an overflowed ratio under a correction -----------------------------------------------
+
+
+def _overflowing(truncated: bool = False) -> list[dict]:
+    """Two rows of one task (A = ±1/√2) whose first token's ratio exp(log π − log μ)
+    overflows (log μ = −800); the second token is near the sampler."""
+    lp = [math.log(0.9), math.log(0.9)]
+    mu = [-800.0, math.log(0.85)]
+    return [
+        row("a", 1.0, 2, logprobs=lp, behavior_logprobs=mu),
+        row("a", 0.0, 2, logprobs=lp, behavior_logprobs=mu, truncated=truncated),
+        row("b", 1.0, 2, logprobs=lp, behavior_logprobs=[math.log(0.8)] * 2),
+        row("b", 0.0, 2, logprobs=lp, behavior_logprobs=[math.log(0.95)] * 2),
+    ]
+
+
+@pytest.mark.parametrize("method", [GRPO(), GRPO(loss_type="bnpo"), MaxRL()])
+@pytest.mark.parametrize("correction", ["icepop", "tis"])
+def test_a_correction_that_makes_an_overflowed_ratio_finite_is_not_refused(
+    method: GRPO, correction: str
+) -> None:
+    """icepop masks ρ = ∞ (outside [0.5, 5]) and tis replaces it by min(ρ, 2): the spec's c
+    is finite, and the update gives it, as the slow loop does, on the whole batch and on
+    micro-batches corrected one at a time."""
+    rows = _overflowing()
+    batch = to_batch(rows)
+    kind = "max_rl" if isinstance(method, MaxRL) else "grpo"
+    adv = slow_group_advantages(rows, "dr_grpo" if method.loss_type == "dr_grpo" else kind)
+    knobs = dict(loss_type=method.loss_type, clip=0.2, beta=0.0, max_len=None, truncated="mask")
+    pg = _slow_surrogate(rows, adv, **knobs)
+    tis_pg = _slow_surrogate(rows, adv, part="tis", **knobs) if correction == "tis" else None
+    want = slow_correction(rows, pg, correction, tis_pg=tis_pg)
+    got = method.update(batch, correction=correction)
+    assert bool(torch.isfinite(got.coefficients).all())
+    assert_close(got.coefficients, want)
+    stats = method.batch_stats(batch, also=correction_needs(correction))
+    for part in batch.split(2):
+        own = method.coefficients(part, stats, correction=correction)
+        rows_at = part.rows.tolist()
+        assert_close(own.coefficients, [want[i] for i in rows_at])
+
+
+def test_an_overflowed_ratio_the_spec_keeps_is_refused() -> None:
+    """Without a correction (A < 0, ρ = ∞ on the unclipped branch: c = −∞), or under ipo
+    where |π − μ| ≤ 0.3 keeps the token (π = 0.2, μ ≈ 0), the spec's c is not finite."""
+    rows = _overflowing()
+    with pytest.raises(InputError, match=r"row 1: field 'behavior_logprobs': the ratio"):
+        GRPO().update(to_batch(rows))
+    kept = [dict(r, logprobs=[math.log(0.2), r["logprobs"][1]]) for r in rows]
+    with pytest.raises(InputError, match=r"row 1: field 'behavior_logprobs': the ratio"):
+        GRPO().update(to_batch(kept), correction="ipo")
+    stats = GRPO().batch_stats(to_batch(rows))
+    with pytest.raises(InputError, match="overflows"):
+        GRPO().coefficients(to_batch(rows), stats)
+
+
+def test_an_overflowed_ratio_on_a_row_that_carries_no_loss_gives_c_0() -> None:
+    """A truncated row under --truncated mask gets c = 0 whatever its ratio (its w_i = 0 used
+    to meet ρ = ∞ as 0·∞ = NaN, and the batch was refused)."""
+    rows = _overflowing(truncated=True)
+    up = GRPO().update(to_batch(rows))
+    assert up.coefficients[1].tolist() == [0.0, 0.0]
+    assert_close(up.coefficients, slow_grpo(rows))
+    plain = grpo_reference(
+        up.advantages.new_tensor([r["reward"] for r in rows]),
+        group_ids([r["task_id"] for r in rows]),
+        to_batch(rows).logprobs,
+        to_batch(rows).action_mask,
+        behavior_logp=to_batch(rows).behavior_logprobs,
+        truncated=to_batch(rows).truncated,
+    )
+    assert torch.equal(plain, up.coefficients)

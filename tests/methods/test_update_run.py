@@ -424,3 +424,81 @@ def test_run_update_is_the_library_call(tmp_path: Path) -> None:
     assert result.update.coefficients.shape == (4, 3)
     with pytest.raises(UsageError, match="--ipo-eps does not apply to --correction tis"):
         run_update(path, "grpo", correction="tis", correction_knobs={"ipo_eps": 0.2})
+
+
+# --- lists a method does not read ---------------------------------------------------------
+
+
+def _single(values: list[object] | None, **extra: object) -> dict:
+    out: dict = {"reward": 1.0, "logprobs": [-0.5, -0.3], "behavior_logprobs": [-0.4, -0.3]}
+    if values is not None:
+        out["values"] = values
+    return {**out, **extra}
+
+
+@pytest.mark.parametrize(
+    "first",
+    [[math.nan, 0.2], [math.inf, 0.2], [7.0, -3.0], None],
+    ids=["nan", "inf", "out-of-range", "absent-on-one-row"],
+)
+def test_a_list_the_method_does_not_read_is_ignored_with_a_note(tmp_path: Path, first) -> None:
+    """FlashReinforce reads no critic values: whatever ``values`` holds (NaN, ∞, a value
+    outside any range, present on some rows only), the update is the one without them, with
+    a note saying they were ignored and why. Lengths are still checked (DESIGN section 3)."""
+    rows = [_single(first), _single([0.3, 0.4], reward=0.0)]
+    clean = run_update(write(tmp_path / "clean.jsonl", [_single(None), _single(None, reward=0.0)]),
+                       "flash_reinforce")  # fmt: skip
+    got = run_update(write(tmp_path / "rows.jsonl", rows), "flash_reinforce")
+    assert torch.equal(got.update.coefficients, clean.update.coefficients)
+    assert got.batch.values is None
+    held = 1 if first is None else 2
+    assert (
+        f"'values' on {held} of 2 trajectories ignored: flash_reinforce does not read it, so "
+        "its entries were not checked."
+    ) in got.update.notes
+    short = [_single([0.1]), _single([0.3, 0.4], reward=0.0)]
+    with pytest.raises(InputError, match="'values': has 1 entries but logprobs has 2"):
+        run_update(write(tmp_path / "short.jsonl", short), "flash_reinforce")
+
+
+def test_the_lists_a_method_reads_come_from_its_declaration() -> None:
+    from whilecli.methods.registry import make_method
+    from whilecli.methods.validate import correction_needs
+
+    def reads(name: str, knobs: dict | None = None, corr: str | None = None) -> set[str]:
+        return set((make_method(name, knobs or {}).needs | correction_needs(corr)).reads)
+
+    base = {"logprobs", "action_mask", "behavior_logprobs"}
+    assert reads("flash_reinforce") == base
+    assert reads("sao") == reads("bpco") == base | {"values"}
+    assert reads("grpo") == base and reads("grpo", {"beta": 0.1}) == base | {"ref_logprobs"}
+    assert reads("sft") == {"logprobs", "action_mask"}
+    assert reads("sft", corr="tis") == {"logprobs", "action_mask", "behavior_logprobs"}
+    assert "teacher_logprobs" in reads("opd") and "values" not in reads("opd")
+
+
+@pytest.mark.parametrize("method", ["sao", "bpco"])
+@pytest.mark.parametrize("junk", [math.nan, math.inf, 5.0, -3.0])
+def test_a_value_on_an_environment_token_is_never_read_nor_refused(
+    tmp_path: Path, method: str, junk: float
+) -> None:
+    """SAO and BPCO bootstrap over an observation token (action_mask false) without reading
+    its value: any number there (NaN, ∞, outside BPCO's reward_range) gives the same update."""
+
+    def rows(v: float) -> list[dict]:
+        return [
+            {"reward": 1.0, "logprobs": [-0.7, -1.2, -1.6], "behavior_logprobs": [-0.9, -1.2, -1.4],
+             "action_mask": [1, 0, 1], "values": [0.1, v, 0.2]},
+            {"reward": 0.0, "logprobs": [-0.5, -1.2], "behavior_logprobs": [-0.5, -1.6],
+             "values": [0.3, 0.4]},
+        ]  # fmt: skip
+
+    want = run_update(write(tmp_path / "clean.jsonl", rows(0.5)), method)
+    got = run_update(write(tmp_path / "junk.jsonl", rows(junk)), method)
+    for name in ("coefficients", "advantages", "admitted", "value_targets"):
+        assert torch.equal(getattr(got.update, name), getattr(want.update, name)), name
+    if method == "bpco" or not math.isfinite(junk):  # on an action token it is read: refused
+        bad = rows(0.5)
+        bad[0]["values"][0] = junk
+        with pytest.raises(InputError, match=r"bad.jsonl:1: field 'values': token 0 is"):
+            run_update(write(tmp_path / "bad.jsonl", bad), method)

@@ -52,10 +52,15 @@ def to_batch(rows: Sequence[Row], dtype: torch.dtype = torch.float64) -> Batch:
     )
 
 
+def _exp(x: float) -> float:
+    """e^x, ∞ where it overflows a float (as torch.exp gives), not an OverflowError."""
+    return math.inf if x > 709.782712893384 else math.exp(x)
+
+
 def _ratio(row: Row, t: int) -> float:
     if "behavior_logprobs" not in row:
         return 1.0
-    return math.exp(row["logprobs"][t] - row["behavior_logprobs"][t])
+    return _exp(row["logprobs"][t] - row["behavior_logprobs"][t])
 
 
 def _surrogate(
@@ -102,8 +107,9 @@ def _surrogate(
             rho, a = _ratio(r, t), adv[i]
             unclipped = rho * a
             clipped = min(max(rho, 1 - clip), 1 + clip) * a
-            # d/dlog π of min(ρA, clip(ρ)A): ρA where the unclipped branch is the minimum.
-            g = unclipped if unclipped <= clipped else 0.0
+            # d/dlog π of min(ρA, clip(ρ)A): ρA where the unclipped branch is the minimum
+            # (A = 0: g = 0, an overflowed ρ included).
+            g = unclipped if a != 0 and unclipped <= clipped else 0.0
             if part == "tis":
                 g = a * min(rho, cap)
             c = w * g if part != "kl" else 0.0
@@ -129,7 +135,7 @@ def slow_group_advantages(rows: Sequence[Row], kind: str, truncated: str = "mask
     for i, r in enumerate(rows):
         members = [rewards[j] for j, s in enumerate(rows) if s["task_id"] == r["task_id"]]
         mean = sum(members) / len(members)
-        if len(set(members)) == 1:
+        if max(members) - min(members) <= 1e-9:  # unanimous: one reward within 1e-9
             adv.append(0.0)
         elif kind == "grpo":
             adv.append((rewards[i] - mean) / statistics.stdev(members))
@@ -305,7 +311,7 @@ def slow_correction(
                 new.append(0.0)
                 continue
             pi, mu = math.exp(r["logprobs"][t]), math.exp(r["behavior_logprobs"][t])
-            rho = math.exp(r["logprobs"][t] - r["behavior_logprobs"][t])
+            rho = _exp(r["logprobs"][t] - r["behavior_logprobs"][t])
             if name == "ipo":
                 new.append((c if abs(pi - mu) <= eps else 0.0) + kl)
             elif name == "icepop":

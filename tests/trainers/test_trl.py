@@ -96,3 +96,33 @@ def test_runs_against_a_tested_trl_release() -> None:
     import trl
 
     assert trl.__version__ in TESTED_TRL, (trl.__version__, TESTED_TRL)
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [("beta", 0.04), ("epsilon", 0.3), ("loss_type", "grpo"), ("scale_rewards", "batch")],
+)
+def test_a_knob_of_trls_own_loss_is_refused_not_ignored(
+    tmp_path: Path, knob: str, value: object
+) -> None:
+    """FlashReinforce's advantage and loss replace TRL's: a GRPOConfig knob only they read
+    (the KL β, the clip ε, loss_type, scale_rewards, ...) would do nothing, so a config that
+    sets one is refused with the reason, whether built by flash_reinforce_config or edited
+    after; its defaults pass."""
+    from whilecli.errors import UsageError
+    from whilecli.trainers.trl import REPLACED_KNOBS
+
+    assert knob in REPLACED_KNOBS
+    common: dict[str, Any] = dict(output_dir=str(tmp_path), report_to=[], use_cpu=True)
+    with pytest.raises(UsageError, match=rf"does not read GRPOConfig\.{knob} = "):
+        flash_reinforce_config(**common, **{knob: value})
+    args = flash_reinforce_config(**common)
+    setattr(args, knob, value)
+    with pytest.raises(UsageError, match=rf"does not read GRPOConfig\.{knob} = "):
+        FlashReinforceTrainer(
+            model=toy.build_model(3),
+            reward_funcs=[_varied],
+            args=args,
+            train_dataset=Dataset.from_dict({"prompt": toy.prompts(8, 3)}),
+            processing_class=toy.build_tokenizer(),
+        )

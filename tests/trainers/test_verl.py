@@ -59,9 +59,13 @@ def _advantages(r: dict[str, torch.Tensor], estimator: str, uid: list[str]) -> t
     return compute_advantage(data, adv_estimator=estimator).batch["advantages"]
 
 
-def _config(r: dict[str, torch.Tensor], **extra: object) -> ActorConfig:
+def _config(r: dict[str, torch.Tensor], clip_ratio_c: float = 3.0, **extra: object) -> ActorConfig:
     config = ActorConfig(
-        strategy="fsdp", ppo_mini_batch_size=6, ppo_micro_batch_size_per_gpu=2, rollout_n=1
+        strategy="fsdp",
+        ppo_mini_batch_size=6,
+        ppo_micro_batch_size_per_gpu=2,
+        rollout_n=1,
+        clip_ratio_c=clip_ratio_c,
     )
     info: dict[str, object] = {
         "dp_size": 1,
@@ -219,3 +223,41 @@ def test_each_loss_call_checks_its_micro_batch_once_through_the_runner(
     bad["old"][1, 2] = float("nan")
     with pytest.raises(InputError, match=r"row 1: field 'behavior_logprobs': token 2 "):
         _gradient(mode, bad, adv, 1, _config(r))
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-sum-norm"])
+@pytest.mark.parametrize("clip_ratio_c", [3.0, 1.5])
+@pytest.mark.parametrize("correction", [None, "icepop"])
+def test_grpo_loss_keeps_verls_dual_clip(
+    parts: int, agg: str, clip_ratio_c: float, correction: str | None
+) -> None:
+    """Switching loss_mode from verl's ``vanilla`` to ``whilecli_grpo`` keeps the dual clip:
+    where A < 0 and ρ > clip_ratio_c verl's loss is constant, and so is whilecli's (c = 0).
+    The gradients agree to 1e-12 (``token-mean`` is bnpo's weight and
+    ``seq-mean-token-sum-norm`` dr_grpo's, exactly verl's; its ``seq-mean-token-mean`` adds
+    1e-8 to each length). With icepop, the band on top of both clips, as verl composes it."""
+    r = _rollouts(seed=3, gated=None)
+    # row 1 (reward 0, A < 0): ρ = 4.5, 1.65, 1.1 on its three tokens
+    r["old"][1, :3] = torch.tensor([0.1, 0.2, 0.3], dtype=F64).log()
+    r["new"][1, :3] = torch.tensor([0.45, 0.33, 0.33], dtype=F64).log()
+    adv = _advantages(r, "whilecli_grpo", GROUPS)
+    config = _config(r, clip_ratio_c=clip_ratio_c)
+    rho = torch.exp(r["new"] - r["old"])
+    assert bool(((adv < 0) & (rho > clip_ratio_c) & r["mask"]).any())  # the dual clip bites
+    got = _gradient("whilecli_grpo", r, adv, parts, config, agg=agg)
+    want = _gradient("vanilla", r, adv, parts, config, agg=agg)
+    if correction is not None:
+        got = _gradient(f"whilecli_grpo_{correction}", r, adv, parts, config, agg=agg)
+        band = (rho >= 0.5) & (rho <= 5.0)
+        want = torch.where(band, want, 0.0)
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_grpo_loss_refuses_a_dual_clip_verl_would_refuse() -> None:
+    r = _rollouts(seed=3)
+    adv = _advantages(r, "whilecli_grpo", GROUPS)
+    config = _config(r)
+    object.__setattr__(config, "clip_ratio_c", 1.0)  # verl's own loss asserts it at its call
+    with pytest.raises(UsageError, match=r"clip_ratio_c .* must be a number > 1.0"):
+        _gradient("whilecli_grpo", r, adv, 1, config)

@@ -180,8 +180,15 @@ class Batch:
         require: Collection[str] = (),
         need_reward: bool = True,
         logprob_fields: Collection[str] | None = None,
+        reads: Collection[str] | None = None,
     ) -> Batch:
-        """Validate flattened columns and pad them to ``[B, T]`` (vectorised, no token loop)."""
+        """Validate flattened columns and pad them to ``[B, T]`` (vectorised, no token loop).
+
+        ``reads``: the per-token lists the method reads
+        (:attr:`whilecli.methods.validate.Needs.reads`); a list outside it is left out of the
+        batch, never refused for what it holds or for being present on some rows only (its
+        length, where present, is still checked against ``logprobs``, DESIGN section 3).
+        None: every list is read."""
         n = cols.size
         if n == 0:
             raise InputError("the batch is empty: no trajectories", file=cols.file)
@@ -198,8 +205,9 @@ class Batch:
             raise fail(_first(lengths < 0), "logprobs", "missing")
         if (lengths == 0).any():
             raise fail(_first(lengths == 0), "logprobs", "is empty")
+        unread = set() if reads is None else set(cols.lists) - set(reads)
         for name, (_, other) in cols.lists.items():
-            if (other < 0).any() and name not in _FILLABLE:
+            if (other < 0).any() and name not in _FILLABLE and name not in unread:
                 raise fail(
                     _first(other < 0), name, "missing here but present on other trajectories"
                 )
@@ -223,6 +231,8 @@ class Batch:
                 i = _first(~np.isfinite(rewards))
                 raise fail(i, "reward", f"is {rewards[i]}, not a finite number")
 
+        if unread:  # left out: a method never sees a list it does not read
+            cols = replace(cols, lists={k: v for k, v in cols.lists.items() if k not in unread})
         t_max = int(lengths.max())
         check_padding_fits(
             n,

@@ -226,7 +226,7 @@ class BPCO(TwoStep):
     """
 
     name: ClassVar[str] = "bpco"
-    needs = Needs(fields=("values",), values=ValueRule(*REWARD_RANGE, every_token=True))
+    needs = Needs(fields=("values",), values=ValueRule(*REWARD_RANGE))
 
     def __init__(
         self,
@@ -244,7 +244,7 @@ class BPCO(TwoStep):
                 f"got {tuple(reward_range)!r}"
             )
         self.reward_range = (lo, hi)
-        self.needs = Needs(fields=("values",), values=ValueRule(lo, hi, every_token=True))
+        self.needs = Needs(fields=("values",), values=ValueRule(lo, hi))
         self._work = Workspace()
         self._compiled = Compiled(bpco_clip) if compile else None
 

@@ -112,11 +112,16 @@ class PolicyGradientUpdate(Update):
     grpo family's clip, SAO's band, BPCO's probability clip): the policy-gradient part of c
     with ρ taken as 1 and no clip or band is ``row_scale[i] · advantages[i, t]`` on the
     action tokens, and ``tis`` makes it ``row_scale[i] · advantages[i, t] · min(ρ, cap)``.
+    ``finite``: False when a coefficient is not finite (the unclamped ρ of the grpo family
+    overflowed on a token whose unclipped branch is the minimum); the runner refuses such an
+    update only after the correction, which may mask that token or replace its ratio
+    (:func:`whilecli.methods.twostep.refuse_not_finite`).
     """
 
     ratio_clamp: float | None = math.inf
     reference_term: torch.Tensor | None = None
     row_scale: torch.Tensor | None = None
+    finite: bool = True
 
 
 def _check_knobs(name: str, eps: Any, band: Any, cap: Any) -> tuple[float, float, float, float]:

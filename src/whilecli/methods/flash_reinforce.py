@@ -71,7 +71,7 @@ def flash_reinforce_reference(
     d = p * torch.log(p / q) + (1 - p) * torch.log((1 - p) / (1 - q))  # Eq. 6
     D = torch.where(action_mask, d, 0.0).sum(dim=1) / T  # Eq. 7
     m = trust >= D  # Eq. 8
-    c = torch.where(action_mask, (m * A / (T * B))[:, None] * rho, 0.0)  # Eq. 9-10
+    c = torch.where(action_mask, torch.where(m, A / (T * B), 0.0)[:, None] * rho, 0.0)  # Eq. 10
     rho_sum = torch.where(action_mask, rho, 0.0).sum(dim=1)  # for the stats
     clamped = (log_ratio.abs() > LOG_RATIO_CLAMP).sum()
     return c, D, rho_sum, clamped
@@ -122,7 +122,7 @@ def _block(
     action_f = as_float(action, dtype, work.take("action_f", shape, dtype, device))
     if log_mu is None:  # μ = π: ρ = 1, every d is 0
         mean_kl = torch.zeros_like(scale)
-        torch.mul(action_f, (scale * (mean_kl <= trust).to(scale.dtype))[:, None], out=out)
+        torch.mul(action_f, _gate(scale, mean_kl, trust)[:, None], out=out)
         return mean_kl, counts.to(dtype), 0
     log_ratio = torch.sub(log_pi, log_mu, out=work.take("log_ratio", shape, dtype, device))
     if not all_finite(log_ratio):  # junk in the padding
@@ -136,9 +136,13 @@ def _block(
     ratio = exp_(log_ratio).mul_(action_f)  # ρ (finite) on the action tokens, 0 elsewhere
     kl = bernoulli_kl(log_mu, log_pi, work).mul_(action_f)  # Eq. 6
     mean_kl = kl.sum(dim=1) / counts  # Eq. 7
-    gated = scale * (mean_kl <= trust).to(scale.dtype)  # Eq. 8
-    torch.mul(ratio, gated[:, None], out=out)  # Eq. 10
+    torch.mul(ratio, _gate(scale, mean_kl, trust)[:, None], out=out)  # Eq. 10
     return mean_kl, ratio.sum(dim=1), n_clamped
+
+
+def _gate(scale: torch.Tensor, mean_kl: torch.Tensor, trust: float) -> torch.Tensor:
+    """Eq. 8: m_i A_i / (T_i B), a dropped row's exactly +0 (never −0 from a negative A)."""
+    return torch.where(mean_kl <= trust, scale, torch.zeros_like(scale))
 
 
 class FlashReinforce(TwoStep):

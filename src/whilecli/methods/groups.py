@@ -6,8 +6,10 @@ loop over groups or tokens:
 
     mean_g = Σ_{i∈g} R_i / n_g,    std_g = sqrt(Σ_{i∈g} (R_i − mean_g)² / (n_g − 1)),
 
-and a group is *unanimous* when its rewards are exactly equal (max_g R = min_g R), decided
-on the rewards themselves, never on a computed standard deviation near 0.
+and a group is *unanimous* when its rewards are equal within the project's tolerance,
+max_g R − min_g R ≤ 1e-9 (:data:`UNANIMOUS_TOLERANCE`; 0.1 + 0.2 and 0.3 are one reward),
+decided on the rewards themselves, never on a computed standard deviation near 0, so that a
+rounding difference never becomes an advantage of ±1, in any dtype.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ from whilecli.methods.batch import Batch
 
 SINGLE_ROLLOUT_METHODS = ("flash_reinforce", "sao", "bpco", "rae")
 
+#: Rewards of one group that differ by at most this are one reward: the group is unanimous and
+#: every A_i is 0 (the 1e-9 every documented boundary forgives, DESIGN sections 1 and 3).
+UNANIMOUS_TOLERANCE = 1e-9
+
+
+def unanimous_groups(low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
+    """``[G]`` bool: max_g R − min_g R ≤ 1e-9, from each group's least and greatest reward."""
+    return (high - low) <= UNANIMOUS_TOLERANCE
+
 
 def count(n: int, noun: str) -> str:
     """``1 row``, ``3 rows``: a count with its noun in the right number."""
@@ -37,7 +48,7 @@ class GroupStats:
     counts: torch.Tensor  # [G] rows per group, batch dtype
     mean: torch.Tensor  # [G]
     std: torch.Tensor  # [G] sample std (n − 1); 0 for a one-row group
-    unanimous: torch.Tensor  # [G] bool, rewards exactly equal (one-row groups included)
+    unanimous: torch.Tensor  # [G] bool, rewards within 1e-9 (one-row groups included)
 
     @property
     def n_groups(self) -> int:
@@ -86,7 +97,9 @@ def group_stats(rewards: torch.Tensor, ids: torch.Tensor) -> GroupStats:
         scaled = dev / unit[ids]
         sq_scaled = torch.zeros_like(sq).index_add_(0, ids, scaled * scaled)
         std = torch.where(bad, unit * (sq_scaled / denom).sqrt(), std)
-    return GroupStats(ids=ids, counts=counts, mean=mean, std=std, unanimous=hi == lo)
+    return GroupStats(
+        ids=ids, counts=counts, mean=mean, std=std, unanimous=unanimous_groups(lo, hi)
+    )
 
 
 def refuse_all_singletons(stats: GroupStats, method: str) -> None:

@@ -9,7 +9,7 @@ All three use PPO's clipped surrogate with GRPO's length weights and optional k3
 - ``RAE`` (SPIRAL, arXiv:2506.24119): A_i = R_i − b_agent, b read before the row, then
   b ← 0.95 b + 0.05 R_i, rows in order, baselines carried across calls in a state file.
 
-A unanimous group (rewards exactly equal, one-row groups included) carries A = 0.
+A unanimous group (rewards within 1e-9 of each other, one-row groups included) carries A = 0.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from whilecli.fileio import atomic_write_text
 from whilecli.knobs import DECAY
 from whilecli.methods.batch import Batch
 from whilecli.methods.groups import (
+    UNANIMOUS_TOLERANCE,
     GroupStats,
     count,
     ema_baselines,
@@ -74,7 +75,8 @@ def grpo_reference(
     mean = zeros.index_add(0, group, R) / n  # mean_g
     std = torch.sqrt(zeros.index_add(0, group, (R - mean[group]) ** 2) / (n - 1))  # sample std_g
     lo = zeros.scatter_reduce(0, group, R, "amin", include_self=False)
-    unanimous = (lo == zeros.scatter_reduce(0, group, R, "amax", include_self=False))[group]
+    hi = zeros.scatter_reduce(0, group, R, "amax", include_self=False)
+    unanimous = (hi - lo <= UNANIMOUS_TOLERANCE)[group]  # rewards within 1e-9: one reward
     if kind == "max_rl":
         A = torch.where(mean[group] == 0, 0.0, (R - mean[group]) / mean[group])
     elif loss_type == "dr_grpo":
@@ -99,7 +101,7 @@ def grpo_reference(
         assert ref_logp is not None
         r = torch.exp(ref_logp - logp)  # π_ref/π_θ; KL_k3 = r − log r − 1
         c = c - beta * w * (1 - r)  # its gradient term
-    return torch.where(action_mask, c, 0.0) + 0.0
+    return torch.where(action_mask & live[:, None], c, 0.0) + 0.0  # c = 0 off a row's loss
 
 
 def group_advantages_reference(
@@ -107,7 +109,7 @@ def group_advantages_reference(
 ) -> torch.Tensor:
     """A_i ``[B]`` alone (``grpo``, ``dr_grpo``, ``max_rl``), as in :func:`grpo_reference`.
 
-    A_i = 0 in a unanimous group (rewards exactly equal, a one-row group included).
+    A_i = 0 in a unanimous group (rewards within 1e-9, a one-row group included).
     """
     zeros = torch.zeros(int(group.max()) + 1, dtype=reward.dtype, device=reward.device)
     n = zeros.index_add(0, group, torch.ones_like(reward))  # rows per group
@@ -116,7 +118,7 @@ def group_advantages_reference(
     var = zeros.index_add(0, group, centred**2) / (n - 1)  # std_g², sample (n − 1)
     lo = zeros.scatter_reduce(0, group, reward, "amin", include_self=False)
     hi = zeros.scatter_reduce(0, group, reward, "amax", include_self=False)
-    unanimous = (lo == hi)[group]  # rewards exactly equal
+    unanimous = (hi - lo <= UNANIMOUS_TOLERANCE)[group]  # rewards within 1e-9
     if kind == "grpo":
         A = centred / torch.sqrt(var)[group]
     elif kind == "dr_grpo":
@@ -141,7 +143,7 @@ def _group_notes(stats: GroupStats) -> tuple[dict[str, float], list[str]]:
         rows = int(stats.counts[unanimous].sum())
         notes.append(
             f"A = 0 for {count(rows, 'row')} in {n_unan} of {stats.n_groups} groups, which are "
-            "unanimous (every reward equal)."
+            "unanimous (every reward within 1e-9 of the others)."
         )
     if n_single:
         notes.append(f"A = 0 for {count(n_single, 'task')} with a single row.")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -367,10 +367,13 @@ def run_update(
     torch = _torch()
     from whilecli.methods.batch import Batch
     from whilecli.methods.registry import make_method
+    from whilecli.methods.validate import correction_needs
 
     dev = _device(torch, device)
     algo = make_method(key, {**given, **({"compile": True} if compile else {})})
     requires = set(algo.needs.field_names)
+    reads = (algo.needs | correction_needs(corr)).reads  # the lists this update reads
+    ignored = _ignored_lists(cols, reads, key)
     batch = Batch.from_columns(
         cols,
         device=dev,
@@ -378,6 +381,7 @@ def run_update(
         require=requires,
         need_reward=key not in NO_REWARD or "reward" in requires,
         logprob_fields=(),  # the values are the runner's to check, once, in update
+        reads=reads,
     )
     if state is not None and Path(state).exists():
         algo.load_state(state)
@@ -385,7 +389,7 @@ def run_update(
         update = algo.update(batch, correction=corr, **corr_kwargs)
     except InputError as err:
         raise _located(err, cols) from None
-    update.notes = [*cols.notes, *update.notes]  # what reading left out comes first
+    update.notes = [*cols.notes, *ignored, *update.notes]  # what reading left out comes first
     if state is not None:
         algo.save_state(state)
     written = None
@@ -409,6 +413,21 @@ def run_update(
         sources=dict(cols.sources),
         output=written,
     )
+
+
+def _ignored_lists(cols: Any, reads: Collection[str], method: str) -> list[str]:
+    """One note per per-token list the rows carry that ``method`` does not read: it is
+    ignored (left out of the batch, its entries never checked), not refused."""
+    notes = []
+    for name in sorted(set(cols.lists) - set(reads)):
+        held = int((cols.lists[name][1] >= 0).sum())
+        column = cols.sources.get(name, name)
+        shown = f"'{name}'" if column == name else f"'{name}' (column '{column}')"
+        notes.append(
+            f"{shown} on {held} of {cols.size} trajectories ignored: {method} does not read "
+            "it, so its entries were not checked."
+        )
+    return notes
 
 
 # ------------------------------------------------------------------ row-wise methods

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import UsageError
 from whilecli.knobs import BETA, CLIP
 from whilecli.methods.batch import Batch, Update, reuse
 from whilecli.methods.corrections import PolicyGradientUpdate
@@ -84,9 +84,9 @@ def clipped_surrogate_reference(
     # d/dlog π of min(ρA, clip(ρ, 1 − ε, 1 + ε)A): ρA where the unclipped branch is the minimum
     unclipped = ((A > 0) & (ratio <= 1 + clip)) | ((A < 0) & (ratio >= 1 - clip))
     g = torch.where(unclipped, ratio * A, 0.0)
-    c = torch.where(action_mask, w * g, 0.0)
+    on = action_mask & live[:, None]  # live action tokens: a row without a loss gets c = 0
+    c = torch.where(on, w * g, 0.0)
     kl_term, kl_sum = None, None
-    on = action_mask & live[:, None]  # live action tokens, for the stats
     if beta > 0:
         assert ref_logp is not None
         log_r = ref_logp - logp
@@ -225,6 +225,8 @@ def _surrogate_block(
     keep.logical_and_(compare(ratio, ">=", lower, out=flag)).logical_and_(action)
     lost = action_counts - row_counts(keep)  # action tokens on the clipped branch
     clipped = int(lost[live & (a[:, 0] != 0)].sum())  # counted on live rows with A ≠ 0
+    if on is not action:  # a row without a loss gets c = 0, an overflowed ρ there too
+        keep.logical_and_(on)
     ratio_sum = _masked_sum(ratio, on, on_f)
     wg = ratio.mul_(a).mul_(w)  # w (ρA), in place; g = ρA where keep
     finite = all_finite(wg)
@@ -542,9 +544,7 @@ class ClippedPolicyGradient(TwoStep):
             token_advantages=advantages,
             action_counts=counts,
         )
-        c = sur.coefficients
-        if not sur.finite:
-            raise _overflow(c, sur.reference_term)
+        c = sur.coefficients  # not finite where ρ overflowed: refused after any correction
         admitted = sur.admitted
         own = self._common_stats(batch, sur, trunc, live, counts, n_rows, stats.action_tokens)
         own["loss_tokens_global"] = loss_tokens
@@ -558,6 +558,7 @@ class ClippedPolicyGradient(TwoStep):
             ratio_clamp=math.inf,
             reference_term=sur.reference_term,
             row_scale=torch.where(live, weights, 0.0),
+            finite=sur.finite,
         )
 
     def _common_stats(
@@ -634,25 +635,3 @@ class ClippedPolicyGradient(TwoStep):
                 f"{int(max_len)}."
             )
         return notes
-
-
-def _overflow(c: torch.Tensor, reference_term: torch.Tensor | None = None) -> InputError:
-    """The error for a coefficient that is not finite: exp(log π − log μ) overflowed, or with
-    β > 0 the KL term's r = exp(log π_ref − log π_θ) did (then ``reference_term`` is not
-    finite on that row)."""
-    row = int(torch.nonzero(~torch.isfinite(c))[0, 0])
-    if reference_term is not None and not bool(torch.isfinite(reference_term[row]).all()):
-        return InputError(
-            "the KL term's r = exp(log π_ref − log π_θ) overflows on an action token "
-            "(log π_ref − log π_θ > 709), so its coefficient is not finite; check that "
-            "ref_logprobs are the reference model's log-probabilities of the sampled tokens",
-            row=row,
-            field="ref_logprobs",
-        )
-    return InputError(
-        "the ratio exp(log π − log μ) overflows on an action token (log π − log μ > 709), so "
-        "its coefficient is not finite; check that behavior_logprobs are the sampler's "
-        "log-probabilities of the sampled tokens",
-        row=row,
-        field="behavior_logprobs",
-    )

@@ -43,6 +43,7 @@ from whilecli.knobs import ICEPOP_BAND, IPO_EPS, TIS_CAP
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import correct
 from whilecli.methods.distributed import global_sum
+from whilecli.methods.fastmath import all_finite
 from whilecli.methods.validate import Needs, check_batch, correction_needs
 
 
@@ -186,17 +187,29 @@ class TwoStep:
         return base_stats(self.name, batch, group)
 
     def coefficients(
-        self, micro_batch: Batch, stats: BatchStats, *, out: Update | None = None
+        self,
+        micro_batch: Batch,
+        stats: BatchStats,
+        *,
+        out: Update | None = None,
+        correction: str | None = None,
+        **correction_knobs: Any,
     ) -> Update:
         """The per-token coefficients of ``micro_batch`` (a micro-batch of the optimizer
         batch ``stats`` came from) under ``stats``; ``out``, a previous :class:`Update`, is
         overwritten when shapes match. Its stats and notes are the batch-wide ones, then the
-        micro-batch's own."""
+        micro-batch's own. ``correction`` (``ipo``, ``icepop``, ``tis``, with its knobs) is
+        applied last, on a micro-batch the runner has checked for it (``batch_stats(...,
+        also=correction_needs(name))``). A coefficient that is not finite once the
+        correction has had its say is refused (:func:`refuse_not_finite`): a correction that
+        masks an overflowed ratio, or replaces it by min(ρ, cap), leaves a finite c."""
         self._check(stats)
         own = self.per_token(micro_batch, stats, out=out)
         own.stats = {**stats.stats, **own.stats}
         own.notes = [*stats.notes, *own.notes]
-        return own
+        if correction is not None:
+            own = correct(own, micro_batch, correction, **correction_knobs)
+        return refuse_not_finite(own)
 
     def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
         """The method's per-token step: an :class:`Update` with the micro-batch's own stats
@@ -218,10 +231,7 @@ class TwoStep:
         batch is checked once for the method and the correction together."""
         whole = batch if batch.rows is None else replace(batch, rows=None)
         stats = self.batch_stats(whole, group, also=correction_needs(correction))
-        result = self.coefficients(whole, stats, out=out)
-        if correction is not None:
-            result = correct(result, whole, correction, **correction_knobs)
-        return result
+        return self.coefficients(whole, stats, out=out, correction=correction, **correction_knobs)
 
     def _check(self, stats: BatchStats) -> None:
         if not isinstance(stats, BatchStats):
@@ -253,6 +263,37 @@ def apply_correction(
     if needs is not None:  # an unknown name is refused by correct, naming the known ones
         check_batch(batch, needs, f"correction {name}")
     return correct(update, batch, name, eps=eps, band=band, cap=cap)
+
+
+def refuse_not_finite(update: Update) -> Update:
+    """``update`` as it is when its coefficients are finite; else the located refusal.
+
+    Only an update that says it may hold a non-finite coefficient (a
+    :class:`~whilecli.methods.corrections.PolicyGradientUpdate` with ``finite`` False: the
+    grpo family's unclamped ρ overflowed) is looked at again, after any correction."""
+    if getattr(update, "finite", True):
+        return update
+    c = update.coefficients
+    if all_finite(c):
+        update.finite = True  # type: ignore[attr-defined]  # a PolicyGradientUpdate
+        return update
+    row = int(torch.nonzero(~torch.isfinite(c))[0, 0])
+    reference_term = getattr(update, "reference_term", None)
+    if reference_term is not None and not bool(torch.isfinite(reference_term[row]).all()):
+        raise InputError(
+            "the KL term's r = exp(log π_ref − log π_θ) overflows on an action token "
+            "(log π_ref − log π_θ > 709), so its coefficient is not finite; check that "
+            "ref_logprobs are the reference model's log-probabilities of the sampled tokens",
+            row=row,
+            field="ref_logprobs",
+        )
+    raise InputError(
+        "the ratio exp(log π − log μ) overflows on an action token (log π − log μ > 709), so "
+        "its coefficient is not finite; check that behavior_logprobs are the sampler's "
+        "log-probabilities of the sampled tokens",
+        row=row,
+        field="behavior_logprobs",
+    )
 
 
 def refuse_unknown_tasks(method: str, missing: list[str]) -> InputError:

@@ -37,12 +37,12 @@ TOKEN_FIELDS = ("behavior_logprobs", "values", "ref_logprobs", "teacher_logprobs
 @dataclass(frozen=True)
 class ValueRule:
     """Where the critic's ``values`` must lie: inside ``[low, high]`` (finite when the bounds
-    are infinite) on the action tokens, or on every token when ``every_token``; ``knob`` names
-    the option that sets finite bounds (BPCO's ``reward_range``)."""
+    are infinite) on the action tokens, the only ones any method reads (a value on a token the
+    environment wrote is never refused); ``knob`` names the option that sets finite bounds
+    (BPCO's ``reward_range``)."""
 
     low: float = -math.inf
     high: float = math.inf
-    every_token: bool = False
     knob: str = "reward_range"
 
 
@@ -72,6 +72,19 @@ class Needs:
     def requires(self) -> frozenset[str]:
         """The fields beyond the log-probs, as Batch attributes (the :class:`Method` protocol)."""
         return frozenset(self.fields)
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The per-token lists a method with these needs reads (their row-file names):
+        ``logprobs`` and ``action_mask`` always, the log-prob lists whose values it uses, the
+        lists it requires, and ``values`` when it bounds them. The one answer to "which lists
+        does this method read": a list outside it is ignored, never refused, by
+        :meth:`whilecli.methods.batch.Batch.from_columns` and ``while update``."""
+        listed = {"logprobs", "action_mask", *self.logprobs}
+        listed |= {f for f in self.fields if f in TOKEN_FIELDS}
+        if self.values is not None:
+            listed.add("values")
+        return frozenset(listed)
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -211,8 +224,7 @@ def _check_values(batch: Batch, values: torch.Tensor, rule: ValueRule) -> None:
         least, most = torch.aminmax(values)
         if bool(least >= lo) and bool(most <= hi) and bool(torch.isfinite(least + most)):
             return  # every entry, the padding too (NaN fails)
-    where = batch.mask if rule.every_token else batch.action_mask
-    bad = where & ((values < lo) | (values > hi) | ~torch.isfinite(values))
+    bad = batch.action_mask & ((values < lo) | (values > hi) | ~torch.isfinite(values))
     if not bool(bad.any()):
         return
     i = int(bad.any(dim=1).nonzero()[0, 0])

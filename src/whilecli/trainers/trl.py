@@ -20,7 +20,10 @@ group instead:
   (``tests/trainers/test_trl.py`` checks one SGD step against it).
 
 The generation batch must be one optimizer batch (``steps_per_generation`` equal to
-``gradient_accumulation_steps``, TRL's default).
+``gradient_accumulation_steps``, TRL's default). The ``GRPOConfig`` knobs of TRL's own
+advantage and loss, which this trainer replaces (:data:`REPLACED_KNOBS`: ``beta``,
+``epsilon``, ``loss_type``, ``scale_rewards``, ...), must keep their defaults: a config that
+sets one is refused with the reason, never trained on as if it were honoured.
 
 >>> trainer = FlashReinforceTrainer(model=model, reward_funcs=reward,     # doctest: +SKIP
 ...     args=flash_reinforce_config(output_dir="out"), train_dataset=data,
@@ -29,6 +32,7 @@ The generation batch must be one optimizer batch (``steps_per_generation`` equal
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -41,6 +45,39 @@ from whilecli.methods.flash_reinforce import FlashReinforce
 #: The TRL releases CI tests this module against: the lower and upper ends of what it holds for.
 TESTED_TRL = ("0.29.0", "1.16.0")
 
+_NO_CLIP = "FlashReinforce never clips its ratio (a trajectory past `trust` drops out whole)"
+#: The ``GRPOConfig`` knobs read only by TRL's own advantage and loss, which this trainer
+#: replaces, and why FlashReinforce has no use for each; a knob a TRL release lacks is skipped.
+REPLACED_KNOBS: dict[str, str] = {
+    "beta": "FlashReinforce has no KL-to-reference term",
+    "use_bias_correction_kl": "FlashReinforce has no KL-to-reference term",
+    "epsilon": _NO_CLIP,
+    "epsilon_high": _NO_CLIP,
+    "delta": _NO_CLIP,
+    "loss_type": "FlashReinforce weighs each trajectory 1/(T_i B)",
+    "scale_rewards": "FlashReinforce's A_i = R_i − mean R over the batch, with no std",
+    "importance_sampling_level": "FlashReinforce's ratio is per token",
+    "top_entropy_quantile": "every action token of an admitted trajectory carries c",
+    "off_policy_mask_threshold": "FlashReinforce's own gate is the trust on the mean KL",
+    "entropy_coef": "FlashReinforce's loss has no entropy bonus",
+    "use_adaptive_entropy": "FlashReinforce's loss has no entropy bonus",
+}
+
+
+def _check_replaced_knobs(config: Any) -> None:
+    """Refuse a config that sets a knob of TRL's advantage or loss away from its default:
+    FlashReinforce's advantage and loss replace TRL's, so the knob would do nothing."""
+    defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
+    for knob, why in REPLACED_KNOBS.items():
+        if knob not in defaults or not hasattr(config, knob):
+            continue
+        value, default = getattr(config, knob), defaults[knob]
+        if value != default:
+            raise UsageError(
+                f"FlashReinforceTrainer does not read GRPOConfig.{knob} = {value!r}: {why}; "
+                f"leave it at its default {default!r}"
+            )
+
 
 def flash_reinforce_config(**kwargs: Any) -> GRPOConfig:
     """A ``GRPOConfig`` for one completion per prompt (``num_generations = 1``)."""
@@ -49,6 +86,7 @@ def flash_reinforce_config(**kwargs: Any) -> GRPOConfig:
     kwargs["num_generations"] = 2  # GRPOConfig's check; set to 1 below
     config = GRPOConfig(**kwargs)
     config.num_generations = 1
+    _check_replaced_knobs(config)
     if config.steps_per_generation != config.gradient_accumulation_steps:
         raise UsageError(
             "FlashReinforce's batch is one optimizer batch: steps_per_generation "
@@ -66,6 +104,9 @@ class FlashReinforceTrainer(GRPOTrainer):
     """
 
     def __init__(self, *args: Any, method: FlashReinforce | None = None, **kwargs: Any) -> None:
+        given = kwargs.get("args", args[2] if len(args) > 2 else None)
+        if given is not None:  # before TRL acts on them (β > 0 loads a reference model)
+            _check_replaced_knobs(given)
         super().__init__(*args, **kwargs)
         if self.num_generations != 1:
             raise UsageError("FlashReinforceTrainer needs args from flash_reinforce_config()")

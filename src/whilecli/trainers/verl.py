@@ -26,9 +26,12 @@ Registered:
   surrogate with whilecli's length weights, chosen by verl's ``loss_agg_mode``:
   ``seq-mean-token-mean`` → grpo's 1/(T_i B), ``token-mean`` → bnpo's 1/Σ_j T_j,
   ``seq-mean-token-sum-norm`` → dr_grpo's 1/(L_max B) with L_max verl's
-  ``loss_scale_factor`` or the response length; ε is verl's ``clip_ratio``), each also with a
+  ``loss_scale_factor`` or the response length; ε is verl's ``clip_ratio``; verl's dual clip
+  ``clip_ratio_c`` (default 3.0) sets c = 0 where A < 0 and ρ > clip_ratio_c, as its
+  ``vanilla`` loss does, so switching loss_mode keeps it), each also with a
   staleness correction: ``<loss>_ipo``, ``<loss>_icepop``, ``<loss>_tis`` (DESIGN section 3;
-  ``whilecli_grpo_tis`` is A·min(ρ, 2) with no clip, verl's ``bypass_pg_is``). The
+  ``whilecli_grpo_tis`` is A·min(ρ, 2) with no clip, dual clip included, verl's
+  ``bypass_pg_is``). The
   ``whilecli_grpo`` losses serve the grpo, dr_grpo, max_rl and rae estimators alike.
 
 μ is verl's ``old_log_prob`` (the policy before this update); a sampler/trainer gap is
@@ -56,7 +59,7 @@ from whilecli import jsonout
 from whilecli import knobs as declared
 from whilecli.errors import UsageError
 from whilecli.methods.batch import Batch, Update
-from whilecli.methods.corrections import PolicyGradientUpdate, correct
+from whilecli.methods.corrections import PolicyGradientUpdate
 from whilecli.methods.flash_reinforce import FlashReinforce
 from whilecli.methods.grpo import GRPO, RAE, MaxRL
 from whilecli.methods.surrogate import length_weights, surrogate_coefficients
@@ -93,6 +96,8 @@ _KNOBS: dict[str, Any] = {
     "icepop_band": tuple(declared.ICEPOP_BAND),
 }
 _RAE = RAE()
+#: verl's default ``clip_ratio_c``, the dual clip of its vanilla PPO loss (ActorConfig).
+DUAL_CLIP = 3.0
 
 
 def configure(**knobs: Any) -> dict[str, Any]:
@@ -215,10 +220,10 @@ def _finish(
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, Any]]]
 #: A loss's per-token step through the runner: (the micro-batch with A_i as its rewards,
-#: verl's loss_agg_mode, verl's actor config, the correction's needs) → whilecli's Update
-#: before any correction. The runner checks the micro-batch there, once, for the method and
-#: the correction together.
-Coefficients = Callable[[Batch, str, Any, Needs | None], Update]
+#: verl's loss_agg_mode, verl's actor config, the correction or None) → whilecli's Update
+#: with the correction applied. The runner checks the micro-batch there, once, for the method
+#: and the correction together, and refuses a coefficient the correction leaves not finite.
+Coefficients = Callable[[Batch, str, Any, str | None], Update]
 
 
 def _loss(name: str, coefficients: Coefficients, correction: str | None) -> LossFn:
@@ -241,9 +246,7 @@ def _loss(name: str, coefficients: Coefficients, correction: str | None) -> Loss
             mask=mask,
             behavior_logprobs=old_log_prob.detach(),
         )
-        update = coefficients(micro, loss_agg_mode, config, correction_needs(correction))
-        if correction is not None:
-            update = correct(update, micro, correction, **_correction_knobs(correction))
+        update = coefficients(micro, loss_agg_mode, config, correction)
         return _finish(update.coefficients, log_prob, config, rollout_is_weights, update.stats)
 
     loss_fn.__name__ = f"{name}_loss" + (f"_{correction}" if correction else "")
@@ -251,13 +254,15 @@ def _loss(name: str, coefficients: Coefficients, correction: str | None) -> Loss
 
 
 def _flash_coefficients(
-    micro: Batch, loss_agg_mode: str, config: Any, also: Needs | None = None
+    micro: Batch, loss_agg_mode: str, config: Any, correction: str | None = None
 ) -> Update:
     """FlashReinforce's gate, ρ and 1/(T_i B), B the optimizer batch's rows."""
     rows = _global(config, "global_batch_size") or micro.size
     method = FlashReinforce(trust=_KNOBS["trust"])
     # A is centred already: the optimizer batch's stats are B rows with Σ A = 0
-    return method.coefficients(micro, method.stats_from_totals(0.0, int(rows), micro, also=also))
+    also = correction_needs(correction)
+    stats = method.stats_from_totals(0.0, int(rows), micro, also=also)
+    return method.coefficients(micro, stats, correction=correction, **_correction_knobs(correction))
 
 
 class VerlSurrogate(TwoStep):
@@ -290,23 +295,50 @@ class VerlSurrogate(TwoStep):
             clip=clip,
             beta=0.0,
         )
+        c = sur.coefficients
+        # verl's dual clip (Ye et al. 2020, arXiv:1912.09729): for A < 0 its loss is
+        # min(−A·clip_ratio_c, max(−Aρ, −A·clip(ρ))), constant in log π where ρ > clip_ratio_c
+        dual = _dual_clip(micro_batch, a, float(stats.values["clip_ratio_c"]))
+        c.masked_fill_(dual, 0.0)
         return PolicyGradientUpdate(
-            coefficients=sur.coefficients,
+            coefficients=c,
             advantages=a[:, None] * mask.to(a.dtype),
-            admitted=sur.admitted,
-            stats={"clipped_tokens": float(sur.clipped)},
+            admitted=(c != 0).any(dim=1),
+            stats={"clipped_tokens": float(sur.clipped), "dual_clipped_tokens": float(dual.sum())},
             ratio_clamp=math.inf,
             row_scale=w,
+            finite=bool(torch.isfinite(c).all()),
         )
+
+
+def _dual_clip(micro: Batch, a: torch.Tensor, clip_ratio_c: float) -> torch.Tensor:
+    """``[b, T]`` bool: the action tokens whose gradient verl's dual clip sets to 0, where
+    A < 0 and ρ = exp(log π − log μ) > ``clip_ratio_c``."""
+    if micro.behavior_logprobs is None:
+        return torch.zeros_like(micro.action_mask)
+    rho = torch.exp(micro.logprobs.detach() - micro.behavior_logprobs.detach())
+    return micro.action_mask & (a[:, None] < 0) & (rho > clip_ratio_c)
 
 
 _SURROGATE = VerlSurrogate()
 
 
+def _config_value(config: Any, key: str, default: Any) -> Any:
+    """``config.key`` (an ActorConfig or a plain mapping), ``default`` where it is unset."""
+    if config is None:
+        return default
+    value = getattr(config, key, None)
+    if value is None and hasattr(config, "get"):
+        value = config.get(key, None)
+    return default if value is None else value
+
+
 def _grpo_coefficients(
-    micro: Batch, loss_agg_mode: str, config: Any, also: Needs | None = None
+    micro: Batch, loss_agg_mode: str, config: Any, correction: str | None = None
 ) -> Update:
-    """The clipped surrogate with whilecli's length weight for verl's ``loss_agg_mode``."""
+    """The clipped surrogate with whilecli's length weight for verl's ``loss_agg_mode``, and
+    verl's dual clip at ``clip_ratio_c`` (verl's default 3.0), as its ``vanilla`` loss: every
+    knob of verl's config that loss reads is read here or refused with the reason."""
     loss_type = AGG_MODES.get(loss_agg_mode)
     if loss_type is None:
         raise UsageError(
@@ -320,12 +352,27 @@ def _grpo_coefficients(
             raise UsageError(
                 f"whilecli_grpo clips symmetrically at clip_ratio = {clip}; {side} = {other}"
             )
+    dual = _config_value(config, "clip_ratio_c", DUAL_CLIP)
+    if isinstance(dual, bool) or not isinstance(dual, (int, float)) or not dual > 1.0:
+        raise UsageError(
+            f"whilecli_grpo: clip_ratio_c (verl's dual clip for A < 0) must be a number > 1.0, "
+            f"as verl requires, got {dual!r}"
+        )
     rows = _global(config, "global_batch_size") or micro.size
     tokens = _global(config, "batch_num_tokens") or float(micro.action_counts.sum())
     max_len = _global(config, "loss_scale_factor") or micro.mask.shape[-1]
-    values = {"loss_type": loss_type, "clip": clip, "tokens": tokens, "max_len": max_len}
+    values = {
+        "loss_type": loss_type,
+        "clip": clip,
+        "clip_ratio_c": float(dual),
+        "tokens": tokens,
+        "max_len": max_len,
+    }
+    also = correction_needs(correction)
     stats = _SURROGATE.trainer_stats(micro, rows=int(rows), values=values, also=also)
-    return _SURROGATE.coefficients(micro, stats)
+    return _SURROGATE.coefficients(
+        micro, stats, correction=correction, **_correction_knobs(correction)
+    )
 
 
 LOSSES: dict[str, LossFn] = {}
