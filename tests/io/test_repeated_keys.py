@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from tests.support.read_helpers import every_reader
 
 from whilecli.errors import InputError
+from whilecli.io.read import SAMPLE_ROWS
 
 #: Where a repeated field goes: its path, and the value the row holds there.
 FIELDS = {
@@ -91,7 +92,12 @@ def test_a_repeated_key_is_refused_at_its_line_wherever_it_is(
     lines = [row_text(i, field if i == at - 1 else None, second, spacing) for i in range(size)]
     path = tmp_path_factory.mktemp("repeat") / "rows.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for read in every_reader(path):
+    readers = every_reader(path)
+    if field[0] == "info" and at > SAMPLE_ROWS:
+        # a key no field is read from: the sample's guard refuses it, and past the sample
+        # the readers that keep whole rows (update's); the others never read its value
+        readers = readers[3:]
+    for read in readers:
         if same == 0:
             read()
             continue
@@ -111,8 +117,11 @@ def test_a_field_read_under_many_names_is_no_repeat(tmp_path: Path) -> None:
     ]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    for read in every_reader(path):
+    *readers, batch = every_reader(path)
+    for read in readers:
         read()
+    with pytest.raises(InputError, match="no reward"):  # update leaves no trajectory out
+        batch()
 
 
 def listed_row(i: int, element: int | None, second: object, spacing: str) -> str:

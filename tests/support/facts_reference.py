@@ -515,10 +515,13 @@ def expected(
     ):
         out.per_row_ids = True
     texts = [r.get("completion") for r in rows if "completion" in r]
+    credited = any(isinstance(r.get("reward"), (int, float)) and r["reward"] > 0 for r in rows)
+    # every reply empty: nothing generated; a reply field null on every row is so too, unless
+    # a row was given credit (a file that grades rows it kept no reply of)
     if (
         texts
         and all(t is None or t.strip() in ("", "[]", '""', "{}", "null") for t in texts)
-        and any(t is not None for t in texts)
+        and (any(t is not None for t in texts) or not credited)
     ):
         out.refused = "nothing"
         return out
