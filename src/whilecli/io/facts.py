@@ -285,6 +285,21 @@ def error_message(text: pl.Expr) -> pl.Expr:
     return named.fill_null(False) | text.str.contains(ERROR_SHAPE).fill_null(False)
 
 
+#: An error that names the agent's own step budget (OpenHands' "Agent reached maximum
+#: iteration", ``max_steps``, a turn limit): the episode ran to its cap, a cut-off reply the
+#: grader scored, not a harness failure.
+CAP_ERROR = (
+    r"(?i)\bmax(?:imum)?[ _-]?(?:number[ _]of[ _])?(?:iterations?|steps?|turns?|rounds?)\b"
+    r"|\b(?:iterations?|steps?|turns?|rounds?)[ _-](?:limit|budget|cap)\b"
+)
+
+
+def cap_error(value: pl.Expr) -> pl.Expr:
+    """True where an error field's text names the step budget the agent ran into
+    (:data:`CAP_ERROR`)."""
+    return value.str.contains(CAP_ERROR).fill_null(False)
+
+
 def recorded_error(value: pl.Expr) -> pl.Expr:
     """True where a field that records an error (:data:`~whilecli.io.aliases.ERROR_ALIASES`),
     read as text, holds one: anything but what records none (null, blank, ``false``, ``0``,

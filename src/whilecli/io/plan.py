@@ -319,6 +319,11 @@ def build_plan(
             " read one per rollout (--map reward=COLUMN[])"
         )
     truncated = _truncation(shape, leaves, cut_col, fmt, sources)
+    capped = None if cut_listed else _capped(shape, leaves)
+    if capped is not None:  # an error naming the step budget: the episode hit its cap
+        truncated = pl.when(capped).then(pl.lit(True)).otherwise(truncated)
+        said = sources.get("truncated", "not recorded")
+        sources["truncated"] = f"{said}; or an error naming the step budget (max iterations)"
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
     )
@@ -505,7 +510,22 @@ def _recorded_error(
             if not _within(shape, alias):
                 continue
             if kinds and (kind == "field" or kinds <= SCALAR):
-                said.append(_HOLDS[kind](leaves.text(alias)))
+                text = leaves.text(alias)
+                held = _HOLDS[kind](text)
+                if kind in ("field", "message"):  # the agent's step budget: cut off, not failed
+                    held = held & ~facts.cap_error(text)
+                said.append(held)
+    return pl.any_horizontal(said) if said else None
+
+
+def _capped(shape: Shape, leaves: Leaves) -> pl.Expr | None:
+    """True where an error field names the agent's step budget (:data:`facts.CAP_ERROR`):
+    the episode was cut off at its cap; None where the rows carry no error field."""
+    said = [
+        facts.cap_error(leaves.text(alias))
+        for alias in ERROR_ALIASES
+        if shape.kinds_at(alias) - {"null"} and _within(shape, alias)
+    ]
     return pl.any_horizontal(said) if said else None
 
 
