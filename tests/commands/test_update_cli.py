@@ -199,3 +199,16 @@ def test_no_trajectory_is_left_out_of_the_rows_written_back(
         assert code == 0, out
         written = (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()
         assert [json.loads(w)["task_id"] for w in written] == [r["task_id"] for r in rows]
+
+
+def test_rae_state_is_written_last_and_never_over_the_output(tmp_path: Path) -> None:
+    """rae's baselines are folded in once per batch: a failed output leaves them as they were
+    (a rerun would fold the batch twice), and -o may not name the state file."""
+    state = tmp_path / "state.json"
+    code, out = run(str(EXAMPLE), "--method", "rae", "-o", "/dev/full", "--state", str(state), "--force")  # fmt: skip
+    assert code == 2 and not state.exists(), out
+    same = tmp_path / "same.json"
+    code, out = run(str(EXAMPLE), "--method", "rae", "-o", str(same), "--state", str(same), "--force")  # fmt: skip
+    assert code == 2 and "the same file" in out and not same.exists()
+    code, out = run(str(EXAMPLE), "--method", "rae", "-o", str(tmp_path / "o.jsonl"), "--state", str(state))  # fmt: skip
+    assert code == 0 and state.exists(), out

@@ -366,3 +366,17 @@ def test_cut_off_passes_are_no_sft_data(tmp_path: Path, how: dict[str, Any]) -> 
     r = invoke("--method", "sft", "--from", str(alone), "--model", STUDENT, "-o", str(tmp_path / "c.toml"))  # fmt: skip
     assert r.exit_code == 1 and "cut off at the token cap" in r.output
     assert not (tmp_path / "c.toml").exists() and not (tmp_path / "c.data").exists()
+
+
+def test_a_toml_that_cannot_be_written_takes_back_its_dataset(tmp_path: Path) -> None:
+    """The dataset, then the TOML that names it; a failed TOML (a full disk) leaves no new
+    dataset or folder behind, so a rerun needs no --force."""
+    rows = _write(tmp_path / "own.jsonl", _rows(STUDENT))
+    data = tmp_path / "new" / "deeper" / "d.data"
+    r = invoke("--method", "sft", "--from", str(rows), "--model", STUDENT, "--data", str(data), "-o", "/dev/full", "--force")  # fmt: skip
+    assert r.exit_code == 2 and "/dev/full" in r.output
+    assert not (tmp_path / "new").exists()
+    out = tmp_path / "ok.toml"
+    r = invoke("--method", "sft", "--from", str(rows), "--model", STUDENT, "--data", str(data), "-o", str(out))  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert (data / "train.parquet").exists() and out.exists()

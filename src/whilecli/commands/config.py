@@ -25,8 +25,9 @@ from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
 from whilecli.emit.knobs import CORRECTIONS
 from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
 from whilecli.emit.sft import PrimeSFTConfig, refuse_rl_options
+from whilecli.emit.sft_data import write_outputs
 from whilecli.errors import UsageError
-from whilecli.fileio import atomic_write_text, check_writable
+from whilecli.fileio import check_writable
 from whilecli.names import method_key
 from whilecli.route.options import RouteOptions
 
@@ -330,8 +331,7 @@ def config_command(
     if broken and not force:
         raise UsageError(f"not written: {broken[0]} (--force writes it all the same)")
     text = cfg.to_toml()
-    if not to_stdout:
-        atomic_write_text(output, text, force=force)
+    write_outputs(cfg, None if to_stdout else output, text, force=force, inputs=list(from_ or []))
     if fmt == "json":
         print(jsonout.dumps(jsonout.versioned(cfg.to_dict()), indent=2, ensure_ascii=False))
         return

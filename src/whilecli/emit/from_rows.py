@@ -126,8 +126,8 @@ def sft_from_rows(
     missing: str = "skip",
     input_format: str | None = None,
 ) -> PrimeSFTConfig:
-    """The SFT config; with rows, the dataset of their passes is checked writable, built and
-    written (before the TOML, which names it)."""
+    """The SFT config; with rows, the dataset of their passes is checked writable and built
+    (written with the TOML that names it, :func:`whilecli.emit.sft_data.write_outputs`)."""
     from pathlib import Path
 
     from whilecli.emit import sft_data
@@ -162,5 +162,4 @@ def sft_from_rows(
         file=file,
         **knobs,
     )
-    sft_data.write_dataset(rows, folder, force=force, inputs=from_)
-    return cfg
+    return cfg  # the dataset is written with the TOML (:func:`sft_data.write_outputs`)

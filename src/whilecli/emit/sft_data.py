@@ -20,6 +20,7 @@ up on the Hub), so the dataset is a folder holding one ``train.parquet``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -326,6 +327,38 @@ def write_dataset(
     target = check_dataset_writable(folder, force=force, inputs=inputs)
     atomic_write(target, lambda tmp: data.frame.write_parquet(tmp), force=force)
     return target
+
+
+def write_outputs(
+    cfg: Any,
+    output: str | None,
+    text: str,
+    *,
+    force: bool,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> None:
+    """A config's files: its dataset (an SFT config built from rows), then the TOML that
+    names it at ``output`` (None: the TOML goes to stdout, the caller's). A TOML that cannot
+    be written takes back the dataset this call created, so a failed run leaves nothing a
+    rerun would have to overwrite."""
+    from whilecli.fileio import atomic_write_text
+
+    data, path = getattr(cfg, "data", None), getattr(cfg, "data_path", None)
+    created: list[Path] = []
+    if isinstance(data, SFTData) and path is not None:
+        target = Path(path)
+        missing = [p for p in (*reversed(target.parents), target) if not p.exists()]
+        write_dataset(data, target.parent, force=force, inputs=inputs)
+        created = missing
+    if output is None:
+        return
+    try:
+        atomic_write_text(output, text, force=force)
+    except BaseException:
+        for made in reversed(created):  # the file, then the folder this call made for it
+            with contextlib.suppress(OSError):
+                made.unlink() if made.is_file() else made.rmdir()
+        raise
 
 
 def dataset_name(folder: Path) -> str:

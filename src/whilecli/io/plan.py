@@ -322,8 +322,8 @@ def build_plan(
     capped = None if cut_listed else _capped(shape, leaves)
     if capped is not None:  # an error naming the step budget: the episode hit its cap
         truncated = pl.when(capped).then(pl.lit(True)).otherwise(truncated)
-        said = sources.get("truncated", "not recorded")
-        sources["truncated"] = f"{said}; or an error naming the step budget (max iterations)"
+        read_as = sources.get("truncated", "not recorded")
+        sources["truncated"] = f"{read_as}; or an error naming the step budget (max iterations)"
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
     )

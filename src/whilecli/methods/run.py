@@ -346,6 +346,8 @@ def run_update(
         if os.path.exists(state) and not os.path.isfile(state) and not os.path.isdir(state):
             raise UsageError(f"--state {state}: rae's baselines are a JSON file, not a device")
         others = [*inputs, *([output] if output not in (None, "-") else [])]
+        if output not in (None, "-") and Path(state).resolve() == Path(str(output)).resolve():
+            raise UsageError("--state and -o name the same file")
         check_writable(state, force=True, inputs=others)  # rae replaces its own state file
     read_map = _parse_map(mapping, rows=False)
     named_by: dict[str, str] = {}
@@ -390,13 +392,13 @@ def run_update(
     except InputError as err:
         raise _located(err, cols) from None
     update.notes = [*cols.notes, *ignored, *update.notes]  # what reading left out comes first
-    if state is not None:
-        algo.save_state(state)
     written = None
     if output is not None and output != "-":
         from whilecli.methods.io import write_update
 
         written = str(write_update(output, batch, update, force=force))
+    if state is not None:  # last: a failed write leaves the baselines as they were
+        algo.save_state(state)
     shown = dict(given)
     if corr is not None:
         shown["correction"] = corr
