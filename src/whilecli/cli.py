@@ -291,7 +291,17 @@ def main(
     _skip_final_collection()
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    """SIGTERM (``timeout``, a CI job cancelled, a pod stopped) ends the command as an
+    exception does, so every write's ``finally`` removes its temporary file; exit 128 + 15."""
+    raise SystemExit(128 + signum)
+
+
 def run() -> None:
     """The console scripts ``whilecli`` and ``while``: help, usage lines and messages say
     ``whilecli`` under either name (``while`` is a shell keyword a user cannot type as is)."""
+    import signal
+
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     app(prog_name=PROG)
