@@ -172,35 +172,6 @@ def test_json_never_holds_infinity_or_nan() -> None:
     assert len(rows) == json.loads(r.stderr)["trajectories"] and "coefficients" in rows[0]
 
 
-@pytest.mark.parametrize("method", ["grpo", "flash_reinforce", "opd"])
-@pytest.mark.parametrize(
-    ("left", "field"),
-    [({"reward": None}, "reward"), ({"reward": "n/a"}, "reward"), ({"error": "429 Too Many Requests"}, "error")],
-)  # fmt: skip
-@pytest.mark.parametrize("at", [0, 3, 7])
-def test_no_trajectory_is_left_out_of_the_rows_written_back(
-    tmp_path: Path, method: str, left: dict, field: str, at: int
-) -> None:
-    """One row written back per trajectory, in order: a row the reader would leave out (no
-    reward, a harness error) is refused at its line, never dropped (every later row's
-    coefficients would land on the wrong trajectory)."""
-    rows = []
-    for i in range(8):
-        row = {"task_id": f"t{i // 2}", "reward": float(i % 2), "logprobs": [-0.5, -0.25]}
-        row |= {"behavior_logprobs": [-0.5, -0.3], "teacher_logprobs": [-0.1, -0.2]}
-        rows.append(row | (left if i == at else {}))
-    path = tmp_path / "b.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    code, out = run(str(path), "--method", method, "-o", str(tmp_path / "o.jsonl"))
-    assert code == 2 and f"field '{field}'" in out and f"line {at + 1}" in out, out
-    assert not (tmp_path / "o.jsonl").exists()
-    if field == "reward":
-        code, out = run(str(path), "--method", method, "-o", str(tmp_path / "o.jsonl"), "--missing", "fail")  # fmt: skip
-        assert code == 0, out
-        written = (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()
-        assert [json.loads(w)["task_id"] for w in written] == [r["task_id"] for r in rows]
-
-
 def test_rae_state_is_written_last_and_never_over_the_output(tmp_path: Path) -> None:
     """rae's baselines are folded in once per batch: a failed output leaves them as they were
     (a rerun would fold the batch twice), and -o may not name the state file."""

@@ -117,11 +117,8 @@ def test_a_field_read_under_many_names_is_no_repeat(tmp_path: Path) -> None:
     ]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    *readers, batch = every_reader(path)
-    for read in readers:
+    for read in every_reader(path):
         read()
-    with pytest.raises(InputError, match="no reward"):  # update leaves no trajectory out
-        batch()
 
 
 def listed_row(i: int, element: int | None, second: object, spacing: str) -> str:

@@ -39,7 +39,6 @@ from whilecli.io.columns import (
     render_text,
     resolve,
 )
-from whilecli.io.facts import Facts
 from whilecli.io.read import Keep, StreamedRows, read_rows
 from whilecli.io.rows import AT, AT_BITS
 from whilecli.io.sources import (
@@ -186,7 +185,6 @@ def read_batch(
             raise InputError("the batch is empty: no trajectories", file=err.file) from None
         raise
     assert rows.kept_rows is not None
-    _refuse_left_out(rows.facts, missing, ", ".join(s.name for s in sources))
     kept = rows.kept_rows.with_columns(
         (pl.col(AT) // (1 << AT_BITS)).alias("__src"),
         pl.col(AT).and_(pl.lit((1 << AT_BITS) - 1, dtype=pl.Int64)).alias("__place"),
@@ -213,29 +211,6 @@ def read_batch(
     cols = parts[0] if len(parts) == 1 else _concat(parts)
     _set_canonical(cols, rows, missing)
     return cols
-
-
-def _refuse_left_out(found: Facts, missing: str, file: str) -> None:
-    """Refuse a batch the one reader leaves rows out of (an ungraded row under ``--missing
-    skip``, a harness error): the update writes one row back per trajectory, in order, so a
-    trajectory left out would shift every later row's coefficients onto the wrong one."""
-    ungraded = found.ungraded if missing != "fail" else 0
-    if found.errors:
-        raise InputError(
-            f"{found.errors} of {found.rows} trajectories are harness errors, not replies"
-            f" (first: {found.first_error}): the update writes one row back per trajectory,"
-            " so none can be left out; remove them from the batch",
-            file=file,
-            field="error",
-        )
-    if ungraded:
-        raise InputError(
-            f"{ungraded} of {found.rows} trajectories have no reward (first:"
-            f" {found.first_ungraded}): the update writes one row back per trajectory, so"
-            " none can be left out; --missing fail scores an ungraded one 0, or remove it",
-            file=file,
-            field="reward",
-        )
 
 
 def _by_magic(source: Source) -> Source:

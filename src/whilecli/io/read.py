@@ -275,7 +275,7 @@ class SlicedRows:
         the pass already made); refused where those rows alone are."""
         parts = []
         for part in self.parts:
-            one = _slice_part(part, value, self.missing)
+            one = _slice_part(part, value, self.missing, pooled=len(self.sources) > 1)
             if one is not None and one.stats["rows"]:
                 parts.append(one)
         return _assembled(
@@ -452,8 +452,8 @@ def _assembled(
         if pooled is not None:
             drawn = facts.draws_found(pooled)
             found.compared_tasks, found.repeated_tasks, found.graded_apart = drawn
-        if whole:
-            facts.refuse_errors(found.errors, found.rows, _names(parts), found.first_error)
+    if len(sources) > 1:  # the error share of the pool (or of one value's rows), not a file's
+        facts.refuse_errors(found.errors, found.rows, _names(parts), found.first_error)
 
     def canonical(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
@@ -1595,7 +1595,7 @@ def _part_of(
     return part
 
 
-def _slice_part(part: _Part, value: str | None, missing: str) -> _Part | None:
+def _slice_part(part: _Part, value: str | None, missing: str, pooled: bool = False) -> _Part | None:
     """The rows of one value of the ``--by`` column in a file read once with ``by``
     (:class:`_Sliced`), as a file of those rows alone reads: its own stats, writers, judge
     counts, per-task tables and consumer aggregate, its ids keyed by the prompt where its own
@@ -1622,7 +1622,7 @@ def _slice_part(part: _Part, value: str | None, missing: str) -> _Part | None:
     one.sliced = None
     one.absent = part.absent
     one.located = None if part.located is None else part.located.filter(rows)
-    one.facts = _facts_of(one, _Pass(threshold=1.0, missing=missing))
+    one.facts = _facts_of(one, _Pass(threshold=1.0, missing=missing, digest=pooled))
     if rekeyed is not None:
         assert plan.by_prompt is not None
         _set_rekeyed(one.facts, plan.by_prompt[1], rekeyed[1])
