@@ -23,6 +23,14 @@ CAPS = [
     "Maximum number of turns exceeded",
     "turn limit reached (30)",
 ]
+#: Errors near the words that name no step budget the agent ran into: harness errors.
+NEAR = [
+    "ValueError: max_steps must be a positive integer, got -1",
+    "ConfigError: invalid max_turns=None in agent config",
+    "sandbox failed (step limit not reached)",
+    "exceeded max rounds of tool-call retries against the sandbox",
+    "Max retries exceeded with url: /v1/chat/completions",
+]
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
@@ -34,13 +42,17 @@ def test_a_step_budget_error_is_a_cut_off_reply(
     rnd = random.Random(seed)
     rows, cut, errors = [], [], 0
     for i in range(60):
-        row = {"instance_id": f"i{i // 3}", "resolved": rnd.random() < 0.4, "history": f"run {i}"}
+        row = {
+            "instance_id": f"i{i // 3}",
+            "resolved": rnd.random() < 0.4,
+            "completion": f"run {i}",
+        }
         roll = rnd.random()
         if roll < 0.2:
             row[field] = rnd.choice(CAPS)
             row["resolved"] = False
         elif roll < 0.25 and field == "error":  # a harness failure: no episode at all
-            row[field], row["history"] = "ConnectionError: 503 Service Unavailable", None
+            row[field], row["completion"] = rnd.choice(["ConnectionError: 503", *CAPS, *NEAR]), None
             errors += 1
             cut.append(None)
             rows.append(row)
@@ -51,7 +63,26 @@ def test_a_step_budget_error_is_a_cut_off_reply(
         rows.append(row)
     frame, read = frame_of(write_rows(tmp_path, rows, kind), missing="skip")
     kept = [
-        c for c, r in zip(cut, rows, strict=True) if not (field == "error" and r["history"] is None)
+        c
+        for c, r in zip(cut, rows, strict=True)
+        if not (field == "error" and r["completion"] is None)
     ]
     assert frame["truncated"].to_list() == kept
     assert read.facts.errors == errors
+
+
+@pytest.mark.parametrize("text", NEAR)
+def test_an_error_near_the_words_is_a_harness_error(tmp_path: Path, text: str) -> None:
+    rows = [
+        {
+            "instance_id": f"i{i // 2}",
+            "resolved": i % 3 == 0,
+            "completion": f"run {i}",
+            "error": None,
+        }
+        for i in range(40)
+    ]
+    rows[5]["error"], rows[5]["completion"] = text, None
+    frame, read = frame_of(write_rows(tmp_path, rows, "jsonl"))
+    assert read.facts.errors == 1 and frame.height == 39
+    assert frame["truncated"].null_count() == 39

@@ -27,7 +27,7 @@ from whilecli.io.aliases import cut_reason
 CUT = ["length", "max_tokens", "MAX_TOKENS", "exceeded_max_length", "max_turns", "Length "]
 CUT += ["FINISH_REASON_MAX_TOKENS", "token_limit", "model_context_window_exceeded"]
 ENDED = ["stop", "eos", "end_turn", "STOP", "stop_sequence", "tool_calls", "eos_token"]
-UNKNOWN = ["banana", "sampled", "2", "other"]
+UNKNOWN = ["banana", "sampled", "2", "other", "not_truncated", "max_retries_exceeded"]
 PLACES = [
     "finish_reason",
     "stop_reason",
@@ -38,6 +38,10 @@ PLACES = [
     "metadata.finish_reason",
     "done_reason",
     "response.finish_reason",
+    "candidates[0].finishReason",
+    "details.finish_reason",
+    "response.body.choices[0].finish_reason",
+    "result.message.stop_reason",
 ]
 
 
@@ -49,13 +53,18 @@ def _shaped(word: str, shape: str) -> Any:
     return word
 
 
-def _placed(row: dict[str, Any], place: str, reason: Any) -> dict[str, Any]:
-    head, _, leaf = place.partition(".")
-    if not leaf:
-        return row | {head: reason}
+def _nested(path: list[str], reason: Any) -> Any:
+    """``reason`` at ``path`` (``choices[0]`` a list of one object)."""
+    if not path:
+        return reason
+    head, rest = path[0], _nested(path[1:], reason)
     if head.endswith("[0]"):
-        return row | {head[:-3]: [{leaf: reason, "index": 0}]}
-    return row | {head: {leaf: reason}}
+        return {head[:-3]: [{**rest, "index": 0}]}
+    return {head: rest}
+
+
+def _placed(row: dict[str, Any], place: str, reason: Any) -> dict[str, Any]:
+    return row | _nested(place.split("."), reason)
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])

@@ -210,11 +210,15 @@ def word(text: str) -> str:
 
 #: A finish / stop reason that names a limit the reply ran into, in the words no list
 #: spells out (``exceeded_max_length``, ``FINISH_REASON_MAX_TOKENS``, ``max_turns``,
-#: ``token_limit``, ``context_window_exceeded``): cut off.
+#: ``token_limit``, ``context_window_exceeded``, ``truncated``): cut off; a negated one
+#: (``not_truncated``, ``no_length_limit``) and another limit (``max_retries_exceeded``,
+#: ``rate_limit_exceeded``) are not.
 CUT_WORDS = (
-    r"length|max_?(?:new_?|output_?|total_?)?tokens?|tokens?_?limit|truncat|context_?(?:length|window)"
-    r"|max_?(?:turns?|steps?|iterations?)|exceed"
+    r"length|max_?(?:new_?|output_?|total_?)?tokens?|tokens?_?limit|context_?(?:length|window)"
+    r"|max_?(?:turns?|steps?|iterations?)|\btruncated$"
 )
+#: A cut-off word negated (``not_truncated``, ``no_length_limit``): says nothing.
+CUT_NEGATED = r"\b(?:not|no|non|un)[_ -]?(?:truncat|cut|length)"
 #: Finish / stop reasons that say the reply ended on its own, as OpenAI, Anthropic, Gemini,
 #: vLLM, SGLang, TGI and Ollama write them: not cut off. A reason in neither list is not
 #: known (a tool's own word says nothing about the cap), never read as "not cut".
@@ -225,7 +229,7 @@ FINISHED_REASONS = frozenset(
     | {"spii", "malformed_function_call", "finish_reason_stop", "completed", "complete"}
     | {"finished", "done", "end", "natural", "matched", "load", "unload", "abort", "error"}
 )
-_CUT_WORDS = re.compile(CUT_WORDS)
+_CUT_WORDS, _CUT_NEGATED = re.compile(CUT_WORDS), re.compile(CUT_NEGATED)
 
 
 def reason_text(reason: object) -> str | None:
@@ -246,7 +250,7 @@ def cut_reason(reason: object) -> bool | None:
     text = reason_text(reason)
     if text is None:
         return None
-    if text in CUT_REASONS or _CUT_WORDS.search(text):
+    if text in CUT_REASONS or (_CUT_WORDS.search(text) and not _CUT_NEGATED.search(text)):
         return True
     return False if text in FINISHED_REASONS else None
 
@@ -270,6 +274,12 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("done_reason", CUT_REASONS),  # Ollama
     ("response.finish_reason", CUT_REASONS),
     ("incomplete_details.reason", CUT_REASONS),  # an OpenAI Responses API response
+    ("finishReason", CUT_REASONS),  # Gemini, camelCase
+    ("candidates[0].finishReason", CUT_REASONS),  # a Gemini GenerateContentResponse
+    ("details.finish_reason", CUT_REASONS),  # TGI's generate details
+    ("response.body.choices[0].finish_reason", CUT_REASONS),  # an OpenAI Batch API line
+    ("result.message.stop_reason", CUT_REASONS),  # an Anthropic Message Batches result
+    ("model_response.choices[0].finish_reason", CUT_REASONS),  # a LiteLLM ModelResponse
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     (
         "stop_condition",

@@ -46,6 +46,7 @@ import polars as pl
 from whilecli import jsonout, knobs
 from whilecli.errors import InputError, MostlyErrorReplies
 from whilecli.io.aliases import (
+    CUT_NEGATED,
     CUT_REASONS,
     CUT_WORDS,
     ERROR_REASONS,
@@ -237,7 +238,9 @@ def cut_of_reason(text: pl.Expr, cut: frozenset[str] | None = None) -> pl.Expr:
     said = ~low.is_in(sorted(NO_VALUE)) & ~low.str.contains(r"^[+-]?\d+(?:\.\d*)?$")
     if cut is not None:
         return pl.when(said).then(low.is_in(sorted(cut)))
-    is_cut = low.is_in(sorted(CUT_REASONS)) | low.str.contains(CUT_WORDS)
+    is_cut = low.is_in(sorted(CUT_REASONS)) | (
+        low.str.contains(CUT_WORDS) & ~low.str.contains(CUT_NEGATED)
+    )
     return (
         pl.when(said & is_cut)
         .then(pl.lit(True))
@@ -289,15 +292,22 @@ def error_message(text: pl.Expr) -> pl.Expr:
 #: iteration", ``max_steps``, a turn limit): the episode ran to its cap, a cut-off reply the
 #: grader scored, not a harness failure.
 CAP_ERROR = (
-    r"(?i)\bmax(?:imum)?[ _-]?(?:number[ _]of[ _])?(?:iterations?|steps?|turns?|rounds?)\b"
-    r"|\b(?:iterations?|steps?|turns?|rounds?)[ _-](?:limit|budget|cap)\b"
+    r"(?i)\b(?:reached|hit|exceeded|exhausted|ran out of)\b[^\n]{0,30}?"
+    r"\b(?:max(?:imum)?[ _-]?(?:number[ _]of[ _])?(?:iterations?|steps?|turns?|rounds?)"
+    r"|(?:iterations?|steps?|turns?|rounds?)[ _-](?:limit|budget|cap))\b"
+    r"|\b(?:max(?:imum)?[ _-]?(?:number[ _]of[ _])?(?:iterations?|steps?|turns?)"
+    r"|(?:iteration|step|turn)[ _-]limit)"
+    r"[ _-](?:reached|exceeded|hit)\b"
 )
+#: What a step-budget word beside is not the budget: retries of a request, a negation.
+NOT_CAP = r"(?i)\bretr(?:y|ies)\b|\bnot (?:yet )?(?:reached|exceeded|hit)\b"
 
 
 def cap_error(value: pl.Expr) -> pl.Expr:
     """True where an error field's text names the step budget the agent ran into
     (:data:`CAP_ERROR`)."""
-    return value.str.contains(CAP_ERROR).fill_null(False)
+    said = value.str.contains(CAP_ERROR) & ~value.str.contains(NOT_CAP)
+    return said.fill_null(False)
 
 
 def recorded_error(value: pl.Expr) -> pl.Expr:

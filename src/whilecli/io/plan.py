@@ -320,10 +320,6 @@ def build_plan(
         )
     truncated = _truncation(shape, leaves, cut_col, fmt, sources)
     capped = None if cut_listed else _capped(shape, leaves)
-    if capped is not None:  # an error naming the step budget: the episode hit its cap
-        truncated = pl.when(capped).then(pl.lit(True)).otherwise(truncated)
-        read_as = sources.get("truncated", "not recorded")
-        sources["truncated"] = f"{read_as}; or an error naming the step budget (max iterations)"
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
     )
@@ -365,10 +361,16 @@ def build_plan(
     said = facts.reply_of(
         [(leaves.text(a), "list" in shape.kinds_at(a), a in TRANSCRIPT_ALIASES) for a in replies]
     )
+    if capped is not None:  # an error naming the step budget beside the episode: its cap
+        if said is not None:  # a row that kept no episode is a harness error all the same
+            capped = capped & ~facts.empty_reply(said).fill_null(True)
+        truncated = pl.when(capped).then(pl.lit(True)).otherwise(truncated)
+        read_as = sources.get("truncated", "not recorded")
+        sources["truncated"] = f"{read_as}; or an error naming the step budget (max iterations)"
     reply = facts.reply_state(
         said,
-        always=_recorded_error(shape, leaves, _ALWAYS),
-        unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED),
+        always=_recorded_error(shape, leaves, _ALWAYS, spare=capped),
+        unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED, spare=capped),
         beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
         credited=facts.credited(reward.list.max() if exploding else reward),
     )
@@ -499,10 +501,14 @@ def _nonzero(length: pl.Expr) -> pl.Expr:
 
 
 def _recorded_error(
-    shape: Shape, leaves: Leaves, readers: tuple[tuple[tuple[str, ...], str], ...]
+    shape: Shape,
+    leaves: Leaves,
+    readers: tuple[tuple[tuple[str, ...], str], ...],
+    spare: pl.Expr | None = None,
 ) -> pl.Expr | None:
     """True where any of ``readers``' fields the rows carry records an error
-    (:mod:`whilecli.io.aliases`); None where they carry none."""
+    (:mod:`whilecli.io.aliases`); None where they carry none. ``spare``: rows whose error
+    field names the step budget beside their episode (:func:`_capped`), cut off, not failed."""
     said: list[pl.Expr] = []
     for aliases, kind in readers:
         for alias in aliases:
@@ -510,12 +516,11 @@ def _recorded_error(
             if not _within(shape, alias):
                 continue
             if kinds and (kind == "field" or kinds <= SCALAR):
-                text = leaves.text(alias)
-                held = _HOLDS[kind](text)
-                if kind in ("field", "message"):  # the agent's step budget: cut off, not failed
-                    held = held & ~facts.cap_error(text)
-                said.append(held)
-    return pl.any_horizontal(said) if said else None
+                said.append(_HOLDS[kind](leaves.text(alias)))
+    if not said:
+        return None
+    held = pl.any_horizontal(said)
+    return held if spare is None else held & ~spare
 
 
 def _capped(shape: Shape, leaves: Leaves) -> pl.Expr | None:
