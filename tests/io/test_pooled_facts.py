@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,9 @@ def test_one_file_per_seed_routes_as_one_file(
                  "completion": reply, "model": MODEL}
             )  # fmt: skip
         files.append(rows)
-    one = _route(_write(tmp_path / f"one{seed}", [sum(files, [])]))
-    split = _route(_write(tmp_path / f"split{seed}", files))
+    case = tempfile.mkdtemp(dir=tmp_path)  # one folder per example: tmp_path is shared
+    one = _route(_write(Path(case) / "one", [sum(files, [])]))
+    split = _route(_write(Path(case) / "split", files))
     assert split.to_dict()["summary"] == one.to_dict()["summary"]
     assert (split.route, split.method, split.provisional) == (
         one.route,
@@ -90,8 +92,9 @@ def test_a_resumed_runs_repeated_rows_are_seen_across_shards(
     ]  # fmt: skip
     tail = [dict(r, reward=0.0) for r in rows[-repeated:]]
     rows = rows[:-repeated] + tail
-    one = _route(_write(tmp_path / f"one{seed}", [rows + tail]))
-    split = _route(_write(tmp_path / f"split{seed}", [rows, tail]))
+    case = tempfile.mkdtemp(dir=tmp_path)  # one folder per example: tmp_path is shared
+    one = _route(_write(Path(case) / "one", [rows + tail]))
+    split = _route(_write(Path(case) / "split", [rows, tail]))
     assert "repeated_draws" in finding_kinds(one) or "some_repeated_draws" in finding_kinds(one)
     assert finding_kinds(split) == finding_kinds(one)
     assert (split.method, split.provisional) == (one.method, one.provisional)
