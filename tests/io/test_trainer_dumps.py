@@ -778,3 +778,24 @@ def test_a_broken_line_is_refused_naming_its_line_and_field(
     assert result.exit_code == 2, result.output
     assert result.output.count("\n") == 1, result.output
     assert f"rows.jsonl:{at + 1}: field '{key}'" in result.output, result.output
+
+
+def test_two_steps_of_one_skyrl_source_are_two_evaluations(tmp_path: Path) -> None:
+    """``dumped_evals/global_step_10_evals/gsm8k.jsonl`` and ``global_step_20_evals/gsm8k.jsonl``
+    are two checkpoints' evaluations of one data source: refused as two, naming --by source,
+    never pooled into one pool of twice the draws; one step's folder reads."""
+    root = tmp_path / "dumped_evals"
+    for step in (10, 20):
+        evals = root / f"global_step_{step}_evals"
+        evals.mkdir(parents=True)
+        rows = [
+            {"input_prompt": f"q {i // 4}", "output_response": f"a {step} {i}"}
+            | {"score": float((i + step) % 3 == 0), "stop_reason": "stop", "env_class": "gsm8k"}
+            for i in range(16)
+        ]
+        (evals / "gsm8k.jsonl").write_bytes(_jsonl(rows))
+    result = CliRunner().invoke(app, ["route", str(root)])
+    assert result.exit_code == 2 and "--by source" in result.output, result.output
+    assert "global_step_10" in result.output and "global_step_20" in result.output
+    one = read_rows([str(root / "global_step_10_evals")])
+    assert one.format == "skyrl" and one.frame.collect().height == 16

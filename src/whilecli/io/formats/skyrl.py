@@ -32,8 +32,10 @@ def detect(shape: Shape) -> bool:
 
 
 def data_source(path: Path) -> str:
-    """The evaluation a dump file holds: the data source it is named by."""
+    """The evaluation a dump file holds: the data source it is named by, at the step its
+    folder names (``global_step_10_evals``): two steps' evaluations are two checkpoints'."""
     name = path.name
     for suffix in (".gz", ".zst", ".jsonl"):
         name = name.removesuffix(suffix)
-    return name
+    step = path.parent.name.removesuffix("_evals")
+    return f"{name} at {step}" if step != path.parent.name else name
