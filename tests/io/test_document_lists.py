@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -65,3 +66,33 @@ def test_a_page_beside_a_list_of_rows_names_its_broken_entry(tmp_path: Path) -> 
     result = CliRunner().invoke(app, ["route", str(path)])
     assert result.exit_code == 2
     assert "data[1]: a row must be a JSON object, found int" in result.output
+
+
+@pytest.mark.parametrize("runs", [1, 4])
+def test_opencompass_details_list_reads_one_row_per_run(tmp_path: Path, runs: int) -> None:
+    """OpenCompass' current results (``details`` a list of ``example_abbr`` entries, a verdict
+    per run in ``correct``): one row per run, the example its task, the model its folder."""
+    import random
+
+    from whilecli.io.read import read_rows
+
+    rnd = random.Random(runs)
+    work = tmp_path / "outputs" / "default" / "20250101_000000"
+    (work / "predictions" / "m-hf").mkdir(parents=True)
+    (work / "results" / "m-hf").mkdir(parents=True)
+    details, truth = [], []
+    for t in range(10):
+        verdicts = [rnd.random() < 0.4 for _ in range(runs)]
+        truth += [float(v) for v in verdicts]
+        details.append(
+            {"example_abbr": f"default_{t}", "pred": [f"a{t}.{i}" for i in range(runs)],
+             "answer": [str(t)] * runs, "correct": verdicts}
+        )  # fmt: skip
+    doc = {f"accuracy ({runs} runs average)": 40.0, "details": details}
+    path = work / "results" / "m-hf" / "aime2024.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    read = read_rows([str(work)])
+    frame = read.frame.collect()
+    assert frame["reward"].to_list() == truth
+    assert frame["task_id"].n_unique() == 10 and frame.height == 10 * runs
+    assert set(frame["model"].to_list()) == {"m-hf"}

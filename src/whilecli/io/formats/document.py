@@ -301,6 +301,9 @@ def _keyed_rows(doc: dict[str, Any]) -> Converted | None:
     """Rows kept in an object under their ids: OpenCompass results (``details: {"0": {...}}``),
     EvalPlus results (``eval: {"HumanEval/0": [{...}, ...]}``: each element a rollout). The key
     is the task id where a row names none."""
+    listed = _replica_rows(doc)
+    if listed is not None:
+        return listed
     for key in KEYED_KEYS:
         table = doc.get(key)
         if not isinstance(table, dict) or not table:
@@ -330,6 +333,41 @@ def _keyed_rows(doc: dict[str, Any]) -> Converted | None:
         notes = [f"rows read from the document's {key!r} object, keyed by task"]
         return Converted("json", rows, origins, notes, positions=positions)
     return None
+
+
+#: OpenCompass' per-replica verdicts in a ``details`` list entry (``n`` runs: one per run).
+REPLICA_GRADES = ("correct", "is_correct", "cascade_correct")
+
+
+def _replica_rows(doc: dict[str, Any]) -> Converted | None:
+    """OpenCompass results as its current evaluator writes them (``BaseEvaluator.evaluate``:
+    ``details`` a list, each entry an ``example_abbr`` with a verdict per run, ``correct:
+    [b1, ..., bn]``, and the replies ``pred: [...]``): one row per run, the entry's
+    ``example_abbr`` its task. None where ``details`` is not such a list."""
+    table = doc.get("details")
+    if not isinstance(table, list) or not table:
+        return None
+    if not all(isinstance(e, dict) and "example_abbr" in e for e in table):
+        return None
+    rows: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
+    for at, entry in enumerate(table):
+        grade = next((g for g in REPLICA_GRADES if g in entry), None)
+        verdicts = entry.get(grade) if grade is not None else None
+        runs = verdicts if isinstance(verdicts, list) else [verdicts]
+        preds = entry.get("pred")
+        for i, verdict in enumerate(runs):
+            reply = preds[i] if isinstance(preds, list) and i < len(preds) else preds
+            row = {"task_id": str(entry["example_abbr"]), "reward": verdict, "completion": reply}
+            rows.append(row)
+            positions.append({"at": f"details[{at}]" + (f".{grade}[{i}]" if len(runs) > 1 else "")})
+    origins = {
+        "task_id": "details[].example_abbr",
+        "reward": f"details[].{next((g for g in REPLICA_GRADES if g in table[0]), 'correct')}"
+        " (one per run)",
+    }
+    notes = ["rows read from the document's 'details' list: one per run of each example"]
+    return Converted("json", rows, origins, notes, positions=positions)
 
 
 def _status_grades(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str] | None:

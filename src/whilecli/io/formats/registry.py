@@ -462,7 +462,8 @@ FORMATS: tuple[FormatInfo, ...] = (
         "json",
         "one JSON document of rows: an array of objects, an object with a samples list, or"
         " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
-        " the model its folder's name; EvalPlus and BigCodeBench eval:"
+        " keyed or a list of example_abbr entries with a verdict per run in correct, one row"
+        " per run, the model its folder's name; EvalPlus and BigCodeBench eval:"
         " base_status and plus_status, or status, == 'pass' the grade; LiveCodeBench"
         " output/<model>/<scenario>_<n>_<T>_eval_all.json: graded_list, the model its folder's"
         " name). In a folder, a tool's graded file supersedes the ungraded generations it"
