@@ -357,12 +357,8 @@ def _rekeyed_across(
     own uuid; one benchmark's ids spelled ``7`` in one file and ``0007`` in another): those
     rows are keyed by the prompt, as in one file (:func:`whilecli.io.facts.per_row_ids` over
     the pool's per-task facts). A file already keyed so is left as it is."""
-    tables = [p.task_table for p in parts]
-    if any(t is None or "p_lo" not in t.columns for t in tables):
-        return parts
-    names = ["task_id", "n_all", "p_lo", "p_hi"]
-    both = pl.concat([t.select(names) for t in tables if t is not None], how="vertical_relaxed")
-    per_row = facts.per_row_ids(facts.merged_task_facts(both))
+    pooled = _pooled_task_table(parts, PROMPT_FACTS)
+    per_row = None if pooled is None else facts.per_row_ids(pooled)
     if per_row is None:
         return parts
     out: list[_Part] = []
@@ -448,7 +444,7 @@ def _assembled(
     for part in parts:
         found.add(part.facts)
     if len(parts) > 1:  # a task's rows in several files: its draws compared across them
-        pooled = _pooled_task_table(parts)
+        pooled = _pooled_task_table(parts, DRAW_FACTS)
         if pooled is not None:
             drawn = facts.draws_found(pooled)
             found.compared_tasks, found.repeated_tasks, found.graded_apart = drawn
@@ -1069,14 +1065,18 @@ def _row_digest() -> pl.Expr:
 SAME_ROWS_WARN = 32
 
 
-def _pooled_task_table(parts: Sequence[_Part]) -> pl.DataFrame | None:
-    """The per-task facts of :func:`whilecli.io.facts.task_facts` over every part's rows (a
-    task whose rows lie in several files: a resumed run's shards, one file per seed), where
-    every part carries them; None where one does not."""
+#: The per-task facts a pool's draws are compared by, and its prompts.
+DRAW_FACTS = ("task_id", "n_all", "k", "d_n", "d_lo", "d_hi", "d_pass")
+PROMPT_FACTS = ("task_id", "n_all", "p_lo", "p_hi")
+
+
+def _pooled_task_table(parts: Sequence[_Part], names: Sequence[str]) -> pl.DataFrame | None:
+    """The per-task facts ``names`` of :func:`whilecli.io.facts.task_facts` over every part's
+    rows (a task whose rows lie in several files: a resumed run's shards, one file per seed),
+    where every part carries them; None where one does not."""
     tables = [p.task_table for p in parts]
-    if any(t is None or "d_n" not in t.columns for t in tables):
+    if any(t is None or not set(names) <= set(t.columns) for t in tables):
         return None
-    names = [c for c in ("task_id", "n_all", "k", "d_n", "d_lo", "d_hi", "d_pass")]
     both = pl.concat([t.select(names) for t in tables if t is not None], how="vertical_relaxed")
     return facts.merged_task_facts(both)
 
