@@ -198,3 +198,64 @@ def test_update_checks_its_targets_before_reading(tmp_path: Path, monkeypatch) -
         r = CliRunner().invoke(app, ["update", batch, "--method", method, *extra])
         assert r.exit_code == 2, r.stderr
         assert r.stderr.startswith("whilecli: error: cannot write /proc/")
+
+
+@pytest.mark.parametrize(("outputs", "failing"), [(n, i) for n in (1, 2, 3) for i in range(n)])
+@pytest.mark.parametrize("stage", ["write", "move"])
+def test_several_outputs_are_written_as_one(
+    tmp_path: Path, monkeypatch, outputs, failing, stage
+) -> None:
+    """A command's outputs (ada's task list and selection) are written together: whichever
+    one fails, at its write or at its move, no target is left behind, created or replaced."""
+    targets = [tmp_path / f"out{i}.txt" for i in range(outputs)]
+    old = tmp_path / "out0.txt"
+    old.write_text("old")  # an existing target, replaced only with force
+
+    def write(i: int):
+        def go(tmp: Path) -> None:
+            if stage == "write" and i == failing:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            tmp.write_text(f"new {i}")
+
+        return go
+
+    commit = fileio._commit
+
+    def flaky_commit(tmp: Path, dest: Path, *, force: bool) -> None:
+        if stage == "move" and dest == targets[failing]:
+            raise FileExistsError(dest)
+        commit(tmp, dest, force=force)
+
+    monkeypatch.setattr(fileio, "_commit", flaky_commit)
+    with pytest.raises(UsageError) as err:
+        fileio.atomic_write_all([(t, write(i)) for i, t in enumerate(targets)], force=True)
+    assert str(targets[failing]) in str(err.value)
+    created = [t for t in targets[1:] if t.exists()]
+    assert created == [], f"left behind after a failing output {failing}: {created}"
+    assert _leftovers(tmp_path) == []
+    if stage == "write" or failing == 0:
+        assert old.read_text() == "old"  # nothing moved before every write succeeded
+
+
+def test_ada_leaves_no_task_list_beside_a_failed_selection(tmp_path: Path, monkeypatch) -> None:
+    """``ada --next-round A -o B``: a selection that cannot be written takes the task list
+    with it (a rerun found the task list and refused to overwrite it)."""
+    from whilecli.methods import rowio
+
+    real = rowio._row_writer
+
+    def failing(frame, path):
+        if path.endswith("sel.jsonl"):
+            return lambda tmp: (_ for _ in ()).throw(OSError(errno.EDQUOT, "Disk quota exceeded"))
+        return real(frame, path)
+
+    monkeypatch.setattr(rowio, "_row_writer", failing)
+    nxt, sel = tmp_path / "next.jsonl", tmp_path / "sel.jsonl"
+    res = CliRunner().invoke(app, ["ada", MIXED, "--next-round", str(nxt), "-o", str(sel)])
+    assert res.exit_code == 2, res.output
+    assert "Disk quota exceeded" in res.output and str(sel) in res.output
+    assert not nxt.exists() and not sel.exists()
+    monkeypatch.setattr(rowio, "_row_writer", real)
+    res = CliRunner().invoke(app, ["ada", MIXED, "--next-round", str(nxt), "-o", str(sel)])
+    assert res.exit_code == 0, res.output
+    assert nxt.exists() and sel.exists()

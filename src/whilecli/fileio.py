@@ -15,6 +15,7 @@ that is one of the command's own inputs is refused, ``force`` or not.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import glob
@@ -23,7 +24,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from whilecli.errors import UsageError
@@ -137,10 +138,57 @@ def atomic_write(
     A reader never sees a half-written file, and a failed write leaves the old file as it was.
     Without ``force`` the move refuses to replace a file that appeared since the check.
     """
-    given = check_writable(path, force=force)
-    if is_stream(given):
-        return _write_through(given, write)
-    # a link to a file: the file is replaced, the link kept (``/dev/stdout`` on a file)
+    return atomic_write_all([(path, write)], force=force)[0]
+
+
+def atomic_write_all(
+    writes: Sequence[tuple[str | os.PathLike[str], Callable[[Path], None]]],
+    *,
+    force: bool = False,
+) -> list[Path]:
+    """Write several files as one (a command's two outputs): each ``write(tmp_path)`` into a
+    temporary file beside its target, and only once every one is written are they moved
+    into place, in order, then the streams (:func:`is_stream`) written through. A write that
+    fails leaves every target as it was; a move that fails (a file that appeared since the
+    check) takes back the files this call had already created, so a failed run leaves no
+    half a rerun would have to overwrite. Returns the targets as checked."""
+    targets = [(check_writable(path, force=force), write) for path, write in writes]
+    staged: list[tuple[Path, Path, Path]] = []  # (given, destination, temporary file)
+    try:
+        for given, write in targets:
+            if not is_stream(given):
+                staged.append((given, *_stage(given, write)))
+        created: list[Path] = []
+        for given, dest, tmp in staged:
+            existed = dest.exists()
+            try:
+                _commit(tmp, dest, force=force)
+            except FileExistsError:
+                _take_back(created)
+                raise UsageError(
+                    f"{given} appeared while it was being written (another writer?); it was"
+                    " left as it is: pass --force to overwrite it"
+                ) from None
+            except Exception as err:
+                _take_back(created)
+                if (error := _write_error(given, err)) is None:
+                    raise
+                raise error from None
+            if not existed:
+                created.append(dest)
+    finally:
+        for _, _, tmp in staged:
+            tmp.unlink(missing_ok=True)
+    for given, write in targets:
+        if is_stream(given):
+            _write_through(given, write)
+    return [given for given, _ in targets]
+
+
+def _stage(given: Path, write: Callable[[Path], None]) -> tuple[Path, Path]:
+    """``(destination, temporary file)``: ``write`` run on a temporary file beside ``given``
+    (a link to a file: beside the file it names, which is replaced, the link kept), its mode
+    set to what a plain write would give. Any failure is one line and leaves no file."""
     p = Path(os.path.realpath(given)) if given.is_symlink() and given.exists() else given
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -153,20 +201,20 @@ def atomic_write(
         tmp_path = Path(tmp)
         write(tmp_path)
         os.chmod(tmp_path, _mode_for(p))
-        _commit(tmp_path, p, force=force)
-    except FileExistsError:
-        raise UsageError(
-            f"{given} appeared while it was being written (another writer?); it was left as it is:"
-            " pass --force to overwrite it"
-        ) from None
-    except Exception as err:
-        if (error := _write_error(given, err)) is None:
-            raise
-        raise error from None
-    finally:
+    except BaseException as err:
         if tmp_path is not None:
             tmp_path.unlink(missing_ok=True)
-    return given
+        if isinstance(err, Exception) and (error := _write_error(given, err)) is not None:
+            raise error from None
+        raise
+    return p, tmp_path
+
+
+def _take_back(created: Sequence[Path]) -> None:
+    """Remove the files a failed :func:`atomic_write_all` had moved into place."""
+    for made in reversed(created):
+        with contextlib.suppress(OSError):
+            made.unlink()
 
 
 def _write_through(p: Path, write: Callable[[Path], None]) -> Path:

@@ -19,13 +19,13 @@ This module adds what only these methods need:
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from whilecli.errors import UsageError
-from whilecli.fileio import atomic_write
+from whilecli.fileio import atomic_write_all
 from whilecli.io.table import Table, frame_table, read_table
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -170,15 +170,26 @@ def write_rows(frame: pl.DataFrame, path: str, *, force: bool = False) -> str:
     ``-`` writes JSONL to stdout. An existing file is replaced only with ``force``.
     Returns the path written (``-`` for stdout).
     """
-    if path == "-":
-        sys.stdout.write(frame.write_ndjson())
-        sys.stdout.flush()
-        return path
+    write_rows_all([(frame, path)], force=force)
+    return path
+
+
+def write_rows_all(outputs: Sequence[tuple[pl.DataFrame, str]], *, force: bool = False) -> None:
+    """Write a command's row outputs as one (:func:`whilecli.fileio.atomic_write_all`): every
+    file or none, then ``-`` to stdout."""
+    writers = [(path, _row_writer(frame, path)) for frame, path in outputs if path != "-"]
+    atomic_write_all(writers, force=force)
+    for frame, path in outputs:
+        if path == "-":
+            sys.stdout.write(frame.write_ndjson())
+            sys.stdout.flush()
+
+
+def _row_writer(frame: pl.DataFrame, path: str) -> Callable[[Path], None]:
+    """How ``frame`` is written to a file named ``path``: Parquet or JSON Lines by its suffix."""
     suffix = Path(path).suffix.lower()
     if suffix in PARQUET_SUFFIXES:
-        atomic_write(path, lambda tmp: frame.write_parquet(tmp), force=force)
-    elif suffix in (".jsonl", ".ndjson"):
-        atomic_write(path, lambda tmp: frame.write_ndjson(tmp), force=force)
-    else:
-        raise UsageError(f"{path}: unknown output extension '{suffix}'; use .parquet or .jsonl")
-    return path
+        return lambda tmp: frame.write_parquet(tmp)
+    if suffix in (".jsonl", ".ndjson"):
+        return lambda tmp: frame.write_ndjson(tmp)
+    raise UsageError(f"{path}: unknown output extension '{suffix}'; use .parquet or .jsonl")

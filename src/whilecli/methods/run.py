@@ -633,17 +633,14 @@ def run_ada(
         raise table.locate(err) from None
     written: dict[str, str] = {}
     notes = [*table.notes, *result.notes]
-    if next_round is not None:
-        rowio.write_rows(result.next_round, next_round, force=force)
-        if next_round != "-":
-            written["next round"] = next_round
-    elif result.next_round.height:
+    outputs = [(result.next_round, next_round), (result.selection, output)]
+    rowio.write_rows_all([(frame, to) for frame, to in outputs if to is not None], force=force)
+    for name, to in (("next round", next_round), ("selection", output)):
+        if to is not None and to != "-":
+            written[name] = to
+    if next_round is None and result.next_round.height:
         notes.append("task list for the sampler not written: pass --next-round FILE")
-    if output is not None:
-        rowio.write_rows(result.selection, output, force=force)
-        if output != "-":
-            written["selection"] = output
-    elif result.selection.height:
+    if output is None and result.selection.height:
         notes.append("selection not written: pass -o FILE (.parquet or .jsonl)")
     report: dict[str, Any] = {
         "title": f"ada (ReinforceAda, exit {ada.exit}, keep {ada.keep})",
