@@ -303,7 +303,7 @@ def test_config_from_pyproject_and_while_toml(tmp_path: Path, monkeypatch) -> No
     assert resolve_fail_on(["none"], config) == ((), "--fail-on")
     # a while.toml nearer the current directory wins; in one folder, while.toml first
     (deep / "while.toml").write_text('fail-on = "saturated,floor"\n')
-    assert load_config().fail_on == ("saturated", "floor")
+    assert load_config().fail_on == ("floor", "saturated")  # in the policies' order
     (deep / "while.toml").unlink()
     (repo / "while.toml").write_text('fail-on = ["off-policy"]\n')
     assert load_config().fail_on == ("off-policy",)

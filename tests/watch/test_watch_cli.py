@@ -86,7 +86,7 @@ def test_bad_input_is_one_located_line(prime_run: Path, tmp_path: Path) -> None:
     code, _, err = _invoke(["watch", str(prime_run), "--window", "0"])
     assert code == 2 and "--window must be at least 1" in err
     code, _, err = _invoke(["watch", str(prime_run), "--fail-on", "flor"])
-    assert code == 2 and "--fail-on 'flor'" in err
+    assert code == 2 and "unknown alert 'flor'" in err
 
 
 def test_a_bad_rollouts_line_names_its_file_and_line(tmp_path: Path) -> None:

@@ -150,20 +150,9 @@ def dump_warnings(dumps: tuple[Dump, Dump]) -> list[str]:
 
 def parse_diff_policies(values: list[str] | None) -> tuple[str, ...]:
     """``--fail-on regression`` (comma-separated, repeatable; ``none`` names nothing)."""
-    names: list[str] = []
-    for item in values or []:
-        for raw in item.split(","):
-            name = raw.strip().lower()
-            if not name or name == "none":
-                continue
-            if name not in DIFF_POLICIES:
-                raise UsageError(
-                    f"--fail-on: unknown condition {raw.strip()!r} for whilecli diff; "
-                    f"conditions: {', '.join(DIFF_POLICIES)}"
-                )
-            if name not in names:
-                names.append(name)
-    return tuple(names)
+    from whilecli.route.policies import parse_conditions
+
+    return parse_conditions(values, DIFF_POLICIES, kind="condition", command="diff")
 
 
 def signed(rate: Rate, digits: int = 2) -> str:

@@ -195,30 +195,46 @@ CHECKS: dict[str, Callable[[Route, Evidence], str | None]] = {
 }
 
 
-def parse_policies(values: Sequence[str] | str) -> tuple[str, ...]:
-    """Policy names from ``--fail-on a,b`` (repeatable), in order, each once.
-
-    ``all`` names every policy and ``none`` none (it overrides a config file's list).
-    """
-    items = [values] if isinstance(values, str) else list(values)
-    names: list[str] = []
+def parse_conditions(
+    values: Sequence[str] | str | None,
+    known: Sequence[str],
+    *,
+    kind: str = "policy",
+    command: str | None = None,
+) -> tuple[str, ...]:
+    """The conditions ``--fail-on a,b`` names (comma-separated, repeatable), in ``known``'s
+    order, each once: the one reading of the option for ``route``, ``check``, ``diff`` and
+    ``watch``. ``all`` names every one and ``none`` none (it overrides a config file's list);
+    ``none`` beside a condition says two opposite things and is refused, as is an unknown
+    name (``kind`` is what the command calls them: policy, condition, alert)."""
+    items = [values] if isinstance(values, str) else list(values or ())
+    spelled: list[str] = []
     for item in items:
         if not isinstance(item, str):
-            raise UsageError(f"--fail-on: expected policy names, got {item!r}")
+            raise UsageError(f"--fail-on: expected {kind} names, got {item!r}")
         for raw in item.split(","):
             name = raw.strip().lower().replace("_", "-")
-            if not name or name == "none":
+            if not name:
                 continue
-            expanded = POLICIES if name == "all" else (name,)
-            for one in expanded:
-                if one not in CHECKS:
-                    raise UsageError(
-                        f"--fail-on: unknown policy {raw.strip()!r}; "
-                        f"policies: {', '.join(POLICIES)} (or all, none)"
-                    )
-                if one not in names:
-                    names.append(one)
-    return tuple(names)
+            if name not in (*known, "all", "none"):
+                which = f" for whilecli {command}" if command else ""
+                raise UsageError(
+                    f"--fail-on: unknown {kind} {raw.strip()!r}{which};"
+                    f" {kind}s: {', '.join(known)} (or all, none)"
+                )
+            spelled.append(name)
+    if "none" in spelled and len(set(spelled)) > 1:
+        other = next(n for n in spelled if n != "none")
+        raise UsageError(
+            f"--fail-on: none (fail on nothing) cannot go with {other!r}; pass one or the other"
+        )
+    named = set(known) if "all" in spelled else set(spelled)
+    return tuple(name for name in known if name in named)
+
+
+def parse_policies(values: Sequence[str] | str) -> tuple[str, ...]:
+    """Policy names of ``route`` and ``check`` (:func:`parse_conditions`)."""
+    return parse_conditions(values, POLICIES)
 
 
 def evaluate(

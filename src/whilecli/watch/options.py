@@ -159,18 +159,8 @@ MAX_STEPS = 2**31 - 1
 
 def parse_fail_on(values: Any) -> tuple[str, ...]:
     """``["floor,errors", "all"]`` → the alert kinds, in :data:`ALERTS` order."""
-    if isinstance(values, str):
-        values = [values]
-    named: set[str] = set()
-    for value in values or ():
-        for item in str(value).split(","):
-            name = item.strip().lower()
-            if not name or name == "none":
-                continue
-            if name == "all":
-                named.update(ALERTS)
-            elif name in ALERTS:
-                named.add(name)
-            else:
-                raise UsageError(f"--fail-on {name!r}: one of {', '.join(ALERTS)}, all or none")
-    return tuple(a for a in ALERTS if a in named)
+    from whilecli.route.policies import parse_conditions
+
+    if not isinstance(values, str):
+        values = [str(v) for v in values or ()]
+    return parse_conditions(values, ALERTS, kind="alert", command="watch")
