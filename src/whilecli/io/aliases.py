@@ -214,9 +214,12 @@ def word(text: str) -> str:
 #: (``not_truncated``, ``no_length_limit``) and another limit (``max_retries_exceeded``,
 #: ``rate_limit_exceeded``) are not.
 CUT_WORDS = (
-    r"length|max_?(?:new_?|output_?|total_?)?tokens?|tokens?_?limit|context_?(?:length|window)"
-    r"|max_?(?:turns?|steps?|iterations?)|\btruncated$"
+    r"length|max_?(?:new_?|output_?|total_?|input_?)?tokens?|tokens?_?limit"
+    r"|context_?(?:length|window)|too_?long|\btruncated$|max_?(?:turns?|steps?|iterations?)"
 )
+#: The words of :data:`CUT_WORDS` that name a limit on tokens or the context (not a budget
+#: of turns or steps): what cuts an episode whatever its stop condition is called.
+TOKEN_LIMIT_WORDS = CUT_WORDS.rpartition("|max_?(?:turns?")[0]
 #: A cut-off word negated (``not_truncated``, ``no_length_limit``): says nothing.
 CUT_NEGATED = r"\b(?:not|no|non|un)[_ -]?(?:truncat|cut|length)"
 #: Finish / stop reasons that say the reply ended on its own, as OpenAI, Anthropic, Gemini,
@@ -255,6 +258,27 @@ def cut_reason(reason: object) -> bool | None:
     return False if text in FINISHED_REASONS else None
 
 
+#: ``stop_condition``: the name of the condition that ended a verifiers or prime-rl episode.
+#: A limit on tokens or the context (:data:`TOKEN_LIMIT_WORDS`: ``max_output_tokens``,
+#: ``context_length``, ``prompt_too_long``, ``length``) cut it, as do these; any other name
+#: is the environment's own end, not a cut: ``max_turns_reached`` ends every rollout of
+#: verifiers' ``SingleTurnEnv`` (a ``MultiTurnEnv`` of ``max_turns=1``), ``is_completed``,
+#: ``has_error`` (an error, read as one where the row holds no reply), a task's own stop.
+STOP_CUT = frozenset({"max_turns", "compaction_failed"})
+_TOKEN_LIMIT = re.compile(TOKEN_LIMIT_WORDS)
+
+
+def cut_stop(condition: object) -> bool | None:
+    """Whether a ``stop_condition`` says the episode was cut off (:data:`STOP_CUT`): true for
+    a limit on tokens or the context and for :data:`STOP_CUT`, false for any other name,
+    None where none is written."""
+    text = reason_text(condition)
+    if not text:
+        return None
+    limit = _TOKEN_LIMIT.search(text) is not None and _CUT_NEGATED.search(text) is None
+    return text in STOP_CUT or limit
+
+
 #: A truncation flag written as text (``"true"``, ``"False"``, ``"1"``): its words, any case.
 FLAG_TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0"})
 FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0", ""})
@@ -281,10 +305,7 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("result.message.stop_reason", CUT_REASONS),  # an Anthropic Message Batches result
     ("model_response.choices[0].finish_reason", CUT_REASONS),  # a LiteLLM ModelResponse
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
-    (
-        "stop_condition",
-        frozenset({"max_output_tokens", "max_total_tokens", "context_length", "max_turns"}),
-    ),
+    ("stop_condition", STOP_CUT),
     ("steps[].truncated", None),
 )
 #: Per-token lists: the sampler's (behaviour) log-probs, the policy's, critic values.

@@ -55,6 +55,7 @@ from whilecli.io.aliases import (
     FLAG_TRUE,
     NO_ERROR_TEXTS,
     NO_REPLY_STATUSES,
+    TOKEN_LIMIT_WORDS,
 )
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
 from whilecli.io.modelid import model_identity
@@ -224,8 +225,9 @@ def cut_of_reason(text: pl.Expr, cut: frozenset[str] | None = None) -> pl.Expr:
     that ended on its own, null for any other word, where none is written (null, or a missing
     value's text: :data:`~whilecli.io.words.NO_VALUE`) or where the reason is a number
     (Gemini's ``FinishReason`` written as its code, 2 for ``MAX_TOKENS``: no word to read).
-    ``cut``: a field whose every value is known (a harness's ``stop_condition``): true where
-    one of ``cut``, false where another."""
+    ``cut``: a field naming what ended an episode (``stop_condition``,
+    :func:`whilecli.io.aliases.cut_stop`): true where one of ``cut`` or a limit on tokens or
+    the context (:data:`~whilecli.io.aliases.TOKEN_LIMIT_WORDS`), false where another name."""
     raw = text.str.strip_chars(BLANKS)
     one = (
         pl.when(raw.str.starts_with("{"))
@@ -236,11 +238,11 @@ def cut_of_reason(text: pl.Expr, cut: frozenset[str] | None = None) -> pl.Expr:
     )
     low = _lower(one)
     said = ~low.is_in(sorted(NO_VALUE)) & ~low.str.contains(r"^[+-]?\d+(?:\.\d*)?$")
+    negated = low.str.contains(CUT_NEGATED)
     if cut is not None:
-        return pl.when(said).then(low.is_in(sorted(cut)))
-    is_cut = low.is_in(sorted(CUT_REASONS)) | (
-        low.str.contains(CUT_WORDS) & ~low.str.contains(CUT_NEGATED)
-    )
+        limit = low.str.contains(TOKEN_LIMIT_WORDS) & ~negated
+        return pl.when(said).then(low.is_in(sorted(cut)) | limit)
+    is_cut = low.is_in(sorted(CUT_REASONS)) | (low.str.contains(CUT_WORDS) & ~negated)
     return (
         pl.when(said & is_cut)
         .then(pl.lit(True))

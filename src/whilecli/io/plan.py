@@ -33,6 +33,7 @@ from whilecli.io.aliases import (
     SAMPLE_LIST_ALIASES,
     SAMPLE_REPLY_LISTS,
     STATUS_ALIASES,
+    STOP_CUT,
     TEXT_REPLY_ALIASES,
     TOKEN_LIST_ALIASES,
     TRANSCRIPT_ALIASES,
@@ -64,11 +65,6 @@ from whilecli.names import folded
 
 #: What ``--input-format`` takes: every format ``while formats`` lists (one registry).
 FORMATS: tuple[str, ...] = NAMES
-#: verifiers v1 ``Trace.is_truncated``: these stop conditions, or a length-finished last call.
-TRACE_STOPS = frozenset(
-    {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}
-    | {"compaction_failed", "context_length"}
-)
 #: Columns a TRL completion table carries that are not reward functions.
 TRL_NOT_REWARDS = frozenset({"step", "advantage", "prompt", "completion", "mode", "image"})
 
@@ -925,8 +921,8 @@ def _truncation(
         return leaves.expr(col, pl.Boolean)
     if fmt == "verifiers-traces" and (shape.has("stop_condition") or shape.has("calls")):
         sources["truncated"] = (
-            f"stop_condition in {{{', '.join(sorted(TRACE_STOPS))}}} or the last call's"
-            " finish_reason == 'length'"
+            f"stop_condition a limit on tokens or the context, or in"
+            f" {{{', '.join(sorted(STOP_CUT))}}}, or the last call's finish_reason == 'length'"
         )
         return _trace_truncation(shape, leaves)
     if fmt == lighteval.NAME:  # its truncated / truncated_tokens_count count the prompt's tokens
@@ -955,6 +951,8 @@ def _truncation(
         words = ", ".join(repr(v) for v in sorted(values))
         if values is CUT_REASONS:
             words = "'length', 'max_tokens', 'max_output_tokens', 'model_length', ... (any case)"
+        elif values is STOP_CUT:
+            words = f"{words}, or a limit on tokens or the context"
         shown.append(f"{alias} == {words}" if len(values) == 1 else f"{alias} in {{{words}}}")
         if nemo:
             finished.append(pl.when(pl.col("response").is_not_null()).then(pl.lit(False)))
@@ -1013,7 +1011,7 @@ def _trace_truncation(shape: Shape, leaves: Leaves) -> pl.Expr:
     finished for length (each read as a reason is, :func:`facts.cut_of_reason`)."""
     stop = pl.lit(False)
     if shape.has("stop_condition"):
-        stop = facts.cut_of_reason(leaves.expr("stop_condition", pl.String), TRACE_STOPS)
+        stop = facts.cut_of_reason(leaves.expr("stop_condition", pl.String), STOP_CUT)
         stop = stop.fill_null(False)
     if not (shape.has("calls[].finish_reason") and leaves.reachable("calls[].finish_reason")):
         return stop

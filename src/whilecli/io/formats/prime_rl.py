@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import cut_reason
+from whilecli.io.aliases import cut_reason, cut_stop
 from whilecli.io.formats import Converted, as_dict, as_list
 
 if TYPE_CHECKING:
@@ -39,11 +39,6 @@ SPLITS = ("train", "eval")
 #: ``all`` first: ``effective`` leaves out zero-advantage episodes (a biased pass rate).
 KEEPS = ("all", "effective")
 TRACES = "traces.jsonl"
-#: verifiers' ``is_truncated``: these stop conditions, or a length-finished last call.
-CUT_OFF = frozenset(
-    {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens"}
-    | {"compaction_failed", "context_length"}
-)
 
 
 #: The step a run directory is read at (``--step``); None: its latest.
@@ -218,8 +213,7 @@ def _score(rewards: Any) -> float | None:
 
 
 def _truncated(episode: dict[str, Any]) -> bool | None:
-    stop = episode.get("stop_condition")
-    if isinstance(stop, str) and stop in CUT_OFF:
+    if cut_stop(episode.get("stop_condition")):
         return True
     calls = [c for c in as_list(episode.get("calls")) if isinstance(c, dict)]
     answered = [c for c in calls if c.get("error") is None] or calls
