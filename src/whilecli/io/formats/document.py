@@ -34,6 +34,7 @@ from whilecli.io.formats import (
     areal,
     arena_hard,
     atropos,
+    bfcl,
     braintrust,
     deepeval,
     entries,
@@ -201,6 +202,8 @@ def summary_of(doc: Any) -> str | None:
 
 def convert_document(doc: Any, path: Any, name: str) -> Converted:
     """Rows from one JSON document, or a refusal that says what it holds."""
+    if bfcl.is_score(doc):  # a score file with no failure: its summary line alone
+        return bfcl.convert(iter([(1, doc)]), path, name)
     if isinstance(doc, dict):
         line = _judged_lines(doc, lambda: iter([(1, doc)]), name)
         if line is not None:
@@ -436,6 +439,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
     :class:`Summary` for lines that grade no single sample (FastChat's pairwise judgments)."""
     if prime_rl.in_layout(path) or prime_rl.looks_like(first):
         return prime_rl.convert(rows(), path, name)
+    if bfcl.is_score(first):
+        return bfcl.convert(rows(), path, name)
     if evalscope.layout(first) is not None:
         return evalscope.convert(rows(), path, name)
     if atropos.is_group(first):
