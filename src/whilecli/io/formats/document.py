@@ -222,6 +222,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return harbor.convert(doc, name)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
+    if swebench.is_instance_report(doc):
+        return swebench.convert_instance(doc, path, name)
     if promptfoo.is_output(doc):
         return promptfoo.from_output(doc)
     if deepeval.is_run(doc):
