@@ -35,7 +35,8 @@ TASK_ALIASES: tuple[str, ...] = (
 #: task ids are checked against: SkyRL's eval dumps write ``input_prompt``; MATH, NuminaMath
 #: and evalchemy's math examples ``problem``; MetaMathQA and TRL's PPO logs ``query``;
 #: Alpaca and AlpacaEval ``instruction``; Arena-Hard's games ``user_prompt``; lighteval's
-#: details the ``doc`` with its ``query``. ``context`` is none: a reading-comprehension or
+#: details the ``doc`` with its ``query``; MLflow's ``eval_results_table.json`` (``mlflow.evaluate``)
+#: ``inputs``. ``context`` is none: a reading-comprehension or
 #: retrieval row holds its passage there beside the question, one passage for many tasks.
 PROMPT_ALIASES: tuple[str, ...] = (
     "prompt",
@@ -50,6 +51,7 @@ PROMPT_ALIASES: tuple[str, ...] = (
     "user_prompt",
     "messages",
     "doc.query",
+    "inputs",
 )
 #: The model's reply: a file whose every reply is empty generated nothing (DESIGN section 1).
 #: A chat list here (verifiers' ``completion``) is the reply's turns.
@@ -65,6 +67,7 @@ TEXT_REPLY_ALIASES: tuple[str, ...] = (
     "model_output",
     "generated_text",
     "prediction",
+    "outputs",
 )
 #: Where an API response saved whole keeps its reply text, after :data:`TEXT_REPLY_ALIASES`:
 #: an OpenAI chat completion's ``choices[0].message.content``, a text completion's

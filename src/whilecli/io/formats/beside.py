@@ -25,6 +25,11 @@ layout as its code writes it:
 - AlpacaEval (``alpaca_eval/main.py``): ``model_outputs.json`` (``instruction``, ``output``,
   ``generator``) and ``<annotator>/annotations.json`` beside ``leaderboard.csv``: the
   annotations (the judge's preference per instruction) are the rows.
+- BFCL (``bfcl_eval/eval_checker/eval_runner.py``): ``score/<model>/[<group>/]BFCL_v<N>_<category>
+  _score.json`` graded from ``result/<model>/[<group>/]BFCL_v<N>_<category>_result.json`` (the
+  generations, read through the score file for the passes' ids,
+  :mod:`whilecli.io.formats.bfcl`), with the leaderboard tables ``score/data_*.csv``
+  (``eval_runner_helper.py``: ``generate_leaderboard_csv``) beside.
 
 Each layout says which files are a tool's graded rows (:attr:`Layout.graded`) and which files
 beside one it supersedes (:attr:`Layout.supersedes`); files that no graded file supersedes are
@@ -73,6 +78,22 @@ def _evalplus(graded: Path, other: Path) -> bool:
     return other.parent == graded.parent and other.name in (f"{stem}.jsonl", f"{stem}.raw.jsonl")
 
 
+def _bfcl(graded: Path, other: Path) -> bool:
+    from whilecli.io.formats import bfcl
+
+    if other == bfcl.result_file(graded):
+        return True
+    root = bfcl.score_root(graded)
+    leaderboard = other.name.startswith("data_") and other.suffix == ".csv"
+    return root is not None and other.parent == root and leaderboard
+
+
+def _bfcl_graded(path: Path) -> bool:
+    from whilecli.io.formats import bfcl
+
+    return path.name.startswith("BFCL_") and bfcl.result_file(path) is not None
+
+
 def _alpaca(graded: Path, other: Path) -> bool:
     beside = (graded.parent / "leaderboard.csv", graded.parent / "model_outputs.json")
     return other in beside or other == graded.parent.parent / "model_outputs.json"
@@ -102,6 +123,12 @@ LAYOUTS: tuple[Layout, ...] = (
         lambda p: p.name == "results.json" and (p.parent / "simulations").is_dir(),
         lambda g, p: g.parent / "simulations" in p.parents,
         "its simulations, read through it",
+    ),
+    Layout(
+        "BFCL",
+        lambda p: _bfcl_graded(p),
+        _bfcl,
+        "the ungraded generations and the leaderboard tables",
     ),
     Layout(
         "AlpacaEval",

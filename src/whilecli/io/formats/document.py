@@ -34,6 +34,7 @@ from whilecli.io.formats import (
     areal,
     arena_hard,
     atropos,
+    bfcl,
     braintrust,
     deepeval,
     entries,
@@ -201,6 +202,8 @@ def summary_of(doc: Any) -> str | None:
 
 def convert_document(doc: Any, path: Any, name: str) -> Converted:
     """Rows from one JSON document, or a refusal that says what it holds."""
+    if bfcl.is_score(doc):  # a score file with no failure: its summary line alone
+        return bfcl.convert(iter([(1, doc)]), path, name)
     if isinstance(doc, dict):
         line = _judged_lines(doc, lambda: iter([(1, doc)]), name)
         if line is not None:
@@ -219,6 +222,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return harbor.convert(doc, name)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
+    if swebench.is_instance_report(doc):
+        return swebench.convert_instance(doc, path, name)
     if promptfoo.is_output(doc):
         return promptfoo.from_output(doc)
     if deepeval.is_run(doc):
@@ -251,6 +256,9 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
             }
             return Converted("tau-bench", doc, origins, positions=entries(len(doc)))
         return Converted("json", doc, {}, positions=entries(len(doc)))
+    split = _split_table(doc)
+    if split is not None:
+        return split
     if isinstance(doc, dict):
         for key in SAMPLE_KEYS:
             rows = doc.get(key)
@@ -278,6 +286,26 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         f" (looked for an array of objects, or an object with {', '.join(SAMPLE_KEYS[:3])})",
         file=name,
     )
+
+
+def _split_table(doc: Any) -> Converted | None:
+    """Rows of a table written column names apart from their values: ``{"columns": [...],
+    "data": [[...], ...]}`` (pandas ``DataFrame.to_json(orient="split")``, with ``index``;
+    MLflow's ``eval_results_table.json``, ``mlflow.log_table`` as ``mlflow.evaluate`` writes
+    its per-row results: ``inputs``, ``outputs``, ``<metric>/score``). Each list of ``data``
+    is one row, its values named by ``columns`` in order; else None."""
+    if not isinstance(doc, dict):
+        return None
+    columns, data = doc.get("columns"), doc.get("data")
+    if not (isinstance(columns, list) and columns and isinstance(data, list) and data):
+        return None
+    if not all(isinstance(c, str) for c in columns):
+        return None
+    if not all(isinstance(r, list) and len(r) == len(columns) for r in data):
+        return None
+    rows = [dict(zip(columns, values, strict=True)) for values in data]
+    notes = ["rows read from the document's table (columns and data: one row per list)"]
+    return Converted("json", rows, {}, notes, positions=entries(len(rows), "data"))
 
 
 #: Where a document of rows names its model: at its top level, or in a header object
@@ -436,6 +464,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
     :class:`Summary` for lines that grade no single sample (FastChat's pairwise judgments)."""
     if prime_rl.in_layout(path) or prime_rl.looks_like(first):
         return prime_rl.convert(rows(), path, name)
+    if bfcl.is_score(first):
+        return bfcl.convert(rows(), path, name)
     if evalscope.layout(first) is not None:
         return evalscope.convert(rows(), path, name)
     if atropos.is_group(first):

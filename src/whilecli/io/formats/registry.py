@@ -187,6 +187,21 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "bfcl",
+        "Berkeley Function Calling Leaderboard score files:"
+        " score/<model>/[<group>/]BFCL_v<N>_<category>_score.json",
+        "a first line holding only accuracy, correct_count and total_count",
+        {
+            "task_id": "id of each failed entry; the passes' ids from the result file beside"
+            " (result/<model>/...), else counted",
+            "reward": "0 for each failed entry (valid false), 1 for each of correct_count;"
+            " an inference_error is the harness's",
+            "truncated": "not recorded",
+            "model": "model_name, else the score folder (score/<model>/)",
+            "env": "the category in the file name",
+        },
+    ),
+    FormatInfo(
         "helm",
         "HELM runs: per_instance_stats.json + run_spec.json",
         "a JSON array of objects with instance_id and stats",
@@ -525,5 +540,5 @@ CONVERTED = frozenset(
     | {"openai-evals", "harbor", "swe-bench", "open-instruct", "promptfoo", "deepeval", "tinker"}
     | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs", "slime"}
     | {"braintrust", "langsmith"}
-    | {"openrlhf", "areal", "roll"}
+    | {"openrlhf", "areal", "roll", "bfcl"}
 )

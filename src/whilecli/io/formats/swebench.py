@@ -3,13 +3,23 @@
 a task with one rollout: resolved (``resolved_ids``) passes, ``unresolved_ids`` and
 ``empty_patch_ids`` (the model wrote no patch) fail, ``error_ids`` are the harness's errors,
 ``incomplete_ids`` were never run (ungraded). The model is only in the file
-name and the predictions file (``model_name_or_path``)."""
+name and the predictions file (``model_name_or_path``).
+
+Per-instance reports (``swebench/harness/run_evaluation.py``: ``run_instance`` writes
+``logs/run_evaluation/<run_id>/<model_name_or_path with / as __>/<instance_id>/report.json``,
+``get_eval_report``'s ``{instance_id: {"patch_is_None", "patch_exists",
+"patch_successfully_applied", "resolved", "tests_status"}}``): one instance each, resolved or
+not; a folder of them is the run, one rollout per instance, the model its folder."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from whilecli.io.formats import Converted, as_list
+from whilecli.io.formats import Converted, as_dict, as_list
+
+#: The keys ``get_eval_report`` writes for an instance beside ``resolved``.
+INSTANCE_KEYS = ("patch_is_None", "patch_exists", "patch_successfully_applied")
 
 
 def is_report(doc: Any) -> bool:
@@ -50,3 +60,43 @@ def convert(doc: dict[str, Any], name: str) -> Converted:
         "model": "not recorded (the report's file name names it: pass --model)",
     }
     return Converted("swe-bench", rows, origins, notes, positions=positions)
+
+
+def is_instance_report(doc: Any) -> bool:
+    """``{instance_id: {..., "resolved": bool}}`` as ``run_instance`` writes its report.json."""
+    if not isinstance(doc, dict) or len(doc) != 1:
+        return False
+    report = next(iter(doc.values()))
+    return (
+        isinstance(report, dict)
+        and isinstance(report.get("resolved"), bool)
+        and any(key in report for key in INSTANCE_KEYS)
+    )
+
+
+def _instance_model(path: Any, instance: str) -> str | None:
+    """``model_name_or_path`` from ``<run_id>/<model>/<instance_id>/report.json`` (its ``/``
+    written as ``__``); None out of that layout, or where the prediction named none."""
+    if not isinstance(path, Path) or path.parent.name != instance:
+        return None
+    model = path.parent.parent.name.replace("__", "/")
+    return None if model in ("", "None") else model
+
+
+def convert_instance(doc: dict[str, Any], path: Any, name: str) -> Converted:
+    """One instance's report.json as its one row: resolved passes; no patch fails."""
+    instance, report = next(iter(doc.items()))
+    row: dict[str, Any] = {
+        "task_id": str(instance),
+        "reward": float(as_dict(report)["resolved"]),
+        "model": _instance_model(path, str(instance)),
+    }
+    origins = {
+        "task_id": "the report's instance id (one rollout per instance)",
+        "reward": "resolved",
+        "truncated": "not recorded",
+        "model": "the log folder (run_evaluation/<run_id>/<model>/<instance_id>/)"
+        if row["model"]
+        else "not recorded",
+    }
+    return Converted("swe-bench", [row], origins, positions=[{"at": f"instance {instance}"}])
