@@ -541,3 +541,31 @@ def test_one_rollout_per_task_with_one_reward_everywhere_is_provisional(
     assert got.provisional == (reward is not None), got.provisional_why
     if reward is not None:
         assert "advantage 0" in (got.provisional_why or "")
+
+
+@SETTINGS
+@given(pool=clean_pools(), share=st.sampled_from([0.0, 0.01, 0.1, 0.3, 0.49, 0.51, 0.8, 1.0]))
+def test_the_students_rows_among_a_teachers_are_weighed_by_their_share(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]], share: float
+) -> None:
+    """A teacher's pool that holds some of the student's rows (one stray row, a folder that
+    holds both models' files): the teacher is the student only where the student wrote most
+    of its rows; a minority leaves the verdict provisional, never a firm failure of check 4
+    (one stray row of 2400 failed it firmly: "that is the student")."""
+    folder = tmp_path_factory.mktemp("mixed-teacher")
+    student = write(folder, "student.jsonl", pool)
+    teacher_rows = _teacher(pool)
+    own = max(1, round(share * len(teacher_rows))) if share else 0
+    for row in teacher_rows[:own]:
+        row["model"] = MODEL
+    got = run_route(student, teacher=write(folder, "teacher.jsonl", teacher_rows), model=MODEL)
+    assert isinstance(got, Route)
+    t = next(c for c in got.checks if c.key == "teacher")
+    if 2 * own > len(teacher_rows):
+        assert t.status is Status.FAIL and t.measured.get("teacher_is_student")
+        assert "teacher_is_student" in kinds(got)
+    elif own:
+        assert not t.measured.get("teacher_is_student")
+        assert "teacher_mixes_student" in kinds(got) and got.provisional
+    else:
+        assert got.route == "teacher" and not got.provisional

@@ -295,8 +295,13 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     measured["decided_by"] = "intervals apart"
     fails = []
     student = _student_model(pool, options)
-    t_named = sorted(m for m in tpool.models if m is not None)
-    if student is not None and any(same_model(m, student) for m in t_named):
+    named = {m: n for m, n in tpool.models.items() if m is not None}
+    own = sum(n for m, n in named.items() if student is not None and same_model(m, student))
+    if own:  # the student's rows among the teacher's: a few stray, or the teacher is it
+        measured["teacher_student_rows"] = own
+        measured["teacher_named_rows"] = sum(named.values())
+        measured["student_model"] = student
+    if own and 2 * own > sum(named.values()):
         why = (
             f"that is the student: the teacher's rows name {student}, the model you train. "
             "OPD needs a stronger model; OPSD distils a model from itself with a hint"

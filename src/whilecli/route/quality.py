@@ -33,6 +33,7 @@ from whilecli.route.stats import TOL
 PROVISIONAL_KINDS = (
     *("repeated_draws", "graded_apart", "several_models", "cut_partial", "teacher_scale"),
     "teacher_prompts_decide",
+    "teacher_mixes_student",
 )
 
 
@@ -230,6 +231,18 @@ def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
                 int(m.get("shared_tasks", 0) or 0),
                 f"the teacher's rows name {m.get('student_model')}, the model you train",
                 "check 4 fails: that is the student, not a teacher",
+            )
+        )
+    elif m.get("teacher_student_rows"):
+        own, named = int(m["teacher_student_rows"]), int(m.get("teacher_named_rows", 0) or 0)
+        out.append(
+            Finding(
+                "teacher_mixes_student",
+                own,
+                f"{_rows(own)} of the teacher's {named} name {m.get('student_model')}, the"
+                " model you train",
+                "check 4 measures the teacher with them, so the verdict is provisional; leave"
+                " the student's rows out of the teacher's",
             )
         )
     scales = m.get("reward_scales")
