@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 #: The longest run of non-blank characters an error echoes whole (a value the input holds:
 #: an id, a grade, a line's text) and the longest message after the place: past them the
 #: middle is elided, so a megabyte id is still one readable line.
@@ -90,3 +92,15 @@ class MostlyErrorReplies(InputError):
 
 class UsageError(WhileError):
     """Options that do not fit together or a knob out of range."""
+
+
+def path_error(err: OSError) -> str | None:
+    """The one line for a path the system would not let a command read or list (a folder of
+    mode 000 met while expanding an input, a run directory's step folder): the path and the
+    system's reason, exit 2; None for an error that names no path (a bug's, not the input's).
+    Every reader says so where it opens a file; this holds for the checks on the way there
+    (``Path.is_dir`` raises on a folder it cannot enter)."""
+    if err.filename is None or isinstance(err, BrokenPipeError):
+        return None
+    reason = err.strerror or type(err).__name__
+    return f"{os.fsdecode(err.filename)}: cannot read it: {reason.lower()}"

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from whilecli import PROG
-from whilecli.errors import WhileError
+from whilecli.errors import WhileError, path_error
 
 
 class OutputError(WhileError):
@@ -308,6 +308,9 @@ def run(main: Callable[[], object]) -> int:
         say(f"{PROG}: interrupted")
         code = 130
     except Exception as err:  # a bug outside the commands' own wrapper: one line
+        if isinstance(err, OSError) and (line := path_error(err)) is not None:
+            say(f"{PROG}: error: {line}")
+            return finish(2)
         if os.environ.get("WHILE_DEBUG") == "1":
             raise
         text = " ".join(str(err).split()) or "no message"

@@ -17,7 +17,7 @@ import click
 import typer
 
 from whilecli import PROG as PROG
-from whilecli.errors import UsageError, WhileError
+from whilecli.errors import UsageError, WhileError, path_error
 from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
 from whilecli.io.options import ReadOptions as _ReadOptions
 from whilecli.route.options import MAX_DRAWS, MIN_DRAWS
@@ -105,6 +105,9 @@ def user_errors(fn: F) -> F:
             print(f"{PROG}: error: {torch_missing()}", file=sys.stderr)
             raise typer.Exit(2) from None
         except BaseException as err:  # a bug (a polars panic too): one line unless asked
+            if isinstance(err, OSError) and (line := path_error(err)) is not None:
+                print(f"{PROG}: error: {line}", file=sys.stderr)
+                raise typer.Exit(2) from None
             if os.environ.get("WHILE_DEBUG") == "1":
                 raise
             text = " ".join(str(err).split()) or "no message"
