@@ -569,3 +569,45 @@ def test_the_students_rows_among_a_teachers_are_weighed_by_their_share(
         assert "teacher_mixes_student" in kinds(got) and got.provisional
     else:
         assert got.route == "teacher" and not got.provisional
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tasks=st.integers(560, 640),
+    credit=st.sampled_from([0.0, 0.5, 0.95, 0.9999]),
+    share=st.floats(0.02, 0.08),
+    seed=st.integers(0, 2**16),
+)
+def test_partial_credit_in_a_floor_leaves_it_provisional(
+    tmp_path_factory: pytest.TempPathFactory, tasks: int, credit: float, share: float, seed: int
+) -> None:
+    """Correct replies scored below 1 (a length penalty, half credit) on a few percent of the
+    rows of a pool where nothing reaches the threshold: every grouped task reads at 0, yet
+    their rewards split. A firm floor (OPSD) where the pool splits at 0.9 was wrong; the
+    floor rests on the threshold and is provisional. Correct replies scored 0 (no credit) keep
+    the floor firm."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    for t in range(tasks):
+        for j in range(4):
+            correct = rng.random() < share
+            rows.append(
+                {
+                    "task_id": f"t{t:04d}",
+                    "prompt": f"question {t}",
+                    "completion": f"answer {t}.{j}",
+                    "reward": credit if correct else 0.0,
+                    "truncated": False,
+                    "model": MODEL,
+                }
+            )
+    got = route(tmp_path_factory.mktemp("credit"), rows)
+    band = next(c for c in got.checks if c.key == "band")
+    assert band.measured["band"] == "floor"
+    partial = sum(0 < r["reward"] < 1 for r in rows)
+    if partial:
+        assert "credit_beside_the_band" in kinds(got) and got.provisional
+    else:
+        assert "credit_beside_the_band" not in kinds(got) and not got.provisional

@@ -34,6 +34,7 @@ PROVISIONAL_KINDS = (
     *("repeated_draws", "graded_apart", "several_models", "cut_partial", "teacher_scale"),
     "teacher_prompts_decide",
     "teacher_mixes_student",
+    "credit_beside_the_band",
 )
 
 
@@ -130,6 +131,7 @@ def findings(
     if rekey is not None:
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
     out += _coverage(pool)
+    out += _credit_beside_the_band(pool, found.get("band"))
     if facts.cut_partial:
         out.append(
             Finding(
@@ -163,6 +165,30 @@ def _several_models(pool: Pool) -> list[Finding]:
             f"the rows name {len(keys)} models ({shown}) and no --model says which is trained",
             "a task's rows may be draws of several models, whose passes and fails split it:"
             " the verdict is provisional; pass --model M, or route each apart (--by model)",
+        )
+    ]
+
+
+def _credit_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """Partial credit in a pool the band reads as a floor (or as saturated): every grouped
+    task fails at the pass threshold, yet rows carry rewards strictly between 0 and 1 (a
+    length penalty on correct replies, half credit). Their rewards differ from the zeros
+    beside them, so a group-relative advantage learns there: the floor is the threshold's,
+    not the rewards', and rests on it (a firm OPSD where the pool splits at 0.9)."""
+    partial = pool.source.partial_rows
+    state = band.measured.get("band") if band is not None else None
+    if not partial or state not in ("floor", "saturated"):
+        return []
+    word = "fails" if state == "floor" else "passes"
+    return [
+        Finding(
+            "credit_beside_the_band",
+            partial,
+            f"{_rows(partial)} of {pool.rows} have a reward strictly between 0 and 1, yet every"
+            f" grouped task {word} at the pass threshold {pool.source.pass_threshold:g}",
+            f"their rewards differ from the others' in their groups: the {state} rests on the"
+            " threshold, so the verdict is provisional; pass --pass-threshold T to say what"
+            " passes",
         )
     ]
 
