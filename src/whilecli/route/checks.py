@@ -544,6 +544,15 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["closest_models"] = near
         return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
     ids = {v: _version_id(v) for v in versions}
+    if current and not versions:
+        why = (
+            f"you train {base} at version {current}, and the rows carry no version: whether"
+            " that copy wrote them or an older one (the base, an earlier checkpoint) is"
+            " unknown; record policy_version (or model@version) on the rows"
+        )
+        measured["unversioned_rows"] = naming
+        warnings.append(f"on-policy unknown: {why}")
+        return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
     if current:
         stale = sorted(v for v in versions if ids[v] != _version_id(current))
     elif len(versions) > 1:

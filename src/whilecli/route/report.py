@@ -95,6 +95,8 @@ def _unknown_phrase(check: CheckResult) -> str:
             why = "no --model"
         elif "unnamed_paths" in m:
             why = "rows name a path, not a model"
+        elif "unversioned_rows" in m:
+            why = "rows carry no version"
         else:
             why = "rows name no model"
         return f"on-policy unknown ({why})"
