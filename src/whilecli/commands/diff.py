@@ -150,7 +150,7 @@ def dump_warnings(dumps: tuple[Dump, Dump]) -> list[str]:
 
 def parse_diff_policies(values: list[str] | None) -> tuple[str, ...]:
     """``--fail-on regression`` (comma-separated, repeatable; ``none`` names nothing)."""
-    from whilecli.route.policies import parse_conditions
+    from whilecli.failon import parse_conditions
 
     return parse_conditions(values, DIFF_POLICIES, kind="condition", command="diff")
 

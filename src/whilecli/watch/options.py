@@ -159,7 +159,7 @@ MAX_STEPS = 2**31 - 1
 
 def parse_fail_on(values: Any) -> tuple[str, ...]:
     """``["floor,errors", "all"]`` → the alert kinds, in :data:`ALERTS` order."""
-    from whilecli.route.policies import parse_conditions
+    from whilecli.failon import parse_conditions
 
     if not isinstance(values, str):
         values = [str(v) for v in values or ()]
