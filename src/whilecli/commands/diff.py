@@ -134,9 +134,23 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
             " after: one pass threshold may not grade both, so the difference may compare"
             " two scales"
         )
+    k_before, k_after = _typical_k(first.pool.tasks), _typical_k(shared.other.tasks)
+    if k_before and k_after and k_before != k_after:
+        notes.append(
+            f"k = {k_before} draws per task before and {k_after} after: which tasks are"
+            " gained (all-fail → some-pass) or lost depends on k, a task of more draws showing"
+            " a pass where fewer show none; pass@1 and its difference do not"
+        )
     facts = dict(second.facts, other_prompt_tasks=shared.other_prompts)
     facts["tasks_paired_by_prompt"] = shared.by_prompt
     return first, Dump(shared.other, second.warnings + notes, facts, shared.tally)
+
+
+def _typical_k(tasks: Any) -> int | None:
+    """The rollouts per task most tasks of a dump have (its median), None for no task."""
+    if tasks.height == 0:
+        return None
+    return int(tasks["n"].median() or 0) or None
 
 
 def dump_warnings(dumps: tuple[Dump, Dump]) -> list[str]:
