@@ -39,6 +39,20 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
     return name, url
 
 
+def check_env(env: str | None) -> None:
+    """``--env``: a taskset id (``reverse-text``, a hub ``owner/name@version``), which prime-rl
+    imports as a Python package (spec §6): never blank, never holding a space or a control
+    character (no package is named so, and an empty id is a source prime-rl rejects)."""
+    if env is None:
+        return
+    if not env.strip():
+        raise UsageError("--env is empty; pass a taskset id (e.g. reverse-text)")
+    if any(ch.isspace() or not ch.isprintable() for ch in env):
+        raise UsageError(
+            f"--env takes a taskset id (e.g. reverse-text or owner/name@version), got {env!r}"
+        )
+
+
 def _positive(name: str, value: float | None, *, integer: bool = True) -> None:
     if value is None:
         return
@@ -91,6 +105,8 @@ def check_knobs(
         raise UsageError(f"--teacher is opd's teacher; {method} has none")
     if method == "opd" and teacher is None:
         raise UsageError("opd needs --teacher NAME@URL (a frozen model served on its own port)")
+    if teacher is not None:
+        parse_teacher(teacher)
     if privileged is not None and method != "opsd":
         raise UsageError(f"--privileged is opsd's demo key; {method} has none")
     if privileged is not None and not _FIELD.match(privileged):

@@ -20,7 +20,7 @@ from typing import Any
 from whilecli import knobs as declared
 from whilecli.emit import schema, tomlout
 from whilecli.emit.advice import broken_reasons, method_warnings
-from whilecli.emit.inputs import check_knobs, parse_teacher
+from whilecli.emit.inputs import check_env, check_knobs, parse_teacher
 from whilecli.emit.knobs import (
     METHODS,
     RL_LOSS_METHODS,
@@ -158,7 +158,7 @@ def _settings(method: str, **kw: Any) -> Settings:
     off = kw["off_policy_steps"]
     if off is None:
         off = ASYNC_OFF_POLICY_STEPS if kw["async_"] else SYNC_OFF_POLICY_STEPS
-    name, url = parse_teacher(kw["teacher"]) if kw["teacher"] else (None, None)
+    name, url = parse_teacher(kw["teacher"]) if kw["teacher"] is not None else (None, None)
     return Settings(
         method=method,
         model=kw["model"] or DEFAULT_MODEL,
@@ -328,6 +328,7 @@ def prime_rl_config(
         correction=correction,
     )
     check_knobs(m, **knobs)
+    check_env(env)
     s = _settings(m, model=model, env=env, lora=lora, **knobs)
     config = build_config(s)
     pairs = (

@@ -11,6 +11,7 @@ any key below it (vLLM arguments, env vars, a taskset's own knobs).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -51,13 +52,49 @@ TYPES: dict[str, tuple[type, ...]] = {
 
 
 @dataclass(frozen=True)
+class Range:
+    """The interval a numeric key's value must lie in, as prime-rl's field declares it
+    (pydantic ``ge``/``gt``/``le``/``lt``): ``low ≤ x`` (``low < x`` when ``low_open``) and
+    ``x ≤ high`` (``x < high`` when ``high_open``); None leaves that side unbounded."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def contains(self, x: float) -> bool:
+        """Whether ``x`` lies in the interval (NaN never does)."""
+        if self.low is not None and not (x > self.low if self.low_open else x >= self.low):
+            return False
+        if self.high is not None and not (x < self.high if self.high_open else x <= self.high):
+            return False
+        return x == x
+
+    def text(self) -> str:
+        """``>= 1``, ``> 0`` or ``in [0, 1)``, as an error message says it."""
+        if self.high is None:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        if self.low is None:
+            return f"{'<' if self.high_open else '<='} {self.high:g}"
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"in {left}{self.low:g}, {self.high:g}{right}"
+
+
+#: The ranges ``spec/prime-rl.md`` states for the keys whilecli may write.
+AT_LEAST_0, AT_LEAST_1, ABOVE_0 = Range(0), Range(1), Range(0, low_open=True)
+TEMPERATURE = Range(0, 2)
+
+
+@dataclass(frozen=True)
 class Key:
-    """One documented key: the types it accepts and, in a discriminated table, its variants."""
+    """One documented key: the types it accepts and, in a discriminated table, its variants;
+    a numeric key's :class:`Range` where prime-rl declares one."""
 
     types: tuple[str, ...]
     variants: tuple[str, ...] = ()  # valid only when the sibling ``type`` is one of these
     choices: tuple[Any, ...] = ()
     nullable: bool = False
+    range: Range | None = None
 
 
 #: Default ``type`` of each discriminated table (used when the table does not name one).
@@ -113,7 +150,7 @@ def _algo_keys(prefix: str) -> dict[str, Key]:
 def _sampling(prefix: str, *, eval_: bool) -> dict[str, Key]:
     keys = {
         prefix: Key(_T),
-        f"{prefix}.temperature": Key(_F, nullable=eval_),
+        f"{prefix}.temperature": Key(_F, nullable=eval_, range=None if eval_ else TEMPERATURE),
         f"{prefix}.max_completion_tokens": Key(_I, nullable=True),
     }
     if eval_:
@@ -192,7 +229,7 @@ def _build() -> dict[str, Key]:
         "trainer.max_steps": Key(_I, nullable=True),
         "trainer.optim": Key(_T),
         "trainer.optim.type": Key(_S, choices=("adamw", "sgd", "muon", "sign_sgd")),
-        "trainer.optim.lr": Key(_F),
+        "trainer.optim.lr": Key(_F, range=AT_LEAST_0),
         "trainer.optim.weight_decay": Key(_F),
         "trainer.optim.max_norm": Key(_F, nullable=True),
         "trainer.optim.betas1": Key(_F, variants=("adamw", "muon")),
@@ -211,7 +248,7 @@ def _build() -> dict[str, Key]:
         "trainer.loss.dppo_mask_high": Key(_F, variants=("default",)),
         "trainer.loss.adv_tau": Key(_F, variants=("default", "ipo")),
         "trainer.loss.kl_tau": Key(_F, variants=("default", "ipo")),
-        "trainer.loss.ipo_threshold": Key(_F, variants=("ipo",)),
+        "trainer.loss.ipo_threshold": Key(_F, variants=("ipo",), range=AT_LEAST_0),
         "trainer.loss.import_path": Key(_S, variants=("custom",)),
         "trainer.loss.kwargs": Key(_T, variants=("custom",)),
         "trainer.loss.kwargs.*": Key(()),
@@ -225,16 +262,16 @@ def _build() -> dict[str, Key]:
         "trainer.model.cp": Key(_I),
         "trainer.model.ep": Key(("int", "str")),
         "trainer.model.lora": Key(_T),
-        "trainer.model.lora.rank": Key(_I),
+        "trainer.model.lora.rank": Key(_I, range=AT_LEAST_1),
         "trainer.model.lora.alpha": Key(_F),
         "trainer.model.lora.dropout": Key(_F),
         "trainer.model.lora.target_modules": Key(("list",)),
         "trainer.model.lora.modules_to_save": Key(("list",)),
         # orchestrator (spec §4)
-        "orchestrator.batch_size": Key(_I),
+        "orchestrator.batch_size": Key(_I, range=AT_LEAST_1),
         "orchestrator.token_batch_size": Key(_I),
-        "orchestrator.group_size": Key(_I),
-        "orchestrator.max_off_policy_steps": Key(_I),
+        "orchestrator.group_size": Key(_I, range=AT_LEAST_1),
+        "orchestrator.max_off_policy_steps": Key(_I, range=AT_LEAST_0),
         "orchestrator.seq_len": Key(_I),
         "orchestrator.max_steps": Key(_I, nullable=True),
         "orchestrator.tasks_per_minute": Key(_F, nullable=True),
@@ -260,8 +297,8 @@ def _build() -> dict[str, Key]:
         "orchestrator.train.filter_zero_advantages": Key(_B),
         "orchestrator.train.source": Key(("aot",)),
         "orchestrator.train.source[].name": Key(_S),
-        "orchestrator.train.source[].ratio": Key(_F),
-        "orchestrator.train.source[].group_size": Key(_I),
+        "orchestrator.train.source[].ratio": Key(_F, range=ABOVE_0),
+        "orchestrator.train.source[].group_size": Key(_I, range=AT_LEAST_1),
         "orchestrator.train.source[].curriculum": Key(_T),
         "orchestrator.train.source[].curriculum.*": Key(()),
         "orchestrator.eval": Key(_T),
@@ -348,7 +385,7 @@ def _build_sft() -> dict[str, Key]:
             "data.shuffle": Key(_B, variants=("sft",)),
             "data.seed": Key(_I, variants=("sft",)),
             "data.loss_mask": Key(_T, variants=("sft",)),
-            "data.batch_size": Key(_I),
+            "data.batch_size": Key(_I, range=AT_LEAST_1),
             "data.seq_len": Key(_I),
             "data.micro_batch_size": Key(_I),
             "data.num_workers": Key(_I),
@@ -419,7 +456,15 @@ def check_value(
         )
     if key.choices and value not in key.choices:
         raise UsageError(f"'{display}' must be one of {list(key.choices)}, got {value!r}")
+    if key.range is not None and _numeric(value) and not key.range.contains(value):
+        if not math.isfinite(value):  # as :func:`whilecli.emit.validate.check_config` says it
+            raise UsageError(f"{display} must be a finite number, got {value}")
+        raise UsageError(f"{display} must be {key.range.text()}, got {value!r}")
     return key
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def check_keys(config: Mapping[str, Any]) -> None:

@@ -92,9 +92,35 @@ def _check_shared(config: Mapping[str, Any]) -> None:
         raise UsageError(f"trainer.optim.lr must be in [0, 1), got {lr}")
     if "eval" in config["orchestrator"] and not get(config, "orchestrator.eval.source"):
         raise UsageError("[orchestrator.eval] needs at least one [[orchestrator.eval.source]]")
-    for i, src in enumerate(get(config, "orchestrator.train.source", []) or []):
-        if not get(src, "env.taskset.id"):
-            raise UsageError(f"orchestrator.train.source[{i}] has no env.taskset.id")
+    for split in ("train", "eval"):
+        for i, src in enumerate(get(config, f"orchestrator.{split}.source", []) or []):
+            if not str(get(src, "env.taskset.id", "")).strip():
+                raise UsageError(f"orchestrator.{split}.source[{i}] has no env.taskset.id")
+    check_scheduler(
+        get(config, "trainer.scheduler", {}) or {},
+        get(config, "trainer.max_steps", get(config, "max_steps")),
+        "trainer.scheduler",
+    )
+
+
+def check_scheduler(sched: Mapping[str, Any], steps: Any, where: str) -> None:
+    """spec §3: ``linear`` with ``decay_steps > 0`` needs ``max_steps`` and
+    ``warmup_steps + decay_steps ≤ max_steps``; ``cosine`` needs ``max_steps > warmup_steps``
+    (defaults: ``warmup_steps`` 10, ``decay_steps`` 10). ``steps``: the run's max_steps
+    (None, or the string "None", for none)."""
+    kind = sched.get("type", "constant")
+    if kind not in ("linear", "cosine"):
+        return
+    warmup = sched.get("warmup_steps", 10)
+    decay = sched.get("decay_steps", 10) if kind == "linear" else 0
+    steps = None if steps == "None" else steps
+    if kind == "cosine" and (steps is None or steps <= warmup):
+        raise UsageError(f"a cosine {where} needs max_steps > warmup_steps {warmup}, got {steps}")
+    if kind == "linear" and decay > 0 and (steps is None or warmup + decay > steps):
+        raise UsageError(
+            f"a linear {where} needs warmup_steps + decay_steps ({warmup} + {decay}) "
+            f"<= max_steps, got {steps}"
+        )
 
 
 def _check_deployment(config: Mapping[str, Any]) -> None:
@@ -128,7 +154,41 @@ def policy_port(config: Mapping[str, Any]) -> int:
     return int(get(config, "inference.server.port", POLICY_PORT))
 
 
+def _algos(config: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Every ``algo`` table with where it sits: the top-level one and each train source's."""
+    found = [("orchestrator.algo", get(config, "orchestrator.algo", {}) or {})]
+    for i, src in enumerate(get(config, "orchestrator.train.source", []) or []):
+        if isinstance(src.get("algo"), Mapping):
+            found.append((f"orchestrator.train.source[{i}].algo", src["algo"]))
+    return found
+
+
+def _check_sampling_source(where: str, algo: Mapping[str, Any]) -> None:
+    """spec §5: an algo samples from ``"policy"``; only ``sft`` may name a frozen model
+    ``{name, base_url}``."""
+    source = get(algo, "sampling.source")
+    kind = algo.get("type", "grpo")
+    if source is None or source == "policy":
+        return
+    if isinstance(source, str):
+        raise UsageError(
+            f'{where}.sampling.source is "policy" or a frozen model {{name, base_url}}, '
+            f"got {source!r}"
+        )
+    if kind != "sft":
+        raise UsageError(
+            f"{where}.sampling.source: only type = 'sft' may sample from a frozen model; "
+            f"{kind} samples from the policy (leave sampling.source out)"
+        )
+    if not source.get("name") or not source.get("base_url"):
+        raise UsageError(f"{where}.sampling.source needs name and base_url")
+
+
 def _check_algo(config: Mapping[str, Any]) -> None:
+    for where, table in _algos(config):
+        _check_sampling_source(where, table)
+        if table.get("type", "grpo") == "rae" and "decay" in table:
+            DECAY.check(table["decay"], f"{where}.decay")
     algo = get(config, "orchestrator.algo", {}) or {}
     kind = algo.get("type", "grpo")
     if kind == "rae":

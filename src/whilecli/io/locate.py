@@ -8,6 +8,7 @@ what to pass instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -110,14 +111,18 @@ def locate(
     frame: pl.DataFrame, plan: Plan, source: Source, bad_rows: pl.Expr | None = None
 ) -> None:
     """Raise on the first row with a missing task id or a missing or non-finite reward (or
-    the first of ``bad_rows``)."""
+    the first of ``bad_rows``). An infinite reward is named before the row's task id: a
+    reading that needs no task id (``update --method flash_reinforce``) refuses the row for
+    its reward, which is what is wrong with it there."""
     bad = frame.filter(problems() if bad_rows is None else bad_rows).head(1)
     if bad.height == 0:
         return
     row = bad.row(0, named=True)
     pos = int(row[POS])
     where: Where = {"row": pos} if source.kind == "parquet" else source.where(pos)
-    what = id_problem(row["task_id"], plan.sources["task_id"])
+    reward = row["reward"]
+    infinite = isinstance(reward, float) and math.isinf(reward)
+    what = None if infinite else id_problem(row["task_id"], plan.sources["task_id"])
     if what is not None:
         field = plan.fields.get("task_id", "task_id")
         raise InputError(what, file=source.name, field=field, **where)
