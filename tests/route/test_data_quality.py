@@ -611,3 +611,21 @@ def test_partial_credit_in_a_floor_leaves_it_provisional(
         assert "credit_beside_the_band" in kinds(got) and got.provisional
     else:
         assert "credit_beside_the_band" not in kinds(got) and not got.provisional
+
+
+@SETTINGS
+@given(pool=clean_pools(), share=st.sampled_from([0.0, 0.02, 0.06, 0.3]))
+def test_empty_replies_are_listed_with_the_data_quality(
+    tmp_path_factory: pytest.TempPathFactory, pool: list[dict[str, Any]], share: float
+) -> None:
+    """Replies with no text, graded 0, from a twentieth of the rows: counted as the model's
+    (DESIGN section 1) and listed before the checks (30% of the rows were empty while the
+    report said "Data quality: nothing found"); fewer stay in the sources."""
+    empty = int(share * len(pool))
+    rows = [dict(r, completion="", reward=0.0) if i < empty else r for i, r in enumerate(pool)]
+    got = route(tmp_path_factory.mktemp("empty"), rows)
+    listed = [f for f in got.data_quality if f.kind == "empty"]
+    if empty >= 0.05 * len(rows):
+        assert listed and listed[0].count == empty
+    else:
+        assert not listed

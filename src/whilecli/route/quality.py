@@ -29,6 +29,8 @@ from typing import Any
 from whilecli.route.model import CheckResult, Finding, Pool, Rate
 from whilecli.route.stats import TOL
 
+#: Empty replies listed from this share of the rows (fewer are counted in the sources).
+EMPTY_SHARE = 0.05
 #: Findings that leave the verdict provisional, whatever the task count.
 PROVISIONAL_KINDS = (
     *("repeated_draws", "graded_apart", "several_models", "cut_partial", "teacher_scale"),
@@ -83,6 +85,18 @@ def findings(
                 f"{facts.errors} of {facts.rows} rows are harness errors, not replies"
                 f" (first: {facts.first_error})",
                 "left out of every rate: an error scored 0 is not the model's failure",
+            )
+        )
+    if facts.empty and facts.empty >= EMPTY_SHARE * facts.rows:
+        out.append(
+            Finding(
+                "empty",
+                facts.empty,
+                f"{facts.empty} of {facts.rows} replies are empty, no text generated"
+                f" (first: {facts.first_empty})",
+                "counted as the model's replies, graded as they were: a stop at once or a"
+                " reply cut before its text is the model's; if the harness dropped them, they"
+                " are its failures: leave them out",
             )
         )
     if facts.ungraded:
