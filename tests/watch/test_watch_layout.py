@@ -39,14 +39,26 @@ def test_line_tail_leaves_a_partial_last_line_for_the_next_read(tmp_path: Path) 
     assert tail.offset == path.stat().st_size
 
 
-def test_line_tail_refuses_a_file_that_shrank(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["truncated", "rotated", "rewritten in place"])
+def test_line_tail_reads_a_replaced_file_from_its_start(tmp_path: Path, how: str) -> None:
+    """A file replaced under the tail (shorter, another inode, or rewritten in place to the
+    same length or longer) is read from its start, and the tail says why."""
     path = tmp_path / "m.jsonl"
-    _append(path, '{"a": 1}\n')
+    first = '{"a": 1}\n{"b": 2}\n'
+    _append(path, first)
     tail = LineTail(path)
-    list(tail.read())
-    path.write_text("")
-    with pytest.raises(InputError, match="shrank"):
-        list(tail.read())
+    assert len(tail.read()) == 2 and tail.replaced is None
+    new = {"truncated": '{"c": 3}\n', "rotated": '{"c": 3}\n{"d": 4}\n{"e": 5}\n'}.get(
+        how, '{"x": 9}\n{"y": 8}\n{"z": 7}\n'
+    )
+    if how == "rotated":
+        path.rename(tmp_path / "m.jsonl.1")
+    path.write_text(new)
+    got = tail.read()
+    assert [raw.decode() + "\n" for _, raw in got] == new.splitlines(keepends=True)
+    assert [n for n, _ in got] == list(range(1, len(got) + 1))  # line numbers of the new file
+    assert tail.replaced is not None
+    assert tail.read() == [] and tail.replaced is None  # said once
 
 
 def test_prime_rl_step_is_finished_by_the_orchestrator_row(tmp_path: Path) -> None:
@@ -57,6 +69,7 @@ def test_prime_rl_step_is_finished_by_the_orchestrator_row(tmp_path: Path) -> No
     _append(tmp_path / "metrics.jsonl", _orch(1)[:10])
     assert run.poll(final=False) == []  # a partial orchestrator row does not either
     _append(tmp_path / "metrics.jsonl", _orch(1)[10:])
+    assert run.poll(final=False) == []  # finished: its traces are read once they stop growing
     done = run.poll(final=False)
     assert [s.step for s in done] == [1]
     assert done[0].metrics is not None and done[0].metrics["off_policy/mean"] == 1.0
@@ -88,6 +101,7 @@ def test_prime_rl_without_metrics_a_later_directory_finishes_a_step(tmp_path: Pa
     _traces(tmp_path, 1)
     assert run.poll(final=False) == []
     _traces(tmp_path, 2)
+    assert run.poll(final=False) == []  # finished: read once its traces stop growing
     assert [s.step for s in run.poll(final=False)] == [1]
 
 
@@ -97,6 +111,7 @@ def test_prime_rl_eval_split_waits_for_an_eval_row(tmp_path: Path) -> None:
     _append(tmp_path / "metrics.jsonl", _orch(1))
     assert run.poll(final=False) == []
     _append(tmp_path / "metrics.jsonl", json.dumps({"step": 1, "eval/math/pass@1": 0.5}) + "\n")
+    assert run.poll(final=False) == []  # finished: read once its traces stop growing
     assert [s.step for s in run.poll(final=False)] == [1]
 
 
@@ -144,8 +159,9 @@ def test_prime_rl_steps_without_rollouts_are_given_up_together(tmp_path: Path) -
     _append(tmp_path / "metrics.jsonl", "".join(_orch(s) for s in range(1, 7)))
     _traces(tmp_path, 1)
     _traces(tmp_path, 6)
+    assert run.poll(final=False) == []  # read once their traces stop growing
     assert [s.step for s in run.poll(final=False)] == [1]
-    polls = [run.poll(final=False) for _ in range(LATE_POLLS)]
+    polls = [run.poll(final=False) for _ in range(LATE_POLLS - 1)]
     done = [s.step for p in polls for s in p]
     assert done == [2, 3, 4, 5, 6]
     assert [s.path is None for p in polls for s in p] == [True] * 4 + [False]

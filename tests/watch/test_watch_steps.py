@@ -90,7 +90,7 @@ def test_zero_advantage_is_reward_equal_to_its_group_mean() -> None:
         {"task_id": ["a", "a", "a", "b", "b", "c"], "reward": [0.0, 0.5, 1.0, 1.0, 1.0, 0.3]}
     )
     # a: only 0.5 sits at the mean; b: unanimous; c: a group of one
-    assert zero_advantage_rows(frame) == 1 + 2 + 1
+    assert zero_advantage_rows(frame) == (1 + 2 + 1, frame.height)
 
 
 def test_off_policy_lag_from_integer_versions_else_from_the_metrics_row() -> None:

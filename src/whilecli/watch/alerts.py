@@ -23,6 +23,7 @@ from typing import Any
 from whilecli.route.model import Pool, Route, against
 from whilecli.route.options import RouteOptions
 from whilecli.route.pool import POSITIONS, add_counts
+from whilecli.watch.history import steps_text, within
 from whilecli.watch.options import ALERTS, WatchOptions
 from whilecli.watch.steps import StepStats
 
@@ -157,9 +158,16 @@ class Alerts:
             holding.add("errors")
         return holding
 
+    def forget(self, first: int, last: int | None) -> None:
+        """Drop the window's steps from ``first`` to ``last`` (None: every later one): they
+        are reported again (the run restarted from ``first``, or the step was read again)."""
+        kept = [s for s in self.window if not within(s.step, first, last)]
+        self.window.clear()
+        self.window.extend(kept)
+
     def _span(self) -> str:
-        first, last = self.window[0].step, self.window[-1].step
-        return f"step {last}" if first == last else f"steps {first}-{last}"
+        """The steps the window holds (``steps 5-7``; ``steps 1, 2, 5`` across a gap)."""
+        return steps_text(s.step for s in self.window)
 
     def _message(self, kind: str, route: Route | None, stats: StepStats) -> str:
         span = self._span()

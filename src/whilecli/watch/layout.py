@@ -12,15 +12,25 @@ Two trainers' layouts:
   step). Step N is finished when a later step's file exists, or when its file ends with a
   newline and (under ``--follow``) has stopped growing.
 
-A finished step's rollouts file is read once it ends with a newline; one that appeared only
-after the step's orchestrator row is read once it has also stopped growing (the same size at
-two polls and for :data:`SETTLE_S` seconds).
+A finished step's rollouts file is read once it ends with a newline and (under ``--follow``)
+has stopped growing (the same size at two polls and for :data:`SETTLE_S` seconds): the
+orchestrator's row can land while the step's traces are still being appended.
+
+Steps are handed out once each, in step order, unless the run breaks that order, and then the
+watch says so (:mod:`whilecli.watch.history`): a step whose row or file comes after a later
+step's is handed out late, with a remark; another row for a step already seen, or a step
+file written anew after it was read, is a restart from that step (the
+steps from there on are the new run's, handed out again as they finish); a step file that
+grew after it was read is read again; a ``metrics.jsonl`` replaced under the watch (rotated,
+truncated, rewritten) is read from its start (:mod:`whilecli.watch.tail`). Without
+``--follow``, the steps on disk that were not reported are named, with why
+(``left_out``).
 
 Each poll costs what changed: ``metrics.jsonl`` is read from the byte offset where the last
 poll stopped, only up to its last complete line (a partial last line is left for the next
 poll); a finished step whose rollouts are not on disk yet is looked for again by its own
-path, never by rereading the others; a verl directory is listed again only when it changed.
-Steps are handed out once each, in step order.
+path, never by rereading the others; a verl directory is listed again only when it changed;
+and each step handed out costs one ``stat`` (was its file written again?).
 """
 
 from __future__ import annotations
@@ -28,14 +38,17 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from whilecli import jsonout
 from whilecli.errors import InputError
 from whilecli.io.formats.prime_rl import step_traces
+from whilecli.watch.history import History, Notice, Stamp, steps_text
+from whilecli.watch.tail import LineTail
+
+__all__ = ["FinishedStep", "LineTail", "PrimeRLRun", "VerlRun", "detect", "open_run"]
 
 METRICS = "metrics.jsonl"
 ROLLOUTS = "rollouts"
@@ -53,49 +66,15 @@ ORCHESTRATOR_KEYS = ("off_policy/", "train/", "progress/")
 
 @dataclass(frozen=True)
 class FinishedStep:
-    """A finished step: the rollouts file to read (None: none on disk, ``note`` says why)
-    and the orchestrator's metrics row for it (prime-rl), when there is one."""
+    """A finished step: the rollouts file to read (None: none on disk, ``note`` says why),
+    the orchestrator's metrics row for it (prime-rl), when there is one, and what to say with
+    it (``remark``: reported late, or read again)."""
 
     step: int
     path: Path | None
     metrics: dict[str, Any] | None = None
     note: str | None = None
-
-
-class LineTail:
-    """The complete lines appended to a file since the last read, from a kept byte offset.
-
-    A last line without its newline is not consumed: the next read starts at it again."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.lines = 0  # complete lines consumed (the next line's number is lines + 1)
-
-    def read(self) -> Iterator[tuple[int, bytes]]:
-        """(line number, line) of every complete line appended since the last read."""
-        try:
-            size = os.stat(self.path).st_size
-        except FileNotFoundError:
-            return
-        if size < self.offset:
-            raise InputError(
-                f"the file shrank from {self.offset} to {size} bytes while being watched"
-                " (rewritten or truncated): watch it again from the start",
-                file=str(self.path),
-            )
-        if size == self.offset:
-            return
-        with open(self.path, "rb") as fh:
-            fh.seek(self.offset)
-            data = fh.read(size - self.offset)
-        end = data.rfind(b"\n")
-        if end < 0:
-            return
-        self.offset += end + 1
-        for raw in data[: end + 1].split(b"\n")[:-1]:
-            self.lines += 1
-            yield self.lines, raw
+    remark: str | None = None
 
 
 def detect(root: Path) -> str | None:
@@ -140,30 +119,56 @@ class _Settle:
         self.seen.pop(step, None)
 
 
-@dataclass
-class _Order:
-    """Steps handed out once each, in order: everything at or below ``last`` is done."""
+class _Follower:
+    """What both layouts share: the steps handed out (:class:`History`), the lines to say
+    between steps (:attr:`notices`), and what to say with a step handed out again."""
 
-    last: int = -1
-    waited: dict[int, int] = field(default_factory=dict)
+    def __init__(self, settle: float) -> None:
+        self.history = History()
+        self.notices: list[Notice] = []
+        self.remarks: dict[int, str] = {}  # step -> what to say with it when handed out
+        self.settled = _Settle(settle)
 
-    def fresh(self, step: int) -> bool:
-        return step > self.last
+    def take_notices(self) -> list[Notice]:
+        """The lines to say before this poll's steps (each said once)."""
+        out, self.notices = self.notices, []
+        return out
+
+    def _hand(self, step: int, path: Path | None, row: dict[str, Any] | None = None) -> str | None:
+        """Record a step handed out; the remark it goes out with."""
+        late = self.history.hand(step, path, row)
+        self.settled.forget(step)
+        return self.remarks.pop(step, None) or late
+
+    def _read_again(self, step: int, what: str) -> None:
+        """A handed-out step whose file grew since: handed out again, alone."""
+        del self.history.done[step]
+        self.remarks[step] = f"read again: {what} grew after it was reported"
+        self.notices.append(
+            Notice(f"step {step}: {what} grew after it was reported; read again", (step, step))
+        )
 
 
-class PrimeRLRun:
+class PrimeRLRun(_Follower):
     """The finished steps of a prime-rl run directory, poll by poll."""
 
     layout = "prime-rl"
 
     def __init__(self, root: Path, split: str = "train", settle: float = SETTLE_S) -> None:
+        super().__init__(settle)
         self.root = root
         self.split = split
         self.tail = LineTail(root / METRICS)
         self.rows: dict[int, dict[str, Any]] = {}  # finished steps not yet handed out
-        self.order = _Order()
+        self.waited: dict[int, int] = {}  # polls a finished step waited for its rollouts
         self.saw_metrics = False
-        self.settled = _Settle(settle)  # a late rollouts file: has it stopped growing?
+        #: Steps with a train row (the orchestrator's) since the last restart -> (the row's
+        #: hash, the order it came in).
+        self.seen: dict[int, tuple[int, int]] = {}
+        self.arrived = 0  # train rows read
+        self.restarted = False
+        self.later_row = -1  # eval split: the latest orchestrator row's step
+        self.eval_scanned = -1  # eval split: the later_row the step folders were last looked at
 
     @property
     def waiting(self) -> str:
@@ -181,23 +186,21 @@ class PrimeRLRun:
     def _dir_names(self) -> dict[int, str]:
         try:
             with os.scandir(self.root / ROLLOUTS) as entries:
-                found = [m for e in entries if (m := STEP_DIR.match(e.name))]
+                found = [m for e in entries if (m := STEP_DIR.match(e.name)) and e.is_dir()]
         except (FileNotFoundError, NotADirectoryError):
             return {}
         return _one_name_per_step(found, self.root / ROLLOUTS)
 
     def _metrics_rows(self) -> None:
         name = str(self.tail.path)
-        for lineno, raw in self.tail.read():
+        lines = self.tail.read()
+        if self.tail.replaced is not None:
+            self.notices.append(Notice(f"{METRICS}: {self.tail.replaced}; read from its start"))
+        for lineno, raw in lines:
             self.saw_metrics = True
             if not raw.strip():
                 continue
-            try:
-                row = jsonout.parse(raw)
-            except ValueError as err:
-                raise InputError(f"not a JSON object: {err}", file=name, line=lineno) from None
-            if not isinstance(row, dict):
-                raise InputError("not a JSON object", file=name, line=lineno)
+            row = _metrics_row(raw, name, lineno)
             step = row.get("step")
             if step is None:
                 continue  # a time-keyed row (inference metrics)
@@ -205,18 +208,84 @@ class PrimeRLRun:
                 raise InputError(
                     f"a step must be an integer, got {step!r}", file=name, line=lineno, field="step"
                 )
+            if _train_row(row):
+                self._in_order(step, lineno, raw)
             for finished in self._finishes(step, row):
-                if self.order.fresh(finished) and finished not in self.rows:
+                if self.history.fresh(finished) and finished not in self.rows:
                     self.rows[finished] = row if finished == step else {}
+
+    def _in_order(self, step: int, lineno: int, raw: bytes) -> None:
+        """Note a train row; another row for a step already seen is a restart from that step
+        (a step below the others, seen first, is only late: the restart, if it is one, shows
+        when its next step comes again)."""
+        key = hash(raw.strip())
+        if step in self.seen and self.seen[step][0] == key:
+            return  # the same row read again (the file was replaced by a copy)
+        if step in self.seen:
+            latest = max(self.seen)
+            where = f"{METRICS} line {lineno}: a row for step {step} after step {latest}'s"
+            self._restart(self._new_run_start(step), step, where)
+        self.arrived += 1
+        self.seen[step] = (key, self.arrived)
+
+    def _new_run_start(self, step: int) -> int:
+        """The first step of a run restarted at ``step``'s repeated row: the steps right below
+        it whose rows came after the earlier run's latest row are the new run's too."""
+        latest = self.seen[max(self.seen)][1]
+        start = step
+        while start - 1 in self.seen and self.seen[start - 1][1] > latest:
+            start -= 1
+        return start
+
+    def _restart(self, start: int, step: int, where: str) -> None:
+        """The run writes again from ``start`` (``step`` on is written again): forget what the
+        earlier run wrote from ``step`` on."""
+        self.restarted = True
+        dropped = sorted(s for s in self.rows if s >= step)
+        for s in dropped:
+            del self.rows[s]
+            self.waited.pop(s, None)
+        self.seen = {s: k for s, k in self.seen.items() if s < step}
+        gone = self.history.truncate(step)
+        text = (
+            f"{where}: the run restarted or resumed from step {start}; the steps from {start}"
+            " on are the new run's, reported as it finishes them"
+        )
+        if gone:
+            text += f" ({steps_text(gone)} again; the alert window drops the earlier ones)"
+        if dropped:
+            text += f"; {steps_text(dropped)} of the earlier run not reported"
+        self.notices.append(Notice(text, (step, None)))
+
+    def _written_again(self) -> None:
+        """Handed-out steps whose traces changed since they were read: lines appended (read
+        again), or the file written anew (a restart from that step)."""
+        for step, handed, now in self.history.changed():
+            if handed.appended(now):
+                self._read_again(step, "its traces")
+                self.rows[step] = handed.row or {}
+                continue
+            where = f"{_relative(handed.path, self.root)} was written again after step {step}"
+            self._restart(step, step, f"{where} was reported")
+            return
 
     def _finishes(self, step: int, row: dict[str, Any]) -> list[int]:
         """The steps this metrics row says are finished."""
         if self.split == "eval":
+            if _orchestrator(row):
+                self.later_row = max(self.later_row, step)
             return [step] if any(key.startswith("eval/") for key in row) else []
-        orchestrator = row.get("producer") == "orch" or any(
-            key.startswith(ORCHESTRATOR_KEYS) for key in row
-        )
-        return [step] if orchestrator else []
+        return [step] if _orchestrator(row) else []
+
+    def _eval_steps_before_later_rows(self) -> None:
+        """Eval split: a step with eval rollouts is finished by a later orchestrator row."""
+        if self.split != "eval" or self.later_row <= self.eval_scanned:
+            return
+        self.eval_scanned = self.later_row
+        for step in self._step_dirs():
+            waiting = self.history.fresh(step) and step not in self.rows
+            if step < self.later_row and waiting and self.rollouts(step) is not None:
+                self.rows[step] = {}
 
     def _step_dirs(self) -> list[int]:
         return sorted(self._dir_names())
@@ -225,68 +294,130 @@ class PrimeRLRun:
         """The steps finished since the last poll, in order. ``final``: no later poll comes
         (a finished step whose rollouts are missing is reported as such)."""
         self._metrics_rows()
+        self._written_again()
+        self._eval_steps_before_later_rows()
         if not self.saw_metrics:
-            dirs = [s for s in self._step_dirs() if self.order.fresh(s)]
+            dirs = self._step_dirs()
             for earlier in dirs[:-1]:  # a later step's directory exists: this one is done
-                self.rows.setdefault(earlier, {})
+                if self.history.fresh(earlier):
+                    self.rows.setdefault(earlier, {})
         pending = sorted(self.rows)
         paths = {step: self.rollouts(step) for step in pending}  # one lookup per pending step
         for step in pending:
             if paths[step] is None:  # every missing one waits at once, not one after another
-                self.order.waited[step] = self.order.waited.get(step, 0) + 1
+                self.waited[step] = self.waited.get(step, 0) + 1
+        # every pending file is looked at once, so they settle together, not one after another
+        whole = {s: self._complete(s, p, final) for s, p in paths.items() if p is not None}
         out: list[FinishedStep] = []
         for i, step in enumerate(pending):
             path = paths[step]
             row = self.rows[step] or None
-            if path is not None and not self._complete(step, path, final):
+            if path is not None and not whole[step]:
                 if not final:
                     break  # still being written: read at a later poll
-                out.append(FinishedStep(step, None, row, "its rollouts are still being written"))
+                note = "its rollouts are still being written"
+                out.append(FinishedStep(step, None, row, note, self._hand(step, None, row)))
             elif path is None:
                 later = any(paths[s] is not None for s in pending[i + 1 :])
-                if not final and not (later and self.order.waited[step] > LATE_POLLS):
+                if not final and not (later and self.waited[step] > LATE_POLLS):
                     break  # looked for again by its own path at the next poll
                 note = f"no {self.split} rollouts on disk for this step"
-                out.append(FinishedStep(step, None, row, note))
+                out.append(FinishedStep(step, None, row, note, self._hand(step, None, row)))
             else:
-                out.append(FinishedStep(step, path, row))
+                out.append(FinishedStep(step, path, row, None, self._hand(step, path, row)))
             del self.rows[step]
-            self.order.last = step
-            self.order.waited.pop(step, None)
-            self.settled.forget(step)
+            self.waited.pop(step, None)
         return out
 
     def _complete(self, step: int, path: Path, final: bool) -> bool:
-        """Whether a finished step's rollouts file is whole: it ends with a newline, and, when
-        it appeared after the step's orchestrator row (still being written, maybe), it has not
-        grown since the previous poll."""
+        """Whether a finished step's rollouts file is whole: it ends with a newline, and,
+        unless no later poll comes, it has not grown since the previous poll (for
+        :data:`SETTLE_S` seconds): its row can land while its traces are still written."""
         size = path.stat().st_size
         whole = _ends_with_newline(path, size)
-        if final or step not in self.order.waited:
+        if final:
             return whole
         settled = self.settled(step, size)
         return whole and settled
 
+    def left_out(self) -> list[str]:
+        """Without ``--follow``, after the last poll: the steps on disk that were not
+        reported, and why."""
+        on_disk = [
+            s
+            for s in self._step_dirs()
+            if self.history.fresh(s) and s not in self.rows and self.rollouts(s) is not None
+        ]
+        if not on_disk:
+            return []
+        if not self.saw_metrics:
+            why = (
+                "with no metrics.jsonl a step counts as finished once a later step's directory"
+                " exists"
+            )
+        elif self.split == "eval":
+            why = "metrics.jsonl holds no eval row for them and no orchestrator row after them"
+        else:
+            why = "metrics.jsonl holds no orchestrator row for them"
+            why += " since the run restarted" if self.restarted else " yet"
+        return [f"{steps_text(on_disk)} on disk not reported: {why}"]
 
-class VerlRun:
+
+def _metrics_row(raw: bytes, name: str, lineno: int) -> dict[str, Any]:
+    """One line of metrics.jsonl as an object; a key written twice with two values is
+    refused, as every reader of rows refuses it."""
+    try:
+        row = jsonout.parse(raw, pairs=jsonout.one_value_per_key)
+    except jsonout.RepeatedKey as err:
+        raise InputError(str(err), file=name, line=lineno, field=err.key) from None
+    except ValueError as err:
+        raise InputError(f"not a JSON object: {err}", file=name, line=lineno) from None
+    if not isinstance(row, dict):
+        raise InputError("not a JSON object", file=name, line=lineno)
+    return row
+
+
+def _orchestrator(row: dict[str, Any]) -> bool:
+    """An orchestrator's row: ``"producer": "orch"``, or one of its key prefixes."""
+    return row.get("producer") == "orch" or any(key.startswith(ORCHESTRATOR_KEYS) for key in row)
+
+
+def _train_row(row: dict[str, Any]) -> bool:
+    """The orchestrator's one row of a train step (an eval row, even its, is not one)."""
+    return _orchestrator(row) and not any(key.startswith("eval/") for key in row)
+
+
+def _relative(path: Path | None, root: Path) -> str:
+    if path is None:
+        return "?"
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+class VerlRun(_Follower):
     """The finished steps of a verl ``rollout_data_dir``, poll by poll."""
 
     layout = "verl"
     waiting = "no finished step yet (no complete N.jsonl)"
 
     def __init__(self, root: Path, follow: bool, settle: float = SETTLE_S) -> None:
+        super().__init__(settle)
         self.root = root
         self.follow = follow
-        self.settled = _Settle(settle)  # the last file: has it stopped growing?
-        self.order = _Order()
         self.listing: list[int] | None = None  # the step files at the last listing
         self.names: dict[int, str] = {}  # each step's file name as written (``01.jsonl``)
         self.listed_at = 0  # the directory's mtime then
+        #: After a restart from step N: the files of later steps as the earlier run left them
+        #: (a step's file is the new run's once it changes).
+        self.stale: dict[int, Stamp | None] = {}
 
     def _files(self) -> list[int]:
-        """The step files in the directory, listed again only when the directory changed
-        (its mtime moved, or moved within the last :data:`FRESH_S` seconds, which a coarse
-        file-system clock could hide): an idle poll costs one ``stat``."""
+        """The step files in the directory (files only: a folder named ``2.jsonl`` is no
+        step), listed again only when the directory changed (its mtime moved, or moved within
+        the last :data:`FRESH_S` seconds, which a coarse file-system clock could hide): an
+        idle poll costs one ``stat``."""
         try:
             mtime = os.stat(self.root).st_mtime_ns
         except FileNotFoundError:
@@ -294,29 +425,70 @@ class VerlRun:
         recent = time.time_ns() - mtime < FRESH_S * 1e9
         if self.listing is None or mtime != self.listed_at or recent:
             with os.scandir(self.root) as entries:
-                found = [m for e in entries if (m := VERL_FILE.match(e.name))]
+                found = [m for e in entries if (m := VERL_FILE.match(e.name)) and e.is_file()]
             self.names = _one_name_per_step(found, self.root)
             self.listing = sorted(self.names)
             self.listed_at = mtime
         return self.listing
 
+    def _written_again(self) -> None:
+        """Handed-out step files that changed since they were read: lines appended (read
+        again), or written anew (a restart from that step: it and the later ones again)."""
+        for step, handed, now in self.history.changed():
+            name = handed.path.name if handed.path is not None else f"{step}.jsonl"
+            if handed.appended(now):
+                self._read_again(step, name)
+                continue
+            gone = self.history.truncate(step)
+            later = [s for s in self._files() if s > step]
+            self.stale = {s: Stamp.of(self.root / self.names[s]) for s in later}
+            self.notices.append(
+                Notice(
+                    f"{name} was written again after step {step} was reported: the run"
+                    f" restarted or resumed from step {step}; {steps_text(gone)} reported"
+                    " again as it writes them (the alert window drops the earlier ones)",
+                    (step, None),
+                )
+            )
+            return
+
+    def _current(self, files: list[int]) -> list[int]:
+        """The step files of the run now writing: after a restart, a later step's file left
+        by the earlier run counts once it was written again."""
+        for step, stamp in list(self.stale.items()):
+            if Stamp.of(self.root / self.names.get(step, f"{step}.jsonl")) != stamp:
+                del self.stale[step]
+        return [s for s in files if s not in self.stale]
+
     def poll(self, final: bool) -> list[FinishedStep]:
-        steps = [s for s in self._files() if self.order.fresh(s)]
+        self._written_again()
+        files = self._current(self._files())
+        top = files[-1] if files else -1
         out: list[FinishedStep] = []
-        for i, step in enumerate(steps):
+        for step in [s for s in files if self.history.fresh(s)]:
             path = self.root / self.names[step]
-            if i + 1 < len(steps):  # a later step's file exists: this one is complete
-                done = True
-            else:
-                size = path.stat().st_size
-                settled = not self.follow or self.settled(step, size)
-                done = settled and _ends_with_newline(path, size)
-            if not done:
-                break
-            out.append(FinishedStep(step, path))
-            self.order.last = step
-            self.settled.forget(step)
+            if not (step < top or self._last_done(step, path)):
+                break  # the last file, still being written
+            out.append(FinishedStep(step, path, remark=self._hand(step, path)))
         return out
+
+    def _last_done(self, step: int, path: Path) -> bool:
+        """Whether the last step file is whole: it ends with a newline and (under
+        ``--follow``) has stopped growing."""
+        size = path.stat().st_size
+        settled = not self.follow or self.settled(step, size)
+        return settled and _ends_with_newline(path, size)
+
+    def left_out(self) -> list[str]:
+        """Without ``--follow``, after the last poll: the step file on disk that was not
+        reported (the last one, its last line incomplete), and why."""
+        files = self.listing or []
+        left = [s for s in files if self.history.fresh(s)]
+        if not left:
+            return []
+        names = ", ".join(self.names[s] for s in left)
+        why = "empty, or its last line is incomplete (still being written)"
+        return [f"{steps_text(left)} on disk not reported ({names}): {why}"]
 
 
 def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, str]:

@@ -12,8 +12,11 @@ rows)``: the value, its 95% interval and the unit ``n=`` counted)::
 with zero advantage; ``truncated``: share of the rollouts that record truncation, and how many
 cut-off rollouts passed; ``errors``: error replies; ``lag``: mean off-policy steps; the
 sparkline: pass@1 of the last steps, ▁ at 0 to █ at 1. ``not recorded``: the rows do not
-say. Alerts follow their step, prefixed with ``!``; what reading found that changes what the
-numbers mean follows as ``warning: ...`` lines, the style of every command's report.
+say. A step reported late or read again says so in a ``note: ...`` line; alerts follow their
+step, prefixed with ``!``; what reading found that changes what the numbers mean follows as
+``warning: ...`` lines, the style of every command's report. What the watch says between
+steps (the run restarted, ``metrics.jsonl`` was replaced, steps on disk not reported) are
+``note: ...`` lines of their own.
 """
 
 from __future__ import annotations
@@ -98,11 +101,19 @@ def step_lines(stats: StepStats, alerts: list[Alert], trend: list[float | None])
     else:
         lines = [f"{stats.step:>5}  pass@1 {_rate(stats.pass_at_1)}  {sparkline(trend)}".rstrip()]
         lines += _wrapped(_measures(stats), 7)
+    if stats.remark:
+        lines += _wrapped(textstyle.saying("note", stats.remark), 7)
     for alert in alerts:
         lines += _wrapped(f"! {alert.kind}: {alert.message}", 7)
     for said in stats.warnings:
         lines += _wrapped(textstyle.warning(said), 0)
     return lines
+
+
+def notice(text: str) -> list[str]:
+    """A line the watch says between steps (``note: ...``): a restart, a replaced file, the
+    steps on disk it did not report."""
+    return _wrapped(textstyle.saying("note", text), 0)
 
 
 def step_json(

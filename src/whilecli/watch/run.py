@@ -18,6 +18,7 @@ from typing import Any
 from whilecli.errors import InputError, MostlyErrorReplies, UsageError, WhileError
 from whilecli.watch import render
 from whilecli.watch.alerts import Alert, Alerts, WindowRoute
+from whilecli.watch.history import Notice, within
 from whilecli.watch.layout import FinishedStep, open_run
 from whilecli.watch.options import WatchOptions
 from whilecli.watch.steps import StepStats, measure, refused_for_errors, skipped
@@ -45,6 +46,17 @@ class Watch:
     count: int = 0  # steps reported
     recent: deque[StepReport] = field(default_factory=deque)  # the last --trend steps
     alerts: Alerts = field(init=False)
+    said: list[str] = field(default_factory=list)  # notices said since the last step
+
+    def notice(self, notice: Notice) -> None:
+        """Take a notice: steps it says are reported again leave the window and the trend."""
+        self.said.append(notice.text)
+        if notice.forget is None:
+            return
+        first, last = notice.forget
+        self.alerts.forget(first, last)
+        kept = [r for r in self.recent if not within(r.stats.step, first, last)]
+        self.recent = deque(kept)
 
     def __post_init__(self) -> None:
         self.alerts = Alerts(self.options)
@@ -59,7 +71,7 @@ class Watch:
         if path is None or path.stat().st_size == 0:
             stats = skipped(finished.step, path, finished.note or "the rollouts file is empty")
             stats.source = _relative(path, self.root) if path is not None else None
-            return self._add(stats, None)
+            return self._add(stats, None, finished.remark)
         try:
             if self.layout == "prime-rl":
                 rows = read_step(
@@ -77,7 +89,7 @@ class Watch:
                 )
         except MostlyErrorReplies as err:
             refused = refused_for_errors(finished.step, _relative(path, self.root), err)
-            return self._add(refused, None)
+            return self._add(refused, None, finished.remark)
         pool = summarize(rows)
         frame = rows.frame.collect()
         options = self.options
@@ -91,9 +103,11 @@ class Watch:
             seed=options.seed,
         )
         stats.source = _relative(path, self.root)
-        return self._add(stats, pool)
+        return self._add(stats, pool, finished.remark)
 
-    def _add(self, stats: StepStats, pool: Any) -> StepReport:
+    def _add(self, stats: StepStats, pool: Any, remark: str | None) -> StepReport:
+        stats.remark = remark
+        stats.notices, self.said = self.said, []
         window, fired = self.alerts.add(stats, pool)
         report = StepReport(stats, window, fired)
         self.count += 1
@@ -167,6 +181,9 @@ def watch_run(
             finished = run.poll(final=not options.follow) if run is not None else []
         except OSError as err:
             raise _lost(run_dir, err) from None
+        for notice in run.take_notices() if run is not None else []:
+            state.notice(notice)
+            _say(notice.text, out, note, as_json)
         for step in finished:
             try:
                 report = state.read(step)
@@ -187,6 +204,8 @@ def watch_run(
             text = f"{run_dir}: {waiting}" + ("; waiting" if options.follow else "")
             (note if as_json else out)(text)
         if not options.follow:
+            for text in run.left_out() if run is not None else []:
+                _say(text, out, note, as_json)
             break
         if options.idle_exit is not None and clock() - last_new >= options.idle_exit:
             break
@@ -194,6 +213,16 @@ def watch_run(
     if not as_json and state.count and not options.follow:
         out(render.closing(state.count, state.fired))
     return 1 if state.failing(state.fired) else 0
+
+
+def _say(text: str, out: Callable[[str], None], note: Callable[[str], None], as_json: bool) -> None:
+    """A notice: ``note: ...`` lines in the text report; one line on stderr under
+    ``--format json`` (where stdout holds only steps; the next step's ``notices`` repeat it)."""
+    if as_json:
+        note(f"note: {text}")
+        return
+    for line in render.notice(text):
+        out(line)
 
 
 def _lost(run_dir: Path, err: OSError) -> WhileError:

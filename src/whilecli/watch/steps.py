@@ -9,13 +9,15 @@ reading layer (:func:`whilecli.io.read.read_rows`) and collapses it to the route
 - **split share**: grouped tasks (≥ 2 rollouts) with both a pass and a fail, over grouped tasks.
 - **zero-advantage share**: rollouts whose reward equals their group's mean (|R − mean| ≤
   1e-9, the group being the task's rollouts in this step): a group-baselined method (GRPO,
-  prime-rl's default) gives them no gradient. Over rollouts.
+  prime-rl's default) gives them no gradient. Over rollouts; an ungraded rollout failed under
+  ``--missing fail`` has a reward of 0.
 - **truncated share** over the rollouts whose truncation is recorded; **truncated passes**:
   rollouts cut off at the cap that still passed.
 - **error replies**: rollouts the reading layer marks ``reply = error`` (the harness failed,
   not the model), when the frame carries that column; unknown otherwise.
-- **off-policy lag**: step − the policy version that sampled each rollout, when the versions
-  are integers; else the orchestrator's ``off_policy/mean`` and ``off_policy/max``.
+- **off-policy lag**: step − the policy version that sampled each rollout, when the rollouts
+  record integer versions; else the orchestrator's ``off_policy/mean`` and ``off_policy/max``;
+  else not recorded (never a lag made up from the step's own number).
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ class StepStats:
     #: What reading found that changes what the numbers mean (the row facts' warnings).
     warnings: list[str] = field(default_factory=list)
     ungraded: int | None = None  # ungraded rows (left out, or failed under --missing fail)
+    #: What the watch says with the step: reported late, or read again.
+    remark: str | None = None
+    #: The lines said before this step since the previous one (a restart, a replaced file).
+    notices: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +81,8 @@ class StepStats:
             "notes": list(self.notes),
             "ungraded": self.ungraded,
             "warnings": list(self.warnings),
+            "remark": self.remark,
+            "notices": list(self.notices),
         }
 
 
@@ -101,7 +109,7 @@ def measure(
     cut = int(tasks["truncated"].sum()) if tasks.height else 0
     known_tasks = int((tasks["truncated_known"] > 0).sum()) if tasks.height else 0
     errors, error_share, kept = _errors(rows, frame)
-    zero = zero_advantage_rows(kept)
+    zero, rewarded = zero_advantage_rows(kept)
     return StepStats(
         step=step,
         source=rows.paths[0] if rows.paths else None,
@@ -109,7 +117,7 @@ def measure(
         tasks=pool.n_tasks,
         pass_at_1=stats.pass_at_1(tasks, draws=draws, seed=seed),
         split_share=stats.wilson(split, grouped.height, n_rows=grouped_rows),
-        zero_advantage_share=stats.wilson(zero, kept.height, n_tasks=pool.n_tasks, unit="rows"),
+        zero_advantage_share=stats.wilson(zero, rewarded, n_tasks=pool.n_tasks, unit="rows"),
         truncated_share=(
             stats.wilson(cut, known, n_tasks=known_tasks, n_rows=known, unit="rows")
             if known
@@ -172,13 +180,20 @@ def refused_for_errors(step: int, source: str | None, refusal: MostlyErrorReplie
     )
 
 
-def zero_advantage_rows(frame: pl.DataFrame) -> int:
-    """Rollouts whose reward is their task's mean reward in this frame (within 1e-9)."""
+def zero_advantage_rows(frame: pl.DataFrame) -> tuple[int, int]:
+    """(rollouts whose reward is their task's mean reward in this frame, within 1e-9; the
+    rollouts with a reward). A row with no reward has the reward its pass says (1 or 0): an
+    ungraded row failed under ``--missing fail`` is a reward of 0, a pass-only format's row
+    its pass; a row with neither is not counted."""
     if frame.height == 0:
-        return 0
-    mean = pl.col("reward").mean().over("task_id")
-    flat = frame.select(((pl.col("reward") - mean).abs() <= ZERO_ADVANTAGE_TOL).sum())
-    return int(flat.item())
+        return 0, 0
+    reward = pl.col("reward").cast(pl.Float64)
+    if "passed" in frame.columns:
+        reward = pl.coalesce(reward, pl.col("passed").cast(pl.Float64))
+    counted = frame.select(reward.alias("r"), "task_id").drop_nulls("r")
+    mean = pl.col("r").mean().over("task_id")
+    flat = counted.select(((pl.col("r") - mean).abs() <= ZERO_ADVANTAGE_TOL).sum())
+    return int(flat.item()), counted.height
 
 
 def off_policy(

@@ -272,11 +272,11 @@ def convert(
 ) -> Converted:
     """Rows from the episodes of one traces file: task = ``task.key``, group = ``group.id``,
     reward = Σ ``rewards[name].score × weight``, truncation from ``stop_condition`` or the last
-    call's ``finish_reason``, version from ``run.work.step`` (else the step folder), model from
+    call's ``finish_reason``, version from ``run.work.step`` (else ``policy.start``, else none:
+    the step folder says when a rollout was trained on, not which policy sampled it), model from
     the run's configs (else the episode's ``agent.config.model``), per-token log-probs (and a
     loss mask) from ``traces[].nodes[]`` (:func:`token_lists`)."""
     run_dir = run_of(path) if path is not None else None
-    folder_step = step_of(path.parents[2]) if run_dir is not None and path is not None else None
     from_run = run_model(run_dir)
     rows: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
@@ -289,8 +289,8 @@ def convert(
             raise InputError(str(err), file=name, line=lineno, field="rewards") from None
         work = as_dict(as_dict(episode.get("run")).get("work"))
         version = work.get("step")
-        if version is None:
-            version = as_dict(episode.get("policy")).get("start", folder_step)
+        if version is None:  # no version recorded: none (the folder's step is no version)
+            version = as_dict(episode.get("policy")).get("start")
         model = (
             from_run[0]
             if from_run
@@ -303,7 +303,7 @@ def convert(
             "truncated": _truncated(episode),
             "model": model if isinstance(model, str) else None,
             "policy_version": _text(version),
-            "step": version if isinstance(version, int) else folder_step,
+            "step": version if isinstance(version, int) else None,
             "stop_condition": _text(episode.get("stop_condition")),
         }
         if row["model"] is None:
