@@ -135,7 +135,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
             " two scales"
         )
     k_before, k_after = _typical_k(first.pool.tasks), _typical_k(shared.other.tasks)
-    if k_before and k_after and k_before != k_after:
+    if k_before and k_after and max(k_before, k_after) >= 2 * min(k_before, k_after):
         notes.append(
             f"k = {k_before} draws per task before and {k_after} after: which tasks are"
             " gained (all-fail → some-pass) or lost depends on k, a task of more draws showing"
@@ -147,10 +147,12 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
 
 
 def _typical_k(tasks: Any) -> int | None:
-    """The rollouts per task most tasks of a dump have (its median), None for no task."""
+    """The rollouts a dump drew per task: its most rows of one task (an ungraded row left out
+    of some task does not make another k; the note asks for twice the draws or more, where a
+    task's pass shows that much more often), None for no task."""
     if tasks.height == 0:
         return None
-    return int(tasks["n"].median() or 0) or None
+    return int(tasks["n"].max() or 0) or None
 
 
 def dump_warnings(dumps: tuple[Dump, Dump]) -> list[str]:

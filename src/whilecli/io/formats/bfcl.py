@@ -19,11 +19,11 @@ cut-off reply.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.io.formats import Converted, as_dict
 
 NAME = "bfcl"
@@ -68,7 +68,7 @@ def _result_ids(path: Path | None) -> list[str] | None:
         with path.open(encoding="utf-8") as lines:
             for line in lines:
                 if line.strip():
-                    ids.append(str(as_dict(json.loads(line)).get("id")))
+                    ids.append(str(as_dict(jsonout.parse(line)).get("id")))
     except (OSError, ValueError):
         return None
     return ids
