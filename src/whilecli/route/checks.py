@@ -307,7 +307,6 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
             "OPD needs a stronger model; OPSD distils a model from itself with a hint"
         )
         measured["teacher_is_student"] = True
-        measured["student_model"] = student
         return CheckResult("teacher", title, Status.FAIL, why, measured)
     t_cut_passes = int(tpool.tasks["truncated_passes"].sum())
     measured["teacher_truncated_passes"] = t_cut_passes
