@@ -24,6 +24,7 @@ from rows_files import finding_kinds
 from whilecli.errors import InputError
 from whilecli.route import run_route
 from whilecli.route.model import Route
+from whilecli.route.slices import Slices
 
 MODEL = "Qwen/Qwen3-8B"
 SETTINGS = settings(
@@ -116,3 +117,49 @@ def test_the_error_share_is_the_pools(tmp_path: Path) -> None:
     assert isinstance(_route(folder), Route)
     with pytest.raises(InputError, match="most replies are errors"):
         _route(_write(tmp_path / "q", [rows(100, 90, 0), rows(40, 0, 100)]))
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10**6),
+    k=st.integers(2, 4),
+    uuid=st.lists(st.sampled_from(["none", "across", "within"]), min_size=2, max_size=3),
+)
+def test_each_slice_of_files_per_seed_keys_its_ids_as_its_rows_alone(
+    tmp_path: Path, seed: int, k: int, uuid: list[str]
+) -> None:
+    """``--by model`` over one file per seed holding several models' rows: each model's ids
+    one per row are found over its rows in every file (``across``: each prompt once per file;
+    ``within``: twice per file, so a file's own rows show them), as the route of that
+    model's rows alone, in files per seed of their own, finds them."""
+    rnd = random.Random(seed)
+    models = [f"org/model-{m}" for m in range(len(uuid))]
+    files: list[list[dict[str, Any]]] = [[] for _ in range(k)]
+    alone: dict[str, list[list[dict[str, Any]]]] = {m: [[] for _ in range(k)] for m in models}
+    for model, kind in zip(models, uuid, strict=True):
+        rates = [rnd.choice([0.0, 0.3, 0.6, 1.0]) for _ in range(30)]
+        for draw in range(k):
+            for t, p in enumerate(rates):
+                for twice in range(2 if kind == "within" else 1):
+                    tid = f"{model}-{draw}-{t}-{twice}" if kind != "none" else f"q{t}"
+                    row = {"id": tid, "prompt": f"Question {t}?", "model": model,
+                           "reward": float(rnd.random() < p),
+                           "completion": f"{model} {draw} {t} {twice}: {rnd.random()}"}  # fmt: skip
+                    files[draw].append(row)
+                    alone[model][draw].append(row)
+    case = Path(tempfile.mkdtemp(dir=tmp_path))  # one folder per example: tmp_path is shared
+    sliced = run_route(str(_write(case / "pool", files)), by="model")
+    assert isinstance(sliced, Slices)
+    got = dict(sliced.routes)
+    for n, model in enumerate(models):
+        one = run_route(str(_write(case / f"alone{n}", alone[model])))
+        assert isinstance(one, Route)
+        mine = got[model]
+        assert isinstance(mine, Route)
+        assert mine.to_dict()["summary"] == one.to_dict()["summary"], (model, uuid[n])
+        assert finding_kinds(mine) == finding_kinds(one)
+        said = {f.kind: f.to_dict() for f in one.data_quality}
+        assert {f.kind: f.to_dict() for f in mine.data_quality}.get("per_row_ids") == said.get(
+            "per_row_ids"
+        )
+        assert ("per_row_ids" in said) == (uuid[n] != "none")

@@ -347,6 +347,8 @@ def _read_parts(
         runs.append(run)
     if len(parts) > 1 and by is None:
         parts = _rekeyed_across(parts, runs, mapping, input_format)
+    if by is not None:
+        _rekeyed_slices(parts, runs, mapping, input_format)
     return sources, parts
 
 
@@ -383,6 +385,81 @@ def _rekeyed_across(
         _set_rekeyed(again.facts, set_aside, rekeyed)
         out.append(again)
     return out
+
+
+def _rekeyed_slices(
+    parts: list[_Part], runs: list[_Pass], mapping: Mapping[str, str], forced: str | None
+) -> None:
+    """With ``by``: per value of the column, its rows' ids one per row while prompts repeat,
+    found as for a pool of that value's rows alone (in each file, :func:`_per_row_slices`,
+    then over the files, :func:`_slice_across`), and each file with such ids read again
+    once, every value's such rows keyed by the prompt. The pool as a whole is held to its
+    ids as they are, as a file of its rows alone is before its ids are found one per row;
+    its values, to their own."""
+    found: list[_Found] = [
+        _per_row_slices(p.sliced) if p.sliced is not None and p.plan.by_prompt else {}
+        for p in parts
+    ]
+    values = _slice_values(parts) if all(p.sliced is not None for p in parts) else []
+    if len(parts) > 1 and len(values) <= MAX_SLICES:
+        for value in values:
+            _slice_across(value, parts, found)
+    for part, run, own in zip(parts, runs, found, strict=True):
+        if not own:
+            continue
+        run.rekey = True
+        run.rekey_slices = {value: ids for value, (ids, _) in own.items()}
+        read = _read_parquet if part.source.kind == "parquet" else _read_jsonl
+        with memory_bound(part.source.name):
+            try:
+                again = read(part.source, mapping, forced, run)
+            except InputError as err:
+                raise part.source.as_written(err) from None
+            except POLARS_FAILURES as err:
+                raise InputError(f"cannot read: {_short(err)}", file=part.source.name) from None
+        assert again is not None
+        part.sliced, part.frame, part.located = again.sliced, again.frame, again.located
+        part.rekeyed = own
+
+
+#: Per value of the ``--by`` column whose ids are one per row: those ids (None: every id of
+#: the value) and the counts :func:`_rekeyed` gives (:attr:`_Part.rekeyed`).
+_Found = dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]]
+
+
+def _slice_across(value: str | None, parts: list[_Part], found: list[_Found]) -> None:
+    """One value's ids one per row over its rows in every file, as :func:`_rekeyed_across`
+    finds them for a pool of those rows alone: added to ``found`` for each file whose own
+    rows of the value did not show them. Ids a file's own rows showed are keyed by the
+    prompt there, tasks of two rows or more that no other file's id is one per row beside,
+    so they are left out of the pool's table."""
+    tables: list[pl.DataFrame | None] = []
+    for part, own in zip(parts, found, strict=True):
+        assert part.sliced is not None
+        table = part.sliced.one(value).task_table if value in part.sliced.firsts() else None
+        if table is not None and value in own:
+            ids = own[value][0]
+            kept = pl.lit(False) if ids is None else ~pl.col("task_id").is_in(ids.implode())
+            table = table.filter(kept)
+        tables.append(table)
+    present = [t for t in tables if t is not None]
+    if len(present) < 2 or any(not set(PROMPT_FACTS) <= set(t.columns) for t in present):
+        return
+    pooled = facts.merged_task_facts(
+        pl.concat([t.select(PROMPT_FACTS) for t in present], how="vertical_relaxed")
+    )
+    per_row = facts.per_row_ids(pooled)
+    if per_row is None:
+        return
+    for part, own, table in zip(parts, found, tables, strict=True):
+        if table is None or value in own or part.plan.by_prompt is None:
+            continue
+        assert part.sliced is not None
+        whole = part.sliced.one(value).task_table
+        assert whole is not None
+        mine = whole.filter(pl.col("task_id").is_in(per_row.implode()))["task_id"]
+        if mine.len():
+            own[value] = (None if mine.len() == whole.height else mine, _rekeyed(whole, mine))
 
 
 def _assembled(
@@ -1239,18 +1316,8 @@ def _read_source(
             part = read(source, mapping, forced, run)
             assert part is not None
         table = part.task_table
-        if part.sliced is not None:  # each value's ids are held to its own prompts
-            found = _per_row_slices(part.sliced) if set_aside is not None else {}
-            if found:  # read again, each value's such rows keyed by the prompt
-                run.rekey = True
-                run.rekey_slices = {value: ids for value, (ids, _) in found.items()}
-                again = read(source, mapping, forced, run)
-                assert again is not None
-                # the pool as a whole is held to its ids as they are, as a file of its rows
-                # alone is before its ids are found one per row; its values, to their own
-                part.sliced, part.frame, part.located = again.sliced, again.frame, again.located
-            part.rekeyed = found
-            table = None
+        if part.sliced is not None:  # each value's ids: over its rows in every file
+            table = None  # (:func:`_rekeyed_slices`, once every source is read)
         per_row = None if table is None or set_aside is None else facts.per_row_ids(table)
         if table is not None and per_row is not None:
             # ids one per row while prompts repeat: read again, those rows keyed by the prompt
@@ -1289,9 +1356,7 @@ def _set_rekeyed(
         found.rekeyed_rows, found.rekeyed_prompts, found.id_rows = rekeyed
 
 
-def _per_row_slices(
-    sliced: _Sliced,
-) -> dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]]:
+def _per_row_slices(sliced: _Sliced) -> _Found:
     """Per value of the ``--by`` column whose rows' ids are one per row while prompts repeat
     (:func:`whilecli.io.facts.per_row_ids` over that value's rows), those ids (None: every
     id of the value) and the counts :func:`_rekeyed` gives; none past :data:`MAX_SLICES`
@@ -1299,7 +1364,7 @@ def _per_row_slices(
     firsts = sliced.firsts()
     if len(firsts) > MAX_SLICES:
         return {}
-    out: dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]] = {}
+    out: _Found = {}
     for value in firsts:
         table = sliced.one(value).task_table
         per_row = None if table is None else facts.per_row_ids(table)
