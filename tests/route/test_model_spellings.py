@@ -237,3 +237,62 @@ def test_a_version_you_train_against_rows_of_no_version_is_unknown(
     on_policy = _check(run_route([str(path)], model=flag), "on_policy")
     want = {"none": "unknown", "same": "pass", "older": "fail"}[rows]
     assert on_policy.status.value == want, on_policy.why
+
+
+#: Quantizations as Hub names write them after the model's name.
+QUANTS = st.sampled_from(
+    ["AWQ", "FP8", "FP8-dynamic", "GPTQ-Int4", "GPTQ-Int8", "W4A16", "W8A8", "bnb-4bit",
+     "unsloth-bnb-4bit", "MLX-4bit", "4bit", "GGUF", "NVFP4", "Q4_K_M", "quantized.w4a16",
+     "AWQ-4bit", "int4"]
+)  # fmt: skip
+
+
+@settings(max_examples=60)
+@given(data=st.data(), model=models(), quant=QUANTS)
+def test_a_quantized_copy_holds_the_models_weights(
+    data: st.DataObject, model: tuple[str, str, float], quant: str
+) -> None:
+    """``Name-AWQ`` is ``Name``'s weights at another precision: not the same model, not
+    another (its size is the model's), and no other model's name shares its weights."""
+    from whilecli.route.identity import same_weights
+
+    org, name, size = model
+    sep = data.draw(st.sampled_from(["-", "_", "."])) if quant[0].isalpha() else "-"
+    copy = f"{org}/{name}{sep}{quant}"
+    spelled, _ = data.draw(spellings(org, name))
+    assert not same_model(copy, spelled) and same_weights(copy, spelled), (copy, spelled)
+    assert model_identity(copy).precision == quant
+    assert size_from_name(copy) == size
+    other = f"{name}-Base" if not name.endswith("-Base") else name[: -len("-Base")]
+    assert not same_weights(f"{org}/{other}{sep}{quant}", spelled)
+
+
+@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), model=models(), quant=QUANTS, share=st.sampled_from([1, 2, 3]))
+def test_rows_of_a_quantized_copy_route_to_async_not_sft(
+    tmp_path_factory: pytest.TempPathFactory,
+    data: st.DataObject,
+    model: tuple[str, str, float],
+    quant: str,
+    share: int,
+) -> None:
+    """A sampler serving ``M-FP8`` while ``M`` is trained wrote the rows of the model you
+    train at another precision (firm SFT, "another model", before): check 6 sends the method
+    to Async with a correction, as for an older copy; a teacher that is the student's
+    quantized copy is the student."""
+    org, name, _ = model
+    tmp = tmp_path_factory.mktemp("quant")
+    copy = f"{org}/{name}-{quant}"
+    flag, _ = data.draw(spellings(org, name))
+    # tasks t with t % 3 < share are sampled by the copy, the others by the model itself
+    rows = _rows(tmp / "rows.jsonl", lambda t: copy if t % 3 < share else f"{org}/{name}")
+    route = run_route([str(rows)], model=flag)
+    on_policy = _check(route, "on_policy")
+    assert on_policy.status.value == "fail" and not on_policy.decides, on_policy.why
+    assert "quantized copy" in on_policy.why and "another model" not in on_policy.why
+    assert on_policy.measured["quantized_rows"] == 4 * sum(t % 3 < share for t in range(12))
+    assert route.method != "sft" and route.route != "off-policy"
+    assert "a quantized copy wrote rows (Async)" in route.headline
+    teacher = _rows(tmp / "teacher.jsonl", lambda t: copy)
+    taught = run_route([str(rows)], teacher=[str(teacher)], model=flag)
+    assert _check(taught, "teacher").measured.get("teacher_is_student") is True

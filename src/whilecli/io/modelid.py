@@ -40,6 +40,18 @@ _EXPERTS = re.compile(r"(?<![A-Za-z0-9.])(\d+)[xX](\d+)(?:[._pP](\d+))?[bB](?![A
 #: Millions, with two digits or more (``135M``, ``360m``, ``500M``; a ``1M`` is a context
 #: length, as in ``Qwen2.5-7B-Instruct-1M``).
 _MILLIONS = re.compile(r"(?<![A-Za-z0-9.])(\d{2,4})(?:[._pP](\d+))?[mM](?![A-Za-z0-9])")
+#: Quantization a name states at its end, one word or several joined by ``-``, ``_`` or ``.``
+#: (``Qwen3-8B-AWQ``, ``Qwen2.5-7B-Instruct-GPTQ-Int4``, ``Llama-3.1-8B-Instruct-FP8-dynamic``,
+#: ``Meta-Llama-3.1-8B-Instruct-quantized.w4a16``, ``Qwen3-8B-MLX-4bit``,
+#: ``Qwen3-8B-unsloth-bnb-4bit``, ``Qwen3-8B-GGUF``, ``Qwen3-8B-NVFP4``): at least one word
+#: that says a precision (:data:`_PRECISION`); the others only accompany one.
+_PRECISION = (
+    r"awq|gptq|gguf|exl2|bnb|fp8|fp6|fp4|nvfp4|mxfp4|int[248]|w\d{1,2}a\d{1,2}|\d{1,2}bits?"
+    r"|quantized|q[2-8](?:_k)?(?:_[msl0-9])?"
+)
+_WITH_PRECISION = r"dynamic|static|g\d{2,3}|mlx|unsloth|marlin|sym|asym|e4m3|e5m2|kv"
+_QUANT_TAIL = re.compile(rf"(?i)(?:[-_.](?:{_PRECISION}|{_WITH_PRECISION}))+$")
+_QUANT_WORD = re.compile(rf"(?i)^(?:{_PRECISION})$")
 #: A string that is a path, not a Hub id: absolute, relative to here or home, or Windows.
 _PATH = re.compile(r"^(?:/|\./|\.\./|~|[A-Za-z]:[\\/])")
 
@@ -58,6 +70,18 @@ class ModelId:
     def key(self) -> str:
         """What two strings naming one model share: the name, lower case."""
         return self.name.lower()
+
+    @property
+    def precision(self) -> str | None:
+        """The quantization the name states at its end (``FP8-dynamic`` of
+        ``Llama-3.1-8B-Instruct-FP8-dynamic``, ``AWQ`` of ``Qwen3-8B-AWQ``), as written."""
+        return _precision(self.name)[1]
+
+    @property
+    def weights_key(self) -> str:
+        """The key of the model whose weights the name holds, at whatever precision: a
+        quantized copy (``Qwen3-8B-AWQ``) shares it with its model (``Qwen3-8B``)."""
+        return _precision(self.name)[0].lower()
 
     @property
     def anonymous(self) -> bool:
@@ -111,6 +135,19 @@ def _size(name: str) -> float | None:
         if name[end:start] == "-" and first < second:  # OLMoE-1B-7B: active, then total
             return second
     return None
+
+
+@lru_cache(maxsize=4096)
+def _precision(name: str) -> tuple[str, str | None]:
+    """``name`` without the quantization its end states, and that quantization (None: the
+    name states none, and is returned whole)."""
+    found = _QUANT_TAIL.search(name)
+    if found is None or found.start() == 0:
+        return name, None
+    words = re.split(r"[-_.]", found.group(0)[1:])
+    if not any(_QUANT_WORD.match(w) for w in words):
+        return name, None
+    return name[: found.start()], found.group(0)[1:]
 
 
 def _split_org(part: str) -> tuple[str | None, str]:

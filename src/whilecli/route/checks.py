@@ -18,7 +18,7 @@ from whilecli.io.locate import UNIT_TOLERANCE
 from whilecli.io.modelid import model_identity
 from whilecli.knobs import PASS_TOLERANCE
 from whilecli.route import quality, stats
-from whilecli.route.identity import closest, same_model, shown, step_from_name
+from whilecli.route.identity import closest, same_model, same_weights, shown, step_from_name
 from whilecli.route.model import CheckResult, Pool, Rate, Status, against
 from whilecli.route.options import RouteOptions
 from whilecli.route.shared import share_tasks
@@ -296,14 +296,16 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     fails = []
     student = _student_model(pool, options)
     named = {m: n for m, n in tpool.models.items() if m is not None}
-    own = sum(n for m, n in named.items() if student is not None and same_model(m, student))
+    mine = [m for m in named if student is not None and _its_weights(m, student)]
+    own = sum(named[m] for m in mine)
     if own:  # the student's rows among the teacher's: a few stray, or the teacher is it
         measured["teacher_student_rows"] = own
         measured["teacher_named_rows"] = sum(named.values())
         measured["student_model"] = student
     if own and 2 * own > sum(named.values()):
+        assert student is not None
         why = (
-            f"that is the student: the teacher's rows name {student}, the model you train. "
+            f"that is the student: the teacher's rows name {_named_as(mine, student)}. "
             "OPD needs a stronger model; OPSD distils a model from itself with a hint"
         )
         measured["teacher_is_student"] = True
@@ -517,6 +519,8 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
     warnings = [f"{unnamed} rows name no model"] if unnamed else []
     others = sorted(m for m in named if not same_model(m, base))
+    copies = [m for m in others if same_weights(m, base)]  # quantized copies of the model
+    others = [m for m in others if m not in copies]
     paths = [m for m in others if model_identity(m).anonymous]
     if paths and len(paths) == len(others):
         rows = sum(named[m] for m in paths)
@@ -536,12 +540,23 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
             if near and not mine
             else ""
         )
+        foreign = sum(named[m] for m in others)
         why = (
-            f"{naming - mine} of {naming} rows come from another model ({', '.join(others)}): "
+            f"{foreign} of {naming} rows come from another model ({', '.join(others)}): "
             f"SFT on these rows, or OPD from their model{hint}"
         )
         measured["closest_models"] = near
         return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
+    if copies:
+        quantized = sum(named[m] for m in copies)
+        measured["quantized_rows"], measured["quantized_models"] = quantized, copies
+        why = (
+            f"a quantized copy of {base} ({', '.join(copies)}) wrote {quantized} of {pool.rows}"
+            f" rows: its token probabilities are not {base}'s at the trainer's precision; wrap"
+            f" the method in Async with a per-token correction (ipo or icepop), or sample with"
+            f" {base}"
+        )
+        return CheckResult("on_policy", title, Status.FAIL, why, measured, None, warnings)
     ids = {v: _version_id(v) for v in versions}
     if current and not versions:
         why = (
@@ -570,6 +585,24 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         return CheckResult("on_policy", title, Status.FAIL, why, measured, None, warnings)
     why = f"every row that names a model names {base}"
     return CheckResult("on_policy", title, Status.PASS, why, measured, None, warnings)
+
+
+def _its_weights(name: str, model: str) -> bool:
+    """``name`` names ``model``, or a quantized copy of it (its weights, another precision)."""
+    return same_model(name, model) or same_weights(name, model)
+
+
+def _named_as(names: list[str], model: str) -> str:
+    """How the teacher's rows name the student: the model you train, or its quantized copy."""
+    if any(same_model(m, model) for m in names):
+        return f"{model}, the model you train"
+    return f"{', '.join(sorted(names))}, a quantized copy of {model}, the model you train"
+
+
+def sampler_copy(check: CheckResult) -> str:
+    """Which copy of the model you train wrote rows where check 6 sends the method to Async:
+    a quantized copy, or an older one."""
+    return "a quantized copy" if "quantized_rows" in check.measured else "an older copy"
 
 
 def _version_id(version: object) -> str:

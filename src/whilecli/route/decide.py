@@ -74,6 +74,7 @@ class Facts:
     logprob_rows: int | None = None  # rows carrying sampler log-probs (None: unknown)
     values_rows: int | None = None  # rows carrying critic values (None: unknown)
     rows: int = 0
+    copy: str = "an older copy"  # which copy of the model wrote rows (policy "stale")
 
 
 def _mismatch(tok: CheckResult) -> bool:
@@ -113,6 +114,7 @@ def _facts(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -> 
         logprob_rows=quality.coverage(pool, "logprobs"),
         values_rows=quality.coverage(pool, "values"),
         rows=pool.rows,
+        copy=checks.sampler_copy(found["on_policy"]),
     )
 
 
@@ -246,7 +248,7 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
         return MethodScore(name, False, "no passing row")
     if name == "async":
         if f.policy == "stale":
-            return MethodScore(name, True, "an older copy wrote rows: Async with ipo or icepop")
+            return MethodScore(name, True, f"{f.copy} wrote rows: Async with ipo or icepop")
         return MethodScore(name, False, f"on-policy status: {f.policy}")
     if name == "reinforce_ada":
         if f.band == "mixed" and (f.thin or f.split == 0):
@@ -976,7 +978,7 @@ def _why(route: str, plan: list[str], found: dict[str, CheckResult], f: Facts) -
     if route == "teacher":
         return f"{found['teacher'].why}; {found['tokenizer'].why}: OPD"
     if route == "grpo":
-        policy = {"on": "from the model you train", "stale": "from an older copy (Async)"}.get(
+        policy = {"on": "from the model you train", "stale": f"from {f.copy} (Async)"}.get(
             f.policy, "on-policy unchecked"
         )
         return f"{checks._plural(f.split, 'split task')} of {f.grouped}, rows {policy}: GRPO"

@@ -7,7 +7,9 @@ folder spelling ``org--name`` (``qwen--qwen3-0.6b``), and as local paths (a chec
 folder, a Hugging Face cache snapshot): :mod:`whilecli.io.modelid` holds the one rule.
 Nothing else is forgiven: a near miss
 (``Qwen3-0.6B-Base``, ``Qwen3-1.7B``, ``Qwen3-0.6B-Instruct``) is another model, and
-:func:`closest` names the names it was nearest to.
+:func:`closest` names the names it was nearest to. A quantized copy (``Qwen3-0.6B-AWQ``,
+``-FP8``, ``-GPTQ-Int4``) is the model's weights at another precision (:func:`same_weights`):
+the sampler is not the trainer, as an older copy is not.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ def shown(model: str) -> str:
 
 def same_model(a: str, b: str) -> bool:
     return model_key(a) == model_key(b)
+
+
+def same_weights(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` name one model's weights at two precisions: one a quantized
+    copy of the other (``Qwen3-8B-AWQ`` of ``Qwen3-8B``), or two quantizations of one model
+    (:attr:`whilecli.io.modelid.ModelId.weights_key`)."""
+    x, y = model_identity(a), model_identity(b)
+    return x.key != y.key and x.weights_key == y.weights_key
 
 
 def closest(name: str, seen: Iterable[str], n: int = 3) -> list[str]:

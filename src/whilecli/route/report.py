@@ -15,6 +15,7 @@ from typing import Any
 from whilecli import jsonout
 from whilecli.errors import UsageError
 from whilecli.names import METHOD_LABELS
+from whilecli.route.checks import sampler_copy
 from whilecli.route.model import CheckResult, Rate, Route, Status
 from whilecli.textstyle import fraction as number
 
@@ -128,7 +129,7 @@ def route_reason(route: Route) -> str:
         if policy.status is Status.PASS:
             parts.append("on-policy")
         elif policy.status is Status.FAIL and not policy.decides:
-            parts.append("an older copy wrote rows (Async)")
+            parts.append(f"{sampler_copy(policy)} wrote rows (Async)")
     for check in claimed:
         unknown = check.status is Status.UNKNOWN
         if check.key == "tokenizer" and check.status is Status.FAIL:
