@@ -91,7 +91,22 @@ class MostlyErrorReplies(InputError):
 
 
 class UsageError(WhileError):
-    """Options that do not fit together or a knob out of range."""
+    """Options that do not fit together or a knob out of range. ``knob``: the library
+    keyword the message names (``max_len``), which the command line spells as its option
+    (:meth:`on_command_line`)."""
+
+    def __init__(
+        self, message: str, *, exit_code: int | None = None, knob: str | None = None
+    ) -> None:
+        super().__init__(message, exit_code=exit_code)
+        self.knob = knob
+
+    def on_command_line(self) -> str:
+        """The message with the knob named as its option (``max_len`` → ``--max-len``)."""
+        text = str(self)
+        if self.knob is None or not self.knob.isidentifier():
+            return text
+        return text.replace(self.knob, "--" + self.knob.replace("_", "-"), 1)
 
 
 def path_error(err: OSError) -> str | None:

@@ -85,7 +85,8 @@ class Knob:
         x = math.nan if bad else float(value)
         if not self.contains(x):
             raise UsageError(
-                f"{label} must be {self.range_text()} (default {self.default:g}), got {value!r}"
+                f"{label} must be {self.range_text()} (default {self.default:g}), got {value!r}",
+                knob=name,
             )
         return x
 

@@ -528,3 +528,47 @@ def test_toml_layout_round_trips(doc: dict[str, Any]) -> None:
     from whilecli.emit.tomlout import dumps
 
     assert roundtrip(dumps(doc)) == doc
+
+
+def _variant_switches() -> list[tuple[str, str]]:
+    """Every ``TABLE.type=V`` the schema declares a variant V of, for a table whilecli
+    writes keys of another variant in."""
+    from whilecli.emit import schema
+
+    out: set[tuple[str, str]] = set()
+    for pattern, key in schema.KEYS.items():
+        if "[]" in pattern or "*" in pattern or pattern.count(".") < 1:
+            continue
+        table = pattern.rsplit(".", 1)[0]
+        out.update((table, v) for v in key.variants)
+    return sorted(out)
+
+
+@pytest.mark.parametrize(("table", "variant"), _variant_switches())
+def test_a_set_variant_takes_whilecli_own_keys_of_the_old_one_away(
+    table: str, variant: str
+) -> None:
+    """``--set deployment.type=multi_node`` was refused for ``deployment.num_train_gpus``, a
+    key whilecli wrote, not the user: the written keys of the old variant leave with it, so
+    the config either passes prime-rl's schema facts or is refused for a reason that names
+    nothing whilecli wrote on its own."""
+    from whilecli.emit import schema
+
+    written = prime_rl_config("grpo", env="reverse-text").config
+    if not isinstance(schema.get(written, table), dict):
+        return
+    try:
+        cfg = prime_rl_config("grpo", env="reverse-text", overrides=[f'{table}.type="{variant}"'])
+    except UsageError as err:
+        assert "exists only with" not in str(err), err
+        return
+    assert schema.get(cfg.config, f"{table}.type") == variant
+    assert problems(cfg.config) == []
+
+
+def test_a_key_the_user_sets_for_the_old_variant_is_still_refused() -> None:
+    with pytest.raises(UsageError, match="num_train_gpus' exists only with"):
+        prime_rl_config(
+            "grpo",
+            overrides=['deployment.type="multi_node"', "deployment.num_train_gpus=2"],
+        )

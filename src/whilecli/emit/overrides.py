@@ -118,5 +118,30 @@ def apply_overrides(
                     + (" (pass --env ID)" if array.endswith("train.source") else "")
                 )
         _assign(config, parts, value, key)
+        if parts[-1] == "type":
+            _drop_other_variant(config, key, value, given, keys)
         applied.append((key, value))
     return applied
+
+
+def _drop_other_variant(
+    config: dict[str, Any],
+    key: str,
+    variant: Any,
+    given: Mapping[str, Any],
+    keys: Mapping[str, schema.Key] | None,
+) -> None:
+    """``--set TABLE.type=V`` turns the table into another variant (``deployment.type =
+    "multi_node"``): the keys whilecli wrote there for the variant it had chosen, which V
+    does not take (``deployment.num_train_gpus``), leave with it. A key the user set stays,
+    and the schema check names it."""
+    table = schema.get(config, key[: -len(".type")])
+    if not isinstance(table, dict):
+        return
+    for name in list(table):
+        dotted = f"{key[: -len('type')]}{name}"
+        entry = schema.lookup(pattern_of(dotted), keys)
+        if entry is None or not entry.variants or dotted in given:
+            continue
+        if variant not in entry.variants:
+            del table[name]

@@ -108,9 +108,9 @@ def check_sft_config(config: Mapping[str, Any]) -> None:
     """What ``SFTConfig`` refuses (spec §11), checked before anything is written: the keys,
     ``[inference]`` only beside ``[eval]``, ``batch_size`` a multiple of ``micro_batch_size``,
     and the GPUs within one node."""
-    from whilecli.emit.validate import _check_finite, check_scheduler
+    from whilecli.emit.validate import check_finite, check_scheduler
 
-    _check_finite(config, "")
+    check_finite(config, "")
     schema.check_sft_keys(config)
     check_scheduler(config.get("scheduler") or {}, config.get("max_steps"), "scheduler")
     if "inference" in config and "eval" not in config:

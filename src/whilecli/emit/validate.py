@@ -23,7 +23,7 @@ def check_config(config: Mapping[str, Any]) -> None:
     trainer's sequence length at least the orchestrator's, the GPU split within one node,
     LoRA with a filesystem weight broadcast, and an opd teacher off the policy's port.
     """
-    _check_finite(config, "")
+    check_finite(config, "")
     check_keys(config)
     for table in ("trainer", "orchestrator"):
         if not isinstance(config.get(table), dict):
@@ -52,7 +52,7 @@ def check_config(config: Mapping[str, Any]) -> None:
 INT64 = (-(2**63), 2**63 - 1)
 
 
-def _check_finite(node: Any, at: str) -> None:
+def check_finite(node: Any, at: str) -> None:
     """Refuse NaN and infinities anywhere (``--set trainer.optim.lr=nan``): TOML can spell
     them, but no prime-rl knob means anything by them; and integers past 64 bits, which a
     TOML reader must refuse (``--steps 10**23``)."""
@@ -62,10 +62,10 @@ def _check_finite(node: Any, at: str) -> None:
         raise UsageError(f"{at}: {node} does not fit a TOML integer (64 bits)")
     if isinstance(node, Mapping):
         for key, value in node.items():
-            _check_finite(value, f"{at}.{key}" if at else str(key))
+            check_finite(value, f"{at}.{key}" if at else str(key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            _check_finite(value, f"{at}[{i}]")
+            check_finite(value, f"{at}[{i}]")
 
 
 def _check_shared(config: Mapping[str, Any]) -> None:

@@ -62,9 +62,13 @@ class AdaResult:
 def _int_knob(value: object, name: str, low: int, default: int, rule: str) -> None:
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
     if not ok:
-        raise UsageError(f"{name} must be an integer {rule} (default {default}), got {value!r}")
+        raise UsageError(
+            f"{name} must be an integer {rule} (default {default}), got {value!r}", knob=name
+        )
     if value > _MAX_DRAWS:  # type: ignore[operator]
-        raise UsageError(f"{name} must be at most {_MAX_DRAWS} (draws per task), got {value!r}")
+        raise UsageError(
+            f"{name} must be at most {_MAX_DRAWS} (draws per task), got {value!r}", knob=name
+        )
 
 
 #: Most draws a round or a selection may name: the counts are int64 columns, and past this
@@ -88,13 +92,17 @@ class ReinforceAda:
         _int_knob(self.max_rounds, "max_rounds", 1, 4, ">= 1")
         if self.exit not in EXITS:
             raise UsageError(
-                f"exit must be balanced or positive (default balanced), got {self.exit!r}"
+                f"exit must be balanced or positive (default balanced), got {self.exit!r}",
+                knob="exit",
             )
         t = self.pass_threshold
         if t is not None and (
             isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)
         ):
-            raise UsageError(f"pass_threshold must be a finite number (default 1.0), got {t!r}")
+            raise UsageError(
+                f"pass_threshold must be a finite number (default 1.0), got {t!r}",
+                knob="pass_threshold",
+            )
 
     def retire_expr(self) -> pl.Expr:
         """The retirement rule over per-task columns ``right`` and ``wrong``."""

@@ -241,7 +241,8 @@ class BPCO(TwoStep):
         if not lo < hi:
             raise UsageError(
                 f"reward_range must be LO,HI with LO < HI (default {REWARD_RANGE}); "
-                f"got {tuple(reward_range)!r}"
+                f"got {tuple(reward_range)!r}",
+                knob="reward_range",
             )
         self.reward_range = (lo, hi)
         self.needs = Needs(fields=("values",), values=ValueRule(lo, hi))

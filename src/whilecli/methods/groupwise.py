@@ -133,7 +133,7 @@ class GroupwiseResult:
 
 def _knob(ok: bool, name: str, rule: str, default: object, value: object) -> None:
     if not ok:
-        raise UsageError(f"{name} must be {rule} (default {default}), got {value!r}")
+        raise UsageError(f"{name} must be {rule} (default {default}), got {value!r}", knob=name)
 
 
 @dataclass(frozen=True)

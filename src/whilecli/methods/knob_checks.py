@@ -13,7 +13,7 @@ from whilecli.errors import UsageError
 
 
 def _refuse(knob: str, default: Any, value: Any, rule: str) -> UsageError:
-    return UsageError(f"{knob} must be {rule} (default {default}); got {value!r}")
+    return UsageError(f"{knob} must be {rule} (default {default}); got {value!r}", knob=knob)
 
 
 def number(knob: str, value: Any, default: Any, *, allow_inf: bool = False) -> float:

@@ -113,10 +113,14 @@ class RewardModel:
         if t is not None and (
             isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)
         ):
-            raise UsageError(f"pass_threshold must be a finite number (default 1.0), got {t!r}")
+            raise UsageError(
+                f"pass_threshold must be a finite number (default 1.0), got {t!r}",
+                knob="pass_threshold",
+            )
         if self.pairing not in PAIRINGS:
             raise UsageError(
-                f"pairing must be matched or all (default matched), got {self.pairing!r}"
+                f"pairing must be matched or all (default matched), got {self.pairing!r}",
+                knob="pairing",
             )
 
     def pairs(self, rows: pl.DataFrame | Table) -> PairsResult:

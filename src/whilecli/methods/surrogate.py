@@ -365,7 +365,9 @@ WEIGHT_TEXT = {
 
 def knob_error(method: str, knob: str, default: Any, value: Any, rule: str) -> UsageError:
     """The one-line refusal of a knob: its name, the rule, its default and the value."""
-    return UsageError(f"{method}: {knob} must be {rule} (default {default!r}), got {value!r}")
+    return UsageError(
+        f"{method}: {knob} must be {rule} (default {default!r}), got {value!r}", knob=knob
+    )
 
 
 def number_knob(method: str, knob: str, default: float | None, value: Any) -> float:
