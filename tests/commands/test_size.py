@@ -166,6 +166,32 @@ def test_identical_runs_get_a_range_not_a_point() -> None:
     assert got.low is not None and got.high is not None
     # normal theory for the same quantiles: n·χ²(q)/199 at q = 0.025, 0.975 → about 159, 239
     assert 150 < got.low < 170 and 230 < got.high < 250
+    assert got.from_draws is not None and "no paired task's pass rate moved" in got.from_draws
+
+
+@given(moved=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), min_size=3, max_size=40))
+@settings(max_examples=60, deadline=None)
+def test_the_report_says_when_the_draws_noise_gives_the_sd(
+    moved: list[tuple[int, int]],
+) -> None:
+    """The sd is the larger of the differences' own and the draws' noise (a plain loop here);
+    where the noise is the larger the size says so, and that none moved where none did."""
+    before = tasks([(a, 8) for a, _ in moved])
+    after = tasks([(b, 8) for _, b in moved])
+    got = paired_size(before, after, 0.05, draws=50)
+    d = [(b - a) / 8 for a, b in moved]
+    mean = sum(d) / len(d)
+    own = (sum((x - mean) ** 2 for x in d) / (len(d) - 1)) ** 0.5
+
+    def floor(c: int) -> float:  # the draws' noise of a task seen at c of 8, Beta(1, 1)
+        p = (c + 1) / 10
+        return p * (1 - p) / 8
+
+    noise = (sum(floor(a) + floor(b) for a, b in moved) / len(d)) ** 0.5
+    assert got.sd == pytest.approx(max(own, noise), abs=1e-12)
+    assert (got.from_draws is not None) == (own < got.sd * (1 - 1e-9))
+    if got.from_draws is not None:
+        assert ("moved" in got.from_draws) == all(x == 0 for x in d)
 
 
 @given(

@@ -69,6 +69,10 @@ def _validate(effect: float, base: float, k: int, power: float, alpha: float) ->
             )
 
 
+#: Beside the sd where the draws' noise gives it (:attr:`MeasuredSize.from_draws`).
+DRAWS_NOISE = " (the draws' noise: see the note)"
+
+
 def size_report(
     holdout: Any,
     measured: Any | None,
@@ -109,13 +113,17 @@ def size_report(
         lines = [
             f"Hold out {m.n} tasks {rng} to see a gain of {h.effect:g} in pass@1 {design}, "
             f"measured on {m.paired_tasks} paired tasks: sd {num(m.sd)} of the per-task "
-            f"differences, half-width {num(m.half_width)}.",
+            f"differences{'' if m.from_draws is None else DRAWS_NOISE},"
+            f" half-width {num(m.half_width)}.",
             f"Assumed, without the dumps: {h.n} tasks (k={h.k} rollouts each) {assumed}",
         ]
         if pairing is not None:
             lines.insert(1, f"Tasks: {pairing.words('before', 'after')}.")
+
     columns = textstyle.width(sys.stdout)
     wrapped = [w for line in lines for w in textstyle.wrap(line, columns)]
+    if measured is not None and measured.from_draws is not None:
+        wrapped += textstyle.said("note", [measured.from_draws], columns)
     wrapped += textstyle.said("warning", warnings, columns)
     return "\n".join(wrapped) + "\n"
 

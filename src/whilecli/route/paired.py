@@ -101,6 +101,10 @@ class MeasuredSize:
     alpha: float
     paired_tasks: int
     why_no_range: str | None = None
+    #: Where the draws' noise, not the per-task differences, gives the sd: what it says of
+    #: the differences (none moved: two identical dumps, or one run read twice; or they vary
+    #: less than k draws of each task can tell). None: the differences give it.
+    from_draws: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -135,12 +139,13 @@ def measured_size(
     if sd is None:
         raise InputError(f"{total} paired task(s): a measured sd needs at least 2")
     n = size_for_sd(sd, effect, power, alpha)
+    from_draws = _from_draws(values, counts, sd)
     from scipy import stats as sps
 
     half = float(sps.norm.ppf(1 - alpha / 2)) * sd / math.sqrt(n)
     if total < stats.MIN_CI_TASKS:
         why = f"{total} paired tasks: a range needs {stats.MIN_CI_TASKS}"
-        return MeasuredSize(n, None, None, sd, half, effect, power, alpha, total, why)
+        return MeasuredSize(n, None, None, sd, half, effect, power, alpha, total, why, from_draws)
     rng = np.random.default_rng(seed)
     sizes = np.empty(draws, dtype=np.float64)
     per_chunk = max(1, _CHUNK_CELLS // max(1, values.size))
@@ -156,7 +161,24 @@ def measured_size(
         sizes[start:stop] = np.maximum(2.0, np.ceil(scaled))
     ordered = np.sort(sizes)
     low, high = int(ordered[int(0.025 * draws)]), int(ordered[int(0.975 * draws) - 1])
-    return MeasuredSize(n, low, high, sd, half, effect, power, alpha, total)
+    return MeasuredSize(n, low, high, sd, half, effect, power, alpha, total, None, from_draws)
+
+
+def _from_draws(values: np.ndarray, counts: np.ndarray, sd: float) -> str | None:
+    """What the per-task differences say where the draws' noise gives the sd (above their
+    own sd, :func:`sample_sd` without the floor), or None where they give it."""
+    observed = sample_sd(values, counts)
+    if observed is None or observed >= sd * (1 - 1e-9):  # the larger, up to rounding
+        return None
+    if not np.any(values):
+        return (
+            "no paired task's pass rate moved (two identical dumps, or one run read twice):"
+            " the sd is the draws' noise, what two independent runs of one model differ by"
+        )
+    return (
+        f"the per-task differences vary less (sd {observed:.2g}) than the draws' noise"
+        " says two runs of one model would: the sd is that noise"
+    )
 
 
 def floor_error(tasks: int, draws: int, seed: int) -> np.ndarray:
