@@ -70,6 +70,7 @@ def reference_summary(rows: list[dict[str, Any]], threshold: float) -> dict[str,
                 "reward_sum": 0.0,
                 "reward_sumsq": 0.0,
                 "models": defaultdict(int),
+                "model_passes": defaultdict(int),
             },
         )
         passed = r["reward"] >= threshold
@@ -86,6 +87,7 @@ def reference_summary(rows: list[dict[str, Any]], threshold: float) -> dict[str,
         version = model if model is not None and "@" in model else None
         name = model.split("@")[0] if model is not None else None
         t["models"][(name, version)] += 1
+        t["model_passes"][(name, version)] += passed
     return out
 
 
@@ -102,6 +104,8 @@ def assert_matches_reference(frame: pl.DataFrame, rows: list[dict], threshold: f
         assert math.isclose(line["reward_sumsq"], want["reward_sumsq"], abs_tol=1e-9)
         got = {(m["model"], m["policy_version"]): m["rows"] for m in line["models"]}
         assert got == dict(want["models"])
+        passes = {(m["model"], m["policy_version"]): m["passes"] for m in line["models"]}
+        assert passes == dict(want["model_passes"])
         keys = [(m["model"] is None, m["model"] or "", m["policy_version"] is None,
                  m["policy_version"] or "") for m in line["models"]]  # fmt: skip
         assert keys == sorted(keys)
@@ -270,11 +274,11 @@ def test_hand_computed_summary(tmp_path: Path) -> None:
     assert (a["truncated_passes"], a["partial_rows"]) == (1, 1)
     assert (a["reward_sum"], a["reward_sumsq"]) == (1.5, 1.25)
     assert a["models"] == [
-        {"model": "M", "policy_version": "M@1", "rows": 1},
-        {"model": "M", "policy_version": "M@2", "rows": 2},
+        {"model": "M", "policy_version": "M@1", "rows": 1, "passes": 1},
+        {"model": "M", "policy_version": "M@2", "rows": 2, "passes": 1},
     ]
     assert (b["n"], b["passes"], b["truncated_known"]) == (1, 1, 0)
-    assert b["models"] == [{"model": None, "policy_version": None, "rows": 1}]
+    assert b["models"] == [{"model": None, "policy_version": None, "rows": 1, "passes": 1}]
 
 
 # --- real dumps: other formats, reader notes, sources that differ between files ------------

@@ -171,7 +171,8 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     rate = groups["passes"] / groups["n"]
     at0 = int((groups["passes"] == 0).sum())
     at1 = int((groups["passes"] == groups["n"]).sum())
-    split = total - at0 - at1
+    across = _split_across(pool, groups)
+    split = total - at0 - at1 - across
     in_band = int(((rate >= low - TOL) & (rate <= high + TOL) & (rate > 0) & (rate < 1)).sum())
     rows = int(groups["n"].sum())
     measured: dict[str, object] = {
@@ -180,6 +181,7 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
         "tasks_at_0": at0,
         "tasks_at_1": at1,
         "split_tasks": split,
+        **({"split_across_writers": across} if across else {}),
         "floor_share": stats.wilson(at0, total, n_rows=rows),
         "split_share": stats.wilson(split, total, n_rows=rows),
         "in_band_share": stats.wilson(in_band, total, n_rows=rows),
@@ -198,9 +200,10 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     measured["band"] = "mixed"
     share = split / total
     if split == 0:
+        across_words = f", {across} split only across writers" if across else ""
         why = (
-            f"no group splits: no gradient ({at0} grouped tasks at 0, {at1} at 1); more draws "
-            "per task, or what the tasks at 0 and at 1 need"
+            f"no group splits: no gradient ({at0} grouped tasks at 0, {at1} at 1"
+            f"{across_words}); more draws per task, or what the tasks at 0 and at 1 need"
         )
         need = band_need(groups, split, options)
         measured["need"] = need
@@ -216,6 +219,15 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["need"] = need
         warnings.append(few_split_warning(split, total, need, options))
     return CheckResult("band", title, Status.PASS, why, measured, None, warnings)
+
+
+def _split_across(pool: Pool, groups: pl.DataFrame) -> int:
+    """Grouped tasks that split only across writers (:attr:`Pool.split_across`): no group
+    of one policy's draws splits in them, so they are not split tasks."""
+    across = pool.split_across
+    if across is None or across.len() == 0:
+        return 0
+    return groups.filter(pl.col("task_id").is_in(across.implode())).height
 
 
 def need_words(need: Mapping[str, object]) -> str:

@@ -1015,7 +1015,9 @@ def _forced(findings: list[Finding], provisional: bool, why: str | None) -> tupl
         return provisional, why
     rows = "provisional: the rows show " + "; and ".join(forced) + "."
     said = rows[len("provisional: ") :]  # a file or model named in it keeps its case
-    return True, rows if why is None else f"{why} {said[:1].upper()}{said[1:]}"
+    if why is None:  # more tasks like these would show the same: no count settles it
+        return True, f"{rows} No task count alone would make it firm."
+    return True, f"{why} {said[:1].upper()}{said[1:]}"
 
 
 #: Routes that split tasks decide: the band's need and its warning about few of them are

@@ -151,6 +151,11 @@ class Pool:
     models: dict[str | None, int]
     versions: dict[str | None, int]
     source: Rows
+    #: Tasks whose rows come from several writers (models, policy versions) and split only
+    #: across them: each writer's rows of the task all pass or all fail, so no group of one
+    #: policy's draws splits (:func:`whilecli.route.pool.split_across_writers`). None: one
+    #: writer, or not measured (a summary).
+    split_across: pl.Series | None = None
 
     @property
     def n_tasks(self) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.modelid import model_key
 from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
 from whilecli.route.model import Pool, Rows
@@ -197,10 +198,70 @@ def summarize(rows: Rows) -> Pool:
         tasks = tasks.drop(*POSITIONS)  # rows that carry no positions: the counts alone
     models = writers.group_by("model").agg(pl.col("rows").sum())
     versions = writers.group_by("policy_version").agg(pl.col("rows").sum())
-    return Pool(
+    pool = Pool(
         tasks=tasks,
         rows=int(tasks["n"].sum()) if tasks.height else 0,
         models=_counts(models, "model"),
         versions=_counts(versions, "policy_version"),
         source=rows,
     )
+    models = several_writers(pool)
+    if models is not None:
+        pool.split_across = split_across_writers(rows.frame, rows.paths, models)
+    return pool
+
+
+def split_across_writers(
+    frame: pl.LazyFrame, paths: Sequence[str], models: Sequence[str] = ()
+) -> pl.Series:
+    """The tasks whose rows split only across writers: rows of two or more (model, policy
+    version) pairs, passes and fails both, and no pair's rows of the task holding both. A
+    group-relative advantage compares one policy's draws of a prompt (an async sampler
+    draws a group with one copy of the policy), so such a task gives no group that splits:
+    one copy passing where another fails is no gradient (DESIGN section 2, check 3). A query
+    of its own over the rows, made only where the pool has several writers; ``models``, the
+    names the rows write, each read as its model (one model in two spellings is one)."""
+    cells = frame.group_by("task_id", *WRITER).agg(
+        pl.len().cast(pl.Int64).alias("n"),
+        pl.col("passed").fill_null(False).sum().cast(pl.Int64).alias("passes"),
+    )
+    return across_writers(cells, paths, models)
+
+
+def across_writers(
+    cells: pl.LazyFrame, paths: Sequence[str], models: Sequence[str] = ()
+) -> pl.Series:
+    """:func:`split_across_writers` from rows and passes per (task, model, policy version):
+    the columns ``task_id``, ``model``, ``policy_version``, ``n``, ``passes``."""
+    keys = {m: model_key(m) for m in models}
+    cells = (
+        cells.with_columns(pl.col("model").replace(keys))
+        .group_by("task_id", *WRITER)
+        .agg(pl.col("n").sum(), pl.col("passes").sum())
+    )
+    inner = (pl.col("passes") > 0) & (pl.col("passes") < pl.col("n"))
+    per_task = cells.group_by("task_id").agg(
+        pl.len().alias("writers"),
+        pl.col("n").sum(),
+        pl.col("passes").sum(),
+        inner.any().alias("inner"),
+    )
+    across = per_task.filter(
+        (pl.col("writers") >= 2)
+        & (pl.col("passes") > 0)
+        & (pl.col("passes") < pl.col("n"))
+        & ~pl.col("inner")
+    ).select("task_id")
+    (table,) = collect_counts([across], paths)
+    return table["task_id"]
+
+
+def several_writers(pool: Pool) -> list[str] | None:
+    """The model names the pool's rows write where they name two or more models or policy
+    versions (whose tasks may split only across them, :func:`split_across_writers`); None
+    where they name one writer."""
+    named_models = sorted(m for m in pool.models if m is not None)
+    named_versions = {v for v in pool.versions if v is not None}
+    if len({model_key(m) for m in named_models}) > 1 or len(named_versions) > 1:
+        return named_models
+    return None

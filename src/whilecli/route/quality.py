@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import polars as pl
+
 from whilecli.route.model import CheckResult, Finding, Pool, Rate
 from whilecli.route.stats import TOL
 
@@ -37,6 +39,8 @@ PROVISIONAL_KINDS = (
     "teacher_prompts_decide",
     "teacher_mixes_student",
     "credit_beside_the_band",
+    "split_across_writers",
+    "singles_beside_the_band",
 )
 
 
@@ -146,6 +150,8 @@ def findings(
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
     out += _coverage(pool)
     out += _credit_beside_the_band(pool, found.get("band"))
+    out += _split_across_writers(found.get("band"))
+    out += _singles_beside_the_band(pool, found.get("band"))
     if facts.cut_partial:
         out.append(
             Finding(
@@ -203,6 +209,55 @@ def _credit_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findin
             f"their rewards differ from the others' in their groups: the {state} rests on the"
             " threshold, so the verdict is provisional; pass --pass-threshold T to say what"
             " passes",
+        )
+    ]
+
+
+def _split_across_writers(band: CheckResult | None) -> list[Finding]:
+    """Grouped tasks whose passes and fails come from different writers (an older copy's
+    rows all fail, the newer copy's all pass): they split as a pool, no group of one
+    policy's draws does, so the band does not count them as split (firm GRPO on 200 such
+    tasks of 200 before)."""
+    across = int(band.measured.get("split_across_writers", 0)) if band is not None else 0
+    if not across:
+        return []
+    return [
+        Finding(
+            "split_across_writers",
+            across,
+            f"{across} grouped task{'s' if across != 1 else ''} split only across writers:"
+            " each model or policy version's rows of the task all pass or all fail",
+            "a group compares one policy's draws, so they are not counted as split tasks;"
+            " the pooled rates mix policies, and the verdict is provisional (--by"
+            " policy_version routes each apart)",
+        )
+    ]
+
+
+def _singles_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """Tasks of one row, which the band leaves out, that contradict a floor (some pass) or a
+    saturated band (some fail): the band is the grouped tasks', not the pool's (a pool of
+    2000 one-row tasks passing at 0.5 beside 700 re-drawn tasks that all fail read as a
+    firm floor)."""
+    state = band.measured.get("band") if band is not None else None
+    if state not in ("floor", "saturated"):
+        return []
+    singles = pool.tasks.filter(pl.col("n") == 1)
+    if singles.height == 0:
+        return []
+    passes = int(singles["passes"].sum())
+    against = passes if state == "floor" else singles.height - passes
+    if against == 0:
+        return []
+    word = "pass" if state == "floor" else "fail"
+    return [
+        Finding(
+            "singles_beside_the_band",
+            against,
+            f"{against} of {singles.height} tasks of one row {word}; the band is {state}"
+            " over the grouped tasks only",
+            f"the {state} is the grouped tasks', not the pool's: the verdict is provisional;"
+            " draw the one-row tasks again (k ≥ 2) to measure them",
         )
     ]
 

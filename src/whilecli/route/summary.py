@@ -42,7 +42,14 @@ from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
-from whilecli.route.pool import TASK_COLUMNS, _counts, add_counts, task_aggregates
+from whilecli.route.pool import (
+    TASK_COLUMNS,
+    _counts,
+    across_writers,
+    add_counts,
+    several_writers,
+    task_aggregates,
+)
 from whilecli.route.summary_header import (
     FORMAT_VERSION,
     HEADER_KEY,
@@ -77,7 +84,12 @@ __all__ = [
 #: Integer columns: every per-task count, summed on merge.
 COUNT_COLUMNS = (*TASK_COLUMNS, "partial_rows")
 SUM_COLUMNS = ("reward_sum", "reward_sumsq")
-MODEL_FIELDS = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
+MODEL_FIELDS = {
+    "model": pl.String(),
+    "policy_version": pl.String(),
+    "rows": pl.Int64(),
+    "passes": pl.Int64(),  # null in summaries written before writers' passes were kept
+}
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "task_id": pl.String(),
     **{c: pl.Int64() for c in COUNT_COLUMNS},
@@ -100,9 +112,13 @@ def _collapse(tasks: pl.LazyFrame, models: pl.LazyFrame, files: Sequence[str]) -
         *(pl.col(c).sum().cast(pl.Float64) for c in SUM_COLUMNS),
     )
     keys = ["task_id", "model", "policy_version"]
-    cells = models.group_by(keys).agg(pl.col("rows").cast(pl.Int128).sum())
+    passes = pl.col("passes")
+    cells = models.group_by(keys).agg(
+        pl.col("rows").cast(pl.Int128).sum(),
+        pl.when(passes.null_count() == 0).then(passes.cast(pl.Int128).sum()),
+    )
     nested = (
-        _int64_counts(_collect(cells, files), ["rows"], files)
+        _int64_counts(_collect(cells, files), ["rows", "passes"], files)
         .sort(keys, nulls_last=True)
         .group_by("task_id", maintain_order=True)
         .agg(models=pl.struct(*MODEL_FIELDS))
@@ -163,10 +179,12 @@ def summary_frame(rows: Rows) -> pl.DataFrame:
         cells = table if cells is None else add_counts([cells, table], key)
     assert cells is not None
     if cells["task_id"].n_unique() == cells.height:  # one writer per task: already summed
-        model = pl.struct("model", "policy_version", pl.col("n").alias("rows"))
+        model = pl.struct("model", "policy_version", pl.col("n").alias("rows"), "passes")
         one = cells.sort("task_id").with_columns(models=pl.concat_list(model))
         return one.select(list(SUMMARY_SCHEMA)).cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
-    models = cells.lazy().select("task_id", "model", "policy_version", pl.col("n").alias("rows"))
+    models = cells.lazy().select(
+        "task_id", "model", "policy_version", pl.col("n").alias("rows"), "passes"
+    )
     return _collapse(cells.lazy(), models, rows.paths)
 
 
@@ -506,7 +524,7 @@ def pool_from_summary(
         reward_range=reward_range_of(header.inputs),
     )
     writers = frame.select("models").explode("models").unnest("models")
-    return Pool(
+    pool = Pool(
         tasks=frame.select("task_id", *TASK_COLUMNS),
         rows=rows,
         models=_counts(writers.group_by("model").agg(pl.col("rows").sum()), "model"),
@@ -515,6 +533,12 @@ def pool_from_summary(
         ),
         source=source,
     )
+    models = several_writers(pool)
+    cells = frame.select("task_id", "models").explode("models").unnest("models")
+    if models is not None and cells["passes"].null_count() == 0:  # else: not kept, unknown
+        cells = cells.rename({"rows": "n"})
+        pool.split_across = across_writers(cells.lazy(), names, models)
+    return pool
 
 
 def _judged(header: Header, rows: int) -> JudgeScan | None:
