@@ -33,6 +33,7 @@ from whilecli.io.formats import (
     alpaca_eval,
     areal,
     arena_hard,
+    art,
     atropos,
     bfcl,
     braintrust,
@@ -54,6 +55,7 @@ from whilecli.io.formats import (
     openrlhf,
     prime_rl,
     promptfoo,
+    rllm,
     roll,
     slime,
     swebench,
@@ -61,6 +63,7 @@ from whilecli.io.formats import (
     tau2,
     tinker,
     verl,
+    vlmevalkit,
 )
 
 #: Keys of an object that may hold the rows of a one-document file.
@@ -152,6 +155,8 @@ def is_sidecar(doc: Any) -> str | None:
         return "a run manifest (it names the results.jsonl beside it and how it was run)"
     if harbor.is_job(doc):
         return "a Harbor job summary (its trials' result.json files beside it are the rows)"
+    if rllm.is_batch_summary(doc):
+        return "an rLLM batch_summary.json (the episode files beside it are the rows)"
     if doc and all("/" in k and isinstance(v, (int, float)) for k, v in doc.items()):
         # SkyRL's aggregated_results.jsonl, a trainer's logged metrics: eval/<data>/avg_score
         return "a summary of metrics (numbers named like eval/DATA/METRIC), not graded rows"
@@ -220,6 +225,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return tau2.convert_simulation(doc, path, name)
     if harbor.is_trial(doc):
         return harbor.convert(doc, name)
+    if rllm.is_episode(doc):
+        return rllm.convert(doc, name)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
     if swebench.is_instance_report(doc):
@@ -470,6 +477,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return evalscope.convert(rows(), path, name)
     if atropos.is_group(first):
         return atropos.convert(rows(), name)
+    if art.is_group(first):
+        return art.convert(rows(), path, name)
     if openai_evals.is_log(first):
         return openai_evals.convert(rows(), name)
     if openai_eval_runs.is_item(first):
@@ -516,6 +525,10 @@ def convert_table(data: bytes, name: str, separator: str) -> Converted:
     table = tables.convert(data, name, separator)
     if table.rows and langsmith.is_flat(table.rows[0]):
         return langsmith.from_flat(zip(table.positions, table.rows, strict=True), name)
+    if table.rows and vlmevalkit.is_result(table.rows[0]):
+        return vlmevalkit.convert(table, name)
+    if table.rows and vlmevalkit.is_accuracy(table.rows[0]):
+        raise vlmevalkit.refuse_accuracy(name)
     return table
 
 
