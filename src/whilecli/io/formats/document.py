@@ -46,6 +46,7 @@ from whilecli.io.formats import (
     helm,
     inspect_ai,
     langsmith,
+    livebench,
     livecodebench,
     lm_eval,
     open_instruct,
@@ -512,6 +513,8 @@ def _judged_lines(first: dict[str, Any], rows: Any, name: str) -> Converted | No
         return verl.convert(rows(), name)
     if fastchat.is_single(first):
         return fastchat.convert(rows(), name)
+    if livebench.is_judgment(first):
+        return livebench.convert(rows(), name)
     if arena_hard.is_judgment(first):
         return arena_hard.convert(rows(), name)
     if fastchat.is_pair(first):

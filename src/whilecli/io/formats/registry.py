@@ -318,6 +318,19 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "livebench",
+        "LiveBench ground-truth judgments:"
+        " data/live_bench/<category>/<task>/model_judgment/ground_truth_judgment.jsonl",
+        "lines with question_id, task, model, score, turn, tstamp and category, no judge",
+        {
+            "task_id": "question_id (each model answered once)",
+            "reward": "score (partial credit on some tasks: pass --pass-threshold)",
+            "truncated": "not recorded",
+            "model": "model (one file holds every scored model: --by model)",
+            "env": "task",
+        },
+    ),
+    FormatInfo(
         "arena-hard",
         "Arena-Hard-Auto judgments: model_judgment/<judge>/<model>.jsonl",
         "lines with question_id or uid, model, a judge name and games[] of verdict labels",
@@ -581,5 +594,5 @@ CONVERTED = frozenset(
     | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs", "slime"}
     | {"braintrust", "langsmith"}
     | {"openrlhf", "areal", "roll", "bfcl"}
-    | {"rllm", "art", "vlmevalkit"}
+    | {"rllm", "art", "vlmevalkit", "livebench"}
 )
