@@ -277,7 +277,7 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
                 notes = [f"rows read from the document's {key!r} list"]
                 origins = {"model": f"the document's {where}"} if model else {}
                 return Converted("json", rows, origins, notes, positions=entries(len(rows), key))
-    summary = summary_of(doc)
+    summary = summary_of(doc) or swebench.swe_agent_file(doc)
     if summary is not None:
         raise Summary(summary)
     whose = is_sidecar(doc)
