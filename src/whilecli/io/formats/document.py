@@ -33,6 +33,7 @@ from whilecli.io.formats import (
     alpaca_eval,
     areal,
     arena_hard,
+    art,
     atropos,
     bfcl,
     braintrust,
@@ -45,6 +46,7 @@ from whilecli.io.formats import (
     helm,
     inspect_ai,
     langsmith,
+    livebench,
     livecodebench,
     lm_eval,
     open_instruct,
@@ -54,6 +56,7 @@ from whilecli.io.formats import (
     openrlhf,
     prime_rl,
     promptfoo,
+    rllm,
     roll,
     slime,
     swebench,
@@ -61,6 +64,7 @@ from whilecli.io.formats import (
     tau2,
     tinker,
     verl,
+    vlmevalkit,
 )
 
 #: Keys of an object that may hold the rows of a one-document file.
@@ -152,6 +156,8 @@ def is_sidecar(doc: Any) -> str | None:
         return "a run manifest (it names the results.jsonl beside it and how it was run)"
     if harbor.is_job(doc):
         return "a Harbor job summary (its trials' result.json files beside it are the rows)"
+    if rllm.is_batch_summary(doc):
+        return "an rLLM batch_summary.json (the episode files beside it are the rows)"
     if doc and all("/" in k and isinstance(v, (int, float)) for k, v in doc.items()):
         # SkyRL's aggregated_results.jsonl, a trainer's logged metrics: eval/<data>/avg_score
         return "a summary of metrics (numbers named like eval/DATA/METRIC), not graded rows"
@@ -220,6 +226,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return tau2.convert_simulation(doc, path, name)
     if harbor.is_trial(doc):
         return harbor.convert(doc, name)
+    if rllm.is_episode(doc):
+        return rllm.convert(doc, name)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
     if swebench.is_instance_report(doc):
@@ -269,7 +277,7 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
                 notes = [f"rows read from the document's {key!r} list"]
                 origins = {"model": f"the document's {where}"} if model else {}
                 return Converted("json", rows, origins, notes, positions=entries(len(rows), key))
-    summary = summary_of(doc)
+    summary = summary_of(doc) or swebench.swe_agent_file(doc)
     if summary is not None:
         raise Summary(summary)
     whose = is_sidecar(doc)
@@ -470,6 +478,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return evalscope.convert(rows(), path, name)
     if atropos.is_group(first):
         return atropos.convert(rows(), name)
+    if art.is_group(first):
+        return art.convert(rows(), path, name)
     if openai_evals.is_log(first):
         return openai_evals.convert(rows(), name)
     if openai_eval_runs.is_item(first):
@@ -503,6 +513,8 @@ def _judged_lines(first: dict[str, Any], rows: Any, name: str) -> Converted | No
         return verl.convert(rows(), name)
     if fastchat.is_single(first):
         return fastchat.convert(rows(), name)
+    if livebench.is_judgment(first):
+        return livebench.convert(rows(), name)
     if arena_hard.is_judgment(first):
         return arena_hard.convert(rows(), name)
     if fastchat.is_pair(first):
@@ -516,6 +528,10 @@ def convert_table(data: bytes, name: str, separator: str) -> Converted:
     table = tables.convert(data, name, separator)
     if table.rows and langsmith.is_flat(table.rows[0]):
         return langsmith.from_flat(zip(table.positions, table.rows, strict=True), name)
+    if table.rows and vlmevalkit.is_result(table.rows[0]):
+        return vlmevalkit.convert(table, name)
+    if table.rows and vlmevalkit.is_accuracy(table.rows[0]):
+        raise vlmevalkit.refuse_accuracy(name)
     return table
 
 

@@ -33,7 +33,7 @@ AT_K = re.compile(r"@(\d+)\b")
 #: Keys of a sample row that are not metrics.
 ROW_KEYS = frozenset(
     {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics"}
-    | {"doc_hash", "prompt_hash", "target_hash"}
+    | {"doc_hash", "prompt_hash", "target_hash", "input", "token_counts"}
 )
 #: The per-doc fraction of k samples that pass (``pass@1`` of HF ``code_eval``).
 FRACTION = "pass@1"
@@ -155,7 +155,45 @@ def needs_conversion(first: dict[str, Any], path: Any) -> bool:
         any(over(n) for n in names)
         or over(first.get("filter")) is not None
         or (k is not None and FRACTION in names)
+        or (
+            _scored(first) is not None
+            and not any(first.get(n) is not None and _number(first.get(n)) for n in names)
+        )
     )
+
+
+def _scored(row: dict[str, Any]) -> str | None:
+    """The metric whose value is an object holding a numeric ``score`` (lmms-eval's
+    ``process_results``, e.g. MME's ``{"mme_percetion_score": {"question_id", "category",
+    "score"}}``: the object goes to the task's aggregation function, its ``score`` is this
+    sample's grade); None where the row holds none, or several."""
+    found = [
+        key
+        for key, value in row.items()
+        if key not in ROW_KEYS
+        and isinstance(value, dict)
+        and _number(value.get("score"))
+        and value.get("score") is not None
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _from_scored(chosen: list[tuple[int, dict[str, Any]]], name: str) -> Converted | None:
+    """Rows whose grade is the ``score`` inside a metric object (lmms-eval), one rollout per
+    doc, the metric named per row (MME files each row under its category's metric); None
+    where some row holds no such object."""
+    out: list[dict[str, Any]] = []
+    metrics: list[str] = []
+    for _, row in chosen:
+        metric = _scored(row)
+        if metric is None:
+            return None
+        metrics.append(metric)
+        kept = {k: v for k, v in row.items() if k != metric and k != "filter"}
+        out.append({**kept, "reward": row[metric]["score"]})
+    shown = ", ".join(dict.fromkeys(metrics))
+    origins = {"reward": f"{shown}: its score (the metric object of each sample)"}
+    return Converted(NAME, out, origins, positions=[{"line": n} for n, _ in chosen])
 
 
 def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Any, name: str) -> Converted:
@@ -213,6 +251,10 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Any, name: str) ->
                 }
                 out.append({**kept, "metrics": [metric]})
             return Converted(NAME, out, origins, notes, positions=[{"line": n} for n, _ in chosen])
+    scored = _from_scored(chosen, name)
+    if scored is not None:
+        scored.notes[:0] = notes
+        return scored
     shown = ", ".join(aggregates) or "no 0/1 metric"
     raise InputError(
         f"lm-eval: the rows hold no one rollout's grade ({shown}: a metric over several samples"

@@ -152,6 +152,19 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "art",
+        "OpenPipe ART trajectory logs:"
+        " .art/<project>/models/<model>/trajectories/<split>/<step>.jsonl, one group per line",
+        "lines holding only trajectories[], each with reward and messages_and_choices",
+        {
+            "task_id": "a hash of the prompt (messages before the first choice)",
+            "reward": "trajectories[].reward, one rollout per trajectory",
+            "truncated": "the last choice's finish_reason == 'length'",
+            "model": "the models/<model>/ folder",
+            "version": "the step in the file name",
+        },
+    ),
+    FormatInfo(
         "openai-evals",
         "OpenAI evals run logs: a spec line, then one event per line",
         "a first line holding spec with completion_fns or eval_name",
@@ -172,6 +185,20 @@ FORMATS: tuple[FormatInfo, ...] = (
             "reward": "verifier_result.rewards.reward",
             "truncated": "not recorded",
             "model": "agent_info.model_info.name",
+        },
+    ),
+    FormatInfo(
+        "rllm",
+        "rLLM episode logs: episodes/<mode>_step_<N>_epoch_<E>/episode_hash<h>_id<task>_<k>.json,"
+        " one episode per file",
+        "a JSON object with episode_id (or id), is_correct, termination_reason and trajectories",
+        {
+            "task_id": "episode_id before ':' (episodes of one task are rollouts)",
+            "reward": "is_correct",
+            "truncated": "termination_reason in {max_response_length_exceeded,"
+            " max_turns_exceeded}; max_prompt_length_exceeded and error are harness errors",
+            "model": "not recorded",
+            "version": "training_step",
         },
     ),
     FormatInfo(
@@ -288,6 +315,19 @@ FORMATS: tuple[FormatInfo, ...] = (
             "reward": "score (the judge's rating, 1 to 10: pass --pass-threshold); -1 ungraded",
             "truncated": "not recorded",
             "model": "model (one file holds every judged model: --by model)",
+        },
+    ),
+    FormatInfo(
+        "livebench",
+        "LiveBench ground-truth judgments:"
+        " data/live_bench/<category>/<task>/model_judgment/ground_truth_judgment.jsonl",
+        "lines with question_id, task, model, score, turn, tstamp and category, no judge",
+        {
+            "task_id": "question_id (each model answered once)",
+            "reward": "score (partial credit on some tasks: pass --pass-threshold)",
+            "truncated": "not recorded",
+            "model": "model (one file holds every scored model: --by model)",
+            "env": "task",
         },
     ),
     FormatInfo(
@@ -494,6 +534,19 @@ FORMATS: tuple[FormatInfo, ...] = (
         {"*": "as for JSON Lines rows (the alias table); dotted names are not nested"},
     ),
     FormatInfo(
+        "vlmevalkit",
+        "VLMEvalKit result tables: outputs/<model>/<eval id>/<model>_<dataset>_<judge>_result.tsv"
+        " or .csv (PRED_FORMAT=tsv; Excel is not read)",
+        "CSV or TSV rows with index, prediction and hit",
+        {
+            "task_id": "index (one reply per item), within the dataset the file names",
+            "reward": "hit",
+            "truncated": "not recorded",
+            "model": "the outputs/<model>/ folder the file's name begins with",
+            "env": "the file's name: dataset and judge",
+        },
+    ),
+    FormatInfo(
         "trl",
         "TRL completion tables",
         "prompt, completion and step, no task id column",
@@ -541,4 +594,5 @@ CONVERTED = frozenset(
     | {"evalchemy", "verl", "fastchat", "arena-hard", "openai-eval-runs", "slime"}
     | {"braintrust", "langsmith"}
     | {"openrlhf", "areal", "roll", "bfcl"}
+    | {"rllm", "art", "vlmevalkit", "livebench"}
 )

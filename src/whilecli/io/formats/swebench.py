@@ -9,7 +9,14 @@ Per-instance reports (``swebench/harness/run_evaluation.py``: ``run_instance`` w
 ``logs/run_evaluation/<run_id>/<model_name_or_path with / as __>/<instance_id>/report.json``,
 ``get_eval_report``'s ``{instance_id: {"patch_is_None", "patch_exists",
 "patch_successfully_applied", "resolved", "tests_status"}}``): one instance each, resolved or
-not; a folder of them is the run, one rollout per instance, the model its folder."""
+not; a folder of them is the run, one rollout per instance, the model its folder.
+
+SWE-agent writes what the harness grades, never a grade (``SWE-agent/SWE-agent``,
+``sweagent/run/run_batch.py`` and ``sweagent/agent/agents.py``: ``save_trajectory``):
+``<output_dir>/<instance_id>/<instance_id>.traj`` (``trajectory``, ``history``, ``info`` with
+``exit_status`` and ``submission``) and ``preds.json`` (``{instance_id: {"model_name_or_path",
+"instance_id", "model_patch"}}``, the harness's input). Both are refused, saying to pass the
+harness's report instead."""
 
 from __future__ import annotations
 
@@ -100,3 +107,29 @@ def convert_instance(doc: dict[str, Any], path: Any, name: str) -> Converted:
         else "not recorded",
     }
     return Converted("swe-bench", [row], origins, positions=[{"at": f"instance {instance}"}])
+
+
+#: What SWE-agent's files hold, refused when named: no grade until the harness runs.
+UNGRADED = (
+    "run the SWE-bench harness on its preds.json (swebench.harness.run_evaluation"
+    " --predictions_path preds.json) and pass the report it writes (<model>.<run_id>.json)"
+)
+
+
+def swe_agent_file(doc: Any) -> str | None:
+    """What a SWE-agent trajectory or predictions file is, where ``doc`` is one; else None."""
+    if not isinstance(doc, dict) or not doc:
+        return None
+    info = doc.get("info")
+    if (
+        isinstance(doc.get("trajectory"), list)
+        and isinstance(info, dict)
+        and ("exit_status" in info or "submission" in info)
+    ):
+        return (
+            "a SWE-agent trajectory (.traj: the agent's steps, its patch and exit_status), no"
+            f" grade: {UNGRADED}"
+        )
+    if all(isinstance(v, dict) and "model_patch" in v and "instance_id" in v for v in doc.values()):
+        return f"SWE-agent predictions (preds.json: a patch per instance), no grade: {UNGRADED}"
+    return None
