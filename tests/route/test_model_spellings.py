@@ -289,10 +289,42 @@ def test_rows_of_a_quantized_copy_route_to_async_not_sft(
     route = run_route([str(rows)], model=flag)
     on_policy = _check(route, "on_policy")
     assert on_policy.status.value == "fail" and not on_policy.decides, on_policy.why
-    assert "quantized copy" in on_policy.why and "another model" not in on_policy.why
+    assert "at another precision" in on_policy.why and "another model" not in on_policy.why
     assert on_policy.measured["quantized_rows"] == 4 * sum(t % 3 < share for t in range(12))
     assert route.method != "sft" and route.route != "off-policy"
-    assert "a quantized copy wrote rows (Async)" in route.headline
+    assert "a copy at another precision wrote rows (Async)" in route.headline
     teacher = _rows(tmp / "teacher.jsonl", lambda t: copy)
     taught = run_route([str(rows)], teacher=[str(teacher)], model=flag)
     assert _check(taught, "teacher").measured.get("teacher_is_student") is True
+
+
+@settings(max_examples=60)
+@given(model=models(), step=STEPS, root=st.sampled_from(["", "outputs/", "runs/a/"]))
+def test_a_relative_checkpoint_folder_is_a_path(
+    model: tuple[str, str, float], step: int, root: str
+) -> None:
+    """``Qwen3-8B/checkpoint-500`` (one slash, no ``./``) is the model's checkpoint, not
+    the model ``checkpoint-500`` of an organisation ``Qwen3-8B`` (a firm SFT before);
+    ``outputs/checkpoint-500`` names no model."""
+    _, name, size = model
+    kind = f"checkpoint-{step}"
+    found = model_identity(f"{root}{name}/{kind}")
+    assert (found.key, found.step, found.size_b, found.path) == (name.lower(), step, size, True)
+    bare = model_identity(f"outputs/{kind}")
+    assert bare.anonymous and bare.step == step
+
+
+@settings(max_examples=60)
+@given(model=models(), quant=st.sampled_from(["q4_K_M", "Q8_0", "fp16", "bf16"]))
+def test_ollama_tags_and_precisions(model: tuple[str, str, float], quant: str) -> None:
+    """Ollama's ``family:size`` is the model; ``:latest`` adds nothing; a tag or suffix of a
+    precision (``:8b-q4_K_M``, ``-GGUF:Q4_K_M``, ``-bf16``) is its weights at another one."""
+    from whilecli.route.identity import same_weights
+
+    org, name, _ = model
+    family, _, rest = name.partition("-")
+    tagged = f"{family.lower()}:{rest.lower()}"
+    assert same_model(tagged, f"{org}/{name}"), tagged
+    assert same_model(f"{org}/{name}:latest", name)
+    for copy in (f"{tagged}-{quant}", f"hf.co/{org}/{name}-GGUF:{quant}", f"{org}/{name}-{quant}"):
+        assert same_weights(copy, f"{org}/{name}") and not same_model(copy, name), copy

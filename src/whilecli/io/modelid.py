@@ -46,7 +46,8 @@ _MILLIONS = re.compile(r"(?<![A-Za-z0-9.])(\d{2,4})(?:[._pP](\d+))?[mM](?![A-Za-
 #: ``Qwen3-8B-unsloth-bnb-4bit``, ``Qwen3-8B-GGUF``, ``Qwen3-8B-NVFP4``): at least one word
 #: that says a precision (:data:`_PRECISION`); the others only accompany one.
 _PRECISION = (
-    r"awq|gptq|gguf|exl2|bnb|fp8|fp6|fp4|nvfp4|mxfp4|int[248]|w\d{1,2}a\d{1,2}|\d{1,2}bits?"
+    r"awq|gptq|gguf|exl2|bnb|bf16|fp16|fp32|f16|f32|fp8|fp6|fp4|nvfp4|mxfp4|int[248]"
+    r"|w\d{1,2}a\d{1,2}|\d{1,2}bits?"
     r"|quantized|q[2-8](?:_k)?(?:_[msl0-9])?"
 )
 _WITH_PRECISION = r"dynamic|static|g\d{2,3}|mlx|unsloth|marlin|sym|asym|e4m3|e5m2|kv"
@@ -150,6 +151,16 @@ def _precision(name: str) -> tuple[str, str | None]:
     return name[: found.start()], found.group(0)[1:]
 
 
+def _untagged(name: str) -> str:
+    """A name with an Ollama-style ``:tag`` read into it: ``qwen3:8b`` is ``qwen3-8b``,
+    ``qwen3:8b-q4_K_M`` ``qwen3-8b-q4_K_M``, ``Qwen3-8B-GGUF:Q4_K_M`` ``Qwen3-8B-GGUF-Q4_K_M``;
+    ``:latest`` names nothing more than the name."""
+    head, colon, tag = name.partition(":")
+    if not colon or not head or not tag:
+        return name
+    return head if tag.lower() == "latest" else f"{head}-{tag}"
+
+
 def _split_org(part: str) -> tuple[str | None, str]:
     """vf-eval's ``org--name`` folder spelling."""
     if "--" in part:
@@ -171,6 +182,9 @@ def model_identity(text: str) -> ModelId:
         return ModelId(name, org, _size(name), None, True)
     if not parts:
         return ModelId(raw)
+    parts[-1] = _untagged(parts[-1])
+    if not is_path and any(_STEP_DIR.match(p) for p in parts):
+        is_path = True  # a relative checkpoint folder: ``Qwen3-8B/checkpoint-500``
     if not is_path:  # a Hub id or a bare name (either may be vf-eval's org--name)
         org, name = (parts[0], parts[1]) if len(parts) == 2 else _split_org(parts[-1])
         return ModelId(name, org, _size(name))

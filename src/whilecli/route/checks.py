@@ -563,10 +563,10 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         quantized = sum(named[m] for m in copies)
         measured["quantized_rows"], measured["quantized_models"] = quantized, copies
         why = (
-            f"a quantized copy of {base} ({', '.join(copies)}) wrote {quantized} of {pool.rows}"
-            f" rows: its token probabilities are not {base}'s at the trainer's precision; wrap"
-            f" the method in Async with a per-token correction (ipo or icepop), or sample with"
-            f" {base}"
+            f"{quantized} of {pool.rows} rows come from {base}'s weights at another precision"
+            f" ({', '.join(copies)}): their token probabilities are not those of the model the"
+            " trainer holds; wrap the method in Async with a per-token correction (ipo or"
+            f" icepop), or sample with {base} as the trainer holds it"
         )
         return CheckResult("on_policy", title, Status.FAIL, why, measured, None, warnings)
     ids = {v: _version_id(v) for v in versions}
@@ -608,13 +608,16 @@ def _named_as(names: list[str], model: str) -> str:
     """How the teacher's rows name the student: the model you train, or its quantized copy."""
     if any(same_model(m, model) for m in names):
         return f"{model}, the model you train"
-    return f"{', '.join(sorted(names))}, a quantized copy of {model}, the model you train"
+    return (
+        f"{', '.join(sorted(names))}: {model}'s weights at another precision, the model you train"
+    )
 
 
 def sampler_copy(check: CheckResult) -> str:
     """Which copy of the model you train wrote rows where check 6 sends the method to Async:
-    a quantized copy, or an older one."""
-    return "a quantized copy" if "quantized_rows" in check.measured else "an older copy"
+    one at another precision (a quantized copy, or the model a quantized name stands for),
+    or an older one."""
+    return "a copy at another precision" if "quantized_rows" in check.measured else "an older copy"
 
 
 def _version_id(version: object) -> str:
