@@ -344,3 +344,59 @@ def test_a_finish_reason_written_as_a_number_is_unknown(tmp_path: Path, code: An
     rows = [dict(r, finish_reason=code) for r in _pool()]
     report = _route(_write(tmp_path, rows, "jsonl"))
     assert _check(report, "truncated_passes")["status"] == "unknown", report["headline"]
+
+
+@SETTINGS
+@given(
+    flags=st.lists(st.sampled_from([0, 1, None, 2, -1, 0.5, 3.0]), min_size=1, max_size=12),
+    floats=st.booleans(),
+)
+def test_a_numeric_flag_reads_alike_in_every_encoding(
+    tmp_path_factory: Any, flags: list[Any], floats: bool
+) -> None:
+    """A truncation flag of numbers: 0 and 1 as false and true, null unknown, any other
+    number refused at its row naming the field, in a Parquet column of integers or floats
+    (read as true where nonzero before) as in JSON Lines."""
+    tmp = tmp_path_factory.mktemp("flags")
+    rows = _pool()
+    if not floats:  # a column of integers holds none of the fractions
+        flags = [f if f is None or float(f).is_integer() else 1 for f in flags]
+    for i, flag in enumerate(flags):
+        rows[i]["truncated"] = float(flag) if floats and flag is not None else flag
+    bad = next((i for i, f in enumerate(flags) if f not in (0, 1, None)), None)
+    frame = pl.DataFrame(rows, schema_overrides={"truncated": pl.Float64 if floats else pl.Int64})
+    said = {}
+    for fmt in ("jsonl", "parquet"):
+        path = tmp / f"rows.{fmt}"
+        if fmt == "parquet":
+            frame.write_parquet(path)
+        else:
+            path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        out = CliRunner().invoke(app, ["route", str(path), "--format", "json"])
+        if bad is not None:
+            assert out.exit_code == 2 and "field 'truncated'" in out.output, out.output
+            where = f"jsonl:{bad + 1}:" if fmt == "jsonl" else f"row {bad}"
+            assert where in out.output and "Traceback" not in out.output, out.output
+            continue
+        assert out.exit_code in (0, 1), out.output
+        doc = json.loads(out.output)
+        said[fmt] = doc["checks"][0]["measured"]
+    if bad is None:
+        assert said["jsonl"] == said["parquet"]
+        known = sum(f is not None for f in flags)  # the rows after them carry no flag
+        assert said["jsonl"]["rows_with_truncation_recorded"] == known
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_an_empty_flag_is_unknown_not_false(tmp_path: Path, fmt: str) -> None:
+    """``"truncated": ""`` on every row records nothing: check 1 is unknown, not "no row is
+    truncated" (DESIGN section 1: unknown is never false)."""
+    rows = [dict(r, truncated="") for r in _pool()]
+    path = tmp_path / f"rows.{fmt}"
+    if fmt == "parquet":
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    doc = json.loads(CliRunner().invoke(app, ["route", str(path), "--format", "json"]).output)
+    check = doc["checks"][0]
+    assert check["status"] == "unknown" and check["measured"]["rows_with_truncation_recorded"] == 0

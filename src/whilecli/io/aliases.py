@@ -284,7 +284,7 @@ def cut_stop(condition: object) -> bool | None:
 
 #: A truncation flag written as text (``"true"``, ``"False"``, ``"1"``): its words, any case.
 FLAG_TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0"})
-FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0", ""})
+FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0"})
 
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
 #: boolean flag (true/false, 0/1, or those words as text).

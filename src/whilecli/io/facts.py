@@ -251,6 +251,20 @@ def cut_of_reason(text: pl.Expr, cut: frozenset[str] | None = None) -> pl.Expr:
     )
 
 
+def flag_of_number(value: pl.Expr) -> pl.Expr:
+    """A truncation flag written as a number (a Parquet column of integers or floats): 1 is
+    cut, 0 not, null unknown; any other number (2, -1, 0.5) fails the query, as it is refused
+    in JSON Lines (:func:`bad_flag_number` finds its row)."""
+    value = value.cast(pl.Float64)
+    said = pl.when(value == 1).then(pl.lit(True)).when(value == 0).then(pl.lit(False))
+    return pl.coalesce(said, _refused(value.cast(pl.String), bad_flag_number(value), pl.Boolean))
+
+
+def bad_flag_number(value: pl.Expr) -> pl.Expr:
+    """True where a numeric column holds no truncation flag: a number other than 0 and 1."""
+    return (value.is_not_null() & ~value.cast(pl.Float64).is_in([0.0, 1.0])).fill_null(False)
+
+
 def bad_flag_text(text: pl.Expr) -> pl.Expr:
     """True where a text column holds no truncation flag (what :func:`flag_of_text` fails on)."""
     return ~_lower(text).is_in(sorted(FLAG_CUT | FLAG_FALSE | NO_VALUE)).fill_null(True)

@@ -2031,6 +2031,9 @@ def _refuse_words(lf: pl.LazyFrame, leaves: Leaves, source: Source) -> None:
             for key in dotted.split(".")[1:]:
                 value = value.get(key) if isinstance(value, dict) else None
             kind = leaves.words[tuple(dotted.split("."))]
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                said = f"is {value:g}, not true/false (0 or 1)"
+                raise InputError(said, file=source.name, row=int(row), field=dotted)
             try:
                 (words.grade_text if kind == "grade" else words.flag_text)(str(value))
             except ValueError as err:

@@ -328,6 +328,8 @@ class Leaves:
         if found is not None and found in (pl.String, pl.Categorical, pl.Enum):
             self.paths[path] = pl.String
             return of_text(_chain(path).cast(pl.String))
+        if kind == "flag" and found is not None and found.is_numeric():
+            return facts.flag_of_number(self.expr(dotted, pl.Float64))
         return self.expr(dotted, dtype)
 
     def bad_words(self) -> list[tuple[str, pl.Expr]]:
@@ -337,10 +339,13 @@ class Leaves:
         if self.schema is None:
             return out
         for path, kind in self.words.items():
-            if _dtype_at(self.schema, path) in (pl.String, pl.Categorical, pl.Enum):
+            found = _dtype_at(self.schema, path)
+            if found in (pl.String, pl.Categorical, pl.Enum):
                 text = _chain(path).cast(pl.String)
                 bad = facts.bad_grade_text(text) if kind == "grade" else facts.bad_flag_text(text)
                 out.append((".".join(path), bad))
+            elif kind == "flag" and found is not None and found.is_numeric():
+                out.append((".".join(path), facts.bad_flag_number(_chain(path))))
         return out
 
     def expr(self, dotted: str, dtype: DType) -> pl.Expr:

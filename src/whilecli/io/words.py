@@ -59,7 +59,7 @@ def grade_text(text: str) -> float | None:
 def flag_text(text: str) -> bool | None:
     """A truncation flag written as text: a flag's words (:data:`FLAG_TRUE`,
     :data:`FLAG_FALSE`, any case) or a cut-off reason (``"length"``), None (unknown) for a
-    missing value's text (:data:`NO_VALUE`; ``""`` is false, as before). Anything else
+    missing value's text (:data:`NO_VALUE`, ``""`` among them). Anything else
     (``"maybe"``) says nothing: ``ValueError`` with what to say at its line."""
     word = _word(text)
     if word in FLAG_CUT:
