@@ -145,19 +145,27 @@ def atomic_write_all(
     writes: Sequence[tuple[str | os.PathLike[str], Callable[[Path], None]]],
     *,
     force: bool = False,
+    stdout: Callable[[], None] | None = None,
 ) -> list[Path]:
     """Write several files as one (a command's two outputs): each ``write(tmp_path)`` into a
-    temporary file beside its target, and only once every one is written are they moved
-    into place, in order, then the streams (:func:`is_stream`) written through. A write that
-    fails leaves every target as it was; a move that fails (a file that appeared since the
-    check) takes back the files this call had already created, so a failed run leaves no
-    half a rerun would have to overwrite. Returns the targets as checked."""
+    temporary file beside its target, then the streams (:func:`is_stream`: a device, a pipe;
+    ``stdout``, what writes the command's ``-`` output) written through, and only once all
+    of them are written are the files moved into place,
+    in order. A write that fails (a full disk, a closed stdout) leaves every target as it
+    was; a move that fails (a file that appeared since the check) takes back the files this
+    call had already created, so a failed run leaves no half a rerun would have to
+    overwrite. Returns the targets as checked."""
     targets = [(check_writable(path, force=force), write) for path, write in writes]
     staged: list[tuple[Path, Path, Path]] = []  # (given, destination, temporary file)
     try:
         for given, write in targets:
             if not is_stream(given):
                 staged.append((given, *_stage(given, write)))
+        for given, write in targets:  # what cannot be taken back is written before any move
+            if is_stream(given):
+                _write_through(given, write)
+        if stdout is not None:
+            stdout()
         created: list[Path] = []
         for given, dest, tmp in staged:
             existed = dest.exists()
@@ -179,9 +187,6 @@ def atomic_write_all(
     finally:
         for _, _, tmp in staged:
             tmp.unlink(missing_ok=True)
-    for given, write in targets:
-        if is_stream(given):
-            _write_through(given, write)
     return [given for given, _ in targets]
 
 

@@ -233,12 +233,12 @@ def test_ada_end_to_end(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--keep", "1"], "keep must be an integer >= 2 (default 4), got 1"),
-        (["--round-size", "2"], "round_size must be an integer >= keep (4) (default 8)"),
+        (["--keep", "1"], "--keep must be an integer >= 2 (default 4), got 1"),
+        (["--round-size", "2"], "--round-size must be an integer >= keep (4) (default 8)"),
         (["--max-rounds", "0"], "(default 4), got 0"),
-        (["--exit", "all"], "exit must be balanced or positive (default balanced)"),
+        (["--exit", "all"], "--exit must be balanced or positive (default balanced)"),
         (["--pass-threshold", "nan"], "--pass-threshold must be a finite number (default 1.0)"),
-        (["--threshold", "nan"], "pass_threshold must be a finite number (default 1.0)"),
+        (["--threshold", "nan"], "--pass-threshold must be a finite number (default 1.0)"),
         (["--threshold", "0.5", "--pass-threshold", "0.5"], "old name of --pass-threshold"),
         (["--format", "yaml"], "--format must be text or json"),
     ],

@@ -331,13 +331,18 @@ def config_command(
     if broken and not force:
         raise UsageError(f"not written: {broken[0]} (--force writes it all the same)")
     text = cfg.to_toml()
-    write_outputs(cfg, None if to_stdout else output, text, force=force, inputs=list(from_ or []))
+    write_outputs(
+        cfg,
+        None if to_stdout else output,
+        text,
+        force=force,
+        inputs=list(from_ or []),
+        stdout=to_stdout and fmt != "json",
+    )
     if fmt == "json":
         print(jsonout.dumps(jsonout.versioned(cfg.to_dict()), indent=2, ensure_ascii=False))
         return
     if to_stdout:
-        sys.stdout.write(text)
-        sys.stdout.flush()
         render_report(cfg, sys.stderr, wrote=None)
     else:
         render_report(cfg, sys.stdout, wrote=os.fspath(output))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,11 +337,12 @@ def write_outputs(
     *,
     force: bool,
     inputs: Sequence[str | os.PathLike[str]] = (),
+    stdout: bool = False,
 ) -> None:
     """A config's files: its dataset (an SFT config built from rows), then the TOML that
-    names it at ``output`` (None: the TOML goes to stdout, the caller's). A TOML that cannot
-    be written takes back the dataset this call created, so a failed run leaves nothing a
-    rerun would have to overwrite."""
+    names it at ``output`` (None: on stdout where ``stdout``, else the caller's). A TOML that
+    cannot be written (a full disk, a closed stdout) takes back the dataset this call
+    created, so a failed run leaves nothing a rerun would have to overwrite."""
     from whilecli.fileio import atomic_write_text
 
     data, path = getattr(cfg, "data", None), getattr(cfg, "data_path", None)
@@ -350,10 +352,14 @@ def write_outputs(
         missing = [p for p in (*reversed(target.parents), target) if not p.exists()]
         write_dataset(data, target.parent, force=force, inputs=inputs)
         created = missing
-    if output is None:
+    if output is None and not stdout:
         return
     try:
-        atomic_write_text(output, text, force=force)
+        if output is not None:
+            atomic_write_text(output, text, force=force)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
     except BaseException:
         for made in reversed(created):  # the file, then the folder this call made for it
             with contextlib.suppress(OSError):

@@ -175,14 +175,17 @@ def write_rows(frame: pl.DataFrame, path: str, *, force: bool = False) -> str:
 
 
 def write_rows_all(outputs: Sequence[tuple[pl.DataFrame, str]], *, force: bool = False) -> None:
-    """Write a command's row outputs as one (:func:`whilecli.fileio.atomic_write_all`): every
-    file or none, then ``-`` to stdout."""
+    """Write a command's row outputs as one (:func:`whilecli.fileio.atomic_write_all`): ``-``
+    to stdout before any file is moved into place, so a stdout that fails leaves no file."""
     writers = [(path, _row_writer(frame, path)) for frame, path in outputs if path != "-"]
-    atomic_write_all(writers, force=force)
-    for frame, path in outputs:
-        if path == "-":
+    shown = [frame for frame, path in outputs if path == "-"]
+
+    def to_stdout() -> None:
+        for frame in shown:
             sys.stdout.write(frame.write_ndjson())
             sys.stdout.flush()
+
+    atomic_write_all(writers, force=force, stdout=to_stdout if shown else None)
 
 
 def _row_writer(frame: pl.DataFrame, path: str) -> Callable[[Path], None]:
