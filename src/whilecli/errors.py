@@ -38,6 +38,10 @@ class WhileError(Exception):
         if exit_code is not None:
             self.exit_code = exit_code
 
+    def on_command_line(self) -> str:
+        """The line the command line prints (:class:`UsageError` names its option)."""
+        return str(self)
+
 
 class InputError(WhileError):
     """Bad input data, located: ``FILE:LINE: field 'F': what is wrong``.

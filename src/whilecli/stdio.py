@@ -302,7 +302,7 @@ def run(main: Callable[[], object]) -> int:
         FAILED.setdefault("standard output", "closed pipe")
         code = 141
     except WhileError as err:
-        say(f"{PROG}: error: {err}")
+        say(f"{PROG}: error: {err.on_command_line()}")
         code = err.exit_code
     except KeyboardInterrupt:
         say(f"{PROG}: interrupted")

@@ -88,8 +88,7 @@ def user_errors(fn: F) -> F:
         except BrokenPipeError:
             closed_pipe()
         except WhileError as err:
-            said = err.on_command_line() if isinstance(err, UsageError) else str(err)
-            print(f"{PROG}: error: {said}", file=sys.stderr)
+            print(f"{PROG}: error: {err.on_command_line()}", file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
         except KeyboardInterrupt:
             print(f"{PROG}: interrupted", file=sys.stderr)

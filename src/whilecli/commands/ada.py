@@ -80,7 +80,7 @@ def ada_command(
         click_type=choice(
             "balanced",
             "positive",
-            message="exit must be balanced or positive (default balanced), got {value!r}",
+            message="--exit must be balanced or positive (default balanced), got {value!r}",
         ),
         help="Retire rule: balanced (a pass and a fail) or positive (a pass).",
         rich_help_panel=ADA,
