@@ -176,11 +176,28 @@ def _check_task_ids(batch: Batch, method: str) -> None:
             )
 
 
+def reward_bound(dtype: torch.dtype) -> float:
+    """The largest reward magnitude the arithmetic takes in ``dtype``: √(largest float) / 10⁴,
+    so a reward's square, and sums of ten thousand of them, stay finite (a group's variance,
+    a baseline's mean); 1.3e150 in float64, 1.8e15 in float32."""
+    return math.sqrt(torch.finfo(dtype).max) / 1e4
+
+
 def _check_rewards(rewards: torch.Tensor, needs: Needs, method: str) -> None:
     bad = ~torch.isfinite(rewards)
     if bool(bad.any()):
         i = int(bad.nonzero()[0, 0])
         raise InputError(f"is {float(rewards[i])}, not a finite number", row=i, field="reward")
+    bound = reward_bound(rewards.dtype)
+    huge = rewards.abs() > bound
+    if bool(huge.any()):  # finite, yet its square overflows: a NaN update (exit 0) before
+        i = int(huge.nonzero()[0, 0])
+        raise InputError(
+            f"is {float(rewards[i]):g}: rewards past ±{bound:.2g} overflow the arithmetic"
+            f" in {str(rewards.dtype).removeprefix('torch.')}; scale them",
+            row=i,
+            field="reward",
+        )
     floor = needs.reward_floor
     if floor is not None:
         low = rewards < floor
