@@ -282,3 +282,26 @@ def test_update_trains_on_a_generated_runs_traces(tmp_path: Path, method: str) -
         assert len(row["coefficients"]) == len(e["traces"][0]["nodes"][0]["logprobs"])
     step_one = CliRunner().invoke(app, ["update", str(run), "--method", method, "--step", "1"])
     assert step_one.exit_code == 0, step_one.output
+
+
+@pytest.mark.parametrize("kind", ["folder", "loop", "dangling"])
+def test_an_all_traces_path_that_is_no_file_is_refused_not_passed_over(
+    tmp_path: Path, kind: str
+) -> None:
+    """A step whose ``all/traces.jsonl`` is there but no readable file: refused naming it,
+    never read from ``effective`` beside it (whose pass rate leaves out the zero-advantage
+    episodes: 1.00 where the step's was 0.25)."""
+    episodes = [{"task": t // 4, "scores": [(float(t % 4 == 0), 1.0)], "stop": None,
+                 "finish": []} for t in range(16)]  # fmt: skip
+    run = write_run(tmp_path, {10: episodes}, keep="effective")
+    bad = run / "rollouts" / "step_10" / "train" / "all" / "traces.jsonl"
+    bad.parent.mkdir(parents=True)
+    if kind == "folder":
+        bad.mkdir()
+    elif kind == "loop":
+        bad.symlink_to(bad)
+    else:
+        bad.symlink_to(tmp_path / "nowhere.jsonl")
+    with pytest.raises(InputError, match="not a readable file") as err:
+        read_rows([str(run)])
+    assert str(bad) in str(err.value)

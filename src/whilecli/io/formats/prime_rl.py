@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
@@ -91,6 +92,12 @@ def step_traces(step_dir: Path, split: str | None = None) -> Path | None:
             candidate = step_dir / name / keep / TRACES
             if candidate.is_file():
                 return candidate
+            if os.path.lexists(candidate):  # there, yet no file: never read past it
+                raise InputError(
+                    "not a readable file (a folder, or a link that leads nowhere or loops):"
+                    f" the step's {keep} traces are read from it",
+                    file=str(candidate),
+                )
     return None
 
 
