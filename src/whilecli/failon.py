@@ -20,11 +20,17 @@ def parse_conditions(
     ``watch``. ``all`` names every one and ``none`` none (it overrides a config file's list);
     ``none`` beside a condition says two opposite things and is refused, as is an unknown
     name (``kind`` is what the command calls them: policy, condition, alert)."""
+    kinds = "policies" if kind == "policy" else f"{kind}s"
     items = [values] if isinstance(values, str) else list(values or ())
     spelled: list[str] = []
     for item in items:
         if not isinstance(item, str):
             raise UsageError(f"--fail-on: expected {kind} names, got {item!r}")
+        if not item.replace(",", "").strip():  # '' or ',,': a slip, not "fail on nothing"
+            raise UsageError(
+                f"--fail-on {item!r} names no {kind}; {kinds}: {', '.join(known)} (or all,"
+                " none: none fails on nothing)"
+            )
         for raw in item.split(","):
             name = raw.strip().lower().replace("_", "-")
             if not name:
@@ -33,7 +39,7 @@ def parse_conditions(
                 which = f" for whilecli {command}" if command else ""
                 raise UsageError(
                     f"--fail-on: unknown {kind} {raw.strip()!r}{which};"
-                    f" {kind}s: {', '.join(known)} (or all, none)"
+                    f" {kinds}: {', '.join(known)} (or all, none)"
                 )
             spelled.append(name)
     if "none" in spelled and len(set(spelled)) > 1:

@@ -69,3 +69,12 @@ def test_none_beside_a_condition_is_one_line(args) -> None:
     assert res.exit_code == 2, res.output
     assert "none (fail on nothing) cannot go with" in res.output
     assert "needs --model" not in res.output
+
+
+@pytest.mark.parametrize(("parse", "known"), PARSERS)
+@given(blank=st.text(alphabet=", \t", max_size=6))
+def test_a_value_that_names_nothing_is_refused_not_read_as_none(parse, known, blank) -> None:
+    """``--fail-on ''`` or ``--fail-on ,,,`` (a shell variable left empty) was read as
+    "fail on nothing", exit 0 on any verdict: refused, saying ``none`` is how to say it."""
+    with pytest.raises(UsageError, match="names no .*none fails on nothing"):
+        parse([blank])
