@@ -78,3 +78,15 @@ def test_a_value_that_names_nothing_is_refused_not_read_as_none(parse, known, bl
     "fail on nothing", exit 0 on any verdict: refused, saying ``none`` is how to say it."""
     with pytest.raises(UsageError, match="names no .*none fails on nothing"):
         parse([blank])
+
+
+@pytest.mark.parametrize("command", ["route", "check"])
+def test_a_judge_audit_named_is_read_whatever_the_policies(tmp_path, command) -> None:
+    """``route --judge-audit FILE`` read FILE only when a judge graded the rows and the
+    judge-unaudited policy was named: a broken file passed unseen (exit 0)."""
+    bad = tmp_path / "audit.json"
+    bad.write_text("{not json", encoding="utf-8")
+    res = CliRunner().invoke(
+        app, [command, str(EXAMPLES / "mixed.jsonl"), "--judge-audit", str(bad)]
+    )
+    assert res.exit_code == 2 and "not valid JSON" in res.output, res.output

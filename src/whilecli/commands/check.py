@@ -70,6 +70,7 @@ def enforce(
     from whilecli.route.judges import load_audit
     from whilecli.route.policies import Evidence, evaluate, load_config, resolve_fail_on
 
+    given = load_audit(judge_audit) if judge_audit else None  # read whatever is named
     config = load_config()
     names, source = resolve_fail_on(fail_on, config, default)
     if not names and source != "--fail-on":
@@ -77,8 +78,8 @@ def enforce(
     judge = audit = None
     if "judge-unaudited" in names:
         judge = route.judge or JudgeScan(rows=0, judged=0, by_kind={})  # the read's answer
-        audit_path = judge_audit or (config.judge_audit if config else None)
-        audit = load_audit(audit_path) if audit_path else None
+        audit_path = None if given else (config.judge_audit if config else None)
+        audit = given or (load_audit(audit_path) if audit_path else None)
     evidence = Evidence(judge=judge, audit=audit)
     return Gate(names, source, evaluate(route, names, evidence), evidence)
 
