@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Union
 import polars as pl
 
 from whilecli import jsonout
+from whilecli.errors import UsageError
 from whilecli.io import facts, words
 
 if TYPE_CHECKING:
@@ -351,9 +352,9 @@ class Leaves:
     def expr(self, dotted: str, dtype: DType) -> pl.Expr:
         """The value at ``dotted`` read as ``dtype`` (null where the row lacks it)."""
         path = split_path(dotted)
-        self.paths[path] = dtype
         if self.schema is None:
-            return _chain(path)
+            return self._scanned(dotted, path, dtype)
+        self.paths[path] = dtype
         found = _dtype_at(self.schema, path)
         if found is None or found == pl.Null:
             return pl.lit(None, dtype=dtype)
@@ -375,6 +376,29 @@ class Leaves:
             )
         if "[]" in path:  # every element: a list of the dtype
             return _chain(path).cast(pl.List(dtype))
+        return _chain(path).cast(dtype)
+
+    def _scanned(self, dotted: str, path: tuple[str, ...], dtype: DType) -> pl.Expr:
+        """A JSON Lines leaf read as ``dtype``: the scan reads each leaf as one type, the
+        first a field asked of it (``--map reward=truncated`` reads the truncation flag's
+        leaf as the reward too); a later field reads that as its own type: a flag from a
+        number as :func:`~whilecli.io.facts.flag_of_number` reads one, a flag or a grade from
+        text as their words say (as a Parquet column of text is read)."""
+        known = self.paths.get(path)
+        if known is None or known == dtype or "[]" in path:
+            self.paths[path] = dtype
+            return _chain(path)
+        if known == pl.String and dtype == pl.Boolean:  # its text read as a flag's words
+            return facts.flag_of_text(_chain(path))
+        if known == pl.String and dtype == pl.Float64:  # ... as a grade's
+            return facts.grade_of_text(_chain(path))
+        if known == pl.String:
+            raise UsageError(
+                f"--map: the column '{dotted}' is read as text by one field and as {dtype} by"
+                " another; map a column to one field"
+            )
+        if dtype == pl.Boolean and known == pl.Float64:
+            return facts.flag_of_number(_chain(path))
         return _chain(path).cast(dtype)
 
     def text(self, dotted: str) -> pl.Expr:
