@@ -244,3 +244,29 @@ def test_each_source_routes_as_itself(
         have["facts"] = have.pop("inputs").get("facts")
         for key in want:
             assert have[key] == want[key], (name, key)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_blank_value_is_the_slice_of_none(tmp_path: Path, fmt: str) -> None:
+    """``--by env`` over rows whose env is missing, null, ``""`` or blanks: one slice,
+    ``(none)``, not a slice with an empty name beside it."""
+    import polars as pl
+
+    rows = []
+    for t in range(40):
+        env = ["", None, "a", "  ", "missing"][t % 5]
+        for j in range(4):
+            row: dict[str, Any] = {"task_id": f"t{t}", "completion": f"{t}.{j}",
+                                   "reward": float((t + j) % 2), "env": env}  # fmt: skip
+            if env == "missing":
+                del row["env"]
+            rows.append(row)
+    path = tmp_path / f"rows.{fmt}"
+    if fmt == "parquet":
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    got = run_route([str(path)], by="env")
+    assert isinstance(got, Slices)
+    tasks = {name: r.summary["tasks"] for name, r in got.routes if isinstance(r, Route)}
+    assert tasks == {"(none)": 32, "a": 8}, tasks

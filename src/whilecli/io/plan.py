@@ -376,7 +376,9 @@ def build_plan(
             raise InputError(
                 f"--by {by}: the rows have no column {by!r}", file=source.name, field=by
             )
-        slice_expr = leaves.text(by)
+        value = leaves.text(by)  # a blank value is none, as a missing one is: "(none)"
+        blank = value.str.strip_chars() == ""
+        slice_expr = pl.when(blank).then(pl.lit(None, dtype=pl.String)).otherwise(value)
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
