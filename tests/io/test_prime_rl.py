@@ -305,3 +305,23 @@ def test_an_all_traces_path_that_is_no_file_is_refused_not_passed_over(
     with pytest.raises(InputError, match="not a readable file") as err:
         read_rows([str(run)])
     assert str(bad) in str(err.value)
+
+
+def test_effective_traces_leave_the_verdict_provisional(tmp_path: Path) -> None:
+    """A run whose steps hold only ``effective`` traces (every zero-advantage group left
+    out) routed a firm GRPO on 40 of 40 split tasks: the band cannot see the groups that
+    all fail or all pass, so the finding says so and the verdict is provisional."""
+    from whilecli.route import run_route
+    from whilecli.route.model import Route
+
+    episodes = [{"task": t // 4, "scores": [(float(t % 2), 1.0)], "stop": None, "finish": []}
+                for t in range(160)]  # fmt: skip
+    run = write_run(tmp_path, {3: episodes}, keep="effective")
+    route = run_route([str(run)])
+    assert isinstance(route, Route)
+    assert [f.kind for f in route.data_quality if f.kind == "selected_rows"] == ["selected_rows"]
+    assert route.provisional and route.method == "grpo"
+    whole = write_run(tmp_path / "all", {3: episodes}, keep="all")
+    alone = run_route([str(whole)])
+    assert isinstance(alone, Route)
+    assert "selected_rows" not in [f.kind for f in alone.data_quality]

@@ -612,6 +612,9 @@ class Facts:
     rekeyed_rows: int = 0
     rekeyed_prompts: int = 0
     id_rows: int = 0
+    #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
+    #: ``effective`` traces): the groups that all pass or all fail are not there.
+    selected: int = 0
     coverage: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -627,7 +630,10 @@ class Facts:
 
     def add(self, other: Facts) -> None:
         """Add another file's facts (the first rows stay the earliest file's)."""
-        for name in ("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"):
+        for name in (
+            *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
+            "selected",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
             *("compared_tasks", "repeated_tasks", "graded_apart"),

@@ -48,6 +48,7 @@ from whilecli.errors import InputError, UsageError
 from whilecli.io import facts, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
+from whilecli.io.formats import prime_rl
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
     INFINITE_TEXTS,
@@ -1471,6 +1472,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         compared_tasks=compared,
         repeated_tasks=repeated,
         graded_apart=apart,
+        selected=rows if prime_rl.selected(source.name, source.format) else 0,
         coverage={
             "truncated": int(st["f_cov_truncated"]),
             "model": int(st["f_cov_model"]),

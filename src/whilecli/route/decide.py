@@ -1092,7 +1092,8 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         _restate_need(found["band"], needs, warnings, options)
     per_k = band_decides and needs.get("k") is not None
     provisional, provisional_why, firm_at = _provisional_words(thin, needs, grouped, per_k)
-    provisional, provisional_why = _forced(findings, provisional, provisional_why)
+    if route != "fix-reward":  # a cut-off pass is seen: what the rows hold leaves it firm
+        provisional, provisional_why = _forced(findings, provisional, provisional_why)
     reasons = _exit_reasons(route, _claimed(route, plan, ordered), provisional, options)
     judge = _judge(pool, options)
     grader = _grader(judge)

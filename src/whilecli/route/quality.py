@@ -41,6 +41,7 @@ PROVISIONAL_KINDS = (
     "credit_beside_the_band",
     "split_across_writers",
     "singles_beside_the_band",
+    "selected_rows",
 )
 
 
@@ -150,6 +151,19 @@ def findings(
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
     out += _coverage(pool)
     out += _credit_beside_the_band(pool, found.get("band"))
+    if facts.selected:
+        out.append(
+            Finding(
+                "selected_rows",
+                facts.selected,
+                f"{_rows(facts.selected)} of {facts.rows} are prime-rl's effective traces,"
+                " which leave out every episode of zero advantage (each group whose rows all"
+                " pass or all fail)",
+                "the band sees the groups that split only, so no floor or saturation can show"
+                " and the rates lean to the middle: the verdict is provisional; read the"
+                " step's all/traces.jsonl",
+            )
+        )
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     if facts.cut_partial:

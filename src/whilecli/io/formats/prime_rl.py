@@ -101,6 +101,12 @@ def step_traces(step_dir: Path, split: str | None = None) -> Path | None:
     return None
 
 
+def selected(name: str, fmt: str | None) -> bool:
+    """Whether a file read as prime-rl traces is a step's ``effective`` file, which leaves
+    out every episode of zero advantage (each group whose rows all pass or all fail)."""
+    return fmt == NAME and Path(name).parent.name == "effective"
+
+
 def is_run(path: Path) -> bool:
     """Whether ``path`` is a prime-rl run directory, its ``rollouts`` folder or a step folder."""
     if not path.is_dir():
