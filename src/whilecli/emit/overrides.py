@@ -138,8 +138,17 @@ def _drop_other_variant(
     table = schema.get(config, key[: -len(".type")])
     if not isinstance(table, dict):
         return
+    prefix = key[: -len("type")]
+    known = {
+        v
+        for pattern, entry in (keys if keys is not None else schema.KEYS).items()
+        if pattern.startswith(pattern_of(prefix))
+        for v in entry.variants
+    }
+    if variant not in known:  # no variant the schema knows: the check names what it holds
+        return
     for name in list(table):
-        dotted = f"{key[: -len('type')]}{name}"
+        dotted = f"{prefix}{name}"
         entry = schema.lookup(pattern_of(dotted), keys)
         if entry is None or not entry.variants or dotted in given:
             continue

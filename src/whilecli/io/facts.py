@@ -687,6 +687,12 @@ class Facts:
         rekey = self.rekey_words()
         if rekey is not None:
             out.append(f"{rekey[0]}: {rekey[1]}")
+        if self.selected:
+            out.append(
+                f"{self.selected} of {self.rows} rows are prime-rl's effective traces, which"
+                " leave out every zero-advantage episode: the pass and split rates lean to the"
+                " middle; read the step's all/traces.jsonl"
+            )
         return out
 
     def rekey_words(self) -> tuple[str, str] | None:

@@ -172,7 +172,7 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     at0 = int((groups["passes"] == 0).sum())
     at1 = int((groups["passes"] == groups["n"]).sum())
     across = _split_across(pool, groups)
-    split = total - at0 - at1 - across
+    split = split_tasks(pool, groups)
     in_band = int(((rate >= low - TOL) & (rate <= high + TOL) & (rate > 0) & (rate < 1)).sum())
     rows = int(groups["n"].sum())
     measured: dict[str, object] = {
@@ -219,6 +219,13 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["need"] = need
         warnings.append(few_split_warning(split, total, need, options))
     return CheckResult("band", title, Status.PASS, why, measured, None, warnings)
+
+
+def split_tasks(pool: Pool, groups: pl.DataFrame) -> int:
+    """Grouped tasks (``groups``, :func:`grouped`) with a pass and a fail among one writer's
+    rows: what check 3 and ``watch`` count as split."""
+    split = (groups["passes"] > 0) & (groups["passes"] < groups["n"])
+    return int(split.sum()) - _split_across(pool, groups)
 
 
 def _split_across(pool: Pool, groups: pl.DataFrame) -> int:

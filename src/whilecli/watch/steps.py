@@ -30,7 +30,7 @@ import polars as pl
 
 from whilecli.errors import MostlyErrorReplies
 from whilecli.io.rows import Rows
-from whilecli.route import stats
+from whilecli.route import checks, stats
 from whilecli.route.model import Pool, Rate
 
 #: |R − group mean| at or under this is a zero advantage (the pass rule's tolerance).
@@ -102,8 +102,8 @@ def measure(
 ) -> StepStats:
     """The step's numbers from its read rows, their pool and their collected frame."""
     tasks = pool.tasks
-    grouped = tasks.filter(pl.col("n") >= 2)
-    split = int(((grouped["passes"] > 0) & (grouped["passes"] < grouped["n"])).sum())
+    grouped = checks.grouped(pool)
+    split = checks.split_tasks(pool, grouped)  # one writer's draws split, as check 3 counts
     grouped_rows = int(grouped["n"].sum()) if grouped.height else 0
     known = int(tasks["truncated_known"].sum()) if tasks.height else 0
     cut = int(tasks["truncated"].sum()) if tasks.height else 0
