@@ -242,8 +242,8 @@ def _split_across_writers(band: CheckResult | None) -> list[Finding]:
             f"{across} grouped task{'s' if across != 1 else ''} split only across writers:"
             " each model or policy version's rows of the task all pass or all fail",
             "a group compares one policy's draws, so they are not counted as split tasks;"
-            " the pooled rates mix policies, and the verdict is provisional (--by"
-            " policy_version routes each apart)",
+            " the pooled rates mix policies, and the verdict is provisional (--by model or"
+            " --by policy_version routes each apart)",
         )
     ]
 
