@@ -346,7 +346,7 @@ def test_a_finish_reason_written_as_a_number_is_unknown(tmp_path: Path, code: An
     assert _check(report, "truncated_passes")["status"] == "unknown", report["headline"]
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=12)
 @given(
     flags=st.lists(st.sampled_from([0, 1, None, 2, -1, 0.5, 3.0]), min_size=1, max_size=12),
     floats=st.booleans(),

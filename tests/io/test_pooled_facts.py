@@ -119,7 +119,7 @@ def test_the_error_share_is_the_pools(tmp_path: Path) -> None:
         _route(_write(tmp_path / "q", [rows(100, 90, 0), rows(40, 0, 100)]))
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=5)
 @given(
     seed=st.integers(0, 10**6),
     k=st.integers(2, 4),

@@ -35,7 +35,7 @@ def _rows(huge: float, at: int) -> list[dict[str, object]]:
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     method=st.sampled_from(METHODS),

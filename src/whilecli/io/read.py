@@ -530,6 +530,8 @@ def _assembled(
         facts.refuse_errors(found.errors, found.rows, _names(parts), found.first_error)
 
     def canonical(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
+        # a part keyed by a column of its own carries TASK_KEY, one keyed by its ids does not
+        frames = [f.drop(TASK_KEY, strict=False) for f in frames]
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
         frame = frame.filter(facts.kept(missing))
         frame = frame.with_columns(rewrite)
