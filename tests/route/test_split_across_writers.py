@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rows_files import finding_kinds
+from whilecli.io.read import read_rows
 from whilecli.route import run_route
 from whilecli.route.model import Route
+from whilecli.route.pool import Counts, across_writers, split_across_writers
 
 SETTINGS = settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -50,9 +52,10 @@ def _truth(rows: list[dict[str, Any]], writer: str) -> tuple[int, int]:
     k=st.integers(1, 6),
     writers=st.integers(1, 3),
     tasks=st.integers(20, 80),
+    per_writer=st.booleans(),
 )
 def test_the_band_counts_a_split_within_one_writer(
-    tmp_path: Path, seed: int, writer: str, k: int, writers: int, tasks: int
+    tmp_path: Path, seed: int, writer: str, k: int, writers: int, tasks: int, per_writer: bool
 ) -> None:
     rnd = random.Random(seed)
     rows = []
@@ -64,9 +67,24 @@ def test_the_band_counts_a_split_within_one_writer(
                        "completion": f"{t}.{w}.{j}.{rnd.random()}", "model": "Qwen/Qwen3-8B"}  # fmt: skip
                 row[writer] = w + 1 if writer == "policy_version" else f"org/model-{w}"
                 rows.append(row)
-    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "rows.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    route = run_route([str(path)])
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    files: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:  # one file, or one file per writer (each file of one writer alone)
+        files.setdefault(
+            f"rows-{r[writer]}".replace("/", "-") if per_writer else "rows", []
+        ).append(r)
+    paths = []
+    for name, part in files.items():
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in part))
+        paths.append(str(folder / f"{name}.jsonl"))
+    read = read_rows(paths, aggregate=Counts())
+    cells = read.writer_cells
+    if cells is not None:  # the read's own count agrees with a query over its rows
+        mine = across_writers(cells.lazy().rename({"rows": "n"}), paths, ["Qwen/Qwen3-8B"])
+        frame = split_across_writers(read.frame, paths, ["Qwen/Qwen3-8B"])
+        assert sorted(mine.to_list()) == sorted(frame.to_list())
+    assert cells is not None or writers == 1 or len({r[writer] for r in rows}) == 1
+    route = run_route(paths)
     assert isinstance(route, Route)
     band = next(c for c in route.checks if c.key == "band")
     split, across = _truth(rows, writer)

@@ -172,6 +172,11 @@ class StreamedRows(Rows):
     #: Rows per writer of ``counted_frame``: ``model`` (named, ``@version`` split off),
     #: ``policy_version``, ``rows``.
     writer_rows: pl.DataFrame | None = None
+    #: Where ``writer_rows`` names several writers: the rows every rate counts and their
+    #: passes per (task, model, policy version) of ``counted_frame`` (``task_id``, ``model``,
+    #: ``policy_version``, ``rows``, ``passes``), the tasks the aggregate counts; None where
+    #: one writer wrote every row, or a file's pass did not group them.
+    writer_cells: pl.DataFrame | None = None
     counted_frame: pl.LazyFrame | None = None
     #: Every source read, by index: the source index of a task's ``first_at`` position.
     located: list[Source] = field(default_factory=list)
@@ -220,6 +225,7 @@ class _Part:
     shape: Shape | None = None  # the keys the plan saw (who grades names them)
     #: Read with ``by``: the pass's facts per value of the column (:class:`_Sliced`).
     sliced: _Sliced | None = None
+    cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
     #: Read with ``by``: per value whose ids are one per row while prompts repeat, those ids
     #: (None: every id of the value) and its :attr:`whilecli.io.facts.Facts` rekey counts.
     rekeyed: dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]] = field(
@@ -548,6 +554,8 @@ def _assembled(
             f" a row passes at reward ≥ {threshold:g}"
         )
     frame = canonical([p.frame for p in parts])
+    writer_rows = _writer_rows([p.writers for p in parts if p.writers is not None], rewrite)
+    several = writer_rows is not None and writer_rows.height > 1
     kept_rows: pl.DataFrame | None = None
     inputs: dict[int, pl.DataFrame] = {}
     if keep:
@@ -571,7 +579,8 @@ def _assembled(
         prompts=_prompts(parts),
         reward_range=_reward_range(parts),
         aggregate=aggregate,
-        writer_rows=_writer_rows([p.writers for p in parts if p.writers is not None], rewrite),
+        writer_rows=writer_rows,
+        writer_cells=_writer_cells(parts, rewrite) if several else None,
         counted_frame=frame,
         located=list(sources),
         judge=judges.combined(p.judge for p in parts),
@@ -721,6 +730,8 @@ def _prompts(parts: list[_Part]) -> pl.DataFrame | None:
 
 #: The writer columns of a frame, counted per pair.
 WRITER = ["model", "policy_version"]
+#: The columns of a file's cells (:attr:`_Scanned.cells`).
+CELLS = ["task_id", *WRITER, "rows", "passes"]
 
 
 def _writer_rows(tables: list[pl.DataFrame], rewrite: list[pl.Expr]) -> pl.DataFrame | None:
@@ -729,6 +740,17 @@ def _writer_rows(tables: list[pl.DataFrame], rewrite: list[pl.Expr]) -> pl.DataF
         return None
     joined = pl.concat(tables) if len(tables) > 1 else tables[0]
     return joined.with_columns(rewrite).group_by(WRITER).agg(pl.col("rows").sum())
+
+
+def _writer_cells(parts: list[_Part], rewrite: list[pl.Expr]) -> pl.DataFrame | None:
+    """Rows and passes per (task, writer) over every file (:attr:`StreamedRows.writer_cells`);
+    None where a file's pass did not group them."""
+    if any(p.cells is None for p in parts):
+        return None
+    tables = [p.cells for p in parts if p.cells is not None]
+    joined = pl.concat(tables) if len(tables) > 1 else tables[0]
+    cells = joined.with_columns(rewrite).group_by("task_id", *WRITER)
+    return cells.agg(pl.col("rows").sum(), pl.col("passes").sum())
 
 
 def _named_model(seen: set[str]) -> list[pl.Expr]:
@@ -859,6 +881,9 @@ class _Scanned:
     tables: list[pl.DataFrame]  # the consumer's aggregate
     task_table: pl.DataFrame | None  # the per-task facts, where the rows carry them
     sliced: _Sliced | None = None  # read with ``by``: the same, per value of the column
+    #: Rows and passes per (task, model, policy version), where the pass grouped by task
+    #: (None: read with ``by``, or without a per-task group-by).
+    cells: pl.DataFrame | None = None
 
 
 def _within(column: pl.Expr, value: str | None) -> pl.Expr:
@@ -915,7 +940,9 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     keys = [SLICE, "task_id"] if sliced else ["task_id"]
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
     queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task), ids=not by_task)]
+    kept_passes = (keep & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("kp")
     counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
+    counts.append(kept_passes)
     aggs = [*counts, *own[2:], *theirs]
     keyed = TASK_KEY in counted.collect_schema().names()
     if by_task:  # one group-by by task serves both
@@ -926,7 +953,8 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         rows = pl.len().cast(pl.Int64).alias("rows")
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
-    if keyed and grouped and _any_blank(grouped[0]):  # grouped again by the ids as read
+    regrouped = keyed and bool(grouped) and _any_blank(grouped[0])
+    if regrouped:  # grouped again by the ids as read
         grouped[0] = counted.group_by(keys).agg(aggs).collect(engine="streaming")
     found = stats.row(0, named=True)
     if grouped and not found["bad"]:
@@ -941,9 +969,16 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         writer_rows = split.writers.group_by(WRITER).agg(pl.col("rows").sum())
     else:
         writer_rows = _one_writer(found)
-    if writer_rows is None:
+    cells: pl.DataFrame | None = None
+    if writer_rows is None and by_task and not sliced:  # the same tasks as the counts
+        cells = _cells(counted, keep, key if keyed and not regrouped else pl.col("task_id"))
+        writer_rows = cells.group_by(WRITER).agg(pl.col("rows").sum())
+    elif writer_rows is None:
         writers = counted.filter(keep).group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows"))
         writer_rows = writers.collect(engine="streaming")
+    elif by_task and not sliced:  # one writer: its cells are the per-task counts
+        counted_tasks = grouped[0].filter(pl.col("k") > 0).select("task_id", rows="k", passes="kp")
+        cells = counted_tasks.join(writer_rows.select(WRITER), how="cross").select(CELLS)
     found["versioned"] = bool(writer_rows["model"].str.contains("@", literal=True).any())
     task_table: pl.DataFrame | None = None
     tables: list[pl.DataFrame] = []
@@ -955,7 +990,16 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
                 task_table = facts.merged_task_facts(task_table.drop(SLICE))
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
             tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
-    return _Scanned(found, writer_rows, tables, task_table, split)
+    return _Scanned(found, writer_rows, tables, task_table, split, cells)
+
+
+def _cells(counted: pl.LazyFrame, keep: pl.Expr, task: pl.Expr) -> pl.DataFrame:
+    """The rows every rate counts, and their passes, per (task, model, policy version): a
+    group is one writer's draws (:func:`whilecli.route.pool.across_writers`)."""
+    passed = (keep & pl.col("passed").fill_null(False)).sum().cast(pl.Int64)
+    rows = keep.sum().cast(pl.Int64)
+    query = counted.group_by(task.alias("task_id"), *WRITER).agg(rows=rows, passes=passed)
+    return query.filter(pl.col("rows") > 0).select(CELLS).collect(engine="streaming")
 
 
 #: The longest text no id can be (:data:`MISSING_TEXTS`, :data:`INFINITE_TEXTS`), in characters.
@@ -1660,7 +1704,7 @@ def _part_of(
     part = _Part(source, plan, frame, stats, scan, hint, scanned.tables, scanned.writers)
     part.task_table = scanned.task_table
     part.raw = raw
-    part.shape, part.sliced = shape, scanned.sliced
+    part.shape, part.sliced, part.cells = shape, scanned.sliced, scanned.cells
     return part
 
 

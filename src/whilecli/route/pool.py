@@ -187,6 +187,7 @@ def summarize(rows: Rows) -> Pool:
     counted = getattr(rows, "aggregate", None)
     writer_rows = getattr(rows, "writer_rows", None)
     same = getattr(rows, "counted_frame", None) is rows.frame
+    cells = getattr(rows, "writer_cells", None) if same else None
     if isinstance(counted, Counts) and writer_rows is not None and same:
         tasks, _ = counted.result()
         writers = writer_rows
@@ -206,7 +207,9 @@ def summarize(rows: Rows) -> Pool:
         source=rows,
     )
     models = several_writers(pool)
-    if models is not None:
+    if models is not None and cells is not None:  # counted in the read's own pass
+        pool.split_across = across_writers(cells.lazy().rename({"rows": "n"}), rows.paths, models)
+    elif models is not None:
         pool.split_across = split_across_writers(rows.frame, rows.paths, models)
     return pool
 
@@ -219,8 +222,9 @@ def split_across_writers(
     group-relative advantage compares one policy's draws of a prompt (an async sampler
     draws a group with one copy of the policy), so such a task gives no group that splits:
     one copy passing where another fails is no gradient (DESIGN section 2, check 3). A query
-    of its own over the rows, made only where the pool has several writers; ``models``, the
-    names the rows write, each read as its model (one model in two spellings is one)."""
+    of its own over the rows, for rows whose read did not count them per writer
+    (:attr:`whilecli.io.read.StreamedRows.writer_cells`); ``models``, the names the rows
+    write, each read as its model (one model in two spellings is one)."""
     cells = frame.group_by("task_id", *WRITER).agg(
         pl.len().cast(pl.Int64).alias("n"),
         pl.col("passed").fill_null(False).sum().cast(pl.Int64).alias("passes"),
