@@ -78,6 +78,8 @@ SIDECAR_NAMES = (
 SIDECAR_PREFIXES = ("results_", "report_")
 TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 ZIP_SUFFIXES = (".eval", ".zip")
+#: A Hugging Face datasets shard (``save_to_disk``): an Arrow IPC stream.
+ARROW_SUFFIX = ".arrow"
 
 
 class Where(TypedDict, total=False):
@@ -94,7 +96,7 @@ class Source:
     """One input file (or stdin's bytes): its display name, kind and compression."""
 
     name: str  # what errors print: the path, or "<stdin>"
-    kind: str  # "jsonl" | "parquet"; before :func:`resolve`, also "table" or "zip"
+    kind: str  # "jsonl" | "parquet"; before :func:`resolve`, also "table", "zip" or "arrow"
     path: Path | None = None  # None for stdin
     data: bytes | None = None  # stdin's bytes
     compression: str | None = None  # None | "gzip" | "zstd"
@@ -181,6 +183,8 @@ def _kind_of(path: Path) -> tuple[str, str | None] | None:
         return "zip", None
     if name.endswith(PARQUET_SUFFIXES) and compression is None:
         return "parquet", None
+    if name.endswith(ARROW_SUFFIX) and compression is None:
+        return "arrow", None
     return None
 
 
@@ -640,7 +644,8 @@ def expand_paths(
             if not inside:
                 raise InputError(
                     "directory holds no row file (.jsonl, .json, .ndjson, optionally .gz/.zst;"
-                    " .parquet; .csv/.tsv; an inspect_ai .eval log; a slime .pt dump is read"
+                    " .parquet; .csv/.tsv; an inspect_ai .eval log; a Hugging Face datasets"
+                    " .arrow shard; a slime .pt dump is read"
                     " when named, never found in a folder, where checkpoints lie too)",
                     file=raw,
                 )
@@ -686,12 +691,17 @@ def _unhidden(folder: Path, paths: list[Path]) -> tuple[list[Path], list[str]]:
     """A folder's files less those under a name that begins with a dot (an editor's lock
     link ``.#rows.jsonl``, a writer's file in progress, a ``.cache`` folder), as ``*`` and
     ``**`` leave them out (:func:`expand_glob`) and Arrow's dataset discovery does; and the
-    row files left out, by their path within the folder."""
+    row files left out, by their path within the folder. A tool's own row file whose name
+    begins with a dot (Aider's ``.aider.results.json``) is kept, in folders that are not
+    hidden."""
+    from whilecli.io.formats import aider
+
     kept: list[Path] = []
     hidden: list[str] = []
     for p in paths:
         rel = p.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts):
+        dotted = [part for part in rel.parts if part.startswith(".")]
+        if dotted and not (dotted == [aider.FILE_NAME] and rel.name == aider.FILE_NAME):
             if _kind_of(p) is not None:
                 hidden.append(str(rel))
         else:
@@ -874,6 +884,10 @@ def _resolve(source: Source, explicit: bool, convert_lines: bool) -> Source | No
         return source if table is None else table.source(source)
     from whilecli.io.formats import document
 
+    if source.kind == "arrow":
+        from whilecli.io.formats import hf_datasets
+
+        return hf_datasets.convert(source, _all_bytes(source))
     if source.kind == "zip" or (source.path is not None and _zip_head(source.path)):
         if source.path is None:
             return document.convert_zip(source.data or b"", source.name).source(source)

@@ -30,6 +30,7 @@ from whilecli.errors import InputError
 from whilecli.io.aliases import REWARD_ALIASES, TASK_ALIASES
 from whilecli.io.formats import (
     Converted,
+    aider,
     alpaca_eval,
     areal,
     arena_hard,
@@ -44,11 +45,13 @@ from whilecli.io.formats import (
     fastchat,
     harbor,
     helm,
+    hf_datasets,
     inspect_ai,
     langsmith,
     livebench,
     livecodebench,
     lm_eval,
+    mle_bench,
     open_instruct,
     openai_eval_runs,
     openai_evals,
@@ -158,6 +161,9 @@ def is_sidecar(doc: Any) -> str | None:
         return "a Harbor job summary (its trials' result.json files beside it are the rows)"
     if rllm.is_batch_summary(doc):
         return "an rLLM batch_summary.json (the episode files beside it are the rows)"
+    saved = hf_datasets.sidecar(doc)
+    if saved is not None:
+        return saved
     if doc and all("/" in k and isinstance(v, (int, float)) for k, v in doc.items()):
         # SkyRL's aggregated_results.jsonl, a trainer's logged metrics: eval/<data>/avg_score
         return "a summary of metrics (numbers named like eval/DATA/METRIC), not graded rows"
@@ -228,6 +234,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return harbor.convert(doc, name)
     if rllm.is_episode(doc):
         return rllm.convert(doc, name)
+    if aider.is_result(doc) or aider.is_exception(doc, path):
+        return aider.convert(doc, path, name)
+    if mle_bench.is_report(doc):
+        return mle_bench.convert(doc, name)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
     if swebench.is_instance_report(doc):
@@ -480,6 +490,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return atropos.convert(rows(), name)
     if art.is_group(first):
         return art.convert(rows(), path, name)
+    if aider.is_result(first) or aider.is_exception(first, path):
+        return aider.from_lines(rows(), path, name)
     if openai_evals.is_log(first):
         return openai_evals.convert(rows(), name)
     if openai_eval_runs.is_item(first):

@@ -214,6 +214,31 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "aider",
+        "Aider benchmark results: <run>/<language>/exercises/practice/<exercise>/"
+        ".aider.results.json, one per exercise",
+        "a JSON object with testcase, edit_format and tests_outcomes; or {exception} in a file"
+        " named .aider.results.json",
+        {
+            "task_id": "testdir: <language>/<exercise> (a model's runs are rollouts)",
+            "reward": "tests_outcomes[-1] (passed within the run's tries); no outcome: ungraded;"
+            " {exception}: a failure, as Aider counts it",
+            "truncated": "num_exhausted_context_windows > 0",
+            "model": "model",
+        },
+    ),
+    FormatInfo(
+        "mle-bench",
+        "MLE-bench grading reports: <timestamp>_grading_report.json (mlebench grade)",
+        "a JSON object with total_runs and competition_reports[] of competition_id and any_medal",
+        {
+            "task_id": "competition_reports[].competition_id (its seeds are rollouts)",
+            "reward": "any_medal (an invalid or missing submission: no medal, a failure)",
+            "truncated": "not recorded",
+            "model": "not recorded (pass --model)",
+        },
+    ),
+    FormatInfo(
         "bfcl",
         "Berkeley Function Calling Leaderboard score files:"
         " score/<model>/[<group>/]BFCL_v<N>_<category>_score.json",
@@ -580,6 +605,14 @@ FORMATS: tuple[FormatInfo, ...] = (
         "the PAR1 magic",
         {"*": "the alias table (`whilecli formats --aliases`)"},
     ),
+    FormatInfo(
+        "hf-datasets",
+        "Hugging Face datasets save_to_disk folders: data-<i>-of-<n>.arrow shards beside"
+        " state.json and dataset_info.json (dataset_dict.json above a DatasetDict's splits)",
+        "an .arrow file (an Arrow IPC stream) whose schema carries the huggingface metadata,"
+        " or that the state.json beside it names",
+        {"*": "the alias table, as for Parquet rows (`whilecli formats --aliases`)"},
+    ),
 )
 
 
@@ -595,4 +628,5 @@ CONVERTED = frozenset(
     | {"braintrust", "langsmith"}
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
+    | {"aider", "mle-bench", "hf-datasets"}
 )
