@@ -31,6 +31,23 @@ TASK_ALIASES: tuple[str, ...] = (
     "task.key",
     "id",
 )
+#: The dataset or environment a row's task belongs to, where one file holds several: verl's
+#: ``data_source``, verifiers' and NeMo Gym's environment names, a benchmark's subset. Read
+#: only where a task id alias names the task and the same id stands under two or more of
+#: its values (verl numbers each dataset's rows from 0 in ``index``): the task is then the
+#: pair (:func:`whilecli.io.read` keys it ``value:id``). ``task`` is such a label too.
+ENV_ALIASES: tuple[str, ...] = (
+    "data_source",
+    "env_id",
+    "env",
+    "environment",
+    "dataset",
+    "dataset_name",
+    "benchmark",
+    "subset",
+    "task",
+    "task_name",
+)
 #: Where the prompt text sits when no task id does (its hash becomes the task id), and what
 #: task ids are checked against: SkyRL's eval dumps write ``input_prompt``; MATH, NuminaMath
 #: and evalchemy's math examples ``problem``; MetaMathQA and TRL's PPO logs ``query``;

@@ -24,6 +24,7 @@ from whilecli.io.aliases import (
     API_REPLY_ALIASES,
     COMPLETION_ALIASES,
     CUT_REASONS,
+    ENV_ALIASES,
     ERROR_ALIASES,
     ERROR_FLAG_ALIASES,
     ERROR_TEXT_ALIASES,
@@ -136,6 +137,9 @@ class Plan:
     #: None: none.
     task_key: pl.Expr | None = None
     prompt_field: str | None = None  # where the prompt text was read
+    #: The row's dataset or environment (:data:`~whilecli.io.aliases.ENV_ALIASES`), as
+    #: text, where the task id is an alias's; None: the rows carry none.
+    row_env: pl.Expr | None = None
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
@@ -411,7 +415,24 @@ def build_plan(
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
+        row_env=_row_env(shape, leaves, fields, sources),
     )
+
+
+def _row_env(
+    shape: Shape, leaves: Leaves, fields: dict[str, str], sources: dict[str, str]
+) -> pl.Expr | None:
+    """The rows' dataset or environment column (:data:`ENV_ALIASES`, first scalar one
+    that is not the task id's own), where the task id is an alias's (not ``--map``'s, not
+    a prompt's hash); None otherwise."""
+    task = fields.get("task_id")
+    if task is None or sources.get("task_id") != task:
+        return None
+    alias = _first(shape, tuple(a for a in ENV_ALIASES if a != task), SCALAR)
+    if alias is None:
+        return None
+    fields["env"] = alias
+    return leaves.expr(alias, pl.String)
 
 
 def _reply_fields(shape: Shape) -> list[str]:

@@ -102,6 +102,9 @@ POLARS_FAILURES: tuple[type[BaseException], ...] = (
 
 #: The column of a narrow frame holding the plan's task key (:attr:`Plan.task_key`).
 TASK_KEY = "__task_key"
+#: The narrow frame's column holding the row's dataset or environment
+#: (:attr:`~whilecli.io.plan.Plan.row_env`), for the pass to see ids that stand under two.
+ENV = "__env"
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
@@ -537,7 +540,7 @@ def _assembled(
 
     def canonical(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
         # a part keyed by a column of its own carries TASK_KEY, one keyed by its ids does not
-        frames = [f.drop(TASK_KEY, strict=False) for f in frames]
+        frames = [f.drop(TASK_KEY, ENV, strict=False) for f in frames]
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
         frame = frame.filter(facts.kept(missing))
         frame = frame.with_columns(rewrite)
@@ -672,6 +675,9 @@ class _Pass:
     missing: str = "skip"  # --missing: ungraded rows left out (skip) or failed (fail)
     explicit: bool = False  # the pass threshold was given
     rekey: bool = False  # key tasks by the prompt (the id column is one per row)
+    #: Ids found standing under several datasets (:attr:`Plan.row_env`): a task is then
+    #: keyed by (dataset, id). 0: keyed by the id.
+    env_ids: int = 0
     rekey_ids: pl.Series | None = None  # ... on these ids' rows only (None: every row)
     digest: bool = False  # compute the rows' digest (other files may hold the same rows)
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
@@ -860,6 +866,8 @@ def _narrow(
         exprs.append((pl.col(AT).cast(pl.Int64) + at).alias(AT))
         if plan.task_key is not None:
             exprs.append(plan.task_key.cast(pl.String).alias(TASK_KEY))
+        if plan.row_env is not None:
+            exprs.append(plan.row_env.alias(ENV))
     exprs += [pl.col(k).is_not_null().alias(_probed(k)) for k in probe]
     exprs += [expr.alias(_named(k)) for k, expr in (named or {}).items()]
     narrow = lf.select(exprs)
@@ -936,7 +944,10 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     own = facts.task_facts(run.missing, prompt, draw) if prompt or draw else []
     theirs = run.aggregate.task_aggregations(keep) if run.aggregate is not None else []
     sliced = run.by is not None
-    by_task = bool(own or theirs) or sliced
+    columns = counted.collect_schema().names()
+    # rows of several datasets are grouped by task whoever reads them: an id under two is
+    # two tasks for every consumer
+    by_task = bool(own or theirs) or sliced or ENV in columns
     keys = [SLICE, "task_id"] if sliced else ["task_id"]
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
     queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task), ids=not by_task)]
@@ -944,7 +955,9 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
     counts.append(kept_passes)
     aggs = [*counts, *own[2:], *theirs]
-    keyed = TASK_KEY in counted.collect_schema().names()
+    keyed = TASK_KEY in columns
+    if ENV in columns:  # how many datasets each id stands under
+        aggs.append(pl.col(ENV).drop_nulls().n_unique().cast(pl.Int64).alias(ENV))
     if by_task:  # one group-by by task serves both
         key = pl.col(TASK_KEY).alias("task_id") if keyed else pl.col("task_id")
         queries.append(counted.group_by(*keys[:-1], key).agg(aggs))
@@ -957,6 +970,9 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     if regrouped:  # grouped again by the ids as read
         grouped[0] = counted.group_by(keys).agg(aggs).collect(engine="streaming")
     found = stats.row(0, named=True)
+    if grouped and ENV in grouped[0].columns:
+        found["env_ids"] = int((grouped[0][ENV] > 1).sum())
+        grouped[0] = grouped[0].drop(ENV)
     if grouped and not found["bad"]:
         found["bad"] = _any_bad_id(grouped[0], run)
     if grouped:
@@ -1354,6 +1370,10 @@ def _read_source(
         part = read(source, mapping, forced, run)
         if part is None or part.stats["rows"] == 0:
             return part
+        if part.stats.get("env_ids") and not run.env_ids:  # one id in two datasets
+            run.env_ids = int(part.stats["env_ids"])
+            part = read(source, mapping, forced, run)
+            assert part is not None
         set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
         owners = None
         if set_aside is not None and part.task_table is not None:
@@ -1426,6 +1446,8 @@ def _rekey(plan: Plan, run: _Pass) -> None:
     and tasks keyed by the prompt where the id column was found to be one per row (with
     ``by``: on each value's rows where its own ids were, :func:`_per_row_slices`; what the
     plan says of it is each value's, :func:`_rekey_words`)."""
+    if run.env_ids and plan.row_env is not None:
+        _keyed_by_env(plan, run.env_ids)
     if run.owners is not None and plan.by_prompt is not None:
         _adopt(plan, run.owners)
     if not run.rekey or plan.by_prompt is None:
@@ -1447,6 +1469,28 @@ def _rekey(plan: Plan, run: _Pass) -> None:
         expr = pl.when(chosen).then(expr).otherwise(plan.task_id)
     plan.task_id = expr
     _rekey_words(plan, run.rekey_ids)
+
+
+def _keyed_by_env(plan: Plan, ids: int) -> None:
+    """Tasks keyed ``dataset:id`` (:attr:`Plan.row_env`), where ``ids`` ids stand under two
+    or more datasets: verl numbers each dataset's rows from 0, so one id is a task of each
+    (a row without a dataset keeps its id)."""
+    row_env = plan.row_env
+    assert row_env is not None
+    env = plan.fields.get("env", "dataset")
+
+    def keyed(task: pl.Expr) -> pl.Expr:
+        both = pl.concat_str([row_env, task], separator=":")
+        return pl.when(row_env.is_not_null()).then(both).otherwise(task)
+
+    plan.task_id = keyed(plan.task_id)
+    if plan.task_key is not None:
+        plan.task_key = keyed(plan.task_key)
+    plan.sources["task_id"] = f"({env}, {plan.sources.get('task_id', 'task id')})"
+    plan.notes.append(
+        f"{ids} task id{'s' if ids != 1 else ''} stand under two or more values of {env}:"
+        f" a task is keyed by ({env}, id), read as {env}:id"
+    )
 
 
 def _adopt(plan: Plan, owners: pl.DataFrame) -> None:

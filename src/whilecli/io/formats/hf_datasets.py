@@ -20,11 +20,11 @@ named.
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from whilecli import jsonout
 from whilecli.errors import InputError
 
 NAME = "hf-datasets"
@@ -76,7 +76,7 @@ def _named_by_state(path: Path) -> bool:
     """Whether the ``state.json`` beside ``path`` lists it among its ``_data_files``."""
     state = path.with_name(STATE)
     try:
-        doc = json.loads(state.read_text(encoding="utf-8"))
+        doc = jsonout.parse(state.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     if not is_state(doc):
@@ -140,7 +140,7 @@ def _split(path: Any) -> str | None:
     if not isinstance(path, Path):
         return None
     try:
-        doc = json.loads(path.with_name(STATE).read_text(encoding="utf-8"))
+        doc = jsonout.parse(path.with_name(STATE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     split = doc.get("_split") if isinstance(doc, dict) else None
