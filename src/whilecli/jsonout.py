@@ -222,11 +222,15 @@ def loads(
     None (a file that may or may not be the sidecar looked for), as is one nested past
     :data:`MAX_DEPTH` (a sidecar left unread)."""
     try:
-        value = parse(text)
+        value = parse(text, pairs=one_value_per_key)
     except TooDeep:
         if lenient:
             return None
         raise _deep(file, what) from None
+    except RepeatedKey as err:  # one key, two values: which one counts is no reader's guess
+        if lenient:
+            return None
+        raise InputError(str(err), file=file, field=err.key) from None
     except json.JSONDecodeError as err:
         if lenient:
             return None

@@ -28,6 +28,8 @@ __all__ = ["JUDGE_KINDS", "Audit", "JudgeScan", "audit_verdict", "load_audit"]
 MIN_AGREEMENT = 0.8
 #: Smallest Cohen's kappa of the judge against people.
 MIN_KAPPA = 0.6
+#: Most audited items a count may say (past it no float holds every count exactly).
+MAX_AUDITED = 10**15
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,9 @@ class Audit:
 
 
 def _finite_number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or math.isfinite(value)  # an int of any size is finite
 
 
 def audit_verdict(data: dict[str, Any], source: str = "given") -> Audit:
@@ -59,10 +63,19 @@ def audit_verdict(data: dict[str, Any], source: str = "given") -> Audit:
     agreement, kappa, n = data.get("agreement"), data.get("kappa"), data.get("n")
     if not (_finite_number(agreement) and _finite_number(kappa)):
         raise UsageError(f"{source}: an audit needs ok, or numeric agreement and kappa with n")
-    if not (isinstance(n, int) and not isinstance(n, bool) and n > 0):
-        return Audit(None, f"agreement {agreement} without a count n: no verdict", source)
     if not 0 <= agreement <= 1:
-        raise UsageError(f"{source}: agreement must lie in [0, 1], got {agreement}")
+        raise UsageError(f"{source}: field 'agreement' must lie in [0, 1], got {agreement}")
+    if not -1 <= kappa <= 1:  # Cohen's kappa: 1 - (1 - p_o) / (1 - p_e), at most 1, at least -1
+        raise UsageError(f"{source}: field 'kappa' must lie in [-1, 1], got {kappa}")
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)  # 60.0: a count a writer stored as a float
+    if n is None or (isinstance(n, int) and not isinstance(n, bool) and n == 0):
+        return Audit(None, f"agreement {agreement} without a count n: no verdict", source)
+    if not (isinstance(n, int) and not isinstance(n, bool) and 0 < n <= MAX_AUDITED):
+        raise UsageError(
+            f"{source}: field 'n' must be a count of audited items in [1, {MAX_AUDITED:.0e}],"
+            f" got {jsonout.dumps(n)[:40]}"
+        )
     low = wilson(round(agreement * n), n).low
     assert low is not None
     ok = low >= MIN_AGREEMENT and kappa >= MIN_KAPPA
@@ -92,4 +105,7 @@ def load_audit(path: str | Path) -> Audit:
         raise UsageError(f"--judge-audit {p}: cannot parse: {err}") from None
     if not isinstance(data, dict):
         raise UsageError(f"--judge-audit {p}: expected an object with ok or agreement/kappa/n")
-    return audit_verdict(data, str(p))
+    try:
+        return audit_verdict(data, str(p))
+    except UsageError as err:  # named as the option that gave the file
+        raise UsageError(f"--judge-audit {err}") from None
