@@ -47,7 +47,7 @@ from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts, words
 from whilecli.io import judge as judges
-from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
+from whilecli.io.aliases import REWARD_ALIASES, TURN_ALIASES, parse_field_map
 from whilecli.io.formats import prime_rl
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
@@ -124,6 +124,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.GRADED: pl.Boolean(),
     facts.DRAW: pl.UInt64(),
     facts.PROMPT: pl.UInt64(),
+    facts.EPISODE: pl.UInt64(),
 }
 
 
@@ -827,6 +828,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (plan.prompt_key if plan.prompt_key is not None else pl.lit(None, dtype=pl.UInt64)).alias(
             facts.PROMPT
         ),
+        (plan.episode if plan.episode is not None else pl.lit(None, dtype=pl.UInt64)).alias(
+            facts.EPISODE
+        ),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exprs = [
@@ -952,11 +956,16 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         queries.append(_stats(counted, run.digest, run.missing, pl.lit(False), by=SLICE, ids=False))
         rows = pl.len().cast(pl.Int64).alias("rows")
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
+    if plan.episode is not None:  # rows that repeat an episode: its turns, not rollouts
+        queries.append(_turns(counted))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
+    turns = grouped.pop().row(0, named=True) if plan.episode is not None else {}
     regrouped = keyed and bool(grouped) and _any_blank(grouped[0])
     if regrouped:  # grouped again by the ids as read
         grouped[0] = counted.group_by(keys).agg(aggs).collect(engine="streaming")
     found = stats.row(0, named=True)
+    found["f_turns"] = int(turns.get("f_turns") or 0)
+    found["f_first_turn"] = turns.get("f_first_turn")
     if grouped and not found["bad"]:
         found["bad"] = _any_bad_id(grouped[0], run)
     if grouped:
@@ -991,6 +1000,21 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
             tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
     return _Scanned(found, writer_rows, tables, task_table, split, cells)
+
+
+def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """How many rows repeat the (task, episode id) of an earlier row (:data:`facts.EPISODE`),
+    and the first such row's position: one row of ``f_turns``, ``f_first_turn``."""
+    episode = pl.col(facts.EPISODE)
+    per = (
+        frame.filter(episode.is_not_null())
+        .group_by(episode)
+        .agg(n=pl.len(), second=pl.col(AT).bottom_k(2).max())
+        .filter(pl.col("n") >= 2)
+    )
+    return per.select(
+        f_turns=(pl.col("n") - 1).sum().cast(pl.Int64), f_first_turn=pl.col("second").min()
+    )
 
 
 def _cells(counted: pl.LazyFrame, keep: pl.Expr, task: pl.Expr) -> pl.DataFrame:
@@ -1354,6 +1378,7 @@ def _read_source(
         part = read(source, mapping, forced, run)
         if part is None or part.stats["rows"] == 0:
             return part
+        refuse_turns(part)
         set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
         owners = None
         if set_aside is not None and part.task_table is not None:
@@ -1382,6 +1407,33 @@ def _read_source(
     if run.rekey and part.sliced is None:
         _set_rekeyed(part.facts, set_aside, rekeyed)
     return part
+
+
+def refuse_turns(part: _Part) -> None:
+    """Refuse rows that repeat an episode (exit 2): two rows of one task with one episode id
+    are turns of that episode (or the episode written twice), and counting each as a rollout
+    multiplies k and grades every turn as a draw. Named: the file, the first row that
+    repeats an earlier row's episode, the field; and where a turn index is read as the
+    policy version (``step``), that it counts turns."""
+    turns, plan = int(part.stats.get("f_turns") or 0), part.plan
+    if not turns or plan.episode_field is None:
+        return
+    rows, field_name = int(part.stats["rows"]), plan.episode_field
+    version = plan.sources.get("policy_version", "").split(" ")[0]
+    step = (
+        f"; {version} counts turns here, not a policy version: drop it"
+        if version in TURN_ALIASES
+        else ""
+    )
+    raise InputError(
+        f"rows repeat an episode: this row's {field_name} is an earlier row's of the same task"
+        f" ({turns} of {rows} rows repeat one), so rows are turns of episodes (or episodes"
+        " written twice), not rollouts. Give one row per episode: e.g. keep each episode's"
+        f" last turn, with its final reward, truncated if any turn was{step}",
+        file=part.source.name,
+        field=field_name,
+        **_where(part.source, part.stats.get("f_first_turn")),
+    )
 
 
 def _rekeyed(table: pl.DataFrame, per_row: pl.Series) -> tuple[int, int, int]:
