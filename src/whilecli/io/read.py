@@ -217,6 +217,8 @@ class _Part:
     raw: pl.LazyFrame | None = None  # the file as scanned, before narrowing (pooling checks)
     #: Per task: rows, prompt keys, draw keys (:func:`whilecli.io.facts.task_facts`).
     task_table: pl.DataFrame | None = None
+    #: Per (task, reply): rows and passes (:func:`whilecli.io.facts.draw_counts`).
+    draws: pl.DataFrame | None = None
     facts: facts.Facts = field(default_factory=facts.Facts)
     keep: Keep | None = None
     #: The narrow frame with each row's position (:data:`AT`), for ``keep=``.
@@ -533,6 +535,11 @@ def _assembled(
         if pooled is not None:
             drawn = facts.draws_found(pooled)
             found.compared_tasks, found.repeated_tasks, found.graded_apart = drawn
+        if all(p.draws is not None for p in parts):  # a reply written or graded in two files
+            written = facts.replies_written(
+                facts.merged_draws([p.draws for p in parts if p.draws is not None])
+            )
+            found.repeated_rows, found.apart_replies, found.graded_apart = written
     if len(sources) > 1:  # the error share of the pool (or of one value's rows), not a file's
         facts.refuse_errors(found.errors, found.rows, _names(parts), found.first_error)
 
@@ -888,6 +895,9 @@ class _Scanned:
     #: Rows and passes per (task, model, policy version), where the pass grouped by task
     #: (None: read with ``by``, or without a per-task group-by).
     cells: pl.DataFrame | None = None
+    #: Rows and passes per (task, reply) (:func:`whilecli.io.facts.draw_counts`), where the
+    #: rows carry replies (None: none, or one value's rows of a read with ``by``).
+    draws: pl.DataFrame | None = None
 
 
 def _within(column: pl.Expr, value: str | None) -> pl.Expr:
@@ -958,7 +968,13 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
     if plan.episode is not None:  # rows that repeat an episode: its turns, not rollouts
         queries.append(_turns(counted))
+    if draw:  # each reply's rows and passes: one reply written twice, or graded two ways
+        replied = counted.filter(keep & pl.col(facts.DRAW).is_not_null())
+        task_hash = pl.col("task_id").hash(seed=0).alias("t")
+        by_reply = replied.group_by(task_hash, pl.col(facts.DRAW).alias("d"))
+        queries.append(by_reply.agg(facts.draw_counts(run.missing)))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
+    draws = grouped.pop() if draw else None
     turns = grouped.pop().row(0, named=True) if plan.episode is not None else {}
     regrouped = keyed and bool(grouped) and _any_blank(grouped[0])
     if regrouped:  # grouped again by the ids as read
@@ -999,7 +1015,7 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
                 task_table = facts.merged_task_facts(task_table.drop(SLICE))
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
             tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
-    return _Scanned(found, writer_rows, tables, task_table, split, cells)
+    return _Scanned(found, writer_rows, tables, task_table, split, cells, draws)
 
 
 def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -1552,6 +1568,9 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         )
     table = part.task_table
     compared, repeated, apart = facts.draws_found(table) if table is not None else (0, 0, 0)
+    again, replies = 0, apart
+    if part.draws is not None:  # any reply graded both ways, not only a task's one reply
+        again, replies, apart = facts.replies_written(part.draws)
     return facts.Facts(
         rows=rows,
         counted=rows - errors - (0 if run.missing == "fail" else ungraded),
@@ -1570,6 +1589,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         compared_tasks=compared,
         repeated_tasks=repeated,
         graded_apart=apart,
+        apart_replies=replies,
+        repeated_rows=again,
         selected=rows if prime_rl.selected(source.name, source.format) else 0,
         coverage={
             "truncated": int(st["f_cov_truncated"]),
@@ -1755,6 +1776,7 @@ def _part_of(
     scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
     part = _Part(source, plan, frame, stats, scan, hint, scanned.tables, scanned.writers)
     part.task_table = scanned.task_table
+    part.draws = scanned.draws
     part.raw = raw
     part.shape, part.sliced, part.cells = shape, scanned.sliced, scanned.cells
     return part
