@@ -163,6 +163,21 @@ VERSION_ALIASES: tuple[str, ...] = (
     "global_step",
     "checkpoint_step",
 )
+#: An episode's id, where the rows carry one (text or a number): a rollout is one episode,
+#: so rows of one task that repeat an episode id are its turns (or the episode written
+#: twice), not rollouts, and are refused (:func:`whilecli.io.read.refuse_turns`). Not
+#: ``rollout_id`` (slime's is the training rollout, one id for a whole batch), nor an index
+#: within a group (tinker's ``traj_idx``, unique within its task anyway).
+EPISODE_ALIASES: tuple[str, ...] = (
+    "episode_id",
+    "trajectory_id",
+    "traj_id",
+    "episode_uuid",
+    "trajectory_uuid",
+)
+#: A turn's index within its episode, named where rows repeat an episode: read as a
+#: version (:data:`VERSION_ALIASES`) it would be a turn index, not a policy's step.
+TURN_ALIASES: tuple[str, ...] = ("turn", "turn_id", "turn_idx", "step", "step_id", "step_idx")
 #: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.
 MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: Where a harness records an error in place of the reply, every one the rows carry read: a

@@ -29,6 +29,11 @@ streaming pass it makes over each file:
   id's rows carry are that id's task.
 - identical draws: a grouped task whose completions are all the same bytes (after trimming
   whitespace) is one draw repeated; :attr:`Facts.repeated_share` says how many.
+- draws written twice: per (task, reply) the rows and passes (:func:`draw_counts`, added
+  up across files): rows repeating another row of their task, with the same grade, in a
+  task whose every reply is written equally often (a file pooled with itself) are counted
+  (:attr:`Facts.repeated_rows`); a reply graded both pass and fail anywhere in the pool is
+  the grader's split (:attr:`Facts.graded_apart`, the tasks holding one).
 
 :class:`Facts` carries the counts (with the first row of each kind) and the coverage of the
 optional fields; :attr:`whilecli.io.rows.Rows.facts` holds it for every consumer.
@@ -604,8 +609,14 @@ class Facts:
     #: Grouped tasks whose completions can be compared, and those whose draws are all one.
     compared_tasks: int = 0
     repeated_tasks: int = 0
-    #: Of those, the tasks graded both pass and fail: one reply given two grades.
+    #: Tasks holding a reply graded both pass and fail (one reply given two grades, in one
+    #: file or across the pool), and how many such replies.
     graded_apart: int = 0
+    apart_replies: int = 0
+    #: Rows that repeat an earlier row of their task (the same reply, the same grade) in
+    #: tasks whose every reply is written the same number of times, twice or more: one
+    #: draw written twice (a file pooled with itself, a resumed run's overlap).
+    repeated_rows: int = 0
     #: The id column set aside because it holds one id per row while prompts repeat.
     per_row_ids: str | None = None
     #: Rows keyed by the prompt for it, the prompts (tasks) they form, and the rows under ids.
@@ -636,7 +647,8 @@ class Facts:
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
-            *("compared_tasks", "repeated_tasks", "graded_apart"),
+            *("compared_tasks", "repeated_tasks", "graded_apart", "apart_replies"),
+            "repeated_rows",
             *("rekeyed_rows", "rekeyed_prompts"),
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -652,7 +664,10 @@ class Facts:
     def found(self) -> bool:
         """Whether reading found anything that changes what the numbers mean (partial credit
         is reported with the summary's ``partial_rows``)."""
-        counts = (self.ungraded, self.errors, self.empty, self.repeated_tasks)
+        counts = (
+            *(self.ungraded, self.errors, self.empty, self.repeated_tasks),
+            *(self.repeated_rows, self.graded_apart),
+        )
         return any(counts) or self.per_row_ids is not None
 
     def warnings(self) -> list[str]:
@@ -683,6 +698,16 @@ class Facts:
             out.append(
                 f"{self.repeated_tasks} of {self.compared_tasks} grouped tasks repeat one draw"
                 " (identical completions)"
+            )
+        if self.repeated_rows:
+            out.append(
+                f"{self.repeated_rows} of {self.counted} rows repeat another row of their task"
+                " (the same reply, the same grade): one draw written twice"
+            )
+        if self.graded_apart:
+            out.append(
+                f"{self.graded_apart} tasks hold a reply graded both pass and fail"
+                f" ({self.apart_replies} replies): the grader, not the draws, splits them"
             )
         rekey = self.rekey_words()
         if rekey is not None:
@@ -780,6 +805,8 @@ def refuse_ungraded(
 
 #: Auxiliary columns of a file's narrow frame that the facts read.
 GRADED, DRAW, PROMPT = "__graded", "__draw", "__prompt"
+#: The key of a row's (task, episode id), where the rows carry an episode id.
+EPISODE = "__episode"
 #: Stats keys merged across a file's row ranges by ``min`` (first rows), the rest by sum.
 FIRST_KEYS = ("f_first_error", "f_first_ungraded", "f_first_empty", "f_first_cut_partial")
 
@@ -861,6 +888,47 @@ def draws_found(table: pl.DataFrame) -> tuple[int, int, int]:
     out = table.select(compared.sum().alias("c"), one.sum().alias("r"), apart.sum().alias("a")).row(
         0
     )
+    return int(out[0] or 0), int(out[1] or 0), int(out[2] or 0)
+
+
+def draw_counts(missing: str) -> list[pl.Expr]:
+    """Per (task, reply) (aggregations of a group-by by the task's hash ``t`` and the draw
+    key ``d`` over the counted rows that hold a reply): how many rows write that reply
+    (``n``) and how many of them pass (``p``). Tables of several files add up by key."""
+    passes = (kept(missing) & pl.col("passed").fill_null(False)).sum()
+    return [pl.len().cast(pl.UInt32).alias("n"), passes.cast(pl.UInt32).alias("p")]
+
+
+def merged_draws(tables: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """The per-(task, reply) counts of :func:`draw_counts` over several tables, added up."""
+    both = pl.concat(list(tables), how="vertical")
+    return both.group_by("t", "d").agg(pl.col("n").sum(), pl.col("p").sum())
+
+
+def replies_written(draws: pl.DataFrame) -> tuple[int, int, int]:
+    """(rows that repeat an earlier row of their task with the same reply and the same grade,
+    in tasks of two replies or more each written the same number of times, twice or more:
+    the task written over, as a file pooled with itself is; replies graded both pass and
+    fail; the tasks holding one of those). A task of one reply is one draw repeated
+    (:func:`draws_found`); a task whose replies recur unevenly (short answers that recur by
+    chance: ``B``, ``42``) is not written over."""
+    if draws.height == 0:
+        return 0, 0, 0
+    n, p = pl.col("n").cast(pl.Int64), pl.col("p").cast(pl.Int64)
+    one_grade = (p == 0) | (p == n)
+    per_task = draws.group_by("t").agg(
+        replies=pl.len(),
+        lo=n.min(),
+        hi=n.max(),
+        again=(n - 1).filter(one_grade).sum(),
+        apart=(~one_grade).sum(),
+    )
+    over = (pl.col("replies") >= 2) & (pl.col("lo") == pl.col("hi")) & (pl.col("lo") >= 2)
+    out = per_task.select(
+        pl.col("again").filter(over).sum(),
+        pl.col("apart").sum().alias("replies"),
+        (pl.col("apart") > 0).sum().alias("tasks"),
+    ).row(0)
     return int(out[0] or 0), int(out[1] or 0), int(out[2] or 0)
 
 

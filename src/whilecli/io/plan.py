@@ -25,6 +25,7 @@ from whilecli.io.aliases import (
     COMPLETION_ALIASES,
     CUT_REASONS,
     ENV_ALIASES,
+    EPISODE_ALIASES,
     ERROR_ALIASES,
     ERROR_FLAG_ALIASES,
     ERROR_TEXT_ALIASES,
@@ -140,6 +141,11 @@ class Plan:
     #: The row's dataset or environment (:data:`~whilecli.io.aliases.ENV_ALIASES`), as
     #: text, where the task id is an alias's; None: the rows carry none.
     row_env: pl.Expr | None = None
+    #: A key of each row's (task, episode id), where the rows carry an episode id
+    #: (:data:`~whilecli.io.aliases.EPISODE_ALIASES`): two rows of one key are turns of one
+    #: episode, not two rollouts. None: no episode id (or rows of several rollouts each).
+    episode: pl.Expr | None = None
+    episode_field: str | None = None  # where the episode id was read
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
@@ -383,6 +389,7 @@ def build_plan(
         value = leaves.text(by)  # a blank value is none, as a missing one is: "(none)"
         blank = value.str.strip_chars() == ""
         slice_expr = pl.when(blank).then(pl.lit(None, dtype=pl.String)).otherwise(value)
+    episode = _episode(shape, leaves, task)
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
@@ -416,6 +423,8 @@ def build_plan(
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
         row_env=_row_env(shape, leaves, fields, sources),
+        episode=None if exploding or episode is None else episode[0],
+        episode_field=None if exploding or episode is None else episode[1],
     )
 
 
@@ -433,6 +442,19 @@ def _row_env(
         return None
     fields["env"] = alias
     return leaves.expr(alias, pl.String)
+
+
+def _episode(shape: Shape, leaves: Leaves, task: pl.Expr) -> tuple[pl.Expr, str] | None:
+    """A key of each row's (task, episode id) from the first episode alias the rows hold as
+    text or numbers (:data:`~whilecli.io.aliases.EPISODE_ALIASES`), null where a row names
+    no episode; with the alias. None: the rows carry none."""
+    for alias in EPISODE_ALIASES:
+        kinds = shape.kinds_at(alias) - {"null"}
+        if kinds and kinds <= VERSION_KINDS:
+            said = facts.version_text(leaves.expr(alias, pl.String))
+            pair = pl.struct(task.cast(pl.String).alias("task"), said.alias("episode"))
+            return pl.when(said.is_not_null()).then(pair.hash(seed=0)), alias
+    return None
 
 
 def _reply_fields(shape: Shape) -> list[str]:

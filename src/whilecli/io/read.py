@@ -47,7 +47,7 @@ from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts, words
 from whilecli.io import judge as judges
-from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
+from whilecli.io.aliases import REWARD_ALIASES, TURN_ALIASES, parse_field_map
 from whilecli.io.formats import prime_rl
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
@@ -127,6 +127,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.GRADED: pl.Boolean(),
     facts.DRAW: pl.UInt64(),
     facts.PROMPT: pl.UInt64(),
+    facts.EPISODE: pl.UInt64(),
 }
 
 
@@ -219,6 +220,8 @@ class _Part:
     raw: pl.LazyFrame | None = None  # the file as scanned, before narrowing (pooling checks)
     #: Per task: rows, prompt keys, draw keys (:func:`whilecli.io.facts.task_facts`).
     task_table: pl.DataFrame | None = None
+    #: Per (task, reply): rows and passes (:func:`whilecli.io.facts.draw_counts`).
+    draws: pl.DataFrame | None = None
     facts: facts.Facts = field(default_factory=facts.Facts)
     keep: Keep | None = None
     #: The narrow frame with each row's position (:data:`AT`), for ``keep=``.
@@ -535,6 +538,11 @@ def _assembled(
         if pooled is not None:
             drawn = facts.draws_found(pooled)
             found.compared_tasks, found.repeated_tasks, found.graded_apart = drawn
+        if all(p.draws is not None for p in parts):  # a reply written or graded in two files
+            written = facts.replies_written(
+                facts.merged_draws([p.draws for p in parts if p.draws is not None])
+            )
+            found.repeated_rows, found.apart_replies, found.graded_apart = written
     if len(sources) > 1:  # the error share of the pool (or of one value's rows), not a file's
         facts.refuse_errors(found.errors, found.rows, _names(parts), found.first_error)
 
@@ -833,6 +841,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (plan.prompt_key if plan.prompt_key is not None else pl.lit(None, dtype=pl.UInt64)).alias(
             facts.PROMPT
         ),
+        (plan.episode if plan.episode is not None else pl.lit(None, dtype=pl.UInt64)).alias(
+            facts.EPISODE
+        ),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exprs = [
@@ -892,6 +903,9 @@ class _Scanned:
     #: Rows and passes per (task, model, policy version), where the pass grouped by task
     #: (None: read with ``by``, or without a per-task group-by).
     cells: pl.DataFrame | None = None
+    #: Rows and passes per (task, reply) (:func:`whilecli.io.facts.draw_counts`), where the
+    #: rows carry replies (None: none, or one value's rows of a read with ``by``).
+    draws: pl.DataFrame | None = None
 
 
 def _within(column: pl.Expr, value: str | None) -> pl.Expr:
@@ -965,7 +979,16 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         queries.append(_stats(counted, run.digest, run.missing, pl.lit(False), by=SLICE, ids=False))
         rows = pl.len().cast(pl.Int64).alias("rows")
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
+    if plan.episode is not None:  # rows that repeat an episode: its turns, not rollouts
+        queries.append(_turns(counted))
+    if draw:  # each reply's rows and passes: one reply written twice, or graded two ways
+        replied = counted.filter(keep & pl.col(facts.DRAW).is_not_null())
+        task_hash = pl.col("task_id").hash(seed=0).alias("t")
+        by_reply = replied.group_by(task_hash, pl.col(facts.DRAW).alias("d"))
+        queries.append(by_reply.agg(facts.draw_counts(run.missing)))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
+    draws = grouped.pop() if draw else None
+    turns = grouped.pop().row(0, named=True) if plan.episode is not None else {}
     regrouped = keyed and bool(grouped) and _any_blank(grouped[0])
     if regrouped:  # grouped again by the ids as read
         grouped[0] = counted.group_by(keys).agg(aggs).collect(engine="streaming")
@@ -973,6 +996,8 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     if grouped and ENV in grouped[0].columns:
         found["env_ids"] = int((grouped[0][ENV] > 1).sum())
         grouped[0] = grouped[0].drop(ENV)
+    found["f_turns"] = int(turns.get("f_turns") or 0)
+    found["f_first_turn"] = turns.get("f_first_turn")
     if grouped and not found["bad"]:
         found["bad"] = _any_bad_id(grouped[0], run)
     if grouped:
@@ -1006,7 +1031,22 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
                 task_table = facts.merged_task_facts(task_table.drop(SLICE))
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
             tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
-    return _Scanned(found, writer_rows, tables, task_table, split, cells)
+    return _Scanned(found, writer_rows, tables, task_table, split, cells, draws)
+
+
+def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """How many rows repeat the (task, episode id) of an earlier row (:data:`facts.EPISODE`),
+    and the first such row's position: one row of ``f_turns``, ``f_first_turn``."""
+    episode = pl.col(facts.EPISODE)
+    per = (
+        frame.filter(episode.is_not_null())
+        .group_by(episode)
+        .agg(n=pl.len(), second=pl.col(AT).bottom_k(2).max())
+        .filter(pl.col("n") >= 2)
+    )
+    return per.select(
+        f_turns=(pl.col("n") - 1).sum().cast(pl.Int64), f_first_turn=pl.col("second").min()
+    )
 
 
 def _cells(counted: pl.LazyFrame, keep: pl.Expr, task: pl.Expr) -> pl.DataFrame:
@@ -1374,6 +1414,7 @@ def _read_source(
             run.env_ids = int(part.stats["env_ids"])
             part = read(source, mapping, forced, run)
             assert part is not None
+        refuse_turns(part)
         set_aside = part.plan.by_prompt[1] if part.plan.by_prompt is not None else None
         owners = None
         if set_aside is not None and part.task_table is not None:
@@ -1402,6 +1443,33 @@ def _read_source(
     if run.rekey and part.sliced is None:
         _set_rekeyed(part.facts, set_aside, rekeyed)
     return part
+
+
+def refuse_turns(part: _Part) -> None:
+    """Refuse rows that repeat an episode (exit 2): two rows of one task with one episode id
+    are turns of that episode (or the episode written twice), and counting each as a rollout
+    multiplies k and grades every turn as a draw. Named: the file, the first row that
+    repeats an earlier row's episode, the field; and where a turn index is read as the
+    policy version (``step``), that it counts turns."""
+    turns, plan = int(part.stats.get("f_turns") or 0), part.plan
+    if not turns or plan.episode_field is None:
+        return
+    rows, field_name = int(part.stats["rows"]), plan.episode_field
+    version = plan.sources.get("policy_version", "").split(" ")[0]
+    step = (
+        f"; {version} counts turns here, not a policy version: drop it"
+        if version in TURN_ALIASES
+        else ""
+    )
+    raise InputError(
+        f"rows repeat an episode: this row's {field_name} is an earlier row's of the same task"
+        f" ({turns} of {rows} rows repeat one), so rows are turns of episodes (or episodes"
+        " written twice), not rollouts. Give one row per episode: e.g. keep each episode's"
+        f" last turn, with its final reward, truncated if any turn was{step}",
+        file=part.source.name,
+        field=field_name,
+        **_where(part.source, part.stats.get("f_first_turn")),
+    )
 
 
 def _rekeyed(table: pl.DataFrame, per_row: pl.Series) -> tuple[int, int, int]:
@@ -1544,6 +1612,9 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         )
     table = part.task_table
     compared, repeated, apart = facts.draws_found(table) if table is not None else (0, 0, 0)
+    again, replies = 0, apart
+    if part.draws is not None:  # any reply graded both ways, not only a task's one reply
+        again, replies, apart = facts.replies_written(part.draws)
     return facts.Facts(
         rows=rows,
         counted=rows - errors - (0 if run.missing == "fail" else ungraded),
@@ -1562,6 +1633,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         compared_tasks=compared,
         repeated_tasks=repeated,
         graded_apart=apart,
+        apart_replies=replies,
+        repeated_rows=again,
         selected=rows if prime_rl.selected(source.name, source.format) else 0,
         coverage={
             "truncated": int(st["f_cov_truncated"]),
@@ -1747,6 +1820,7 @@ def _part_of(
     scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
     part = _Part(source, plan, frame, stats, scan, hint, scanned.tables, scanned.writers)
     part.task_table = scanned.task_table
+    part.draws = scanned.draws
     part.raw = raw
     part.shape, part.sliced, part.cells = shape, scanned.sliced, scanned.cells
     return part

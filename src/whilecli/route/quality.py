@@ -11,8 +11,10 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
   makes a split task);
 - most grouped tasks repeating one draw: the k draws are one, the band is not measured
   (check 3 unknown), the rows route as one draw per prompt, provisional;
-- tasks repeating one draw yet graded both pass and fail: the grader splits them, not the
-  draws, provisional;
+- a reply graded both pass and fail (in one task's repeats, or across two files of the
+  pool): the grader splits its task, not the draws, provisional;
+- rows that repeat another row of their task (one draw written twice): counted twice in k
+  and every rate, provisional from :data:`REPEATED_ROWS_SHARE` of the rows;
 - ids one per row while prompts repeat: tasks are keyed by the prompt;
 - a field on some rows only: a method that needs it on every row is not ok (critic values
   for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
@@ -33,9 +35,13 @@ from whilecli.route.stats import TOL
 
 #: Empty replies listed from this share of the rows (fewer are counted in the sources).
 EMPTY_SHARE = 0.05
+#: Rows that repeat another row (one draw written twice) from this share of the counted
+#: rows leave the verdict provisional; fewer are listed and move nothing.
+REPEATED_ROWS_SHARE = 0.05
 #: Findings that leave the verdict provisional, whatever the task count.
 PROVISIONAL_KINDS = (
     *("repeated_draws", "graded_apart", "several_models", "cut_partial", "teacher_scale"),
+    "repeated_rows",
     "teacher_prompts_decide",
     "teacher_mixes_student",
     "credit_beside_the_band",
@@ -134,18 +140,7 @@ def findings(
             moves = "a minority: the band counts the other tasks' draws as measured"
             if not facts.graded_apart:  # one reply, one grade: each at 0 or 1, never split
                 out.append(Finding("some_repeated_draws", facts.repeated_tasks, what, moves))
-        if facts.graded_apart:
-            out.append(
-                Finding(
-                    "graded_apart",
-                    facts.graded_apart,
-                    f"{facts.graded_apart} of the {facts.repeated_tasks} tasks that repeat one"
-                    " draw are graded both pass and fail (one reply, two grades: the grader is"
-                    " not deterministic)",
-                    "what splits them is the grader, not the draws: the band's split count"
-                    " holds them, so the verdict is provisional; grade each reply once",
-                )
-            )
+    out += _written_twice(facts)
     rekey = facts.rekey_words()
     if rekey is not None:
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
@@ -178,6 +173,43 @@ def findings(
             )
         )
     out += _teacher(found.get("teacher"), min_coverage)
+    return out
+
+
+def _written_twice(facts: Any) -> list[Finding]:
+    """Rows that repeat another row of their task (one draw written twice: a file pooled with
+    itself, a resumed run's overlap), and replies graded both pass and fail anywhere in the
+    pool (one reply, two grades)."""
+    out: list[Finding] = []
+    again = facts.repeated_rows
+    if again:
+        what = (
+            f"{_rows(again)} of {facts.counted} repeat another row of their task (the same"
+            " reply, the same grade: one draw written twice, as a file pooled with itself)"
+        )
+        if again >= REPEATED_ROWS_SHARE * max(facts.counted, 1):
+            moves = (
+                "each copy counts as a draw, so k and every rate count those draws twice:"
+                " the verdict is provisional; write each draw once"
+            )
+            out.append(Finding("repeated_rows", again, what, moves))
+        else:
+            moves = "a few: counted as draws, the rates barely move"
+            out.append(Finding("some_repeated_rows", again, what, moves))
+    if facts.graded_apart:
+        replies = facts.apart_replies or facts.graded_apart
+        out.append(
+            Finding(
+                "graded_apart",
+                facts.graded_apart,
+                f"{facts.graded_apart} task{'s' if facts.graded_apart != 1 else ''} hold a"
+                f" reply graded both pass and fail ({replies} repl"
+                f"{'ies' if replies != 1 else 'y'}: one reply, two grades: the grader is not"
+                " deterministic, or two gradings were pooled)",
+                "what splits them is the grader, not the draws: the band's split count holds"
+                " them, so the verdict is provisional; grade each reply once",
+            )
+        )
     return out
 
 

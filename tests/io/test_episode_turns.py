@@ -1,0 +1,144 @@
+"""Rows of agent turns are not rollouts (DESIGN section 1: one row is one rollout).
+
+A seeded simulator writes episodes with a known truth (each episode passes or fails, one
+reward per episode) as one row per turn, in the layouts agent harnesses use: the turn index
+under ``turn`` or ``step``, the final reward on the last turn only or copied onto every
+turn, episodes written in order or with their turns interleaved. Rows that repeat an
+episode id are refused in one line (exit 2) naming the file, the first row that repeats an
+episode and the field, never routed as k = turns × episodes; the same episodes written one
+row each route with k = the episodes per task.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.route import run_route
+from whilecli.route.model import Route
+
+MODEL = "Qwen/Qwen3-8B"
+SETTINGS = settings(
+    max_examples=5,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def episodes(seed: int, tasks: int, k: int) -> list[dict[str, Any]]:
+    """The truth: per task, k episodes, each a pass or a fail and 2-6 turns long."""
+    rng = random.Random(seed)
+    out = []
+    for t in range(tasks):
+        rate = rng.random()
+        for e in range(k):
+            out.append(
+                {
+                    "task": f"t{t}",
+                    "episode": f"t{t}-e{e}",
+                    "passed": rng.random() < rate,
+                    "turns": rng.randint(2, 6),
+                }
+            )
+    return out
+
+
+def turn_rows(
+    truth: list[dict[str, Any]], field: str, index: str, copied: bool, interleave: bool
+) -> list[dict[str, Any]]:
+    rows = []
+    for ep in truth:
+        last = ep["turns"] - 1
+        for turn in range(ep["turns"]):
+            final = 1.0 if ep["passed"] else 0.0
+            rows.append(
+                {
+                    "task_id": ep["task"],
+                    field: ep["episode"],
+                    index: turn,
+                    "reward": final if copied or turn == last else 0.0,
+                    "truncated": False,
+                    "model": MODEL,
+                }
+            )
+    if interleave:  # every episode's first turn, then every second turn, ...
+        rows.sort(key=lambda r: r[index])
+    return rows
+
+
+def write(folder: Path, name: str, rows: list[dict[str, Any]]) -> Path:
+    path = folder / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def first_repeat(rows: list[dict[str, Any]], field: str) -> int:
+    """The 1-based line of the first row whose (task, episode) an earlier row had."""
+    seen = set()
+    for line, row in enumerate(rows, 1):
+        key = (row["task_id"], row[field])
+        if key in seen:
+            return line
+        seen.add(key)
+    raise AssertionError("no episode repeats")
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10**6),
+    field=st.sampled_from(["episode_id", "trajectory_id", "traj_id"]),
+    index=st.sampled_from(["turn", "step"]),
+    copied=st.booleans(),
+    interleave=st.booleans(),
+)
+def test_turn_rows_are_refused_not_counted_as_rollouts(
+    tmp_path: Path, seed: int, field: str, index: str, copied: bool, interleave: bool
+) -> None:
+    truth = episodes(seed, tasks=12, k=4)
+    rows = turn_rows(truth, field, index, copied, interleave)
+    path = write(tmp_path, "turns.jsonl", rows)
+    result = CliRunner().invoke(app, ["route", str(path), "--model", MODEL])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2, out
+    assert f"{path}:{first_repeat(rows, field)}:" in out, out
+    assert f"field '{field}'" in out and "one row per episode" in out, out
+    if index == "step":  # read as a policy version, it would be a turn index
+        assert "step counts turns" in out, out
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), field=st.sampled_from(["episode_id", "trajectory_id"]))
+def test_one_row_per_episode_routes_at_the_true_k(tmp_path: Path, seed: int, field: str) -> None:
+    truth = episodes(seed, tasks=12, k=4)
+    rows = [
+        {
+            "task_id": ep["task"],
+            field: ep["episode"],
+            "reward": 1.0 if ep["passed"] else 0.0,
+            "truncated": False,
+            "model": MODEL,
+        }
+        for ep in truth
+    ]
+    got = run_route(str(write(tmp_path, "episodes.jsonl", rows)), model=MODEL)
+    assert isinstance(got, Route)
+    counts = next(c for c in got.checks if c.key == "rollouts_per_task").measured
+    assert counts["k"] == 4 and counts["grouped_tasks"] == 12, counts
+
+
+def test_an_episode_index_per_task_is_no_repeat(tmp_path: Path) -> None:
+    """Episode ids numbered within each task (0..k-1) key one rollout per (task, id)."""
+    rows = [
+        {"task_id": f"t{t}", "episode_id": e, "reward": float(e % 2), "model": MODEL}
+        for t in range(5)
+        for e in range(4)
+    ]
+    got = run_route(str(write(tmp_path, "indexed.jsonl", rows)), model=MODEL)
+    assert isinstance(got, Route)
