@@ -23,7 +23,7 @@ from whilecli.route.model import CheckResult, Pool, Rate, Status, against
 from whilecli.route.options import RouteOptions
 from whilecli.route.shared import share_tasks
 from whilecli.route.stats import TOL
-from whilecli.route.tokenizer import vocab_size
+from whilecli.route.tokenizer import Vocab, vocabulary
 
 KEYS = ("truncated_passes", "rollouts_per_task", "band", "teacher", "tokenizer", "on_policy")
 
@@ -467,12 +467,26 @@ def _paired_note(paired: Rate | None) -> str:
     return f" (paired per-task difference {paired.format()}, as whilecli diff: context)"
 
 
-def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None]:
+def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None, Vocab | None]:
+    """(size, where it came from, the tokens with their ids where a file gave them)."""
     if vocab is not None:
-        return vocab, "given"
+        return vocab, "given", None
     if path is not None:
-        return vocab_size(str(path)), str(path)
-    return None, None
+        tokens = vocabulary(str(path))
+        return len(tokens), str(path), tokens
+    return None, None, None
+
+
+def _differing_tokens(teacher: Vocab, student: Vocab) -> int:
+    """Tokens one vocabulary holds that the other lacks or holds under another id (an id
+    a file does not give agrees with any)."""
+    both = teacher.keys() & student.keys()
+    moved = sum(
+        1
+        for t in both
+        if teacher[t] is not None and student[t] is not None and teacher[t] != student[t]
+    )
+    return len(teacher.keys() ^ student.keys()) + moved
 
 
 def tokenizer(pool: Pool, options: RouteOptions, *, teacher_cleared: bool) -> CheckResult:
@@ -480,8 +494,8 @@ def tokenizer(pool: Pool, options: RouteOptions, *, teacher_cleared: bool) -> Ch
     title = "One tokenizer?"
     if options.teacher is None:
         return CheckResult("tokenizer", title, Status.NOT_ASKED, "no --teacher rows given")
-    t_vocab, t_from = _side_vocab(options.teacher_vocab, options.teacher_tokenizer)
-    s_vocab, s_from = _side_vocab(options.student_vocab, options.student_tokenizer)
+    t_vocab, t_from, t_tokens = _side_vocab(options.teacher_vocab, options.teacher_tokenizer)
+    s_vocab, s_from, s_tokens = _side_vocab(options.student_vocab, options.student_tokenizer)
     measured: dict[str, object] = {
         "teacher_vocab": t_vocab,
         "student_vocab": s_vocab,
@@ -497,9 +511,24 @@ def tokenizer(pool: Pool, options: RouteOptions, *, teacher_cleared: bool) -> Ch
             "or --teacher-tokenizer PATH --student-tokenizer PATH"
         )
         return CheckResult("tokenizer", title, Status.UNKNOWN, why, measured, None, [why])
-    if t_vocab == s_vocab:
-        why = f"one vocabulary of {t_vocab} tokens"
+    differing = (
+        None if t_tokens is None or s_tokens is None else _differing_tokens(t_tokens, s_tokens)
+    )
+    if differing is not None:
+        measured["differing_tokens"] = differing
+    if t_vocab == s_vocab and differing is None:  # a size given: sizes are all there is
+        why = f"one vocabulary size, {t_vocab} tokens (sizes compared: the tokens were not given)"
         return CheckResult("tokenizer", title, Status.PASS, why, measured)
+    if t_vocab == s_vocab and not differing:
+        why = f"one vocabulary of {t_vocab} tokens (every token under the same id)"
+        return CheckResult("tokenizer", title, Status.PASS, why, measured)
+    if t_vocab == s_vocab:
+        why = (
+            f"OPD refused: teacher and student both hold {t_vocab} tokens, but {differing} of"
+            " them differ (absent from one, or under another id); per-token supervision needs"
+            " one tokenizer (pick a same-family teacher)"
+        )
+        return CheckResult("tokenizer", title, Status.FAIL, why, measured)
     why = (
         f"OPD refused: teacher vocab {t_vocab} != student vocab {s_vocab}; per-token "
         "supervision needs one tokenizer (pick a same-family teacher)"

@@ -78,9 +78,12 @@ class Facts:
 
 
 def _mismatch(tok: CheckResult) -> bool:
-    """Both vocabulary sizes known and different: OPD is refused."""
+    """Both vocabulary sizes known and different, or both vocabularies read and some token
+    differs: OPD is refused."""
     t, s = tok.measured.get("teacher_vocab"), tok.measured.get("student_vocab")
-    return t is not None and s is not None and t != s
+    return (t is not None and s is not None and t != s) or bool(
+        tok.measured.get("differing_tokens")
+    )
 
 
 def _facts(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -> Facts:

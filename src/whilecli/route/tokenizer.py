@@ -1,7 +1,9 @@
-"""Vocabulary size of a tokenizer on disk, without loading any tokenizer library.
+"""The vocabulary of a tokenizer on disk, without loading any tokenizer library.
 
-The size is what ``len(tokenizer)`` reports in Hugging Face ``transformers``: the base
-vocabulary plus the added tokens that are not already in it. Distillation needs teacher
+Its tokens with their ids; its size is what ``len(tokenizer)`` reports in Hugging Face
+``transformers``: the base vocabulary plus the added tokens that are not already in it. Two
+tokenizers are one where each token has the same id in both, not where the sizes agree
+(Llama 2 and Mistral 7B both hold 32000 tokens). Distillation needs teacher
 and student to share it, since the supervision is per token (OPD; Lambert 2025, chapter
 Synthetic Data and Distillation).
 """
@@ -24,33 +26,54 @@ def _load_json(path: Path) -> Any:
     return jsonout.loads(text, file=str(path))
 
 
-def _size(base: Iterable[str], added: Iterable[str]) -> int:
-    """Base vocabulary plus the added tokens it does not already hold."""
-    tokens = set(base)
-    return len(tokens) + len(set(added) - tokens)
+#: The largest token id read (a vocabulary past 2**31 tokens is no tokenizer's).
+MAX_TOKEN_ID = 2**31 - 1
+
+#: A vocabulary: each token with its id (None: a file that names the token, not its id).
+Vocab = dict[str, "int | None"]
 
 
-def _base_vocab(model: Any, path: Path) -> list[str]:
-    """Tokens of ``model.vocab``: a ``{token: id}`` map (BPE, WordPiece, WordLevel) or a
-    ``[[token, score], ...]`` list (Unigram)."""
+def _token_id(value: Any, path: Path, where: str) -> int:
+    """A token id as written at ``where``: a whole number in [0, :data:`MAX_TOKEN_ID`]."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_ID:
+        shown = jsonout.dumps(value)[:40]
+        raise InputError(
+            f"a token id must be a whole number in [0, {MAX_TOKEN_ID}], got {shown}",
+            file=str(path),
+            field=where,
+        )
+    return value
+
+
+def _merged(base: Vocab, added: Iterable[tuple[str, int | None]]) -> Vocab:
+    """Base vocabulary plus the added tokens it does not already hold (``len(tokenizer)``)."""
+    out = dict(base)
+    for token, tid in added:
+        out.setdefault(token, tid)
+    return out
+
+
+def _base_vocab(model: Any, path: Path) -> Vocab:
+    """``model.vocab``: a ``{token: id}`` map (BPE, WordPiece, WordLevel) or a
+    ``[[token, score], ...]`` list (Unigram, whose ids are the positions)."""
     vocab = model.get("vocab") if isinstance(model, dict) else None
     if isinstance(vocab, dict):
-        return [str(token) for token in vocab]
+        return {str(t): _token_id(i, path, f"model.vocab.{t}") for t, i in vocab.items()}
     if isinstance(vocab, list):
-        out = []
-        for entry in vocab:
+        out: Vocab = {}
+        for position, entry in enumerate(vocab):
             if isinstance(entry, (list, tuple)) and entry:
-                out.append(str(entry[0]))
+                out[str(entry[0])] = position
             elif isinstance(entry, str):
-                out.append(entry)
+                out[entry] = position
             else:
                 raise InputError("model.vocab holds an entry that is no token", file=str(path))
         return out
     raise InputError("has no model.vocab (a map or a list of tokens)", file=str(path))
 
 
-def vocab_size_from_tokenizer_json(path: Path) -> int:
-    """``len(model.vocab ∪ added_tokens[].content)`` of a ``tokenizer.json``."""
+def vocabulary_of_tokenizer_json(path: Path) -> Vocab:
+    """``model.vocab ∪ added_tokens[]`` of a ``tokenizer.json``, each token with its id."""
     data = _load_json(path)
     if not isinstance(data, dict):
         raise InputError("is not a tokenizer.json object", file=str(path))
@@ -58,33 +81,49 @@ def vocab_size_from_tokenizer_json(path: Path) -> int:
     added_list = data.get("added_tokens") or []
     if not isinstance(added_list, list):
         raise InputError("added_tokens is not a list", file=str(path))
-    added = [str(t["content"]) for t in added_list if isinstance(t, dict) and "content" in t]
-    return _size(base, added)
+    added = [
+        (str(t["content"]), None if "id" not in t else _token_id(t["id"], path, "added_tokens.id"))
+        for t in added_list
+        if isinstance(t, dict) and "content" in t
+    ]
+    return _merged(base, added)
 
 
-def _added_from_directory(directory: Path) -> list[str]:
+def vocab_size_from_tokenizer_json(path: Path) -> int:
+    """``len(model.vocab ∪ added_tokens[].content)`` of a ``tokenizer.json``."""
+    return len(vocabulary_of_tokenizer_json(path))
+
+
+def _added_from_directory(directory: Path) -> list[tuple[str, int | None]]:
     """Added tokens of a slow-tokenizer directory: ``added_tokens.json`` ({token: id}) and
     ``tokenizer_config.json``'s ``added_tokens_decoder`` ({id: {content: ...}})."""
-    added: list[str] = []
+    added: list[tuple[str, int | None]] = []
     added_json = directory / "added_tokens.json"
     if added_json.is_file():
         data = _load_json(added_json)
         if not isinstance(data, dict):
             raise InputError("is not a {token: id} object", file=str(added_json))
-        added.extend(str(token) for token in data)
+        added.extend((str(t), _token_id(i, added_json, str(t))) for t, i in data.items())
     config = directory / "tokenizer_config.json"
     if config.is_file():
         data = _load_json(config)
         decoder = data.get("added_tokens_decoder") if isinstance(data, dict) else None
         if isinstance(decoder, dict):
-            for entry in decoder.values():
+            for key, entry in decoder.items():
                 if isinstance(entry, dict) and "content" in entry:
-                    added.append(str(entry["content"]))
+                    tid = int(key) if str(key).isdigit() else None
+                    added.append((str(entry["content"]), tid))
     return added
 
 
 def vocab_size(path: str | Path) -> int:
-    """Vocabulary size of a ``tokenizer.json`` or of a local model directory.
+    """Vocabulary size of a ``tokenizer.json`` or of a local model directory
+    (:func:`vocabulary`)."""
+    return len(vocabulary(path))
+
+
+def vocabulary(path: str | Path) -> Vocab:
+    """The tokens and their ids of a ``tokenizer.json`` or of a local model directory.
 
     A directory is read from its ``tokenizer.json``; without one, from ``vocab.json`` plus
     ``added_tokens.json`` and ``tokenizer_config.json``'s ``added_tokens_decoder``.
@@ -94,16 +133,17 @@ def vocab_size(path: str | Path) -> int:
     if not target.exists():
         raise UsageError(f"{target}: no such tokenizer file or model directory")
     if target.is_file():
-        return vocab_size_from_tokenizer_json(target)
+        return vocabulary_of_tokenizer_json(target)
     fast = target / "tokenizer.json"
     if fast.is_file():
-        return vocab_size_from_tokenizer_json(fast)
+        return vocabulary_of_tokenizer_json(fast)
     vocab_json = target / "vocab.json"
     if vocab_json.is_file():
         data = _load_json(vocab_json)
         if not isinstance(data, dict):
             raise InputError("is not a {token: id} object", file=str(vocab_json))
-        return _size((str(t) for t in data), _added_from_directory(target))
+        base: Vocab = {str(t): _token_id(i, vocab_json, str(t)) for t, i in data.items()}
+        return _merged(base, _added_from_directory(target))
     raise UsageError(
         f"{target}: no tokenizer.json or vocab.json in this directory "
         "(pass --teacher-vocab/--student-vocab instead)"
