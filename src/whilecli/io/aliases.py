@@ -136,7 +136,14 @@ MODEL_ALIASES: tuple[str, ...] = (
 #: ``metadata.policy_version`` the same key in the ``metadata`` object where harnesses keep a
 #: row's extra fields; ``step`` a trainer's step (TRL completion tables, verl's dumps, Prime
 #: RFT); ``global_step`` ROLL's per-sample column and the Hugging Face ``Trainer``'s
-#: ``state.global_step``; ``checkpoint_step`` a checkpoint's.
+#: ``state.global_step``; ``checkpoint_step`` a checkpoint's. The other names trainers and
+#: harnesses give the weights' version: ``training_step`` / ``train_step`` / ``trainer_step``
+#: (the optimizer step whose weights sampled the row), ``policy_step``, ``checkpoint`` /
+#: ``ckpt`` / ``checkpoint_id`` (``ckpt-350``, ``global_step_100``), ``model_version``
+#: (``v0`` .. ``v7``: also a model alias, where it names a model it names one version),
+#: ``model_revision`` (a Hugging Face revision: a commit or a branch such as ``step100``),
+#: ``weights_version``. Never ``iteration`` or ``turn``: an agent's loop counts its turns
+#: there, and one policy writes every turn of an episode.
 VERSION_ALIASES: tuple[str, ...] = (
     "policy_version",
     "weight_version",
@@ -145,6 +152,16 @@ VERSION_ALIASES: tuple[str, ...] = (
     "step",
     "global_step",
     "checkpoint_step",
+    "training_step",
+    "train_step",
+    "trainer_step",
+    "policy_step",
+    "checkpoint",
+    "ckpt",
+    "checkpoint_id",
+    "model_version",
+    "model_revision",
+    "weights_version",
 )
 #: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.
 MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
