@@ -4,6 +4,10 @@
   (``v3``), ``model_revision`` (``step100``) and the like are the weights' version: rows of
   several versions are older copies' (check 6), never "on-policy". ``iteration`` and
   ``turn`` count an agent's turns: never a version.
+* Truncation: a flag under another name (``was_truncated``, ``hit_max_tokens``,
+  ``overlong``, ``is_overlong``, ``exceed_length``) is read as ``truncated`` is; where a
+  row records no flag or reason, its reply's token count reaching the cap it was sampled
+  under is a cut-off reply, one under it is not, one past it says nothing.
 """
 
 from __future__ import annotations
@@ -70,3 +74,72 @@ def test_a_turn_count_is_no_version(tmp_path: Path, name: str) -> None:
     ]
     frame, _ = frame_of(write_rows(tmp_path, rows, "jsonl"))
     assert frame["policy_version"].null_count() == frame.height
+
+
+CUT_FLAGS = ["was_truncated", "hit_max_tokens", "overlong", "is_overlong", "exceed_length"]
+FLAG_SPELLINGS = {"bool": (True, False), "int": (1, 0), "text": ("true", "false")}
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from(CUT_FLAGS),
+    spelling=st.sampled_from(sorted(FLAG_SPELLINGS)),
+    cut=st.lists(st.booleans(), min_size=16, max_size=40),
+)
+def test_a_cut_flag_under_another_name_is_read(
+    tmp_path: Path, kind: str, name: str, spelling: str, cut: list[bool]
+) -> None:
+    yes, no = FLAG_SPELLINGS[spelling]
+    rows = [
+        {"task_id": f"t{i // 4}", "reward": 1.0, "model": MODEL, name: yes if c else no}
+        for i, c in enumerate(cut)
+    ]
+    path = write_rows(tmp_path, rows, kind)
+    frame, _ = frame_of(path)
+    assert frame["truncated"].to_list() == cut
+    check = _check(route_rows(path, MODEL), "truncated_passes")
+    assert check.status.value == ("fail" if any(cut) else "pass")  # type: ignore[attr-defined]
+
+
+COUNTS = ["completion_tokens", "response_length", "num_completion_tokens", "output_tokens"]
+CAPS = ["max_tokens", "max_new_tokens", "max_response_length", "max_completion_tokens"]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    count_name=st.sampled_from(COUNTS),
+    cap_name=st.sampled_from(CAPS),
+    cap=st.sampled_from([512, 1024, 4096]),
+    lengths=st.lists(st.sampled_from(["at", "under", "past", "none"]), min_size=8, max_size=30),
+    reason=st.booleans(),
+)
+def test_a_reply_whose_tokens_reach_the_cap_is_cut(
+    tmp_path: Path,
+    kind: str,
+    count_name: str,
+    cap_name: str,
+    cap: int,
+    lengths: list[str],
+    reason: bool,
+) -> None:
+    counts = {"at": cap, "under": cap // 3, "past": cap * 4, "none": None}
+    truth = {"at": True, "under": False, "past": None, "none": None}
+    rows = []
+    expected = []
+    for i, length in enumerate(lengths):
+        row = {"task_id": f"t{i // 4}", "reward": 1.0, "model": MODEL}
+        row |= {count_name: counts[length], cap_name: cap}
+        said = truth[length]
+        if reason and i % 3 == 0:  # a finish reason on the row decides it
+            row["finish_reason"] = "stop"
+            said = False
+        rows.append(row)
+        expected.append(said)
+    frame, _ = frame_of(write_rows(tmp_path, rows, kind))
+    assert frame["truncated"].to_list() == expected

@@ -35,6 +35,8 @@ from whilecli.io.aliases import (
     STATUS_ALIASES,
     STOP_CUT,
     TEXT_REPLY_ALIASES,
+    TOKEN_CAP_ALIASES,
+    TOKEN_COUNT_ALIASES,
     TOKEN_LIST_ALIASES,
     TRANSCRIPT_ALIASES,
     VERSION_ALIASES,
@@ -963,10 +965,19 @@ def _truncation(
             finished.append(pl.when(done).then(pl.lit(False)))
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
-    if not said:
+    counted = _count_at_cap(shape, leaves)
+    if counted is not None:  # what a row no flag or reason speaks of says by its token count
+        finished.insert(0, counted[0])
+    if not said and counted is None:
         sources["truncated"] = "not recorded (unknown)"
         return pl.lit(None, dtype=pl.Boolean)
+    if not said:
+        assert counted is not None
+        sources["truncated"] = counted[1]
+        return counted[0]
     sources["truncated"] = " or ".join(shown)
+    if counted is not None:
+        sources["truncated"] += f"; else {counted[1]}"
     if len(said) == 1 and not finished:
         return said[0]
     # cut off where any record says so (a harness's own flag that tracks the context's end
@@ -983,6 +994,28 @@ def _truncation(
             .otherwise(pl.coalesce(finished) if finished else pl.lit(None, dtype=pl.Boolean))
         )
     )
+
+
+def _count_at_cap(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
+    """Whether each row's reply reached its token cap, where the rows carry the reply's
+    token count and the cap as numbers (:data:`TOKEN_COUNT_ALIASES`,
+    :data:`TOKEN_CAP_ALIASES`, first match each): true where the count reaches the cap, false
+    where it stays under it, null where either is missing or the count is past the cap (not a
+    count of the tokens that cap limits). None where the rows carry no such pair; else the
+    expression and the words that say where it was read."""
+    found = [
+        next((a for a in table if shape.kinds_at(a) - {"null"} <= NUMBER and shape.has(a)), None)
+        for table in (TOKEN_COUNT_ALIASES, TOKEN_CAP_ALIASES)
+    ]
+    count_col, cap_col = found
+    if count_col is None or cap_col is None or count_col == cap_col:
+        return None
+    if not (shape.kinds_at(count_col) - {"null"} and shape.kinds_at(cap_col) - {"null"}):
+        return None  # null on every sampled row: nothing is said
+    count = leaves.expr(count_col, pl.Float64)
+    cap = leaves.expr(cap_col, pl.Float64)
+    reached = pl.when((cap > 0) & (count >= 0) & (count <= cap)).then(count >= cap)
+    return reached, f"{count_col} reaching {cap_col} (the reply's tokens at its cap)"
 
 
 def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
