@@ -143,3 +143,79 @@ def test_a_reply_whose_tokens_reach_the_cap_is_cut(
         expected.append(said)
     frame, _ = frame_of(write_rows(tmp_path, rows, kind))
     assert frame["truncated"].to_list() == expected
+
+
+ID_ALIASES = ["scenario_id", "task_id", "example_id", "prompt_id", "problem_id", "doc_id"]
+ID_ALIASES += ["question_id", "instance_id", "id"]
+
+
+@st.composite
+def id_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """Two id aliases, the first ahead of the second in the alias table."""
+    first = draw(st.sampled_from(ID_ALIASES[:-1]))
+    later = draw(st.sampled_from(ID_ALIASES[ID_ALIASES.index(first) + 1 :]))
+    return first, later
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pair=id_pairs(),
+    tasks=st.integers(3, 40),
+    k=st.integers(2, 8),
+    per_row=st.sampled_from(["index", "uuid"]),
+    shuffled=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_a_per_row_id_gives_way_to_the_id_that_groups(
+    tmp_path: Path,
+    kind: str,
+    pair: tuple[str, str],
+    tasks: int,
+    k: int,
+    per_row: str,
+    shuffled: bool,
+    seed: int,
+) -> None:
+    import random
+
+    first, later = pair
+    order = [(t, j) for t in range(tasks) for j in range(k)]
+    if shuffled:
+        random.Random(seed).shuffle(order)
+    rows = [
+        {
+            first: i if per_row == "index" else f"{seed:x}-{i:06d}-row",
+            later: f"q{t}",
+            "reward": float((t + j) % 3 == 0),
+            "model": MODEL,
+        }
+        for i, (t, j) in enumerate(order)
+    ]
+    frame, read = frame_of(write_rows(tmp_path, rows, kind))
+    assert frame["task_id"].n_unique() == tasks
+    assert frame["task_id"].to_list() == [r[later] for r in rows]
+    assert any(first in n and later in n for n in read.notes), read.notes
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pair=id_pairs(), both_per_row=st.booleans())
+def test_the_first_id_stays_where_it_groups_or_nothing_does(
+    tmp_path: Path, kind: str, pair: tuple[str, str], both_per_row: bool
+) -> None:
+    first, later = pair
+    rows = [
+        {
+            first: f"r{i}" if both_per_row else f"t{i // 4}",
+            later: f"x{i}" if both_per_row else f"q{i // 8}",
+            "reward": float(i % 2),
+        }
+        for i in range(48)
+    ]
+    frame, _ = frame_of(write_rows(tmp_path, rows, kind))
+    assert frame["task_id"].to_list() == [r[first] for r in rows]

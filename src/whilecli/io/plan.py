@@ -270,8 +270,10 @@ def build_plan(
     sample: Sequence[Mapping[str, object]] = (),
     by: str | None = None,
     sample_lines: Sequence[int] = (),
+    id_rows: Sequence[Mapping[str, object]] = (),
 ) -> Plan:
-    """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins)."""
+    """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins).
+    ``id_rows``: the first rows' id alias values where ``sample`` is not given."""
     fmt = forced or detect(shape, source)
     if forced is not None:
         missing = [key for key in REQUIRED.get(forced, ()) if not shape.has(key)]
@@ -298,6 +300,7 @@ def build_plan(
     ctx = _Context(
         shape, source, leaves, fmt, first_row, sources, fields, notes, sample, sample_lines
     )
+    ctx.id_rows = id_rows
     task, row_filter = _task_id(ctx, mapped("task_id"))
     passed: pl.Expr | None = None
     if (col := mapped("passed")) is not None:
@@ -550,6 +553,9 @@ class _Context:
     sample_lines: Sequence[int] = ()
     explode: bool = False  # the reward is a list of grades: one rollout per element
     task_key: pl.Expr | None = None  # the task id with no-ids as written (Plan.task_key)
+    #: Rows holding the id aliases' values (a Parquet file's first rows), where the sample is
+    #: not given: what :func:`_grouping_id` reads.
+    id_rows: Sequence[Mapping[str, object]] = ()
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -580,8 +586,14 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         sources["task_id"] = "(step, hash of prompt text)"
         fields["task_id"] = "prompt"
     elif (
-        alias := _first(shape, (*FORMAT_IDS.get(fmt, ()), *TASK_ALIASES), SCALAR, ctx)
+        alias := _first(shape, (ids := (*FORMAT_IDS.get(fmt, ()), *TASK_ALIASES)), SCALAR, ctx)
     ) is not None:
+        if (grouping := _grouping_id(ctx, alias, ids)) is not None:
+            ctx.notes.append(
+                f"{alias} holds one id per row while {grouping} repeats: tasks are keyed by"
+                f" {grouping}"
+            )
+            alias = grouping
         ctx.task_key = leaves.expr(alias, pl.String)
         task = no_blank(ctx.task_key)
         if "float" in shape.kinds_at(alias):  # a no-id reads as itself, never as a number
@@ -611,6 +623,44 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
             field="task_id",
         )
     return task, row_filter
+
+
+def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> str | None:
+    """A later id alias that groups rows the first one keeps apart: where the first id alias
+    the rows carry holds one id per row (a row index, a uuid) and a later one, on the same
+    rows, repeats (a prompt's id beside each sample's), the later one is the task id. Read
+    from the rows the plan holds (a JSON Lines file's sample, a Parquet file's first rows);
+    None where they show no such pair (fewer than two ids, the first repeating, no later
+    alias repeating)."""
+    rows = ctx.id_rows or ctx.sample
+    later = [
+        a
+        for a in aliases[aliases.index(first) + 1 :]
+        if ctx.shape.kinds_at(a) - {"null"} and ctx.shape.kinds_at(a) - {"null"} <= SCALAR
+    ]
+    if len(rows) < 2 or not later:
+        return None
+    owned = [(row, own) for row in rows if (own := _id_at(row, first)) is not None]
+    firsts = [own for _, own in owned]
+    if len(firsts) < 2 or len(set(firsts)) < len(firsts):
+        return None
+    for alias in later:
+        values = [_id_at(row, alias) for row, _ in owned]
+        held = [v for v in values if v is not None]
+        if len(held) == len(values) and len(set(held)) < len(held):
+            return alias
+    return None
+
+
+def _id_at(row: Mapping[str, object], dotted: str) -> str | None:
+    """The id at ``dotted`` in one parsed row, as text (None: none, or no id)."""
+    value: object = row
+    for key in split_path(dotted):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value).strip()
+    return None if not text or text.lower() in MISSING_TEXTS else text
 
 
 def _reward(

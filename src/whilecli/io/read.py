@@ -47,7 +47,7 @@ from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts, words
 from whilecli.io import judge as judges
-from whilecli.io.aliases import REWARD_ALIASES, parse_field_map
+from whilecli.io.aliases import REWARD_ALIASES, TASK_ALIASES, parse_field_map
 from whilecli.io.formats import prime_rl
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
@@ -2000,7 +2000,10 @@ def _read_frame(
         head = lf.select(wanted).head(1).collect()
         first = head.row(0, named=True) if head.height else {}
     try:
-        plan, leaves, absent = _planned(shape, source, schema, mapping, forced, first, run)
+        ids = _id_rows(lf, shape, schema)
+        plan, leaves, absent = _planned(
+            shape, source, schema, mapping, forced, first, run, id_rows=ids
+        )
         _rekey(plan, run)
     except BadValue as err:
         if whole:
@@ -2088,6 +2091,16 @@ def _refuse_words(lf: pl.LazyFrame, leaves: Leaves, source: Source) -> None:
                 raise InputError(str(err), file=source.name, row=int(row), field=dotted) from None
 
 
+def _id_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[str, Any]]:
+    """A frame's first rows (:data:`SAMPLE_ROWS`), their task-id alias columns only, where it
+    carries two or more (which of them keys the tasks: :func:`whilecli.io.plan.build_plan`);
+    else none."""
+    tops = list(dict.fromkeys(split_path(a)[0] for a in TASK_ALIASES if shape.has(a)))
+    if len([a for a in TASK_ALIASES if shape.has(a)]) < 2 or not all(t in schema for t in tops):
+        return []
+    return lf.select(tops).head(SAMPLE_ROWS).collect().to_dicts()
+
+
 def _planned(
     shape: Shape,
     source: Source,
@@ -2098,9 +2111,20 @@ def _planned(
     run: _Pass,
     sample: Sequence[Mapping[str, object]] = (),
     sample_lines: Sequence[int] = (),
+    id_rows: Sequence[Mapping[str, object]] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
     plan, leaves, absent = plan_of(
-        shape, source, schema, mapping, forced, first, run.keep, sample, sample_lines, run.by
+        shape,
+        source,
+        schema,
+        mapping,
+        forced,
+        first,
+        run.keep,
+        sample,
+        sample_lines,
+        run.by,
+        id_rows,
     )
     if "task_id" in absent:  # no id on any row: null, as a row without one reads
         run.no_ids = True
@@ -2118,6 +2142,7 @@ def plan_of(
     sample: Sequence[Mapping[str, object]] = (),
     sample_lines: Sequence[int] = (),
     by: str | None = None,
+    id_rows: Sequence[Mapping[str, object]] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
     """:func:`build_plan`; under ``keep=``, a field of ``optional`` the rows lack is read as
     null (returned among the absent fields), and the reward is never a column of
@@ -2130,7 +2155,7 @@ def plan_of(
         leaves = Leaves(schema)
         try:
             plan = build_plan(
-                shape, source, leaves, mapping, forced, first, sample, by, sample_lines
+                shape, source, leaves, mapping, forced, first, sample, by, sample_lines, id_rows
             )
         except InputError as err:
             name = err.field
