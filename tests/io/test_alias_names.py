@@ -219,3 +219,54 @@ def test_the_first_id_stays_where_it_groups_or_nothing_does(
     ]
     frame, _ = frame_of(write_rows(tmp_path, rows, kind))
     assert frame["task_id"].to_list() == [r[first] for r in rows]
+
+
+#: A row's log-prob list: real log-probs (at most 0, a few exactly 0), a placeholder of
+#: zeros, probabilities (above 0), or log-probs with one probability among them.
+LOGPROB_LISTS = {
+    "real": lambda n, r: [-r.random() * 3 if i % 4 else 0.0 for i in range(n)],
+    "zeros": lambda n, r: [0.0] * n,
+    "zeros_int": lambda n, r: [0] * n,
+    "probs": lambda n, r: [r.random() * 0.9 + 0.05 for _ in range(n)],
+    "one_prob": lambda n, r: [-r.random() for _ in range(n - 1)] + [0.5],
+}
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lists=st.lists(st.sampled_from(sorted(LOGPROB_LISTS)), min_size=6, max_size=30),
+    name=st.sampled_from(["logprobs", "behavior_logprobs", "rollout_logprobs"]),
+    seed=st.integers(0, 2**16),
+)
+def test_log_probs_are_present_only_where_they_are_log_probs(
+    tmp_path: Path, kind: str, lists: list[str], name: str, seed: int
+) -> None:
+    import random
+
+    rng = random.Random(seed)
+    rows = [
+        {
+            "task_id": f"t{i}",
+            "reward": float(i % 2),
+            "truncated": False,
+            "model": MODEL,
+            name: LOGPROB_LISTS[shape](8, rng),
+        }
+        for i, shape in enumerate(lists)
+    ]
+    if kind == "parquet":  # one list type in the column
+        for row in rows:
+            row[name] = [float(x) for x in row[name]]
+    path = write_rows(tmp_path, rows, kind)
+    real = sum(1 for shape in lists if shape == "real")
+    _, read = frame_of(path)
+    assert read.facts.coverage["logprobs"] == real
+    assert read.has_logprobs == (real > 0)
+    if real < len(lists):
+        assert any("not log-probs" in n for n in read.notes), read.notes
+    check = _check(route_rows(path, MODEL), "rollouts_per_task")
+    said = "present" in check.why  # type: ignore[attr-defined]
+    assert said == (real == len(lists)), check.why  # type: ignore[attr-defined]

@@ -387,6 +387,10 @@ def build_plan(
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
+    has_logprobs = None
+    if lp is not None:  # a list of probabilities, or of zeros only, carries no log-probs
+        has_logprobs = leaves.nonempty(lp) & agree & leaves.logprob_values(lp).fill_null(True)
+        notes.extend(_logprob_notes(ctx, lp))
     return Plan(
         format=fmt,
         task_id=task,
@@ -400,7 +404,7 @@ def build_plan(
         fields=fields,
         leaves=leaves,
         row_filter=row_filter,
-        has_logprobs=None if lp is None else leaves.nonempty(lp) & agree,
+        has_logprobs=has_logprobs,
         has_values=None if vals is None else leaves.nonempty(vals) & agree,
         generated=None if said is None else ~facts.empty_reply(said),
         completion_field=completion,
@@ -417,6 +421,40 @@ def build_plan(
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
     )
+
+
+def _logprob_notes(ctx: _Context, lp: str) -> list[str]:
+    """What the rows the plan holds say of the log-prob lists at ``lp`` that hold none
+    (:meth:`Leaves.logprob_values`): values above 0 (probabilities), or only zeros (a
+    placeholder). Those rows are read as carrying no log-probs."""
+    rows = ctx.id_rows or ctx.sample
+    lists = [v for row in rows if isinstance(v := _value_at(row, lp), list) and v]
+    numbers = [[x for x in v if isinstance(x, (int, float))] for v in lists]
+    above = sum(1 for v in numbers if any(x > 0 for x in v))
+    zeros = sum(
+        1
+        for v, n in zip(lists, numbers, strict=True)
+        if len(n) == len(v) and all(x == 0 for x in n)
+    )
+    out = []
+    if above:
+        out.append(
+            f"{lp} holds values above 0 on {above} of {len(lists)} sampled rows: probabilities,"
+            " not log-probs (a log-prob is at most 0); those rows carry no sampler log-probs"
+        )
+    if zeros:
+        out.append(
+            f"{lp} is all 0 on {zeros} of {len(lists)} sampled rows: a placeholder, not"
+            " log-probs; those rows carry no sampler log-probs"
+        )
+    return out
+
+
+def _value_at(row: Mapping[str, object], dotted: str) -> object:
+    value: object = row
+    for key in split_path(dotted):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
 
 
 def _reply_fields(shape: Shape) -> list[str]:
@@ -654,9 +692,7 @@ def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> str | Non
 
 def _id_at(row: Mapping[str, object], dotted: str) -> str | None:
     """The id at ``dotted`` in one parsed row, as text (None: none, or no id)."""
-    value: object = row
-    for key in split_path(dotted):
-        value = value.get(key) if isinstance(value, Mapping) else None
+    value = _value_at(row, dotted)
     if value is None or isinstance(value, (dict, list)):
         return None
     text = str(value).strip()

@@ -47,7 +47,7 @@ from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts, words
 from whilecli.io import judge as judges
-from whilecli.io.aliases import REWARD_ALIASES, TASK_ALIASES, parse_field_map
+from whilecli.io.aliases import LOGPROB_ALIASES, REWARD_ALIASES, TASK_ALIASES, parse_field_map
 from whilecli.io.formats import prime_rl
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
@@ -2000,7 +2000,7 @@ def _read_frame(
         head = lf.select(wanted).head(1).collect()
         first = head.row(0, named=True) if head.height else {}
     try:
-        ids = _id_rows(lf, shape, schema)
+        ids = _head_rows(lf, shape, schema)
         plan, leaves, absent = _planned(
             shape, source, schema, mapping, forced, first, run, id_rows=ids
         )
@@ -2091,14 +2091,26 @@ def _refuse_words(lf: pl.LazyFrame, leaves: Leaves, source: Source) -> None:
                 raise InputError(str(err), file=source.name, row=int(row), field=dotted) from None
 
 
-def _id_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[str, Any]]:
-    """A frame's first rows (:data:`SAMPLE_ROWS`), their task-id alias columns only, where it
-    carries two or more (which of them keys the tasks: :func:`whilecli.io.plan.build_plan`);
-    else none."""
-    tops = list(dict.fromkeys(split_path(a)[0] for a in TASK_ALIASES if shape.has(a)))
-    if len([a for a in TASK_ALIASES if shape.has(a)]) < 2 or not all(t in schema for t in tops):
+#: How many of a frame's first rows :func:`_head_rows` reads where they hold token lists.
+LIST_HEAD_ROWS = 100
+
+
+def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[str, Any]]:
+    """A frame's first rows, as a JSON Lines file's sample holds them, for what the plan reads
+    from its sample: the task-id alias columns where it carries two or more (which of them
+    keys the tasks), and the first log-prob list (whether it holds log-probs). Only those
+    columns, :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none where it
+    carries neither."""
+    ids = [a for a in TASK_ALIASES if shape.has(a)]
+    tops = list(dict.fromkeys(split_path(a)[0] for a in ids)) if len(ids) >= 2 else []
+    lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
+    if lp is not None:
+        tops.append(split_path(lp)[0])
+    tops = [t for t in dict.fromkeys(tops) if t in schema]
+    if not tops:
         return []
-    return lf.select(tops).head(SAMPLE_ROWS).collect().to_dicts()
+    rows = SAMPLE_ROWS if lp is None else LIST_HEAD_ROWS
+    return lf.select(tops).head(rows).collect().to_dicts()
 
 
 def _planned(

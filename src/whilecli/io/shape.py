@@ -430,6 +430,25 @@ class Leaves:
             return pl.lit(False)
         return (_chain(split_path(dotted)).list.len() > 0).fill_null(False)
 
+    def logprob_values(self, dotted: str) -> pl.Expr:
+        """True where the list at ``dotted`` holds log-probs: no value above 0 (a probability,
+        not a log-prob) and not every value exactly 0 (a placeholder a writer fills in where it
+        kept none); null where the row holds no list. A JSON Lines row's list is read from its
+        text, a Parquet file's from its numbers (a list of anything else is taken as it is)."""
+        if self.schema is None:
+            text = self.expr(dotted, pl.String).str.strip_chars()
+            listed = text.str.starts_with("[")
+            above = text.str.contains(_ABOVE_ZERO)
+            zeros = text.str.contains(_ALL_ZERO)
+            return pl.when(listed).then(~above & ~zeros)
+        found = _dtype_at(self.schema, split_path(dotted))
+        if not isinstance(found, (pl.List, pl.Array)) or not found.inner.is_numeric():
+            return pl.lit(True)
+        values = _chain(split_path(dotted)).cast(pl.List(pl.Float64))
+        above = values.list.eval(pl.element() > 0).list.any()
+        zeros = values.list.eval(pl.element() == 0).list.all() & (values.list.len() > 0)
+        return ~above & ~zeros
+
     def list_len(self, dotted: str) -> pl.Expr:
         """The length of the list at ``dotted``; null where the row holds none, or where a
         JSON Lines row's list is not a flat list of numbers (its text is not parsed here)."""
@@ -511,6 +530,13 @@ def _to_dtype(node: Any) -> DType:
     if "[]" in node:
         return pl.List(_to_dtype(node["[]"]))
     return pl.Struct({k: _to_dtype(v) for k, v in node.items()})
+
+
+#: A JSON list's text holding a number above 0 (an element with no sign whose digits before
+#: any exponent are not all 0), and one whose every element is a zero (``0``, ``-0.0``, ``0e0``).
+_ABOVE_ZERO = r"(?:^\[|,)\s*\+?[0-9.]*[1-9]"
+_ZERO = r"\s*[+-]?(?:0+\.?0*|\.0+)(?:[eE][+-]?[0-9]+)?\s*"
+_ALL_ZERO = rf"^\[{_ZERO}(?:,{_ZERO})*\]$"
 
 
 def _chain(path: tuple[str, ...]) -> pl.Expr:
