@@ -270,3 +270,33 @@ def test_log_probs_are_present_only_where_they_are_log_probs(
     check = _check(route_rows(path, MODEL), "rollouts_per_task")
     said = "present" in check.why  # type: ignore[attr-defined]
     assert said == (real == len(lists)), check.why  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    turns=st.integers(2, 5),
+    finals=st.lists(st.sampled_from([0.0, 1.0]), min_size=8, max_size=24),
+    name=st.sampled_from(["reward", "score"]),
+)
+def test_a_reward_per_turn_is_refused_naming_both_readings_and_its_last_is_read(
+    tmp_path: Path, kind: str, turns: int, finals: list[float], name: str
+) -> None:
+    from whilecli.errors import InputError
+    from whilecli.io.read import read_rows
+
+    rows = [
+        {"task_id": f"t{i // 4}", name: [0.0] * (turns - 1) + [r], "model": MODEL}
+        for i, r in enumerate(finals)
+    ]
+    path = write_rows(tmp_path, rows, kind)
+    with pytest.raises(InputError) as refused:
+        read_rows([str(path)]).frame.collect()
+    said = str(refused.value)
+    assert f"--map reward={name}[] " in said and f"--map reward={name}[-1] " in said, said
+    frame, _ = frame_of(path, mapping={"reward": f"{name}[-1]"})
+    assert frame["reward"].to_list() == finals
+    each, _ = frame_of(path, mapping={"reward": f"{name}[]"})
+    assert each.height == len(finals) * turns
