@@ -35,8 +35,16 @@ def formats_command(
         "reward": list(table.REWARD_ALIASES) + [f"{table.REWARD_PARTS} dict: Σ score × weight"],
         "truncated": [
             a if v is None else f"{a} in {sorted(v)}" for a, v in table.TRUNCATION_ALIASES
+        ]
+        + [
+            "else the reply's token count ("
+            + ", ".join(table.TOKEN_COUNT_ALIASES)
+            + ") reaching its cap ("
+            + ", ".join(table.TOKEN_CAP_ALIASES)
+            + ")"
         ],
         "model": list(table.MODEL_ALIASES),
+        "policy_version": list(table.VERSION_ALIASES) + ["else the model's '@version'"],
         "behavior_logprobs": list(table.LOGPROB_ALIASES),
         "completion": list(table.COMPLETION_ALIASES)
         + [f"{a} (text only)" for a in table.TEXT_REPLY_ALIASES],

@@ -153,7 +153,14 @@ MODEL_ALIASES: tuple[str, ...] = (
 #: ``metadata.policy_version`` the same key in the ``metadata`` object where harnesses keep a
 #: row's extra fields; ``step`` a trainer's step (TRL completion tables, verl's dumps, Prime
 #: RFT); ``global_step`` ROLL's per-sample column and the Hugging Face ``Trainer``'s
-#: ``state.global_step``; ``checkpoint_step`` a checkpoint's.
+#: ``state.global_step``; ``checkpoint_step`` a checkpoint's. The other names trainers and
+#: harnesses give the weights' version: ``training_step`` / ``train_step`` / ``trainer_step``
+#: (the optimizer step whose weights sampled the row), ``policy_step``, ``checkpoint`` /
+#: ``ckpt`` / ``checkpoint_id`` (``ckpt-350``, ``global_step_100``), ``model_version``
+#: (``v0`` .. ``v7``: also a model alias, where it names a model it names one version),
+#: ``model_revision`` (a Hugging Face revision: a commit or a branch such as ``step100``),
+#: ``weights_version``. Never ``iteration`` or ``turn``: an agent's loop counts its turns
+#: there, and one policy writes every turn of an episode.
 VERSION_ALIASES: tuple[str, ...] = (
     "policy_version",
     "weight_version",
@@ -162,6 +169,16 @@ VERSION_ALIASES: tuple[str, ...] = (
     "step",
     "global_step",
     "checkpoint_step",
+    "training_step",
+    "train_step",
+    "trainer_step",
+    "policy_step",
+    "checkpoint",
+    "ckpt",
+    "checkpoint_id",
+    "model_version",
+    "model_revision",
+    "weights_version",
 )
 #: An episode's id, where the rows carry one (text or a number): a rollout is one episode,
 #: so rows of one task that repeat an episode id are its turns (or the episode written
@@ -318,11 +335,20 @@ def cut_stop(condition: object) -> bool | None:
 FLAG_TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0"})
 FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0"})
 
+#: Flags that say a reply was cut off at its token limit, under the names other tools give
+#: them (beside ``truncated`` and ``is_truncated``): ``was_truncated``; ``hit_max_tokens`` /
+#: ``max_tokens_reached``; ``overlong`` / ``is_overlong`` (DAPO's overlong filter);
+#: ``exceed_length`` / ``exceeded_length`` / ``length_exceeded``; ``hit_length_limit``.
+CUT_FLAGS: tuple[str, ...] = (
+    *("was_truncated", "hit_max_tokens", "max_tokens_reached", "overlong", "is_overlong"),
+    *("exceed_length", "exceeded_length", "length_exceeded", "hit_length_limit"),
+)
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
 #: boolean flag (true/false, 0/1, or those words as text).
 TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("truncated", None),
     ("is_truncated", None),
+    *((flag, None) for flag in CUT_FLAGS),
     ("finish_reason", CUT_REASONS),
     ("stop_reason", CUT_REASONS),
     ("choices[0].finish_reason", CUT_REASONS),  # an OpenAI chat / text completion
@@ -342,6 +368,22 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     ("stop_condition", STOP_CUT),
     ("steps[].truncated", None),
+)
+#: Where no flag or reason is recorded for a row, its reply's token count beside the cap it was
+#: sampled under says it, by the same rule (:data:`TRUNCATION_ALIASES`): a count that reaches
+#: the cap was cut off there, one under it was not; a count past the cap is not a count of the
+#: tokens that cap limits (characters, a prompt's tokens beside the reply's, every turn's):
+#: not known. First match wins in each table.
+TOKEN_COUNT_ALIASES: tuple[str, ...] = (
+    *("completion_tokens", "num_completion_tokens", "response_length", "response_tokens"),
+    *("num_response_tokens", "output_tokens", "num_output_tokens", "generated_tokens"),
+    *("num_generated_tokens", "completion_length", "usage.completion_tokens"),
+    "usage.output_tokens",
+)
+TOKEN_CAP_ALIASES: tuple[str, ...] = (
+    *("max_tokens", "max_new_tokens", "max_completion_tokens", "max_output_tokens"),
+    *("max_response_length", "max_gen_toks", "max_generation_tokens"),
+    *("sampling_params.max_tokens", "sampling_params.max_new_tokens"),
 )
 #: Per-token lists: the sampler's (behaviour) log-probs, the policy's, critic values.
 LOGPROB_ALIASES: tuple[str, ...] = (

@@ -37,6 +37,8 @@ from whilecli.io.aliases import (
     STATUS_ALIASES,
     STOP_CUT,
     TEXT_REPLY_ALIASES,
+    TOKEN_CAP_ALIASES,
+    TOKEN_COUNT_ALIASES,
     TOKEN_LIST_ALIASES,
     TRANSCRIPT_ALIASES,
     VERSION_ALIASES,
@@ -278,8 +280,10 @@ def build_plan(
     sample: Sequence[Mapping[str, object]] = (),
     by: str | None = None,
     sample_lines: Sequence[int] = (),
+    id_rows: Sequence[Mapping[str, object]] = (),
 ) -> Plan:
-    """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins)."""
+    """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins).
+    ``id_rows``: the first rows' id alias values where ``sample`` is not given."""
     fmt = forced or detect(shape, source)
     if forced is not None:
         missing = [key for key in REQUIRED.get(forced, ()) if not shape.has(key)]
@@ -306,6 +310,7 @@ def build_plan(
     ctx = _Context(
         shape, source, leaves, fmt, first_row, sources, fields, notes, sample, sample_lines
     )
+    ctx.id_rows = id_rows
     task, row_filter = _task_id(ctx, mapped("task_id"))
     passed: pl.Expr | None = None
     if (col := mapped("passed")) is not None:
@@ -393,6 +398,10 @@ def build_plan(
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
+    has_logprobs = None
+    if lp is not None:  # a list of probabilities, or of zeros only, carries no log-probs
+        has_logprobs = leaves.nonempty(lp) & agree & leaves.logprob_values(lp).fill_null(True)
+        notes.extend(_logprob_notes(ctx, lp))
     return Plan(
         format=fmt,
         task_id=task,
@@ -406,7 +415,7 @@ def build_plan(
         fields=fields,
         leaves=leaves,
         row_filter=row_filter,
-        has_logprobs=None if lp is None else leaves.nonempty(lp) & agree,
+        has_logprobs=has_logprobs,
         has_values=None if vals is None else leaves.nonempty(vals) & agree,
         generated=None if said is None else ~facts.empty_reply(said),
         completion_field=completion,
@@ -455,6 +464,40 @@ def _episode(shape: Shape, leaves: Leaves, task: pl.Expr) -> tuple[pl.Expr, str]
             pair = pl.struct(task.cast(pl.String).alias("task"), said.alias("episode"))
             return pl.when(said.is_not_null()).then(pair.hash(seed=0)), alias
     return None
+
+
+def _logprob_notes(ctx: _Context, lp: str) -> list[str]:
+    """What the rows the plan holds say of the log-prob lists at ``lp`` that hold none
+    (:meth:`Leaves.logprob_values`): values above 0 (probabilities), or only zeros (a
+    placeholder). Those rows are read as carrying no log-probs."""
+    rows = ctx.id_rows or ctx.sample
+    lists = [v for row in rows if isinstance(v := _value_at(row, lp), list) and v]
+    numbers = [[x for x in v if isinstance(x, (int, float))] for v in lists]
+    above = sum(1 for v in numbers if any(x > 0 for x in v))
+    zeros = sum(
+        1
+        for v, n in zip(lists, numbers, strict=True)
+        if len(n) == len(v) and all(x == 0 for x in n)
+    )
+    out = []
+    if above:
+        out.append(
+            f"{lp} holds values above 0 on {above} of {len(lists)} sampled rows: probabilities,"
+            " not log-probs (a log-prob is at most 0); those rows carry no sampler log-probs"
+        )
+    if zeros:
+        out.append(
+            f"{lp} is all 0 on {zeros} of {len(lists)} sampled rows: a placeholder, not"
+            " log-probs; those rows carry no sampler log-probs"
+        )
+    return out
+
+
+def _value_at(row: Mapping[str, object], dotted: str) -> object:
+    value: object = row
+    for key in split_path(dotted):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
 
 
 def _reply_fields(shape: Shape) -> list[str]:
@@ -591,6 +634,9 @@ class _Context:
     sample_lines: Sequence[int] = ()
     explode: bool = False  # the reward is a list of grades: one rollout per element
     task_key: pl.Expr | None = None  # the task id with no-ids as written (Plan.task_key)
+    #: Rows holding the id aliases' values (a Parquet file's first rows), where the sample is
+    #: not given: what :func:`_grouping_id` reads.
+    id_rows: Sequence[Mapping[str, object]] = ()
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -621,8 +667,14 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         sources["task_id"] = "(step, hash of prompt text)"
         fields["task_id"] = "prompt"
     elif (
-        alias := _first(shape, (*FORMAT_IDS.get(fmt, ()), *TASK_ALIASES), SCALAR, ctx)
+        alias := _first(shape, (ids := (*FORMAT_IDS.get(fmt, ()), *TASK_ALIASES)), SCALAR, ctx)
     ) is not None:
+        if (grouping := _grouping_id(ctx, alias, ids)) is not None:
+            ctx.notes.append(
+                f"{alias} holds one id per row while {grouping} repeats: tasks are keyed by"
+                f" {grouping}"
+            )
+            alias = grouping
         ctx.task_key = leaves.expr(alias, pl.String)
         task = no_blank(ctx.task_key)
         if "float" in shape.kinds_at(alias):  # a no-id reads as itself, never as a number
@@ -652,6 +704,42 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
             field="task_id",
         )
     return task, row_filter
+
+
+def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> str | None:
+    """A later id alias that groups rows the first one keeps apart: where the first id alias
+    the rows carry holds one id per row (a row index, a uuid) and a later one, on the same
+    rows, repeats (a prompt's id beside each sample's), the later one is the task id. Read
+    from the rows the plan holds (a JSON Lines file's sample, a Parquet file's first rows);
+    None where they show no such pair (fewer than two ids, the first repeating, no later
+    alias repeating)."""
+    rows = ctx.id_rows or ctx.sample
+    later = [
+        a
+        for a in aliases[aliases.index(first) + 1 :]
+        if ctx.shape.kinds_at(a) - {"null"} and ctx.shape.kinds_at(a) - {"null"} <= SCALAR
+    ]
+    if len(rows) < 2 or not later:
+        return None
+    owned = [(row, own) for row in rows if (own := _id_at(row, first)) is not None]
+    firsts = [own for _, own in owned]
+    if len(firsts) < 2 or len(set(firsts)) < len(firsts):
+        return None
+    for alias in later:
+        values = [_id_at(row, alias) for row, _ in owned]
+        held = [v for v in values if v is not None]
+        if len(held) == len(values) and len(set(held)) < len(held):
+            return alias
+    return None
+
+
+def _id_at(row: Mapping[str, object], dotted: str) -> str | None:
+    """The id at ``dotted`` in one parsed row, as text (None: none, or no id)."""
+    value = _value_at(row, dotted)
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value).strip()
+    return None if not text or text.lower() in MISSING_TEXTS else text
 
 
 def _reward(
@@ -1006,10 +1094,19 @@ def _truncation(
             finished.append(pl.when(done).then(pl.lit(False)))
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
-    if not said:
+    counted = _count_at_cap(shape, leaves)
+    if counted is not None:  # what a row no flag or reason speaks of says by its token count
+        finished.insert(0, counted[0])
+    if not said and counted is None:
         sources["truncated"] = "not recorded (unknown)"
         return pl.lit(None, dtype=pl.Boolean)
+    if not said:
+        assert counted is not None
+        sources["truncated"] = counted[1]
+        return counted[0]
     sources["truncated"] = " or ".join(shown)
+    if counted is not None:
+        sources["truncated"] += f"; else {counted[1]}"
     if len(said) == 1 and not finished:
         return said[0]
     # cut off where any record says so (a harness's own flag that tracks the context's end
@@ -1026,6 +1123,28 @@ def _truncation(
             .otherwise(pl.coalesce(finished) if finished else pl.lit(None, dtype=pl.Boolean))
         )
     )
+
+
+def _count_at_cap(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
+    """Whether each row's reply reached its token cap, where the rows carry the reply's
+    token count and the cap as numbers (:data:`TOKEN_COUNT_ALIASES`,
+    :data:`TOKEN_CAP_ALIASES`, first match each): true where the count reaches the cap, false
+    where it stays under it, null where either is missing or the count is past the cap (not a
+    count of the tokens that cap limits). None where the rows carry no such pair; else the
+    expression and the words that say where it was read."""
+    found = [
+        next((a for a in table if shape.kinds_at(a) - {"null"} <= NUMBER and shape.has(a)), None)
+        for table in (TOKEN_COUNT_ALIASES, TOKEN_CAP_ALIASES)
+    ]
+    count_col, cap_col = found
+    if count_col is None or cap_col is None or count_col == cap_col:
+        return None
+    if not (shape.kinds_at(count_col) - {"null"} and shape.kinds_at(cap_col) - {"null"}):
+        return None  # null on every sampled row: nothing is said
+    count = leaves.expr(count_col, pl.Float64)
+    cap = leaves.expr(cap_col, pl.Float64)
+    reached = pl.when((cap > 0) & (count >= 0) & (count <= cap)).then(count >= cap)
+    return reached, f"{count_col} reaching {cap_col} (the reply's tokens at its cap)"
 
 
 def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:

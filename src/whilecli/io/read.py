@@ -47,7 +47,13 @@ from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
 from whilecli.io import facts, words
 from whilecli.io import judge as judges
-from whilecli.io.aliases import REWARD_ALIASES, TURN_ALIASES, parse_field_map
+from whilecli.io.aliases import (
+    LOGPROB_ALIASES,
+    REWARD_ALIASES,
+    TASK_ALIASES,
+    TURN_ALIASES,
+    parse_field_map,
+)
 from whilecli.io.formats import prime_rl
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
@@ -2118,7 +2124,10 @@ def _read_frame(
         head = lf.select(wanted).head(1).collect()
         first = head.row(0, named=True) if head.height else {}
     try:
-        plan, leaves, absent = _planned(shape, source, schema, mapping, forced, first, run)
+        ids = _head_rows(lf, shape, schema)
+        plan, leaves, absent = _planned(
+            shape, source, schema, mapping, forced, first, run, id_rows=ids
+        )
         _rekey(plan, run)
     except BadValue as err:
         if whole:
@@ -2206,6 +2215,28 @@ def _refuse_words(lf: pl.LazyFrame, leaves: Leaves, source: Source) -> None:
                 raise InputError(str(err), file=source.name, row=int(row), field=dotted) from None
 
 
+#: How many of a frame's first rows :func:`_head_rows` reads where they hold token lists.
+LIST_HEAD_ROWS = 100
+
+
+def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[str, Any]]:
+    """A frame's first rows, as a JSON Lines file's sample holds them, for what the plan reads
+    from its sample: the task-id alias columns where it carries two or more (which of them
+    keys the tasks), and the first log-prob list (whether it holds log-probs). Only those
+    columns, :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none where it
+    carries neither."""
+    ids = [a for a in TASK_ALIASES if shape.has(a)]
+    tops = list(dict.fromkeys(split_path(a)[0] for a in ids)) if len(ids) >= 2 else []
+    lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
+    if lp is not None:
+        tops.append(split_path(lp)[0])
+    tops = [t for t in dict.fromkeys(tops) if t in schema]
+    if not tops:
+        return []
+    rows = SAMPLE_ROWS if lp is None else LIST_HEAD_ROWS
+    return lf.select(tops).head(rows).collect().to_dicts()
+
+
 def _planned(
     shape: Shape,
     source: Source,
@@ -2216,9 +2247,20 @@ def _planned(
     run: _Pass,
     sample: Sequence[Mapping[str, object]] = (),
     sample_lines: Sequence[int] = (),
+    id_rows: Sequence[Mapping[str, object]] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
     plan, leaves, absent = plan_of(
-        shape, source, schema, mapping, forced, first, run.keep, sample, sample_lines, run.by
+        shape,
+        source,
+        schema,
+        mapping,
+        forced,
+        first,
+        run.keep,
+        sample,
+        sample_lines,
+        run.by,
+        id_rows,
     )
     if "task_id" in absent:  # no id on any row: null, as a row without one reads
         run.no_ids = True
@@ -2236,6 +2278,7 @@ def plan_of(
     sample: Sequence[Mapping[str, object]] = (),
     sample_lines: Sequence[int] = (),
     by: str | None = None,
+    id_rows: Sequence[Mapping[str, object]] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
     """:func:`build_plan`; under ``keep=``, a field of ``optional`` the rows lack is read as
     null (returned among the absent fields), and the reward is never a column of
@@ -2248,7 +2291,7 @@ def plan_of(
         leaves = Leaves(schema)
         try:
             plan = build_plan(
-                shape, source, leaves, mapping, forced, first, sample, by, sample_lines
+                shape, source, leaves, mapping, forced, first, sample, by, sample_lines, id_rows
             )
         except InputError as err:
             name = err.field

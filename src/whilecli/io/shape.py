@@ -48,7 +48,7 @@ ENCODED_CHARS = 1 << 16
 SCALAR = frozenset({"int", "float", "string", "bool"})
 
 
-_STEP = re.compile(r"^(.*?)((?:\[\d*\])+)$")
+_STEP = re.compile(r"^(.*?)((?:\[-?\d*\])+)$")
 
 
 #: A dot inside one key (``"scores.acc"`` written as a key, as a flattened table names its
@@ -65,7 +65,7 @@ def split_path(dotted: str) -> tuple[str, ...]:
         match = _STEP.match(piece)
         if match and match.group(1):
             parts.append(match.group(1))
-            parts.extend(re.findall(r"\[\d*\]", match.group(2)))
+            parts.extend(re.findall(r"\[-?\d*\]", match.group(2)))
         else:
             parts.append(piece)
     return tuple(p.replace(LITERAL_DOT, ".") for p in parts)
@@ -358,6 +358,11 @@ class Leaves:
         found = _dtype_at(self.schema, path)
         if found is None or found == pl.Null:
             return pl.lit(None, dtype=dtype)
+        listed = isinstance(found, (pl.List, pl.Array)) and _numeric_or_bool(found.inner)
+        if dtype == pl.Float64 and listed and "[" not in dotted:
+            raise BadValue(
+                dotted, f"is a column of lists of numbers, not a number; {list_hint(dotted)}"
+            )
         if dtype in (pl.Float64, pl.Boolean) and not _numeric_or_bool(found):
             parts = (
                 [f.name for f in found.fields if _numeric_or_bool(f.dtype)]
@@ -429,6 +434,25 @@ class Leaves:
         if not isinstance(found, (pl.List, pl.Array)):
             return pl.lit(False)
         return (_chain(split_path(dotted)).list.len() > 0).fill_null(False)
+
+    def logprob_values(self, dotted: str) -> pl.Expr:
+        """True where the list at ``dotted`` holds log-probs: no value above 0 (a probability,
+        not a log-prob) and not every value exactly 0 (a placeholder a writer fills in where it
+        kept none); null where the row holds no list. A JSON Lines row's list is read from its
+        text, a Parquet file's from its numbers (a list of anything else is taken as it is)."""
+        if self.schema is None:
+            text = self.expr(dotted, pl.String).str.strip_chars()
+            listed = text.str.starts_with("[")
+            above = text.str.contains(_ABOVE_ZERO)
+            zeros = text.str.contains(_ALL_ZERO)
+            return pl.when(listed).then(~above & ~zeros)
+        found = _dtype_at(self.schema, split_path(dotted))
+        if not isinstance(found, (pl.List, pl.Array)) or not found.inner.is_numeric():
+            return pl.lit(True)
+        values = _chain(split_path(dotted)).cast(pl.List(pl.Float64))
+        above = values.list.eval(pl.element() > 0).list.any()
+        zeros = values.list.eval(pl.element() == 0).list.all() & (values.list.len() > 0)
+        return ~above & ~zeros
 
     def list_len(self, dotted: str) -> pl.Expr:
         """The length of the list at ``dotted``; null where the row holds none, or where a
@@ -511,6 +535,23 @@ def _to_dtype(node: Any) -> DType:
     if "[]" in node:
         return pl.List(_to_dtype(node["[]"]))
     return pl.Struct({k: _to_dtype(v) for k, v in node.items()})
+
+
+#: A JSON list's text holding a number above 0 (an element with no sign whose digits before
+#: any exponent are not all 0), and one whose every element is a zero (``0``, ``-0.0``, ``0e0``).
+_ABOVE_ZERO = r"(?:^\[|,)\s*\+?[0-9.]*[1-9]"
+_ZERO = r"\s*[+-]?(?:0+\.?0*|\.0+)(?:[eE][+-]?[0-9]+)?\s*"
+_ALL_ZERO = rf"^\[{_ZERO}(?:,{_ZERO})*\]$"
+
+
+def list_hint(path: str) -> str:
+    """What to pass for a grade written as a list of numbers: its two readings, each element a
+    rollout's grade (``PATH[]``), or one episode's grade per turn, whose last is the episode's
+    (``PATH[-1]``); only the writer knows which."""
+    return (
+        f"one grade per rollout: pass --map reward={path}[] (each element a rollout);"
+        f" one episode's rewards per turn: pass --map reward={path}[-1] (the last turn's)"
+    )
 
 
 def _chain(path: tuple[str, ...]) -> pl.Expr:
@@ -597,9 +638,7 @@ def _coerce(value: Any, dtype: DType, path: str) -> Any:
                 return math.inf if value > 0 else -math.inf
         if isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
             raise BadValue(  # a grade per sample, per turn or per token: only the user knows
-                path,
-                f"is a JSON list of {len(value)} numbers, not a number; one grade per sample:"
-                f" pass --map reward={path}[] (one rollout each)",
+                path, f"is a JSON list of {len(value)} numbers, not a number; {list_hint(path)}"
             )
         numbers = (
             [k for k, v in value.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
