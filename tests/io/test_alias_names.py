@@ -300,3 +300,28 @@ def test_a_reward_per_turn_is_refused_naming_both_readings_and_its_last_is_read(
     assert frame["reward"].to_list() == finals
     each, _ = frame_of(path, mapping={"reward": f"{name}[]"})
     assert each.height == len(finals) * turns
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pair=id_pairs(),
+    tasks=st.integers(1, 30),
+    k=st.integers(2, 8),
+    label=st.text("ab-", min_size=1, max_size=6),
+)
+def test_a_first_id_of_one_value_on_every_row_gives_way_to_the_id_that_groups(
+    tmp_path: Path, kind: str, pair: tuple[str, str], tasks: int, k: int, label: str
+) -> None:
+    """The first id alias holding one value on every row (a benchmark's name) is a label
+    where a later alias groups the rows into several tasks; with one task (the later alias
+    one value too, or one per row) the rows are one task's draws and nothing changes."""
+    first, later = pair
+    rows = [{first: f"x{label}", later: f"q{t}", "reward": float((t + j) % 2), "model": MODEL}
+            for t in range(tasks) for j in range(k)]  # fmt: skip
+    frame, read = frame_of(write_rows(tmp_path, rows, kind))
+    regrouped = tasks > 1 and len(rows) >= 8
+    assert frame["task_id"].n_unique() == (tasks if regrouped else 1)
+    assert any(first in n and later in n for n in read.notes) == regrouped

@@ -670,11 +670,9 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         alias := _first(shape, (ids := (*FORMAT_IDS.get(fmt, ()), *TASK_ALIASES)), SCALAR, ctx)
     ) is not None:
         if (grouping := _grouping_id(ctx, alias, ids)) is not None:
-            ctx.notes.append(
-                f"{alias} holds one id per row while {grouping} repeats: tasks are keyed by"
-                f" {grouping}"
-            )
-            alias = grouping
+            later, said = grouping
+            ctx.notes.append(f"{alias} {said} while {later} repeats: tasks are keyed by {later}")
+            alias = later
         ctx.task_key = leaves.expr(alias, pl.String)
         task = no_blank(ctx.task_key)
         if "float" in shape.kinds_at(alias):  # a no-id reads as itself, never as a number
@@ -706,13 +704,15 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     return task, row_filter
 
 
-def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> str | None:
+def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> tuple[str, str] | None:
     """A later id alias that groups rows the first one keeps apart: where the first id alias
     the rows carry holds one id per row (a row index, a uuid) and a later one, on the same
     rows, repeats (a prompt's id beside each sample's), the later one is the task id. Read
     from the rows the plan holds (a JSON Lines file's sample, a Parquet file's first rows);
     None where they show no such pair (fewer than two ids, the first repeating, no later
-    alias repeating)."""
+    alias repeating). Likewise where the first holds one value on every row (a label: a
+    benchmark's name, ``default``) and a later one groups the rows into several tasks. With
+    what the first holds, for the note."""
     rows = ctx.id_rows or ctx.sample
     later = [
         a
@@ -723,14 +723,26 @@ def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> str | Non
         return None
     owned = [(row, own) for row in rows if (own := _id_at(row, first)) is not None]
     firsts = [own for _, own in owned]
-    if len(firsts) < 2 or len(set(firsts)) < len(firsts):
+    if len(firsts) < 2:
+        return None
+    one_per_row = len(set(firsts)) == len(firsts)
+    # one value on every row (a benchmark's name, "default") beside ids that group the rows
+    # into several tasks: the first is a label, the later one the task id
+    one_for_all = len(set(firsts)) == 1 and len(firsts) >= MIN_LABEL_ROWS
+    if not (one_per_row or one_for_all):
         return None
     for alias in later:
         values = [_id_at(row, alias) for row, _ in owned]
         held = [v for v in values if v is not None]
-        if len(held) == len(values) and len(set(held)) < len(held):
-            return alias
+        groups = len(set(held))
+        if len(held) == len(values) and groups < len(held) and (one_per_row or groups > 1):
+            return alias, "holds one id per row" if one_per_row else "holds one value on every row"
     return None
+
+
+#: Rows that must all hold one value of the first id alias before it is read as a label
+#: beside a later id (:func:`_grouping_id`): fewer could be one task's draws.
+MIN_LABEL_ROWS = 8
 
 
 def _id_at(row: Mapping[str, object], dotted: str) -> str | None:
