@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from rows_files import route_rows, write_rows
 from whilecli.io.aliases import ENV_ALIASES
 from whilecli.io.read import read_rows
+from whilecli.route import run_route
+from whilecli.route.model import Route
 
 SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -76,3 +78,87 @@ def test_ids_under_one_dataset_keep_their_names(tmp_path: Path) -> None:
     path = write_rows(tmp_path, rows, "jsonl")
     ids = read_rows([str(path)]).frame.select("task_id").unique().collect()["task_id"]
     assert sorted(ids.to_list(), key=int) == [str(i) for i in range(40)]
+
+
+def _files(folder: Path, parts: dict[str, list[dict[str, Any]]], kind: str) -> list[str]:
+    paths = []
+    for name, rows in parts.items():
+        sub = folder / name
+        sub.mkdir()
+        paths.append(str(write_rows(sub, rows, kind)))
+    return paths
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10**6),
+    env=st.sampled_from(["data_source", "dataset", "env_id"]),
+    datasets=st.integers(2, 3),
+    mixed_file=st.booleans(),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_an_id_under_two_datasets_in_two_files_is_two_tasks(
+    tmp_path: Path, seed: int, env: str, datasets: int, mixed_file: bool, kind: str
+) -> None:
+    """Each dataset in a file of its own (ids from 0 in each), or one file of two datasets
+    beside a file of one: every file keys its tasks alike, (dataset, id)."""
+    rnd = random.Random(seed)
+    rows: list[dict[str, Any]] = []
+    for d in range(datasets):
+        for i in range(rnd.randint(15, 40)):
+            rate = rnd.choice([0.0, 1.0, 0.5])
+            rows += [{env: f"data-{d}", "task_id": i, "reward": float(rnd.random() < rate),
+                      "model": MODEL} for _ in range(3)]  # fmt: skip
+    parts: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        d = int(r[env].split("-")[1])
+        name = "a" if mixed_file and d < 2 else f"f{d}"
+        parts.setdefault(name, []).append(r)
+    paths = _files(Path(tempfile.mkdtemp(dir=tmp_path)), parts, kind)
+    tasks, split = _truth(rows, env)
+    route = run_route(paths, model=MODEL)
+    assert isinstance(route, Route)
+    band = next(c for c in route.checks if c.key == "band")
+    rollouts = next(c for c in route.checks if c.key == "rollouts_per_task")
+    assert rollouts.measured["tasks"] == tasks
+    assert band.measured["split_tasks"] == split
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10**6),
+    evals=st.integers(2, 3),
+    shards=st.integers(1, 2),
+    k=st.integers(1, 3),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_evaluations_pooled_on_purpose_keep_their_tasks_apart(
+    tmp_path: Path, seed: int, evals: int, shards: int, k: int, kind: str
+) -> None:
+    """``--pool`` over files of different evaluations (one id, other prompts): each
+    evaluation's tasks are its own, and an evaluation's shards (its ids under the same
+    prompts, a task's draws in both) still pool as one evaluation."""
+    rnd = random.Random(seed)
+    parts: dict[str, list[dict[str, Any]]] = {}
+    truth: dict[tuple[int, int], list[float]] = {}
+    for e in range(evals):
+        for s in range(shards):
+            for i in range(rnd.randint(10, 30) if s == 0 else 10):
+                for _ in range(k):
+                    reward = float(rnd.random() < 0.5)
+                    truth.setdefault((e, i), []).append(reward)
+                    parts.setdefault(f"e{e}s{s}", []).append(
+                        {
+                            "task_id": i,
+                            "prompt": f"eval {e} question {i}",
+                            "reward": reward,
+                            "model": MODEL,
+                        }  # fmt: skip
+                    )
+    paths = _files(Path(tempfile.mkdtemp(dir=tmp_path)), parts, kind)
+    route = run_route(paths, model=MODEL, pool=True)
+    assert isinstance(route, Route)
+    rollouts = next(c for c in route.checks if c.key == "rollouts_per_task")
+    assert rollouts.measured["tasks"] == len(truth)
+    singles = sum(1 for xs in truth.values() if len(xs) == 1)
+    assert rollouts.measured["single_tasks"] == singles

@@ -43,7 +43,7 @@ from whilecli.io.aliases import (
     TRANSCRIPT_ALIASES,
     VERSION_ALIASES,
 )
-from whilecli.io.formats import lighteval
+from whilecli.io.formats import lighteval, lm_eval
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
 from whilecli.io.shape import (
@@ -86,7 +86,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 #: A writer's own id and prompt fields, looked for before the alias table's
 #: (:mod:`whilecli.io.formats.lighteval`: ``doc.id``, ``doc.query`` or ``example``).
 FORMAT_IDS: dict[str, tuple[str, ...]] = {lighteval.NAME: lighteval.IDS}
-FORMAT_PROMPTS: dict[str, tuple[str, ...]] = {lighteval.NAME: lighteval.PROMPTS}
+FORMAT_PROMPTS: dict[str, tuple[str, ...]] = {
+    lighteval.NAME: lighteval.PROMPTS,
+    lm_eval.NAME: lm_eval.PROMPTS,
+}
 
 
 def prompt_aliases(fmt: str) -> tuple[str, ...]:

@@ -111,6 +111,8 @@ TASK_KEY = "__task_key"
 #: The narrow frame's column holding the row's dataset or environment
 #: (:attr:`~whilecli.io.plan.Plan.row_env`), for the pass to see ids that stand under two.
 ENV = "__env"
+#: Per task of a pass: one dataset its rows name (:attr:`_Scanned.task_envs`).
+ENV_OF = "__env_of"
 
 #: Fields ``--map`` can point at a column.
 MAPPABLE = ("task_id", "reward", "passed", "truncated", "model", "policy_version")
@@ -238,6 +240,7 @@ class _Part:
     #: Read with ``by``: the pass's facts per value of the column (:class:`_Sliced`).
     sliced: _Sliced | None = None
     cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
+    task_envs: pl.DataFrame | None = None  # :attr:`_Scanned.task_envs`
     #: Read with ``by``: per value whose ids are one per row while prompts repeat, those ids
     #: (None: every id of the value) and its :attr:`whilecli.io.facts.Facts` rekey counts.
     rekeyed: dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]] = field(
@@ -272,7 +275,7 @@ def read_rows(
     notes: list[str] = []
     sources, parts = _read_parts(
         paths, mapping, pass_threshold, input_format, stdin, None, aggregate, missing, keep,
-        sources, notes,
+        sources, notes, pool,
     )  # fmt: skip
     return _assembled(parts, sources, notes, pass_threshold, missing, aggregate, keep, pool=pool)
 
@@ -341,8 +344,11 @@ def _read_parts(
     keep: Keep | None,
     sources: Sequence[Source] | None,
     notes: list[str],
+    pool: bool = False,
 ) -> tuple[Sequence[Source], list[_Part]]:
-    """Each source read in its one pass (:func:`_read_source`): the sources and their parts."""
+    """Each source read in its one pass (:func:`_read_source`): the sources and their parts.
+    Files of one pool whose ids stand under two datasets are keyed by (dataset, id), as one
+    file's are; with ``pool``, files of different evaluations keep their tasks apart."""
     ReadOptions(pass_threshold=pass_threshold, missing=missing, input_format=input_format)
     mapping = dict(mapping or {})
     bad = sorted(set(mapping) - set(MAPPABLE))
@@ -365,10 +371,67 @@ def _read_parts(
         parts.append(part)
         runs.append(run)
     if len(parts) > 1 and by is None:
+        parts = _keyed_across_envs(parts, runs, mapping, input_format)
+        if pool:
+            parts = _labelled_evaluations(parts, runs, mapping, input_format)
         parts = _rekeyed_across(parts, runs, mapping, input_format)
     if by is not None:
         _rekeyed_slices(parts, runs, mapping, input_format)
     return sources, parts
+
+
+def _read_again(part: _Part, run: _Pass, mapping: Mapping[str, str], forced: str | None) -> _Part:
+    """A part read again under what ``run`` now says (a key it was found to need)."""
+    with memory_bound(part.source.name):
+        try:
+            again = _read_source(part.source, mapping, forced, run)
+        except InputError as err:
+            raise part.source.as_written(err) from None
+    assert again is not None
+    return again
+
+
+def _keyed_across_envs(
+    parts: list[_Part], runs: list[_Pass], mapping: Mapping[str, str], forced: str | None
+) -> list[_Part]:
+    """Ids that stand under two datasets in the pool (each file of one dataset: verl's
+    ``data_source`` per file, ids from 0 in each), or a file already keyed by (dataset, id)
+    beside others: every file whose rows name a dataset is keyed so, as one file holding
+    them all is (:func:`_keyed_by_env`)."""
+    named = [i for i, p in enumerate(parts) if p.task_envs is not None]
+    if len(named) < 2:
+        return parts
+    plain = [parts[i].task_envs for i in named if not runs[i].env_ids]
+    pairs = pl.concat([t for t in plain if t is not None]) if plain else None
+    ids = 0
+    if pairs is not None and pairs.height:
+        per_id = pairs.group_by("task_id").agg(pl.col(ENV_OF).n_unique())
+        ids = int((per_id[ENV_OF] > 1).sum())
+    keyed = max((runs[i].env_ids for i in named), default=0)
+    if not (ids or keyed):
+        return parts
+    out = list(parts)
+    for i in named:
+        if not runs[i].env_ids:
+            runs[i].env_ids = ids or keyed
+            out[i] = _read_again(parts[i], runs[i], mapping, forced)
+    return out
+
+
+def _labelled_evaluations(
+    parts: list[_Part], runs: list[_Pass], mapping: Mapping[str, str], forced: str | None
+) -> list[_Part]:
+    """Files of different evaluations pooled on purpose (``--pool``): each evaluation's
+    tasks are keyed by its name (:func:`_labelled`), so one id of two evaluations is two
+    tasks, not one task whose draws are another task's (:func:`evaluations`)."""
+    labels = evaluations(parts)
+    if labels is None:
+        return parts
+    out = []
+    for part, run, label in zip(parts, runs, labels, strict=True):
+        run.label = label
+        out.append(_read_again(part, run, mapping, forced))
+    return out
 
 
 def _rekeyed_across(
@@ -692,6 +755,9 @@ class _Pass:
     #: Ids found standing under several datasets (:attr:`Plan.row_env`): a task is then
     #: keyed by (dataset, id). 0: keyed by the id.
     env_ids: int = 0
+    #: The evaluation a file pooled with others of other evaluations holds (``--pool``): its
+    #: tasks are keyed ``label:id``, apart from theirs. None: one evaluation.
+    label: str | None = None
     rekey_ids: pl.Series | None = None  # ... on these ids' rows only (None: every row)
     digest: bool = False  # compute the rows' digest (other files may hold the same rows)
     search_late: bool = False  # look for keys the sample lacks before scanning, not in it
@@ -912,6 +978,9 @@ class _Scanned:
     #: Rows and passes per (task, reply) (:func:`whilecli.io.facts.draw_counts`), where the
     #: rows carry replies (None: none, or one value's rows of a read with ``by``).
     draws: pl.DataFrame | None = None
+    #: Per task, a dataset its rows name (``task_id``, :data:`ENV_OF`), where the rows carry
+    #: one (:attr:`~whilecli.io.plan.Plan.row_env`); None: they do not.
+    task_envs: pl.DataFrame | None = None
 
 
 def _within(column: pl.Expr, value: str | None) -> pl.Expr:
@@ -976,8 +1045,9 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     counts.append(kept_passes)
     aggs = [*counts, *own[2:], *theirs]
     keyed = TASK_KEY in columns
-    if ENV in columns:  # how many datasets each id stands under
+    if ENV in columns:  # how many datasets each id stands under, and one of them
         aggs.append(pl.col(ENV).drop_nulls().n_unique().cast(pl.Int64).alias(ENV))
+        aggs.append(pl.col(ENV).drop_nulls().first().alias(ENV_OF))
     if by_task:  # one group-by by task serves both
         key = pl.col(TASK_KEY).alias("task_id") if keyed else pl.col("task_id")
         queries.append(counted.group_by(*keys[:-1], key).agg(aggs))
@@ -999,9 +1069,12 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     if regrouped:  # grouped again by the ids as read
         grouped[0] = counted.group_by(keys).agg(aggs).collect(engine="streaming")
     found = stats.row(0, named=True)
+    task_envs: pl.DataFrame | None = None
     if grouped and ENV in grouped[0].columns:
         found["env_ids"] = int((grouped[0][ENV] > 1).sum())
-        grouped[0] = grouped[0].drop(ENV)
+        named = grouped[0].filter(pl.col(ENV_OF).is_not_null())
+        task_envs = named.select("task_id", ENV_OF).unique()
+        grouped[0] = grouped[0].drop(ENV, ENV_OF)
     found["f_turns"] = int(turns.get("f_turns") or 0)
     found["f_first_turn"] = turns.get("f_first_turn")
     if grouped and not found["bad"]:
@@ -1037,7 +1110,7 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
                 task_table = facts.merged_task_facts(task_table.drop(SLICE))
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
             tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
-    return _Scanned(found, writer_rows, tables, task_table, split, cells, draws)
+    return _Scanned(found, writer_rows, tables, task_table, split, cells, draws, task_envs)
 
 
 def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -1367,39 +1440,77 @@ class PoolingError(InputError):
 POOL_SAMPLE = 5000
 
 
+def _sampled_prompts(part: _Part) -> list[tuple[str, str]]:
+    """The distinct (task id, prompt) pairs of a file's first :data:`POOL_SAMPLE` rows (none
+    where the rows carry no prompt)."""
+    if part.raw is None or part.plan.prompt is None:
+        return []
+    try:
+        pairs = (
+            part.raw.head(POOL_SAMPLE)
+            .select(t=part.plan.task_id.cast(pl.String), p=part.plan.prompt)
+            .unique()
+            .collect()
+        )
+    except pl.exceptions.PolarsError:
+        return []
+    return [(t, p) for t, p in pairs.iter_rows() if t is not None and p is not None]
+
+
+def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
+    """Whether the files hold different evaluations, and each file's evaluation: files
+    whose sidecars name different environments (named by them); else files where one task
+    id carries different prompts (the files that share an id under one prompt are one
+    evaluation, named by its first file). None: one evaluation, as far as they show."""
+    envs = [p.plan.env for p in parts]
+    if len({e for e in envs if e is not None}) > 1:
+        named = "; ".join(f"{p.source.name} ({p.plan.env})" for p in parts if p.plan.env)
+        why = f"these files hold different evaluations: {named}"
+        return why, [
+            e if e is not None else p.source.name for p, e in zip(parts, envs, strict=True)
+        ]
+    group = list(range(len(parts)))  # union-find over files sharing an id under one prompt
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    seen: dict[tuple[str, str], int] = {}
+    prompts: dict[str, tuple[str, int]] = {}
+    conflict: str | None = None
+    for index, part in enumerate(parts):
+        for task, prompt in _sampled_prompts(part):
+            other = seen.setdefault((task, prompt), index)
+            group[root(index)] = root(other)
+            first = prompts.setdefault(task, (prompt, index))
+            if first[0] != prompt and first[1] != index and conflict is None:
+                conflict = (
+                    f"task id {task!r} carries different prompts in"
+                    f" {parts[first[1]].source.name} and {part.source.name}: these look like"
+                    " different evaluations"
+                )
+    if conflict is None:
+        return None
+    return conflict, [parts[root(i)].source.name for i in range(len(parts))]
+
+
+def evaluations(parts: list[_Part]) -> list[str] | None:
+    """Each file's evaluation where the files hold several (:func:`_mixed`); None: one."""
+    mixed = _mixed(parts)
+    return None if mixed is None else mixed[1]
+
+
 def refuse_mixed_pool(parts: list[_Part]) -> None:
     """Refuse files of different evaluations (their sidecars name different environments or
     tasks), and one task id that carries different prompts in different files."""
-    envs = {p.source.name: p.plan.env for p in parts if p.plan.env is not None}
-    if len(set(envs.values())) > 1:
-        named = "; ".join(f"{name} ({env})" for name, env in envs.items())
+    mixed = _mixed(parts)
+    if mixed is not None:
         raise PoolingError(
-            f"these files hold different evaluations: {named}. Read each apart"
-            " (route --by source routes each), or pool them on purpose with --pool"
+            f"{mixed[0]}. Read each apart (route --by source routes each), or pool them on"
+            " purpose with --pool (each evaluation's tasks kept apart)"
         )
-    seen: dict[str, tuple[str, str]] = {}
-    for part in parts:
-        if part.raw is None or part.plan.prompt is None:
-            continue
-        try:
-            pairs = (
-                part.raw.head(POOL_SAMPLE)
-                .select(t=part.plan.task_id.cast(pl.String), p=part.plan.prompt)
-                .unique()
-                .collect()
-            )
-        except pl.exceptions.PolarsError:
-            continue
-        for task, prompt in pairs.iter_rows():
-            if task is None or prompt is None:
-                continue
-            first = seen.setdefault(task, (prompt, part.source.name))
-            if first[0] != prompt and first[1] != part.source.name:
-                raise PoolingError(
-                    f"task id {task!r} carries different prompts in {first[1]} and"
-                    f" {part.source.name}: these look like different evaluations. Read each"
-                    " apart (route --by source routes each), or pool them on purpose with --pool"
-                )
 
 
 # --- one file ---------------------------------------------------------------------------
@@ -1522,6 +1633,8 @@ def _rekey(plan: Plan, run: _Pass) -> None:
     plan says of it is each value's, :func:`_rekey_words`)."""
     if run.env_ids and plan.row_env is not None:
         _keyed_by_env(plan, run.env_ids)
+    if run.label is not None:
+        _labelled(plan, run.label)
     if run.owners is not None and plan.by_prompt is not None:
         _adopt(plan, run.owners)
     if not run.rekey or plan.by_prompt is None:
@@ -1565,6 +1678,19 @@ def _keyed_by_env(plan: Plan, ids: int) -> None:
         f"{ids} task id{'s' if ids != 1 else ''} stand under two or more values of {env}:"
         f" a task is keyed by ({env}, id), read as {env}:id"
     )
+
+
+def _labelled(plan: Plan, label: str) -> None:
+    """Tasks keyed ``label:id``: the file's evaluation, pooled on purpose with others whose
+    ids it shares (``--pool``), so one id of two evaluations is two tasks."""
+
+    def keyed(task: pl.Expr) -> pl.Expr:
+        return pl.concat_str([pl.lit(label), task], separator=":")
+
+    plan.task_id = keyed(plan.task_id)
+    if plan.task_key is not None:
+        plan.task_key = keyed(plan.task_key)
+    plan.notes.append(f"pooled with other evaluations: its tasks are read as {label}:id")
 
 
 def _adopt(plan: Plan, owners: pl.DataFrame) -> None:
@@ -1827,6 +1953,7 @@ def _part_of(
     part = _Part(source, plan, frame, stats, scan, hint, scanned.tables, scanned.writers)
     part.task_table = scanned.task_table
     part.draws = scanned.draws
+    part.task_envs = scanned.task_envs
     part.raw = raw
     part.shape, part.sliced, part.cells = shape, scanned.sliced, scanned.cells
     return part

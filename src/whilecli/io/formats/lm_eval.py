@@ -27,6 +27,10 @@ from whilecli.io.formats import Converted
 from whilecli.io.shape import Shape
 
 NAME = "lm-eval"
+#: Where a sample keeps its prompt: the request's context (``arguments.gen_args_0.arg_0`` of
+#: a generation request), else lm-eval's own hash of it (``prompt_hash``, written since 0.4.2
+#: by ``evaluator.py``). Two tasks' files reuse ``doc_id`` from 0: the prompt tells them apart.
+PROMPTS = ("arguments.gen_args_0.arg_0", "prompt_hash")
 
 #: A metric or filter name that sums up k samples: ``pass@10``, ``maj@64``, ``cons@8``.
 AT_K = re.compile(r"@(\d+)\b")
