@@ -41,9 +41,7 @@ def batches(draw: Any, kinds_drawn: tuple[str, ...] = KINDS) -> list[dict[str, A
         row: dict[str, Any] = {
             "task_id": "t0" if i < 2 else f"t{draw(st.integers(0, 3))}",
             "reward": None if kind == "ungraded" else float(draw(st.integers(0, 1))),
-            "logprobs": [
-                draw(st.floats(-3.0, -0.01, allow_nan=False)) for _ in range(tokens)
-            ],
+            "logprobs": [draw(st.floats(-3.0, -0.01, allow_nan=False)) for _ in range(tokens)],
         }
         if kind == "error":
             row["error"] = "RateLimitError: 429 Too Many Requests"
@@ -77,7 +75,8 @@ def _check(rows: list[dict[str, Any]], out: list[dict[str, Any]]) -> None:
         assert back["left_out"] is None
         assert back["admitted"] == bool(update.admitted[b])
         want = update.coefficients[b, :n].tolist()
-        assert all(math.isclose(x, y, abs_tol=1e-15) for x, y in zip(back["coefficients"], want))
+        pairs = zip(back["coefficients"], want, strict=True)
+        assert all(math.isclose(x, y, abs_tol=1e-15) for x, y in pairs)
         b += 1
     assert b == len(kept)
 
@@ -85,9 +84,7 @@ def _check(rows: list[dict[str, Any]], out: list[dict[str, Any]]) -> None:
 #: A Parquet batch's ``error`` column is not read as harness errors (route reads it the
 #: same way), so its rows are graded or ungraded here.
 FILES = st.sampled_from([".jsonl", ".parquet"]).flatmap(
-    lambda suffix: st.tuples(
-        st.just(suffix), batches(KINDS if suffix == ".jsonl" else KINDS[:2])
-    )
+    lambda suffix: st.tuples(st.just(suffix), batches(KINDS if suffix == ".jsonl" else KINDS[:2]))
 )
 
 
@@ -102,9 +99,11 @@ def test_output_rows_are_the_input_rows_in_order(
     _write(batch, rows)
     result = CliRunner().invoke(app, ["update", "--method", "grpo", str(batch), "-o", str(output)])
     assert result.exit_code == 0, result.output
-    out = pq.read_table(output).to_pylist() if suffix == ".parquet" else [
-        json.loads(line) for line in output.read_text().splitlines()
-    ]
+    out = (
+        pq.read_table(output).to_pylist()
+        if suffix == ".parquet"
+        else [json.loads(line) for line in output.read_text().splitlines()]
+    )
     _check(rows, out)
     left = sum(r["reward"] is None or "error" in r for r in rows)
     if left:
