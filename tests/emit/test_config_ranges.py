@@ -22,7 +22,7 @@ RANGES: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "trainer.loss.ipo_threshold": (-0.01, 0.0, {"trainer.loss.type": "ipo"}),
     "trainer.model.lora.rank": (0, 1, {}),
     "orchestrator.max_off_policy_steps": (-1, 0, {}),
-    "trainer.optim.lr": (-1e-6, 0.0, {}),
+    "trainer.optim.lr": (0.0, 1e-6, {}),  # --lr's range, (0, 1): 0 trains nothing
 }
 SOURCE_RANGES: dict[str, tuple[Any, Any]] = {
     "ratio": (0.0, 0.5),
@@ -47,7 +47,7 @@ def _source(**extra: Any) -> dict[str, Any]:
 def test_a_value_below_its_range_is_refused_naming_the_key(
     method: str, key: str, shift: float
 ) -> None:
-    """ipo_threshold ≥ 0, lora.rank ≥ 1, max_off_policy_steps ≥ 0, lr ≥ 0 (spec §3, §4)."""
+    """ipo_threshold ≥ 0, lora.rank ≥ 1, max_off_policy_steps ≥ 0 (spec §3, §4), lr > 0."""
     bad, good, base = RANGES[key]
     value = type(bad)(bad - shift)
     with pytest.raises(UsageError, match=key.replace(".", r"\.")):

@@ -295,9 +295,7 @@ def update_command(
         print_rowwise(result.report, fmt=fmt, to_stderr=to_stdout)
         return
     if to_stdout:  # JSON Lines on stdout, the report on stderr
-        from whilecli.methods.io import update_table
-
-        table = update_table(result.batch, result.update)
+        table = result.table()
         sys.stdout.write("".join(jsonout.dumps(row) + "\n" for row in table.to_pylist()))
         sys.stdout.flush()
     if fmt == "json":

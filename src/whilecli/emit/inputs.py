@@ -53,15 +53,38 @@ def check_env(env: str | None) -> None:
         )
 
 
-def _positive(name: str, value: float | None, *, integer: bool = True) -> None:
+#: The options of ``whilecli config`` that write one key, and that key: the option's range is
+#: the key's (:attr:`whilecli.emit.schema.Key.range`), declared once, so ``--steps 0`` and
+#: ``--set max_steps=0`` are refused alike.
+OPTION_KEYS: dict[str, str] = {
+    "--steps": "max_steps",
+    "--seq-len": "seq_len",
+    "--max-tokens": "orchestrator.train.sampling.max_completion_tokens",
+    "--group-size": "orchestrator.group_size",
+    "--lr": "trainer.optim.lr",
+    "--temperature": "orchestrator.train.sampling.temperature",
+    "--off-policy-steps": "orchestrator.max_off_policy_steps",
+}
+
+
+def option_range(name: str) -> schema.Range | None:
+    """The range option ``name`` takes: its key's."""
+    key = schema.lookup(OPTION_KEYS[name])
+    return None if key is None else key.range
+
+
+def _in_range(name: str, value: float | None, *, integer: bool = True) -> None:
+    """Refuse ``value`` of option ``name`` outside its key's range (or not finite, or, for
+    an integer option, not an integer)."""
     if value is None:
         return
     if not math.isfinite(value):
         raise UsageError(f"{name} must be a finite number, got {value}")
     if integer and (isinstance(value, bool) or int(value) != value):
         raise UsageError(f"{name} must be an integer, got {value}")
-    if not value > 0:
-        raise UsageError(f"{name} must be > 0, got {value}")
+    bounds = option_range(name) if name in OPTION_KEYS else schema.ABOVE_0
+    if bounds is not None and not bounds.contains(value):
+        raise UsageError(f"{name} must be {bounds.text()}, got {value:g}")
 
 
 def check_knobs(
@@ -87,9 +110,11 @@ def check_knobs(
         ("--group-size", group_size),
         ("--max-tokens", max_tokens),
         ("--seq-len", seq_len),
+        ("--off-policy-steps", off_policy_steps),
     ):
-        _positive(name, value)
-    _positive("--lr", lr, integer=False)
+        _in_range(name, value)
+    _in_range("--lr", lr, integer=False)
+    _in_range("--temperature", temperature, integer=False)
     if gpus < 2:
         raise UsageError(f"--gpus must be at least 2 (one for inference, one to train), got {gpus}")
     if gpus > schema.GPUS_PER_NODE:
@@ -97,10 +122,6 @@ def check_knobs(
             f"--gpus {gpus} is more than one node ({schema.GPUS_PER_NODE}); a multi-node "
             "deployment needs [slurm], which whilecli config does not write"
         )
-    if lr is not None and lr >= 1:
-        raise UsageError(f"--lr {lr:g} is not a learning rate (they lie in (0, 1))")
-    if temperature is not None and not 0.0 <= temperature <= 2.0:
-        raise UsageError(f"--temperature must be in [0, 2], got {temperature}")
     if teacher is not None and method != "opd":
         raise UsageError(f"--teacher is opd's teacher; {method} has none")
     if method == "opd" and teacher is None:
@@ -115,8 +136,6 @@ def check_knobs(
         )
     if (off_policy_steps is not None or correction is not None) and not async_:
         raise UsageError("--off-policy-steps and --correction go with --async")
-    if off_policy_steps is not None and off_policy_steps < 0:
-        raise UsageError(f"--off-policy-steps must be >= 0, got {off_policy_steps}")
     if correction is not None and correction not in CORRECTIONS:
         raise UsageError(
             f"--correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}"

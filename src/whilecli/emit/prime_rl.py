@@ -31,7 +31,7 @@ from whilecli.emit.knobs import (
 )
 from whilecli.emit.models import DEFAULT_MODEL, family_renderer, renderer_known
 from whilecli.emit.overrides import apply_overrides, parse_override
-from whilecli.emit.validate import check_config
+from whilecli.emit.validate import check_config, check_room
 from whilecli.errors import UsageError
 
 #: The single-rollout family prime-rl cannot run, and what it lacks for each.
@@ -147,10 +147,7 @@ def _settings(method: str, **kw: Any) -> Settings:
     infer = gpus // 2
     max_tokens = kw["max_tokens"] or int(d["max_tokens"])
     seq_len = kw["seq_len"] or max(SEQ_LEN, max_tokens + 1024)
-    if max_tokens >= seq_len:
-        raise UsageError(
-            f"--max-tokens {max_tokens} leaves no room for the prompt in --seq-len {seq_len}"
-        )
+    check_room(max_tokens, seq_len, "--max-tokens", "--seq-len")
     lr = kw["lr"] if kw["lr"] is not None else d["lr_lora" if kw["lora"] else "lr_full"]
     correction = kw["correction"]
     if kw["async_"] and correction is None and method in RL_LOSS_METHODS:

@@ -80,9 +80,13 @@ class Range:
         return f"in {left}{self.low:g}, {self.high:g}{right}"
 
 
-#: The ranges ``spec/prime-rl.md`` states for the keys whilecli may write.
+#: The ranges ``spec/prime-rl.md`` states for the keys whilecli may write, and those of the
+#: keys ``whilecli config``'s options write (``--steps``, ``--seq-len``, ``--max-tokens``,
+#: ``--lr``): an option and its ``--set`` key are checked against the one range declared here.
 AT_LEAST_0, AT_LEAST_1, ABOVE_0 = Range(0), Range(1), Range(0, low_open=True)
 TEMPERATURE = Range(0, 2)
+#: A learning rate (``--lr``, ``trainer.optim.lr``): 0 trains nothing, and 1 or more is not one.
+LEARNING_RATE = Range(0, 1, low_open=True, high_open=True)
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,9 @@ class Key:
     choices: tuple[Any, ...] = ()
     nullable: bool = False
     range: Range | None = None
+    #: The key must be present in its table (in a discriminated table: when the table is one
+    #: of ``variants``), as prime-rl requires it (a custom loss's ``import_path``).
+    required: bool = False
 
 
 #: Default ``type`` of each discriminated table (used when the table does not name one).
@@ -128,10 +135,10 @@ def _algo_keys(prefix: str) -> dict[str, Key]:
         f"{prefix}.length_penalty.num_input_tokens_weight": Key(_F),
         f"{prefix}.length_penalty.num_turns_weight": Key(_F),
         f"{prefix}.decay": Key(_F, variants=("rae",)),
-        f"{prefix}.episode_agents": Key(("list",), variants=("hierarchical_grpo",)),
-        f"{prefix}.teacher": Key(_T, variants=("opd",)),
-        f"{prefix}.teacher.name": Key(_S),
-        f"{prefix}.teacher.base_url": Key(_S),
+        f"{prefix}.episode_agents": Key(("list",), variants=("hierarchical_grpo",), required=True),
+        f"{prefix}.teacher": Key(_T, variants=("opd",), required=True),
+        f"{prefix}.teacher.name": Key(_S, required=True),
+        f"{prefix}.teacher.base_url": Key(_S, required=True),
         f"{prefix}.teacher.api_key_var": Key(_S),
         f"{prefix}.teacher.headers": Key(_T),
         f"{prefix}.teacher.headers.*": Key(_S),
@@ -151,7 +158,7 @@ def _sampling(prefix: str, *, eval_: bool) -> dict[str, Key]:
     keys = {
         prefix: Key(_T),
         f"{prefix}.temperature": Key(_F, nullable=eval_, range=None if eval_ else TEMPERATURE),
-        f"{prefix}.max_completion_tokens": Key(_I, nullable=True),
+        f"{prefix}.max_completion_tokens": Key(_I, nullable=True, range=ABOVE_0),
     }
     if eval_:
         for k in ("top_p", "min_p"):
@@ -182,8 +189,8 @@ def _build() -> dict[str, Key]:
         "trainer": Key(_T),
         "orchestrator": Key(_T),
         "inference": Key(_T),
-        "max_steps": Key(_I, nullable=True),
-        "seq_len": Key(_I, nullable=True),
+        "max_steps": Key(_I, nullable=True, range=ABOVE_0),
+        "seq_len": Key(_I, nullable=True, range=ABOVE_0),
         "model": Key(_T),
         "model.name": Key(_S),
         "model.vlm": Key(("bool", "table")),
@@ -226,10 +233,10 @@ def _build() -> dict[str, Key]:
         "slurm": Key(_T),
         "slurm.*": Key(()),
         # trainer (spec §3)
-        "trainer.max_steps": Key(_I, nullable=True),
+        "trainer.max_steps": Key(_I, nullable=True, range=ABOVE_0),
         "trainer.optim": Key(_T),
         "trainer.optim.type": Key(_S, choices=("adamw", "sgd", "muon", "sign_sgd")),
-        "trainer.optim.lr": Key(_F, range=AT_LEAST_0),
+        "trainer.optim.lr": Key(_F, range=LEARNING_RATE),
         "trainer.optim.weight_decay": Key(_F),
         "trainer.optim.max_norm": Key(_F, nullable=True),
         "trainer.optim.betas1": Key(_F, variants=("adamw", "muon")),
@@ -249,11 +256,11 @@ def _build() -> dict[str, Key]:
         "trainer.loss.adv_tau": Key(_F, variants=("default", "ipo")),
         "trainer.loss.kl_tau": Key(_F, variants=("default", "ipo")),
         "trainer.loss.ipo_threshold": Key(_F, variants=("ipo",), range=AT_LEAST_0),
-        "trainer.loss.import_path": Key(_S, variants=("custom",)),
+        "trainer.loss.import_path": Key(_S, variants=("custom",), required=True),
         "trainer.loss.kwargs": Key(_T, variants=("custom",)),
         "trainer.loss.kwargs.*": Key(()),
         "trainer.model": Key(_T),
-        "trainer.model.seq_len": Key(_I),
+        "trainer.model.seq_len": Key(_I, range=ABOVE_0),
         "trainer.model.impl": Key(_S),
         "trainer.model.attn": Key(_S),
         "trainer.model.optim_cpu_offload": Key(_B),
@@ -272,8 +279,8 @@ def _build() -> dict[str, Key]:
         "orchestrator.token_batch_size": Key(_I),
         "orchestrator.group_size": Key(_I, range=AT_LEAST_1),
         "orchestrator.max_off_policy_steps": Key(_I, range=AT_LEAST_0),
-        "orchestrator.seq_len": Key(_I),
-        "orchestrator.max_steps": Key(_I, nullable=True),
+        "orchestrator.seq_len": Key(_I, range=ABOVE_0),
+        "orchestrator.max_steps": Key(_I, nullable=True, range=ABOVE_0),
         "orchestrator.tasks_per_minute": Key(_F, nullable=True),
         "orchestrator.env_server_base_port": Key(_I),
         "orchestrator.num_train_workers": Key(_I),
@@ -498,6 +505,32 @@ def _walk(
                 _walk(item, f"{p}[]", f"{d}[{i}]", keys, defaults)
         elif isinstance(value, dict):
             _walk(value, p, d, keys, defaults)
+    _check_required(node, pattern, display, variant, keys)
+
+
+def _check_required(
+    node: Mapping[str, Any],
+    pattern: str,
+    display: str,
+    variant: Any,
+    keys: Mapping[str, Key],
+) -> None:
+    """Refuse a table without a key prime-rl requires of it (of its variant, in a
+    discriminated table): ``[trainer.loss] type = "custom"`` without ``import_path``."""
+    if not pattern:
+        return
+    prefix = pattern + "."
+    for name, key in keys.items():
+        if not key.required or not name.startswith(prefix) or "." in name[len(prefix) :]:
+            continue
+        if key.variants and variant not in key.variants:
+            continue
+        child = name[len(prefix) :]
+        if child not in node:
+            kind = f" type = {variant!r}" if key.variants else ""
+            raise UsageError(
+                f"[{display}]{kind} needs {child} (prime-rl requires it; set {display}.{child})"
+            )
 
 
 def get(config: Mapping[str, Any], dotted: str, default: Any = None) -> Any:

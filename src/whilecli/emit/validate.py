@@ -84,12 +84,16 @@ def _check_shared(config: Mapping[str, Any]) -> None:
     o_seq = get(config, "orchestrator.seq_len", top_seq if top_seq is not None else 2048)
     if t_seq < o_seq:
         raise UsageError(f"trainer.model.seq_len {t_seq} < orchestrator.seq_len {o_seq}")
-    temp = get(config, "orchestrator.train.sampling.temperature", 1.0)
-    if not 0.0 <= temp <= 2.0:
-        raise UsageError(f"orchestrator.train.sampling.temperature must be in [0, 2], got {temp}")
-    lr = get(config, "trainer.optim.lr", 1e-6)
-    if not 0 <= lr < 1:
-        raise UsageError(f"trainer.optim.lr must be in [0, 1), got {lr}")
+    seq_name = (
+        "orchestrator.seq_len" if get(config, "orchestrator.seq_len") is not None else "seq_len"
+    )
+    samplings = [("orchestrator.train.sampling", get(config, "orchestrator.train.sampling"))]
+    for i, src in enumerate(get(config, "orchestrator.train.source", []) or []):
+        samplings.append((f"orchestrator.train.source[{i}].sampling", get(src, "sampling")))
+    for where, sampling in samplings:
+        tokens = get(sampling or {}, "max_completion_tokens")
+        if isinstance(tokens, int) and not isinstance(tokens, bool):
+            check_room(tokens, o_seq, f"{where}.max_completion_tokens", seq_name)
     if "eval" in config["orchestrator"] and not get(config, "orchestrator.eval.source"):
         raise UsageError("[orchestrator.eval] needs at least one [[orchestrator.eval.source]]")
     for split in ("train", "eval"):
@@ -101,6 +105,16 @@ def _check_shared(config: Mapping[str, Any]) -> None:
         get(config, "trainer.max_steps", get(config, "max_steps")),
         "trainer.scheduler",
     )
+
+
+def check_room(max_tokens: int, seq_len: int, tokens_name: str, seq_name: str) -> None:
+    """A completion cap must leave room for the prompt in the sequence: ``max_tokens <
+    seq_len``. ``tokens_name`` and ``seq_name`` are what the user wrote (``--max-tokens`` and
+    ``--seq-len``, or the config's keys)."""
+    if max_tokens >= seq_len:
+        raise UsageError(
+            f"{tokens_name} {max_tokens} leaves no room for the prompt in {seq_name} {seq_len}"
+        )
 
 
 def check_scheduler(sched: Mapping[str, Any], steps: Any, where: str) -> None:

@@ -34,12 +34,14 @@ from whilecli.errors import InputError, UsageError
 from whilecli.io.columns import (
     LIST_FIELDS,
     Columns,
+    InputRows,
     candidates,
     columns_from_rows,
+    dig,
     render_text,
     resolve,
 )
-from whilecli.io.read import Keep, StreamedRows, read_rows
+from whilecli.io.read import LEFT_OUT, Keep, StreamedRows, read_rows
 from whilecli.io.rows import AT, AT_BITS
 from whilecli.io.sources import (
     COMPRESSIONS,
@@ -210,7 +212,85 @@ def read_batch(
         _check_mapped(cols, source, mapping, named_by)
     cols = parts[0] if len(parts) == 1 else _concat(parts)
     _set_canonical(cols, rows, missing)
+    cols.input_rows = _input_rows(rows, sources, mapping)
     return cols
+
+
+def _input_rows(
+    rows: StreamedRows, sources: Sequence[Source], mapping: Mapping[str, str] | None
+) -> InputRows:
+    """Every input row in input order: the batch's rows (the kept rows, in their order) and
+    the rows the read left out, each at its place in its source."""
+    assert rows.kept_rows is not None
+    left = rows.left_out_rows if rows.left_out_rows is not None else pl.DataFrame()
+    kept_at = rows.kept_rows.get_column(AT).to_numpy().astype(np.int64)
+    left_at = (
+        left.get_column(AT).to_numpy().astype(np.int64) if left.height else np.zeros(0, np.int64)
+    )
+    b = len(kept_at)
+    every = np.concatenate([kept_at, left_at])
+    order = np.argsort(every, kind="stable")
+    at = every[order]
+    src = at >> AT_BITS
+    place = at & ((1 << AT_BITS) - 1)
+    line_based = np.array([s.kind != "parquet" for s in sources], dtype=bool)
+    place = place - line_based[src].astype(np.int64)  # a JSONL place counts lines from 1
+    why: list[str | None] = [None] * len(order)
+    task_id: list[str | None] = [None] * len(order)
+    tokens = np.zeros(len(order), np.int64)
+    if left.height:
+        left_why = left.get_column(LEFT_OUT).to_list()
+        left_task = left.get_column("task_id").to_list()
+        for k in np.flatnonzero(order >= b):
+            why[k] = left_why[order[k] - b]
+            task_id[k] = left_task[order[k] - b]
+        out = np.flatnonzero(order >= b)
+        for s in np.unique(src[out]):
+            mine = out[src[out] == s]
+            tokens[mine] = _token_counts(rows, sources, int(s), place[mine], mapping)
+    several = len({int(s) for s in src}) > 1
+    return InputRows(
+        row=place,
+        file=[sources[int(s)].name for s in src] if several else None,
+        batch=np.where(order < b, order, -1).astype(np.int64),
+        left_out=why,
+        task_id=task_id,
+        tokens=tokens,
+    )
+
+
+def _token_counts(
+    rows: StreamedRows,
+    sources: Sequence[Source],
+    index: int,
+    places: np.ndarray,
+    mapping: Mapping[str, str] | None,
+) -> np.ndarray:
+    """How many entries the ``logprobs`` list holds on the rows at ``places`` of source
+    ``index`` (rows left out of the batch, whose lists are never checked): 0 where a row has
+    no list, or the list is not one."""
+    aliases = _candidates(mapping)["logprobs"]
+    held = rows.inputs.get(index)
+    if held is not None:
+        table = held[places.tolist()].to_arrow()
+        names = set(_names(table.schema))
+        column = next((c for c in aliases if c in names), None)
+        if column is None:
+            return np.zeros(len(places), np.int64)
+        arr = _column(table, column)
+        if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+            return np.zeros(len(places), np.int64)
+        counts = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False)
+        return np.asarray(counts, dtype=np.int64)
+    parsed, _ = _parse_lines(sources[index])
+    out = np.zeros(len(places), np.int64)
+    for k, i in enumerate(places.tolist()):
+        for column in aliases:
+            found, value = dig(parsed[i], column)
+            if found and value is not None:
+                out[k] = len(value) if isinstance(value, list) else 0
+                break
+    return out
 
 
 def _by_magic(source: Source) -> Source:

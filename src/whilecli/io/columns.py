@@ -75,6 +75,31 @@ def resolve(
 
 
 @dataclass
+class InputRows:
+    """Every row of the input, in input order, beside the batch (which holds the rows that
+    entered the update): where each stands in its source, which batch row it is, and, for a
+    row left out of the batch (an error reply, an ungraded row), why, its task id and how
+    many tokens its ``logprobs`` list holds (0 without one)."""
+
+    #: Each row's 0-based place in its source (blank lines skipped).
+    row: np.ndarray
+    #: Each row's source, where the batch was read from several; None for one source.
+    file: list[str] | None
+    #: Each row's index in the batch; -1 for a row left out.
+    batch: np.ndarray
+    #: Why each row was left out; None for a row in the batch.
+    left_out: list[str | None]
+    #: Each left-out row's task id (None for a row in the batch: the batch holds it).
+    task_id: list[str | None]
+    #: Each left-out row's token count (0 for a row in the batch).
+    tokens: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.batch)
+
+
+@dataclass
 class Columns:
     """A batch's fields, flattened. ``lists[f] = (values, lengths)``; a length of -1 = missing.
 
@@ -96,6 +121,8 @@ class Columns:
     parts: list[tuple[int, Columns]] | None = None
     #: What reading found and left out (the one reader's notes and row-fact warnings).
     notes: list[str] = field(default_factory=list)
+    #: Every input row, the rows left out of the batch among them (a batch read from a file).
+    input_rows: InputRows | None = None
 
     def where(self, i: int) -> dict[str, Any]:
         """Where row ``i`` lives: ``{"file", "line"}`` for text files, else ``{"file", "row"}``."""

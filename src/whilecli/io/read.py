@@ -198,6 +198,9 @@ class StreamedRows(Rows):
     #: Under ``keep=``: every input column of each source read, by source index, row ``i``
     #: being the source's ``i``-th row (0-based; blank lines skipped).
     inputs: dict[int, pl.DataFrame] = field(default_factory=dict)
+    #: Under ``keep=``: the rows no rate counts (``task_id``, :data:`LEFT_OUT` naming why,
+    #: their positions :data:`AT`), in file order.
+    left_out_rows: pl.DataFrame | None = None
     #: Canonical field -> the column an error about it cites.
     fields: dict[str, str] = field(default_factory=dict)
     #: Under ``keep=``: the optional fields no source carried (read as null).
@@ -205,6 +208,13 @@ class StreamedRows(Rows):
     #: Read by a column (:func:`read_by`): its values (as text; None: rows without it) over
     #: every row read, errors and ungraded rows included, in the order they first occur.
     slices: list[str | None] = field(default_factory=list)
+
+
+#: The column of :attr:`StreamedRows.left_out_rows` naming why a row is left out: a harness
+#: error instead of a reply, or no grade.
+LEFT_OUT = "left_out"
+LEFT_OUT_ERROR = "error reply"
+LEFT_OUT_UNGRADED = "ungraded"
 
 
 #: The narrow frame's column holding the ``--by`` column's value, as text.
@@ -637,10 +647,11 @@ def _assembled(
     writer_rows = _writer_rows([p.writers for p in parts if p.writers is not None], rewrite)
     several = writer_rows is not None and writer_rows.height > 1
     kept_rows: pl.DataFrame | None = None
+    left_out_rows: pl.DataFrame | None = None
     inputs: dict[int, pl.DataFrame] = {}
     if keep:
         try:
-            kept_rows, inputs = _kept(parts, sources, missing, rewrite, threshold)
+            kept_rows, left_out_rows, inputs = _kept(parts, sources, missing, rewrite, threshold)
         except POLARS_FAILURES as err:
             names = ", ".join(p.source.name for p in parts)
             raise InputError(f"cannot read: {_short(err)}", file=names) from None
@@ -665,6 +676,7 @@ def _assembled(
         located=list(sources),
         judge=judges.combined(p.judge for p in parts),
         kept_rows=kept_rows,
+        left_out_rows=left_out_rows,
         inputs=inputs,
         fields={k: v for p in reversed(parts) for k, v in p.plan.fields.items()},
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
@@ -689,14 +701,26 @@ def _kept(
     missing: str,
     rewrite: list[pl.Expr],
     threshold: float,
-) -> tuple[pl.DataFrame, dict[int, pl.DataFrame]]:
-    """The rows every rate counts with their positions, and every input column of each
-    source (``keep=``)."""
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[int, pl.DataFrame]]:
+    """The rows every rate counts with their positions, the rows it leaves out (with why),
+    and every input column of each source (``keep=``)."""
     names = [*PART_SCHEMA, AT]
     frames = [p.located.select(names) for p in parts if p.located is not None]
-    frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
+    every = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
+    why = (
+        pl.when(facts.kept(missing))
+        .then(pl.lit(None, pl.String))
+        .when(pl.col("reply") == facts.ERROR)
+        .then(pl.lit(LEFT_OUT_ERROR))
+        .otherwise(pl.lit(LEFT_OUT_UNGRADED))
+    )
+    read = every.with_columns(why.alias(LEFT_OUT)).collect()  # one pass for both
+    left_out = read.filter(pl.col(LEFT_OUT).is_not_null()).select(
+        "task_id", LEFT_OUT, pl.col(AT).cast(pl.Int64)
+    )
     frame = (
-        frame.filter(facts.kept(missing))
+        read.lazy()
+        .filter(pl.col(LEFT_OUT).is_null())
         .with_columns(rewrite)
         .with_columns(passed=_passed(threshold), graded=pl.col(facts.GRADED))
         .select(*CANONICAL_SCHEMA, pl.col(AT).cast(pl.Int64))
@@ -715,7 +739,7 @@ def _kept(
         else:
             held = _jsonl_frame(part.source)
         inputs[index[id(part.source)]] = held
-    return frame.collect(), inputs
+    return frame.collect(), left_out, inputs
 
 
 def _tops(names: Sequence[str], keep: Keep) -> list[str]:

@@ -46,9 +46,15 @@ def _ragged(tensor: Any, lengths: np.ndarray) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat))
 
 
-def update_table(batch: Any, update: Any) -> pa.Table:
+def update_table(batch: Any, update: Any, input_rows: Any = None) -> pa.Table:
     """One row per trajectory: task id (when present), ragged coefficients, advantages,
-    value targets (null without a critic), and admitted, each list cut to the row's length."""
+    value targets (null without a critic), and admitted, each list cut to the row's length.
+
+    With ``input_rows`` (:class:`~whilecli.io.columns.InputRows`, a batch read from a file),
+    one row per input row, in input order: ``row`` (its place in its source; ``file`` too
+    when the batch came from several), and a row the read left out of the batch (an error
+    reply, an ungraded row) carries zero coefficients and advantages over its tokens, is not
+    admitted, and says why in ``left_out`` (null on the rows in the batch)."""
     lengths = batch.mask.sum(dim=1).cpu().numpy().astype(np.int64)
     data: dict[str, pa.Array] = {}
     if batch.task_ids is not None:
@@ -60,18 +66,56 @@ def update_table(batch: Any, update: Any) -> pa.Table:
         data["value_targets"] = _ragged(update.value_targets, lengths)
     else:
         data["value_targets"] = pa.nulls(len(lengths), pa.list_(pa.float64()))
-    return pa.table(data)
+    if input_rows is None:
+        return pa.table(data)
+    return _every_input_row(data, input_rows)
 
 
-def write_update(path: str | Path, rows_meta: Any, update: Any, *, force: bool = False) -> Path:
-    """Write ``update`` for the batch ``rows_meta`` (its mask and task ids) to Parquet or JSONL.
+def _every_input_row(data: dict[str, pa.Array], rows: Any) -> pa.Table:
+    """The batch's output rows (``data``) placed among every input row: a left-out row gets
+    zeros over its tokens (value targets null: it has no return), ``admitted`` false and ``left_out`` its
+    reason."""
+    batch_index = np.asarray(rows.batch, dtype=np.int64)
+    out = np.flatnonzero(batch_index < 0)
+    b = len(data["admitted"])
+    take = batch_index.copy()
+    take[out] = b + np.arange(len(out))  # the left-out rows follow the batch's
+    tokens = np.asarray(rows.tokens, dtype=np.int64)[out]
+    offsets = pa.array(np.concatenate([[0], np.cumsum(tokens)]).astype(np.int32))
+    zeros = pa.ListArray.from_arrays(offsets, pa.array(np.zeros(int(tokens.sum()))))
+    fill: dict[str, pa.Array] = {
+        "coefficients": zeros,
+        "advantages": zeros,
+        "admitted": pa.array(np.zeros(len(out), dtype=bool)),
+        "value_targets": pa.nulls(len(out), pa.list_(pa.float64())),  # no return to fit
+    }
+    indices = pa.array(take)
+    table: dict[str, pa.Array] = {}
+    if rows.file is not None:
+        table["file"] = pa.array(rows.file, pa.string())
+    table["row"] = pa.array(np.asarray(rows.row, dtype=np.int64))
+    for name, arr in data.items():
+        if name == "task_id":
+            extra = pa.array([rows.task_id[k] for k in out.tolist()], pa.string())
+        else:
+            extra = fill[name]
+        table[name] = pa.concat_arrays([arr, extra.cast(arr.type)]).take(indices)
+    table["left_out"] = pa.array(rows.left_out, pa.string())
+    return pa.table(table)
+
+
+def write_update(
+    path: str | Path, rows_meta: Any, update: Any, *, force: bool = False, input_rows: Any = None
+) -> Path:
+    """Write ``update`` for the batch ``rows_meta`` (its mask and task ids) to Parquet or JSONL
+    (with ``input_rows``: one row per input row, :func:`update_table`).
 
     Atomic, and refuses to replace an existing file unless ``force``.
     """
     p = Path(path)
     kind = _kind(p)
     check_writable(p, force=force)
-    table = update_table(rows_meta, update)
+    table = update_table(rows_meta, update, input_rows)
 
     def write(tmp: Path) -> None:
         if kind == "parquet":

@@ -30,8 +30,9 @@ from whilecli.methods.registry import NO_REWARD, ROW_METHODS, check_knobs, flag,
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow as pa
 
-    from whilecli.io.columns import Columns
+    from whilecli.io.columns import Columns, InputRows
     from whilecli.methods.batch import Batch, Update
     from whilecli.methods.rowio import Table
 
@@ -63,6 +64,21 @@ class UpdateResult:
     update: Update
     sources: dict[str, str]
     output: str | None = None
+    #: Every input row, the rows left out of the batch among them (a batch read from a file).
+    input_rows: InputRows | None = None
+
+    @property
+    def left_out(self) -> int:
+        """Input rows left out of the batch (error replies, ungraded rows)."""
+        rows = self.input_rows
+        return 0 if rows is None else int((rows.batch < 0).sum())
+
+    def table(self) -> pa.Table:
+        """The rows ``-o`` writes: one per input row, in input order
+        (:func:`whilecli.methods.io.update_table`)."""
+        from whilecli.methods.io import update_table
+
+        return update_table(self.batch, self.update, self.input_rows)
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -77,6 +93,7 @@ class UpdateResult:
             "device": self.device,
             "dtype": self.dtype,
             "trajectories": self.batch.size,
+            "left_out": self.left_out,
             "admitted": int(self.update.admitted.sum()),
             "stats": self.stats,
             "notes": list(self.update.notes),
@@ -392,11 +409,19 @@ def run_update(
     except InputError as err:
         raise _located(err, cols) from None
     update.notes = [*cols.notes, *ignored, *update.notes]  # what reading left out comes first
+    rows = cols.input_rows
+    left_out = 0 if rows is None else int((rows.batch < 0).sum())
+    if output is not None and left_out:
+        update.notes.append(
+            f"{left_out} of {rows.size if rows else 0} rows left out of the update are written "
+            "in their places with zero coefficients, admitted false and left_out saying why "
+            "(output row k is input row k)."
+        )
     written = None
     if output is not None and output != "-":
         from whilecli.methods.io import write_update
 
-        written = str(write_update(output, batch, update, force=force))
+        written = str(write_update(output, batch, update, force=force, input_rows=rows))
     if state is not None:  # last: a failed write leaves the baselines as they were
         algo.save_state(state)
     shown = dict(given)
@@ -414,6 +439,7 @@ def run_update(
         update=update,
         sources=dict(cols.sources),
         output=written,
+        input_rows=rows,
     )
 
 
