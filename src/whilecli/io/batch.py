@@ -271,12 +271,12 @@ def _token_counts(
     no list, or the list is not one."""
     aliases = _candidates(mapping)["logprobs"]
     held = rows.inputs.get(index)
-    if held is not None:
-        table = held[places.tolist()].to_arrow()
-        names = set(_names(table.schema))
+    if held is not None:  # every input column the read kept (none: the rows carry no list)
+        names = set(_names(held.head(0).to_arrow().schema))
         column = next((c for c in aliases if c in names), None)
-        if column is None:
+        if column is None or not len(places):
             return np.zeros(len(places), np.int64)
+        table = held[places.tolist()].to_arrow()
         arr = _column(table, column)
         if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
             return np.zeros(len(places), np.int64)
