@@ -1024,6 +1024,8 @@ class _Sliced:
     writers: pl.DataFrame
     names: list[str]  # the consumer's aggregate columns of ``tasks``
     own: bool  # ``tasks`` carries the per-task facts
+    #: Rows and passes per (value, task, reply) (:attr:`_Scanned.draws`); None: no replies.
+    draws: pl.DataFrame | None = None
 
     def firsts(self) -> dict[str | None, int]:
         """Each value with its first row's position (:data:`AT`)."""
@@ -1039,7 +1041,9 @@ class _Sliced:
         table = rows(self.tasks)
         task_table = table.drop(self.names) if self.own else None
         tables = [table.filter(pl.col("k") > 0).select("task_id", *self.names)]
-        return _Scanned(stats, writers, tables if self.names else [], task_table)
+        draws = None if self.draws is None else rows(self.draws)
+        named = tables if self.names else []
+        return _Scanned(stats, writers, named, task_table, draws=draws)
 
 
 def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
@@ -1084,7 +1088,8 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     if draw:  # each reply's rows and passes: one reply written twice, or graded two ways
         replied = counted.filter(keep & pl.col(facts.DRAW).is_not_null())
         task_hash = pl.col("task_id").hash(seed=0).alias("t")
-        by_reply = replied.group_by(task_hash, pl.col(facts.DRAW).alias("d"))
+        reply_keys = [task_hash, pl.col(facts.DRAW).alias("d")]
+        by_reply = replied.group_by(*([SLICE] if sliced else []), *reply_keys)
         queries.append(by_reply.agg(facts.draw_counts(run.missing)))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
     draws = grouped.pop() if draw else None
@@ -1109,8 +1114,10 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     split: _Sliced | None = None
     writer_rows: pl.DataFrame | None
     if sliced:
-        split = _Sliced(grouped[1], grouped[0], grouped[2], names, bool(own))
+        split = _Sliced(grouped[1], grouped[0], grouped[2], names, bool(own), draws)
         writer_rows = split.writers.group_by(WRITER).agg(pl.col("rows").sum())
+        if draws is not None:  # the file's own: each reply's rows over every value
+            draws = facts.merged_draws([draws.drop(SLICE)])
     else:
         writer_rows = _one_writer(found)
     cells: pl.DataFrame | None = None
