@@ -669,6 +669,7 @@ def _assembled(
         facts=found,
         prompts=_prompts(parts),
         reward_range=_reward_range(parts),
+        evaluation=_evaluation(parts),
         aggregate=aggregate,
         writer_rows=writer_rows,
         writer_cells=_writer_cells(parts, rewrite) if several else None,
@@ -682,6 +683,12 @@ def _assembled(
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
         slices=_slice_values(parts) if all(p.sliced is not None for p in parts) else [],
     )
+
+
+def _evaluation(parts: list[_Part]) -> str | None:
+    """The one evaluation every part's sidecars name; None: none, or several."""
+    envs = {p.plan.env for p in parts}
+    return envs.pop() if len(envs) == 1 else None
 
 
 def _slice_values(parts: list[_Part]) -> list[str | None]:
@@ -1721,7 +1728,6 @@ def _labelled(plan: Plan, label: str) -> None:
     plan.task_id = keyed(plan.task_id)
     if plan.task_key is not None:
         plan.task_key = keyed(plan.task_key)
-    plan.notes.append(f"pooled with other evaluations: its tasks are read as {label}:id")
 
 
 def _adopt(plan: Plan, owners: pl.DataFrame) -> None:

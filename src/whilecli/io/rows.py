@@ -86,3 +86,6 @@ class Rows:
     #: The lowest and highest graded reward, where the pass is read from the reward (None:
     #: a summary, or pass/fail given by a column): the scale a threshold grades.
     reward_range: tuple[float, float] | None = None
+    #: The one evaluation the inputs' sidecars name (vf-eval env, lm-eval task, ...); None:
+    #: none, or several (pooled on purpose, each one's tasks keyed apart).
+    evaluation: str | None = None

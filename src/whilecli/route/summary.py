@@ -428,6 +428,23 @@ def _distinct(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     return kept, dropped
 
 
+def _keyed_apart(scans: list[pl.LazyFrame], headers: list[Header | None]) -> None:
+    """Summaries of different evaluations (their reads' sidecars name different ones): each
+    one's tasks keyed ``label:id`` (:meth:`Entry.label`), as reading their files pooled keys
+    them, so one id of two evaluations is two tasks. A summary of several evaluations (its
+    ids keyed so already) or of none named is left as it is."""
+    entries = [h.inputs[0] if h is not None and len(h.inputs) == 1 else None for h in headers]
+    named = {e.evaluation for e in entries if e is not None and e.evaluation is not None}
+    if len(named) < 2:
+        return
+    for i, entry in enumerate(entries):
+        if entry is not None and entry.label():
+            label = pl.lit(entry.label())
+            scans[i] = scans[i].with_columns(
+                pl.concat_str([label, pl.col("task_id")], separator=":").alias("task_id")
+            )
+
+
 def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFrame, Header]:
     """Read and add up the summaries at ``paths``, with their combined header.
 
@@ -453,6 +470,7 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
         scans.append(_scan(name))
         if headers[-1] is not None and len(names) > 1:
             _one_line_per_task(_collect(scans[-1].select("task_id"), [name]), name)
+    _keyed_apart(scans, headers)
     header = merge_headers(names, headers)
     if dropped and header.inputs:
         header.inputs[0].notes.append(

@@ -47,6 +47,15 @@ class Entry:
     #: The lowest and highest graded reward (:attr:`Rows.reward_range`); None: none read (a
     #: pass given by a column, or an older summary).
     reward_range: list[float] | None = None
+    #: The one evaluation the read's sidecars name (:attr:`Rows.evaluation`); None: none,
+    #: several, or an older summary.
+    evaluation: str | None = None
+
+    def label(self) -> str:
+        """What keys this read's tasks apart from another evaluation's, as a pooled read of
+        its files keys them (:func:`whilecli.io.read.evaluations`): its evaluation, else its
+        one path."""
+        return self.evaluation or (self.paths[0] if len(self.paths) == 1 else "")
 
 
 @dataclass
@@ -128,6 +137,7 @@ def header_of(rows: Rows, n_rows: int) -> Header:
     found.pop("repeated_share", None)  # derived
     span = None if rows.reward_range is None else [float(x) for x in rows.reward_range]
     entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged, found, span)
+    entry.evaluation = rows.evaluation
     return Header(
         pass_threshold=rows.pass_threshold,
         threshold_explicit=rows.threshold_explicit,
@@ -208,7 +218,8 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
     """One ``inputs`` entry of a header, its types checked."""
     if not isinstance(e, dict):
         raise bad(at, f"an object expected, got {type(e).__name__}")
-    unknown = set(e) - {"paths", "format", "sources", "notes", "judged", "facts", "reward_range"}
+    known = {"paths", "format", "sources", "notes", "judged", "facts", "reward_range", "evaluation"}
+    unknown = set(e) - known
     if unknown:
         raise bad(at, f"unknown keys {sorted(unknown)}")
     if not _strings(e.get("paths")):
@@ -240,7 +251,12 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
         and span[0] <= span[1]
     ):
         raise bad(f"{at}.reward_range", "[lowest, highest] finite numbers or null expected")
-    return Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged, found, span)
+    evaluation = e.get("evaluation")
+    if evaluation is not None and not isinstance(evaluation, str):
+        raise bad(f"{at}.evaluation", "a name or null expected")
+    entry = Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged, found, span)
+    entry.evaluation = evaluation
+    return entry
 
 
 def reward_range_of(inputs: list[Entry]) -> tuple[float, float] | None:
