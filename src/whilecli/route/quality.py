@@ -48,6 +48,7 @@ PROVISIONAL_KINDS = (
     "split_across_writers",
     "singles_beside_the_band",
     "selected_rows",
+    "errors_beside_the_band",
 )
 
 
@@ -161,6 +162,7 @@ def findings(
         )
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
+    out += _errors_beside_the_band(pool, found.get("band"))
     if facts.cut_partial:
         out.append(
             Finding(
@@ -304,6 +306,34 @@ def _singles_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findi
             " over the grouped tasks only",
             f"the {state} is the grouped tasks', not the pool's: the verdict is provisional;"
             " draw the one-row tasks again (k ≥ 2) to measure them",
+        )
+    ]
+
+
+def _errors_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """Tasks at 1 whose rows the read left out as harness errors beside a saturated band:
+    counted as failures (a context overflow, a timeout, an agent's crash can be the
+    model's), each would split, so the saturation rests on leaving them out (700 tasks at
+    0.97, their failures written as ``ContextWindowExceededError``, read as every task
+    passing)."""
+    state = band.measured.get("band") if band is not None else None
+    if state != "saturated" or "errors" not in pool.tasks.columns:
+        return []
+    at_one = pool.tasks.filter(
+        (pl.col("passes") == pl.col("n")) & (pl.col("errors").fill_null(0) > 0)
+    )
+    if at_one.height == 0:
+        return []
+    rows = int(at_one["errors"].sum())
+    return [
+        Finding(
+            "errors_beside_the_band",
+            at_one.height,
+            f"{at_one.height} tasks where every counted row passes hold {_rows(rows)} left out"
+            " as harness errors; counted as failures, each would split",
+            "the saturation rests on leaving the errors out: the verdict is provisional; rerun"
+            " the errored rows, or read whether they are the model's failures (a context"
+            " overflow, a timeout)",
         )
     ]
 
