@@ -468,12 +468,7 @@ def _rekeyed_across(
             continue
         rekeyed = _rekeyed(table, own)
         run.rekey, run.rekey_ids = True, None if own.len() == table.height else own
-        with memory_bound(part.source.name):
-            try:
-                again = _read_source(part.source, mapping, forced, run)
-            except InputError as err:
-                raise part.source.as_written(err) from None
-        assert again is not None
+        again = _read_again(part, run, mapping, forced)
         _set_rekeyed(again.facts, set_aside, rekeyed)
         out.append(again)
     return out

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io.facts import ERROR
 from whilecli.io.modelid import model_key
 from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
@@ -32,9 +31,6 @@ FIRST = "first_at"
 FIRST_TRUNCATED_PASS = "first_truncated_pass_at"
 #: The position columns of :attr:`Pool.tasks`: merged by ``min``, never summed.
 POSITIONS = (FIRST, FIRST_TRUNCATED_PASS)
-#: Per task, the rows the read left out as harness errors (:data:`whilecli.io.facts.ERROR`
-#: replies); null where the rows were counted without them (a frame of counted rows alone).
-ERRORS = "errors"
 #: Rows of per-piece tables held before they are added into the running total.
 PENDING_ROWS = 4_000_000
 
@@ -81,9 +77,8 @@ def count_queries(frame: pl.LazyFrame) -> list[pl.LazyFrame]:
     carries the rows' positions (:data:`AT`) adds each task's first one as ``first_at``, a
     frame without them a null ``first_at``."""
     located = AT in frame.collect_schema().names()
-    unknown = pl.lit(None, dtype=pl.Int64).alias(ERRORS)  # the frame holds the counted rows only
     return [
-        frame.group_by("task_id").agg(*located_aggregates(located=located), unknown),
+        frame.group_by("task_id").agg(located_aggregates(located=located)),
         frame.group_by(WRITER).agg(pl.len().cast(pl.Int64).alias("rows")),
     ]
 
@@ -149,8 +144,7 @@ class Counts:
 
     def __init__(self, located: bool = True) -> None:
         self.located = located
-        counted = (*TASK_COLUMNS, *POSITIONS, ERRORS)
-        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in counted}}
+        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in (*TASK_COLUMNS, *POSITIONS)}}
         writers = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
         self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
         self.writers = _Adder(WRITER, pl.DataFrame(schema=writers))
@@ -158,9 +152,8 @@ class Counts:
     def task_aggregations(self, kept: pl.Expr) -> list[pl.Expr]:
         """The per-task counts over the rows ``kept`` selects: what reading runs in its own
         group-by when handed these counts (``read_rows(..., aggregate=Counts())``), which
-        counts the writers itself; and the rows it left out as harness errors (``errors``)."""
-        errors = (pl.col("reply") == ERROR).sum().cast(pl.Int64).alias(ERRORS)
-        return [*located_aggregates(kept, located=self.located), errors]
+        counts the writers itself."""
+        return located_aggregates(kept, located=self.located)
 
     def add(self, tables: Sequence[pl.DataFrame]) -> None:
         """Add collected :func:`count_queries`: the per-task counts, and the rows per writer

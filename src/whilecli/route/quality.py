@@ -310,27 +310,29 @@ def _singles_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findi
     ]
 
 
+#: Rows left out as harness errors beside a saturated band that leave it provisional: as many
+#: as the split tasks a firm GRPO needs (``RouteOptions.firm_tasks``), since counted as
+#: failures each could split a task at 1; fewer could not make GRPO firm.
+ERRORS_BESIDE_SATURATION = 30
+
+
 def _errors_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
-    """Tasks at 1 whose rows the read left out as harness errors beside a saturated band:
-    counted as failures (a context overflow, a timeout, an agent's crash can be the
-    model's), each would split, so the saturation rests on leaving them out (700 tasks at
-    0.97, their failures written as ``ContextWindowExceededError``, read as every task
-    passing)."""
+    """Rows left out as harness errors beside a saturated band: counted as failures (a
+    context overflow, a timeout, an agent's crash can be the model's), each could split a
+    task now at 1, so from :data:`ERRORS_BESIDE_SATURATION` of them the saturation rests on
+    leaving them out (700 tasks at 0.97, their failures written as
+    ``ContextWindowExceededError``, read as every task passing). Read from the row facts, as
+    a summary keeps them."""
     state = band.measured.get("band") if band is not None else None
-    if state != "saturated" or "errors" not in pool.tasks.columns:
+    errors = pool.source.facts.errors
+    if state != "saturated" or errors < ERRORS_BESIDE_SATURATION:
         return []
-    at_one = pool.tasks.filter(
-        (pl.col("passes") == pl.col("n")) & (pl.col("errors").fill_null(0) > 0)
-    )
-    if at_one.height == 0:
-        return []
-    rows = int(at_one["errors"].sum())
     return [
         Finding(
             "errors_beside_the_band",
-            at_one.height,
-            f"{at_one.height} tasks where every counted row passes hold {_rows(rows)} left out"
-            " as harness errors; counted as failures, each would split",
+            errors,
+            f"{_rows(errors)} left out as harness errors beside a band where every task"
+            " passes; counted as failures, each could split a task",
             "the saturation rests on leaving the errors out: the verdict is provisional; rerun"
             " the errored rows, or read whether they are the model's failures (a context"
             " overflow, a timeout)",
