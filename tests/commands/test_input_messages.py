@@ -1,0 +1,62 @@
+"""Bad input is refused in one line that names the file, the line and the field and says
+what to do (exit 2), whichever command reads it: a path printed the same way whether its
+file exists or not; CSV on stdin; JSON Lines whose rows are arrays; a task id that holds
+objects; lines ending in CR alone; a grade's key spelled in another case on some rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.errors import InputError, path_error, shown_path
+
+PREFIX = "whilecli: error: "
+
+
+def _refused(args: list[str], stdin: str | None = None) -> str:
+    """The one error line a command prints for ``args`` (exit 2)."""
+    r = CliRunner().invoke(app, args, input=stdin)
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr, r.exception)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(PREFIX), r.stderr
+    return lines[0]
+
+
+def _rows(n: int = 8, **extra: object) -> list[dict[str, object]]:
+    return [{"task_id": f"t{i // 4}", "reward": float(i % 2), **extra} for i in range(n)]
+
+
+# --- paths: one escape for every path an error prints ----------------------------------
+
+ODD_NAMES = ["new\nline.jsonl", "tab\there.jsonl", "cr\rname.jsonl", "rtl\u202ename.jsonl"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+@pytest.mark.parametrize(
+    "command", [["route"], ["check"], ["summarize"], ["update", "--method", "grpo"]]
+)
+def test_a_missing_path_prints_as_an_existing_one(
+    name: str, command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    missing = _refused([*command, name])
+    assert missing == f"{PREFIX}{shown_path(name)}: no such file or directory"
+    (tmp_path / name).write_text("not json\n")
+    existing = _refused(["route", name])
+    assert existing.startswith(f"{PREFIX}{shown_path(name)}:1: ")
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_every_error_escapes_a_path_alike(name: str) -> None:
+    shown = shown_path(name)
+    assert shown.isprintable() and "\\" in shown
+    assert str(InputError("bad", file=name)).startswith(f"{shown}: ")
+    assert path_error(FileNotFoundError(2, "No such file", name)) == (
+        f"{shown}: cannot read it: no such file"
+    )
+    assert shown_path(shown) == shown  # printed once, read back the same
