@@ -60,3 +60,29 @@ def test_every_error_escapes_a_path_alike(name: str) -> None:
         f"{shown}: cannot read it: no such file"
     )
     assert shown_path(shown) == shown  # printed once, read back the same
+
+
+# --- a table on stdin ------------------------------------------------------------------
+
+TABLES = {
+    "csv": "task_id,reward\nt1,1\nt1,0\n",
+    "tsv": "task_id\treward\nt1\t1\nt1\t0\n",
+    "quoted": '"task_id","reward"\nt1,1\nt1,0\n',
+}
+
+
+@pytest.mark.parametrize("command", ["route", "check", "diff"])
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_a_table_on_stdin_names_the_option_that_reads_it(
+    command: str, table: str, tmp_path: Path
+) -> None:
+    args = [command, "-"] + ([str(tmp_path / "b.jsonl")] if command == "diff" else [])
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows()))
+    line = _refused(args, stdin=TABLES[table])
+    assert line.startswith(f"{PREFIX}<stdin>:1: ")
+    assert "looks like " + ("TSV" if table == "tsv" else "CSV") in line
+    assert line.endswith("pass --input-format csv")
+
+
+def test_text_that_is_no_table_gets_no_table_hint() -> None:
+    assert "--input-format" not in _refused(["route", "-"], stdin="hello world\n")
