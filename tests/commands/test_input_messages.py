@@ -86,3 +86,51 @@ def test_a_table_on_stdin_names_the_option_that_reads_it(
 
 def test_text_that_is_no_table_gets_no_table_hint() -> None:
     assert "--input-format" not in _refused(["route", "-"], stdin="hello world\n")
+
+
+# --- JSON Lines whose rows are not objects ---------------------------------------------
+
+
+def _lines(*values: object) -> str:
+    return "".join(json.dumps(v) + "\n" for v in values)
+
+
+ROWS = _rows()
+NOT_OBJECTS = {
+    # text, the first line that holds no object, what it holds
+    "arrays": (_lines(*([r["task_id"], r["reward"]] for r in ROWS)), 1, "found list"),
+    "two_lists": (_lines(ROWS[:4], ROWS[4:]), 1, "found list of 4 objects"),
+    "scalars": (_lines(1, 2, 3), 1, "found int"),
+    "blank_then_arrays": ("\n" + _lines([1, 2], [3, 4]), 2, "found list"),
+    "object_then_array": (_lines(ROWS[0], [1, 2], ROWS[1]), 2, "found list"),
+}
+
+
+@pytest.mark.parametrize("command", ["route", "check", "diff"])
+@pytest.mark.parametrize("case", sorted(NOT_OBJECTS))
+def test_a_line_that_holds_no_object_is_named(command: str, case: str, tmp_path: Path) -> None:
+    text, line, found = NOT_OBJECTS[case]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(text)
+    args = [command, str(path)] + ([str(path)] if command == "diff" else [])
+    said = _refused(args)
+    assert said.startswith(f"{PREFIX}{path}:{line}: a row must be a JSON object, {found}"), said
+    assert "not valid JSON" not in said
+
+
+# --- lines that end in CR alone --------------------------------------------------------
+
+
+@pytest.mark.parametrize("last", ["\r", ""])
+@pytest.mark.parametrize("stdin", [False, True])
+@pytest.mark.parametrize("command", ["route", "check"])
+def test_lines_that_end_in_cr_alone_are_named(
+    last: str, stdin: bool, command: str, tmp_path: Path
+) -> None:
+    text = "\r".join(json.dumps(r) for r in ROWS) + last
+    path = tmp_path / "mac.jsonl"
+    path.write_bytes(text.encode())
+    said = _refused([command, "-" if stdin else str(path)], stdin=text if stdin else None)
+    name = "<stdin>" if stdin else str(path)
+    assert said.startswith(f"{PREFIX}{name}:1: the file's lines end in CR alone"), said
+    assert "tr '\\r' '\\n'" in said

@@ -1492,6 +1492,10 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
                 file=source.name,
                 **source.where(lineno),
             ) from None
+        from whilecli.io.formats.document import CR_ALONE, cr_alone
+
+        if cr_alone(text):
+            raise InputError(CR_ALONE, file=source.name, **source.where(lineno)) from None
         table = table_hint(text) if lineno == 1 else ""
         raise InputError(
             f"not valid JSON (column {err.colno}: {err.msg}){_nul_hint(line) or table}",
@@ -1503,8 +1507,10 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
             f"not valid JSON: {err}", file=source.name, **source.where(lineno)
         ) from None
     if not isinstance(value, dict):
+        from whilecli.io.formats.document import not_a_row
+
         raise InputError(
-            f"a row must be a JSON object, found {type(value).__name__}",
+            not_a_row(value),
             file=source.name,
             **source.where(lineno),
         )
