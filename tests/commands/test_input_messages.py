@@ -134,3 +134,32 @@ def test_lines_that_end_in_cr_alone_are_named(
     name = "<stdin>" if stdin else str(path)
     assert said.startswith(f"{PREFIX}{name}:1: the file's lines end in CR alone"), said
     assert "tr '\\r' '\\n'" in said
+
+
+# --- a task id column that holds objects -----------------------------------------------
+
+HELD_IDS = {
+    # the id as written, the --map the error names
+    "object": (lambda i: {"name": f"t{i // 4}"}, "task_id=task_id.name"),
+    "object_two_keys": (lambda i: {"n": i // 4, "split": "a"}, "task_id=task_id.n"),
+    "list": (lambda i: [f"t{i // 4}", i], "task_id=task_id[N]"),
+}
+
+
+@pytest.mark.parametrize("alias", ["task_id", "problem_id"])
+@pytest.mark.parametrize("case", sorted(HELD_IDS))
+@pytest.mark.parametrize("command", ["route", "check"])
+def test_a_task_id_that_holds_objects_names_a_key_to_read(
+    alias: str, case: str, command: str, tmp_path: Path
+) -> None:
+    held, mapped = HELD_IDS[case]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_lines(*({alias: held(i), "reward": float(i % 2)} for i in range(8))))
+    said = _refused([command, str(path)])
+    assert said.startswith(f"{PREFIX}{path}: field '{alias}': the column holds JSON"), said
+    assert "no task id column" not in said
+    assert f"--map {mapped.replace('task_id=task_id', 'task_id=' + alias)} " in said
+    if case != "list":  # the key it names reads as the id
+        arg = mapped.replace("task_id=task_id", "task_id=" + alias)
+        r = CliRunner().invoke(app, ["route", str(path), "-q", "--map", arg])
+        assert r.exit_code == 0, r.stderr

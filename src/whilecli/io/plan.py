@@ -695,6 +695,9 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         task = _hashed(leaves.text(alias), prompt_only=alias == "messages")
         sources["task_id"], fields["task_id"] = f"hash of prompt text ({alias})", alias
         ctx.notes.append(f"no task id column: tasks are keyed by a hash of {alias}")
+    elif (held := _ids_held_in_objects(shape, ids)) is not None:
+        alias, what = held
+        raise InputError(what, file=ctx.source.name, field=alias)
     else:
         raise InputError(
             "no task id column (looked for "
@@ -829,6 +832,36 @@ def _shell(arg: str) -> str:
 
 
 _PLAIN_ARG = re.compile(r"[\w.\-=/\[\]:@+,%]+")
+
+
+def _ids_held_in_objects(shape: Shape, aliases: Sequence[str]) -> tuple[str, str] | None:
+    """The first task-id alias the rows carry whose every value is a JSON object or list
+    (``{"task_id": {"name": "t1"}}``), with what to say: which key (or element) to read as
+    the id. None where no alias holds only such values."""
+    for alias in aliases:
+        node = shape.get(split_path(alias))
+        kinds = set() if node is None else node.kinds - {"null"}
+        if not kinds or not kinds <= {"dict", "list"}:
+            continue
+        assert node is not None
+        if kinds == {"list"}:
+            return alias, (
+                f"the column holds JSON lists, not ids: pass --map {_shell(f'task_id={alias}[N]')}"
+                " to read one element as the task id (or --map task_id=COLUMN)"
+            )
+        keys = [
+            key
+            for key, sub in node.children.items()
+            if sub.kinds - {"null"} and sub.kinds - {"null"} <= SCALAR
+        ]
+        key = keys[0] if keys and kinds == {"dict"} else "KEY"
+        shown = f"; its keys: {', '.join(keys[:6])}" if len(keys) > 1 else ""
+        return alias, (
+            f"the column holds JSON objects, not ids: pass --map"
+            f" {_shell(f'task_id={alias}.{key}')} to read one of its keys as the task id"
+            f"{shown}"
+        )
+    return None
 
 
 def _id_hint(shape: Shape) -> str:
