@@ -163,3 +163,47 @@ def test_a_task_id_that_holds_objects_names_a_key_to_read(
         arg = mapped.replace("task_id=task_id", "task_id=" + alias)
         r = CliRunner().invoke(app, ["route", str(path), "-q", "--map", arg])
         assert r.exit_code == 0, r.stderr
+
+
+# --- a grade's key spelled in another case on some rows --------------------------------
+
+SPELLINGS = ["Reward", "REWARD", "rEward"]
+
+
+@pytest.mark.parametrize("spelled", SPELLINGS)
+@pytest.mark.parametrize("command", ["route", "check"])
+def test_rows_that_spell_the_grade_in_another_case_are_named(
+    spelled: str, command: str, tmp_path: Path
+) -> None:
+    rows = _rows(16)
+    for row in rows[1::2]:
+        row[spelled] = row.pop("reward")
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_lines(*rows))
+    r = CliRunner(env={"COLUMNS": "400"}).invoke(app, [command, str(path)])
+    said = [line for line in (r.stdout + r.stderr).splitlines() if "no grade" in line]
+    assert said and f"some rows carry {spelled!r}, the grade's key 'reward'" in said[0], said
+    found = json.loads(CliRunner().invoke(app, ["route", str(path), "--format", "json"]).stdout)
+    assert repr(spelled) in found["inputs"]["facts"]["ungraded_spelled"]
+
+
+@pytest.mark.parametrize("spelled", SPELLINGS)
+def test_no_graded_row_names_the_key_spelled_otherwise(spelled: str, tmp_path: Path) -> None:
+    rows = [{"task_id": r["task_id"], "reward": None, spelled: r["reward"]} for r in _rows()]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_lines(*rows))
+    said = _refused(["route", str(path)])
+    assert said.endswith(
+        f"some rows carry {spelled!r}, the grade's key 'reward' in another"
+        f" case, which is not read: pass --map reward={spelled}"
+    ), said
+
+
+def test_ungraded_rows_without_another_spelling_say_nothing_of_it(tmp_path: Path) -> None:
+    rows = _rows(16)
+    for row in rows[1::4]:
+        row["reward"] = None
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_lines(*rows))
+    r = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["route", str(path)])
+    assert "no grade" in r.stdout and "another case" not in r.stdout

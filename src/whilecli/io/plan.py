@@ -151,6 +151,9 @@ class Plan:
     #: episode, not two rollouts. None: no episode id (or rows of several rollouts each).
     episode: pl.Expr | None = None
     episode_field: str | None = None  # where the episode id was read
+    #: Keys beside the grade's that spell it in another case (``Reward`` where ``reward``
+    #: is read): rows that carry only such a key read as ungraded, and the facts name it.
+    reward_spelled: tuple[str, ...] = ()
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
@@ -437,6 +440,25 @@ def build_plan(
         row_env=_row_env(shape, leaves, fields, sources),
         episode=None if exploding or episode is None else episode[0],
         episode_field=None if exploding or episode is None else episode[1],
+        reward_spelled=_spelled_otherwise(shape, fields.get("reward")),
+    )
+
+
+def _spelled_otherwise(shape: Shape, field: str | None) -> tuple[str, ...]:
+    """The keys beside ``field`` (a dotted path the rows carry) that differ from its last
+    key only in case (``Reward`` beside ``reward``), as dotted paths; () where there are
+    none, or ``field`` is no plain path."""
+    if not field or "[" in field:
+        return ()
+    path = split_path(field)
+    parent = shape.get(path[:-1])
+    if parent is None:
+        return ()
+    last = path[-1]
+    return tuple(
+        ".".join((*path[:-1], key))
+        for key in parent.children
+        if key != last and key.casefold() == last.casefold()
     )
 
 
