@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import os
+import re
 
 #: The longest run of non-blank characters an error echoes whole (a value the input holds:
 #: an id, a grade, a line's text) and the longest message after the place: past them the
 #: middle is elided, so a megabyte id is still one readable line.
 LONGEST_WORD = 160
 LONGEST_DETAIL = 1000
+
+
+#: What :func:`shown_path` writes as an escape: control characters (C0, DEL, C1), the
+#: bidirectional controls that reorder the text after them, and the lone surrogates a name
+#: that is not UTF-8 decodes to.
+_UNPRINTED = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shown_path(path: str | os.PathLike[str] | bytes) -> str:
+    """A path as every error prints it: a newline, a tab, a carriage return or any other
+    character that would break or reorder the error's one line written as an escape
+    (``\\n``, ``\\t``, ``\\u202e``), so a name reads the same whether the file exists or not."""
+    text = os.fsdecode(path)
+    return _UNPRINTED.sub(lambda m: _SHORT_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), text)
 
 
 def clipped(text: str) -> str:
@@ -61,7 +79,7 @@ class InputError(WhileError):
         field: str | None = None,
         at: str | None = None,
     ) -> None:
-        where = file or ""
+        where = shown_path(file) if file else ""
         if line is not None:
             where += f":{line}" if where else f"line {line}"
         elif row is not None:
@@ -122,4 +140,4 @@ def path_error(err: OSError) -> str | None:
     if err.filename is None or isinstance(err, BrokenPipeError):
         return None
     reason = err.strerror or type(err).__name__
-    return f"{os.fsdecode(err.filename)}: cannot read it: {reason.lower()}"
+    return f"{shown_path(err.filename)}: cannot read it: {reason.lower()}"

@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 
 
 def _reason(err: OSError) -> str:
@@ -115,9 +115,9 @@ def refuse_input(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLik
 
 def _check(p: Path, *, force: bool) -> Path:
     if p.is_dir():
-        raise UsageError(f"{p} is a directory, not a file")
+        raise UsageError(f"{shown_path(p)} is a directory, not a file")
     if (p.exists() or p.is_symlink()) and not force:
-        raise UsageError(f"{p} exists; pass --force to overwrite it")
+        raise UsageError(f"{shown_path(p)} exists; pass --force to overwrite it")
     parent = _nearest_dir(p)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {p}: no permission to create files in {parent}")

@@ -17,7 +17,7 @@ import click
 import typer
 
 from whilecli import PROG as PROG
-from whilecli.errors import UsageError, WhileError, path_error
+from whilecli.errors import UsageError, WhileError, path_error, shown_path
 from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
 from whilecli.io.options import ReadOptions as _ReadOptions
 from whilecli.route.options import MAX_DRAWS, MIN_DRAWS
@@ -166,7 +166,7 @@ def check_exists(path: str | None) -> None:
     if path == "":
         raise UsageError("an input path is empty ('')")
     if isinstance(path, str) and _missing(path):
-        raise UsageError(f"{path}: no such file or directory")
+        raise UsageError(f"{shown_path(path)}: no such file or directory")
 
 
 class OneLineUsageError(click.UsageError):
@@ -191,7 +191,7 @@ def existing_paths(value: Any) -> Any:
         if path == "":
             raise OneLineUsageError("an input path is empty ('')")
         if isinstance(path, str) and _missing(path):
-            raise OneLineUsageError(f"{path}: no such file or directory")
+            raise OneLineUsageError(f"{shown_path(path)}: no such file or directory")
     return value
 
 

@@ -18,7 +18,7 @@ import typer
 from whilecli import textstyle
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, existing_paths, user_errors
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 from whilecli.fileio import is_stream
 from whilecli.io.options import ReadOptions
 
@@ -135,7 +135,7 @@ def _check_output(output: str, *, force: bool, inputs: Sequence[str] = ()) -> No
     if suffix not in SUFFIXES:
         shown = f"'{suffix}'" if suffix else "no extension"
         raise UsageError(
-            f"{output}: a summary is one Parquet file, name it .parquet (got {shown});"
+            f"{shown_path(output)}: a summary is one Parquet file, name it .parquet (got {shown});"
             " the route reads it back from Parquet only"
         )
     check_writable(output, force=force, inputs=inputs)

@@ -16,7 +16,7 @@ import typer
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import existing_paths, option, user_errors
 from whilecli.declare import declared
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 from whilecli.watch.options import WatchOptions
 
 RUN_DIR = typer.Argument(
@@ -74,7 +74,9 @@ def watch_command(**given: Any) -> None:
         given[name] = str(given[name]).lower()
     options = WatchOptions(**given)  # checked before polars loads
     if not os.path.isdir(run_dir):
-        raise UsageError(f"{run_dir}: not a directory (give the run's output directory)")
+        raise UsageError(
+            f"{shown_path(run_dir)}: not a directory (give the run's output directory)"
+        )
     from whilecli.io.read import parse_map
     from whilecli.watch.run import watch_run
 

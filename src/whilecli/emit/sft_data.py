@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from whilecli import jsonout
-from whilecli.errors import InputError, UsageError, WhileError
+from whilecli.errors import InputError, UsageError, WhileError, shown_path
 from whilecli.io.aliases import COMPLETION_ALIASES, PROMPT_ALIASES
 
 #: The file inside the dataset folder (``load_dataset(folder)`` reads it as split "train").
@@ -308,13 +308,15 @@ def check_dataset_writable(
     from whilecli.fileio import check_writable
 
     if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{folder} is a file; the SFT dataset is a folder (--data FOLDER)")
+        raise UsageError(
+            f"{shown_path(folder)} is a file; the SFT dataset is a folder (--data FOLDER)"
+        )
     if folder.is_dir():
         others = sorted(p.name for p in folder.iterdir() if p.name != DATA_FILE)
         if others:
             raise UsageError(
-                f"{folder} holds other files ({', '.join(others[:3])}); load_dataset would "
-                "read them too: pick another --data folder"
+                f"{shown_path(folder)} holds other files ({', '.join(others[:3])});"
+                " load_dataset would read them too: pick another --data folder"
             )
     return check_writable(folder / DATA_FILE, force=force, inputs=inputs)
 

@@ -30,7 +30,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import InputError, UsageError, shown_path
 from whilecli.io.columns import (
     LIST_FIELDS,
     Columns,
@@ -124,7 +124,8 @@ def batch_sources(path: str | Path, input_format: str | None = None) -> list[Sou
     ):
         refuse_unread_compression(_head(Source(name=str(p), kind="jsonl", path=p), 6), str(p))
         raise UsageError(
-            f"{p}: unknown file type {p.suffix!r}; use .jsonl, .json, .csv, .tsv or .parquet"
+            f"{shown_path(p)}: unknown file type {p.suffix!r};"
+            " use .jsonl, .json, .csv, .tsv or .parquet"
             " (or an inspect_ai .eval log, a slime .pt dump)"
         )
     return expand_paths([str(path)], input_format=input_format)

@@ -598,6 +598,9 @@ class Facts:
     missing: str = "skip"  # --missing: what an ungraded row counts as
     ungraded: int = 0
     first_ungraded: str | None = None
+    #: Where rows are ungraded: a key the rows carry that spells the grade's in another case
+    #: (``'Reward'`` beside ``'reward'``), what the note says those rows hold.
+    ungraded_spelled: str | None = None
     errors: int = 0
     first_error: str | None = None
     empty: int = 0
@@ -654,7 +657,10 @@ class Facts:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.per_row_ids is not None:
             self.id_rows += other.id_rows
-        names = ("first_ungraded", "first_error", "first_empty", "first_cut_partial", "per_row_ids")
+        names = (
+            *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
+            *("first_cut_partial", "per_row_ids"),
+        )
         for name in names:
             if getattr(self, name) is None:
                 setattr(self, name, getattr(other, name))
@@ -687,7 +693,7 @@ class Facts:
             )
             out.append(
                 f"{self.ungraded} of {self.rows} rows are ungraded (no grade, or not a number; first:"
-                f" {self.first_ungraded}): {what}"
+                f" {self.first_ungraded}{self.spelled_words()}): {what}"
             )
         if self.repeated:
             out.append(
@@ -741,6 +747,10 @@ class Facts:
             f" the other rows keep their {column} as the task",
         )
 
+    def spelled_words(self) -> str:
+        """What the ungraded note adds where the rows spell the grade's key otherwise too."""
+        return f"; {self.ungraded_spelled}" if self.ungraded_spelled else ""
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["repeated_share"] = self.repeated_share
@@ -781,6 +791,17 @@ def refuse_errors(errors: int, rows: int, file: str, first: str | None) -> None:
         )
 
 
+def spelled_otherwise(field: str, keys: Sequence[str], *, none_graded: bool = False) -> str | None:
+    """What to say of rows that carry ``keys``, each ``field`` (the grade's key) in another
+    case, and what to do: rows that spell it so are read as ungraded. Where no row is graded
+    (``none_graded``), reading that key is the fix. None where there are none."""
+    if not keys:
+        return None
+    named = " and ".join(repr(k) for k in keys)
+    fix = f"pass --map reward={keys[0]}" if none_graded else f"write it as {field!r} in every row"
+    return f"some rows carry {named}, the grade's key {field!r} in another case, which is not read: {fix}"
+
+
 def refuse_ungraded(
     rows: int,
     file: str,
@@ -788,11 +809,13 @@ def refuse_ungraded(
     line: int | None = None,
     row: int | None = None,
     at: str | None = None,
+    spelled: str | None = None,
 ) -> None:
-    """Refuse a file with no graded row (exit 2), at its first row."""
+    """Refuse a file with no graded row (exit 2), at its first row; ``spelled``: what the
+    rows hold under a key that spells the grade's in another case (:func:`spelled_otherwise`)."""
     raise InputError(
         f"no graded row: all {rows} rows have no grade (null, not a number, or absent), this one first;"
-        " pass --map reward=COLUMN",
+        f" {spelled or 'pass --map reward=COLUMN'}",
         file=file,
         field=field,
         line=line,

@@ -151,6 +151,9 @@ class Plan:
     #: episode, not two rollouts. None: no episode id (or rows of several rollouts each).
     episode: pl.Expr | None = None
     episode_field: str | None = None  # where the episode id was read
+    #: Keys beside the grade's that spell it in another case (``Reward`` where ``reward``
+    #: is read): rows that carry only such a key read as ungraded, and the facts name it.
+    reward_spelled: tuple[str, ...] = ()
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
@@ -437,6 +440,25 @@ def build_plan(
         row_env=_row_env(shape, leaves, fields, sources),
         episode=None if exploding or episode is None else episode[0],
         episode_field=None if exploding or episode is None else episode[1],
+        reward_spelled=_spelled_otherwise(shape, fields.get("reward")),
+    )
+
+
+def _spelled_otherwise(shape: Shape, field: str | None) -> tuple[str, ...]:
+    """The keys beside ``field`` (a dotted path the rows carry) that differ from its last
+    key only in case (``Reward`` beside ``reward``), as dotted paths; () where there are
+    none, or ``field`` is no plain path."""
+    if not field or "[" in field:
+        return ()
+    path = split_path(field)
+    parent = shape.get(path[:-1])
+    if parent is None:
+        return ()
+    last = path[-1]
+    return tuple(
+        ".".join((*path[:-1], key))
+        for key in parent.children
+        if key != last and key.casefold() == last.casefold()
     )
 
 
@@ -695,6 +717,9 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         task = _hashed(leaves.text(alias), prompt_only=alias == "messages")
         sources["task_id"], fields["task_id"] = f"hash of prompt text ({alias})", alias
         ctx.notes.append(f"no task id column: tasks are keyed by a hash of {alias}")
+    elif (held := _ids_held_in_objects(shape, ids)) is not None:
+        alias, what = held
+        raise InputError(what, file=ctx.source.name, field=alias)
     else:
         raise InputError(
             "no task id column (looked for "
@@ -829,6 +854,36 @@ def _shell(arg: str) -> str:
 
 
 _PLAIN_ARG = re.compile(r"[\w.\-=/\[\]:@+,%]+")
+
+
+def _ids_held_in_objects(shape: Shape, aliases: Sequence[str]) -> tuple[str, str] | None:
+    """The first task-id alias the rows carry whose every value is a JSON object or list
+    (``{"task_id": {"name": "t1"}}``), with what to say: which key (or element) to read as
+    the id. None where no alias holds only such values."""
+    for alias in aliases:
+        node = shape.get(split_path(alias))
+        kinds = set() if node is None else node.kinds - {"null"}
+        if not kinds or not kinds <= {"dict", "list"}:
+            continue
+        assert node is not None
+        if kinds == {"list"}:
+            return alias, (
+                f"the column holds JSON lists, not ids: pass --map {_shell(f'task_id={alias}[N]')}"
+                " to read one element as the task id (or --map task_id=COLUMN)"
+            )
+        keys = [
+            key
+            for key, sub in node.children.items()
+            if sub.kinds - {"null"} and sub.kinds - {"null"} <= SCALAR
+        ]
+        key = keys[0] if keys and kinds == {"dict"} else "KEY"
+        shown = f"; its keys: {', '.join(keys[:6])}" if len(keys) > 1 else ""
+        return alias, (
+            f"the column holds JSON objects, not ids: pass --map"
+            f" {_shell(f'task_id={alias}.{key}')} to read one of its keys as the task id"
+            f"{shown}"
+        )
+    return None
 
 
 def _id_hint(shape: Shape) -> str:

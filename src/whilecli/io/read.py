@@ -1772,7 +1772,11 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
     if int(st["f_graded"]) == 0:
         field_name = part.plan.fields.get("reward", "reward")
         facts.refuse_ungraded(
-            rows, source.name, field_name, **_where(source, st["f_first_ungraded"])
+            rows,
+            source.name,
+            field_name,
+            **_where(source, st["f_first_ungraded"]),
+            spelled=facts.spelled_otherwise(field_name, part.plan.reward_spelled, none_graded=True),
         )
     table = part.task_table
     compared, repeated, apart = facts.draws_found(table) if table is not None else (0, 0, 0)
@@ -1785,6 +1789,11 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         missing=run.missing,
         ungraded=ungraded,
         first_ungraded=_place(source, st["f_first_ungraded"]) if ungraded else None,
+        ungraded_spelled=facts.spelled_otherwise(
+            part.plan.fields.get("reward", "reward"), part.plan.reward_spelled
+        )
+        if ungraded
+        else None,
         errors=errors,
         first_error=first_error if errors else None,
         empty=int(st["f_empty"]),

@@ -312,13 +312,33 @@ def _refuse_text_of_no_rows(text: bytes, path: Path) -> None:
         return  # rows, or bytes the reader names for what they are (a zip, NULs, not UTF-8)
     line = text[: len(text) - len(opening)].count(b"\n") + 1
     named = f"a {path.suffix} file" if path.suffix else "a file with no suffix"
+    table = table_hint(opening.split(b"\n", 1)[0].decode("utf-8", "replace"))
     raise InputError(
         f"not rows: {named} is read as JSON Lines, and this one opens with text, not a JSON"
-        " object (rows are read from .jsonl, .json, .parquet, .csv, .tsv and inspect's .eval;"
-        " --input-format NAME reads another name as a format)",
+        " object"
+        + (
+            f"{table}"
+            if table
+            else " (rows are read from .jsonl, .json, .parquet, .csv, .tsv and inspect's .eval;"
+            " --input-format NAME reads another name as a format)"
+        ),
         file=str(path),
         line=line,
     )
+
+
+def table_hint(line: str) -> str:
+    """What a first line that is no JSON says where it reads as a table's header (two or
+    more named cells split by commas or tabs, ``task_id,reward``): the words after the JSON
+    error, naming the option that reads it; "" where it does not."""
+    header = line.removeprefix("\ufeff").strip()
+    if not header or header[0] in "{[":
+        return ""
+    for sep, kind in (("\t", "TSV (tab-separated)"), (",", "CSV (comma-separated)")):
+        cells = [cell.strip().strip('"') for cell in header.split(sep)]
+        if len(cells) > 1 and all(cells) and not any(":" in cell for cell in cells):
+            return f": the text looks like {kind}, not JSON: pass --input-format csv"
+    return ""
 
 
 def _is_text(data: bytes) -> bool:
@@ -1472,8 +1492,13 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
                 file=source.name,
                 **source.where(lineno),
             ) from None
+        from whilecli.io.formats.document import CR_ALONE, cr_alone
+
+        if cr_alone(text):
+            raise InputError(CR_ALONE, file=source.name, **source.where(lineno)) from None
+        table = table_hint(text) if lineno == 1 else ""
         raise InputError(
-            f"not valid JSON (column {err.colno}: {err.msg}){_nul_hint(line)}",
+            f"not valid JSON (column {err.colno}: {err.msg}){_nul_hint(line) or table}",
             file=source.name,
             **source.where(lineno),
         ) from None
@@ -1482,8 +1507,10 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
             f"not valid JSON: {err}", file=source.name, **source.where(lineno)
         ) from None
     if not isinstance(value, dict):
+        from whilecli.io.formats.document import not_a_row
+
         raise InputError(
-            f"a row must be a JSON object, found {type(value).__name__}",
+            not_a_row(value),
             file=source.name,
             **source.where(lineno),
         )

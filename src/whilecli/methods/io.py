@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whilecli import jsonout
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 from whilecli.fileio import atomic_write, check_writable
 from whilecli.io.batch import read_batch, read_batch_rows, read_jsonl
 
@@ -31,7 +31,7 @@ def _kind(path: Path) -> str:
         return "parquet"
     if suffix in JSONL:
         return "jsonl"
-    raise UsageError(f"{path}: unknown file type {suffix!r}; use .jsonl or .parquet")
+    raise UsageError(f"{shown_path(path)}: unknown file type {suffix!r}; use .jsonl or .parquet")
 
 
 def _ragged(tensor: Any, lengths: np.ndarray) -> pa.Array:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 from whilecli.fileio import atomic_write_all
 from whilecli.io.table import Table, frame_table, read_table
 
@@ -195,4 +195,6 @@ def _row_writer(frame: pl.DataFrame, path: str) -> Callable[[Path], None]:
         return lambda tmp: frame.write_parquet(tmp)
     if suffix in (".jsonl", ".ndjson"):
         return lambda tmp: frame.write_ndjson(tmp)
-    raise UsageError(f"{path}: unknown output extension '{suffix}'; use .parquet or .jsonl")
+    raise UsageError(
+        f"{shown_path(path)}: unknown output extension '{suffix}'; use .parquet or .jsonl"
+    )

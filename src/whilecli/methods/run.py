@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whilecli import knobs as declared
-from whilecli.errors import InputError, UsageError, WhileError
+from whilecli.errors import InputError, UsageError, WhileError, shown_path
 from whilecli.methods.registry import NO_REWARD, ROW_METHODS, check_knobs, flag, resolve
 
 if TYPE_CHECKING:
@@ -233,7 +233,9 @@ def check_output(output: str | None, *, force: bool, inputs: Sequence[str | Path
 
     check_writable(output, force=force, inputs=inputs)
     if Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
-        raise UsageError(f"{output}: unknown file type; use .jsonl or .parquet (or - for stdout)")
+        raise UsageError(
+            f"{shown_path(output)}: unknown file type; use .jsonl or .parquet (or - for stdout)"
+        )
 
 
 #: The files the row-wise methods and ``ada`` write their rows to.
@@ -250,7 +252,9 @@ def check_rows_output(
         return
     suffix = Path(output).suffix.lower()
     if suffix not in ROWS_SUFFIXES:
-        raise UsageError(f"{output}: unknown output extension '{suffix}'; use .parquet or .jsonl")
+        raise UsageError(
+            f"{shown_path(output)}: unknown output extension '{suffix}'; use .parquet or .jsonl"
+        )
     from whilecli.fileio import check_writable
 
     check_writable(output, force=force, inputs=inputs)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli import jsonout
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import InputError, UsageError, shown_path
 from whilecli.failon import parse_conditions
 from whilecli.route.judges import Audit, JudgeScan
 from whilecli.route.model import CheckResult, Rate, Route, Status
@@ -235,9 +235,11 @@ def _load_toml(path: Path) -> dict[str, Any]:
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
     except OSError as err:
-        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
+        raise UsageError(f"{shown_path(path)}: cannot read: {err.strerror}") from None
     except UnicodeDecodeError as err:  # TOML is UTF-8
-        raise UsageError(f"{path}: not UTF-8 (byte {err.start}): TOML files are UTF-8") from None
+        raise UsageError(
+            f"{shown_path(path)}: not UTF-8 (byte {err.start}): TOML files are UTF-8"
+        ) from None
     try:
         return jsonout.loads_toml(text, file=str(path))
     except InputError as err:  # a policy file is an option file: a usage error

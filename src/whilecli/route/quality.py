@@ -122,7 +122,7 @@ def findings(
                 "ungraded",
                 facts.ungraded,
                 f"{facts.ungraded} of {facts.rows} rows have no grade"
-                f" (first: {facts.first_ungraded})",
+                f" (first: {facts.first_ungraded}{facts.spelled_words()})",
                 moves,
             )
         )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from whilecli.errors import InputError, MostlyErrorReplies, UsageError, WhileError
+from whilecli.errors import InputError, MostlyErrorReplies, UsageError, WhileError, shown_path
 from whilecli.watch import render
 from whilecli.watch.alerts import Alert, Alerts, WindowRoute
 from whilecli.watch.history import Notice, within
@@ -157,7 +157,9 @@ def watch_run(
     options = options or WatchOptions()
     run_dir = Path(root)
     if not run_dir.is_dir():
-        raise UsageError(f"{run_dir}: not a directory (give the run's output directory)")
+        raise UsageError(
+            f"{shown_path(run_dir)}: not a directory (give the run's output directory)"
+        )
     out = write or _stdout
     note = say or _stderr
     as_json = options.format == "json"
@@ -229,7 +231,9 @@ def _lost(run_dir: Path, err: OSError) -> WhileError:
     """A file of the run that went away or could not be read between two looks (the run
     directory removed or moved while watched, a step's file deleted): one line."""
     if not run_dir.is_dir():
-        return UsageError(f"{run_dir}: the run directory is gone (removed or moved while watched)")
+        return UsageError(
+            f"{shown_path(run_dir)}: the run directory is gone (removed or moved while watched)"
+        )
     reason = err.strerror or type(err).__name__
     return InputError(f"cannot read it: {reason}", file=str(err.filename or run_dir))
 

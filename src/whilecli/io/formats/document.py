@@ -111,6 +111,8 @@ def load_document(data: bytes, name: str) -> Any:
     except jsonout.TooDeep as err:
         raise InputError(str(err), file=name, line=err.line) from None
     except json.JSONDecodeError as err:
+        if cr_alone(text):
+            raise InputError(CR_ALONE, file=name, line=1) from None
         if err.msg == "Extra data" and "\n" in text[: err.pos].strip():
             raise InputError(
                 "the file holds several JSON values, each written over several lines"
@@ -119,9 +121,53 @@ def load_document(data: bytes, name: str) -> Any:
                 file=name,
                 line=err.lineno,
             ) from None
+        if err.msg == "Extra data" and (found := _first_not_object(text)) is not None:
+            raise InputError(not_a_row(found[1]), file=name, line=found[0]) from None
         raise InputError(
             f"not valid JSON (column {err.colno}: {err.msg})", file=name, line=err.lineno
         ) from None
+
+
+#: What a file whose lines end in a carriage return alone (classic Mac OS) is told.
+CR_ALONE = (
+    "the file's lines end in CR alone (classic Mac OS line ends), not LF, so it reads as one"
+    " line: convert them (tr '\\r' '\\n' < FILE > FIXED.jsonl)"
+)
+
+
+def cr_alone(text: str) -> bool:
+    """Whether ``text`` splits into lines at carriage returns alone: one inside it, and no
+    line feed."""
+    inner = text.strip("\r\n")
+    return "\r" in inner and "\n" not in inner
+
+
+def not_a_row(value: Any) -> str:
+    """What a line of JSON Lines that holds a JSON value other than an object is told (a list
+    of rows on one line named as such)."""
+    what = type(value).__name__
+    if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+        what += (
+            f" of {len(value)} objects: JSON Lines holds one row per line (a file of one"
+            " such list, alone, is read as its rows)"
+        )
+    return f"a row must be a JSON object, found {what}"
+
+
+def _first_not_object(text: str) -> tuple[int, Any] | None:
+    """The first line (1-based) and value of JSON Lines text whose line holds a JSON value
+    other than an object: None where a line before it is no JSON (or every line is an
+    object)."""
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            value = jsonout.parse(line)
+        except ValueError:
+            return None
+        if not isinstance(value, dict):
+            return lineno, value
+    return None
 
 
 def describe(doc: Any) -> str:
