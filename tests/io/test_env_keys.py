@@ -162,3 +162,44 @@ def test_evaluations_pooled_on_purpose_keep_their_tasks_apart(
     assert rollouts.measured["tasks"] == len(truth)
     singles = sum(1 for xs in truth.values() if len(xs) == 1)
     assert rollouts.measured["single_tasks"] == singles
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10**6),
+    keyed_side=st.sampled_from(["student", "teacher"]),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_a_teacher_of_one_dataset_pairs_with_a_student_keyed_by_dataset(
+    tmp_path: Path, seed: int, keyed_side: str, kind: str
+) -> None:
+    """One side's ids stand under two datasets (keyed ``dataset:id``), the other side holds
+    one of them: both are keyed alike, so the shared tasks are that dataset's."""
+    rnd = random.Random(seed)
+    sizes = {"d0": rnd.randint(10, 30), "d1": rnd.randint(10, 30)}
+
+    def rows(datasets: list[str], model: str) -> list[dict[str, Any]]:
+        return [{"data_source": d, "task_id": i, "reward": float(rnd.random() < 0.5),
+                 "model": model} for d in datasets for i in range(sizes[d]) for _ in range(3)]  # fmt: skip
+
+    both, one = ["d0", "d1"], [rnd.choice(["d0", "d1"])]
+    student = rows(both if keyed_side == "student" else one, MODEL)
+    teacher = rows(one if keyed_side == "student" else both, "Qwen/Qwen3-32B")
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    paths = _files(folder, {"s": student, "t": teacher}, kind)
+    route = run_route([paths[0]], teacher=[paths[1]], model=MODEL)
+    assert isinstance(route, Route)
+    check = next(c for c in route.checks if c.key == "teacher")
+    assert check.measured["shared_tasks"] == sizes[one[0]]
+
+
+def test_ids_a_map_names_are_keyed_by_dataset_alike(tmp_path: Path) -> None:
+    """``--map task_id=index`` (verl keeps a per-dataset ``index``): an index under two
+    datasets is two tasks, as an id alias's is."""
+    rows = [{"data_source": d, "index": i, "reward": float(d == "easy"), "model": MODEL}
+            for d in ("easy", "hard") for i in range(40) for _ in range(4)]  # fmt: skip
+    path = write_rows(tmp_path, rows, "jsonl")
+    route = run_route(str(path), model=MODEL, mapping={"task_id": "index"})
+    assert isinstance(route, Route)
+    band = next(c for c in route.checks if c.key == "band")
+    assert band.measured["split_tasks"] == 0 and band.measured["grouped_tasks"] == 80

@@ -466,10 +466,11 @@ def _row_env(
     shape: Shape, leaves: Leaves, fields: dict[str, str], sources: dict[str, str]
 ) -> pl.Expr | None:
     """The rows' dataset or environment column (:data:`ENV_ALIASES`, first scalar one
-    that is not the task id's own), where the task id is an alias's (not ``--map``'s, not
-    a prompt's hash); None otherwise."""
+    that is not the task id's own), where the task id is a column's (an alias's or
+    ``--map``'s; a prompt's hash or a writer's composite key is one task already); None
+    otherwise."""
     task = fields.get("task_id")
-    if task is None or sources.get("task_id") != task:
+    if task is None or sources.get("task_id") not in (task, f"{task} (--map)"):
         return None
     alias = _first(shape, tuple(a for a in ENV_ALIASES if a != task), SCALAR)
     if alias is None:

@@ -111,6 +111,8 @@ TASK_KEY = "__task_key"
 #: The narrow frame's column holding the row's dataset or environment
 #: (:attr:`~whilecli.io.plan.Plan.row_env`), for the pass to see ids that stand under two.
 ENV = "__env"
+#: :attr:`_Pass.env_ids` of rows keyed (dataset, id) because the pool they are paired with is.
+PAIRED = -1
 #: Per task of a pass: one dataset its rows name (:attr:`_Scanned.task_envs`).
 ENV_OF = "__env_of"
 
@@ -205,6 +207,10 @@ class StreamedRows(Rows):
     fields: dict[str, str] = field(default_factory=dict)
     #: Under ``keep=``: the optional fields no source carried (read as null).
     absent: frozenset[str] = frozenset()
+    #: Tasks keyed ``dataset:id`` (an id under two datasets, or paired with rows keyed so).
+    env_keyed: bool = False
+    #: Rows name a dataset (:attr:`~whilecli.io.plan.Plan.row_env`), keyed by it or not.
+    names_env: bool = False
     #: Read by a column (:func:`read_by`): its values (as text; None: rows without it) over
     #: every row read, errors and ungraded rows included, in the order they first occur.
     slices: list[str | None] = field(default_factory=list)
@@ -251,6 +257,7 @@ class _Part:
     sliced: _Sliced | None = None
     cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
     task_envs: pl.DataFrame | None = None  # :attr:`_Scanned.task_envs`
+    env_keyed: bool = False  # its tasks are keyed (dataset, id) (:func:`_keyed_by_env`)
     #: Read with ``by``: per value whose ids are one per row while prompts repeat, those ids
     #: (None: every id of the value) and its :attr:`whilecli.io.facts.Facts` rekey counts.
     rekeyed: dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]] = field(
@@ -270,6 +277,7 @@ def read_rows(
     missing: str = "skip",
     keep: Keep | None = None,
     sources: Sequence[Source] | None = None,
+    key_envs: bool = False,
 ) -> StreamedRows:
     """Read every path into one validated lazy frame in :data:`CANONICAL_SCHEMA`.
 
@@ -281,11 +289,14 @@ def read_rows(
     ``missing`` (``skip`` or ``fail``): whether ungraded rows are left out or fail.
     ``keep`` (:class:`Keep`): the rows themselves and every input column are kept too.
     ``sources``: sources already expanded, read instead of ``paths``.
+    ``key_envs``: rows that name a dataset are keyed ``dataset:id`` whether or not an id
+    stands under two (the pool they are paired with is keyed so: a teacher's rows of one of
+    the student's datasets).
     """
     notes: list[str] = []
     sources, parts = _read_parts(
         paths, mapping, pass_threshold, input_format, stdin, None, aggregate, missing, keep,
-        sources, notes, pool,
+        sources, notes, pool, key_envs,
     )  # fmt: skip
     return _assembled(parts, sources, notes, pass_threshold, missing, aggregate, keep, pool=pool)
 
@@ -355,6 +366,7 @@ def _read_parts(
     sources: Sequence[Source] | None,
     notes: list[str],
     pool: bool = False,
+    key_envs: bool = False,
 ) -> tuple[Sequence[Source], list[_Part]]:
     """Each source read in its one pass (:func:`_read_source`): the sources and their parts.
     Files of one pool whose ids stand under two datasets are keyed by (dataset, id), as one
@@ -373,6 +385,7 @@ def _read_parts(
     for index, source in enumerate(sources):
         run = _Pass(threshold, aggregate, by, index << AT_BITS, missing, pass_threshold is not None)
         run.digest, run.keep = digest, keep
+        run.env_ids = PAIRED if key_envs else 0
         with memory_bound(source.name):
             part = _read_source(source, mapping, input_format, run)
         if part is None or part.stats["rows"] == 0:
@@ -665,6 +678,8 @@ def _assembled(
         prompts=_prompts(parts),
         reward_range=_reward_range(parts),
         evaluation=_evaluation(parts),
+        env_keyed=any(p.env_keyed for p in parts),
+        names_env=any(p.plan.row_env is not None for p in parts),
         aggregate=aggregate,
         writer_rows=writer_rows,
         writer_cells=_writer_cells(parts, rewrite) if several else None,
@@ -780,7 +795,7 @@ class _Pass:
     rekey: bool = False  # key tasks by the prompt (the id column is one per row)
     #: Ids found standing under several datasets (:attr:`Plan.row_env`): a task is then
     #: keyed by (dataset, id). 0: keyed by the id.
-    env_ids: int = 0
+    env_ids: int = 0  # PAIRED: keyed so because the pool paired with it is
     #: The evaluation a file pooled with others of other evaluations holds (``--pool``): its
     #: tasks are keyed ``label:id``, apart from theirs. None: one evaluation.
     label: str | None = None
@@ -1589,6 +1604,7 @@ def _read_source(
     except POLARS_FAILURES as err:  # what the rows hold defeats a reading (a --map path)
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
     part.facts = _facts_of(part, run)
+    part.env_keyed = bool(run.env_ids) and part.plan.row_env is not None
     part.keep = run.keep
     if run.rekey and part.sliced is None:
         _set_rekeyed(part.facts, set_aside, rekeyed)
@@ -1707,10 +1723,11 @@ def _keyed_by_env(plan: Plan, ids: int) -> None:
     if plan.task_key is not None:
         plan.task_key = keyed(plan.task_key)
     plan.sources["task_id"] = f"({env}, {plan.sources.get('task_id', 'task id')})"
-    plan.notes.append(
-        f"{ids} task id{'s' if ids != 1 else ''} stand under two or more values of {env}:"
-        f" a task is keyed by ({env}, id), read as {env}:id"
-    )
+    if ids == PAIRED:
+        why = "as the pool it is paired with is"
+    else:
+        why = f"{ids} task id{'s' if ids != 1 else ''} stand under two or more values of {env}"
+    plan.notes.append(f"{why}: a task is keyed by ({env}, id), read as {env}:id")
 
 
 def _labelled(plan: Plan, label: str) -> None:

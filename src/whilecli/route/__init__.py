@@ -136,6 +136,16 @@ def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[st
     return None
 
 
+def _env_keyed(pool: Pool) -> bool:
+    """The pool's tasks are keyed ``dataset:id`` (an id stood under two datasets)."""
+    return bool(getattr(pool.source, "env_keyed", False))
+
+
+def _names_env(pool: Pool) -> bool:
+    """The pool's rows name a dataset, keyed by it or not."""
+    return bool(getattr(pool.source, "names_env", False))
+
+
 def run_route(
     paths: str | Sequence[str],
     *,
@@ -197,11 +207,12 @@ def run_route(
         "pool": pool,
     }
 
-    def pool_of(given: list[str], what: str) -> Pool:
+    def pool_of(given: list[str], what: str, key_envs: bool = False) -> Pool:
         files = _summary_files(given, summary, what)
         if files is None:  # the tasks' first rows are found only for --show
             counts = Counts(located=bool(opts.show))
-            return summarize(read_rows(given, **read_args, aggregate=counts))
+            read = read_rows(given, **read_args, aggregate=counts, key_envs=key_envs)
+            return summarize(read)
         if mapping or input_format is not None:
             flag = "--map" if mapping else "--input-format"
             raise UsageError(f"{flag} applies to rows; {what} are summaries, already read")
@@ -211,7 +222,12 @@ def run_route(
 
     student = pool_of(student_paths, "the rows") if by is None else None
     if teacher_paths:
-        opts = dataclasses.replace(opts, teacher=pool_of(teacher_paths, "--teacher"))
+        keyed = student is not None and _env_keyed(student)
+        teacher_pool = pool_of(teacher_paths, "--teacher", key_envs=keyed)
+        again = _env_keyed(teacher_pool) and not keyed and "-" not in student_paths
+        if student is not None and again and _names_env(student):  # keyed as the teacher's
+            student = pool_of(student_paths, "the rows", key_envs=True)
+        opts = dataclasses.replace(opts, teacher=teacher_pool)
     if student is not None:
         return decide(student, opts)
     from whilecli.route.slices import Refused, Slices
