@@ -203,3 +203,16 @@ def test_ids_a_map_names_are_keyed_by_dataset_alike(tmp_path: Path) -> None:
     assert isinstance(route, Route)
     band = next(c for c in route.checks if c.key == "band")
     assert band.measured["split_tasks"] == 0 and band.measured["grouped_tasks"] == 80
+
+
+def test_a_column_that_varies_under_one_prompt_names_no_dataset(tmp_path: Path) -> None:
+    """An ``env`` column that holds the worker a rollout ran on (one task's draws under
+    several values, each under the task's one prompt) keys nothing: the task is its prompt's."""
+    rows = [{"env": f"worker-{j}", "task_id": i, "prompt": f"question {i}",
+             "reward": float(j % 2), "model": MODEL}
+            for i in range(40) for j in range(4)]  # fmt: skip
+    path = write_rows(tmp_path, rows, "jsonl")
+    route = run_route(str(path), model=MODEL)
+    assert isinstance(route, Route)
+    band = next(c for c in route.checks if c.key == "band")
+    assert band.measured["grouped_tasks"] == 40 and band.measured["split_tasks"] == 40

@@ -1117,7 +1117,11 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     found = stats.row(0, named=True)
     task_envs: pl.DataFrame | None = None
     if grouped and ENV in grouped[0].columns:
-        found["env_ids"] = int((grouped[0][ENV] > 1).sum())
+        several = pl.col(ENV) > 1
+        if "p_lo" in grouped[0].columns:  # one prompt under every value: one task, not two
+            one_prompt = pl.col("p_lo").is_not_null() & (pl.col("p_lo") == pl.col("p_hi"))
+            several = several & ~one_prompt
+        found["env_ids"] = int(grouped[0].select(several.sum()).item())
         named = grouped[0].filter(pl.col(ENV_OF).is_not_null())
         task_envs = named.select("task_id", ENV_OF).unique()
         grouped[0] = grouped[0].drop(ENV, ENV_OF)
