@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -216,3 +217,25 @@ def test_a_column_that_varies_under_one_prompt_names_no_dataset(tmp_path: Path) 
     assert isinstance(route, Route)
     band = next(c for c in route.checks if c.key == "band")
     assert band.measured["grouped_tasks"] == 40 and band.measured["split_tasks"] == 40
+
+
+@pytest.mark.parametrize("keyed_side", ["before", "after"])
+def test_diff_pairs_a_dump_of_one_dataset_with_one_keyed_by_dataset(
+    tmp_path: Path, keyed_side: str
+) -> None:
+    """``diff`` keys both dumps alike, as ``route --teacher`` does."""
+    from whilecli.commands.diff import paired_dumps
+
+    def rows(datasets: list[str]) -> list[dict[str, Any]]:
+        return [{"data_source": d, "task_id": i, "reward": float(i % 2), "model": MODEL}
+                for d in datasets for i in range(20) for _ in range(2)]  # fmt: skip
+
+    two, one = rows(["d0", "d1"]), rows(["d1"])
+    files = (
+        {"before": two, "after": one} if keyed_side == "before" else {"before": one, "after": two}
+    )
+    paths = _files(tmp_path, files, "jsonl")
+    read = {"mapping": None, "pass_threshold": None, "input_format": None}
+    first, second = paired_dumps(paths[0], paths[1], **read)
+    shared = set(first.pool.tasks["task_id"]) & set(second.pool.tasks["task_id"])
+    assert shared == {f"d1:{i}" for i in range(20)}

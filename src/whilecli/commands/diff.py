@@ -85,9 +85,11 @@ def read_dump(
     input_format: str | None,
     pool: bool = False,
     missing: str = "skip",
+    key_envs: bool = False,
 ) -> Dump:
     """One dump's per-task counts (``Pool.tasks``) and row facts, read like ``whilecli
-    route`` reads rows (``missing``: ungraded rows left out, or counted as failures)."""
+    route`` reads rows (``missing``: ungraded rows left out, or counted as failures;
+    ``key_envs``: keyed ``dataset:id`` as the dump it is paired with)."""
     from whilecli.io.read import parse_map, read_rows
     from whilecli.route.pool import Counts, summarize
 
@@ -102,6 +104,7 @@ def read_dump(
         pool=pool,
         aggregate=Counts(),
         missing=missing,
+        key_envs=key_envs,
     )
     found = rows.facts
     return Dump(summarize(rows), found.warnings(), found.to_dict())
@@ -112,9 +115,13 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
     between the two is left out), with what pairing found among the second's warnings."""
     from whilecli.route.checks import reward_scales
-    from whilecli.route.shared import share_tasks
+    from whilecli.route.shared import keyed_as, share_tasks
 
     first, second = read_dump(before, **read), read_dump(after, **read)
+    if keyed_as(first.pool, second.pool) and before != "-":  # ids keyed alike on both sides
+        first = read_dump(before, **read, key_envs=True)
+    if keyed_as(second.pool, first.pool) and after != "-":
+        second = read_dump(after, **read, key_envs=True)
     shared = share_tasks(first.pool, second.pool)
     if shared.tally.paired == 0:
         apart = shared.tally.other_prompt

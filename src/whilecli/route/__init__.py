@@ -136,16 +136,6 @@ def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[st
     return None
 
 
-def _env_keyed(pool: Pool) -> bool:
-    """The pool's tasks are keyed ``dataset:id`` (an id stood under two datasets)."""
-    return bool(getattr(pool.source, "env_keyed", False))
-
-
-def _names_env(pool: Pool) -> bool:
-    """The pool's rows name a dataset, keyed by it or not."""
-    return bool(getattr(pool.source, "names_env", False))
-
-
 def run_route(
     paths: str | Sequence[str],
     *,
@@ -222,10 +212,12 @@ def run_route(
 
     student = pool_of(student_paths, "the rows") if by is None else None
     if teacher_paths:
-        keyed = student is not None and _env_keyed(student)
-        teacher_pool = pool_of(teacher_paths, "--teacher", key_envs=keyed)
-        again = _env_keyed(teacher_pool) and not keyed and "-" not in student_paths
-        if student is not None and again and _names_env(student):  # keyed as the teacher's
+        from whilecli.route.shared import keyed_as
+
+        teacher_pool = pool_of(teacher_paths, "--teacher")
+        if student is not None and keyed_as(teacher_pool, student) and "-" not in teacher_paths:
+            teacher_pool = pool_of(teacher_paths, "--teacher", key_envs=True)
+        if student is not None and keyed_as(student, teacher_pool) and "-" not in student_paths:
             student = pool_of(student_paths, "the rows", key_envs=True)
         opts = dataclasses.replace(opts, teacher=teacher_pool)
     if student is not None:

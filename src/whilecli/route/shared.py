@@ -30,6 +30,18 @@ import polars as pl
 from whilecli.route.model import Pool
 
 
+def keyed_as(pool: Pool, other: Pool) -> bool:
+    """Whether ``pool``'s rows are to be read again keyed ``dataset:id``, as ``other``'s are:
+    its rows name a dataset but no id of theirs stood under two, where ``other``'s did (a
+    teacher's rows of one of the student's datasets; a run's dump of one dataset beside one
+    of two). Two pools pair by ids keyed alike (:func:`whilecli.io.read.read_rows`'s
+    ``key_envs``)."""
+    source, theirs = pool.source, other.source
+    keyed = bool(getattr(source, "env_keyed", False))
+    names = bool(getattr(source, "names_env", False))
+    return names and not keyed and bool(getattr(theirs, "env_keyed", False))
+
+
 @dataclass(frozen=True)
 class Tally:
     """Where each pool's tasks fall: ``mine = paired + only_mine + other_prompt`` and
