@@ -439,7 +439,9 @@ class Expected:
 
 
 #: Where a row keeps its reply: the first of these any row has; else the first of
-#: ``TEXT_REPLY_KEYS`` whose every value is text (or null).
+#: ``TEXT_REPLY_KEYS`` whose every value is text (or null) and, in JSON Lines, one at least
+#: text: a key null on every row there could as well hold an API's object (a ``response``),
+#: where a Parquet column typed as text is a text field whatever it holds.
 REPLY_KEYS = ("completion", "generation", "predicted_text")
 TEXT_REPLY_KEYS = (
     "response",
@@ -451,8 +453,9 @@ TEXT_REPLY_KEYS = (
 )
 
 
-def _replies_as_completion(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows with their reply moved to ``completion``, wherever the file keeps it."""
+def _replies_as_completion(rows: list[dict[str, Any]], typed: bool) -> list[dict[str, Any]]:
+    """The rows with their reply moved to ``completion``, wherever the file keeps it
+    (``typed``: a Parquet file, whose columns' types say what they hold)."""
     key = next((k for k in REPLY_KEYS if any(k in r for r in rows)), None)
     if key is None:
         key = next(
@@ -460,6 +463,7 @@ def _replies_as_completion(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 k
                 for k in TEXT_REPLY_KEYS
                 if any(k in r for r in rows)
+                and (typed or any(isinstance(r.get(k), str) for r in rows))
                 and all(isinstance(r.get(k), str) or r.get(k) is None for r in rows)
             ),
             None,
@@ -473,10 +477,14 @@ def _replies_as_completion(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def expected(
-    rows: list[dict[str, Any]], threshold: float | None = None, missing: str = "skip"
+    rows: list[dict[str, Any]],
+    threshold: float | None = None,
+    missing: str = "skip",
+    kind: str = "parquet",
 ) -> Expected:
-    """What reading ``rows`` (one file, in order) should find, or which refusal it meets."""
-    rows = _replies_as_completion(rows)
+    """What reading ``rows`` (one file of ``kind``, in order) should find, or which refusal
+    it meets."""
+    rows = _replies_as_completion(rows, typed=kind == "parquet")
     out = Expected(rows=len(rows))
     states = [reply(r) for r in rows]
     grades = [graded(r.get("reward")) for r in rows]
