@@ -1715,17 +1715,9 @@ def _keyed_by_env(plan: Plan, ids: int) -> None:
     """Tasks keyed ``dataset:id`` (:attr:`Plan.row_env`), where ``ids`` ids stand under two
     or more datasets: verl numbers each dataset's rows from 0, so one id is a task of each
     (a row without a dataset keeps its id)."""
-    row_env = plan.row_env
-    assert row_env is not None
+    assert plan.row_env is not None
     env = plan.fields.get("env", "dataset")
-
-    def keyed(task: pl.Expr) -> pl.Expr:
-        both = pl.concat_str([row_env, task], separator=":")
-        return pl.when(row_env.is_not_null()).then(both).otherwise(task)
-
-    plan.task_id = keyed(plan.task_id)
-    if plan.task_key is not None:
-        plan.task_key = keyed(plan.task_key)
+    _prefixed(plan, plan.row_env)
     plan.sources["task_id"] = f"({env}, {plan.sources.get('task_id', 'task id')})"
     if ids == PAIRED:
         why = "as the pool it is paired with is"
@@ -1737,13 +1729,22 @@ def _keyed_by_env(plan: Plan, ids: int) -> None:
 def _labelled(plan: Plan, label: str) -> None:
     """Tasks keyed ``label:id``: the file's evaluation, pooled on purpose with others whose
     ids it shares (``--pool``), so one id of two evaluations is two tasks."""
+    _prefixed(plan, pl.lit(label))
 
-    def keyed(task: pl.Expr) -> pl.Expr:
-        return pl.concat_str([pl.lit(label), task], separator=":")
 
-    plan.task_id = keyed(plan.task_id)
+def prefixed_id(prefix: pl.Expr, task: pl.Expr) -> pl.Expr:
+    """A task id keyed apart as ``prefix:id`` (a dataset, an evaluation); a row whose prefix
+    is null keeps its id. The one form of a key by dataset or evaluation, in rows and in
+    summaries alike."""
+    both = pl.concat_str([prefix, task], separator=":")
+    return pl.when(prefix.is_not_null()).then(both).otherwise(task)
+
+
+def _prefixed(plan: Plan, prefix: pl.Expr) -> None:
+    """The plan's task id (and its key as written) keyed by ``prefix`` (:func:`prefixed_id`)."""
+    plan.task_id = prefixed_id(prefix, plan.task_id)
     if plan.task_key is not None:
-        plan.task_key = keyed(plan.task_key)
+        plan.task_key = prefixed_id(prefix, plan.task_key)
 
 
 def _adopt(plan: Plan, owners: pl.DataFrame) -> None:

@@ -41,6 +41,7 @@ import polars as pl
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
+from whilecli.io.read import prefixed_id
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import (
     TASK_COLUMNS,
@@ -439,10 +440,8 @@ def _keyed_apart(scans: list[pl.LazyFrame], headers: list[Header | None]) -> Non
         return
     for i, entry in enumerate(entries):
         if entry is not None and entry.label():
-            label = pl.lit(entry.label())
-            scans[i] = scans[i].with_columns(
-                pl.concat_str([label, pl.col("task_id")], separator=":").alias("task_id")
-            )
+            keyed = prefixed_id(pl.lit(entry.label()), pl.col("task_id"))
+            scans[i] = scans[i].with_columns(keyed.alias("task_id"))
 
 
 def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFrame, Header]:
