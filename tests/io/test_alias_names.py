@@ -69,7 +69,7 @@ def test_a_version_under_another_name_is_read_and_moves_check_6(
 @pytest.mark.parametrize("name", ["iteration", "turn"])
 def test_a_turn_count_is_no_version(tmp_path: Path, name: str) -> None:
     rows = [
-        {"task_id": f"t{i // 8}", "reward": float(i % 2), "model": MODEL, name: i % 4}
+        {"task_id": f"t{i // 8}", "reward": float(i % 2), "model": MODEL, name: (i * 3) % 5 + 2}
         for i in range(80)
     ]
     frame, _ = frame_of(write_rows(tmp_path, rows, "jsonl"))

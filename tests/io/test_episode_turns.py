@@ -16,6 +16,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -53,7 +55,7 @@ def episodes(seed: int, tasks: int, k: int) -> list[dict[str, Any]]:
 def turn_rows(
     truth: list[dict[str, Any]], field: str, index: str, copied: bool, interleave: bool
 ) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for ep in truth:
         last = ep["turns"] - 1
         for turn in range(ep["turns"]):
@@ -142,3 +144,63 @@ def test_an_episode_index_per_task_is_no_repeat(tmp_path: Path) -> None:
     ]
     got = run_route(str(write(tmp_path, "indexed.jsonl", rows)), model=MODEL)
     assert isinstance(got, Route)
+
+
+def first_later_turn(rows: list[dict[str, Any]], index: str) -> int:
+    """The 1-based line of the first row whose task's first turn index is below its own."""
+    low: dict[str, int] = {}
+    for row in rows:
+        low[row["task_id"]] = min(low.get(row["task_id"], row[index]), row[index])
+    return next(line for line, r in enumerate(rows, 1) if r[index] != low[r["task_id"]])
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10**6),
+    index=st.sampled_from(["turn", "turn_idx", "turn_index", "turn_number"]),
+    base=st.sampled_from([0, 1]),
+    copied=st.booleans(),
+    interleave=st.booleans(),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_turn_rows_without_an_episode_id_are_refused(
+    tmp_path: Path, seed: int, index: str, base: int, copied: bool, interleave: bool, kind: str
+) -> None:
+    """A turn index with no episode id beside it: the rows of a task under indices 0, 1, 2,
+    ... (each on as many rows as the one before or fewer) are turns, whichever turn holds
+    the reward."""
+    truth = episodes(seed, tasks=12, k=4)
+    rows = [
+        {k: v + base if k == index else v for k, v in r.items() if k != "episode_id"}
+        for r in turn_rows(truth, "episode_id", index, copied, interleave)
+    ]
+    path = write(tmp_path, "turns.jsonl", rows)
+    if kind == "parquet":
+        path = tmp_path / "turns.parquet"
+        pl.DataFrame(rows).write_parquet(path)
+    result = CliRunner().invoke(app, ["route", str(path), "--model", MODEL])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2, out
+    where = f"{path}:{first_later_turn(rows, index)}:" if kind == "jsonl" else f"{path}"
+    assert where in out and f"field '{index}'" in out and "one row per episode" in out, out
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0, 0, 0, 0],  # one turn each: single-turn rows
+        [3, 5, 2, 4],  # how many turns each episode took: no index
+        [1, 2, 2, 3],  # a later index on more rows than the one before: no index
+        [0, 2, 0, 2],  # an index skipped
+    ],
+)
+def test_a_turn_column_that_is_no_index_routes(tmp_path: Path, values: list[int]) -> None:
+    rows = [
+        {"task_id": f"t{t}", "turn": v, "reward": float((t + e) % 2), "model": MODEL}
+        for t in range(20)
+        for e, v in enumerate(values)
+    ]
+    got = run_route(str(write(tmp_path, "counts.jsonl", rows)), model=MODEL)
+    assert isinstance(got, Route)
+    counts = next(c for c in got.checks if c.key == "rollouts_per_task").measured
+    assert counts["k"] == 4, counts

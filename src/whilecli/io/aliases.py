@@ -195,6 +195,19 @@ EPISODE_ALIASES: tuple[str, ...] = (
 #: A turn's index within its episode, named where rows repeat an episode: read as a
 #: version (:data:`VERSION_ALIASES`) it would be a turn index, not a policy's step.
 TURN_ALIASES: tuple[str, ...] = ("turn", "turn_id", "turn_idx", "step", "step_id", "step_idx")
+#: A turn's place within its episode, written on rows of one turn each where no episode id
+#: stands beside it: rows of one task under several such indices, each index from the first
+#: under it on as many rows or fewer, are turns of episodes (``turns`` and ``num_turns``
+#: count an episode's turns and are no index).
+TURN_INDEX_ALIASES: tuple[str, ...] = (
+    "turn",
+    "turn_idx",
+    "turn_index",
+    "turn_id",
+    "turn_number",
+    "turn_num",
+    "turn_no",
+)
 #: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.
 MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: Where a harness records an error in place of the reply, every one the rows carry read: a

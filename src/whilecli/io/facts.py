@@ -830,6 +830,8 @@ def refuse_ungraded(
 GRADED, DRAW, PROMPT = "__graded", "__draw", "__prompt"
 #: The key of a row's (task, episode id), where the rows carry an episode id.
 EPISODE = "__episode"
+#: A row's turn index within its episode, where the rows carry one and no episode id.
+TURN = "__turn"
 #: Stats keys merged across a file's row ranges by ``min`` (first rows), the rest by sum.
 FIRST_KEYS = ("f_first_error", "f_first_ungraded", "f_first_empty", "f_first_cut_partial")
 

@@ -41,6 +41,7 @@ from whilecli.io.aliases import (
     TOKEN_COUNT_ALIASES,
     TOKEN_LIST_ALIASES,
     TRANSCRIPT_ALIASES,
+    TURN_INDEX_ALIASES,
     VERSION_ALIASES,
 )
 from whilecli.io.formats import lighteval, lm_eval
@@ -151,6 +152,10 @@ class Plan:
     #: episode, not two rollouts. None: no episode id (or rows of several rollouts each).
     episode: pl.Expr | None = None
     episode_field: str | None = None  # where the episode id was read
+    #: A turn's index within its episode, where the rows carry one and no episode id
+    #: (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`), and where it was read.
+    turn: pl.Expr | None = None
+    turn_field: str | None = None
     #: Keys beside the grade's that spell it in another case (``Reward`` where ``reward``
     #: is read): rows that carry only such a key read as ungraded, and the facts name it.
     reward_spelled: tuple[str, ...] = ()
@@ -401,6 +406,7 @@ def build_plan(
         blank = value.str.strip_chars() == ""
         slice_expr = pl.when(blank).then(pl.lit(None, dtype=pl.String)).otherwise(value)
     episode = _episode(shape, leaves, task)
+    turn = _turn_index(shape, leaves)
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
@@ -440,6 +446,8 @@ def build_plan(
         row_env=_row_env(shape, leaves, fields, sources),
         episode=None if exploding or episode is None else episode[0],
         episode_field=None if exploding or episode is None else episode[1],
+        turn=None if exploding or episode is not None or turn is None else turn[0],
+        turn_field=None if exploding or episode is not None or turn is None else turn[1],
         reward_spelled=_spelled_otherwise(shape, fields.get("reward")),
     )
 
@@ -489,6 +497,16 @@ def _episode(shape: Shape, leaves: Leaves, task: pl.Expr) -> tuple[pl.Expr, str]
             said = facts.version_text(leaves.expr(alias, pl.String))
             pair = pl.struct(task.cast(pl.String).alias("task"), said.alias("episode"))
             return pl.when(said.is_not_null()).then(pair.hash(seed=0)), alias
+    return None
+
+
+def _turn_index(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
+    """Each row's turn index, from the first turn alias the rows hold as numbers
+    (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`); with the alias. None: none."""
+    for alias in TURN_INDEX_ALIASES:
+        kinds = shape.kinds_at(alias) - {"null"}
+        if kinds and kinds <= {"int", "float"}:
+            return leaves.expr(alias, pl.Float64), alias
     return None
 
 

@@ -138,6 +138,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.DRAW: pl.UInt64(),
     facts.PROMPT: pl.UInt64(),
     facts.EPISODE: pl.UInt64(),
+    facts.TURN: pl.Float64(),
 }
 
 
@@ -957,6 +958,7 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (plan.episode if plan.episode is not None else pl.lit(None, dtype=pl.UInt64)).alias(
             facts.EPISODE
         ),
+        (plan.turn if plan.turn is not None else pl.lit(None, dtype=pl.Float64)).alias(facts.TURN),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exprs = [
@@ -1102,6 +1104,8 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
     if plan.episode is not None:  # rows that repeat an episode: its turns, not rollouts
         queries.append(_turns(counted))
+    elif plan.turn is not None:  # rows of one task at several turn indices: turns
+        queries.append(_turn_indices(counted))
     if draw:  # each reply's rows and passes: one reply written twice, or graded two ways
         replied = counted.filter(keep & pl.col(facts.DRAW).is_not_null())
         task_hash = pl.col("task_id").hash(seed=0).alias("t")
@@ -1110,7 +1114,8 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         queries.append(by_reply.agg(facts.draw_counts(run.missing)))
     stats, *grouped = pl.collect_all(queries, engine="streaming")
     draws = grouped.pop() if draw else None
-    turns = grouped.pop().row(0, named=True) if plan.episode is not None else {}
+    turned = plan.episode is not None or plan.turn is not None
+    turns = grouped.pop().row(0, named=True) if turned else {}
     regrouped = keyed and bool(grouped) and _any_blank(grouped[0])
     if regrouped:  # grouped again by the ids as read
         grouped[0] = counted.group_by(keys).agg(aggs).collect(engine="streaming")
@@ -1177,6 +1182,42 @@ def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
     )
     return per.select(
         f_turns=(pl.col("n") - 1).sum().cast(pl.Int64), f_first_turn=pl.col("second").min()
+    )
+
+
+def _turn_indices(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Rows of one task under several turn indices (:data:`facts.TURN`), where every such task
+    holds each index from its first (0 or 1) on, each on as many rows as the one before or
+    fewer (every episode has a first turn, fewer reach a later one): one row of ``f_turns``
+    (the rows past each task's first index; 0 where any task breaks that order, as a count
+    of turns would) and ``f_first_turn`` (the first such row's position)."""
+    turn = pl.col(facts.TURN)
+    per_index = (
+        frame.filter(turn.is_not_null())
+        .group_by(pl.col("task_id").alias("t"), turn.alias("v"))
+        .agg(n=pl.len(), at=pl.col(AT).min())
+    )
+    v, n = pl.col("v"), pl.col("n")
+    per_task = per_index.group_by("t").agg(
+        indices=pl.len(),
+        lo=v.min(),
+        hi=v.max(),
+        whole=(v == v.round()).all(),
+        falling=n.sort_by(v).diff().max().fill_null(0) <= 0,
+        later=n.filter(v != v.min()).sum(),
+        second=pl.col("at").filter(v != v.min()).min(),
+    )
+    several = per_task.filter(pl.col("indices") >= 2)
+    ordered = (
+        pl.col("lo").is_in([0.0, 1.0])
+        & (pl.col("hi") - pl.col("lo") + 1 == pl.col("indices"))
+        & pl.col("whole")
+        & pl.col("falling")
+    )
+    every = ordered.all() & (pl.len() > 0)
+    return several.select(
+        f_turns=pl.when(every).then(pl.col("later").sum()).otherwise(0).cast(pl.Int64),
+        f_first_turn=pl.when(every).then(pl.col("second").min()),
     )
 
 
@@ -1622,6 +1663,18 @@ def refuse_turns(part: _Part) -> None:
     repeats an earlier row's episode, the field; and where a turn index is read as the
     policy version (``step``), that it counts turns."""
     turns, plan = int(part.stats.get("f_turns") or 0), part.plan
+    if turns and plan.episode_field is None and plan.turn_field is not None:
+        raise InputError(
+            f"rows are turns: this row's {plan.turn_field} is past the first of its task's"
+            f" ({turns} of {int(part.stats['rows'])} rows are later turns, each index on as"
+            " many rows as the one before it or fewer), and no episode id says which rows"
+            " are one rollout. Give one row per episode: e.g. keep each episode's last turn,"
+            " with its final reward, truncated if any turn was; or, where each turn is a task"
+            " graded on its own, an id per (task, turn)",
+            file=part.source.name,
+            field=plan.turn_field,
+            **_where(part.source, part.stats.get("f_first_turn")),
+        )
     if not turns or plan.episode_field is None:
         return
     rows, field_name = int(part.stats["rows"]), plan.episode_field
