@@ -310,3 +310,39 @@ def test_real_dumps_summarised_apart_route_as_read_together(tmp_path: Path) -> N
     assert report([at_once], **opts) == together
     assert report([str(write_merged(sums, tmp_path / "all.parquet"))], **opts) == together
     assert len(set(together["inputs"]["format"].split(" + "))) > 1
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    evaluations=st.lists(st.sampled_from(["add", "spell", "sort"]), min_size=2, max_size=3),
+    ids=st.integers(5, 40),
+    seed=st.integers(0, 10**6),
+)
+def test_summaries_of_evaluations_told_apart_by_prompts_route_as_their_rows_pooled(
+    tmp_path: Path, evaluations: list[str], ids: int, seed: int
+) -> None:
+    """Files without sidecars whose ids meet under different prompts are different
+    evaluations (and shards of one where the prompts agree): summarised one by one, they
+    route as the files read with --pool do, never as one task per id."""
+    import random
+
+    rng = random.Random(seed)
+    paths = []
+    for i, words in enumerate(evaluations):
+        rate = rng.random()
+        rows = [
+            {"id": t, "prompt": f"{words} {t}", "reward": float(rng.random() < rate)}
+            for t in range(ids)
+            for _ in range(4)
+        ]
+        path = tmp_path / f"f{seed}-{i}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        paths.append(str(path))
+    opts = {"pool": True, **FAST}
+    sums = [summarise([p], Path(p).with_suffix(".parquet")) for p in paths]
+    pooled = report(paths, **opts)
+    assert report(sums, **opts) == pooled
+    tasks = next(c for c in pooled["checks"] if c["key"] == "rollouts_per_task")
+    assert tasks["measured"]["grouped_tasks"] == ids * len(set(evaluations)), tasks

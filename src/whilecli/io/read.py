@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -1562,7 +1562,27 @@ def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
         return why, [
             e if e is not None else p.source.name for p, e in zip(parts, envs, strict=True)
         ]
-    group = list(range(len(parts)))  # union-find over files sharing an id under one prompt
+    conflict, roots = prompt_groups([_sampled_prompts(part) for part in parts])
+    if conflict is None:
+        return None
+    task, first, other = conflict
+    why = (
+        f"task id {task!r} carries different prompts in {parts[first].source.name} and"
+        f" {parts[other].source.name}: these look like different evaluations"
+    )
+    return why, [parts[r].source.name for r in roots]
+
+
+def prompt_groups(
+    pairs: Sequence[Iterable[tuple[str, Any]]],
+) -> tuple[tuple[str, int, int] | None, list[int]]:
+    """Which of several reads are one evaluation, from each read's (task id, prompt) pairs:
+    reads that share an id under one prompt are one (union-find); one id under different
+    prompts in two reads says the reads hold different evaluations. Returns the first such
+    (id, the read it was first seen in, the read that differs), None where no id differs,
+    and each read's group, named by its first read. The rule for rows (:func:`_mixed`) and
+    for summaries (:func:`whilecli.route.summary.load_summaries`) alike."""
+    group = list(range(len(pairs)))
 
     def root(i: int) -> int:
         while group[i] != i:
@@ -1570,23 +1590,19 @@ def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
             i = group[i]
         return i
 
-    seen: dict[tuple[str, str], int] = {}
-    prompts: dict[str, tuple[str, int]] = {}
-    conflict: str | None = None
-    for index, part in enumerate(parts):
-        for task, prompt in _sampled_prompts(part):
+    seen: dict[tuple[str, Any], int] = {}
+    prompts: dict[str, tuple[Any, int]] = {}
+    conflict: tuple[str, int, int] | None = None
+    for index, read in enumerate(pairs):
+        for task, prompt in read:
             other = seen.setdefault((task, prompt), index)
             group[root(index)] = root(other)
             first = prompts.setdefault(task, (prompt, index))
             if first[0] != prompt and first[1] != index and conflict is None:
-                conflict = (
-                    f"task id {task!r} carries different prompts in"
-                    f" {parts[first[1]].source.name} and {part.source.name}: these look like"
-                    " different evaluations"
-                )
-    if conflict is None:
-        return None
-    return conflict, [parts[root(i)].source.name for i in range(len(parts))]
+                conflict = (task, first[1], index)
+    roots = [root(i) for i in range(len(pairs))]
+    firsts = {r: min(i for i, q in enumerate(roots) if q == r) for r in set(roots)}
+    return conflict, [firsts[r] for r in roots]
 
 
 def evaluations(parts: list[_Part]) -> list[str] | None:

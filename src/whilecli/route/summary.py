@@ -41,7 +41,7 @@ import polars as pl
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
-from whilecli.io.read import prefixed_id
+from whilecli.io.read import prefixed_id, prompt_groups
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import (
     TASK_COLUMNS,
@@ -430,17 +430,24 @@ def _distinct(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
 
 
 def _keyed_apart(scans: list[pl.LazyFrame], headers: list[Header | None]) -> None:
-    """Summaries of different evaluations (their reads' sidecars name different ones): each
-    one's tasks keyed ``label:id`` (:meth:`Entry.label`), as reading their files pooled keys
-    them, so one id of two evaluations is two tasks. A summary of several evaluations (its
-    ids keyed so already) or of none named is left as it is."""
+    """Summaries of different evaluations (their reads' sidecars name different ones, or
+    their ids meet under different prompts: :func:`whilecli.io.read.prompt_groups`): each
+    one's tasks keyed ``label:id`` (:meth:`Entry.label`, its group's first where prompts
+    tell them apart), as reading their files pooled keys them, so one id of two evaluations
+    is two tasks. A summary of several evaluations (its ids keyed so already) or of none
+    named is left as it is."""
     entries = [h.inputs[0] if h is not None and len(h.inputs) == 1 else None for h in headers]
     named = {e.evaluation for e in entries if e is not None and e.evaluation is not None}
-    if len(named) < 2:
-        return
-    for i, entry in enumerate(entries):
-        if entry is not None and entry.label():
-            keyed = prefixed_id(pl.lit(entry.label()), pl.col("task_id"))
+    labels = [e.label() if e is not None else "" for e in entries]
+    if len(named) < 2:  # else: summaries whose ids meet under different prompts
+        pairs = [list((e.prompts or {}).items()) if e is not None else [] for e in entries]
+        conflict, roots = prompt_groups(pairs)
+        if conflict is None:
+            return
+        labels = [labels[r] if entries[i] is not None else "" for i, r in enumerate(roots)]
+    for i, label in enumerate(labels):
+        if label:
+            keyed = prefixed_id(pl.lit(label), pl.col("task_id"))
             scans[i] = scans[i].with_columns(keyed.alias("task_id"))
 
 

@@ -31,6 +31,8 @@ from whilecli.route.model import Rows
 
 FORMAT_VERSION = 1
 HEADER_KEY = "whilecli.summary"
+#: The task ids whose prompt key a header records (:attr:`Entry.prompts`).
+PROMPT_SAMPLE = 1000
 
 
 @dataclass
@@ -50,6 +52,11 @@ class Entry:
     #: The one evaluation the read's sidecars name (:attr:`Rows.evaluation`); None: none,
     #: several, or an older summary.
     evaluation: str | None = None
+    #: The prompt key (hex) of the read's first :data:`PROMPT_SAMPLE` task ids, in id order,
+    #: where its rows carry prompts: summaries of different evaluations whose ids meet under
+    #: different prompts are keyed apart by it (:func:`whilecli.io.read.prompt_groups`).
+    #: None: no prompts read, or an older summary.
+    prompts: dict[str, str] | None = None
 
     def label(self) -> str:
         """What keys this read's tasks apart from another evaluation's, as a pooled read of
@@ -138,6 +145,7 @@ def header_of(rows: Rows, n_rows: int) -> Header:
     span = None if rows.reward_range is None else [float(x) for x in rows.reward_range]
     entry = Entry(list(rows.paths), rows.format, dict(rows.sources), notes, judged, found, span)
     entry.evaluation = rows.evaluation
+    entry.prompts = _prompt_sample(rows.prompts)
     return Header(
         pass_threshold=rows.pass_threshold,
         threshold_explicit=rows.threshold_explicit,
@@ -145,6 +153,15 @@ def header_of(rows: Rows, n_rows: int) -> Header:
         has_logprobs=rows.has_logprobs,
         has_values=rows.has_values,
     )
+
+
+def _prompt_sample(prompts: pl.DataFrame | None) -> dict[str, str] | None:
+    """The first :data:`PROMPT_SAMPLE` task ids' prompt keys, as :attr:`Entry.prompts`."""
+    if prompts is None:
+        return None
+    known = prompts.filter(pl.col("task_id").is_not_null() & pl.col("prompt").is_not_null())
+    first = known.sort("task_id").head(PROMPT_SAMPLE)
+    return {t: format(p, "x") for t, p in first.iter_rows()} or None
 
 
 def read_header(path: str | os.PathLike[str]) -> Header | None:
@@ -218,7 +235,17 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
     """One ``inputs`` entry of a header, its types checked."""
     if not isinstance(e, dict):
         raise bad(at, f"an object expected, got {type(e).__name__}")
-    known = {"paths", "format", "sources", "notes", "judged", "facts", "reward_range", "evaluation"}
+    known = {
+        "paths",
+        "format",
+        "sources",
+        "notes",
+        "judged",
+        "facts",
+        "reward_range",
+        "evaluation",
+        "prompts",
+    }
     unknown = set(e) - known
     if unknown:
         raise bad(at, f"unknown keys {sorted(unknown)}")
@@ -256,6 +283,12 @@ def _entry(e: object, at: str, bad: Callable[[str, str], InputError]) -> Entry:
         raise bad(f"{at}.evaluation", "a name or null expected")
     entry = Entry(list(e["paths"]), e["format"], dict(sources), list(notes), judged, found, span)
     entry.evaluation = evaluation
+    prompts = e.get("prompts")
+    if prompts is not None and not (
+        isinstance(prompts, dict) and all(isinstance(v, str) for v in prompts.values())
+    ):
+        raise bad(f"{at}.prompts", "an object of task id to prompt key (text) or null expected")
+    entry.prompts = prompts
     return entry
 
 
