@@ -61,6 +61,7 @@ from whilecli.io.formats import (
     promptfoo,
     rllm,
     roll,
+    skythought,
     slime,
     swebench,
     tables,
@@ -207,6 +208,8 @@ def is_sidecar(doc: Any) -> str | None:
         return "a Harbor job summary (its trials' result.json files beside it are the rows)"
     if rllm.is_batch_summary(doc):
         return "an rLLM batch_summary.json (the episode files beside it are the rows)"
+    if skythought.is_summary(doc):
+        return "a SkyThought summary.json (it names the model of the results.json beside it)"
     saved = hf_datasets.sidecar(doc)
     if saved is not None:
         return saved
@@ -284,6 +287,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return aider.convert(doc, path, name)
     if mle_bench.is_report(doc):
         return mle_bench.convert(doc, name)
+    if skythought.is_results(doc):
+        return skythought.convert(doc, path, name)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
     if swebench.is_instance_report(doc):

@@ -239,6 +239,21 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "skythought",
+        "SkyThought evaluation results: <model>_<task>_<hash>/results.json + summary.json"
+        " (skythought evaluate, generate, score)",
+        "a JSON object keyed by problem, each holding responses[] beside token_usages or"
+        " input_conversation",
+        {
+            "task_id": "the problem's key (its _index; its responses are rollouts)",
+            "reward": "responses[].correctness (null before skythought score: ungraded)",
+            "truncated": "token_usages[].completion_tokens >= summary.json"
+            " sampling_params.max_tokens (vLLM and Ray backends), else not recorded",
+            "model": "summary.json: configuration.model.name",
+            "env": "summary.json: configuration.task.name",
+        },
+    ),
+    FormatInfo(
         "bfcl",
         "Berkeley Function Calling Leaderboard score files:"
         " score/<model>/[<group>/]BFCL_v<N>_<category>_score.json",
@@ -629,4 +644,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
+    | {"skythought"}
 )
