@@ -57,6 +57,7 @@ from whilecli.io.formats import (
     openai_evals,
     opencompass,
     openrlhf,
+    opik,
     prime_rl,
     promptfoo,
     rllm,
@@ -210,6 +211,9 @@ def is_sidecar(doc: Any) -> str | None:
         return "an rLLM batch_summary.json (the episode files beside it are the rows)"
     if skythought.is_summary(doc):
         return "a SkyThought summary.json (it names the model of the results.json beside it)"
+    exported = opik.sidecar(doc)
+    if exported is not None:
+        return exported
     saved = hf_datasets.sidecar(doc)
     if saved is not None:
         return saved
@@ -289,6 +293,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return mle_bench.convert(doc, name)
     if skythought.is_results(doc):
         return skythought.convert(doc, path, name)
+    if opik.is_experiment(doc):
+        return opik.convert(doc, path, name)
+    if (exported := opik.sidecar(doc)) is not None:  # a dataset export's items are no rows
+        raise Sidecar(exported)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
     if swebench.is_instance_report(doc):

@@ -554,6 +554,22 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "opik",
+        "Opik experiment exports (opik export WORKSPACE experiment NAME):"
+        " <workspace>/experiments/experiment_<name>_<id>.json",
+        "a JSON object with experiment (id, name) and items[] naming dataset_item_id or trace_id",
+        {
+            "task_id": "items[].dataset_item_id (trial_count runs of an item are rollouts)",
+            "reward": "the one feedback score, else the only 0/1 one (hallucination_metric and"
+            " moderation_metric score a fault: never the grade); several: --map"
+            " reward=scores.NAME",
+            "truncated": "not recorded",
+            "model": "experiment.metadata.model, else the llm spans' model in the trace files"
+            " exported beside it (projects/<project>/trace_<id>.json)",
+            "env": "experiment.dataset_name",
+        },
+    ),
+    FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, an object with a samples list, or"
         " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
@@ -644,5 +660,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
-    | {"skythought"}
+    | {"skythought", "opik"}
 )
