@@ -57,10 +57,12 @@ from whilecli.io.formats import (
     openai_evals,
     opencompass,
     openrlhf,
+    opik,
     prime_rl,
     promptfoo,
     rllm,
     roll,
+    skythought,
     slime,
     swebench,
     tables,
@@ -207,6 +209,11 @@ def is_sidecar(doc: Any) -> str | None:
         return "a Harbor job summary (its trials' result.json files beside it are the rows)"
     if rllm.is_batch_summary(doc):
         return "an rLLM batch_summary.json (the episode files beside it are the rows)"
+    if skythought.is_summary(doc):
+        return "a SkyThought summary.json (it names the model of the results.json beside it)"
+    exported = opik.sidecar(doc)
+    if exported is not None:
+        return exported
     saved = hf_datasets.sidecar(doc)
     if saved is not None:
         return saved
@@ -284,6 +291,12 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return aider.convert(doc, path, name)
     if mle_bench.is_report(doc):
         return mle_bench.convert(doc, name)
+    if skythought.is_results(doc):
+        return skythought.convert(doc, path, name)
+    if opik.is_experiment(doc):
+        return opik.convert(doc, path, name)
+    if (exported := opik.sidecar(doc)) is not None:  # a dataset export's items are no rows
+        raise Sidecar(exported)
     if swebench.is_report(doc):
         return swebench.convert(doc, name)
     if swebench.is_instance_report(doc):

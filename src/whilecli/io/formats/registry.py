@@ -239,6 +239,21 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "skythought",
+        "SkyThought evaluation results: <model>_<task>_<hash>/results.json + summary.json"
+        " (skythought evaluate, generate, score)",
+        "a JSON object keyed by problem, each holding responses[] beside token_usages or"
+        " input_conversation",
+        {
+            "task_id": "the problem's key (its _index; its responses are rollouts)",
+            "reward": "responses[].correctness (null before skythought score: ungraded)",
+            "truncated": "token_usages[].completion_tokens >= summary.json"
+            " sampling_params.max_tokens (vLLM and Ray backends), else not recorded",
+            "model": "summary.json: configuration.model.name",
+            "env": "summary.json: configuration.task.name",
+        },
+    ),
+    FormatInfo(
         "bfcl",
         "Berkeley Function Calling Leaderboard score files:"
         " score/<model>/[<group>/]BFCL_v<N>_<category>_score.json",
@@ -539,6 +554,22 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "opik",
+        "Opik experiment exports (opik export WORKSPACE experiment NAME):"
+        " <workspace>/experiments/experiment_<name>_<id>.json",
+        "a JSON object with experiment (id, name) and items[] naming dataset_item_id or trace_id",
+        {
+            "task_id": "items[].dataset_item_id (trial_count runs of an item are rollouts)",
+            "reward": "the one feedback score, else the only 0/1 one (hallucination_metric and"
+            " moderation_metric score a fault: never the grade); several: --map"
+            " reward=scores.NAME",
+            "truncated": "not recorded",
+            "model": "experiment.metadata.model, else the llm spans' model in the trace files"
+            " exported beside it (projects/<project>/trace_<id>.json)",
+            "env": "experiment.dataset_name",
+        },
+    ),
+    FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, an object with a samples list, or"
         " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
@@ -629,4 +660,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
+    | {"skythought", "opik"}
 )
