@@ -107,6 +107,20 @@ ENCODINGS: dict[str, Callable[[Row], None]] = {
         choices=[{"finish_reason": "error", "message": {"role": "assistant", "content": "x"}}]
     ),
     "finish_reason-abort": _set(finish_reason="abort"),
+    # an HTTP error status written as a number or its text, beside no reply
+    "status_code-429": _set(status_code=429, completion=""),
+    "status-503": _set(status=503, completion=None),
+    "http_status-text": _set(http_status="HTTP 502", completion=""),
+    "response.status_code": _set(response={"status_code": 500}, completion=""),
+    # the failure's class, a failed request's status or finish reason in a client's words
+    "error_type": _set(error_type="RateLimitError", completion=""),
+    "status-rate_limited": _set(status="rate_limited", completion=""),
+    "finish_reason-rate-limited": _set(finish_reason="Rate-Limited"),
+    "finish_reason-timeout": _set(finish_reason="timeout", completion=""),
+    "meta_info.finish_reason-abort": _set(
+        meta_info={"finish_reason": {"type": "abort", "message": "aborted by the server"}}
+    ),
+    "error_code-no-reply": _set(error_code="overloaded_error", completion=None),
     **{f"text:{name}": _reply(text) for name, text in ERROR_TEXTS.items()},
 }
 #: The same fields beside the model's own reply: what a test runner said of the model's code
@@ -117,6 +131,11 @@ BESIDE_A_REPLY: dict[str, Callable[[Row], None]] = {
     "is_error": _set(is_error=True),
     "status-error": _set(status="error"),
     "status-failed": _set(status="failed"),
+    # the status of what the model's code served, beside its reply
+    "status_code-500": _set(status_code=500),
+    "finish_reason-timeout": _set(finish_reason="timeout"),
+    # a grader's verdict on the model's answer (BFCL's error types)
+    "error_type": _set(error_type="simple_function_checker:wrong_func_name"),
 }
 
 
@@ -196,6 +215,12 @@ def test_error_rows_are_left_out_in_every_encoding(tmp_path: Path, name: str, ki
         ("status", "failed"),
         ("status", "timeout"),
         ("finish_reason", "stop"),
+        ("status", 200),
+        ("status_code", 200),
+        ("status", 0),
+        ("status", 1),
+        ("error_type", None),
+        ("finish_reason", "timeout"),
     ],
 )
 def test_a_value_that_records_no_error_is_no_error(
@@ -362,3 +387,80 @@ def test_a_reply_field_null_on_every_row_is_nothing_generated(
         assert done.exit_code == 0, done.output
     else:
         assert done.exit_code == 2 and "nothing was generated" in done.output, done.output
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    field=st.sampled_from(["status", "status_code", "http_status"]),
+    code=st.sampled_from([0, 1, 2, 124, 137, 200, 204, 301, 399, 400, 401, 404, 408, 413])
+    | st.sampled_from([422, 429, 499, 500, 502, 503, 504, 529, 599, 600, 1000, -1]),
+    written=st.sampled_from(["number", "float", "text"]),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_numeric_status_is_an_error_where_it_is_an_http_error_code(
+    tmp_path_factory: pytest.TempPathFactory,
+    field: str,
+    code: int,
+    written: str,
+    kind: str,
+    seed: int,
+) -> None:
+    """A pool whose every real reply passes, with a share of rows that hold no reply, score 0
+    and carry a numeric status (every other row ``200``, or the same code where the code is
+    no HTTP code). An HTTP error code (400-599) there is the request's failure: the rows are
+    errors, left out, and the pool routes saturated as it is. Any other number (0 and 1 for a
+    tool's fail and pass, an exit status, 2xx, 3xx, past 599) says nothing: the empty replies
+    are the model's failures, counted, and the pool is split."""
+    rnd = random.Random(seed)
+    value: Any = {"number": code, "float": float(code), "text": str(code)}[written]
+    rows = pool(seed)
+    failed = 0
+    for row in rows:
+        row[field] = {"number": 200, "float": 200.0, "text": "200"}[written]
+        if rnd.random() < 0.15:
+            row.update({"reward": 0.0, "completion": "", field: value})
+            failed += 1
+    if not failed:
+        return
+    folder = tmp_path_factory.mktemp("status")
+    got = route(write(folder, rows, kind))
+    if 400 <= code <= 599:
+        assert kinds(got)[0] == "errors", (code, kinds(got))
+        assert got.data_quality[0].count == failed
+        assert got.route == "saturated", (code, got.route)
+    else:
+        assert "errors" not in kinds(got), (code, kinds(got))
+        assert got.route != "saturated", (code, got.route)
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize(
+    "value,harness",
+    [
+        ("RateLimitError", True),
+        ("openai.APIConnectionError", True),
+        ("overloaded_error", True),
+        (503, True),
+        ("simple_function_checker:wrong_func_name", False),
+        ("AssertionError", False),
+        ("type_error:simple", False),
+    ],
+)
+def test_an_error_class_in_rows_that_keep_no_reply(
+    tmp_path: Path, value: Any, harness: bool, kind: str
+) -> None:
+    """Rows that keep no reply at all, a share of them scored 0 beside an ``error_type``: a
+    class that names a failed request (a rate limit, a lost connection, an overloaded
+    server, a 5xx) is the harness's error, left out, and the pool routes saturated as it is;
+    a grader's verdict on the model's answer is its graded failure, counted."""
+    rows = [{k: v for k, v in r.items() if k != "completion"} for r in _errored(5, 0.2, _set())]
+    for row in rows:
+        row["error_type"] = value if row["reward"] == 0.0 else None
+    got = route(write(tmp_path, rows, kind))
+    if harness:
+        assert kinds(got)[0] == "errors", kinds(got)
+        assert got.route == "saturated"
+    else:
+        assert "errors" not in kinds(got), kinds(got)
+        assert got.route != "saturated"

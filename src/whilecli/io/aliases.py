@@ -219,6 +219,13 @@ MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: ``error`` (first) records one whatever stands beside it (DESIGN section 1); the others
 #: only where the row holds no reply (:func:`whilecli.io.facts.reply_state`).
 ERROR_ALIASES: tuple[str, ...] = ("error", "exception", "metadata.error", "response.error")
+#: A failure's class or code, filed beside the reply: an API client's (``RateLimitError``,
+#: ``APITimeoutError``, ``429``, ``overloaded_error``), or a grader's verdict on the model's
+#: answer (BFCL's ``error_type``: ``simple_function_checker:wrong_func_name``). Any value there
+#: records an error where the row's reply is empty or absent in rows that keep replies; in
+#: rows that keep none, only a value that names a failed request
+#: (:data:`whilecli.io.facts.REQUEST_FAILURE`).
+ERROR_CLASS_ALIASES: tuple[str, ...] = ("error_type", "exception_type", "error_class", "error_code")
 #: Messages that record an error only where they are a harness error message (the matcher a
 #: reply's text meets): NeMo-Skills writes ``error_message`` for its code sandbox's result
 #: (``<not_executed>``, or the model's own code's exception: the model's failure), other
@@ -234,17 +241,63 @@ ERROR_FLAG_ALIASES: tuple[str, ...] = ("is_error",)
 #: model's reply when the model's code failed: the model's failure, graded); any other value
 #: (``ok``, ``success``, ``completed``) records none.
 STATUS_ALIASES: tuple[str, ...] = ("status", "response.status")
+#: A request that failed at the API, in the words harnesses and clients write for it (any
+#: case, words joined by ``_``, ``-`` or a space): a rate limit, an overloaded or failing
+#: server, a lost connection. Never the model's: read as a status beside no reply
+#: (:data:`NO_REPLY_STATUSES`) and as a finish reason whatever stands beside it
+#: (:data:`ERROR_REASONS`).
+FAILED_REQUEST_WORDS = frozenset(
+    {"rate_limit", "rate_limited", "ratelimit", "ratelimited", "rate_limit_exceeded"}
+    | {"rate_limit_error", "ratelimiterror", "throttled", "too_many_requests", "overloaded"}
+    | {"overloaded_error", "server_error", "internal_server_error", "internal_error"}
+    | {"api_error", "apierror", "service_unavailable", "bad_gateway", "gateway_timeout"}
+    | {"connection_error", "apiconnectionerror", "quota_exceeded", "resource_exhausted"}
+)
+#: A request that ran out of time (any case, joined as :data:`FAILED_REQUEST_WORDS`): the
+#: API's, or a test harness's verdict on the model's code beside its reply. An error only
+#: beside no reply, as a status or a finish reason.
+TIMEOUT_WORDS = frozenset(
+    {"timeout", "timed_out", "timedout", "request_timeout", "apitimeouterror", "deadline_exceeded"}
+)
 ERROR_STATUSES = frozenset({"aborted", "abort", "cancelled", "canceled"})
 NO_REPLY_STATUSES = frozenset(
-    {"error", "errored", "failed", "failure", "timeout", "timed_out", "timedout"}
+    {"error", "errored", "failed", "failure", "expired"} | TIMEOUT_WORDS | FAILED_REQUEST_WORDS
 )
+#: An HTTP response's status code (a number, or its text: ``429``, ``"503"``, ``"HTTP 502"``,
+#: ``"503 Service Unavailable"``): ``status`` and ``response.status`` (beside their words,
+#: :data:`STATUS_ALIASES`), ``status_code`` (LiteLLM's and the OpenAI client's exceptions,
+#: an OpenAI Batch API line's ``response.status_code``), ``http_status``. A code from 400 to
+#: 599 (a client error, a rate limit, a server error: the request's failure, never the
+#: model's) records an error where the row holds no reply (:func:`whilecli.io.facts.http_error`).
+#: Any other number says nothing: 2xx and 3xx are no error, and a status under 100 or past 599
+#: is no HTTP code (``0`` / ``1`` a tool's pass and fail, a process's exit status).
+HTTP_STATUS_ALIASES: tuple[str, ...] = (
+    *("status", "status_code", "http_status", "http_status_code", "statusCode", "http_code"),
+    *("response.status", "response.status_code"),
+)
+#: An HTTP error status as text (after :func:`word`): a code from 400 to 599, written whole
+#: (``429``, ``429.0``), after ``HTTP`` or ``HTTP/1.1``, or before its reason phrase.
+HTTP_ERROR = r"^(?:https?(?:/\d(?:\.\d)?)?\s*)?[45]\d\d(?:\.0+)?(?:\s+[a-z][a-z ._-]*)?$"
 #: Stop / finish reasons, every one the rows carry read: one of :data:`ERROR_REASONS`
 #: records an error, not a reply (``choices[0].finish_reason``: an OpenAI chat completion
-#: saved whole).
-REASON_ALIASES: tuple[str, ...] = ("finish_reason", "stop_reason", "choices[0].finish_reason")
+#: saved whole; the others where :data:`TRUNCATION_ALIASES` reads a reason too: a vLLM
+#: ``RequestOutput``, SGLang's ``meta_info``, TGI's details, an OpenAI Batch API line, a
+#: LiteLLM ``ModelResponse``, Gemini's ``finishReason``).
+REASON_ALIASES: tuple[str, ...] = (
+    *("finish_reason", "stop_reason", "choices[0].finish_reason", "outputs[0].finish_reason"),
+    *("meta_info.finish_reason", "output.finish_reason", "metadata.finish_reason"),
+    *("response.finish_reason", "finishReason", "candidates[0].finishReason"),
+    *("details.finish_reason", "response.body.choices[0].finish_reason"),
+    "model_response.choices[0].finish_reason",
+)
 #: Stop / finish reasons that record an error, any case: ``error`` (inspect_ai, LiteLLM),
-#: ``abort`` (vLLM's and SGLang's aborted requests), ``aborted``, ``cancelled``.
-ERROR_REASONS = frozenset({"error", "abort", "aborted", "cancelled", "canceled"})
+#: ``abort`` (vLLM's and SGLang's aborted requests), ``aborted``, ``cancelled``, and a
+#: request that failed at the API (:data:`FAILED_REQUEST_WORDS`: ``rate_limited``).
+ERROR_REASONS = frozenset(
+    {"error", "abort", "aborted", "cancelled", "canceled"} | FAILED_REQUEST_WORDS
+)
+#: Stop / finish reasons that record an error only beside no reply (:data:`TIMEOUT_WORDS`).
+NO_REPLY_REASONS = TIMEOUT_WORDS
 #: What a field that records an error holds when it records none, as text in lower case
 #: (a JSON ``false`` reads ``"false"``; an object whose members are all null reads as ``{}``).
 NO_ERROR_TEXTS = frozenset(

@@ -10,8 +10,10 @@ streaming pass it makes over each file:
   out of every rate and counted (``--missing fail``: counted as a failure instead); a file
   with no graded row is refused.
 - ``reply``: ``ok`` / ``empty`` / ``error``. ``error``: the harness recorded an error instead
-  of a reply (an error field holding one, an error flag set, a failed request's status, a
-  stop/finish reason ``error`` or ``abort``, or a reply that is a harness error message:
+  of a reply (an error field holding one, an error flag set, a failed request's status, an
+  HTTP error status 400-599 or an error class naming a failed request beside no reply, a
+  stop/finish reason ``error``, ``abort`` or ``rate_limited``, or a reply that is a harness
+  error message:
   HTTP 429/5xx, rate limit, timeout, connection error, context length exceeded). Error rows
   are left out of every rate and counted; a file whose replies are errors half the time or
   more is refused. ``empty`` is the model's reply. The reply is resolved once
@@ -58,7 +60,9 @@ from whilecli.io.aliases import (
     ERROR_STATUSES,
     FINISHED_REASONS,
     FLAG_TRUE,
+    HTTP_ERROR,
     NO_ERROR_TEXTS,
+    NO_REPLY_REASONS,
     NO_REPLY_STATUSES,
     TOKEN_LIMIT_WORDS,
 )
@@ -222,6 +226,21 @@ def flag_of_text(text: pl.Expr) -> pl.Expr:
     return pl.coalesce(value, _refused(text, ~known.fill_null(True), pl.Boolean))
 
 
+def reason_word(text: pl.Expr) -> pl.Expr:
+    """A finish / stop reason over a text column as one word, read as every reader reads a
+    word (:func:`whilecli.io.aliases.reason_text`): ``" Length\\n"`` is ``length``, SGLang's
+    ``{"type": "abort", ...}`` its type, a list its first reason."""
+    raw = text.str.strip_chars(BLANKS)
+    one = (
+        pl.when(raw.str.starts_with("{"))
+        .then(raw.str.extract(r'"type"\s*:\s*"([^"]*)"'))
+        .when(raw.str.starts_with("["))
+        .then(raw.str.extract(r'^\[\s*"([^"]*)"'))
+        .otherwise(raw)
+    )
+    return _lower(one)
+
+
 def cut_of_reason(text: pl.Expr, cut: frozenset[str] | None = None) -> pl.Expr:
     """A finish / stop reason over a text column, its text read as every reader reads a word
     (:func:`whilecli.io.aliases.word`: ``" Length\\n"`` is ``length``; SGLang's
@@ -233,15 +252,7 @@ def cut_of_reason(text: pl.Expr, cut: frozenset[str] | None = None) -> pl.Expr:
     ``cut``: a field naming what ended an episode (``stop_condition``,
     :func:`whilecli.io.aliases.cut_stop`): true where one of ``cut`` or a limit on tokens or
     the context (:data:`~whilecli.io.aliases.TOKEN_LIMIT_WORDS`), false where another name."""
-    raw = text.str.strip_chars(BLANKS)
-    one = (
-        pl.when(raw.str.starts_with("{"))
-        .then(raw.str.extract(r'"type"\s*:\s*"([^"]*)"'))
-        .when(raw.str.starts_with("["))
-        .then(raw.str.extract(r'^\[\s*"([^"]*)"'))
-        .otherwise(raw)
-    )
-    low = _lower(one)
+    low = reason_word(text)
     said = ~low.is_in(sorted(NO_VALUE)) & ~low.str.contains(r"^[+-]?\d+(?:\.\d*)?$")
     negated = low.str.contains(CUT_NEGATED)
     if cut is not None:
@@ -350,6 +361,11 @@ def error_flag(value: pl.Expr) -> pl.Expr:
     return _lower(value).is_in(sorted(FLAG_TRUE)).fill_null(False)
 
 
+def _joined(word: pl.Expr) -> pl.Expr:
+    """A word whose parts are joined by ``_`` whatever joined them (``-``, blanks)."""
+    return word.str.replace_all(r"[\s-]+", "_")
+
+
 def error_status(value: pl.Expr) -> pl.Expr:
     """True where a request's status (:data:`~whilecli.io.aliases.STATUS_ALIASES`) is one of
     :data:`~whilecli.io.aliases.ERROR_STATUSES`."""
@@ -357,14 +373,48 @@ def error_status(value: pl.Expr) -> pl.Expr:
 
 
 def no_reply_status(value: pl.Expr) -> pl.Expr:
-    """True where a request's status is one of :data:`~whilecli.io.aliases.NO_REPLY_STATUSES`:
-    an error only on a row that holds no reply (:func:`reply_state`)."""
-    return _lower(value).is_in(sorted(NO_REPLY_STATUSES)).fill_null(False)
+    """True where a request's status is one of :data:`~whilecli.io.aliases.NO_REPLY_STATUSES`
+    (``rate-limited`` is ``rate_limited``): an error only on a row that holds no reply
+    (:func:`reply_state`)."""
+    return _joined(_lower(value)).is_in(sorted(NO_REPLY_STATUSES)).fill_null(False)
+
+
+def http_error(value: pl.Expr) -> pl.Expr:
+    """True where a status (:data:`~whilecli.io.aliases.HTTP_STATUS_ALIASES`), a number or its
+    text, is an HTTP error code, 400 to 599 (:data:`~whilecli.io.aliases.HTTP_ERROR`): an
+    error only on a row that holds no reply. Any other number (200, 0 and 1 for pass and fail,
+    an exit status) is none."""
+    return _lower(value).str.contains(HTTP_ERROR).fill_null(False)
+
+
+#: An error's class or code that names a request that failed at the API, not the model's
+#: answer: a rate limit or quota, an overloaded or failing server, a lost connection, the
+#: API's timeout, an HTTP 429 or 5xx (``RateLimitError``, ``APIConnectionError``,
+#: ``overloaded_error``, ``InternalServerError``, ``APITimeoutError``, ``503``).
+REQUEST_FAILURE = (
+    r"(?i)rate[ _-]?limit|throttl|quota|exhausted|too[ _-]?many[ _-]?requests|overload"
+    r"|connection|server[ _-]?error|internal[ _-]?error|unavailable|bad[ _-]?gateway"
+    r"|api[ _-]?(?:error|timeout|status)|\b(?:429|5[0-9][0-9])\b"
+)
+
+
+def request_failure(value: pl.Expr) -> pl.Expr:
+    """True where an error's class or code (:data:`~whilecli.io.aliases.ERROR_CLASS_ALIASES`)
+    names a request that failed at the API (:data:`REQUEST_FAILURE`)."""
+    return value.str.contains(REQUEST_FAILURE).fill_null(False)
 
 
 def error_reason(value: pl.Expr) -> pl.Expr:
-    """True where a stop / finish reason is one of :data:`~whilecli.io.aliases.ERROR_REASONS`."""
-    return _lower(value).is_in(sorted(ERROR_REASONS)).fill_null(False)
+    """True where a stop / finish reason (a word, SGLang's ``{"type": ...}``, a list's first)
+    is one of :data:`~whilecli.io.aliases.ERROR_REASONS` (``rate-limited`` is
+    ``rate_limited``)."""
+    return _joined(reason_word(value)).is_in(sorted(ERROR_REASONS)).fill_null(False)
+
+
+def no_reply_reason(value: pl.Expr) -> pl.Expr:
+    """True where a stop / finish reason is one of :data:`~whilecli.io.aliases.NO_REPLY_REASONS`
+    (a timeout): an error only on a row that holds no reply (:func:`reply_state`)."""
+    return _joined(reason_word(value)).is_in(sorted(NO_REPLY_REASONS)).fill_null(False)
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,11 @@ from whilecli.io.aliases import (
     ENV_ALIASES,
     EPISODE_ALIASES,
     ERROR_ALIASES,
+    ERROR_CLASS_ALIASES,
     ERROR_FLAG_ALIASES,
     ERROR_TEXT_ALIASES,
     GRADE_LIST_ALIASES,
+    HTTP_STATUS_ALIASES,
     REASON_ALIASES,
     REWARD_PARTS,
     SAMPLE_LIST_ALIASES,
@@ -588,25 +590,41 @@ _ALWAYS = (
     (REASON_ALIASES, "reason"),
 )
 #: The other error fields (``exception``, ``metadata.error``, ...), an error message, an error
-#: flag: an error where the row holds no reply, or where the rows keep no reply at all; beside
-#: the model's reply it is what a code runner said of the model's code (``exception:
-#: "NameError: ..."``), its graded failure.
+#: flag, an HTTP error status (``status_code: 429``), an error class that names a failed
+#: request (``error_type: RateLimitError``): an error where the row holds no reply, or where
+#: the rows keep no reply at all; beside the model's reply it is what a code runner said of
+#: the model's code (``exception: "NameError: ..."``), its graded failure, or the status of
+#: what the model's code served.
 _UNLESS_REPLIED = (
     (ERROR_ALIASES[1:], "field"),
     (ERROR_TEXT_ALIASES, "message"),
     (ERROR_FLAG_ALIASES, "flag"),
+    (HTTP_STATUS_ALIASES, "http"),
+    (ERROR_CLASS_ALIASES, "request"),
 )
-#: A status ``error``, ``failed`` or ``timeout``: an error only beside an empty or absent
-#: reply in rows that keep replies (pytest's and SWE-bench's outcomes are grades too).
-_BESIDE_NO_REPLY = ((STATUS_ALIASES, "unreplied"),)
+#: A status ``error``, ``failed``, ``timeout`` or ``rate_limited``, a finish reason
+#: ``timeout``, any error class or code: an error only beside an empty or absent reply in
+#: rows that keep replies (pytest's and SWE-bench's outcomes are grades too, as are BFCL's
+#: error types).
+_BESIDE_NO_REPLY = (
+    (STATUS_ALIASES, "unreplied"),
+    (REASON_ALIASES, "unreplied reason"),
+    (ERROR_CLASS_ALIASES, "field"),
+)
 _HOLDS = {
     "status": facts.error_status,
     "reason": facts.error_reason,
     "field": facts.recorded_error,
     "message": facts.error_message,
     "flag": facts.error_flag,
+    "http": facts.http_error,
+    "request": facts.request_failure,
     "unreplied": facts.no_reply_status,
+    "unreplied reason": facts.no_reply_reason,
 }
+#: What a reader of each kind reads: a scalar, or (a finish reason) SGLang's
+#: ``{"type": ..., ...}`` and a list of reasons too; an error field anything.
+_READS = {"reason": SCALAR | {"dict", "list"}, "unreplied reason": SCALAR | {"dict", "list"}}
 
 
 def _token_lists_agree(shape: Shape, leaves: Leaves) -> pl.Expr:
@@ -643,7 +661,7 @@ def _recorded_error(
             kinds = shape.kinds_at(alias) - {"null"}
             if not _within(shape, alias):
                 continue
-            if kinds and (kind == "field" or kinds <= SCALAR):
+            if kinds and (kind == "field" or kinds <= _READS.get(kind, SCALAR)):
                 said.append(_HOLDS[kind](leaves.text(alias)))
     if not said:
         return None
