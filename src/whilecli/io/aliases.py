@@ -208,6 +208,27 @@ TURN_INDEX_ALIASES: tuple[str, ...] = (
     "turn_num",
     "turn_no",
 )
+#: Where a row records the sampling parameters it was drawn with: flat, or in the object a
+#: sampler or harness keeps them in (vLLM's and SGLang's ``sampling_params``, verifiers'
+#: ``sampling_args``, Hugging Face's ``generation_config`` and ``generation_kwargs``,
+#: lm-eval's ``gen_kwargs``, others' ``sampling`` / ``params`` / ``metadata``; NeMo Gym's
+#: ``responses_create_params`` and the Responses API object it saves, ``response``).
+SAMPLING_PLACES: tuple[str, ...] = (
+    *("", "sampling_params.", "sampling_args.", "generation_config.", "generation_kwargs."),
+    *("gen_kwargs.", "sampling.", "params.", "metadata.", "request.", "inference_params."),
+    *("responses_create_params.", "response."),
+)
+#: Greedy decoding recorded in a row: a ``temperature`` of 0 (under vLLM's 1e-5, which it
+#: samples greedily: :data:`GREEDY_TEMPERATURE`), ``top_k`` 1, or ``do_sample`` false (a
+#: Hugging Face ``generate``). Rows of one task drawn so that keep no reply are one draw
+#: repeated, as identical replies are (:func:`whilecli.io.facts.draw_key`); where a row keeps
+#: its reply, the reply says (an API model or an agent's environment at temperature 0 still
+#: draws different replies). First place the row holds a number (or a flag) wins, per name.
+TEMPERATURE_ALIASES: tuple[str, ...] = tuple(f"{p}temperature" for p in SAMPLING_PLACES)
+TOP_K_ALIASES: tuple[str, ...] = tuple(f"{p}top_k" for p in SAMPLING_PLACES)
+DO_SAMPLE_ALIASES: tuple[str, ...] = tuple(f"{p}do_sample" for p in SAMPLING_PLACES)
+#: The temperature at or under which a sampler decodes greedily (vLLM's ``_SAMPLING_EPS``).
+GREEDY_TEMPERATURE = 1e-5
 #: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.
 MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: Where a harness records an error in place of the reply, every one the rows carry read: a

@@ -30,7 +30,9 @@ streaming pass it makes over each file:
   repeat are set aside and tasks keyed by the prompt; rows without an id whose prompt one
   id's rows carry are that id's task.
 - identical draws: a grouped task whose completions are all the same bytes (after trimming
-  whitespace) is one draw repeated; :attr:`Facts.repeated_share` says how many.
+  whitespace) is one draw repeated, as is one whose rows keep no completion and record greedy
+  decoding (temperature 0, top_k 1, do_sample false: :func:`draw_key`);
+  :attr:`Facts.repeated_share` says how many.
 - draws written twice: per (task, reply) the rows and passes (:func:`draw_counts`, added
   up across files): rows repeating another row of their task, with the same grade, in a
   task whose every reply is written equally often (a file pooled with itself) are counted
@@ -60,6 +62,7 @@ from whilecli.io.aliases import (
     ERROR_STATUSES,
     FINISHED_REASONS,
     FLAG_TRUE,
+    GREEDY_TEMPERATURE,
     HTTP_ERROR,
     NO_ERROR_TEXTS,
     NO_REPLY_REASONS,
@@ -574,12 +577,50 @@ def empty_reply(reply: Reply) -> pl.Expr:
     return plain | bare.str.contains(r"^\[(\{\})*\]$")
 
 
-def draw_key(reply: Reply) -> pl.Expr:
+#: The draw key of a row decoded greedily (:func:`draw_key`): every such row of a task is
+#: one draw. A fixed number no reply's hash is in practice; the per-reply counts
+#: (:func:`draw_counts`) leave these rows out, as their replies say nothing of the grader.
+GREEDY_DRAW = 0x9E3779B97F4A7C15
+
+
+def greedy(
+    temperatures: Sequence[pl.Expr], top_ks: Sequence[pl.Expr], do_samples: Sequence[pl.Expr]
+) -> pl.Expr | None:
+    """True where a row records greedy decoding: its temperature (the first place that holds
+    a number) at most :data:`~whilecli.io.aliases.GREEDY_TEMPERATURE` and not below 0, its
+    ``top_k`` 1, or its ``do_sample`` false; null where it records none of them. None where
+    the rows carry none."""
+    said: list[pl.Expr] = []
+    if temperatures:
+        t = pl.coalesce(temperatures) if len(temperatures) > 1 else temperatures[0]
+        said.append((t >= 0) & (t <= GREEDY_TEMPERATURE))
+    if top_ks:
+        k = pl.coalesce(top_ks) if len(top_ks) > 1 else top_ks[0]
+        said.append(k == 1)
+    if do_samples:
+        sample = pl.coalesce(do_samples) if len(do_samples) > 1 else do_samples[0]
+        said.append(~sample)
+    if not said:
+        return None
+    return pl.when(pl.any_horizontal(said)).then(pl.lit(True))
+
+
+def draw_key(reply: Reply | None, greedy: pl.Expr | None = None) -> pl.Expr | None:
     """A reply's bytes after trimming whitespace, hashed: equal keys are one draw. A row
     with no reply has no key (polars hashes every null alike: rows that logged no reply
-    would read as one draw repeated)."""
-    text = reply.text
-    return pl.when(text.is_not_null()).then(text.str.strip_chars().hash(seed=0))
+    would read as one draw repeated). A row that keeps no reply and records greedy decoding
+    (``greedy``, :func:`greedy`) is keyed :data:`GREEDY_DRAW`: the k greedy draws of a prompt
+    are one draw, as identical replies are. Where the row keeps its reply, the reply is the key
+    (an API model or an agent's environment at temperature 0 draws different replies, and
+    those are draws). None: neither a reply nor greedy rows."""
+    key = None
+    if reply is not None:
+        text = reply.text
+        key = pl.when(text.is_not_null()).then(text.str.strip_chars().hash(seed=0))
+    if greedy is None:
+        return key
+    greedy_key = pl.when(greedy.fill_null(False)).then(pl.lit(GREEDY_DRAW, dtype=pl.UInt64))
+    return greedy_key if key is None else pl.coalesce(key, greedy_key)
 
 
 def named_model(raw: pl.Expr) -> pl.Expr:
@@ -662,6 +703,9 @@ class Facts:
     #: Grouped tasks whose completions can be compared, and those whose draws are all one.
     compared_tasks: int = 0
     repeated_tasks: int = 0
+    #: Rows that keep no reply and record greedy decoding (temperature 0, top_k 1, do_sample
+    #: false): each such row of a task is one draw (:func:`draw_key`).
+    greedy_rows: int = 0
     #: Tasks holding a reply graded both pass and fail (one reply given two grades, in one
     #: file or across the pool), and how many such replies.
     graded_apart: int = 0
@@ -696,7 +740,7 @@ class Facts:
         """Add another file's facts (the first rows stay the earliest file's)."""
         for name in (
             *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
-            "selected",
+            *("selected", "greedy_rows"),
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
@@ -748,12 +792,12 @@ class Facts:
         if self.repeated:
             out.append(
                 f"{self.repeated_tasks} of {self.compared_tasks} grouped tasks repeat one draw"
-                " (identical completions): the band is not measured; sample at temperature > 0"
+                f" ({self.repeat_cause()}): the band is not measured; sample at temperature > 0"
             )
         elif self.repeated_tasks:
             out.append(
                 f"{self.repeated_tasks} of {self.compared_tasks} grouped tasks repeat one draw"
-                " (identical completions)"
+                f" ({self.repeat_cause()})"
             )
         if self.repeated_rows:
             out.append(
@@ -775,6 +819,16 @@ class Facts:
                 " middle; read the step's all/traces.jsonl"
             )
         return out
+
+    def repeat_cause(self) -> str:
+        """What says the draws of a task are one: identical completions, and greedy decoding
+        where rows record it."""
+        if not self.greedy_rows:
+            return "identical completions"
+        return (
+            f"identical completions, or greedy decoding recorded (temperature 0, top_k 1 or"
+            f" do_sample false) on {self.greedy_rows} of {self.rows} rows that keep no reply"
+        )
 
     def rekey_words(self) -> tuple[str, str] | None:
         """What was found and what was done where ids one per row were keyed by the prompt
@@ -929,6 +983,7 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         cut_partial.sum().alias("f_cut_partial"),
         pl.col(at).filter(cut_partial).min().alias("f_first_cut_partial"),
         (pl.col("reply") != OK).sum().alias("f_not_ok"),
+        (pl.col(DRAW) == GREEDY_DRAW).sum().alias("f_greedy"),
     ]
 
 
@@ -966,9 +1021,15 @@ def draws_found(table: pl.DataFrame) -> tuple[int, int, int]:
     return int(out[0] or 0), int(out[1] or 0), int(out[2] or 0)
 
 
+def replied_draw() -> pl.Expr:
+    """True where a row's draw key is its reply's (not a greedy row's, :data:`GREEDY_DRAW`):
+    the rows :func:`draw_counts` counts."""
+    return pl.col(DRAW).is_not_null() & (pl.col(DRAW) != GREEDY_DRAW)
+
+
 def draw_counts(missing: str) -> list[pl.Expr]:
     """Per (task, reply) (aggregations of a group-by by the task's hash ``t`` and the draw
-    key ``d`` over the counted rows that hold a reply): how many rows write that reply
+    key ``d`` over the counted rows that hold a reply, :func:`replied_draw`): how many rows write that reply
     (``n``) and how many of them pass (``p``). Tables of several files add up by key."""
     passes = (kept(missing) & pl.col("passed").fill_null(False)).sum()
     return [pl.len().cast(pl.UInt32).alias("n"), passes.cast(pl.UInt32).alias("p")]

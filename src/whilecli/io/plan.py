@@ -24,6 +24,7 @@ from whilecli.io.aliases import (
     API_REPLY_ALIASES,
     COMPLETION_ALIASES,
     CUT_REASONS,
+    DO_SAMPLE_ALIASES,
     ENV_ALIASES,
     EPISODE_ALIASES,
     ERROR_ALIASES,
@@ -38,10 +39,12 @@ from whilecli.io.aliases import (
     SAMPLE_REPLY_LISTS,
     STATUS_ALIASES,
     STOP_CUT,
+    TEMPERATURE_ALIASES,
     TEXT_REPLY_ALIASES,
     TOKEN_CAP_ALIASES,
     TOKEN_COUNT_ALIASES,
     TOKEN_LIST_ALIASES,
+    TOP_K_ALIASES,
     TRANSCRIPT_ALIASES,
     TURN_INDEX_ALIASES,
     VERSION_ALIASES,
@@ -441,7 +444,7 @@ def build_plan(
         explode_truncated=cut_listed,
         reply=reply,
         # a row of several rollouts keeps one reply beside them: no draw of its own
-        draw=None if said is None or exploding else facts.draw_key(said),
+        draw=None if exploding else facts.draw_key(said, _greedy(shape, leaves)),
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
@@ -510,6 +513,32 @@ def _turn_index(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
         if kinds and kinds <= {"int", "float"}:
             return leaves.expr(alias, pl.Float64), alias
     return None
+
+
+def _greedy(shape: Shape, leaves: Leaves) -> pl.Expr | None:
+    """True where a row records greedy decoding (:data:`TEMPERATURE_ALIASES`,
+    :data:`TOP_K_ALIASES`, :data:`DO_SAMPLE_ALIASES`: :func:`facts.greedy`), from every place
+    the rows hold a number (a flag, for ``do_sample``) under those names; None where they hold
+    none."""
+
+    def held(aliases: Sequence[str], kinds: frozenset[str]) -> list[str]:
+        return [
+            a
+            for a in aliases
+            if _within(shape, a)
+            and shape.kinds_at(a) - {"null"} <= kinds
+            and shape.kinds_at(a) - {"null"}
+        ]
+
+    temps = held(TEMPERATURE_ALIASES, NUMBER)
+    top_ks = held(TOP_K_ALIASES, NUMBER)
+    samples = held(DO_SAMPLE_ALIASES, frozenset({"bool"}))
+    said = facts.greedy(
+        [leaves.expr(a, pl.Float64) for a in temps],
+        [leaves.expr(a, pl.Float64) for a in top_ks],
+        [leaves.expr(a, pl.Boolean) for a in samples],
+    )
+    return said
 
 
 def _logprob_notes(ctx: _Context, lp: str) -> list[str]:

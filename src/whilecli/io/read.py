@@ -1107,7 +1107,7 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     elif plan.turn is not None:  # rows of one task at several turn indices: turns
         queries.append(_turn_indices(counted))
     if draw:  # each reply's rows and passes: one reply written twice, or graded two ways
-        replied = counted.filter(keep & pl.col(facts.DRAW).is_not_null())
+        replied = counted.filter(keep & facts.replied_draw())
         task_hash = pl.col("task_id").hash(seed=0).alias("t")
         reply_keys = [task_hash, pl.col(facts.DRAW).alias("d")]
         by_reply = replied.group_by(*([SLICE] if sliced else []), *reply_keys)
@@ -1896,6 +1896,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         else None,
         compared_tasks=compared,
         repeated_tasks=repeated,
+        greedy_rows=int(st["f_greedy"] or 0),
         graded_apart=apart,
         apart_replies=replies,
         repeated_rows=again,

@@ -893,7 +893,7 @@ def _band_measured(band: CheckResult, pool: Pool) -> CheckResult:
     band.status, band.decides = Status.UNKNOWN, REPEATED
     band.why = (
         f"{found.repeated_tasks} of {found.compared_tasks} grouped tasks repeat one draw"
-        " (identical completions): the band is not measured; sample at temperature > 0"
+        f" ({found.repeat_cause()}): the band is not measured; sample at temperature > 0"
     )
     band.measured["repeated_tasks"] = found.repeated_tasks
     band.measured.pop("need", None)  # k more copies of one draw split nothing

@@ -127,9 +127,10 @@ def findings(
             )
         )
     if facts.repeated_tasks:
-        what = (
-            f"{facts.repeated_tasks} of {facts.compared_tasks} grouped tasks repeat one draw"
+        what = f"{facts.repeated_tasks} of {facts.compared_tasks} grouped tasks repeat one draw" + (
             " (identical completions: greedy decoding or a cache)"
+            if not facts.greedy_rows
+            else f" ({facts.repeat_cause()})"
         )
         if facts.repeated:
             moves = (
