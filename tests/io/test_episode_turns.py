@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
+from whilecli.io.aliases import VERSION_ALIASES
 from whilecli.route import run_route
 from whilecli.route.model import Route
 
@@ -157,7 +158,8 @@ def first_later_turn(rows: list[dict[str, Any]], index: str) -> int:
 @SETTINGS
 @given(
     seed=st.integers(0, 10**6),
-    index=st.sampled_from(["turn", "turn_idx", "turn_index", "turn_number"]),
+    index=st.sampled_from(["turn", "turn_idx", "turn_index", "turn_number"])
+    | st.sampled_from(["step_idx", "step_id", "message_index", "message_idx"]),
     base=st.sampled_from([0, 1]),
     copied=st.booleans(),
     interleave=st.booleans(),
@@ -204,3 +206,19 @@ def test_a_turn_column_that_is_no_index_routes(tmp_path: Path, values: list[int]
     assert isinstance(got, Route)
     counts = next(c for c in got.checks if c.key == "rollouts_per_task").measured
     assert counts["k"] == 4, counts
+
+
+@pytest.mark.parametrize("index", ["step_idx", "step_id", "message_index", "message_idx"])
+def test_a_step_or_message_index_is_a_turn_never_a_version(tmp_path: Path, index: str) -> None:
+    """An agent's step index or a message's place, on rows of one task with no episode id,
+    is a turn index (refused as turns), never read as the policy's version."""
+    assert index not in VERSION_ALIASES
+    truth = episodes(3, tasks=12, k=4)
+    rows = [
+        {k: v for k, v in r.items() if k != "episode_id"}
+        for r in turn_rows(truth, "episode_id", index, False, False)
+    ]
+    result = CliRunner().invoke(
+        app, ["route", str(write(tmp_path, "turns.jsonl", rows)), "--model", MODEL]
+    )
+    assert result.exit_code == 2 and f"field '{index}'" in " ".join(result.output.split())

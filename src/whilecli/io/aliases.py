@@ -198,15 +198,14 @@ TURN_ALIASES: tuple[str, ...] = ("turn", "turn_id", "turn_idx", "step", "step_id
 #: A turn's place within its episode, written on rows of one turn each where no episode id
 #: stands beside it: rows of one task under several such indices, each index from the first
 #: under it on as many rows or fewer, are turns of episodes (``turns`` and ``num_turns``
-#: count an episode's turns and are no index).
+#: count an episode's turns and are no index). An agent's step index (``step_idx``,
+#: ``step_id``, as :data:`TURN_ALIASES`) and a message's place in the conversation
+#: (``message_index``, ``message_idx``) are one too; never a plain ``step`` or ``round``,
+#: which count a trainer's steps or a run's rounds (a policy's version:
+#: :data:`VERSION_ALIASES`).
 TURN_INDEX_ALIASES: tuple[str, ...] = (
-    "turn",
-    "turn_idx",
-    "turn_index",
-    "turn_id",
-    "turn_number",
-    "turn_num",
-    "turn_no",
+    *("turn", "turn_idx", "turn_index", "turn_id", "turn_number", "turn_num", "turn_no"),
+    *("step_idx", "step_id", "message_index", "message_idx"),
 )
 #: Where a row records the sampling parameters it was drawn with: flat, or in the object a
 #: sampler or harness keeps them in (vLLM's and SGLang's ``sampling_params``, verifiers'
