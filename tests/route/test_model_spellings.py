@@ -1,4 +1,5 @@
-"""One model, every spelling: a Hub id, a bare name, vf-eval's ``org--name``, a local model
+"""One model, every spelling: a Hub id, a bare name, vf-eval's ``org--name``, lm-eval's
+``org__name`` (alone, or as the folder it writes results in), a local model
 folder, a training checkpoint under it, a Hugging Face cache snapshot, a trailing slash, any
 case. Each names the same model (one :func:`whilecli.io.modelid.model_identity`), with the
 size its name states and the step its checkpoint folder states; another name or size is
@@ -50,14 +51,19 @@ def spellings(draw: st.DrawFn, org: str, name: str) -> tuple[str, int | None]:
     """One way of writing the model, and the checkpoint step it states (None: none)."""
     step = draw(STEPS)
     slash = draw(st.sampled_from(["", "/"]))
-    kind = draw(st.sampled_from(["hub", "bare", "vf", "dir", "checkpoint", "verl", "cache"]))
+    kinds = ["hub", "bare", "vf", "lm-eval", "lm-eval-dir", "dir", "checkpoint", "verl", "cache"]
+    kind = draw(st.sampled_from(kinds))
     if kind == "hub":
         return _case(draw, f"{org}/{name}"), None
     if kind == "bare":
         return _case(draw, name), None
     if kind == "vf":
         return _case(draw, f"{org}--{name}"), None
+    if kind == "lm-eval":  # lm-eval's model_name_sanitized
+        return _case(draw, f"{org}__{name}"), None
     root = draw(st.sampled_from(["/models", "/data/run 1", "./out", "~/ckpt", "../x/y"]))
+    if kind == "lm-eval-dir":  # the folder lm-eval writes an evaluation's results in
+        return f"{root}/{_case(draw, f'{org}__{name}')}{slash}", None
     if kind == "dir":
         return f"{root}/{_case(draw, name)}{slash}", None
     if kind == "checkpoint":

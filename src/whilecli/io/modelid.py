@@ -1,7 +1,8 @@
 """Which model a model string names: one rule for every reader of model names.
 
 People and tools write one model many ways: a Hub id (``Qwen/Qwen3-8B``), a bare name
-(``Qwen3-8B``, any case), vf-eval's folder spelling (``Qwen--Qwen3-8B``), a local directory
+(``Qwen3-8B``, any case), vf-eval's folder spelling (``Qwen--Qwen3-8B``) and lm-eval's
+(``Qwen__Qwen3-8B``, its ``model_name_sanitized``), a local directory
 (``/models/Qwen3-8B/``), a training checkpoint under it (``/models/Qwen3-8B/checkpoint-100``,
 verl's ``…/global_step_100/actor/huggingface``) or a Hugging Face cache snapshot
 (``~/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/<sha>``). :func:`model_identity`
@@ -161,12 +162,20 @@ def _untagged(name: str) -> str:
     return head if tag.lower() == "latest" else f"{head}-{tag}"
 
 
+#: How a folder or file name joins a Hub id's organisation and name, where a ``/`` cannot
+#: stand: vf-eval's ``org--name`` (and the Hugging Face cache's ``models--org--name``), and
+#: lm-eval's ``org__name`` (its ``model_name_sanitized``, the folder it writes results in).
+ORG_JOINS = ("--", "__")
+
+
 def _split_org(part: str) -> tuple[str | None, str]:
-    """vf-eval's ``org--name`` folder spelling."""
-    if "--" in part:
-        org, name = part.split("--", 1)
-        if org and name:
-            return org, name
+    """A name spelled ``org--name`` or ``org__name`` (:data:`ORG_JOINS`): its organisation
+    and name; else no organisation."""
+    for join in ORG_JOINS:
+        if join in part:
+            org, name = part.split(join, 1)
+            if org and name:
+                return org, name
     return None, part
 
 
@@ -185,7 +194,7 @@ def model_identity(text: str) -> ModelId:
     parts[-1] = _untagged(parts[-1])
     if not is_path and any(_STEP_DIR.match(p) for p in parts):
         is_path = True  # a relative checkpoint folder: ``Qwen3-8B/checkpoint-500``
-    if not is_path:  # a Hub id or a bare name (either may be vf-eval's org--name)
+    if not is_path:  # a Hub id or a bare name (vf-eval's org--name, lm-eval's org__name)
         org, name = (parts[0], parts[1]) if len(parts) == 2 else _split_org(parts[-1])
         return ModelId(name, org, _size(name))
     step = None

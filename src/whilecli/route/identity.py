@@ -3,7 +3,8 @@ that compares models (``route``, ``check --fail-on off-policy``, ``config --from
 
 Two names are the same model when they agree case-insensitively, with or without the
 organisation (``Qwen/Qwen3-0.6B`` = ``Qwen3-0.6B`` = ``qwen/qwen3-0.6b``), in vf-eval's
-folder spelling ``org--name`` (``qwen--qwen3-0.6b``), and as local paths (a checkpoint
+folder spelling ``org--name`` (``qwen--qwen3-0.6b``) and lm-eval's ``org__name``
+(``Qwen__Qwen3-0.6B``), and as local paths (a checkpoint
 folder, a Hugging Face cache snapshot): :mod:`whilecli.io.modelid` holds the one rule.
 Nothing else is forgiven: a near miss
 (``Qwen3-0.6B-Base``, ``Qwen3-1.7B``, ``Qwen3-0.6B-Instruct``) is another model, and
