@@ -10,14 +10,20 @@ which is no rows.
 A line: ``task_id`` (the executor's counter, one per submitted prompt: a group workflow's
 ``group_size`` samples are one trajectory, so one task), ``sample_idx`` (the sample within it),
 ``seqlen``, ``prompt_len``, ``head_version`` and ``tail_version`` (the oldest and newest weight
-versions that generated its tokens; the folder is the batch's newest), ``version_rle`` (later
-versions), ``reward``, ``prompt`` and ``completion`` (decoded with special tokens),
+versions that generated its tokens: a partial rollout, interrupted by a weight update and
+resumed, holds tokens of several; the folder is the batch's newest), ``version_rle`` (the
+generated tokens' versions, run-length encoded), ``reward``, ``prompt`` and ``completion`` (decoded with special tokens),
 ``segments`` (the turns of a multi-turn trajectory) and ``original_reward`` where the
 trajectory kept its ``original_rewards`` beside an adjusted ``rewards``.
 
 The task is ``task_id``, within the split its folder names (``rollout`` and ``eval-rollout``
 count from their own executors), across versions. The grade is ``original_reward`` where every
-line carries one, else ``reward``. The version is ``tail_version``. No model, no finish reason
+line carries one, else ``reward``. The version is ``head_version``, the oldest policy that wrote
+part of the sample: a sample whose first tokens an older policy wrote is that policy's (check 6
+asks whether an older copy wrote rows, and one did). Dumps before ``version_rle`` took the
+minimum over the prompt's tokens too, which the workflows mark ``-1`` (``areal/workflow/rlvr.py``:
+``versions = [-1] * resp.input_len + resp.output_versions``): a ``head_version`` below 0 names
+no policy, and there the version is ``tail_version``. No model, no finish reason
 and no log-probs are written. Each rollout process counts its own tasks: where several write
 into one log path, their task ids can meet, and the ids are checked against the prompts.
 """
@@ -68,15 +74,17 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
                 line=lineno,
                 field="task_id",
             )
-        version = row.get("tail_version")
-        if version is not None and not _whole(version):
-            raise InputError(
-                f"holds {kind_words(version)}, not a whole number (AReaL writes the newest weight"
-                " version of the sample's tokens)",
-                file=name,
-                line=lineno,
-                field="tail_version",
-            )
+        for key, which in (("tail_version", "newest"), ("head_version", "oldest")):
+            value = row.get(key)
+            if value is not None and not _whole(value):
+                raise InputError(
+                    f"holds {kind_words(value)}, not a whole number (AReaL writes the {which}"
+                    " weight version of the sample's tokens)",
+                    file=name,
+                    line=lineno,
+                    field=key,
+                )
+        version = oldest_version(row.get("head_version"), row.get("tail_version"))
         out.append(
             {
                 "task_id": str(task) if split is None else f"{split}:{task}",
@@ -99,10 +107,22 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         ),
         "truncated": "not recorded",
         "model": "not recorded",
-        "policy_version": "tail_version (the newest weight version of the sample's tokens)",
+        "policy_version": (
+            "head_version (the oldest weight version of the sample's generated tokens; tail_version"
+            " where head_version is the prompt's -1)"
+        ),
     }
     spelled = {"task_id": "task_id", "reward": grade}
     return Converted(NAME, out, origins, positions=positions, spelled=spelled)
+
+
+def oldest_version(head: Any, tail: Any) -> int | None:
+    """The oldest weight version that generated a sample's tokens: ``head_version`` where it
+    names one (a whole number from 0, at most ``tail_version``), else ``tail_version`` (a dump
+    that took the minimum over the prompt's ``-1`` too)."""
+    if _whole(head) and head >= 0 and (not _whole(tail) or head <= tail):
+        return int(head)
+    return int(tail) if _whole(tail) else None
 
 
 def _whole(value: Any) -> bool:
