@@ -1059,7 +1059,7 @@ class _Sliced:
         stats["versioned"] = bool(writers["model"].str.contains("@", literal=True).any())
         table = rows(self.tasks)
         task_table = table.drop(self.names) if self.own else None
-        tables = [table.filter(pl.col("k") > 0).select("task_id", *self.names)]
+        tables = [table.select("task_id", *self.names)]
         draws = None if self.draws is None else rows(self.draws)
         named = tables if self.names else []
         return _Scanned(stats, writers, named, task_table, draws=draws)
@@ -1166,7 +1166,7 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
             if sliced:  # the file's own: each task's facts over every value
                 task_table = facts.merged_task_facts(task_table.drop(SLICE))
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
-            tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
+            tables = [table.select("task_id", *names)]
     return _Scanned(found, writer_rows, tables, task_table, split, cells, draws, task_envs)
 
 

@@ -28,6 +28,8 @@ from whilecli.route.model import (
     against,
 )
 from whilecli.route.options import RouteOptions
+from whilecli.route.pool import counted_as
+from whilecli.route.quality import Counted
 from whilecli.textstyle import fraction
 
 #: Every method the route table knows, in the order the report lists them.
@@ -1028,8 +1030,21 @@ def _forced(findings: list[Finding], provisional: bool, why: str | None) -> tupl
 _SPLIT_ROUTES = ("grpo", "no-split")
 
 
-def decide(pool: Pool, options: RouteOptions) -> Route:
-    """Route a pool: run the checks, pick the method, score every method, and explain."""
+@dataclass(frozen=True)
+class _Decision:
+    """The checks run on a pool, the route they give, and the method and plan."""
+
+    found: dict[str, CheckResult]
+    ordered: list[CheckResult]
+    route: str
+    facts: Facts
+    scores: dict[str, MethodScore]
+    method: str | None
+    plan: list[str]
+
+
+def _decision(pool: Pool, options: RouteOptions) -> _Decision:
+    """Run the six checks in order, stop at the first that decides, score every method."""
     found = {
         "truncated_passes": checks.truncated_passes(pool, options),
         "rollouts_per_task": checks.rollouts_per_task(pool, options),
@@ -1051,6 +1066,37 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     facts = _facts(pool, options, found)
     scores = {name: _score(name, facts, options) for name in METHODS}
     method, plan = _method_and_plan(route, facts, scores, options)
+    return _Decision(found, ordered, route, facts, scores, method, plan)
+
+
+def _counted_otherwise(pool: Pool, options: RouteOptions, method: str | None) -> list[Counted]:
+    """What the rows left out of every rate would route to, counted (DESIGN section 2, "Data
+    quality first"): as failures (harness errors and ungraded rows: a timeout, a context
+    overflow, an answer the grader found none in can be the model's failure), and the
+    ungraded rows as passes. Each count that routes firmly to another method than
+    ``method`` is one the verdict rests on leaving them out (80% of the rows ungraded, each
+    where a failure would be, read as a saturated band)."""
+    out: list[Counted] = []
+    for passes in (False, True):
+        other = counted_as(pool, passes)
+        if other is None:
+            continue
+        then = _decision(other, options)
+        if then.method == method or then.method is None:
+            continue
+        evidence = _evidence(then.route, then.plan, then.found, other, options, then.facts.size_b)
+        if _thin(evidence, options).reasons:  # no firm verdict either way: more rows decide
+            continue
+        rows = other.rows - pool.rows
+        out.append(Counted(passes, rows, then.route, _label(then.method)))
+    return out
+
+
+def decide(pool: Pool, options: RouteOptions) -> Route:
+    """Route a pool: run the checks, pick the method, score every method, and explain."""
+    made = _decision(pool, options)
+    found, ordered, route, facts = made.found, made.ordered, made.route, made.facts
+    scores, method, plan = made.scores, made.method, made.plan
     why = _why(route, plan, found, facts)
     # the band's need (split tasks) is the verdict's only where split tasks decide it
     band_decides = route in _SPLIT_ROUTES
@@ -1067,8 +1113,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         tok.measured.get("student_vocab"),
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
+    counted = _counted_otherwise(pool, options, method) if route != "fix-reward" else []
     findings = quality.findings(
-        pool, found, options.model is not None, options.teacher_min_coverage
+        pool, found, options.model is not None, options.teacher_min_coverage, counted
     )
     warnings: list[str] = []
     claimed = _claimed(route, plan, ordered)

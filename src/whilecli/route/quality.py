@@ -8,7 +8,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 :mod:`whilecli.route.decide` and :mod:`whilecli.route.checks`), never only a warning line:
 
 - error replies and ungraded rows are left out of every rate (an error scored 0 never
-  makes a split task);
+  makes a split task); where, counted as failures (or the ungraded ones as passes), they
+  would route firmly to another method, the verdict is provisional;
 - most grouped tasks repeating one draw: the k draws are one, the band is not measured
   (check 3 unknown), the rows route as one draw per prompt, provisional;
 - a reply graded both pass and fail (in one task's repeats, or across two files of the
@@ -25,7 +26,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -48,7 +50,7 @@ PROVISIONAL_KINDS = (
     "split_across_writers",
     "singles_beside_the_band",
     "selected_rows",
-    "errors_beside_the_band",
+    "left_out_decides",
 )
 
 
@@ -81,10 +83,11 @@ def findings(
     found: dict[str, CheckResult],
     model_given: bool = True,
     min_coverage: float = 0.5,
+    counted: Sequence[Counted] = (),
 ) -> list[Finding]:
     """What reading found, in the order the report lists it (``model_given``: ``--model``
     was passed, so check 6 says whose rows are whose; ``min_coverage``: check 4's
-    ``teacher_min_coverage``)."""
+    ``teacher_min_coverage``; ``counted``: the firm routes of the rows left out, counted)."""
     facts = pool.source.facts
     out: list[Finding] = []
     if not model_given:
@@ -162,7 +165,7 @@ def findings(
         )
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
-    out += _errors_beside_the_band(pool, found.get("band"))
+    out += _left_out_decides(pool, counted)
     if facts.cut_partial:
         out.append(
             Finding(
@@ -310,32 +313,55 @@ def _singles_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findi
     ]
 
 
-#: Rows left out as harness errors beside a saturated band that leave it provisional: as many
-#: as the split tasks a firm GRPO needs (``RouteOptions.firm_tasks``), since counted as
-#: failures each could split a task at 1; fewer could not make GRPO firm.
-ERRORS_BESIDE_SATURATION = 30
+@dataclass(frozen=True)
+class Counted:
+    """What the rows left out of every rate route to when counted: as failures (``passes``
+    False: harness errors and ungraded rows), or the ungraded rows as passes; ``rows``
+    counted, the ``route`` and the ``method`` (its label) they give, firmly."""
+
+    passes: bool
+    rows: int
+    route: str
+    method: str
 
 
-def _errors_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
-    """Rows left out as harness errors beside a saturated band: counted as failures (a
-    context overflow, a timeout, an agent's crash can be the model's), each could split a
-    task now at 1, so from :data:`ERRORS_BESIDE_SATURATION` of them the saturation rests on
-    leaving them out (700 tasks at 0.97, their failures written as
-    ``ContextWindowExceededError``, read as every task passing). Read from the row facts, as
-    a summary keeps them."""
-    state = band.measured.get("band") if band is not None else None
-    errors = pool.source.facts.errors
-    if state != "saturated" or errors < ERRORS_BESIDE_SATURATION:
+def _left_out_decides(pool: Pool, counted: Sequence[Counted]) -> list[Finding]:
+    """Rows left out of every rate (harness errors; ungraded rows, unless ``--missing
+    fail``) that, counted, route firmly to another method (:func:`whilecli.route.decide.
+    _counted_otherwise`): the verdict rests on leaving them out. One rule for every band: 80%
+    of the rows ungraded, each where a failure would be, read as every task passing; 700
+    tasks at 0.97 whose failures were written as ``ContextWindowExceededError``; a floor
+    whose ungraded rows would split it."""
+    if not counted:
         return []
+    facts = pool.source.facts
+    ungraded = facts.ungraded if facts.missing != "fail" else 0
+    parts = [f"{ungraded} ungraded"] if ungraded else []
+    parts += [f"{facts.errors} harness error{'s' if facts.errors != 1 else ''}"] * bool(
+        facts.errors
+    )
+    left = ungraded + facts.errors
+    ways = []
+    for c in counted:
+        if c.passes:
+            how = "the ungraded ones counted as passes"
+        elif facts.errors and ungraded:
+            how = "counted as failures (--missing fail fails the ungraded ones)"
+        elif ungraded:
+            how = "counted as failures (--missing fail)"
+        else:
+            how = "counted as failures"
+        ways.append(f"{how}, they route firmly to {c.method}")
     return [
         Finding(
-            "errors_beside_the_band",
-            errors,
-            f"{_rows(errors)} left out as harness errors beside a band where every task"
-            " passes; counted as failures, each could split a task",
-            "the saturation rests on leaving the errors out: the verdict is provisional; rerun"
-            " the errored rows, or read whether they are the model's failures (a context"
-            " overflow, a timeout)",
+            "left_out_decides",
+            left,
+            f"{left} of {facts.rows} rows are left out of every rate ({', '.join(parts)});"
+            f" {'; '.join(ways)}",
+            "the verdict rests on leaving them out: it is provisional; grade the ungraded rows"
+            " (or pass --missing fail where no grade means a failure) and rerun the errored"
+            " ones, or read whether they are the model's failures (a context overflow, a"
+            " timeout)",
         )
     ]
 
