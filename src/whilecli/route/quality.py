@@ -16,6 +16,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
   pool): the grader splits its task, not the draws, provisional;
 - rows that repeat another row of their task (one draw written twice): counted twice in k
   and every rate, provisional from :data:`REPEATED_ROWS_SHARE` of the rows;
+- no grouped task unanimous where the pool's own fitted prior expects many: the rows were
+  selected (a dynamic-sampling filter), provisional;
 - ids one per row while prompts repeat: tasks are keyed by the prompt;
 - a field on some rows only: a method that needs it on every row is not ok (critic values
   for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
@@ -26,12 +28,14 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
+from whilecli.route import stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate
 from whilecli.route.stats import TOL
 
@@ -51,7 +55,11 @@ PROVISIONAL_KINDS = (
     "singles_beside_the_band",
     "selected_rows",
     "left_out_decides",
+    "no_unanimous_groups",
 )
+#: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
+#: is at most this chance under the pool's own fitted prior.
+SELECTED_CHANCE = 1e-3
 
 
 def _rows(n: int) -> str:
@@ -163,6 +171,8 @@ def findings(
                 " step's all/traces.jsonl",
             )
         )
+    if not facts.selected:
+        out += _no_unanimous_groups(pool, found.get("band"))
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _left_out_decides(pool, counted)
@@ -260,6 +270,34 @@ def _credit_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findin
             f"their rewards differ from the others' in their groups: the {state} rests on the"
             " threshold, so the verdict is provisional; pass --pass-threshold T to say what"
             " passes",
+        )
+    ]
+
+
+def _no_unanimous_groups(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """No grouped task all passing or all failing, where the Beta prior fitted to the pool's
+    own counts expects so many that seeing none is at most a :data:`SELECTED_CHANCE` chance:
+    the rows were selected, the groups that split kept (a dynamic-sampling filter, as DAPO's
+    and verl's dumps; prime-rl's effective traces, read by name as ``selected_rows``). The
+    band then sees no floor or saturation and its rates lean to the middle (a firm GRPO whose
+    plan lacks OPSD, on a pool 70% of whose tasks never pass)."""
+    m = band.measured if band is not None else {}
+    if m.get("band") != "mixed" or m.get("tasks_at_0") or m.get("tasks_at_1"):
+        return []
+    groups = pool.tasks.filter(pl.col("n") >= 2)
+    expected, log_none = stats.unanimous_expected(groups)
+    if log_none > math.log(SELECTED_CHANCE):
+        return []
+    return [
+        Finding(
+            "no_unanimous_groups",
+            groups.height,
+            f"none of {groups.height} grouped tasks is unanimous (all passing or all failing),"
+            f" where the prior fitted to the pool expects about {expected:.0f} (seeing none:"
+            f" a {math.exp(log_none):.0e} chance)",
+            "the rows look selected (a dynamic-sampling filter keeps the groups that split):"
+            " no floor or saturation can show and the rates lean to the middle, so the verdict"
+            " is provisional; route the rollouts before the filter (every group drawn)",
         )
     ]
 
