@@ -342,6 +342,7 @@ class Evidence:
     short: str | None = None  # why the evidence is too little, where no count or width says
     margin: float = 0.0  # a zone past the threshold too close to call (the teacher's lead)
     unread: str | None = None  # a fact the verdict turns on that no row states (and how to)
+    unstated: str | None = None  # why no task count settles ``unread`` (default: the size's)
 
 
 def _width(rate: Rate | None) -> float | None:
@@ -528,6 +529,8 @@ def _evidence(
         share = _teacher_cut_evidence(found["teacher"].measured, pool, options, clears=True)
         if share is not None:
             out.append(share)
+        if found["teacher"].status is Status.UNKNOWN:  # clears on what its rows record only
+            out.append(_teacher_unrecorded(found["teacher"].measured, shared, options))
         t_rows = int(found["teacher"].measured.get("teacher_truncated_rows", 0) or 0)
         if t_rows and options.teacher is not None:  # none passes, or it would not clear
             out.append(_cut_off_evidence(options.teacher, t_rows, options, 4, "the teacher's "))
@@ -583,6 +586,27 @@ def _teacher_cut_evidence(
     return Evidence(
         4, what, rows, cut, "teacher's truncated share", edge, True, below=clears,
         unit="teacher rows", per_task=per_task,
+    )  # fmt: skip
+
+
+def _teacher_unrecorded(t: dict[str, Any], shared: int, options: RouteOptions) -> Evidence:
+    """A teacher that clears check 4 on every condition its rows record, some of whose rows
+    record no truncation: the check also asks its truncated share to be at most
+    ``teacher_max_truncated`` and none of its passes a cut-off reply, which those rows do not
+    say (a teacher a quarter of whose replies run to the cap leads as much). Check 4 is
+    unknown, and the verdict that rests on it is provisional: no task count settles it."""
+    cut = t.get("teacher_truncated_share")
+    known = cut.n_rows if isinstance(cut, Rate) and cut.n_rows else 0
+    on = f" (recorded on {known} of its rows)" if known else ""
+    unread = (
+        f"the teacher's truncation is not recorded{on}: check 4 needs at most"
+        f" {options.teacher_max_truncated:g} of its rows cut off and no cut-off pass; record"
+        " truncation (truncated, finish_reason) on the teacher's rows, scored at the student's"
+        " max_tokens"
+    )
+    return Evidence(
+        4, "the teacher's truncation", shared, None, "truncation", crossing_only=True,
+        unread=unread, unstated="the teacher's rows do not record truncation",
     )  # fmt: skip
 
 
@@ -767,7 +791,7 @@ def _thin(evidence: list[Evidence], options: RouteOptions) -> Thin:
         need = options.firm_tasks
         if ev.unread is not None:
             thin.append(ev.unread)
-            uncounted.append(f"the model's {ev.label} is not stated")
+            uncounted.append(ev.unstated or f"the model's {ev.label} is not stated")
         elif ev.tasks < options.firm_tasks and ev.per_task <= 0:
             uncounted.append(f"none of the tasks gives {ev.unit} at this k (see needs)")
         low, high = _firm_bounds(ev.interval, options)
