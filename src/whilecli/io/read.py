@@ -1390,6 +1390,7 @@ def _stats(
         *judges.rule_counts(),
         *facts.row_aggregates(AT),
         *_writer_bounds(missing),
+        *facts.grid_aggregates(graded),
         rows=pl.len(),
         bad=bad.any(),
         json_id=_json_looking(pl.col("task_id")).any() if ids else pl.lit(False),
@@ -1890,6 +1891,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         empty=int(st["f_empty"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
         partial=int(st["partial"] or 0),
+        partial_grid=[k for k in facts.MEAN_KS if st[f"grid_k{k}"]] if st["partial"] else None,
+        partial_values=int(st["partial_values"] or 0),
         cut_partial=int(st["f_cut_partial"] or 0),
         first_cut_partial=_place(source, st["f_first_cut_partial"])
         if st["f_cut_partial"]

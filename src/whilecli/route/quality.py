@@ -22,6 +22,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 - a field on some rows only: a method that needs it on every row is not ok (critic values
   for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
 - cut-off replies with partial credit: the reward scores cut-off text, provisional;
+- one row per task whose partial rewards all lie on one grid of 1/k: per-task means of k
+  draws, not rollouts, provisional;
 - a teacher that is the student, or that shares ids but not prompts: check 4 fails, or the
   ids are not shared.
 """
@@ -56,6 +58,7 @@ PROVISIONAL_KINDS = (
     "selected_rows",
     "left_out_decides",
     "no_unanimous_groups",
+    "mean_rewards",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -157,6 +160,7 @@ def findings(
     if rekey is not None:
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
     out += _coverage(pool)
+    out += _mean_rewards(pool)
     out += _credit_beside_the_band(pool, found.get("band"))
     if facts.selected:
         out.append(
@@ -298,6 +302,30 @@ def _no_unanimous_groups(pool: Pool, band: CheckResult | None) -> list[Finding]:
             "the rows look selected (a dynamic-sampling filter keeps the groups that split):"
             " no floor or saturation can show and the rates lean to the middle, so the verdict"
             " is provisional; route the rollouts before the filter (every group drawn)",
+        )
+    ]
+
+
+def _mean_rewards(pool: Pool) -> list[Finding]:
+    """One row per task whose partial rewards all lie on one grid of 1/k (0.125, 0.375, ...:
+    :attr:`whilecli.io.facts.Facts.mean_of`): the rows look like per-task pass rates, the
+    mean of k draws each, not rollouts. Read as one draw per prompt with partial credit they
+    route to the single-rollout family, where k draws per task measure a band (600 tasks at
+    c/8, 46% at 0 and 46% at 1, read as a firm FlashReinforce)."""
+    k = pool.source.facts.mean_of
+    if k is None or pool.n_tasks == 0 or bool((pool.tasks["n"] > 1).any()):
+        return []
+    partial = pool.source.facts.partial
+    return [
+        Finding(
+            "mean_rewards",
+            partial,
+            f"{_rows(partial)} of {pool.rows} have a reward strictly between 0 and 1, every"
+            f" one a multiple of 1/{k}, one row per task: per-task means of {k} draws (pass"
+            " rates), not rollouts",
+            f"read as one rollout per prompt, the k = {k} draws behind each row are not seen:"
+            " the verdict is provisional; write one row per draw with its own grade (or, where"
+            f" the reward is a rubric of {k} parts, pass --pass-threshold)",
         )
     ]
 
