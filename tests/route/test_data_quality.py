@@ -479,9 +479,10 @@ def test_another_models_rows_are_a_firm_sft_only_where_it_wrote_most(
     route each model apart; where it wrote most (its share's interval above a half), firm."""
     from whilecli.route import stats
 
-    rows = [
+    rows = [  # every tenth task fails every draw: groups are unanimous as drawn groups are
         {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float((t + j) % 3 == 0)}
         | {"truncated": False, "model": MODEL}
+        | ({"reward": 0.0} if t % 10 == 0 else {})
         for t in range(tasks)
         for j in range(8)
     ]

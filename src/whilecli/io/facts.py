@@ -314,6 +314,26 @@ def partial(reward: pl.Expr) -> pl.Expr:
     return (reward > 0) & (reward < 1.0 - PASS_TOLERANCE)
 
 
+#: Draw counts a reward may be the mean of (a pass rate c/k): partial rewards all on one
+#: grid of 1/k read as per-task means. 10 is left out: a score rounded to one decimal lies
+#: on its grid too.
+MEAN_KS = tuple(k for k in range(3, 17) if k != 10)
+
+
+def grid_aggregates(graded: pl.Expr) -> list[pl.Expr]:
+    """Over the graded rewards: per k of :data:`MEAN_KS`, whether every partial reward is a
+    multiple of 1/k (``grid_k{k}``), and how many distinct partial rewards there are
+    (``partial_values``)."""
+    part = partial(graded)
+    out = []
+    for k in MEAN_KS:
+        scaled = graded * k
+        on = (scaled - scaled.round()).abs() <= 1e-6
+        out.append((~part | on).all().alias(f"grid_k{k}"))
+    out.append(graded.filter(part).n_unique().alias("partial_values"))
+    return out
+
+
 def error_message(text: pl.Expr) -> pl.Expr:
     """True where a reply's text is a harness error message: short, opening with an error's
     label and naming a failure, or a client's whole message or one-line message (see
@@ -697,6 +717,11 @@ class Facts:
     empty: int = 0
     first_empty: str | None = None
     partial: int = 0
+    #: The draw counts k of :data:`MEAN_KS` on whose grid (multiples of 1/k) every partial
+    #: reward lies (None: no partial reward read), and the distinct partial rewards (the
+    #: most of any one file's).
+    partial_grid: list[int] | None = None
+    partial_values: int = 0
     #: Cut-off replies (truncated) that earn partial credit: reward above 0, yet no pass.
     cut_partial: int = 0
     first_cut_partial: str | None = None
@@ -736,8 +761,22 @@ class Facts:
         share = self.repeated_share
         return share is not None and share > REPEAT_SHARE
 
+    @property
+    def mean_of(self) -> int | None:
+        """The k of per-task means of k draws the partial rewards look like: the smallest k
+        on whose grid every one lies, two distinct values or more (one value, as 0.5, is
+        half credit as much); None where they are not."""
+        if not self.partial or not self.partial_grid or self.partial_values < 2:
+            return None
+        return min(self.partial_grid)
+
     def add(self, other: Facts) -> None:
         """Add another file's facts (the first rows stay the earliest file's)."""
+        if self.partial_grid is None:
+            self.partial_grid = other.partial_grid
+        elif other.partial_grid is not None:
+            self.partial_grid = sorted(set(self.partial_grid) & set(other.partial_grid))
+        self.partial_values = max(self.partial_values, other.partial_values)
         for name in (
             *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
             *("selected", "greedy_rows"),

@@ -1059,7 +1059,7 @@ class _Sliced:
         stats["versioned"] = bool(writers["model"].str.contains("@", literal=True).any())
         table = rows(self.tasks)
         task_table = table.drop(self.names) if self.own else None
-        tables = [table.filter(pl.col("k") > 0).select("task_id", *self.names)]
+        tables = [table.select("task_id", *self.names)]
         draws = None if self.draws is None else rows(self.draws)
         named = tables if self.names else []
         return _Scanned(stats, writers, named, task_table, draws=draws)
@@ -1166,7 +1166,7 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
             if sliced:  # the file's own: each task's facts over every value
                 task_table = facts.merged_task_facts(task_table.drop(SLICE))
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
-            tables = [table.filter(pl.col("k") > 0).select("task_id", *names)]
+            tables = [table.select("task_id", *names)]
     return _Scanned(found, writer_rows, tables, task_table, split, cells, draws, task_envs)
 
 
@@ -1390,6 +1390,7 @@ def _stats(
         *judges.rule_counts(),
         *facts.row_aggregates(AT),
         *_writer_bounds(missing),
+        *facts.grid_aggregates(graded),
         rows=pl.len(),
         bad=bad.any(),
         json_id=_json_looking(pl.col("task_id")).any() if ids else pl.lit(False),
@@ -1890,6 +1891,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         empty=int(st["f_empty"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
         partial=int(st["partial"] or 0),
+        partial_grid=[k for k in facts.MEAN_KS if st[f"grid_k{k}"]] if st["partial"] else None,
+        partial_values=int(st["partial_values"] or 0),
         cut_partial=int(st["f_cut_partial"] or 0),
         first_cut_partial=_place(source, st["f_first_cut_partial"])
         if st["f_cut_partial"]

@@ -44,7 +44,8 @@ class Aggregate(Protocol):
     per-task counts): per-task aggregations, run in the read's one group-by by ``task_id``
     over every row of a file (the canonical columns, ``passed`` and :data:`AT`), each
     counting only the rows ``kept`` selects (the rows every rate counts); and where the
-    collected table of each file goes (one row per task with a kept row)."""
+    collected table of each file goes (one row per task, a task whose every row is left out
+    included: what it counts of the rows ``kept`` selects is then 0)."""
 
     def task_aggregations(self, kept: pl.Expr) -> list[pl.Expr]: ...
 

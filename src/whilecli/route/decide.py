@@ -28,6 +28,8 @@ from whilecli.route.model import (
     against,
 )
 from whilecli.route.options import RouteOptions
+from whilecli.route.pool import counted_as
+from whilecli.route.quality import Counted
 from whilecli.textstyle import fraction
 
 #: Every method the route table knows, in the order the report lists them.
@@ -340,6 +342,7 @@ class Evidence:
     short: str | None = None  # why the evidence is too little, where no count or width says
     margin: float = 0.0  # a zone past the threshold too close to call (the teacher's lead)
     unread: str | None = None  # a fact the verdict turns on that no row states (and how to)
+    unstated: str | None = None  # why no task count settles ``unread`` (default: the size's)
 
 
 def _width(rate: Rate | None) -> float | None:
@@ -526,6 +529,8 @@ def _evidence(
         share = _teacher_cut_evidence(found["teacher"].measured, pool, options, clears=True)
         if share is not None:
             out.append(share)
+        if found["teacher"].status is Status.UNKNOWN:  # clears on what its rows record only
+            out.append(_teacher_unrecorded(found["teacher"].measured, shared, options))
         t_rows = int(found["teacher"].measured.get("teacher_truncated_rows", 0) or 0)
         if t_rows and options.teacher is not None:  # none passes, or it would not clear
             out.append(_cut_off_evidence(options.teacher, t_rows, options, 4, "the teacher's "))
@@ -581,6 +586,27 @@ def _teacher_cut_evidence(
     return Evidence(
         4, what, rows, cut, "teacher's truncated share", edge, True, below=clears,
         unit="teacher rows", per_task=per_task,
+    )  # fmt: skip
+
+
+def _teacher_unrecorded(t: dict[str, Any], shared: int, options: RouteOptions) -> Evidence:
+    """A teacher that clears check 4 on every condition its rows record, some of whose rows
+    record no truncation: the check also asks its truncated share to be at most
+    ``teacher_max_truncated`` and none of its passes a cut-off reply, which those rows do not
+    say (a teacher a quarter of whose replies run to the cap leads as much). Check 4 is
+    unknown, and the verdict that rests on it is provisional: no task count settles it."""
+    cut = t.get("teacher_truncated_share")
+    known = cut.n_rows if isinstance(cut, Rate) and cut.n_rows else 0
+    on = f" (recorded on {known} of its rows)" if known else ""
+    unread = (
+        f"the teacher's truncation is not recorded{on}: check 4 needs at most"
+        f" {options.teacher_max_truncated:g} of its rows cut off and no cut-off pass; record"
+        " truncation (truncated, finish_reason) on the teacher's rows, scored at the student's"
+        " max_tokens"
+    )
+    return Evidence(
+        4, "the teacher's truncation", shared, None, "truncation", crossing_only=True,
+        unread=unread, unstated="the teacher's rows do not record truncation",
     )  # fmt: skip
 
 
@@ -765,7 +791,7 @@ def _thin(evidence: list[Evidence], options: RouteOptions) -> Thin:
         need = options.firm_tasks
         if ev.unread is not None:
             thin.append(ev.unread)
-            uncounted.append(f"the model's {ev.label} is not stated")
+            uncounted.append(ev.unstated or f"the model's {ev.label} is not stated")
         elif ev.tasks < options.firm_tasks and ev.per_task <= 0:
             uncounted.append(f"none of the tasks gives {ev.unit} at this k (see needs)")
         low, high = _firm_bounds(ev.interval, options)
@@ -1028,8 +1054,21 @@ def _forced(findings: list[Finding], provisional: bool, why: str | None) -> tupl
 _SPLIT_ROUTES = ("grpo", "no-split")
 
 
-def decide(pool: Pool, options: RouteOptions) -> Route:
-    """Route a pool: run the checks, pick the method, score every method, and explain."""
+@dataclass(frozen=True)
+class _Decision:
+    """The checks run on a pool, the route they give, and the method and plan."""
+
+    found: dict[str, CheckResult]
+    ordered: list[CheckResult]
+    route: str
+    facts: Facts
+    scores: dict[str, MethodScore]
+    method: str | None
+    plan: list[str]
+
+
+def _decision(pool: Pool, options: RouteOptions) -> _Decision:
+    """Run the six checks in order, stop at the first that decides, score every method."""
     found = {
         "truncated_passes": checks.truncated_passes(pool, options),
         "rollouts_per_task": checks.rollouts_per_task(pool, options),
@@ -1051,6 +1090,37 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     facts = _facts(pool, options, found)
     scores = {name: _score(name, facts, options) for name in METHODS}
     method, plan = _method_and_plan(route, facts, scores, options)
+    return _Decision(found, ordered, route, facts, scores, method, plan)
+
+
+def _counted_otherwise(pool: Pool, options: RouteOptions, method: str | None) -> list[Counted]:
+    """What the rows left out of every rate would route to, counted (DESIGN section 2, "Data
+    quality first"): as failures (harness errors and ungraded rows: a timeout, a context
+    overflow, an answer the grader found none in can be the model's failure), and the
+    ungraded rows as passes. Each count that routes firmly to another method than
+    ``method`` is one the verdict rests on leaving them out (80% of the rows ungraded, each
+    where a failure would be, read as a saturated band)."""
+    out: list[Counted] = []
+    for passes in (False, True):
+        other = counted_as(pool, passes)
+        if other is None:
+            continue
+        then = _decision(other, options)
+        if then.method == method or then.method is None:
+            continue
+        evidence = _evidence(then.route, then.plan, then.found, other, options, then.facts.size_b)
+        if _thin(evidence, options).reasons:  # no firm verdict either way: more rows decide
+            continue
+        rows = other.rows - pool.rows
+        out.append(Counted(passes, rows, then.route, _label(then.method)))
+    return out
+
+
+def decide(pool: Pool, options: RouteOptions) -> Route:
+    """Route a pool: run the checks, pick the method, score every method, and explain."""
+    made = _decision(pool, options)
+    found, ordered, route, facts = made.found, made.ordered, made.route, made.facts
+    scores, method, plan = made.scores, made.method, made.plan
     why = _why(route, plan, found, facts)
     # the band's need (split tasks) is the verdict's only where split tasks decide it
     band_decides = route in _SPLIT_ROUTES
@@ -1067,8 +1137,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         tok.measured.get("student_vocab"),
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
+    counted = _counted_otherwise(pool, options, method) if route != "fix-reward" else []
     findings = quality.findings(
-        pool, found, options.model is not None, options.teacher_min_coverage
+        pool, found, options.model is not None, options.teacher_min_coverage, counted
     )
     warnings: list[str] = []
     claimed = _claimed(route, plan, ordered)

@@ -156,6 +156,11 @@ class Pool:
     #: policy's draws splits (:func:`whilecli.route.pool.split_across_writers`). None: one
     #: writer, or not measured (a summary).
     split_across: pl.Series | None = None
+    #: Per task, the rows left out of every rate: ``task_id``, ``left_out`` (harness errors,
+    #: and ungraded rows under ``--missing skip``) and ``left_ungraded`` (of them, the
+    #: ungraded rows); only tasks that have such rows, those with no counted row among them.
+    #: None: not counted per task (a summary keeps their number only, in the facts).
+    left_out: pl.DataFrame | None = None
 
     @property
     def n_tasks(self) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.facts import ERROR
 from whilecli.io.modelid import model_key
 from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
@@ -31,6 +32,13 @@ FIRST = "first_at"
 FIRST_TRUNCATED_PASS = "first_truncated_pass_at"
 #: The position columns of :attr:`Pool.tasks`: merged by ``min``, never summed.
 POSITIONS = (FIRST, FIRST_TRUNCATED_PASS)
+#: Per task, the rows left out of every rate (harness errors, and ungraded rows under
+#: ``--missing skip``) and, of them, the ungraded rows: counted in the read's own pass, so
+#: the route can tell what counting them would do (:func:`counted_as`). Summed on merge;
+#: moved off :attr:`Pool.tasks` onto :attr:`Pool.left_out` by :func:`summarize`.
+LEFT_OUT = "left_out"
+LEFT_UNGRADED = "left_ungraded"
+LEFT_COLUMNS = (LEFT_OUT, LEFT_UNGRADED)
 #: Rows of per-piece tables held before they are added into the running total.
 PENDING_ROWS = 4_000_000
 
@@ -56,9 +64,24 @@ def task_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
     ]
 
 
+def left_out_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
+    """Per task, the rows ``kept`` leaves out (:data:`LEFT_OUT`) and, of them, the rows that
+    are not harness errors (:data:`LEFT_UNGRADED`: ungraded under ``--missing skip``); 0
+    where every row is kept (``kept`` None)."""
+    if kept is None:
+        zero = pl.lit(0, dtype=pl.Int64)
+        return [zero.alias(LEFT_OUT), zero.alias(LEFT_UNGRADED)]
+    out = ~kept
+    return [
+        out.sum().cast(pl.Int64).alias(LEFT_OUT),
+        (out & (pl.col("reply") != ERROR)).sum().cast(pl.Int64).alias(LEFT_UNGRADED),
+    ]
+
+
 def located_aggregates(kept: pl.Expr | None = None, located: bool = True) -> list[pl.Expr]:
-    """:func:`task_aggregates` and each task's first position (:data:`AT`) as ``first_at``
-    and first truncated pass, over the rows ``kept`` selects; null without positions."""
+    """:func:`task_aggregates`, the rows left out (:func:`left_out_aggregates`) and each
+    task's first position (:data:`AT`) as ``first_at`` and first truncated pass, over the
+    rows ``kept`` selects; null without positions."""
     none = pl.lit(None, dtype=pl.Int64)
     keep = pl.lit(True) if kept is None else kept
     cut_pass = pl.col("truncated").fill_null(False) & pl.col("passed").fill_null(False) & keep
@@ -66,6 +89,7 @@ def located_aggregates(kept: pl.Expr | None = None, located: bool = True) -> lis
     first_cut_pass = pl.when(cut_pass).then(pl.col(AT)).min() if located else none
     return [
         *task_aggregates(kept),
+        *left_out_aggregates(kept),
         first.cast(pl.Int64).alias(FIRST),
         first_cut_pass.cast(pl.Int64).alias(FIRST_TRUNCATED_PASS),
     ]
@@ -144,7 +168,8 @@ class Counts:
 
     def __init__(self, located: bool = True) -> None:
         self.located = located
-        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in (*TASK_COLUMNS, *POSITIONS)}}
+        columns = (*TASK_COLUMNS, *LEFT_COLUMNS, *POSITIONS)
+        tasks = {"task_id": pl.String(), **{c: pl.Int64() for c in columns}}
         writers = {"model": pl.String(), "policy_version": pl.String(), "rows": pl.Int64()}
         self.tasks = _Adder("task_id", pl.DataFrame(schema=tasks))
         self.writers = _Adder(WRITER, pl.DataFrame(schema=writers))
@@ -197,6 +222,7 @@ def summarize(rows: Rows) -> Pool:
         tasks, writers = counts.result()
     if FIRST in tasks.columns and tasks[FIRST].null_count() == tasks.height:
         tasks = tasks.drop(*POSITIONS)  # rows that carry no positions: the counts alone
+    tasks, left_out = _left_out(tasks)
     models = writers.group_by("model").agg(pl.col("rows").sum())
     versions = writers.group_by("policy_version").agg(pl.col("rows").sum())
     pool = Pool(
@@ -205,6 +231,7 @@ def summarize(rows: Rows) -> Pool:
         models=_counts(models, "model"),
         versions=_counts(versions, "policy_version"),
         source=rows,
+        left_out=left_out,
     )
     models = several_writers(pool)
     if models is not None and cells is not None:  # counted in the read's own pass
@@ -212,6 +239,59 @@ def summarize(rows: Rows) -> Pool:
     elif models is not None:
         pool.split_across = split_across_writers(rows.frame, rows.paths, models)
     return pool
+
+
+def _left_out(tasks: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The tasks with a counted row, and per task the rows left out of every rate
+    (``task_id`` and :data:`LEFT_COLUMNS`, tasks with such rows only, those with no counted
+    row among them); None where the table does not count them."""
+    if LEFT_OUT not in tasks.columns:
+        return tasks, None
+    left = tasks.filter(pl.col(LEFT_OUT) > 0).select("task_id", *LEFT_COLUMNS)
+    return tasks.filter(pl.col("n") > 0).drop(*LEFT_COLUMNS), left
+
+
+def counted_as(pool: Pool, passes: bool = False) -> Pool | None:
+    """The pool with the rows it leaves out counted: as failures (every left-out row, harness
+    errors and ungraded rows alike), or with ``passes`` as passes (the ungraded rows only: an
+    error is no reply to pass). Each task holds its own left-out rows, a task whose every
+    row was left out among them; where the counts do not say which tasks hold them (a
+    summary keeps only their number), they are spread one per task over the tasks they
+    would move most: failures over the tasks that pass most, passes over those that pass
+    least. None where no row would be counted."""
+    facts = pool.source.facts
+    ungraded = facts.ungraded if facts.missing != "fail" else 0
+    rows = ungraded if passes else ungraded + facts.errors
+    column = LEFT_UNGRADED if passes else LEFT_OUT
+    tasks = pool.tasks.select("task_id", *TASK_COLUMNS)
+    if pool.left_out is not None:
+        left = pool.left_out.select("task_id", pl.col(column).alias("add"))
+    elif rows and tasks.height:
+        rate = (pl.col("passes") / pl.col("n")).alias("rate")
+        order = tasks.with_columns(rate).sort("rate", "task_id", descending=not passes)
+        even, extra = divmod(rows, tasks.height)
+        add = even + (pl.int_range(pl.len()) < extra).cast(pl.Int64)
+        left = order.select("task_id", add.alias("add"))
+    else:
+        return None
+    left = left.filter(pl.col("add") > 0)
+    if left.height == 0:
+        return None
+    joined = tasks.join(left, on="task_id", how="full", coalesce=True).with_columns(
+        pl.col(c).fill_null(0) for c in (*TASK_COLUMNS, "add")
+    )
+    moved = joined.with_columns(
+        n=pl.col("n") + pl.col("add"),
+        passes=pl.col("passes") + (pl.col("add") if passes else 0),
+    ).drop("add")
+    return Pool(
+        tasks=moved,
+        rows=int(moved["n"].sum()),
+        models=pool.models,
+        versions=pool.versions,
+        source=pool.source,
+        split_across=pool.split_across,
+    )
 
 
 def split_across_writers(

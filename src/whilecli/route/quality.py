@@ -8,28 +8,36 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 :mod:`whilecli.route.decide` and :mod:`whilecli.route.checks`), never only a warning line:
 
 - error replies and ungraded rows are left out of every rate (an error scored 0 never
-  makes a split task);
+  makes a split task); where, counted as failures (or the ungraded ones as passes), they
+  would route firmly to another method, the verdict is provisional;
 - most grouped tasks repeating one draw: the k draws are one, the band is not measured
   (check 3 unknown), the rows route as one draw per prompt, provisional;
 - a reply graded both pass and fail (in one task's repeats, or across two files of the
   pool): the grader splits its task, not the draws, provisional;
 - rows that repeat another row of their task (one draw written twice): counted twice in k
   and every rate, provisional from :data:`REPEATED_ROWS_SHARE` of the rows;
+- no grouped task unanimous where the pool's own fitted prior expects many: the rows were
+  selected (a dynamic-sampling filter), provisional;
 - ids one per row while prompts repeat: tasks are keyed by the prompt;
 - a field on some rows only: a method that needs it on every row is not ok (critic values
   for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
 - cut-off replies with partial credit: the reward scores cut-off text, provisional;
+- one row per task whose partial rewards all lie on one grid of 1/k: per-task means of k
+  draws, not rollouts, provisional;
 - a teacher that is the student, or that shares ids but not prompts: check 4 fails, or the
   ids are not shared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
+from whilecli.route import stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate
 from whilecli.route.stats import TOL
 
@@ -48,8 +56,13 @@ PROVISIONAL_KINDS = (
     "split_across_writers",
     "singles_beside_the_band",
     "selected_rows",
-    "errors_beside_the_band",
+    "left_out_decides",
+    "no_unanimous_groups",
+    "mean_rewards",
 )
+#: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
+#: is at most this chance under the pool's own fitted prior.
+SELECTED_CHANCE = 1e-3
 
 
 def _rows(n: int) -> str:
@@ -81,10 +94,11 @@ def findings(
     found: dict[str, CheckResult],
     model_given: bool = True,
     min_coverage: float = 0.5,
+    counted: Sequence[Counted] = (),
 ) -> list[Finding]:
     """What reading found, in the order the report lists it (``model_given``: ``--model``
     was passed, so check 6 says whose rows are whose; ``min_coverage``: check 4's
-    ``teacher_min_coverage``)."""
+    ``teacher_min_coverage``; ``counted``: the firm routes of the rows left out, counted)."""
     facts = pool.source.facts
     out: list[Finding] = []
     if not model_given:
@@ -147,6 +161,7 @@ def findings(
     if rekey is not None:
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
     out += _coverage(pool)
+    out += _mean_rewards(pool)
     out += _credit_beside_the_band(pool, found.get("band"))
     if facts.selected:
         out.append(
@@ -161,9 +176,11 @@ def findings(
                 " step's all/traces.jsonl",
             )
         )
+    if not facts.selected:
+        out += _no_unanimous_groups(pool, found.get("band"))
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
-    out += _errors_beside_the_band(pool, found.get("band"))
+    out += _left_out_decides(pool, counted)
     if facts.cut_partial:
         out.append(
             Finding(
@@ -262,6 +279,58 @@ def _credit_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findin
     ]
 
 
+def _no_unanimous_groups(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """No grouped task all passing or all failing, where the Beta prior fitted to the pool's
+    own counts expects so many that seeing none is at most a :data:`SELECTED_CHANCE` chance:
+    the rows were selected, the groups that split kept (a dynamic-sampling filter, as DAPO's
+    and verl's dumps; prime-rl's effective traces, read by name as ``selected_rows``). The
+    band then sees no floor or saturation and its rates lean to the middle (a firm GRPO whose
+    plan lacks OPSD, on a pool 70% of whose tasks never pass)."""
+    m = band.measured if band is not None else {}
+    if m.get("band") != "mixed" or m.get("tasks_at_0") or m.get("tasks_at_1"):
+        return []
+    groups = pool.tasks.filter(pl.col("n") >= 2)
+    expected, log_none = stats.unanimous_expected(groups)
+    if log_none > math.log(SELECTED_CHANCE):
+        return []
+    return [
+        Finding(
+            "no_unanimous_groups",
+            groups.height,
+            f"none of {groups.height} grouped tasks is unanimous (all passing or all failing),"
+            f" where the prior fitted to the pool expects about {expected:.0f} (seeing none:"
+            f" a {math.exp(log_none):.0e} chance)",
+            "the rows look selected (a dynamic-sampling filter keeps the groups that split):"
+            " no floor or saturation can show and the rates lean to the middle, so the verdict"
+            " is provisional; route the rollouts before the filter (every group drawn)",
+        )
+    ]
+
+
+def _mean_rewards(pool: Pool) -> list[Finding]:
+    """One row per task whose partial rewards all lie on one grid of 1/k (0.125, 0.375, ...:
+    :attr:`whilecli.io.facts.Facts.mean_of`): the rows look like per-task pass rates, the
+    mean of k draws each, not rollouts. Read as one draw per prompt with partial credit they
+    route to the single-rollout family, where k draws per task measure a band (600 tasks at
+    c/8, 46% at 0 and 46% at 1, read as a firm FlashReinforce)."""
+    k = pool.source.facts.mean_of
+    if k is None or pool.n_tasks == 0 or bool((pool.tasks["n"] > 1).any()):
+        return []
+    partial = pool.source.facts.partial
+    return [
+        Finding(
+            "mean_rewards",
+            partial,
+            f"{_rows(partial)} of {pool.rows} have a reward strictly between 0 and 1, every"
+            f" one a multiple of 1/{k}, one row per task: per-task means of {k} draws (pass"
+            " rates), not rollouts",
+            f"read as one rollout per prompt, the k = {k} draws behind each row are not seen:"
+            " the verdict is provisional; write one row per draw with its own grade (or, where"
+            f" the reward is a rubric of {k} parts, pass --pass-threshold)",
+        )
+    ]
+
+
 def _split_across_writers(band: CheckResult | None) -> list[Finding]:
     """Grouped tasks whose passes and fails come from different writers (an older copy's
     rows all fail, the newer copy's all pass): they split as a pool, no group of one
@@ -311,32 +380,55 @@ def _singles_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findi
     ]
 
 
-#: Rows left out as harness errors beside a saturated band that leave it provisional: as many
-#: as the split tasks a firm GRPO needs (``RouteOptions.firm_tasks``), since counted as
-#: failures each could split a task at 1; fewer could not make GRPO firm.
-ERRORS_BESIDE_SATURATION = 30
+@dataclass(frozen=True)
+class Counted:
+    """What the rows left out of every rate route to when counted: as failures (``passes``
+    False: harness errors and ungraded rows), or the ungraded rows as passes; ``rows``
+    counted, the ``route`` and the ``method`` (its label) they give, firmly."""
+
+    passes: bool
+    rows: int
+    route: str
+    method: str
 
 
-def _errors_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
-    """Rows left out as harness errors beside a saturated band: counted as failures (a
-    context overflow, a timeout, an agent's crash can be the model's), each could split a
-    task now at 1, so from :data:`ERRORS_BESIDE_SATURATION` of them the saturation rests on
-    leaving them out (700 tasks at 0.97, their failures written as
-    ``ContextWindowExceededError``, read as every task passing). Read from the row facts, as
-    a summary keeps them."""
-    state = band.measured.get("band") if band is not None else None
-    errors = pool.source.facts.errors
-    if state != "saturated" or errors < ERRORS_BESIDE_SATURATION:
+def _left_out_decides(pool: Pool, counted: Sequence[Counted]) -> list[Finding]:
+    """Rows left out of every rate (harness errors; ungraded rows, unless ``--missing
+    fail``) that, counted, route firmly to another method (:func:`whilecli.route.decide.
+    _counted_otherwise`): the verdict rests on leaving them out. One rule for every band: 80%
+    of the rows ungraded, each where a failure would be, read as every task passing; 700
+    tasks at 0.97 whose failures were written as ``ContextWindowExceededError``; a floor
+    whose ungraded rows would split it."""
+    if not counted:
         return []
+    facts = pool.source.facts
+    ungraded = facts.ungraded if facts.missing != "fail" else 0
+    parts = [f"{ungraded} ungraded"] if ungraded else []
+    parts += [f"{facts.errors} harness error{'s' if facts.errors != 1 else ''}"] * bool(
+        facts.errors
+    )
+    left = ungraded + facts.errors
+    ways = []
+    for c in counted:
+        if c.passes:
+            how = "the ungraded ones counted as passes"
+        elif facts.errors and ungraded:
+            how = "counted as failures (--missing fail fails the ungraded ones)"
+        elif ungraded:
+            how = "counted as failures (--missing fail)"
+        else:
+            how = "counted as failures"
+        ways.append(f"{how}, they route firmly to {c.method}")
     return [
         Finding(
-            "errors_beside_the_band",
-            errors,
-            f"{_rows(errors)} left out as harness errors beside a band where every task"
-            " passes; counted as failures, each could split a task",
-            "the saturation rests on leaving the errors out: the verdict is provisional; rerun"
-            " the errored rows, or read whether they are the model's failures (a context"
-            " overflow, a timeout)",
+            "left_out_decides",
+            left,
+            f"{left} of {facts.rows} rows are left out of every rate ({', '.join(parts)});"
+            f" {'; '.join(ways)}",
+            "the verdict rests on leaving them out: it is provisional; grade the ungraded rows"
+            " (or pass --missing fail where no grade means a failure) and rerun the errored"
+            " ones, or read whether they are the model's failures (a context overflow, a"
+            " timeout)",
         )
     ]
 

@@ -1025,6 +1025,25 @@ def expected_split_share(
     return total / sum(counts)
 
 
+def unanimous_expected(tasks: pl.DataFrame, prior: BetaPrior | None = None) -> tuple[float, float]:
+    """(E, log P): the grouped tasks (``tasks``) expected unanimous, all their draws passing
+    or all failing, under the prior fitted to them (``prior``, else :func:`pool_prior`), each
+    task's n draws from a fresh p ~ Beta(a, b); and the log chance that none is. The prior
+    predictive, not each task's posterior: what the pool's own spread of pass rates says
+    its groups would show."""
+    if tasks.height == 0:
+        return 0.0, 0.0
+    s, n, counts = cell_lists(tasks)
+    if prior is None:
+        prior = fit_beta(s, n, counts)
+    expected, log_none = 0.0, 0.0
+    for ni, mi in zip(n, counts, strict=True):
+        one = 1.0 - _split_one(0.0, 0.0, int(ni), prior.a, prior.b)
+        expected += one * mi
+        log_none += mi * (math.log1p(-one) if one < 1.0 else -math.inf)
+    return expected, log_none
+
+
 @dataclass(frozen=True)
 class Holdout:
     """The held-out test size for detecting ``effect`` at ``power`` (two-sided ``alpha``)."""

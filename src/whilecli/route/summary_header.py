@@ -314,6 +314,11 @@ def _check_facts(found: object, at: str, bad: Callable[[str, str], InputError]) 
             ok = isinstance(value, dict) and all(
                 isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value.values()
             )
+        elif "list[int]" in kind:
+            ok = (value is None and "None" in kind) or (
+                isinstance(value, list)
+                and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+            )
         elif "str" in kind:
             ok = isinstance(value, str) or (value is None and "None" in kind)
         else:
