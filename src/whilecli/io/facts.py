@@ -324,13 +324,12 @@ def grid_aggregates(graded: pl.Expr) -> list[pl.Expr]:
     """Over the graded rewards: per k of :data:`MEAN_KS`, whether every partial reward is a
     multiple of 1/k (``grid_k{k}``), and how many distinct partial rewards there are
     (``partial_values``)."""
-    part = partial(graded)
+    values = graded.filter(partial(graded))  # few rows, where any: the grids read those
     out = []
     for k in MEAN_KS:
-        scaled = graded * k
-        on = (scaled - scaled.round()).abs() <= 1e-6
-        out.append((~part | on).all().alias(f"grid_k{k}"))
-    out.append(graded.filter(part).n_unique().alias("partial_values"))
+        scaled = values * k
+        out.append(((scaled - scaled.round()).abs() <= 1e-6).all().alias(f"grid_k{k}"))
+    out.append(values.n_unique().alias("partial_values"))
     return out
 
 
