@@ -22,7 +22,9 @@ Policies can be set once per repository: ``fail-on = [...]`` (and ``judge-audit 
 under ``[tool.while]`` of a ``pyproject.toml``, or at the top level of a ``while.toml``. The
 nearest directory from the current one upward that holds either wins (``while.toml`` first
 in one directory); the search stops at the repository root (a directory holding ``.git``).
-Values given on the command line win over the file.
+Values given on the command line win over the file. ``fail-on`` names at least one policy:
+``fail-on = []`` is refused (an empty list reads as a slip, as ``--fail-on ''`` does);
+``fail-on = ["none"]`` says "fail on nothing" on purpose, and ``check`` then enforces no policy.
 """
 
 from __future__ import annotations
@@ -280,6 +282,11 @@ def load_config(start: Path | None = None) -> PolicyConfig | None:
         raw = table["fail-on"]
         if not isinstance(raw, (list, str)):
             raise UsageError(f"{where}: fail-on must be a list of policy names")
+        if isinstance(raw, list) and not raw:  # a slip, as --fail-on '' is: not "no gate"
+            raise UsageError(
+                f"{where}: fail-on = [] names no policy; policies: {', '.join(POLICIES)}"
+                ' (or fail-on = ["none"] to fail on nothing)'
+            )
         try:
             fail_on = parse_policies(raw)
         except UsageError as err:
