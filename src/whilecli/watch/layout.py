@@ -31,6 +31,12 @@ poll stopped, only up to its last complete line (a partial last line is left for
 poll); a finished step whose rollouts are not on disk yet is looked for again by its own
 path, never by rereading the others; a verl directory is listed again only when it changed;
 and each step handed out costs one ``stat`` (was its file written again?).
+
+Every number read from the run's files is checked where it is read (:func:`step_number`): a
+step (a metrics row's ``step``, a ``step_N`` folder, a verl ``N.jsonl``) is a whole number in
+[0, 2^63 - 1], the orchestrator's ``off_policy/mean`` and ``off_policy/max`` finite and at
+least 0 (the max whole); anything else is refused in one line naming the file, the line and
+the field.
 """
 
 from __future__ import annotations
@@ -62,6 +68,59 @@ SETTLE_S = 1.0
 FRESH_S = 2.0
 #: Key prefixes of the orchestrator's per-step rows (the trainer's rows carry none).
 ORCHESTRATOR_KEYS = ("off_policy/", "train/", "progress/")
+#: The largest step number a run may write: what an int64 holds (the trainers' own step
+#: counters, and every frame a step's number meets, stop there).
+MAX_STEP = 2**63 - 1
+#: The numbers of a metrics row the watch reads besides ``step``: the orchestrator's
+#: off-policy lag (steps behind: at least 0), mean and max.
+LAG_FIELDS = ("off_policy/mean", "off_policy/max")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        digits = int(abs(value).bit_length() * 0.30103) + 1  # str() of a huge int is refused
+        return f"an integer of about {digits} digits"
+    text = jsonout.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def step_number(value: Any, *, file: str, line: int | None = None) -> int:
+    """A step number a run wrote (a metrics row's ``step``, a ``step_N`` folder, a verl
+    ``N.jsonl``): a whole number in [0, :data:`MAX_STEP`], or one line naming where."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_STEP:
+        raise InputError(
+            f"a step must be a whole number in [0, 2^63 - 1], got {_shown(value)}",
+            file=file,
+            line=line,
+            field="step",
+        )
+    return value
+
+
+def _lag_fields(row: dict[str, Any], name: str, lineno: int) -> None:
+    """The orchestrator's off-policy lag, when a row has it: a finite number at least 0
+    (the max a whole one), or one line naming the file, the line and the field."""
+    import math
+
+    for key in LAG_FIELDS:
+        value = row.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            ok = False
+        elif isinstance(value, int):  # of any size: no float() of it
+            ok = 0 <= value <= MAX_STEP
+        else:
+            whole = value.is_integer() or key != "off_policy/max"
+            ok = math.isfinite(value) and 0 <= value <= MAX_STEP and whole
+        if not ok:
+            what = "a whole number of steps" if key == "off_policy/max" else "a number of steps"
+            raise InputError(
+                f"the off-policy lag must be {what} in [0, 2^63 - 1], got {_shown(value)}",
+                file=name,
+                line=lineno,
+                field=key,
+            )
 
 
 @dataclass(frozen=True)
@@ -201,13 +260,10 @@ class PrimeRLRun(_Follower):
             if not raw.strip():
                 continue
             row = _metrics_row(raw, name, lineno)
-            step = row.get("step")
-            if step is None:
+            if row.get("step") is None:
                 continue  # a time-keyed row (inference metrics)
-            if isinstance(step, bool) or not isinstance(step, int):
-                raise InputError(
-                    f"a step must be an integer, got {step!r}", file=name, line=lineno, field="step"
-                )
+            step = step_number(row["step"], file=name, line=lineno)
+            _lag_fields(row, name, lineno)
             if _train_row(row):
                 self._in_order(step, lineno, raw)
             for finished in self._finishes(step, row):
@@ -496,7 +552,14 @@ def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, st
     and ``01.jsonl``) are refused, naming both: which holds the step is not known."""
     names: dict[int, str] = {}
     for m in sorted(found, key=lambda m: m.string):
-        step = int(m.group(1))
+        digits = m.group(1).lstrip("0") or "0"
+        if len(digits) > 19 or int(digits) > MAX_STEP:  # int() of 4300 digits is refused
+            raise InputError(
+                f"step {_shown(digits)[1:-1]} is past the largest step, 2^63 - 1",
+                file=str(folder / m.string),
+                field="step",
+            )
+        step = int(digits)
         if step in names:
             raise InputError(
                 f"two files for step {step}: {names[step]} and {m.string}; keep one",
