@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli import jsonout
-from whilecli.errors import InputError
+from whilecli.errors import InputError, UsageError, shown_path
 from whilecli.io.formats.prime_rl import step_traces
 from whilecli.watch.history import History, Notice, Stamp, steps_text
 from whilecli.watch.tail import LineTail
@@ -255,6 +255,13 @@ class PrimeRLRun(_Follower):
         lines = self.tail.read()
         if self.tail.replaced is not None:
             self.notices.append(Notice(f"{METRICS}: {self.tail.replaced}; read from its start"))
+        if self.tail.gone:
+            self.notices.append(
+                Notice(
+                    f"{METRICS} was deleted: no step is finished until it is written again"
+                    " (then read from its start)"
+                )
+            )
         for lineno, raw in lines:
             self.saw_metrics = True
             if not raw.strip():
@@ -569,10 +576,41 @@ def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, st
     return names
 
 
+#: What each layout's files are, as a refusal names them.
+LAYOUT_FILES = {
+    "prime-rl": f"{METRICS}, {ROLLOUTS}/step_N/ or configs/",
+    "verl": "N.jsonl step files (trainer.rollout_data_dir)",
+}
+
+
+def _forced(root: Path, layout: str) -> None:
+    """A ``--layout`` named on a folder that holds another layout's files and none of its
+    own is refused, naming what it looked for (an empty folder is a run not started yet)."""
+    has_prime = (
+        (root / METRICS).is_file() or (root / ROLLOUTS).is_dir() or (root / "configs").is_dir()
+    )
+    try:
+        with os.scandir(root) as entries:
+            has_verl = any(VERL_FILE.match(e.name) and e.is_file() for e in entries)
+    except FileNotFoundError:
+        return
+    own, other = (has_prime, has_verl) if layout == "prime-rl" else (has_verl, has_prime)
+    if own or not other:
+        return
+    found = "verl" if layout == "prime-rl" else "prime-rl"
+    raise UsageError(
+        f"--layout {layout}: {shown_path(root)} holds no {LAYOUT_FILES[layout]}; it holds"
+        f" {LAYOUT_FILES[found]} ({found}): pass --layout {found}, or auto"
+    )
+
+
 def open_run(
     root: Path, layout: str, split: str, follow: bool, settle: float = SETTLE_S
 ) -> PrimeRLRun | VerlRun | None:
-    """The follower of a run directory (None while ``auto`` finds no layout yet)."""
+    """The follower of a run directory (None while ``auto`` finds no layout yet). A forced
+    layout whose files are absent where the other layout's are is refused (:func:`_forced`)."""
+    if layout != "auto":
+        _forced(root, layout)
     found = detect(root) if layout == "auto" else layout
     if found == "prime-rl":
         return PrimeRLRun(root, split, settle)
