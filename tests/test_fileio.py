@@ -259,3 +259,38 @@ def test_ada_leaves_no_task_list_beside_a_failed_selection(tmp_path: Path, monke
     res = CliRunner().invoke(app, ["ada", MIXED, "--next-round", str(nxt), "-o", str(sel)])
     assert res.exit_code == 0, res.output
     assert nxt.exists() and sel.exists()
+
+
+#: Run the command line with every staged write interrupted by a signal mid-write (after
+#: the temporary file is written, before it is moved into place).
+SIGNALLED = """
+import os, signal, sys, time
+import whilecli.fileio as f
+signum = getattr(signal, sys.argv[1])
+staged = f._stage
+def stage(given, write):
+    def interrupted(tmp):
+        write(tmp)
+        os.kill(os.getpid(), signum)
+        time.sleep(30)
+    return staged(given, interrupted)
+f._stage = stage
+sys.argv = ["whilecli", *sys.argv[2:]]
+from whilecli.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+def test_a_signal_mid_write_leaves_no_temporary_file(tmp_path: Path, name: str, code: int) -> None:
+    """The signals a session or a job runner ends a command with (a timeout, a closed
+    terminal, a dropped ssh session, Ctrl-C) remove the write's temporary file."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = tmp_path / "out" / "grpo.toml"
+    args = [sys.executable, "-c", SIGNALLED, name, "config", "--method", "grpo", "-o", str(out)]
+    done = subprocess.run(args, env=env, capture_output=True, timeout=120)
+    assert done.returncode == code, done.stderr
+    assert _leftovers(out.parent) == [] and not out.exists()

@@ -292,16 +292,31 @@ def main(
 
 
 def _terminated(signum: int, _frame: object) -> None:
-    """SIGTERM (``timeout``, a CI job cancelled, a pod stopped) ends the command as an
-    exception does, so every write's ``finally`` removes its temporary file; exit 128 + 15."""
+    """SIGTERM (``timeout``, a CI job cancelled, a pod stopped) or SIGHUP (the terminal
+    closed, an ssh session dropped) ends the command as an exception does, so every write's
+    ``finally`` removes its temporary file; exit 128 + the signal (143, 129). SIGINT (Ctrl-C)
+    is Python's KeyboardInterrupt, which does the same (exit 130)."""
     raise SystemExit(128 + signum)
+
+
+def _end_cleanly_on_signals() -> None:
+    """Install :func:`_terminated` for each signal that ends a process by default and that
+    a user's session or a job runner sends; one left ignored (``nohup``) stays ignored."""
+    import signal
+
+    for name in TERMINATING_SIGNALS:
+        signum = getattr(signal, name, None)  # SIGHUP: not on Windows
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _terminated)
+
+
+#: The signals that end a command as an exception does (their default ends the process
+#: with no clean-up: a temporary file of a write would be left behind).
+TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP")
 
 
 def run() -> None:
     """The console scripts ``whilecli`` and ``while``: help, usage lines and messages say
     ``whilecli`` under either name (``while`` is a shell keyword a user cannot type as is)."""
-    import signal
-
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminated)
+    _end_cleanly_on_signals()
     app(prog_name=PROG)

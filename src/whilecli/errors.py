@@ -42,6 +42,19 @@ def clipped(text: str) -> str:
     return out
 
 
+#: The one line of a command that ran out of memory (a MemoryError): not a bug, so not an
+#: internal error (70); the input is more than this machine holds as read at once. Written
+#: out beforehand: nothing is built while memory is short.
+OUT_OF_MEMORY = (
+    "out of memory (the input is more than this machine holds as read at once): free memory"
+    " or raise the limit (ulimit -v), or read it in parts: whilecli summarize PART -o"
+    " PART.parquet for each part, whilecli summarize --merge PART*.parquet -o tasks.parquet,"
+    " then route or check tasks.parquet"
+)
+#: Its exit code: 2, as for any other input the command cannot take.
+OUT_OF_MEMORY_EXIT = 2
+
+
 class WhileError(Exception):
     """An error the user can act on. The CLI prints ``str(err)`` on one line and exits with ``exit_code``.
 

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from whilecli import PROG
-from whilecli.errors import WhileError, path_error
+from whilecli.errors import OUT_OF_MEMORY, OUT_OF_MEMORY_EXIT, WhileError, path_error
 
 
 class OutputError(WhileError):
@@ -307,6 +307,11 @@ def run(main: Callable[[], object]) -> int:
     except KeyboardInterrupt:
         say(f"{PROG}: interrupted")
         code = 130
+    except MemoryError:
+        if os.environ.get("WHILE_DEBUG") == "1":
+            raise
+        say(f"{PROG}: error: {OUT_OF_MEMORY}")
+        code = OUT_OF_MEMORY_EXIT
     except Exception as err:  # a bug outside the commands' own wrapper: one line
         if isinstance(err, OSError) and (line := path_error(err)) is not None:
             say(f"{PROG}: error: {line}")

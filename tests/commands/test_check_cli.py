@@ -213,6 +213,28 @@ def test_repository_settings(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "while.toml" in bad.stderr and "Traceback" not in bad.output
 
 
+@pytest.mark.parametrize("where", ["while.toml", "pyproject.toml"])
+@pytest.mark.parametrize("command", ["check", "route"])
+def test_an_empty_fail_on_list_is_refused_and_none_gates_nothing(
+    tmp_path: Path, where: str, command: str
+) -> None:
+    """``fail-on = []`` is a slip (as ``--fail-on ''`` is): one line naming the file and the
+    key, exit 2, on every command that reads the settings; ``fail-on = ["none"]`` is a gate
+    on nothing (check says so and exits 0)."""
+    head = "[tool.while]\n" if where == "pyproject.toml" else ""
+    (tmp_path / where).write_text(head + "fail-on = []\n")
+    bad = invoke(command, ex("floor.parquet"))
+    assert bad.exit_code == 2, bad.output
+    assert bad.stdout == "" and bad.stderr.count("\n") == 1
+    assert where in bad.stderr and "fail-on = []" in bad.stderr
+    (tmp_path / where).write_text(head + 'fail-on = ["none"]\n')
+    nothing = invoke(command, ex("floor.parquet"), "--format", "json")
+    assert nothing.exit_code == 0, nothing.output
+    if command == "check":
+        assert json.loads(nothing.stdout)["policies"]["fail_on"] == []
+        assert invoke("check", ex("floor.parquet")).stdout == "whilecli check: no policy named\n"
+
+
 JUDGED = "".join(
     json.dumps({"task_id": f"t{i // 4}", "reward": (i * 7) % 3 == 0, "truncated": False,
                 "judge_meta": {"scorer_kind": "judge"}}) + "\n"

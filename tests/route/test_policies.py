@@ -342,6 +342,68 @@ def test_bad_config_is_a_usage_error(tmp_path: Path, monkeypatch, text: str, say
     assert "while.toml" in str(err.value)
 
 
+KEY = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=20
+).filter(lambda k: k not in ("fail-on", "judge-audit"))
+
+
+@settings(max_examples=60)
+@given(key=KEY, pyproject=st.booleans(), value=st.sampled_from(['"floor"', "3", "[]", "{}"]))
+def test_an_unknown_settings_key_is_refused_naming_it(
+    tmp_path_factory, key: str, pyproject: bool, value: str
+) -> None:
+    """Any key besides fail-on and judge-audit, in while.toml or [tool.while], is refused
+    naming the file and the key (a typo such as fail_on would drop the CI gate unsaid)."""
+    import os
+
+    root = tmp_path_factory.mktemp("repo")
+    (root / ".git").mkdir()
+    quoted = (
+        '"'
+        + "".join(  # a TOML basic string: controls, quote and backslash escaped
+            f"\\u{ord(c):04x}" if c in '"\\' or ord(c) < 0x20 or ord(c) == 0x7F else c for c in key
+        )
+        + '"'
+    )
+    body = f"{quoted} = {value}\n"
+    name = "pyproject.toml" if pyproject else "while.toml"
+    (root / name).write_text(("[tool.while]\n" if pyproject else "") + body, encoding="utf-8")
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        with pytest.raises(UsageError, match="unknown key") as err:
+            load_config()
+    finally:
+        os.chdir(here)
+    said = str(err.value)
+    assert name in said and "\n" not in said
+    assert repr(key) in said or "\\" in said  # the key, as written (escaped if unprintable)
+
+
+@pytest.mark.parametrize(
+    ("text", "means"),
+    [
+        ('fail_on = "few-split"\n', "'fail-on'"),
+        ('judge_audit = "a.json"\n', "'judge-audit'"),
+        ('failon = ["floor"]\n', "'fail-on'"),
+    ],
+)
+def test_a_misspelt_key_names_the_closest(tmp_path: Path, monkeypatch, text: str, means: str):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.while]\n" + text)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match=f"did you mean {means}"):
+        load_config()
+
+
+def test_tool_while_that_is_not_a_table_is_refused(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool]\nwhile = 3\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="tool.while must be a table"):
+        load_config()
+
+
 # ------------------------------------------------------------------ every policy, by property
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
@@ -31,3 +33,22 @@ def test_quiet_strict_names_why_it_exits_1() -> None:
     lines = out.splitlines()
     assert code == 1 and lines[0].startswith("whilecli route: provisional:")
     assert "exit 1: --strict: the verdict is provisional" in lines
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    fmt=st.sampled_from(["json", "markdown", "github"]),
+    by=st.sampled_from([None, "model", "task"]),
+    flag=st.sampled_from(["-q", "--quiet"]),
+)
+def test_quiet_trims_text_only_every_other_format_is_whole(
+    fmt: str, by: str | None, flag: str
+) -> None:
+    """One rule, with --by or without: --quiet trims the text report; json, markdown and
+    github print their whole report (a script that asks for JSON always gets JSON)."""
+    args = [str(MIXED), "--format", fmt, *(["--by", by] if by else [])]
+    code, full = run(*args)
+    quiet_code, quiet = run(*args, flag)
+    assert (quiet_code, quiet) == (code, full)
+    if fmt == "json" and code != 2:
+        assert isinstance(json.loads(quiet), dict)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import ROOT
@@ -140,3 +143,34 @@ def test_who_grades_comes_from_each_read_not_a_walk(prime_run: Path, monkeypatch
     monkeypatch.setattr(read, "_read_source", read_source)
     assert _invoke(["watch", str(prime_run)])[0] == 0
     assert files and len(decided) == len(files)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    name=st.sampled_from(["interval", "idle_exit"]),
+    value=st.one_of(
+        st.floats(),
+        st.sampled_from([0.0, 1e-300, 1e-3, 9.2e9, 1e10, 1e18, 1e308, 31536000.0, 31536001.0]),
+    ),
+)
+def test_a_time_option_is_what_a_sleep_takes_or_refused(name: str, value: float) -> None:
+    """--interval and --idle-exit take only what the OS sleeps and clocks accept (and a poll
+    no shorter than a millisecond): anything else is one line naming the option, at parse
+    time, never an overflow mid-watch."""
+    import threading
+
+    from whilecli.errors import UsageError
+    from whilecli.watch.options import WatchOptions
+
+    try:
+        WatchOptions(follow=True, **{name: value})  # type: ignore[arg-type]
+    except UsageError as err:
+        assert f"--{name.replace('_', '-')} must be" in str(err) and "\n" not in str(err)
+        return
+    assert math.isfinite(value) and value <= threading.TIMEOUT_MAX
+    assert value >= (1e-3 if name == "interval" else 0)
+
+
+def test_an_interval_past_what_sleep_takes_exits_2() -> None:
+    code, out, err = _invoke(["watch", str(ROOT / "examples" / "run"), "-f", "--interval", "1e10"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--interval" in err

@@ -210,3 +210,48 @@ def test_prime_rl_step_directory_is_read_as_written(tmp_path: Path) -> None:
     _append(tmp_path / "metrics.jsonl", _orch(2))
     done = PrimeRLRun(tmp_path, settle=0).poll(final=True)
     assert [s.step for s in done] == [2] and done[0].path == path
+
+
+@pytest.mark.parametrize(
+    ("layout", "make"),
+    [
+        ("verl", lambda root: _append(root / "metrics.jsonl", _orch(1))),
+        ("verl", lambda root: (root / "rollouts").mkdir()),
+        ("prime-rl", lambda root: (root / "1.jsonl").write_text('{"score": 1}\n')),
+    ],
+)
+def test_a_forced_layout_on_the_other_layouts_files_is_refused(
+    tmp_path: Path, layout: str, make
+) -> None:
+    """--layout names a trainer: a folder with the other trainer's files and none of its own
+    is refused, naming what it looked for; an empty folder is a run not started yet."""
+    from whilecli.errors import UsageError
+
+    make(tmp_path)
+    with pytest.raises(UsageError, match=f"--layout {layout}: .* holds no ") as err:
+        open_run(tmp_path, layout, "train", follow=False)
+    assert "\n" not in str(err.value)
+    assert ("N.jsonl" if layout == "verl" else "metrics.jsonl") in str(err.value).split(";")[0]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert open_run(empty, layout, "train", follow=True) is not None
+
+
+def test_metrics_deleted_under_follow_is_said_once(tmp_path: Path) -> None:
+    """A metrics.jsonl deleted under the watch is said once; written again, it is read from
+    its start."""
+    run = PrimeRLRun(tmp_path)
+    _append(tmp_path / "metrics.jsonl", _orch(1))
+    _traces(tmp_path, 1)
+    run.poll(final=False)
+    assert run.take_notices() == []
+    (tmp_path / "metrics.jsonl").unlink()
+    run.poll(final=False)
+    said = [n.text for n in run.take_notices()]
+    assert len(said) == 1 and "metrics.jsonl was deleted" in said[0]
+    run.poll(final=False)
+    assert run.take_notices() == []  # once
+    _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
+    _traces(tmp_path, 2)
+    run.poll(final=False)
+    assert run.take_notices() == [] and (2 in run.rows or 2 in run.history.done)

@@ -17,7 +17,14 @@ import click
 import typer
 
 from whilecli import PROG as PROG
-from whilecli.errors import UsageError, WhileError, path_error, shown_path
+from whilecli.errors import (
+    OUT_OF_MEMORY,
+    OUT_OF_MEMORY_EXIT,
+    UsageError,
+    WhileError,
+    path_error,
+    shown_path,
+)
 from whilecli.io.formats.registry import NAMES as FORMAT_NAMES
 from whilecli.io.options import ReadOptions as _ReadOptions
 from whilecli.route.options import MAX_DRAWS, MIN_DRAWS
@@ -99,6 +106,11 @@ def user_errors(fn: F) -> F:
             raise
         except (typer.Exit, typer.Abort):
             raise
+        except MemoryError:
+            if os.environ.get("WHILE_DEBUG") == "1":
+                raise
+            print(f"{PROG}: error: {OUT_OF_MEMORY}", file=sys.stderr)
+            raise typer.Exit(OUT_OF_MEMORY_EXIT) from None
         except ImportError as err:
             if not _is_torch(err):
                 raise

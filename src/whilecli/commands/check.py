@@ -65,7 +65,8 @@ def enforce(
     judge_audit: str | None,
     default: tuple[str, ...] = (),
 ) -> Gate | None:
-    """Evaluate the policies the command line or the repository names (None: none named)."""
+    """Evaluate the policies the command line or the repository names (None: none named and
+    no ``default``; a ``none`` from the command line or the config file is a gate on nothing)."""
     from whilecli.io.judge import JudgeScan
     from whilecli.route.judges import load_audit
     from whilecli.route.policies import Evidence, evaluate, load_config, resolve_fail_on
@@ -73,8 +74,8 @@ def enforce(
     given = load_audit(judge_audit) if judge_audit else None  # read whatever is named
     config = load_config()
     names, source = resolve_fail_on(fail_on, config, default)
-    if not names and source != "--fail-on":
-        return None
+    if not names and source != "--fail-on" and not default:
+        return None  # route with no policy named anywhere: no gate (check always has one)
     judge = audit = None
     if "judge-unaudited" in names:
         judge = route.judge or JudgeScan(rows=0, judged=0, by_kind={})  # the read's answer

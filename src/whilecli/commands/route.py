@@ -116,8 +116,9 @@ QUIET = typer.Option(
     False,
     "--quiet",
     "-q",
-    help="Print only the headline (one per slice with --by), why it exits 1 and any --show"
-    " lists; same exit code.",
+    help="Text: print only the headline (one per slice with --by), why it exits 1 and any"
+    " --show lists; same exit code. --format json, markdown and github print their whole"
+    " report with or without it (a script or CI reads them).",
     rich_help_panel="Output",
 )
 LIMIT = option(RouteOptions, "limit")
@@ -264,13 +265,14 @@ def route_command(
         from whilecli.route.slices import Slices, render_slices
 
         assert isinstance(route, Slices)
-        sys.stdout.write(render_slices(route, output.value, verbose=verbose, quiet=quiet))
+        text_quiet = quiet and output.value == "text"  # -q trims text only
+        sys.stdout.write(render_slices(route, output.value, verbose=verbose, quiet=text_quiet))
         sys.stdout.flush()
         for line in route.refusal_lines():  # a refused slice's line, as any refusal's
             print(f"{PROG}: error: {line}", file=sys.stderr)
         raise typer.Exit(route.exit_code)
     gate = enforce(route, fail_on=fail_on, judge_audit=judge_audit)
-    if quiet:
+    if quiet and output.value == "text":  # json, markdown, github: whole, as with --by
         sys.stdout.write(quiet_lines(route, gate))
         if route.show:  # asked for: --quiet keeps the lists
             from whilecli.route.render_text import make_console, show_text

@@ -30,7 +30,12 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
         parts = urlsplit(url)
     except ValueError as err:  # an unclosed IPv6 bracket, ...
         raise UsageError(f"--teacher URL {url!r} is not a URL: {err}") from None
-    if not name or not parts.hostname:
+    from whilecli.io.modelid import check_model_option
+
+    check_model_option(
+        teacher[:idx], "the NAME of --teacher NAME@URL"
+    )  # as given: a newline is no space
+    if not parts.hostname:
         raise UsageError(f"--teacher takes NAME@URL with a host in the URL, got {teacher!r}")
     if schema.url_port(url) is None:
         raise UsageError(f"--teacher URL {url!r} has no valid port")

@@ -307,8 +307,9 @@ def prime_rl_config(
     prime-rl cannot run, a knob out of range, or a config prime-rl would refuse.
     """
     m = normalize_method(method)
-    if model is not None and not model.strip():
-        raise UsageError("--model is empty")
+    from whilecli.io.modelid import check_model_option
+
+    check_model_option(model, "--model")
     knobs: dict[str, Any] = dict(
         gpus=gpus,
         steps=steps,

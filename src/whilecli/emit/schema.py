@@ -102,6 +102,9 @@ class Key:
     #: The key must be present in its table (in a discriminated table: when the table is one
     #: of ``variants``), as prime-rl requires it (a custom loss's ``import_path``).
     required: bool = False
+    #: The key names a model: checked as every model-name option is
+    #: (:func:`whilecli.io.modelid.check_model_option`).
+    model: bool = False
 
 
 #: Default ``type`` of each discriminated table (used when the table does not name one).
@@ -137,7 +140,7 @@ def _algo_keys(prefix: str) -> dict[str, Key]:
         f"{prefix}.decay": Key(_F, variants=("rae",)),
         f"{prefix}.episode_agents": Key(("list",), variants=("hierarchical_grpo",), required=True),
         f"{prefix}.teacher": Key(_T, variants=("opd",), required=True),
-        f"{prefix}.teacher.name": Key(_S, required=True),
+        f"{prefix}.teacher.name": Key(_S, required=True, model=True),
         f"{prefix}.teacher.base_url": Key(_S, required=True),
         f"{prefix}.teacher.api_key_var": Key(_S),
         f"{prefix}.teacher.headers": Key(_T),
@@ -192,10 +195,10 @@ def _build() -> dict[str, Key]:
         "max_steps": Key(_I, nullable=True, range=ABOVE_0),
         "seq_len": Key(_I, nullable=True, range=ABOVE_0),
         "model": Key(_T),
-        "model.name": Key(_S),
+        "model.name": Key(_S, model=True),
         "model.vlm": Key(("bool", "table")),
         "tokenizer": Key(_T),
-        "tokenizer.name": Key(_S),
+        "tokenizer.name": Key(_S, model=True),
         "tokenizer.trust_remote_code": Key(_B),
         "tokenizer.chat_template": Key(_S),
         "ckpt": Key(_T),
@@ -289,7 +292,7 @@ def _build() -> dict[str, Key]:
         "orchestrator.concurrency.min_inflight": Key(_I),
         "orchestrator.concurrency.initial_inflight": Key(_I),
         "orchestrator.model": Key(_T),
-        "orchestrator.model.name": Key(_S),
+        "orchestrator.model.name": Key(_S, model=True),
         "orchestrator.model.client": Key(_T),
         "orchestrator.model.client.base_url": Key(_S),
         "orchestrator.model.client.api_key_var": Key(_S),
@@ -463,6 +466,10 @@ def check_value(
         )
     if key.choices and value not in key.choices:
         raise UsageError(f"'{display}' must be one of {list(key.choices)}, got {value!r}")
+    if key.model and isinstance(value, str):
+        from whilecli.io.modelid import check_model_option
+
+        check_model_option(value, f"'{display}'")
     if key.range is not None and _numeric(value) and not key.range.contains(value):
         if not math.isfinite(value):  # as :func:`whilecli.emit.validate.check_config` says it
             raise UsageError(f"{display} must be a finite number, got {value}")

@@ -174,8 +174,9 @@ def sft_config(
     folder ``dataset`` names). Raises :class:`UsageError` for a knob out of range or a config
     ``SFTConfig`` would refuse.
     """
-    if model is not None and not model.strip():
-        raise UsageError("--model is empty")
+    from whilecli.io.modelid import check_model_option
+
+    check_model_option(model, "--model")
     _check(gpus, steps, batch_size, seq_len, lr)
     name = dataset or DEFAULT_DATASET
     batch = batch_size or BATCH_SIZE

@@ -219,6 +219,30 @@ def names_model(text: str) -> bool:
     return word(text.partition("@")[0]) not in NO_VALUE
 
 
+def check_model_option(value: str | None, option: str) -> None:
+    """The one check of every option that names a model (``--model`` of route, check and
+    config, the NAME of config's ``--teacher NAME@URL``, ``--set model.name=...``): a name
+    that names no model (:func:`names_model`: blank, ``None``, ``N/A``) or that holds a
+    control character (a newline, a tab) is refused in one line naming the option. Rows that
+    name no model are read as no model; an option given one would otherwise decide a verdict
+    on a name no row can match."""
+    from whilecli.errors import UsageError
+
+    if value is None:
+        return
+    if not names_model(value):
+        what = "is empty" if not value.partition("@")[0].strip() else f"{value!r} names no model"
+        raise UsageError(
+            f"{option} {what}: give a Hub id or a local model folder (e.g. Qwen/Qwen3-8B)"
+        )
+    control = next((ch for ch in value if not ch.isprintable()), None)
+    if control is not None:
+        raise UsageError(
+            f"{option} {value!r} holds a control character (U+{ord(control):04X}):"
+            " a model name is one line of text"
+        )
+
+
 def model_key(text: str) -> str:
     """:attr:`ModelId.key` of ``text``."""
     return model_identity(text).key

@@ -232,6 +232,9 @@ class RouteOptions:
     """``--limit``: tasks listed per count asked for by ``show``."""
 
     def __post_init__(self) -> None:
+        from whilecli.io.modelid import check_model_option
+
+        check_model_option(self.model, "--model")
         low, high = self.band
         if not 0 <= low <= high <= 1:
             raise UsageError(f"band must satisfy 0 <= low <= high <= 1, got {self.band}")

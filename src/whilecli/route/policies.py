@@ -22,7 +22,12 @@ Policies can be set once per repository: ``fail-on = [...]`` (and ``judge-audit 
 under ``[tool.while]`` of a ``pyproject.toml``, or at the top level of a ``while.toml``. The
 nearest directory from the current one upward that holds either wins (``while.toml`` first
 in one directory); the search stops at the repository root (a directory holding ``.git``).
-Values given on the command line win over the file.
+Values given on the command line win over the file. The file sets only those two keys: any
+other key (``fail_on`` for ``fail-on``, say) is refused naming the file, the key and the
+closest known one, since a silently ignored key is a silently dropped CI gate. ``fail-on``
+names at least one policy: ``fail-on = []`` is refused (an empty list reads as a slip, as
+``--fail-on ''`` does); ``fail-on = ["none"]`` says "fail on nothing" on purpose, and ``check``
+then enforces no policy.
 """
 
 from __future__ import annotations
@@ -250,9 +255,32 @@ def _settings(path: Path) -> dict[str, Any] | None:
     """The ``while`` table of a config file, or None when it has none."""
     data = _load_toml(path)
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("while") if isinstance(data.get("tool"), dict) else None
-        return table if isinstance(table, dict) else None
+        tool = data.get("tool")
+        if not isinstance(tool, dict) or "while" not in tool:
+            return None
+        table = tool["while"]
+        if not isinstance(table, dict):
+            raise UsageError(
+                f"{shown_path(path)}: tool.while must be a table ([tool.while]),"
+                f" got {type(table).__name__}"
+            )
+        return table
     return data
+
+
+def _unknown_keys(where: str, table: dict[str, Any]) -> None:
+    """Refuse a key the settings do not know, naming it and the closest known key."""
+    import difflib
+
+    for key in table:
+        if key in CONFIG_KEYS:
+            continue
+        spelled = str(key).lower().replace("_", "-").replace(" ", "-")
+        close = difflib.get_close_matches(spelled, CONFIG_KEYS, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(
+            f"{where}: unknown key {str(key)!r}{hint} (known keys: {', '.join(CONFIG_KEYS)})"
+        )
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -274,12 +302,20 @@ def load_config(start: Path | None = None) -> PolicyConfig | None:
     if path is None:
         return None
     table = _settings(path) or {}
-    where = f"{path} [tool.while]" if path.name == "pyproject.toml" else str(path)
+    where = (
+        f"{shown_path(path)} [tool.while]" if path.name == "pyproject.toml" else shown_path(path)
+    )
+    _unknown_keys(where, table)
     fail_on = None
     if "fail-on" in table:
         raw = table["fail-on"]
         if not isinstance(raw, (list, str)):
             raise UsageError(f"{where}: fail-on must be a list of policy names")
+        if isinstance(raw, list) and not raw:  # a slip, as --fail-on '' is: not "no gate"
+            raise UsageError(
+                f"{where}: fail-on = [] names no policy; policies: {', '.join(POLICIES)}"
+                ' (or fail-on = ["none"] to fail on nothing)'
+            )
         try:
             fail_on = parse_policies(raw)
         except UsageError as err:

@@ -31,6 +31,12 @@ poll stopped, only up to its last complete line (a partial last line is left for
 poll); a finished step whose rollouts are not on disk yet is looked for again by its own
 path, never by rereading the others; a verl directory is listed again only when it changed;
 and each step handed out costs one ``stat`` (was its file written again?).
+
+Every number read from the run's files is checked where it is read (:func:`step_number`): a
+step (a metrics row's ``step``, a ``step_N`` folder, a verl ``N.jsonl``) is a whole number in
+[0, 2^63 - 1], the orchestrator's ``off_policy/mean`` and ``off_policy/max`` finite and at
+least 0 (the max whole); anything else is refused in one line naming the file, the line and
+the field.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli import jsonout
-from whilecli.errors import InputError
+from whilecli.errors import InputError, UsageError, shown_path
 from whilecli.io.formats.prime_rl import step_traces
 from whilecli.watch.history import History, Notice, Stamp, steps_text
 from whilecli.watch.tail import LineTail
@@ -62,6 +68,59 @@ SETTLE_S = 1.0
 FRESH_S = 2.0
 #: Key prefixes of the orchestrator's per-step rows (the trainer's rows carry none).
 ORCHESTRATOR_KEYS = ("off_policy/", "train/", "progress/")
+#: The largest step number a run may write: what an int64 holds (the trainers' own step
+#: counters, and every frame a step's number meets, stop there).
+MAX_STEP = 2**63 - 1
+#: The numbers of a metrics row the watch reads besides ``step``: the orchestrator's
+#: off-policy lag (steps behind: at least 0), mean and max.
+LAG_FIELDS = ("off_policy/mean", "off_policy/max")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        digits = int(abs(value).bit_length() * 0.30103) + 1  # str() of a huge int is refused
+        return f"an integer of about {digits} digits"
+    text = jsonout.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def step_number(value: Any, *, file: str, line: int | None = None) -> int:
+    """A step number a run wrote (a metrics row's ``step``, a ``step_N`` folder, a verl
+    ``N.jsonl``): a whole number in [0, :data:`MAX_STEP`], or one line naming where."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_STEP:
+        raise InputError(
+            f"a step must be a whole number in [0, 2^63 - 1], got {_shown(value)}",
+            file=file,
+            line=line,
+            field="step",
+        )
+    return value
+
+
+def _lag_fields(row: dict[str, Any], name: str, lineno: int) -> None:
+    """The orchestrator's off-policy lag, when a row has it: a finite number at least 0
+    (the max a whole one), or one line naming the file, the line and the field."""
+    import math
+
+    for key in LAG_FIELDS:
+        value = row.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            ok = False
+        elif isinstance(value, int):  # of any size: no float() of it
+            ok = 0 <= value <= MAX_STEP
+        else:
+            whole = value.is_integer() or key != "off_policy/max"
+            ok = math.isfinite(value) and 0 <= value <= MAX_STEP and whole
+        if not ok:
+            what = "a whole number of steps" if key == "off_policy/max" else "a number of steps"
+            raise InputError(
+                f"the off-policy lag must be {what} in [0, 2^63 - 1], got {_shown(value)}",
+                file=name,
+                line=lineno,
+                field=key,
+            )
 
 
 @dataclass(frozen=True)
@@ -196,18 +255,22 @@ class PrimeRLRun(_Follower):
         lines = self.tail.read()
         if self.tail.replaced is not None:
             self.notices.append(Notice(f"{METRICS}: {self.tail.replaced}; read from its start"))
+        if self.tail.gone:
+            self.notices.append(
+                Notice(
+                    f"{METRICS} was deleted: no step is finished until it is written again"
+                    " (then read from its start)"
+                )
+            )
         for lineno, raw in lines:
             self.saw_metrics = True
             if not raw.strip():
                 continue
             row = _metrics_row(raw, name, lineno)
-            step = row.get("step")
-            if step is None:
+            if row.get("step") is None:
                 continue  # a time-keyed row (inference metrics)
-            if isinstance(step, bool) or not isinstance(step, int):
-                raise InputError(
-                    f"a step must be an integer, got {step!r}", file=name, line=lineno, field="step"
-                )
+            step = step_number(row["step"], file=name, line=lineno)
+            _lag_fields(row, name, lineno)
             if _train_row(row):
                 self._in_order(step, lineno, raw)
             for finished in self._finishes(step, row):
@@ -496,7 +559,14 @@ def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, st
     and ``01.jsonl``) are refused, naming both: which holds the step is not known."""
     names: dict[int, str] = {}
     for m in sorted(found, key=lambda m: m.string):
-        step = int(m.group(1))
+        digits = m.group(1).lstrip("0") or "0"
+        if len(digits) > 19 or int(digits) > MAX_STEP:  # int() of 4300 digits is refused
+            raise InputError(
+                f"step {_shown(digits)[1:-1]} is past the largest step, 2^63 - 1",
+                file=str(folder / m.string),
+                field="step",
+            )
+        step = int(digits)
         if step in names:
             raise InputError(
                 f"two files for step {step}: {names[step]} and {m.string}; keep one",
@@ -506,10 +576,41 @@ def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, st
     return names
 
 
+#: What each layout's files are, as a refusal names them.
+LAYOUT_FILES = {
+    "prime-rl": f"{METRICS}, {ROLLOUTS}/step_N/ or configs/",
+    "verl": "N.jsonl step files (trainer.rollout_data_dir)",
+}
+
+
+def _forced(root: Path, layout: str) -> None:
+    """A ``--layout`` named on a folder that holds another layout's files and none of its
+    own is refused, naming what it looked for (an empty folder is a run not started yet)."""
+    has_prime = (
+        (root / METRICS).is_file() or (root / ROLLOUTS).is_dir() or (root / "configs").is_dir()
+    )
+    try:
+        with os.scandir(root) as entries:
+            has_verl = any(VERL_FILE.match(e.name) and e.is_file() for e in entries)
+    except FileNotFoundError:
+        return
+    own, other = (has_prime, has_verl) if layout == "prime-rl" else (has_verl, has_prime)
+    if own or not other:
+        return
+    found = "verl" if layout == "prime-rl" else "prime-rl"
+    raise UsageError(
+        f"--layout {layout}: {shown_path(root)} holds no {LAYOUT_FILES[layout]}; it holds"
+        f" {LAYOUT_FILES[found]} ({found}): pass --layout {found}, or auto"
+    )
+
+
 def open_run(
     root: Path, layout: str, split: str, follow: bool, settle: float = SETTLE_S
 ) -> PrimeRLRun | VerlRun | None:
-    """The follower of a run directory (None while ``auto`` finds no layout yet)."""
+    """The follower of a run directory (None while ``auto`` finds no layout yet). A forced
+    layout whose files are absent where the other layout's are is refused (:func:`_forced`)."""
+    if layout != "auto":
+        _forced(root, layout)
     found = detect(root) if layout == "auto" else layout
     if found == "prime-rl":
         return PrimeRLRun(root, split, settle)

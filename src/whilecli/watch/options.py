@@ -20,6 +20,22 @@ ALERTS = ("truncated-passes", "floor", "saturated", "errors")
 LAYOUTS = ("auto", "prime-rl", "verl")
 SPLITS = ("train", "eval")
 FORMATS = ("text", "json")
+#: The longest wait a time option takes: a year, well inside what every platform's sleep and
+#: clock accept (``time.sleep`` overflows past about 9.2e9 s where ``time_t`` is 64 bits).
+MAX_SECONDS = 365 * 24 * 3600
+#: The shortest poll interval: a millisecond (shorter only spins the CPU).
+MIN_INTERVAL_S = 0.001
+
+
+def seconds(name: str, value: float, low: float) -> float:
+    """A time option of ``watch``: a finite number of seconds in [low, :data:`MAX_SECONDS`],
+    or one line naming the option and its range (read at parse time, before any wait)."""
+    if isinstance(value, bool) or not (math.isfinite(value) and low <= value <= MAX_SECONDS):
+        raise UsageError(
+            f"{name} must be a number of seconds in [{low:g}, {MAX_SECONDS}] (a year),"
+            f" got {value:g}"
+        )
+    return value
 
 
 def flag(
@@ -58,13 +74,17 @@ class WatchOptions:
     )  # fmt: skip
     interval: float = field(
         default=2.0,
-        metadata=flag("--interval", "Seconds between two polls under --follow.", metavar="S"),
+        metadata=flag(
+            "--interval",
+            f"Seconds between two polls under --follow ({MIN_INTERVAL_S:g} to a year).",
+            metavar="S",
+        ),
     )
     idle_exit: float | None = field(
         default=None,
         metadata=flag(
             "--idle-exit",
-            "Under --follow, exit 0 after S seconds without a new step.",
+            "Under --follow, exit 0 after S seconds without a new step (at most a year).",
             metavar="S",
             show_default="never",
         ),
@@ -134,14 +154,9 @@ class WatchOptions:
             raise UsageError(f"--split {self.split!r}: one of {', '.join(SPLITS)}")
         if self.format not in FORMATS:
             raise UsageError(f"--format {self.format!r}: one of {', '.join(FORMATS)}")
-        if not (math.isfinite(self.interval) and self.interval > 0):
-            raise UsageError(
-                f"--interval must be a positive number of seconds, got {self.interval}"
-            )
-        if self.idle_exit is not None and not (
-            math.isfinite(self.idle_exit) and self.idle_exit >= 0
-        ):
-            raise UsageError(f"--idle-exit must be a number of seconds >= 0, got {self.idle_exit}")
+        seconds("--interval", self.interval, MIN_INTERVAL_S)
+        if self.idle_exit is not None:
+            seconds("--idle-exit", self.idle_exit, 0.0)
         if self.window < 1:
             raise UsageError(f"--window must be at least 1 step, got {self.window}")
         if not (math.isfinite(self.max_errors) and 0 <= self.max_errors < 1):

@@ -204,9 +204,9 @@ def off_policy(
     if "policy_version" in frame.columns and frame.height:
         versions = frame["policy_version"].cast(pl.String).str.extract(r"^(?:.*@)?(-?\d+)$")
         versions = versions.cast(pl.Int64, strict=False).drop_nulls()
-        if versions.len():
-            lag = step - versions
-            return {"mean": float(lag.mean()), "max": int(lag.max()), "from": "rows"}  # type: ignore[arg-type]
+        if versions.len():  # in Python's ints: step − version can leave an int64
+            lags = [step - v for v in versions.to_list()]
+            return {"mean": sum(lags) / len(lags), "max": max(lags), "from": "rows"}
     if metrics:
         mean, most = metrics.get("off_policy/mean"), metrics.get("off_policy/max")
         if isinstance(mean, (int, float)) or isinstance(most, (int, float)):

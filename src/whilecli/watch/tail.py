@@ -6,7 +6,8 @@ writes it anew. A read from the old offset would then start mid-line in another 
 its first rows. So each read checks that the file is the one it read before (its device and
 inode), no shorter than the offset, and still holds, just before the offset, the bytes that
 ended the last read; otherwise it reads the file from its start and says why
-(:attr:`LineTail.replaced`).
+(:attr:`LineTail.replaced`). A file deleted under it is said once (:attr:`LineTail.gone`);
+one created at its path again is read from its start.
 """
 
 from __future__ import annotations
@@ -31,13 +32,19 @@ class LineTail:
         self.stamp: Stamp | None = None  # the file at the last read
         self.kept = b""  # the bytes just before the offset
         self.replaced: str | None = None  # why the last read started the file over
+        self.gone = False  # the last read found the file deleted (it was there before)
 
     def read(self) -> list[tuple[int, bytes]]:
         """(line number, line) of every complete line appended since the last read; the
         whole file again when it was replaced (:attr:`replaced` says how)."""
         self.replaced = None
+        self.gone = False
         now = Stamp.of(self.path)
         if now is None:
+            if self.stamp is not None:  # deleted since the last read: said once
+                self.gone = True
+                self._restart(None)
+                self.stamp = None  # a file at its path again is read from its start
             return []
         why = self._replaced_by(now)
         if why is not None:
@@ -58,7 +65,7 @@ class LineTail:
             return f"it shrank from {self.offset} to {now.size} bytes (truncated or rewritten)"
         return None
 
-    def _restart(self, why: str) -> None:
+    def _restart(self, why: str | None) -> None:
         self.replaced = why
         self.offset = 0
         self.lines = 0
