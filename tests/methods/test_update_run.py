@@ -490,7 +490,7 @@ def test_a_value_on_an_environment_token_is_never_read_nor_refused(
             {"reward": 1.0, "logprobs": [-0.7, -1.2, -1.6], "behavior_logprobs": [-0.9, -1.2, -1.4],
              "action_mask": [1, 0, 1], "values": [0.1, v, 0.2]},
             {"reward": 0.0, "logprobs": [-0.5, -1.2], "behavior_logprobs": [-0.5, -1.6],
-             "values": [0.3, 0.4]},
+             "action_mask": [1, 1], "values": [0.3, 0.4]},
         ]  # fmt: skip
 
     want = run_update(write(tmp_path / "clean.jsonl", rows(0.5)), method)
