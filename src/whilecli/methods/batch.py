@@ -241,6 +241,17 @@ class Batch:
             if not np.isfinite(rewards).all():
                 i = _first(~np.isfinite(rewards))
                 raise fail(i, "reward", f"is {rewards[i]}, not a finite number")
+            narrow = dtype or default_dtype(device)
+            largest = torch.finfo(narrow).max
+            if (np.abs(rewards) > largest).any():  # it would turn into ∞ in the tensor
+                i = _first(np.abs(rewards) > largest)
+                shown = str(narrow).removeprefix("torch.")
+                raise fail(
+                    i,
+                    "reward",
+                    f"is {rewards[i]:g}, beyond {shown}'s largest number ({largest:.4g}); "
+                    "scale the rewards or use float64",
+                )
 
         if unread:  # left out: a method never sees a list it does not read
             cols = replace(cols, lists={k: v for k, v in cols.lists.items() if k not in unread})
@@ -282,6 +293,19 @@ class Batch:
                 _check_logprob_values(padded[name], action_np, lambda i, m, f=name: fail(i, f, m))
 
         dtype = dtype or default_dtype(device)
+        largest = torch.finfo(dtype).max
+        narrower = largest < np.finfo(np.float64).max
+        for name, values in padded.items() if narrower else ():  # a finite entry turned ±∞
+            wide = np.isfinite(values) & (np.abs(values) > largest) & action_np
+            if wide.any():
+                i, t = (int(k[0]) for k in np.nonzero(wide))
+                shown = str(dtype).removeprefix("torch.")
+                raise fail(
+                    i,
+                    name,
+                    f"token {t} is {values[i, t]:g}, beyond {shown}'s largest number "
+                    f"({largest:.4g}); use float64",
+                )
 
         def tensor(a: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(a).to(device=device, dtype=dtype)

@@ -193,6 +193,26 @@ def knobs_for(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
     return mine
 
 
+def check_knobs_fit(
+    method: str,
+    given: Mapping[str, Any],
+    correction: str | None,
+    correction_kwargs: Mapping[str, Any],
+    dtype: str,
+) -> None:
+    """Refuse, naming the flag, a given knob the update's ``dtype`` cannot hold (each
+    declaration's :meth:`~whilecli.knobs.Knob.check_fits`). Torch-free."""
+    for name, knob in declared.METHOD_KNOBS.get(method, {}).items():
+        if name in given:
+            knob.check_fits(given[name], dtype, flag(name))
+    if correction == "tis" and "cap" in correction_kwargs:
+        declared.TIS_CAP.check_fits(correction_kwargs["cap"], dtype, "--tis-cap")
+    if correction == "icepop" and "band" in correction_kwargs:
+        declared.ICEPOP_HIGH.check_fits(correction_kwargs["band"][1], dtype, "--icepop-band high")
+    if method == "sao" and "ratio" in given:
+        declared.SAO_HIGH.check_fits(given["ratio"][1], dtype, "--ratio high")
+
+
 def check_correction(
     correction: str | None, knobs: Mapping[str, Any]
 ) -> tuple[str | None, dict[str, Any]]:
@@ -359,6 +379,9 @@ def run_update(
         raise UsageError(f"--device must be cpu, cuda or auto, got {device!r}")
     if dtype not in (None, *DTYPES):
         raise UsageError(f"--dtype must be float64 or float32, got {dtype!r}")
+    planned = dtype or {"cpu": "float64", "cuda": "float32"}.get(device)  # auto: once resolved
+    if planned is not None:
+        check_knobs_fit(key, given, corr, corr_kwargs, planned)
     inputs = [path] if isinstance(path, (str, Path)) else list(path)
     check_output(output, force=force, inputs=inputs)
     if state is not None:
@@ -393,6 +416,10 @@ def run_update(
     from whilecli.methods.validate import correction_needs
 
     dev = _device(torch, device)
+    if planned is None:
+        check_knobs_fit(
+            key, given, corr, corr_kwargs, dtype or ("float64" if dev == "cpu" else "float32")
+        )
     algo = make_method(key, {**given, **({"compile": True} if compile else {})})
     requires = set(algo.needs.field_names)
     reads = (algo.needs | correction_needs(corr)).reads  # the lists this update reads
