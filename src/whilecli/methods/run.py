@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whilecli import knobs as declared
-from whilecli.errors import InputError, UsageError, WhileError, shown_path
+from whilecli.errors import InputError, UsageError, WhileError
 from whilecli.methods.registry import NO_REWARD, ROW_METHODS, check_knobs, flag, resolve
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 DEVICES = ("cpu", "cuda", "auto")
 DTYPES = ("float64", "float32")
-OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson", ".json")
 
 
 def torch_hint() -> str:
@@ -249,17 +248,14 @@ def check_output(output: str | None, *, force: bool, inputs: Sequence[str | Path
     one of ``inputs`` (the batch being read)."""
     if output is None or output == "-":
         return
-    from whilecli.fileio import check_writable
+    from whilecli.fileio import check_writable, output_format
+    from whilecli.methods.io import UPDATE_FORMATS
 
     check_writable(output, force=force, inputs=inputs)
-    if Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
-        raise UsageError(
-            f"{shown_path(output)}: unknown file type; use .jsonl or .parquet (or - for stdout)"
-        )
+    output_format(output, UPDATE_FORMATS)
 
 
 #: The files the row-wise methods and ``ada`` write their rows to.
-ROWS_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
 
 
 def check_rows_output(
@@ -270,13 +266,9 @@ def check_rows_output(
     read). ``-`` (stdout) and None pass."""
     if output is None or output == "-":
         return
-    suffix = Path(output).suffix.lower()
-    if suffix not in ROWS_SUFFIXES:
-        raise UsageError(
-            f"{shown_path(output)}: unknown output extension '{suffix}'; use .parquet or .jsonl"
-        )
-    from whilecli.fileio import check_writable
+    from whilecli.fileio import check_writable, output_format
 
+    output_format(output)
     check_writable(output, force=force, inputs=inputs)
 
 
