@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from whilecli import knobs as declared
 from whilecli.errors import InputError, UsageError, WhileError
-from whilecli.methods.registry import NO_REWARD, ROW_METHODS, check_knobs, flag, resolve
+from whilecli.methods.registry import (
+    NO_REWARD,
+    ROW_METHODS,
+    check_applies,
+    check_knobs,
+    flag,
+    resolve,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -156,6 +163,7 @@ def check_method_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
     """
     given = {k: v for k, v in knobs.items() if v is not None and v is not False}
     check_knobs(method, given)
+    check_applies(method, given)
     for name, knob in declared.METHOD_KNOBS.get(method, {}).items():
         if name in given:
             given[name] = knob.check(given[name], flag(name))
