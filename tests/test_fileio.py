@@ -294,3 +294,34 @@ def test_a_signal_mid_write_leaves_no_temporary_file(tmp_path: Path, name: str, 
     done = subprocess.run(args, env=env, capture_output=True, timeout=120)
     assert done.returncode == code, done.stderr
     assert _leftovers(out.parent) == [] and not out.exists()
+
+
+WRITERS = {
+    "update": ["update", "--method", "grpo", str(EXAMPLES / "grouped_batch.jsonl")],
+    "update rowwise": ["update", "--method", "groupwise", str(EXAMPLES / "graded.jsonl")],
+    "summarize": ["summarize", str(EXAMPLES / "graded.jsonl")],
+    "ada": ["ada", str(EXAMPLES / "graded.jsonl")],
+    "ada next round": ["ada", str(EXAMPLES / "graded.jsonl"), "-o", "-", "--next-round"],
+    "config": ["config", "--method", "grpo", "--model", "Qwen/Qwen3-4B"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_every_writer_writes_through_a_device_and_names_a_bad_suffix(
+    command: str, tmp_path: Path
+) -> None:
+    """One rule for output paths across commands: a character device (``/dev/null``) has no
+    name to take a format from and is written through in the command's stream format; a file
+    whose suffix names no format the command writes is refused in one line naming it (config
+    writes TOML under any name: its suffix chooses nothing)."""
+    args = WRITERS[command]
+    flag = [] if args[-1] == "--next-round" else ["-o"]
+    through = CliRunner().invoke(app, [*args, *flag, os.devnull])
+    assert through.exit_code == 0, through.stderr
+    if command == "config":
+        return
+    bad = tmp_path / "out.txt"
+    refused = CliRunner().invoke(app, [*args, *flag, str(bad)])
+    assert refused.exit_code == 2
+    assert refused.stderr.count("\n") == 1 and "out.txt" in refused.stderr
+    assert "'.txt'" in refused.stderr and not bad.exists()

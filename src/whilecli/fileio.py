@@ -83,6 +83,39 @@ def is_stream(path: str | os.PathLike[str]) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
+#: The file formats of rows a writer may write, by the suffixes that name them.
+ROW_FORMATS: dict[str, tuple[str, ...]] = {
+    "parquet": (".parquet", ".pq"),
+    "jsonl": (".jsonl", ".ndjson"),
+}
+
+
+def output_format(
+    path: str | os.PathLike[str],
+    formats: dict[str, tuple[str, ...]] | None = None,
+    *,
+    stream: str = "jsonl",
+) -> str:
+    """The format a writer writes ``path`` in, one rule for every command: the one its suffix
+    names (``formats``: format → suffixes, default :data:`ROW_FORMATS`); a character device
+    or a pipe (``/dev/null``, ``/dev/stdout``, a FIFO), which has no name to go by, takes
+    ``stream`` (JSON Lines, as ``-o -`` writes) unless its suffix names one. Any other name
+    is refused in one line naming the suffixes."""
+    formats = ROW_FORMATS if formats is None else formats
+    suffix = Path(path).suffix.lower()
+    for name, suffixes in formats.items():
+        if suffix in suffixes:
+            return name
+    if is_stream(path):
+        return stream
+    known = [s for suffixes in formats.values() for s in suffixes[:1]]
+    shown = f"'{suffix}'" if suffix else "none"
+    raise UsageError(
+        f"{shown_path(os.fspath(path))}: unknown output extension {shown}; use "
+        + " or ".join(known)
+    )
+
+
 def refuse_input(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> None:
     """Refuse ``path`` when it is the same file as one of ``inputs`` (a link or another
     spelling of it too), a file inside an input folder, or a file an input glob matches

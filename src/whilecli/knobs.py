@@ -90,6 +90,29 @@ class Knob:
             )
         return x
 
+    def check_fits(self, value: float, dtype: str, name: str | None = None) -> float:
+        """``value`` when the tensors' ``dtype`` (``float32``, ``float64``) holds it, else a
+        UsageError naming ``name`` (default the flag): a finite knob beyond the dtype's largest
+        number turns into ∞ in every product it enters (``--beta 1e39`` under float32), which
+        no range of the knob's own says. A knob that admits ∞ (a gate or cap turned off) is
+        what ∞ means there, and is left as it is."""
+        largest = FLOAT_MAX[dtype]
+        admits_inf = math.isinf(self.high) and not self.high_open
+        if math.isfinite(value) and abs(value) > largest and not admits_inf:
+            label = name or self.option
+            raise UsageError(
+                f"{label} {value:g} is beyond {dtype}'s largest number ({largest:.4g}), so every "
+                f"term it multiplies overflows: give a smaller {label} or --dtype float64",
+                knob=name,
+            )
+        return value
+
+
+#: The largest finite number of each tensor dtype an update may run in.
+FLOAT_MAX = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+#: The log of it: the largest log-ratio whose exp is finite in that dtype (88.7, 709.8).
+LOG_FLOAT_MAX = {name: math.log(x) for name, x in FLOAT_MAX.items()}
+
 
 # ---------------------------------------------------------------- single-rollout methods
 

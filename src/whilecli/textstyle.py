@@ -76,8 +76,10 @@ def label(key: str) -> str:
     return key.replace("_", " ")
 
 
-#: A path and the place in it (``rows.jsonl line 3``): wrapped as one word.
-_PLACE = re.compile(r"\S*/\S* (?:line|row|entry) \d+")
+#: A path and the place in it (``rows.jsonl line 3``): wrapped as one word. It starts only at
+#: a word's start and reads up to its first slash without backtracking into it, so a long
+#: word costs linear time, not quadratic.
+_PLACE = re.compile(r"(?<!\S)[^\s/]*/\S* (?:line|row|entry) \d+")
 
 
 def wrap(text: str, columns: int, *, indent: str = "", hang: str = "  ") -> list[str]:

@@ -397,3 +397,42 @@ def test_an_sft_dataset_and_config_that_overlap_are_refused_before_any_write(
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "overlap" in lines[0], result.output
     assert list(tmp_path.iterdir()) == []
+
+
+#: Each option that writes one key (emit.inputs.OPTION_KEYS), with values it takes.
+OPTION_VALUES = {
+    "--steps": (3, 7, 50),
+    "--seq-len": (8192, 16384),
+    "--max-tokens": (1024, 2048),
+    "--group-size": (4, 8, 16),
+    "--lr": (1e-5, 2e-5, 3e-6),
+    "--temperature": (0.7, 1.0),
+    "--off-policy-steps": (1, 2, 4),
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(option=st.sampled_from(sorted(OPTION_VALUES)), data=st.data())
+def test_an_option_and_a_set_of_its_key_with_two_values_are_refused(
+    option: str, data: st.DataObject
+) -> None:
+    """``--steps 50 --set max_steps=7`` gives one key two values: refused in one line naming
+    both, never settled by the --set; the same value twice is one value, and passes."""
+    from whilecli.emit.inputs import OPTION_KEYS
+
+    key = OPTION_KEYS[option]
+    mine, other = data.draw(st.permutations(OPTION_VALUES[option]))[:2]
+    extra = ["--async"] if option == "--off-policy-steps" else []
+    base = ["--method", "grpo", *extra, "-o", "-", option, str(mine)]
+    two = invoke(*base, "--set", f"{key}={other!r}")
+    assert two.exit_code == 2 and two.stdout == ""
+    assert two.stderr.count("\n") == 1 and option in two.stderr
+    assert f"--set {key}=" in two.stderr
+    one = invoke(*base, "--set", f"{key}={mine!r}")
+    assert one.exit_code == 0, one.stderr
+    assert f"{key.rpartition('.')[2]} = " in one.stdout
+
+
+def test_sft_options_follow_the_same_rule() -> None:
+    r = invoke("--method", "sft", "--steps", "5", "--set", "max_steps=7")
+    assert r.exit_code == 2 and "--steps 5 and --set max_steps=7" in r.stderr

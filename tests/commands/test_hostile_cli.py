@@ -319,7 +319,16 @@ CASES: list[Case] = [
         "{ws}/out.parquet",
         says="--force",
     ),
-    c("update-suffix", "update", BATCH, "--method", "sao", "-o", "{ws}/u.txt", says="file type"),
+    c(
+        "update-suffix",
+        "update",
+        BATCH,
+        "--method",
+        "sao",
+        "-o",
+        "{ws}/u.txt",
+        says="unknown output extension",
+    ),
     c("update-empty-output", "update", BATCH, "--method", "sao", "-o", "", says="empty"),
     c("config-empty-output", *GRPO, "-o", "", says="empty"),
     c(

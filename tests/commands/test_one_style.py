@@ -141,3 +141,25 @@ def test_a_path_is_never_cut_from_its_line_number(
     assert " ".join(" ".join(lines).split()) == " ".join(text.split())
     for line in lines:
         assert len(line) <= max(columns, 20) or located in line
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    shape=st.sampled_from(["e", "e/", "/e", "e/e line", "ab "]),
+    columns=st.integers(20, 120),
+)
+def test_wrapping_a_long_word_takes_linear_time(shape: str, columns: int) -> None:
+    """A word of 200,000 characters (an --env name, a --set value), with or without slashes
+    or a place word in it, wraps in well under 2 s: the time grows with its length, not with
+    its square (80,000 characters once took 13 s)."""
+    import time
+
+    from whilecli import textstyle
+
+    word = (shape * (200_000 // len(shape) + 1))[:200_000]
+    text = f"note: {word} rows.jsonl/x line 3 and the rest"
+    start = time.perf_counter()
+    lines = textstyle.wrap(text, columns)
+    assert time.perf_counter() - start < 2.0
+    assert " ".join(" ".join(lines).split()) == " ".join(text.split())
+    assert any("rows.jsonl/x line 3" in line for line in lines)

@@ -74,7 +74,11 @@ def test_example_batch_runs() -> None:
         (["--method", "sao", "--ratio", "0.7"], "LOW,HIGH"),
         (["--method", "sao", "--ratio", "1.2,6"], "default (0.7, 6.0)"),
         (["--method", "bpco", "--reward-range", "1,0"], "--reward-range must be LO,HI"),
-        (["--method", "grpo", "--max-len", "0"], "grpo: --max-len must be an integer ≥ 1"),
+        (
+            ["--method", "grpo", "--loss-type", "dr_grpo", "--max-len", "0"],
+            "grpo: --max-len must be an integer ≥ 1",
+        ),
+        (["--method", "grpo", "--max-len", "8"], "--max-len applies only with --loss-type dr_grpo"),
         (["--method", "nope"], "known: flash_reinforce, sao, bpco"),
         (["--method", "sao", "--format", "xml"], "--format"),
         (["--method", "sao", "--dtype", "float16"], "--dtype"),

@@ -69,20 +69,55 @@ def test_aliases_resolve_and_map_overrides() -> None:
     assert b.action_mask.tolist() == [[True, False]]
 
 
-def test_rows_without_optional_lists_default_per_row() -> None:
+_TOKEN_LISTS = {
+    "behavior_logprobs": lambda t: [-0.5] * t,
+    "action_mask": lambda t: [1] * t,
+    "values": lambda t: [0.25] * t,
+    "ref_logprobs": lambda t: [-0.4] * t,
+    "teacher_logprobs": lambda t: [-0.6] * t,
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_TOKEN_LISTS)),
+    lengths=st.lists(st.integers(1, 4), min_size=2, max_size=6),
+    data=st.data(),
+)
+def test_a_per_token_list_on_some_rows_only_is_refused_at_the_first_row_lacking_it(
+    name: str, lengths: list[int], data: st.DataObject
+) -> None:
+    """One rule for every per-token list: present on some rows and absent (or null) on others
+    is refused naming the first row lacking it and the field, never filled in (a row without
+    behaviour log-probs is not assumed on-policy, nor one without a mask all action tokens)."""
+    n = len(lengths)
+    lacking = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n - 1)))
+    null = data.draw(st.booleans())
+    rows: list[dict] = []
+    for i, t in enumerate(lengths):
+        row: dict = {"reward": float(i % 2), "logprobs": [-0.3] * t}
+        if i not in lacking:
+            row[name] = _TOKEN_LISTS[name](t)
+        elif null:
+            row[name] = None
+        rows.append(row)
+    with pytest.raises(InputError, match="missing here but present on") as err:
+        Batch.from_rows(rows)
+    assert err.value.row == lacking[0]
+    assert err.value.field == name
+    assert "on every trajectory or on none" in str(err.value)
+
+
+def test_a_list_on_every_row_or_on_none_is_read() -> None:
     rows = [
-        {
-            "reward": 1.0,
-            "logprobs": [-0.1, -0.2],
-            "behavior_logprobs": [-0.3, -0.3],
-            "action_mask": [1, 0],
-        },
-        {"reward": 0.0, "logprobs": [-0.4]},
+        {"reward": 1.0, "logprobs": [-0.1, -0.2], "behavior_logprobs": [-0.3, -0.3]},
+        {"reward": 0.0, "logprobs": [-0.4], "behavior_logprobs": [-0.5]},
     ]
-    batch = Batch.from_rows(rows)
-    assert batch.action_mask.tolist() == [[True, False], [True, False]]
-    assert batch.behavior_logprobs is not None
-    assert batch.behavior_logprobs[1, 0] == batch.logprobs[1, 0]  # on-policy for that row
+    assert Batch.from_rows(rows).behavior_logprobs is not None
+    plain = [{"reward": 1.0, "logprobs": [-0.1, -0.2]}, {"reward": 0.0, "logprobs": [-0.4]}]
+    batch = Batch.from_rows(plain)
+    assert batch.behavior_logprobs is None  # a batch without them is on-policy
+    assert batch.action_mask.tolist() == batch.mask.tolist()
 
 
 @pytest.mark.parametrize(
@@ -109,8 +144,8 @@ def test_rows_without_optional_lists_default_per_row() -> None:
 )
 def test_refusals_name_row_and_field(bad: dict, field: str, match: str) -> None:
     good: dict = {"reward": 0.0, "logprobs": [-0.3]}
-    if "values" in bad:
-        good["values"] = [0.5]
+    fill = {"values": [0.5], "action_mask": [1], "behavior_logprobs": [-0.3]}
+    good.update({name: value for name, value in fill.items() if name in bad})
     rows = [good, bad]
     with pytest.raises(InputError, match=match) as err:
         Batch.from_rows(rows)
@@ -170,7 +205,7 @@ def test_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
     path.write_text(
         json.dumps(ROWS[0])
         + "\n\n"
-        + json.dumps({"reward": 1, "logprobs": [0.5], "values": [0.5]})
+        + json.dumps({"reward": 1, "logprobs": [0.5], "values": [0.5], "action_mask": [1]})
         + "\n"
     )
     with pytest.raises(InputError, match=r"b\.jsonl:3: field 'logprobs'"):

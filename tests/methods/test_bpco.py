@@ -102,7 +102,7 @@ def test_values_outside_range_refused_naming_row_and_token() -> None:
 
 def test_empty_trajectory_kept_not_admitted() -> None:
     rows = [
-        {"reward": 1.0, "logprobs": [-0.1], "values": [0.5]},
+        {"reward": 1.0, "logprobs": [-0.1], "action_mask": [1], "values": [0.5]},
         {"reward": 0.0, "logprobs": [-0.1, -0.2], "action_mask": [0, 0], "values": [0.5, 0.5]},
     ]
     update = BPCO().update(Batch.from_rows(rows))
@@ -152,6 +152,7 @@ def test_zero_advantage_stays_zero_under_the_largest_ratio() -> None:
             "reward": 1.0,
             "logprobs": [-1.0] * 3,
             "behavior_logprobs": [-1.0] * 3,
+            "action_mask": [1] * 3,
             "values": [1.0] * 3,
         },
     ]

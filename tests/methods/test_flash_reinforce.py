@@ -49,8 +49,18 @@ def test_gate_ratio_and_observation_by_hand() -> None:
             "action_mask": [1, 0, 1],
         },
         # stale: π = 0.9 where μ = 0.1, far above trust
-        {"reward": 0.0, "logprobs": [math.log(0.9)], "behavior_logprobs": [mu_stale]},
-        {"reward": 0.5, "logprobs": [-0.2, -0.2], "behavior_logprobs": [-0.2, -0.2]},
+        {
+            "reward": 0.0,
+            "logprobs": [math.log(0.9)],
+            "behavior_logprobs": [mu_stale],
+            "action_mask": [1],
+        },
+        {
+            "reward": 0.5,
+            "logprobs": [-0.2, -0.2],
+            "behavior_logprobs": [-0.2, -0.2],
+            "action_mask": [1, 1],
+        },
     ]
     update = FlashReinforce().update(Batch.from_rows(rows))
     mean_r = 0.5
@@ -110,7 +120,9 @@ def test_scales_as_one_over_b() -> None:
     ],
 )
 def test_refuses_bad_trajectory_with_index(row: dict, field: str) -> None:
-    good = {"reward": 0.0, "logprobs": [-0.3]}
+    good: dict = {"reward": 0.0, "logprobs": [-0.3]}
+    fill = {"action_mask": [1], "behavior_logprobs": [-0.3]}
+    good.update({name: value for name, value in fill.items() if name in row})
     with pytest.raises(InputError) as err:
         batch = Batch.from_rows([good, row], logprob_fields=())
         FlashReinforce().update(batch)

@@ -32,7 +32,10 @@ def close(actual: torch.Tensor, expected: list[float], rtol: float = 1e-12) -> N
 
 
 def row(task: str, reward: float, lp: list[float], blp: list[float], **extra: object) -> dict:
-    return {"task_id": task, "reward": reward, "logprobs": lp, "behavior_logprobs": blp, **extra}
+    """A row with every token an action token unless ``action_mask`` says otherwise (a batch
+    gives a list on every row or on none)."""
+    return {"task_id": task, "reward": reward, "logprobs": lp, "behavior_logprobs": blp,
+            "action_mask": [1] * len(lp), **extra}  # fmt: skip
 
 
 # Group a: R = (1, 0, 0), mean 1/3, sample std √(1/3) = 0.57735:
@@ -189,7 +192,7 @@ def test_distillation_by_hand(method: type) -> None:
     rows = [
         {"logprobs": [L(0.5), L(0.25), -9.0], "teacher_logprobs": [L(0.25), L(0.5), -0.1],
          "action_mask": [1, 1, 0]},
-        {"logprobs": [-1.0], "teacher_logprobs": [-1.0]},
+        {"logprobs": [-1.0], "teacher_logprobs": [-1.0], "action_mask": [1]},
     ]  # fmt: skip
     update = method().update(Batch.from_rows(rows, need_reward=False))
     # c = log π_T − log π_θ = (ln 0.25 − ln 0.5, ln 0.5 − ln 0.25, obs 0) = (−ln 2, ln 2, 0).
@@ -258,8 +261,8 @@ def test_dpo_without_pairs_gives_zeros_with_a_note() -> None:
 def test_sft_by_hand() -> None:
     rows = [
         {"reward": 1.0, "logprobs": [-1.0, -1.0, -1.0], "action_mask": [1, 0, 1]},
-        {"reward": 0.5, "logprobs": [-1.0]},
-        {"reward": 1.2, "logprobs": [-1.0, -1.0]},
+        {"reward": 0.5, "logprobs": [-1.0], "action_mask": [1]},
+        {"reward": 1.2, "logprobs": [-1.0, -1.0], "action_mask": [1, 1]},
     ]
     batch = Batch.from_rows(rows)
     update = SFT().update(batch)  # R ≥ 1: rows 0 and 2

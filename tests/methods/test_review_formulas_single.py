@@ -41,7 +41,12 @@ def bernoulli_kl(p: float, q: float) -> float:
 
 FR_ROWS = [
     # R = 1, on-policy tokens: ρ = 1, d = 0.
-    {"reward": 1.0, "logprobs": [L(0.5), L(0.25)], "behavior_logprobs": [L(0.5), L(0.25)]},
+    {
+        "reward": 1.0,
+        "logprobs": [L(0.5), L(0.25)],
+        "behavior_logprobs": [L(0.5), L(0.25)],
+        "action_mask": [1, 1],
+    },
     # R = 0, an observation token (−3 vs −1 would give d ≠ 0 if it counted) between two
     # actions; token 2 has μ = 0.4, π = 0.5.
     {
@@ -51,7 +56,7 @@ FR_ROWS = [
         "action_mask": [1, 0, 1],
     },
     # R = 0.5, on-policy.
-    {"reward": 0.5, "logprobs": [-0.2], "behavior_logprobs": [-0.2]},
+    {"reward": 0.5, "logprobs": [-0.2], "behavior_logprobs": [-0.2], "action_mask": [1]},
 ]
 
 
@@ -114,7 +119,7 @@ def test_flash_reinforce_ratio_clamp_and_kl_from_unclamped_logprobs() -> None:
 
 def test_flash_reinforce_refusals() -> None:
     rows = [
-        {"reward": 1, "logprobs": [-1.0]},
+        {"reward": 1, "logprobs": [-1.0], "action_mask": [1]},
         {"reward": 0, "logprobs": [-1.0], "action_mask": [0]},
     ]
     with pytest.raises(InputError) as err:  # row 1 has no action token
@@ -225,6 +230,7 @@ BPCO_ROWS = [
         "reward": 1.0,
         "logprobs": [L(0.8), L(0.75), L(0.25)],
         "behavior_logprobs": [0.0, L(0.5), L(0.1)],
+        "action_mask": [1, 1, 1],
         "values": [0.5, 0.25, 0.75],
     },
     # R = 0, L = 2, V = (0.5, 0.5); ρ = (1, 0.5 with μ = 1).
@@ -232,6 +238,7 @@ BPCO_ROWS = [
         "reward": 0.0,
         "logprobs": [-0.2, L(0.5)],
         "behavior_logprobs": [-0.2, 0.0],
+        "action_mask": [1, 1],
         "values": [0.5, 0.5],
     },
     # no action token: kept, not admitted, zeros, value target R = 1.
@@ -243,7 +250,13 @@ BPCO_ROWS = [
         "values": [0.3],
     },
     # R = 1, L = 1, V = 0.5; μ = e^−800 underflows: half-width ∞; log ratio 799 → clamp 20.
-    {"reward": 1.0, "logprobs": [-1.0], "behavior_logprobs": [-800.0], "values": [0.5]},
+    {
+        "reward": 1.0,
+        "logprobs": [-1.0],
+        "behavior_logprobs": [-800.0],
+        "action_mask": [1],
+        "values": [0.5],
+    },
 ]
 
 
@@ -312,12 +325,14 @@ EDGE_ROWS = [
      "ref_logprobs": [-0.3, -0.4, -0.2], "teacher_logprobs": [-0.1, -0.6, -0.3],
      "action_mask": [1, 0, 1]},
     {"task_id": "a", "reward": 0.0, "logprobs": [-0.7, -0.3], "behavior_logprobs": [-0.6, -0.35],
-     "values": [0.4, 0.2], "ref_logprobs": [-0.6, -0.3], "teacher_logprobs": [-0.5, -0.2]},
+     "values": [0.4, 0.2], "ref_logprobs": [-0.6, -0.3], "teacher_logprobs": [-0.5, -0.2],
+     "action_mask": [1, 1]},
     {"task_id": "b", "reward": 1.0, "logprobs": [-0.4], "behavior_logprobs": [-0.41],
-     "values": [0.3], "ref_logprobs": [-0.5], "teacher_logprobs": [-0.2]},
+     "values": [0.3], "ref_logprobs": [-0.5], "teacher_logprobs": [-0.2], "action_mask": [1]},
     {"task_id": "b", "reward": 0.25, "logprobs": [-0.9, -0.2, -0.3, -0.5],
      "behavior_logprobs": [-1.0, -0.2, -0.31, -0.45], "values": [0.1, 0.9, 0.5, 0.5],
-     "ref_logprobs": [-0.8, -0.3, -0.3, -0.6], "teacher_logprobs": [-0.7, -0.1, -0.4, -0.5]},
+     "ref_logprobs": [-0.8, -0.3, -0.3, -0.6], "teacher_logprobs": [-0.7, -0.1, -0.4, -0.5],
+     "action_mask": [1, 1, 1, 1]},
 ]  # fmt: skip
 METHODS = {
     "flash_reinforce": lambda: FlashReinforce(trust=0.01),

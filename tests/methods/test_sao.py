@@ -26,7 +26,13 @@ def test_by_hand_with_an_observation_span() -> None:
         "action_mask": [1, 1, 0, 1],
         "values": [0.2, 0.5, 0.9, 0.4],
     }
-    other = {"reward": 0.0, "logprobs": [-1.0], "values": [0.0]}
+    other = {
+        "reward": 0.0,
+        "logprobs": [-1.0],
+        "behavior_logprobs": [-1.0],
+        "action_mask": [1],
+        "values": [0.0],
+    }
     update = SAO().update(Batch.from_rows([row, other]))
     lam = 1 - 1 / 4.5
     d = [0.5 - 0.2, 0.4 - 0.5, 1.0 - 0.4]  # the observation's 0.9 is skipped
@@ -70,10 +76,13 @@ def test_open_band_masks_the_edges_and_overflow() -> None:
 
 def test_n_counts_every_action_token_and_empty_rows_are_kept() -> None:
     rows = [
-        {"reward": 1.0, "logprobs": [-1.0, -1.0], "values": [0.0, 0.0]},
-        {"reward": 1.0, "logprobs": [-1.0], "behavior_logprobs": [-9.0], "values": [0.0]},
-        {"reward": 0.7, "logprobs": [-1.0, -2.0], "action_mask": [0, 0], "values": [0.3, 0.3]},
-    ]
+        {"reward": 1.0, "logprobs": [-1.0, -1.0], "behavior_logprobs": [-1.0, -1.0],
+         "action_mask": [1, 1], "values": [0.0, 0.0]},
+        {"reward": 1.0, "logprobs": [-1.0], "behavior_logprobs": [-9.0], "action_mask": [1],
+         "values": [0.0]},
+        {"reward": 0.7, "logprobs": [-1.0, -2.0], "behavior_logprobs": [-1.0, -2.0],
+         "action_mask": [0, 0], "values": [0.3, 0.3]},
+    ]  # fmt: skip
     update = SAO().update(Batch.from_rows(rows))
     lam = max(0.0, 1 - 1 / 3.0)
     a = [0.0 + lam * 1.0, 1.0]  # δ = (V1 − V0, R − V1) = (0, 1)

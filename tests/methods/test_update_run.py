@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 import typer
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -27,6 +27,7 @@ from whilecli.methods import registry
 from whilecli.methods.run import UpdateResult, run_update
 
 DATA = Path(__file__).parents[1] / "data" / "batch_single.jsonl"
+GROUPED = str(Path(__file__).parents[2] / "examples" / "data" / "grouped_batch.jsonl")
 SRC = str(Path(__file__).parents[2] / "src")
 
 
@@ -490,7 +491,7 @@ def test_a_value_on_an_environment_token_is_never_read_nor_refused(
             {"reward": 1.0, "logprobs": [-0.7, -1.2, -1.6], "behavior_logprobs": [-0.9, -1.2, -1.4],
              "action_mask": [1, 0, 1], "values": [0.1, v, 0.2]},
             {"reward": 0.0, "logprobs": [-0.5, -1.2], "behavior_logprobs": [-0.5, -1.6],
-             "values": [0.3, 0.4]},
+             "action_mask": [1, 1], "values": [0.3, 0.4]},
         ]  # fmt: skip
 
     want = run_update(write(tmp_path / "clean.jsonl", rows(0.5)), method)
@@ -502,3 +503,23 @@ def test_a_value_on_an_environment_token_is_never_read_nor_refused(
         bad[0]["values"][0] = junk
         with pytest.raises(InputError, match=r"bad.jsonl:1: field 'values': token 0 is"):
             run_update(write(tmp_path / "bad.jsonl", bad), method)
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_a_knob_given_where_it_does_nothing_is_refused(data: st.DataObject) -> None:
+    """Every knob declared to act only under some settings of another (``--max-len``: only
+    with ``--loss-type dr_grpo``) is refused under any other setting, naming both flags, for
+    every method that takes it; under its settings it is read."""
+    from whilecli.methods.surrogate import LOSS_TYPES
+
+    knob, (other, settings_, _) = data.draw(
+        st.sampled_from(sorted(registry.APPLIES_ONLY_WHEN.items()))
+    )
+    method = data.draw(st.sampled_from([k for k, s in registry.SPECS.items() if knob in s.knobs]))
+    setting = data.draw(st.sampled_from([None, *(t for t in LOSS_TYPES if t not in settings_)]))
+    knobs = {knob: 3, **({other: setting} if setting else {})}
+    with pytest.raises(UsageError, match=f"applies only with {registry.flag(other)}"):
+        run_update(GROUPED, method, knobs)
+    fine = run_update(GROUPED, method, {knob: 3, other: settings_[0]})
+    assert isinstance(fine, UpdateResult)

@@ -22,6 +22,7 @@ from whilecli import jsonout, textstyle
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, check_exists, option, user_errors
 from whilecli.emit.from_rows import CONFIG_METHODS, routed_method, sft_from_rows
+from whilecli.emit.inputs import OPTION_KEYS, SFT_OPTION_KEYS, refuse_option_and_set
 from whilecli.emit.knobs import CORRECTIONS
 from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
 from whilecli.emit.sft import PrimeSFTConfig, refuse_rl_options
@@ -112,6 +113,21 @@ def render_report(
 
 
 _IN, _ME, _MH, _TR, _OUT = PANELS
+
+
+def _typed_options(options: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+    """Of ``options`` (flag → (parameter, value)), those typed on the command line, not left
+    at their defaults: only an option the user gave can contradict a ``--set``."""
+    ctx = click.get_current_context(silent=True)
+    typed = {}
+    for flag, (name, value) in options.items():
+        source = None if ctx is None else ctx.get_parameter_source(name)
+        if value is not None and source not in (
+            click.core.ParameterSource.DEFAULT,
+            click.core.ParameterSource.DEFAULT_MAP,
+        ):
+            typed[flag] = value
+    return typed
 
 
 @user_errors
@@ -257,6 +273,20 @@ def config_command(
         )
     if method is None:
         raise UsageError(f"pass --method {'|'.join(METHOD_CHOICES)}, or --from ROWS")
+    typed = _typed_options(
+        {
+            "--steps": ("steps", steps),
+            "--seq-len": ("seq_len", seq_len),
+            "--max-tokens": ("max_tokens", max_tokens),
+            "--group-size": ("group_size", group_size),
+            "--lr": ("lr", lr),
+            "--temperature": ("temperature", temperature),
+            "--off-policy-steps": ("off_policy_steps", off_policy_steps),
+            "--prompts": ("prompts", prompts),
+        }
+    )
+    keys = SFT_OPTION_KEYS if method == "sft" else OPTION_KEYS
+    refuse_option_and_set(typed, keys, set_ or [])
     cfg: PrimeRLConfig | PrimeSFTConfig
     if method == "sft":
         refuse_rl_options(

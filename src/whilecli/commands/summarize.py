@@ -131,8 +131,10 @@ def _check_output(output: str, *, force: bool, inputs: Sequence[str] = ()) -> No
                 "-o -: a summary is Parquet (binary); redirect stdout to a file or a pipe"
             )
         return
+    from whilecli.fileio import is_stream
+
     suffix = os.path.splitext(output)[1].lower()
-    if suffix not in SUFFIXES:
+    if suffix not in SUFFIXES and not is_stream(output):  # a device or a pipe takes Parquet
         shown = f"'{suffix}'" if suffix else "no extension"
         raise UsageError(
             f"{shown_path(output)}: a summary is one Parquet file, name it .parquet (got {shown});"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from whilecli.emit import schema
@@ -70,6 +72,40 @@ OPTION_KEYS: dict[str, str] = {
     "--temperature": "orchestrator.train.sampling.temperature",
     "--off-policy-steps": "orchestrator.max_off_policy_steps",
 }
+#: The same for an SFT config (``--method sft``): the options that write one key of sft.toml.
+SFT_OPTION_KEYS: dict[str, str] = {
+    "--steps": "max_steps",
+    "--seq-len": "data.seq_len",
+    "--prompts": "data.batch_size",
+    "--lr": "optim.lr",
+}
+
+
+def refuse_option_and_set(
+    given: Mapping[str, Any], keys: Mapping[str, str], overrides: Iterable[str]
+) -> None:
+    """Refuse an option given on the command line (``given``: option → value, only those
+    typed) and a ``--set`` of the key it writes (``keys``) with another value: two values for
+    one key, which no later one settles (``--steps 50 --set max_steps=7``). The same value
+    twice passes."""
+    from whilecli.emit.overrides import parse_override
+
+    for item in overrides:
+        key, value = parse_override(item)
+        for option, key_of in keys.items():
+            if key_of != key or option not in given:
+                continue
+            mine = given[option]
+            same = (
+                not isinstance(value, bool)
+                and isinstance(value, (int, float))
+                and float(value) == float(mine)
+            )
+            if not same:
+                raise UsageError(
+                    f"{option} {mine:g} and --set {key}={item.partition('=')[2].strip()} give "
+                    f"{key} two values; give one"
+                )
 
 
 def option_range(name: str) -> schema.Range | None:

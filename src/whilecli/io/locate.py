@@ -9,6 +9,7 @@ what to pass instead.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,7 @@ from whilecli.errors import InputError
 from whilecli.io.facts import PASS_TOLERANCE
 from whilecli.io.plan import MISSING_TEXTS, Plan
 from whilecli.io.shape import TASK_ALIASES
-from whilecli.io.sources import Source, Where
+from whilecli.io.sources import Source, Where, iter_lines
 
 #: Rounding forgiven at both ends of [0, 1]: the pass rule's tolerance (DESIGN: 1e-9 at every
 #: documented boundary), so a rubric sum of 1.0000000001 is 1.
@@ -62,6 +63,57 @@ def id_problem(task: str | None, origin: str) -> str | None:
         return (
             f"the task id is the text {task!r}, what a writer leaves where a value was missing:"
             " not an id (every such row would be one task)"
+        )
+    return None
+
+
+#: A JSON string's body, escapes included.
+_JSON_STRING = r'"((?:[^"\\]|\\.)*)"'
+#: One escape of a JSON string (``\\n``, ``\\\\``, ``\\u00e9``), or a raw NUL byte.
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)|\x00")
+
+
+def _nul_id_as_written(source: Source, lineno: int, key: str) -> str | None:
+    """The refusal of an id read as U+0000, naming what line ``lineno`` of the JSON Lines
+    ``source`` writes there: the lone surrogate escape (``\\ud800``, which every JSON
+    reader here reads as U+0000) or the NUL (``\\u0000``, or the byte). None when the id's
+    text cannot be told (a nested key, a line past the end): the general refusal stands."""
+    for at, raw in iter_lines(source):
+        if at < lineno:
+            continue
+        if at > lineno:
+            return None
+        text = raw.decode("utf-8", "replace")
+        found = re.search(rf'"{re.escape(key)}"\s*:\s*{_JSON_STRING}', text)
+        return None if found is None else _nul_in(found.group(1))
+    return None
+
+
+def _nul_in(body: str) -> str | None:
+    """What in the JSON string ``body`` reads as U+0000: a NUL, or a lone surrogate escape."""
+    tokens = list(_ESCAPE.finditer(body))
+    codes = [-1 if t.group(1) is None else int(t.group(1), 16) for t in tokens]
+
+    def joined(i: int, j: int, low: int, high: int) -> bool:
+        """Token ``j`` (in range) touches token ``i`` and is a surrogate in [low, high]."""
+        if not 0 <= j < len(tokens):
+            return False
+        first, second = sorted((tokens[i], tokens[j]), key=lambda t: t.start())
+        return first.end() == second.start() and low <= codes[j] <= high
+
+    for i, (token, code) in enumerate(zip(tokens, codes, strict=True)):
+        if token.group(0) == "\x00" or code == 0:
+            return "the task id holds U+0000 (a NUL): not an id, and two such ids would be one task"
+        if not 0xD800 <= code <= 0xDFFF:
+            continue
+        if code < 0xDC00 and joined(i, i + 1, 0xDC00, 0xDFFF):
+            continue  # a high surrogate with its low one: one character
+        if code >= 0xDC00 and joined(i, i - 1, 0xD800, 0xDBFF):
+            continue
+        return (
+            f"the task id holds the escape {token.group(0)}, a lone UTF-16 surrogate, which is"
+            " no character (every JSON reader here reads it as U+0000): not an id, and two such"
+            " ids would be one task"
         )
     return None
 
@@ -125,6 +177,8 @@ def locate(
     what = None if infinite else id_problem(row["task_id"], plan.sources["task_id"])
     if what is not None:
         field = plan.fields.get("task_id", "task_id")
+        if what == NUL_ID and "line" in where and source.format is None:
+            what = _nul_id_as_written(source, where["line"], field) or what
         raise InputError(what, file=source.name, field=field, **where)
     field = plan.fields.get("reward", "reward")
     if row["reward"] is None:

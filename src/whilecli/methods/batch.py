@@ -7,7 +7,8 @@ Contract shared by every method module (see DESIGN section 3):
   token (the policy wrote it). ``action_mask`` implies ``mask``. Padding holds 0.
 - Every per-token tensor is ``[B, T]`` on the batch's device and dtype; ``rewards`` is ``[B]``.
 - Optional fields are None when the rows do not carry them. ``behavior_logprobs`` None
-  means on-policy (ratio 1).
+  means on-policy (ratio 1). A list on some rows only is refused, whichever it is: a row
+  is never filled in (assumed on-policy, or all action tokens).
 
 Build a batch with :meth:`Batch.from_rows` (ragged lists, aliases of DESIGN section 1),
 :meth:`Batch.from_columns` (flattened lists, what the file readers produce) or
@@ -27,9 +28,14 @@ from whilecli.errors import InputError, UsageError
 from whilecli.io.columns import LIST_FIELDS, LOGPROB_FIELDS, Columns, columns_from_rows
 from whilecli.methods.fastmath import row_counts
 
-#: List fields a row may leave out while others carry them: the mask (all action tokens) and
-#: behaviour log-probs (on-policy, μ = π).
-_FILLABLE = ("action_mask", "behavior_logprobs")
+#: What a list's absence from a whole batch means, said when some rows carry it and others do
+#: not: one rule for every per-token list, as a row's absence is never filled in from a guess
+#: (a row without behaviour log-probs is not assumed on-policy, nor one without a mask all
+#: action tokens).
+_ABSENT_MEANS = {
+    "behavior_logprobs": "a batch without them is on-policy, a row is never assumed so",
+    "action_mask": "a batch without one is all action tokens, a row is never assumed so",
+}
 TENSOR_LISTS = ("logprobs", "behavior_logprobs", "values", "ref_logprobs", "teacher_logprobs")
 
 
@@ -207,9 +213,14 @@ class Batch:
             raise fail(_first(lengths == 0), "logprobs", "is empty")
         unread = set() if reads is None else set(cols.lists) - set(reads)
         for name, (_, other) in cols.lists.items():
-            if (other < 0).any() and name not in _FILLABLE and name not in unread:
+            if (other < 0).any() and name not in unread:
+                held = int((other >= 0).sum())
+                why = _ABSENT_MEANS.get(name)
                 raise fail(
-                    _first(other < 0), name, "missing here but present on other trajectories"
+                    _first(other < 0),
+                    name,
+                    f"missing here but present on {held} of the {n} trajectories: give it "
+                    "on every trajectory or on none" + (f" ({why})" if why else ""),
                 )
             wrong = (other != lengths) & (other >= 0)
             if wrong.any():
@@ -230,6 +241,17 @@ class Batch:
             if not np.isfinite(rewards).all():
                 i = _first(~np.isfinite(rewards))
                 raise fail(i, "reward", f"is {rewards[i]}, not a finite number")
+            narrow = dtype or default_dtype(device)
+            largest = torch.finfo(narrow).max
+            if (np.abs(rewards) > largest).any():  # it would turn into ∞ in the tensor
+                i = _first(np.abs(rewards) > largest)
+                shown = str(narrow).removeprefix("torch.")
+                raise fail(
+                    i,
+                    "reward",
+                    f"is {rewards[i]:g}, beyond {shown}'s largest number ({largest:.4g}); "
+                    "scale the rewards or use float64",
+                )
 
         if unread:  # left out: a method never sees a list it does not read
             cols = replace(cols, lists={k: v for k, v in cols.lists.items() if k not in unread})
@@ -257,8 +279,7 @@ class Batch:
                 ends = np.cumsum(np.maximum(own, 0))
                 i = int(np.searchsorted(ends, _first(bad), side="right"))
                 raise fail(i, "action_mask", "entries must be true/false or 0/1")
-            # a row without a mask is all action tokens
-            action_np = np.where((own < 0)[:, None], mask_np, pad("action_mask") > 0.5)
+            action_np = pad("action_mask") > 0.5
         else:
             action_np = mask_np.copy()
         checked = (
@@ -267,14 +288,24 @@ class Batch:
             else {"logprobs", "behavior_logprobs"} | (set(require) & set(LOGPROB_FIELDS))
         )
         padded = {name: pad(name) for name in TENSOR_LISTS if name in cols.lists}
-        if "behavior_logprobs" in padded:  # a row without them is on-policy: μ = π
-            missing = cols.lists["behavior_logprobs"][1] < 0
-            padded["behavior_logprobs"][missing] = padded["logprobs"][missing]
         for name in LOGPROB_FIELDS:
             if name in checked and name in padded:
                 _check_logprob_values(padded[name], action_np, lambda i, m, f=name: fail(i, f, m))
 
         dtype = dtype or default_dtype(device)
+        largest = torch.finfo(dtype).max
+        narrower = largest < np.finfo(np.float64).max
+        for name, values in padded.items() if narrower else ():  # a finite entry turned ±∞
+            wide = np.isfinite(values) & (np.abs(values) > largest) & action_np
+            if wide.any():
+                i, t = (int(k[0]) for k in np.nonzero(wide))
+                shown = str(dtype).removeprefix("torch.")
+                raise fail(
+                    i,
+                    name,
+                    f"token {t} is {values[i, t]:g}, beyond {shown}'s largest number "
+                    f"({largest:.4g}); use float64",
+                )
 
         def tensor(a: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(a).to(device=device, dtype=dtype)

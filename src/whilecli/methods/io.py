@@ -15,23 +15,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whilecli import jsonout
-from whilecli.errors import UsageError, shown_path
-from whilecli.fileio import atomic_write, check_writable
+from whilecli.fileio import ROW_FORMATS, atomic_write, check_writable, output_format
 from whilecli.io.batch import read_batch, read_batch_rows, read_jsonl
 
 __all__ = ["read_batch", "read_batch_rows", "read_jsonl", "update_table", "write_update"]
 
-PARQUET = (".parquet", ".pq")
-JSONL = (".jsonl", ".ndjson", ".json")
+#: What ``update -o`` writes, by suffix (``.json`` is JSON Lines too).
+UPDATE_FORMATS = {**ROW_FORMATS, "jsonl": (*ROW_FORMATS["jsonl"], ".json")}
 
 
 def _kind(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix in PARQUET:
-        return "parquet"
-    if suffix in JSONL:
-        return "jsonl"
-    raise UsageError(f"{shown_path(path)}: unknown file type {suffix!r}; use .jsonl or .parquet")
+    return output_format(path, UPDATE_FORMATS)
 
 
 def _ragged(tensor: Any, lengths: np.ndarray) -> pa.Array:

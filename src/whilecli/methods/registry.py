@@ -100,6 +100,13 @@ ROW_METHODS = tuple(k for k, s in SPECS.items() if s.family == "rowwise")
 NO_REWARD = frozenset({"opd", "opsd"})
 #: Knobs that act on the update as a whole (every token method takes them).
 GLOBAL_KNOBS = ("compile",)
+#: Knobs that act only under some settings of another knob, declared once: knob → (the other
+#: knob, the settings it acts under, the other knob's default). Given under any other setting
+#: it would change nothing, so it is refused (:func:`check_applies`), as a knob the method
+#: does not take is.
+APPLIES_ONLY_WHEN: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "max_len": ("loss_type", ("dr_grpo",), "grpo"),  # L_max of dr_grpo's 1/(L_max B)
+}
 
 
 def resolve(text: str) -> str:
@@ -122,6 +129,21 @@ def check_knobs(name: str, given: Collection[str]) -> None:
         if knob not in spec.knobs and knob not in GLOBAL_KNOBS:
             takes = ", ".join(flag(k) for k in sorted(spec.knobs)) or "none"
             raise UsageError(f"{flag(knob)} does not apply to {spec.key} (it takes: {takes})")
+
+
+def check_applies(name: str, given: Mapping[str, Any]) -> None:
+    """Refuse a knob given where it does nothing (:data:`APPLIES_ONLY_WHEN`), naming both
+    knobs and the settings it needs: ``--max-len`` without ``--loss-type dr_grpo``."""
+    for knob, (other, settings, default) in APPLIES_ONLY_WHEN.items():
+        if given.get(knob) is None:
+            continue
+        setting = given.get(other) or default
+        if setting not in settings:
+            now = f"{flag(other)} {setting}" if given.get(other) else f"{name}'s default {setting}"
+            raise UsageError(
+                f"{flag(knob)} applies only with {flag(other)} {' or '.join(settings)}: with "
+                f"{now} it changes nothing"
+            )
 
 
 def _load(name: str) -> type | None:

@@ -24,11 +24,8 @@ from pathlib import Path
 
 import polars as pl
 
-from whilecli.errors import UsageError, shown_path
-from whilecli.fileio import atomic_write_all
+from whilecli.fileio import atomic_write_all, output_format
 from whilecli.io.table import Table, frame_table, read_table
-
-PARQUET_SUFFIXES = (".parquet", ".pq")
 
 __all__ = [
     "Table",
@@ -189,12 +186,8 @@ def write_rows_all(outputs: Sequence[tuple[pl.DataFrame, str]], *, force: bool =
 
 
 def _row_writer(frame: pl.DataFrame, path: str) -> Callable[[Path], None]:
-    """How ``frame`` is written to a file named ``path``: Parquet or JSON Lines by its suffix."""
-    suffix = Path(path).suffix.lower()
-    if suffix in PARQUET_SUFFIXES:
+    """How ``frame`` is written to a file named ``path``: Parquet or JSON Lines by its suffix
+    (:func:`whilecli.fileio.output_format`: a device or a pipe takes JSON Lines)."""
+    if output_format(path) == "parquet":
         return lambda tmp: frame.write_parquet(tmp)
-    if suffix in (".jsonl", ".ndjson"):
-        return lambda tmp: frame.write_ndjson(tmp)
-    raise UsageError(
-        f"{shown_path(path)}: unknown output extension '{suffix}'; use .parquet or .jsonl"
-    )
+    return lambda tmp: frame.write_ndjson(tmp)

@@ -25,8 +25,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whilecli import knobs as declared
-from whilecli.errors import InputError, UsageError, WhileError, shown_path
-from whilecli.methods.registry import NO_REWARD, ROW_METHODS, check_knobs, flag, resolve
+from whilecli.errors import InputError, UsageError, WhileError
+from whilecli.methods.registry import (
+    NO_REWARD,
+    ROW_METHODS,
+    check_applies,
+    check_knobs,
+    flag,
+    resolve,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -38,7 +45,6 @@ if TYPE_CHECKING:
 
 DEVICES = ("cpu", "cuda", "auto")
 DTYPES = ("float64", "float32")
-OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson", ".json")
 
 
 def torch_hint() -> str:
@@ -157,6 +163,7 @@ def check_method_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
     """
     given = {k: v for k, v in knobs.items() if v is not None and v is not False}
     check_knobs(method, given)
+    check_applies(method, given)
     for name, knob in declared.METHOD_KNOBS.get(method, {}).items():
         if name in given:
             given[name] = knob.check(given[name], flag(name))
@@ -191,6 +198,26 @@ def knobs_for(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
         where = "" if rowwise else " (groupwise only)"
         raise UsageError(f"{flag(other[0])} does not apply to {resolve(method)}{where}")
     return mine
+
+
+def check_knobs_fit(
+    method: str,
+    given: Mapping[str, Any],
+    correction: str | None,
+    correction_kwargs: Mapping[str, Any],
+    dtype: str,
+) -> None:
+    """Refuse, naming the flag, a given knob the update's ``dtype`` cannot hold (each
+    declaration's :meth:`~whilecli.knobs.Knob.check_fits`). Torch-free."""
+    for name, knob in declared.METHOD_KNOBS.get(method, {}).items():
+        if name in given:
+            knob.check_fits(given[name], dtype, flag(name))
+    if correction == "tis" and "cap" in correction_kwargs:
+        declared.TIS_CAP.check_fits(correction_kwargs["cap"], dtype, "--tis-cap")
+    if correction == "icepop" and "band" in correction_kwargs:
+        declared.ICEPOP_HIGH.check_fits(correction_kwargs["band"][1], dtype, "--icepop-band high")
+    if method == "sao" and "ratio" in given:
+        declared.SAO_HIGH.check_fits(given["ratio"][1], dtype, "--ratio high")
 
 
 def check_correction(
@@ -229,17 +256,14 @@ def check_output(output: str | None, *, force: bool, inputs: Sequence[str | Path
     one of ``inputs`` (the batch being read)."""
     if output is None or output == "-":
         return
-    from whilecli.fileio import check_writable
+    from whilecli.fileio import check_writable, output_format
+    from whilecli.methods.io import UPDATE_FORMATS
 
     check_writable(output, force=force, inputs=inputs)
-    if Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
-        raise UsageError(
-            f"{shown_path(output)}: unknown file type; use .jsonl or .parquet (or - for stdout)"
-        )
+    output_format(output, UPDATE_FORMATS)
 
 
 #: The files the row-wise methods and ``ada`` write their rows to.
-ROWS_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
 
 
 def check_rows_output(
@@ -250,13 +274,9 @@ def check_rows_output(
     read). ``-`` (stdout) and None pass."""
     if output is None or output == "-":
         return
-    suffix = Path(output).suffix.lower()
-    if suffix not in ROWS_SUFFIXES:
-        raise UsageError(
-            f"{shown_path(output)}: unknown output extension '{suffix}'; use .parquet or .jsonl"
-        )
-    from whilecli.fileio import check_writable
+    from whilecli.fileio import check_writable, output_format
 
+    output_format(output)
     check_writable(output, force=force, inputs=inputs)
 
 
@@ -359,6 +379,9 @@ def run_update(
         raise UsageError(f"--device must be cpu, cuda or auto, got {device!r}")
     if dtype not in (None, *DTYPES):
         raise UsageError(f"--dtype must be float64 or float32, got {dtype!r}")
+    planned = dtype or {"cpu": "float64", "cuda": "float32"}.get(device)  # auto: once resolved
+    if planned is not None:
+        check_knobs_fit(key, given, corr, corr_kwargs, planned)
     inputs = [path] if isinstance(path, (str, Path)) else list(path)
     check_output(output, force=force, inputs=inputs)
     if state is not None:
@@ -393,6 +416,10 @@ def run_update(
     from whilecli.methods.validate import correction_needs
 
     dev = _device(torch, device)
+    if planned is None:
+        check_knobs_fit(
+            key, given, corr, corr_kwargs, dtype or ("float64" if dev == "cpu" else "float32")
+        )
     algo = make_method(key, {**given, **({"compile": True} if compile else {})})
     requires = set(algo.needs.field_names)
     reads = (algo.needs | correction_needs(corr)).reads  # the lists this update reads

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import torch
 
 from whilecli.errors import InputError, UsageError
-from whilecli.knobs import ICEPOP_BAND, IPO_EPS, TIS_CAP
+from whilecli.knobs import ICEPOP_BAND, IPO_EPS, LOG_FLOAT_MAX, TIS_CAP
 from whilecli.methods.batch import Batch, Update
 from whilecli.methods.corrections import correct
 from whilecli.methods.distributed import global_sum
@@ -209,7 +209,7 @@ class TwoStep:
         own.notes = [*stats.notes, *own.notes]
         if correction is not None:
             own = correct(own, micro_batch, correction, **correction_knobs)
-        return refuse_not_finite(own)
+        return refuse_not_finite(own, micro_batch)
 
     def per_token(self, micro_batch: Batch, stats: BatchStats, *, out: Update | None) -> Update:
         """The method's per-token step: an :class:`Update` with the micro-batch's own stats
@@ -265,12 +265,15 @@ def apply_correction(
     return correct(update, batch, name, eps=eps, band=band, cap=cap)
 
 
-def refuse_not_finite(update: Update) -> Update:
+def refuse_not_finite(update: Update, batch: Batch | None = None) -> Update:
     """``update`` as it is when its coefficients are finite; else the located refusal.
 
     Only an update that says it may hold a non-finite coefficient (a
     :class:`~whilecli.methods.corrections.PolicyGradientUpdate` with ``finite`` False: the
-    grpo family's unclamped ρ overflowed) is looked at again, after any correction."""
+    grpo family's unclamped ρ overflowed) is looked at again, after any correction. The
+    refusal blames what overflowed, at the coefficients' dtype's limit (log-ratios above 88.7
+    overflow float32, above 709.8 float64): the log-probs when their gap on that row passes
+    it, else ``--beta`` (``batch``, the batch the update came from, tells them apart)."""
     if getattr(update, "finite", True):
         return update
     c = update.coefficients
@@ -278,19 +281,38 @@ def refuse_not_finite(update: Update) -> Update:
         update.finite = True  # type: ignore[attr-defined]  # a PolicyGradientUpdate
         return update
     row = int(torch.nonzero(~torch.isfinite(c))[0, 0])
+    dtype = str(c.dtype).removeprefix("torch.")
+    limit = LOG_FLOAT_MAX.get(dtype, LOG_FLOAT_MAX["float64"])
+
+    def gap_passes(upper: torch.Tensor | None, lower: torch.Tensor | None) -> bool:
+        if batch is None or upper is None or lower is None:
+            return True  # nothing to tell them apart: the log-probs, as ever
+        on = batch.action_mask[row]
+        return bool(((upper[row] - lower[row])[on] > limit).any())
+
     reference_term = getattr(update, "reference_term", None)
     if reference_term is not None and not bool(torch.isfinite(reference_term[row]).all()):
+        if not gap_passes(
+            None if batch is None else batch.ref_logprobs, None if batch is None else batch.logprobs
+        ):
+            raise UsageError(
+                f"beta is too large for {dtype}: the KL term β w (1 − r) overflows on an "
+                f"action token where log π_ref − log π_θ ≤ {limit:.1f} keeps r "
+                "finite; make it smaller" + (", or run in float64" if dtype != "float64" else ""),
+                knob="beta",
+            )
         raise InputError(
             "the KL term's r = exp(log π_ref − log π_θ) overflows on an action token "
-            "(log π_ref − log π_θ > 709), so its coefficient is not finite; check that "
-            "ref_logprobs are the reference model's log-probabilities of the sampled tokens",
+            f"(log π_ref − log π_θ > {limit:.1f}, {dtype}'s limit), so its coefficient is not "
+            "finite; check that ref_logprobs are the reference model's log-probabilities of "
+            "the sampled tokens",
             row=row,
             field="ref_logprobs",
         )
     raise InputError(
-        "the ratio exp(log π − log μ) overflows on an action token (log π − log μ > 709), so "
-        "its coefficient is not finite; check that behavior_logprobs are the sampler's "
-        "log-probabilities of the sampled tokens",
+        "the ratio exp(log π − log μ) overflows on an action token (log π − log μ > "
+        f"{limit:.1f}, {dtype}'s limit), so its coefficient is not finite; check that "
+        "behavior_logprobs are the sampler's log-probabilities of the sampled tokens",
         row=row,
         field="behavior_logprobs",
     )
