@@ -92,9 +92,19 @@ def read_dump(
     ``key_envs``: keyed ``dataset:id`` as the dump it is paired with)."""
     from whilecli.io.read import parse_map, read_rows
     from whilecli.route.pool import Counts, summarize
+    from whilecli.route.summary import is_summary, pool_from_summary
 
     if pass_threshold is not None and not math.isfinite(pass_threshold):
         raise UsageError(f"--pass-threshold must be a finite number, got {pass_threshold}")
+    if path != "-" and is_summary(path):  # per-task counts: the pool route builds from them
+        if mapping:
+            raise UsageError(
+                f"--map: {path} is a summary (per-task counts of rows already read), not rows:"
+                " give --map when summarising the rows"
+            )
+        summed = pool_from_summary([path], pass_threshold=pass_threshold, missing=missing)
+        known = summed.source.facts
+        return Dump(summed, known.warnings(), known.to_dict())
     rows = read_rows(
         [path],
         mapping=parse_map(mapping or []),

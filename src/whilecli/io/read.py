@@ -126,6 +126,10 @@ def parse_map(items: Sequence[str]) -> dict[str, str]:
     return parse_field_map(items, MAPPABLE)
 
 
+#: Columns only a summary holds (:data:`whilecli.route.summary.SUMMARY_SCHEMA`): a Parquet
+#: file of them is per-task counts, not rows.
+SUMMARY_COLUMNS = frozenset({"n", "passes", "truncated_known", "truncated_passes", "models"})
+
 #: The dtypes of one file's narrow frame: the canonical columns read plus the auxiliary ones.
 PART_SCHEMA: dict[str, pl.DataType] = {
     **{c: CANONICAL_SCHEMA[c] for c in READ_COLUMNS},
@@ -2168,6 +2172,12 @@ def _read_parquet(
         schema = lf.collect_schema()
     except POLARS_FAILURES + (OSError,) as err:
         raise InputError(f"not a readable Parquet file: {_short(err)}", file=source.name) from None
+    if set(schema.names()) >= SUMMARY_COLUMNS:
+        raise InputError(
+            "a summary (per-task counts written by whilecli summarize), not rows: route, check,"
+            " diff and size read summaries; this command needs the rows it was made from",
+            file=source.name,
+        )
     try:
         return _read_frame(source, lf, schema, mapping, forced, run)
     except POLARS_FAILURES as err:
