@@ -68,6 +68,7 @@ from whilecli.io.locate import (
     no_id,
     refuse_bytes_not_text,
     refuse_unbounded,
+    refuse_wide_decimals,
 )
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, no_blank
@@ -2182,6 +2183,7 @@ def _read_parquet(
         return _read_frame(source, lf, schema, mapping, forced, run)
     except POLARS_FAILURES as err:
         refuse_bytes_not_text(lf, schema, source.name)
+        refuse_wide_decimals(source.polars_source(), source.name)
         raise InputError(f"cannot read: {_short(err)}", file=source.name) from None
 
 
