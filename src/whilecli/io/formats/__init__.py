@@ -74,6 +74,18 @@ def prompt_digest(text: str) -> str:
     return hashlib.sha1(canonical_text(text).encode()).hexdigest()[:12]
 
 
+def score_origin(
+    chosen: str | None, found: list[str], where: Callable[[str], str], kind: str = "scores"
+) -> str:
+    """Where a grade was read among a row's named scores: the one score (``where`` of its
+    name), the only 0/1 score of several, or none (``kind``: what the tool calls them)."""
+    if chosen is None:
+        return f"none: {len(found)} {kind} ({', '.join(found)}) and no single 0/1 one"
+    if len(found) == 1:
+        return where(chosen)
+    return f"{where(chosen)} (the only 0/1 score of {len(found)})"
+
+
 def entries(count: int, key: str | None = None) -> list[dict[str, Any]]:
     """Where each of ``count`` elements of a document's list is: ``entry i`` (a top-level
     array) or ``KEY[i]`` (the list under ``KEY``)."""

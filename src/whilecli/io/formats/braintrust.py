@@ -36,7 +36,15 @@ from typing import Any
 
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
-from whilecli.io.formats import Converted, as_dict, as_list, entries, prompt_digest, scores
+from whilecli.io.formats import (
+    Converted,
+    as_dict,
+    as_list,
+    entries,
+    prompt_digest,
+    score_origin,
+    scores,
+)
 
 NAME = "braintrust"
 #: Keys only a Braintrust event carries beside its span ids.
@@ -133,7 +141,7 @@ def convert(events: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) 
     origins = {
         "task_id": "dataset_record_id, else origin.id (the dataset record: trials are its"
         " rollouts), else a hash of input",
-        "reward": _reward_origin(chosen, found),
+        "reward": score_origin(chosen, found, lambda c: f"scores.{c}"),
         "truncated": "the task's llm span: output finish_reason == 'length'"
         if any("truncated" in r for r in out)
         else "not recorded",
@@ -150,14 +158,6 @@ def convert(events: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) 
     if len(keyed) == 1 and None not in keyed:  # every task read from one field
         spelled["task_id"] = str(keyed.pop())
     return Converted(NAME, out, origins, notes, positions=positions, spelled=spelled)
-
-
-def _reward_origin(chosen: str | None, found: list[str]) -> str:
-    if chosen is None:
-        return f"none: {len(found)} scores ({', '.join(found)}) and no single 0/1 one"
-    if len(found) == 1:
-        return f"scores.{chosen}"
-    return f"scores.{chosen} (the only 0/1 score of {len(found)})"
 
 
 def _check(event: dict[str, Any], name: str, where: dict[str, Any]) -> None:

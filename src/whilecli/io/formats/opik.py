@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, as_dict, scores
+from whilecli.io.formats import Converted, as_dict, score_origin, scores
 
 NAME = "opik"
 #: Opik's LLM-judge metrics that score a fault (``llm_judges/hallucination``,
@@ -188,7 +188,9 @@ def convert(doc: dict[str, Any], path: Any, name: str) -> Converted:
     dataset = experiment.get("dataset_name")
     origins = {
         "task_id": "items[].dataset_item_id (its trials are rollouts)",
-        "reward": _reward_origin(chosen, found),
+        "reward": score_origin(
+            chosen, found, lambda c: f"feedback_scores[name={c}].value", "feedback scores"
+        ),
         "truncated": "not recorded",
         "model": model_origin or "not recorded (pass --model)",
     }
@@ -197,11 +199,3 @@ def convert(doc: dict[str, Any], path: Any, name: str) -> Converted:
         spelled["reward"] = f"feedback_scores.{chosen}"
     env = dataset if isinstance(dataset, str) and dataset else None
     return Converted(NAME, rows, origins, notes, env=env, positions=positions, spelled=spelled)
-
-
-def _reward_origin(chosen: str | None, found: list[str]) -> str:
-    if chosen is None:
-        return f"none: {len(found)} feedback scores ({', '.join(found)}) and no single 0/1 one"
-    if len(found) == 1:
-        return f"feedback_scores[name={chosen}].value"
-    return f"feedback_scores[name={chosen}].value (the only 0/1 score of {len(found)})"
