@@ -159,31 +159,6 @@ def refuse_bytes_not_text(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> Non
                 ) from None
 
 
-#: The most decimal digits a column polars reads holds (a Parquet decimal256 may hold 76).
-DECIMAL_DIGITS = 38
-
-
-def refuse_wide_decimals(parquet: Any, name: str) -> None:
-    """Refuse, naming it, a Parquet column of decimals past :data:`DECIMAL_DIGITS` digits
-    (pyarrow's decimal256): polars fails the whole read without naming the column. Read
-    from the file's schema, on the error's path only."""
-    import pyarrow.parquet as pq
-
-    try:
-        schema = pq.read_schema(parquet)
-    except (OSError, ValueError, TypeError):
-        return
-    for column in schema:
-        precision = getattr(column.type, "precision", None)
-        if isinstance(precision, int) and precision > DECIMAL_DIGITS:
-            raise InputError(
-                f"is a column of {column.type}, past the {DECIMAL_DIGITS} digits a decimal"
-                " is read with: write it as float64 (a reward) or text (an id)",
-                file=name,
-                field=column.name,
-            )
-
-
 def locate(
     frame: pl.DataFrame, plan: Plan, source: Source, bad_rows: pl.Expr | None = None
 ) -> None:

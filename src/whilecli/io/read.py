@@ -68,7 +68,6 @@ from whilecli.io.locate import (
     no_id,
     refuse_bytes_not_text,
     refuse_unbounded,
-    refuse_wide_decimals,
 )
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, no_blank
@@ -2163,6 +2162,31 @@ def _jsonl_by_line(
     raw, lines = coerced_lines(source, plan.leaves, schema)
     located = raw.with_columns(pl.Series(POS, lines, dtype=pl.Int64)).with_row_index(AT, offset=1)
     return _narrow(located.lazy(), plan, judge, keep_pos=True, at=at).collect(), raw
+
+
+#: The most decimal digits a column polars reads holds (a Parquet decimal256 may hold 76).
+DECIMAL_DIGITS = 38
+
+
+def refuse_wide_decimals(parquet: Any, name: str) -> None:
+    """Refuse, naming it, a Parquet column of decimals past :data:`DECIMAL_DIGITS` digits
+    (pyarrow's decimal256): polars fails the whole read without naming the column. Read
+    from the file's schema, on the error's path only."""
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(parquet)
+    except (OSError, ValueError, TypeError):
+        return
+    for column in schema:
+        precision = getattr(column.type, "precision", None)
+        if isinstance(precision, int) and precision > DECIMAL_DIGITS:
+            raise InputError(
+                f"is a column of {column.type}, past the {DECIMAL_DIGITS} digits a decimal"
+                " is read with: write it as float64 (a reward) or text (an id)",
+                file=name,
+                field=column.name,
+            )
 
 
 def _read_parquet(
