@@ -5,9 +5,9 @@
   several versions are older copies' (check 6), never "on-policy". ``iteration`` and
   ``turn`` count an agent's turns: never a version.
 * Truncation: a flag under another name (``was_truncated``, ``hit_max_tokens``,
-  ``overlong``, ``is_overlong``, ``exceed_length``) is read as ``truncated`` is; a reply's
-  token count reaching the cap it was sampled under is a cut-off reply whatever flag stands
-  beside it (a finish reason ``stop`` aside), one under it is not, one past it says nothing.
+  ``overlong``, ``is_overlong``, ``exceed_length``) is read as ``truncated`` is; where a
+  row records no flag or reason, its reply's token count reaching the cap it was sampled
+  under is a cut-off reply, one under it is not, one past it says nothing.
 """
 
 from __future__ import annotations
@@ -118,7 +118,6 @@ CAPS = ["max_tokens", "max_new_tokens", "max_response_length", "max_completion_t
     cap=st.sampled_from([512, 1024, 4096]),
     lengths=st.lists(st.sampled_from(["at", "under", "past", "none"]), min_size=8, max_size=30),
     reason=st.booleans(),
-    flag=st.sampled_from([None, "truncated", "is_truncated", "was_truncated"]),
 )
 def test_a_reply_whose_tokens_reach_the_cap_is_cut(
     tmp_path: Path,
@@ -128,11 +127,7 @@ def test_a_reply_whose_tokens_reach_the_cap_is_cut(
     cap: int,
     lengths: list[str],
     reason: bool,
-    flag: str | None,
 ) -> None:
-    """A count at the cap is cut, one under it not, one past it unknown; a flag ``false``
-    written on every row beside it (a harness that never sets it) does not undo a count at the
-    cap, while a finish reason ``stop`` does (the end token fell on the last place)."""
     counts = {"at": cap, "under": cap // 3, "past": cap * 4, "none": None}
     truth = {"at": True, "under": False, "past": None, "none": None}
     rows = []
@@ -141,9 +136,6 @@ def test_a_reply_whose_tokens_reach_the_cap_is_cut(
         row = {"task_id": f"t{i // 4}", "reward": 1.0, "model": MODEL}
         row |= {count_name: counts[length], cap_name: cap}
         said = truth[length]
-        if flag is not None:  # false on every row: cut only where the count reached the cap
-            row[flag] = False
-            said = said is True
         if reason and i % 3 == 0:  # a finish reason on the row decides it
             row["finish_reason"] = "stop"
             said = False

@@ -455,11 +455,9 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("stop_condition", STOP_CUT),
     ("steps[].truncated", None),
 )
-#: A row's reply's token count beside the cap it was sampled under is one more record of its
-#: truncation, read with the flags and reasons by the same rule (:data:`TRUNCATION_ALIASES`:
-#: cut where any record says cut): a count that reaches the cap was cut off there, whatever
-#: flag stands beside it (beside a finish reason that says the reply ended on its own, its
-#: end token fell on the cap: the count says nothing), one under it was not; a count past the cap is not a count of the
+#: Where no flag or reason is recorded for a row, its reply's token count beside the cap it was
+#: sampled under says it, by the same rule (:data:`TRUNCATION_ALIASES`): a count that reaches
+#: the cap was cut off there, one under it was not; a count past the cap is not a count of the
 #: tokens that cap limits (characters, a prompt's tokens beside the reply's, every turn's):
 #: not known. First match wins in each table.
 TOKEN_COUNT_ALIASES: tuple[str, ...] = (

@@ -1169,14 +1169,10 @@ def _truncation(
 ) -> pl.Expr:
     """Whether each row's reply was cut off (DESIGN section 1): true, false, or null (not
     recorded). ``--map`` wins; verifiers v1 traces and lighteval have their own rules. Else
-    every alias of :data:`TRUNCATION_ALIASES` the rows carry is read, and the reply's token
-    count beside its cap (:func:`_count_at_cap`): cut where any of them says cut (a
-    ``truncated: false`` written on every row beside a finish reason ``length``, or beside a
-    count that reached ``max_tokens``; a count at the cap beside a finish reason that says the
-    reply ended on its own, ``stop``, is an end token that fell on the last place, and says
-    nothing), not cut where one says not (a pool joining a harness
-    that writes ``truncated`` with one that writes only ``finish_reason``, or
-    ``truncated: null`` beside a reason, reads both). A reason's text is read as every word is (:func:`facts.cut_of_reason`:
+    every alias of :data:`TRUNCATION_ALIASES` the rows carry is read, and the first that says
+    something about a row decides that row (a pool joining a harness that writes
+    ``truncated`` with one that writes only ``finish_reason``, or ``truncated: null`` beside a
+    reason, reads both). A reason's text is read as every word is (:func:`facts.cut_of_reason`:
     ``" Length\\n"`` is ``length``). A NeMo Gym response with no ``incomplete_details``
     finished, as did a row with no ``stop_condition`` where that is the first alias the rows
     carry (where another comes first, such a row is not known): those answers come after
@@ -1202,7 +1198,6 @@ def _truncation(
         sources["truncated"] = "not recorded (lighteval counts the prompt's truncated tokens)"
         return pl.lit(None, dtype=pl.Boolean)
     said: list[pl.Expr] = []  # per alias: true / false where the row records it, else null
-    ended: list[pl.Expr] = []  # per finish reason: true where it says the reply ended itself
     finished: list[pl.Expr] = []  # what a row the aliases say nothing about means
     shown: list[str] = []
     for alias, values in TRUNCATION_ALIASES:
@@ -1222,8 +1217,6 @@ def _truncation(
         generic = values is CUT_REASONS
         reason = leaves.text(alias) if generic else leaves.expr(alias, pl.String)
         said.append(facts.cut_of_reason(reason, None if generic else values))
-        if generic:
-            ended.append(~said[-1])  # null where the reason says neither
         words = ", ".join(repr(v) for v in sorted(values))
         if values is CUT_REASONS:
             words = "'length', 'max_tokens', 'max_output_tokens', 'model_length', ... (any case)"
@@ -1238,19 +1231,18 @@ def _truncation(
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
     counted = _count_at_cap(shape, leaves)
-    if counted is not None:  # a count at the cap is a record as a flag is (a harness that
-        # writes truncated: false on every row beside the count that reached it), unless the
-        # sampler's own finish reason says the reply ended there (its end token the last)
-        at_cap = counted[0]
-        if ended:
-            finished_itself = pl.any_horizontal([e.fill_null(False) for e in ended])
-            at_cap = pl.when(~(at_cap.fill_null(False) & finished_itself)).then(at_cap)
-        said.append(at_cap)
-        shown.append(counted[1])
-    if not said:
+    if counted is not None:  # what a row no flag or reason speaks of says by its token count
+        finished.insert(0, counted[0])
+    if not said and counted is None:
         sources["truncated"] = "not recorded (unknown)"
         return pl.lit(None, dtype=pl.Boolean)
+    if not said:
+        assert counted is not None
+        sources["truncated"] = counted[1]
+        return counted[0]
     sources["truncated"] = " or ".join(shown)
+    if counted is not None:
+        sources["truncated"] += f"; else {counted[1]}"
     if len(said) == 1 and not finished:
         return said[0]
     # cut off where any record says so (a harness's own flag that tracks the context's end
