@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -79,3 +80,20 @@ def test_partial_credit_off_a_grid_or_in_groups_is_not_read_as_means(
                 )
             rows.append({"task_id": f"t{t}", "reward": reward, "model": MODEL})
     assert "mean_rewards" not in finding_kinds(_route(tmp_path, rows, "jsonl"))
+
+
+@pytest.mark.parametrize("parts", [3, 4, 5])
+def test_a_rubric_given_its_pass_mark_is_no_mean(tmp_path: Path, parts: int) -> None:
+    """One row per task scored by a rubric of ``parts`` parts (on the 1/parts grid, as a
+    mean would be): with --pass-threshold under 1, the pass mark of a score, it routes firm."""
+    rng = random.Random(parts)
+    rows = [
+        {"task_id": f"t{t}", "reward": rng.randint(0, parts) / parts, "model": MODEL}
+        for t in range(600)
+    ]
+    path = write_rows(tmp_path, rows, "jsonl")
+    marked = run_route(str(path), model=MODEL, pass_threshold=(parts - 1) / parts)
+    assert isinstance(marked, Route)
+    assert "mean_rewards" not in {f.kind for f in marked.data_quality}
+    whole = run_route(str(path), model=MODEL, pass_threshold=1.0)
+    assert isinstance(whole, Route) and "mean_rewards" in {f.kind for f in whole.data_quality}

@@ -312,9 +312,14 @@ def _mean_rewards(pool: Pool) -> list[Finding]:
     :attr:`whilecli.io.facts.Facts.mean_of`): the rows look like per-task pass rates, the
     mean of k draws each, not rollouts. Read as one draw per prompt with partial credit they
     route to the single-rollout family, where k draws per task measure a band (600 tasks at
-    c/8, 46% at 0 and 46% at 1, read as a firm FlashReinforce)."""
+    c/8, 46% at 0 and 46% at 1, read as a firm FlashReinforce). A pass threshold given
+    under 1 (``--pass-threshold 0.75``) says the reward is a score of parts (a rubric, unit
+    tests passed) with its pass mark: the finding's own way out."""
     k = pool.source.facts.mean_of
     if k is None or pool.n_tasks == 0 or bool((pool.tasks["n"] > 1).any()):
+        return []
+    source = pool.source
+    if source.threshold_explicit and source.pass_threshold < 1.0:  # a score's pass mark given
         return []
     partial = pool.source.facts.partial
     return [
