@@ -194,6 +194,8 @@ def test_turn_rows_without_an_episode_id_are_refused(
         [3, 5, 2, 4],  # how many turns each episode took: no index
         [1, 2, 2, 3],  # a later index on more rows than the one before: no index
         [0, 2, 0, 2],  # an index skipped
+        [1, 2, 1, 1],  # turns taken, 1 or 2: no task shows three, and none counts from 0
+        [2, 1, 1, 2],
     ],
 )
 def test_a_turn_column_that_is_no_index_routes(tmp_path: Path, values: list[int]) -> None:

@@ -1192,7 +1192,8 @@ def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
 def _turn_indices(frame: pl.LazyFrame) -> pl.LazyFrame:
     """Rows of one task under several turn indices (:data:`facts.TURN`), where every such task
     holds each index from its first (0 or 1) on, each on as many rows as the one before or
-    fewer (every episode has a first turn, fewer reach a later one): one row of ``f_turns``
+    fewer (every episode has a first turn, fewer reach a later one), and the indices count
+    from 0 or some task holds three: one row of ``f_turns``
     (the rows past each task's first index; 0 where any task breaks that order, as a count
     of turns would) and ``f_first_turn`` (the first such row's position)."""
     turn = pl.col(facts.TURN)
@@ -1218,7 +1219,11 @@ def _turn_indices(frame: pl.LazyFrame) -> pl.LazyFrame:
         & pl.col("whole")
         & pl.col("falling")
     )
-    every = ordered.all() & (pl.len() > 0)
+    # from 1, a count of the turns each episode took reads alike where no task shows three
+    # (two rows of a task, one episode of 1 turn and one of 2): an index counts from 0, or
+    # runs past 2 somewhere
+    indexed = (pl.col("lo") == 0).all() | (pl.col("indices").max() >= 3)
+    every = ordered.all() & (pl.len() > 0) & indexed
     return several.select(
         f_turns=pl.when(every).then(pl.col("later").sum()).otherwise(0).cast(pl.Int64),
         f_first_turn=pl.when(every).then(pl.col("second").min()),
