@@ -287,8 +287,10 @@ NO_REPLY_STATUSES = frozenset(
 #: ``"503 Service Unavailable"``): ``status`` and ``response.status`` (beside their words,
 #: :data:`STATUS_ALIASES`), ``status_code`` (LiteLLM's and the OpenAI client's exceptions,
 #: an OpenAI Batch API line's ``response.status_code``), ``http_status``. A code from 400 to
-#: 599 (a client error, a rate limit, a server error: the request's failure, never the
-#: model's) records an error where the row holds no reply (:func:`whilecli.io.facts.http_error`).
+#: 599 (a client error, a rate limit, a server error) records an error only where the row's
+#: reply is empty or absent in rows that keep replies (:func:`whilecli.io.facts.http_error`);
+#: in rows that keep no reply at all it is as often the task's own observable (the status a
+#: tested app or a browsed page answered with: the model's graded failure), and says nothing.
 #: Any other number says nothing: 2xx and 3xx are no error, and a status under 100 or past 599
 #: is no HTTP code (``0`` / ``1`` a tool's pass and fail, a process's exit status).
 HTTP_STATUS_ALIASES: tuple[str, ...] = (
