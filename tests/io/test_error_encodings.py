@@ -464,3 +464,45 @@ def test_an_error_class_in_rows_that_keep_no_reply(
     else:
         assert "errors" not in kinds(got), kinds(got)
         assert got.route != "saturated"
+
+
+def _app_status_pool(seed: int, rate: tuple[float, float], field: str) -> list[Row]:
+    """An API-building task's rows, summarized: no reply column at all, the tested app's
+    response status on each row (200 where the task passed, a 4xx or 5xx where it failed)."""
+    rnd = random.Random(seed)
+    rows: list[Row] = []
+    for t in range(300):
+        p = rnd.uniform(*rate)
+        for _ in range(8):
+            ok = rnd.random() < p
+            rows.append(
+                {
+                    "task_id": f"t{t:04d}",
+                    "model": MODEL,
+                    "reward": float(ok),
+                    "truncated": False,
+                    field: 200 if ok else rnd.choice([400, 404, 422, 500, 502]),
+                }
+            )
+    return rows
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize("field", ["status_code", "status", "http_status"])
+@pytest.mark.parametrize("rate", [(0.2, 0.8), (0.85, 1.0)], ids=["mixed", "easy"])
+def test_an_http_status_in_rows_that_keep_no_reply_is_the_tasks_observable(
+    tmp_path: Path, kind: str, field: str, rate: tuple[float, float]
+) -> None:
+    """Rows that keep no reply column at all: a 4xx or 5xx status is what the tested app (or
+    a browsed page) answered with, the task's observable, beside the model's graded failure;
+    never a harness error. The failures are counted and the pool routes as it does without
+    the status (a mixed band is not refused as mostly errors, an easy one is not read as
+    saturated). A status beside a recorded empty reply stays a harness error
+    (``ENCODINGS``)."""
+    rows = _app_status_pool(7, rate, field)
+    got = route(write(tmp_path, rows, kind))
+    plain = route(write(tmp_path, [{k: v for k, v in r.items() if k != field} for r in rows], kind))
+    assert "errors" not in kinds(got), kinds(got)
+    want = (plain.route, plain.method, plain.provisional)
+    assert (got.route, got.method, got.provisional) == want
+    assert got.route != "saturated"

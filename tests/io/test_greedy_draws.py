@@ -80,6 +80,9 @@ def test_greedy_rows_that_keep_no_reply_are_one_draw(
     name, greedy_value, _ = param
     rows = pool(seed, place + name, greedy_value, greedy=True, replies=False)
     got = route_rows(write_rows(tmp_path_factory.mktemp("greedy"), rows, kind), MODEL)
+    if not place and name == "top_k":  # a flat top_k is a retrieval's depth as often
+        assert "repeated_draws" not in finding_kinds(got)
+        return
     assert got.route == "repeated-draws", (place + name, got.route)
     assert got.provisional
     assert "repeated_draws" in finding_kinds(got)
@@ -115,3 +118,51 @@ def test_sampled_rows_and_rows_that_keep_replies_are_draws(
     got = route_rows(write_rows(folder, kept, kind), MODEL)
     assert got.route != "repeated-draws"
     assert "repeated_draws" not in finding_kinds(got)
+
+
+def _split_pool(seed: int, put: dict[str, Any], k: int = 8) -> list[dict[str, Any]]:
+    """1000 tasks of k independent draws at a mid rate (most tasks split pass and fail),
+    no reply kept, each row carrying ``put``."""
+    rnd = random.Random(seed)
+    rows = []
+    for t in range(1000):
+        p = rnd.uniform(0.2, 0.8)
+        for _ in range(k):
+            row = {"task_id": f"t{t:05d}", "reward": float(rnd.random() < p), "model": MODEL}
+            rows.append({**row, "truncated": False, **put})
+    return rows
+
+
+@pytest.mark.parametrize(
+    "put",
+    [
+        # a judge's temperature filed with the row's metadata: not the sampler's
+        {"metadata": {"judge_model": "gpt-4o", "temperature": 0}},
+        # a flat temperature 0 (the judge's) beside the sampler's own temperature 1.0
+        {"temperature": 0, "sampling_params": {"temperature": 1.0, "max_tokens": 4096}},
+        # a retrieval's top_k 1 beside a sampling temperature
+        {"params": {"top_k": 1, "chunk_size": 512}, "temperature": 0.8},
+        # a flat top_k 1 (a retrieval's) beside the sampler's temperature
+        {"top_k": 1, "sampling_params": {"temperature": 1.0}},
+        # the sampler's temperature 0 whose draws differ (an API model): most tasks split
+        {"temperature": 0},
+        {"sampling_params": {"temperature": 0}},
+    ],
+    ids=["metadata", "flat-beside-sampler", "params-top_k", "flat-top_k", "split", "split-sp"],
+)
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_greedy_decoding_not_the_samplers_or_refuted_by_split_grades(
+    tmp_path_factory: pytest.TempPathFactory, put: dict[str, Any], kind: str
+) -> None:
+    """A temperature or top_k that is not the sampler's (a judge's in ``metadata``, a flat one
+    beside ``sampling_params``, a retrieval's ``top_k``), and greedy rows whose tasks hold both
+    a pass and a fail (one draw cannot), are no draw repeated: the mid band routes GRPO, as
+    the rows without those fields do."""
+    folder = tmp_path_factory.mktemp("notgreedy")
+    got = route_rows(write_rows(folder, _split_pool(3, put), kind), MODEL)
+    plain = route_rows(write_rows(folder, _split_pool(3, {}), kind), MODEL)
+    assert "repeated_draws" not in finding_kinds(got), finding_kinds(got)
+    assert "some_repeated_draws" not in finding_kinds(got), finding_kinds(got)
+    want = (plain.route, plain.method, plain.provisional)
+    assert (got.route, got.method, got.provisional) == want
+    assert got.route == "grpo"

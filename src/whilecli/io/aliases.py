@@ -210,21 +210,26 @@ TURN_INDEX_ALIASES: tuple[str, ...] = (
 #: Where a row records the sampling parameters it was drawn with: flat, or in the object a
 #: sampler or harness keeps them in (vLLM's and SGLang's ``sampling_params``, verifiers'
 #: ``sampling_args``, Hugging Face's ``generation_config`` and ``generation_kwargs``,
-#: lm-eval's ``gen_kwargs``, others' ``sampling`` / ``params`` / ``metadata``; NeMo Gym's
-#: ``responses_create_params`` and the Responses API object it saves, ``response``).
+#: lm-eval's ``gen_kwargs``, NeMo Gym's ``responses_create_params``). Never a generic object
+#: (``metadata``, ``params``, ``request``, ``response``, ``sampling``, ``inference_params``):
+#: a judge's or a retriever's settings are filed there as often (``metadata.temperature: 0``
+#: of a grader, ``params.top_k: 1`` of a retrieval).
 SAMPLING_PLACES: tuple[str, ...] = (
     *("", "sampling_params.", "sampling_args.", "generation_config.", "generation_kwargs."),
-    *("gen_kwargs.", "sampling.", "params.", "metadata.", "request.", "inference_params."),
-    *("responses_create_params.", "response."),
+    *("gen_kwargs.", "responses_create_params."),
 )
 #: Greedy decoding recorded in a row: a ``temperature`` of 0 (under vLLM's 1e-5, which it
-#: samples greedily: :data:`GREEDY_TEMPERATURE`), ``top_k`` 1, or ``do_sample`` false (a
-#: Hugging Face ``generate``). Rows of one task drawn so that keep no reply are one draw
-#: repeated, as identical replies are (:func:`whilecli.io.facts.draw_key`); where a row keeps
-#: its reply, the reply says (an API model or an agent's environment at temperature 0 still
-#: draws different replies). First place the row holds a number (or a flag) wins, per name.
+#: samples greedily: :data:`GREEDY_TEMPERATURE`), ``top_k`` 1 under a sampler's object (a
+#: flat ``top_k`` is a retrieval's depth as often), or ``do_sample`` false (a Hugging Face
+#: ``generate``), where no place the row holds says it sampled (a temperature above that,
+#: ``do_sample`` true: a flat ``temperature: 0`` of a judge beside
+#: ``sampling_params.temperature: 1.0`` is no greedy row). Rows of one task drawn so that keep
+#: no reply are one draw repeated, as identical replies are
+#: (:func:`whilecli.io.facts.draw_key`), unless their grades split
+#: (:func:`whilecli.io.facts.draws_found`); where a row keeps its reply, the reply says (an
+#: API model or an agent's environment at temperature 0 still draws different replies).
 TEMPERATURE_ALIASES: tuple[str, ...] = tuple(f"{p}temperature" for p in SAMPLING_PLACES)
-TOP_K_ALIASES: tuple[str, ...] = tuple(f"{p}top_k" for p in SAMPLING_PLACES)
+TOP_K_ALIASES: tuple[str, ...] = tuple(f"{p}top_k" for p in SAMPLING_PLACES if p)
 DO_SAMPLE_ALIASES: tuple[str, ...] = tuple(f"{p}do_sample" for p in SAMPLING_PLACES)
 #: The temperature at or under which a sampler decodes greedily (vLLM's ``_SAMPLING_EPS``).
 GREEDY_TEMPERATURE = 1e-5
@@ -287,8 +292,10 @@ NO_REPLY_STATUSES = frozenset(
 #: ``"503 Service Unavailable"``): ``status`` and ``response.status`` (beside their words,
 #: :data:`STATUS_ALIASES`), ``status_code`` (LiteLLM's and the OpenAI client's exceptions,
 #: an OpenAI Batch API line's ``response.status_code``), ``http_status``. A code from 400 to
-#: 599 (a client error, a rate limit, a server error: the request's failure, never the
-#: model's) records an error where the row holds no reply (:func:`whilecli.io.facts.http_error`).
+#: 599 (a client error, a rate limit, a server error) records an error only where the row's
+#: reply is empty or absent in rows that keep replies (:func:`whilecli.io.facts.http_error`);
+#: in rows that keep no reply at all it is as often the task's own observable (the status a
+#: tested app or a browsed page answered with: the model's graded failure), and says nothing.
 #: Any other number says nothing: 2xx and 3xx are no error, and a status under 100 or past 599
 #: is no HTTP code (``0`` / ``1`` a tool's pass and fail, a process's exit status).
 HTTP_STATUS_ALIASES: tuple[str, ...] = (

@@ -605,23 +605,27 @@ GREEDY_DRAW = 0x9E3779B97F4A7C15
 def greedy(
     temperatures: Sequence[pl.Expr], top_ks: Sequence[pl.Expr], do_samples: Sequence[pl.Expr]
 ) -> pl.Expr | None:
-    """True where a row records greedy decoding: its temperature (the first place that holds
-    a number) at most :data:`~whilecli.io.aliases.GREEDY_TEMPERATURE` and not below 0, its
-    ``top_k`` 1, or its ``do_sample`` false; null where it records none of them. None where
-    the rows carry none."""
+    """True where a row records greedy decoding (a temperature at most
+    :data:`~whilecli.io.aliases.GREEDY_TEMPERATURE` and not below 0, a ``top_k`` of 1, or a
+    ``do_sample`` false, in any place read) and no place it holds says it sampled (a
+    temperature above that, a ``do_sample`` true); null where it records no greedy decoding.
+    None where the rows carry none of them."""
     said: list[pl.Expr] = []
-    if temperatures:
-        t = pl.coalesce(temperatures) if len(temperatures) > 1 else temperatures[0]
-        said.append((t >= 0) & (t <= GREEDY_TEMPERATURE))
-    if top_ks:
-        k = pl.coalesce(top_ks) if len(top_ks) > 1 else top_ks[0]
-        said.append(k == 1)
-    if do_samples:
-        sample = pl.coalesce(do_samples) if len(do_samples) > 1 else do_samples[0]
-        said.append(~sample)
+    sampled: list[pl.Expr] = []
+    for t in temperatures:
+        said.append(((t >= 0) & (t <= GREEDY_TEMPERATURE)).fill_null(False))
+        sampled.append((t > GREEDY_TEMPERATURE).fill_null(False))
+    for k in top_ks:
+        said.append((k == 1).fill_null(False))
+    for sample in do_samples:
+        said.append((~sample).fill_null(False))
+        sampled.append(sample.fill_null(False))
     if not said:
         return None
-    return pl.when(pl.any_horizontal(said)).then(pl.lit(True))
+    greedy = pl.any_horizontal(said)
+    if sampled:
+        greedy = greedy & ~pl.any_horizontal(sampled)
+    return pl.when(greedy).then(pl.lit(True))
 
 
 def draw_key(reply: Reply | None, greedy: pl.Expr | None = None) -> pl.Expr | None:
@@ -1044,15 +1048,37 @@ def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr
     return aggs
 
 
+#: The share of a file's greedy tasks (:data:`GREEDY_DRAW`) graded both pass and fail past
+#: which its greedy rows are read as draws that differ, not one draw repeated
+#: (:func:`draws_found`).
+GREEDY_SPLIT_SHARE = 0.1
+
+
 def draws_found(table: pl.DataFrame) -> tuple[int, int, int]:
     """(grouped tasks whose completions can be compared, those whose draws are all one, and
     of those the ones graded both pass and fail: one reply, two grades, so what splits
-    them is the grader, never the draws)."""
+    them is the grader, never the draws).
+
+    A task whose rows are one greedy draw (:data:`GREEDY_DRAW`: no reply, greedy decoding
+    recorded) yet graded both pass and fail is no draw repeated: one draw cannot pass and
+    fail, so the decoding recorded is not the sampler's or the draws differ (an API model at
+    temperature 0). Such a task is compared and found not one; where more than
+    :data:`GREEDY_SPLIT_SHARE` of the greedy tasks are split so, the rows are not one draw
+    repeated (a grader that grades one reply two ways splits a few tasks, not that many),
+    and no greedy task is compared."""
     if "d_n" not in table.columns:
         return 0, 0, 0
     compared = (pl.col("k") >= 2) & (pl.col("d_n") == pl.col("k"))
     one = compared & (pl.col("d_lo") == pl.col("d_hi"))
-    apart = one & (pl.col("d_pass") > 0) & (pl.col("d_pass") < pl.col("k"))
+    split = (pl.col("d_pass") > 0) & (pl.col("d_pass") < pl.col("k"))
+    greedy = one & (pl.col("d_lo") == pl.lit(GREEDY_DRAW, dtype=pl.UInt64)).fill_null(False)
+    tasks, torn = table.select(greedy.sum().alias("g"), (greedy & split).sum().alias("s")).row(0)
+    if torn and int(torn) > GREEDY_SPLIT_SHARE * int(tasks or 0):  # the draws differ
+        compared = compared & ~greedy
+        one = one & ~greedy
+    else:
+        one = one & ~(greedy & split)
+    apart = one & split
     out = table.select(compared.sum().alias("c"), one.sum().alias("r"), apart.sum().alias("a")).row(
         0
     )

@@ -619,26 +619,27 @@ _ALWAYS = (
     (REASON_ALIASES, "reason"),
 )
 #: The other error fields (``exception``, ``metadata.error``, ...), an error message, an error
-#: flag, an HTTP error status (``status_code: 429``), an error class that names a failed
-#: request (``error_type: RateLimitError``): an error where the row holds no reply, or where
-#: the rows keep no reply at all; beside the model's reply it is what a code runner said of
-#: the model's code (``exception: "NameError: ..."``), its graded failure, or the status of
-#: what the model's code served.
+#: flag, an error class that names a failed request (``error_type: RateLimitError``): an
+#: error where the row holds no reply, or where the rows keep no reply at all; beside the
+#: model's reply it is what a code runner said of the model's code
+#: (``exception: "NameError: ..."``), its graded failure.
 _UNLESS_REPLIED = (
     (ERROR_ALIASES[1:], "field"),
     (ERROR_TEXT_ALIASES, "message"),
     (ERROR_FLAG_ALIASES, "flag"),
-    (HTTP_STATUS_ALIASES, "http"),
     (ERROR_CLASS_ALIASES, "request"),
 )
 #: A status ``error``, ``failed``, ``timeout`` or ``rate_limited``, a finish reason
-#: ``timeout``, any error class or code: an error only beside an empty or absent reply in
-#: rows that keep replies (pytest's and SWE-bench's outcomes are grades too, as are BFCL's
-#: error types).
+#: ``timeout``, any error class or code, an HTTP error status (``status_code: 429``): an
+#: error only beside an empty or absent reply in rows that keep replies (pytest's and
+#: SWE-bench's outcomes are grades too, as are BFCL's error types; an HTTP status beside the
+#: model's reply is what the model's code served, and in rows that keep no reply at all the
+#: status a tested app or a browsed page answered with, the task's observable).
 _BESIDE_NO_REPLY = (
     (STATUS_ALIASES, "unreplied"),
     (REASON_ALIASES, "unreplied reason"),
     (ERROR_CLASS_ALIASES, "field"),
+    (HTTP_STATUS_ALIASES, "http"),
 )
 _HOLDS = {
     "status": facts.error_status,
