@@ -862,6 +862,12 @@ class Facts:
             )
         return out
 
+    @property
+    def left_ungraded(self) -> int:
+        """The ungraded rows left out of every rate: all of them, unless ``--missing fail``
+        counts them as failures."""
+        return 0 if self.missing == "fail" else self.ungraded
+
     def repeat_cause(self) -> str:
         """What says the draws of a task are one: identical completions, and greedy decoding
         where rows record it."""

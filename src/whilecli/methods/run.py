@@ -200,6 +200,17 @@ def knobs_for(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
     return mine
 
 
+def _dtype_on(dtype: str | None, device: str) -> str | None:
+    """The dtype an update computes in: ``dtype`` where given, else float64 on CPU and
+    float32 on an accelerator (:func:`whilecli.methods.batch.default_dtype`, torch-free);
+    None for ``auto`` before the device is known."""
+    if dtype is not None:
+        return dtype
+    if device == "auto":
+        return None
+    return "float64" if device == "cpu" else "float32"
+
+
 def check_knobs_fit(
     method: str,
     given: Mapping[str, Any],
@@ -379,7 +390,7 @@ def run_update(
         raise UsageError(f"--device must be cpu, cuda or auto, got {device!r}")
     if dtype not in (None, *DTYPES):
         raise UsageError(f"--dtype must be float64 or float32, got {dtype!r}")
-    planned = dtype or {"cpu": "float64", "cuda": "float32"}.get(device)  # auto: once resolved
+    planned = _dtype_on(dtype, device)  # auto: once the device is resolved
     if planned is not None:
         check_knobs_fit(key, given, corr, corr_kwargs, planned)
     inputs = [path] if isinstance(path, (str, Path)) else list(path)
@@ -417,9 +428,9 @@ def run_update(
 
     dev = _device(torch, device)
     if planned is None:
-        check_knobs_fit(
-            key, given, corr, corr_kwargs, dtype or ("float64" if dev == "cpu" else "float32")
-        )
+        resolved = _dtype_on(dtype, dev)
+        assert resolved is not None  # the device is known now
+        check_knobs_fit(key, given, corr, corr_kwargs, resolved)
     algo = make_method(key, {**given, **({"compile": True} if compile else {})})
     requires = set(algo.needs.field_names)
     reads = (algo.needs | correction_needs(corr)).reads  # the lists this update reads

@@ -260,7 +260,7 @@ def counted_as(pool: Pool, passes: bool = False) -> Pool | None:
     would move most: failures over the tasks that pass most, passes over those that pass
     least. None where no row would be counted."""
     facts = pool.source.facts
-    ungraded = facts.ungraded if facts.missing != "fail" else 0
+    ungraded = facts.left_ungraded
     rows = ungraded if passes else ungraded + facts.errors
     column = LEFT_UNGRADED if passes else LEFT_OUT
     tasks = pool.tasks.select("task_id", *TASK_COLUMNS)

@@ -321,7 +321,7 @@ def _mean_rewards(pool: Pool) -> list[Finding]:
     source = pool.source
     if source.threshold_explicit and source.pass_threshold < 1.0:  # a score's pass mark given
         return []
-    partial = pool.source.facts.partial
+    partial = source.facts.partial
     return [
         Finding(
             "mean_rewards",
@@ -407,11 +407,10 @@ def _left_out_decides(pool: Pool, counted: Sequence[Counted]) -> list[Finding]:
     if not counted:
         return []
     facts = pool.source.facts
-    ungraded = facts.ungraded if facts.missing != "fail" else 0
+    ungraded = facts.left_ungraded
     parts = [f"{ungraded} ungraded"] if ungraded else []
-    parts += [f"{facts.errors} harness error{'s' if facts.errors != 1 else ''}"] * bool(
-        facts.errors
-    )
+    if facts.errors:
+        parts.append(f"{facts.errors} harness error{'s' if facts.errors != 1 else ''}")
     left = ungraded + facts.errors
     ways = []
     for c in counted:
