@@ -725,6 +725,12 @@ class Facts:
     #: most of any one file's).
     partial_grid: list[int] | None = None
     partial_values: int = 0
+    #: Graded rows a flag reads as not cut while their token count reached its recorded cap,
+    #: in files that record no cut anywhere (:func:`whilecli.io.plan.cut_disputed`: a
+    #: harness writing ``false`` on every row looks so), and those of them that pass.
+    cut_disputed: int = 0
+    cut_disputed_passes: int = 0
+    first_cut_disputed: str | None = None
     #: Cut-off replies (truncated) that earn partial credit: reward above 0, yet no pass.
     cut_partial: int = 0
     first_cut_partial: str | None = None
@@ -782,7 +788,7 @@ class Facts:
         self.partial_values = max(self.partial_values, other.partial_values)
         for name in (
             *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
-            *("selected", "greedy_rows"),
+            *("selected", "greedy_rows", "cut_disputed", "cut_disputed_passes"),
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
@@ -795,7 +801,7 @@ class Facts:
             self.id_rows += other.id_rows
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
-            *("first_cut_partial", "per_row_ids"),
+            *("first_cut_partial", "per_row_ids", "first_cut_disputed"),
         )
         for name in names:
             if getattr(self, name) is None:
@@ -984,8 +990,14 @@ GRADED, DRAW, PROMPT = "__graded", "__draw", "__prompt"
 EPISODE = "__episode"
 #: A row's turn index within its episode, where the rows carry one and no episode id.
 TURN = "__turn"
+#: A row a flag reads as not cut whose token count reached its cap
+#: (:func:`whilecli.io.plan.cut_disputed`).
+DISPUTED = "__disputed"
 #: Stats keys merged across a file's row ranges by ``min`` (first rows), the rest by sum.
-FIRST_KEYS = ("f_first_error", "f_first_ungraded", "f_first_empty", "f_first_cut_partial")
+FIRST_KEYS = (
+    *("f_first_error", "f_first_ungraded", "f_first_empty", "f_first_cut_partial"),
+    "f_first_disputed",
+)
 
 
 def kept(missing: str) -> pl.Expr:
@@ -1014,6 +1026,7 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         & (pl.col("reward") > 0)
         & ~pl.col("passed").fill_null(False)
     )
+    disputed = grade & pl.col(DISPUTED).fill_null(False)
     return [
         error.sum().alias("f_errors"),
         ungraded.sum().alias("f_ungraded"),
@@ -1030,6 +1043,10 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         pl.col("__vals").filter(grade).sum().alias("f_cov_values"),
         cut_partial.sum().alias("f_cut_partial"),
         pl.col(at).filter(cut_partial).min().alias("f_first_cut_partial"),
+        pl.col("truncated").fill_null(False).sum().alias("f_cut"),
+        disputed.sum().alias("f_disputed"),
+        (disputed & pl.col("passed").fill_null(False)).sum().alias("f_disputed_passes"),
+        pl.col(at).filter(disputed).min().alias("f_first_disputed"),
         (pl.col("reply") != OK).sum().alias("f_not_ok"),
         (pl.col(DRAW) == GREEDY_DRAW).sum().alias("f_greedy"),
     ]

@@ -132,6 +132,9 @@ class Plan:
     slice: pl.Expr | None = None  # the --by column's value, as text
     explode: bool = False  # --map reward=PATH[]...: one row per element of the list
     explode_truncated: bool = False  # --map truncated=PATH[]...: a flag per element, beside it
+    #: Rows read as not cut whose flag disputes their token count at the cap
+    #: (:func:`cut_disputed`); None: no flag beside a count and its cap.
+    cut_disputed: pl.Expr | None = None
     #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
     #: The completion's draw key (:func:`whilecli.io.facts.draw_key`); None: no completion.
@@ -345,7 +348,7 @@ def build_plan(
             f"--map truncated={cut_col}: a list of flags reads one per rollout, beside a reward"
             " read one per rollout (--map reward=COLUMN[])"
         )
-    truncated = _truncation(shape, leaves, cut_col, fmt, sources)
+    truncated, disputed = _truncation(shape, leaves, cut_col, fmt, sources)
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
@@ -425,6 +428,11 @@ def build_plan(
         task_key=ctx.task_key,
         reward=reward,
         truncated=truncated,
+        cut_disputed=None
+        if exploding or disputed is None
+        else disputed & ~capped.fill_null(False)
+        if capped is not None
+        else disputed,
         model=model,
         policy_version=version,
         passed=passed,
@@ -1167,7 +1175,7 @@ def _trl_reward_columns(shape: Shape) -> list[str]:
 
 def _truncation(
     shape: Shape, leaves: Leaves, col: str | None, fmt: str, sources: dict[str, str]
-) -> pl.Expr:
+) -> tuple[pl.Expr, pl.Expr | None]:
     """Whether each row's reply was cut off (DESIGN section 1): true, false, or null (not
     recorded). ``--map`` wins; verifiers v1 traces and lighteval have their own rules. Else
     every alias of :data:`TRUNCATION_ALIASES` the rows carry is read, and the first that says
@@ -1177,28 +1185,32 @@ def _truncation(
     ``" Length\\n"`` is ``length``). A NeMo Gym response with no ``incomplete_details``
     finished, as did a row with no ``stop_condition`` where that is the first alias the rows
     carry (where another comes first, such a row is not known): those answers come after
-    every alias has had its say."""
+    every alias has had its say.
+
+    The second value: where a flag says a row was not cut while its token count reached its
+    recorded cap and no finish reason speaks (:func:`cut_disputed`), else None."""
     if col is not None and "[]" in col:  # one per rollout of a listed reward: read each
         sources["truncated"] = f"{col}, one per rollout (--map)"
         if "string" in shape.kinds_at(col):
-            return leaves.expr(col, pl.String).list.eval(facts.cut_of_reason(pl.element()))
-        return leaves.expr(col, pl.Boolean)
+            return leaves.expr(col, pl.String).list.eval(facts.cut_of_reason(pl.element())), None
+        return leaves.expr(col, pl.Boolean), None
     if col is not None:
         if "string" in shape.kinds_at(col):
             sources["truncated"] = f"{col}, a finish reason: 'length', 'max_tokens', ... (--map)"
-            return facts.cut_of_reason(leaves.text(col))
+            return facts.cut_of_reason(leaves.text(col)), None
         sources["truncated"] = f"{col} (--map)"
-        return leaves.expr(col, pl.Boolean)
+        return leaves.expr(col, pl.Boolean), None
     if fmt == "verifiers-traces" and (shape.has("stop_condition") or shape.has("calls")):
         sources["truncated"] = (
             f"stop_condition a limit on tokens or the context, or in"
             f" {{{', '.join(sorted(STOP_CUT))}}}, or the last call's finish_reason == 'length'"
         )
-        return _trace_truncation(shape, leaves)
+        return _trace_truncation(shape, leaves), None
     if fmt == lighteval.NAME:  # its truncated / truncated_tokens_count count the prompt's tokens
         sources["truncated"] = "not recorded (lighteval counts the prompt's truncated tokens)"
-        return pl.lit(None, dtype=pl.Boolean)
+        return pl.lit(None, dtype=pl.Boolean), None
     said: list[pl.Expr] = []  # per alias: true / false where the row records it, else null
+    flags: list[pl.Expr] = []  # the flags of ``said`` (the rest are finish reasons)
     finished: list[pl.Expr] = []  # what a row the aliases say nothing about means
     shown: list[str] = []
     for alias, values in TRUNCATION_ALIASES:
@@ -1209,10 +1221,12 @@ def _truncation(
             continue
         if alias == "steps[].truncated":
             said.append(leaves.expr(alias, pl.Boolean).list.any())
+            flags.append(said[-1])
             shown.append("any steps[].truncated")
             continue
         if values is None:
             said.append(_flag(shape, leaves, alias))
+            flags.append(said[-1])
             shown.append(alias)
             continue
         generic = values is CUT_REASONS
@@ -1236,22 +1250,22 @@ def _truncation(
         finished.insert(0, counted[0])
     if not said and counted is None:
         sources["truncated"] = "not recorded (unknown)"
-        return pl.lit(None, dtype=pl.Boolean)
+        return pl.lit(None, dtype=pl.Boolean), None
     if not said:
         assert counted is not None
         sources["truncated"] = counted[1]
-        return counted[0]
+        return counted[0], None
     sources["truncated"] = " or ".join(shown)
     if counted is not None:
         sources["truncated"] += f"; else {counted[1]}"
     if len(said) == 1 and not finished:
-        return said[0]
+        return said[0], None
     # cut off where any record says so (a harness's own flag that tracks the context's end
     # beside the API's finish reason "length": the API saw the cut); else not cut where one
     # says not; else what a row the records say nothing about means; else unknown
     cut = pl.any_horizontal([x.fill_null(False) for x in said])
     not_cut = pl.any_horizontal([x.is_not_null() for x in said])
-    return (
+    read = (
         pl.when(cut)
         .then(pl.lit(True))
         .otherwise(
@@ -1260,6 +1274,23 @@ def _truncation(
             .otherwise(pl.coalesce(finished) if finished else pl.lit(None, dtype=pl.Boolean))
         )
     )
+    if counted is None or not flags:
+        return read, None
+    reasons = [x for x in said if not any(x is f for f in flags)]
+    return read, cut_disputed(flags, reasons, counted[0])
+
+
+def cut_disputed(flags: list[pl.Expr], reasons: list[pl.Expr], at_cap: pl.Expr) -> pl.Expr:
+    """Rows a flag says were not cut off while their token count reached the recorded cap,
+    and no finish reason speaks (a reason of ``stop`` at the cap is a reply whose end token
+    fell on it, as vLLM records). The flag is believed, so such a row reads as not cut; a
+    harness that writes ``false`` on every row beside replies cut at the cap looks the same,
+    and the read counts these rows (:attr:`whilecli.io.facts.Facts.cut_disputed`) for the
+    route to weigh (DESIGN section 2, "Data quality first")."""
+    says_not = pl.any_horizontal([f.eq(False).fill_null(False) for f in flags])
+    says_cut = pl.any_horizontal([f.fill_null(False) for f in flags])
+    spoke = pl.any_horizontal([r.is_not_null() for r in reasons]) if reasons else pl.lit(False)
+    return at_cap.fill_null(False) & says_not & ~says_cut & ~spoke
 
 
 def _count_at_cap(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:

@@ -143,6 +143,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.PROMPT: pl.UInt64(),
     facts.EPISODE: pl.UInt64(),
     facts.TURN: pl.Float64(),
+    facts.DISPUTED: pl.Boolean(),
 }
 
 
@@ -963,6 +964,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
             facts.EPISODE
         ),
         (plan.turn if plan.turn is not None else pl.lit(None, dtype=pl.Float64)).alias(facts.TURN),
+        (
+            plan.cut_disputed if plan.cut_disputed is not None else pl.lit(None, dtype=pl.Boolean)
+        ).alias(facts.DISPUTED),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exprs = [
@@ -1884,6 +1888,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
     again, replies = 0, apart
     if part.draws is not None:  # any reply graded both ways, not only a task's one reply
         again, replies, apart = facts.replies_written(part.draws)
+    # a file that records no cut anywhere may be a harness writing false on every row
+    disputed = 0 if st["f_cut"] else int(st["f_disputed"] or 0)
     return facts.Facts(
         rows=rows,
         counted=rows - errors - (0 if run.missing == "fail" else ungraded),
@@ -1902,6 +1908,9 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         partial=int(st["partial"] or 0),
         partial_grid=[k for k in facts.MEAN_KS if st[f"grid_k{k}"]] if st["partial"] else None,
         partial_values=int(st["partial_values"] or 0),
+        cut_disputed=disputed,
+        cut_disputed_passes=int(st["f_disputed_passes"] or 0) if disputed else 0,
+        first_cut_disputed=_place(source, st["f_first_disputed"]) if disputed else None,
         cut_partial=int(st["f_cut_partial"] or 0),
         first_cut_partial=_place(source, st["f_first_cut_partial"])
         if st["f_cut_partial"]

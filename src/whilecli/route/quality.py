@@ -22,6 +22,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 - a field on some rows only: a method that needs it on every row is not ok (critic values
   for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
 - cut-off replies with partial credit: the reward scores cut-off text, provisional;
+- a flag saying not cut beside a token count at its cap, in files that flag no cut: where
+  such rows pass, check 1 rests on the flag, provisional;
 - one row per task whose partial rewards all lie on one grid of 1/k: per-task means of k
   draws, not rollouts, provisional;
 - a teacher that is the student, or that shares ids but not prompts: check 4 fails, or the
@@ -59,6 +61,7 @@ PROVISIONAL_KINDS = (
     "left_out_decides",
     "no_unanimous_groups",
     "mean_rewards",
+    "cut_disputed",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -181,6 +184,7 @@ def findings(
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _left_out_decides(pool, counted)
+    out += _cut_disputed(pool)
     if facts.cut_partial:
         out.append(
             Finding(
@@ -194,6 +198,31 @@ def findings(
         )
     out += _teacher(found.get("teacher"), min_coverage)
     return out
+
+
+def _cut_disputed(pool: Pool) -> list[Finding]:
+    """Rows whose flag says not cut while their token count reached its recorded cap, in
+    files that record no cut anywhere (:attr:`whilecli.io.facts.Facts.cut_disputed`). The flag
+    is believed; where some such rows pass, check 1 rests on it: read as cut, they are
+    cut-off passes (fix the reward), so the verdict is provisional. Where they all fail,
+    check 1 holds either way and they are listed only."""
+    facts = pool.source.facts
+    n, passing = facts.cut_disputed, facts.cut_disputed_passes
+    if not n:
+        return []
+    what = (
+        f"{_rows(n)} reach the recorded token cap yet are flagged not truncated, and no row"
+        f" of {'its file' if n == 1 else 'their files'} is flagged truncated (first:"
+        f" {facts.first_cut_disputed}): a harness that writes false on every row looks so"
+    )
+    if not passing:
+        moves = "they all fail: check 1 holds whether or not they were cut"
+        return [Finding("cut_disputed_failing", n, what, moves)]
+    moves = (
+        f"{passing} of them pass: were they cut, a cut-off reply passes (fix the reward), so"
+        " the verdict is provisional; record each reply's finish reason"
+    )
+    return [Finding("cut_disputed", n, what, moves)]
 
 
 def _written_twice(facts: Any) -> list[Finding]:
