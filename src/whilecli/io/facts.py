@@ -60,6 +60,7 @@ from whilecli.io.aliases import (
     CUT_WORDS,
     ERROR_REASONS,
     ERROR_STATUSES,
+    FAILED_REQUEST_WORDS,
     FINISHED_REASONS,
     FLAG_TRUE,
     GREEDY_TEMPERATURE,
@@ -426,6 +427,30 @@ def request_failure(value: pl.Expr) -> pl.Expr:
     return value.str.contains(REQUEST_FAILURE).fill_null(False)
 
 
+#: A failed request in an error's words, read from any field that records one and from a
+#: reply that is an error message: a rate limit or quota, an overloaded or failing server, a
+#: lost connection, an HTTP 429 or 5xx as a status. The API's, never the model's failure; a
+#: timeout or a context overflow can be the model's (a reply that ran too long) and is not
+#: one (:func:`failed_request`).
+FAILED_REQUEST = (
+    r"(?i)rate[ _-]?limit|throttl|quota|resource[ _-]?(?:has[ _-]been[ _-])?exhausted"
+    r"|too[ _-]?many[ _-]?requests|overload|connection[ _-]?(?:error|refused|reset|aborted|closed)"
+    r"|api[ _-]?connection|connecterror|internal[ _-]?server[ _-]?error|\bserver[ _-]?error"
+    r"|service[ _-]?(?:temporarily[ _-]?)?unavailable|bad[ _-]?gateway"
+    r"|\b(?:http|status|status code|error code|error)\W{0,3}(?:429|5[0-9][0-9])\b"
+    r"|^\s*(?:https?(?:/[0-9](?:\.[0-9])?)?\s*)?(?:429|5[0-9][0-9])(?:\.0+)?\b"
+)
+
+
+def failed_request(value: pl.Expr) -> pl.Expr:
+    """True where a text that records an error (an error field, class or message, a status,
+    a finish reason, an error reply) names a request that failed at the API
+    (:data:`FAILED_REQUEST`, or a word of :data:`~whilecli.io.aliases.FAILED_REQUEST_WORDS`):
+    an error that is no failure of the model's, counted as one under no reading."""
+    word = _joined(reason_word(value)).is_in(sorted(FAILED_REQUEST_WORDS))
+    return (word | value.str.contains(FAILED_REQUEST)).fill_null(False)
+
+
 def error_reason(value: pl.Expr) -> pl.Expr:
     """True where a stop / finish reason (a word, SGLang's ``{"type": ...}``, a list's first)
     is one of :data:`~whilecli.io.aliases.ERROR_REASONS` (``rate-limited`` is
@@ -717,6 +742,9 @@ class Facts:
     ungraded_spelled: str | None = None
     errors: int = 0
     first_error: str | None = None
+    #: Of the errors, those that name a request failed at the API (a rate limit, a server's
+    #: failure: :func:`failed_request`): no reading counts them as the model's failures.
+    request_errors: int = 0
     empty: int = 0
     first_empty: str | None = None
     partial: int = 0
@@ -789,6 +817,7 @@ class Facts:
         for name in (
             *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
             *("selected", "greedy_rows", "cut_disputed", "cut_disputed_passes"),
+            "request_errors",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
@@ -990,6 +1019,8 @@ GRADED, DRAW, PROMPT = "__graded", "__draw", "__prompt"
 EPISODE = "__episode"
 #: A row's turn index within its episode, where the rows carry one and no episode id.
 TURN = "__turn"
+#: A harness error that names a request failed at the API (:func:`failed_request`).
+REQUEST = "__request"
 #: A row a flag reads as not cut whose token count reached its cap
 #: (:func:`whilecli.io.plan.cut_disputed`).
 DISPUTED = "__disputed"
@@ -1029,6 +1060,7 @@ def row_aggregates(at: str) -> list[pl.Expr]:
     disputed = grade & pl.col(DISPUTED).fill_null(False)
     return [
         error.sum().alias("f_errors"),
+        (error & pl.col(REQUEST).fill_null(False)).sum().alias("f_request"),
         ungraded.sum().alias("f_ungraded"),
         empty.sum().alias("f_empty"),
         grade.sum().alias("f_graded"),

@@ -137,6 +137,9 @@ class Plan:
     cut_disputed: pl.Expr | None = None
     #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
+    #: True on a harness error that names a request failed at the API (a rate limit, a
+    #: server's failure); None: the rows record no error that could.
+    request_failed: pl.Expr | None = None
     #: The completion's draw key (:func:`whilecli.io.facts.draw_key`); None: no completion.
     draw: pl.Expr | None = None
     #: A key of the prompt in its one form (:func:`whilecli.io.shape.canonical_text`): ids
@@ -404,6 +407,7 @@ def build_plan(
         beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
         credited=facts.credited(reward.list.max() if exploding else reward),
     )
+    request_failed = _request_failed(shape, leaves, reply, said)
     slice_expr = None
     if by is not None:
         if not shape.has(by):
@@ -451,6 +455,7 @@ def build_plan(
         explode=exploding,
         explode_truncated=cut_listed,
         reply=reply,
+        request_failed=request_failed,
         # a row of several rollouts keeps one reply beside them: no draw of its own
         draw=None if exploding else facts.draw_key(said, _greedy(shape, leaves)),
         prompt_key=prompt_key,
@@ -649,6 +654,13 @@ _BESIDE_NO_REPLY = (
     (ERROR_CLASS_ALIASES, "field"),
     (HTTP_STATUS_ALIASES, "http"),
 )
+#: Where a harness error names a request that failed at the API (a rate limit, a server's
+#: failure, a lost connection: :func:`whilecli.io.facts.failed_request`), an error no
+#: reading counts as the model's failure.
+_REQUEST_FAILED = (
+    *(ERROR_ALIASES + ERROR_TEXT_ALIASES + ERROR_CLASS_ALIASES),
+    *(STATUS_ALIASES + REASON_ALIASES + HTTP_STATUS_ALIASES),
+)
 _HOLDS = {
     "status": facts.error_status,
     "reason": facts.error_reason,
@@ -662,7 +674,30 @@ _HOLDS = {
 }
 #: What a reader of each kind reads: a scalar, or (a finish reason) SGLang's
 #: ``{"type": ..., ...}`` and a list of reasons too; an error field anything.
-_READS = {"reason": SCALAR | {"dict", "list"}, "unreplied reason": SCALAR | {"dict", "list"}}
+_READS = {
+    "reason": SCALAR | {"dict", "list"},
+    "unreplied reason": SCALAR | {"dict", "list"},
+}
+
+
+def _request_failed(
+    shape: Shape, leaves: Leaves, reply: pl.Expr, said: facts.Reply | None
+) -> pl.Expr | None:
+    """True on an error row (``reply``) whose error fields (:data:`_REQUEST_FAILED`) or reply
+    text name a request that failed at the API (:func:`whilecli.io.facts.failed_request`);
+    None where the rows carry no such field or reply. Each text is read on error rows only
+    (the others are null to the matcher): the replies' own text costs nothing."""
+    error = reply == facts.ERROR
+    texts = [
+        leaves.text(alias)
+        for alias in dict.fromkeys(_REQUEST_FAILED)
+        if shape.kinds_at(alias) - {"null"} and _within(shape, alias)
+    ]
+    if said is not None:  # an error row's whole reply text: a last turn read apart costs more
+        texts.append(said.text)
+    if not texts:
+        return None
+    return error & pl.any_horizontal([facts.failed_request(pl.when(error).then(t)) for t in texts])
 
 
 def _token_lists_agree(shape: Shape, leaves: Leaves) -> pl.Expr:

@@ -144,6 +144,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.EPISODE: pl.UInt64(),
     facts.TURN: pl.Float64(),
     facts.DISPUTED: pl.Boolean(),
+    facts.REQUEST: pl.Boolean(),
 }
 
 
@@ -967,6 +968,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (
             plan.cut_disputed if plan.cut_disputed is not None else pl.lit(None, dtype=pl.Boolean)
         ).alias(facts.DISPUTED),
+        (plan.request_failed if plan.request_failed is not None else pl.lit(False)).alias(
+            facts.REQUEST
+        ),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exprs = [
@@ -1903,6 +1907,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         else None,
         errors=errors,
         first_error=first_error if errors else None,
+        request_errors=int(st["f_request"] or 0),
         empty=int(st["f_empty"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
         partial=int(st["partial"] or 0),

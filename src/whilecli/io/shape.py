@@ -28,6 +28,15 @@ from whilecli.io import facts, words
 if TYPE_CHECKING:
     from polars.datatypes.classes import DataTypeClass
 
+from whilecli.io.aliases import (
+    ERROR_ALIASES,
+    ERROR_CLASS_ALIASES,
+    ERROR_FLAG_ALIASES,
+    ERROR_TEXT_ALIASES,
+    HTTP_STATUS_ALIASES,
+    REASON_ALIASES,
+    STATUS_ALIASES,
+)
 from whilecli.io.aliases import LOGPROB_ALIASES as LOGPROB_ALIASES
 
 # The shared alias tables, re-exported for the reader's modules.
@@ -192,13 +201,28 @@ class Shape:
         return cls.from_dtype(pl.Struct(dict(schema)))
 
 
+#: Where a harness records an error, on the rows' top level: each place read on its own
+#: (an ``error`` in the sample beside an ``error_type`` past it is read from both), so each
+#: is its own table below (a finish reason ``error`` or ``overloaded`` too). The nested
+#: places (``response.error``) come with an object every row of their writer carries.
+ERROR_PLACES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        alias
+        for table in (ERROR_ALIASES, ERROR_TEXT_ALIASES, ERROR_FLAG_ALIASES, ERROR_CLASS_ALIASES)
+        + (STATUS_ALIASES, HTTP_STATUS_ALIASES, REASON_ALIASES)
+        for alias in table
+        if "." not in alias
+    )
+)
 #: The optional fields a JSONL sample may miss when a writer adds their keys only to some rows
-#: (a truncation flag only on cut-off replies, say): each table's paths, none of them seen.
+#: (a truncation flag only on cut-off replies, an error's fields only once the API began to
+#: fail, say): each table's paths, none of them seen.
 LATE_FIELD_ALIASES: tuple[tuple[str, ...], ...] = (
     tuple(path for path, _ in TRUNCATION_ALIASES),
     MODEL_ALIASES,
     LOGPROB_ALIASES,
     VALUE_ALIASES,
+    *((place,) for place in ERROR_PLACES),
 )
 
 

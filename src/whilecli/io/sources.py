@@ -1293,6 +1293,9 @@ class KeySearch:
 
     def _search(self, piece: bytes, begin: int, end: int | None) -> None:
         stop = len(piece) if end is None else end
+        if self.found:  # a needle whose keys are all found is searched no more
+            unfound = [q for k, q in self.quoted.items() if k not in self.found]
+            self.needles = [n for n in self.needles if any(q.endswith(n) for q in unfound)]
         for needle in self.needles:
             at = piece.find(needle, begin, stop)
             while at >= 0:

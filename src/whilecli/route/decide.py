@@ -1096,7 +1096,8 @@ def _decision(pool: Pool, options: RouteOptions) -> _Decision:
 def _counted_otherwise(pool: Pool, options: RouteOptions, method: str | None) -> list[Counted]:
     """What the rows left out of every rate would route to, counted (DESIGN section 2, "Data
     quality first"): as failures (harness errors and ungraded rows: a timeout, a context
-    overflow, an answer the grader found none in can be the model's failure), and the
+    overflow, an answer the grader found none in can be the model's failure; a request that
+    failed at the API, a rate limit or a server's failure, never is), and the
     ungraded rows as passes. Each count that routes firmly to another method than
     ``method`` is one the verdict rests on leaving them out (80% of the rows ungraded, each
     where a failure would be, read as a saturated band)."""

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io.facts import ERROR
+from whilecli.io.facts import ERROR, REQUEST
 from whilecli.io.modelid import model_key
 from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
@@ -32,8 +32,9 @@ FIRST = "first_at"
 FIRST_TRUNCATED_PASS = "first_truncated_pass_at"
 #: The position columns of :attr:`Pool.tasks`: merged by ``min``, never summed.
 POSITIONS = (FIRST, FIRST_TRUNCATED_PASS)
-#: Per task, the rows left out of every rate (harness errors, and ungraded rows under
-#: ``--missing skip``) and, of them, the ungraded rows: counted in the read's own pass, so
+#: Per task, the rows left out of every rate that could be the model's failures (harness
+#: errors but requests failed at the API, and ungraded rows under ``--missing skip``) and,
+#: of them, the ungraded rows: counted in the read's own pass, so
 #: the route can tell what counting them would do (:func:`counted_as`). Summed on merge;
 #: moved off :attr:`Pool.tasks` onto :attr:`Pool.left_out` by :func:`summarize`.
 LEFT_OUT = "left_out"
@@ -65,15 +66,17 @@ def task_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
 
 
 def left_out_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
-    """Per task, the rows ``kept`` leaves out (:data:`LEFT_OUT`) and, of them, the rows that
-    are not harness errors (:data:`LEFT_UNGRADED`: ungraded under ``--missing skip``); 0
-    where every row is kept (``kept`` None)."""
+    """Per task, the rows ``kept`` leaves out that could be the model's failures
+    (:data:`LEFT_OUT`: every one but a request failed at the API, :data:`whilecli.io.facts.
+    REQUEST`) and, of them, the rows that are not harness errors (:data:`LEFT_UNGRADED`:
+    ungraded under ``--missing skip``); 0 where every row is kept (``kept`` None)."""
     if kept is None:
         zero = pl.lit(0, dtype=pl.Int64)
         return [zero.alias(LEFT_OUT), zero.alias(LEFT_UNGRADED)]
     out = ~kept
+    failed = pl.col(REQUEST).fill_null(False)  # the API's failure: no failure of the model's
     return [
-        out.sum().cast(pl.Int64).alias(LEFT_OUT),
+        (out & ~failed).sum().cast(pl.Int64).alias(LEFT_OUT),
         (out & (pl.col("reply") != ERROR)).sum().cast(pl.Int64).alias(LEFT_UNGRADED),
     ]
 
@@ -253,15 +256,16 @@ def _left_out(tasks: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
 
 def counted_as(pool: Pool, passes: bool = False) -> Pool | None:
     """The pool with the rows it leaves out counted: as failures (every left-out row, harness
-    errors and ungraded rows alike), or with ``passes`` as passes (the ungraded rows only: an
-    error is no reply to pass). Each task holds its own left-out rows, a task whose every
+    errors and ungraded rows alike, but requests that failed at the API: a rate limit is no
+    failure of the model's), or with ``passes`` as passes (the ungraded rows only: an error
+    is no reply to pass). Each task holds its own left-out rows, a task whose every
     row was left out among them; where the counts do not say which tasks hold them (a
     summary keeps only their number), they are spread one per task over the tasks they
     would move most: failures over the tasks that pass most, passes over those that pass
     least. None where no row would be counted."""
     facts = pool.source.facts
     ungraded = facts.left_ungraded
-    rows = ungraded if passes else ungraded + facts.errors
+    rows = ungraded if passes else ungraded + facts.errors - facts.request_errors
     column = LEFT_UNGRADED if passes else LEFT_OUT
     tasks = pool.tasks.select("task_id", *TASK_COLUMNS)
     if pool.left_out is not None:

@@ -9,7 +9,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 
 - error replies and ungraded rows are left out of every rate (an error scored 0 never
   makes a split task); where, counted as failures (or the ungraded ones as passes), they
-  would route firmly to another method, the verdict is provisional;
+  would route firmly to another method, the verdict is provisional (a request that failed
+  at the API, a rate limit or a server's failure, is never counted as the model's failure);
 - most grouped tasks repeating one draw: the k draws are one, the band is not measured
   (check 3 unknown), the rows route as one draw per prompt, provisional;
 - a reply graded both pass and fail (in one task's repeats, or across two files of the
@@ -112,7 +113,7 @@ def findings(
                 "errors",
                 facts.errors,
                 f"{facts.errors} of {facts.rows} rows are harness errors, not replies"
-                f" (first: {facts.first_error})",
+                f" (first: {facts.first_error}){_failed_requests(facts)}",
                 "left out of every rate: an error scored 0 is not the model's failure",
             )
         )
@@ -198,6 +199,16 @@ def findings(
         )
     out += _teacher(found.get("teacher"), min_coverage)
     return out
+
+
+def _failed_requests(facts: Any) -> str:
+    """How many of the errors are requests that failed at the API, as words."""
+    failed = facts.request_errors
+    if not failed:
+        return ""
+    if failed == facts.errors:
+        return ", each a request that failed at the API (a rate limit, a server's failure)"
+    return f", {failed} of them requests that failed at the API (a rate limit, a server's failure)"
 
 
 def _cut_disputed(pool: Pool) -> list[Finding]:
@@ -438,14 +449,15 @@ def _left_out_decides(pool: Pool, counted: Sequence[Counted]) -> list[Finding]:
     facts = pool.source.facts
     ungraded = facts.left_ungraded
     parts = [f"{ungraded} ungraded"] if ungraded else []
-    if facts.errors:
-        parts.append(f"{facts.errors} harness error{'s' if facts.errors != 1 else ''}")
-    left = ungraded + facts.errors
+    errors = facts.errors - facts.request_errors  # a failed request is never the model's
+    if errors:
+        parts.append(f"{errors} harness error{'s' if errors != 1 else ''}")
+    left = ungraded + errors
     ways = []
     for c in counted:
         if c.passes:
             how = "the ungraded ones counted as passes"
-        elif facts.errors and ungraded:
+        elif errors and ungraded:
             how = "counted as failures (--missing fail fails the ungraded ones)"
         elif ungraded:
             how = "counted as failures (--missing fail)"
