@@ -116,10 +116,13 @@ LOG_FLOAT_MAX = {name: math.log(x) for name, x in FLOAT_MAX.items()}
 
 # ---------------------------------------------------------------- single-rollout methods
 
-#: Rounding forgiven below a pass threshold: a row passes at reward ≥ threshold − 1e-9, in
-#: every command and method that passes rows (DESIGN section 1; a rubric sum of
-#: 0.9999999999999999 is a pass).
-PASS_TOLERANCE = 1e-9
+#: Rounding forgiven at a pass threshold: a row passes at reward ≥ threshold − 2⁻²² (about
+#: 2.4e-7), in every command and method that passes rows (DESIGN section 1: a rubric sum of
+#: 0.9999999999999999 is a pass). The tolerance is float32's, two units in the last place at
+#: 1: rewards summed in float32 (torch's default dtype: a reward tensor's ``tolist()``)
+#: land at 0.9999999403953552 or 1.0000001 for a sum of 1, and float64's 1e-9 would fail
+#: them. No grade means anything finer.
+PASS_TOLERANCE = 2.0**-22
 
 TRUST = Knob(
     "trust",

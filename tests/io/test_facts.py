@@ -329,12 +329,16 @@ def test_model_names_from_paths_match_the_slow_rule(raw: str) -> None:
 @settings(max_examples=100, deadline=None)
 @given(
     st.floats(-2, 2, allow_nan=False),
-    st.sampled_from([-1e-10, 0.0, 1e-10, -2e-9, 2e-9]),
+    st.sampled_from([-1e-10, 0.0, 1e-10, -2e-9, 2e-9, -(2.0**-24), -2e-7, -3e-7, 3e-7]),
 )
-def test_the_pass_rule_forgives_1e9_below_the_threshold(threshold: float, off: float) -> None:
+def test_the_pass_rule_forgives_float32_rounding_below_the_threshold(
+    threshold: float, off: float
+) -> None:
+    """A reward float32's rounding (two units in the last place at 1, 2⁻²²) below the
+    threshold passes; one further below fails."""
     reward = threshold + off
     got = pl.select(facts.passed(pl.lit(reward), threshold)).item()
-    assert got == (reward >= threshold - 1e-9)
+    assert got == (reward >= threshold - 2.0**-22)
 
 
 def test_one_null_grade_among_300_rows_is_left_out_and_named(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def expected(rows: list[dict[str, Any]], threshold: float) -> dict[str, list[Any
         model = row.get("model")
         out["task_id"].append(str(row["task_id"]))
         out["reward"].append(reward)
-        out["passed"].append(reward >= threshold - 1e-9)
+        out["passed"].append(reward >= threshold - 2.0**-22)
         out["truncated"].append(
             row.get("truncated") if any("truncated" in r for r in rows) else None
         )
@@ -60,7 +60,7 @@ def test_jsonl_and_parquet_match_the_plain_reading(
     tmp_path: Path, rows: list[dict[str, Any]], threshold: float | None
 ) -> None:
     want = expected(rows, 1.0 if threshold is None else threshold)
-    partial = sum(0 < float(r["reward"]) < 1 - 1e-9 for r in rows)
+    partial = sum(2.0**-22 < float(r["reward"]) < 1 - 2.0**-22 for r in rows)
     if threshold is None and partial >= 0.1 * len(rows):  # not a pass/fail without a threshold
         with pytest.raises(InputError, match="strictly between 0 and 1"):
             read_file(jsonl(tmp_path / "rows.jsonl", rows), pass_threshold=threshold)

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -60,31 +62,68 @@ def _write(folder: Path, name: str, rows: list[dict[str, Any]]) -> str:
     return str(path)
 
 
+def _f32(x: float) -> float:
+    """``x`` rounded to float32, as torch's default dtype holds it."""
+    return float(struct.unpack("f", struct.pack("f", x))[0])
+
+
 def _route(path: str, **kw: Any) -> Route:
     got = run_route(path, **kw)
     assert isinstance(got, Route)
     return got
 
 
-# --------------------------------------------------------- exact float boundaries (1e-9)
+# ------------------------------------------------ float boundaries (float32's rounding, 2⁻²²)
 
 
 @SETTINGS
 @given(
-    offset=st.floats(-9.5e-10, 9.5e-10, allow_nan=False),
+    offset=st.floats(-2.3e-7, 2.3e-7, allow_nan=False),
     end=st.sampled_from(["pass", "fail"]),
 )
+@example(offset=-(2.0**-24), end="pass")  # float32's 0.9999999403953552
+@example(offset=1.1920929e-07, end="pass")  # float32's 1.0000001
+@example(offset=1e-8, end="fail")  # a rounding over 0 is no partial credit
 def test_rewards_a_rounding_from_0_or_1_read_as_0_or_1(
     tmp_path_factory: pytest.TempPathFactory, offset: float, end: str
 ) -> None:
-    """A rubric sum within 1e-9 of 1 (0.9999999999999999, 1.0000000001) is a pass, one
-    within 1e-9 of 0 is a fail: the route is the exact pool's."""
+    """A rubric sum a float32 rounding from 1 (0.9999999999999999, 0.9999999403953552,
+    1.0000001) is a pass, one a rounding from 0 a fail: the route is the exact pool's."""
     folder = tmp_path_factory.mktemp("edge")
     exact = _pool()
     if end == "pass":  # a rubric sum a rounding either side of 1
         moved = [dict(r, reward=1.0 + offset) if r["reward"] == 1.0 else r for r in exact]
-    else:  # a rounding under 0 (one over 0 is partial credit on every failing row)
-        moved = [dict(r, reward=-abs(offset)) if r["reward"] == 0.0 else r for r in exact]
+    else:  # a rounding either side of 0
+        moved = [dict(r, reward=offset) if r["reward"] == 0.0 else r for r in exact]
+    a = _route(_write(folder, "exact.jsonl", exact), model=MODEL)
+    b = _route(_write(folder, "moved.jsonl", moved), model=MODEL)
+    assert (a.route, a.method, a.summary["pass_at_1"].value) == (
+        b.route,
+        b.method,
+        b.summary["pass_at_1"].value,
+    )
+    assert b.summary.get("partial_rows") in (None, 0) or not b.summary["partial_rows"]
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**16), parts=st.integers(2, 6))
+def test_rubric_sums_in_float32_are_the_sums(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, parts: int
+) -> None:
+    """Rewards summed in float32 (a rubric's weights added in the order its checks finish,
+    torch's default dtype) route as the exact sums: a saturated pool stays saturated."""
+    rnd = random.Random(seed)
+    weights = [rnd.random() for _ in range(parts)]
+    weights = [w / sum(weights) for w in weights]
+    exact = _pool()
+    moved = []
+    for r in exact:
+        order = rnd.sample(weights, len(weights))
+        total = 0.0
+        for w in order:
+            total = _f32(total + _f32(w))
+        moved.append(dict(r, reward=total * r["reward"]))
+    folder = tmp_path_factory.mktemp("f32")
     a = _route(_write(folder, "exact.jsonl", exact), model=MODEL)
     b = _route(_write(folder, "moved.jsonl", moved), model=MODEL)
     assert (a.route, a.method, a.summary["pass_at_1"].value) == (
@@ -94,7 +133,7 @@ def test_rewards_a_rounding_from_0_or_1_read_as_0_or_1(
     )
 
 
-@pytest.mark.parametrize("reward", [1.0 + 2e-9, -2e-9, 1.5])
+@pytest.mark.parametrize("reward", [1.0 + 3e-7, -3e-7, 1.5])
 def test_rewards_past_the_tolerance_are_refused_naming_the_bound(
     tmp_path: Path, reward: float
 ) -> None:

@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-TOLERANCE = 1e-9
+TOLERANCE = 2.0**-22  # the pass rule's: float32's rounding at 1
 #: Messages a client library raises, whole (lower case, a final full stop optional).
 WHOLE = {
     "request timed out",
@@ -537,7 +537,7 @@ def expected(
     if threshold is None and outside:
         out.refused = "unbounded"
         return out
-    out.partial = sum(1 for x in counted_graded if 0 < x < 1 - TOLERANCE)
+    out.partial = sum(1 for x in counted_graded if TOLERANCE < x < 1 - TOLERANCE)
     if threshold is None and out.partial >= 0.1 * len(counted_graded):
         out.refused = "partial"
         return out

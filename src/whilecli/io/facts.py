@@ -5,7 +5,8 @@ or an aggregation of those expressions, so reading computes all of them in the o
 streaming pass it makes over each file:
 
 - ``passed``: reward ≥ threshold − :data:`PASS_TOLERANCE` (a rubric sum of
-  0.9999999999999999 is a pass); the same rule in every command.
+  0.9999999999999999 is a pass, and so is one summed in float32, 0.9999999403953552); the
+  same rule in every command.
 - ``graded``: the grade is present and not NaN. An ungraded row among graded ones is left
   out of every rate and counted (``--missing fail``: counted as a failure instead); a file
   with no graded row is refused.
@@ -82,7 +83,7 @@ from whilecli.io.words import (
     NUMBER_TEXT,
 )
 
-#: Rounding forgiven below a pass threshold: reward ≥ threshold − 1e-9 passes.
+#: Rounding forgiven at a pass threshold: reward ≥ threshold − 2⁻²² passes (float32's).
 PASS_TOLERANCE = knobs.PASS_TOLERANCE
 #: Graded rows with partial credit (strictly between 0 and 1) tolerated under threshold 1.0.
 PARTIAL_SHARE = 0.10
@@ -311,8 +312,9 @@ def graded(reward: pl.Expr, mapped_passed: pl.Expr | None = None) -> pl.Expr:
 
 
 def partial(reward: pl.Expr) -> pl.Expr:
-    """A graded reward strictly between 0 and a pass at 1.0: partial credit."""
-    return (reward > 0) & (reward < 1.0 - PASS_TOLERANCE)
+    """A graded reward strictly between 0 and a pass at 1.0, past rounding at either end:
+    partial credit."""
+    return (reward > PASS_TOLERANCE) & (reward < 1.0 - PASS_TOLERANCE)
 
 
 #: Draw counts a reward may be the mean of (a pass rate c/k): partial rewards all on one

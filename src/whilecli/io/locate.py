@@ -21,8 +21,8 @@ from whilecli.io.plan import MISSING_TEXTS, Plan
 from whilecli.io.shape import TASK_ALIASES
 from whilecli.io.sources import Source, Where, iter_lines
 
-#: Rounding forgiven at both ends of [0, 1]: the pass rule's tolerance (DESIGN: 1e-9 at every
-#: documented boundary), so a rubric sum of 1.0000000001 is 1.
+#: Rounding forgiven at both ends of [0, 1]: the pass rule's tolerance (float32's), so a rubric
+#: sum of 1.0000000001, or of 1.0000001 in float32, is 1.
 UNIT_TOLERANCE = PASS_TOLERANCE
 NUL_ID = (
     "the task id holds U+0000 (a NUL, or a lone UTF-16 surrogate escape such as \\ud800, which"

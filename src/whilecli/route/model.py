@@ -20,9 +20,11 @@ import polars as pl
 
 from whilecli.io.rows import CANONICAL_SCHEMA as CANONICAL_SCHEMA
 from whilecli.io.rows import Rows as Rows
-from whilecli.knobs import PASS_TOLERANCE
 
 SCHEMA_VERSION = 1
+#: Two numbers a report compares are one within this (DESIGN section 2: 1e-9 at every
+#: documented boundary; :data:`whilecli.route.stats.TOL`).
+NUMBER_TOLERANCE = 1e-9
 
 
 class Status(str, Enum):
@@ -47,7 +49,7 @@ def against(
     d = digits
     # within the pass rule's tolerance they are one number (value − limit rounds: 0.3 + 1e-9
     # minus 0.3 is 1.00000000272e-9)
-    near = PASS_TOLERANCE * (1 + 1e-6)
+    near = NUMBER_TOLERANCE * (1 + 1e-6)
     while d < 6 and abs(value - limit) > near and round(value, d) == round(limit, d):
         d += 1
     shown = f"{value:{'+' if signed else ''}.{d}f}"
