@@ -93,8 +93,10 @@ def test_the_band_counts_a_split_within_one_writer(
         return
     assert band.measured["split_tasks"] == split
     assert band.measured.get("split_across_writers", 0) == across
-    assert ("split_across_writers" in finding_kinds(route)) == (across > 0)
-    if across:
+    kinds = finding_kinds(route)
+    assert ("split_across_writers" in kinds) == (across > 0 and split <= across)
+    assert ("some_split_across_writers" in kinds) == (0 < across < split)
+    if across >= split and across:
         assert route.provisional
 
 
@@ -114,6 +116,30 @@ def test_two_copies_each_unanimous_route_no_split(tmp_path: Path) -> None:
     band = next(c for c in route.checks if c.key == "band")
     assert band.measured["split_tasks"] == 0 and band.measured["split_across_writers"] == 200
     assert route.method != "grpo" and route.provisional
+
+
+def test_a_few_groups_mixing_versions_beside_many_split_ones_leave_grpo_firm(
+    tmp_path: Path,
+) -> None:
+    """An async run whose groups mix versions now and then (AReaL): 60 of 1000 tasks split
+    only across versions beside 940 that split within one; GRPO rests on those 940."""
+    rnd = random.Random(5)
+    rows = []
+    for t in range(1000):
+        across = t < 60
+        for j in range(8):
+            v = (1 if j < 4 else 2) if across else 2
+            ok = (v == 2) if across else rnd.random() < 0.5
+            rows.append({"task_id": f"t{t}", "completion": f"{t}.{j}.{rnd.random()}",
+                         "reward": float(ok), "model": "Qwen/Qwen3-8B", "policy_version": v})  # fmt: skip
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    route = run_route([str(path)], model="Qwen/Qwen3-8B@2")
+    assert isinstance(route, Route)
+    assert "some_split_across_writers" in finding_kinds(route)
+    assert "split_across_writers" not in finding_kinds(route)
+    assert route.route == "grpo"
+    assert "split only across writers" not in (route.provisional_why or "")
 
 
 def test_one_row_tasks_that_pass_beside_a_floor_leave_it_provisional(tmp_path: Path) -> None:
