@@ -212,7 +212,10 @@ def test_a_text_that_is_no_grade_is_refused_at_its_row_by_every_reader(
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 @pytest.mark.parametrize(
     ("flag", "cut"),
-    [("true", True), ("FALSE", False), ("length", True), ("N/A", None), ("maybe", "refused")],
+    [
+        *(("true", True), ("FALSE", False), ("length", True), ("N/A", None)),
+        *(("stop", False), ("End_Turn", False), ("maybe", "refused"), ("error", "refused")),
+    ],
 )
 def test_route_and_update_read_a_truncation_flag_alike(
     tmp_path: Path, fmt: str, flag: str, cut: bool | str | None
@@ -229,7 +232,7 @@ def test_route_and_update_read_a_truncation_flag_alike(
     readers = (lambda: read_rows([str(path)]).frame.collect(), lambda: read_batch(path))
     if cut == "refused":
         for read in readers:
-            with pytest.raises(InputError, match=r"field 'truncated': is the text \"maybe\""):
+            with pytest.raises(InputError, match=rf"field 'truncated': is the text \"{flag}\""):
                 read()
         return
     frame = read_rows([str(path)]).frame.collect()

@@ -13,7 +13,8 @@ import json
 import re
 
 from whilecli.io.aliases import BLANKS as BLANKS
-from whilecli.io.aliases import CUT_REASONS, FLAG_FALSE, FLAG_TRUE
+from whilecli.io.aliases import CUT_REASONS, FINISHED_REASONS, FLAG_TRUE
+from whilecli.io.aliases import FLAG_FALSE as _FLAG_FALSE
 from whilecli.io.aliases import word as _word
 
 #: A grade written as a word that means a pass (1.0) or a failure (0.0).
@@ -29,6 +30,10 @@ NUMBER_TEXT = r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|in
 _NUMBER = re.compile(NUMBER_TEXT)
 #: Truncation flags written as text: a flag's words, or a cut-off reason (``"length"``).
 FLAG_CUT = FLAG_TRUE | CUT_REASONS
+#: ... or not cut: a flag's words, or a reason the reply ended on its own (``"stop"``, the
+#: complement a writer that puts the finish reason under ``truncated`` writes beside
+#: ``"length"``); an error's reason (``"abort"``, ``"error"``) says neither.
+FLAG_FALSE = _FLAG_FALSE | (FINISHED_REASONS - {"abort", "error", "load", "unload"})
 
 
 def _quoted(text: str) -> str:
@@ -58,7 +63,8 @@ def grade_text(text: str) -> float | None:
 
 def flag_text(text: str) -> bool | None:
     """A truncation flag written as text: a flag's words (:data:`FLAG_TRUE`,
-    :data:`FLAG_FALSE`, any case) or a cut-off reason (``"length"``), None (unknown) for a
+    :data:`FLAG_FALSE`, any case), a cut-off reason (``"length"``) or one of a reply that
+    ended on its own (``"stop"``), None (unknown) for a
     missing value's text (:data:`NO_VALUE`, ``""`` among them). Anything else
     (``"maybe"``) says nothing: ``ValueError`` with what to say at its line."""
     word = _word(text)
@@ -69,6 +75,6 @@ def flag_text(text: str) -> bool | None:
     if word in NO_VALUE:
         return None
     raise ValueError(
-        f"is the text {_quoted(text)}, not true/false (or a cut-off reason such as"
-        " 'length'; null or unknown when not known)"
+        f"is the text {_quoted(text)}, not true/false (or a finish reason such as 'length'"
+        " or 'stop'; null or unknown when not known)"
     )
