@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -330,6 +331,7 @@ def test_summaries_of_evaluations_told_apart_by_prompts_route_as_their_rows_pool
 
     rng = random.Random(seed)
     paths = []
+    tmp_path = Path(tempfile.mkdtemp(dir=tmp_path))  # each example its own files
     for i, words in enumerate(evaluations):
         rate = rng.random()
         rows = [

@@ -1456,9 +1456,10 @@ def _names(parts: Sequence[_Part]) -> str:
 
 
 def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
-    """One pool written twice (``mixed.jsonl`` and ``mixed.parquet``) is read once: a file whose
-    canonical rows equal an earlier file's of the same name in another encoding is dropped with a
-    note; identical rows under different names are kept and flagged."""
+    """One pool written twice (``mixed.jsonl`` and ``mixed.parquet``, or a copy under another
+    name, gzipped or its keys reordered) is read once: a file whose canonical rows equal an
+    earlier file's is dropped with a note, where it is another encoding of one name or holds
+    :data:`SAME_ROWS_WARN` rows or more (fewer identical rows may be two runs' by chance)."""
     kept: list[_Part] = []
     for part in parts:
         twin = next(
@@ -1482,10 +1483,14 @@ def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
             )
             continue
         if part.stats["rows"] >= SAME_ROWS_WARN:
+            # as many rows, each task's ids and grades the same row for row: a copy (no two
+            # runs that sample draw the same grades on so many rows), its rows one pool's
             notes.append(
                 f"{part.source.name} holds the same {part.stats['rows']} rows as"
-                f" {twin.source.name}: both are pooled; pass one if they are one pool"
+                f" {twin.source.name} (a copy: the same tasks, grades and writers row for"
+                " row): read once"
             )
+            continue
         kept.append(part)
     return kept
 
