@@ -178,11 +178,12 @@ def test_optional_fields_read_as_null(tmp_path: Path) -> None:
 
 
 def test_a_reward_just_past_1_by_rounding_is_inside(tmp_path: Path) -> None:
-    """Within the pass rule's 1e-9 of 0 or 1 is inside [0, 1]; past it is refused."""
-    frame = pl.DataFrame({"task_id": ["a", "a"], "reward": [1.0 + 1e-10, -1e-10]})
+    """Within the pass rule's tolerance (float32's, 2⁻²²) of 0 or 1 is inside [0, 1]; past it
+    is refused."""
+    frame = pl.DataFrame({"task_id": ["a", "a"], "reward": [1.0 + 1.2e-7, -1e-10]})
     assert frame_table(frame).canonical["passed"].to_list() == [True, False]
     with pytest.raises(InputError, match="outside"):
-        frame_table(frame.with_columns(reward=pl.Series([1.0 + 2e-9, 0.0])))
+        frame_table(frame.with_columns(reward=pl.Series([1.0 + 3e-7, 0.0])))
 
 
 # --- the commands ---------------------------------------------------------------------

@@ -215,6 +215,12 @@ def no_blank(task: pl.Expr) -> pl.Expr:
     )
 
 
+def _holds_text(shape: Shape, alias: str) -> bool:
+    """The rows carry ``alias`` as text or a chat list."""
+    kinds = shape.kinds_at(alias) - {"null"}
+    return bool(kinds) and (kinds <= {"string"} or kinds == {"list"})
+
+
 def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
     fn = prompt_hash_before_reply if prompt_only else prompt_hash
     return expr.map_batches(fn, return_dtype=pl.String, is_elementwise=True)
@@ -366,9 +372,8 @@ def build_plan(
     prompt_alias = next((a for a in prompt_aliases(fmt) if shape.has(a)), None)
     prompt = prompt_key = None
     by_prompt: tuple[pl.Expr, str] | None = None
-    if (
-        prompt_alias is not None
-        and sources.get("task_id") == f"hash of prompt text ({prompt_alias})"
+    if prompt_alias is not None and sources.get("task_id", "").startswith(
+        f"hash of prompt text ({prompt_alias}"
     ):
         # the task id is the prompt's hash: its key is the prompt's, so a pool keyed by the
         # prompt pairs by it with a pool keyed by ids
@@ -823,10 +828,19 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
                     f" filter {keep!r} are read and any other filter's rows skipped"
                 )
     elif (alias := next((a for a in prompt_aliases(fmt) if shape.has(a)), None)) is not None:
+        # every prompt field the rows carry keys the task: a shared template in ``prompt``
+        # beside the question in ``question`` is one task per question, not per template
+        held = [a for a in dict.fromkeys(prompt_aliases(fmt)) if _holds_text(shape, a)] or [alias]
         # a transcript (messages) holds the reply too: only the turns before it are the prompt
-        task = _hashed(leaves.text(alias), prompt_only=alias == "messages")
-        sources["task_id"], fields["task_id"] = f"hash of prompt text ({alias})", alias
-        ctx.notes.append(f"no task id column: tasks are keyed by a hash of {alias}")
+        hashes = [_hashed(leaves.text(a), prompt_only=a == "messages") for a in held]
+        task = hashes[0]
+        if len(hashes) > 1:
+            some = pl.any_horizontal([h.is_not_null() for h in hashes])
+            joined = pl.concat_str(hashes, separator=":", ignore_nulls=True)
+            task = pl.when(some).then(joined)
+        named = " + ".join(held)
+        sources["task_id"], fields["task_id"] = f"hash of prompt text ({named})", alias
+        ctx.notes.append(f"no task id column: tasks are keyed by a hash of {named}")
     elif (held := _ids_held_in_objects(shape, ids)) is not None:
         alias, what = held
         raise InputError(what, file=ctx.source.name, field=alias)

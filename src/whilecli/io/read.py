@@ -1425,9 +1425,11 @@ def _stats(
 
 
 def _row_digest() -> pl.Expr:
-    """An order-free digest of a frame's canonical rows: the sum of row hashes (each cut to 40
-    bits, so a piece of 8M rows cannot overflow)."""
-    row = pl.struct(*READ_COLUMNS).hash(seed=0)
+    """An order-free digest of a frame's canonical rows, their prompt and reply keys with them:
+    the sum of row hashes (each cut to 40 bits, so a piece of 8M rows cannot overflow)."""
+    # a copy keeps its prompts and replies too: two evaluations whose ids and grades agree
+    # row for row (the same ids under other prompts) are no copy of each other
+    row = pl.struct(*READ_COLUMNS, facts.PROMPT, facts.DRAW).hash(seed=0)
     return (row % (1 << 40)).cast(pl.Int64).sum()
 
 
