@@ -830,15 +830,15 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     elif (alias := next((a for a in prompt_aliases(fmt) if shape.has(a)), None)) is not None:
         # every prompt field the rows carry keys the task: a shared template in ``prompt``
         # beside the question in ``question`` is one task per question, not per template
-        held = [a for a in dict.fromkeys(prompt_aliases(fmt)) if _holds_text(shape, a)] or [alias]
+        keys = [a for a in dict.fromkeys(prompt_aliases(fmt)) if _holds_text(shape, a)] or [alias]
         # a transcript (messages) holds the reply too: only the turns before it are the prompt
-        hashes = [_hashed(leaves.text(a), prompt_only=a == "messages") for a in held]
+        hashes = [_hashed(leaves.text(a), prompt_only=a == "messages") for a in keys]
         task = hashes[0]
         if len(hashes) > 1:
             some = pl.any_horizontal([h.is_not_null() for h in hashes])
             joined = pl.concat_str(hashes, separator=":", ignore_nulls=True)
             task = pl.when(some).then(joined)
-        named = " + ".join(held)
+        named = " + ".join(keys)
         sources["task_id"], fields["task_id"] = f"hash of prompt text ({named})", alias
         ctx.notes.append(f"no task id column: tasks are keyed by a hash of {named}")
     elif (held := _ids_held_in_objects(shape, ids)) is not None:
