@@ -2,7 +2,8 @@
 step's text, a checkpoint folder), a ``model@version`` and ``--model M@VERSION`` each read
 through :func:`whilecli.io.versions.version_id`. The same step in two spellings is one
 version (on-policy); an older step is an older copy (Async); a newer one is a newer copy,
-never "an older copy". Other text versions compare as written.
+never "an older copy". Other text versions compare as written. A version-named field
+(``model_version``) holding a version names no model.
 """
 
 from __future__ import annotations
@@ -138,6 +139,29 @@ def test_text_versions_compare_as_written(tmp_path: Path) -> None:
     assert check.status.value == "pass", check.why
     check = _check(run_route([str(same)], model=f"{MODEL}@run-a"), "on_policy")
     assert check.status.value == "fail", check.why
+
+
+@pytest.mark.parametrize("version", ["v7", "7", "step_7", "v1.2", 7])
+def test_a_version_in_model_version_names_no_model(tmp_path: Path, version: object) -> None:
+    """``model_version: "v7"`` with no model column: the rows carry a version and name no
+    model, so check 6 cannot say another model wrote them."""
+    path = _write(tmp_path / "rows.jsonl", lambda i: {"model_version": version})
+    route = run_route([str(path)], model=MODEL)
+    check = _check(route, "on_policy")
+    assert check.status.value == "unknown", check.why
+    assert check.measured["models"] == {}
+    assert route.to_dict()["method"] == "grpo"
+    assert "async" not in route.to_dict()["plan"]
+
+
+def test_a_model_in_model_version_stays_a_model(tmp_path: Path) -> None:
+    """``model_version`` holding a model's name (or ``M@v``) names that model."""
+    other = _write(tmp_path / "other.jsonl", lambda i: {"model_version": "Qwen/Qwen3-8B"})
+    check = _check(run_route([str(other)], model=MODEL), "on_policy")
+    assert check.status.value == "fail" and "another model" in check.why, check.why
+    mine = _write(tmp_path / "mine.jsonl", lambda i: {"model_version": f"{MODEL}@v7"})
+    check = _check(run_route([str(mine)], model=f"{MODEL}@7"), "on_policy")
+    assert check.status.value == "pass", check.why
 
 
 @pytest.mark.parametrize(
