@@ -194,3 +194,21 @@ def test_version_like_text() -> None:
         assert is_version_text(text), text
     for text in ("Qwen3-8B", "Qwen/Qwen3-8B", "gpt-4o", "run-a", "llama3"):
         assert not is_version_text(text), text
+
+
+def _quality(route: Route) -> list[str]:
+    return [d["kind"] for d in route.to_dict()["data_quality"]]
+
+
+def test_one_step_in_two_spellings_is_one_writer_of_a_task(tmp_path: Path) -> None:
+    """Each task's passes written ``step_100`` and its fails ``100``: one copy of the policy
+    drew the group, so the tasks split within one writer, not only across writers; a step
+    apart (``step_99``) they split only across two copies."""
+
+    def rows(passing: str) -> Callable[[int], dict[str, Any]]:
+        return lambda i: {"model": MODEL, "policy_version": passing if i % 2 else STEP}
+
+    one = _write(tmp_path / "one.jsonl", rows(f"step_{STEP}"))
+    assert "split_across_writers" not in _quality(run_route([str(one)], model=MODEL))
+    two = _write(tmp_path / "two.jsonl", rows(f"step_{STEP - 1}"))
+    assert "split_across_writers" in _quality(run_route([str(two)], model=MODEL))
