@@ -212,3 +212,13 @@ def test_one_step_in_two_spellings_is_one_writer_of_a_task(tmp_path: Path) -> No
     assert "split_across_writers" not in _quality(run_route([str(one)], model=MODEL))
     two = _write(tmp_path / "two.jsonl", rows(f"step_{STEP - 1}"))
     assert "split_across_writers" in _quality(run_route([str(two)], model=MODEL))
+
+
+def test_the_watch_reads_a_step_in_any_spelling() -> None:
+    """``watch``'s off-policy lag reads each row's version as :func:`version_step` does."""
+    import polars as pl
+
+    from whilecli.watch.steps import off_policy
+
+    frame = pl.DataFrame({"policy_version": ["step_7", "8.0", "m@global_step_6", "run-a", None]})
+    assert off_policy(9, frame, None) == {"mean": 2.0, "max": 3, "from": "rows"}

@@ -38,8 +38,11 @@ def version_step(version: object) -> int | None:
     """The step number a version states, where it states exactly one in a step's form:
     ``100``, ``100.0``, ``step_100``, ``global_step_100``, ``checkpoint-100``, ``v100``, or a
     checkpoint folder's path ending in one (``ckpt/global_step_40``, verl's
-    ``…/global_step_40/actor/huggingface``); None for any other version."""
+    ``…/global_step_40/actor/huggingface``), alone or after ``model@``; None for any other
+    version."""
     text = str(version).strip()
+    if "@" in text:
+        text = text.rpartition("@")[2].strip()
     parts = [p for p in text.replace("\\", "/").split("/") if p]
     while len(parts) > 1 and parts[-1].lower() in INNER:
         parts.pop()
