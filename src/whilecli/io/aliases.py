@@ -157,7 +157,8 @@ MODEL_ALIASES: tuple[str, ...] = (
 #: harnesses give the weights' version: ``training_step`` / ``train_step`` / ``trainer_step``
 #: (the optimizer step whose weights sampled the row), ``policy_step``, ``checkpoint`` /
 #: ``ckpt`` / ``checkpoint_id`` (``ckpt-350``, ``global_step_100``), ``model_version``
-#: (``v0`` .. ``v7``: also a model alias, where it names a model it names one version),
+#: (``v0`` .. ``v7``; also a model alias, read as a model only where its text is no version:
+#: :data:`whilecli.io.versions.VERSION_LIKE`),
 #: ``model_revision`` (a Hugging Face revision: a commit or a branch such as ``step100``),
 #: ``weights_version``. Never ``iteration`` or ``turn``: an agent's loop counts its turns
 #: there, and one policy writes every turn of an episode.

@@ -73,6 +73,7 @@ from whilecli.io.aliases import (
 )
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
 from whilecli.io.modelid import model_identity
+from whilecli.io.versions import INTEGRAL
 from whilecli.io.words import (
     BLANKS,
     FLAG_CUT,
@@ -715,11 +716,13 @@ def version_text(value: pl.Expr) -> pl.Expr:
     """A version (an integer step, a float or a string) as its text, so ``5``, ``5.0`` and
     ``"5"`` are one version (``3.0`` reads as ``3``). A version that is not one is null (not
     recorded): NaN (pandas writes a missing integer as NaN), an infinity, blank text or a
-    missing value's text (:data:`~whilecli.io.words.NO_VALUE`)."""
+    missing value's text (:data:`~whilecli.io.words.NO_VALUE`). Other spellings of a step
+    (``step_5``) stay as written: :func:`whilecli.io.versions.version_id` reads them, for the
+    rows and ``--model M@VERSION`` alike."""
     text = value.cast(pl.String).str.strip_chars(BLANKS)
     low = _lower(text)
     missing = low.is_in(sorted(NO_VALUE)) | low.str.contains(r"^[+-]?inf(?:inity)?$")
-    return pl.when(~missing).then(text.str.replace(r"^(-?\d+)\.0*$", "${1}"))
+    return pl.when(~missing).then(text.str.replace(INTEGRAL, "${1}"))
 
 
 # --- what reading found ----------------------------------------------------------------

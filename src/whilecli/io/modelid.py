@@ -24,13 +24,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from whilecli.io.aliases import word
+from whilecli.io.versions import INNER as _INNER
+from whilecli.io.versions import STEP_DIR as _STEP_DIR
 from whilecli.io.words import NO_VALUE
 
-#: A checkpoint folder and the step it holds: ``checkpoint-100``, ``global_step_100``,
-#: ``step_100``, ``step-100``, ``iter_0000100``, ``ckpt-100``.
-_STEP_DIR = re.compile(r"(?i)^(?:checkpoint|global[_-]?step|step|iter(?:ation)?|ckpt)[_-]?(\d+)$")
-#: Folders inside a checkpoint that name no model (verl's ``actor/huggingface``, ...).
-_INNER = frozenset({"actor", "critic", "huggingface", "hf", "hf_model", "model", "policy"})
 #: Billions of parameters in a name, with the decimal separators Hub names use: ``0.6B``,
 #: ``8b``, ``1_6b`` (StabilityAI's ``stablelm-2-1_6b``), ``1p5b``; ``30B`` of ``30B-A3B`` (the
 #: ``A3B`` after it is the active share, preceded by a letter, so never read as the size). A

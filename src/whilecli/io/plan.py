@@ -71,6 +71,7 @@ from whilecli.io.shape import (
     split_path,
 )
 from whilecli.io.sources import Source, detect, lmeval_results, sidecar_env, sidecar_model
+from whilecli.io.versions import VERSION_LIKE
 from whilecli.names import folded
 
 #: What ``--input-format`` takes: every format ``while formats`` lists (one registry).
@@ -1420,7 +1421,9 @@ def _model(
     a column records one. First match wins row by row in :data:`MODEL_ALIASES` and in
     :data:`VERSION_ALIASES`; a name that names no model (blank, ``None``, ``N/A``: see
     :func:`facts.named_model`) is no name, so the row falls to the next alias, the sidecar's
-    model, or none. ``policy_version`` names a model only where it carries ``@``."""
+    model, or none. ``policy_version`` names a model only where it carries ``@``;
+    ``model_version`` where it carries ``@`` or its text reads as no version (``v7``, ``7`` and
+    ``step_7`` are versions, :data:`whilecli.io.versions.VERSION_LIKE`)."""
     raw: pl.Expr | None = None
     if col is not None:
         raw = facts.named_model(leaves.expr(col, pl.String))
@@ -1431,9 +1434,7 @@ def _model(
     elif present := [a for a in MODEL_ALIASES if _model_alias(shape, a, ctx)]:
         # First match wins row by row: a row without the first alias falls to the next.
         raw = pl.coalesce([_model_at(leaves, a) for a in present])
-        sources["model"] = " else ".join(
-            a + (" (before '@')" if a == "policy_version" else "") for a in present
-        )
+        sources["model"] = " else ".join(a + _model_part(a) for a in present)
     side = sidecar_model(fmt, source)
     if raw is None and side is not None:
         raw = pl.lit(side[0], dtype=pl.String)
@@ -1461,6 +1462,15 @@ def _model(
     return raw, version
 
 
+def _model_part(alias: str) -> str:
+    """Which part of a version-named alias names a model, as the sources say it."""
+    if alias == "policy_version":
+        return " (before '@')"
+    if alias in VERSION_ALIASES:
+        return " (where it names a model, not a version)"
+    return ""
+
+
 def _model_alias(shape: Shape, alias: str, ctx: _Context | None) -> bool:
     """Whether the rows hold model names at ``alias`` (strings; a column that mixes them with
     other kinds is refused at its first such row). ``policy_version`` may mix numbers with
@@ -1475,6 +1485,9 @@ def _model_alias(shape: Shape, alias: str, ctx: _Context | None) -> bool:
 def _model_at(leaves: Leaves, alias: str) -> pl.Expr:
     """The model names at ``alias``, null where a row names none."""
     text = facts.named_model(leaves.expr(alias, pl.String))
+    at = text.str.contains("@", literal=True)
     if alias == "policy_version":
-        return pl.when(text.str.contains("@", literal=True)).then(text)
+        return pl.when(at).then(text)
+    if alias in VERSION_ALIASES:  # model_version: "v7" is a version, "Qwen3-8B" a model
+        return pl.when(at | ~text.str.strip_chars().str.contains(VERSION_LIKE)).then(text)
     return text

@@ -9,13 +9,14 @@ order and stops at the first whose ``decides`` is set.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 
 import polars as pl
 
 from whilecli.io.locate import UNIT_TOLERANCE
 from whilecli.io.modelid import model_identity
+from whilecli.io.versions import newer, version_id
+from whilecli.io.versions import version_order as version_order
 from whilecli.knobs import PASS_TOLERANCE
 from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, same_weights, shown, step_from_name
@@ -605,7 +606,7 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
             f" icepop), or sample with {base} as the trainer holds it"
         )
         return CheckResult("on_policy", title, Status.FAIL, why, measured, None, warnings)
-    ids = {v: _version_id(v) for v in versions}
+    ids = {v: version_id(v) for v in versions}
     if current and not versions:
         why = (
             f"you train {base} at version {current}, and the rows carry no version: whether"
@@ -615,24 +616,41 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["unversioned_rows"] = naming
         warnings.append(f"on-policy unknown: {why}")
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
-    if current:
-        stale = sorted(v for v in versions if ids[v] != _version_id(current))
-    elif len(versions) > 1:
-        latest = max(ids.values(), key=version_order)
-        stale = sorted(v for v in versions if ids[v] != latest)
-    else:
-        stale = []
-    if stale:
-        seen = ", ".join(sorted(versions, key=lambda v: version_order(ids[v])))
-        older = sum(versions[v] for v in stale)
+    mine_id = version_id(current) if current else max(ids.values(), key=version_order, default="")
+    others_v = [v for v in versions if ids[v] != mine_id]
+    if not others_v:
+        why = f"every row that names a model names {base}"
+        if len(versions) > 1:  # one version in several spellings
+            why += f" at one version ({', '.join(sorted(versions))} are one step, {mine_id})"
+        return CheckResult("on_policy", title, Status.PASS, why, measured, None, warnings)
+    seen = ", ".join(sorted(versions, key=lambda v: (version_order(ids[v]), v)))
+    ahead = [v for v in others_v if newer(ids[v], mine_id)]
+    behind = [v for v in others_v if v not in ahead]
+    if behind:
+        older = sum(versions[v] for v in behind)
         measured["stale_rows"] = older
+        # without --model's version the latest the rows carry stands for the copy you train
+        known = not current or all(newer(mine_id, ids[v]) for v in behind)
+        said = "an older copy" if known else "another copy"
         why = (
-            f"an older copy of {base} wrote {older} of {pool.rows} rows (policy versions: "
-            f"{seen}): wrap the method in Async with a per-token correction (ipo or icepop)"
+            f"{said} of {base} wrote {older} of {pool.rows} rows (policy versions: {seen}"
+            f"{'; you train ' + str(current) if current else ''}): wrap the method in Async"
+            " with a per-token correction (ipo or icepop)"
         )
+        if ahead:
+            measured["newer_rows"] = sum(versions[v] for v in ahead)
+            why += f"; {measured['newer_rows']} rows come from a newer copy than the one you train"
         return CheckResult("on_policy", title, Status.FAIL, why, measured, None, warnings)
-    why = f"every row that names a model names {base}"
-    return CheckResult("on_policy", title, Status.PASS, why, measured, None, warnings)
+    measured["newer_rows"] = newest = sum(versions[v] for v in ahead)
+    latest = max((ids[v] for v in ahead), key=version_order)
+    why = (
+        f"a newer copy of {base} than the one you train ({current}) wrote {newest} of"
+        f" {pool.rows} rows (policy versions: {seen}): if you train from that copy, pass"
+        f" --model {base}@{latest} (then the rows are on-policy); else the trainer holds other"
+        " weights than the sampler: wrap the method in Async with a per-token correction"
+        " (ipo or icepop)"
+    )
+    return CheckResult("on_policy", title, Status.FAIL, why, measured, None, warnings)
 
 
 def _its_weights(name: str, model: str) -> bool:
@@ -652,30 +670,9 @@ def _named_as(names: list[str], model: str) -> str:
 def sampler_copy(check: CheckResult) -> str:
     """Which copy of the model you train wrote rows where check 6 sends the method to Async:
     one at another precision (a quantized copy, or the model a quantized name stands for),
-    or an older one."""
-    return "a copy at another precision" if "quantized_rows" in check.measured else "an older copy"
-
-
-def _version_id(version: object) -> str:
-    """The version part of ``model@version``, or the version itself (an integer
-    ``policy_version`` or step read as text)."""
-    text = str(version).strip()
-    return text.partition("@")[2] if "@" in text else text
-
-
-def version_order(version: str) -> tuple[int, float, tuple[tuple[int, int, str], ...]]:
-    """Numbers in number order (``10`` after ``9``), other versions after them in natural
-    order: the digit runs of a text as numbers (``step_100`` after ``step_90``, ``v1.10``
-    after ``v1.9``), the rest as text."""
-    try:
-        number = float(version)
-    except ValueError:
-        number = math.nan
-    if math.isfinite(number):
-        return (0, number, ())
-    runs = _RUNS.findall(version)
-    return (1, 0.0, tuple((0, int(r), "") if r[0] in _DIGITS else (1, 0, r) for r in runs))
-
-
-_DIGITS = "0123456789"
-_RUNS = re.compile(r"[0-9]+|[^0-9]+")
+    an older one, or a newer one than the copy you train."""
+    if "quantized_rows" in check.measured:
+        return "a copy at another precision"
+    if "newer_rows" in check.measured and "stale_rows" not in check.measured:
+        return "a newer copy"
+    return "an older copy"

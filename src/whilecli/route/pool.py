@@ -19,6 +19,7 @@ from whilecli.io.facts import ERROR, REQUEST
 from whilecli.io.modelid import model_key
 from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
+from whilecli.io.versions import version_id
 from whilecli.route.model import Pool, Rows
 
 #: Integer columns of :attr:`Pool.tasks`, after ``task_id``.
@@ -238,9 +239,13 @@ def summarize(rows: Rows) -> Pool:
     )
     models = several_writers(pool)
     if models is not None and cells is not None:  # counted in the read's own pass
-        pool.split_across = across_writers(cells.lazy().rename({"rows": "n"}), rows.paths, models)
+        pool.split_across = across_writers(
+            cells.lazy().rename({"rows": "n"}), rows.paths, models, list(pool.versions)
+        )
     elif models is not None:
-        pool.split_across = split_across_writers(rows.frame, rows.paths, models)
+        pool.split_across = split_across_writers(
+            rows.frame, rows.paths, models, list(pool.versions)
+        )
     return pool
 
 
@@ -299,7 +304,10 @@ def counted_as(pool: Pool, passes: bool = False) -> Pool | None:
 
 
 def split_across_writers(
-    frame: pl.LazyFrame, paths: Sequence[str], models: Sequence[str] = ()
+    frame: pl.LazyFrame,
+    paths: Sequence[str],
+    models: Sequence[str] = (),
+    versions: Sequence[str | None] = (),
 ) -> pl.Series:
     """The tasks whose rows split only across writers: rows of two or more (model, policy
     version) pairs, passes and fails both, and no pair's rows of the task holding both. A
@@ -308,22 +316,28 @@ def split_across_writers(
     one copy passing where another fails is no gradient (DESIGN section 2, check 3). A query
     of its own over the rows, for rows whose read did not count them per writer
     (:attr:`whilecli.io.read.StreamedRows.writer_cells`); ``models``, the names the rows
-    write, each read as its model (one model in two spellings is one)."""
+    write, each read as its model (one model in two spellings is one); ``versions``, the
+    policy versions they write, each read as its version (``step_100`` and ``100`` are one,
+    :func:`whilecli.io.versions.version_id`)."""
     cells = frame.group_by("task_id", *WRITER).agg(
         pl.len().cast(pl.Int64).alias("n"),
         pl.col("passed").fill_null(False).sum().cast(pl.Int64).alias("passes"),
     )
-    return across_writers(cells, paths, models)
+    return across_writers(cells, paths, models, versions)
 
 
 def across_writers(
-    cells: pl.LazyFrame, paths: Sequence[str], models: Sequence[str] = ()
+    cells: pl.LazyFrame,
+    paths: Sequence[str],
+    models: Sequence[str] = (),
+    versions: Sequence[str | None] = (),
 ) -> pl.Series:
     """:func:`split_across_writers` from rows and passes per (task, model, policy version):
     the columns ``task_id``, ``model``, ``policy_version``, ``n``, ``passes``."""
     keys = {m: model_key(m) for m in models}
+    ids = {v: version_id(v) for v in versions if v is not None}
     cells = (
-        cells.with_columns(pl.col("model").replace(keys))
+        cells.with_columns(pl.col("model").replace(keys), pl.col("policy_version").replace(ids))
         .group_by("task_id", *WRITER)
         .agg(pl.col("n").sum(), pl.col("passes").sum())
     )
@@ -349,7 +363,7 @@ def several_writers(pool: Pool) -> list[str] | None:
     versions (whose tasks may split only across them, :func:`split_across_writers`); None
     where they name one writer."""
     named_models = sorted(m for m in pool.models if m is not None)
-    named_versions = {v for v in pool.versions if v is not None}
+    named_versions = {version_id(v) for v in pool.versions if v is not None}
     if len({model_key(m) for m in named_models}) > 1 or len(named_versions) > 1:
         return named_models
     return None

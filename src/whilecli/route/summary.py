@@ -561,7 +561,7 @@ def pool_from_summary(
     cells = frame.select("task_id", "models").explode("models").unnest("models")
     if models is not None and cells["passes"].null_count() == 0:  # else: not kept, unknown
         cells = cells.rename({"rows": "n"})
-        pool.split_across = across_writers(cells.lazy(), names, models)
+        pool.split_across = across_writers(cells.lazy(), names, models, list(pool.versions))
     return pool
 
 

@@ -16,8 +16,9 @@ reading layer (:func:`whilecli.io.read.read_rows`) and collapses it to the route
 - **error replies**: rollouts the reading layer marks ``reply = error`` (the harness failed,
   not the model), when the frame carries that column; unknown otherwise.
 - **off-policy lag**: step − the policy version that sampled each rollout, when the rollouts
-  record integer versions; else the orchestrator's ``off_policy/mean`` and ``off_policy/max``;
-  else not recorded (never a lag made up from the step's own number).
+  record versions that state a step (``7``, ``step_7``); else the orchestrator's
+  ``off_policy/mean`` and ``off_policy/max``; else not recorded (never a lag made up from the
+  step's own number).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import polars as pl
 
 from whilecli.errors import MostlyErrorReplies
 from whilecli.io.rows import Rows
+from whilecli.io.versions import version_step
 from whilecli.route import checks, stats
 from whilecli.route.model import Pool, Rate
 
@@ -199,13 +201,14 @@ def zero_advantage_rows(frame: pl.DataFrame) -> tuple[int, int]:
 def off_policy(
     step: int, frame: pl.DataFrame, metrics: dict[str, Any] | None
 ) -> dict[str, Any] | None:
-    """Mean and max of step − policy version over the rollouts whose version is an integer;
+    """Mean and max of step − policy version over the rollouts whose version states a step
+    (:func:`whilecli.io.versions.version_step`: ``7``, ``step_7``, ``m@7``);
     else the orchestrator's ``off_policy/mean`` and ``off_policy/max``; else None."""
     if "policy_version" in frame.columns and frame.height:
-        versions = frame["policy_version"].cast(pl.String).str.extract(r"^(?:.*@)?(-?\d+)$")
-        versions = versions.cast(pl.Int64, strict=False).drop_nulls()
-        if versions.len():  # in Python's ints: step − version can leave an int64
-            lags = [step - v for v in versions.to_list()]
+        written = frame["policy_version"].cast(pl.String).drop_nulls().to_list()
+        versions = [v for v in map(version_step, written) if v is not None]
+        if versions:  # in Python's ints: step − version can leave an int64
+            lags = [step - v for v in versions]
             return {"mean": sum(lags) / len(lags), "max": max(lags), "from": "rows"}
     if metrics:
         mean, most = metrics.get("off_policy/mean"), metrics.get("off_policy/max")
