@@ -32,6 +32,7 @@ from whilecli.io.formats import (
     Converted,
     aider,
     alpaca_eval,
+    anthropic_batch,
     areal,
     arena_hard,
     art,
@@ -311,6 +312,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return langsmith.from_document(doc, name)
     if evalchemy.is_results(doc):
         return evalchemy.convert(doc, name)
+    if anthropic_batch.is_result(doc):  # a results file of one line
+        return anthropic_batch.convert(iter([({"line": 1}, doc)]), name)
+    if anthropic_batch.is_listing(doc):
+        return anthropic_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
     if openai_eval_runs.is_page(doc):
         items, key = openai_eval_runs.page_rows(doc)
         if not all(isinstance(x, dict) for x in items):
@@ -555,6 +560,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return openai_evals.convert(rows(), name)
     if openai_eval_runs.is_item(first):
         return openai_eval_runs.convert(((({"line": n}), r) for n, r in rows()), name)
+    if anthropic_batch.is_result(first):
+        return anthropic_batch.convert((({"line": n}, r) for n, r in rows()), name)
     if open_instruct.is_trace(first):
         return open_instruct.convert(rows(), name)
     if promptfoo.is_result(first):

@@ -422,6 +422,21 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "anthropic-batch",
+        "Anthropic Message Batches results (GET .../batches/{id}/results: one"
+        " MessageBatchIndividualResponse a line), with each reply's grade written beside",
+        "lines with a custom_id and a result whose type is succeeded, errored, canceled or expired",
+        {
+            "task_id": "a task_id written beside custom_id, else custom_id (the same custom_id"
+            " in k batches' results: k rollouts)",
+            "reward": "a grade written beside custom_id (reward, score, correct, ...): the API"
+            " writes none, and a file without one is refused; another key: --map reward=KEY",
+            "truncated": "result.message.stop_reason == 'max_tokens'; errored, canceled and"
+            " expired requests are harness errors",
+            "model": "result.message.model",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -660,5 +675,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
-    | {"skythought", "opik"}
+    | {"skythought", "opik", "anthropic-batch"}
 )
