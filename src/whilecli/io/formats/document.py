@@ -59,6 +59,7 @@ from whilecli.io.formats import (
     opencompass,
     openrlhf,
     opik,
+    phoenix,
     prime_rl,
     promptfoo,
     rllm,
@@ -312,6 +313,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return langsmith.from_document(doc, name)
     if evalchemy.is_results(doc):
         return evalchemy.convert(doc, name)
+    if phoenix.is_runs(doc):
+        return phoenix.convert(doc, name)
     if anthropic_batch.is_result(doc):  # a results file of one line
         return anthropic_batch.convert(iter([({"line": 1}, doc)]), name)
     if anthropic_batch.is_listing(doc):

@@ -585,6 +585,19 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "phoenix",
+        "Arize Phoenix experiment runs: GET /v1/experiments/{id}/json (Download experiment runs"
+        " as a JSON file), saved as <experiment>.json",
+        "a JSON array of objects with example_id, repetition_number and annotations[]",
+        {
+            "task_id": "example_id (its repetitions are rollouts)",
+            "reward": "the one evaluator's annotations[].score, else the only 0/1 one; several:"
+            " --map reward=scores.NAME; a task that raised (error) is a harness error",
+            "truncated": "not recorded",
+            "model": "not recorded (pass --model)",
+        },
+    ),
+    FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, an object with a samples list, or"
         " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
@@ -675,5 +688,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
-    | {"skythought", "opik", "anthropic-batch"}
+    | {"skythought", "opik", "anthropic-batch", "phoenix"}
 )
