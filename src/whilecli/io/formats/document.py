@@ -72,6 +72,7 @@ from whilecli.io.formats import (
     tinker,
     verl,
     vlmevalkit,
+    wandb_weave,
 )
 
 #: Keys of an object that may hold the rows of a one-document file.
@@ -313,6 +314,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return langsmith.from_document(doc, name)
     if evalchemy.is_results(doc):
         return evalchemy.convert(doc, name)
+    if wandb_weave.is_results(doc):
+        return wandb_weave.convert(doc, name)
     if phoenix.is_runs(doc):
         return phoenix.convert(doc, name)
     if anthropic_batch.is_result(doc):  # a results file of one line

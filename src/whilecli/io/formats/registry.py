@@ -598,6 +598,21 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "weave",
+        "W&B Weave evaluation results: the answer of POST /v2/{entity}/{project}/eval_results/query"
+        " (v2 Evaluation REST API), saved as one JSON document",
+        "a JSON object whose rows[] hold row_digest and evaluations[] of trials[]",
+        {
+            "task_id": "rows[].row_digest (its trials are rollouts)",
+            "reward": "the one scorer output in trials[].scores (an object's values: SCORER.KEY),"
+            " else the only 0/1 one; several: --map reward=scores.NAME",
+            "truncated": "not recorded",
+            "model": "summary.evaluations[].model_ref of the trial's evaluation (several: --by"
+            " model)",
+            "env": "summary.evaluations[].evaluation_ref",
+        },
+    ),
+    FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, an object with a samples list, or"
         " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
@@ -688,5 +703,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
-    | {"skythought", "opik", "anthropic-batch", "phoenix"}
+    | {"skythought", "opik", "anthropic-batch", "phoenix", "weave"}
 )
