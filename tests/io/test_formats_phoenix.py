@@ -6,6 +6,8 @@ harness error, a run its evaluator left unscored ungraded."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -132,3 +134,54 @@ def test_a_score_that_is_no_number_is_refused_at_its_field(tmp_path: Path) -> No
     lines = done.output.strip().splitlines()
     assert len(lines) == 1 and path.name in lines[0] and "entry 3" in lines[0]
     assert "annotations[0].score" in lines[0]
+
+
+def _csv(root: Path) -> Path:
+    """The CSV download (get_experiment_csv: json.dumps of input and reference_output, each
+    annotation as annotation_<name>_<field> columns, pandas' to_csv writing None empty)."""
+    fields = ("label", "score", "explanation", "metadata", "annotator_kind", "trace_id", "error")
+    header: list[str] = []
+    records = []
+    for example, reps in RUNS.items():
+        for n, run in enumerate(reps):
+            record = _record(example, n + 1, run)
+            flat = {k: v for k, v in record.items() if k != "annotations"}
+            flat["input"] = json.dumps(record["input"])
+            flat["reference_output"] = json.dumps(record["reference_output"])
+            for annotation in record["annotations"]:
+                for part in (*fields, "start_time", "end_time"):
+                    value = annotation[part]
+                    flat[f"annotation_{annotation['name']}_{part}"] = (
+                        json.dumps(value) if part == "metadata" else value
+                    )
+            records.append(flat)
+            header += [k for k in flat if k not in header]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow({k: "" if record.get(k) is None else record[k] for k in header})
+    path = root / "capitals-gpt-4o-mini.csv"
+    path.write_text(out.getvalue())
+    return path
+
+
+def test_the_csv_download_reads_as_the_json_one(tmp_path: Path) -> None:
+    rows = read_rows([str(_csv(tmp_path))])
+    assert rows.format == "phoenix"
+    per = rows.frame.collect().group_by("task_id").agg(c=pl.col("passed").cast(pl.Int64).sum())
+    assert sorted(per.iter_rows()) == [
+        ("RGF0YXNldEV4YW1wbGU6MQ==", 2),
+        ("RGF0YXNldEV4YW1wbGU6Mg==", 0),
+        ("RGF0YXNldEV4YW1wbGU6Mw==", 2),
+    ]
+    assert (rows.facts.rows, rows.facts.errors, rows.facts.ungraded) == (9, 1, 1)
+
+
+def test_a_csv_score_that_is_no_number_is_refused_at_its_line_and_column(tmp_path: Path) -> None:
+    path = _csv(tmp_path)
+    lines = path.read_text().splitlines()
+    lines[4] = lines[4].replace(",0.0,", ",zero,", 1)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"csv:5: field 'annotation_exact_match_score'"):
+        read_rows([str(path)])

@@ -612,6 +612,8 @@ def convert_table(data: bytes, name: str, separator: str) -> Converted:
     table = tables.convert(data, name, separator)
     if table.rows and langsmith.is_flat(table.rows[0]):
         return langsmith.from_flat(zip(table.positions, table.rows, strict=True), name)
+    if table.rows and phoenix.is_table(table.rows[0]):
+        return phoenix.from_table(list(zip(table.positions, table.rows, strict=True)), name)
     if table.rows and vlmevalkit.is_result(table.rows[0]):
         return vlmevalkit.convert(table, name)
     if table.rows and vlmevalkit.is_accuracy(table.rows[0]):

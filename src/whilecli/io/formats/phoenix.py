@@ -12,6 +12,11 @@ evaluator: ``name``, ``annotator_kind`` (``CODE``, ``LLM`` or ``HUMAN``), ``labe
 ``score``, ``explanation``, ``trace_id``, ``error`` (what the evaluator raised),
 ``metadata``, ``start_time``, ``end_time``.
 
+The CSV download (``GET /v1/experiments/{experiment_id}/csv``, ``get_experiment_csv``) holds
+the same runs, ``input`` and ``reference_output`` as JSON text and each annotation as columns
+``annotation_<name>_label``, ``_score``, ``_explanation``, ``_metadata``, ``_annotator_kind``,
+``_trace_id``, ``_error``, ``_start_time`` and ``_end_time``: read alike.
+
 A dataset example is a task and its repetitions are rollouts. The grade is the one
 evaluator's ``score``, else the only one that is 0 or 1 on every run; with several,
 ``--map reward=scores.NAME`` picks one (every score is kept under ``scores``, every label
@@ -33,6 +38,12 @@ from whilecli.io.shape import kind_words
 NAME = "phoenix"
 #: The keys every record of the download carries.
 KEYS = frozenset({"example_id", "repetition_number", "annotations"})
+#: The columns every record of the CSV download carries (``get_experiment_csv``).
+CSV_KEYS = frozenset({"example_id", "repetition_number", "reference_output", "output"})
+#: A CSV annotation's fields, each a column ``annotation_<name>_<field>``.
+CSV_FIELDS = ("score", "label", "annotator_kind", "error")
+#: Where a rebuilt CSV annotation keeps the column its score came from (errors name it).
+COLUMN = "_column"
 
 
 def is_runs(doc: Any) -> bool:
@@ -47,6 +58,35 @@ def is_runs(doc: Any) -> bool:
     )
 
 
+def is_table(row: Any) -> bool:
+    """A record of the CSV download (``GET /v1/experiments/{id}/csv``): the run's columns, and
+    its annotations as ``annotation_<name>_score``, ``_label``, ... columns."""
+    return isinstance(row, dict) and set(row) >= CSV_KEYS
+
+
+def from_table(items: list[tuple[dict[str, Any], dict[str, Any]]], name: str) -> Converted:
+    """Rows from the CSV download's records, each with its line: the annotation columns
+    rebuilt as the JSON download's ``annotations``."""
+    records = []
+    for _, row in items:
+        found: dict[str, dict[str, Any]] = {}
+        for key in row:
+            for part in CSV_FIELDS:
+                suffix = f"_{part}"
+                if isinstance(key, str) and key.startswith("annotation_") and key.endswith(suffix):
+                    evaluator = key[len("annotation_") : -len(suffix)]
+                    if evaluator:
+                        found.setdefault(evaluator, {"name": evaluator})[part] = row[key]
+                    break
+        for evaluator, annotation in found.items():
+            annotation[COLUMN] = f"annotation_{evaluator}_score"
+        plain = {k: v for k, v in row.items() if not str(k).startswith("annotation_")}
+        error = plain.get("error")
+        plain["error"] = error if isinstance(error, str) and error else None
+        records.append({**plain, "annotations": list(found.values())})
+    return convert(records, name, [place for place, _ in items])
+
+
 def _text(value: Any) -> Any:
     """A dict of one text (``{"question": "..."}``) as its text; else the value as it is."""
     if isinstance(value, dict) and len(value) == 1:
@@ -57,7 +97,7 @@ def _text(value: Any) -> Any:
 
 
 def _annotations(
-    run: dict[str, Any], at: str, name: str
+    run: dict[str, Any], place: dict[str, Any], name: str
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """A run's evaluator scores and labels by name, and the names of the ``LLM`` ones."""
     listed = run.get("annotations")
@@ -65,7 +105,7 @@ def _annotations(
         raise InputError(
             f"must be a list of annotations, found {kind_words(listed)}",
             file=name,
-            at=at,
+            **place,
             field="annotations",
         )
     table: dict[str, Any] = {}
@@ -75,15 +115,15 @@ def _annotations(
         field = f"annotations[{j}]"
         if not isinstance(annotation, dict) or not isinstance(annotation.get("name"), str):
             raise InputError(
-                "an annotation must be an object with a name", file=name, at=at, field=field
+                "an annotation must be an object with a name", file=name, field=field, **place
             )
         score = annotation.get("score")
         if score is not None and scores.number(score) is None:
             raise InputError(
                 f"must be a number or null, found {score!r}",
                 file=name,
-                at=at,
-                field=f"{field}.score",
+                **place,
+                field=annotation.get(COLUMN) or f"{field}.score",
             )
         table[annotation["name"]] = score
         if isinstance(annotation.get("label"), str):
@@ -93,11 +133,13 @@ def _annotations(
     return table, labels, judges
 
 
-def convert(doc: list[Any], name: str) -> Converted:
+def convert(doc: list[Any], name: str, places: list[dict[str, Any]] | None = None) -> Converted:
+    """Rows from the download's records, each with its place in the file (``{"at": "entry
+    i"}``, or the line of a CSV record)."""
     read: list[
         tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str], dict[str, Any]]
     ] = []
-    places = entries(len(doc))
+    places = places if places is not None else entries(len(doc))
     for run, place in zip(doc, places, strict=True):
         if not isinstance(run, dict):
             raise InputError(
@@ -111,7 +153,7 @@ def convert(doc: list[Any], name: str) -> Converted:
                 field="example_id",
                 **place,
             )
-        table, labels, judges = _annotations(run, place["at"], name)
+        table, labels, judges = _annotations(run, place, name)
         read.append((run, table, labels, judges, place))
     tables: list[Mapping[str, Any]] = [table for _, table, _, _, _ in read]
     found = scores.names(tables)

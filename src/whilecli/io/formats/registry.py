@@ -587,11 +587,13 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "phoenix",
         "Arize Phoenix experiment runs: GET /v1/experiments/{id}/json (Download experiment runs"
-        " as a JSON file), saved as <experiment>.json",
-        "a JSON array of objects with example_id, repetition_number and annotations[]",
+        " as a JSON file), saved as <experiment>.json, or /csv (<experiment>.csv)",
+        "a JSON array of objects with example_id, repetition_number and annotations[]; or CSV"
+        " with example_id, repetition_number, reference_output and output columns",
         {
             "task_id": "example_id (its repetitions are rollouts)",
-            "reward": "the one evaluator's annotations[].score, else the only 0/1 one; several:"
+            "reward": "the one evaluator's annotations[].score (CSV: annotation_<name>_score),"
+            " else the only 0/1 one; several:"
             " --map reward=scores.NAME; a task that raised (error) is a harness error",
             "truncated": "not recorded",
             "model": "not recorded (pass --model)",
