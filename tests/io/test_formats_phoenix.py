@@ -185,3 +185,16 @@ def test_a_csv_score_that_is_no_number_is_refused_at_its_line_and_column(tmp_pat
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match=r"csv:5: field 'annotation_exact_match_score'"):
         read_rows([str(path)])
+
+
+def test_labels_alone_are_a_map_away(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    doc = json.loads(path.read_text())
+    for record in doc:
+        for annotation in record["annotations"]:
+            annotation["score"] = None
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="no graded row|no reward column"):
+        read_rows([str(path)])
+    rows = read_rows([str(path)], mapping={"reward": "labels.exact_match"})
+    assert rows.frame.collect()["passed"].sum() == 4

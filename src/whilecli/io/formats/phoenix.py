@@ -20,7 +20,8 @@ the same runs, ``input`` and ``reference_output`` as JSON text and each annotati
 A dataset example is a task and its repetitions are rollouts. The grade is the one
 evaluator's ``score``, else the only one that is 0 or 1 on every run; with several,
 ``--map reward=scores.NAME`` picks one (every score is kept under ``scores``, every label
-under ``labels``). A run whose evaluator gave no score (it raised, or wrote a label alone) is
+under ``labels``; evaluators that wrote labels alone grade nothing until ``--map
+reward=labels.NAME`` reads one's words). A run whose evaluator gave no score (it raised, or wrote a label alone) is
 ungraded; a run whose task raised is a harness error, not the model's failure. An ``LLM``
 evaluator's grade is a judge's. The file names no model (``--model`` says it) and records no
 stop reason.
@@ -157,7 +158,8 @@ def convert(doc: list[Any], name: str, places: list[dict[str, Any]] | None = Non
         read.append((run, table, labels, judges, place))
     tables: list[Mapping[str, Any]] = [table for _, table, _, _, _ in read]
     found = scores.names(tables)
-    if not found:
+    labelled = sorted({k for _, _, labels, _, _ in read for k in labels})
+    if not found and not labelled:
         raise InputError(
             "no run holds an evaluator's score: the experiment ran no evaluator (run"
             " evaluate_experiment, then download the runs again)",
@@ -194,7 +196,10 @@ def convert(doc: list[Any], name: str, places: list[dict[str, Any]] | None = Non
         "task_id": "example_id (its repetitions are rollouts)",
         "reward": score_origin(
             chosen, found, lambda c: f"annotations[name={c}].score", "evaluator scores"
-        ),
+        )
+        if found
+        else f"none: the evaluators wrote labels alone ({', '.join(labelled)}), no score;"
+        " --map reward=labels.NAME reads one's words",
         "truncated": "not recorded",
         "model": "not recorded (pass --model)",
     }

@@ -593,8 +593,8 @@ FORMATS: tuple[FormatInfo, ...] = (
         {
             "task_id": "example_id (its repetitions are rollouts)",
             "reward": "the one evaluator's annotations[].score (CSV: annotation_<name>_score),"
-            " else the only 0/1 one; several:"
-            " --map reward=scores.NAME; a task that raised (error) is a harness error",
+            " else the only 0/1 one; several: --map reward=scores.NAME; labels alone: --map"
+            " reward=labels.NAME; a task that raised (error) is a harness error",
             "truncated": "not recorded",
             "model": "not recorded (pass --model)",
         },
