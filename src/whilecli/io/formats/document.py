@@ -32,6 +32,7 @@ from whilecli.io.formats import (
     Converted,
     aider,
     alpaca_eval,
+    anthropic_batch,
     areal,
     arena_hard,
     art,
@@ -58,6 +59,7 @@ from whilecli.io.formats import (
     opencompass,
     openrlhf,
     opik,
+    phoenix,
     prime_rl,
     promptfoo,
     rllm,
@@ -70,6 +72,7 @@ from whilecli.io.formats import (
     tinker,
     verl,
     vlmevalkit,
+    wandb_weave,
 )
 
 #: Keys of an object that may hold the rows of a one-document file.
@@ -311,6 +314,14 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return langsmith.from_document(doc, name)
     if evalchemy.is_results(doc):
         return evalchemy.convert(doc, name)
+    if wandb_weave.is_results(doc):
+        return wandb_weave.convert(doc, name)
+    if phoenix.is_runs(doc):
+        return phoenix.convert(doc, name)
+    if anthropic_batch.is_result(doc):  # a results file of one line
+        return anthropic_batch.convert(iter([({"line": 1}, doc)]), name)
+    if anthropic_batch.is_listing(doc):
+        return anthropic_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
     if openai_eval_runs.is_page(doc):
         items, key = openai_eval_runs.page_rows(doc)
         if not all(isinstance(x, dict) for x in items):
@@ -555,6 +566,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return openai_evals.convert(rows(), name)
     if openai_eval_runs.is_item(first):
         return openai_eval_runs.convert(((({"line": n}), r) for n, r in rows()), name)
+    if anthropic_batch.is_result(first):
+        return anthropic_batch.convert((({"line": n}, r) for n, r in rows()), name)
     if open_instruct.is_trace(first):
         return open_instruct.convert(rows(), name)
     if promptfoo.is_result(first):
@@ -599,6 +612,8 @@ def convert_table(data: bytes, name: str, separator: str) -> Converted:
     table = tables.convert(data, name, separator)
     if table.rows and langsmith.is_flat(table.rows[0]):
         return langsmith.from_flat(zip(table.positions, table.rows, strict=True), name)
+    if table.rows and phoenix.is_table(table.rows[0]):
+        return phoenix.from_table(list(zip(table.positions, table.rows, strict=True)), name)
     if table.rows and vlmevalkit.is_result(table.rows[0]):
         return vlmevalkit.convert(table, name)
     if table.rows and vlmevalkit.is_accuracy(table.rows[0]):

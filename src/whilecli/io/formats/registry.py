@@ -422,6 +422,21 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "anthropic-batch",
+        "Anthropic Message Batches results (GET .../batches/{id}/results: one"
+        " MessageBatchIndividualResponse a line), with each reply's grade written beside",
+        "lines with a custom_id and a result whose type is succeeded, errored, canceled or expired",
+        {
+            "task_id": "a task_id written beside custom_id, else custom_id (the same custom_id"
+            " in k batches' results: k rollouts)",
+            "reward": "a grade written beside custom_id (reward, score, correct, ...): the API"
+            " writes none, and a file without one is refused; another key: --map reward=KEY",
+            "truncated": "result.message.stop_reason == 'max_tokens'; errored, canceled and"
+            " expired requests are harness errors",
+            "model": "result.message.model",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -570,6 +585,36 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "phoenix",
+        "Arize Phoenix experiment runs: GET /v1/experiments/{id}/json (Download experiment runs"
+        " as a JSON file), saved as <experiment>.json, or /csv (<experiment>.csv)",
+        "a JSON array of objects with example_id, repetition_number and annotations[]; or CSV"
+        " with example_id, repetition_number, reference_output and output columns",
+        {
+            "task_id": "example_id (its repetitions are rollouts)",
+            "reward": "the one evaluator's annotations[].score (CSV: annotation_<name>_score),"
+            " else the only 0/1 one; several: --map reward=scores.NAME; labels alone: --map"
+            " reward=labels.NAME; a task that raised (error) is a harness error",
+            "truncated": "not recorded",
+            "model": "not recorded (pass --model)",
+        },
+    ),
+    FormatInfo(
+        "weave",
+        "W&B Weave evaluation results: the answer of POST /v2/{entity}/{project}/eval_results/query"
+        " (v2 Evaluation REST API), saved as one JSON document",
+        "a JSON object whose rows[] hold row_digest and evaluations[] of trials[]",
+        {
+            "task_id": "rows[].row_digest (its trials are rollouts)",
+            "reward": "the one scorer output in trials[].scores (an object's values: SCORER.KEY),"
+            " else the only 0/1 one; several: --map reward=scores.NAME",
+            "truncated": "not recorded",
+            "model": "summary.evaluations[].model_ref of the trial's evaluation (several: --by"
+            " model)",
+            "env": "summary.evaluations[].evaluation_ref",
+        },
+    ),
+    FormatInfo(
         "json",
         "one JSON document of rows: an array of objects, an object with a samples list, or"
         " rows kept under their task ids (OpenCompass results/<model>/<dataset>.json details,"
@@ -660,5 +705,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
-    | {"skythought", "opik"}
+    | {"skythought", "opik", "anthropic-batch", "phoenix", "weave"}
 )
