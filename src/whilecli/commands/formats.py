@@ -43,7 +43,17 @@ def formats_command(
             + ", ".join(table.TOKEN_CAP_ALIASES)
             + ")"
         ],
-        "model": list(table.MODEL_ALIASES),
+        "model": [
+            *(a for a in table.MODEL_ALIASES if "." not in a and "[" not in a),
+            "each also under "
+            + ", ".join(p.rstrip(".") for p in table.MODEL_PLACES if p)
+            + "; model and model_name also as an object's "
+            + "/".join(table.MODEL_OBJECT_KEYS)
+            + " or a one-element list; "
+            + ", ".join(table.MODEL_ROLES)
+            + " only where the value looks like a model's; each row's first that names a"
+            " model (a served-model name such as 'default' or 'policy' names none)",
+        ],
         "policy_version": list(table.VERSION_ALIASES) + ["else the model's '@version'"],
         "behavior_logprobs": list(table.LOGPROB_ALIASES),
         "completion": list(table.COMPLETION_ALIASES)

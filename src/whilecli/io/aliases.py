@@ -132,19 +132,94 @@ SAMPLE_LIST_ALIASES: tuple[str, ...] = ("completions", "samples", "responses", "
 #: With none of them: a reward in named parts (verifiers), ``{name: {score, weight} | None}``,
 #: read as Σ score × weight (weight 1 when absent; a None part or score adds nothing).
 REWARD_PARTS = "rewards"
-#: The model that wrote the row (``M@version`` keeps the version apart).
-MODEL_ALIASES: tuple[str, ...] = (
-    "model",
-    "agent_model",
-    "model_version",
-    "policy_version",
-    "model_name",
-    "sampling.model",
-    "response.model",
-    "model_name_or_path",
-    "model_id",
-    "metadata.llm_config.model",
+#: Where harnesses keep a row's extra fields, each name of a kind read in every one of them,
+#: top level first: ``metadata`` (inspect_ai samples, OpenAI evals, many harnesses), ``info``
+#: (verifiers' rollout extras, gym's ``info`` dict), ``extra_info`` (verl's dataset rows and
+#: generation dumps), ``extras`` and ``meta`` (lighteval's and other harnesses' per-row
+#: extras). A field one of them holds is the row's own (``metadata.truncated`` is
+#: ``truncated``).
+EXTRA_PLACES: tuple[str, ...] = ("", "metadata.", "info.", "extra_info.", "extras.", "meta.")
+#: Where an error is recorded, after :data:`EXTRA_PLACES`: ``result`` (an Anthropic Message
+#: Batches line's ``result.error``, a harness's result object), ``state`` (verifiers' rollout
+#: ``State``) and ``response`` (an OpenAI Responses API object saved whole).
+ERROR_HOLDERS: tuple[str, ...] = (*EXTRA_PLACES, "result.", "state.", "response.")
+#: Where a sampler or a client records the request a row was drawn with, beside
+#: :data:`SAMPLING_PLACES`: ``request`` (a request body saved with its response: an OpenAI
+#: Batch API line's ``body``, a client's log) and ``config`` (a harness's per-row generation
+#: config). Read for a token cap, never for greedy decoding (a judge's settings are filed
+#: there as often).
+REQUEST_PLACES: tuple[str, ...] = ("request.", "config.")
+#: Served-model names: what an OpenAI-compatible server is called with in place of the
+#: model's own name (SGLang's and vLLM's ``--served-model-name`` set to ``default``,
+#: ``policy``, ``actor``; a harness's role name ``main``, ``local``). A model field
+#: holding one names no model, so the row's next model field speaks
+#: (``model: "default"`` beside ``model_name_or_path: Qwen/Qwen2.5-7B-Instruct``); any case.
+PLACEHOLDER_MODELS = frozenset(
+    {"default", "policy", "model", "actor", "main", "local", "current", "dummy"}
+    | {"served", "served_model", "served-model", "local_model", "local-model"}
+    | {"policy_model", "actor_model", "vllm", "sglang", "local-vllm", "local_vllm"}
+    | {"openai", "server", "endpoint"}
 )
+#: Field names that hold the model that wrote the row (a name, a path, or an object whose
+#: ``name`` / ``id`` / ``model`` is one, or a one-element list of one).
+MODEL_NAMES: tuple[str, ...] = (
+    *("model", "agent_model", "model_name", "model_name_or_path", "model_id", "model_path"),
+    *("served_model_name", "policy_model", "actor_model", "generation_model", "generator_model"),
+    "hf_model",
+)
+#: Names a harness gives the writer by its role (``generator``, ``policy``, ``agent``,
+#: ``llm``, ``engine``): as often a non-model word (``policy: "greedy"``, ``agent:
+#: "terminus"``), so read only where the value looks like a model's name
+#: (:data:`MODEL_LIKE`).
+MODEL_ROLES: tuple[str, ...] = ("generator", "policy", "llm", "engine", "agent")
+#: What a model's name looks like, searched in lower case: a Hub id (``Org/Name``), a size
+#: (``7b``, ``135m``, ``8x7b``), or a model family's name (the families graders and writers
+#: are drawn from, as :data:`whilecli.io.judge.GRADER_VALUE`). A polars (Rust) pattern: no
+#: look-around.
+MODEL_LIKE = (
+    r"^[\w.-]+/[\w.-]+$|(?:^|[^a-z0-9.])\d+(?:[._p]\d+)?[bm](?:$|[^a-z0-9])|\d+x\d+b"
+    r"|gpt|claude|gemini|\bo[134](?:\b|-)|llama|qwen|mistral|mixtral|deepseek|grok|command-r"
+    r"|phi-?[234]|gemma|nemotron|olmo|kimi|glm|yi-|internlm|falcon|granite|hermes|sonnet|opus|haiku"
+)
+#: Where a model field stands besides :data:`EXTRA_PLACES`: a sampler's or a client's objects
+#: (``sampling``, ``sampler``, ``request``, ``response``: an API response names its model;
+#: NeMo Gym's ``response.model`` stands beside its request's, which is not read), a harness's
+#: ``config`` and its agent's (verifiers traces' ``agent.config.model``), OpenHands'
+#: ``metadata.llm_config``.
+MODEL_PLACES: tuple[str, ...] = (
+    *EXTRA_PLACES,
+    *("sampling.", "sampler.", "request.", "response."),
+    *("config.", "agent.config.", "metadata.llm_config."),
+)
+#: The sub-fields of a model object that name it (``{"name": ..., "provider": ...}``).
+MODEL_OBJECT_KEYS: tuple[str, ...] = ("name", "id", "model")
+
+
+def _model_aliases() -> tuple[str, ...]:
+    """Every place a model field is read, in order: each place of :data:`MODEL_PLACES` in
+    turn, top level first; under each the names of :data:`MODEL_NAMES` (a model object's
+    keys, :data:`MODEL_OBJECT_KEYS`, and a one-element list after ``model`` and
+    ``model_name``), then the role names (:data:`MODEL_ROLES`). On the top level
+    ``model_version`` and ``policy_version`` (a model where it carries ``@``) come after
+    ``agent_model``, as they always have."""
+    out: list[str] = []
+    for place in MODEL_PLACES:
+        names = MODEL_NAMES
+        if not place:
+            names = (*MODEL_NAMES[:2], "model_version", "policy_version", *MODEL_NAMES[2:])
+        for name in names:
+            out.append(place + name)
+            if name in ("model", "model_name"):
+                out.extend(f"{place}{name}.{key}" for key in MODEL_OBJECT_KEYS)
+                out.append(f"{place}{name}[0]")
+        out.extend(place + role for role in MODEL_ROLES)
+    return tuple(dict.fromkeys(out))
+
+
+#: The model that wrote the row (``M@version`` keeps the version apart): every name of
+#: :data:`MODEL_NAMES` and :data:`MODEL_ROLES` in every place of :data:`MODEL_PLACES`
+#: (:func:`_model_aliases`), each row's first that names a model read.
+MODEL_ALIASES: tuple[str, ...] = _model_aliases()
 
 #: The policy version that wrote the row, where no ``model@version`` says it: a string or a
 #: number (a trainer's step), each read as its text. First match wins, row by row.
@@ -240,11 +315,16 @@ MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: value there records an error unless it records none (null, blank, ``false``, ``0``,
 #: ``"None"``, ``"null"``, an empty object or list: :data:`NO_ERROR_TEXTS`). ``error``:
 #: inspect_ai samples, OpenAI batch output lines, Braintrust and LangSmith runs, many
-#: harnesses; ``exception``: W&B Weave calls; ``metadata.error``: harnesses that file it
-#: with the row's metadata; ``response.error``: an OpenAI Responses API object saved whole.
+#: harnesses; ``exception``: W&B Weave calls; then ``error`` in every place of :data:`ERROR_HOLDERS`
+#: (``metadata.error``, verifiers' ``info.error`` and ``state.error``, an Anthropic batch
+#: line's ``result.error``, an OpenAI Responses API object's ``response.error``).
 #: ``error`` (first) records one whatever stands beside it (DESIGN section 1); the others
 #: only where the row holds no reply (:func:`whilecli.io.facts.reply_state`).
-ERROR_ALIASES: tuple[str, ...] = ("error", "exception", "metadata.error", "response.error")
+ERROR_ALIASES: tuple[str, ...] = (
+    "error",
+    "exception",
+    *(place + "error" for place in ERROR_HOLDERS if place),
+)
 #: A failure's class or code, filed beside the reply: an API client's (``RateLimitError``,
 #: ``APITimeoutError``, ``429``, ``overloaded_error``), or a grader's verdict on the model's
 #: answer (BFCL's ``error_type``: ``simple_function_checker:wrong_func_name``). Any value there
@@ -307,16 +387,21 @@ HTTP_STATUS_ALIASES: tuple[str, ...] = (
 #: (``429``, ``429.0``), after ``HTTP`` or ``HTTP/1.1``, or before its reason phrase.
 HTTP_ERROR = r"^(?:https?(?:/\d(?:\.\d)?)?\s*)?[45]\d\d(?:\.0+)?(?:\s+[a-z][a-z ._-]*)?$"
 #: Stop / finish reasons, every one the rows carry read: one of :data:`ERROR_REASONS`
-#: records an error, not a reply (``choices[0].finish_reason``: an OpenAI chat completion
-#: saved whole; the others where :data:`TRUNCATION_ALIASES` reads a reason too: a vLLM
+#: records an error, not a reply (``finish_reason`` and ``stop_reason`` in every place of
+#: :data:`EXTRA_PLACES`; ``choices[0].finish_reason``: an OpenAI chat completion saved whole;
+#: the others where :data:`TRUNCATION_ALIASES` reads a reason too: a vLLM
 #: ``RequestOutput``, SGLang's ``meta_info``, TGI's details, an OpenAI Batch API line, a
 #: LiteLLM ``ModelResponse``, Gemini's ``finishReason``).
-REASON_ALIASES: tuple[str, ...] = (
-    *("finish_reason", "stop_reason", "choices[0].finish_reason", "outputs[0].finish_reason"),
-    *("meta_info.finish_reason", "output.finish_reason", "metadata.finish_reason"),
-    *("response.finish_reason", "finishReason", "candidates[0].finishReason"),
-    *("details.finish_reason", "response.body.choices[0].finish_reason"),
-    "model_response.choices[0].finish_reason",
+REASON_ALIASES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            *(p + n for p in EXTRA_PLACES for n in ("finish_reason", "stop_reason")),
+            *("choices[0].finish_reason", "outputs[0].finish_reason", "meta_info.finish_reason"),
+            *("output.finish_reason", "response.finish_reason", "finishReason"),
+            *("candidates[0].finishReason", "details.finish_reason"),
+            *("response.body.choices[0].finish_reason", "model_response.choices[0].finish_reason"),
+        )
+    )
 )
 #: Stop / finish reasons that record an error, any case: ``error`` (inspect_ai, LiteLLM),
 #: ``abort`` (vLLM's and SGLang's aborted requests), ``aborted``, ``cancelled``, and a
@@ -438,18 +523,23 @@ CUT_FLAGS: tuple[str, ...] = (
     *("exceed_length", "exceeded_length", "length_exceeded", "hit_length_limit"),
 )
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
-#: boolean flag (true/false, 0/1, or those words as text).
+#: boolean flag (true/false, 0/1, or those words as text). The flags and the finish / stop
+#: reasons are read in every place of :data:`EXTRA_PLACES` (``metadata.truncated``,
+#: verifiers' ``info.truncated``, verl's ``extra_info.finish_reason``), top level first.
 TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
-    ("truncated", None),
-    ("is_truncated", None),
-    *((flag, None) for flag in CUT_FLAGS),
-    ("finish_reason", CUT_REASONS),
-    ("stop_reason", CUT_REASONS),
+    *(
+        alias
+        for place in EXTRA_PLACES
+        for alias in (
+            *((place + flag, None) for flag in ("truncated", "is_truncated", *CUT_FLAGS)),
+            (place + "finish_reason", CUT_REASONS),
+            (place + "stop_reason", CUT_REASONS),
+        )
+    ),
     ("choices[0].finish_reason", CUT_REASONS),  # an OpenAI chat / text completion
     ("outputs[0].finish_reason", CUT_REASONS),  # a vLLM RequestOutput
     ("meta_info.finish_reason", CUT_REASONS),  # SGLang
     ("output.finish_reason", CUT_REASONS),
-    ("metadata.finish_reason", CUT_REASONS),
     ("done_reason", CUT_REASONS),  # Ollama
     ("response.finish_reason", CUT_REASONS),
     ("incomplete_details.reason", CUT_REASONS),  # an OpenAI Responses API response
@@ -468,16 +558,46 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
 #: the cap was cut off there, one under it was not; a count past the cap is not a count of the
 #: tokens that cap limits (characters, a prompt's tokens beside the reply's, every turn's):
 #: not known. First match wins in each table.
-TOKEN_COUNT_ALIASES: tuple[str, ...] = (
+#: The reply's token count under the names tools give it (``num_tokens``, ``output_length``,
+#: ``response_len``), in every place of :data:`EXTRA_PLACES`, then in a usage object (an
+#: OpenAI or Anthropic response's ``usage``) and SGLang's ``meta_info``.
+TOKEN_COUNTS: tuple[str, ...] = (
     *("completion_tokens", "num_completion_tokens", "response_length", "response_tokens"),
     *("num_response_tokens", "output_tokens", "num_output_tokens", "generated_tokens"),
-    *("num_generated_tokens", "completion_length", "usage.completion_tokens"),
-    "usage.output_tokens",
+    *("num_generated_tokens", "completion_length", "num_tokens", "output_length"),
+    "response_len",
 )
-TOKEN_CAP_ALIASES: tuple[str, ...] = (
+TOKEN_COUNT_ALIASES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            *(place + name for place in EXTRA_PLACES for name in TOKEN_COUNTS),
+            *("usage.completion_tokens", "usage.output_tokens", "meta_info.completion_tokens"),
+            "meta_info.output_tokens",
+        )
+    )
+)
+#: The cap a reply was sampled under, under the names samplers give it (vLLM's
+#: ``max_tokens``, Hugging Face's ``max_new_tokens``, lm-eval's ``max_gen_toks``, OpenAI's
+#: ``max_completion_tokens``, verl's ``max_response_length``), in every sampler's place
+#: (:data:`SAMPLING_PLACES`: ``sampling_args.max_tokens``, ``gen_kwargs.max_gen_toks``), then
+#: in a request's (:data:`REQUEST_PLACES`) and the row's extras (:data:`EXTRA_PLACES`).
+#: ``max_length`` and ``max_response_len`` only beside ``output_length`` and ``response_len``
+#: (Hugging Face's ``max_length`` counts the prompt too).
+TOKEN_CAPS: tuple[str, ...] = (
     *("max_tokens", "max_new_tokens", "max_completion_tokens", "max_output_tokens"),
     *("max_response_length", "max_gen_toks", "max_generation_tokens"),
-    *("sampling_params.max_tokens", "sampling_params.max_new_tokens"),
+)
+#: A count that is read only against its own cap (:data:`TOKEN_CAPS` are read against any).
+PAIRED_CAPS: dict[str, tuple[str, ...]] = {
+    "output_length": ("max_length", "max_output_length"),
+    "response_len": ("max_response_len",),
+}
+TOKEN_CAP_ALIASES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        place + name
+        for place in (*SAMPLING_PLACES, *REQUEST_PLACES, *EXTRA_PLACES)
+        for name in TOKEN_CAPS
+    )
 )
 #: Per-token lists: the sampler's (behaviour) log-probs, the policy's, critic values.
 LOGPROB_ALIASES: tuple[str, ...] = (

@@ -66,9 +66,11 @@ from whilecli.io.aliases import (
     FLAG_TRUE,
     GREEDY_TEMPERATURE,
     HTTP_ERROR,
+    MODEL_LIKE,
     NO_ERROR_TEXTS,
     NO_REPLY_REASONS,
     NO_REPLY_STATUSES,
+    PLACEHOLDER_MODELS,
     TOKEN_LIMIT_WORDS,
 )
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
@@ -676,9 +678,19 @@ def draw_key(reply: Reply | None, greedy: pl.Expr | None = None) -> pl.Expr | No
 
 def named_model(raw: pl.Expr) -> pl.Expr:
     """A recorded model name, null where it names no model (:func:`whilecli.io.modelid.names_model`:
-    blank, a missing value's text such as ``None`` or ``N/A``, or a bare ``@version``)."""
+    blank, a missing value's text such as ``None`` or ``N/A``, or a bare ``@version``; or a
+    served-model placeholder, :data:`~whilecli.io.aliases.PLACEHOLDER_MODELS`: ``default``,
+    ``policy``)."""
     name = _lower(raw.str.splitn("@", 2).struct.field("field_0"))
-    return pl.when(~name.is_in(sorted(NO_VALUE))).then(raw)
+    return pl.when(~name.is_in(sorted(NO_VALUE | PLACEHOLDER_MODELS))).then(raw)
+
+
+def model_like(raw: pl.Expr) -> pl.Expr:
+    """A recorded name where it looks like a model's (:data:`~whilecli.io.aliases.MODEL_LIKE`:
+    a Hub id, a size, a model family), else null: what a field named by the writer's role
+    (``policy``, ``agent``: :data:`~whilecli.io.aliases.MODEL_ROLES`) names."""
+    name = _lower(raw.str.splitn("@", 2).struct.field("field_0"))
+    return pl.when(name.str.contains(MODEL_LIKE)).then(named_model(raw))
 
 
 def model_name(raw: pl.Expr, seen: Iterable[str] | None = None) -> pl.Expr:

@@ -31,12 +31,17 @@ from whilecli.io.aliases import (
     ERROR_CLASS_ALIASES,
     ERROR_FLAG_ALIASES,
     ERROR_TEXT_ALIASES,
+    EXTRA_PLACES,
     GRADE_LIST_ALIASES,
     HTTP_STATUS_ALIASES,
+    MODEL_ROLES,
+    PAIRED_CAPS,
     REASON_ALIASES,
+    REQUEST_PLACES,
     REWARD_PARTS,
     SAMPLE_LIST_ALIASES,
     SAMPLE_REPLY_LISTS,
+    SAMPLING_PLACES,
     STATUS_ALIASES,
     STOP_CUT,
     TEMPERATURE_ALIASES,
@@ -1350,11 +1355,12 @@ def _count_at_cap(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
     where it stays under it, null where either is missing or the count is past the cap (not a
     count of the tokens that cap limits). None where the rows carry no such pair; else the
     expression and the words that say where it was read."""
-    found = [
-        next((a for a in table if shape.kinds_at(a) - {"null"} <= NUMBER and shape.has(a)), None)
-        for table in (TOKEN_COUNT_ALIASES, TOKEN_CAP_ALIASES)
-    ]
-    count_col, cap_col = found
+    count_col = _number_at(shape, TOKEN_COUNT_ALIASES)
+    caps = TOKEN_CAP_ALIASES
+    if count_col is not None and (paired := PAIRED_CAPS.get(count_col.rpartition(".")[2])):
+        places = (*SAMPLING_PLACES, *REQUEST_PLACES, *EXTRA_PLACES)
+        caps = (*caps, *dict.fromkeys(place + cap for place in places for cap in paired))
+    cap_col = _number_at(shape, caps)
     if count_col is None or cap_col is None or count_col == cap_col:
         return None
     if not (shape.kinds_at(count_col) - {"null"} and shape.kinds_at(cap_col) - {"null"}):
@@ -1363,6 +1369,14 @@ def _count_at_cap(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
     cap = leaves.expr(cap_col, pl.Float64)
     reached = pl.when((cap > 0) & (count >= 0) & (count <= cap)).then(count >= cap)
     return reached, f"{count_col} reaching {cap_col} (the reply's tokens at its cap)"
+
+
+def _number_at(shape: Shape, aliases: tuple[str, ...]) -> str | None:
+    """The first of ``aliases`` the rows hold numbers at, each step above it an object."""
+    return next(
+        (a for a in aliases if shape.has(a) and shape.kinds_at(a) - {"null"} <= NUMBER),
+        None,
+    )
 
 
 def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
@@ -1474,17 +1488,46 @@ def _model_part(alias: str) -> str:
 def _model_alias(shape: Shape, alias: str, ctx: _Context | None) -> bool:
     """Whether the rows hold model names at ``alias`` (strings; a column that mixes them with
     other kinds is refused at its first such row). ``policy_version`` may mix numbers with
-    its text: only its ``M@version`` strings name a model."""
+    its text: only its ``M@version`` strings name a model. A nested field whose object also
+    holds a grader's field (:func:`_graders_object`) names the grader's model, not the
+    writer's."""
     if alias == "policy_version":
         kinds = shape.kinds_at(alias)
         found = _first(shape, (alias,), VERSION_KINDS, ctx, "a policy version")
         return found is not None and "string" in kinds
+    if not shape.has(alias) or not _within(shape, alias) or _graders_object(shape, alias):
+        return False
     return _first(shape, (alias,), frozenset({"string"}), ctx, "a model name") is not None
 
 
+#: A field's name that says a grader's: the judge words (:data:`whilecli.io.judge.JUDGE_WORDS`),
+#: and ``grader``, ``scorer``, ``evaluator``, ``reward_model``, ``rubric``, ``verdict``.
+_GRADER_FIELD = re.compile(
+    r"judge|judgment|judgement|annotator|grader|grading|scorer|evaluator|reward_?model|rubric|verdict"
+)
+
+
+def _graders_object(shape: Shape, alias: str) -> bool:
+    """Whether a nested model field's object (``metadata`` of ``metadata.model``, ``config``
+    of ``config.model``) also holds a field a grader writes (``judge_prompt``, ``grader``,
+    ``verdict``), or is itself under such a name: its ``model`` is the judge's as often."""
+    path = split_path(alias)
+    for end in range(1, len(path)):
+        node = shape.get(path[:end])
+        if node is None or _GRADER_FIELD.search(path[end - 1].lower()):
+            return True
+        if end == len(path) - 1 and any(_GRADER_FIELD.search(k.lower()) for k in node.children):
+            return True
+    return False
+
+
 def _model_at(leaves: Leaves, alias: str) -> pl.Expr:
-    """The model names at ``alias``, null where a row names none."""
-    text = facts.named_model(leaves.expr(alias, pl.String))
+    """The model names at ``alias``, null where a row names none; under a role's name
+    (:data:`MODEL_ROLES`: ``policy``, ``agent``) only a name that looks like a model's."""
+    raw = leaves.expr(alias, pl.String)
+    if alias.rpartition(".")[2] in MODEL_ROLES:
+        return facts.model_like(raw)
+    text = facts.named_model(raw)
     at = text.str.contains("@", literal=True)
     if alias == "policy_version":
         return pl.when(at).then(text)
