@@ -210,6 +210,31 @@ def refuse_unbounded(
     )
 
 
+def refuse_one_grade_threshold(
+    threshold: float, low: float, high: float, file: str, field: str
+) -> None:
+    """Refuse an explicit ``--pass-threshold`` that grades every reward of [0, 1] alike (exit
+    2): above 1, where no such reward can pass, or at 0 or below, where each one passes. The
+    rewards differ (``low`` < ``high``) yet every row would be one grade: a total regression
+    read as no change, a pool that splits read as a floor. (Between the rewards and 1, every
+    row failing is a floor's partial credit, and is read.)"""
+    unit = low >= -UNIT_TOLERANCE and high <= 1.0 + UNIT_TOLERANCE
+    if not unit or high - low <= UNIT_TOLERANCE:
+        return
+    if threshold > 1.0 + UNIT_TOLERANCE:
+        said = "above 1, so no reward in [0, 1] passes: every row would fail"
+    elif threshold <= UNIT_TOLERANCE:
+        said = "0 or below, so every reward in [0, 1] passes: every row would pass"
+    else:
+        return
+    raise InputError(
+        f"--pass-threshold {threshold:g} is {said}, though the rewards run from {_exact(low)}"
+        f" to {_exact(high)}; pass a threshold in (0, 1] (a reward at or above it passes)",
+        file=file,
+        field=field,
+    )
+
+
 def _exact(value: float) -> str:
     """A bound as short as it reads, but never rounded into [0, 1] (``1.0000001``, not ``1``)."""
     short = f"{value:g}"

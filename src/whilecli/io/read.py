@@ -67,6 +67,7 @@ from whilecli.io.locate import (
     locate,
     no_id,
     refuse_bytes_not_text,
+    refuse_one_grade_threshold,
     refuse_unbounded,
 )
 from whilecli.io.options import ReadOptions
@@ -616,6 +617,16 @@ def _assembled(
                         part.source.name,
                         field_name,
                     )
+    if pass_threshold is not None and (keep is None or keep.pass_rule):
+        for part in parts:
+            if part.plan.passed is None and part.stats["lo"] is not None:
+                refuse_one_grade_threshold(
+                    threshold,
+                    float(part.stats["lo"]),
+                    float(part.stats["hi"]),
+                    part.source.name,
+                    part.source.field(part.plan.fields.get("reward", "reward")),
+                )
     for part in parts:  # one id, two prompts: after the grades, which say more
         if part.task_table is not None:
             task = facts.conflicting_id(part.task_table)
