@@ -63,6 +63,7 @@ PROVISIONAL_KINDS = (
     "no_unanimous_groups",
     "mean_rewards",
     "cut_disputed",
+    "ids_per_sample",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -184,6 +185,7 @@ def findings(
         out += _no_unanimous_groups(pool, found.get("band"))
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
+    out += _ids_per_sample(pool)
     out += _left_out_decides(pool, counted)
     out += _cut_disputed(pool)
     if facts.cut_partial:
@@ -405,6 +407,61 @@ def _split_across_writers(band: CheckResult | None) -> list[Finding]:
         " --by policy_version routes each apart)"
     )
     return [Finding("split_across_writers", across, what, moves)]
+
+
+#: A task id that ends in a sample's index (``t12_s3``, ``q7-sample-2``, ``item_4#1``): the
+#: id's stem, then a separator, a word for a draw (or none) and its number.
+SAMPLE_SUFFIX = (
+    r"^(.+?)[_\-.:#/](?:s|sample|samp|rollout|roll|r|gen|g|n|k|draw|try|attempt|run|seed)?"
+    r"[_\-]?([0-9]{1,3})$"
+)
+#: One-row tasks read as samples of fewer prompts only from this many stems, each of this
+#: share of the tasks at least in stems of one size.
+SAMPLE_STEMS, SAMPLE_SHARE = 10, 0.8
+
+
+def _ids_per_sample(pool: Pool) -> list[Finding]:
+    """Every task one row, yet the ids read as prompts × samples: most end in a sample's
+    index (:data:`SAMPLE_SUFFIX`), their stems holding k ≥ 2 ids each, numbered 0..k−1 (or
+    1..k), at least :data:`SAMPLE_STEMS` stems. The rows are k draws per prompt keyed one id
+    per draw (no prompt text to key them by), read as one rollout per prompt (a firm
+    FlashReinforce on 2000 prompts at k = 8)."""
+    tasks = pool.tasks
+    if tasks.height < 2 * SAMPLE_STEMS or int(tasks["n"].max() or 0) != 1:
+        return []
+    parts = tasks.select(
+        "task_id", pl.col("task_id").str.extract_groups(SAMPLE_SUFFIX).alias("g")
+    ).unnest("g")
+    parts = parts.rename(dict(zip(parts.columns[1:], ["stem", "index"], strict=True)))
+    parts = parts.drop_nulls().with_columns(pl.col("index").cast(pl.Int64))
+    stems = parts.group_by("stem").agg(
+        pl.len().alias("k"), pl.col("index").min().alias("lo"), pl.col("index").max().alias("hi")
+    )
+    numbered = stems.filter(
+        (pl.col("k") >= 2)
+        & pl.col("lo").is_in([0, 1])
+        & (pl.col("hi") - pl.col("lo") + 1 == pl.col("k"))
+    )
+    if numbered.height < SAMPLE_STEMS:
+        return []
+    k = int(numbered["k"].mode().sort()[-1])
+    covered = int(numbered.filter(pl.col("k") == k)["k"].sum())
+    if covered < SAMPLE_SHARE * tasks.height:
+        return []
+    stem = numbered.filter(pl.col("k") == k).sort("stem")["stem"][0]
+    ids = parts.filter(pl.col("stem") == stem).sort("index")["task_id"]
+    return [
+        Finding(
+            "ids_per_sample",
+            covered,
+            f"every task has one row, yet {covered} of {tasks.height} ids read as"
+            f" {covered // k} prompts × {k} samples ({ids[0]} … {ids[-1]}): an id per"
+            " draw, no prompt text to key them by",
+            "the rows may be k draws per prompt read as one rollout per prompt: the verdict"
+            " is provisional; key the rows by their prompt (--map task_id=COLUMN, or keep"
+            " the prompt text)",
+        )
+    ]
 
 
 def _singles_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
