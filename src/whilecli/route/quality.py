@@ -427,7 +427,7 @@ def _ids_per_sample(pool: Pool) -> list[Finding]:
     per draw (no prompt text to key them by), read as one rollout per prompt (a firm
     FlashReinforce on 2000 prompts at k = 8)."""
     tasks = pool.tasks
-    if tasks.height < 2 * SAMPLE_STEMS or int(tasks["n"].max() or 0) != 1:
+    if tasks.height < 2 * SAMPLE_STEMS or tasks.filter(pl.col("n") != 1).height:
         return []
     parts = tasks.select(
         "task_id", pl.col("task_id").str.extract_groups(SAMPLE_SUFFIX).alias("g")
