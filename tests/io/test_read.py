@@ -267,6 +267,11 @@ def test_parse_map() -> None:
             [b'{"task_id":1,"reward":null}', b"", b'{"task_id":1,"reward":NaN}'],
             r":1: field 'reward': no graded row: all 2 rows have no grade",
         ),
+        (
+            [b'{"task_id":1,"reward":null,"score":1}', b'{"task_id":1,"reward":null,"score":0}'],
+            r":1: field 'reward': no graded row: .*columns the rows carry: score; pass --map"
+            r" reward=score",
+        ),
         ([b'{"task_id":1,"reward":[1]}'], r":1: field 'reward': is a JSON list"),
         ([b'{"task_id":1,"reward":1}', b'{"task_id":1,"reward":1}\xff'], r":2: not valid UTF-8"),
         ([b'{"task_id":1}'], r"field 'reward': no reward column"),

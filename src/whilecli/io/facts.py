@@ -1014,12 +1014,20 @@ def refuse_ungraded(
     row: int | None = None,
     at: str | None = None,
     spelled: str | None = None,
+    binary: Sequence[str] = (),
 ) -> None:
     """Refuse a file with no graded row (exit 2), at its first row; ``spelled``: what the
-    rows hold under a key that spells the grade's in another case (:func:`spelled_otherwise`)."""
+    rows hold under a key that spells the grade's in another case (:func:`spelled_otherwise`);
+    ``binary``: the columns the rows carry that hold 0/1 values (the likely grade)."""
+    hint = "pass --map reward=COLUMN"
+    if binary:
+        hint = (
+            f"binary-looking columns the rows carry: {', '.join(binary)}; pass --map"
+            f" reward={binary[0]}"
+        )
     raise InputError(
         f"no graded row: all {rows} rows have no grade (null, not a number, or absent), this one first;"
-        f" {spelled or 'pass --map reward=COLUMN'}",
+        f" {spelled or hint}",
         file=file,
         field=field,
         line=line,

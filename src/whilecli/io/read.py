@@ -1904,6 +1904,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
             field_name,
             **_where(source, st["f_first_ungraded"]),
             spelled=facts.spelled_otherwise(field_name, part.plan.reward_spelled, none_graded=True),
+            binary=[c for c in part.binary_hint() if c != field_name],
         )
     table = part.task_table
     compared, repeated, apart = facts.draws_found(table) if table is not None else (0, 0, 0)
