@@ -102,6 +102,16 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def one_text(value: Any) -> Any:
+    """An object holding one text (``{"question": "..."}``, a dataset row or a task's output
+    as evaluation tools save them) as its text; else the value as it is."""
+    if isinstance(value, dict) and len(value) == 1:
+        (only,) = value.values()
+        if isinstance(only, str):
+            return only
+    return value
+
+
 def _finite(row: dict[str, Any]) -> dict[str, Any]:
     """A non-finite reward written as a string, so the reader names it instead of JSON failing."""
     row = {k: v for k, v in row.items() if v is not None}  # absent: not recorded

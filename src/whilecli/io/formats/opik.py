@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, as_dict, score_origin, scores
+from whilecli.io.formats import Converted, as_dict, one_text, score_origin, scores
 
 NAME = "opik"
 #: Opik's LLM-judge metrics that score a fault (``llm_judges/hallucination``,
@@ -118,15 +118,6 @@ def _table(item: dict[str, Any], at: str, name: str) -> dict[str, Any]:
     return table
 
 
-def _text(value: Any) -> Any:
-    """A dict of one text (``{"output": "..."}``) as its text; else the value as it is."""
-    if isinstance(value, dict) and len(value) == 1:
-        (only,) = value.values()
-        if isinstance(only, str):
-            return only
-    return value
-
-
 def convert(doc: dict[str, Any], path: Any, name: str) -> Converted:
     experiment = doc["experiment"]
     read: list[tuple[dict[str, Any], dict[str, Any], str]] = []
@@ -165,8 +156,8 @@ def convert(doc: dict[str, Any], path: Any, name: str) -> Converted:
             {
                 "task_id": item["dataset_item_id"],
                 "reward": scores.number(table.get(chosen)) if chosen is not None else None,
-                "prompt": _text(item.get("dataset_item_data")),
-                "completion": _text(item.get("evaluation_task_output")),
+                "prompt": one_text(item.get("dataset_item_data")),
+                "completion": one_text(item.get("evaluation_task_output")),
                 "model": row_model,
                 "grader_model": judge,
                 "trace_id": item.get("trace_id"),

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, entries, score_origin, scores
+from whilecli.io.formats import Converted, entries, one_text, score_origin, scores
 from whilecli.io.shape import kind_words
 
 NAME = "phoenix"
@@ -86,15 +86,6 @@ def from_table(items: list[tuple[dict[str, Any], dict[str, Any]]], name: str) ->
         plain["error"] = error if isinstance(error, str) and error else None
         records.append({**plain, "annotations": list(found.values())})
     return convert(records, name, [place for place, _ in items])
-
-
-def _text(value: Any) -> Any:
-    """A dict of one text (``{"question": "..."}``) as its text; else the value as it is."""
-    if isinstance(value, dict) and len(value) == 1:
-        (only,) = value.values()
-        if isinstance(only, str):
-            return only
-    return value
 
 
 def _annotations(
@@ -174,8 +165,8 @@ def convert(doc: list[Any], name: str, places: list[dict[str, Any]] | None = Non
             "task_id": run["example_id"],
             "repetition_number": run.get("repetition_number"),
             "reward": scores.number(table.get(chosen)) if chosen is not None else None,
-            "prompt": _text(run.get("input")),
-            "completion": _text(run.get("output")),
+            "prompt": one_text(run.get("input")),
+            "completion": one_text(run.get("output")),
             "trace_id": run.get("trace_id"),
             "scores": scores.numbers(table),
             "labels": labels or None,

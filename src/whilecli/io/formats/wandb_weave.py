@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.formats import Converted, as_dict, as_list, score_origin, scores
+from whilecli.io.formats import Converted, as_dict, as_list, one_text, score_origin, scores
 from whilecli.io.shape import kind_words
 
 NAME = "weave"
@@ -54,15 +54,6 @@ def _model_name(ref: Any) -> str | None:
     if not isinstance(ref, str) or not ref:
         return None
     return ref.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _text(value: Any) -> Any:
-    """A dict of one text (``{"question": "..."}``) as its text; else the value as it is."""
-    if isinstance(value, dict) and len(value) == 1:
-        (only,) = value.values()
-        if isinstance(only, str):
-            return only
-    return value
 
 
 def convert(doc: dict[str, Any], name: str) -> Converted:
@@ -129,8 +120,8 @@ def convert(doc: dict[str, Any], name: str) -> Converted:
             {
                 "task_id": row["row_digest"],
                 "reward": scores.number(table.get(chosen)) if chosen is not None else None,
-                "prompt": _text(row.get("raw_data_row")),
-                "completion": _text(trial.get("model_output")),
+                "prompt": one_text(row.get("raw_data_row")),
+                "completion": one_text(trial.get("model_output")),
                 "model": model,
                 "evaluation_call_id": call,
                 "scores": scores.numbers(table),
