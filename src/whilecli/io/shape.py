@@ -28,19 +28,11 @@ from whilecli.io import facts, words
 if TYPE_CHECKING:
     from polars.datatypes.classes import DataTypeClass
 
-from whilecli.io.aliases import (
-    ERROR_ALIASES,
-    ERROR_CLASS_ALIASES,
-    ERROR_FLAG_ALIASES,
-    ERROR_TEXT_ALIASES,
-    HTTP_STATUS_ALIASES,
-    REASON_ALIASES,
-    STATUS_ALIASES,
-)
 from whilecli.io.aliases import LOGPROB_ALIASES as LOGPROB_ALIASES
 
 # The shared alias tables, re-exported for the reader's modules.
 from whilecli.io.aliases import MODEL_ALIASES as MODEL_ALIASES
+from whilecli.io.aliases import MODEL_ROLES
 from whilecli.io.aliases import PROMPT_ALIASES as PROMPT_ALIASES
 from whilecli.io.aliases import REWARD_ALIASES as REWARD_ALIASES
 from whilecli.io.aliases import TASK_ALIASES as TASK_ALIASES
@@ -201,35 +193,45 @@ class Shape:
         return cls.from_dtype(pl.Struct(dict(schema)))
 
 
-#: Where a harness records an error, on the rows' top level: each place read on its own
-#: (an ``error`` in the sample beside an ``error_type`` past it is read from both), so each
-#: is its own table below (a finish reason ``error`` or ``overloaded`` too). The nested
-#: places (``response.error``) come with an object every row of their writer carries.
-ERROR_PLACES: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        alias
-        for table in (ERROR_ALIASES, ERROR_TEXT_ALIASES, ERROR_FLAG_ALIASES, ERROR_CLASS_ALIASES)
-        + (STATUS_ALIASES, HTTP_STATUS_ALIASES, REASON_ALIASES)
-        for alias in table
-        if "." not in alias
-    )
+#: Where a harness records an error on the rows' top level, looked for past the sample (an
+#: API that began to fail partway through a run writes them late): each place read on its own
+#: (an ``error`` in the sample beside an ``error_type`` past it is read from both), so each is
+#: its own table below. The names most writers use; each searched name costs a scan of the
+#: file's bytes, so the rarer spellings are read where the sample holds them.
+ERROR_PLACES: tuple[str, ...] = (
+    *("error", "exception", "error_message", "error_type", "error_code"),
+    *("status", "status_code", "finish_reason", "stop_reason"),
+)
+#: The model's names looked for past the sample: the names on the rows' top level, not the
+#: role words (:data:`~whilecli.io.aliases.MODEL_ROLES`) nor their objects.
+LATE_MODEL_ALIASES: tuple[str, ...] = tuple(
+    a for a in MODEL_ALIASES if "." not in a and "[" not in a and a not in MODEL_ROLES
 )
 #: The optional fields a JSONL sample may miss when a writer adds their keys only to some rows
 #: (a truncation flag only on cut-off replies, an error's fields only once the API began to
 #: fail, say): each table's paths, none of them seen.
 LATE_FIELD_ALIASES: tuple[tuple[str, ...], ...] = (
     tuple(path for path, _ in TRUNCATION_ALIASES),
-    MODEL_ALIASES,
+    LATE_MODEL_ALIASES,
     LOGPROB_ALIASES,
     VALUE_ALIASES,
     *((place,) for place in ERROR_PLACES),
 )
 
 
+#: The objects a field of :data:`LATE_FIELD_ALIASES` is looked for past the sample in, where
+#: the sample holds none: a reply's ``response`` and ``choices``, the extras a harness adds to
+#: some rows (``metadata``), the sampler's (``sampling``). Other objects (``info``, ``config``,
+#: ``agent``, ...) are written on every row of their writer or on none: each searched key
+#: costs a scan of the file's bytes.
+LATE_CONTAINERS = frozenset({"metadata", "response", "sampling", "choices", "outputs"})
+
+
 def unseen_paths(shape: Shape) -> list[tuple[str, ...]]:
     """Where to look past a sample: for each table of :data:`LATE_FIELD_ALIASES` of which the
     sample carries no path, each path cut after its first key the sample lacks (``a.b.c``
-    with ``a`` seen gives ``("a", "b")``). A table the sample resolves is left alone."""
+    with ``a`` seen gives ``("a", "b")``), where that key is the path's last or one of
+    :data:`LATE_CONTAINERS`. A table the sample resolves is left alone."""
     found: list[tuple[str, ...]] = []
     for table in LATE_FIELD_ALIASES:
         if any(shape.has(path) for path in table):
@@ -246,7 +248,8 @@ def unseen_paths(shape: Shape) -> list[tuple[str, ...]]:
                     node = node.children[key]
                 else:
                     cut = parts[: depth + 1]
-                    if cut not in found:
+                    leaf = depth == len(parts) - 1
+                    if (leaf or key in LATE_CONTAINERS) and cut not in found:
                         found.append(cut)
                     break
     return found
