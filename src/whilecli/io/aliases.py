@@ -216,10 +216,41 @@ def _model_aliases() -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+#: Places whose model field names the writer as often as a grader's, a dataset's or a tool's
+#: (a judge's ``config.model``, verl's ``extra_info`` from the dataset, a reward model's
+#: ``info.model``), and names that do the same (the role words; ``generation_model``, the
+#: model that wrote a dataset's reference answer).
+UNSURE_MODEL_PLACES: tuple[str, ...] = (
+    "metadata.",
+    "info.",
+    "extra_info.",
+    "extras.",
+    "meta.",
+    "config.",
+)
+UNSURE_MODEL_NAMES: tuple[str, ...] = (*MODEL_ROLES, "generation_model", "generator_model")
+
+
+def unsure_model_alias(alias: str) -> bool:
+    """Whether a model alias's field may name another model than the writer's
+    (:data:`UNSURE_MODEL_PLACES`, :data:`UNSURE_MODEL_NAMES`): read after every sure one, and
+    a verdict resting on it alone is provisional."""
+    place, _, name = alias.rpartition(".")
+    head = name.partition("[")[0]
+    if head in UNSURE_MODEL_NAMES or place.rpartition(".")[2] in UNSURE_MODEL_NAMES:
+        return True
+    if alias.startswith("metadata.llm_config."):
+        return False
+    return any(alias.startswith(p) for p in UNSURE_MODEL_PLACES)
+
+
 #: The model that wrote the row (``M@version`` keeps the version apart): every name of
 #: :data:`MODEL_NAMES` and :data:`MODEL_ROLES` in every place of :data:`MODEL_PLACES`
-#: (:func:`_model_aliases`), each row's first that names a model read.
-MODEL_ALIASES: tuple[str, ...] = _model_aliases()
+#: (:func:`_model_aliases`), the unsure ones (:func:`unsure_model_alias`) after every other,
+#: each row's first that names a model read.
+MODEL_ALIASES: tuple[str, ...] = tuple(
+    sorted(_model_aliases(), key=lambda alias: unsure_model_alias(alias))
+)
 
 #: The policy version that wrote the row, where no ``model@version`` says it: a string or a
 #: number (a trainer's step), each read as its text. First match wins, row by row.

@@ -799,6 +799,10 @@ class Facts:
     rekeyed_rows: int = 0
     rekeyed_prompts: int = 0
     id_rows: int = 0
+    #: The field the rows name their model in where every such field may name another model
+    #: than the writer's (``config.model``, ``generator``: :func:`whilecli.io.aliases.
+    #: unsure_model_alias`); None where a sure field names it, or none does.
+    model_unsure: str | None = None
     #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
     #: ``effective`` traces): the groups that all pass or all fail are not there.
     selected: int = 0
@@ -847,7 +851,7 @@ class Facts:
             self.id_rows += other.id_rows
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
-            *("first_cut_partial", "per_row_ids", "first_cut_disputed"),
+            *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
         )
         for name in names:
             if getattr(self, name) is None:

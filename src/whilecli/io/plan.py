@@ -53,6 +53,7 @@ from whilecli.io.aliases import (
     TRANSCRIPT_ALIASES,
     TURN_INDEX_ALIASES,
     VERSION_ALIASES,
+    unsure_model_alias,
 )
 from whilecli.io.formats import lighteval, lm_eval
 from whilecli.io.formats.registry import NAMES
@@ -176,6 +177,9 @@ class Plan:
     #: Keys beside the grade's that spell it in another case (``Reward`` where ``reward``
     #: is read): rows that carry only such a key read as ungraded, and the facts name it.
     reward_spelled: tuple[str, ...] = ()
+    #: Where every field naming the rows' model may name another's (a grader's, a
+    #: dataset's): the first such field (:attr:`_Context.model_unsure`); None: a sure one.
+    model_unsure: str | None = None
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
@@ -478,6 +482,7 @@ def build_plan(
         turn=None if exploding or episode is not None or turn is None else turn[0],
         turn_field=None if exploding or episode is not None or turn is None else turn[1],
         reward_spelled=_spelled_otherwise(shape, fields.get("reward")),
+        model_unsure=ctx.model_unsure,
     )
 
 
@@ -783,6 +788,9 @@ class _Context:
     #: Rows holding the id aliases' values (a Parquet file's first rows), where the sample is
     #: not given: what :func:`_grouping_id` reads.
     id_rows: Sequence[Mapping[str, object]] = ()
+    #: The one kind of field the rows name their model in, where every such field may name
+    #: another model than the writer's (:func:`whilecli.io.aliases.unsure_model_alias`).
+    model_unsure: str | None = None
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -1449,6 +1457,8 @@ def _model(
         # First match wins row by row: a row without the first alias falls to the next.
         raw = pl.coalesce([_model_at(leaves, a) for a in present])
         sources["model"] = " else ".join(a + _model_part(a) for a in present)
+        if all(unsure_model_alias(a) for a in present) and ctx is not None:
+            ctx.model_unsure = present[0]
     side = sidecar_model(fmt, source)
     if raw is None and side is not None:
         raw = pl.lit(side[0], dtype=pl.String)

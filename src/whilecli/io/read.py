@@ -1927,6 +1927,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         errors=errors,
         first_error=first_error if errors else None,
         request_errors=int(st["f_request"] or 0),
+        model_unsure=part.plan.model_unsure,
         empty=int(st["f_empty"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
         partial=int(st["partial"] or 0),

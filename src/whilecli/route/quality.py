@@ -64,6 +64,7 @@ PROVISIONAL_KINDS = (
     "mean_rewards",
     "cut_disputed",
     "ids_per_sample",
+    "model_unsure",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -186,6 +187,7 @@ def findings(
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _ids_per_sample(pool)
+    out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _left_out_decides(pool, counted)
     out += _cut_disputed(pool)
     if facts.cut_partial:
@@ -407,6 +409,28 @@ def _split_across_writers(band: CheckResult | None) -> list[Finding]:
         " --by policy_version routes each apart)"
     )
     return [Finding("split_across_writers", across, what, moves)]
+
+
+def _model_unsure(pool: Pool, on_policy: CheckResult | None, model_given: bool) -> list[Finding]:
+    """Rows whose every model field may name another model than the writer's (a judge's
+    ``config.model``, a dataset's ``generation_model``, verl's ``extra_info.model``, a role
+    word: :func:`whilecli.io.aliases.unsure_model_alias`), where check 6 reads them as
+    another model's: the verdict rests on what that field means, and is provisional."""
+    field = pool.source.facts.model_unsure
+    if field is None or not model_given or on_policy is None:
+        return []
+    if on_policy.status.value != "fail" or on_policy.decides != "off-policy":
+        return []
+    return [
+        Finding(
+            "model_unsure",
+            pool.rows,
+            f"the rows name a model only under {field}, a field that names a grader's, a"
+            " dataset's or a tool's model as often as the writer's",
+            "check 6 reads it as the writer: the verdict is provisional; pass --map"
+            " model=COLUMN to say which field names the writer",
+        )
+    ]
 
 
 #: A task id that ends in a sample's index (``t12_s3``, ``q7-sample-2``, ``item_4#1``): the
