@@ -168,3 +168,24 @@ def test_a_finish_reason_settles_the_count(tmp_path: Path) -> None:
     got = route_rows(write_rows(tmp_path, rows, "jsonl"), MODEL)
     assert (got.route, got.provisional) == ("grpo", False)
     assert not {"cut_disputed", "cut_disputed_failing"} & set(finding_kinds(got))
+
+
+@pytest.mark.parametrize("place", ["config.max_tokens", "metadata.max_tokens", "max_tokens"])
+def test_a_cap_the_counts_run_past_is_no_cap_of_the_reply(tmp_path: Path, place: str) -> None:
+    """A cap that many replies' counts run past (a judge's budget, one turn's of several) is
+    not the reply's: the rows at it are neither cut nor disputed."""
+    rnd = random.Random(9)
+    rows = []
+    for t in range(400):
+        p = rnd.uniform(0.2, 0.8)
+        for j in range(8):
+            row: dict[str, Any] = {"task_id": f"t{t}", "reward": float(rnd.random() < p),
+                                   "completion_tokens": rnd.choice([1024, rnd.randint(200, 3000)]),
+                                   "truncated": False, "model": MODEL,
+                                   "completion": f"{t}.{j}.{rnd.random()}"}  # fmt: skip
+            head, _, last = place.rpartition(".")
+            (row.setdefault(head, {}) if head else row)[last] = 1024
+            rows.append(row)
+    got = route_rows(write_rows(tmp_path, rows, "jsonl"), MODEL)
+    assert (got.route, got.provisional) == ("grpo", False)
+    assert not {"cut_disputed", "cut_disputed_failing"} & set(finding_kinds(got))

@@ -367,7 +367,7 @@ def build_plan(
             f"--map truncated={cut_col}: a list of flags reads one per rollout, beside a reward"
             " read one per rollout (--map reward=COLUMN[])"
         )
-    truncated, disputed = _truncation(shape, leaves, cut_col, fmt, sources)
+    truncated, disputed = _truncation(shape, leaves, cut_col, fmt, sources, ctx.sample)
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
@@ -1237,7 +1237,12 @@ def _trl_reward_columns(shape: Shape) -> list[str]:
 
 
 def _truncation(
-    shape: Shape, leaves: Leaves, col: str | None, fmt: str, sources: dict[str, str]
+    shape: Shape,
+    leaves: Leaves,
+    col: str | None,
+    fmt: str,
+    sources: dict[str, str],
+    sample: Sequence[Mapping[str, object]] = (),
 ) -> tuple[pl.Expr, pl.Expr | None]:
     """Whether each row's reply was cut off (DESIGN section 1): true, false, or null (not
     recorded). ``--map`` wins; verifiers v1 traces and lighteval have their own rules. Else
@@ -1308,7 +1313,7 @@ def _truncation(
             finished.append(pl.when(done).then(pl.lit(False)))
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
-    counted = _count_at_cap(shape, leaves)
+    counted = _count_at_cap(shape, leaves, sample)
     if counted is not None:  # what a row no flag or reason speaks of says by its token count
         finished.insert(0, counted[0])
     if not said and counted is None:
@@ -1356,13 +1361,16 @@ def cut_disputed(flags: list[pl.Expr], reasons: list[pl.Expr], at_cap: pl.Expr) 
     return at_cap.fill_null(False) & says_not & ~says_cut & ~spoke
 
 
-def _count_at_cap(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
+def _count_at_cap(
+    shape: Shape, leaves: Leaves, sample: Sequence[Mapping[str, object]] = ()
+) -> tuple[pl.Expr, str] | None:
     """Whether each row's reply reached its token cap, where the rows carry the reply's
     token count and the cap as numbers (:data:`TOKEN_COUNT_ALIASES`,
     :data:`TOKEN_CAP_ALIASES`, first match each): true where the count reaches the cap, false
     where it stays under it, null where either is missing or the count is past the cap (not a
     count of the tokens that cap limits). None where the rows carry no such pair; else the
-    expression and the words that say where it was read."""
+    expression and the words that say where it was read. A count past its cap on any sampled row (``sample``)
+    says the cap limits something else (a judge's budget, one turn of several): no pair."""
     count_col = _number_at(shape, TOKEN_COUNT_ALIASES)
     caps = TOKEN_CAP_ALIASES
     if count_col is not None and (paired := PAIRED_CAPS.get(count_col.rpartition(".")[2])):
@@ -1373,6 +1381,11 @@ def _count_at_cap(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
         return None
     if not (shape.kinds_at(count_col) - {"null"} and shape.kinds_at(cap_col) - {"null"}):
         return None  # null on every sampled row: nothing is said
+    for row in sample:
+        n, limit = _value_at(row, count_col), _value_at(row, cap_col)
+        numbers = isinstance(n, int | float) and isinstance(limit, int | float)
+        if numbers and not isinstance(n, bool) and 0 < limit < n:  # type: ignore[operator]
+            return None
     count = leaves.expr(count_col, pl.Float64)
     cap = leaves.expr(cap_col, pl.Float64)
     reached = pl.when((cap > 0) & (count >= 0) & (count <= cap)).then(count >= cap)
