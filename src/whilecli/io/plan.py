@@ -779,6 +779,7 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     shape, leaves, fmt, sources, fields = ctx.shape, ctx.leaves, ctx.fmt, ctx.sources, ctx.fields
     row_filter: pl.Expr | None = None
     if col is not None:
+        _check_mapped_id(ctx, col)
         ctx.task_key = leaves.expr(col, pl.String)
         task = no_blank(ctx.task_key)
         sources["task_id"], fields["task_id"] = f"{col} (--map)", col
@@ -964,6 +965,31 @@ def _shell(arg: str) -> str:
 
 
 _PLAIN_ARG = re.compile(r"[\w.\-=/\[\]:@+,%]+")
+
+
+def _check_mapped_id(ctx: _Context, col: str) -> None:
+    """``--map task_id=COLUMN``: a column of ids, one per row, in every reader. A list step
+    (``tags[]``) or a column holding JSON lists or objects (a Parquet list or struct column,
+    their JSON Lines spelling) is refused naming the field, as an id alias holding them is
+    (:func:`_ids_held_in_objects`)."""
+    if "[]" in col:
+        one = _shell("task_id=" + col.replace("[]", "[N]", 1))
+        raise InputError(
+            f"--map task_id={col}: a task id is one value per row, not one per element of a"
+            f" list: pass --map {one} to read one element as the task id",
+            file=ctx.source.name,
+            field=col,
+        )
+    kinds = ctx.shape.kinds_at(col) - {"null"}
+    if not kinds & {"dict", "list"}:
+        return
+    held = _ids_held_in_objects(ctx.shape, [col])
+    what = (
+        held[1]
+        if held is not None
+        else "the column holds JSON lists or objects beside ids: a task id is one value per row"
+    )
+    raise InputError(what, file=ctx.source.name, field=col)
 
 
 def _ids_held_in_objects(shape: Shape, aliases: Sequence[str]) -> tuple[str, str] | None:

@@ -403,6 +403,12 @@ class Leaves:
                 dotted,
                 f"is a column of {found}, not {'a number' if dtype == pl.Float64 else 'true/false'}",
             )
+        if dtype == pl.String and isinstance(found, _NOT_TEXT):
+            raise BadValue(
+                dotted,
+                f"is a column of {found}, not text or a number: no id, name or version is"
+                " read from it",
+            )
         if "[]" in path:  # every element: a list of the dtype
             return _chain(path).cast(pl.List(dtype))
         return _chain(path).cast(dtype)
@@ -621,6 +627,11 @@ def _dtype_at(schema: pl.Schema, path: tuple[str, ...]) -> DType | None:
 
 def _numeric_or_bool(dtype: DType) -> bool:
     return dtype == pl.Boolean or dtype.is_numeric()
+
+
+#: Parquet column types a text field (a task id, a model name) is never read from: polars
+#: casts none of them to text (a duration, an Arrow extension type, a list).
+_NOT_TEXT = (pl.Duration, pl.Extension, pl.List, pl.Array)
 
 
 class BadValue(ValueError):
