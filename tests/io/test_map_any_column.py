@@ -9,6 +9,7 @@ file; never another exception (``--map truncated=reward`` exited 70 with a polar
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import InputError
-from whilecli.io.read import MAPPABLE
+from whilecli.io.read import MAPPABLE, read_rows
 from whilecli.route import run_route
 from whilecli.route.slices import Slices
 
@@ -84,29 +85,48 @@ def test_the_grades_column_feeds_no_other_field(tmp_path: Path, field: str) -> N
         run_route([str(path)], mapping={field: "reward"})
 
 
-#: Values a task id is never read from: JSON lists and objects, in every reader.
+#: Lists and objects a task id may be mapped to (a prompt's messages): read as their JSON text.
 HELD = {
     "strings": lambda i: [f"t{i % 3}", "x"],
     "numbers": lambda i: [i % 3],
-    "empty": lambda i: [],
-    "object": lambda i: {"name": f"t{i % 3}", "n": i},
+    "messages": lambda i: [{"role": "user", "content": f"q{i % 3}"}],
+    "object": lambda i: {"name": f"t{i % 3}", "n": i % 2},
     "nested": lambda i: [[f"t{i % 3}"]],
 }
 
 
+def _write(rows: list[dict[str, Any]], path: Path) -> None:
+    frame = pl.DataFrame(rows)
+    if path.suffix == ".parquet":
+        frame.write_parquet(path)
+    else:
+        frame.write_ndjson(path)
+
+
+@pytest.mark.parametrize("held", sorted(HELD))
+def test_task_id_mapped_to_lists_or_objects_reads_the_same_ids_in_every_reader(
+    tmp_path: Path, held: str
+) -> None:
+    rows = [{"task_id": f"t{i}", "reward": float(i % 2), "col": HELD[held](i)} for i in range(12)]
+    ids = {}
+    for kind in ("jsonl", "parquet"):
+        path = tmp_path / f"rows.{kind}"
+        _write(rows, path)
+        frame = read_rows([str(path)], mapping={"task_id": "col"}).frame.collect()
+        ids[kind] = frame["task_id"].to_list()
+    assert ids["jsonl"] == ids["parquet"]
+    assert len(set(ids["jsonl"])) == len({json.dumps(HELD[held](i)) for i in range(12)})
+
+
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 @pytest.mark.parametrize("held", sorted(HELD))
-@pytest.mark.parametrize("step", ["", "[]", "[].a"])
-def test_task_id_mapped_to_lists_or_objects_is_refused_in_every_reader(
+@pytest.mark.parametrize("step", ["[]", "[].a", "[].role"])
+def test_task_id_mapped_to_each_element_of_a_list_is_refused_in_every_reader(
     tmp_path: Path, kind: str, held: str, step: str
 ) -> None:
     rows = [{"task_id": f"t{i}", "reward": float(i % 2), "col": HELD[held](i)} for i in range(8)]
     path = tmp_path / f"rows.{kind}"
-    frame = pl.DataFrame(rows)
-    if kind == "parquet":
-        frame.write_parquet(path)
-    else:
-        frame.write_ndjson(path)
+    _write(rows, path)
     col = f"col{step}"
     with pytest.raises(InputError) as err:
         run_route([str(path)], mapping={"task_id": col})
@@ -140,8 +160,17 @@ def _not_text(name: str, n: int) -> pa.Array:
     )
 
 
-@pytest.mark.parametrize("name", ["duration", "extension", "list", "fixed list"])
-@pytest.mark.parametrize("mapped", [False, True])
+@pytest.mark.parametrize(
+    ("name", "mapped"),
+    [
+        ("duration", False),
+        ("duration", True),
+        ("extension", False),
+        ("extension", True),
+        ("list", False),  # mapped, a list reads as its JSON text (above)
+        ("fixed list", False),
+    ],
+)
 def test_a_parquet_task_id_of_a_type_with_no_text_is_refused_naming_the_field(
     tmp_path: Path, name: str, mapped: bool
 ) -> None:

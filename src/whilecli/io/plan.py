@@ -65,6 +65,7 @@ from whilecli.io.shape import (
     VALUE_ALIASES,
     Leaves,
     Shape,
+    canonical_series,
     is_index,
     prompt_hash,
     prompt_hash_before_reply,
@@ -780,7 +781,12 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     row_filter: pl.Expr | None = None
     if col is not None:
         _check_mapped_id(ctx, col)
-        ctx.task_key = leaves.expr(col, pl.String)
+        if ctx.shape.kinds_at(col) & {"dict", "list"}:  # a prompt's messages: their JSON text
+            ctx.task_key = leaves.text(col).map_batches(
+                canonical_series, return_dtype=pl.String, is_elementwise=True
+            )
+        else:
+            ctx.task_key = leaves.expr(col, pl.String)
         task = no_blank(ctx.task_key)
         sources["task_id"], fields["task_id"] = f"{col} (--map)", col
     elif fmt == "prime-rft" and shape.has("step") and shape.has("problem_id"):
@@ -968,10 +974,9 @@ _PLAIN_ARG = re.compile(r"[\w.\-=/\[\]:@+,%]+")
 
 
 def _check_mapped_id(ctx: _Context, col: str) -> None:
-    """``--map task_id=COLUMN``: a column of ids, one per row, in every reader. A list step
-    (``tags[]``) or a column holding JSON lists or objects (a Parquet list or struct column,
-    their JSON Lines spelling) is refused naming the field, as an id alias holding them is
-    (:func:`_ids_held_in_objects`)."""
+    """``--map task_id=COLUMN``: one id per row, in every reader. A column of JSON lists or
+    objects (a prompt's messages) is read as its JSON text, in JSON Lines as in Parquet; a
+    list step (``tags[]``: one value per element) is refused naming the field."""
     if "[]" in col:
         one = _shell("task_id=" + col.replace("[]", "[N]", 1))
         raise InputError(
@@ -980,16 +985,6 @@ def _check_mapped_id(ctx: _Context, col: str) -> None:
             file=ctx.source.name,
             field=col,
         )
-    kinds = ctx.shape.kinds_at(col) - {"null"}
-    if not kinds & {"dict", "list"}:
-        return
-    held = _ids_held_in_objects(ctx.shape, [col])
-    what = (
-        held[1]
-        if held is not None
-        else "the column holds JSON lists or objects beside ids: a task id is one value per row"
-    )
-    raise InputError(what, file=ctx.source.name, field=col)
 
 
 def _ids_held_in_objects(shape: Shape, aliases: Sequence[str]) -> tuple[str, str] | None:

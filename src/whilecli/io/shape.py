@@ -799,6 +799,14 @@ def prompt_hash_before_reply(series: pl.Series) -> pl.Series:
     return prompt_hash(series.map_elements(_before_reply, return_dtype=pl.String))
 
 
+def canonical_series(series: pl.Series) -> pl.Series:
+    """Each text of ``series`` in its :func:`canonical_text` form (JSON re-encoded compact
+    with sorted keys), so one value reads as one text whichever reader or writer held it."""
+    uniq = [v for v in series.unique().to_list() if v is not None]
+    table = {v: canonical_text(v) for v in uniq}
+    return series.replace_strict(table, default=None, return_dtype=pl.String)
+
+
 def prompt_hash(series: pl.Series) -> pl.Series:
     """A stable id per prompt: ``p:`` + the first 16 hex digits of the SHA-256 of its
     :func:`canonical_text`."""
