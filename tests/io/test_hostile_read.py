@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from whilecli.cli import app
 from whilecli.errors import InputError
+from whilecli.io.aliases import MODEL_ALIASES, VERSION_ALIASES
 from whilecli.io.read import read_rows
 
 
@@ -81,3 +82,37 @@ def test_a_model_that_is_sometimes_a_number_is_refused_at_its_row(tmp_path: Path
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(InputError, match=r"rows\.jsonl:2: field 'model': holds a number"):
         read_rows([str(path)])
+
+
+def _nested(alias: str, value: object) -> dict[str, object]:
+    head, _, rest = alias.partition(".")
+    return {head: _nested(rest, value) if rest else value}
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize("value", [5, 1.5, True, ["m"], {"name": "m"}])
+@pytest.mark.parametrize("alias", [a for a in MODEL_ALIASES if a not in VERSION_ALIASES])
+def test_a_model_alias_holding_no_names_is_refused_naming_file_and_field(
+    tmp_path: Path, kind: str, value: object, alias: str
+) -> None:
+    rows = [{"task_id": f"t{i % 2}", "reward": float(i % 2), **_nested(alias, value)} for i in range(4)]  # fmt: skip
+    path = tmp_path / f"rows.{kind}"
+    if kind == "parquet":
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError) as err:
+        read_rows([str(path)])
+    said = str(err.value)
+    assert "\n" not in said and str(path) in said and f"field '{alias}'" in said, said
+    assert (f"{path}:1:" in said) == (kind == "jsonl"), said
+
+
+@pytest.mark.parametrize("alias", ["model_version", "policy_version"])
+def test_a_version_alias_of_numbers_is_a_version_not_a_refused_model(
+    tmp_path: Path, alias: str
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [{"task_id": f"t{i % 2}", "reward": float(i % 2), alias: i} for i in range(4)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_rows([str(path)]).frame.collect().height == 4

@@ -1476,7 +1476,43 @@ def _model_alias(shape: Shape, alias: str, ctx: _Context | None) -> bool:
         kinds = shape.kinds_at(alias)
         found = _first(shape, (alias,), VERSION_KINDS, ctx, "a policy version")
         return found is not None and "string" in kinds
-    return _first(shape, (alias,), frozenset({"string"}), ctx, "a model name") is not None
+    if _first(shape, (alias,), frozenset({"string"}), ctx, "a model name") is not None:
+        return True
+    held = shape.kinds_at(alias) - {"null"}
+    if ctx is not None and held and alias not in VERSION_ALIASES:
+        _refuse_not_names(ctx, alias, held)
+    return False
+
+
+def _refuse_not_names(ctx: _Context, alias: str, held: set[str]) -> None:
+    """A model alias whose every value is a number, a flag, a list or an object: no model
+    name, refused at its first row rather than read as "no model" (a version alias holding
+    numbers is a version, read so elsewhere)."""
+    from whilecli.io.shape import KIND_WORDS, json_kind, kind_words, split_path
+
+    hint = "pass --map model=COLUMN to read the model from another column"
+    node = ctx.shape.get(split_path(alias))
+    keys = [] if node is None else [k for k, sub in node.children.items() if "string" in sub.kinds]
+    if keys and held == {"dict"}:
+        hint = f"pass --map {_shell(f'model={alias}.{keys[0]}')} to read one of its keys"
+    elif held <= {"int", "float", "bool"}:
+        hint = f"pass --map {_shell(f'model={alias}')} to read its values as text, or {hint[5:]}"
+    path = split_path(alias)
+    for i, row in enumerate(ctx.sample):
+        value: object = row
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None and json_kind(value) != "string":
+            raise InputError(
+                f"holds {kind_words(value)}, not a model name (a string): {hint}",
+                file=ctx.source.name,
+                field=alias,
+                **ctx.source.where(ctx.sample_lines[i] if ctx.sample_lines else i + 1),
+            )
+    words = " and ".join(sorted({KIND_WORDS.get(k, k) for k in held}))
+    raise InputError(
+        f"holds {words}, not model names (strings): {hint}", file=ctx.source.name, field=alias
+    )
 
 
 def _model_at(leaves: Leaves, alias: str) -> pl.Expr:
