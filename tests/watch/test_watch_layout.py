@@ -255,3 +255,62 @@ def test_metrics_deleted_under_follow_is_said_once(tmp_path: Path) -> None:
     _traces(tmp_path, 2)
     run.poll(final=False)
     assert run.take_notices() == [] and (2 in run.rows or 2 in run.history.done)
+
+
+def _make_like(root: Path, how: str, step: int) -> str:
+    """Something named like step ``step``'s verl file that is none; its name."""
+    import gzip
+    import os
+
+    if how == "gz" or how == "bz2":
+        name = f"{step}.jsonl.{how}"
+        (root / name).write_bytes(gzip.compress(b'{"score": 1}\n'))
+    elif how == "folder":
+        name = f"{step}.jsonl"
+        (root / name).mkdir()
+    elif how == "fifo":
+        name = f"{step}.jsonl"
+        os.mkfifo(root / name)
+    elif how == "broken link":
+        name = f"{step}.jsonl"
+        (root / name).symlink_to(root / "nowhere")
+    else:  # the step number in another script's digits
+        digits = {
+            "fullwidth": "０１２３４５６７８９",
+            "arabic": "٠١٢٣٤٥٦٧٨٩",
+            "devanagari": "०१२३४५६७८९",
+        }
+        name = "".join(digits[how][int(d)] for d in str(step)) + ".jsonl"
+        _append(root / name, '{"score": 1}\n')
+    return name
+
+
+@pytest.mark.parametrize(
+    "how", ["gz", "bz2", "folder", "fifo", "broken link", "fullwidth", "arabic", "devanagari"]
+)
+@pytest.mark.parametrize("step", [2, 4, 12])
+@pytest.mark.parametrize("follow", [False, True])
+def test_verl_names_that_are_no_step_file_are_skipped_and_said_once(
+    tmp_path: Path, how: str, step: int, follow: bool
+) -> None:
+    for s in (1, 3, 5, 11, 13):
+        _append(tmp_path / f"{s}.jsonl", '{"score": 1}\n')
+    name = _make_like(tmp_path, how, step)
+    run = VerlRun(tmp_path, follow=follow, settle=0)
+    said = []
+    for _ in range(3):
+        done = run.poll(final=not follow)
+        said += [n.text for n in run.take_notices()]
+        assert step not in [s.step for s in done]
+        _append(tmp_path / "13.jsonl", "")  # the folder listed again
+    skipped = [t for t in said if "skipped" in t]
+    assert len(skipped) == 1, said
+    assert (name if name.isascii() else ascii(name)) in skipped[0], skipped
+
+
+@pytest.mark.parametrize("digit", ["２", "٢", "२"])
+def test_prime_rl_step_folder_in_other_digits_is_no_step(tmp_path: Path, digit: str) -> None:
+    _append(tmp_path / "rollouts" / f"step_{digit}" / "train" / "all" / "traces.jsonl", "{}\n")
+    _traces(tmp_path, 1)
+    _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
+    assert 2 not in PrimeRLRun(tmp_path, settle=0)._dir_names()

@@ -58,8 +58,11 @@ __all__ = ["FinishedStep", "LineTail", "PrimeRLRun", "VerlRun", "detect", "open_
 
 METRICS = "metrics.jsonl"
 ROLLOUTS = "rollouts"
-STEP_DIR = re.compile(r"^step_(\d+)$")
-VERL_FILE = re.compile(r"^(\d+)\.jsonl$")
+STEP_DIR = re.compile(r"^step_([0-9]+)$")
+VERL_FILE = re.compile(r"^([0-9]+)\.jsonl$")
+#: A name that reads as a verl step file's but is none: a step number in other digits than
+#: 0-9 (``２.jsonl``), or a step file compressed (``4.jsonl.gz``). Said once, when skipped.
+VERL_LIKE = re.compile(r"^(\d+)\.jsonl(\.[A-Za-z0-9]+)?$")
 #: Polls a finished step waits for its rollouts while a later step already has its own.
 LATE_POLLS = 3
 #: Seconds a file must keep its size, over two polls or more, to count as no longer growing.
@@ -475,6 +478,7 @@ class VerlRun(_Follower):
         #: After a restart from step N: the files of later steps as the earlier run left them
         #: (a step's file is the new run's once it changes).
         self.stale: dict[int, Stamp | None] = {}
+        self.skipped: set[str] = set()  # names said to be no step file (said once each)
 
     def _files(self) -> list[int]:
         """The step files in the directory (files only: a folder named ``2.jsonl`` is no
@@ -487,8 +491,17 @@ class VerlRun(_Follower):
             return []
         recent = time.time_ns() - mtime < FRESH_S * 1e9
         if self.listing is None or mtime != self.listed_at or recent:
+            found: list[re.Match[str]] = []
+            skipped: list[tuple[str, str]] = []
             with os.scandir(self.root) as entries:
-                found = [m for e in entries if (m := VERL_FILE.match(e.name)) and e.is_file()]
+                for e in entries:
+                    if (m := VERL_FILE.match(e.name)) and e.is_file():
+                        found.append(m)
+                    elif (why := _no_step_file(e)) is not None and e.name not in self.skipped:
+                        skipped.append((e.name, why))
+            for name, why in sorted(skipped):
+                self.skipped.add(name)
+                self.notices.append(Notice(f"{_quoted(name)} skipped: {why}"))
             self.names = _one_name_per_step(found, self.root)
             self.listing = sorted(self.names)
             self.listed_at = mtime
@@ -552,6 +565,27 @@ class VerlRun(_Follower):
         names = ", ".join(self.names[s] for s in left)
         why = "empty, or its last line is incomplete (still being written)"
         return [f"{steps_text(left)} on disk not reported ({names}): {why}"]
+
+
+def _no_step_file(entry: os.DirEntry[str]) -> str | None:
+    """Why an entry named like a verl step file is none (None: it is one, or looks like none)."""
+    if VERL_FILE.match(entry.name):
+        if entry.is_dir():
+            return "a folder, not a step file"
+        return "not a regular file (a FIFO, a socket, a device or a broken link), not a step file"
+    like = VERL_LIKE.match(entry.name)
+    if like is None:
+        return None
+    if not like.group(1).isascii():
+        return "its step number is not written in the digits 0-9: verl writes N.jsonl"
+    return f"verl writes each step as N.jsonl: a {like.group(2)} file is not read as step" + (
+        f" {int(like.group(1))}" if len(like.group(1)) <= 19 else ""
+    )
+
+
+def _quoted(name: str) -> str:
+    """A file name as a line says it: as written where it is printable ASCII, else quoted."""
+    return name if name.isascii() and name.isprintable() else ascii(name)
 
 
 def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, str]:
