@@ -314,3 +314,46 @@ def test_prime_rl_step_folder_in_other_digits_is_no_step(tmp_path: Path, digit: 
     _traces(tmp_path, 1)
     _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
     assert 2 not in PrimeRLRun(tmp_path, settle=0)._dir_names()
+
+
+@pytest.mark.parametrize("keep", [0, 1, 7, 20, 33])
+@pytest.mark.parametrize("follow", [False, True])
+@pytest.mark.parametrize("cut_step", [1, 2])
+def test_prime_rl_older_step_cut_off_is_named_by_file_and_line_once_the_run_moved_on(
+    tmp_path: Path, keep: int, follow: bool, cut_step: int
+) -> None:
+    for step in (1, 2, 3):
+        path = _traces(tmp_path, step, rows=3)
+        _append(tmp_path / "metrics.jsonl", _orch(step))
+    cut = tmp_path / "rollouts" / f"step_{cut_step}" / "train" / "all" / "traces.jsonl"
+    whole = cut.read_bytes()
+    text = whole[: len(whole) - 1 - keep] if keep else whole[:-1]  # no newline at its end
+    if keep == 33:
+        text = b""
+    cut.write_bytes(text)
+    run = PrimeRLRun(tmp_path, settle=0)
+    done = []
+    for _ in range(4):
+        done += run.poll(final=not follow)
+    assert [s.step for s in done] == [1, 2, 3]
+    (hit,) = [s for s in done if s.step == cut_step]
+    assert hit.path is None and hit.note is not None
+    assert f"rollouts/step_{cut_step}/train/all/traces.jsonl" in hit.note
+    if text:
+        line = text.count(b"\n") + 1
+        assert f"line {line}: its last line is cut off" in hit.note
+    else:
+        assert "is empty" in hit.note
+    assert "still being written" not in hit.note
+    assert all(s.note is None for s in done if s.step != cut_step)
+    assert path.exists()
+
+
+def test_prime_rl_last_step_cut_off_is_still_being_written(tmp_path: Path) -> None:
+    for step in (1, 2):
+        _traces(tmp_path, step, rows=3)
+        _append(tmp_path / "metrics.jsonl", _orch(step))
+    last = tmp_path / "rollouts" / "step_2" / "train" / "all" / "traces.jsonl"
+    last.write_bytes(last.read_bytes()[:-5])
+    done = PrimeRLRun(tmp_path, settle=0).poll(final=True)
+    assert done[-1].step == 2 and done[-1].note == "its rollouts are still being written"

@@ -373,15 +373,24 @@ class PrimeRLRun(_Follower):
             if paths[step] is None:  # every missing one waits at once, not one after another
                 self.waited[step] = self.waited.get(step, 0) + 1
         # every pending file is looked at once, so they settle together, not one after another
-        whole = {s: self._complete(s, p, final) for s, p in paths.items() if p is not None}
+        state = {s: self._complete(s, p, final) for s, p in paths.items() if p is not None}
+        whole = {s: done for s, (done, _) in state.items()}
         out: list[FinishedStep] = []
         for i, step in enumerate(pending):
             path = paths[step]
             row = self.rows[step] or None
             if path is not None and not whole[step]:
-                if not final:
+                # a later step's rollouts are whole and this file stopped growing: the run
+                # moved past it, so its cut last line is damage (a crash), not a write to wait on
+                past = [s for s in pending[i + 1 :] if whole.get(s)]
+                cut = bool(past) and state[step][1]
+                if not final and not cut:
                     break  # still being written: read at a later poll
-                note = "its rollouts are still being written"
+                note = (
+                    _cut_note(path, self.root, past[0])
+                    if cut
+                    else "its rollouts are still being written"
+                )
                 out.append(FinishedStep(step, None, row, note, self._hand(step, None, row)))
             elif path is None:
                 later = any(paths[s] is not None for s in pending[i + 1 :])
@@ -395,16 +404,17 @@ class PrimeRLRun(_Follower):
             self.waited.pop(step, None)
         return out
 
-    def _complete(self, step: int, path: Path, final: bool) -> bool:
+    def _complete(self, step: int, path: Path, final: bool) -> tuple[bool, bool]:
         """Whether a finished step's rollouts file is whole: it ends with a newline, and,
         unless no later poll comes, it has not grown since the previous poll (for
-        :data:`SETTLE_S` seconds): its row can land while its traces are still written."""
+        :data:`SETTLE_S` seconds): its row can land while its traces are still written.
+        With it, whether the file stopped growing (always, where no later poll comes)."""
         size = path.stat().st_size
         whole = _ends_with_newline(path, size)
         if final:
-            return whole
+            return whole, True
         settled = self.settled(step, size)
-        return whole and settled
+        return whole and settled, settled
 
     def left_out(self) -> list[str]:
         """Without ``--follow``, after the last poll: the steps on disk that were not
@@ -427,6 +437,23 @@ class PrimeRLRun(_Follower):
             why = "metrics.jsonl holds no orchestrator row for them"
             why += " since the run restarted" if self.restarted else " yet"
         return [f"{steps_text(on_disk)} on disk not reported: {why}"]
+
+
+def _cut_note(path: Path, root: Path, later: int) -> str:
+    """What to say of a step's traces file left cut (no newline at its end) once a later
+    step's are whole: the file and the line cut, or that it is empty."""
+    lines, size = 0, 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            lines += chunk.count(b"\n")
+            size += len(chunk)
+    moved = f"step {later}'s rollouts are whole: the run moved past this step"
+    if size == 0:
+        return f"{_relative(path, root)} is empty, and {moved} without writing them"
+    return (
+        f"{_relative(path, root)} line {lines + 1}: its last line is cut off, and {moved}"
+        " (a crash or a copy cut the file); its rollouts are not read"
+    )
 
 
 def _metrics_row(raw: bytes, name: str, lineno: int) -> dict[str, Any]:
