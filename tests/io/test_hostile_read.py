@@ -9,6 +9,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
@@ -116,3 +118,37 @@ def test_a_version_alias_of_numbers_is_a_version_not_a_refused_model(
     rows = [{"task_id": f"t{i % 2}", "reward": float(i % 2), alias: i} for i in range(4)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert read_rows([str(path)]).frame.collect().height == 4
+
+
+_LINE_ENDS = {"\r": "CR alone", "\x85": "U+0085", "\u2028": "U+2028", "\u2029": "U+2029"}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.integers(min_value=2, max_value=40),
+    data=st.data(),
+    end=st.sampled_from(sorted(_LINE_ENDS)),
+    crlf=st.booleans(),
+)
+def test_rows_ending_in_a_line_end_other_than_lf_are_named_at_their_line(
+    rows: int, data: st.DataObject, end: str, crlf: bool
+) -> None:
+    import tempfile
+
+    swapped = data.draw(
+        st.sets(st.integers(min_value=0, max_value=rows - 2), min_size=1), label="swapped"
+    )
+    lf = "\r\n" if crlf and end != "\r" else "\n"
+    text = "".join(
+        json.dumps({"task_id": f"t{i % 3}", "reward": float(i % 2)}) + (end if i in swapped else lf)
+        for i in range(rows)
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.jsonl"
+        path.write_bytes(text.encode("utf-8"))
+        with pytest.raises(InputError) as err:
+            read_rows([str(path)])
+    said = str(err.value)
+    line = min(swapped) + 1  # the first row ending so: its line, counted in LFs
+    assert "\n" not in said and f"{path}:{line}:" in said, said
+    assert _LINE_ENDS[end] in said and "Extra data" not in said, said
