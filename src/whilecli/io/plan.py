@@ -204,13 +204,27 @@ def _positional(texts: pl.Series) -> pl.Series:
 MISSING_TEXTS = ("none", "null", "nan", "undefined")
 
 
+#: Characters no one sees that are no whitespace (a zero-width space, a word joiner, a
+#: byte-order mark): around a task id they are dropped as whitespace is.
+INVISIBLE = "\u200b\u2060\ufeff"
+#: What is dropped around a task id: Unicode whitespace (the White_Space characters, what
+#: polars' ``strip_chars()`` drops) and :data:`INVISIBLE`.
+_AROUND_IDS = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+    + INVISIBLE
+)
+
+
 def no_blank(task: pl.Expr) -> pl.Expr:
-    """A task id without the whitespace around it (``" t-1"`` is ``t-1``; case and digits
+    """A task id without the whitespace (or :data:`INVISIBLE` characters) around it
+    (``" t-1"`` is ``t-1``; case and digits
     are kept: ``T-1`` and ``t-01`` are other ids). One that is then empty or a missing value's
     text (:data:`MISSING_TEXTS`, in any case) is no id (null): read as one, every row without
     an id would be one task. Such a row is keyed by its prompt where it carries one, as a row
     without the field is."""
-    word = task.str.strip_chars()
+    word = task.str.strip_chars(_AROUND_IDS)
     return pl.when((word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)).then(
         word
     )
