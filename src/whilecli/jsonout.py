@@ -249,8 +249,8 @@ def loads_toml(
     import tomllib
 
     try:
-        value = tomllib.loads(text)
-    except RecursionError:
+        return parse_toml(text)
+    except TooDeep:
         if lenient:
             return None
         raise _deep(file, what) from None
@@ -258,8 +258,18 @@ def loads_toml(
         if lenient:
             return None
         raise InputError(f"not valid {what} ({err})", file=file) from None
+
+
+def parse_toml(text: str) -> Any:
+    """TOML text → its value, nested no deeper than :data:`MAX_DEPTH`: deeper (or deep enough
+    to exhaust the parser's recursion) is :class:`TooDeep`; text that is not TOML raises
+    ``tomllib.TOMLDecodeError``. The one TOML parse, for files and ``--set`` values alike."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(text)
+    except RecursionError:
+        raise TooDeep(None) from None
     if _too_deep(value):
-        if lenient:
-            return None
-        raise _deep(file, what)
+        raise TooDeep(None)
     return value

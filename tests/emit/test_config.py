@@ -572,3 +572,49 @@ def test_a_key_the_user_sets_for_the_old_variant_is_still_refused() -> None:
             "grpo",
             overrides=['deployment.type="multi_node"', "deployment.num_train_gpus=2"],
         )
+
+
+@pytest.mark.parametrize("depth", [101, 500, 2000, 20000])
+@pytest.mark.parametrize(
+    ("opener", "closer"), [("[", "]"), ("{a=", "}"), ("[{a=", "}]"), ("{a=[", "]}")]
+)
+@pytest.mark.parametrize("key", ["orchestrator.train.sampling.temperature", "x"])
+def test_set_value_nested_too_deeply_is_one_usage_error(
+    depth: int, opener: str, closer: str, key: str
+) -> None:
+    value = opener * depth + "1" + closer * depth
+    with pytest.raises(UsageError, match=f"--set {key}: the value is nested too deeply"):
+        prime_rl_config("grpo", overrides=[f"{key}={value}"])
+
+
+#: Characters no URL, taskset id or field name holds: every C0 control, DEL, C1 controls, the
+#: blanks (NBSP, the Unicode spaces, line and paragraph separators).
+_NOT_IN_A_TOKEN = st.sampled_from(
+    [chr(c) for c in (*range(0x20), 0x20, 0x7F, 0x85, 0xA0, 0x2028, 0x2029, 0x3000, 0x200B)]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(bad=_NOT_IN_A_TOKEN, where=st.integers(min_value=8, max_value=30))
+def test_teacher_url_with_a_blank_or_control_character_is_refused(bad: str, where: int) -> None:
+    url = "http://teacher.example:8001/v1"
+    where = min(where, len(url) - 1)
+    cut = url[:where] + bad + url[where:]
+    with pytest.raises(UsageError, match="--teacher takes a URL"):
+        prime_rl_config("opd", teacher=f"org/m@{cut}")
+
+
+@settings(max_examples=40, deadline=None)
+@given(bad=_NOT_IN_A_TOKEN, where=st.integers(min_value=0, max_value=11))
+def test_text_options_with_a_blank_or_control_character_are_refused(bad: str, where: int) -> None:
+    if bad.strip() == "" and where in (0, 11):
+        where = 5  # --env takes surrounding blanks as a blank id: interior ones are the class
+    env = "reverse-text"
+    field = "info.answer"
+    with pytest.raises(UsageError, match="--env"):
+        prime_rl_config("grpo", env=env[:where] + bad + env[where:])
+    with pytest.raises(UsageError, match="--privileged"):
+        prime_rl_config("opsd", privileged=field[:where] + bad + field[where:])
+    if where and where < len(field):
+        with pytest.raises(UsageError, match="--privileged"):
+            prime_rl_config("opsd", privileged=field + bad)

@@ -380,3 +380,27 @@ def test_a_toml_that_cannot_be_written_takes_back_its_dataset(tmp_path: Path) ->
     r = invoke("--method", "sft", "--from", str(rows), "--model", STUDENT, "--data", str(data), "-o", str(out))  # fmt: skip
     assert r.exit_code == 0, r.output
     assert (data / "train.parquet").exists() and out.exists()
+
+
+@pytest.mark.parametrize("bad", ["\n", "\r", "\t", "\x00", "\x1b", "\x7f", "\x85", "\u2028"])
+@pytest.mark.parametrize("where", ["a{}b", "{}ab", "ab{}"])
+def test_data_with_a_control_or_blank_character_is_refused_naming_the_option(
+    bad: str, where: str
+) -> None:
+    data = where.format(bad)
+    if not data.strip():
+        return
+    result = invoke("--method", "sft", "--data", data, "-o", "-")
+    assert result.exit_code == 2, result.output
+    assert "--data" in result.output and "character (U+" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_data_naming_a_hub_dataset_with_a_space_is_refused(tmp_path: Path) -> None:
+    result = invoke("--method", "sft", "--data", "org/my set", "-o", "-")
+    assert result.exit_code == 2 and "--data" in result.output
+    folder = tmp_path / "my set"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text("")
+    ok = invoke("--method", "sft", "--data", str(folder), "-o", "-")
+    assert "holds a space" not in ok.output

@@ -119,3 +119,25 @@ def test_a_blank_id_means_a_missing_one_in_every_reader(
     got["ada"] = _shape(table["task_id"].to_list(), table["passed"].to_list())
     for command, shape in got.items():
         assert shape == truth, (command, rows)
+
+
+_AROUND = st.text(alphabet=" \t\u00a0\u2003\u3000\u200b\u2060\ufeff", max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pads=st.lists(st.tuples(_AROUND, _AROUND), min_size=1, max_size=6))
+def test_invisible_characters_around_an_id_are_dropped_as_whitespace_is(
+    pads: list[tuple[str, str]],
+) -> None:
+    import tempfile
+    from pathlib import Path
+
+    rows = [{"task_id": "t000", "reward": 1.0}] + [
+        {"task_id": f"{before}t000{after}", "reward": float(i % 2)}
+        for i, (before, after) in enumerate(pads)
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        ids = read_rows([str(path)]).frame.collect()["task_id"].to_list()
+    assert set(ids) == {"t000"}

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
 from whilecli.errors import InputError
+from whilecli.io.aliases import MODEL_ALIASES, VERSION_ALIASES, unsure_model_alias
 from whilecli.io.read import read_rows
 
 
@@ -81,3 +84,84 @@ def test_a_model_that_is_sometimes_a_number_is_refused_at_its_row(tmp_path: Path
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(InputError, match=r"rows\.jsonl:2: field 'model': holds a number"):
         read_rows([str(path)])
+
+
+def _nested(alias: str, value: object) -> dict[str, object]:
+    head, _, rest = alias.partition(".")
+    return {head: _nested(rest, value) if rest else value}
+
+
+#: The sure places a model is named in (an object or a one-element list there is read by its
+#: name, tests/io/test_field_places.py; an unsure place holding a number says nothing).
+SURE_MODEL_PLACES = [
+    a
+    for a in MODEL_ALIASES
+    if a not in VERSION_ALIASES
+    and not unsure_model_alias(a)
+    and "[" not in a
+    and a.count(".") <= 1
+    and not a.endswith((".name", ".id", ".model"))
+]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize("value", [5, 1.5, True])
+@pytest.mark.parametrize("alias", SURE_MODEL_PLACES[:12])
+def test_a_model_alias_holding_no_names_is_refused_naming_file_and_field(
+    tmp_path: Path, kind: str, value: object, alias: str
+) -> None:
+    rows = [{"task_id": f"t{i % 2}", "reward": float(i % 2), **_nested(alias, value)} for i in range(4)]  # fmt: skip
+    path = tmp_path / f"rows.{kind}"
+    if kind == "parquet":
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError) as err:
+        read_rows([str(path)])
+    said = str(err.value)
+    assert "\n" not in said and str(path) in said and f"field '{alias}'" in said, said
+    assert (f"{path}:1:" in said) == (kind == "jsonl"), said
+
+
+@pytest.mark.parametrize("alias", ["model_version", "policy_version"])
+def test_a_version_alias_of_numbers_is_a_version_not_a_refused_model(
+    tmp_path: Path, alias: str
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [{"task_id": f"t{i % 2}", "reward": float(i % 2), alias: i} for i in range(4)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_rows([str(path)]).frame.collect().height == 4
+
+
+_LINE_ENDS = {"\r": "CR alone", "\x85": "U+0085", "\u2028": "U+2028", "\u2029": "U+2029"}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.integers(min_value=2, max_value=40),
+    data=st.data(),
+    end=st.sampled_from(sorted(_LINE_ENDS)),
+    crlf=st.booleans(),
+)
+def test_rows_ending_in_a_line_end_other_than_lf_are_named_at_their_line(
+    rows: int, data: st.DataObject, end: str, crlf: bool
+) -> None:
+    import tempfile
+
+    swapped = data.draw(
+        st.sets(st.integers(min_value=0, max_value=rows - 2), min_size=1), label="swapped"
+    )
+    lf = "\r\n" if crlf and end != "\r" else "\n"
+    text = "".join(
+        json.dumps({"task_id": f"t{i % 3}", "reward": float(i % 2)}) + (end if i in swapped else lf)
+        for i in range(rows)
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.jsonl"
+        path.write_bytes(text.encode("utf-8"))
+        with pytest.raises(InputError) as err:
+            read_rows([str(path)])
+    said = str(err.value)
+    line = min(swapped) + 1  # the first row ending so: its line, counted in LFs
+    assert "\n" not in said and f"{path}:{line}:" in said, said
+    assert _LINE_ENDS[end] in said and "Extra data" not in said, said

@@ -13,6 +13,8 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 import typer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_summary import STUDENT, report, summarise
 from typer.testing import CliRunner
 
@@ -390,3 +392,46 @@ def test_missing_fail_on_summaries_made_skipping_is_refused(tmp_path: Path, made
         )
         p1 = json.loads(summary.stdout)["summary"]["pass_at_1"]
         assert p1 == json.loads(direct.stdout)["summary"]["pass_at_1"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rewards=st.lists(
+        st.lists(
+            st.floats(min_value=-5, max_value=5, allow_nan=False) | st.sampled_from([0.0, 1.0]),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    row=st.integers(min_value=0, max_value=4),
+    under=st.floats(min_value=1e-6, max_value=1e6) | st.just(0.5),
+)
+def test_a_negative_sum_of_squares_is_refused_at_its_line(
+    rewards: list[list[float]], row: int, under: float
+) -> None:
+    import tempfile
+
+    rows = [
+        {"task_id": f"t{t}", "reward": r, "truncated": False, "model": STUDENT}
+        for t, task in enumerate(rewards)
+        for r in task
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        frame = pl.DataFrame(rows)
+        frame.write_parquet(tmp / "rows.parquet")
+        made = pl.read_parquet(
+            summarise([str(tmp / "rows.parquet")], tmp / "s.parquet", pass_threshold=0.5)
+        )
+        assert pool_from_summary([str(tmp / "s.parquet")]).rows == len(rows)  # as written
+        row = row % made.height
+        bad_value = -under * (1 + pl.col("reward_sumsq"))
+        at = pl.int_range(pl.len()) == row
+        bad = tmp / "bad.parquet"
+        made.with_columns(
+            reward_sumsq=pl.when(at).then(bad_value).otherwise(pl.col("reward_sumsq"))
+        ).write_parquet(bad)
+        with pytest.raises(InputError, match=rf"row {row}: field 'reward_sumsq': Σ reward²"):
+            pool_from_summary([str(bad)])

@@ -255,3 +255,105 @@ def test_metrics_deleted_under_follow_is_said_once(tmp_path: Path) -> None:
     _traces(tmp_path, 2)
     run.poll(final=False)
     assert run.take_notices() == [] and (2 in run.rows or 2 in run.history.done)
+
+
+def _make_like(root: Path, how: str, step: int) -> str:
+    """Something named like step ``step``'s verl file that is none; its name."""
+    import gzip
+    import os
+
+    if how == "gz" or how == "bz2":
+        name = f"{step}.jsonl.{how}"
+        (root / name).write_bytes(gzip.compress(b'{"score": 1}\n'))
+    elif how == "folder":
+        name = f"{step}.jsonl"
+        (root / name).mkdir()
+    elif how == "fifo":
+        name = f"{step}.jsonl"
+        os.mkfifo(root / name)
+    elif how == "broken link":
+        name = f"{step}.jsonl"
+        (root / name).symlink_to(root / "nowhere")
+    else:  # the step number in another script's digits
+        digits = {
+            "fullwidth": "０１２３４５６７８９",
+            "arabic": "٠١٢٣٤٥٦٧٨٩",
+            "devanagari": "०१२३४५६७८९",
+        }
+        name = "".join(digits[how][int(d)] for d in str(step)) + ".jsonl"
+        _append(root / name, '{"score": 1}\n')
+    return name
+
+
+@pytest.mark.parametrize(
+    "how", ["gz", "bz2", "folder", "fifo", "broken link", "fullwidth", "arabic", "devanagari"]
+)
+@pytest.mark.parametrize("step", [2, 4, 12])
+@pytest.mark.parametrize("follow", [False, True])
+def test_verl_names_that_are_no_step_file_are_skipped_and_said_once(
+    tmp_path: Path, how: str, step: int, follow: bool
+) -> None:
+    for s in (1, 3, 5, 11, 13):
+        _append(tmp_path / f"{s}.jsonl", '{"score": 1}\n')
+    name = _make_like(tmp_path, how, step)
+    run = VerlRun(tmp_path, follow=follow, settle=0)
+    said = []
+    for _ in range(3):
+        done = run.poll(final=not follow)
+        said += [n.text for n in run.take_notices()]
+        assert step not in [s.step for s in done]
+        _append(tmp_path / "13.jsonl", "")  # the folder listed again
+    skipped = [t for t in said if "skipped" in t]
+    assert len(skipped) == 1, said
+    assert (name if name.isascii() else ascii(name)) in skipped[0], skipped
+
+
+@pytest.mark.parametrize("digit", ["２", "٢", "२"])
+def test_prime_rl_step_folder_in_other_digits_is_no_step(tmp_path: Path, digit: str) -> None:
+    _append(tmp_path / "rollouts" / f"step_{digit}" / "train" / "all" / "traces.jsonl", "{}\n")
+    _traces(tmp_path, 1)
+    _append(tmp_path / "metrics.jsonl", _orch(1) + _orch(2))
+    assert 2 not in PrimeRLRun(tmp_path, settle=0)._dir_names()
+
+
+@pytest.mark.parametrize("keep", [0, 1, 7, 20, 33])
+@pytest.mark.parametrize("follow", [False, True])
+@pytest.mark.parametrize("cut_step", [1, 2])
+def test_prime_rl_older_step_cut_off_is_named_by_file_and_line_once_the_run_moved_on(
+    tmp_path: Path, keep: int, follow: bool, cut_step: int
+) -> None:
+    for step in (1, 2, 3):
+        path = _traces(tmp_path, step, rows=3)
+        _append(tmp_path / "metrics.jsonl", _orch(step))
+    cut = tmp_path / "rollouts" / f"step_{cut_step}" / "train" / "all" / "traces.jsonl"
+    whole = cut.read_bytes()
+    text = whole[: len(whole) - 1 - keep] if keep else whole[:-1]  # no newline at its end
+    if keep == 33:
+        text = b""
+    cut.write_bytes(text)
+    run = PrimeRLRun(tmp_path, settle=0)
+    done = []
+    for _ in range(4):
+        done += run.poll(final=not follow)
+    assert [s.step for s in done] == [1, 2, 3]
+    (hit,) = [s for s in done if s.step == cut_step]
+    assert hit.path is None and hit.note is not None
+    assert f"rollouts/step_{cut_step}/train/all/traces.jsonl" in hit.note
+    if text:
+        line = text.count(b"\n") + 1
+        assert f"line {line}: its last line is cut off" in hit.note
+    else:
+        assert "is empty" in hit.note
+    assert "still being written" not in hit.note
+    assert all(s.note is None for s in done if s.step != cut_step)
+    assert path.exists()
+
+
+def test_prime_rl_last_step_cut_off_is_still_being_written(tmp_path: Path) -> None:
+    for step in (1, 2):
+        _traces(tmp_path, step, rows=3)
+        _append(tmp_path / "metrics.jsonl", _orch(step))
+    last = tmp_path / "rollouts" / "step_2" / "train" / "all" / "traces.jsonl"
+    last.write_bytes(last.read_bytes()[:-5])
+    done = PrimeRLRun(tmp_path, settle=0).poll(final=True)
+    assert done[-1].step == 2 and done[-1].note == "its rollouts are still being written"

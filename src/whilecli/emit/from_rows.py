@@ -136,6 +136,16 @@ def sft_from_rows(
     file = toml or "sft.toml"
     if data is not None and not data.strip():
         raise UsageError("--data is empty")
+    if data is not None:
+        from whilecli.emit.inputs import check_text
+
+        folder_given = bool(from_) or Path(data).is_dir()
+        check_text(
+            data,
+            "--data",
+            "a dataset folder" if folder_given else "a dataset (a Hub id or a local folder)",
+            spaces=folder_given,
+        )
     if not from_:
         name = data
         if data is not None and Path(data).is_dir():

@@ -28,6 +28,7 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
             f"got {teacher!r}"
         )
     name, url = teacher[:idx].strip(), teacher[idx + 1 :].strip()
+    check_text(url, "--teacher", "a URL (e.g. http://127.0.0.1:8001/v1)")
     try:
         parts = urlsplit(url)
     except ValueError as err:  # an unclosed IPv6 bracket, ...
@@ -46,6 +47,23 @@ def parse_teacher(teacher: str) -> tuple[str, str]:
     return name, url
 
 
+def check_text(value: str, option: str, what: str, *, spaces: bool = False) -> None:
+    """The one rule of every text option of ``config`` that lands in a TOML value (``--env``,
+    the URL of ``--teacher``, ``--privileged``, ``--data``): one line of text, no control
+    character (a newline, a tab, which a URL parser drops silently: ``a\nb`` would name host
+    ``ab``), and no whitespace unless ``spaces`` (a local folder may hold a space; an id, a
+    URL or a field name never does). ``what``: what the option takes, for the message."""
+    bad = next((ch for ch in value if (ch.isspace() and not spaces) or not ch.isprintable()), None)
+    if bad is not None:
+        control = ord(bad) < 0x20 or 0x7F <= ord(bad) < 0xA0
+        kind = (
+            "a space"
+            if bad == " "
+            else f"{'a control' if control else 'a blank'} character (U+{ord(bad):04X})"
+        )
+        raise UsageError(f"{option} takes {what}, got {value!r}, which holds {kind}")
+
+
 def check_env(env: str | None) -> None:
     """``--env``: a taskset id (``reverse-text``, a hub ``owner/name@version``), which prime-rl
     imports as a Python package (spec §6): never blank, never holding a space or a control
@@ -54,10 +72,7 @@ def check_env(env: str | None) -> None:
         return
     if not env.strip():
         raise UsageError("--env is empty; pass a taskset id (e.g. reverse-text)")
-    if any(ch.isspace() or not ch.isprintable() for ch in env):
-        raise UsageError(
-            f"--env takes a taskset id (e.g. reverse-text or owner/name@version), got {env!r}"
-        )
+    check_text(env, "--env", "a taskset id (e.g. reverse-text or owner/name@version)")
 
 
 #: The options of ``whilecli config`` that write one key, and that key: the option's range is
@@ -171,7 +186,9 @@ def check_knobs(
         parse_teacher(teacher)
     if privileged is not None and method != "opsd":
         raise UsageError(f"--privileged is opsd's demo key; {method} has none")
-    if privileged is not None and not _FIELD.match(privileged):
+    if privileged is not None:
+        check_text(privileged, "--privileged", "a field of the taskset's rows (e.g. info.answer)")
+    if privileged is not None and not _FIELD.fullmatch(privileged):
         raise UsageError(
             f"--privileged must name a field of the taskset's rows, got {privileged!r}"
         )

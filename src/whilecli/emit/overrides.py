@@ -37,7 +37,11 @@ def parse_value(text: str, key: str = "") -> Any:
         raise UsageError(f"{where}: the value spans lines; write a newline as \\n in a TOML string")
     if tomllib is not None:
         try:
-            doc = tomllib.loads(f"v = {text}\n")
+            doc = jsonout.parse_toml(f"v = {text}\n")
+        except jsonout.TooDeep:
+            raise UsageError(
+                f"{where}: the value is nested too deeply (more than {jsonout.MAX_DEPTH} levels)"
+            ) from None
         except tomllib.TOMLDecodeError as err:
             if text.startswith(_TOML_OPENERS):
                 raise UsageError(f"{where}: {text!r} is not a TOML value ({err})") from None

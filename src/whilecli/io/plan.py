@@ -71,6 +71,7 @@ from whilecli.io.shape import (
     VALUE_ALIASES,
     Leaves,
     Shape,
+    canonical_series,
     is_index,
     prompt_hash,
     prompt_hash_before_reply,
@@ -213,13 +214,27 @@ def _positional(texts: pl.Series) -> pl.Series:
 MISSING_TEXTS = ("none", "null", "nan", "undefined")
 
 
+#: Characters no one sees that are no whitespace (a zero-width space, a word joiner, a
+#: byte-order mark): around a task id they are dropped as whitespace is.
+INVISIBLE = "\u200b\u2060\ufeff"
+#: What is dropped around a task id: Unicode whitespace (the White_Space characters, what
+#: polars' ``strip_chars()`` drops) and :data:`INVISIBLE`.
+_AROUND_IDS = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+    + INVISIBLE
+)
+
+
 def no_blank(task: pl.Expr) -> pl.Expr:
-    """A task id without the whitespace around it (``" t-1"`` is ``t-1``; case and digits
+    """A task id without the whitespace (or :data:`INVISIBLE` characters) around it
+    (``" t-1"`` is ``t-1``; case and digits
     are kept: ``T-1`` and ``t-01`` are other ids). One that is then empty or a missing value's
     text (:data:`MISSING_TEXTS`, in any case) is no id (null): read as one, every row without
     an id would be one task. Such a row is keyed by its prompt where it carries one, as a row
     without the field is."""
-    word = task.str.strip_chars()
+    word = task.str.strip_chars(_AROUND_IDS)
     return pl.when((word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)).then(
         word
     )
@@ -798,7 +813,13 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     shape, leaves, fmt, sources, fields = ctx.shape, ctx.leaves, ctx.fmt, ctx.sources, ctx.fields
     row_filter: pl.Expr | None = None
     if col is not None:
-        ctx.task_key = leaves.expr(col, pl.String)
+        _check_mapped_id(ctx, col)
+        if ctx.shape.kinds_at(col) & {"dict", "list"}:  # a prompt's messages: their JSON text
+            ctx.task_key = leaves.text(col).map_batches(
+                canonical_series, return_dtype=pl.String, is_elementwise=True
+            )
+        else:
+            ctx.task_key = leaves.expr(col, pl.String)
         task = no_blank(ctx.task_key)
         sources["task_id"], fields["task_id"] = f"{col} (--map)", col
     elif fmt == "prime-rft" and shape.has("step") and shape.has("problem_id"):
@@ -992,6 +1013,20 @@ def _shell(arg: str) -> str:
 
 
 _PLAIN_ARG = re.compile(r"[\w.\-=/\[\]:@+,%]+")
+
+
+def _check_mapped_id(ctx: _Context, col: str) -> None:
+    """``--map task_id=COLUMN``: one id per row, in every reader. A column of JSON lists or
+    objects (a prompt's messages) is read as its JSON text, in JSON Lines as in Parquet; a
+    list step (``tags[]``: one value per element) is refused naming the field."""
+    if "[]" in col:
+        one = _shell("task_id=" + col.replace("[]", "[N]", 1))
+        raise InputError(
+            f"--map task_id={col}: a task id is one value per row, not one per element of a"
+            f" list: pass --map {one} to read one element as the task id",
+            file=ctx.source.name,
+            field=col,
+        )
 
 
 def _ids_held_in_objects(shape: Shape, aliases: Sequence[str]) -> tuple[str, str] | None:
@@ -1520,7 +1555,47 @@ def _model_alias(shape: Shape, alias: str, ctx: _Context | None) -> bool:
         return found is not None and "string" in kinds
     if not shape.has(alias) or not _within(shape, alias) or _graders_object(shape, alias):
         return False
-    return _first(shape, (alias,), frozenset({"string"}), ctx, "a model name") is not None
+    if _first(shape, (alias,), frozenset({"string"}), ctx, "a model name") is not None:
+        return True
+    held = shape.kinds_at(alias) - {"null"}
+    # numbers or flags where a sure field names the model: no name, said (an object or a
+    # list is read by its name's key or its one element, MODEL_ALIASES)
+    scalar = bool(held) and held <= {"int", "float", "bool"}
+    sure = alias not in VERSION_ALIASES and not unsure_model_alias(alias)
+    if ctx is not None and scalar and sure:
+        _refuse_not_names(ctx, alias, held)
+    return False
+
+
+def _refuse_not_names(ctx: _Context, alias: str, held: set[str]) -> None:
+    """A model alias whose every value is a number, a flag, a list or an object: no model
+    name, refused at its first row rather than read as "no model" (a version alias holding
+    numbers is a version, read so elsewhere)."""
+    from whilecli.io.shape import KIND_WORDS, json_kind, kind_words, split_path
+
+    hint = "pass --map model=COLUMN to read the model from another column"
+    node = ctx.shape.get(split_path(alias))
+    keys = [] if node is None else [k for k, sub in node.children.items() if "string" in sub.kinds]
+    if keys and held == {"dict"}:
+        hint = f"pass --map {_shell(f'model={alias}.{keys[0]}')} to read one of its keys"
+    elif held <= {"int", "float", "bool"}:
+        hint = f"pass --map {_shell(f'model={alias}')} to read its values as text, or {hint[5:]}"
+    path = split_path(alias)
+    for i, row in enumerate(ctx.sample):
+        value: object = row
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None and json_kind(value) != "string":
+            raise InputError(
+                f"holds {kind_words(value)}, not a model name (a string): {hint}",
+                file=ctx.source.name,
+                field=alias,
+                **ctx.source.where(ctx.sample_lines[i] if ctx.sample_lines else i + 1),
+            )
+    words = " and ".join(sorted({KIND_WORDS.get(k, k) for k in held}))
+    raise InputError(
+        f"holds {words}, not model names (strings): {hint}", file=ctx.source.name, field=alias
+    )
 
 
 #: A field's name that says a grader's: the judge words (:data:`whilecli.io.judge.JUDGE_WORDS`),

@@ -406,6 +406,12 @@ class Leaves:
                 dotted,
                 f"is a column of {found}, not {'a number' if dtype == pl.Float64 else 'true/false'}",
             )
+        if dtype == pl.String and isinstance(found, _NOT_TEXT):
+            raise BadValue(
+                dotted,
+                f"is a column of {found}, not text or a number: no id, name or version is"
+                " read from it",
+            )
         if "[]" in path:  # every element: a list of the dtype
             return _chain(path).cast(pl.List(dtype))
         return _chain(path).cast(dtype)
@@ -626,6 +632,11 @@ def _numeric_or_bool(dtype: DType) -> bool:
     return dtype == pl.Boolean or dtype.is_numeric()
 
 
+#: Parquet column types a text field (a task id, a model name) is never read from: polars
+#: casts none of them to text (a duration, an Arrow extension type, a list).
+_NOT_TEXT = (pl.Duration, pl.Extension, pl.List, pl.Array)
+
+
 class BadValue(ValueError):
     """A value that does not fit the dtype its field is read as; ``path`` names the field."""
 
@@ -789,6 +800,14 @@ def _before_reply(text: str) -> str:
 def prompt_hash_before_reply(series: pl.Series) -> pl.Series:
     """:func:`prompt_hash` of the messages before the first assistant turn."""
     return prompt_hash(series.map_elements(_before_reply, return_dtype=pl.String))
+
+
+def canonical_series(series: pl.Series) -> pl.Series:
+    """Each text of ``series`` in its :func:`canonical_text` form (JSON re-encoded compact
+    with sorted keys), so one value reads as one text whichever reader or writer held it."""
+    uniq = [v for v in series.unique().to_list() if v is not None]
+    table = {v: canonical_text(v) for v in uniq}
+    return series.replace_strict(table, default=None, return_dtype=pl.String)
 
 
 def prompt_hash(series: pl.Series) -> pl.Series:

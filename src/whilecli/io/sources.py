@@ -1495,10 +1495,15 @@ def parse_line(source: Source, lineno: int, line: bytes) -> dict[str, Any]:
                 file=source.name,
                 **source.where(lineno),
             ) from None
-        from whilecli.io.formats.document import CR_ALONE, cr_alone
+        from whilecli.io.formats.document import CR_ALONE, cr_alone, line_end_hint
 
-        if cr_alone(text):
+        # a row ending in CR alone, NEL, U+2028 or U+2029 inside the file: named so; a file
+        # whose every line ends in CR alone is one line, told how to convert it
+        hint = line_end_hint(text, err.pos) if err.msg == "Extra data" else None
+        if cr_alone(text) and (lineno == 1 or hint is None):
             raise InputError(CR_ALONE, file=source.name, **source.where(lineno)) from None
+        if hint is not None:
+            raise InputError(hint, file=source.name, **source.where(lineno)) from None
         table = table_hint(text) if lineno == 1 else ""
         raise InputError(
             f"not valid JSON (column {err.colno}: {err.msg}){_nul_hint(line) or table}",

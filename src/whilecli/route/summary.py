@@ -265,7 +265,14 @@ def _problems() -> dict[str, pl.Expr]:
         top = pl.min_horizontal(*bounds) if len(bounds) > 1 else pl.col(bounds[0])
         flags[name] = ~pl.col(name).is_between(0, top).fill_null(False)
     flags["models"] = (model_rows != pl.col("n")).fill_null(True)
+    # a sum of squares is never below 0 (a line's sums may be an engine's partial ones, so
+    # no bound between the two is taken)
+    flags["reward_sumsq"] = (pl.col("reward_sumsq") < 0).fill_null(False)
     return flags
+
+
+#: What a line whose Σ reward² no rewards give is told.
+_SUMSQ_WHY = "Σ reward² is below 0: no rewards give it"
 
 
 _WHY = (
@@ -293,7 +300,9 @@ def _scan(path: str) -> pl.LazyFrame:
                 .row(0, named=True)
             )
             name = next(k for k in flags if bad[k])
-            what = "rows per model do not add up to n" if name == "models" else _WHY
+            what = {"models": "rows per model do not add up to n", "reward_sumsq": _SUMSQ_WHY}.get(
+                name, _WHY
+            )
             raise InputError(what, file=path, row=int(bad["__row"]), field=name)
     except (pl.exceptions.PolarsError, OSError) as err:
         msg = " ".join(str(err).split())[:200]

@@ -58,8 +58,11 @@ __all__ = ["FinishedStep", "LineTail", "PrimeRLRun", "VerlRun", "detect", "open_
 
 METRICS = "metrics.jsonl"
 ROLLOUTS = "rollouts"
-STEP_DIR = re.compile(r"^step_(\d+)$")
-VERL_FILE = re.compile(r"^(\d+)\.jsonl$")
+STEP_DIR = re.compile(r"^step_([0-9]+)$")
+VERL_FILE = re.compile(r"^([0-9]+)\.jsonl$")
+#: A name that reads as a verl step file's but is none: a step number in other digits than
+#: 0-9 (``２.jsonl``), or a step file compressed (``4.jsonl.gz``). Said once, when skipped.
+VERL_LIKE = re.compile(r"^(\d+)\.jsonl(\.[A-Za-z0-9]+)?$")
 #: Polls a finished step waits for its rollouts while a later step already has its own.
 LATE_POLLS = 3
 #: Seconds a file must keep its size, over two polls or more, to count as no longer growing.
@@ -370,15 +373,24 @@ class PrimeRLRun(_Follower):
             if paths[step] is None:  # every missing one waits at once, not one after another
                 self.waited[step] = self.waited.get(step, 0) + 1
         # every pending file is looked at once, so they settle together, not one after another
-        whole = {s: self._complete(s, p, final) for s, p in paths.items() if p is not None}
+        state = {s: self._complete(s, p, final) for s, p in paths.items() if p is not None}
+        whole = {s: done for s, (done, _) in state.items()}
         out: list[FinishedStep] = []
         for i, step in enumerate(pending):
             path = paths[step]
             row = self.rows[step] or None
             if path is not None and not whole[step]:
-                if not final:
+                # a later step's rollouts are whole and this file stopped growing: the run
+                # moved past it, so its cut last line is damage (a crash), not a write to wait on
+                past = [s for s in pending[i + 1 :] if whole.get(s)]
+                cut = bool(past) and state[step][1]
+                if not final and not cut:
                     break  # still being written: read at a later poll
-                note = "its rollouts are still being written"
+                note = (
+                    _cut_note(path, self.root, past[0])
+                    if cut
+                    else "its rollouts are still being written"
+                )
                 out.append(FinishedStep(step, None, row, note, self._hand(step, None, row)))
             elif path is None:
                 later = any(paths[s] is not None for s in pending[i + 1 :])
@@ -392,16 +404,17 @@ class PrimeRLRun(_Follower):
             self.waited.pop(step, None)
         return out
 
-    def _complete(self, step: int, path: Path, final: bool) -> bool:
+    def _complete(self, step: int, path: Path, final: bool) -> tuple[bool, bool]:
         """Whether a finished step's rollouts file is whole: it ends with a newline, and,
         unless no later poll comes, it has not grown since the previous poll (for
-        :data:`SETTLE_S` seconds): its row can land while its traces are still written."""
+        :data:`SETTLE_S` seconds): its row can land while its traces are still written.
+        With it, whether the file stopped growing (always, where no later poll comes)."""
         size = path.stat().st_size
         whole = _ends_with_newline(path, size)
         if final:
-            return whole
+            return whole, True
         settled = self.settled(step, size)
-        return whole and settled
+        return whole and settled, settled
 
     def left_out(self) -> list[str]:
         """Without ``--follow``, after the last poll: the steps on disk that were not
@@ -424,6 +437,23 @@ class PrimeRLRun(_Follower):
             why = "metrics.jsonl holds no orchestrator row for them"
             why += " since the run restarted" if self.restarted else " yet"
         return [f"{steps_text(on_disk)} on disk not reported: {why}"]
+
+
+def _cut_note(path: Path, root: Path, later: int) -> str:
+    """What to say of a step's traces file left cut (no newline at its end) once a later
+    step's are whole: the file and the line cut, or that it is empty."""
+    lines, size = 0, 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            lines += chunk.count(b"\n")
+            size += len(chunk)
+    moved = f"step {later}'s rollouts are whole: the run moved past this step"
+    if size == 0:
+        return f"{_relative(path, root)} is empty, and {moved} without writing them"
+    return (
+        f"{_relative(path, root)} line {lines + 1}: its last line is cut off, and {moved}"
+        " (a crash or a copy cut the file); its rollouts are not read"
+    )
 
 
 def _metrics_row(raw: bytes, name: str, lineno: int) -> dict[str, Any]:
@@ -475,6 +505,7 @@ class VerlRun(_Follower):
         #: After a restart from step N: the files of later steps as the earlier run left them
         #: (a step's file is the new run's once it changes).
         self.stale: dict[int, Stamp | None] = {}
+        self.skipped: set[str] = set()  # names said to be no step file (said once each)
 
     def _files(self) -> list[int]:
         """The step files in the directory (files only: a folder named ``2.jsonl`` is no
@@ -487,8 +518,17 @@ class VerlRun(_Follower):
             return []
         recent = time.time_ns() - mtime < FRESH_S * 1e9
         if self.listing is None or mtime != self.listed_at or recent:
+            found: list[re.Match[str]] = []
+            skipped: list[tuple[str, str]] = []
             with os.scandir(self.root) as entries:
-                found = [m for e in entries if (m := VERL_FILE.match(e.name)) and e.is_file()]
+                for e in entries:
+                    if (m := VERL_FILE.match(e.name)) and e.is_file():
+                        found.append(m)
+                    elif (why := _no_step_file(e)) is not None and e.name not in self.skipped:
+                        skipped.append((e.name, why))
+            for name, why in sorted(skipped):
+                self.skipped.add(name)
+                self.notices.append(Notice(f"{_quoted(name)} skipped: {why}"))
             self.names = _one_name_per_step(found, self.root)
             self.listing = sorted(self.names)
             self.listed_at = mtime
@@ -552,6 +592,27 @@ class VerlRun(_Follower):
         names = ", ".join(self.names[s] for s in left)
         why = "empty, or its last line is incomplete (still being written)"
         return [f"{steps_text(left)} on disk not reported ({names}): {why}"]
+
+
+def _no_step_file(entry: os.DirEntry[str]) -> str | None:
+    """Why an entry named like a verl step file is none (None: it is one, or looks like none)."""
+    if VERL_FILE.match(entry.name):
+        if entry.is_dir():
+            return "a folder, not a step file"
+        return "not a regular file (a FIFO, a socket, a device or a broken link), not a step file"
+    like = VERL_LIKE.match(entry.name)
+    if like is None:
+        return None
+    if not like.group(1).isascii():
+        return "its step number is not written in the digits 0-9: verl writes N.jsonl"
+    return f"verl writes each step as N.jsonl: a {like.group(2)} file is not read as step" + (
+        f" {int(like.group(1))}" if len(like.group(1)) <= 19 else ""
+    )
+
+
+def _quoted(name: str) -> str:
+    """A file name as a line says it: as written where it is printable ASCII, else quoted."""
+    return name if name.isascii() and name.isprintable() else ascii(name)
 
 
 def _one_name_per_step(found: list[re.Match[str]], folder: Path) -> dict[int, str]:

@@ -126,6 +126,8 @@ def load_document(data: bytes, name: str) -> Any:
                 file=name,
                 line=err.lineno,
             ) from None
+        if err.msg == "Extra data" and (hint := line_end_hint(text, err.pos)) is not None:
+            raise InputError(hint, file=name, line=err.lineno) from None
         if err.msg == "Extra data" and (found := _first_not_object(text)) is not None:
             raise InputError(not_a_row(found[1]), file=name, line=found[0]) from None
         raise InputError(
@@ -138,6 +140,37 @@ CR_ALONE = (
     "the file's lines end in CR alone (classic Mac OS line ends), not LF, so it reads as one"
     " line: convert them (tr '\\r' '\\n' < FILE > FIXED.jsonl)"
 )
+
+
+#: Line ends JSON Lines does not split at, each with its name: a row after one reads as
+#: extra data on the line before.
+OTHER_LINE_ENDS = {
+    "\r": "CR alone (classic Mac OS line ends)",
+    "\x85": "U+0085 (NEL, a mainframe line end)",
+    "\u2028": "U+2028 (LINE SEPARATOR)",
+    "\u2029": "U+2029 (PARAGRAPH SEPARATOR)",
+}
+
+
+def line_end_hint(text: str, pos: int) -> str | None:
+    """What to say where JSON text holds extra data at ``pos`` after a line end that is no
+    LF (a CR alone, NEL, U+2028, U+2029): rows whose lines end so, in part of a file or all
+    of it, read as one line. None where no such line end comes before ``pos``."""
+    start = pos
+    while start > 0 and text[start - 1] in " \t\r\n":  # the JSON whitespace before it
+        start -= 1
+    at = text[pos : pos + 1]
+    if at in ("\x85", "\u2028", "\u2029"):
+        found = at
+    elif "\r" in text[start:pos].replace("\r\n", ""):
+        found = "\r"
+    else:
+        return None
+    fix = "tr '\\r' '\\n'" if found == "\r" else "replace them with LF"
+    return (
+        f"a row ends in {OTHER_LINE_ENDS[found]}, not LF, so the next row reads as more of"
+        f" this line: JSON Lines ends each line in LF ({fix})"
+    )
 
 
 def cr_alone(text: str) -> bool:
