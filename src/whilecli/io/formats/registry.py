@@ -437,6 +437,23 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "openai-batch",
+        "OpenAI Batch API output (the batch's output_file_id content: one BatchRequestOutput a"
+        " line), with each reply's grade written beside",
+        "lines with a custom_id beside a response holding status_code and body (or beside a"
+        " null response and an error)",
+        {
+            "task_id": "a task_id written beside custom_id, else custom_id (the same custom_id"
+            " in k batches' output: k rollouts)",
+            "reward": "a grade written beside custom_id (reward, score, correct, ...): the API"
+            " writes none, and a file without one is refused; another key: --map reward=KEY",
+            "truncated": "response.body.choices[0].finish_reason == 'length' (chat"
+            " completions), status 'incomplete' for max_output_tokens (Responses API); an"
+            " error, a status_code of 400 or more and a failed response are harness errors",
+            "model": "response.body.model",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -705,5 +722,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
-    | {"skythought", "opik", "anthropic-batch", "phoenix", "weave"}
+    | {"skythought", "opik", "anthropic-batch", "openai-batch", "phoenix", "weave"}
 )
