@@ -172,9 +172,25 @@ def test_openai_batch_output_is_not_read_as_anthropic_results(tmp_path: Path) ->
     line = {
         "id": "batch_req_123",
         "custom_id": "request-1",
-        "response": {"status_code": 200, "request_id": "req_1", "body": {"model": "gpt-4o"}},
+        "response": {
+            "status_code": 200,
+            "request_id": "req_1",
+            "body": {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": "gpt-4o",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "2 + 2 equals 4."},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 24, "completion_tokens": 15, "total_tokens": 39},
+            },
+        },
         "error": None,
         "reward": 1,
     }
     path.write_text(json.dumps(line) + "\n" + json.dumps({**line, "custom_id": "request-2"}) + "\n")
-    assert read_rows([str(path)]).format != "anthropic-batch"
+    assert read_rows([str(path)]).format == "openai-batch"

@@ -54,6 +54,7 @@ from whilecli.io.formats import (
     lm_eval,
     mle_bench,
     open_instruct,
+    openai_batch,
     openai_eval_runs,
     openai_evals,
     opencompass,
@@ -71,6 +72,7 @@ from whilecli.io.formats import (
     tau2,
     tinker,
     verl,
+    vertex_batch,
     vlmevalkit,
     wandb_weave,
 )
@@ -355,6 +357,14 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return anthropic_batch.convert(iter([({"line": 1}, doc)]), name)
     if anthropic_batch.is_listing(doc):
         return anthropic_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
+    if openai_batch.is_output(doc):  # an output file of one line
+        return openai_batch.convert(iter([({"line": 1}, doc)]), name)
+    if openai_batch.is_listing(doc):
+        return openai_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
+    if vertex_batch.is_prediction(doc):  # an output file of one line
+        return vertex_batch.convert(iter([({"line": 1}, doc)]), name)
+    if vertex_batch.is_listing(doc):
+        return vertex_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
     if openai_eval_runs.is_page(doc):
         items, key = openai_eval_runs.page_rows(doc)
         if not all(isinstance(x, dict) for x in items):
@@ -601,6 +611,10 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return openai_eval_runs.convert(((({"line": n}), r) for n, r in rows()), name)
     if anthropic_batch.is_result(first):
         return anthropic_batch.convert((({"line": n}, r) for n, r in rows()), name)
+    if openai_batch.is_output(first):
+        return openai_batch.convert((({"line": n}, r) for n, r in rows()), name)
+    if vertex_batch.is_prediction(first):
+        return vertex_batch.convert((({"line": n}, r) for n, r in rows()), name)
     if open_instruct.is_trace(first):
         return open_instruct.convert(rows(), name)
     if promptfoo.is_result(first):

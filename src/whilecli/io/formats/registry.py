@@ -437,6 +437,40 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "openai-batch",
+        "OpenAI Batch API output (the batch's output_file_id content: one BatchRequestOutput a"
+        " line), with each reply's grade written beside",
+        "lines with a custom_id beside a response holding status_code and body (or beside a"
+        " null response and an error)",
+        {
+            "task_id": "a task_id written beside custom_id, else custom_id (the same custom_id"
+            " in k batches' output: k rollouts)",
+            "reward": "a grade written beside custom_id (reward, score, correct, ...): the API"
+            " writes none, and a file without one is refused; another key: --map reward=KEY",
+            "truncated": "response.body.choices[0].finish_reason == 'length' (chat"
+            " completions), status 'incomplete' for max_output_tokens (Responses API); an"
+            " error, a status_code of 400 or more and a failed response are harness errors",
+            "model": "response.body.model",
+        },
+    ),
+    FormatInfo(
+        "vertex-batch",
+        "Vertex AI batch prediction output for Gemini (the job's predictions.jsonl: status,"
+        " request and response a line), with each reply's grade written beside",
+        "lines with a request holding contents beside a response holding candidates (or"
+        " beside a status holding an error)",
+        {
+            "task_id": "a task_id written beside the request, else the request's text (the"
+            " same prompt in k jobs' output: k rollouts)",
+            "reward": "a grade written beside the request (reward, score, correct, ...): the"
+            " job writes none, and a file without one is refused; another key: --map"
+            " reward=KEY",
+            "truncated": "response.candidates[0].finishReason == 'MAX_TOKENS'; an error in"
+            " status and a blocked prompt are harness errors",
+            "model": "response.modelVersion",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -705,5 +739,5 @@ CONVERTED = frozenset(
     | {"openrlhf", "areal", "roll", "bfcl"}
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
-    | {"skythought", "opik", "anthropic-batch", "phoenix", "weave"}
+    | {"skythought", "opik", "anthropic-batch", "openai-batch", "vertex-batch", "phoenix", "weave"}
 )

@@ -1,0 +1,187 @@
+"""Vertex AI batch prediction output for Gemini: the ``predictions.jsonl`` a batch job writes
+to its Cloud Storage destination ("Batch prediction from Cloud Storage", "Retrieve batch
+output", https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/batch-prediction-from-cloud-storage),
+one request a line, or those lines saved as one JSON array.
+
+A line: ``status`` (empty for a succeeded request, else the error's text, ``"Bad Request:
+{...}"``), ``processed_time``, ``request`` (the input line's request: ``contents[]`` of
+``{role, parts: [{text}]}``, ``generationConfig``) and, for a succeeded request, ``response``,
+a ``GenerateContentResponse`` (``candidates[0].content.parts[].text``,
+``candidates[0].finishReason``, ``modelVersion``, ``usageMetadata.candidatesTokenCount``;
+a prompt the model refused to read has no candidate and ``promptFeedback.blockReason``).
+
+A line whose ``status`` holds an error, or whose prompt was blocked, is a harness error, never
+the model's failure. The job writes no id of a request and no grade: the task is a
+``task_id`` written beside the request, else the request's text (its digest, as every format
+keys a prompt without an id), so the same prompt in k jobs' output is k rollouts; a file of
+these lines alone is refused, saying to write each reply's grade beside its request (a key of
+the reward aliases, ``reward``, ``score``, ``correct``, ...), and any other key written beside
+is kept, so ``--map reward=KEY`` reads it. A reply is cut off where ``finishReason`` is
+``MAX_TOKENS``. The model is ``response.modelVersion``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from whilecli.errors import InputError
+from whilecli.io.aliases import REWARD_ALIASES, cut_reason
+from whilecli.io.formats import Converted, as_dict, as_list, prompt_digest
+from whilecli.io.shape import kind_words
+
+NAME = "vertex-batch"
+#: The keys of a line as the job writes it; any other was written beside them.
+API_KEYS = frozenset({"status", "processed_time", "request", "response"})
+#: The grades a line may carry beside the request (the reward aliases that are one key).
+GRADE_KEYS = tuple(alias for alias in REWARD_ALIASES if "." not in alias)
+#: The keys a converted row sets; a key of the same name written beside is not kept.
+ROW_KEYS = frozenset(
+    {"task_id", "reward", "completion", "truncated", "model", "error", "output_tokens"}
+    | {"finish_reason", "prompt"}
+)
+
+
+def is_prediction(row: Any) -> bool:
+    """One output line: a ``request`` holding ``contents`` beside a ``response`` holding
+    ``candidates`` (or ``promptFeedback``), or beside a ``status`` that holds an error."""
+    if not isinstance(row, dict) or not isinstance(row.get("request"), dict):
+        return False
+    if "contents" not in row["request"] or not isinstance(row.get("status", ""), str):
+        return False
+    response = row.get("response")
+    if isinstance(response, dict):
+        return "candidates" in response or "promptFeedback" in response
+    return response is None and bool(row.get("status"))
+
+
+def is_listing(doc: Any) -> bool:
+    """Output lines saved as one JSON array."""
+    return isinstance(doc, list) and bool(doc) and is_prediction(doc[0])
+
+
+def _text(parts: Any) -> str:
+    """The text parts of a content's ``parts`` (a list, or one part written bare), joined."""
+    listed = parts if isinstance(parts, list) else [parts]
+    return "".join(str(p["text"]) for p in map(as_dict, listed) if isinstance(p.get("text"), str))
+
+
+def prompt_of(request: dict[str, Any]) -> str:
+    """The request's text: each content's text parts, one content a line."""
+    contents = [as_dict(c) for c in as_list(request.get("contents"))]
+    return "\n".join(t for t in (_text(c.get("parts")) for c in contents) if t)
+
+
+def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> dict[str, Any]:
+    """One line as a row; a line that is not one the job writes is refused at its field."""
+    request = line.get("request")
+    if not isinstance(request, dict):
+        raise InputError(
+            f"request is {kind_words(request)}, not the request the line answers",
+            file=name,
+            field="request",
+            **place,
+        )
+    row: dict[str, Any] = {k: v for k, v in line.items() if k not in API_KEYS | ROW_KEYS}
+    prompt = prompt_of(request)
+    task = line.get("task_id")
+    if task is None:
+        if not prompt:
+            raise InputError(
+                "the request holds no text to key its task: write a task_id beside it",
+                file=name,
+                field="request.contents",
+                **place,
+            )
+        task = "request:" + prompt_digest(prompt)
+    row["task_id"] = task
+    row["prompt"] = prompt or None
+    status, response = line.get("status"), line.get("response")
+    if isinstance(status, str) and status:
+        row["error"] = f"failed request: {status}"
+        return row
+    if not isinstance(response, dict):
+        raise InputError(
+            f"response is {kind_words(response)} and status is empty: a succeeded request"
+            " holds a response",
+            file=name,
+            field="response",
+            **place,
+        )
+    model = response.get("modelVersion")
+    row["model"] = model if isinstance(model, str) else None
+    candidates = as_list(response.get("candidates"))
+    if not candidates:
+        blocked = as_dict(response.get("promptFeedback")).get("blockReason")
+        row["error"] = "prompt blocked" + (f": {blocked}" if isinstance(blocked, str) else "")
+        return row
+    first = as_dict(candidates[0])
+    reason = first.get("finishReason")
+    tokens = as_dict(response.get("usageMetadata")).get("candidatesTokenCount")
+    row["completion"] = _text(as_dict(first.get("content")).get("parts"))
+    row["finish_reason"] = reason if isinstance(reason, str) else None
+    row["truncated"] = cut_reason(reason) if isinstance(reason, str) else None
+    row["output_tokens"] = tokens if isinstance(tokens, int) else None
+    return row
+
+
+def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -> Converted:
+    """Rows from output lines, each with its place in the file (``{"line": N}``,
+    ``{"at": "entry i"}``)."""
+    rows: list[dict[str, Any]] = []
+    positions: list[dict[str, Any]] = []
+    lines_read: list[dict[str, Any]] = []
+    beside = False
+    for place, line in lines:
+        if not isinstance(line, dict):
+            raise InputError(
+                f"an output line must be a JSON object, found {kind_words(line)}",
+                file=name,
+                **place,
+            )
+        rows.append(_read(place, line, name))
+        lines_read.append(line)
+        beside = beside or bool(set(line) - API_KEYS)
+        positions.append(place)
+    grades = [k for k in GRADE_KEYS if any(k in line for line in lines_read)]
+    for row, line in zip(rows, lines_read, strict=True):
+        if grades:
+            row["reward"] = line.get(grades[0])
+    if rows and not grades and not beside:
+        raise InputError(
+            "Vertex AI batch prediction output holds the replies, not their grades: write each"
+            " reply's grade beside its request (a 'reward' key on its line) and read that file;"
+            " a grade under another key: pass --map reward=KEY",
+            file=name,
+            field="response",
+            **positions[0],
+        )
+    keyed = any("task_id" in line for line in lines_read)
+    notes: list[str] = []
+    if len(grades) > 1:
+        notes.append(
+            f"lines carry {', '.join(grades)}: {grades[0]} grades; --map reward=KEY picks another"
+        )
+    failed = sum("error" in r for r in rows)
+    if failed:
+        notes.append(
+            f"{failed} requests failed (an error in status, or a blocked prompt): harness"
+            " errors, never the model's failures"
+        )
+    cut_known = any(r.get("truncated") is not None for r in rows if "error" not in r)
+    origins = {
+        "task_id": "task_id written beside the request"
+        if keyed
+        else "the request's text (the same prompt in k jobs' output: k rollouts)",
+        "reward": f"{grades[0]} written beside the request"
+        if grades
+        else "none: no grade written beside the request (pass --map reward=KEY)",
+        "truncated": "response.candidates[0].finishReason == 'MAX_TOKENS'"
+        if cut_known
+        else "not recorded",
+        "model": "response.modelVersion",
+    }
+    spelled = {"task_id": "task_id"} if keyed else {}
+    if grades:
+        spelled["reward"] = grades[0]
+    return Converted(NAME, rows, origins, notes, positions=positions, spelled=spelled)
