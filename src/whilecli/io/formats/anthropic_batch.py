@@ -32,8 +32,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import REWARD_ALIASES, cut_reason
+from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
+from whilecli.io.formats.batch_grades import graded_beside
 from whilecli.io.shape import kind_words
 
 NAME = "anthropic-batch"
@@ -46,8 +47,6 @@ NOT_RUN = {
 }
 #: The keys of a line as the API writes it; any other was written beside them.
 API_KEYS = frozenset({"custom_id", "result"})
-#: The grades a line may carry beside ``custom_id`` (the reward aliases that are one key).
-GRADE_KEYS = tuple(alias for alias in REWARD_ALIASES if "." not in alias)
 #: The keys a converted row sets; a key of the same name written beside is not kept.
 ROW_KEYS = frozenset(
     {"task_id", "reward", "completion", "truncated", "model", "error", "output_tokens"}
@@ -133,7 +132,6 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
     rows: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
     lines_read: list[dict[str, Any]] = []
-    beside = False
     not_run = 0
     for place, line in lines:
         if not isinstance(line, dict):
@@ -144,30 +142,21 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
             )
         rows.append(_read(place, line, name))
         lines_read.append(line)
-        beside = beside or bool(set(line) - API_KEYS)
         not_run += "error" in rows[-1]
         positions.append(place)
-    grades = [k for k in GRADE_KEYS if any(k in line for line in lines_read)]
-    for row, line in zip(rows, lines_read, strict=True):
-        if grades:
-            row["reward"] = line.get(grades[0])
-    if rows and not grades and not beside:
-        raise InputError(
-            "Anthropic Message Batches results hold the replies, not their grades: write each"
-            " reply's grade beside its custom_id (a 'reward' key on its line) and read that"
-            " file; a grade under another key: pass --map reward=KEY",
-            file=name,
-            field="result",
-            **positions[0],
-        )
+    grades, notes = graded_beside(
+        rows,
+        lines_read,
+        API_KEYS,
+        name=name,
+        what="Anthropic Message Batches results",
+        where="its custom_id",
+        field="result",
+        place=positions[0] if positions else {},
+    )
     keyed = (
         "task_id" if any("task_id" in r and r["task_id"] != r["custom_id"] for r in rows) else None
     )
-    notes: list[str] = []
-    if len(grades) > 1:
-        notes.append(
-            f"lines carry {', '.join(grades)}: {grades[0]} grades; --map reward=KEY picks another"
-        )
     if not_run:
         notes.append(
             f"{not_run} requests errored, were canceled or expired (result.type): harness"

@@ -36,15 +36,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import REWARD_ALIASES, cut_reason
+from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
+from whilecli.io.formats.batch_grades import graded_beside
 from whilecli.io.shape import kind_words
 
 NAME = "openai-batch"
 #: The keys of a line as the API writes it; any other was written beside them.
 API_KEYS = frozenset({"id", "custom_id", "response", "error"})
-#: The grades a line may carry beside ``custom_id`` (the reward aliases that are one key).
-GRADE_KEYS = tuple(alias for alias in REWARD_ALIASES if "." not in alias)
 #: The keys a converted row sets; a key of the same name written beside is not kept.
 ROW_KEYS = frozenset(
     {"task_id", "reward", "completion", "truncated", "model", "error", "output_tokens"}
@@ -221,7 +220,6 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
     positions: list[dict[str, Any]] = []
     lines_read: list[dict[str, Any]] = []
     kinds: list[str] = []
-    beside = False
     for place, line in lines:
         if not isinstance(line, dict):
             raise InputError(
@@ -233,29 +231,20 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
         rows.append(row)
         kinds.append(kind)
         lines_read.append(line)
-        beside = beside or bool(set(line) - API_KEYS)
         positions.append(place)
-    grades = [k for k in GRADE_KEYS if any(k in line for line in lines_read)]
-    for row, line in zip(rows, lines_read, strict=True):
-        if grades:
-            row["reward"] = line.get(grades[0])
-    if rows and not grades and not beside:
-        raise InputError(
-            "OpenAI Batch API output holds the replies, not their grades: write each reply's"
-            " grade beside its custom_id (a 'reward' key on its line) and read that file; a"
-            " grade under another key: pass --map reward=KEY",
-            file=name,
-            field="response",
-            **positions[0],
-        )
+    grades, notes = graded_beside(
+        rows,
+        lines_read,
+        API_KEYS,
+        name=name,
+        what="OpenAI Batch API output",
+        where="its custom_id",
+        field="response",
+        place=positions[0] if positions else {},
+    )
     keyed = (
         "task_id" if any("task_id" in r and r["task_id"] != r["custom_id"] for r in rows) else None
     )
-    notes: list[str] = []
-    if len(grades) > 1:
-        notes.append(
-            f"lines carry {', '.join(grades)}: {grades[0]} grades; --map reward=KEY picks another"
-        )
     failed = kinds.count("error")
     if failed:
         notes.append(

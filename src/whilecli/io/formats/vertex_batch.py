@@ -26,15 +26,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import REWARD_ALIASES, cut_reason
+from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list, prompt_digest
+from whilecli.io.formats.batch_grades import graded_beside
 from whilecli.io.shape import kind_words
 
 NAME = "vertex-batch"
 #: The keys of a line as the job writes it; any other was written beside them.
 API_KEYS = frozenset({"status", "processed_time", "request", "response"})
-#: The grades a line may carry beside the request (the reward aliases that are one key).
-GRADE_KEYS = tuple(alias for alias in REWARD_ALIASES if "." not in alias)
 #: The keys a converted row sets; a key of the same name written beside is not kept.
 ROW_KEYS = frozenset(
     {"task_id", "reward", "completion", "truncated", "model", "error", "output_tokens"}
@@ -131,7 +130,6 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
     rows: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
     lines_read: list[dict[str, Any]] = []
-    beside = False
     for place, line in lines:
         if not isinstance(line, dict):
             raise InputError(
@@ -141,27 +139,18 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
             )
         rows.append(_read(place, line, name))
         lines_read.append(line)
-        beside = beside or bool(set(line) - API_KEYS)
         positions.append(place)
-    grades = [k for k in GRADE_KEYS if any(k in line for line in lines_read)]
-    for row, line in zip(rows, lines_read, strict=True):
-        if grades:
-            row["reward"] = line.get(grades[0])
-    if rows and not grades and not beside:
-        raise InputError(
-            "Vertex AI batch prediction output holds the replies, not their grades: write each"
-            " reply's grade beside its request (a 'reward' key on its line) and read that file;"
-            " a grade under another key: pass --map reward=KEY",
-            file=name,
-            field="response",
-            **positions[0],
-        )
+    grades, notes = graded_beside(
+        rows,
+        lines_read,
+        API_KEYS,
+        name=name,
+        what="Vertex AI batch prediction output",
+        where="its request",
+        field="response",
+        place=positions[0] if positions else {},
+    )
     keyed = any("task_id" in line for line in lines_read)
-    notes: list[str] = []
-    if len(grades) > 1:
-        notes.append(
-            f"lines carry {', '.join(grades)}: {grades[0]} grades; --map reward=KEY picks another"
-        )
     failed = sum("error" in r for r in rows)
     if failed:
         notes.append(

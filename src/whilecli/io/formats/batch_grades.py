@@ -1,0 +1,57 @@
+"""Grades written beside a batch API's output lines (Anthropic Message Batches, the OpenAI
+Batch API, Vertex AI batch prediction): the APIs write the replies, never their grades, so a
+file of their lines is graded by a key the caller wrote on each line beside the API's own.
+
+One rule for every batch format: the first key of the reward aliases (``reward``, ``score``,
+``correct``, ...) any line carries grades every line; a file whose lines carry no such key
+and nothing else beside the API's keys is refused, naming the fix; a file that carries other
+keys is read ungraded, so ``--map reward=KEY`` reads one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from whilecli.errors import InputError
+from whilecli.io.aliases import REWARD_ALIASES
+
+#: The grades a line may carry beside the API's keys (the reward aliases that are one key).
+GRADE_KEYS = tuple(alias for alias in REWARD_ALIASES if "." not in alias)
+
+
+def graded_beside(
+    rows: Sequence[dict[str, Any]],
+    lines: Sequence[Mapping[str, Any]],
+    api_keys: frozenset[str],
+    *,
+    name: str,
+    what: str,
+    where: str,
+    field: str,
+    place: Mapping[str, Any],
+) -> tuple[list[str], list[str]]:
+    """Set each row's ``reward`` from the first grade key the file's ``lines`` carry, and
+    return (the grade keys found, the notes to say). A file with nothing beside the API's
+    keys is refused at ``place`` (its first line) of file ``name``, naming ``field``: ``what``
+    (the format's words) holds no grade, write each one beside ``where``."""
+    grades = [k for k in GRADE_KEYS if any(k in line for line in lines)]
+    if grades:
+        for row, line in zip(rows, lines, strict=True):
+            row["reward"] = line.get(grades[0])
+    beside = any(set(line) - api_keys for line in lines)
+    if rows and not grades and not beside:
+        raise InputError(
+            f"{what} holds the replies, not their grades: write each reply's grade beside"
+            f" {where} (a 'reward' key on its line) and read that file; a grade under another"
+            " key: pass --map reward=KEY",
+            file=name,
+            field=field,
+            **place,
+        )
+    notes = []
+    if len(grades) > 1:
+        notes.append(
+            f"lines carry {', '.join(grades)}: {grades[0]} grades; --map reward=KEY picks another"
+        )
+    return grades, notes
