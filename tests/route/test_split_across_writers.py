@@ -29,7 +29,9 @@ SETTINGS = settings(
 
 
 def _truth(rows: list[dict[str, Any]], writer: str) -> tuple[int, int]:
-    """(split tasks, tasks split only across writers), by a plain loop over the rows."""
+    """(split tasks, tasks split only across writers), by a plain loop over the rows: across
+    where no writer's rows split and two writers' rows, two or more each, all pass and all
+    fail."""
     cells: dict[str, dict[Any, list[float]]] = {}
     for r in rows:
         cells.setdefault(r["task_id"], {}).setdefault(r[writer], []).append(r["reward"])
@@ -38,7 +40,10 @@ def _truth(rows: list[dict[str, Any]], writer: str) -> tuple[int, int]:
         every = [x for xs in by_writer.values() for x in xs]
         if len(every) < 2 or not (0 < sum(every) < len(every)):
             continue
-        if any(0 < sum(xs) < len(xs) for xs in by_writer.values()):
+        cells = list(by_writer.values())
+        sure_pass = any(len(xs) >= 2 and sum(xs) == len(xs) for xs in cells)
+        sure_fail = any(len(xs) >= 2 and sum(xs) == 0 for xs in cells)
+        if any(0 < sum(xs) < len(xs) for xs in cells) or not (sure_pass and sure_fail):
             split += 1
         else:
             across += 1
@@ -161,3 +166,25 @@ def test_one_row_tasks_that_pass_beside_a_floor_leave_it_provisional(tmp_path: P
     alone = run_route([str(path)])
     assert isinstance(alone, Route)
     assert "singles_beside_the_band" not in finding_kinds(alone)
+
+
+def test_one_draw_per_version_splits_as_a_group(tmp_path: Path) -> None:
+    """A fully async run whose every draw carries its own weights' version: one row per
+    (task, version) says nothing of a group's unanimity, so a task with a pass and a fail is
+    split, and a mixed pool routes to GRPO, not to no split."""
+    rnd = random.Random(11)
+    rows = []
+    for t in range(600):
+        p = rnd.uniform(0.2, 0.8)
+        for j in range(8):
+            rows.append({"task_id": f"t{t}", "completion": f"{t}.{j}.{rnd.random()}",
+                         "reward": float(rnd.random() < p), "model": "Qwen/Qwen3-8B",
+                         "policy_version": 100 + 8 * t + j})  # fmt: skip
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    route = run_route([str(path)], model=f"Qwen/Qwen3-8B@{100 + 8 * 600}")
+    assert isinstance(route, Route)
+    band = next(c for c in route.checks if c.key == "band")
+    assert band.measured.get("split_across_writers", 0) == 0
+    assert route.route == "grpo"
+    assert "split_across_writers" not in finding_kinds(route)

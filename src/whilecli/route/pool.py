@@ -333,7 +333,9 @@ def across_writers(
     versions: Sequence[str | None] = (),
 ) -> pl.Series:
     """:func:`split_across_writers` from rows and passes per (task, model, policy version):
-    the columns ``task_id``, ``model``, ``policy_version``, ``n``, ``passes``."""
+    the columns ``task_id``, ``model``, ``policy_version``, ``n``, ``passes``. A task splits
+    only across writers where no writer's rows of it split, and one writer's two rows or more
+    all pass while another's two or more all fail."""
     keys = {m: model_key(m) for m in models}
     ids = {v: version_id(v) for v in versions if v is not None}
     cells = (
@@ -342,17 +344,24 @@ def across_writers(
         .agg(pl.col("n").sum(), pl.col("passes").sum())
     )
     inner = (pl.col("passes") > 0) & (pl.col("passes") < pl.col("n"))
+    # a writer's cell is unanimous evidence only from two rows: one draw per version (an
+    # async run whose every draw has its own weights) says nothing of a group's split
+    grouped = pl.col("n") >= 2
     per_task = cells.group_by("task_id").agg(
         pl.len().alias("writers"),
         pl.col("n").sum(),
         pl.col("passes").sum(),
         inner.any().alias("inner"),
+        (grouped & (pl.col("passes") == pl.col("n"))).any().alias("all_pass"),
+        (grouped & (pl.col("passes") == 0)).any().alias("all_fail"),
     )
     across = per_task.filter(
         (pl.col("writers") >= 2)
         & (pl.col("passes") > 0)
         & (pl.col("passes") < pl.col("n"))
         & ~pl.col("inner")
+        & pl.col("all_pass")
+        & pl.col("all_fail")
     ).select("task_id")
     (table,) = collect_counts([across], paths)
     return table["task_id"]
