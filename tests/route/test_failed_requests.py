@@ -30,18 +30,19 @@ MODEL = "Qwen/Qwen3-8B"
 FAILED = [
     ({"error": "RateLimitError: 429 Too Many Requests"}, ""),
     ({"error": {"type": "overloaded_error", "message": "Overloaded"}}, ""),
-    ({}, "Error code: 503 - {'error': 'Service Unavailable'}"),
-    ({}, "openai.APIConnectionError: Connection error."),
     ({"error_type": "RateLimitError"}, ""),
     ({"status_code": 502}, ""),
     ({"status": "rate_limited"}, ""),
     ({"finish_reason": "overloaded"}, ""),
     ({"error": "Internal Server Error"}, ""),
 ]
-#: Errors that can be the model's own (a reply that ran too long).
+#: Errors that can be the model's own (a reply that ran too long; a reply that reads as an
+#: error message, which an agent's last words can be: "Error: the weather API returned 503").
 MODELS_OWN = [
     ({"error": "ContextWindowExceededError: prompt exceeds 32768 tokens"}, ""),
     ({"error": "TimeoutError: generation exceeded 600 s"}, ""),
+    ({}, "Error code: 503 - {'error': 'Service Unavailable'}"),
+    ({}, "openai.APIConnectionError: Connection error."),
 ]
 
 

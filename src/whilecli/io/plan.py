@@ -437,7 +437,7 @@ def build_plan(
         beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
         credited=facts.credited(reward.list.max() if exploding else reward),
     )
-    request_failed = _request_failed(shape, leaves, reply, said)
+    request_failed = _request_failed(shape, leaves, reply)
     slice_expr = None
     if by is not None:
         if not shape.has(by):
@@ -711,21 +711,19 @@ _READS = {
 }
 
 
-def _request_failed(
-    shape: Shape, leaves: Leaves, reply: pl.Expr, said: facts.Reply | None
-) -> pl.Expr | None:
-    """True on an error row (``reply``) whose error fields (:data:`_REQUEST_FAILED`) or reply
-    text name a request that failed at the API (:func:`whilecli.io.facts.failed_request`);
-    None where the rows carry no such field or reply. Each text is read on error rows only
-    (the others are null to the matcher): the replies' own text costs nothing."""
+def _request_failed(shape: Shape, leaves: Leaves, reply: pl.Expr) -> pl.Expr | None:
+    """True on an error row (``reply``) whose error fields (:data:`_REQUEST_FAILED`: an error,
+    its class or message, a status, a finish reason, an HTTP status) name a request that
+    failed at the API (:func:`whilecli.io.facts.failed_request`); None where the rows carry
+    no such field. A reply that reads as an error message is not asked: an agent's last
+    words can be one (``Error: the weather API returned 503``), its own failure. Each field
+    is read on error rows only (the others are null to the matcher)."""
     error = reply == facts.ERROR
     texts = [
         leaves.text(alias)
         for alias in dict.fromkeys(_REQUEST_FAILED)
         if shape.kinds_at(alias) - {"null"} and _within(shape, alias)
     ]
-    if said is not None:  # an error row's whole reply text: a last turn read apart costs more
-        texts.append(said.text)
     if not texts:
         return None
     return error & pl.any_horizontal([facts.failed_request(pl.when(error).then(t)) for t in texts])
