@@ -1495,7 +1495,7 @@ def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
                 " encoding of one pool): read once"
             )
             continue
-        if part.stats["rows"] >= SAME_ROWS_WARN:
+        if part.stats["rows"] >= SAME_ROWS_WARN and _telling(part):
             # as many rows, each task's ids and grades the same row for row: a copy (no two
             # runs that sample draw the same grades on so many rows), its rows one pool's
             notes.append(
@@ -1506,6 +1506,15 @@ def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
             continue
         kept.append(part)
     return kept
+
+
+def _telling(part: _Part) -> bool:
+    """Whether rows equal to another file's row for row say it is a copy: they keep replies
+    (two runs that sample draw other replies), or their grades differ (two runs of a pool
+    that splits grade it otherwise). Two runs of a floor that keep no reply agree on every
+    grade as a copy does."""
+    lo, hi = part.stats["lo"], part.stats["hi"]
+    return part.plan.draw is not None or (lo is not None and hi is not None and lo < hi)
 
 
 def _base(name: str) -> str:
