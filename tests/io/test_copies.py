@@ -79,9 +79,10 @@ def test_two_runs_that_differ_are_pooled(tmp_path: Path) -> None:
 def test_two_runs_of_a_floor_or_saturated_pool_are_pooled(tmp_path: Path, grade: float) -> None:
     """Two runs that keep no reply, of a pool every row of which fails (or passes), agree on
     every grade as a copy would: nothing says they are one, so both are read."""
-    rows = [{"task_id": f"q{t}", "reward": grade, "model": MODEL} for t in range(400)]
     a, b = tmp_path / "run1.jsonl", tmp_path / "run2.jsonl"
-    for path in (a, b):
+    for seed, path in enumerate((a, b)):
+        rows = [{"task_id": f"q{t}", "reward": grade, "model": MODEL, "seed": seed}
+                for t in range(400)]  # fmt: skip
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     both = _route(a, b)
     assert both.summary["pass_at_1"].n_rows == 800
