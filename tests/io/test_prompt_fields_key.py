@@ -55,3 +55,19 @@ def test_one_prompt_field_keys_as_before(tmp_path_factory: pytest.TempPathFactor
     got = read_rows([str(write_rows(tmp_path_factory.mktemp("one"), rows, "jsonl"))])
     assert summarize(got).n_tasks == 30
     assert got.sources["task_id"] == "hash of prompt text (prompt)"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_a_prompt_field_of_its_own_on_every_draw_keys_nothing(
+    tmp_path_factory: pytest.TempPathFactory, kind: str
+) -> None:
+    """Few-shot examples drawn per draw (or the prompt and its reply) in ``input``: a value
+    of its own on every row beside a ``question`` that repeats; keyed by it, each draw would
+    be a task of its own."""
+    rnd = random.Random(4)
+    rows = [{"question": f"What is {t} + {t}?", "input": f"shots {t}.{j}.{rnd.random()}",
+             "reward": float(rnd.random() < 0.5), "completion": f"{t}.{j}"}
+            for t in range(100) for j in range(4)]  # fmt: skip
+    got = read_rows([str(write_rows(tmp_path_factory.mktemp("own"), rows, kind))])
+    pool = summarize(got)
+    assert pool.n_tasks == 100

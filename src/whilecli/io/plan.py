@@ -240,6 +240,20 @@ def no_blank(task: pl.Expr) -> pl.Expr:
     )
 
 
+def _prompt_keys(ctx: _Context, fields: list[str]) -> list[str]:
+    """The prompt fields that key a task: every one the rows carry, but a field that holds
+    a value of its own on every sampled row while another repeats (few-shot examples drawn
+    per draw, the prompt and its reply together in ``input``): keyed by it, each draw would
+    be a task of its own."""
+    rows = ctx.sample or ctx.id_rows
+    if len(fields) < 2 or not rows:
+        return fields
+    seen = {f: [str(v) for r in rows if (v := _value_at(r, f)) is not None] for f in fields}
+    own = {f for f, vs in seen.items() if len(vs) > 1 and len(set(vs)) == len(vs)}
+    repeats = [f for f in fields if f not in own and len(set(seen[f])) < len(seen[f])]
+    return [f for f in fields if f not in own] if repeats else fields
+
+
 def _holds_text(shape: Shape, alias: str) -> bool:
     """The rows carry ``alias`` as text or a chat list."""
     kinds = shape.kinds_at(alias) - {"null"}
@@ -863,7 +877,9 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
     elif (alias := next((a for a in prompt_aliases(fmt) if shape.has(a)), None)) is not None:
         # every prompt field the rows carry keys the task: a shared template in ``prompt``
         # beside the question in ``question`` is one task per question, not per template
-        keys = [a for a in dict.fromkeys(prompt_aliases(fmt)) if _holds_text(shape, a)] or [alias]
+        keys = _prompt_keys(
+            ctx, [a for a in dict.fromkeys(prompt_aliases(fmt)) if _holds_text(shape, a)]
+        ) or [alias]
         # a transcript (messages) holds the reply too: only the turns before it are the prompt
         hashes = [_hashed(leaves.text(a), prompt_only=a == "messages") for a in keys]
         task = hashes[0]

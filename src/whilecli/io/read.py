@@ -49,6 +49,7 @@ from whilecli.io import facts, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import (
     LOGPROB_ALIASES,
+    PROMPT_ALIASES,
     REWARD_ALIASES,
     TASK_ALIASES,
     TURN_ALIASES,
@@ -2569,11 +2570,15 @@ LIST_HEAD_ROWS = 100
 def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[str, Any]]:
     """A frame's first rows, as a JSON Lines file's sample holds them, for what the plan reads
     from its sample: the task-id alias columns where it carries two or more (which of them
-    keys the tasks), and the first log-prob list (whether it holds log-probs). Only those
+    keys the tasks), the prompt fields where it carries no id and two prompt fields or more
+    (which of them key the tasks), and the first log-prob list (whether it holds log-probs). Only those
     columns, :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none where it
     carries neither."""
     ids = [a for a in TASK_ALIASES if shape.has(a)]
     tops = list(dict.fromkeys(split_path(a)[0] for a in ids)) if len(ids) >= 2 else []
+    prompts = [a for a in PROMPT_ALIASES if shape.has(a)]
+    if not ids and len(prompts) >= 2:  # which prompt fields key the tasks (plan._prompt_keys)
+        tops += [split_path(a)[0] for a in prompts]
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     if lp is not None:
         tops.append(split_path(lp)[0])
