@@ -1,8 +1,10 @@
-"""An explicit ``--pass-threshold`` that grades every reward of [0, 1] alike (above 1: none
-passes; 0 or below: each passes) is refused in one line naming the file, the field and the
-option, exit 2, by every command that reads rows: a total regression read as "no change",
-a pool that splits read as a floor, never with exit 0. A threshold inside (0, 1] is read,
-every row failing included (a floor's partial credit)."""
+"""An explicit ``--pass-threshold`` at 0 or below where every reward lies in [0, 1] (each
+row passes) is refused in one line naming the file, the field and the option, exit 2, by
+every command that reads rows: a total regression read as "no change", never with exit 0.
+A threshold above every reward is read (a scale may reach past a shard's rewards: a bonus
+none of its rows earned), and the route says the band rests on it
+(``threshold_above_rewards``, provisional). A threshold inside (0, 1] is read, every row
+failing included (a floor's partial credit)."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def _rewards(seed: int, partial: bool) -> list[float]:
 COMMANDS = [["route"], ["check"], ["ada"]]
 
 
-@pytest.mark.parametrize("threshold", ["1e308", "1.5", "-1", "0", "-1e-12"])
+@pytest.mark.parametrize("threshold", ["-1", "0", "-1e-12", "-1e308"])
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[-1])
 def test_a_threshold_that_grades_every_reward_alike_is_refused(
     tmp_path: Path, threshold: str, command: list[str]
@@ -67,3 +69,17 @@ def test_a_threshold_inside_the_scale_is_read(tmp_path: Path, threshold: str) ->
     path = _write(tmp_path / "rows.jsonl", _rewards(3, True))
     got = runner.invoke(app, ["route", str(path), "--pass-threshold", threshold, "-q"])
     assert got.exit_code in (0, 1), got.output
+
+
+@pytest.mark.parametrize("threshold", ["1.5", "1e308"])
+def test_a_threshold_above_every_reward_leaves_the_band_provisional(
+    tmp_path: Path, threshold: str
+) -> None:
+    path = _write(tmp_path / "rows.jsonl", _rewards(5, False))
+    got = runner.invoke(
+        app, ["route", str(path), "--pass-threshold", threshold, "--format", "json"]
+    )
+    assert got.exit_code in (0, 1), got.output
+    report = json.loads(got.output)
+    assert report["provisional"]
+    assert "threshold_above_rewards" in [f["kind"] for f in report["data_quality"]]

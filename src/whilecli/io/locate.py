@@ -213,20 +213,15 @@ def refuse_unbounded(
 def refuse_one_grade_threshold(
     threshold: float, low: float, high: float, file: str, field: str
 ) -> None:
-    """Refuse an explicit ``--pass-threshold`` that grades every reward of [0, 1] alike (exit
-    2): above 1, where no such reward can pass, or at 0 or below, where each one passes. The
-    rewards differ (``low`` < ``high``) yet every row would be one grade: a total regression
-    read as no change, a pool that splits read as a floor. (Between the rewards and 1, every
-    row failing is a floor's partial credit, and is read.)"""
+    """Refuse an explicit ``--pass-threshold`` at 0 or below where every reward lies in [0, 1]
+    and they differ (exit 2): each row would pass, a total regression read as no change. (A
+    threshold above every reward is read: a scale may reach past this file's rewards, a
+    bonus none of its rows earned; the route says the band rests on it,
+    :func:`whilecli.route.quality.findings`.)"""
     unit = low >= -UNIT_TOLERANCE and high <= 1.0 + UNIT_TOLERANCE
-    if not unit or high - low <= UNIT_TOLERANCE:
+    if not unit or high - low <= UNIT_TOLERANCE or threshold > UNIT_TOLERANCE:
         return
-    if threshold > 1.0 + UNIT_TOLERANCE:
-        said = "above 1, so no reward in [0, 1] passes: every row would fail"
-    elif threshold <= UNIT_TOLERANCE:
-        said = "0 or below, so every reward in [0, 1] passes: every row would pass"
-    else:
-        return
+    said = "0 or below, so every reward in [0, 1] passes: every row would pass"
     raise InputError(
         f"--pass-threshold {threshold:g} is {said}, though the rewards run from {_exact(low)}"
         f" to {_exact(high)}; pass a threshold in (0, 1] (a reward at or above it passes)",

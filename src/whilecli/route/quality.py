@@ -65,6 +65,7 @@ PROVISIONAL_KINDS = (
     "cut_disputed",
     "ids_per_sample",
     "model_unsure",
+    "threshold_above_rewards",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -169,6 +170,7 @@ def findings(
     out += _coverage(pool)
     out += _mean_rewards(pool)
     out += _credit_beside_the_band(pool, found.get("band"))
+    out += _threshold_above_rewards(pool)
     if facts.selected:
         out.append(
             Finding(
@@ -319,6 +321,29 @@ def _credit_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Findin
             f"their rewards differ from the others' in their groups: the {state} rests on the"
             " threshold, so the verdict is provisional; pass --pass-threshold T to say what"
             " passes",
+        )
+    ]
+
+
+def _threshold_above_rewards(pool: Pool) -> list[Finding]:
+    """A pass threshold past the unit scale above every graded reward, the rewards differing
+    (``--pass-threshold 1.5`` on a shard where no row earned the bonus, or ``1e308``): every
+    row fails by the threshold alone, so the band it reads rests on it."""
+    span = pool.source.reward_range
+    threshold = pool.source.pass_threshold
+    if span is None or threshold <= 1.0 + TOL:
+        return []
+    low, high = span
+    if high - low <= TOL or threshold <= high + TOL:
+        return []
+    return [
+        Finding(
+            "threshold_above_rewards",
+            pool.rows,
+            f"--pass-threshold {threshold:g} lies above every reward (they run from {low:g} to"
+            f" {high:g}): every row fails at it though the rewards differ",
+            "the band is the threshold's, not the rewards': the verdict is provisional; pass"
+            " the threshold a passing reply reaches",
         )
     ]
 
