@@ -334,3 +334,21 @@ def test_ollama_tags_and_precisions(model: tuple[str, str, float], quant: str) -
     assert same_model(f"{org}/{name}:latest", name)
     for copy in (f"{tagged}-{quant}", f"hf.co/{org}/{name}-GGUF:{quant}", f"{org}/{name}-{quant}"):
         assert same_weights(copy, f"{org}/{name}") and not same_model(copy, name), copy
+
+
+@pytest.mark.parametrize(
+    ("rows_name", "option"),
+    [
+        ("gpt-4o-2024-08-06", "gpt-4o"),
+        ("openai/gpt-4o-2024-08-06", "gpt-4o"),
+        ("claude-3-5-sonnet-20241022", "claude-3-5-sonnet-latest"),
+        ("claude-3-5-sonnet-20241022", "claude-3-5-sonnet"),
+    ],
+)
+def test_an_api_snapshot_names_its_model(rows_name: str, option: str) -> None:
+    """What an API's response names for an alias asked (its dated snapshot) is the model the
+    alias names; another model (``gpt-4o-mini``) stays another."""
+    from whilecli.io.modelid import same_model
+
+    assert same_model(rows_name, option)
+    assert not same_model(rows_name, option + "-mini")

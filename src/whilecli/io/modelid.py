@@ -9,7 +9,8 @@ verl's ``…/global_step_100/actor/huggingface``) or a Hugging Face cache snapsh
 turns each into one :class:`ModelId`: the organisation where the string says it, the model's
 name, the size its name states and the training step a checkpoint folder states. Two strings
 name the same model when their :attr:`ModelId.key` agree (the name, case-insensitively,
-without the organisation); nothing else is forgiven (``Qwen3-8B-Base`` is another model).
+without the organisation, and without an API's snapshot date: ``gpt-4o-2024-08-06`` is
+``gpt-4o``); nothing else is forgiven (``Qwen3-8B-Base`` is another model).
 
 A string that names no model (:func:`names_model`: blank, ``None``, ``N/A``) is read as no
 model at all. The reading layer names each row's model with it
@@ -33,6 +34,10 @@ from whilecli.io.words import NO_VALUE
 #: ``A3B`` after it is the active share, preceded by a letter, so never read as the size). A
 #: number after a letter or a dot (``Qwen2.5``, ``Llama-3.1``) is a version, never a size.
 _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+)(?:[._pP](\d+))?[bB](?![A-Za-z0-9])")
+#: An API model's snapshot at the end of its name: OpenAI's date (``gpt-4o-2024-08-06``),
+#: Anthropic's (``claude-3-5-sonnet-20241022``), or ``-latest``: the API serves the model
+#: its name without them names (what a response's ``model`` writes for the alias asked).
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|20\d{6}|latest)$", re.IGNORECASE)
 #: Experts times billions: ``8x7B`` (Mixtral, ``Nous-Hermes-2-Mixtral-8x7B-DPO``).
 _EXPERTS = re.compile(r"(?<![A-Za-z0-9.])(\d+)[xX](\d+)(?:[._pP](\d+))?[bB](?![A-Za-z0-9])")
 #: Millions, with two digits or more (``135M``, ``360m``, ``500M``; a ``1M`` is a context
@@ -67,8 +72,9 @@ class ModelId:
 
     @property
     def key(self) -> str:
-        """What two strings naming one model share: the name, lower case."""
-        return self.name.lower()
+        """What two strings naming one model share: the name, lower case, without an API's
+        snapshot date or ``-latest`` (:data:`_SNAPSHOT`)."""
+        return _SNAPSHOT.sub("", self.name).lower()
 
     @property
     def precision(self) -> str | None:
