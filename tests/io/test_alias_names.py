@@ -130,6 +130,8 @@ def test_a_reply_whose_tokens_reach_the_cap_is_cut(
 ) -> None:
     counts = {"at": cap, "under": cap // 3, "past": cap * 4, "none": None}
     truth = {"at": True, "under": False, "past": None, "none": None}
+    if "past" in lengths:  # a count past its cap: the cap limits something else, no pair
+        truth = dict.fromkeys(truth)
     rows = []
     expected = []
     for i, length in enumerate(lengths):

@@ -396,7 +396,9 @@ def build_plan(
             f"--map truncated={cut_col}: a list of flags reads one per rollout, beside a reward"
             " read one per rollout (--map reward=COLUMN[])"
         )
-    truncated, disputed = _truncation(shape, leaves, cut_col, fmt, sources, ctx.sample)
+    truncated, disputed = _truncation(
+        shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows
+    )
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx

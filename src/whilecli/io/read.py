@@ -52,6 +52,8 @@ from whilecli.io.aliases import (
     PROMPT_ALIASES,
     REWARD_ALIASES,
     TASK_ALIASES,
+    TOKEN_CAP_ALIASES,
+    TOKEN_COUNT_ALIASES,
     TURN_ALIASES,
     parse_field_map,
 )
@@ -2571,7 +2573,8 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     """A frame's first rows, as a JSON Lines file's sample holds them, for what the plan reads
     from its sample: the task-id alias columns where it carries two or more (which of them
     keys the tasks), the prompt fields where it carries no id and two prompt fields or more
-    (which of them key the tasks), and the first log-prob list (whether it holds log-probs). Only those
+    (which of them key the tasks), the token counts and caps (whether a count runs past its
+    cap), and the first log-prob list (whether it holds log-probs). Only those
     columns, :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none where it
     carries neither."""
     ids = [a for a in TASK_ALIASES if shape.has(a)]
@@ -2579,6 +2582,9 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     prompts = [a for a in PROMPT_ALIASES if shape.has(a)]
     if not ids and len(prompts) >= 2:  # which prompt fields key the tasks (plan._prompt_keys)
         tops += [split_path(a)[0] for a in prompts]
+    # whether a token count runs past its cap (plan._count_at_cap): the cap is another's
+    counts = [a for a in (*TOKEN_COUNT_ALIASES, *TOKEN_CAP_ALIASES) if shape.has(a)]
+    tops += [split_path(a)[0] for a in counts]
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     if lp is not None:
         tops.append(split_path(lp)[0])

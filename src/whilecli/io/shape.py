@@ -224,14 +224,14 @@ LATE_FIELD_ALIASES: tuple[tuple[str, ...], ...] = (
 #: some rows (``metadata``), the sampler's (``sampling``). Other objects (``info``, ``config``,
 #: ``agent``, ...) are written on every row of their writer or on none: each searched key
 #: costs a scan of the file's bytes.
-LATE_CONTAINERS = frozenset({"metadata", "response", "sampling", "choices", "outputs"})
+LATE_CONTAINERS = frozenset({"metadata", "response", "sampling", "choices", "outputs", "steps"})
 
 
 def unseen_paths(shape: Shape) -> list[tuple[str, ...]]:
     """Where to look past a sample: for each table of :data:`LATE_FIELD_ALIASES` of which the
     sample carries no path, each path cut after its first key the sample lacks (``a.b.c``
-    with ``a`` seen gives ``("a", "b")``), where that key is the path's last or one of
-    :data:`LATE_CONTAINERS`. A table the sample resolves is left alone."""
+    with ``a`` seen gives ``("a", "b")``), where that key is the path's last, lies in an
+    object the sample holds, or is one of :data:`LATE_CONTAINERS`. A table the sample resolves is left alone."""
     found: list[tuple[str, ...]] = []
     for table in LATE_FIELD_ALIASES:
         if any(shape.has(path) for path in table):
@@ -248,8 +248,8 @@ def unseen_paths(shape: Shape) -> list[tuple[str, ...]]:
                     node = node.children[key]
                 else:
                     cut = parts[: depth + 1]
-                    leaf = depth == len(parts) - 1
-                    if (leaf or key in LATE_CONTAINERS) and cut not in found:
+                    inner = depth > 0 or depth == len(parts) - 1  # a seen object's field
+                    if (inner or key in LATE_CONTAINERS) and cut not in found:
                         found.append(cut)
                     break
     return found
