@@ -77,7 +77,7 @@ from whilecli.io.shape import (
     prompt_hash_before_reply,
     split_path,
 )
-from whilecli.io.sources import Source, detect, lmeval_results, sidecar_env, sidecar_model
+from whilecli.io.sources import Source, Where, detect, lmeval_results, sidecar_env, sidecar_model
 from whilecli.io.versions import VERSION_LIKE
 from whilecli.names import folded
 
@@ -284,22 +284,30 @@ def _first(
     return None
 
 
-def _refuse_mixed(ctx: _Context, alias: str, kinds: frozenset[str], what: str) -> None:
-    from whilecli.io.shape import json_kind, kind_words, split_path
+def _first_other(ctx: _Context, alias: str, kinds: frozenset[str]) -> tuple[object, Where] | None:
+    """The first sampled row's value at ``alias`` of none of ``kinds``, with where its row
+    is; None where every sampled row's is one of them (or none)."""
+    from whilecli.io.shape import json_kind
 
-    path = split_path(alias)
     for i, row in enumerate(ctx.sample):
-        value: object = row
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
+        value = _value_at(row, alias)
         if value is not None and json_kind(value) not in kinds:
-            raise InputError(
-                f"holds {kind_words(value)} here and {_kinds(kinds)} on other rows:"
-                f" {what} is {_kinds(kinds, one=True)}",
-                file=ctx.source.name,
-                field=alias,
-                **ctx.source.where(ctx.sample_lines[i] if ctx.sample_lines else i + 1),
-            )
+            return value, ctx.source.where(ctx.sample_lines[i] if ctx.sample_lines else i + 1)
+    return None
+
+
+def _refuse_mixed(ctx: _Context, alias: str, kinds: frozenset[str], what: str) -> None:
+    from whilecli.io.shape import kind_words
+
+    if (found := _first_other(ctx, alias, kinds)) is not None:
+        value, where = found
+        raise InputError(
+            f"holds {kind_words(value)} here and {_kinds(kinds)} on other rows:"
+            f" {what} is {_kinds(kinds, one=True)}",
+            file=ctx.source.name,
+            field=alias,
+            **where,
+        )
     raise InputError(
         f"holds values of several kinds: {what} is {_kinds(kinds, one=True)}",
         file=ctx.source.name,
@@ -1584,30 +1592,24 @@ def _model_alias(shape: Shape, alias: str, ctx: _Context | None) -> bool:
 
 
 def _refuse_not_names(ctx: _Context, alias: str, held: set[str]) -> None:
-    """A model alias whose every value is a number, a flag, a list or an object: no model
-    name, refused at its first row rather than read as "no model" (a version alias holding
-    numbers is a version, read so elsewhere)."""
-    from whilecli.io.shape import KIND_WORDS, json_kind, kind_words, split_path
+    """A sure model alias whose every value is a number or a flag: no model name, refused at
+    its first row rather than read as "no model" (a version alias holding numbers is a
+    version, read so elsewhere; an object or a list is read by its name's key or its one
+    element)."""
+    from whilecli.io.shape import KIND_WORDS, kind_words
 
-    hint = "pass --map model=COLUMN to read the model from another column"
-    node = ctx.shape.get(split_path(alias))
-    keys = [] if node is None else [k for k, sub in node.children.items() if "string" in sub.kinds]
-    if keys and held == {"dict"}:
-        hint = f"pass --map {_shell(f'model={alias}.{keys[0]}')} to read one of its keys"
-    elif held <= {"int", "float", "bool"}:
-        hint = f"pass --map {_shell(f'model={alias}')} to read its values as text, or {hint[5:]}"
-    path = split_path(alias)
-    for i, row in enumerate(ctx.sample):
-        value: object = row
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if value is not None and json_kind(value) != "string":
-            raise InputError(
-                f"holds {kind_words(value)}, not a model name (a string): {hint}",
-                file=ctx.source.name,
-                field=alias,
-                **ctx.source.where(ctx.sample_lines[i] if ctx.sample_lines else i + 1),
-            )
+    hint = (
+        f"pass --map {_shell(f'model={alias}')} to read its values as text, or --map"
+        " model=COLUMN to read the model from another column"
+    )
+    if (found := _first_other(ctx, alias, frozenset({"string"}))) is not None:
+        value, where = found
+        raise InputError(
+            f"holds {kind_words(value)}, not a model name (a string): {hint}",
+            file=ctx.source.name,
+            field=alias,
+            **where,
+        )
     words = " and ".join(sorted({KIND_WORDS.get(k, k) for k in held}))
     raise InputError(
         f"holds {words}, not model names (strings): {hint}", file=ctx.source.name, field=alias

@@ -41,7 +41,7 @@ from typing import Any
 import polars as pl
 
 from whilecli.route import stats
-from whilecli.route.model import CheckResult, Finding, Pool, Rate
+from whilecli.route.model import CheckResult, Finding, Pool, Rate, Status
 from whilecli.route.stats import TOL
 
 #: Empty replies listed from this share of the rows (fewer are counted in the sources).
@@ -444,7 +444,7 @@ def _model_unsure(pool: Pool, on_policy: CheckResult | None, model_given: bool) 
     field = pool.source.facts.model_unsure
     if field is None or not model_given or on_policy is None:
         return []
-    if on_policy.status.value != "fail" or on_policy.decides != "off-policy":
+    if on_policy.status is not Status.FAIL or on_policy.decides != "off-policy":
         return []
     return [
         Finding(
