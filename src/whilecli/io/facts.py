@@ -803,6 +803,9 @@ class Facts:
     #: than the writer's (``config.model``, ``generator``: :func:`whilecli.io.aliases.
     #: unsure_model_alias`); None where a sure field names it, or none does.
     model_unsure: str | None = None
+    #: Where the rows name no model: the first part of a file's path that names one
+    #: (:func:`whilecli.io.modelid.path_model`: ``gpt-4o-airline.json``); None: none does.
+    path_model: str | None = None
     #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
     #: ``effective`` traces): the groups that all pass or all fail are not there.
     selected: int = 0
@@ -852,6 +855,7 @@ class Facts:
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
+            "path_model",
         )
         for name in names:
             if getattr(self, name) is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from whilecli.io.aliases import word
 from whilecli.io.versions import INNER as _INNER
@@ -254,3 +255,72 @@ def model_key(text: str) -> str:
 def same_model(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` name one model."""
     return model_key(a) == model_key(b)
+
+
+#: Words that begin a model's name, each followed by a version or size (``gpt-4o``,
+#: ``Qwen3``, ``Llama-3.1``, ``gemma-2``) or by a tier word (``claude-sonnet``,
+#: ``gemini-pro``, ``deepseek-coder``): what a folder or file name that names a model holds.
+#: An API's families (:data:`_API_FAMILIES`) name models nobody trains here.
+_API_FAMILIES = ("gpt", "chatgpt", "claude", "gemini", "grok", "o1", "o3", "o4")
+_OPEN_FAMILIES = (
+    *("qwen", "qwq", "llama", "codellama", "mistral", "mixtral", "ministral", "codestral"),
+    *("deepseek", "phi", "gemma", "olmo", "olmoe", "nemotron", "granite", "yi", "glm"),
+    *("chatglm", "kimi", "minimax", "falcon", "smollm", "internlm", "baichuan", "starcoder"),
+    *("vicuna", "zephyr", "tulu", "hermes", "dbrx", "jamba", "exaone", "command-r"),
+)
+_TIERS = (
+    "sonnet|opus|haiku|instant|pro|flash|ultra|nano|coder|math|chat|instruct|base|it|large"
+    "|medium|small|tiny|mini|preview|turbo|plus|v\\d+|r\\d+"
+)
+_FAMILY = re.compile(
+    r"(?i)(?<![a-z0-9])("
+    + "|".join(sorted((*_API_FAMILIES, *_OPEN_FAMILIES), key=len, reverse=True))
+    + rf")(?=[-_.]?\d|[-_.](?:{_TIERS})(?![a-z])|$|[-_.](?![a-z]))"
+)
+#: How many folders above a file its path is read for a model's name (the file's own name
+#: first): ``runs/Qwen3-8B/step_100/rollouts.jsonl`` names it two folders up.
+PATH_FOLDERS = 3
+
+
+def _family(text: str) -> str | None:
+    found = _FAMILY.search(text)
+    return found.group(1).lower() if found else None
+
+
+def path_model(path: Path) -> str | None:
+    """The first part of a file's path (its name first, then the folders above it, nearest
+    first: at most :data:`PATH_FOLDERS`) that names a model by its family (:data:`_FAMILY`:
+    ``gpt-4o-airline.json``, ``Qwen__Qwen3-8B``, ``llama-3.1-8b-rollouts``); None where none
+    does."""
+    whole = path.absolute()
+    for part in [whole.name, *(p.name for p in whole.parents)][: PATH_FOLDERS + 1]:
+        if _family(part) is not None:
+            return part
+    return None
+
+
+def _alnum(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def names_other_model(part: str, model: str) -> bool:
+    """Whether a path part that names a model (:func:`path_model`) names another than
+    ``model``: it does not hold ``model``'s name (compared without case or separators:
+    ``qwen3_8b`` holds ``Qwen/Qwen3-8B``), and it names an API's model (``gpt-4o``), or
+    another family than ``model``'s, or the same family at another stated size. A part of
+    ``model``'s family stating no size, or a ``model`` of no known family beside an open
+    model's name (a fine-tune's own name), says nothing: False."""
+    ident = model_identity(model)
+    if _alnum(_SNAPSHOT.sub("", ident.weights_key)) in _alnum(part):
+        return False
+    theirs, mine = _family(part), _family(ident.name)
+    if theirs is None:
+        return False
+    if theirs in _API_FAMILIES:
+        return theirs != mine or _alnum(ident.key) not in _alnum(part)
+    if mine is None:
+        return False
+    if theirs != mine:
+        return True
+    size = _size(part)
+    return size is not None and ident.size_b is not None and size != ident.size_b

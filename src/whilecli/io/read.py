@@ -73,6 +73,7 @@ from whilecli.io.locate import (
     refuse_one_grade_threshold,
     refuse_unbounded,
 )
+from whilecli.io.modelid import path_model
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
@@ -1940,6 +1941,9 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         first_error=first_error if errors else None,
         request_errors=int(st["f_request"] or 0),
         model_unsure=part.plan.model_unsure,
+        path_model=path_model(source.path)
+        if source.path is not None and part.plan.sources.get("model", "").startswith("not recorded")
+        else None,
         empty=int(st["f_empty"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
         partial=int(st["partial"] or 0),

@@ -1139,9 +1139,7 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
     counted = _counted_otherwise(pool, options, method) if route != "fix-reward" else []
-    findings = quality.findings(
-        pool, found, options.model is not None, options.teacher_min_coverage, counted
-    )
+    findings = quality.findings(pool, found, options.model, options.teacher_min_coverage, counted)
     warnings: list[str] = []
     claimed = _claimed(route, plan, ordered)
     for check in ordered:  # a check below the decision, or one the verdict does not rest

@@ -40,6 +40,7 @@ from typing import Any
 
 import polars as pl
 
+from whilecli.io.modelid import names_other_model
 from whilecli.route import stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate, Status
 from whilecli.route.stats import TOL
@@ -65,6 +66,7 @@ PROVISIONAL_KINDS = (
     "cut_disputed",
     "ids_per_sample",
     "model_unsure",
+    "model_in_path",
     "threshold_above_rewards",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
@@ -99,14 +101,15 @@ def full(pool: Pool, name: str) -> bool | None:
 def findings(
     pool: Pool,
     found: dict[str, CheckResult],
-    model_given: bool = True,
+    model: str | None = None,
     min_coverage: float = 0.5,
     counted: Sequence[Counted] = (),
 ) -> list[Finding]:
-    """What reading found, in the order the report lists it (``model_given``: ``--model``
-    was passed, so check 6 says whose rows are whose; ``min_coverage``: check 4's
+    """What reading found, in the order the report lists it (``model``: ``--model``, where
+    given, so check 6 says whose rows are whose; ``min_coverage``: check 4's
     ``teacher_min_coverage``; ``counted``: the firm routes of the rows left out, counted)."""
     facts = pool.source.facts
+    model_given = model is not None
     out: list[Finding] = []
     if not model_given:
         out += _several_models(pool)
@@ -190,6 +193,7 @@ def findings(
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _ids_per_sample(pool)
     out += _model_unsure(pool, found.get("on_policy"), model_given)
+    out += _model_in_path(pool, found.get("on_policy"), model)
     out += _left_out_decides(pool, counted)
     out += _cut_disputed(pool)
     if facts.cut_partial:
@@ -454,6 +458,31 @@ def _model_unsure(pool: Pool, on_policy: CheckResult | None, model_given: bool) 
             " dataset's or a tool's model as often as the writer's",
             "check 6 reads it as the writer: the verdict is provisional; pass --map"
             " model=COLUMN to say which field names the writer",
+        )
+    ]
+
+
+def _model_in_path(pool: Pool, on_policy: CheckResult | None, model: str | None) -> list[Finding]:
+    """Rows that name no model in files whose path names another than ``--model``'s
+    (:func:`whilecli.io.modelid.names_other_model`: ``gpt-4o-airline.json`` beside
+    ``--model Qwen/Qwen3-8B``): check 6 is unknown, yet if the path is right another model
+    wrote them and they are off-policy (SFT, not the method the band picks); provisional."""
+    part = pool.source.facts.path_model
+    if part is None or model is None or on_policy is None:
+        return []
+    if on_policy.status is not Status.UNKNOWN or on_policy.measured.get("rows_naming_a_model"):
+        return []
+    base = model.partition("@")[0]
+    if not names_other_model(part, base):
+        return []
+    return [
+        Finding(
+            "model_in_path",
+            pool.rows,
+            f"no model named in the rows, and a path that names another than {base}: {part}",
+            "if that model wrote them, they are off-policy (SFT on them, or OPD from it):"
+            " the verdict is provisional; pass --map model=COLUMN where the rows name it,"
+            " or --model with the model that wrote them",
         )
     ]
 
