@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import polars as pl
@@ -114,10 +115,27 @@ def test_few_split() -> None:
     reason = holds(route_of(thin), "few-split")
     assert reason is not None
     assert reason.startswith("10 split tasks of 40 grouped (split share 0.25 [")
-    assert "n=40 tasks (320 rows)): need" in reason  # a share prints as every rate does
+    assert "n=40 tasks (320 rows); share 0.25; want >= 32 and >= 0.3): need" in reason
     singles = [(i % 2, 1, False, "m") for i in range(50)]
     assert "no grouped task" in (holds(route_of(singles), "few-split") or "")
     assert "(floor)" in (holds(route_of([(0, 4, False, "m")] * 40), "few-split") or "")
+
+
+@settings(max_examples=30, deadline=None)
+@given(total=st.integers(40, 400), offset=st.integers(-3, 3))
+def test_few_split_prints_the_share_apart_from_its_minimum(total: int, offset: int) -> None:
+    """A thin band's share within rounding of its 0.3 minimum prints at the digits that keep
+    them apart beside the minimums it misses (0.299 under 0.3, never 0.30)."""
+    split = max(1, round(0.3 * total) + offset)
+    tasks = [(1, 2, False, "m")] * split + [(0, 2, False, "m")] * (total - split)
+    reason = holds(route_of(tasks), "few-split")
+    if split >= 32 and split / total >= 0.3 - 1e-9:
+        assert reason is None
+        return
+    assert reason is not None
+    share, minimum = re.search(r"; share ([0-9.]+); want >= 32 and >= ([0-9.]+)\)", reason).groups()
+    assert (float(share) < float(minimum)) is (split / total < 0.3 - 1e-9)
+    assert float(minimum) == 0.3
 
 
 def test_judge_unaudited() -> None:

@@ -218,6 +218,7 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     if thin:
         need = band_need(groups, split, options)
         measured["need"] = need
+        measured["want"] = few_split_terms(split, total, options)
         warnings.append(few_split_warning(split, total, need, options))
     return CheckResult("band", title, Status.PASS, why, measured, None, warnings)
 
@@ -253,16 +254,22 @@ def need_words(need: Mapping[str, object]) -> str:
 FEW_SPLIT = "few split tasks"
 
 
+def few_split_terms(split: int, total: int, options: RouteOptions) -> str:
+    """A thin band's split share against the minimums, as every report prints them
+    (:func:`~whilecli.route.model.against`: 0.299 under 0.3, never 0.30)."""
+    share, limit = against(split / total, options.min_split_share)
+    return f"share {share}; want >= {options.min_split_tasks} and >= {limit}"
+
+
 def few_split_warning(
     split: int, total: int, need: Mapping[str, object], options: RouteOptions
 ) -> str:
     """The thin band's warning: its split tasks against the minimums, and what it needs."""
     ask = need_words(need)
-    share, limit = against(split / total, options.min_split_share)
     return (
-        f"{FEW_SPLIT} ({split}, share {share}; want >= {options.min_split_tasks} "
-        f"and >= {limit}): most groups give no gradient. "
-        f"{ask[:1].upper()}{ask[1:]}; ReinforceAda samples until a task has both a pass and a fail"
+        f"{FEW_SPLIT} ({split}, {few_split_terms(split, total, options)}): most groups give no"
+        f" gradient. {ask[:1].upper()}{ask[1:]}; ReinforceAda samples until a task has both a"
+        " pass and a fail"
     )
 
 

@@ -172,7 +172,10 @@ def few_split(route: Route, evidence: Evidence) -> str | None:
 
     share = m.get("split_share")  # the band's Rate, printed as every rate is
     shown = f"split share {share.format()}" if isinstance(share, Rate) else f"{split / grouped:.2f}"
-    return f"{_plural(split, 'split task')} of {grouped} grouped ({shown}): " + need_words(need)
+    want = f"; {m['want']}" if m.get("want") else ""  # the minimums it misses, 0.299 under 0.3
+    return f"{_plural(split, 'split task')} of {grouped} grouped ({shown}{want}): " + need_words(
+        need
+    )
 
 
 def judge_unaudited(route: Route, evidence: Evidence) -> str | None:
