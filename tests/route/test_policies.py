@@ -138,6 +138,23 @@ def test_few_split_prints_the_share_apart_from_its_minimum(total: int, offset: i
     assert float(minimum) == 0.3
 
 
+@settings(max_examples=20, deadline=None)
+@given(total=st.integers(100, 400), offset=st.integers(-2, 0))
+def test_no_floor_prints_the_floor_share_apart_from_its_minimum(total: int, offset: int) -> None:
+    """OPSD's "no floor" names the floor share under its 0.5 minimum at the digits that keep
+    them apart (0.498 under 0.5, never 0.50)."""
+    floor = total // 2 + offset
+    if floor / total >= 0.5:
+        floor -= 1
+    tasks = [(0, 4, False, "m")] * floor + [(2, 4, False, "m")] * (total - floor)
+    (opsd,) = [m for m in route_of(tasks).methods if m.name == "opsd"]
+    assert not opsd.ok
+    shown, minimum = re.fullmatch(
+        r"no floor: ([0-9.]+) of groups at 0 \(< ([0-9.]+)\)", opsd.why
+    ).groups()
+    assert float(shown) < float(minimum) == 0.5
+
+
 def test_judge_unaudited() -> None:
     route = route_of(MIXED)
     judged = JudgeScan(320, 5, {"judge": 5, "reward_model": 0, "judge_name": 0})

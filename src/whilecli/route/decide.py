@@ -214,7 +214,8 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
     if name == "opsd":
         floor = f.band == "floor" or f.floor_share >= options.floor_share - stats.TOL
         if not floor:
-            return MethodScore(name, False, f"no floor: {f.floor_share:.2f} of groups at 0")
+            shown, limit = against(f.floor_share, options.floor_share)
+            return MethodScore(name, False, f"no floor: {shown} of groups at 0 (< {limit})")
         if small:
             return MethodScore(
                 name, False, f"needs about {options.opsd_min_size_b:g}B; student is {f.size_b:g}B"
