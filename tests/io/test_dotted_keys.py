@@ -111,3 +111,65 @@ def test_a_nested_path_wins_over_a_key_with_a_dot() -> None:
     assert shape.literal("a.b") == "a.b"
     assert split_path(shape.literal("c.d.e")) == ("c.d", "e")
     assert shape.literal("nowhere.at.all") == "nowhere.at.all"
+
+
+def _grades(i: int, salt: int) -> float:
+    return float((i * 7 + i // 4 + salt) % 3 == 0)
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(head=WORD, tail=WORD, suffix=st.sampled_from([".jsonl", ".parquet"]))
+def test_a_key_with_a_dot_beside_the_nested_path_is_named_and_can_be_chosen(
+    tmp_path: Path, head: str, tail: str, suffix: str
+) -> None:
+    """A key ``"a.b"`` beside a nested ``a`` → ``b`` holding other grades: ``--map
+    reward=a.b`` reads the nested path and the notes name the key and how to write it;
+    ``--map reward=a\\.b`` reads the key. Each reading routes as the same grades under a
+    plain ``reward``."""
+    dotted = f"{head}.{tail}"
+    data = [
+        {
+            "task_id": f"t{i // 4}",
+            "completion": f"c{i}",
+            dotted: _grades(i, 0),
+            head: {tail: _grades(i, 1)},
+        }
+        for i in range(48)
+    ]
+    path = write(tmp_path / f"both{suffix}", data)
+    plain = {
+        salt: run_route(
+            str(
+                write(
+                    tmp_path / f"plain{salt}{suffix}",
+                    [
+                        {
+                            "task_id": r["task_id"],
+                            "completion": r["completion"],
+                            "reward": _grades(i, salt),
+                        }
+                        for i, r in enumerate(data)
+                    ],
+                )
+            )
+        )
+        for salt in (0, 1)
+    }
+    nested = run_route(str(path), mapping={"reward": dotted})
+    assert nested.summary["pass_at_1"] == plain[1].summary["pass_at_1"]
+    assert any(f"the key '{dotted}'" in n and f"{head}\\.{tail}" in n for n in nested.notes)
+    key = run_route(str(path), mapping={"reward": f"{head}\\.{tail}"})
+    assert key.summary["pass_at_1"] == plain[0].summary["pass_at_1"]
+    assert not any("also hold the key" in n for n in key.notes)
+
+
+def test_an_escaped_key_the_rows_lack_is_named_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path / "rows.jsonl", rows(None, False))
+    with pytest.raises(
+        InputError, match=r"--map reward=scores\\\.acc: the rows have no column 'scores\\\.acc'"
+    ):
+        read_rows([str(path)], mapping={"reward": "scores\\.acc"})

@@ -227,6 +227,21 @@ _AROUND_IDS = (
 )
 
 
+def _mapped_path(shape: Shape, option: str, dotted: str, notes: list[str]) -> str:
+    """The path an option's ``dotted`` names (:meth:`Shape.literal`: a nested path wins over
+    a key with a dot). Where the rows hold both (a nested ``reward`` → ``x`` beside a key
+    ``"reward.x"``), the report's notes say which was read and how to name the other."""
+    found = shape.readings(dotted)
+    if len(found) > 1:
+        key = next(p for p in found if LITERAL_DOT in p)
+        notes.append(
+            f"{option} reads the nested path {dotted}; the rows also hold the key"
+            f" {key.replace(LITERAL_DOT, '.')!r}: write {key.replace(LITERAL_DOT, chr(92) + '.')}"
+            " to read that key"
+        )
+    return shape.literal(dotted)
+
+
 def no_blank(task: pl.Expr) -> pl.Expr:
     """A task id without the whitespace (or :data:`INVISIBLE` characters) around it
     (``" t-1"`` is ``t-1``; case and digits
@@ -371,14 +386,16 @@ def build_plan(
     notes: list[str] = []
     sources: dict[str, str] = {}
     fields: dict[str, str] = {}
-    mapping = {name: shape.literal(col) for name, col in mapping.items()}
-    by = None if by is None or by == "source" else shape.literal(by)
+    mapping = {n: _mapped_path(shape, f"--map {n}={c}", c, notes) for n, c in mapping.items()}
+    by = None if by is None or by == "source" else _mapped_path(shape, f"--by {by}", by, notes)
 
     def mapped(name: str) -> str | None:
         col = mapping.get(name)
         if col is not None and not shape.has(col):
+            said = col.replace(LITERAL_DOT, "\\.")  # as written: a key's dots escaped
+            column = repr(col) if said == col else f"'{said}'"
             raise InputError(
-                f"--map {name}={col}: the rows have no column {col!r}", file=source.name
+                f"--map {name}={said}: the rows have no column {column}", file=source.name
             )
         return col
 

@@ -57,6 +57,13 @@ _STEP = re.compile(r"^(.*?)((?:\[-?\d*\])+)$")
 LITERAL_DOT = "\x00"
 
 
+def escaped_dots(dotted: str) -> str:
+    """``dotted`` with each dot written ``\\.`` read as part of its key (:data:`LITERAL_DOT`):
+    ``reward\\.x`` is the key ``"reward.x"``, ``scores\\.v2.acc`` the key ``"scores.v2"``,
+    then ``acc``."""
+    return dotted.replace("\\.", LITERAL_DOT)
+
+
 def split_path(dotted: str) -> tuple[str, ...]:
     """``a.b[].c`` → ``("a", "b", "[]", "c")``; ``choices[0].review`` → ``("choices", "[0]",
     "review")`` (``[]``: every element; ``[N]``: element N); a :data:`LITERAL_DOT` stays a
@@ -119,11 +126,25 @@ class Shape:
         """``dotted`` as a path this shape holds: itself where it is one, else the same
         pieces with some dots read as part of a key (``scores.acc`` names the column
         ``"scores.acc"`` of a flattened table, which the hints name so), else itself. A
-        nested path wins over a key with a dot; among keys, the longest first."""
-        if self.has(dotted) or "[" in dotted:
-            return dotted
-        found = _grouped(self, dotted.split("."))
-        return dotted if found is None else found
+        nested path wins over a key with a dot; among keys, the longest first. A dot
+        written ``\\.`` is part of a key (``reward\\.x``: the key ``"reward.x"``)."""
+        found = self.readings(dotted)
+        return found[0] if found else escaped_dots(dotted)
+
+    def readings(self, dotted: str) -> list[str]:
+        """Every path this shape holds that ``dotted`` names: the nested path, and the
+        same pieces with dots read as part of a key (:meth:`literal`), in that order; one
+        path where ``dotted`` marks its key's dots (``\\.``) or steps into a list."""
+        if "\\." in dotted:
+            path = escaped_dots(dotted)
+            return [path] if self.has(path) else []
+        if "[" in dotted:
+            return [dotted] if self.has(dotted) else []
+        found = [dotted] if self.has(dotted) else []
+        flat = _grouped(self, dotted.split("."))
+        if flat is not None and split_path(flat) != split_path(dotted):
+            found.append(flat)
+        return found
 
     def kinds_at(self, dotted: str) -> set[str]:
         node = self.get(split_path(dotted))
