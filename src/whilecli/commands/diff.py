@@ -125,7 +125,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
     between the two is left out), with what pairing found among the second's warnings."""
     from whilecli.route.checks import reward_scales
-    from whilecli.route.shared import keyed_as, share_tasks
+    from whilecli.route.shared import keyed_as, pairing_notes, share_tasks
 
     first, second = read_dump(before, **read), read_dump(after, **read)
     if keyed_as(first.pool, second.pool) and before != "-":  # ids keyed alike on both sides
@@ -142,7 +142,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
             else "share no task id"
         )
         raise InputError(f"{before} and {after} {why}: a paired comparison needs the same tasks")
-    notes = shared.notes("before")
+    notes = shared.notes("before") + pairing_notes(first.pool, shared.other, ("before", "after"))
     scales = reward_scales(first.pool, second.pool)  # as route --teacher finds it
     if scales is not None:
         (b_lo, b_hi), (a_lo, a_hi) = scales["student"], scales["teacher"]

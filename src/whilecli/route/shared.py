@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from whilecli.route.model import Pool
+from whilecli.route.model import Pool, Rate
 
 
 def keyed_as(pool: Pool, other: Pool) -> bool:
@@ -162,3 +162,55 @@ def _keyed_apart(mine: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
     moved = loose.join(single, on="prompt", how="inner")
     used = theirs.get_column("task_id").implode()
     return moved.filter(~pl.col("to").is_in(used)).select("task_id", "to")
+
+
+def pairing_notes(mine: Pool, other: Pool, names: tuple[str, str]) -> list[str]:
+    """What makes a paired difference of two pools (``mine`` first; ``other`` keyed as its
+    tasks, :func:`share_tasks`) mean something else than the change between them: a
+    truncated share that differs (intervals apart: the difference may be the token cap's),
+    writers that name different models, and counts equal on every task (one dump twice, or
+    a deterministic rerun: 0 by construction). ``names``: how the report names each."""
+    from whilecli.io.modelid import same_model
+
+    out: list[str] = []
+    cut = [_cut_share(p) for p in (mine, other)]
+    if cut[0] is not None and cut[1] is not None and _apart(cut[0], cut[1]):
+        out.append(
+            f"the truncated share is {cut[0].format()} {names[0]} and {cut[1].format()}"
+            f" {names[1]}: the difference may be the token cap's, not the model's (compare"
+            " at one max_tokens)"
+        )
+    models = [sorted(m for m in p.models if m is not None) for p in (mine, other)]
+    if models[0] and models[1] and not any(same_model(a, b) for a in models[0] for b in models[1]):
+        out.append(
+            f"the rows name other models {names[0]} ({', '.join(models[0])}) and {names[1]}"
+            f" ({', '.join(models[1])}): the difference compares two models"
+        )
+    columns = ["task_id", "n", "passes"]
+    a, b = (p.tasks.select(columns).sort("task_id") for p in (mine, other))
+    if a.height and a.equals(b):
+        out.append(
+            f"the two dumps hold the same rows and passes on every task ({a.height} tasks):"
+            " one dump given twice, or a deterministic rerun; the difference is 0 by"
+            " construction"
+        )
+    return out
+
+
+def _apart(a: Rate, b: Rate) -> bool:
+    """Two rates whose intervals do not overlap."""
+    if None in (a.low, a.high, b.low, b.high):
+        return False
+    return bool(a.high < b.low or b.high < a.low)  # type: ignore[operator]
+
+
+def _cut_share(pool: Pool) -> Rate | None:
+    """The share of ``pool``'s rows known cut off at the token cap, over the rows whose
+    truncation is recorded (Wilson over rows); None where none is recorded."""
+    from whilecli.route import stats
+
+    known = int(pool.tasks["truncated_known"].sum() or 0)
+    if not known:
+        return None
+    cut = int(pool.tasks["truncated"].sum() or 0)
+    return stats.wilson(cut, known, n_tasks=pool.n_tasks, unit="rows")
