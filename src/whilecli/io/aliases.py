@@ -674,3 +674,18 @@ def parse_field_map(items: Sequence[str], known: Collection[str]) -> dict[str, s
             raise UsageError(f"--map {name} given twice ({out[name]!r} and {column!r})")
         out[name] = column
     return out
+
+
+#: Per-task pass counts, one row per task: the draws that passed and the draws made (an
+#: eval harness's ``num_correct`` of ``num_samples``, a pass@k script's ``n_correct`` of
+#: ``n``). Each such row is read as its draws, ``passes`` of them passing: one rollout per
+#: draw (:func:`whilecli.io.plan._pass_counts`).
+PASS_COUNT_ALIASES = (
+    *("num_correct", "n_correct", "correct_count", "num_passed", "n_passed", "passed_count"),
+    *("num_pass", "n_pass", "pass_count", "num_successes", "n_success", "successes"),
+)
+DRAW_COUNT_ALIASES = (
+    *("num_samples", "n_samples", "num_total", "n_total", "num_attempts", "n_attempts"),
+    *("attempts", "num_generations", "n_generations", "num_rollouts", "n_rollouts", "trials"),
+    *("total", "n", "k"),
+)

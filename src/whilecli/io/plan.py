@@ -25,6 +25,7 @@ from whilecli.io.aliases import (
     COMPLETION_ALIASES,
     CUT_REASONS,
     DO_SAMPLE_ALIASES,
+    DRAW_COUNT_ALIASES,
     ENV_ALIASES,
     EPISODE_ALIASES,
     ERROR_ALIASES,
@@ -36,6 +37,7 @@ from whilecli.io.aliases import (
     HTTP_STATUS_ALIASES,
     MODEL_ROLES,
     PAIRED_CAPS,
+    PASS_COUNT_ALIASES,
     REASON_ALIASES,
     REQUEST_PLACES,
     REWARD_PARTS,
@@ -994,6 +996,21 @@ def _reward(
         metric, origin = found
         reward = leaves.grade(metric, shape.kinds_at(metric))
         sources["reward"], fields["reward"] = f"{metric} ({origin})", metric
+    elif (counts := _pass_counts(shape)) is not None:
+        passes, draws = (leaves.expr(c, pl.Int64) for c in counts)
+        sensible = (passes >= 0) & (passes <= draws)  # else no grade: ungraded, and said
+        reward = pl.when(sensible).then(
+            pl.concat_list([pl.lit(1.0).repeat_by(passes), pl.lit(0.0).repeat_by(draws - passes)])
+        )
+        ctx.explode = True
+        sources["reward"], fields["reward"] = (
+            f"{counts[0]} of {counts[1]}, one rollout per draw",
+            counts[0],
+        )
+        ctx.notes.append(
+            f"each row holds a task's pass count ({counts[0]} of {counts[1]} draws): read as"
+            " that many rollouts, the replies and their truncation not recorded"
+        )
     elif (alias := _scalar_reward(shape, _grade_list(shape))) is not None:
         reward = leaves.grade(alias, shape.kinds_at(alias))
         sources["reward"], fields["reward"] = alias, alias
@@ -1210,6 +1227,22 @@ def _lm_metric(ctx: _Context) -> tuple[str, str] | None:
                 )
             return name, origin
     return None
+
+
+def _pass_counts(shape: Shape) -> tuple[str, str] | None:
+    """The (passes, draws) columns of rows that hold one task's pass count each
+    (:data:`~whilecli.io.aliases.PASS_COUNT_ALIASES`, :data:`~whilecli.io.aliases.
+    DRAW_COUNT_ALIASES`: whole numbers, top level, and no per-row reward beside them); None
+    where the rows hold no such pair."""
+    if any(shape.has(a) for a in ("reward", "score", "rewards")):
+        return None
+
+    def whole(name: str) -> bool:
+        return shape.has(name) and shape.kinds_at(name) - {"null"} == {"int"}
+
+    passes = next((a for a in PASS_COUNT_ALIASES if whole(a)), None)
+    draws = next((a for a in DRAW_COUNT_ALIASES if whole(a)), None)
+    return None if passes is None or draws is None else (passes, draws)
 
 
 def _scalar_reward(shape: Shape, listed: tuple[str, bool] | None) -> str | None:
