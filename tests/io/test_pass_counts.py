@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from whilecli.errors import InputError
 from whilecli.io.read import read_rows
 from whilecli.route import run_route
 
@@ -78,3 +79,15 @@ def test_a_reward_beside_counts_is_the_grade(tmp_path: Path) -> None:
     got = run_route(_write(tmp_path / "rows.jsonl", rows))
     assert got.inputs["sources"]["reward"] == "reward"
     assert got.summary["rows"] == 40
+
+
+def test_counts_on_each_of_a_tasks_rows_are_one_replys(tmp_path: Path) -> None:
+    """Unit tests passed of those run, on each of a task's k rows, are a reply's counts, not
+    the task's draws: no pass-count reading (the rows are refused as they were, naming the
+    columns)."""
+    rows = [
+        {"task_id": f"t{t // 4}", "num_passed": t % 11, "n": 10, "completion": f"c{t}"}
+        for t in range(80)
+    ]
+    with pytest.raises(InputError, match="num_passed|reward"):
+        read_rows([_write(tmp_path / "tests.jsonl", rows)])

@@ -687,5 +687,5 @@ PASS_COUNT_ALIASES = (
 DRAW_COUNT_ALIASES = (
     *("num_samples", "n_samples", "num_total", "n_total", "num_attempts", "n_attempts"),
     *("attempts", "num_generations", "n_generations", "num_rollouts", "n_rollouts", "trials"),
-    *("total", "n", "k"),
+    *("n", "k"),
 )

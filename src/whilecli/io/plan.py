@@ -996,7 +996,7 @@ def _reward(
         metric, origin = found
         reward = leaves.grade(metric, shape.kinds_at(metric))
         sources["reward"], fields["reward"] = f"{metric} ({origin})", metric
-    elif (counts := _pass_counts(shape)) is not None:
+    elif (counts := _pass_counts(ctx)) is not None:
         passes, draws = (leaves.expr(c, pl.Int64) for c in counts)
         sensible = (passes >= 0) & (passes <= draws)  # else no grade: ungraded, and said
         reward = pl.when(sensible).then(
@@ -1229,13 +1229,21 @@ def _lm_metric(ctx: _Context) -> tuple[str, str] | None:
     return None
 
 
-def _pass_counts(shape: Shape) -> tuple[str, str] | None:
+def _pass_counts(ctx: _Context) -> tuple[str, str] | None:
     """The (passes, draws) columns of rows that hold one task's pass count each
     (:data:`~whilecli.io.aliases.PASS_COUNT_ALIASES`, :data:`~whilecli.io.aliases.
     DRAW_COUNT_ALIASES`: whole numbers, top level, and no per-row reward beside them); None
-    where the rows hold no such pair."""
+    where the rows hold no such pair, or where a task's id repeats on the first rows (counts
+    on each of a task's rows are one reply's, its unit tests passed of those run)."""
+    shape = ctx.shape
     if any(shape.has(a) for a in ("reward", "score", "rewards")):
         return None
+    rows = ctx.sample or ctx.id_rows
+    key = ctx.fields.get("task_id")
+    if key is not None and rows:
+        ids = [str(v) for r in rows if (v := _value_at(r, key)) is not None]
+        if len(set(ids)) < len(ids):
+            return None
 
     def whole(name: str) -> bool:
         return shape.has(name) and shape.kinds_at(name) - {"null"} == {"int"}
