@@ -84,6 +84,7 @@ from whilecli.io.words import (
     GRADE_TRUE,
     NO_VALUE,
     NUMBER_TEXT,
+    WRAPPED_TEXT,
 )
 
 #: Rounding forgiven at a pass threshold: reward ≥ threshold − 2⁻²² passes (float32's).
@@ -185,9 +186,12 @@ def lower_word(text: pl.Expr) -> pl.Expr:
 
 
 def _lower(text: pl.Expr) -> pl.Expr:
+    """:func:`~whilecli.io.aliases.word` then :func:`~whilecli.io.words.unwrapped`, over a
+    text column."""
     word = text.str.strip_chars(BLANKS)
     ascii_only = word.str.contains(r"^[\x00-\x7f]*$")
-    return pl.when(ascii_only).then(word.str.to_lowercase()).otherwise(word)
+    low = pl.when(ascii_only).then(word.str.to_lowercase()).otherwise(word)
+    return low.str.replace(WRAPPED_TEXT, "${1}${2}").str.strip_chars(BLANKS)
 
 
 def _refused(text: pl.Expr, bad: pl.Expr, dtype: type[pl.DataType]) -> pl.Expr:

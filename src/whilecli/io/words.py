@@ -28,6 +28,26 @@ NO_VALUE = frozenset({"", "null", "none", "nan", "n/a", "na", "undefined", "unkn
 #: no ``_``), or an infinity (``inf``, ``-Infinity``: refused later as no finite reward).
 NUMBER_TEXT = r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)$"
 _NUMBER = re.compile(NUMBER_TEXT)
+#: One value as a library's ``repr`` writes it, in lower case: a tensor's or an array's
+#: (``tensor(1.)``, ``tensor([1.0000])``, ``tensor(0.5000, device='cuda:0')``,
+#: ``array(1.)``), a NumPy scalar's (``np.float64(1.0)``, ``np.true_``): what ``str()`` of a
+#: reward computed in torch or NumPy writes. The value inside is the grade (or the flag);
+#: a list of two values (``tensor([1., 0.])``) is none.
+WRAPPED_TEXT = (
+    r"^(?:(?:np|numpy)\.(true|false)_|(?:(?:np|numpy|torch)\.)?(?:tensor|array|float16|float32"
+    r"|float64|bfloat16|int8|int16|int32|int64|uint8|bool_?)\(\[*([^\[\](),]+?)\]*"
+    r"(?:,\s*[a-z_]+=[^()]*)?\))$"
+)
+_WRAPPED = re.compile(WRAPPED_TEXT)
+
+
+def unwrapped(word: str) -> str:
+    """``word`` (trimmed, lower case: :func:`~whilecli.io.aliases.word`) without the
+    library ``repr`` around one value (:data:`WRAPPED_TEXT`): ``tensor(1.)`` is ``1.``."""
+    found = _WRAPPED.match(word)
+    return word if found is None else (found.group(1) or found.group(2) or "").strip()
+
+
 #: Truncation flags written as text: a flag's words, or a cut-off reason (``"length"``).
 FLAG_CUT = FLAG_TRUE | CUT_REASONS
 #: ... or not cut: a flag's words, or a reason the reply ended on its own (``"stop"``, the
@@ -46,7 +66,7 @@ def grade_text(text: str) -> float | None:
     a pass or a failure (:data:`GRADE_TRUE`, :data:`GRADE_FALSE`), or None (ungraded) for
     a missing value's text (:data:`NO_VALUE`). Anything else (``"maybe"``) is no grade:
     ``ValueError`` with what to say at its line."""
-    word = _word(text)
+    word = unwrapped(_word(text))
     if word in GRADE_TRUE:
         return 1.0
     if word in GRADE_FALSE:
@@ -67,7 +87,7 @@ def flag_text(text: str) -> bool | None:
     ended on its own (``"stop"``), None (unknown) for a
     missing value's text (:data:`NO_VALUE`, ``""`` among them). Anything else
     (``"maybe"``) says nothing: ``ValueError`` with what to say at its line."""
-    word = _word(text)
+    word = unwrapped(_word(text))
     if word in FLAG_CUT:
         return True
     if word in FLAG_FALSE:
