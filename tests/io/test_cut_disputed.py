@@ -79,10 +79,12 @@ def _disputed(row: dict[str, Any]) -> bool:
 
 def slow_disputed(file_rows: list[list[dict[str, Any]]]) -> tuple[int, int]:
     """(disputed rows, those that pass) over files that read no row as cut, whose counts
-    and cap pair (no count past the cap: else the cap is another budget's)."""
+    and cap pair (fewer than two counts past the cap, or not every row's of a one-row file:
+    else the cap is another budget's; one such row is that row's oddity)."""
     rows = passes = 0
     for one in file_rows:
-        paired = not any(r["completion_tokens"] > CAP for r in one)
+        past = sum(r["completion_tokens"] > CAP for r in one)
+        paired = not past or past < min(2, len(one))
         if not paired or any(_read_as_cut(r, paired) for r in one):
             continue
         for r in one:

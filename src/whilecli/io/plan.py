@@ -423,6 +423,8 @@ def build_plan(
             f"--map truncated={cut_col}: a list of flags reads one per rollout, beside a reward"
             " read one per rollout (--map reward=COLUMN[])"
         )
+    if cut_col is None:
+        _check_token_numbers(ctx)
     truncated, disputed = _truncation(
         shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows
     )
@@ -1478,6 +1480,12 @@ def cut_disputed(flags: list[pl.Expr], reasons: list[pl.Expr], at_cap: pl.Expr) 
     return at_cap.fill_null(False) & says_not & ~says_cut & ~spoke
 
 
+#: Sampled rows whose token count runs past their cap that say the cap limits something
+#: else (a judge's budget, one turn of several): fewer are those rows' own oddity, read as
+#: not known at them.
+PAST_CAP_ROWS = 2
+
+
 def _count_at_cap(
     shape: Shape, leaves: Leaves, sample: Sequence[Mapping[str, object]] = ()
 ) -> tuple[pl.Expr, str] | None:
@@ -1487,7 +1495,8 @@ def _count_at_cap(
     where it stays under it, null where either is missing or the count is past the cap (not a
     count of the tokens that cap limits). None where the rows carry no such pair; else the
     expression and the words that say where it was read. A count past its cap on any sampled row (``sample``)
-    says the cap limits something else (a judge's budget, one turn of several): no pair."""
+    says the cap limits something else (a judge's budget, one turn of several): no pair,
+    from :data:`PAST_CAP_ROWS` such rows (or every sampled row, where fewer are sampled)."""
     count_col = _number_at(shape, TOKEN_COUNT_ALIASES)
     caps = TOKEN_CAP_ALIASES
     if count_col is not None and (paired := PAIRED_CAPS.get(count_col.rpartition(".")[2])):
@@ -1498,15 +1507,48 @@ def _count_at_cap(
         return None
     if not (shape.kinds_at(count_col) - {"null"} and shape.kinds_at(cap_col) - {"null"}):
         return None  # null on every sampled row: nothing is said
+    past = 0  # sampled rows whose count runs past their cap
     for row in sample:
         n, limit = _value_at(row, count_col), _value_at(row, cap_col)
         numbers = isinstance(n, int | float) and isinstance(limit, int | float)
-        if numbers and not isinstance(n, bool) and 0 < limit < n:  # type: ignore[operator]
-            return None
+        past += bool(numbers and not isinstance(n, bool) and 0 < limit < n)  # type: ignore[operator]
+    if past >= min(PAST_CAP_ROWS, len(sample)) and past:  # one odd row is that row's
+        return None
     count = leaves.expr(count_col, pl.Float64)
     cap = leaves.expr(cap_col, pl.Float64)
     reached = pl.when((cap > 0) & (count >= 0) & (count <= cap)).then(count >= cap)
     return reached, f"{count_col} reaching {cap_col} (the reply's tokens at its cap)"
+
+
+def _check_token_numbers(ctx: _Context) -> None:
+    """A reply's token count and its cap, where the rows carry both (the first alias of
+    each they hold, :data:`TOKEN_COUNT_ALIASES`, :data:`TOKEN_CAP_ALIASES`), are numbers on
+    every row: a sampled row's text, flag, list or object there is refused at its row, as
+    the same value past the sample is (read on one of the first rows, it silently left the
+    whole file's truncation unread)."""
+    shape = ctx.shape
+    held = [
+        next((a for a in aliases if shape.kinds_at(a) - {"null"}), None)
+        for aliases in (TOKEN_COUNT_ALIASES, TOKEN_CAP_ALIASES)
+    ]
+    if None in held:
+        return
+    for alias in held:
+        assert alias is not None
+        if shape.kinds_at(alias) - {"null"} <= NUMBER:
+            continue
+        from whilecli.io.shape import kind_words
+
+        found = _first_other(ctx, alias, NUMBER | {"null"})
+        value, where = found if found is not None else (None, {})
+        other = frozenset(shape.kinds_at(alias) - NUMBER - {"null"})
+        what = kind_words(value) if found is not None else _kinds(other)
+        raise InputError(
+            f"holds {what}, not a number: a token count and its cap are numbers",
+            file=ctx.source.name,
+            field=alias,
+            **where,
+        )
 
 
 def _number_at(shape: Shape, aliases: tuple[str, ...]) -> str | None:
