@@ -728,6 +728,21 @@ def model_step(raw: pl.Expr, seen: Iterable[str]) -> pl.Expr | None:
     return raw.replace_strict(steps, default=None, return_dtype=pl.String)
 
 
+def path_version(raw: pl.Expr, step: int) -> pl.Expr:
+    """``step``, the version a file's path states (:func:`whilecli.io.versions.path_step`),
+    as text for each row whose model records none, null for the others: a ``model@version``
+    and a checkpoint's step in the model's name or path (:func:`model_step`) are the row's
+    own and come first."""
+
+    def unstated(names: pl.Series) -> pl.Series:
+        seen = names.drop_nulls().unique().to_list()
+        stated = [n for n in seen if "@" in n or model_identity(n).step is not None]
+        return ~names.is_in(stated).fill_null(False)
+
+    own = raw.map_batches(unstated, return_dtype=pl.Boolean, is_elementwise=True)
+    return pl.when(own).then(pl.lit(str(step), dtype=pl.String))
+
+
 def version_text(value: pl.Expr) -> pl.Expr:
     """A version (an integer step, a float or a string) as its text, so ``5``, ``5.0`` and
     ``"5"`` are one version (``3.0`` reads as ``3``). A version that is not one is null (not

@@ -10,7 +10,12 @@ turns each into one :class:`ModelId`: the organisation where the string says it,
 name, the size its name states and the training step a checkpoint folder states. Two strings
 name the same model when their :attr:`ModelId.key` agree (the name, case-insensitively,
 without the organisation, and without an API's snapshot date: ``gpt-4o-2024-08-06`` is
-``gpt-4o``); nothing else is forgiven (``Qwen3-8B-Base`` is another model).
+``gpt-4o``); nothing else is forgiven (``Qwen3-8B-Base`` is another model). After a ``:``,
+Ollama's size and precision tags are part of the name (``qwen3:8b``), while a provider's
+routing variant (``qwen/qwen3-8b:free``) and a Hub revision (``:main``) name the model
+itself; a Hub id written with ``_`` for its ``/`` (``Qwen_Qwen3-8B``) is the Hub id. A step
+at the end of a name (``my-org/qwen3-8b-grpo-checkpoint-100``, ``…-step-200``, a W&B alias
+``qwen3-8b-grpo:v3``) is that run's step, as a checkpoint folder's is.
 
 A string that names no model (:func:`names_model`: blank, ``None``, ``N/A``) is read as no
 model at all. The reading layer names each row's model with it
@@ -28,6 +33,7 @@ from pathlib import Path
 from whilecli.io.aliases import word
 from whilecli.io.versions import INNER as _INNER
 from whilecli.io.versions import STEP_DIR as _STEP_DIR
+from whilecli.io.versions import STEP_WORDS as _STEP_WORDS
 from whilecli.io.words import NO_VALUE
 
 #: Billions of parameters in a name, with the decimal separators Hub names use: ``0.6B``,
@@ -68,7 +74,7 @@ class ModelId:
     name: str  # the model's name as written (``Qwen3-8B``), without organisation or path
     org: str | None = None  # ``Qwen`` of ``Qwen/Qwen3-8B``, where the string says it
     size_b: float | None = None  # billions of parameters the name states
-    step: int | None = None  # the training step a checkpoint folder states
+    step: int | None = None  # the training step a checkpoint folder or the name's end states
     path: bool = False  # the string was a local path
 
     @property
@@ -156,14 +162,53 @@ def _precision(name: str) -> tuple[str, str | None]:
     return name[: found.start()], found.group(0)[1:]
 
 
-def _untagged(name: str) -> str:
-    """A name with an Ollama-style ``:tag`` read into it: ``qwen3:8b`` is ``qwen3-8b``,
-    ``qwen3:8b-q4_K_M`` ``qwen3-8b-q4_K_M``, ``Qwen3-8B-GGUF:Q4_K_M`` ``Qwen3-8B-GGUF-Q4_K_M``;
-    ``:latest`` names nothing more than the name."""
+#: What a ``:tag`` after a model's name says beside Ollama's size or precision (``qwen3:8b``,
+#: ``:8b-q4_K_M``), which is read into the name (:func:`_tagged`). A provider's routing
+#: variant of one model (OpenRouter's ``:free``, ``:nitro``, ``:beta``, ``:extended``,
+#: ``:thinking``, ``:floor``, ``:online``, ``:exacto``) and ``:latest`` serve the weights the
+#: name names: nothing more. So does a Hub revision: a branch (``:main``, ``:master``) or a
+#: commit (:data:`_COMMIT`), one repository's weights.
+_SAME_WEIGHTS = frozenset(
+    {"latest", "free", "nitro", "beta", "extended", "thinking", "floor", "online", "exacto"}
+    | {"main", "master"}
+)
+_COMMIT = re.compile(r"(?i)^[0-9a-f]{7,40}$")
+#: A W&B artifact's version alias (``qwen3-8b-grpo:v3``): the run's model at that version.
+_ALIAS_STEP = re.compile(r"(?i)^v(\d+)$")
+#: A training step stated at the end of a model's name, after one of the words a checkpoint
+#: folder is named with (:data:`whilecli.io.versions.STEP_WORDS`):
+#: ``my-org/qwen3-8b-grpo-checkpoint-100``, ``…-step-200``, ``…-global_step300``, ``…-ckpt-5``.
+_NAME_STEP = re.compile(rf"(?i)[-_.]{_STEP_WORDS}(\d+)$")
+
+
+def _tagged(name: str) -> tuple[str, int | None]:
+    """A name with its ``:tag`` read (:data:`_SAME_WEIGHTS`), and the step the tag states.
+
+    Ollama's tags are read into the name: ``qwen3:8b`` is ``qwen3-8b``, ``qwen3:8b-q4_K_M``
+    ``qwen3-8b-q4_K_M``, ``Qwen3-8B-GGUF:Q4_K_M`` ``Qwen3-8B-GGUF-Q4_K_M``. A routing
+    variant, ``:latest`` or a Hub revision names nothing more than the name
+    (``qwen/qwen3-8b:free`` is ``qwen/qwen3-8b``); a W&B alias ``:v3`` is the name at step 3.
+    """
     head, colon, tag = name.partition(":")
     if not colon or not head or not tag:
-        return name
-    return head if tag.lower() == "latest" else f"{head}-{tag}"
+        return name, None
+    if tag.lower() in _SAME_WEIGHTS or _COMMIT.match(tag):
+        return head, None
+    found = _ALIAS_STEP.match(tag)
+    if found is not None:
+        return head, int(found.group(1))
+    return f"{head}-{tag}", None
+
+
+def _stepped(name: str) -> tuple[str, int | None]:
+    """A name without the training step its end states (:data:`_NAME_STEP`), and that step:
+    ``qwen3-8b-grpo-checkpoint-100`` is ``qwen3-8b-grpo`` at step 100, as the local folder
+    ``/runs/qwen3-8b-grpo/checkpoint-100`` is. A name that is only a step word and its
+    number (``step-3``) is a name."""
+    found = _NAME_STEP.search(name)
+    if found is None or found.start() == 0:
+        return name, None
+    return name[: found.start()], int(found.group(1))
 
 
 #: How a folder or file name joins a Hub id's organisation and name, where a ``/`` cannot
@@ -173,14 +218,46 @@ ORG_JOINS = ("--", "__")
 
 
 def _split_org(part: str) -> tuple[str | None, str]:
-    """A name spelled ``org--name`` or ``org__name`` (:data:`ORG_JOINS`): its organisation
+    """A name spelled ``org--name`` or ``org__name`` (:data:`ORG_JOINS`), or with the ``/``
+    of a Hub id written ``_`` (``Qwen_Qwen3-8B``, :func:`_underscored`): its organisation
     and name; else no organisation."""
     for join in ORG_JOINS:
         if join in part:
             org, name = part.split(join, 1)
             if org and name:
                 return org, name
+    return _underscored(part)
+
+
+#: Hub organisations whose name is not their models' family (``deepseek-ai`` of
+#: ``DeepSeek-R1``): read as an organisation before an ``_`` (:func:`_underscored`).
+_HUB_ORGS = frozenset(
+    {"deepseek-ai", "mistralai", "google", "microsoft", "allenai", "nvidia", "ibm-granite"}
+    | {"01-ai", "thudm", "zai-org", "moonshotai", "huggingfacetb", "tiiuae", "openai", "qwen"}
+    | {"meta-llama", "unsloth", "nousresearch", "internlm", "baichuan-inc", "minimaxai"}
+)
+
+
+def _underscored(part: str) -> tuple[str | None, str]:
+    """``Qwen_Qwen3-8B``, ``meta-llama_Llama-3.1-8B``: a Hub id whose ``/`` a script wrote
+    ``_``. It splits at the first ``_`` whose right side begins with a model family's name
+    (:data:`_FAMILY`) and whose left side is an organisation: one that names the same
+    family and no number (``Qwen``, ``meta-llama``: :func:`_family_org`) or a known Hub
+    organisation (:data:`_HUB_ORGS`). Any other ``_`` is the name's own (``qwen3_8b``,
+    ``grpo_Qwen3-8B``, ``stablelm-2-1_6b``, ``Qwen3-1B_on_Qwen3-8B``): a run's prefix is not
+    an organisation."""
+    for at in (i for i, ch in enumerate(part) if ch == "_"):
+        org, name = part[:at], part[at + 1 :]
+        family = _family(name) if _FAMILY.match(name) else None
+        if family and (org.lower() in _HUB_ORGS or _family_org(org, family)):
+            return org, name
     return None, part
+
+
+def _family_org(org: str, family: str) -> bool:
+    """Whether ``org`` is an organisation named after ``family`` (``Qwen``, ``meta-llama``):
+    it names the family and states no number, so never a model (``Qwen3-1B``)."""
+    return not any(ch.isdigit() for ch in org) and _family(org) == family
 
 
 @lru_cache(maxsize=4096)
@@ -195,13 +272,15 @@ def model_identity(text: str) -> ModelId:
         return ModelId(name, org, _size(name), None, True)
     if not parts:
         return ModelId(raw)
-    parts[-1] = _untagged(parts[-1])
+    parts[-1], tagged = _tagged(parts[-1])
     if not is_path and any(_STEP_DIR.match(p) for p in parts):
         is_path = True  # a relative checkpoint folder: ``Qwen3-8B/checkpoint-500``
     if not is_path:  # a Hub id or a bare name (vf-eval's org--name, lm-eval's org__name)
         org, name = (parts[0], parts[1]) if len(parts) == 2 else _split_org(parts[-1])
-        return ModelId(name, org, _size(name))
-    step = None
+        name, stated = _stepped(name)
+        step = tagged if tagged is not None else stated
+        return ModelId(name, org, _size(name), step)
+    step = tagged
     while True:  # strip a checkpoint folder and the folders inside it (verl's actor/huggingface)
         at = len(parts) - 1
         while at > 0 and parts[at].lower() in _INNER:
@@ -212,7 +291,8 @@ def model_identity(text: str) -> ModelId:
         step = int(found.group(1)) if step is None else step
         del parts[at:]
     org, name = _split_org(parts[-1])
-    return ModelId(name, org, _size(name), step, True)
+    name, stated = _stepped(name)
+    return ModelId(name, org, _size(name), step if step is not None else stated, True)
 
 
 def names_model(text: str) -> bool:

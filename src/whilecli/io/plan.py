@@ -58,6 +58,7 @@ from whilecli.io.aliases import (
     unsure_model_alias,
 )
 from whilecli.io.formats import lighteval, lm_eval
+from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
 from whilecli.io.shape import (
@@ -80,7 +81,7 @@ from whilecli.io.shape import (
     split_path,
 )
 from whilecli.io.sources import Source, Where, detect, lmeval_results, sidecar_env, sidecar_model
-from whilecli.io.versions import VERSION_LIKE
+from whilecli.io.versions import VERSION_LIKE, path_step
 from whilecli.names import folded
 
 #: What ``--input-format`` takes: every format ``while formats`` lists (one registry).
@@ -1617,7 +1618,10 @@ def _model(
     :func:`facts.named_model`) is no name, so the row falls to the next alias, the sidecar's
     model, or none. ``policy_version`` names a model only where it carries ``@``;
     ``model_version`` where it carries ``@`` or its text reads as no version (``v7``, ``7`` and
-    ``step_7`` are versions, :data:`whilecli.io.versions.VERSION_LIKE`)."""
+    ``step_7`` are versions, :data:`whilecli.io.versions.VERSION_LIKE`). A row that records
+    no version, in ``@`` or a checkpoint's name, takes the step its file's path states
+    (:func:`whilecli.io.versions.path_step`: ``step_100/rollouts.jsonl``), as a sidecar's
+    model fills a row naming none; prime-rl's run layout reads its step folder itself."""
     raw: pl.Expr | None = None
     if col is not None:
         raw = facts.named_model(leaves.expr(col, pl.String))
@@ -1655,6 +1659,11 @@ def _model(
         sources["policy_version"] = f"{sources['model']}, where it carries '@version'"
     if version is not None:
         sources["policy_version"] += " (else the model where it carries '@version')"
+    stated = path_step(source.path) if source.path is not None and fmt != PRIME_RL else None
+    if stated is not None:  # the path's step, for rows that record none (prime-rl: its own)
+        from_path = facts.path_version(raw, stated[0])
+        version = from_path if version is None else version.fill_null(from_path)
+        sources["policy_version"] += f" (else {stated[0]}, the step of {stated[1]})"
     return raw, version
 
 

@@ -8,13 +8,15 @@ step number (:func:`version_id`), so the rows and ``--model`` name one version h
 spells it. Any other text (``run-a``, ``v1.2``, a timestamp, a commit) is a version of its
 own, compared as written. :func:`version_order` orders versions; a field named like a
 version (``model_version``) holds a version, not a model, where its text reads as one
-(:data:`VERSION_LIKE`).
+(:data:`VERSION_LIKE`). Rows that record no version take the one their file's path states
+(:func:`path_step`: ``step_100/rollouts.jsonl``, ``rollouts_step100.jsonl``).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 #: The words a step is written after: ``checkpoint-100``, ``global_step_100``, ``step_100``,
 #: ``step-100``, ``step100``, ``iter_0000100``, ``iteration_7``, ``ckpt-100``.
@@ -101,3 +103,28 @@ def newer(a: str, b: str) -> bool | None:
 
 _DIGITS = "0123456789"
 _RUNS = re.compile(r"[0-9]+|[^0-9]+")
+
+
+#: A step a file's name states among its words: ``rollouts_step100``, ``eval-checkpoint-300``,
+#: ``step_100_train`` (never inside a word: ``multistep2`` states none).
+_FILE_STEP = re.compile(rf"(?i)(?<![a-z0-9]){STEP_WORDS}(\d+)(?![a-z0-9])")
+#: How many folders above a file are read for a checkpoint's step folder: the file's own
+#: (``step_100/rollouts.jsonl``) and the one above it (``global_step_100/eval/rows.jsonl``).
+PATH_STEP_FOLDERS = 2
+
+
+def path_step(path: Path) -> tuple[int, str] | None:
+    """The policy step a file's path states, and the part that states it: its name, where
+    it holds exactly one step (:data:`_FILE_STEP`: ``rollouts_step100.jsonl``), else the
+    nearest of its :data:`PATH_STEP_FOLDERS` folders named as a checkpoint is
+    (:data:`STEP_DIR`: ``step_100``, ``checkpoint-300``, ``global_step_7``). Dumps of two
+    checkpoints kept in sibling folders are two policy versions, as rows recording them
+    are; None where the path states no step."""
+    found = _FILE_STEP.findall(path.name.split(".")[0])
+    if len(found) == 1:
+        return int(found[0]), path.name
+    for folder in list(path.absolute().parents)[:PATH_STEP_FOLDERS]:
+        step = STEP_DIR.match(folder.name)
+        if step is not None:
+            return int(step.group(1)), f"{folder.name}/"
+    return None
