@@ -679,6 +679,20 @@ def _reply_fields(shape: Shape) -> list[str]:
     return [a for a in found if a is not None]
 
 
+def _text_at(shape: Shape, leaves: Leaves, dotted: str) -> pl.Expr:
+    """The value at ``dotted`` as text (:meth:`Leaves.text`); where it lies inside a reply
+    field that is read whole (:func:`_reply_fields`: ``generation: {"text": ...,
+    "finish_reason": ...}``), from that field's JSON text, since a JSON Lines scan reads one
+    field one way: the finish reason a reply object keeps is read beside the reply."""
+    path = split_path(dotted)
+    for whole in _reply_fields(shape):
+        head = split_path(whole)
+        if len(path) > len(head) and path[: len(head)] == head:
+            rest = "".join(step if is_index(step) else f".{step}" for step in path[len(head) :])
+            return leaves.text(whole).str.json_path_match(f"${rest}")
+    return leaves.text(dotted)
+
+
 def _within(shape: Shape, dotted: str) -> bool:
     """Whether the rows hold ``dotted`` and every step above it is always an object (or a list,
     before an index), so that one path reads it on every row."""
@@ -761,7 +775,7 @@ def _request_failed(shape: Shape, leaves: Leaves, reply: pl.Expr) -> pl.Expr | N
     is read on error rows only (the others are null to the matcher)."""
     error = reply == facts.ERROR
     texts = [
-        leaves.text(alias)
+        _text_at(shape, leaves, alias)
         for alias in dict.fromkeys(_REQUEST_FAILED)
         if shape.kinds_at(alias) - {"null"} and _within(shape, alias)
     ]
@@ -805,7 +819,7 @@ def _recorded_error(
             if not _within(shape, alias):
                 continue
             if kinds and (kind == "field" or kinds <= _READS.get(kind, SCALAR)):
-                said.append(_HOLDS[kind](leaves.text(alias)))
+                said.append(_HOLDS[kind](_text_at(shape, leaves, alias)))
     if not said:
         return None
     held = pl.any_horizontal(said)
@@ -1374,7 +1388,7 @@ def _truncation(
             shown.append(alias)
             continue
         generic = values is CUT_REASONS
-        reason = leaves.text(alias) if generic else leaves.expr(alias, pl.String)
+        reason = _text_at(shape, leaves, alias) if generic else leaves.expr(alias, pl.String)
         said.append(facts.cut_of_reason(reason, None if generic else values))
         words = ", ".join(repr(v) for v in sorted(values))
         if values is CUT_REASONS:
