@@ -77,7 +77,17 @@ from whilecli.io.shape import (
     prompt_hash_before_reply,
     split_path,
 )
-from whilecli.io.sources import Source, Where, detect, lmeval_results, sidecar_env, sidecar_model
+from whilecli.io.sources import (
+    Side,
+    Source,
+    Where,
+    detect,
+    lmeval_results,
+    sidecar_cap,
+    sidecar_env,
+    sidecar_model,
+    sidecar_temperature,
+)
 from whilecli.io.versions import VERSION_LIKE
 from whilecli.names import folded
 
@@ -422,7 +432,7 @@ def build_plan(
             " read one per rollout (--map reward=COLUMN[])"
         )
     truncated, disputed = _truncation(
-        shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows
+        shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, sidecar_cap(source)
     )
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
@@ -528,7 +538,9 @@ def build_plan(
         reply=reply,
         request_failed=request_failed,
         # a row of several rollouts keeps one reply beside them: no draw of its own
-        draw=None if exploding else facts.draw_key(said, _greedy(shape, leaves)),
+        draw=None
+        if exploding
+        else facts.draw_key(said, _greedy(shape, leaves, sidecar_temperature(source))),
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
@@ -600,11 +612,13 @@ def _turn_index(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
     return None
 
 
-def _greedy(shape: Shape, leaves: Leaves) -> pl.Expr | None:
+def _greedy(shape: Shape, leaves: Leaves, side: Side | None = None) -> pl.Expr | None:
     """True where a row records greedy decoding (:data:`TEMPERATURE_ALIASES`,
     :data:`TOP_K_ALIASES`, :data:`DO_SAMPLE_ALIASES`: :func:`facts.greedy`), from every place
-    the rows hold a number (a flag, for ``do_sample``) under those names; None where they hold
-    none."""
+    the rows hold a number (a flag, for ``do_sample``) under those names; where they hold
+    none, the temperature the settings beside them record (``side``,
+    :func:`whilecli.io.sources.sidecar_temperature`: vf-eval's
+    ``sampling_args.temperature``) on every row; None where neither says."""
 
     def held(aliases: Sequence[str], kinds: frozenset[str]) -> list[str]:
         return [
@@ -618,6 +632,8 @@ def _greedy(shape: Shape, leaves: Leaves) -> pl.Expr | None:
     temps = held(TEMPERATURE_ALIASES, NUMBER)
     top_ks = held(TOP_K_ALIASES, NUMBER)
     samples = held(DO_SAMPLE_ALIASES, frozenset({"bool"}))
+    if not (temps or top_ks or samples) and side is not None:
+        return facts.greedy([pl.lit(side.value, dtype=pl.Float64)], [], [])
     said = facts.greedy(
         [leaves.expr(a, pl.Float64) for a in temps],
         [leaves.expr(a, pl.Float64) for a in top_ks],
@@ -1333,6 +1349,7 @@ def _truncation(
     fmt: str,
     sources: dict[str, str],
     sample: Sequence[Mapping[str, object]] = (),
+    side_cap: Side | None = None,
 ) -> tuple[pl.Expr, pl.Expr | None]:
     """Whether each row's reply was cut off (DESIGN section 1): true, false, or null (not
     recorded). ``--map`` wins; verifiers v1 traces and lighteval have their own rules. Else
@@ -1403,7 +1420,7 @@ def _truncation(
             finished.append(pl.when(done).then(pl.lit(False)))
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
-    counted = _count_at_cap(shape, leaves, sample)
+    counted = _count_at_cap(shape, leaves, sample, side_cap)
     if counted is not None:  # what a row no flag or reason speaks of says by its token count
         finished.insert(0, counted[0])
     if not said and counted is None:
@@ -1452,7 +1469,10 @@ def cut_disputed(flags: list[pl.Expr], reasons: list[pl.Expr], at_cap: pl.Expr) 
 
 
 def _count_at_cap(
-    shape: Shape, leaves: Leaves, sample: Sequence[Mapping[str, object]] = ()
+    shape: Shape,
+    leaves: Leaves,
+    sample: Sequence[Mapping[str, object]] = (),
+    side_cap: Side | None = None,
 ) -> tuple[pl.Expr, str] | None:
     """Whether each row's reply reached its token cap, where the rows carry the reply's
     token count and the cap as numbers (:data:`TOKEN_COUNT_ALIASES`,
@@ -1460,13 +1480,20 @@ def _count_at_cap(
     where it stays under it, null where either is missing or the count is past the cap (not a
     count of the tokens that cap limits). None where the rows carry no such pair; else the
     expression and the words that say where it was read. A count past its cap on any sampled row (``sample``)
-    says the cap limits something else (a judge's budget, one turn of several): no pair."""
+    says the cap limits something else (a judge's budget, one turn of several): no pair.
+    Where the rows carry a count and no cap, the cap the settings beside them record
+    (``side_cap``, :func:`whilecli.io.sources.sidecar_cap`: vf-eval's
+    ``metadata.json: sampling_args.max_tokens``) is every row's, by the same rule (a count
+    read only against its own cap, :data:`PAIRED_CAPS`, is not paired with it)."""
     count_col = _number_at(shape, TOKEN_COUNT_ALIASES)
     caps = TOKEN_CAP_ALIASES
-    if count_col is not None and (paired := PAIRED_CAPS.get(count_col.rpartition(".")[2])):
+    paired = PAIRED_CAPS.get(count_col.rpartition(".")[2]) if count_col is not None else None
+    if paired:
         places = (*SAMPLING_PLACES, *REQUEST_PLACES, *EXTRA_PLACES)
         caps = (*caps, *dict.fromkeys(place + cap for place in places for cap in paired))
     cap_col = _number_at(shape, caps)
+    if count_col is not None and cap_col is None and side_cap is not None and not paired:
+        return _count_at_side_cap(shape, leaves, sample, count_col, side_cap)
     if count_col is None or cap_col is None or count_col == cap_col:
         return None
     if not (shape.kinds_at(count_col) - {"null"} and shape.kinds_at(cap_col) - {"null"}):
@@ -1480,6 +1507,31 @@ def _count_at_cap(
     cap = leaves.expr(cap_col, pl.Float64)
     reached = pl.when((cap > 0) & (count >= 0) & (count <= cap)).then(count >= cap)
     return reached, f"{count_col} reaching {cap_col} (the reply's tokens at its cap)"
+
+
+def _count_at_side_cap(
+    shape: Shape,
+    leaves: Leaves,
+    sample: Sequence[Mapping[str, object]],
+    count_col: str,
+    side_cap: Side,
+) -> tuple[pl.Expr, str] | None:
+    """:func:`_count_at_cap` against the cap a file beside the rows records: true where the
+    count reaches it, false under it, null past it; None where the count is null on every
+    sampled row or past the cap on any (it counts something else)."""
+    if not shape.kinds_at(count_col) - {"null"}:
+        return None
+    limit = float(side_cap.value)
+    for row in sample:
+        n = _value_at(row, count_col)
+        if isinstance(n, int | float) and not isinstance(n, bool) and n > limit:
+            return None
+    count = leaves.expr(count_col, pl.Float64)
+    reached = pl.when((count >= 0) & (count <= limit)).then(count >= limit)
+    return (
+        reached,
+        f"{count_col} reaching {side_cap.where} = {limit:g} (the reply's tokens at its cap)",
+    )
 
 
 def _number_at(shape: Shape, aliases: tuple[str, ...]) -> str | None:
@@ -1564,11 +1616,13 @@ def _model(
             ctx.model_unsure = present[0]
     side = sidecar_model(fmt, source)
     if raw is None and side is not None:
-        raw = pl.lit(side[0], dtype=pl.String)
-        sources["model"] = side[1]
+        raw = pl.lit(side.value, dtype=pl.String)
+        sources["model"] = side.where
+        if side.unsure and ctx is not None:  # a settings file's model: a judge's as often
+            ctx.model_unsure = f"{side.where} (a settings file beside the rows)"
     elif raw is not None and side is not None:
-        raw = raw.fill_null(pl.lit(side[0], dtype=pl.String))
-        sources["model"] += f" (else {side[1]})"
+        raw = raw.fill_null(pl.lit(side.value, dtype=pl.String))
+        sources["model"] += f" (else {side.where})"
     if raw is None:
         raw = pl.lit(None, dtype=pl.String)
         sources["model"] = "not recorded"
