@@ -33,15 +33,26 @@ def formats_command(
         "task_id": list(table.TASK_ALIASES) + ["else a hash of the prompt"],
         "prompt": list(table.PROMPT_ALIASES),
         "reward": list(table.REWARD_ALIASES) + [f"{table.REWARD_PARTS} dict: Σ score × weight"],
-        "truncated": [
-            a if v is None else f"{a} in {sorted(v)}" for a, v in table.TRUNCATION_ALIASES
+        "truncated": [a for a, v in table.TRUNCATION_ALIASES if v is None]
+        + [
+            "/".join(table.REASON_NAMES)
+            + f" in {sorted(table.CUT_REASONS)} (any case), on the top level and under "
+            + ", ".join(p.rstrip(".") for p in (*table.EXTRA_PLACES, *table.REPLY_HOLDERS) if p)
+            + ", each also in "
+            + ", ".join(p.rstrip(".") for p in table.REPLY_LISTS)
+        ]
+        + [
+            f"{a} in {sorted(v)}"
+            for a, v in table.TRUNCATION_ALIASES
+            if v is not None and a not in table.REASON_PLACES
         ]
         + [
             "else the reply's token count ("
             + ", ".join(table.TOKEN_COUNT_ALIASES)
             + ") reaching its cap ("
             + ", ".join(table.TOKEN_CAP_ALIASES)
-            + ")"
+            + "; else in the settings beside the rows: vf-eval's metadata.json"
+            " sampling_args.max_tokens, a config.yaml's sampling.max_tokens, ...)"
         ],
         "model": [
             *(a for a in table.MODEL_ALIASES if "." not in a and "[" not in a),

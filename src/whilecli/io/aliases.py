@@ -191,6 +191,10 @@ MODEL_PLACES: tuple[str, ...] = (
     *("sampling.", "sampler.", "request.", "response."),
     *("config.", "agent.config.", "metadata.llm_config."),
 )
+#: The model an API response names under another name than ``model``: a Gemini
+#: ``GenerateContentResponse``'s ``modelVersion`` (``gemini-2.5-flash``), read in a response
+#: saved whole under ``response`` (a top-level ``modelVersion`` is as often a version).
+RESPONSE_MODEL_NAMES: tuple[str, ...] = ("modelVersion",)
 #: The sub-fields of a model object that name it (``{"name": ..., "provider": ...}``).
 MODEL_OBJECT_KEYS: tuple[str, ...] = ("name", "id", "model")
 
@@ -213,6 +217,8 @@ def _model_aliases() -> tuple[str, ...]:
                 out.extend(f"{place}{name}.{key}" for key in MODEL_OBJECT_KEYS)
                 out.append(f"{place}{name}[0]")
         out.extend(place + role for role in MODEL_ROLES)
+        if place == "response.":
+            out.extend(place + name for name in RESPONSE_MODEL_NAMES)
     return tuple(dict.fromkeys(out))
 
 
@@ -417,23 +423,43 @@ HTTP_STATUS_ALIASES: tuple[str, ...] = (
 #: An HTTP error status as text (after :func:`word`): a code from 400 to 599, written whole
 #: (``429``, ``429.0``), after ``HTTP`` or ``HTTP/1.1``, or before its reason phrase.
 HTTP_ERROR = r"^(?:https?(?:/\d(?:\.\d)?)?\s*)?[45]\d\d(?:\.0+)?(?:\s+[a-z][a-z ._-]*)?$"
-#: Stop / finish reasons, every one the rows carry read: one of :data:`ERROR_REASONS`
-#: records an error, not a reply (``finish_reason`` and ``stop_reason`` in every place of
-#: :data:`EXTRA_PLACES`; ``choices[0].finish_reason``: an OpenAI chat completion saved whole;
-#: the others where :data:`TRUNCATION_ALIASES` reads a reason too: a vLLM
-#: ``RequestOutput``, SGLang's ``meta_info``, TGI's details, an OpenAI Batch API line, a
-#: LiteLLM ``ModelResponse``, Gemini's ``finishReason``).
-REASON_ALIASES: tuple[str, ...] = tuple(
+#: Where a client or a harness keeps a reply, or the whole API response it came in, beside
+#: the row's extras (:data:`EXTRA_PLACES`): ``response`` (an OpenAI chat completion, an
+#: Anthropic Message or a Gemini ``GenerateContentResponse`` saved whole), ``result`` (a
+#: harness's result object), ``generation`` and ``output`` (a sampler's output object),
+#: ``model_response`` (LiteLLM's ``ModelResponse``), ``response.body`` (an OpenAI Batch API
+#: line), ``result.message`` (an Anthropic Message Batches result), ``meta_info`` (SGLang)
+#: and ``details`` (TGI's generate details).
+REPLY_HOLDERS: tuple[str, ...] = (
+    *("response.", "result.", "generation.", "output.", "model_response."),
+    *("response.body.", "result.message.", "meta_info.", "details."),
+)
+#: The lists of replies a response keeps, read at their first element: OpenAI's ``choices``,
+#: vLLM's ``outputs`` (a ``RequestOutput``), Gemini's ``candidates``.
+REPLY_LISTS: tuple[str, ...] = ("choices[0].", "outputs[0].", "candidates[0].")
+#: A finish / stop reason's names: OpenAI's and vLLM's ``finish_reason``, Anthropic's
+#: ``stop_reason``, Gemini's ``finishReason``, Bedrock's ``stopReason``, Ollama's
+#: ``done_reason``.
+REASON_NAMES: tuple[str, ...] = (
+    *("finish_reason", "stop_reason", "finishReason", "stopReason", "done_reason"),
+)
+#: Every place a finish / stop reason is read, one list for every reader (truncation,
+#: :data:`TRUNCATION_ALIASES`; an error, :data:`REASON_ALIASES`): each name of
+#: :data:`REASON_NAMES` on the top level and in each place of :data:`EXTRA_PLACES` and
+#: :data:`REPLY_HOLDERS`, and in each list of :data:`REPLY_LISTS` there
+#: (``response.choices[0].finish_reason``, ``response.candidates[0].finishReason``,
+#: ``result.stop_reason``, ``generation.finish_reason``), top level first.
+REASON_PLACES: tuple[str, ...] = tuple(
     dict.fromkeys(
-        (
-            *(p + n for p in EXTRA_PLACES for n in ("finish_reason", "stop_reason")),
-            *("choices[0].finish_reason", "outputs[0].finish_reason", "meta_info.finish_reason"),
-            *("output.finish_reason", "response.finish_reason", "finishReason"),
-            *("candidates[0].finishReason", "details.finish_reason"),
-            *("response.body.choices[0].finish_reason", "model_response.choices[0].finish_reason"),
-        )
+        holder + inner + name
+        for holder in (*EXTRA_PLACES, *REPLY_HOLDERS)
+        for inner in ("", *REPLY_LISTS)
+        for name in REASON_NAMES
     )
 )
+#: Stop / finish reasons, every one the rows carry read (:data:`REASON_PLACES`): one of
+#: :data:`ERROR_REASONS` records an error, not a reply.
+REASON_ALIASES: tuple[str, ...] = REASON_PLACES
 #: Stop / finish reasons that record an error, any case: ``error`` (inspect_ai, LiteLLM),
 #: ``abort`` (vLLM's and SGLang's aborted requests), ``aborted``, ``cancelled``, and a
 #: request that failed at the API (:data:`FAILED_REQUEST_WORDS`: ``rate_limited``).
@@ -554,32 +580,20 @@ CUT_FLAGS: tuple[str, ...] = (
     *("exceed_length", "exceeded_length", "length_exceeded", "hit_length_limit"),
 )
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
-#: boolean flag (true/false, 0/1, or those words as text). The flags and the finish / stop
-#: reasons are read in every place of :data:`EXTRA_PLACES` (``metadata.truncated``,
-#: verifiers' ``info.truncated``, verl's ``extra_info.finish_reason``), top level first.
+#: boolean flag (true/false, 0/1, or those words as text). The flags are read in every place
+#: of :data:`EXTRA_PLACES` (``metadata.truncated``, verifiers' ``info.truncated``), top level
+#: first; the finish / stop reasons in every place of :data:`REASON_PLACES` (verl's
+#: ``extra_info.finish_reason``, a stored chat completion's
+#: ``response.choices[0].finish_reason``, Anthropic's ``response.stop_reason``, Gemini's
+#: ``response.candidates[0].finishReason``).
 TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     *(
-        alias
+        (place + flag, None)
         for place in EXTRA_PLACES
-        for alias in (
-            *((place + flag, None) for flag in ("truncated", "is_truncated", *CUT_FLAGS)),
-            (place + "finish_reason", CUT_REASONS),
-            (place + "stop_reason", CUT_REASONS),
-        )
+        for flag in ("truncated", "is_truncated", *CUT_FLAGS)
     ),
-    ("choices[0].finish_reason", CUT_REASONS),  # an OpenAI chat / text completion
-    ("outputs[0].finish_reason", CUT_REASONS),  # a vLLM RequestOutput
-    ("meta_info.finish_reason", CUT_REASONS),  # SGLang
-    ("output.finish_reason", CUT_REASONS),
-    ("done_reason", CUT_REASONS),  # Ollama
-    ("response.finish_reason", CUT_REASONS),
+    *((reason, CUT_REASONS) for reason in REASON_PLACES),
     ("incomplete_details.reason", CUT_REASONS),  # an OpenAI Responses API response
-    ("finishReason", CUT_REASONS),  # Gemini, camelCase
-    ("candidates[0].finishReason", CUT_REASONS),  # a Gemini GenerateContentResponse
-    ("details.finish_reason", CUT_REASONS),  # TGI's generate details
-    ("response.body.choices[0].finish_reason", CUT_REASONS),  # an OpenAI Batch API line
-    ("result.message.stop_reason", CUT_REASONS),  # an Anthropic Message Batches result
-    ("model_response.choices[0].finish_reason", CUT_REASONS),  # a LiteLLM ModelResponse
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     ("stop_condition", STOP_CUT),
     ("steps[].truncated", None),

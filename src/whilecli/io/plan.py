@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -80,7 +80,17 @@ from whilecli.io.shape import (
     prompt_hash_before_reply,
     split_path,
 )
-from whilecli.io.sources import Source, Where, detect, lmeval_results, sidecar_env, sidecar_model
+from whilecli.io.sources import (
+    Side,
+    Source,
+    Where,
+    detect,
+    lmeval_results,
+    sidecar_cap,
+    sidecar_env,
+    sidecar_model,
+    sidecar_temperature,
+)
 from whilecli.io.versions import VERSION_LIKE, path_step
 from whilecli.names import folded
 
@@ -427,7 +437,7 @@ def build_plan(
     if cut_col is None:
         _check_token_numbers(ctx)
     truncated, disputed = _truncation(
-        shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows
+        shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, sidecar_cap(source)
     )
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
@@ -533,7 +543,9 @@ def build_plan(
         reply=reply,
         request_failed=request_failed,
         # a row of several rollouts keeps one reply beside them: no draw of its own
-        draw=None if exploding else facts.draw_key(said, _greedy(shape, leaves)),
+        draw=None
+        if exploding
+        else facts.draw_key(said, _greedy(shape, leaves, sidecar_temperature(source))),
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
@@ -605,11 +617,13 @@ def _turn_index(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
     return None
 
 
-def _greedy(shape: Shape, leaves: Leaves) -> pl.Expr | None:
+def _greedy(shape: Shape, leaves: Leaves, side: Side | None = None) -> pl.Expr | None:
     """True where a row records greedy decoding (:data:`TEMPERATURE_ALIASES`,
     :data:`TOP_K_ALIASES`, :data:`DO_SAMPLE_ALIASES`: :func:`facts.greedy`), from every place
-    the rows hold a number (a flag, for ``do_sample``) under those names; None where they hold
-    none."""
+    the rows hold a number (a flag, for ``do_sample``) under those names; where they hold
+    none, the temperature the settings beside them record (``side``,
+    :func:`whilecli.io.sources.sidecar_temperature`: vf-eval's
+    ``sampling_args.temperature``) on every row; None where neither says."""
 
     def held(aliases: Sequence[str], kinds: frozenset[str]) -> list[str]:
         return [
@@ -623,6 +637,8 @@ def _greedy(shape: Shape, leaves: Leaves) -> pl.Expr | None:
     temps = held(TEMPERATURE_ALIASES, NUMBER)
     top_ks = held(TOP_K_ALIASES, NUMBER)
     samples = held(DO_SAMPLE_ALIASES, frozenset({"bool"}))
+    if not (temps or top_ks or samples) and side is not None:
+        return facts.greedy([pl.lit(side.value, dtype=pl.Float64)], [], [])
     said = facts.greedy(
         [leaves.expr(a, pl.Float64) for a in temps],
         [leaves.expr(a, pl.Float64) for a in top_ks],
@@ -682,6 +698,20 @@ def _reply_fields(shape: Shape) -> list[str]:
         next((a for a in TRANSCRIPT_ALIASES if shape.kinds_at(a) - {"null"} == {"list"}), None),
     ]
     return [a for a in found if a is not None]
+
+
+def _text_at(shape: Shape, leaves: Leaves, dotted: str) -> pl.Expr:
+    """The value at ``dotted`` as text (:meth:`Leaves.text`); where it lies inside a reply
+    field that is read whole (:func:`_reply_fields`: ``generation: {"text": ...,
+    "finish_reason": ...}``), from that field's JSON text, since a JSON Lines scan reads one
+    field one way: the finish reason a reply object keeps is read beside the reply."""
+    path = split_path(dotted)
+    for whole in _reply_fields(shape):
+        head = split_path(whole)
+        if len(path) > len(head) and path[: len(head)] == head:
+            rest = "".join(step if is_index(step) else f".{step}" for step in path[len(head) :])
+            return leaves.text(whole).str.json_path_match(f"${rest}")
+    return leaves.text(dotted)
 
 
 def _within(shape: Shape, dotted: str) -> bool:
@@ -766,7 +796,7 @@ def _request_failed(shape: Shape, leaves: Leaves, reply: pl.Expr) -> pl.Expr | N
     is read on error rows only (the others are null to the matcher)."""
     error = reply == facts.ERROR
     texts = [
-        leaves.text(alias)
+        _text_at(shape, leaves, alias)
         for alias in dict.fromkeys(_REQUEST_FAILED)
         if shape.kinds_at(alias) - {"null"} and _within(shape, alias)
     ]
@@ -810,7 +840,7 @@ def _recorded_error(
             if not _within(shape, alias):
                 continue
             if kinds and (kind == "field" or kinds <= _READS.get(kind, SCALAR)):
-                said.append(_HOLDS[kind](leaves.text(alias)))
+                said.append(_HOLDS[kind](_text_at(shape, leaves, alias)))
     if not said:
         return None
     held = pl.any_horizontal(said)
@@ -1363,6 +1393,7 @@ def _truncation(
     fmt: str,
     sources: dict[str, str],
     sample: Sequence[Mapping[str, object]] = (),
+    side_cap: Side | None = None,
 ) -> tuple[pl.Expr, pl.Expr | None]:
     """Whether each row's reply was cut off (DESIGN section 1): true, false, or null (not
     recorded). ``--map`` wins; verifiers v1 traces and lighteval have their own rules. Else
@@ -1418,7 +1449,7 @@ def _truncation(
             shown.append(alias)
             continue
         generic = values is CUT_REASONS
-        reason = leaves.text(alias) if generic else leaves.expr(alias, pl.String)
+        reason = _text_at(shape, leaves, alias) if generic else leaves.expr(alias, pl.String)
         said.append(facts.cut_of_reason(reason, None if generic else values))
         words = ", ".join(repr(v) for v in sorted(values))
         if values is CUT_REASONS:
@@ -1433,7 +1464,7 @@ def _truncation(
             finished.append(pl.when(done).then(pl.lit(False)))
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
-    counted = _count_at_cap(shape, leaves, sample)
+    counted = _count_at_cap(shape, leaves, sample, side_cap)
     if counted is not None:  # what a row no flag or reason speaks of says by its token count
         finished.insert(0, counted[0])
     if not said and counted is None:
@@ -1488,7 +1519,10 @@ PAST_CAP_ROWS = 2
 
 
 def _count_at_cap(
-    shape: Shape, leaves: Leaves, sample: Sequence[Mapping[str, object]] = ()
+    shape: Shape,
+    leaves: Leaves,
+    sample: Sequence[Mapping[str, object]] = (),
+    side_cap: Side | None = None,
 ) -> tuple[pl.Expr, str] | None:
     """Whether each row's reply reached its token cap, where the rows carry the reply's
     token count and the cap as numbers (:data:`TOKEN_COUNT_ALIASES`,
@@ -1497,23 +1531,25 @@ def _count_at_cap(
     count of the tokens that cap limits). None where the rows carry no such pair; else the
     expression and the words that say where it was read. A count past its cap on any sampled row (``sample``)
     says the cap limits something else (a judge's budget, one turn of several): no pair,
-    from :data:`PAST_CAP_ROWS` such rows (or every sampled row, where fewer are sampled)."""
+    from :data:`PAST_CAP_ROWS` such rows (or every sampled row, where fewer are sampled).
+    Where the rows carry a count and no cap, the cap the settings beside them record
+    (``side_cap``, :func:`whilecli.io.sources.sidecar_cap`: vf-eval's
+    ``metadata.json: sampling_args.max_tokens``) is every row's, by the same rule (a count
+    read only against its own cap, :data:`PAIRED_CAPS`, is not paired with it)."""
     count_col = _number_at(shape, TOKEN_COUNT_ALIASES)
     caps = TOKEN_CAP_ALIASES
-    if count_col is not None and (paired := PAIRED_CAPS.get(count_col.rpartition(".")[2])):
+    paired = PAIRED_CAPS.get(count_col.rpartition(".")[2]) if count_col is not None else None
+    if paired:
         places = (*SAMPLING_PLACES, *REQUEST_PLACES, *EXTRA_PLACES)
         caps = (*caps, *dict.fromkeys(place + cap for place in places for cap in paired))
     cap_col = _number_at(shape, caps)
+    if count_col is not None and cap_col is None and side_cap is not None and not paired:
+        return _count_at_side_cap(shape, leaves, sample, count_col, side_cap)
     if count_col is None or cap_col is None or count_col == cap_col:
         return None
     if not (shape.kinds_at(count_col) - {"null"} and shape.kinds_at(cap_col) - {"null"}):
         return None  # null on every sampled row: nothing is said
-    past = 0  # sampled rows whose count runs past their cap
-    for row in sample:
-        n, limit = _value_at(row, count_col), _value_at(row, cap_col)
-        numbers = isinstance(n, int | float) and isinstance(limit, int | float)
-        past += bool(numbers and not isinstance(n, bool) and 0 < limit < n)  # type: ignore[operator]
-    if past >= min(PAST_CAP_ROWS, len(sample)) and past:  # one odd row is that row's
+    if _past_cap(sample, count_col, lambda row: _value_at(row, cap_col)):
         return None
     count = leaves.expr(count_col, pl.Float64)
     cap = leaves.expr(cap_col, pl.Float64)
@@ -1550,6 +1586,46 @@ def _check_token_numbers(ctx: _Context) -> None:
             field=alias,
             **where,
         )
+
+
+def _count_at_side_cap(
+    shape: Shape,
+    leaves: Leaves,
+    sample: Sequence[Mapping[str, object]],
+    count_col: str,
+    side_cap: Side,
+) -> tuple[pl.Expr, str] | None:
+    """:func:`_count_at_cap` against the cap a file beside the rows records: true where the
+    count reaches it, false under it, null past it; None where the count is null on every
+    sampled row or past the cap on enough of them (:func:`_past_cap`: it counts something
+    else)."""
+    if not shape.kinds_at(count_col) - {"null"}:
+        return None
+    limit = float(side_cap.value)
+    if _past_cap(sample, count_col, lambda row: limit):
+        return None
+    count = leaves.expr(count_col, pl.Float64)
+    reached = pl.when((count >= 0) & (count <= limit)).then(count >= limit)
+    return (
+        reached,
+        f"{count_col} reaching {side_cap.where} = {limit:g} (the reply's tokens at its cap)",
+    )
+
+
+def _past_cap(
+    sample: Sequence[Mapping[str, object]],
+    count_col: str,
+    cap_of: Callable[[Mapping[str, object]], object],
+) -> bool:
+    """Whether the sampled rows say a cap limits something else than the count: a count
+    past its cap (``cap_of`` a row) on :data:`PAST_CAP_ROWS` rows or more (on every sampled
+    row, where fewer are sampled); one such row is that row's oddity."""
+    past = 0
+    for row in sample:
+        n, limit = _value_at(row, count_col), cap_of(row)
+        numbers = isinstance(n, int | float) and isinstance(limit, int | float)
+        past += bool(numbers and not isinstance(n, bool) and 0 < limit < n)  # type: ignore[operator]
+    return bool(past) and past >= min(PAST_CAP_ROWS, len(sample))
 
 
 def _number_at(shape: Shape, aliases: tuple[str, ...]) -> str | None:
@@ -1637,11 +1713,13 @@ def _model(
             ctx.model_unsure = present[0]
     side = sidecar_model(fmt, source)
     if raw is None and side is not None:
-        raw = pl.lit(side[0], dtype=pl.String)
-        sources["model"] = side[1]
+        raw = pl.lit(side.value, dtype=pl.String)
+        sources["model"] = side.where
+        if side.unsure and ctx is not None:  # a settings file's model: a judge's as often
+            ctx.model_unsure = f"{side.where} (a settings file beside the rows)"
     elif raw is not None and side is not None:
-        raw = raw.fill_null(pl.lit(side[0], dtype=pl.String))
-        sources["model"] += f" (else {side[1]})"
+        raw = raw.fill_null(pl.lit(side.value, dtype=pl.String))
+        sources["model"] += f" (else {side.where})"
     if raw is None:
         raw = pl.lit(None, dtype=pl.String)
         sources["model"] = "not recorded"

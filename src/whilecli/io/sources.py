@@ -28,13 +28,14 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO, TypedDict, cast
+from typing import Any, BinaryIO, NamedTuple, TypedDict, cast
 
 import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError, WhileError
 from whilecli.fileio import reader_source
+from whilecli.io.aliases import MODEL_OBJECT_KEYS, SAMPLING_PLACES, TOKEN_CAPS
 from whilecli.io.formats import fastchat, opencompass, openhands, prime_rl, tinker
 from whilecli.io.modelid import names_model
 from whilecli.io.shape import Shape
@@ -1700,12 +1701,177 @@ def sidecar_env(fmt: str, source: Source) -> str | None:
     return None
 
 
-def sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
-    """(model, where it came from) from the files a writer leaves beside its rows; None where
-    they name none, or a name that names no model (blank, ``None``, ``N/A``:
-    :func:`whilecli.io.modelid.names_model`)."""
-    found = _sidecar_model(fmt, source)
-    return found if found is not None and names_model(found[0]) else None
+class Side(NamedTuple):
+    """A value read from a file beside the rows: the value, where (``"metadata.json:
+    sampling_args.max_tokens"``), and whether it is unsure: read from a settings file of no
+    known tool's layout (:data:`SETTINGS_SIDECARS`), whose ``model`` may name a judge's or a
+    dataset's as often as the writer's."""
+
+    value: Any
+    where: str
+    unsure: bool = False
+
+
+#: Settings files a run leaves beside its rows in no one tool's layout (a harness's or a
+#: script's ``config.yaml``, ``run_config.json``, ``args.json``, ``results.json``), read
+#: after every known tool's sidecar: a model they name is unsure (it may be a judge's or a
+#: dataset's: :data:`whilecli.io.aliases.UNSURE_MODEL_PLACES`), a cap is read as any sampler's
+#: (it pairs with a reply's token count only where the count reaches it exactly), greedy
+#: decoding only under a sampler's object (``sampling_params.temperature``: a flat
+#: ``temperature`` is a judge's as often). YAML is read in its simple form only, ``key:
+#: value`` lines nested by indent (no YAML parser is a dependency).
+SETTINGS_SIDECARS: tuple[str, ...] = (
+    *("config.yaml", "config.yml", "eval_config.yaml", "run_config.json", "config.json"),
+    *("args.json", "generation_config.json", "results.json"),
+)
+#: Keys that mark a settings file as a model folder's (a Hugging Face ``config.json`` or
+#: ``generation_config.json``): its settings are the model's defaults and its names the
+#: architecture's, not the run's; such a file is not read.
+MODEL_FOLDER_KEYS = frozenset(
+    {"architectures", "_name_or_path", "model_type", "transformers_version", "_from_model_config"}
+    | {"torch_dtype", "auto_map"}
+)
+#: The names a settings file gives the model its run sampled (a string, or an object whose
+#: ``name`` / ``id`` / ``model`` is one).
+SETTINGS_MODEL_KEYS: tuple[str, ...] = ("model", "model_name", "model_name_or_path")
+#: Where a settings file keeps a sampler's settings, beyond a row's places
+#: (:data:`whilecli.io.aliases.SAMPLING_PLACES`): a harness's ``sampling`` and ``generation``
+#: objects (``sampling.max_tokens``).
+SETTINGS_SAMPLER_PLACES: tuple[str, ...] = (*SAMPLING_PLACES, "sampling.", "generation.")
+_YAML_LINE = re.compile(r"^( *)([A-Za-z_][\w.-]*) *:(?: +(.*?))? *$")
+_YAML_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
+
+def read_simple_yaml(path: Path) -> dict[str, Any] | None:
+    """A YAML settings file's mappings, read from its simple ``key: value`` lines nested by
+    indent (:data:`SETTINGS_SIDECARS`): scalars as numbers, booleans or text (quotes
+    trimmed); a list, a block scalar or a flow value is skipped. None when the file is
+    missing or unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(1 << 20).decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    root: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, root)]
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        found = _YAML_LINE.match(line.split(" #")[0].rstrip())
+        if found is None:
+            continue
+        indent, key, value = len(found[1]), found[2], found[3]
+        while stack[-1][0] >= indent:
+            stack.pop()
+        if not value:
+            child: dict[str, Any] = {}
+            stack[-1][1][key] = child
+            stack.append((indent, child))
+        elif value[0] not in "[{|>&*!":
+            stack[-1][1][key] = _yaml_scalar(value)
+    return root
+
+
+def _yaml_scalar(text: str) -> Any:
+    """A YAML scalar as :func:`read_simple_yaml` reads it."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if text.lower() in ("null", "~"):
+        return None
+    return float(text) if _YAML_NUMBER.match(text) else text
+
+
+def _settings_files(source: Source) -> list[tuple[str, dict[str, Any], bool]]:
+    """The settings beside the rows, each (file name, its document, whether a known tool's):
+    vf-eval's and Prime RFT's ``metadata.json``, then :data:`SETTINGS_SIDECARS` (never the
+    rows' own file, nor a model folder's, :data:`MODEL_FOLDER_KEYS`)."""
+    if source.path is None:
+        return []
+    folder = source.path.parent
+    out: list[tuple[str, dict[str, Any], bool]] = []
+    meta = read_json_file(folder / "metadata.json")
+    if isinstance(meta, dict):
+        out.append(("metadata.json", meta, True))
+    for name in SETTINGS_SIDECARS:
+        path = folder / name
+        if path.name == source.path.name or not path.is_file():
+            continue
+        doc = read_simple_yaml(path) if name.endswith((".yaml", ".yml")) else read_json_file(path)
+        if isinstance(doc, dict) and not MODEL_FOLDER_KEYS & doc.keys():
+            out.append((name, doc, False))
+    return out
+
+
+def _setting_at(doc: dict[str, Any], dotted: str) -> Any:
+    """The value at ``dotted`` (``sampling_args.max_tokens``) in a settings document."""
+    node: Any = doc
+    for key in dotted.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _number(value: Any) -> float | None:
+    """A setting's number (not a boolean), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def sidecar_cap(source: Source) -> Side | None:
+    """The token cap the rows were sampled under, as the settings beside them say it
+    (:func:`_settings_files`): the first positive number under a cap's name
+    (:data:`whilecli.io.aliases.TOKEN_CAPS`) in a sampler's place
+    (:data:`SETTINGS_SAMPLER_PLACES`: vf-eval's ``sampling_args.max_tokens``)."""
+    for name, doc, known in _settings_files(source):
+        for place in SETTINGS_SAMPLER_PLACES:
+            for cap in TOKEN_CAPS:
+                value = _number(_setting_at(doc, place + cap))
+                if value is not None and value > 0:
+                    return Side(value, f"{name}: {place}{cap}", not known)
+    return None
+
+
+def sidecar_temperature(source: Source) -> Side | None:
+    """The sampling temperature the settings beside the rows record
+    (:func:`_settings_files`): in a known tool's file under a sampler's place
+    (vf-eval's ``sampling_args.temperature``, or flat); in another's only under a
+    sampler's object (:data:`whilecli.io.aliases.SAMPLING_PLACES` past the flat one)."""
+    for name, doc, known in _settings_files(source):
+        for place in SAMPLING_PLACES if known else SAMPLING_PLACES[1:]:
+            value = _number(_setting_at(doc, place + "temperature"))
+            if value is not None and value >= 0:
+                return Side(value, f"{name}: {place}temperature", not known)
+    return None
+
+
+def sidecar_model(fmt: str, source: Source) -> Side | None:
+    """(model, where it came from, unsure) from the files a writer leaves beside its rows;
+    None where they name none, or a name that names no model (blank, ``None``, ``N/A``:
+    :func:`whilecli.io.modelid.names_model`). A model read from a settings file of no known
+    tool's layout (:data:`SETTINGS_SIDECARS`) is unsure."""
+    known = _sidecar_model(fmt, source)
+    found = Side(*known) if known is not None else _settings_model(source)
+    return found if found is not None and names_model(found.value) else None
+
+
+def _settings_model(source: Source) -> Side | None:
+    """The model a settings file beside the rows names (:data:`SETTINGS_MODEL_KEYS`, a
+    string or a model object's name), unsure (:class:`Side`)."""
+    for name, doc, known in _settings_files(source):
+        if known:
+            continue
+        for key in SETTINGS_MODEL_KEYS:
+            value = doc.get(key)
+            if isinstance(value, dict):
+                inner = next((k for k in MODEL_OBJECT_KEYS if isinstance(value.get(k), str)), None)
+                key, value = (f"{key}.{inner}", value[inner]) if inner else (key, None)
+            if isinstance(value, str) and names_model(value):
+                return Side(value, f"{name}: {key}", True)
+    return None
 
 
 def _sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
