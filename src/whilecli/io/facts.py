@@ -47,6 +47,7 @@ optional fields; :attr:`whilecli.io.rows.Rows.facts` holds it for every consumer
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -330,16 +331,16 @@ def partial(reward: pl.Expr) -> pl.Expr:
 MEAN_KS = tuple(k for k in range(3, 17) if k != 10)
 
 
-def grid_aggregates(graded: pl.Expr) -> list[pl.Expr]:
-    """Over the graded rewards: per k of :data:`MEAN_KS`, whether every partial reward is a
-    multiple of 1/k (``grid_k{k}``), and how many distinct partial rewards there are
-    (``partial_values``)."""
-    values = graded.filter(partial(graded))  # few rows, where any: the grids read those
+def grid_aggregates(values: pl.Expr) -> list[pl.Expr]:
+    """Over the partial rewards (``values``: a graded row's reward where it is partial, null
+    on every other row): per k of :data:`MEAN_KS`, whether every partial reward is a
+    multiple of 1/k (``grid_k{k}``; the nulls are passed over), and how many distinct
+    partial rewards there are (``partial_values``)."""
     out = []
     for k in MEAN_KS:
         scaled = values * k
         out.append(((scaled - scaled.round()).abs() <= 1e-6).all().alias(f"grid_k{k}"))
-    out.append(values.n_unique().alias("partial_values"))
+    out.append(values.drop_nulls().n_unique().alias("partial_values"))
     return out
 
 
@@ -680,13 +681,40 @@ def draw_key(reply: Reply | None, greedy: pl.Expr | None = None) -> pl.Expr | No
     return greedy_key if key is None else pl.coalesce(key, greedy_key)
 
 
+def word_in(text: pl.Expr, words: Iterable[str], before: str = "") -> pl.Expr:
+    """Whether a text column's word (:func:`lower_word`) is one of ``words``, null where the
+    text is: ``lower_word(text).is_in(words)`` as one regular expression over the text as
+    written, so no row's text is copied (trimmed, lower-cased) on the way. ``words`` are
+    lower-case ASCII without :data:`~whilecli.io.words.BLANKS`; each letter matches either
+    case, and only ASCII letters do (a word holding any other character is never lower-cased,
+    and no such word is among ``words``). ``before``: the word is the text's part before the
+    first ``before`` (one character), where it holds one."""
+    listed = sorted(words)
+    for one in listed:
+        if not one.isascii() or one != one.lower() or any(c in one for c in BLANKS + before):
+            raise ValueError(f"not a lower-case ASCII word: {one!r}")
+    blank = "[" + "".join(_ESCAPED[c] for c in BLANKS) + "]*"
+    either = "|".join("".join(_letter(c) for c in one) for one in listed)
+    end = "$" if not before else f"(?:{re.escape(before)}|$)"
+    return text.str.contains(f"^{blank}(?:{either}){blank}{end}")
+
+
+_ESCAPED = {" ": " ", "\t": "\\t", "\r": "\\r", "\n": "\\n"}
+
+
+def _letter(char: str) -> str:
+    """One character of a word as :func:`word_in` matches it: a letter in either case."""
+    if char.isalpha():
+        return f"[{char}{char.upper()}]"
+    return re.escape(char)
+
+
 def named_model(raw: pl.Expr) -> pl.Expr:
     """A recorded model name, null where it names no model (:func:`whilecli.io.modelid.names_model`:
     blank, a missing value's text such as ``None`` or ``N/A``, or a bare ``@version``; or a
     served-model placeholder, :data:`~whilecli.io.aliases.PLACEHOLDER_MODELS`: ``default``,
-    ``policy``)."""
-    name = _lower(raw.str.splitn("@", 2).struct.field("field_0"))
-    return pl.when(~name.is_in(sorted(NO_VALUE | PLACEHOLDER_MODELS))).then(raw)
+    ``policy``): its part before the first ``@`` is one of those words (:func:`word_in`)."""
+    return pl.when(~word_in(raw, NO_VALUE | PLACEHOLDER_MODELS, before="@")).then(raw)
 
 
 def model_like(raw: pl.Expr) -> pl.Expr:
@@ -1110,27 +1138,32 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         & ~pl.col("passed").fill_null(False)
     )
     disputed = grade & pl.col(DISPUTED).fill_null(False)
+
+    def first(rows: pl.Expr) -> pl.Expr:  # the smallest position of such a row (null: none)
+        return pl.when(rows).then(pl.col(at)).min()
+
+    # a count over some rows is a sum of both conditions (a null of either is passed over)
     return [
         error.sum().alias("f_errors"),
         (error & pl.col(REQUEST).fill_null(False)).sum().alias("f_request"),
         ungraded.sum().alias("f_ungraded"),
         empty.sum().alias("f_empty"),
         grade.sum().alias("f_graded"),
-        partial(pl.col("reward")).filter(grade).sum().alias("f_partial"),
-        pl.col(at).filter(error).min().alias("f_first_error"),
-        pl.col(at).filter(ungraded).min().alias("f_first_ungraded"),
-        pl.col(at).filter(empty).min().alias("f_first_empty"),
+        (partial(pl.col("reward")) & grade).sum().alias("f_partial"),
+        first(error).alias("f_first_error"),
+        first(ungraded).alias("f_first_ungraded"),
+        first(empty).alias("f_first_empty"),
         pl.col("truncated").count().alias("f_cov_truncated"),
         pl.col("model").count().alias("f_cov_model"),
         pl.col("policy_version").count().alias("f_cov_policy_version"),
-        pl.col("__lp").filter(grade).sum().alias("f_cov_logprobs"),
-        pl.col("__vals").filter(grade).sum().alias("f_cov_values"),
+        (pl.col("__lp") & grade).sum().alias("f_cov_logprobs"),
+        (pl.col("__vals") & grade).sum().alias("f_cov_values"),
         cut_partial.sum().alias("f_cut_partial"),
-        pl.col(at).filter(cut_partial).min().alias("f_first_cut_partial"),
+        first(cut_partial).alias("f_first_cut_partial"),
         pl.col("truncated").fill_null(False).sum().alias("f_cut"),
         disputed.sum().alias("f_disputed"),
         (disputed & pl.col("passed").fill_null(False)).sum().alias("f_disputed_passes"),
-        pl.col(at).filter(disputed).min().alias("f_first_disputed"),
+        first(disputed).alias("f_first_disputed"),
         (pl.col("reply") != OK).sum().alias("f_not_ok"),
         (pl.col(DRAW) == GREEDY_DRAW).sum().alias("f_greedy"),
     ]

@@ -268,6 +268,20 @@ def no_blank(task: pl.Expr) -> pl.Expr:
     )
 
 
+#: A text that begins or ends with one of :data:`_AROUND_IDS` (a regular expression).
+_AROUND_EDGE = "^[{0}]|[{0}]$".format("".join(f"\\x{{{ord(c):x}}}" for c in _AROUND_IDS))
+
+
+def maybe_blank(task: pl.Expr) -> pl.Expr:
+    """True for every task id that :func:`no_blank` reads otherwise (as null, or as other
+    text), and for few others: an id that begins or ends with a character it drops, or one no
+    longer than the longest missing value's text (lower-casing never makes a text shorter in
+    characters); null where the id is. An id past both reads as written, so a table's ids
+    are trimmed and lower-cased to be compared only where this holds."""
+    short = task.str.len_chars() <= max(len(text) for text in MISSING_TEXTS)
+    return task.str.contains(_AROUND_EDGE) | short
+
+
 def _prompt_keys(ctx: _Context, fields: list[str]) -> list[str]:
     """The prompt fields that key a task: every one the rows carry, but a field that holds
     a value of its own on every sampled row while another repeats (few-shot examples drawn

@@ -75,7 +75,7 @@ from whilecli.io.locate import (
 )
 from whilecli.io.modelid import path_model
 from whilecli.io.options import ReadOptions
-from whilecli.io.plan import Plan, build_plan, no_blank
+from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.shape import (
     BadValue,
@@ -1284,7 +1284,8 @@ def _any_blank(table: pl.DataFrame) -> bool:
     that the task id reads otherwise (blank, a missing value's text, or whitespace around it:
     :func:`~whilecli.io.plan.no_blank`): only then do the key's tasks differ from the id's."""
     task = pl.col("task_id")
-    return bool(table.select((task.is_not_null() & no_blank(task).ne_missing(task)).any()).item())
+    near = table.filter(maybe_blank(task))  # the ids no_blank may read otherwise
+    return bool(near.select((task.is_not_null() & no_blank(task).ne_missing(task)).any()).item())
 
 
 def _any_bad_id(table: pl.DataFrame, run: _Pass) -> bool:
@@ -1410,10 +1411,16 @@ def _stats(
     does ``json_id`` (an id that reads as JSON text, :func:`_json_looking`). ``by``: one row
     per value of that column instead, with its first row's position (``__first``).
     """
-    reward = pl.col("reward")
-    graded = reward.filter(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR))
     names = frame.collect_schema().names()
     probes = [c for c in names if c.startswith("__probe:")]
+    # each graded row's reward, and its partial credit, once per row (null on other rows):
+    # the bounds and the grids read these columns, not a filter of the rows each
+    reward = pl.when(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR)).then("reward")
+    frame = frame.with_columns(
+        reward.alias(_GRADED_REWARD),
+        pl.when(facts.partial(reward)).then(reward).alias(_PARTIAL_REWARD),
+    )
+    graded = pl.col(_GRADED_REWARD)
     aggregate = frame.select if by is None else frame.group_by(by).agg
     first = {} if by is None else {"__first": pl.col(AT).min()}
     return aggregate(
@@ -1422,7 +1429,7 @@ def _stats(
         *judges.rule_counts(),
         *facts.row_aggregates(AT),
         *_writer_bounds(missing),
-        *facts.grid_aggregates(graded),
+        *facts.grid_aggregates(pl.col(_PARTIAL_REWARD)),
         rows=pl.len(),
         bad=bad.any(),
         json_id=_json_looking(pl.col("task_id")).any() if ids else pl.lit(False),
@@ -1437,6 +1444,11 @@ def _stats(
         ),
         **first,
     )
+
+
+#: The columns :func:`_stats` adds to a narrow frame: a graded row's reward, and its partial
+#: credit (:func:`whilecli.io.facts.partial`), null on every other row.
+_GRADED_REWARD, _PARTIAL_REWARD = "__graded_reward", "__partial_reward"
 
 
 def _row_digest() -> pl.Expr:
