@@ -37,6 +37,7 @@ from whilecli.io.formats import (
     arena_hard,
     art,
     atropos,
+    bedrock_batch,
     bfcl,
     braintrust,
     deepeval,
@@ -365,6 +366,10 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return vertex_batch.convert(iter([({"line": 1}, doc)]), name)
     if vertex_batch.is_listing(doc):
         return vertex_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
+    if bedrock_batch.is_record(doc):  # an output file of one line
+        return bedrock_batch.convert(iter([({"line": 1}, doc)]), name)
+    if bedrock_batch.is_listing(doc):
+        return bedrock_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
     if openai_eval_runs.is_page(doc):
         items, key = openai_eval_runs.page_rows(doc)
         if not all(isinstance(x, dict) for x in items):
@@ -615,6 +620,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return openai_batch.convert((({"line": n}, r) for n, r in rows()), name)
     if vertex_batch.is_prediction(first):
         return vertex_batch.convert((({"line": n}, r) for n, r in rows()), name)
+    if bedrock_batch.is_record(first):
+        return bedrock_batch.convert((({"line": n}, r) for n, r in rows()), name)
     if open_instruct.is_trace(first):
         return open_instruct.convert(rows(), name)
     if promptfoo.is_result(first):

@@ -471,6 +471,23 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "bedrock-batch",
+        "Amazon Bedrock batch inference output (the job's <input>.jsonl.out: recordId,"
+        " modelInput and modelOutput a line), with each reply's grade written beside",
+        "lines with a modelInput object beside a modelOutput object (or beside an error)",
+        {
+            "task_id": "a task_id written beside the record, else the request's text (the same"
+            " prompt in one job or k jobs' output: k rollouts)",
+            "reward": "a grade written beside recordId (reward, score, correct, ...): the job"
+            " writes none, and a file without one is refused; another key: --map reward=KEY",
+            "truncated": "the body's end reason: stop_reason 'max_tokens' (Anthropic),"
+            " stopReason 'max_tokens' (Nova, Converse), stop_reason 'length' (Llama, Mistral),"
+            " completionReason 'LENGTH' (Titan); an error in place of modelOutput is a"
+            " harness error",
+            "model": "modelOutput.model (Anthropic bodies); other bodies name none",
+        },
+    ),
+    FormatInfo(
         "tinker",
         "Tinker cookbook rollout summaries: iteration_<N>/<base>_rollout_summaries.jsonl",
         "lines with group_idx, traj_idx and total_reward or final_reward",
@@ -740,4 +757,5 @@ CONVERTED = frozenset(
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
     | {"skythought", "opik", "anthropic-batch", "openai-batch", "vertex-batch", "phoenix", "weave"}
+    | {"bedrock-batch"}
 )
