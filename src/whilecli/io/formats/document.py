@@ -49,6 +49,7 @@ from whilecli.io.formats import (
     helm,
     hf_datasets,
     inspect_ai,
+    langfuse,
     langsmith,
     livebench,
     livecodebench,
@@ -370,6 +371,14 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return bedrock_batch.convert(iter([({"line": 1}, doc)]), name)
     if bedrock_batch.is_listing(doc):
         return bedrock_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
+    if langfuse.is_row(doc):  # an export of one row
+        return langfuse.convert(iter([({"line": 1}, doc)]), name)
+    if langfuse.is_listing(doc):
+        return langfuse.from_document(doc, name)
+    if langfuse.is_run_item(doc) or (
+        isinstance(doc, list) and bool(doc) and langfuse.is_run_item(doc[0])
+    ):
+        raise Summary(langfuse.RUN_ITEMS)
     if openai_eval_runs.is_page(doc):
         items, key = openai_eval_runs.page_rows(doc)
         if not all(isinstance(x, dict) for x in items):
@@ -622,6 +631,10 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return vertex_batch.convert((({"line": n}, r) for n, r in rows()), name)
     if bedrock_batch.is_record(first):
         return bedrock_batch.convert((({"line": n}, r) for n, r in rows()), name)
+    if langfuse.is_row(first):
+        return langfuse.convert((({"line": n}, r) for n, r in rows()), name)
+    if langfuse.is_run_item(first):
+        raise Summary(langfuse.RUN_ITEMS)
     if open_instruct.is_trace(first):
         return open_instruct.convert(rows(), name)
     if promptfoo.is_result(first):

@@ -592,6 +592,23 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "langfuse",
+        "Langfuse traces or observations table exports (the export button's JSON or JSONL: a"
+        " row per trace or observation, one column per score name)",
+        "rows with id, timestamp, name, input, output, bookmarked and public beside"
+        " observationCount, latency, comments or usage; or with id, traceId, type, startTime,"
+        " input and output beside providedModelName, modelParameters or usageDetails",
+        {
+            "task_id": "a hash of input (the export names no dataset item: the same input in k"
+            " traces is k rollouts)",
+            "reward": "the one score column (its values averaged), else the only 0/1 one;"
+            " several: --map reward=scores.NAME; no score column: refused (scores exported"
+            " apart name no input)",
+            "truncated": "not recorded",
+            "model": "an observation's model, else not recorded",
+        },
+    ),
+    FormatInfo(
         "langsmith",
         "LangSmith experiments: list_runs() dumped as JSON Lines or an array, or evaluate()"
         " results' to_pandas() written as CSV, Parquet or JSON",
@@ -757,5 +774,5 @@ CONVERTED = frozenset(
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
     | {"skythought", "opik", "anthropic-batch", "openai-batch", "vertex-batch", "phoenix", "weave"}
-    | {"bedrock-batch"}
+    | {"bedrock-batch", "langfuse"}
 )
