@@ -62,6 +62,7 @@ from whilecli.io.formats import (
     opencompass,
     openrlhf,
     opik,
+    osworld,
     phoenix,
     prime_rl,
     promptfoo,
@@ -617,6 +618,10 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return atropos.convert(rows(), name)
     if art.is_group(first):
         return art.convert(rows(), path, name)
+    if osworld.is_traj(first, path):
+        if not osworld.graded(path):
+            raise Sidecar(osworld.UNGRADED)
+        return osworld.convert(rows(), path, name)
     if aider.is_result(first) or aider.is_exception(first, path):
         return aider.from_lines(rows(), path, name)
     if openai_evals.is_log(first):

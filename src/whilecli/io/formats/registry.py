@@ -188,6 +188,20 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "osworld",
+        "OSWorld result folders: <action_space>/<observation_type>/<model>/<domain>/<example_id>/"
+        " with traj.jsonl and result.txt (one example folder per rollout)",
+        "a file named traj.jsonl whose lines hold step_num, action and done (or an Error)",
+        {
+            "task_id": "the example folder (example_id; the same example in k result folders:"
+            " k rollouts)",
+            "reward": "result.txt beside traj.jsonl; an example with none (the run raised) is"
+            " left out with a note",
+            "truncated": "the last step's done is false (max_steps ran out)",
+            "model": "the <model> folder above <domain>/",
+        },
+    ),
+    FormatInfo(
         "rllm",
         "rLLM episode logs: episodes/<mode>_step_<N>_epoch_<E>/episode_hash<h>_id<task>_<k>.json,"
         " one episode per file",
@@ -774,5 +788,5 @@ CONVERTED = frozenset(
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
     | {"skythought", "opik", "anthropic-batch", "openai-batch", "vertex-batch", "phoenix", "weave"}
-    | {"bedrock-batch", "langfuse"}
+    | {"bedrock-batch", "langfuse", "osworld"}
 )
