@@ -438,8 +438,11 @@ def _split_table(doc: Any) -> Converted | None:
     """Rows of a table written column names apart from their values: ``{"columns": [...],
     "data": [[...], ...]}`` (pandas ``DataFrame.to_json(orient="split")``, with ``index``;
     MLflow's ``eval_results_table.json``, ``mlflow.log_table`` as ``mlflow.evaluate`` writes
-    its per-row results: ``inputs``, ``outputs``, ``<metric>/score``). Each list of ``data``
-    is one row, its values named by ``columns`` in order; else None."""
+    its per-row results: ``inputs``, ``outputs``, ``<metric>/score``, the one 0/1 metric the
+    grade; W&B's ``*.table.json``, TRL's GRPO ``completions`` table among them: ``step``,
+    ``prompt``, ``completion``, a column per reward function, ``advantage``, read as TRL's
+    completion tables are). Each list of ``data`` is one row, its values named by ``columns``
+    in order; else None."""
     if not isinstance(doc, dict):
         return None
     columns, data = doc.get("columns"), doc.get("data")
@@ -451,7 +454,40 @@ def _split_table(doc: Any) -> Converted | None:
         return None
     rows = [dict(zip(columns, values, strict=True)) for values in data]
     notes = ["rows read from the document's table (columns and data: one row per list)"]
-    return Converted("json", rows, {}, notes, positions=entries(len(rows), "data"))
+    if {"step", "prompt", "completion"} <= set(columns) and not set(columns) & set(TASK_ALIASES):
+        # TRL's completions table as W&B saves it (media/table/completions_*.table.json)
+        return Converted("trl", rows, {}, notes, positions=entries(len(rows), "data"))
+    origins: dict[str, str] = {}
+    metrics = [c for c in columns if c.endswith("/score")]
+    binary = [c for c in metrics if _pass_fail(r[c] for r in rows)]
+    if len(binary) == 1 and not any(c in REWARD_ALIASES for c in columns):
+        for row in rows:
+            row["reward"] = row[binary[0]]
+        origins["reward"] = f"{binary[0]} (mlflow.evaluate's per-row metric" + (
+            f"; the only 0/1 one of {len(metrics)})" if len(metrics) > 1 else ")"
+        )
+        if len(metrics) > 1:
+            notes.append(
+                f"{len(metrics)} metric columns: {binary[0]} grades, the only one that is 0 or 1;"
+                " --map reward=COLUMN picks another"
+            )
+    spelled = {"reward": binary[0]} if "reward" in origins else {}
+    return Converted(
+        "json", rows, origins, notes, positions=entries(len(rows), "data"), spelled=spelled
+    )
+
+
+def _pass_fail(values: Any) -> bool:
+    """Whether a metric column is a pass/fail: every value set is 0 or 1 (booleans too) and
+    one is 0 (a 1-to-5 judge's scale, all at its lowest, is not read as all passing)."""
+    found = [v for v in values if v is not None]
+    numbers = [float(v) for v in found if isinstance(v, (bool, int, float))]
+    return (
+        bool(numbers)
+        and len(numbers) == len(found)
+        and set(numbers) <= {0.0, 1.0}
+        and (0.0 in numbers)
+    )
 
 
 #: Where a document of rows names its model: at its top level, or in a header object

@@ -704,9 +704,10 @@ FORMATS: tuple[FormatInfo, ...] = (
         " per run, the model its folder's name; EvalPlus and BigCodeBench eval:"
         " base_status and plus_status, or status, == 'pass' the grade; LiveCodeBench"
         " output/<model>/<scenario>_<n>_<T>_eval_all.json: graded_list, the model its folder's"
-        " name). In a folder, a tool's graded file supersedes the ungraded generations it"
-        " writes beside it (OpenHands, LiveCodeBench, EvalPlus, AlpacaEval, tau2-bench's dir"
-        " format)",
+        " name; a columns/data table, MLflow's eval_results_table.json: the one <metric>/score"
+        " column that is 0/1 the grade). In a folder, a tool's graded file supersedes the"
+        " ungraded generations it writes beside it (OpenHands, LiveCodeBench, EvalPlus,"
+        " AlpacaEval, tau2-bench's dir format)",
         "a file whose content is one JSON value rather than one object per line",
         {"*": "as for JSON Lines rows (the alias table)"},
     ),
@@ -731,7 +732,8 @@ FORMATS: tuple[FormatInfo, ...] = (
     ),
     FormatInfo(
         "trl",
-        "TRL completion tables",
+        "TRL completion tables (completions/completions_<step>.parquet, or GRPO's W&B"
+        " completions table saved as a .table.json: columns and data)",
         "prompt, completion and step, no task id column",
         {
             "task_id": "(step, a hash of prompt)",
