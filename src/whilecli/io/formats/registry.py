@@ -470,12 +470,13 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "vertex-batch",
         "Vertex AI batch prediction output for Gemini (the job's predictions.jsonl: status,"
-        " request and response a line), with each reply's grade written beside",
+        " request and response a line) and Gemini API batch results (key and response a"
+        " line), with each reply's grade written beside",
         "lines with a request holding contents beside a response holding candidates (or"
-        " beside a status holding an error)",
+        " beside a status holding an error); or a key beside such a response or an error",
         {
             "task_id": "a task_id written beside the request, else the request's text (the"
-            " same prompt in k jobs' output: k rollouts)",
+            " same prompt in k jobs' output: k rollouts), else the Gemini API's key",
             "reward": "a grade written beside the request (reward, score, correct, ...): the"
             " job writes none, and a file without one is refused; another key: --map"
             " reward=KEY",
