@@ -40,6 +40,7 @@ from whilecli.io.formats import (
     bedrock_batch,
     bfcl,
     braintrust,
+    browsergym,
     deepeval,
     entries,
     evalchemy,
@@ -326,6 +327,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return tau2.convert_simulation(doc, path, name)
     if harbor.is_trial(doc):
         return harbor.convert(doc, name)
+    if browsergym.is_summary(doc, path):
+        return browsergym.convert(doc, path, name)
     if rllm.is_episode(doc):
         return rllm.convert(doc, name)
     if aider.is_result(doc) or aider.is_exception(doc, path):
@@ -654,6 +657,8 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return atropos.convert(rows(), name)
     if art.is_group(first):
         return art.convert(rows(), path, name)
+    if browsergym.is_summary(first, path):  # a summary written on one line
+        return browsergym.convert(first, path, name)
     if osworld.is_traj(first, path):
         if not osworld.graded(path):
             raise Sidecar(osworld.UNGRADED)

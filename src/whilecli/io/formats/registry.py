@@ -188,6 +188,18 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "browsergym",
+        "BrowserGym / AgentLab episode folders (WebArena, WorkArena, MiniWoB, ...):"
+        " <date>_<agent>_on_<task>_<seed>/summary_info.json, one per episode",
+        "a file named summary_info.json holding n_steps, cum_reward, err_msg and stack_trace",
+        {
+            "task_id": "the task name in the episode folder's name (its seeds are rollouts)",
+            "reward": "cum_reward (an episode with err_msg set too, as AgentLab scores it)",
+            "truncated": "truncated (the step budget ran out)",
+            "model": "the agent name's part after <Agent>- (GenericAgent-<model>)",
+        },
+    ),
+    FormatInfo(
         "osworld",
         "OSWorld result folders: <action_space>/<observation_type>/<model>/<domain>/<example_id>/"
         " with traj.jsonl and result.txt (one example folder per rollout)",
@@ -791,5 +803,5 @@ CONVERTED = frozenset(
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
     | {"skythought", "opik", "anthropic-batch", "openai-batch", "vertex-batch", "phoenix", "weave"}
-    | {"bedrock-batch", "langfuse", "osworld"}
+    | {"bedrock-batch", "langfuse", "osworld", "browsergym"}
 )
