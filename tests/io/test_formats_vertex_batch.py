@@ -186,3 +186,37 @@ def test_a_request_without_text_is_refused_at_its_line_and_field(tmp_path: Path)
         InputError, match=r"predictions.jsonl:3: field 'request\.contents': .*write a task_id"
     ):
         read_rows([str(path)])
+
+
+def test_gemini_api_batch_results_key_the_task_by_key(tmp_path: Path) -> None:
+    """The Gemini API's batch mode results file: {"key", "response"} or {"key", "error"}."""
+    for b in range(3):
+        lines = []
+        for i, (prompt, outcomes) in enumerate(BATCHES.items()):
+            line = _line(prompt, outcomes[b])
+            line.pop("request")
+            line.pop("processed_time")
+            status = line.pop("status")
+            if status:
+                line["error"] = {"code": 400, "message": "Request contains an invalid argument."}
+            line["key"] = f"request-{i}"
+            lines.append(line)
+        path = tmp_path / f"batch-{b}" / "results.jsonl"
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    rows = read_rows([str(tmp_path)])
+    assert rows.format == "vertex-batch"
+    frame = rows.frame.collect()
+    per = frame.group_by("task_id").agg(
+        n=pl.len(),
+        c=pl.col("passed").cast(pl.Int64).sum(),
+        cut=pl.col("truncated").cast(pl.Int64).sum(),
+    )
+    assert sorted(per.iter_rows()) == [
+        ("request-0", 3, 2, 0),
+        ("request-1", 2, 0, 1),
+        ("request-2", 1, 1, 0),
+        ("request-3", 3, 2, 0),
+    ]
+    assert (rows.facts.rows, rows.facts.errors) == (12, 2)
+    assert set(frame["model"].drop_nulls().to_list()) == {MODEL}

@@ -53,7 +53,7 @@ ENV_ALIASES: tuple[str, ...] = (
 #: and evalchemy's math examples ``problem``; MetaMathQA and TRL's PPO logs ``query``;
 #: Alpaca and AlpacaEval ``instruction``; Arena-Hard's games ``user_prompt``; lighteval's
 #: details the ``doc`` with its ``query``; MLflow's ``eval_results_table.json`` (``mlflow.evaluate``)
-#: ``inputs``. ``context`` is none: a reading-comprehension or
+#: ``inputs``; Ragas' results (``EvaluationResult.to_pandas()``, ragas 0.2 on) ``user_input``. ``context`` is none: a reading-comprehension or
 #: retrieval row holds its passage there beside the question, one passage for many tasks.
 PROMPT_ALIASES: tuple[str, ...] = (
     "prompt",
@@ -69,6 +69,7 @@ PROMPT_ALIASES: tuple[str, ...] = (
     "messages",
     "doc.query",
     "inputs",
+    "user_input",
 )
 #: The model's reply: a file whose every reply is empty generated nothing (DESIGN section 1).
 #: A chat list here (verifiers' ``completion``) is the reply's turns.

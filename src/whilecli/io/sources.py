@@ -40,7 +40,7 @@ from whilecli.io.formats import fastchat, opencompass, openhands, prime_rl, tink
 from whilecli.io.modelid import names_model
 from whilecli.io.shape import Shape
 
-JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.out")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 PARQUET_MAGIC = b"PAR1"

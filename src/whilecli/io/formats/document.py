@@ -37,8 +37,10 @@ from whilecli.io.formats import (
     arena_hard,
     art,
     atropos,
+    bedrock_batch,
     bfcl,
     braintrust,
+    browsergym,
     deepeval,
     entries,
     evalchemy,
@@ -48,6 +50,7 @@ from whilecli.io.formats import (
     helm,
     hf_datasets,
     inspect_ai,
+    langfuse,
     langsmith,
     livebench,
     livecodebench,
@@ -60,6 +63,7 @@ from whilecli.io.formats import (
     opencompass,
     openrlhf,
     opik,
+    osworld,
     phoenix,
     prime_rl,
     promptfoo,
@@ -323,6 +327,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return tau2.convert_simulation(doc, path, name)
     if harbor.is_trial(doc):
         return harbor.convert(doc, name)
+    if browsergym.is_summary(doc, path):
+        return browsergym.convert(doc, path, name)
     if rllm.is_episode(doc):
         return rllm.convert(doc, name)
     if aider.is_result(doc) or aider.is_exception(doc, path):
@@ -365,6 +371,18 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return vertex_batch.convert(iter([({"line": 1}, doc)]), name)
     if vertex_batch.is_listing(doc):
         return vertex_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
+    if bedrock_batch.is_record(doc):  # an output file of one line
+        return bedrock_batch.convert(iter([({"line": 1}, doc)]), name)
+    if bedrock_batch.is_listing(doc):
+        return bedrock_batch.convert(zip(entries(len(doc)), doc, strict=True), name)
+    if langfuse.is_row(doc):  # an export of one row
+        return langfuse.convert(iter([({"line": 1}, doc)]), name)
+    if langfuse.is_listing(doc):
+        return langfuse.from_document(doc, name)
+    if langfuse.is_run_item(doc) or (
+        isinstance(doc, list) and bool(doc) and langfuse.is_run_item(doc[0])
+    ):
+        raise Summary(langfuse.RUN_ITEMS)
     if openai_eval_runs.is_page(doc):
         items, key = openai_eval_runs.page_rows(doc)
         if not all(isinstance(x, dict) for x in items):
@@ -423,8 +441,11 @@ def _split_table(doc: Any) -> Converted | None:
     """Rows of a table written column names apart from their values: ``{"columns": [...],
     "data": [[...], ...]}`` (pandas ``DataFrame.to_json(orient="split")``, with ``index``;
     MLflow's ``eval_results_table.json``, ``mlflow.log_table`` as ``mlflow.evaluate`` writes
-    its per-row results: ``inputs``, ``outputs``, ``<metric>/score``). Each list of ``data``
-    is one row, its values named by ``columns`` in order; else None."""
+    its per-row results: ``inputs``, ``outputs``, ``<metric>/score``, the one 0/1 metric the
+    grade; W&B's ``*.table.json``, TRL's GRPO ``completions`` table among them: ``step``,
+    ``prompt``, ``completion``, a column per reward function, ``advantage``, read as TRL's
+    completion tables are). Each list of ``data`` is one row, its values named by ``columns``
+    in order; else None."""
     if not isinstance(doc, dict):
         return None
     columns, data = doc.get("columns"), doc.get("data")
@@ -436,7 +457,40 @@ def _split_table(doc: Any) -> Converted | None:
         return None
     rows = [dict(zip(columns, values, strict=True)) for values in data]
     notes = ["rows read from the document's table (columns and data: one row per list)"]
-    return Converted("json", rows, {}, notes, positions=entries(len(rows), "data"))
+    if {"step", "prompt", "completion"} <= set(columns) and not set(columns) & set(TASK_ALIASES):
+        # TRL's completions table as W&B saves it (media/table/completions_*.table.json)
+        return Converted("trl", rows, {}, notes, positions=entries(len(rows), "data"))
+    origins: dict[str, str] = {}
+    metrics = [c for c in columns if c.endswith("/score")]
+    binary = [c for c in metrics if _pass_fail(r[c] for r in rows)]
+    if len(binary) == 1 and not any(c in REWARD_ALIASES for c in columns):
+        for row in rows:
+            row["reward"] = row[binary[0]]
+        origins["reward"] = f"{binary[0]} (mlflow.evaluate's per-row metric" + (
+            f"; the only 0/1 one of {len(metrics)})" if len(metrics) > 1 else ")"
+        )
+        if len(metrics) > 1:
+            notes.append(
+                f"{len(metrics)} metric columns: {binary[0]} grades, the only one that is 0 or 1;"
+                " --map reward=COLUMN picks another"
+            )
+    spelled = {"reward": binary[0]} if "reward" in origins else {}
+    return Converted(
+        "json", rows, origins, notes, positions=entries(len(rows), "data"), spelled=spelled
+    )
+
+
+def _pass_fail(values: Any) -> bool:
+    """Whether a metric column is a pass/fail: every value set is 0 or 1 (booleans too) and
+    one is 0 (a 1-to-5 judge's scale, all at its lowest, is not read as all passing)."""
+    found = [v for v in values if v is not None]
+    numbers = [float(v) for v in found if isinstance(v, (bool, int, float))]
+    return (
+        bool(numbers)
+        and len(numbers) == len(found)
+        and set(numbers) <= {0.0, 1.0}
+        and (0.0 in numbers)
+    )
 
 
 #: Where a document of rows names its model: at its top level, or in a header object
@@ -603,6 +657,12 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return atropos.convert(rows(), name)
     if art.is_group(first):
         return art.convert(rows(), path, name)
+    if browsergym.is_summary(first, path):  # a summary written on one line
+        return browsergym.convert(first, path, name)
+    if osworld.is_traj(first, path):
+        if not osworld.graded(path):
+            raise Sidecar(osworld.UNGRADED)
+        return osworld.convert(rows(), path, name)
     if aider.is_result(first) or aider.is_exception(first, path):
         return aider.from_lines(rows(), path, name)
     if openai_evals.is_log(first):
@@ -615,6 +675,12 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return openai_batch.convert((({"line": n}, r) for n, r in rows()), name)
     if vertex_batch.is_prediction(first):
         return vertex_batch.convert((({"line": n}, r) for n, r in rows()), name)
+    if bedrock_batch.is_record(first):
+        return bedrock_batch.convert((({"line": n}, r) for n, r in rows()), name)
+    if langfuse.is_row(first):
+        return langfuse.convert((({"line": n}, r) for n, r in rows()), name)
+    if langfuse.is_run_item(first):
+        raise Summary(langfuse.RUN_ITEMS)
     if open_instruct.is_trace(first):
         return open_instruct.convert(rows(), name)
     if promptfoo.is_result(first):

@@ -188,6 +188,32 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "browsergym",
+        "BrowserGym / AgentLab episode folders (WebArena, WorkArena, MiniWoB, ...):"
+        " <date>_<agent>_on_<task>_<seed>/summary_info.json, one per episode",
+        "a file named summary_info.json holding n_steps, cum_reward, err_msg and stack_trace",
+        {
+            "task_id": "the task name in the episode folder's name (its seeds are rollouts)",
+            "reward": "cum_reward (an episode with err_msg set too, as AgentLab scores it)",
+            "truncated": "truncated (the step budget ran out)",
+            "model": "the agent name's part after <Agent>- (GenericAgent-<model>)",
+        },
+    ),
+    FormatInfo(
+        "osworld",
+        "OSWorld result folders: <action_space>/<observation_type>/<model>/<domain>/<example_id>/"
+        " with traj.jsonl and result.txt (one example folder per rollout)",
+        "a file named traj.jsonl whose lines hold step_num, action and done (or an Error)",
+        {
+            "task_id": "the example folder (example_id; the same example in k result folders:"
+            " k rollouts)",
+            "reward": "result.txt beside traj.jsonl; an example with none (the run raised) is"
+            " left out with a note",
+            "truncated": "the last step's done is false (max_steps ran out)",
+            "model": "the <model> folder above <domain>/",
+        },
+    ),
+    FormatInfo(
         "rllm",
         "rLLM episode logs: episodes/<mode>_step_<N>_epoch_<E>/episode_hash<h>_id<task>_<k>.json,"
         " one episode per file",
@@ -456,18 +482,36 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "vertex-batch",
         "Vertex AI batch prediction output for Gemini (the job's predictions.jsonl: status,"
-        " request and response a line), with each reply's grade written beside",
+        " request and response a line) and Gemini API batch results (key and response a"
+        " line), with each reply's grade written beside",
         "lines with a request holding contents beside a response holding candidates (or"
-        " beside a status holding an error)",
+        " beside a status holding an error); or a key beside such a response or an error",
         {
             "task_id": "a task_id written beside the request, else the request's text (the"
-            " same prompt in k jobs' output: k rollouts)",
+            " same prompt in k jobs' output: k rollouts), else the Gemini API's key",
             "reward": "a grade written beside the request (reward, score, correct, ...): the"
             " job writes none, and a file without one is refused; another key: --map"
             " reward=KEY",
             "truncated": "response.candidates[0].finishReason == 'MAX_TOKENS'; an error in"
             " status and a blocked prompt are harness errors",
             "model": "response.modelVersion",
+        },
+    ),
+    FormatInfo(
+        "bedrock-batch",
+        "Amazon Bedrock batch inference output (the job's <input>.jsonl.out: recordId,"
+        " modelInput and modelOutput a line), with each reply's grade written beside",
+        "lines with a modelInput object beside a modelOutput object (or beside an error)",
+        {
+            "task_id": "a task_id written beside the record, else the request's text (the same"
+            " prompt in one job or k jobs' output: k rollouts)",
+            "reward": "a grade written beside recordId (reward, score, correct, ...): the job"
+            " writes none, and a file without one is refused; another key: --map reward=KEY",
+            "truncated": "the body's end reason: stop_reason 'max_tokens' (Anthropic),"
+            " stopReason 'max_tokens' (Nova, Converse), stop_reason 'length' (Llama, Mistral),"
+            " completionReason 'LENGTH' (Titan); an error in place of modelOutput is a"
+            " harness error",
+            "model": "modelOutput.model (Anthropic bodies); other bodies name none",
         },
     ),
     FormatInfo(
@@ -575,6 +619,23 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "langfuse",
+        "Langfuse traces or observations table exports (the export button's JSON or JSONL: a"
+        " row per trace or observation, one column per score name)",
+        "rows with id, timestamp, name, input, output, bookmarked and public beside"
+        " observationCount, latency, comments or usage; or with id, traceId, type, startTime,"
+        " input and output beside providedModelName, modelParameters or usageDetails",
+        {
+            "task_id": "a hash of input (the export names no dataset item: the same input in k"
+            " traces is k rollouts)",
+            "reward": "the one score column (its values averaged), else the only 0/1 one;"
+            " several: --map reward=scores.NAME; no score column: refused (scores exported"
+            " apart name no input)",
+            "truncated": "not recorded",
+            "model": "an observation's model, else not recorded",
+        },
+    ),
+    FormatInfo(
         "langsmith",
         "LangSmith experiments: list_runs() dumped as JSON Lines or an array, or evaluate()"
         " results' to_pandas() written as CSV, Parquet or JSON",
@@ -656,9 +717,10 @@ FORMATS: tuple[FormatInfo, ...] = (
         " per run, the model its folder's name; EvalPlus and BigCodeBench eval:"
         " base_status and plus_status, or status, == 'pass' the grade; LiveCodeBench"
         " output/<model>/<scenario>_<n>_<T>_eval_all.json: graded_list, the model its folder's"
-        " name). In a folder, a tool's graded file supersedes the ungraded generations it"
-        " writes beside it (OpenHands, LiveCodeBench, EvalPlus, AlpacaEval, tau2-bench's dir"
-        " format)",
+        " name; a columns/data table, MLflow's eval_results_table.json: the one <metric>/score"
+        " column that is 0/1 the grade). In a folder, a tool's graded file supersedes the"
+        " ungraded generations it writes beside it (OpenHands, LiveCodeBench, EvalPlus,"
+        " AlpacaEval, tau2-bench's dir format)",
         "a file whose content is one JSON value rather than one object per line",
         {"*": "as for JSON Lines rows (the alias table)"},
     ),
@@ -683,7 +745,8 @@ FORMATS: tuple[FormatInfo, ...] = (
     ),
     FormatInfo(
         "trl",
-        "TRL completion tables",
+        "TRL completion tables (completions/completions_<step>.parquet, or GRPO's W&B"
+        " completions table saved as a .table.json: columns and data)",
         "prompt, completion and step, no task id column",
         {
             "task_id": "(step, a hash of prompt)",
@@ -740,4 +803,5 @@ CONVERTED = frozenset(
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
     | {"skythought", "opik", "anthropic-batch", "openai-batch", "vertex-batch", "phoenix", "weave"}
+    | {"bedrock-batch", "langfuse", "osworld", "browsergym"}
 )

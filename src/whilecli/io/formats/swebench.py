@@ -15,8 +15,13 @@ SWE-agent writes what the harness grades, never a grade (``SWE-agent/SWE-agent``
 ``sweagent/run/run_batch.py`` and ``sweagent/agent/agents.py``: ``save_trajectory``):
 ``<output_dir>/<instance_id>/<instance_id>.traj`` (``trajectory``, ``history``, ``info`` with
 ``exit_status`` and ``submission``) and ``preds.json`` (``{instance_id: {"model_name_or_path",
-"instance_id", "model_patch"}}``, the harness's input). Both are refused, saying to pass the
-harness's report instead."""
+"instance_id", "model_patch"}}``, the harness's input). mini-swe-agent
+(``SWE-agent/mini-swe-agent``, ``docs/usage/output_files.md``; ``run/utils/save.py``:
+``save_traj``) writes the same ``preds.json`` and
+``<output>/<instance_id>/<instance_id>.traj.json`` (``info`` with ``exit_status``,
+``submission`` and ``model_stats``, ``messages``, ``trajectory_format``
+``mini-swe-agent-1`` / ``-1.1``). All are refused, saying to pass the harness's report
+instead."""
 
 from __future__ import annotations
 
@@ -129,6 +134,17 @@ def swe_agent_file(doc: Any) -> str | None:
         return (
             "a SWE-agent trajectory (.traj: the agent's steps, its patch and exit_status), no"
             f" grade: {UNGRADED}"
+        )
+    form = doc.get("trajectory_format")
+    if (isinstance(form, str) and form.startswith("mini-swe-agent")) or (
+        isinstance(doc.get("messages"), list)
+        and isinstance(info, dict)
+        and "exit_status" in info
+        and "submission" in info
+    ):
+        return (
+            "a mini-swe-agent trajectory (.traj.json: the agent's messages, its patch and"
+            f" exit_status), no grade: {UNGRADED}"
         )
     if all(isinstance(v, dict) and "model_patch" in v and "instance_id" in v for v in doc.values()):
         return f"SWE-agent predictions (preds.json: a patch per instance), no grade: {UNGRADED}"

@@ -18,6 +18,12 @@ these lines alone is refused, saying to write each reply's grade beside its requ
 the reward aliases, ``reward``, ``score``, ``correct``, ...), and any other key written beside
 is kept, so ``--map reward=KEY`` reads it. A reply is cut off where ``finishReason`` is
 ``MAX_TOKENS``. The model is ``response.modelVersion``.
+
+The Gemini API's batch mode (``client.batches.create`` with an input file; "Batch API",
+https://ai.google.dev/gemini-api/docs/batch-api) writes a results file of the same responses,
+one a line beside the ``key`` the input line gave its request (``{"key", "response"}``, or
+``{"key", "error"}`` for a failed request, a ``google.rpc.Status``): read alike, the task a
+``task_id`` written beside, else the ``key`` (the same key in k jobs' output is k rollouts).
 """
 
 from __future__ import annotations
@@ -33,17 +39,23 @@ from whilecli.io.shape import kind_words
 
 NAME = "vertex-batch"
 #: The keys of a line as the job writes it; any other was written beside them.
-API_KEYS = frozenset({"status", "processed_time", "request", "response"})
+API_KEYS = frozenset({"status", "processed_time", "request", "response", "key", "error"})
 #: The keys a converted row sets; a key of the same name written beside is not kept.
 ROW_KEYS = frozenset(
     {"task_id", "reward", "completion", "truncated", "model", "error", "output_tokens"}
-    | {"finish_reason", "prompt"}
+    | {"finish_reason", "prompt", "key"}
 )
 
 
 def is_prediction(row: Any) -> bool:
     """One output line: a ``request`` holding ``contents`` beside a ``response`` holding
-    ``candidates`` (or ``promptFeedback``), or beside a ``status`` that holds an error."""
+    ``candidates`` (or ``promptFeedback``), or beside a ``status`` that holds an error; or a
+    Gemini API line, a ``key`` beside such a ``response`` or an ``error``."""
+    if isinstance(row, dict) and "request" not in row and isinstance(row.get("key"), str):
+        response = row.get("response")
+        if isinstance(response, dict):
+            return "candidates" in response or "promptFeedback" in response
+        return isinstance(row.get("error"), dict)
     if not isinstance(row, dict) or not isinstance(row.get("request"), dict):
         return False
     if "contents" not in row["request"] or not isinstance(row.get("status", ""), str):
@@ -74,7 +86,8 @@ def prompt_of(request: dict[str, Any]) -> str:
 def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> dict[str, Any]:
     """One line as a row; a line that is not one the job writes is refused at its field."""
     request = line.get("request")
-    if not isinstance(request, dict):
+    key = line.get("key")
+    if not isinstance(request, dict) and not (request is None and isinstance(key, str)):
         raise InputError(
             f"request is {kind_words(request)}, not the request the line answers",
             file=name,
@@ -82,8 +95,10 @@ def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> dict[str, A
             **place,
         )
     row: dict[str, Any] = {k: v for k, v in line.items() if k not in API_KEYS | ROW_KEYS}
-    prompt = prompt_of(request)
+    prompt = prompt_of(request) if isinstance(request, dict) else ""
     task = line.get("task_id")
+    if task is None and request is None:
+        task = key  # a Gemini API line: the caller's key of its request
     if task is None:
         if not prompt:
             raise InputError(
@@ -98,6 +113,11 @@ def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> dict[str, A
     status, response = line.get("status"), line.get("response")
     if isinstance(status, str) and status:
         row["error"] = f"failed request: {status}"
+        return row
+    error = line.get("error")
+    if isinstance(error, dict) and not isinstance(response, dict):
+        said = [str(error[k]) for k in ("code", "message") if error.get(k) not in (None, "")]
+        row["error"] = "failed request" + (f": {': '.join(said)}" if said else "")
         return row
     if not isinstance(response, dict):
         raise InputError(
@@ -151,16 +171,19 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
         place=positions[0] if positions else {},
     )
     keyed = any("task_id" in line for line in lines_read)
+    by_key = not keyed and any("request" not in line for line in lines_read)
     failed = sum("error" in r for r in rows)
     if failed:
         notes.append(
-            f"{failed} requests failed (an error in status, or a blocked prompt): harness"
-            " errors, never the model's failures"
+            f"{failed} requests failed (an error in status or error, or a blocked prompt):"
+            " harness errors, never the model's failures"
         )
     cut_known = any(r.get("truncated") is not None for r in rows if "error" not in r)
     origins = {
         "task_id": "task_id written beside the request"
         if keyed
+        else "key (the Gemini API's id of the request: the same key in k jobs' output, k rollouts)"
+        if by_key
         else "the request's text (the same prompt in k jobs' output: k rollouts)",
         "reward": f"{grades[0]} written beside the request"
         if grades
@@ -170,7 +193,7 @@ def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -
         else "not recorded",
         "model": "response.modelVersion",
     }
-    spelled = {"task_id": "task_id"} if keyed else {}
+    spelled = {"task_id": "task_id"} if keyed else {"task_id": "key"} if by_key else {}
     if grades:
         spelled["reward"] = grades[0]
     return Converted(NAME, rows, origins, notes, positions=positions, spelled=spelled)
