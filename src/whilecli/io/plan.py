@@ -252,14 +252,28 @@ def _mapped_path(shape: Shape, option: str, dotted: str, notes: list[str]) -> st
 def no_blank(task: pl.Expr) -> pl.Expr:
     """A task id without the whitespace (or :data:`INVISIBLE` characters) around it
     (``" t-1"`` is ``t-1``; case and digits
-    are kept: ``T-1`` and ``t-01`` are other ids). One that is then empty or a missing value's
-    text (:data:`MISSING_TEXTS`, in any case) is no id (null): read as one, every row without
-    an id would be one task. Such a row is keyed by its prompt where it carries one, as a row
-    without the field is."""
+    are kept: ``T-1`` and ``t-01`` are other ids), in Unicode's composed form (NFC: ``café``
+    written with a combining accent is ``café``, :func:`_composed`). One that is then empty or
+    a missing value's text (:data:`MISSING_TEXTS`, in any case) is no id (null): read as one,
+    every row without an id would be one task. Such a row is keyed by its prompt where it
+    carries one, as a row without the field is."""
     word = task.str.strip_chars(_AROUND_IDS)
-    return pl.when((word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)).then(
-        word
+    said = (word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)
+    return (
+        pl.when(said).then(word).map_batches(_composed, return_dtype=pl.String, is_elementwise=True)
     )
+
+
+def _composed(texts: pl.Series) -> pl.Series:
+    """Each text in Unicode's composed form (NFC), so an id written with combining marks
+    (NFD, as macOS file names and some tokenizers' decoders write it) is the id written
+    composed. Only texts holding a non-ASCII character are normalised; a batch of ASCII ids
+    (the usual one) is returned as it is."""
+    wide = texts.str.len_bytes() != texts.str.len_chars()
+    if not wide.any():
+        return texts
+    at = wide.arg_true()
+    return texts.clone().scatter(at, texts.gather(at).str.normalize("NFC"))
 
 
 def _prompt_keys(ctx: _Context, fields: list[str]) -> list[str]:

@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -762,8 +763,11 @@ def canonical_text(text: str) -> str:
 
 
 def plain_text(text: str) -> str:
-    """``text`` with CRLF and CR line ends written as LF and the whitespace around it dropped."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    """``text`` with CRLF and CR line ends written as LF and the whitespace around it dropped,
+    in Unicode's composed form (NFC) where it holds a non-ASCII character (an accent written
+    as a combining mark is the accented letter)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _message(value: Any) -> Any:
