@@ -35,7 +35,10 @@ TASK_ALIASES: tuple[str, ...] = (
 #: ``data_source``, verifiers' and NeMo Gym's environment names, a benchmark's subset. Read
 #: only where a task id alias names the task and the same id stands under two or more of
 #: its values (verl numbers each dataset's rows from 0 in ``index``): the task is then the
-#: pair (:func:`whilecli.io.read` keys it ``value:id``). ``task`` is such a label too.
+#: pair (:func:`whilecli.io.read` keys it ``value:id``). ``task`` is such a label too, and
+#: ``split`` (``train`` / ``test``: a dataset's splits number their rows from 0 alike), read
+#: last: a file that names its dataset keys by it. Never ``partition`` or ``shard``: a
+#: writer's shards hold one task's draws as often.
 ENV_ALIASES: tuple[str, ...] = (
     "data_source",
     "env_id",
@@ -47,6 +50,7 @@ ENV_ALIASES: tuple[str, ...] = (
     "subset",
     "task",
     "task_name",
+    "split",
 )
 #: Where the prompt text sits when no task id does (its hash becomes the task id), and what
 #: task ids are checked against: SkyRL's eval dumps write ``input_prompt``; MATH, NuminaMath
