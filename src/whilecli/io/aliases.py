@@ -35,7 +35,10 @@ TASK_ALIASES: tuple[str, ...] = (
 #: ``data_source``, verifiers' and NeMo Gym's environment names, a benchmark's subset. Read
 #: only where a task id alias names the task and the same id stands under two or more of
 #: its values (verl numbers each dataset's rows from 0 in ``index``): the task is then the
-#: pair (:func:`whilecli.io.read` keys it ``value:id``). ``task`` is such a label too.
+#: pair (:func:`whilecli.io.read` keys it ``value:id``). ``task`` is such a label too, and
+#: ``split`` (``train`` / ``test``: a dataset's splits number their rows from 0 alike), read
+#: last: a file that names its dataset keys by it. Never ``partition`` or ``shard``: a
+#: writer's shards hold one task's draws as often.
 ENV_ALIASES: tuple[str, ...] = (
     "data_source",
     "env_id",
@@ -47,6 +50,7 @@ ENV_ALIASES: tuple[str, ...] = (
     "subset",
     "task",
     "task_name",
+    "split",
 )
 #: Where the prompt text sits when no task id does (its hash becomes the task id), and what
 #: task ids are checked against: SkyRL's eval dumps write ``input_prompt``; MATH, NuminaMath
@@ -296,16 +300,27 @@ VERSION_ALIASES: tuple[str, ...] = (
 )
 #: An episode's id, where the rows carry one (text or a number): a rollout is one episode,
 #: so rows of one task that repeat an episode id are its turns (or the episode written
-#: twice), not rollouts, and are refused (:func:`whilecli.io.read.refuse_turns`). Not
-#: ``rollout_id`` (slime's is the training rollout, one id for a whole batch), nor an index
-#: within a group (tinker's ``traj_idx``, unique within its task anyway).
-EPISODE_ALIASES: tuple[str, ...] = (
-    "episode_id",
-    "trajectory_id",
-    "traj_id",
-    "episode_uuid",
-    "trajectory_uuid",
+#: twice), not rollouts, and are refused (:func:`whilecli.io.read.refuse_turns`). Read in
+#: every place of :data:`EXTRA_PLACES` (``metadata.episode_id``, ``info.trajectory_id``,
+#: ``extra_info.traj_id``), top level first. Not an index within a group (tinker's
+#: ``traj_idx``, unique within its task anyway).
+EPISODE_NAMES: tuple[str, ...] = (
+    *("episode_id", "trajectory_id", "traj_id", "episode_uuid", "trajectory_uuid"),
 )
+EPISODE_ALIASES: tuple[str, ...] = tuple(p + n for p in EXTRA_PLACES for n in EPISODE_NAMES)
+#: Ids that name an episode as often as something wider or narrower: a conversation, a
+#: session, a chat, a thread, a dialog (an agent's episode, or a user's session over many
+#: tasks), ``rollout_id`` (slime's is the training rollout, one id for a whole batch),
+#: ``sample_id`` (inspect_ai's is the task; elsewhere one per draw), ``run_id`` (a run's,
+#: on every row). Read as an episode id, after :data:`EPISODE_ALIASES` and in the same
+#: places, only where the rows show episodes (:func:`whilecli.io.plan.episode_blocks`): no
+#: value of it under two tasks, a task holding two values or more, and a value repeated
+#: within its task.
+SESSION_NAMES: tuple[str, ...] = (
+    *("conversation_id", "session_id", "rollout_id", "sample_id", "run_id", "chat_id"),
+    *("thread_id", "dialog_id", "dialogue_id"),
+)
+SESSION_ALIASES: tuple[str, ...] = tuple(p + n for p in EXTRA_PLACES for n in SESSION_NAMES)
 #: A turn's index within its episode, named where rows repeat an episode: read as a
 #: version (:data:`VERSION_ALIASES`) it would be a turn index, not a policy's step.
 TURN_ALIASES: tuple[str, ...] = ("turn", "turn_id", "turn_idx", "step", "step_id", "step_idx")

@@ -11,8 +11,10 @@ reward, a sidecar model, a truncation rule).
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -44,6 +46,7 @@ from whilecli.io.aliases import (
     SAMPLE_LIST_ALIASES,
     SAMPLE_REPLY_LISTS,
     SAMPLING_PLACES,
+    SESSION_ALIASES,
     STATUS_ALIASES,
     STOP_CUT,
     TEMPERATURE_ALIASES,
@@ -67,6 +70,7 @@ from whilecli.io.shape import (
     MODEL_ALIASES,
     NUMBER,
     PROMPT_ALIASES,
+    PROMPT_PARTS,
     REWARD_ALIASES,
     SCALAR,
     TASK_ALIASES,
@@ -75,9 +79,12 @@ from whilecli.io.shape import (
     Leaves,
     Shape,
     canonical_series,
+    canonical_text,
     is_index,
     prompt_hash,
     prompt_hash_before_reply,
+    prompt_part,
+    prompt_part_hash,
     split_path,
 )
 from whilecli.io.sources import (
@@ -258,13 +265,15 @@ def _mapped_path(shape: Shape, option: str, dotted: str, notes: list[str]) -> st
 def no_blank(task: pl.Expr) -> pl.Expr:
     """A task id without the whitespace (or :data:`INVISIBLE` characters) around it
     (``" t-1"`` is ``t-1``; case and digits
-    are kept: ``T-1`` and ``t-01`` are other ids). One that is then empty or a missing value's
-    text (:data:`MISSING_TEXTS`, in any case) is no id (null): read as one, every row without
-    an id would be one task. Such a row is keyed by its prompt where it carries one, as a row
-    without the field is."""
+    are kept: ``T-1`` and ``t-01`` are other ids), in Unicode's composed form (NFC: ``café``
+    written with a combining accent is ``café``, :func:`_composed`). One that is then empty or
+    a missing value's text (:data:`MISSING_TEXTS`, in any case) is no id (null): read as one,
+    every row without an id would be one task. Such a row is keyed by its prompt where it
+    carries one, as a row without the field is."""
     word = task.str.strip_chars(_AROUND_IDS)
-    return pl.when((word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)).then(
-        word
+    said = (word.str.len_bytes() > 0) & ~word.str.to_lowercase().is_in(MISSING_TEXTS)
+    return (
+        pl.when(said).then(word).map_batches(_composed, return_dtype=pl.String, is_elementwise=True)
     )
 
 
@@ -274,12 +283,26 @@ _AROUND_EDGE = "^[{0}]|[{0}]$".format("".join(f"\\x{{{ord(c):x}}}" for c in _ARO
 
 def maybe_blank(task: pl.Expr) -> pl.Expr:
     """True for every task id that :func:`no_blank` reads otherwise (as null, or as other
-    text), and for few others: an id that begins or ends with a character it drops, or one no
+    text), and for few others: an id that begins or ends with a character it drops, one no
     longer than the longest missing value's text (lower-casing never makes a text shorter in
-    characters); null where the id is. An id past both reads as written, so a table's ids
-    are trimmed and lower-cased to be compared only where this holds."""
+    characters), or one holding a non-ASCII character (:func:`_composed` may compose it);
+    null where the id is. An id past all three reads as written, so a table's ids are
+    trimmed, lower-cased and composed to be compared only where this holds."""
     short = task.str.len_chars() <= max(len(text) for text in MISSING_TEXTS)
-    return task.str.contains(_AROUND_EDGE) | short
+    wide = task.str.len_bytes() != task.str.len_chars()
+    return task.str.contains(_AROUND_EDGE) | short | wide
+
+
+def _composed(texts: pl.Series) -> pl.Series:
+    """Each text in Unicode's composed form (NFC), so an id written with combining marks
+    (NFD, as macOS file names and some tokenizers' decoders write it) is the id written
+    composed. Only texts holding a non-ASCII character are normalised; a batch of ASCII ids
+    (the usual one) is returned as it is."""
+    wide = texts.str.len_bytes() != texts.str.len_chars()
+    if not wide.any():
+        return texts
+    at = wide.arg_true()
+    return texts.clone().scatter(at, texts.gather(at).str.normalize("NFC"))
 
 
 def _prompt_keys(ctx: _Context, fields: list[str]) -> list[str]:
@@ -294,6 +317,66 @@ def _prompt_keys(ctx: _Context, fields: list[str]) -> list[str]:
     own = {f for f, vs in seen.items() if len(vs) > 1 and len(set(vs)) == len(vs)}
     repeats = [f for f in fields if f not in own and len(set(seen[f])) < len(seen[f])]
     return [f for f in fields if f not in own] if repeats else fields
+
+
+#: Sampled rows a chat prompt's parts are weighed on before a part keys the task
+#: (:func:`_repeating_part`): fewer say nothing of what repeats.
+MIN_PART_ROWS = 16
+#: The most rows of one task a part may group (:func:`_repeating_part`): a task's draws, not
+#: one instruction shared by many questions.
+MAX_PART_GROUP = 128
+
+
+def _repeating_part(ctx: _Context, alias: str) -> str | None:
+    """The part of a chat prompt (:data:`~whilecli.io.shape.PROMPT_PARTS`) that keys the task
+    where the whole prompt varies per draw: as :func:`_prompt_keys` sets aside a field that
+    holds a value of its own on every row, inside one message list. Read from the rows the
+    plan holds; a part keys the task only where all of these hold: the whole prompt is one
+    row's own on half the rows or more, while the part repeats (on a tenth of
+    the rows or more, no group past a quarter of them or :data:`MAX_PART_GROUP`); the rest (a
+    system turn, an earlier turn) is one template up to its digits (a timestamp, a seed) on
+    nine rows in ten or more; and the rest's values are a draw's own, not a set shared across
+    tasks: half of them or more stand beside one value of the part only. A rest that differs
+    in words (a persona per row), or a few rests over many questions (three personas asked the
+    same questions), is part of the task. None where no part does."""
+    rows = ctx.sample or ctx.id_rows
+    texts = [
+        json.dumps(v, ensure_ascii=False)
+        for r in rows
+        if isinstance(v := _value_at(r, alias), list)
+    ]
+    n = len(texts)
+    if n < MIN_PART_ROWS:
+        return None
+    for part in PROMPT_PARTS:
+        split = [prompt_part(t, part, before_reply=alias == "messages") for t in texts]
+        if any(s is None for s in split):
+            continue
+        kept = [canonical_text(s[0]) for s in split if s is not None]
+        rest = [canonical_text(s[1]) for s in split if s is not None]
+        beside: dict[str, set[str]] = {}
+        for k, r in zip(kept, rest, strict=True):
+            beside.setdefault(r, set()).add(k)
+        own = sum(1 for ks in beside.values() if len(ks) == 1)
+        templates = {re.sub(r"\d+", "#", r) for r in rest}
+        if (
+            n - len(set(kept)) >= max(2, n // 10)
+            and max(Counter(kept).values()) <= min(n // 4, MAX_PART_GROUP)
+            and len(templates) * 10 <= n
+            and own * 2 >= len(beside) > 1
+            and len(set(zip(kept, rest, strict=True))) * 2 >= n
+        ):
+            return part
+    return None
+
+
+def _part_hashed(expr: pl.Expr, part: str, before_reply: bool) -> pl.Expr:
+    """:func:`~whilecli.io.shape.prompt_part_hash` of a chat prompt's ``part``."""
+    return expr.map_batches(
+        lambda s: prompt_part_hash(s, part, before_reply),
+        return_dtype=pl.String,
+        is_elementwise=True,
+    )
 
 
 def _holds_text(shape: Shape, alias: str) -> bool:
@@ -517,7 +600,7 @@ def build_plan(
         value = leaves.text(by)  # a blank value is none, as a missing one is: "(none)"
         blank = value.str.strip_chars() == ""
         slice_expr = pl.when(blank).then(pl.lit(None, dtype=pl.String)).otherwise(value)
-    episode = _episode(shape, leaves, task)
+    episode = _episode(ctx, task)
     turn = _turn_index(shape, leaves)
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
@@ -608,17 +691,49 @@ def _row_env(
     return leaves.expr(alias, pl.String)
 
 
-def _episode(shape: Shape, leaves: Leaves, task: pl.Expr) -> tuple[pl.Expr, str] | None:
+def _episode(ctx: _Context, task: pl.Expr) -> tuple[pl.Expr, str] | None:
     """A key of each row's (task, episode id) from the first episode alias the rows hold as
-    text or numbers (:data:`~whilecli.io.aliases.EPISODE_ALIASES`), null where a row names
-    no episode; with the alias. None: the rows carry none."""
-    for alias in EPISODE_ALIASES:
+    text or numbers (:data:`~whilecli.io.aliases.EPISODE_ALIASES`), else the first session
+    alias that does and holds episodes (:data:`~whilecli.io.aliases.SESSION_ALIASES`,
+    :func:`episode_blocks`), null where a row names no episode; with the alias. None: the
+    rows carry none."""
+    shape, leaves = ctx.shape, ctx.leaves
+    for alias in (*EPISODE_ALIASES, *SESSION_ALIASES):
         kinds = shape.kinds_at(alias) - {"null"}
-        if kinds and kinds <= VERSION_KINDS:
-            said = facts.version_text(leaves.expr(alias, pl.String))
-            pair = pl.struct(task.cast(pl.String).alias("task"), said.alias("episode"))
-            return pl.when(said.is_not_null()).then(pair.hash(seed=0)), alias
+        if not kinds or not kinds <= VERSION_KINDS:
+            continue
+        if alias in SESSION_ALIASES and not episode_blocks(ctx, alias):
+            continue
+        said = facts.version_text(leaves.expr(alias, pl.String))
+        pair = pl.struct(task.cast(pl.String).alias("task"), said.alias("episode"))
+        return pl.when(said.is_not_null()).then(pair.hash(seed=0)), alias
     return None
+
+
+def episode_blocks(ctx: _Context, alias: str) -> bool:
+    """Whether a session alias's ids (:data:`~whilecli.io.aliases.SESSION_ALIASES`) are
+    episodes in the rows the plan holds: no id stands under two tasks (a run's or a training
+    batch's id does), some task holds two ids or more (an id per task is the task's own,
+    inspect_ai's ``sample_id``), and some id stands on two rows of its task (an id per row is a
+    draw's). Rows of one task under one id are then one episode's turns, not rollouts."""
+    rows = ctx.sample or ctx.id_rows
+    task_field = ctx.fields.get("task_id")
+    if task_field is None:
+        return False
+    tasks: dict[str, str] = {}
+    per_task: dict[str, set[str]] = {}
+    repeated = False
+    for row in rows:
+        own, value = _value_at(row, alias), _value_at(row, task_field)
+        if own is None or isinstance(own, (dict, list)) or value is None:
+            continue
+        episode, task = str(own), json.dumps(value, sort_keys=True, default=str)
+        if tasks.setdefault(episode, task) != task:
+            return False
+        held = per_task.setdefault(task, set())
+        repeated = repeated or episode in held
+        held.add(episode)
+    return repeated and any(len(held) >= 2 for held in per_task.values())
 
 
 def _turn_index(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
@@ -958,6 +1073,14 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         ) or [alias]
         # a transcript (messages) holds the reply too: only the turns before it are the prompt
         hashes = [_hashed(leaves.text(a), prompt_only=a == "messages") for a in keys]
+        part = _repeating_part(ctx, keys[0]) if len(keys) == 1 else None
+        if part is not None:
+            hashes = [_part_hashed(leaves.text(keys[0]), part, keys[0] == "messages")]
+            keys = [f"{keys[0]}, {part}"]
+            ctx.notes.append(
+                f"{alias} differs on every row in a part of its own (a timestamp, a seed) while"
+                f" its {part} repeats: tasks are keyed by the {part}"
+            )
         task = hashes[0]
         if len(hashes) > 1:
             some = pl.any_horizontal([h.is_not_null() for h in hashes])

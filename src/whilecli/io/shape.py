@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -762,8 +763,11 @@ def canonical_text(text: str) -> str:
 
 
 def plain_text(text: str) -> str:
-    """``text`` with CRLF and CR line ends written as LF and the whitespace around it dropped."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    """``text`` with CRLF and CR line ends written as LF and the whitespace around it dropped,
+    in Unicode's composed form (NFC) where it holds a non-ASCII character (an accent written
+    as a combining mark is the accented letter)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _message(value: Any) -> Any:
@@ -816,6 +820,55 @@ def _before_reply(text: str) -> str:
     from whilecli.io.formats import first_assistant_cut
 
     return json.dumps(first_assistant_cut(value), ensure_ascii=False)
+
+
+#: The parts of a chat prompt a task may be keyed by where the whole prompt varies per draw
+#: (:func:`prompt_part`): the messages without their system (or developer) turns, and the
+#: last user turn alone.
+PROMPT_PARTS: tuple[str, ...] = ("without system turns", "last user turn")
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+def prompt_part(text: str, part: str, before_reply: bool = False) -> tuple[str, str] | None:
+    """A chat prompt (a message list as JSON text; cut before its first assistant turn where
+    ``before_reply``) split into the ``part`` of :data:`PROMPT_PARTS` it keeps and the rest,
+    each as JSON text; None where the text is no message list, or the part is all of it or
+    none of it."""
+    value = facts.chat_list(text)
+    if value is None:
+        return None
+    if before_reply:
+        from whilecli.io.formats import first_assistant_cut
+
+        value = first_assistant_cut(value)
+
+    def role(message: Any) -> object:
+        return message.get("role") if isinstance(message, dict) else None
+
+    if part == PROMPT_PARTS[0]:
+        kept = [m for m in value if role(m) not in _SYSTEM_ROLES]
+        rest = [m for m in value if role(m) in _SYSTEM_ROLES]
+    else:
+        users = [i for i, m in enumerate(value) if role(m) == "user"]
+        if not users:
+            return None
+        kept = [value[users[-1]]]
+        rest = value[: users[-1]] + value[users[-1] + 1 :]
+    if not kept or not rest:
+        return None
+    return json.dumps(kept, ensure_ascii=False), json.dumps(rest, ensure_ascii=False)
+
+
+def prompt_part_hash(series: pl.Series, part: str, before_reply: bool = False) -> pl.Series:
+    """:func:`prompt_hash` of each chat prompt's ``part`` (:func:`prompt_part`); a text that
+    is no message list, or holds nothing else, is hashed whole."""
+
+    def kept(text: str) -> str:
+        split = prompt_part(text, part)
+        return text if split is None else split[0]
+
+    whole = series.map_elements(_before_reply, return_dtype=pl.String) if before_reply else series
+    return prompt_hash(whole.map_elements(kept, return_dtype=pl.String))
 
 
 def prompt_hash_before_reply(series: pl.Series) -> pl.Series:
