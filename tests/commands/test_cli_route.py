@@ -101,7 +101,8 @@ def test_statuses_of_the_teacher_pair_and_strict() -> None:
         ex("student.parquet"), "--teacher", ex("teacher.parquet"), "--model", STUDENT, "--strict"
     )
     assert code == 1 and strict["exit_code"] == 1 and strict["method"] == "opd"
-    # a different vocabulary refuses OPD; the student's own rows then route to grpo
+    # a different vocabulary (Llama 3's beside Qwen's) refuses OPD; the student's own rows
+    # then route to grpo
     code, refused = route_json(
         ex("student.parquet"),
         "--teacher",
@@ -109,13 +110,21 @@ def test_statuses_of_the_teacher_pair_and_strict() -> None:
         "--model",
         STUDENT,
         "--teacher-vocab",
-        "152064",
+        "128256",
         "--student-vocab",
         "151936",
     )
     assert code == 0 and refused["route"] == "grpo"
     assert _statuses(refused)["tokenizer"] == "fail"
     assert not {m["name"]: m["ok"] for m in refused["methods"]}["opd"]
+    # sizes apart only by an embedding's padding (Qwen2.5-7B's 152064 beside Qwen2.5-1.5B's
+    # 151936, one tokenizer) cannot tell: unknown, never a refusal
+    code, padded = route_json(
+        ex("student.parquet"), "--teacher", ex("teacher.parquet"), "--model", STUDENT,
+        "--teacher-vocab", "152064", "--student-vocab", "151936",
+    )  # fmt: skip
+    assert code == 0 and padded["method"] == "opd"
+    assert _statuses(padded)["tokenizer"] == "unknown"
 
 
 def test_no_model_is_unknown_and_strict_exits_1() -> None:

@@ -165,7 +165,10 @@ def test_the_slice_fails_when_tasks_are_matched_by_id_alone(
     checks_module = importlib.import_module("whilecli.route.shared")
     monkeypatch.setattr(checks_module, "_keyed_apart", lambda mine, theirs: mine.clear())
     tally = _slice(TEACHER_ROWS, 24)
-    assert tally.firm_wrong > 0.01 * max(tally.firm, 1)
+    # matched by id alone, a teacher keyed by its prompts shares no task: firm and wrong
+    # where check 4 failed on that, provisional (check 4 unknown, no shared task) since; the
+    # slice's test above fails either way
+    assert tally.firm_wrong > 0.01 * max(tally.firm, 1) or tally.firm < 0.5 * tally.draws
 
 
 def test_a_teacher_task_moves_to_the_one_student_task_of_its_prompt() -> None:

@@ -224,6 +224,10 @@ class StreamedRows(Rows):
     env_keyed: bool = False
     #: Rows name a dataset (:attr:`~whilecli.io.plan.Plan.row_env`), keyed by it or not.
     names_env: bool = False
+    #: Per task, a dataset its rows name (``task_id`` as keyed, :data:`ENV_OF`): what
+    #: pairs this pool with another keyed alike
+    #: (:func:`whilecli.route.shared.keyed_as`); None where no row names one.
+    task_envs: pl.DataFrame | None = None
     #: Read by a column (:func:`read_by`): its values (as text; None: rows without it) over
     #: every row read, errors and ungraded rows included, in the order they first occur.
     slices: list[str | None] = field(default_factory=list)
@@ -703,6 +707,7 @@ def _assembled(
         evaluation=_evaluation(parts),
         env_keyed=any(p.env_keyed for p in parts),
         names_env=any(p.plan.row_env is not None for p in parts),
+        task_envs=_task_envs(parts),
         aggregate=aggregate,
         writer_rows=writer_rows,
         writer_cells=_writer_cells(parts, rewrite) if several else None,
@@ -716,6 +721,13 @@ def _assembled(
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
         slices=_slice_values(parts) if all(p.sliced is not None for p in parts) else [],
     )
+
+
+def _task_envs(parts: list[_Part]) -> pl.DataFrame | None:
+    """Per task of the parts, a dataset its rows name (:attr:`StreamedRows.task_envs`);
+    None where none names one."""
+    tables = [p.task_envs for p in parts if p.task_envs is not None]
+    return pl.concat(tables).unique() if tables else None
 
 
 def _evaluation(parts: list[_Part]) -> str | None:

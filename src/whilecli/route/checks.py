@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import polars as pl
 
 from whilecli.io.locate import UNIT_TOLERANCE
-from whilecli.io.modelid import model_identity
+from whilecli.io.modelid import _FAMILY, _family, model_identity
 from whilecli.io.versions import newer, version_id
 from whilecli.io.versions import version_order as version_order
 from whilecli.knobs import PASS_TOLERANCE
@@ -22,9 +23,9 @@ from whilecli.route import quality, stats
 from whilecli.route.identity import closest, same_model, same_weights, shown, step_from_name
 from whilecli.route.model import CheckResult, Pool, Rate, Status, against
 from whilecli.route.options import RouteOptions
-from whilecli.route.shared import share_tasks
+from whilecli.route.shared import datasets, share_tasks
 from whilecli.route.stats import TOL
-from whilecli.route.tokenizer import Vocab, vocabulary
+from whilecli.route.tokenizer import Vocab, embedding_size, padded_apart, vocabulary
 
 KEYS = ("truncated_passes", "rollouts_per_task", "band", "teacher", "tokenizer", "on_policy")
 
@@ -337,6 +338,8 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         )
         measured["teacher_is_student"] = True
         return CheckResult("teacher", title, Status.FAIL, why, measured)
+    if covered == 0 and pool.n_tasks and tpool.n_tasks:
+        return _cannot_compare(pool, tpool, measured, other_prompts)
     t_cut_passes = int(tpool.tasks["truncated_passes"].sum())
     measured["teacher_truncated_passes"] = t_cut_passes
     measured["teacher_truncated_rows"] = t_cut
@@ -383,6 +386,87 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
         f"apart{_paired_note(paired)}"
     )
     return CheckResult("teacher", title, Status.PASS, why, measured)
+
+
+def _cannot_compare(
+    pool: Pool, tpool: Pool, measured: dict[str, object], other_prompts: int
+) -> CheckResult:
+    """Check 4 where the teacher shares no task with the student (DESIGN section 2, check 4:
+    the lead is measured "on the tasks both pools share"): no shared task is no evidence of
+    either side's lead, so the check is unknown, not failed, and no route rests on it. Two
+    pools of one benchmark share none when their tasks are keyed apart (``"0007"`` beside
+    ``7``, a prompt with a system turn or a chat template beside the bare question, ids of
+    two datasets): the hint names what would pair them (:func:`_keyed_apart_hint`)."""
+    measured["cannot_compare"] = True
+    hint = _other_datasets(pool, tpool) or _keyed_apart_hint(
+        pool.tasks["task_id"], tpool.tasks["task_id"], other_prompts
+    )
+    measured["unpaired_hint"] = hint
+    why = (
+        f"cannot compare: the teacher shares none of the student's {pool.n_tasks} tasks"
+        f" ({tpool.n_tasks} teacher tasks), and no shared task is no evidence; {hint}"
+    )
+    warn = f"check 4 unknown: the teacher shares no task with the student; {hint}"
+    return CheckResult(
+        "teacher", "Does the teacher clear?", Status.UNKNOWN, why, measured, None, [warn]
+    )
+
+
+def _other_datasets(pool: Pool, tpool: Pool) -> str | None:
+    """Where the two pools' rows name datasets and none is both's, so says (their tasks
+    are other questions under the same ids, :func:`whilecli.route.shared.keyed_as`)."""
+    mine, theirs = datasets(pool), datasets(tpool)
+    if not mine or not theirs or mine & theirs:
+        return None
+    return (
+        f"the teacher's rows are of {', '.join(sorted(theirs)[:3])}, the student's of"
+        f" {', '.join(sorted(mine)[:3])}: other questions, whatever their ids; score the"
+        " teacher on the student's dataset"
+    )
+
+
+#: A whole number written as text, with leading zeros or none.
+_DIGITS = r"^[0-9]+$"
+
+
+def _keyed_apart_hint(mine: pl.Series, theirs: pl.Series, other_prompts: int) -> str:
+    """What would pair two pools that share no task key (:func:`_cannot_compare`): the ids
+    of one side zero-padded text of the other's numbers (``"0007"`` beside ``7``; kept two
+    tasks within one pool, as documented), ids that carry other prompts, tasks keyed by
+    their prompts on both sides (a system message or a chat template apart), or else ids
+    spelled apart (``--map task_id=FIELD`` on one side)."""
+    if other_prompts:
+        return (
+            f"{other_prompts} ids both hold carry other prompts: if they are one question in two"
+            " wrappings, write both pools with one prompt"
+        )
+    padded = _as_numbers(mine).is_in(_as_numbers(theirs).implode())
+    if int(padded.sum()):
+        return (
+            f"{int(padded.sum())} of the student's ids name the same number as a teacher id"
+            " written another way (zero-padded text beside whole numbers, '0007' beside 7):"
+            " write both pools' ids one way, or key both by another field (--map task_id=FIELD)"
+        )
+    hashed = mine.str.starts_with("p:").all() and theirs.str.starts_with("p:").all()
+    if hashed:
+        return (
+            "both pools key tasks by their prompts, and no prompt is the same: a system message"
+            " or a chat template on one side only makes every prompt another; write both with"
+            " one prompt, or pass the task ids (--map task_id=FIELD)"
+        )
+    return (
+        "the two pools key tasks apart (another id field, other datasets, or other prompts):"
+        " --map task_id=FIELD on the side whose ids differ, if both hold one benchmark"
+    )
+
+
+def _as_numbers(ids: pl.Series) -> pl.Series:
+    """Ids that are whole numbers written as text, without their leading zeros; null else."""
+    text = pl.col("id").cast(pl.String)
+    stripped = text.str.strip_chars_start("0")
+    bare = pl.when(stripped == "").then(pl.lit("0")).otherwise(stripped)
+    numbers = pl.when(text.str.contains(_DIGITS)).then(bare)
+    return pl.DataFrame({"id": ids}).select(numbers.alias("id")).to_series()
 
 
 def _on_unit_scale(bounds: tuple[float, float]) -> bool:
@@ -475,14 +559,43 @@ def _paired_note(paired: Rate | None) -> str:
     return f" (paired per-task difference {paired.format()}, as whilecli diff: context)"
 
 
-def _side_vocab(vocab: int | None, path: object) -> tuple[int | None, str | None, Vocab | None]:
-    """(size, where it came from, the tokens with their ids where a file gave them)."""
+@dataclass(frozen=True)
+class _Side:
+    """One side's vocabulary as given: its size (a tokenizer's length, or a bare number),
+    where it came from, the tokens with their ids where a file gave them, and the model
+    config's ``vocab_size`` beside that file (the embedding's rows, padded)."""
+
+    size: int | None
+    source: str | None
+    tokens: Vocab | None = None
+    embedding: int | None = None
+
+
+def _side_vocab(vocab: int | None, path: object) -> _Side:
+    """A side of check 5: ``--X-vocab N`` as given, else ``--X-tokenizer PATH`` read
+    (:func:`~whilecli.route.tokenizer.vocabulary`, with the config's ``vocab_size`` beside
+    it: :func:`~whilecli.route.tokenizer.embedding_size`)."""
     if vocab is not None:
-        return vocab, "given", None
+        return _Side(vocab, "given")
     if path is not None:
         tokens = vocabulary(str(path))
-        return len(tokens), str(path), tokens
-    return None, None, None
+        return _Side(len(tokens), str(path), tokens, embedding_size(str(path)))
+    return _Side(None, None)
+
+
+def _like_with_like(t: _Side, s: _Side) -> tuple[int, int, str]:
+    """The two sizes check 5 compares where the tokens of both are not both read, as like
+    with like (DESIGN section 2, check 5): a bare number (usually a config's
+    ``vocab_size``, padded) beside a tokenizer read from a model folder is compared with
+    that folder's ``config.json`` ``vocab_size`` where it holds one, else with the
+    tokenizer's length; and the words naming what was compared."""
+    assert t.size is not None and s.size is not None
+    apart = t.size != s.size
+    if apart and t.tokens is None and s.tokens is not None and s.embedding is not None:
+        return t.size, s.embedding, "the student's config.json vocab_size"
+    if apart and s.tokens is None and t.tokens is not None and t.embedding is not None:
+        return t.embedding, s.size, "the teacher's config.json vocab_size"
+    return t.size, s.size, ""
 
 
 def _differing_tokens(teacher: Vocab, student: Vocab) -> int:
@@ -502,13 +615,14 @@ def tokenizer(pool: Pool, options: RouteOptions, *, teacher_cleared: bool) -> Ch
     title = "One tokenizer?"
     if options.teacher is None:
         return CheckResult("tokenizer", title, Status.NOT_ASKED, "no --teacher rows given")
-    t_vocab, t_from, t_tokens = _side_vocab(options.teacher_vocab, options.teacher_tokenizer)
-    s_vocab, s_from, s_tokens = _side_vocab(options.student_vocab, options.student_tokenizer)
+    t_side = _side_vocab(options.teacher_vocab, options.teacher_tokenizer)
+    s_side = _side_vocab(options.student_vocab, options.student_tokenizer)
+    t_vocab, s_vocab, t_tokens, s_tokens = t_side.size, s_side.size, t_side.tokens, s_side.tokens
     measured: dict[str, object] = {
         "teacher_vocab": t_vocab,
         "student_vocab": s_vocab,
-        "teacher_vocab_from": t_from,
-        "student_vocab_from": s_from,
+        "teacher_vocab_from": t_side.source,
+        "student_vocab_from": s_side.source,
     }
     if t_vocab is None or s_vocab is None:
         if not teacher_cleared:
@@ -518,15 +632,15 @@ def tokenizer(pool: Pool, options: RouteOptions, *, teacher_cleared: bool) -> Ch
             "not checked: OPD needs one tokenizer; pass --teacher-vocab N --student-vocab N "
             "or --teacher-tokenizer PATH --student-tokenizer PATH"
         )
+        _families(pool, options, measured)
         return CheckResult("tokenizer", title, Status.UNKNOWN, why, measured, None, [why])
     differing = (
         None if t_tokens is None or s_tokens is None else _differing_tokens(t_tokens, s_tokens)
     )
     if differing is not None:
         measured["differing_tokens"] = differing
-    if t_vocab == s_vocab and differing is None:  # a size given: sizes are all there is
-        why = f"one vocabulary size, {t_vocab} tokens (sizes compared: the tokens were not given)"
-        return CheckResult("tokenizer", title, Status.PASS, why, measured)
+    if differing is None:
+        return _sizes_compared(t_side, s_side, measured, pool, options)
     if t_vocab == s_vocab and not differing:
         why = f"one vocabulary of {t_vocab} tokens (every token under the same id)"
         return CheckResult("tokenizer", title, Status.PASS, why, measured)
@@ -539,6 +653,78 @@ def tokenizer(pool: Pool, options: RouteOptions, *, teacher_cleared: bool) -> Ch
         return CheckResult("tokenizer", title, Status.FAIL, why, measured)
     why = (
         f"OPD refused: teacher vocab {t_vocab} != student vocab {s_vocab}; per-token "
+        "supervision needs one tokenizer (pick a same-family teacher)"
+    )
+    return CheckResult("tokenizer", title, Status.FAIL, why, measured)
+
+
+#: Families whose models share one tokenizer though their names differ (QwQ is a Qwen).
+_ONE_TOKENIZER = ({"qwen", "qwq"},)
+
+
+def _families_of(name: str) -> set[str]:
+    """Every model family a name names (:data:`whilecli.io.modelid._FAMILY`), one tokenizer's
+    families as one: ``DeepSeek-R1-Distill-Qwen-7B`` names deepseek and qwen."""
+    found = {m.group(1).lower() for m in _FAMILY.finditer(name)}
+    for same in _ONE_TOKENIZER:
+        if found & same:
+            found |= same
+    return found
+
+
+def _families(pool: Pool, options: RouteOptions, measured: dict[str, object]) -> None:
+    """Where check 5 cannot tell, whether the teacher's rows name a model of another family
+    than the model you train (Llama beside Qwen): two families are, as a rule, two
+    tokenizers, and a tokenizer mismatch drops OPD's per-token signal silently (the skill).
+    Names are no tokenizer, so this leaves the verdict provisional
+    (:mod:`whilecli.route.quality`, ``teacher_other_family``), never fails the check. A
+    name of no known family, or one that names the student's family too (a distill of it),
+    says nothing."""
+    student = _student_model(pool, options)
+    if student is None or options.teacher is None:
+        return
+    mine = _family(student)
+    if mine is None:
+        return
+    named = {m: n for m, n in options.teacher.models.items() if m is not None}
+    others = sorted(
+        m for m in named if _families_of(m) and not _families_of(m) & _families_of(student)
+    )
+    if others and 2 * sum(named[m] for m in others) > sum(named.values()):
+        measured["teacher_other_family"] = others
+        measured["student_model"] = student
+
+
+def _sizes_compared(
+    t: _Side, s: _Side, measured: dict[str, object], pool: Pool, options: RouteOptions
+) -> CheckResult:
+    """Check 5 on sizes alone (the tokens of one side or both not read), like with like
+    (:func:`_like_with_like`): equal → one vocabulary size; apart only as an embedding's
+    padding can be (:func:`~whilecli.route.tokenizer.padded_apart`: a tokenizer's length
+    beside a padded ``vocab_size``, or two paddings of one tokenizer) → unknown, sizes
+    cannot tell; else → OPD refused."""
+    title = "One tokenizer?"
+    t_size, s_size, compared = _like_with_like(t, s)
+    if compared:
+        measured["compared_with"] = compared
+        measured["compared_sizes"] = {"teacher": t_size, "student": s_size}
+    said = f" ({compared} against the number given)" if compared else ""
+    if t_size == s_size:
+        sizes = f"{compared} and the number given" if compared else "sizes"
+        why = f"one vocabulary size, {t_size} tokens ({sizes} compared: the tokens were not given)"
+        return CheckResult("tokenizer", title, Status.PASS, why, measured)
+    if padded_apart(t_size, s_size):
+        measured["padded_apart"] = True
+        _families(pool, options, measured)
+        why = (
+            f"teacher vocab {t_size}, student vocab {s_size}{said}: sizes this close can be"
+            " one tokenizer's length beside an embedding padded past it (a config's"
+            " vocab_size), or two paddings of one tokenizer, so sizes alone cannot tell; pass"
+            " --teacher-tokenizer PATH --student-tokenizer PATH to compare the tokens"
+        )
+        return CheckResult("tokenizer", title, Status.UNKNOWN, why, measured, None, [why])
+    why = (
+        f"OPD refused: teacher vocab {t_size} != student vocab {s_size}{said}; per-token "
         "supervision needs one tokenizer (pick a same-family teacher)"
     )
     return CheckResult("tokenizer", title, Status.FAIL, why, measured)

@@ -66,6 +66,7 @@ class Facts:
     passes: int
     teacher: Status
     teacher_why: str
+    teacher_clears: bool
     tokenizer: Status
     tokenizer_mismatch: bool
     policy: str  # on | other | stale | unknown
@@ -80,12 +81,10 @@ class Facts:
 
 
 def _mismatch(tok: CheckResult) -> bool:
-    """Both vocabulary sizes known and different, or both vocabularies read and some token
-    differs: OPD is refused."""
-    t, s = tok.measured.get("teacher_vocab"), tok.measured.get("student_vocab")
-    return (t is not None and s is not None and t != s) or bool(
-        tok.measured.get("differing_tokens")
-    )
+    """Check 5 refused OPD: two vocabulary sizes apart by more than padding, or both
+    vocabularies read and some token differs (sizes apart only as padding can be are
+    unknown, not a mismatch: :func:`whilecli.route.checks.tokenizer`)."""
+    return tok.status is Status.FAIL
 
 
 def _facts(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -> Facts:
@@ -109,6 +108,7 @@ def _facts(pool: Pool, options: RouteOptions, found: dict[str, CheckResult]) -> 
         passes=int(pool.tasks["passes"].sum()) if pool.n_tasks else 0,
         teacher=found["teacher"].status,
         teacher_why=found["teacher"].why,
+        teacher_clears=_clears(found["teacher"]),
         tokenizer=tok.status,
         tokenizer_mismatch=_mismatch(tok),
         policy=policy,
@@ -204,7 +204,7 @@ def _score(name: str, f: Facts, options: RouteOptions) -> MethodScore:
     if name == "opd":
         if f.teacher is Status.NOT_ASKED:
             return MethodScore(name, False, "no --teacher given")
-        if f.teacher not in _CLEARED:
+        if not f.teacher_clears:
             return MethodScore(name, False, f.teacher_why)
         if f.tokenizer_mismatch:
             return MethodScore(name, False, "the teacher's tokenizer differs from the student's")
@@ -944,6 +944,12 @@ def _inputs(pool: Pool, options: RouteOptions) -> dict[str, Any]:
 _CLEARED = (Status.PASS, Status.UNKNOWN)
 
 
+def _clears(teacher: CheckResult) -> bool:
+    """Whether check 4 lets OPD through (:data:`_CLEARED`): never where it is unknown because
+    the teacher shares no task with the student (nothing was compared)."""
+    return teacher.status in _CLEARED and not teacher.measured.get("cannot_compare")
+
+
 def _route(found: dict[str, CheckResult], pool: Pool, options: RouteOptions) -> tuple[str, int]:
     """The deciding route and the index of the check that decided (len(KEYS) for grpo)."""
     if found["truncated_passes"].decides:
@@ -953,7 +959,7 @@ def _route(found: dict[str, CheckResult], pool: Pool, options: RouteOptions) -> 
     if found["band"].decides:
         return str(found["band"].decides), ORDER["band"]
     tok = found["tokenizer"]
-    if found["teacher"].status in _CLEARED and not _mismatch(tok):
+    if _clears(found["teacher"]) and not _mismatch(tok):
         tok.decides = "teacher"
         return "teacher", ORDER["tokenizer"]
     if found["on_policy"].decides:
@@ -1076,9 +1082,7 @@ def _decision(pool: Pool, options: RouteOptions) -> _Decision:
         "band": _band_measured(checks.band(pool, options), pool),
         "teacher": checks.teacher(pool, options),
     }
-    found["tokenizer"] = checks.tokenizer(
-        pool, options, teacher_cleared=found["teacher"].status in _CLEARED
-    )
+    found["tokenizer"] = checks.tokenizer(pool, options, teacher_cleared=_clears(found["teacher"]))
     found["on_policy"] = checks.on_policy(pool, options)
     route, at = _route(found, pool, options)
     ordered = [found[k] for k in checks.KEYS]
@@ -1086,7 +1090,7 @@ def _decision(pool: Pool, options: RouteOptions) -> _Decision:
         check.reached = i <= at
         if i > at:
             check.decides = None
-    if found["teacher"].status not in _CLEARED:
+    if not _clears(found["teacher"]):
         found["tokenizer"].reached = False
     facts = _facts(pool, options, found)
     scores = {name: _score(name, facts, options) for name in METHODS}
@@ -1134,7 +1138,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     if route == "floor" and method == "sft":
         needs["stronger_model_completions"] = found["band"].measured["tasks_at_0"]
     tok = found["tokenizer"]
-    if tok.reached and None in (
+    if tok.reached and tok.measured.get("padded_apart"):
+        needs["tokenizer"] = "the two tokenizer paths: the sizes given differ only by padding"
+    elif tok.reached and None in (
         tok.measured.get("teacher_vocab"),
         tok.measured.get("student_vocab"),
     ):
@@ -1252,6 +1258,7 @@ def population_route(
         passes=1 if pass_at_1 > 0 else 0,
         teacher=teacher,
         teacher_why="",
+        teacher_clears=teacher in _CLEARED,
         tokenizer=Status.PASS,
         tokenizer_mismatch=False,
         policy=policy,

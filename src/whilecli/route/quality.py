@@ -68,6 +68,8 @@ PROVISIONAL_KINDS = (
     "model_unsure",
     "model_in_path",
     "threshold_above_rewards",
+    "teacher_unpaired",
+    "teacher_other_family",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -208,7 +210,31 @@ def findings(
             )
         )
     out += _teacher(found.get("teacher"), min_coverage)
+    out += _teacher_family(found.get("tokenizer"))
     return out
+
+
+def _teacher_family(check: CheckResult | None) -> list[Finding]:
+    """Check 5 could not tell (no vocabulary given, or sizes apart only by padding) and the
+    teacher's rows name another model family than the student's (Llama beside Qwen): two
+    families are, as a rule, two tokenizers, and OPD on two tokenizers drops its per-token
+    signal silently. The names are no proof, so the verdict is provisional."""
+    if check is None or not check.reached or check.status is not Status.UNKNOWN:
+        return []
+    others = check.measured.get("teacher_other_family")
+    if not isinstance(others, list) or not others:
+        return []
+    return [
+        Finding(
+            "teacher_other_family",
+            len(others),
+            f"the teacher's rows name {', '.join(others)}, another model family than"
+            f" {check.measured.get('student_model')}, and the tokenizers were not compared",
+            "two families are, as a rule, two tokenizers, and OPD on two drops its per-token"
+            " signal: the verdict is provisional; pass --teacher-tokenizer PATH"
+            " --student-tokenizer PATH",
+        )
+    ]
 
 
 def _failed_requests(facts: Any) -> str:
@@ -680,6 +706,17 @@ def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
         return []
     m = check.measured
     out: list[Finding] = []
+    if m.get("cannot_compare") and check.reached:  # a route decided before it: moves nothing
+        out.append(
+            Finding(
+                "teacher_unpaired",
+                int(m.get("shared_tasks", 0) or 0),
+                "the teacher shares no task with the student, so check 4 compares nothing"
+                f" ({m.get('unpaired_hint')})",
+                "check 4 is unknown and OPD is not chosen: the verdict is provisional until"
+                " the teacher's rows key the student's tasks",
+            )
+        )
     if m.get("teacher_is_student"):
         out.append(
             Finding(

@@ -85,8 +85,12 @@ def _unknown_phrase(check: CheckResult) -> str:
         known = m.get("rows_with_truncation_recorded") or 0
         why = "not recorded" if not known else f"recorded on {known} of {m.get('rows')} rows"
         return f"truncation unknown ({why})"
+    if check.key == "teacher" and m.get("cannot_compare"):
+        return "teacher unknown (no shared task)"
     if check.key == "teacher":
         return "teacher's truncation unknown (not recorded)"
+    if check.key == "tokenizer" and m.get("padded_apart"):
+        return "tokenizer unknown (sizes apart by padding only)"
     if check.key == "tokenizer":
         return "tokenizer unknown (no vocab given)"
     if check.key == "band" and "repeated_tasks" in m:

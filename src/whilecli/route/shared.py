@@ -27,19 +27,47 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from whilecli.io.read import ENV_OF
 from whilecli.route.model import Pool, Rate
 
 
 def keyed_as(pool: Pool, other: Pool) -> bool:
-    """Whether ``pool``'s rows are to be read again keyed ``dataset:id``, as ``other``'s are:
-    its rows name a dataset but no id of theirs stood under two, where ``other``'s did (a
-    teacher's rows of one of the student's datasets; a run's dump of one dataset beside one
-    of two). Two pools pair by ids keyed alike (:func:`whilecli.io.read.read_rows`'s
-    ``key_envs``)."""
+    """Whether ``pool``'s rows are to be read again keyed ``dataset:id``, as ``other``'s are
+    or are to be: its rows name a dataset but no id of theirs stood under two, where
+    ``other``'s did (a teacher's rows of one of the student's datasets; a run's dump of one
+    dataset beside one of two), or where an id stands under one dataset in ``pool`` and
+    under another in ``other`` (:func:`ids_across_envs`: a teacher's rows of math500 beside
+    the student's of gsm8k, both numbered from 0). The rule one pool's reading keeps
+    (:func:`whilecli.io.read._keyed_across_envs`: an id under two datasets is two tasks),
+    kept across the two pools of every comparison (``route --teacher``, ``diff``, ``size``).
+    Two pools pair by ids keyed alike (:func:`whilecli.io.read.read_rows`'s ``key_envs``)."""
     source, theirs = pool.source, other.source
     keyed = bool(getattr(source, "env_keyed", False))
     names = bool(getattr(source, "names_env", False))
-    return names and not keyed and bool(getattr(theirs, "env_keyed", False))
+    if not names or keyed:
+        return False
+    return bool(getattr(theirs, "env_keyed", False)) or ids_across_envs(pool, other) > 0
+
+
+def datasets(pool: Pool) -> set[str]:
+    """The datasets a pool's rows name (:attr:`whilecli.io.read.StreamedRows.task_envs`);
+    empty where none does, or the pool is a summary."""
+    envs = getattr(pool.source, "task_envs", None)
+    if envs is None or ENV_OF not in envs.columns:
+        return set()
+    return {str(v) for v in envs[ENV_OF].unique().to_list() if v is not None}
+
+
+def ids_across_envs(pool: Pool, other: Pool) -> int:
+    """Task ids both pools hold whose rows name one dataset in ``pool`` and another in
+    ``other`` (each pool's :attr:`~whilecli.io.read.StreamedRows.task_envs`): two tasks
+    under one id, as an id under two datasets within one pool is."""
+    mine = getattr(pool.source, "task_envs", None)
+    theirs = getattr(other.source, "task_envs", None)
+    if mine is None or theirs is None or mine.height == 0 or theirs.height == 0:
+        return 0
+    both = mine.join(theirs, on="task_id", how="inner", suffix="_o")
+    return both.filter(pl.col(ENV_OF) != pl.col(f"{ENV_OF}_o"))["task_id"].n_unique()
 
 
 @dataclass(frozen=True)

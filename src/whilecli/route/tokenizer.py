@@ -148,3 +148,42 @@ def vocabulary(path: str | Path) -> Vocab:
         f"{target}: no tokenizer.json or vocab.json in this directory "
         "(pass --teacher-vocab/--student-vocab instead)"
     )
+
+
+def embedding_size(path: str | Path) -> int | None:
+    """``vocab_size`` of the model config beside a tokenizer (``config.json`` in a model
+    directory, or beside a ``tokenizer.json``; a multimodal config's ``text_config``): the
+    rows of the embedding, which models pad past ``len(tokenizer)`` (Qwen3's 151669 tokens in
+    151936 rows; Qwen2.5-7B's 152064). A bare ``--student-vocab N`` is usually this number,
+    so it is compared with this, not with the tokenizer's length. None where no config
+    says it."""
+    target = Path(path)
+    config = (target if target.is_dir() else target.parent) / "config.json"
+    if not config.is_file():
+        return None
+    data = _load_json(config)
+    if not isinstance(data, dict):
+        return None
+    size = data.get("vocab_size")
+    if size is None and isinstance(data.get("text_config"), dict):
+        size = data["text_config"].get("vocab_size")
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        return None
+    return size
+
+
+#: How far apart (as a share of the larger) two sizes may lie and still be one tokenizer's
+#: length beside an embedding padded past it, or two paddings of it: Qwen2.5's 151665 tokens
+#: sit in 151936 rows (1.5B) and in 152064 (7B), 0.3% apart; Llama 2's 32000 and Mistral
+#: v0.3's 32768 lie 2.3% apart.
+PADDING_SHARE = 0.01
+#: The multiple a padded embedding's rows are rounded up to (at least).
+PADDING_MULTIPLE = 64
+
+
+def padded_apart(a: int, b: int) -> bool:
+    """Whether two different vocabulary sizes differ only as padding can: the larger a
+    multiple of :data:`PADDING_MULTIPLE` and the two within :data:`PADDING_SHARE` of it.
+    Sizes alone cannot then tell one tokenizer from two (check 5 is unknown, not failed)."""
+    high, low = max(a, b), min(a, b)
+    return high != low and high % PADDING_MULTIPLE == 0 and high - low <= PADDING_SHARE * high
