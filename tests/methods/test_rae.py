@@ -142,3 +142,38 @@ def test_knobs_refused(knobs: dict, name: str) -> None:
 def test_toy_policy_learns() -> None:
     before, after = train_toy(RAE, steps=30, seed=2)
     assert after > before + 0.4, (before, after)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    dtype=st.sampled_from([torch.float64, torch.float32]),
+    exponent=st.floats(0, 308),
+    sign=st.sampled_from([1.0, -1.0]),
+    agent=st.sampled_from(["default", "a"]),
+)
+def test_a_state_baseline_past_the_reward_bound_is_refused_at_the_file_and_key(
+    tmp_path_factory: pytest.TempPathFactory,
+    dtype: torch.dtype,
+    exponent: float,
+    sign: float,
+    agent: str,
+) -> None:
+    """Hostile: a baseline of 1e300 in the state file was used as is (coefficients of -2e297,
+    exit 0; in float32 an overflow blamed on the rows). Past the reward bound it is refused
+    naming the state file and the agent; within it, the update runs."""
+    from whilecli.methods.validate import reward_bound
+
+    b = sign * 10.0**exponent
+    path = tmp_path_factory.mktemp("rae") / "state.json"
+    path.write_text(json.dumps({agent: b}))
+    rae = RAE()
+    rae.load_state(path)
+    batch = to_batch([row(1, agent), row(0, agent)], dtype=dtype)
+    if abs(b) > reward_bound(dtype):
+        with pytest.raises(InputError, match=rf"state\.json: field '{agent}': baseline"):
+            rae.update(batch)
+    else:
+        up = rae.update(batch)
+        assert torch.isfinite(up.coefficients).all() or dtype == torch.float32
