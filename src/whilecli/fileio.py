@@ -241,6 +241,7 @@ def atomic_write_all(
     *,
     force: bool = False,
     stdout: Callable[[], None] | None = None,
+    replacing: Iterable[str | os.PathLike[str]] = (),
 ) -> list[Path]:
     """Write several files as one (a command's two outputs): each ``write(tmp_path)`` into a
     temporary file beside its target, then the streams (:func:`is_stream`: a device, a pipe;
@@ -249,8 +250,13 @@ def atomic_write_all(
     in order. A write that fails (a full disk, a closed stdout) leaves every target as it
     was; a move that fails (a file that appeared since the check) takes back the files this
     call had already created, so a failed run leaves no half a rerun would have to
-    overwrite. Returns the targets as checked."""
-    targets = [(check_writable(path, force=force), write) for path, write in writes]
+    overwrite. ``replacing``: targets replaced whatever ``force`` says (a state file the
+    command owns, written with its output or not at all). Returns the targets as checked."""
+    owned = {os.fspath(p) for p in replacing}
+    forced = {os.fspath(p): force or os.fspath(p) in owned for p, _ in writes}
+    targets = [
+        (check_writable(path, force=forced[os.fspath(path)]), write) for path, write in writes
+    ]
     staged: list[tuple[Path, Path, Path]] = []  # (given, destination, temporary file)
     try:
         for given, write in targets:
@@ -265,7 +271,7 @@ def atomic_write_all(
         for given, dest, tmp in staged:
             existed = dest.exists()
             try:
-                _commit(tmp, dest, force=force)
+                _commit(tmp, dest, force=forced[os.fspath(given)])
             except FileExistsError:
                 _take_back(created)
                 raise UsageError(

@@ -177,3 +177,30 @@ def test_a_state_baseline_past_the_reward_bound_is_refused_at_the_file_and_key(
     else:
         up = rae.update(batch)
         assert torch.isfinite(up.coefficients).all() or dtype == torch.float32
+
+
+def test_a_failed_state_write_leaves_no_output_behind(tmp_path, monkeypatch) -> None:
+    """Hostile: update wrote -o, then failed writing --state (a full disk): the run exited 2
+    and its rerun was refused ("exists"). Now both are written or neither."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from whilecli.cli import app
+
+    data = Path(__file__).parents[1] / "data" / "batch_single.jsonl"
+    out, state = tmp_path / "up.jsonl", tmp_path / "rae.json"
+
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    monkeypatch.setattr(Path, "write_bytes", full)
+    args = ["update", "--method", "rae", str(data), "--state", str(state), "-o", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "No space left" in result.output, result.output
+    assert not out.exists() and not state.exists()
+    monkeypatch.undo()
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert out.exists() and json.loads(state.read_text())

@@ -304,10 +304,13 @@ class RAE(ClippedPolicyGradient):
                 raise InputError(why, file=self.state_file, field=agent)
             raise knob_error(self.name, f"baselines[{agent!r}]", 0.0, b, f"within ±{bound:.2g}")
 
+    def state_text(self) -> str:
+        """The baselines as the state file's JSON text, ``{agent: b}``."""
+        return json.dumps(self.baselines, indent=2, sort_keys=True) + "\n"
+
     def save_state(self, path: str | os.PathLike[str]) -> None:
         """Write the baselines as JSON ``{agent: b}``, atomically, replacing the file."""
-        text = json.dumps(self.baselines, indent=2, sort_keys=True) + "\n"
-        atomic_write_text(path, text, force=True)
+        atomic_write_text(path, self.state_text(), force=True)
 
     def _labels(self, batch: Batch) -> dict[str, list[str]]:
         if batch.agents is None:
