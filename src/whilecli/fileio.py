@@ -83,6 +83,68 @@ def is_stream(path: str | os.PathLike[str]) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
+#: The most bytes a side file or an option file may hold (a writer's metadata, a results or
+#: config file, a judge audit): past it the file is refused, never read whole into memory.
+SIDE_FILE_LIMIT = 256 << 20
+
+
+class UnreadableFile(Exception):
+    """A file that is there but cannot be read as a file: ``reason`` says why (a folder, a
+    pipe, a device, a loop of links, over :data:`SIDE_FILE_LIMIT`, an ``OSError``)."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(f"{shown_path(os.fspath(path))}: {reason}")
+        self.path, self.reason = os.fspath(path), reason
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words (``a folder``, ``a pipe (FIFO)``)."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_regular(
+    path: str | os.PathLike[str], *, limit: int | None = SIDE_FILE_LIMIT
+) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (its links followed); None when nothing
+    is there (no such file, a link to nothing, a path through a file). Anything else raises
+    :class:`UnreadableFile`: a folder, a pipe or a device (opening a FIFO would wait forever
+    for a writer, ``/dev/zero`` never ends), a loop of links, a file over ``limit`` bytes.
+    The one rule for every file read beside the rows or named by an option."""
+    name = os.fspath(path)
+    try:
+        mode = os.stat(name).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as err:  # a loop of links, no permission, a name too long
+        raise UnreadableFile(name, _reason(err)) from None
+    except ValueError as err:  # a NUL in the name
+        raise UnreadableFile(name, str(err)) from None
+    if not stat.S_ISREG(mode):
+        raise UnreadableFile(name, f"it is {file_kind(mode)}, not a file")
+    try:  # non-blocking: a FIFO put in its place since the stat cannot hang the open
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise UnreadableFile(name, f"it is {file_kind(mode)}, not a file")
+            data = fh.read() if limit is None else fh.read(limit + 1)
+    except OSError as err:
+        raise UnreadableFile(name, _reason(err)) from None
+    if limit is not None and len(data) > limit:
+        raise UnreadableFile(
+            name, f"it holds more than {limit >> 20} MiB, too much for a side file"
+        )
+    return data
+
+
 #: The file formats of rows a writer may write, by the suffixes that name them.
 ROW_FORMATS: dict[str, tuple[str, ...]] = {
     "parquet": (".parquet", ".pq"),
@@ -179,6 +241,7 @@ def atomic_write_all(
     *,
     force: bool = False,
     stdout: Callable[[], None] | None = None,
+    replacing: Iterable[str | os.PathLike[str]] = (),
 ) -> list[Path]:
     """Write several files as one (a command's two outputs): each ``write(tmp_path)`` into a
     temporary file beside its target, then the streams (:func:`is_stream`: a device, a pipe;
@@ -187,8 +250,13 @@ def atomic_write_all(
     in order. A write that fails (a full disk, a closed stdout) leaves every target as it
     was; a move that fails (a file that appeared since the check) takes back the files this
     call had already created, so a failed run leaves no half a rerun would have to
-    overwrite. Returns the targets as checked."""
-    targets = [(check_writable(path, force=force), write) for path, write in writes]
+    overwrite. ``replacing``: targets replaced whatever ``force`` says (a state file the
+    command owns, written with its output or not at all). Returns the targets as checked."""
+    owned = {os.fspath(p) for p in replacing}
+    forced = {os.fspath(p): force or os.fspath(p) in owned for p, _ in writes}
+    targets = [
+        (check_writable(path, force=forced[os.fspath(path)]), write) for path, write in writes
+    ]
     staged: list[tuple[Path, Path, Path]] = []  # (given, destination, temporary file)
     try:
         for given, write in targets:
@@ -203,7 +271,7 @@ def atomic_write_all(
         for given, dest, tmp in staged:
             existed = dest.exists()
             try:
-                _commit(tmp, dest, force=force)
+                _commit(tmp, dest, force=forced[os.fspath(given)])
             except FileExistsError:
                 _take_back(created)
                 raise UsageError(
@@ -266,7 +334,7 @@ def _write_through(p: Path, write: Callable[[Path], None]) -> Path:
         os.close(fd)
         tmp_path = Path(tmp)
         write(tmp_path)
-        with open(tmp_path, "rb") as src, open(p, "wb", buffering=0) as dest:
+        with open(tmp_path, "rb") as src, _open_stream(p) as dest:
             while chunk := src.read(1 << 20):
                 view = memoryview(chunk)
                 while view:
@@ -282,6 +350,24 @@ def _write_through(p: Path, write: Callable[[Path], None]) -> Path:
         if tmp_path is not None:
             tmp_path.unlink(missing_ok=True)
     return p
+
+
+def _open_stream(p: Path) -> io.FileIO:
+    """``p`` (a character device or a pipe) opened for writing without waiting: a FIFO that
+    no process reads is refused in one line, where a plain open would wait for a reader
+    forever. The open file then blocks as usual, so a slow reader is waited for."""
+    import fcntl
+
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as err:
+        if err.errno == errno.ENXIO:
+            raise UsageError(
+                f"cannot write {shown_path(p)}: it is a pipe (FIFO) that no process reads"
+            ) from None
+        raise
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return io.FileIO(fd, "wb", closefd=True)
 
 
 #: Characters of the target's name kept in its temporary file's name: the temporary name

@@ -84,7 +84,8 @@ def test_csv_ids_are_text(
     assert frame["reward"].to_list() == [float(n % 2) for n in range(len(ids))]
 
 
-def test_sidecars_nested_past_the_parser_are_left_unread(tmp_path: Path) -> None:
+def test_sidecars_nested_past_the_parser_are_refused_naming_them(tmp_path: Path) -> None:
+    """A side file the parser cannot take is refused naming it, never read as missing."""
     (tmp_path / "metadata.json").write_text("[" * 100_000 + "]" * 100_000)
     (tmp_path / "config.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
     rows = tmp_path / "results.jsonl"
@@ -95,7 +96,8 @@ def test_sidecars_nested_past_the_parser_are_left_unread(tmp_path: Path) -> None
             for i in range(4)
         )
     )
-    assert read_rows([str(rows)]).frame.collect().height == 4
+    with pytest.raises(InputError, match=r"metadata\.json: JSON nests deeper"):
+        read_rows([str(rows)])
 
 
 @pytest.mark.parametrize("forced", ["jsonl", "parquet"])

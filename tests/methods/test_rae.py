@@ -142,3 +142,65 @@ def test_knobs_refused(knobs: dict, name: str) -> None:
 def test_toy_policy_learns() -> None:
     before, after = train_toy(RAE, steps=30, seed=2)
     assert after > before + 0.4, (before, after)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    dtype=st.sampled_from([torch.float64, torch.float32]),
+    exponent=st.floats(0, 308),
+    sign=st.sampled_from([1.0, -1.0]),
+    agent=st.sampled_from(["default", "a"]),
+)
+def test_a_state_baseline_past_the_reward_bound_is_refused_at_the_file_and_key(
+    tmp_path_factory: pytest.TempPathFactory,
+    dtype: torch.dtype,
+    exponent: float,
+    sign: float,
+    agent: str,
+) -> None:
+    """Hostile: a baseline of 1e300 in the state file was used as is (coefficients of -2e297,
+    exit 0; in float32 an overflow blamed on the rows). Past the reward bound it is refused
+    naming the state file and the agent; within it, the update runs."""
+    from whilecli.methods.validate import reward_bound
+
+    b = sign * 10.0**exponent
+    path = tmp_path_factory.mktemp("rae") / "state.json"
+    path.write_text(json.dumps({agent: b}))
+    rae = RAE()
+    rae.load_state(path)
+    batch = to_batch([row(1, agent), row(0, agent)], dtype=dtype)
+    if abs(b) > reward_bound(dtype):
+        with pytest.raises(InputError, match=rf"state\.json: field '{agent}': baseline"):
+            rae.update(batch)
+    else:
+        up = rae.update(batch)
+        assert torch.isfinite(up.coefficients).all() or dtype == torch.float32
+
+
+def test_a_failed_state_write_leaves_no_output_behind(tmp_path, monkeypatch) -> None:
+    """Hostile: update wrote -o, then failed writing --state (a full disk): the run exited 2
+    and its rerun was refused ("exists"). Now both are written or neither."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from whilecli.cli import app
+
+    data = Path(__file__).parents[1] / "data" / "batch_single.jsonl"
+    out, state = tmp_path / "up.jsonl", tmp_path / "rae.json"
+
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    monkeypatch.setattr(Path, "write_bytes", full)
+    args = ["update", "--method", "rae", str(data), "--state", str(state), "-o", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "No space left" in result.output, result.output
+    assert not out.exists() and not state.exists()
+    monkeypatch.undo()
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert out.exists() and json.loads(state.read_text())

@@ -27,7 +27,7 @@ from whilecli.emit.knobs import CORRECTIONS
 from whilecli.emit.prime_rl import UNSUPPORTED, PrimeRLConfig, prime_rl_config
 from whilecli.emit.sft import PrimeSFTConfig, refuse_rl_options
 from whilecli.emit.sft_data import write_outputs
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 from whilecli.fileio import check_writable
 from whilecli.names import method_key
 from whilecli.route.options import RouteOptions
@@ -97,11 +97,13 @@ def render_report(
     con = _console(stream)
     if isinstance(cfg, PrimeSFTConfig) and cfg.data_path:
         con.print(
-            Text(f"wrote {cfg.data_path} ({cfg.data.frame.height if cfg.data else 0} rows)"),
+            Text(
+                f"wrote {shown_path(str(cfg.data_path))} ({cfg.data.frame.height if cfg.data else 0} rows)"
+            ),
             soft_wrap=True,
         )
     if wrote:
-        con.print(Text(f"wrote {wrote} ({cfg.method})"), soft_wrap=True)
+        con.print(Text(f"wrote {shown_path(wrote)} ({cfg.method})"), soft_wrap=True)
     _section(con, f"prime-rl reads ({cfg.method})", [(n.knob, n.note) for n in cfg.reads])
     ignores = [(n.knob, n.note) for n in cfg.ignored]
     ignores += [(f"refused if asked: {n.knob}", n.note) for n in cfg.refused]

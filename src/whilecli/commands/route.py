@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 from enum import Enum
 from pathlib import Path
@@ -332,6 +333,14 @@ def _markdown(route: Route, gate: Any) -> str:
 
 def append_summary(path: str, markdown: str) -> None:
     """Append the Markdown report to the job summary file GitHub names."""
+    from whilecli.fileio import file_kind
+
+    try:  # a FIFO would wait for a reader forever, a device is no summary
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # missing (appending creates it), or the open below says why
+    if mode is not None and not stat.S_ISREG(mode):
+        raise UsageError(f"GITHUB_STEP_SUMMARY={path}: it is {file_kind(mode)}, not a file")
     try:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(markdown + "\n")

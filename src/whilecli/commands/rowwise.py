@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from whilecli import jsonout
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 from whilecli.methods.registry import ROW_METHODS
 from whilecli.methods.run import check_rows_output as check_output
 from whilecli.methods.run import input_label, read_inputs
@@ -61,7 +61,9 @@ def print_report(report: dict[str, Any], *, fmt: str, to_stderr: bool = False) -
     for line in report.get("extra", []):
         lines += textstyle.wrap(line, columns)
     for name, path in report.get("written", {}).items():
-        lines.append(f"wrote {name}: {path}")  # a path is never wrapped: it must copy whole
+        lines.append(
+            f"wrote {name}: {shown_path(path)}"
+        )  # a path is never wrapped: it must copy whole
     stream.write("".join(f"{line}\n" for line in lines))
     stream.flush()
 

@@ -97,13 +97,13 @@ def summarize_command(
         print("".join(f"{line}\n" for line in said), end="", file=sys.stderr)
         return
     if is_stream(path):  # a device or a pipe: nothing to read back
-        print(f"wrote {path}", file=sys.stderr)
+        print(f"wrote {shown_path(path)}", file=sys.stderr)
     else:
         import pyarrow.parquet as pq
 
         with open(path, "rb") as handle:  # a name that is not UTF-8 is no text for pyarrow
             tasks = pq.read_metadata(handle).num_rows
-        print(f"wrote {path}: {tasks} tasks", file=sys.stderr)
+        print(f"wrote {shown_path(path)}: {tasks} tasks", file=sys.stderr)
     print("".join(f"{line}\n" for line in said), end="", file=sys.stderr)
 
 

@@ -18,7 +18,7 @@ from whilecli import jsonout
 from whilecli import knobs as declared
 from whilecli.commands import route as route_cmd
 from whilecli.commands._common import STEP, knob_option, user_errors
-from whilecli.errors import UsageError
+from whilecli.errors import UsageError, shown_path
 from whilecli.methods.registry import FAMILIES, SPECS, resolve
 
 INPUTS = "Inputs"
@@ -63,7 +63,7 @@ def _print_text(
     )
     lines += textstyle.said("note", notes, columns)
     if output:
-        lines.append(f"wrote {output}")  # a path is never wrapped: it must copy whole
+        lines.append(f"wrote {shown_path(output)}")  # a path is never wrapped: it must copy whole
     stream.write("".join(f"{line}\n" for line in lines))
     stream.flush()
 

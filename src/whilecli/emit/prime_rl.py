@@ -13,6 +13,7 @@ This module does not import torch: the custom losses are named by import path on
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,8 +108,9 @@ class PrimeRLConfig:
 
     @property
     def command(self) -> str:
-        """How to launch it: ``uv run rl @ FILE``."""
-        return f"uv run rl @ {self.file}"
+        """How to launch it: ``uv run rl @ FILE``, the name shell-quoted (a space, a newline or
+        ``$(...)`` in it is a word, never a second command, when the line is pasted)."""
+        return f"uv run rl @ {shell_word(self.file)}"
 
     def to_toml(self) -> str:
         """The config as TOML text, opening with the prime-rl commit its schema follows and
@@ -118,6 +120,20 @@ class PrimeRLConfig:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: config, TOML text, knob report, warnings and command."""
         return report_dict(self)
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one shell word on one line: :func:`shlex.quote`, or bash's ``$'...'`` where
+    it holds a control character (a newline, a tab), written as its escape, so a printed
+    command copies whole and runs the one file it names."""
+    if not any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return shlex.quote(text)
+    body = "".join(
+        {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c)
+        or (f"\\x{ord(c):02x}" if ord(c) < 32 or ord(c) == 127 else c)
+        for c in text
+    )
+    return f"$'{body}'"
 
 
 def normalize_method(method: str) -> str:

@@ -55,8 +55,11 @@ class PrimeSFTConfig:
 
     @property
     def command(self) -> str:
-        """How to launch it: ``uv run sft @ FILE``."""
-        return f"uv run sft @ {self.file}"
+        """How to launch it: ``uv run sft @ FILE``, the name shell-quoted (a space, a newline or
+        ``$(...)`` in it is a word, never a second command, when the line is pasted)."""
+        from whilecli.emit.prime_rl import shell_word
+
+        return f"uv run sft @ {shell_word(self.file)}"
 
     def to_toml(self) -> str:
         """The config as TOML text, opening with the prime-rl commit its schema follows and

@@ -34,7 +34,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError, WhileError
-from whilecli.fileio import reader_source
+from whilecli.fileio import UnreadableFile, read_regular, reader_source
 from whilecli.io.aliases import MODEL_OBJECT_KEYS, SAMPLING_PLACES, TOKEN_CAPS
 from whilecli.io.formats import fastchat, opencompass, openhands, prime_rl, tinker
 from whilecli.io.modelid import names_model
@@ -290,6 +290,7 @@ def _file_source(path: Path, explicit: bool, forced: str | None = None) -> Sourc
         except OSError as err:
             raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
         refuse_unread_compression(head, str(path))
+        _refuse_binary_table(head, str(path), named_text=kind is not None and kind[0] == "jsonl")
         if kind is None:
             kind = ("parquet", None) if head[:4] == PARQUET_MAGIC else ("jsonl", _codec_of(head))
             if kind == ("jsonl", None) and forced is None:
@@ -359,6 +360,27 @@ def refuse_unread_compression(head: bytes, name: str) -> None:
     for magic, codec in UNREAD_MAGIC:
         if magic.match(head):
             raise InputError(_unread(codec), file=name)
+
+
+#: An Arrow IPC file's (Feather v2's) first bytes.
+ARROW_FILE_MAGIC = b"ARROW1"
+
+
+def _refuse_binary_table(head: bytes, name: str, *, named_text: bool) -> None:
+    """Name a table file by its magic bytes where it would be read as text (refused as bytes
+    that are not UTF-8 at byte 9): an Arrow IPC (Feather) file, or Parquet under a JSON
+    Lines name."""
+    if head.startswith(ARROW_FILE_MAGIC):
+        raise InputError(
+            "is an Arrow IPC (Feather) file, which is not read: write it as Parquet"
+            " (pyarrow.parquet.write_table(pyarrow.feather.read_table(...), 'rows.parquet'))",
+            file=name,
+        )
+    if named_text and head[:4] == PARQUET_MAGIC:
+        raise InputError(
+            "is a Parquet file (it starts with PAR1) named as JSON Lines: rename it .parquet",
+            file=name,
+        )
 
 
 def _unread(codec: str) -> str:
@@ -1614,24 +1636,69 @@ def lines_frame(source: Source) -> pl.LazyFrame:
     )
 
 
-def read_json_file(path: Path) -> Any:
-    """A sidecar JSON file, or None when it is missing or unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read()
-    except OSError:
+def read_json_file(path: Path, *, lenient: bool = False) -> Any:
+    """A side file's JSON value, or None when no file is there. A file that is there but
+    cannot be read as JSON (a folder, a pipe, a device, a loop of links, past
+    :data:`whilecli.fileio.SIDE_FILE_LIMIT`, not JSON, a key given twice) is one
+    :class:`InputError` naming it: a known tool's side file that is broken is never read as
+    missing (that changes what the rows mean). ``lenient``: any such file is None too, for a
+    file that may or may not be the side file looked for (a generic ``config.json``)."""
+    text = _side_bytes(path, lenient=lenient)
+    if text is None:
         return None
-    return jsonout.loads(text, file=str(path), lenient=True)
+    return jsonout.loads(text, file=str(path), lenient=lenient)
 
 
-def read_toml_file(path: Path) -> Any:
-    """A sidecar TOML file, or None when it is missing or unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
-    except (OSError, ValueError):
+def read_toml_file(path: Path, *, lenient: bool = False) -> Any:
+    """A side file's TOML value, or None when no file is there; else as :func:`read_json_file`."""
+    data = _side_bytes(path, lenient=lenient)
+    if data is None:
         return None
-    return jsonout.loads_toml(text, file=str(path), lenient=True)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if lenient:
+            return None
+        raise InputError(f"not valid UTF-8 (byte {err.start + 1})", file=str(path)) from None
+    return jsonout.loads_toml(text, file=str(path), lenient=lenient)
+
+
+def _side_bytes(path: Path, *, lenient: bool) -> bytes | None:
+    """The bytes of a side file (:func:`whilecli.fileio.read_regular`): None where none is
+    there, or (``lenient``) where it cannot be read; else the reason, naming the file."""
+    try:
+        return read_regular(path)
+    except UnreadableFile as err:
+        if lenient:
+            return None
+        raise InputError(err.reason, file=str(path)) from None
+
+
+def side_object(doc: Any, path: Path) -> dict[str, Any] | None:
+    """A known tool's side file's value (:func:`read_json_file`) as the JSON object it must
+    be; None where no file is there; any other value is refused naming the file."""
+    if doc is None or isinstance(doc, dict):
+        return doc
+    raise InputError(f"holds a JSON {_json_kind(doc)}, not an object", file=str(path))
+
+
+def side_text(doc: dict[str, Any], key: str, path: Path) -> str | None:
+    """``doc[key]`` (a side file's model or name) as text: None where absent or null; a value of
+    another type (a number, a list) is refused naming the file and the field."""
+    value = doc.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError(f"is a JSON {_json_kind(value)}, not text", file=str(path), field=key)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "value"
 
 
 def lmeval_results(source: Source) -> tuple[Path, Any] | None:
@@ -1653,7 +1720,7 @@ def lmeval_results(source: Source) -> tuple[Path, Any] | None:
     ]
     others.sort(key=lambda c: 0 if stem.split("_")[-1] in c.stem else 1)
     for cand in others:
-        doc = read_json_file(cand)
+        doc = read_json_file(cand, lenient=True)  # any JSON file: the results file or not
         if (
             isinstance(doc, dict)
             and isinstance(doc.get("results"), dict)
@@ -1670,8 +1737,9 @@ def sidecar_env(fmt: str, source: Source) -> str | None:
         return source.env
     if source.path is None:
         return None
-    meta = read_json_file(source.path.parent / "metadata.json")
-    if isinstance(meta, dict):
+    where = source.path.parent / "metadata.json"
+    meta = side_object(read_json_file(where), where)
+    if meta is not None:
         for key in ("env_id", "env", "env_name"):
             if isinstance(meta.get(key), str):
                 return meta[key]
@@ -1798,7 +1866,12 @@ def _settings_files(source: Source) -> list[tuple[str, dict[str, Any], bool]]:
         path = folder / name
         if path.name == source.path.name or not path.is_file():
             continue
-        doc = read_simple_yaml(path) if name.endswith((".yaml", ".yml")) else read_json_file(path)
+        # a settings file of no known tool's layout: any JSON file may be named so
+        doc = (
+            read_simple_yaml(path)
+            if name.endswith((".yaml", ".yml"))
+            else read_json_file(path, lenient=True)
+        )
         if isinstance(doc, dict) and not MODEL_FOLDER_KEYS & doc.keys():
             out.append((name, doc, False))
     return out
@@ -1878,27 +1951,31 @@ def _sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
     if source.path is None:
         return None
     folder = source.path.parent
-    meta = read_json_file(folder / "metadata.json")
-    if isinstance(meta, dict):
-        if isinstance(meta.get("model"), str):
-            return meta["model"], "metadata.json: model"
+    where = folder / "metadata.json"
+    meta = side_object(read_json_file(where), where)
+    if meta is not None:
+        if (model := side_text(meta, "model", where)) is not None:
+            return model, "metadata.json: model"
         run = meta.get("run")
         if isinstance(run, dict) and isinstance(run.get("base_model"), str):
             return run["base_model"], "metadata.json: run.base_model"
-    run = read_json_file(folder / "run_metadata.json")  # terminal-bench, beside results.json
-    if isinstance(run, dict) and isinstance(run.get("model_name"), str):
-        return run["model_name"], "run_metadata.json: model_name"
+    where = folder / "run_metadata.json"  # terminal-bench, beside results.json
+    run = side_object(read_json_file(where), where)
+    if run is not None and (model := side_text(run, "model_name", where)) is not None:
+        return model, "run_metadata.json: model_name"
     found_lighteval = _lighteval_results(source.path)
     if found_lighteval is not None:
         return found_lighteval
     if fmt == "lm-eval":
         found = lmeval_results(source)
-        if found and isinstance(found[1], dict) and isinstance(found[1].get("model_name"), str):
-            return found[1]["model_name"], f"{found[0].name}: model_name"
+        results = side_object(found[1], found[0]) if found else None
+        if found and results and (model := side_text(results, "model_name", found[0])):
+            return model, f"{found[0].name}: model_name"
     if fmt == "verifiers-traces":
-        config = read_toml_file(folder / "config.toml")
-        if isinstance(config, dict) and isinstance(config.get("model"), str):
-            return config["model"], "config.toml: model"
+        where = folder / "config.toml"
+        config = read_toml_file(where)
+        if isinstance(config, dict) and (model := side_text(config, "model", where)) is not None:
+            return model, "config.toml: model"
     return None
 
 

@@ -37,7 +37,7 @@ from whilecli.methods.groups import (
     refuse_all_singletons,
 )
 from whilecli.methods.surrogate import Baseline, ClippedPolicyGradient, knob_error, number_knob
-from whilecli.methods.validate import Needs
+from whilecli.methods.validate import Needs, reward_bound
 
 
 def grpo_reference(
@@ -254,6 +254,7 @@ class RAE(ClippedPolicyGradient):
         if not isinstance(agent_key, str) or not agent_key.strip():
             raise knob_error(self.name, "agent_key", "agent", agent_key, "a non-empty string")
         self.decay, self.agent_key = decay, agent_key
+        self.state_file: str | None = None  # where the baselines were read from, if a file
         self.baselines: dict[str, float] = {}
         for agent, b in (baselines or {}).items():
             value = number_knob(self.name, f"baselines[{agent!r}]", 0.0, b)
@@ -283,12 +284,33 @@ class RAE(ClippedPolicyGradient):
                     f"baseline {b!r} is not a finite number", file=str(path), field=agent
                 )
             out[agent] = float(b)
-        self.baselines = out
+        self.baselines, self.state_file = out, os.fspath(path)
+
+    def _check_baselines(self, names: list[str], dtype: torch.dtype) -> None:
+        """Refuse a baseline past the reward bound (:func:`whilecli.methods.validate.reward_bound`,
+        ±1.3e150 in float64, ±1.8e15 in float32): it enters the same arithmetic as a reward, so
+        one past it gives coefficients of 1e297 or an overflow blamed on the rows. Named at the
+        state file and the agent's key, or at the ``baselines`` knob."""
+        bound = reward_bound(dtype)
+        for agent in names:
+            b = self.baselines.get(agent, 0.0)
+            if abs(b) <= bound:
+                continue
+            why = (
+                f"baseline {b:g} is past ±{bound:.2g}, the most a reward may be in"
+                f" {str(dtype).removeprefix('torch.')}: not a baseline rae's rewards can give"
+            )
+            if self.state_file is not None:
+                raise InputError(why, file=self.state_file, field=agent)
+            raise knob_error(self.name, f"baselines[{agent!r}]", 0.0, b, f"within ±{bound:.2g}")
+
+    def state_text(self) -> str:
+        """The baselines as the state file's JSON text, ``{agent: b}``."""
+        return json.dumps(self.baselines, indent=2, sort_keys=True) + "\n"
 
     def save_state(self, path: str | os.PathLike[str]) -> None:
         """Write the baselines as JSON ``{agent: b}``, atomically, replacing the file."""
-        text = json.dumps(self.baselines, indent=2, sort_keys=True) + "\n"
-        atomic_write_text(path, text, force=True)
+        atomic_write_text(path, self.state_text(), force=True)
 
     def _labels(self, batch: Batch) -> dict[str, list[str]]:
         if batch.agents is None:
@@ -304,6 +326,7 @@ class RAE(ClippedPolicyGradient):
             rewards.device
         )
         names = list(codes)
+        self._check_baselines(names, rewards.dtype)
         start = torch.tensor([self.baselines.get(a, 0.0) for a in names], dtype=rewards.dtype).to(
             rewards.device
         )

@@ -7,6 +7,7 @@ Output goes to Parquet or JSONL by extension, atomically, and never replaces a f
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whilecli import jsonout
-from whilecli.fileio import ROW_FORMATS, atomic_write, check_writable, output_format
+from whilecli.fileio import (
+    ROW_FORMATS,
+    atomic_write,
+    atomic_write_all,
+    check_writable,
+    output_format,
+)
 from whilecli.io.batch import read_batch, read_batch_rows, read_jsonl
 
 __all__ = ["read_batch", "read_batch_rows", "read_jsonl", "update_table", "write_update"]
@@ -99,12 +106,20 @@ def _every_input_row(data: dict[str, pa.Array], rows: Any) -> pa.Table:
 
 
 def write_update(
-    path: str | Path, rows_meta: Any, update: Any, *, force: bool = False, input_rows: Any = None
+    path: str | Path,
+    rows_meta: Any,
+    update: Any,
+    *,
+    force: bool = False,
+    input_rows: Any = None,
+    state: tuple[str | os.PathLike[str], str] | None = None,
 ) -> Path:
     """Write ``update`` for the batch ``rows_meta`` (its mask and task ids) to Parquet or JSONL
     (with ``input_rows``: one row per input row, :func:`update_table`).
 
-    Atomic, and refuses to replace an existing file unless ``force``.
+    Atomic, and refuses to replace an existing file unless ``force``. ``state``: (path,
+    text) of rae's baselines, written together with the update (both or neither: a failed
+    state write leaves no ``-o`` a rerun would be refused for), replaced without ``force``.
     """
     p = Path(path)
     kind = _kind(p)
@@ -119,4 +134,11 @@ def write_update(
                 for row in table.to_pylist():
                     handle.write(jsonout.dumps(row) + "\n")
 
-    return atomic_write(p, write, force=force)
+    if state is None:
+        return atomic_write(p, write, force=force)
+    where, text = state
+
+    def write_state(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    return atomic_write_all([(p, write), (where, write_state)], force=force, replacing=[where])[0]

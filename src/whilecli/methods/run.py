@@ -463,8 +463,11 @@ def run_update(
     if output is not None and output != "-":
         from whilecli.methods.io import write_update
 
-        written = str(write_update(output, batch, update, force=force, input_rows=rows))
-    if state is not None:  # last: a failed write leaves the baselines as they were
+        with_state = None if state is None else (state, algo.state_text())
+        written = str(
+            write_update(output, batch, update, force=force, input_rows=rows, state=with_state)
+        )  # with the state, both or neither: a failed write leaves both as they were
+    elif state is not None:  # last: a failed write leaves the baselines as they were
         algo.save_state(state)
     shown = dict(given)
     if corr is not None:

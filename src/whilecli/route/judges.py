@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from whilecli import jsonout
-from whilecli.errors import InputError, UsageError
+from whilecli.errors import InputError, UsageError, shown_path
 from whilecli.io.judge import JUDGE_KINDS, JudgeScan
 
 __all__ = ["JUDGE_KINDS", "Audit", "JudgeScan", "audit_verdict", "load_audit"]
@@ -141,11 +141,15 @@ def audit_verdict(data: dict[str, Any], source: str = "given") -> Audit:
 
 def load_audit(path: str | Path) -> Audit:
     """Read an audit file (JSON, or TOML by its ``.toml`` suffix) and give its verdict."""
+    from whilecli.fileio import UnreadableFile, read_regular
+
     p = Path(path)
-    try:
-        text = p.read_bytes()
-    except OSError as err:
-        raise UsageError(f"--judge-audit {p}: cannot read: {err.strerror}") from None
+    try:  # a regular file only: a FIFO would wait for a writer forever
+        text = read_regular(p)
+    except UnreadableFile as err:
+        raise UsageError(f"--judge-audit {err}") from None
+    if text is None:
+        raise UsageError(f"--judge-audit {shown_path(p)}: cannot read: no such file")
     try:
         if p.suffix.lower() == ".toml":
             data = jsonout.loads_toml(text.decode("utf-8"), file=str(p))

@@ -32,6 +32,7 @@ then enforces no policy.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,11 +240,15 @@ class PolicyConfig:
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
-    except OSError as err:
-        raise UsageError(f"{shown_path(path)}: cannot read: {err.strerror}") from None
+    from whilecli.fileio import UnreadableFile, read_regular
+
+    try:  # a regular file only: a folder, a FIFO or a loop of links is refused, never skipped
+        data = read_regular(path)
+        if data is None:
+            raise UsageError(f"{shown_path(path)}: cannot read: a link to nothing")
+        text = data.decode("utf-8")
+    except UnreadableFile as err:
+        raise UsageError(str(err)) from None
     except UnicodeDecodeError as err:  # TOML is UTF-8
         raise UsageError(
             f"{shown_path(path)}: not UTF-8 (byte {err.start}): TOML files are UTF-8"
@@ -292,7 +297,9 @@ def find_config(start: Path | None = None) -> Path | None:
     for folder in (here, *here.parents):
         for name in ("while.toml", "pyproject.toml"):
             candidate = folder / name
-            if candidate.is_file() and _settings(candidate) is not None:
+            # there in any form (a folder, a FIFO, a loop of links): read, so refused, never
+            # skipped as absent
+            if os.path.lexists(candidate) and _settings(candidate) is not None:
                 return candidate
         if (folder / ".git").exists():
             return None

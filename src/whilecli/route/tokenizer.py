@@ -45,6 +45,22 @@ def _token_id(value: Any, path: Path, where: str) -> int:
     return value
 
 
+def _one_token_per_id(ids: dict[str, int], path: Path, where: str | None) -> Vocab:
+    """A ``{token: id}`` map in which no two tokens share an id (a tokenizer decodes an id to
+    one token): two that do are refused, naming the file and both tokens."""
+    seen: dict[int, str] = {}
+    for token, tid in ids.items():
+        other = seen.setdefault(tid, token)
+        if other != token:
+            raise InputError(
+                f"tokens {jsonout.dumps(other)[:40]} and {jsonout.dumps(token)[:40]} share the"
+                f" id {tid}: a tokenizer gives each id one token",
+                file=str(path),
+                field=where,
+            )
+    return dict(ids)
+
+
 def _merged(base: Vocab, added: Iterable[tuple[str, int | None]]) -> Vocab:
     """Base vocabulary plus the added tokens it does not already hold (``len(tokenizer)``)."""
     out = dict(base)
@@ -58,7 +74,8 @@ def _base_vocab(model: Any, path: Path) -> Vocab:
     ``[[token, score], ...]`` list (Unigram, whose ids are the positions)."""
     vocab = model.get("vocab") if isinstance(model, dict) else None
     if isinstance(vocab, dict):
-        return {str(t): _token_id(i, path, f"model.vocab.{t}") for t, i in vocab.items()}
+        ids = {str(t): _token_id(i, path, f"model.vocab.{t}") for t, i in vocab.items()}
+        return _one_token_per_id(ids, path, "model.vocab")
     if isinstance(vocab, list):
         out: Vocab = {}
         for position, entry in enumerate(vocab):
@@ -134,6 +151,10 @@ def vocabulary(path: str | Path) -> Vocab:
         raise UsageError(f"{target}: no such tokenizer file or model directory")
     if target.is_file():
         return vocabulary_of_tokenizer_json(target)
+    if not target.is_dir():  # a FIFO, a device: no file to read, no folder to look in
+        from whilecli.fileio import file_kind
+
+        raise UsageError(f"{target}: it is {file_kind(target.stat().st_mode)}, not a file")
     fast = target / "tokenizer.json"
     if fast.is_file():
         return vocabulary_of_tokenizer_json(fast)
@@ -142,7 +163,9 @@ def vocabulary(path: str | Path) -> Vocab:
         data = _load_json(vocab_json)
         if not isinstance(data, dict):
             raise InputError("is not a {token: id} object", file=str(vocab_json))
-        base: Vocab = {str(t): _token_id(i, vocab_json, str(t)) for t, i in data.items()}
+        base = _one_token_per_id(
+            {str(t): _token_id(i, vocab_json, str(t)) for t, i in data.items()}, vocab_json, None
+        )
         return _merged(base, _added_from_directory(target))
     raise UsageError(
         f"{target}: no tokenizer.json or vocab.json in this directory "

@@ -18,7 +18,9 @@ from whilecli.io.formats import Converted, as_list
 
 
 def is_group(first: dict[str, Any]) -> bool:
-    return isinstance(first.get("scores"), list) and (
+    """A ScoredDataGroup: ``scores`` beside a ``tokens`` or ``masks`` list (``scores`` of any
+    type, so a scalar one is refused at its line and field, not read as another format)."""
+    return "scores" in first and (
         isinstance(first.get("tokens"), list) or isinstance(first.get("masks"), list)
     )
 
@@ -34,6 +36,21 @@ def _prompt(messages: Any) -> Any:
     return out
 
 
+def _same_length(group: dict[str, Any], n: int, name: str, lineno: int) -> None:
+    """Refuse a group whose per-rollout lists (``tokens``, ``masks``) do not hold one entry
+    per score: which score belongs to which rollout is then unknown (ScoredDataGroup)."""
+    for key in ("tokens", "masks"):
+        held = group.get(key)
+        if isinstance(held, list) and len(held) != n:
+            raise InputError(
+                f"holds {len(held)} rollouts but scores holds {n}: a group has one entry"
+                " per rollout in each",
+                file=name,
+                line=lineno,
+                field=key,
+            )
+
+
 def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
     out: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
@@ -42,6 +59,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], name: str) -> Converted:
         scores = group.get("scores")
         if not isinstance(scores, list):
             raise InputError("scores is not a list", file=name, line=lineno, field="scores")
+        _same_length(group, len(scores), name, lineno)
         messages = as_list(group.get("messages"))
         seed = group.get("seed")
         for i, score in enumerate(scores):

@@ -52,8 +52,9 @@ def _report(path: Path | None) -> dict[str, Any] | None:
     reports = folder.parent.parent / "reports" / folder.name
     if reports.is_dir():
         candidates += sorted(reports.glob("*.json"))
+    named = set(folder.glob("report_*.json"))
     for cand in candidates:
-        doc = read_json_file(cand)
+        doc = read_json_file(cand, lenient=cand not in named)  # reports/*.json: any JSON file
         if (
             isinstance(doc, dict)
             and isinstance(doc.get("model_name"), str)

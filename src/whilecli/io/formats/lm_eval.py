@@ -86,12 +86,39 @@ def _task(path: Path, results: dict[str, Any] | None) -> str | None:
     return tasks[0] if len(tasks) == 1 else None
 
 
-def _repeats(results: dict[str, Any] | None, task: str | None) -> int | None:
-    """``configs.<task>.repeats``, where more than one."""
-    configs = (results or {}).get("configs")
+#: The most samples per doc a results file's ``configs.<task>.repeats`` may say (humaneval's
+#: pass@k tasks use 20 to 200): past it the number is no sampling plan, and every doc's
+#: pass@1 would be expanded into that many rollouts.
+MAX_REPEATS = 10_000
+
+
+def _repeats(
+    found: tuple[Path, dict[str, Any]] | None, task: str | None, first: dict[str, Any]
+) -> int | None:
+    """``configs.<task>.repeats``, where more than one. Refused, naming the results file and
+    the field: more than :data:`MAX_REPEATS`, or more replies than the first row's ``resps``
+    holds (lm-eval keeps every sample of a doc there, ``resps: [[k replies]]``)."""
+    configs = (found[1] if found else {}).get("configs")
     config = configs.get(task) if isinstance(configs, dict) and task is not None else None
     n = config.get("repeats") if isinstance(config, dict) else None
-    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else None
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 1:
+        return None
+    assert found is not None and task is not None
+    held = first.get("resps")
+    kept = len(held[0]) if isinstance(held, list) and held and isinstance(held[0], list) else None
+    if n > MAX_REPEATS or kept is not None and n > kept:
+        said = f"{n:.3g}" if n > 10**12 else f"{n:,}"
+        why = (
+            f"more than {MAX_REPEATS:,} samples per doc"
+            if n > MAX_REPEATS
+            else f"but the first row's resps holds {kept} replies"
+        )
+        raise InputError(
+            f"repeats {said}: {why}",
+            file=str(found[0]),
+            field=f"configs.{task}.repeats",
+        )
+    return n
 
 
 def _metric_names(
@@ -154,7 +181,7 @@ def needs_conversion(first: dict[str, Any], path: Any) -> bool:
     task = _task(path, results)
     names = _metric_names(first, results, task)
     replies = _replies(first)
-    k = _repeats(results, task) or (len(replies) if replies and len(replies) > 1 else None)
+    k = _repeats(found, task, first) or (len(replies) if replies and len(replies) > 1 else None)
     return (
         any(over(n) for n in names)
         or over(first.get("filter")) is not None
@@ -232,7 +259,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Any, name: str) ->
             + ("; a vote over several samples is no one rollout's grade" if aggregates else "")
         )
     replies = _replies(first)
-    k = _repeats(results, task) or (len(replies) if replies and len(replies) > 1 else None)
+    k = _repeats(found, task, first) or (len(replies) if replies and len(replies) > 1 else None)
     if aggregates:
         notes.append(
             f"lm-eval: {', '.join(aggregates)} sum{'s' if len(aggregates) == 1 else ''} up"

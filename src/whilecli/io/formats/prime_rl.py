@@ -192,11 +192,13 @@ def run_model(run_dir: Path | None) -> tuple[str, str] | None:
         files = sorted(folder.glob("*.json"), key=lambda p: (p.stem != "orchestrator", p.name))
     except OSError:
         return None
-    from whilecli.io.sources import read_json_file
+    from whilecli.io.sources import read_json_file, side_object, side_text
 
     for cfg in files:
-        doc = read_json_file(cfg)
-        model = as_dict(doc).get("model")
+        doc = side_object(read_json_file(cfg), cfg) or {}
+        model = doc.get("model")
+        if model is not None and not isinstance(model, (str, dict)):
+            side_text(doc, "model", cfg)  # a number or a list: refused, naming the field
         if isinstance(model, str):
             return model, f"configs/{cfg.name}: model"
         name = as_dict(model).get("name")

@@ -57,7 +57,7 @@ def _config_model(path: Path | None) -> str | None:
     if path is None:
         return None
     for folder in list(path.parents)[:3]:
-        model = as_dict(read_json_file(folder / "config.json")).get("model_name")
+        model = as_dict(read_json_file(folder / "config.json", lenient=True)).get("model_name")
         if isinstance(model, str):
             return model
     return None
