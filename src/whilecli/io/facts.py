@@ -850,6 +850,9 @@ class Facts:
     #: than the writer's (``config.model``, ``generator``: :func:`whilecli.io.aliases.
     #: unsure_model_alias`); None where a sure field names it, or none does.
     model_unsure: str | None = None
+    #: The largest token cap the rows record (their replies were sampled under it); None:
+    #: none recorded.
+    token_cap: float | None = None
     #: Where the rows name no model: the first part of a file's path that names one
     #: (:func:`whilecli.io.modelid.path_model`: ``gpt-4o-airline.json``); None: none does.
     path_model: str | None = None
@@ -899,6 +902,8 @@ class Facts:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.per_row_ids is not None:
             self.id_rows += other.id_rows
+        if other.token_cap is not None:
+            self.token_cap = max(self.token_cap or 0.0, other.token_cap)
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
@@ -1104,6 +1109,8 @@ REQUEST = "__request"
 #: A row a flag reads as not cut whose token count reached its cap
 #: (:func:`whilecli.io.plan.cut_disputed`).
 DISPUTED = "__disputed"
+#: A row's token cap as recorded (:func:`whilecli.io.plan.token_cap`).
+CAP = "__cap"
 #: Stats keys merged across a file's row ranges by ``min`` (first rows), the rest by sum.
 FIRST_KEYS = (
     *("f_first_error", "f_first_ungraded", "f_first_empty", "f_first_cut_partial"),
@@ -1166,6 +1173,7 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         first(disputed).alias("f_first_disputed"),
         (pl.col("reply") != OK).sum().alias("f_not_ok"),
         (pl.col(DRAW) == GREEDY_DRAW).sum().alias("f_greedy"),
+        pl.col(CAP).max().alias("f_cap"),
     ]
 
 

@@ -163,6 +163,8 @@ class Plan:
     #: Rows read as not cut whose flag disputes their token count at the cap
     #: (:func:`cut_disputed`); None: no flag beside a count and its cap.
     cut_disputed: pl.Expr | None = None
+    #: Each row's token cap as recorded (:func:`token_cap`); None: the rows record none.
+    token_cap: pl.Expr | None = None
     #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
     #: True on a harness error that names a request failed at the API (a rate limit, a
@@ -533,9 +535,11 @@ def build_plan(
         )
     if cut_col is None:
         _check_token_numbers(ctx)
+    side_cap = sidecar_cap(source)
     truncated, disputed = _truncation(
-        shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, sidecar_cap(source)
+        shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, side_cap
     )
+    cap_expr = token_cap(shape, leaves, side_cap)
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
@@ -620,6 +624,7 @@ def build_plan(
         else disputed & ~capped.fill_null(False)
         if capped is not None
         else disputed,
+        token_cap=cap_expr,
         model=model,
         policy_version=version,
         passed=passed,
@@ -1674,12 +1679,8 @@ def _count_at_cap(
     ``metadata.json: sampling_args.max_tokens``) is every row's, by the same rule (a count
     read only against its own cap, :data:`PAIRED_CAPS`, is not paired with it)."""
     count_col = _number_at(shape, TOKEN_COUNT_ALIASES)
-    caps = TOKEN_CAP_ALIASES
     paired = PAIRED_CAPS.get(count_col.rpartition(".")[2]) if count_col is not None else None
-    if paired:
-        places = (*SAMPLING_PLACES, *REQUEST_PLACES, *EXTRA_PLACES)
-        caps = (*caps, *dict.fromkeys(place + cap for place in places for cap in paired))
-    cap_col = _number_at(shape, caps)
+    cap_col = _cap_col(shape, count_col)
     if count_col is not None and cap_col is None and side_cap is not None and not paired:
         return _count_at_side_cap(shape, leaves, sample, count_col, side_cap)
     if count_col is None or cap_col is None or count_col == cap_col:
@@ -1692,6 +1693,32 @@ def _count_at_cap(
     cap = leaves.expr(cap_col, pl.Float64)
     reached = pl.when((cap > 0) & (count >= 0) & (count <= cap)).then(count >= cap)
     return reached, f"{count_col} reaching {cap_col} (the reply's tokens at its cap)"
+
+
+def _cap_col(shape: Shape, count_col: str | None) -> str | None:
+    """Where the rows record the token cap their replies were sampled under: the first of
+    :data:`TOKEN_CAP_ALIASES` they hold numbers at, and beside a count read only against
+    its own cap (:data:`PAIRED_CAPS`: ``output_length`` and ``max_length``), that cap."""
+    caps = TOKEN_CAP_ALIASES
+    paired = PAIRED_CAPS.get(count_col.rpartition(".")[2]) if count_col is not None else None
+    if paired:
+        places = (*SAMPLING_PLACES, *REQUEST_PLACES, *EXTRA_PLACES)
+        caps = (*caps, *dict.fromkeys(place + cap for place in places for cap in paired))
+    return _number_at(shape, caps)
+
+
+def token_cap(shape: Shape, leaves: Leaves, side_cap: Side | None) -> pl.Expr | None:
+    """Each row's token cap as recorded (:func:`_cap_col`), else the cap the settings beside
+    the rows record (``side_cap``); None where neither is. What check 4 compares between a
+    teacher's rows and the student's (a teacher sampled under a larger cap may win only with
+    replies the student's cap would cut)."""
+    col = _cap_col(shape, _number_at(shape, TOKEN_COUNT_ALIASES))
+    if col is not None:
+        cap = leaves.expr(col, pl.Float64)
+        return pl.when(cap > 0).then(cap)
+    if side_cap is not None:
+        return pl.lit(float(side_cap.value), dtype=pl.Float64)
+    return None
 
 
 def _check_token_numbers(ctx: _Context) -> None:

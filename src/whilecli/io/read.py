@@ -151,6 +151,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.TURN: pl.Float64(),
     facts.DISPUTED: pl.Boolean(),
     facts.REQUEST: pl.Boolean(),
+    facts.CAP: pl.Float64(),
 }
 
 
@@ -998,6 +999,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         ).alias(facts.DISPUTED),
         (plan.request_failed if plan.request_failed is not None else pl.lit(False)).alias(
             facts.REQUEST
+        ),
+        (plan.token_cap if plan.token_cap is not None else pl.lit(None, dtype=pl.Float64)).alias(
+            facts.CAP
         ),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
@@ -1966,6 +1970,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         first_error=first_error if errors else None,
         request_errors=int(st["f_request"] or 0),
         model_unsure=part.plan.model_unsure,
+        token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
         path_model=path_model(source.path)
         if source.path is not None and part.plan.sources.get("model", "").startswith("not recorded")
         else None,

@@ -305,6 +305,9 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     }
     if other_prompts:
         measured["other_prompt_tasks"] = other_prompts
+    caps = (tpool.source.facts.token_cap, pool.source.facts.token_cap)
+    if None not in caps and caps[0] > caps[1] + TOL:  # type: ignore[operator]
+        measured["teacher_token_cap"], measured["student_token_cap"] = caps
     if found.tally.only_mine:  # shared + other prompt + student's only = the student's tasks
         measured["student_only_tasks"] = found.tally.only_mine
     if found.by_prompt:

@@ -67,6 +67,7 @@ PROVISIONAL_KINDS = (
     "ids_per_sample",
     "model_unsure",
     "model_in_path",
+    "teacher_budget",
     "threshold_above_rewards",
     "teacher_unpaired",
     "teacher_other_family",
@@ -715,6 +716,18 @@ def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
                 f" ({m.get('unpaired_hint')})",
                 "check 4 is unknown and OPD is not chosen: the verdict is provisional until"
                 " the teacher's rows key the student's tasks",
+            )
+        )
+    if m.get("teacher_token_cap") and check.reached:
+        out.append(
+            Finding(
+                "teacher_budget",
+                int(m.get("shared_tasks", 0) or 0),
+                f"the teacher's replies were sampled under a token cap of"
+                f" {m['teacher_token_cap']:g}, the student's under {m['student_token_cap']:g}",
+                "a teacher that wins only with replies longer than the student's cap is cut"
+                " off inside the OPD run: the verdict is provisional; score the teacher at the"
+                " student's max_tokens",
             )
         )
     if m.get("teacher_is_student"):

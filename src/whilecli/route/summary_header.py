@@ -321,6 +321,9 @@ def _check_facts(found: object, at: str, bad: Callable[[str, str], InputError]) 
             )
         elif "str" in kind:
             ok = isinstance(value, str) or (value is None and "None" in kind)
+        elif "float" in kind:  # a token cap: a positive finite number
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            ok = (value is None and "None" in kind) or (number and 0 < value < math.inf)
         else:
             ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
         if not ok:
