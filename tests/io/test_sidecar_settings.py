@@ -182,24 +182,27 @@ def _model_pool(folder: Path, seed: int) -> None:
     key=st.sampled_from(["model", "model_name", "model_name_or_path"]),
     seed=st.integers(0, 1000),
 )
-def test_a_model_in_a_settings_file_is_read_and_unsure(
+def test_a_model_in_a_settings_file_leaves_the_verdict_provisional(
     tmp_path: Path, name: str, key: str, seed: int
 ) -> None:
+    """A generic settings file's model may be a judge's or a base model's: never the rows'
+    model (check 6 stays unknown), but one that names another model than --model's leaves
+    the verdict provisional (``model_in_path``), as a path naming one does."""
     folder = tmp_path / f"{name}-{key}-{seed}"
     folder.mkdir()
     _model_pool(folder, seed)
     _settings(folder, name, {key: "gpt-4o-2024-08-06", "temperature": 1.0})
     got = route_rows(folder, MODEL)
-    assert got.inputs["sources"]["model"] == f"{name}: {key}"
-    assert got.route == "off-policy"
-    assert got.provisional and "model_unsure" in finding_kinds(got)
+    assert got.inputs["sources"]["model"] == "not recorded"
+    assert got.route == "grpo"
+    assert got.provisional and "model_in_path" in finding_kinds(got)
 
 
 @pytest.mark.parametrize(
     "side",
     [
         ("metadata.json", {"model": MODEL, "env_id": "math"}),  # a known tool's: sure
-        ("config.yaml", {"model": MODEL}),  # names the model trained: on-policy
+        ("config.yaml", {"model": MODEL}),  # names the model trained: nothing moves
         ("config.json", {"_name_or_path": "gpt2", "architectures": ["GPT2LMHeadModel"]}),
     ],
 )
@@ -210,5 +213,5 @@ def test_a_settings_model_that_agrees_or_a_model_folder_stays_firm(
     _settings(tmp_path, *side)
     got = route_rows(tmp_path, MODEL)
     assert got.route == "grpo" and not got.provisional
-    if side[0] == "config.json":
+    if side[0] != "metadata.json":
         assert got.inputs["sources"]["model"] == "not recorded"

@@ -316,10 +316,11 @@ EPISODE_ALIASES: tuple[str, ...] = tuple(p + n for p in EXTRA_PLACES for n in EP
 #: places, only where the rows show episodes (:func:`whilecli.io.plan.episode_blocks`): no
 #: value of it under two tasks, a task holding two values or more, and a value repeated
 #: within its task.
-SESSION_NAMES: tuple[str, ...] = (
-    *("conversation_id", "session_id", "rollout_id", "sample_id", "run_id", "chat_id"),
-    *("thread_id", "dialog_id", "dialogue_id"),
-)
+#: None is read so: one such id as often holds several draws of one task that are each a
+#: rollout (the n choices of one request share its ``chat_id``; one sandbox's
+#: ``session_id`` serves k attempts), and rows whose turns share it cannot be told from
+#: them by the ids alone. The machinery stays for names that prove safe.
+SESSION_NAMES: tuple[str, ...] = ()
 SESSION_ALIASES: tuple[str, ...] = tuple(p + n for p in EXTRA_PLACES for n in SESSION_NAMES)
 #: A turn's index within its episode, named where rows repeat an episode: read as a
 #: version (:data:`VERSION_ALIASES`) it would be a turn index, not a policy's step.

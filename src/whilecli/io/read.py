@@ -103,6 +103,7 @@ from whilecli.io.sources import (
     refuse_repeated_lines,
     rows_with_keys,
     sample_rows,
+    settings_model,
 )
 
 #: What polars raises when a file it reads is corrupt: its errors, and a Rust panic inside
@@ -1971,7 +1972,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         request_errors=int(st["f_request"] or 0),
         model_unsure=part.plan.model_unsure,
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
-        path_model=path_model(source.path)
+        path_model=(path_model(source.path) or settings_model(source))
         if source.path is not None and part.plan.sources.get("model", "").startswith("not recorded")
         else None,
         empty=int(st["f_empty"]),

@@ -1730,6 +1730,23 @@ def lmeval_results(source: Source) -> tuple[Path, Any] | None:
     return None
 
 
+#: The formats whose writer leaves a ``metadata.json`` beside its rows (vf-eval's, Prime
+#: RFT's): one that is there but broken, or whose ``model`` is no text, is refused. Beside
+#: any other rows a ``metadata.json`` may be anyone's: read where it is a JSON object, else
+#: passed over.
+METADATA_FORMATS = ("vf-eval", "prime-rft")
+
+
+def _metadata(fmt: str, folder: Path) -> dict[str, Any] | None:
+    """The ``metadata.json`` beside a file's rows, as an object; None where there is none
+    (or, for rows of no format that writes one, where it is no readable JSON object)."""
+    where = folder / "metadata.json"
+    if fmt in METADATA_FORMATS:
+        return side_object(read_json_file(where), where)
+    doc = read_json_file(where, lenient=True)
+    return doc if isinstance(doc, dict) else None
+
+
 def sidecar_env(fmt: str, source: Source) -> str | None:
     """The evaluation a file belongs to, as its writer's sidecars name it (vf-eval ``env_id`` or
     ``env``, Prime RFT ``env``, lm-eval's task), or a converted document's own; else None."""
@@ -1737,8 +1754,7 @@ def sidecar_env(fmt: str, source: Source) -> str | None:
         return source.env
     if source.path is None:
         return None
-    where = source.path.parent / "metadata.json"
-    meta = side_object(read_json_file(where), where)
+    meta = _metadata(fmt, source.path.parent)
     if meta is not None:
         for key in ("env_id", "env", "env_name"):
             if isinstance(meta.get(key), str):
@@ -1859,7 +1875,7 @@ def _settings_files(source: Source) -> list[tuple[str, dict[str, Any], bool]]:
         return []
     folder = source.path.parent
     out: list[tuple[str, dict[str, Any], bool]] = []
-    meta = read_json_file(folder / "metadata.json")
+    meta = read_json_file(folder / "metadata.json", lenient=True)  # refused by its readers
     if isinstance(meta, dict):
         out.append(("metadata.json", meta, True))
     for name in SETTINGS_SIDECARS:
@@ -1925,10 +1941,19 @@ def sidecar_model(fmt: str, source: Source) -> Side | None:
     """(model, where it came from, unsure) from the files a writer leaves beside its rows;
     None where they name none, or a name that names no model (blank, ``None``, ``N/A``:
     :func:`whilecli.io.modelid.names_model`). A model read from a settings file of no known
-    tool's layout (:data:`SETTINGS_SIDECARS`) is unsure."""
+    tool's layout (:data:`SETTINGS_SIDECARS`) is not read here (:func:`settings_model`)."""
     known = _sidecar_model(fmt, source)
-    found = Side(*known) if known is not None else _settings_model(source)
+    found = Side(*known) if known is not None else None
     return found if found is not None and names_model(found.value) else None
+
+
+def settings_model(source: Source) -> str | None:
+    """Where a settings file of no known tool's layout names a model (``config.yaml:
+    model = gpt-4o``): a judge's, a base model's or the writer's, which the file does not
+    say, so never the rows' model; the route weighs it as it weighs a path that names one
+    (:func:`whilecli.io.modelid.names_other_model`)."""
+    found = _settings_model(source)
+    return None if found is None else f"{found.where} = {found.value}"
 
 
 def _settings_model(source: Source) -> Side | None:
@@ -1952,10 +1977,12 @@ def _sidecar_model(fmt: str, source: Source) -> tuple[str, str] | None:
         return None
     folder = source.path.parent
     where = folder / "metadata.json"
-    meta = side_object(read_json_file(where), where)
+    meta = _metadata(fmt, folder)
     if meta is not None:
-        if (model := side_text(meta, "model", where)) is not None:
+        if fmt in METADATA_FORMATS and (model := side_text(meta, "model", where)) is not None:
             return model, "metadata.json: model"
+        if fmt not in METADATA_FORMATS and isinstance(meta.get("model"), str):
+            return meta["model"], "metadata.json: model"
         run = meta.get("run")
         if isinstance(run, dict) and isinstance(run.get("base_model"), str):
             return run["base_model"], "metadata.json: run.base_model"

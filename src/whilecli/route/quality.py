@@ -506,7 +506,8 @@ def _model_in_path(pool: Pool, on_policy: CheckResult | None, model: str | None)
         Finding(
             "model_in_path",
             pool.rows,
-            f"no model named in the rows, and a path that names another than {base}: {part}",
+            f"no model named in the rows, and a path or a settings file beside them names"
+            f" another than {base}: {part}",
             "if that model wrote them, they are off-policy (SFT on them, or OPD from it):"
             " the verdict is provisional; pass --map model=COLUMN where the rows name it,"
             " or --model with the model that wrote them",
