@@ -91,3 +91,16 @@ def test_counts_on_each_of_a_tasks_rows_are_one_replys(tmp_path: Path) -> None:
     ]
     with pytest.raises(InputError, match="num_passed|reward"):
         read_rows([_write(tmp_path / "tests.jsonl", rows)])
+
+
+@pytest.mark.parametrize("grade", ["passed", "is_correct", "acc", "correct"])
+def test_counts_beside_a_rows_own_grade_are_its_unit_tests(tmp_path: Path, grade: str) -> None:
+    """One row per task with its own grade and test counts beside it (7 of 10 tests): the
+    grade is the row's, k = 1; the counts are not draws."""
+    rows = [
+        {"task_id": f"t{t}", grade: t % 2 == 0, "num_correct": t % 11, "num_samples": 10}
+        for t in range(200)
+    ]
+    got = run_route(_write(tmp_path / "rows.jsonl", rows))
+    assert got.summary["rows"] == 200
+    assert got.method == "flash_reinforce"

@@ -1,6 +1,7 @@
 """A finish / stop reason is read in every container a writer keeps a reply or a whole API
 response in (DESIGN section 1, ``truncated``; :data:`whilecli.io.aliases.REASON_PLACES`):
-the row's top level and extras, ``response``, ``result``, ``generation``, ``output``, and
+the row's top level and extras, ``response``, ``generation``, ``output`` (never a
+``result`` object's: a judge's or a tool's records its own call's end), and
 the ``choices`` / ``candidates`` / ``outputs`` lists inside each, under each name
 (``finish_reason``, ``stop_reason``, ``finishReason``, ``stopReason``). A reason read in
 some containers and not others left a stored OpenAI chat completion, an Anthropic Message
@@ -28,7 +29,7 @@ from read_helpers import frame_of
 from rows_files import write_rows
 from whilecli.cli import app
 
-HOLDERS = ["", "metadata.", "response.", "result.", "generation.", "output.", "info."]
+HOLDERS = ["", "metadata.", "response.", "generation.", "output.", "info."]
 LISTS = ["", "choices[0].", "candidates[0].", "outputs[0]."]
 NAMES = ["finish_reason", "stop_reason", "finishReason", "stopReason"]
 CUT = ["length", "max_tokens", "MAX_TOKENS", "max_output_tokens"]
@@ -137,7 +138,7 @@ def _api_row(shape: str, text: str, cut: bool) -> dict[str, Any]:
 )
 @given(
     shape=st.sampled_from(["openai", "anthropic", "gemini"]),
-    holder=st.sampled_from(["response", "result", "generation", "output"]),
+    holder=st.sampled_from(["response", "generation", "output"]),
     seed=st.integers(0, 10_000),
 )
 def test_cut_passes_inside_a_stored_response_route_to_fix_reward(

@@ -87,3 +87,18 @@ def test_the_clean_pool_is_fix_reward(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in _rows(0)))
     assert run_route(str(path)).route == "fix-reward"
+
+
+@pytest.mark.parametrize(("field", "value"), [("completion_tokens", "412"), ("max_tokens", "inf")])
+def test_a_field_of_no_number_on_any_row_is_no_count_or_cap(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    """Text on every row (``max_tokens: "inf"``, counts written as text throughout) is no
+    count or cap: not paired, and the finish reason the rows carry decides, as before."""
+    rows = _rows(0)
+    for row in rows:
+        row["finish_reason"] = "length" if row["completion_tokens"] == CAP else "stop"
+        row[field] = value
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run_route(str(path)).route == "fix-reward"

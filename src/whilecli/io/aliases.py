@@ -35,10 +35,9 @@ TASK_ALIASES: tuple[str, ...] = (
 #: ``data_source``, verifiers' and NeMo Gym's environment names, a benchmark's subset. Read
 #: only where a task id alias names the task and the same id stands under two or more of
 #: its values (verl numbers each dataset's rows from 0 in ``index``): the task is then the
-#: pair (:func:`whilecli.io.read` keys it ``value:id``). ``task`` is such a label too, and
-#: ``split`` (``train`` / ``test``: a dataset's splits number their rows from 0 alike), read
-#: last: a file that names its dataset keys by it. Never ``partition`` or ``shard``: a
-#: writer's shards hold one task's draws as often.
+#: pair (:func:`whilecli.io.read` keys it ``value:id``). ``task`` is such a label too. Never
+#: ``split`` (one task's draws are written under ``test`` and ``Test``, or a fold number, as
+#: often as a dataset's splits number their rows from 0 alike), ``partition`` or ``shard``.
 ENV_ALIASES: tuple[str, ...] = (
     "data_source",
     "env_id",
@@ -50,7 +49,6 @@ ENV_ALIASES: tuple[str, ...] = (
     "subset",
     "task",
     "task_name",
-    "split",
 )
 #: Where the prompt text sits when no task id does (its hash becomes the task id), and what
 #: task ids are checked against: SkyRL's eval dumps write ``input_prompt``; MATH, NuminaMath
@@ -442,13 +440,12 @@ HTTP_STATUS_ALIASES: tuple[str, ...] = (
 HTTP_ERROR = r"^(?:https?(?:/\d(?:\.\d)?)?\s*)?[45]\d\d(?:\.0+)?(?:\s+[a-z][a-z ._-]*)?$"
 #: Where a client or a harness keeps a reply, or the whole API response it came in, beside
 #: the row's extras (:data:`EXTRA_PLACES`): ``response`` (an OpenAI chat completion, an
-#: Anthropic Message or a Gemini ``GenerateContentResponse`` saved whole), ``result`` (a
-#: harness's result object), ``generation`` and ``output`` (a sampler's output object),
+#: Anthropic Message or a Gemini ``GenerateContentResponse`` saved whole), ``generation`` and ``output`` (a sampler's output object),
 #: ``model_response`` (LiteLLM's ``ModelResponse``), ``response.body`` (an OpenAI Batch API
 #: line), ``result.message`` (an Anthropic Message Batches result), ``meta_info`` (SGLang)
 #: and ``details`` (TGI's generate details).
 REPLY_HOLDERS: tuple[str, ...] = (
-    *("response.", "result.", "generation.", "output.", "model_response."),
+    *("response.", "generation.", "output.", "model_response."),
     *("response.body.", "result.message.", "meta_info.", "details."),
 )
 #: The lists of replies a response keeps, read at their first element: OpenAI's ``choices``,
@@ -465,7 +462,8 @@ REASON_NAMES: tuple[str, ...] = (
 #: :data:`REASON_NAMES` on the top level and in each place of :data:`EXTRA_PLACES` and
 #: :data:`REPLY_HOLDERS`, and in each list of :data:`REPLY_LISTS` there
 #: (``response.choices[0].finish_reason``, ``response.candidates[0].finishReason``,
-#: ``result.stop_reason``, ``generation.finish_reason``), top level first.
+#: ``generation.finish_reason``), top level first. Never a ``result`` object's: a judge's or
+#: a tool's result records its own call's end as often.
 REASON_PLACES: tuple[str, ...] = tuple(
     dict.fromkeys(
         holder + inner + name

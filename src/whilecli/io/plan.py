@@ -1411,8 +1411,8 @@ def _pass_counts(ctx: _Context) -> tuple[str, str] | None:
     where the rows hold no such pair, or where a task's id repeats on the first rows (counts
     on each of a task's rows are one reply's, its unit tests passed of those run)."""
     shape = ctx.shape
-    if any(shape.has(a) for a in ("reward", "score", "rewards")):
-        return None
+    if any(shape.has(a) for a in ("reward", "score", "rewards")) or _scalar_reward(shape, None):
+        return None  # a row's own grade: the counts beside it are its unit tests'
     rows = ctx.sample or ctx.id_rows
     key = ctx.fields.get("task_id")
     if key is not None and rows:
@@ -1723,10 +1723,11 @@ def token_cap(shape: Shape, leaves: Leaves, side_cap: Side | None) -> pl.Expr | 
 
 def _check_token_numbers(ctx: _Context) -> None:
     """A reply's token count and its cap, where the rows carry both (the first alias of
-    each they hold, :data:`TOKEN_COUNT_ALIASES`, :data:`TOKEN_CAP_ALIASES`), are numbers on
-    every row: a sampled row's text, flag, list or object there is refused at its row, as
-    the same value past the sample is (read on one of the first rows, it silently left the
-    whole file's truncation unread)."""
+    each they hold, :data:`TOKEN_COUNT_ALIASES`, :data:`TOKEN_CAP_ALIASES`) and numbers
+    there, are numbers on every row: a sampled row's text, flag, list or object among them
+    is refused at its row, as the same value past the sample is (read on one of the first
+    rows, it silently left the whole file's truncation unread). A field that holds no
+    number on any sampled row (``max_tokens: "inf"``) is no count or cap: not paired."""
     shape = ctx.shape
     held = [
         next((a for a in aliases if shape.kinds_at(a) - {"null"}), None)
@@ -1736,7 +1737,8 @@ def _check_token_numbers(ctx: _Context) -> None:
         return
     for alias in held:
         assert alias is not None
-        if shape.kinds_at(alias) - {"null"} <= NUMBER:
+        kinds = shape.kinds_at(alias) - {"null"}
+        if kinds <= NUMBER or not kinds & NUMBER:  # numbers, or no numbers at all: no pair
             continue
         from whilecli.io.shape import kind_words
 
