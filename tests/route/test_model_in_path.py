@@ -149,6 +149,12 @@ def test_names_other_model(part: str, model: str, other: bool) -> None:
         (("gpt-4o", "a", "b", "c", "rollouts.jsonl"), None),  # four folders up: not read
         (("philosophy", "graphics", "commands", "proto1.jsonl"), None),  # words, not models
         (("data", "Llama-3.1-8B.parquet"), "Llama-3.1-8B.parquet"),
+        # a model in another role, or a dataset made with one: not the writer's
+        (("runs", "qwen3-8b-grpo", "gpt-4o-judge", "rollouts.jsonl"), "qwen3-8b-grpo"),
+        (("judged_by_gpt-4o", "rollouts.jsonl"), None),
+        (("tulu-3-sft-mixture", "math_gpt4o_labels.jsonl"), None),
+        (("r1-distill-qwen-7b", "gsm8k-llama-3-format", "rollouts.jsonl"), None),
+        (("deepseek_math", "grok-math", "qwen-math-data", "rollouts.jsonl"), None),
     ],
 )
 def test_path_model_reads_the_file_name_then_three_folders(

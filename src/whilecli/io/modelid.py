@@ -367,14 +367,37 @@ def _family(text: str) -> str | None:
     return found.group(1).lower() if found else None
 
 
+#: Words that say a path part names a model in another role than the writer's, or names a
+#: dataset built with one (``judged_by_gpt-4o``, ``gpt-4o-judge``, ``math_gpt4o_labels``,
+#: ``tulu-3-sft-mixture``, ``r1-distill-qwen-7b``, ``gsm8k-llama-3-format``).
+_OTHER_ROLE = re.compile(
+    r"(?i)(?<![a-z])(?:judge[ds]?|judging|grader|graded|grading|labels?|labeled|annotat\w*"
+    r"|prompts?|data|dataset|mixture|sft|distill\w*|format|reference|teacher|tokenizer|rubric"
+    r"|critic|rm)(?![a-z])"
+)
+
+
+def _names_a_writer(part: str) -> bool:
+    """Whether a path part names a model that may have written the rows: a family word
+    followed by a version or a size (``gpt-4o``, ``Qwen3-8B``, ``claude-sonnet-4``; not a
+    bare ``deepseek_math`` or ``grok-math``), and no word of another role
+    (:data:`_OTHER_ROLE`)."""
+    found = _FAMILY.search(part)
+    if found is None or _OTHER_ROLE.search(part):
+        return False
+    return bool(
+        re.search(r"\d", part[found.end() : found.end() + 24]) or found.group(1)[-1].isdigit()
+    )
+
+
 def path_model(path: Path) -> str | None:
     """The first part of a file's path (its name first, then the folders above it, nearest
-    first: at most :data:`PATH_FOLDERS`) that names a model by its family (:data:`_FAMILY`:
-    ``gpt-4o-airline.json``, ``Qwen__Qwen3-8B``, ``llama-3.1-8b-rollouts``); None where none
-    does."""
+    first: at most :data:`PATH_FOLDERS`) that names a model that may have written the rows
+    (:func:`_names_a_writer`: ``gpt-4o-airline.json``, ``Qwen__Qwen3-8B``,
+    ``llama-3.1-8b-rollouts``; not ``judged_by_gpt-4o``); None where none does."""
     whole = path.absolute()
     for part in [whole.name, *(p.name for p in whole.parents)][: PATH_FOLDERS + 1]:
-        if _family(part) is not None:
+        if _names_a_writer(part):
             return part
     return None
 
