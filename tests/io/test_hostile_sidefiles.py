@@ -196,3 +196,22 @@ def test_lm_eval_repeats_past_the_replies_or_the_bound_are_refused_naming_the_fi
         assert code == 2 and out.count("\n") == 1, out
         assert "results_2024-01-01T00-00-00.json" in out, out
         assert "field 'configs.humaneval.repeats'" in out, out
+
+
+def test_a_broken_metadata_json_beside_another_tools_rows_is_passed_over(tmp_path: Path) -> None:
+    """Rows that read as no tool writing a ``metadata.json`` (a plain table naming its model)
+    beside a broken one: anyone's file may be named so; it is passed over, not refused."""
+    from whilecli.route import run_route
+
+    rows = [
+        {
+            "task_id": f"t{i // 4}",
+            "reward": float(i % 3 == 0),
+            "model": "m",
+            "finish_reason": "stop",
+        }
+        for i in range(160)
+    ]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "metadata.json").write_text("{not json")
+    assert run_route(str(tmp_path / "rows.jsonl"), model="m").method == "grpo"

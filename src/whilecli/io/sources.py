@@ -2051,7 +2051,9 @@ def detect(shape: Shape, source: Source) -> str:
             return tool.NAME
     meta = None
     if source.path is not None and vf_eval.metadata_path(source.path).is_file():
-        meta = read_json_file(vf_eval.metadata_path(source.path))
+        # lenient: rows of another tool may sit beside anyone's metadata.json; vf-eval's
+        # rows (read as such by their own fields) have theirs refused when broken
+        meta = read_json_file(vf_eval.metadata_path(source.path), lenient=True)
     if vf_eval.detect(shape, meta):
         return vf_eval.NAME
     return source.kind
