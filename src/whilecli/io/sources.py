@@ -290,9 +290,11 @@ def _file_source(path: Path, explicit: bool, forced: str | None = None) -> Sourc
         except OSError as err:
             raise InputError(f"cannot read: {_reason(err)}", file=str(path)) from None
         refuse_unread_compression(head, str(path))
-        _refuse_binary_table(head, str(path), named_text=kind is not None and kind[0] == "jsonl")
-        if kind is None:
-            kind = ("parquet", None) if head[:4] == PARQUET_MAGIC else ("jsonl", _codec_of(head))
+        _refuse_binary_table(head, str(path))
+        if head[:4] == PARQUET_MAGIC:  # the bytes say Parquet, whatever the name says
+            kind = ("parquet", None)
+        elif kind is None:
+            kind = ("jsonl", _codec_of(head))
             if kind == ("jsonl", None) and forced is None:
                 _refuse_text_of_no_rows(head, path)
         else:
@@ -366,19 +368,14 @@ def refuse_unread_compression(head: bytes, name: str) -> None:
 ARROW_FILE_MAGIC = b"ARROW1"
 
 
-def _refuse_binary_table(head: bytes, name: str, *, named_text: bool) -> None:
+def _refuse_binary_table(head: bytes, name: str) -> None:
     """Name a table file by its magic bytes where it would be read as text (refused as bytes
-    that are not UTF-8 at byte 9): an Arrow IPC (Feather) file, or Parquet under a JSON
-    Lines name."""
+    that are not UTF-8 at byte 9): an Arrow IPC (Feather) file. Parquet under a JSON Lines
+    name is read as the Parquet it is, as a stream's bytes are."""
     if head.startswith(ARROW_FILE_MAGIC):
         raise InputError(
             "is an Arrow IPC (Feather) file, which is not read: write it as Parquet"
             " (pyarrow.parquet.write_table(pyarrow.feather.read_table(...), 'rows.parquet'))",
-            file=name,
-        )
-    if named_text and head[:4] == PARQUET_MAGIC:
-        raise InputError(
-            "is a Parquet file (it starts with PAR1) named as JSON Lines: rename it .parquet",
             file=name,
         )
 
