@@ -10,7 +10,8 @@ keys is read ungraded, so ``--map reward=KEY`` reads one of them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from whilecli.errors import InputError
@@ -55,3 +56,38 @@ def graded_beside(
             f"lines carry {', '.join(grades)}: {grades[0]} grades; --map reward=KEY picks another"
         )
     return grades, notes
+
+
+@dataclass
+class BatchLines:
+    """A batch output file's lines read one by one: each line's row, what kind of line it
+    was (the reader's own word: a reply, ``error``, ...), the line itself and its place."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    positions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read_lines(
+    lines: Iterable[tuple[dict[str, Any], dict[str, Any]]],
+    name: str,
+    read: Callable[[dict[str, Any], dict[str, Any], str], tuple[dict[str, Any], str]],
+    what: str = "an output line",
+) -> BatchLines:
+    """Every line of a batch API's output file through its reader's ``read(place, line,
+    name)``; a line that is no JSON object is refused at its place."""
+    from whilecli.io.shape import kind_words
+
+    out = BatchLines()
+    for place, line in lines:
+        if not isinstance(line, dict):
+            raise InputError(
+                f"{what} must be a JSON object, found {kind_words(line)}", file=name, **place
+            )
+        row, kind = read(place, line, name)
+        out.rows.append(row)
+        out.kinds.append(kind)
+        out.lines.append(line)
+        out.positions.append(place)
+    return out

@@ -34,7 +34,7 @@ from typing import Any
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list, prompt_digest
-from whilecli.io.formats.batch_grades import graded_beside
+from whilecli.io.formats.batch_grades import graded_beside, read_lines
 from whilecli.io.shape import kind_words
 
 NAME = "vertex-batch"
@@ -147,19 +147,8 @@ def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> dict[str, A
 def convert(lines: Iterable[tuple[dict[str, Any], dict[str, Any]]], name: str) -> Converted:
     """Rows from output lines, each with its place in the file (``{"line": N}``,
     ``{"at": "entry i"}``)."""
-    rows: list[dict[str, Any]] = []
-    positions: list[dict[str, Any]] = []
-    lines_read: list[dict[str, Any]] = []
-    for place, line in lines:
-        if not isinstance(line, dict):
-            raise InputError(
-                f"an output line must be a JSON object, found {kind_words(line)}",
-                file=name,
-                **place,
-            )
-        rows.append(_read(place, line, name))
-        lines_read.append(line)
-        positions.append(place)
+    read = read_lines(lines, name, lambda place, line, at: (_read(place, line, at), ""))
+    rows, lines_read, positions = read.rows, read.lines, read.positions
     grades, notes = graded_beside(
         rows,
         lines_read,
