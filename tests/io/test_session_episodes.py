@@ -1,10 +1,10 @@
-"""An agent's turns written one row each, their episode under a name that as often names
-something else (``conversation_id``, ``session_id``, ``sample_id``, ``run_id``, ...), or an
-episode id nested where harnesses keep a row's extras (``metadata.episode_id``,
-``info.trajectory_id``): the rows are turns, refused in one line (exit 2), never routed as
-k = turns x episodes. And the same names where they hold no episode (an id per draw, the
-task's own id, one run's or one batch's id over many tasks) change nothing: the pool routes
-with k = the draws per task. A seeded simulator knows which rows are one episode.
+"""An agent's turns written one row each, their episode id nested where harnesses keep a
+row's extras (``metadata.episode_id``, ``info.trajectory_id``): the rows are turns, refused
+in one line (exit 2), never routed as k = turns x episodes. And ids that name an episode as
+often as something else (``conversation_id``, ``session_id``, ``sample_id``, ``run_id``,
+...: an id per draw, the task's own id, one run's or one batch's id over many tasks, the n
+choices of one request) change nothing: the pool routes with k = the draws per task. A
+seeded simulator knows which rows are one episode.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from rows_files import route_rows, write_rows
 from whilecli.errors import InputError
-from whilecli.io.aliases import EPISODE_NAMES, EXTRA_PLACES, SESSION_NAMES
+from whilecli.io.aliases import EPISODE_NAMES, EXTRA_PLACES
 
 SETTINGS = settings(
     max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -63,7 +63,7 @@ def _rows(layout: str, place: str, name: str, tasks: int, k: int, seed: int) -> 
     seed=st.integers(0, 10**6),
     layout=st.sampled_from(LAYOUTS),
     place=st.sampled_from(EXTRA_PLACES),
-    name=st.sampled_from((*SESSION_NAMES, *EPISODE_NAMES)),
+    name=st.sampled_from(EPISODE_NAMES),
     tasks=st.integers(8, 40),
     k=st.integers(2, 6),
     kind=st.sampled_from(["jsonl", "parquet"]),

@@ -306,20 +306,11 @@ EPISODE_NAMES: tuple[str, ...] = (
     *("episode_id", "trajectory_id", "traj_id", "episode_uuid", "trajectory_uuid"),
 )
 EPISODE_ALIASES: tuple[str, ...] = tuple(p + n for p in EXTRA_PLACES for n in EPISODE_NAMES)
-#: Ids that name an episode as often as something wider or narrower: a conversation, a
-#: session, a chat, a thread, a dialog (an agent's episode, or a user's session over many
-#: tasks), ``rollout_id`` (slime's is the training rollout, one id for a whole batch),
-#: ``sample_id`` (inspect_ai's is the task; elsewhere one per draw), ``run_id`` (a run's,
-#: on every row). Read as an episode id, after :data:`EPISODE_ALIASES` and in the same
-#: places, only where the rows show episodes (:func:`whilecli.io.plan.episode_blocks`): no
-#: value of it under two tasks, a task holding two values or more, and a value repeated
-#: within its task.
-#: None is read so: one such id as often holds several draws of one task that are each a
-#: rollout (the n choices of one request share its ``chat_id``; one sandbox's
-#: ``session_id`` serves k attempts), and rows whose turns share it cannot be told from
-#: them by the ids alone. The machinery stays for names that prove safe.
-SESSION_NAMES: tuple[str, ...] = ()
-SESSION_ALIASES: tuple[str, ...] = tuple(p + n for p in EXTRA_PLACES for n in SESSION_NAMES)
+#: No id that names an episode as often as something wider or narrower is an episode alias
+#: (``conversation_id``, ``session_id``, ``chat_id``, ``thread_id``, ``rollout_id``,
+#: ``sample_id``, ``run_id``): the n choices of one request share its ``chat_id`` and one
+#: sandbox's attempts its ``session_id``, and rows whose turns share one cannot be told from
+#: them by the ids alone.
 #: A turn's index within its episode, named where rows repeat an episode: read as a
 #: version (:data:`VERSION_ALIASES`) it would be a turn index, not a policy's step.
 TURN_ALIASES: tuple[str, ...] = ("turn", "turn_id", "turn_idx", "step", "step_id", "step_idx")

@@ -46,7 +46,6 @@ from whilecli.io.aliases import (
     SAMPLE_LIST_ALIASES,
     SAMPLE_REPLY_LISTS,
     SAMPLING_PLACES,
-    SESSION_ALIASES,
     STATUS_ALIASES,
     STOP_CUT,
     TEMPERATURE_ALIASES,
@@ -698,47 +697,17 @@ def _row_env(
 
 def _episode(ctx: _Context, task: pl.Expr) -> tuple[pl.Expr, str] | None:
     """A key of each row's (task, episode id) from the first episode alias the rows hold as
-    text or numbers (:data:`~whilecli.io.aliases.EPISODE_ALIASES`), else the first session
-    alias that does and holds episodes (:data:`~whilecli.io.aliases.SESSION_ALIASES`,
-    :func:`episode_blocks`), null where a row names no episode; with the alias. None: the
-    rows carry none."""
+    text or numbers (:data:`~whilecli.io.aliases.EPISODE_ALIASES`), null where a row names
+    no episode; with the alias. None: the rows carry none."""
     shape, leaves = ctx.shape, ctx.leaves
-    for alias in (*EPISODE_ALIASES, *SESSION_ALIASES):
+    for alias in EPISODE_ALIASES:
         kinds = shape.kinds_at(alias) - {"null"}
         if not kinds or not kinds <= VERSION_KINDS:
-            continue
-        if alias in SESSION_ALIASES and not episode_blocks(ctx, alias):
             continue
         said = facts.version_text(leaves.expr(alias, pl.String))
         pair = pl.struct(task.cast(pl.String).alias("task"), said.alias("episode"))
         return pl.when(said.is_not_null()).then(pair.hash(seed=0)), alias
     return None
-
-
-def episode_blocks(ctx: _Context, alias: str) -> bool:
-    """Whether a session alias's ids (:data:`~whilecli.io.aliases.SESSION_ALIASES`) are
-    episodes in the rows the plan holds: no id stands under two tasks (a run's or a training
-    batch's id does), some task holds two ids or more (an id per task is the task's own,
-    inspect_ai's ``sample_id``), and some id stands on two rows of its task (an id per row is a
-    draw's). Rows of one task under one id are then one episode's turns, not rollouts."""
-    rows = ctx.sample or ctx.id_rows
-    task_field = ctx.fields.get("task_id")
-    if task_field is None:
-        return False
-    tasks: dict[str, str] = {}
-    per_task: dict[str, set[str]] = {}
-    repeated = False
-    for row in rows:
-        own, value = _value_at(row, alias), _value_at(row, task_field)
-        if own is None or isinstance(own, (dict, list)) or value is None:
-            continue
-        episode, task = str(own), json.dumps(value, sort_keys=True, default=str)
-        if tasks.setdefault(episode, task) != task:
-            return False
-        held = per_task.setdefault(task, set())
-        repeated = repeated or episode in held
-        held.add(episode)
-    return repeated and any(len(held) >= 2 for held in per_task.values())
 
 
 def _turn_index(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:

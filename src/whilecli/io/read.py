@@ -51,7 +51,6 @@ from whilecli.io.aliases import (
     LOGPROB_ALIASES,
     PROMPT_ALIASES,
     REWARD_ALIASES,
-    SESSION_ALIASES,
     TASK_ALIASES,
     TOKEN_CAP_ALIASES,
     TOKEN_COUNT_ALIASES,
@@ -2608,8 +2607,7 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     """A frame's first rows, as a JSON Lines file's sample holds them, for what the plan reads
     from its sample: the task-id alias columns where it carries two or more (which of them
     keys the tasks), the prompt fields where it carries no id (which of them key the tasks,
-    and which part of a chat prompt: plan._repeating_part), a session id beside the task's
-    (whether it holds episodes: plan.episode_blocks), the token counts and caps (whether a
+    and which part of a chat prompt: plan._repeating_part), the token counts and caps (whether a
     count runs past its cap), and the first log-prob list (whether it holds log-probs). Only
     those columns, :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none
     where it carries neither."""
@@ -2618,10 +2616,6 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     prompts = [a for a in PROMPT_ALIASES if shape.has(a)]
     if not ids and prompts:  # which prompt fields (or parts) key the tasks (plan._prompt_keys)
         tops += [split_path(a)[0] for a in prompts]
-    sessions = [a for a in SESSION_ALIASES if shape.has(a)]
-    if sessions:  # whether a session id holds episodes (plan.episode_blocks), beside the task's
-        keys = ids[:1] or prompts[:1]
-        tops += [split_path(a)[0] for a in (*keys, *sessions)]
     # whether a token count runs past its cap (plan._count_at_cap): the cap is another's
     counts = [a for a in (*TOKEN_COUNT_ALIASES, *TOKEN_CAP_ALIASES) if shape.has(a)]
     tops += [split_path(a)[0] for a in counts]

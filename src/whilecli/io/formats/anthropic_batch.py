@@ -34,7 +34,7 @@ from typing import Any
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
-from whilecli.io.formats.batch_grades import graded_beside, read_lines
+from whilecli.io.formats.batch_grades import custom_id_row, graded_beside, read_lines
 from whilecli.io.shape import kind_words
 
 NAME = "anthropic-batch"
@@ -84,14 +84,7 @@ def _reply(message: dict[str, Any]) -> str:
 
 def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> dict[str, Any]:
     """One line as a row; a line that is not one the API writes is refused at its field."""
-    custom_id = line.get("custom_id")
-    if not isinstance(custom_id, str) or not custom_id:
-        raise InputError(
-            f"custom_id is {kind_words(custom_id)}, not the request's id",
-            file=name,
-            field="custom_id",
-            **place,
-        )
+    row = custom_id_row(place, line, name, API_KEYS | ROW_KEYS)
     result = as_dict(line.get("result"))
     kind = result.get("type")
     if kind not in RESULT_TYPES:
@@ -101,9 +94,6 @@ def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> dict[str, A
             field="result.type",
             **place,
         )
-    row: dict[str, Any] = {k: v for k, v in line.items() if k not in API_KEYS | ROW_KEYS}
-    row["custom_id"] = custom_id
-    row["task_id"] = line.get("task_id", custom_id)
     if kind == "succeeded":
         message = result.get("message")
         if not isinstance(message, dict):

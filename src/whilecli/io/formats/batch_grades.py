@@ -91,3 +91,27 @@ def read_lines(
         out.lines.append(line)
         out.positions.append(place)
     return out
+
+
+def custom_id_row(
+    place: dict[str, Any], line: dict[str, Any], name: str, kept_out: frozenset[str]
+) -> dict[str, Any]:
+    """The row a batch line keyed by the caller's ``custom_id`` starts as (the Anthropic
+    Message Batches' and the OpenAI Batch API's lines): the keys the caller wrote beside the
+    API's (all but ``kept_out``: the API's keys and the row's own), its ``custom_id``, and
+    the task it names (a ``task_id`` written beside it, else the ``custom_id``). A line whose
+    ``custom_id`` is no text is refused at that field."""
+    from whilecli.io.shape import kind_words
+
+    custom_id = line.get("custom_id")
+    if not isinstance(custom_id, str) or not custom_id:
+        raise InputError(
+            f"custom_id is {kind_words(custom_id)}, not the request's id",
+            file=name,
+            field="custom_id",
+            **place,
+        )
+    row: dict[str, Any] = {k: v for k, v in line.items() if k not in kept_out}
+    row["custom_id"] = custom_id
+    row["task_id"] = line.get("task_id", custom_id)
+    return row

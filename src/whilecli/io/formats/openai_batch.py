@@ -38,7 +38,7 @@ from typing import Any
 from whilecli.errors import InputError
 from whilecli.io.aliases import cut_reason
 from whilecli.io.formats import Converted, as_dict, as_list
-from whilecli.io.formats.batch_grades import graded_beside, read_lines
+from whilecli.io.formats.batch_grades import custom_id_row, graded_beside, read_lines
 from whilecli.io.shape import kind_words
 
 NAME = "openai-batch"
@@ -158,17 +158,7 @@ def _reply(row: dict[str, Any], kind: str, body: dict[str, Any]) -> None:
 def _read(place: dict[str, Any], line: dict[str, Any], name: str) -> tuple[dict[str, Any], str]:
     """One line as a row and its body's kind (``error`` for a failed request); a line that
     is not one the API writes is refused at its field."""
-    custom_id = line.get("custom_id")
-    if not isinstance(custom_id, str) or not custom_id:
-        raise InputError(
-            f"custom_id is {kind_words(custom_id)}, not the request's id",
-            file=name,
-            field="custom_id",
-            **place,
-        )
-    row: dict[str, Any] = {k: v for k, v in line.items() if k not in API_KEYS | ROW_KEYS}
-    row["custom_id"] = custom_id
-    row["task_id"] = line.get("task_id", custom_id)
+    row = custom_id_row(place, line, name, API_KEYS | ROW_KEYS)
     error, response = line.get("error"), line.get("response")
     if isinstance(error, dict):
         said = _words(error)
