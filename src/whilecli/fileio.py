@@ -24,6 +24,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -352,20 +353,31 @@ def _write_through(p: Path, write: Callable[[Path], None]) -> Path:
     return p
 
 
+#: Seconds an output FIFO is given to gain a reader before it is refused.
+FIFO_READER_WAIT = 2.0
+
+
 def _open_stream(p: Path) -> io.FileIO:
-    """``p`` (a character device or a pipe) opened for writing without waiting: a FIFO that
-    no process reads is refused in one line, where a plain open would wait for a reader
-    forever. The open file then blocks as usual, so a slow reader is waited for."""
+    """``p`` (a character device or a pipe) opened for writing without waiting forever: a
+    FIFO that no process reads within ``FIFO_READER_WAIT`` seconds (a reader started just
+    before, ``cat p &``, may not have opened it yet) is refused in one line, where a plain
+    open would wait for a reader forever. The open file then blocks as usual, so a slow
+    reader is waited for."""
     import fcntl
 
-    try:
-        fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as err:
-        if err.errno == errno.ENXIO:
-            raise UsageError(
-                f"cannot write {shown_path(p)}: it is a pipe (FIFO) that no process reads"
-            ) from None
-        raise
+    give_up = time.monotonic() + FIFO_READER_WAIT
+    while True:
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as err:
+            if err.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= give_up:
+                raise UsageError(
+                    f"cannot write {shown_path(p)}: it is a pipe (FIFO) that no process reads"
+                ) from None
+            time.sleep(0.02)
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     return io.FileIO(fd, "wb", closefd=True)
 

@@ -208,13 +208,16 @@ def test_a_device_is_written_through_never_replaced(
 def test_a_pipe_and_a_link_to_a_file(tmp_path: Path, own_tmp: Path) -> None:
     fifo = tmp_path / "pipe.toml"
     os.mkfifo(fifo)
-    got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
-    reader.start()
-    code, _, err = _run(["config", "--method", "grpo", "-o", str(fifo)])
-    reader.join(timeout=30)
+    # The read end is open before the command starts (a reader thread might not be yet);
+    # the TOML fits the pipe's buffer, so the write does not wait on the read.
+    read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        code, _, err = _run(["config", "--method", "grpo", "-o", str(fifo)])
+        got = os.read(read_end, 1 << 16)
+    finally:
+        os.close(read_end)
     assert code == 0, err
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and b"max_steps" in got[0]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and b"max_steps" in got
 
     real = tmp_path / "real.toml"
     real.write_text("mine\n")
