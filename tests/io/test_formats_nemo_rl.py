@@ -10,6 +10,11 @@ turn), one to four turns. The task is the messages before the FIRST reply: a key
 the last message read every rollout as its own task (k = 1, a firm FlashReinforce on a
 grouped pool). Where no entry marks the prompt's end (a template whose markers are not
 known), the key is the entries the rows share, and the verdict provisional.
+
+Standalone evaluation (``nemo_rl/evals/eval.py``, ``_save_evaluation_data_to_json``):
+``evaluation_data.json`` = ``{"evaluation_data": [{prompt, response, reward, message_log,
+extra_env_info, sample_index}]}`` beside ``config.json`` (``model_name``,
+``num_tests_per_prompt``): the rows file, which a folder refused as a sidecar.
 """
 
 from __future__ import annotations
@@ -194,3 +199,49 @@ def test_a_guessed_prompt_end_makes_the_verdict_provisional(tmp_path: Path) -> N
         assert ("prompt_end_guessed" in finding_kinds(got)) is guessed
         if guessed:
             assert got.provisional
+
+
+def _eval_run(
+    rng: random.Random, folder: Path, model: str | None
+) -> tuple[Path, list[int], list[float]]:
+    """``evaluation_data.json`` (and ``config.json`` where ``model``) as eval.py saves them."""
+    prompts, k = rng.randint(3, 15), rng.choice([1, 2, 4, 8])
+    data, truth = [], []
+    for t in range(prompts):
+        prompt = TEMPLATES["chatml"].user(f"AIME problem {t}: find x.")
+        p = rng.random()
+        for i in range(k):
+            reply = f"draw {i} \\boxed{{{rng.randint(0, 9)}}}"
+            log = [{"role": "user", "content": prompt}, {"role": "assistant", "content": reply}]
+            data.append(
+                {
+                    "prompt": prompt,
+                    "response": reply,
+                    "reward": float(rng.random() < p),
+                    "message_log": str(log),
+                    "extra_env_info": str({"ground_truth": str(t)}),
+                    "sample_index": i,
+                }
+            )
+            truth.append(t)
+    folder.mkdir(parents=True)
+    (folder / "evaluation_data.json").write_text(json.dumps({"evaluation_data": data}, indent=2))
+    if model is not None:
+        config = {"model_name": model, "dataset_name": "aime2024", "num_tests_per_prompt": k}
+        (folder / "config.json").write_text(json.dumps(config, indent=2))
+    return folder, truth, [d["reward"] for d in data]
+
+
+@pytest.mark.parametrize("model", ["Qwen/Qwen2.5-Math-1.5B-Instruct", None])
+@pytest.mark.parametrize("named", ["folder", "file"])
+@pytest.mark.parametrize("seed", range(4))
+def test_an_evaluation_data_file_is_read_as_draws_of_its_prompts(
+    tmp_path: Path, model: str | None, named: str, seed: int
+) -> None:
+    folder, truth, rewards = _eval_run(random.Random(seed), tmp_path / "results" / "aime", model)
+    path = folder if named == "folder" else folder / "evaluation_data.json"
+    frame, got = _read(path)
+    assert frame["reward"].to_list() == rewards
+    assert _partition(frame["task_id"].to_list()) == _partition(truth)
+    assert set(frame["model"].to_list()) == {model}
+    assert got.sources["model"].startswith("config.json" if model else "not recorded")

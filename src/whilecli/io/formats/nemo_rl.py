@@ -12,13 +12,23 @@ the generated text. ``run_multi_turn_rollout`` (``nemo_rl/experience/rollouts.py
 appends the environment's observation after every reply, even with one turn (the math
 environment's ``"Environment: correct"``), and a multi-turn rollout holds several replies and
 observations. So the task is the messages before the FIRST reply, never all but the last
-(:func:`prompt_texts`)."""
+(:func:`prompt_texts`).
+
+NeMo-RL's standalone evaluation with ``eval.save_path`` (``nemo_rl/evals/eval.py``:
+``_save_evaluation_data_to_json``) writes ``evaluation_data.json``, one document
+``{"evaluation_data": [{prompt, response, reward, message_log, extra_env_info,
+sample_index}]}`` (``message_log`` and ``extra_env_info`` as Python reprs), one entry per
+draw, ``num_tests_per_prompt`` draws of each prompt, and a ``config.json`` beside it with
+``model_name`` (:func:`convert_eval`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
+from whilecli.io.formats import Converted, as_dict, entries
 from whilecli.io.shape import Shape
 
 NAME = "nemo-rl"
@@ -99,3 +109,50 @@ def marked(rows: Sequence[object]) -> bool:
     return bool(contents) and all(
         prompt_end([e if isinstance(e, str) else None for e in c]) is not None for c in contents
     )
+
+
+#: The key of ``evaluation_data.json`` that holds its draws, and the fields each carries.
+EVAL_KEY = "evaluation_data"
+EVAL_FIELDS = frozenset({"prompt", "response", "reward"})
+
+
+def is_eval(doc: Any) -> bool:
+    """``evaluation_data.json`` as ``_save_evaluation_data_to_json`` writes it: an object
+    whose ``evaluation_data`` is a list of objects, the first with prompt, response and
+    reward."""
+    rows = doc.get(EVAL_KEY) if isinstance(doc, dict) else None
+    return (
+        isinstance(rows, list)
+        and bool(rows)
+        and all(isinstance(r, dict) for r in rows)
+        and set(rows[0]) >= EVAL_FIELDS
+    )
+
+
+def _eval_model(path: Path | None) -> str | None:
+    """``model_name`` of the ``config.json`` the evaluation wrote beside its data."""
+    from whilecli.io.sources import read_json_file
+
+    if path is None:
+        return None
+    model = as_dict(read_json_file(path.parent / "config.json", lenient=True)).get("model_name")
+    return model if isinstance(model, str) and model.strip() else None
+
+
+def convert_eval(doc: dict[str, Any], path: Path | None) -> Converted:
+    """The draws of ``evaluation_data.json`` (:func:`is_eval`): one row each, the task its
+    ``prompt`` (the templated text, the same for every draw of a prompt), the grade
+    ``reward``, the model ``config.json``'s ``model_name``; no stop reason is written."""
+    model = _eval_model(path)
+    rows: list[dict[str, Any]] = []
+    for entry in doc[EVAL_KEY]:
+        row = {k: entry.get(k) for k in ("prompt", "response", "reward", "sample_index")}
+        rows.append(row | ({"model": model} if model is not None else {}))
+    origins = {
+        "task_id": "hash of prompt (evaluation_data[].prompt)",
+        "reward": "evaluation_data[].reward",
+        "truncated": "not recorded",
+        "model": "config.json: model_name" if model else "not recorded (pass --model)",
+    }
+    notes = [f"rows read from the document's {EVAL_KEY!r} list (NeMo-RL evaluation)"]
+    return Converted("json", rows, origins, notes, positions=entries(len(rows), EVAL_KEY))
