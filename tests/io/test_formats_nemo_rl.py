@@ -30,6 +30,7 @@ import polars as pl
 import pytest
 
 from rows_files import finding_kinds, route_rows
+from whilecli.errors import InputError
 from whilecli.io.read import read_rows
 
 
@@ -245,3 +246,16 @@ def test_an_evaluation_data_file_is_read_as_draws_of_its_prompts(
     assert _partition(frame["task_id"].to_list()) == _partition(truth)
     assert set(frame["model"].to_list()) == {model}
     assert got.sources["model"].startswith("config.json" if model else "not recorded")
+
+
+def test_a_folder_without_rows_names_the_document_it_could_not_read(tmp_path: Path) -> None:
+    """A JSON document with no row list, beside a run's settings, is refused as itself,
+    never as another tool's sidecar."""
+    (tmp_path / "config.json").write_text(json.dumps({"model_name": "m", "num_tests": 4}))
+    (tmp_path / "scores.json").write_text(json.dumps({"evaluation": [{"a": 1}], "n": {"b": 2}}))
+    with pytest.raises(InputError) as err:
+        read_rows([str(tmp_path)])
+    assert "scores.json" in str(err.value) and "sidecar" not in str(err.value)
+    (tmp_path / "scores.json").unlink()
+    with pytest.raises(InputError, match="sidecar"):
+        read_rows([str(tmp_path)])
