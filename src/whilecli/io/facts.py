@@ -850,6 +850,9 @@ class Facts:
     #: than the writer's (``config.model``, ``generator``: :func:`whilecli.io.aliases.
     #: unsure_model_alias`); None where a sure field names it, or none does.
     model_unsure: str | None = None
+    #: The conversation field whose prompt's end the task key guessed, no entry marking it
+    #: (NeMo-RL's ``content`` under an unknown chat template); None: a sure key.
+    prompt_unsure: str | None = None
     #: The largest token cap the rows record (their replies were sampled under it); None:
     #: none recorded.
     token_cap: float | None = None
@@ -907,7 +910,7 @@ class Facts:
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
-            "path_model",
+            *("path_model", "prompt_unsure"),
         )
         for name in names:
             if getattr(self, name) is None:

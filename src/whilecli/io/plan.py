@@ -59,7 +59,7 @@ from whilecli.io.aliases import (
     VERSION_ALIASES,
     unsure_model_alias,
 )
-from whilecli.io.formats import lighteval, lm_eval
+from whilecli.io.formats import lighteval, lm_eval, nemo_rl
 from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
@@ -202,6 +202,9 @@ class Plan:
     #: Where every field naming the rows' model may name another's (a grader's, a
     #: dataset's): the first such field (:attr:`_Context.model_unsure`); None: a sure one.
     model_unsure: str | None = None
+    #: The field whose prompt's end the task key guessed (:attr:`_Context.prompt_unsure`);
+    #: None: every row marks it, or the key reads no such field.
+    prompt_unsure: str | None = None
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
@@ -384,6 +387,14 @@ def _holds_text(shape: Shape, alias: str) -> bool:
     """The rows carry ``alias`` as text or a chat list."""
     kinds = shape.kinds_at(alias) - {"null"}
     return bool(kinds) and (kinds <= {"string"} or kinds == {"list"})
+
+
+def _nemo_prompt_hash(contents: pl.Series) -> pl.Series:
+    """:func:`~whilecli.io.shape.prompt_hash` of each NeMo-RL rollout's messages before its
+    first reply (:func:`whilecli.io.formats.nemo_rl.prompt_texts`); a whole column, not
+    elementwise: where no entry marks the prompt's end, the rows' shared prefix does."""
+    texts = nemo_rl.prompt_texts(contents.to_list())
+    return prompt_hash(pl.Series(contents.name, texts, dtype=pl.String))
 
 
 def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
@@ -657,6 +668,7 @@ def build_plan(
         turn_field=None if exploding or episode is not None or turn is None else turn[1],
         reward_spelled=_spelled_otherwise(shape, fields.get("reward")),
         model_unsure=ctx.model_unsure,
+        prompt_unsure=ctx.prompt_unsure,
     )
 
 
@@ -983,6 +995,9 @@ class _Context:
     #: The one kind of field the rows name their model in, where every such field may name
     #: another model than the writer's (:func:`whilecli.io.aliases.unsure_model_alias`).
     model_unsure: str | None = None
+    #: A conversation field with no roles where no entry marks the prompt's end (NeMo-RL's
+    #: ``content`` under an unknown chat template): the task key's cut is a guess.
+    prompt_unsure: str | None = None
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -1005,12 +1020,15 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
         )
         sources["task_id"], fields["task_id"] = "(step, problem_id)", "problem_id"
     elif fmt == "nemo-rl" and shape.has("content"):
-        messages = leaves.expr("content", pl.List(pl.String))
-        before = messages.list.slice(0, messages.list.len() - 1).list.join("")
-        task = _hashed(before)
-        sources["task_id"] = "hash of content before its last message (the reply)"
+        task = leaves.expr("content", pl.List(pl.String)).map_batches(
+            _nemo_prompt_hash, return_dtype=pl.String
+        )
+        sources["task_id"] = "hash of content before its first reply"
         fields["task_id"] = "content"
         ctx.notes.append("no task id column: tasks are keyed by a hash of the prompt's messages")
+        if not nemo_rl.marked(ctx.sample):
+            ctx.prompt_unsure = "content"
+            sources["task_id"] += " (the prompt's end guessed: no generation prompt marks it)"
     elif fmt == "trl" and shape.has("prompt") and shape.has("step"):
         task = pl.concat_str(
             [leaves.expr("step", pl.String), _hashed(leaves.text("prompt"))],

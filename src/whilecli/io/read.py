@@ -1970,6 +1970,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         first_error=first_error if errors else None,
         request_errors=int(st["f_request"] or 0),
         model_unsure=part.plan.model_unsure,
+        prompt_unsure=part.plan.prompt_unsure,
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
         path_model=(path_model(source.path) or settings_model(source))
         if source.path is not None and part.plan.sources.get("model", "").startswith("not recorded")

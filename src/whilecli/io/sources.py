@@ -723,8 +723,30 @@ def expand_paths(
                 " state), not read as rows"
             )
     if not sources:
-        raise InputError("no row file: every file given is another tool's sidecar", file=paths[0])
+        raise _no_row_file(found, paths[0])
     return sources
+
+
+def _no_row_file(found: list[tuple[Source, bool]], first: str) -> InputError:
+    """The refusal of inputs none of whose files holds rows: a sidecar is left out of a
+    folder, and so is a JSON document with no list of rows that no tool's layout names;
+    where one such document is there (a run's settings file, :data:`SETTINGS_SIDECARS`,
+    aside), the refusal is its own (what it holds, the lists looked for), as naming it alone
+    would say, never that it is another tool's sidecar."""
+    from whilecli.io.formats import document
+
+    for source, explicit in found:
+        named = source.path.name.lower() if source.path is not None else ""
+        if explicit or source.kind != "jsonl" or named in SETTINGS_SIDECARS:
+            continue
+        try:
+            with memory_bound(source.name), layout_bound(source.name):
+                resolve(source, True)
+        except document.NotRows as err:
+            return InputError(f"no row file: {err.detail}", file=err.file)
+        except InputError:
+            continue
+    return InputError("no row file: every file given is another tool's sidecar", file=first)
 
 
 def _unhidden(folder: Path, paths: list[Path]) -> tuple[list[Path], list[str]]:

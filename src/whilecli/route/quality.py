@@ -71,6 +71,7 @@ PROVISIONAL_KINDS = (
     "threshold_above_rewards",
     "teacher_unpaired",
     "teacher_other_family",
+    "prompt_end_guessed",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -195,6 +196,7 @@ def findings(
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _ids_per_sample(pool)
+    out += _prompt_end_guessed(pool)
     out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _model_in_path(pool, found.get("on_policy"), model)
     out += _left_out_decides(pool, counted)
@@ -566,6 +568,27 @@ def _ids_per_sample(pool: Pool) -> list[Finding]:
             "the rows may be k draws per prompt read as one rollout per prompt: the verdict"
             " is provisional; key the rows by their prompt (--map task_id=COLUMN, or keep"
             " the prompt text)",
+        )
+    ]
+
+
+def _prompt_end_guessed(pool: Pool) -> list[Finding]:
+    """Rollouts keyed by a conversation whose messages carry no roles and no chat template's
+    generation prompt (NeMo-RL's ``content``): where the prompt ends, so what a task is, was
+    guessed from the prefix the rows share (:func:`whilecli.io.formats.nemo_rl.prompt_texts`),
+    and k and every rate rest on that guess; provisional."""
+    field = pool.source.facts.prompt_unsure
+    if field is None:
+        return []
+    return [
+        Finding(
+            "prompt_end_guessed",
+            pool.rows,
+            f"no entry of {field} ends in a chat template's generation prompt or begins with"
+            " the assistant's header: where the prompt ends was guessed from the entries the"
+            " rows share",
+            "the tasks, and k, rest on that guess: the verdict is provisional; pass --map"
+            " task_id=COLUMN where the rows carry the prompt or an id",
         )
     ]
 

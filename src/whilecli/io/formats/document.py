@@ -56,6 +56,7 @@ from whilecli.io.formats import (
     livecodebench,
     lm_eval,
     mle_bench,
+    nemo_rl,
     open_instruct,
     openai_batch,
     openai_eval_runs,
@@ -331,6 +332,8 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return browsergym.convert(doc, path, name)
     if rllm.is_episode(doc):
         return rllm.convert(doc, name)
+    if nemo_rl.is_eval(doc):
+        return nemo_rl.convert_eval(doc, path)
     if aider.is_result(doc) or aider.is_exception(doc, path):
         return aider.convert(doc, path, name)
     if mle_bench.is_report(doc):

@@ -96,7 +96,8 @@ FORMATS: tuple[FormatInfo, ...] = (
         "NeMo-RL GRPO training dumps: train_data_step<N>.jsonl",
         "content (a list of message texts) with rewards and input_lengths or generation_logprobs",
         {
-            "task_id": "a hash of content before its last message (the reply)",
+            "task_id": "a hash of content before its first reply (through the entry ending in the"
+            " generation prompt; else the entries the rows share: provisional)",
             "reward": "rewards (a number)",
             "truncated": "not recorded",
             "model": "not recorded",
