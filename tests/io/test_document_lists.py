@@ -7,6 +7,7 @@ line naming the list and its entry, and never fails inside (exit 70). An OpenAI 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
+from whilecli.errors import InputError
 from whilecli.io.formats.document import SAMPLE_KEYS
+from whilecli.io.read import read_rows
 
 ROW = st.fixed_dictionaries(
     {"task_id": st.sampled_from(["a", "b", "c"]), "reward": st.sampled_from([0.0, 1.0])}
@@ -72,7 +75,6 @@ def test_a_page_beside_a_list_of_rows_names_its_broken_entry(tmp_path: Path) -> 
 def test_opencompass_details_list_reads_one_row_per_run(tmp_path: Path, runs: int) -> None:
     """OpenCompass' current results (``details`` a list of ``example_abbr`` entries, a verdict
     per run in ``correct``): one row per run, the example its task, the model its folder."""
-    import random
 
     from whilecli.io.read import read_rows
 
@@ -96,3 +98,29 @@ def test_opencompass_details_list_reads_one_row_per_run(tmp_path: Path, runs: in
     assert frame["reward"].to_list() == truth
     assert frame["task_id"].n_unique() == 10 and frame.height == 10 * runs
     assert set(frame["model"].to_list()) == {"m-hf"}
+
+
+def _rows(n: int, reward: float) -> list[dict[str, object]]:
+    return [{"task_id": f"t{i // 4}", "reward": reward} for i in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_two_lists_of_rows_alike_are_refused_naming_both(seed: int, tmp_path: Path) -> None:
+    first, second = random.Random(seed).sample(SAMPLE_KEYS, 2)
+    doc = {first: _rows(8 * (seed + 1), 1.0), second: _rows(12, 0.0)}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="two lists of rows alike") as err:
+        read_rows([str(path)])
+    assert repr(first) in str(err.value) and repr(second) in str(err.value)
+    assert "doc.json" in str(err.value.file)
+
+
+def test_a_list_of_other_objects_is_named_as_left_aside(tmp_path: Path) -> None:
+    rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2)} for i in range(16)]
+    doc = {"samples": rows, "results": [{"metric": "acc", "value": 0.5}]}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    got = read_rows([str(path)])
+    assert got.frame.collect().height == 16
+    assert any("'results' list (1 objects) left aside" in n for n in got.notes)

@@ -126,6 +126,17 @@ def test_effective_traces_are_read_with_a_note(tmp_path: Path) -> None:
     assert any("zero-advantage" in n for n in rows.notes)
 
 
+@pytest.mark.parametrize("count", [1, 7, 8, 9, 40])
+def test_a_missing_step_names_the_first_and_the_last_written(count: int) -> None:
+    steps = list(range(1, count + 1))
+    shown = prime_rl._steps_shown(steps)
+    assert shown.startswith("1") and shown.split(";")[0].endswith(str(count))
+    if count <= 8:
+        assert shown == ", ".join(map(str, steps))
+    else:
+        assert "…" in shown and f"{count} in all" in shown and shown.startswith("1, 2, …")
+
+
 def test_missing_step_and_empty_run_are_one_line(tmp_path: Path) -> None:
     episodes = [{"task": 0, "scores": [(1.0, 1.0)], "stop": None, "finish": []}]
     run = write_run(tmp_path, {2: episodes})

@@ -411,16 +411,23 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
     split = _split_table(doc)
     if split is not None:
         return split
-    if isinstance(doc, dict):
-        for key in SAMPLE_KEYS:
-            rows = doc.get(key)
-            if isinstance(rows, list) and rows and all(isinstance(x, dict) for x in rows):
-                model, where = _document_model(doc) or (None, "")
-                if model is not None:
-                    rows = [r if "model" in r else {**r, "model": model} for r in rows]
-                notes = [f"rows read from the document's {key!r} list"]
-                origins = {"model": f"the document's {where}"} if model else {}
-                return Converted("json", rows, origins, notes, positions=entries(len(rows), key))
+    if isinstance(doc, dict) and (lists := _row_lists(doc)):
+        key, rows = lists[0], doc[lists[0]]
+        notes = [f"rows read from the document's {key!r} list"]
+        for other in lists[1:]:
+            if set(doc[other][0]) == set(rows[0]):
+                raise InputError(
+                    f"the document holds two lists of rows alike, {key!r} ({len(rows)}) and"
+                    f" {other!r} ({len(doc[other])}): which are the rollouts cannot be told;"
+                    " keep one list in the file",
+                    file=name,
+                )
+            notes.append(f"the document's {other!r} list ({len(doc[other])} objects) left aside")
+        model, where = _document_model(doc) or (None, "")
+        if model is not None:
+            rows = [r if "model" in r else {**r, "model": model} for r in rows]
+        origins = {"model": f"the document's {where}"} if model else {}
+        return Converted("json", rows, origins, notes, positions=entries(len(rows), key))
     summary = summary_of(doc) or swebench.swe_agent_file(doc)
     if summary is not None:
         raise Summary(summary)
@@ -622,6 +629,17 @@ def _status_grades(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], st
 
 #: The status words of a code harness's verdict (EvalPlus, BigCodeBench).
 STATUS_WORDS = frozenset({"pass", "fail", "timeout"})
+
+
+def _row_lists(doc: dict[str, Any]) -> list[str]:
+    """The keys of :data:`SAMPLE_KEYS` (in that order) whose value is a list of objects."""
+    return [
+        key
+        for key in SAMPLE_KEYS
+        if isinstance(rows := doc.get(key), list)
+        and rows
+        and all(isinstance(x, dict) for x in rows)
+    ]
 
 
 def _refuse_row_list(doc: Any, name: str) -> None:

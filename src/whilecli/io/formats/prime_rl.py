@@ -145,9 +145,9 @@ def pick(path: Path, step: int | None = None) -> tuple[Path, str] | None:
         return found, f"read step {n}, the latest of {len(written)} ({_short(found, path)})"
     chosen = dict(written)
     if step not in chosen:
-        shown = ", ".join(str(n) for n, _ in written[-8:])
         raise InputError(
-            f"--step {step}: the run has no traces for that step (steps written: {shown})",
+            f"--step {step}: the run has no traces for that step"
+            f" (steps written: {_steps_shown([n for n, _ in written])})",
             file=str(path),
         )
     return chosen[step], f"read step {step} ({_short(chosen[step], path)})"
@@ -384,3 +384,12 @@ def step_files(run_dir: str | Path, only: Sequence[int] | None = None) -> list[t
         for n, folder in _step_dirs(rollouts)
         if (wanted is None or n in wanted) and (f := step_traces(folder)) is not None
     ]
+
+
+def _steps_shown(steps: list[int], most: int = 8) -> str:
+    """The written steps for a message: all of them where few, else the first and the last
+    few with the count, so a run's early steps are not hidden behind its last eight."""
+    if len(steps) <= most:
+        return ", ".join(map(str, steps))
+    head, tail = steps[:2], steps[-(most - 2) :]
+    return f"{', '.join(map(str, head))}, …, {', '.join(map(str, tail))}; {len(steps)} in all"
