@@ -50,3 +50,32 @@ def test_route_and_update_agree(tmp_path: Path) -> None:
     batch = read_batch(path)
     assert len(set(route_ids)) == 2
     assert batch.task_ids is not None and sorted(set(batch.task_ids)) == sorted(set(route_ids))
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize(
+    "spellings",
+    [("1", "1.0"), ("0", "-0.0"), ("0.0", "-0.0"), ("7", "7.00"), ("-3", "-3.0")],
+)
+def test_one_number_spelled_two_ways_is_one_task_in_every_file_type(
+    kind: str, spellings: tuple[str, str], tmp_path: Path
+) -> None:
+    """A CSV holds every id as text, a JSONL or Parquet file as a number: a number written
+    by two writers (``1`` and ``1.0``, ``0.0`` and ``-0.0``) is one task whichever held it."""
+    values = [spellings[i % 2] for i in range(4)]
+    path = tmp_path / f"rows.{kind}"
+    if kind == "csv":
+        path.write_text(
+            "task_id,reward\n" + "".join(f"{v},{i % 3 == 0:d}\n" for i, v in enumerate(values))
+        )
+    elif kind == "jsonl":
+        path.write_text(
+            "".join(
+                f'{{"task_id": {v}, "reward": {float(i % 3 == 0)}}}\n' for i, v in enumerate(values)
+            )
+        )
+    else:
+        pl.DataFrame(
+            {"task_id": [float(v) for v in values], "reward": [float(i % 3 == 0) for i in range(4)]}
+        ).write_parquet(path)
+    assert read_rows([str(path)]).frame.collect()["task_id"].n_unique() == 1

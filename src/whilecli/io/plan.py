@@ -208,10 +208,11 @@ class Plan:
 
 
 def integral_id(task: pl.Expr) -> pl.Expr:
-    """A numeric task id written as a float (``1.0``) reads as the integer (``1``), and one
-    a column renders in exponent form (``1e-7``) by its positional digits (``0.0000001``), as a
-    JSON reader renders it, so ids are one task whichever reader or file type held them."""
-    task = task.str.replace(r"^(-?\d+)\.0*$", "${1}")
+    """A numeric task id written as a float (``1.0``, ``-0.0``) reads as the integer (``1``,
+    ``0``), and one a column renders in exponent form (``1e-7``) by its positional digits
+    (``0.0000001``), as a JSON reader renders it, so ids are one task whichever reader or file
+    type held them."""
+    task = task.str.replace(r"^(-?\d+)\.0*$", "${1}").str.replace(r"^-0$", "0")  # -0.0 is 0.0
     # NaN or an infinity is no id: missing, refused at its row (never a task named "NaN")
     task = pl.when(~task.str.contains(r"(?i)^[+-]?(nan|inf|infinity)$")).then(task)
     exponent = task.str.contains(r"^-?[0-9.]+e[+-]?[0-9]+$")
@@ -1045,7 +1046,9 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
             alias = later
         ctx.task_key = leaves.expr(alias, pl.String)
         task = no_blank(ctx.task_key)
-        if "float" in shape.kinds_at(alias):  # a no-id reads as itself, never as a number
+        # a no-id reads as itself, never as a number; a CSV's every id is text, its numbers
+        # written by whichever writer made the line (``1`` beside ``1.0``)
+        if "float" in shape.kinds_at(alias) or fmt == "csv":
             task, ctx.task_key = integral_id(task), integral_id(ctx.task_key)
         sources["task_id"], fields["task_id"] = alias, alias
         if fmt == "lm-eval" and shape.has("filter"):
