@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.io import facts
+from whilecli.io import draws, facts
 from whilecli.io.aliases import (
     API_REPLY_ALIASES,
     COMPLETION_ALIASES,
@@ -1141,11 +1141,8 @@ def _reward(
         reward = leaves.grade(metric, shape.kinds_at(metric))
         sources["reward"], fields["reward"] = f"{metric} ({origin})", metric
     elif (counts := _pass_counts(ctx)) is not None:
-        passes, draws = (leaves.expr(c, pl.Int64) for c in counts)
-        sensible = (passes >= 0) & (passes <= draws)  # else no grade: ungraded, and said
-        reward = pl.when(sensible).then(
-            pl.concat_list([pl.lit(1.0).repeat_by(passes), pl.lit(0.0).repeat_by(draws - passes)])
-        )
+        passes, n = (leaves.expr(c, pl.Int64) for c in counts)
+        reward = draws.as_draws(passes, n)  # null outside 0..n: no grade, ungraded, and said
         ctx.explode = True
         sources["reward"], fields["reward"] = (
             f"{counts[0]} of {counts[1]}, one rollout per draw",
@@ -1185,6 +1182,17 @@ def _reward(
             ctx.explode = True
             sources["reward"] = f"{path}, one rollout per element"
             ctx.notes.append(f"{fields['reward']} holds one grade per sample: each is a rollout")
+    elif (mean := _sample_mean_metric(ctx)) is not None:
+        metric, n, said = mean
+        reward = draws.as_draws(draws.passes_expr(leaves.expr(metric, pl.Float64), n), n)
+        ctx.explode = True
+        sources["reward"] = f"{metric} × n ({said}): passes per doc, one rollout per draw"
+        fields["reward"] = metric
+        ctx.notes.append(
+            f"{metric} is each doc's mean correctness over n sampled replies ({said}), not"
+            f" which reply passed: each doc is read as n rollouts, round({metric} × n) of them"
+            " passes; a doc whose mean is no count of n is ungraded"
+        )
     elif (named := _metric_struct(ctx)) is not None:
         reward = leaves.expr(named, pl.Float64)
         sources["reward"], fields["reward"] = f"{named} (the first 0/1 metric)", named
@@ -1456,16 +1464,60 @@ def _grade_list(shape: Shape) -> tuple[str, bool] | None:
 
 #: Objects of named metrics, one number each (lighteval's details: ``metric``).
 METRIC_STRUCTS = ("metric", "metrics")
+#: Where a doc keeps its sampled replies, one per sample (lighteval's ``model_response.text``
+#: since 0.10, ``predictions`` before): their count is n where a metric's name does not say.
+SAMPLED_REPLIES = ("model_response.text", "predictions")
 
 
-def _metric_struct(ctx: _Context) -> str | None:
-    """The first 0/1 metric of an object of named metrics (``metric.extractive_match``): 0 or 1
-    on every sampled row (a Parquet file's first row); without one, the first numeric one."""
+def _sample_mean_metric(ctx: _Context) -> tuple[str, pl.Expr, str] | None:
+    """The metric of an object of named metrics that is each doc's mean correctness over n
+    samples (:func:`whilecli.io.draws.sample_mean`: ``metric.math_pass@1:4_samples``), with
+    n (from its name, else each doc's count of sampled replies) and where n came from; of
+    several, the one of most draws (a count of replies ranks as 2). Decided by the names and
+    the rows' shape, not by any row's values. None where no metric is such a mean of more
+    than one sample, or where n cannot be told: then no 0/1 reading of it is a draw's."""
+    found: list[tuple[int, str, pl.Expr, str]] = []
     for name in METRIC_STRUCTS:
         node = ctx.shape.get((name,))
         if node is None or node.kinds - {"null"} != {"dict"}:
             continue
-        numeric = [k for k, sub in node.children.items() if _grades(sub)]
+        for key, sub in node.children.items():
+            mean, n = draws.sample_mean(key)
+            if not mean or not _grades(sub):
+                continue
+            if n is not None and n > 1:
+                found.append((n, f"{name}.{key}", pl.lit(n, dtype=pl.Int64), f"n = {n}, its name"))
+            elif n is None and (listed := _sampled_replies(ctx)) is not None:
+                count = ctx.leaves.expr(listed, pl.List(pl.String)).list.len().cast(pl.Int64)
+                found.append((2, f"{name}.{key}", count, f"n = the replies in {listed}[]"))
+    if not found:
+        return None
+    _, path, n_expr, said = max(found, key=lambda f: f[0])
+    return path, n_expr, said
+
+
+def _sampled_replies(ctx: _Context) -> str | None:
+    """The list of a doc's sampled replies (:data:`SAMPLED_REPLIES`, a list of texts): its
+    length on each row is that doc's n."""
+    return next((p for p in SAMPLED_REPLIES if _texts(ctx.shape.get(split_path(p)))), None)
+
+
+def _metric_struct(ctx: _Context) -> str | None:
+    """The first 0/1 metric of an object of named metrics (``metric.extractive_match``): 0 or 1
+    on every sampled row (a Parquet file's first row); without one, the first numeric one. A
+    metric over several samples that is not their mean (``maj@4``, ``pass@10:64_samples``:
+    :func:`whilecli.io.draws.aggregate`) is no rollout's grade and never picked, nor is a
+    mean of samples whose n cannot be told (``pass@k:k=1`` beside no replies): read as one
+    draw's grade it would be k = 1 where the doc may hold several."""
+    for name in METRIC_STRUCTS:
+        node = ctx.shape.get((name,))
+        if node is None or node.kinds - {"null"} != {"dict"}:
+            continue
+        numeric = [
+            k
+            for k, sub in node.children.items()
+            if _grades(sub) and not draws.aggregate(k) and not draws.n_unsaid(k)
+        ]
         rows = list(ctx.sample) or ([ctx.first_row] if ctx.first_row else [])
         for key in numeric:
             objects = [row.get(name) for row in rows]
