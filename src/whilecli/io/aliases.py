@@ -448,6 +448,13 @@ REPLY_LISTS: tuple[str, ...] = ("choices[0].", "outputs[0].", "candidates[0].")
 REASON_NAMES: tuple[str, ...] = (
     *("finish_reason", "stop_reason", "finishReason", "stopReason", "done_reason"),
 )
+#: A list of finish / stop reasons, one per sampled reply, under the names writers give it
+#: (OpenR1-Math-220k's ``finish_reasons`` beside ``correctness_math_verify``, ``generations``):
+#: beside a list of grades, one rollout's finish per element.
+LISTED_REASON_NAMES: tuple[str, ...] = (
+    *(name + "s" for name in REASON_NAMES),
+    *REASON_NAMES,
+)
 #: Every place a finish / stop reason is read, one list for every reader (truncation,
 #: :data:`TRUNCATION_ALIASES`; an error, :data:`REASON_ALIASES`): each name of
 #: :data:`REASON_NAMES` on the top level and in each place of :data:`EXTRA_PLACES` and

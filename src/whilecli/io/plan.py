@@ -37,6 +37,7 @@ from whilecli.io.aliases import (
     EXTRA_PLACES,
     GRADE_LIST_ALIASES,
     HTTP_STATUS_ALIASES,
+    LISTED_REASON_NAMES,
     MODEL_ROLES,
     PAIRED_CAPS,
     PASS_COUNT_ALIASES,
@@ -526,6 +527,9 @@ def build_plan(
     exploding = "[]" in mapping.get("reward", "") or ctx.explode
 
     cut_col = mapped("truncated")
+    beside = None if cut_col is not None or not exploding else _listed_reasons(ctx, mapping)
+    if beside is not None:
+        cut_col = beside
     cut_listed = cut_col is not None and "[]" in cut_col
     if cut_listed and not exploding:
         raise UsageError(
@@ -538,6 +542,14 @@ def build_plan(
     truncated, disputed = _truncation(
         shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, side_cap
     )
+    if beside is not None:  # a row whose lists differ in length: its finishes not known
+        n = reward.list.len()
+        fits = truncated.list.len() == n
+        truncated = pl.when(fits).then(truncated).otherwise(pl.lit(None, pl.Boolean).repeat_by(n))
+        sources["truncated"] = (
+            f"{beside}, a finish reason per rollout beside {fields['reward'].removesuffix('[]')}[]: 'length',"
+            " 'max_tokens', ... cut off"
+        )
     cap_expr = token_cap(shape, leaves, side_cap)
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
@@ -1330,7 +1342,12 @@ def _reward_hint(shape: Shape) -> str:
                 " reward=COLUMN"
             )
         return "pass --map reward=COLUMN"
-    listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
+    listed = ""
+    if found[0].endswith("[]"):
+        reasons = _reasons_beside(shape, found[0])
+        listed = " (a list: one rollout per element" + (
+            f"; {reasons} beside it is read as each one's finish)" if reasons else ")"
+        )
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
     return f"pass --map {_shell('reward=' + found[0])}{listed}{more}"
 
@@ -1412,14 +1429,53 @@ def _scalar_reward(shape: Shape, listed: tuple[str, bool] | None) -> str | None:
     return next((a for a in REWARD_ALIASES if shape.has(a) and a != skip), None)
 
 
+def _listed_reasons(ctx: _Context, mapping: Mapping[str, str]) -> str | None:
+    """A list of finish / stop reasons (:data:`~whilecli.io.aliases.LISTED_REASON_NAMES`, a
+    list of texts) beside the list of grades the reward is read from, one per element: each
+    rollout's finish (``finish_reasons[]`` beside ``correctness_math_verify[]``). None where the
+    reward is no list (a pass count, a mean of n samples), or no such list sits beside it."""
+    held = mapping.get("reward") or ctx.fields.get("reward")
+    if held is None:
+        return None
+    path = held.partition("[")[0]
+    if "[" in path or ctx.shape.kinds_at(path) - {"null"} != {"list"}:
+        return None
+    return _reasons_beside(ctx.shape, path)
+
+
+def _reasons_beside(shape: Shape, path: str) -> str | None:
+    """The list of finish / stop reasons (``finish_reasons[]``) in the object that holds the
+    list of grades at ``path``, where there is one."""
+    parent = path.partition("[")[0].rpartition(".")[0]
+    for name in LISTED_REASON_NAMES:
+        beside = f"{parent}.{name}" if parent else name
+        if _texts(shape.get(split_path(beside))):
+            return f"{beside}[]"
+    return None
+
+
+#: Names of numeric fields that count or place a row, never grade it (``extra_info.index``
+#: of verl's ``main_generation`` output, ``sample_idx``, ``num_tokens``, ``created_at``):
+#: a row carrying only these holds no value a grade could be.
+NOT_GRADE_NAME = re.compile(
+    r"(?:^|_)(?:index|idx|id|ids|step|steps|epoch|seed|count|len|length|lengths|tokens?|time"
+    r"|timestamp|created|updated|at|year|version|position|offset|rank|line|lineno|n|num)$"
+    r"|^(?:num|n)_"
+)
+
+
 def _any_grade_like(shape: Shape) -> bool:
     """Whether any field (or list of fields), :data:`HINT_DEPTH` levels deep, holds numbers
-    or true/false values: something ``--map reward=`` could name."""
-    level = list(shape.children.values())
+    or true/false values: something ``--map reward=`` could name. A field whose name says it
+    counts or places the row (:data:`NOT_GRADE_NAME`) is none."""
+    level = list(shape.children.items())
     for _ in range(HINT_DEPTH):
-        if any(_grades(sub) or (sub.item is not None and _grades(sub.item)) for sub in level):
-            return True
-        level = [child for sub in level for child in sub.children.values()]
+        for name, sub in level:
+            if NOT_GRADE_NAME.search(name.lower()):
+                continue
+            if _grades(sub) or (sub.item is not None and _grades(sub.item)):
+                return True
+        level = [(k, child) for _, sub in level for k, child in sub.children.items()]
     return False
 
 
