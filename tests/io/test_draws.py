@@ -135,3 +135,33 @@ def test_a_single_sample_metric_is_one_draw(tmp_path: Path, seed: int) -> None:
     path, _ = _details(tmp_path, seed, 1, "samples", "all", False)
     frame, _ = frame_of(path)
     assert frame.height == pl.read_parquet(path).height
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("first", [0.0, 1.0])
+def test_the_metric_picker_reads_more_than_the_first_row(
+    tmp_path: Path, seed: int, first: float
+) -> None:
+    """A score that is 0 or 1 on the first doc and partial on later ones (f1) is no grade;
+    the 0/1 metric beside it is (extractive_match), whatever the first doc holds."""
+    rng = random.Random(seed)
+    docs = rng.randint(12, 40)
+    grades = [float(rng.random() < 0.5) for _ in range(docs)]
+    scores = [first] + [rng.choice([0.0, 0.25, 0.5, 1.0]) for _ in range(docs - 1)]
+    scores[rng.randint(1, docs - 1)] = 0.5
+    rows = [
+        {
+            "doc": {"query": f"Problem {i}", "choices": [str(i)], "id": str(i)},
+            "model_response": {"input": f"Problem {i}", "text": [f"reply {i}"]},
+            "metric": {"f1": scores[i], "extractive_match": grades[i]},
+        }
+        for i in range(docs)
+    ]
+    out = tmp_path / "details" / MODEL / DATE
+    out.mkdir(parents=True)
+    path = out / f"details_lighteval|squad|0_{DATE}.parquet"
+    pl.DataFrame(rows).write_parquet(path)
+    frame, _ = frame_of(path)
+    assert frame.sort("task_id")["reward"].to_list() == [
+        grades[i] for i in sorted(range(docs), key=str)
+    ]

@@ -483,9 +483,11 @@ def build_plan(
     by: str | None = None,
     sample_lines: Sequence[int] = (),
     id_rows: Sequence[Mapping[str, object]] = (),
+    metric_rows: Sequence[Mapping[str, object]] = (),
 ) -> Plan:
     """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins).
-    ``id_rows``: the first rows' id alias values where ``sample`` is not given."""
+    ``id_rows``: the first rows' id alias values where ``sample`` is not given;
+    ``metric_rows``: their objects of named metrics (``metric``, ``metrics``)."""
     fmt = forced or detect(shape, source)
     if forced is not None:
         missing = [key for key in REQUIRED.get(forced, ()) if not shape.has(key)]
@@ -515,6 +517,7 @@ def build_plan(
         shape, source, leaves, fmt, first_row, sources, fields, notes, sample, sample_lines
     )
     ctx.id_rows = id_rows
+    ctx.metric_rows = metric_rows
     task, row_filter = _task_id(ctx, mapped("task_id"))
     passed: pl.Expr | None = None
     if (col := mapped("passed")) is not None:
@@ -992,6 +995,9 @@ class _Context:
     #: Rows holding the id aliases' values (a Parquet file's first rows), where the sample is
     #: not given: what :func:`_grouping_id` reads.
     id_rows: Sequence[Mapping[str, object]] = ()
+    #: A Parquet file's first rows' objects of named metrics, where the sample is not given:
+    #: what :func:`_metric_struct` reads a metric's 0/1 values on.
+    metric_rows: Sequence[Mapping[str, object]] = ()
     #: The one kind of field the rows name their model in, where every such field may name
     #: another model than the writer's (:func:`whilecli.io.aliases.unsure_model_alias`).
     model_unsure: str | None = None
@@ -1560,7 +1566,8 @@ def _sampled_replies(ctx: _Context) -> str | None:
 
 def _metric_struct(ctx: _Context) -> str | None:
     """The first 0/1 metric of an object of named metrics (``metric.extractive_match``): 0 or 1
-    on every sampled row (a Parquet file's first row); without one, the first numeric one. A
+    on every sampled row (a Parquet file's first rows: :attr:`_Context.metric_rows`); without
+    one, the first numeric one. A
     metric over several samples that is not their mean (``maj@4``, ``pass@10:64_samples``:
     :func:`whilecli.io.draws.aggregate`) is no rollout's grade and never picked, nor is a
     mean of samples whose n cannot be told (``pass@k:k=1`` beside no replies): read as one
@@ -1574,7 +1581,8 @@ def _metric_struct(ctx: _Context) -> str | None:
             for k, sub in node.children.items()
             if _grades(sub) and not draws.aggregate(k) and not draws.n_unsaid(k)
         ]
-        rows = list(ctx.sample) or ([ctx.first_row] if ctx.first_row else [])
+        rows = list(ctx.sample) or list(ctx.metric_rows)
+        rows = rows or ([ctx.first_row] if ctx.first_row else [])
         for key in numeric:
             objects = [row.get(name) for row in rows]
             values = [o.get(key) for o in objects if isinstance(o, dict)]
