@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from read_helpers import frame_of
 from rows_files import route_rows
+from whilecli.errors import InputError
 
 MODEL = "Qwen/Qwen3-0.6B"
 DATE = "2025-10-01T12-00-00.000000"
@@ -165,3 +166,28 @@ def test_the_metric_picker_reads_more_than_the_first_row(
     assert frame.sort("task_id")["reward"].to_list() == [
         grades[i] for i in sorted(range(docs), key=str)
     ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", ["pass@k:k=1", "avg@n"])
+def test_a_mean_whose_n_cannot_be_told_is_not_read_as_one_draw(
+    tmp_path: Path, seed: int, name: str
+) -> None:
+    """0/1 on every doc, n in neither the name nor a list of replies: k = 1 is not read."""
+    rng = random.Random(seed)
+    rows = [
+        {
+            "doc": {"query": f"Problem {i}", "choices": [str(i)], "id": str(i)},
+            "model_response": {"input": f"Problem {i}", "text": f"reply {i}"},
+            "metric": {name: float(rng.random() < 0.5)},
+        }
+        for i in range(rng.randint(10, 30))
+    ]
+    out = tmp_path / "details" / MODEL / DATE
+    out.mkdir(parents=True)
+    path = out / f"details_lighteval|aime24|0_{DATE}.parquet"
+    pl.DataFrame(rows).write_parquet(path)
+    with pytest.raises(InputError, match="reward") as refused:
+        frame_of(path)
+    if "pass" in name:  # the hint that names it says when it may be read as one draw
+        assert "sampled once" in str(refused.value)

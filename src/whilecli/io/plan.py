@@ -1354,6 +1354,11 @@ def _reward_hint(shape: Shape) -> str:
         listed = " (a list: one rollout per element" + (
             f"; {reasons} beside it is read as each one's finish)" if reasons else ")"
         )
+    if draws.n_unsaid(found[0].rpartition(".")[2]):
+        listed = (
+            " only where each doc was sampled once: it is a mean over n samples and the rows"
+            " write neither n nor the replies; with n > 1, rerun writing them"
+        )
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
     return f"pass --map {_shell('reward=' + found[0])}{listed}{more}"
 
