@@ -549,9 +549,10 @@ def build_plan(
         n = reward.list.len()
         fits = truncated.list.len() == n
         truncated = pl.when(fits).then(truncated).otherwise(pl.lit(None, pl.Boolean).repeat_by(n))
+        grades = fields["reward"].removesuffix("[]")
         sources["truncated"] = (
-            f"{beside}, a finish reason per rollout beside {fields['reward'].removesuffix('[]')}[]: 'length',"
-            " 'max_tokens', ... cut off"
+            f"{beside}, a finish reason per rollout beside {grades}[]: 'length', 'max_tokens',"
+            " ... cut off"
         )
     cap_expr = token_cap(shape, leaves, side_cap)
     capped = None if cut_listed else _capped(shape, leaves)
