@@ -5,7 +5,7 @@
   several versions are older copies' (check 6), never "on-policy". ``iteration`` and
   ``turn`` count an agent's turns: never a version.
 * Truncation: a flag under another name (``was_truncated``, ``hit_max_tokens``,
-  ``overlong``, ``is_overlong``, ``exceed_length``) is read as ``truncated`` is; where a
+  ``max_tokens_reached``, ``exceed_length``) is read as ``truncated`` is; where a
   row records no flag or reason, its reply's token count reaching the cap it was sampled
   under is a cut-off reply, one under it is not, one past it says nothing.
 """
@@ -76,7 +76,7 @@ def test_a_turn_count_is_no_version(tmp_path: Path, name: str) -> None:
     assert frame["policy_version"].null_count() == frame.height
 
 
-CUT_FLAGS = ["was_truncated", "hit_max_tokens", "overlong", "is_overlong", "exceed_length"]
+CUT_FLAGS = ["was_truncated", "hit_max_tokens", "max_tokens_reached", "exceed_length"]
 FLAG_SPELLINGS = {"bool": (True, False), "int": (1, 0), "text": ("true", "false")}
 
 

@@ -448,6 +448,13 @@ REPLY_LISTS: tuple[str, ...] = ("choices[0].", "outputs[0].", "candidates[0].")
 REASON_NAMES: tuple[str, ...] = (
     *("finish_reason", "stop_reason", "finishReason", "stopReason", "done_reason"),
 )
+#: A list of finish / stop reasons, one per sampled reply, under the names writers give it
+#: (OpenR1-Math-220k's ``finish_reasons`` beside ``correctness_math_verify``, ``generations``):
+#: beside a list of grades, one rollout's finish per element.
+LISTED_REASON_NAMES: tuple[str, ...] = (
+    *(name + "s" for name in REASON_NAMES),
+    *REASON_NAMES,
+)
 #: Every place a finish / stop reason is read, one list for every reader (truncation,
 #: :data:`TRUNCATION_ALIASES`; an error, :data:`REASON_ALIASES`): each name of
 #: :data:`REASON_NAMES` on the top level and in each place of :data:`EXTRA_PLACES` and
@@ -579,11 +586,22 @@ FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0"})
 
 #: Flags that say a reply was cut off at its token limit, under the names other tools give
 #: them (beside ``truncated`` and ``is_truncated``): ``was_truncated``; ``hit_max_tokens`` /
-#: ``max_tokens_reached``; ``overlong`` / ``is_overlong`` (DAPO's overlong filter);
-#: ``exceed_length`` / ``exceeded_length`` / ``length_exceeded``; ``hit_length_limit``.
+#: ``max_tokens_reached``; ``exceed_length`` / ``exceeded_length`` / ``length_exceeded``;
+#: ``hit_length_limit``. A flag that marks a length *region* or a soft penalty is not one
+#: (:data:`LENGTH_REGION_FLAGS`).
 CUT_FLAGS: tuple[str, ...] = (
-    *("was_truncated", "hit_max_tokens", "max_tokens_reached", "overlong", "is_overlong"),
+    *("was_truncated", "hit_max_tokens", "max_tokens_reached"),
     *("exceed_length", "exceeded_length", "length_exceeded", "hit_length_limit"),
+)
+#: Flags that mark a reply's length as inside a penalty region, never as cut off: verl's DAPO
+#: reward manager writes ``overlong = overlong_reward < 0``, true for every reply longer than
+#: ``max_resp_len - overlong_buffer.len``, finished or not (a correct reply that ended inside
+#: the soft buffer is a real pass, only penalised in ``score``). Only a finish reason, a cut
+#: flag (:data:`CUT_FLAGS`) or a token count at the cap says a reply was cut off; these say
+#: nothing about it, so no reader takes them for truncation.
+LENGTH_REGION_FLAGS: tuple[str, ...] = (
+    *("overlong", "is_overlong", "overlong_reward", "overlong_penalty", "over_soft_limit"),
+    *("soft_overlong", "in_overlong_buffer", "length_penalty"),
 )
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
 #: boolean flag (true/false, 0/1, or those words as text). The flags are read in every place

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.io import facts
+from whilecli.io import draws, facts
 from whilecli.io.aliases import (
     API_REPLY_ALIASES,
     COMPLETION_ALIASES,
@@ -37,6 +37,7 @@ from whilecli.io.aliases import (
     EXTRA_PLACES,
     GRADE_LIST_ALIASES,
     HTTP_STATUS_ALIASES,
+    LISTED_REASON_NAMES,
     MODEL_ROLES,
     PAIRED_CAPS,
     PASS_COUNT_ALIASES,
@@ -494,9 +495,11 @@ def build_plan(
     by: str | None = None,
     sample_lines: Sequence[int] = (),
     id_rows: Sequence[Mapping[str, object]] = (),
+    metric_rows: Sequence[Mapping[str, object]] = (),
 ) -> Plan:
     """Resolve every canonical field of one file (DESIGN section 1; ``--map`` wins).
-    ``id_rows``: the first rows' id alias values where ``sample`` is not given."""
+    ``id_rows``: the first rows' id alias values where ``sample`` is not given;
+    ``metric_rows``: their objects of named metrics (``metric``, ``metrics``)."""
     fmt = forced or detect(shape, source)
     if forced is not None:
         missing = [key for key in REQUIRED.get(forced, ()) if not shape.has(key)]
@@ -526,6 +529,7 @@ def build_plan(
         shape, source, leaves, fmt, first_row, sources, fields, notes, sample, sample_lines
     )
     ctx.id_rows = id_rows
+    ctx.metric_rows = metric_rows
     task, row_filter = _task_id(ctx, mapped("task_id"))
     passed: pl.Expr | None = None
     if (col := mapped("passed")) is not None:
@@ -538,6 +542,9 @@ def build_plan(
     exploding = "[]" in mapping.get("reward", "") or ctx.explode
 
     cut_col = mapped("truncated")
+    beside = None if cut_col is not None or not exploding else _listed_reasons(ctx, mapping)
+    if beside is not None:
+        cut_col = beside
     cut_listed = cut_col is not None and "[]" in cut_col
     if cut_listed and not exploding:
         raise UsageError(
@@ -550,6 +557,15 @@ def build_plan(
     truncated, disputed = _truncation(
         shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, side_cap
     )
+    if beside is not None:  # a row whose lists differ in length: its finishes not known
+        n = reward.list.len()
+        fits = truncated.list.len() == n
+        truncated = pl.when(fits).then(truncated).otherwise(pl.lit(None, pl.Boolean).repeat_by(n))
+        grades = fields["reward"].removesuffix("[]")
+        sources["truncated"] = (
+            f"{beside}, a finish reason per rollout beside {grades}[]: 'length', 'max_tokens',"
+            " ... cut off"
+        )
     cap_expr = token_cap(shape, leaves, side_cap)
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
@@ -993,6 +1009,9 @@ class _Context:
     #: Rows holding the id aliases' values (a Parquet file's first rows), where the sample is
     #: not given: what :func:`_grouping_id` reads.
     id_rows: Sequence[Mapping[str, object]] = ()
+    #: A Parquet file's first rows' objects of named metrics, where the sample is not given:
+    #: what :func:`_metric_struct` reads a metric's 0/1 values on.
+    metric_rows: Sequence[Mapping[str, object]] = ()
     #: The one kind of field the rows name their model in, where every such field may name
     #: another model than the writer's (:func:`whilecli.io.aliases.unsure_model_alias`).
     model_unsure: str | None = None
@@ -1162,11 +1181,8 @@ def _reward(
         reward = leaves.grade(metric, shape.kinds_at(metric))
         sources["reward"], fields["reward"] = f"{metric} ({origin})", metric
     elif (counts := _pass_counts(ctx)) is not None:
-        passes, draws = (leaves.expr(c, pl.Int64) for c in counts)
-        sensible = (passes >= 0) & (passes <= draws)  # else no grade: ungraded, and said
-        reward = pl.when(sensible).then(
-            pl.concat_list([pl.lit(1.0).repeat_by(passes), pl.lit(0.0).repeat_by(draws - passes)])
-        )
+        passes, n = (leaves.expr(c, pl.Int64) for c in counts)
+        reward = draws.as_draws(passes, n)  # null outside 0..n: no grade, ungraded, and said
         ctx.explode = True
         sources["reward"], fields["reward"] = (
             f"{counts[0]} of {counts[1]}, one rollout per draw",
@@ -1206,6 +1222,17 @@ def _reward(
             ctx.explode = True
             sources["reward"] = f"{path}, one rollout per element"
             ctx.notes.append(f"{fields['reward']} holds one grade per sample: each is a rollout")
+    elif (mean := _sample_mean_metric(ctx)) is not None:
+        metric, n, said = mean
+        reward = draws.as_draws(draws.passes_expr(leaves.expr(metric, pl.Float64), n), n)
+        ctx.explode = True
+        sources["reward"] = f"{metric} × n ({said}): passes per doc, one rollout per draw"
+        fields["reward"] = metric
+        ctx.notes.append(
+            f"{metric} is each doc's mean correctness over n sampled replies ({said}), not"
+            f" which reply passed: each doc is read as n rollouts, round({metric} × n) of them"
+            " passes; a doc whose mean is no count of n is ungraded"
+        )
     elif (named := _metric_struct(ctx)) is not None:
         reward = leaves.expr(named, pl.Float64)
         sources["reward"], fields["reward"] = f"{named} (the first 0/1 metric)", named
@@ -1343,7 +1370,17 @@ def _reward_hint(shape: Shape) -> str:
                 " reward=COLUMN"
             )
         return "pass --map reward=COLUMN"
-    listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
+    listed = ""
+    if found[0].endswith("[]"):
+        reasons = _reasons_beside(shape, found[0])
+        listed = " (a list: one rollout per element" + (
+            f"; {reasons} beside it is read as each one's finish)" if reasons else ")"
+        )
+    if draws.n_unsaid(found[0].rpartition(".")[2]):
+        listed = (
+            " only where each doc was sampled once: it is a mean over n samples and the rows"
+            " write neither n nor the replies; with n > 1, rerun writing them"
+        )
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
     return f"pass --map {_shell('reward=' + found[0])}{listed}{more}"
 
@@ -1425,14 +1462,53 @@ def _scalar_reward(shape: Shape, listed: tuple[str, bool] | None) -> str | None:
     return next((a for a in REWARD_ALIASES if shape.has(a) and a != skip), None)
 
 
+def _listed_reasons(ctx: _Context, mapping: Mapping[str, str]) -> str | None:
+    """A list of finish / stop reasons (:data:`~whilecli.io.aliases.LISTED_REASON_NAMES`, a
+    list of texts) beside the list of grades the reward is read from, one per element: each
+    rollout's finish (``finish_reasons[]`` beside ``correctness_math_verify[]``). None where the
+    reward is no list (a pass count, a mean of n samples), or no such list sits beside it."""
+    held = mapping.get("reward") or ctx.fields.get("reward")
+    if held is None:
+        return None
+    path = held.partition("[")[0]
+    if "[" in path or ctx.shape.kinds_at(path) - {"null"} != {"list"}:
+        return None
+    return _reasons_beside(ctx.shape, path)
+
+
+def _reasons_beside(shape: Shape, path: str) -> str | None:
+    """The list of finish / stop reasons (``finish_reasons[]``) in the object that holds the
+    list of grades at ``path``, where there is one."""
+    parent = path.partition("[")[0].rpartition(".")[0]
+    for name in LISTED_REASON_NAMES:
+        beside = f"{parent}.{name}" if parent else name
+        if _texts(shape.get(split_path(beside))):
+            return f"{beside}[]"
+    return None
+
+
+#: Names of numeric fields that count or place a row, never grade it (``extra_info.index``
+#: of verl's ``main_generation`` output, ``sample_idx``, ``num_tokens``, ``created_at``):
+#: a row carrying only these holds no value a grade could be.
+NOT_GRADE_NAME = re.compile(
+    r"(?:^|_)(?:index|idx|id|ids|step|steps|epoch|seed|count|len|length|lengths|tokens?|time"
+    r"|timestamp|created|updated|at|year|version|position|offset|rank|line|lineno|n|num)$"
+    r"|^(?:num|n)_"
+)
+
+
 def _any_grade_like(shape: Shape) -> bool:
     """Whether any field (or list of fields), :data:`HINT_DEPTH` levels deep, holds numbers
-    or true/false values: something ``--map reward=`` could name."""
-    level = list(shape.children.values())
+    or true/false values: something ``--map reward=`` could name. A field whose name says it
+    counts or places the row (:data:`NOT_GRADE_NAME`) is none."""
+    level = list(shape.children.items())
     for _ in range(HINT_DEPTH):
-        if any(_grades(sub) or (sub.item is not None and _grades(sub.item)) for sub in level):
-            return True
-        level = [child for sub in level for child in sub.children.values()]
+        for name, sub in level:
+            if NOT_GRADE_NAME.search(name.lower()):
+                continue
+            if _grades(sub) or (sub.item is not None and _grades(sub.item)):
+                return True
+        level = [(k, child) for _, sub in level for k, child in sub.children.items()]
     return False
 
 
@@ -1477,17 +1553,63 @@ def _grade_list(shape: Shape) -> tuple[str, bool] | None:
 
 #: Objects of named metrics, one number each (lighteval's details: ``metric``).
 METRIC_STRUCTS = ("metric", "metrics")
+#: Where a doc keeps its sampled replies, one per sample (lighteval's ``model_response.text``
+#: since 0.10, ``predictions`` before): their count is n where a metric's name does not say.
+SAMPLED_REPLIES = ("model_response.text", "predictions")
 
 
-def _metric_struct(ctx: _Context) -> str | None:
-    """The first 0/1 metric of an object of named metrics (``metric.extractive_match``): 0 or 1
-    on every sampled row (a Parquet file's first row); without one, the first numeric one."""
+def _sample_mean_metric(ctx: _Context) -> tuple[str, pl.Expr, str] | None:
+    """The metric of an object of named metrics that is each doc's mean correctness over n
+    samples (:func:`whilecli.io.draws.sample_mean`: ``metric.math_pass@1:4_samples``), with
+    n (from its name, else each doc's count of sampled replies) and where n came from; of
+    several, the one of most draws (a count of replies ranks as 2). Decided by the names and
+    the rows' shape, not by any row's values. None where no metric is such a mean of more
+    than one sample, or where n cannot be told: then no 0/1 reading of it is a draw's."""
+    found: list[tuple[int, str, pl.Expr, str]] = []
     for name in METRIC_STRUCTS:
         node = ctx.shape.get((name,))
         if node is None or node.kinds - {"null"} != {"dict"}:
             continue
-        numeric = [k for k, sub in node.children.items() if _grades(sub)]
-        rows = list(ctx.sample) or ([ctx.first_row] if ctx.first_row else [])
+        for key, sub in node.children.items():
+            mean, n = draws.sample_mean(key)
+            if not mean or not _grades(sub):
+                continue
+            if n is not None and n > 1:
+                found.append((n, f"{name}.{key}", pl.lit(n, dtype=pl.Int64), f"n = {n}, its name"))
+            elif n is None and (listed := _sampled_replies(ctx)) is not None:
+                count = ctx.leaves.expr(listed, pl.List(pl.String)).list.len().cast(pl.Int64)
+                found.append((2, f"{name}.{key}", count, f"n = the replies in {listed}[]"))
+    if not found:
+        return None
+    _, path, n_expr, said = max(found, key=lambda f: f[0])
+    return path, n_expr, said
+
+
+def _sampled_replies(ctx: _Context) -> str | None:
+    """The list of a doc's sampled replies (:data:`SAMPLED_REPLIES`, a list of texts): its
+    length on each row is that doc's n."""
+    return next((p for p in SAMPLED_REPLIES if _texts(ctx.shape.get(split_path(p)))), None)
+
+
+def _metric_struct(ctx: _Context) -> str | None:
+    """The first 0/1 metric of an object of named metrics (``metric.extractive_match``): 0 or 1
+    on every sampled row (a Parquet file's first rows: :attr:`_Context.metric_rows`); without
+    one, the first numeric one. A
+    metric over several samples that is not their mean (``maj@4``, ``pass@10:64_samples``:
+    :func:`whilecli.io.draws.aggregate`) is no rollout's grade and never picked, nor is a
+    mean of samples whose n cannot be told (``pass@k:k=1`` beside no replies): read as one
+    draw's grade it would be k = 1 where the doc may hold several."""
+    for name in METRIC_STRUCTS:
+        node = ctx.shape.get((name,))
+        if node is None or node.kinds - {"null"} != {"dict"}:
+            continue
+        numeric = [
+            k
+            for k, sub in node.children.items()
+            if _grades(sub) and not draws.aggregate(k) and not draws.n_unsaid(k)
+        ]
+        rows = list(ctx.sample) or list(ctx.metric_rows)
+        rows = rows or ([ctx.first_row] if ctx.first_row else [])
         for key in numeric:
             objects = [row.get(name) for row in rows]
             values = [o.get(key) for o in objects if isinstance(o, dict)]

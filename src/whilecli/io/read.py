@@ -2505,13 +2505,22 @@ def _read_frame(
     shape = Shape.from_schema(schema)
     first: dict[str, Any] = {}
     wanted = [c for c in ("metrics", "metric", "filter") if c in schema]
-    if wanted:
-        head = lf.select(wanted).head(1).collect()
-        first = head.row(0, named=True) if head.height else {}
+    metric_rows: list[dict[str, Any]] = []
+    if wanted:  # which metric is 0/1 is read on the first rows, not on the first alone
+        metric_rows = lf.select(wanted).head(SAMPLE_ROWS).collect().to_dicts()
+        first = metric_rows[0] if metric_rows else {}
     try:
         ids = _head_rows(lf, shape, schema)
         plan, leaves, absent = _planned(
-            shape, source, schema, mapping, forced, first, run, id_rows=ids
+            shape,
+            source,
+            schema,
+            mapping,
+            forced,
+            first,
+            run,
+            id_rows=ids,
+            metric_rows=metric_rows,
         )
         _rekey(plan, run)
     except BadValue as err:
@@ -2641,6 +2650,7 @@ def _planned(
     sample: Sequence[Mapping[str, object]] = (),
     sample_lines: Sequence[int] = (),
     id_rows: Sequence[Mapping[str, object]] = (),
+    metric_rows: Sequence[Mapping[str, object]] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
     plan, leaves, absent = plan_of(
         shape,
@@ -2654,6 +2664,7 @@ def _planned(
         sample_lines,
         run.by,
         id_rows,
+        metric_rows,
     )
     if "task_id" in absent:  # no id on any row: null, as a row without one reads
         run.no_ids = True
@@ -2672,6 +2683,7 @@ def plan_of(
     sample_lines: Sequence[int] = (),
     by: str | None = None,
     id_rows: Sequence[Mapping[str, object]] = (),
+    metric_rows: Sequence[Mapping[str, object]] = (),
 ) -> tuple[Plan, Leaves, set[str]]:
     """:func:`build_plan`; under ``keep=``, a field of ``optional`` the rows lack is read as
     null (returned among the absent fields), and the reward is never a column of
@@ -2684,7 +2696,17 @@ def plan_of(
         leaves = Leaves(schema)
         try:
             plan = build_plan(
-                shape, source, leaves, mapping, forced, first, sample, by, sample_lines, id_rows
+                shape,
+                source,
+                leaves,
+                mapping,
+                forced,
+                first,
+                sample,
+                by,
+                sample_lines,
+                id_rows,
+                metric_rows,
             )
         except InputError as err:
             name = err.field

@@ -15,9 +15,13 @@ Two layouts:
   and ``specifics``.
 
 A task is a document: ``doc.id`` where the writer set one, else the query (``doc.query``,
-``example``). The grade is the first metric that is 0 or 1 on the rows (``extractive_match``,
-``em``, ``acc``); a metric over several samples of one document (``pass@k``, ``maj@k``) is one
-score of the document, not its samples. The reply's finish is not written (the truncation
+``example``). A metric that is the mean correctness of a document's n samples
+(``math_pass@1:4_samples``, ``pass@k:k=1&n=4``, ``avg@n:n=4``; n from the name, else the count
+of ``model_response.text``) is its pass count: n rollouts, round(metric × n) of them passes
+(:mod:`whilecli.io.draws`), the metric of most draws first. Else the grade is the first metric
+that is 0 or 1 on the rows (``extractive_match``, ``em``, ``acc``); a metric over several
+samples that is not their mean (``pass@10:64_samples``, ``maj@4``) is one score of the
+document, never a rollout's grade. The reply's finish is not written (the truncation
 counts are the prompt's). The model is ``config_general.model_name`` in
 ``results/{model_name}/results_{date_id}.json`` beside ``details/``; the evaluation is the
 task the file is named by (``suite|task|fewshot``).

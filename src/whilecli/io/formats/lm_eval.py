@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from whilecli.errors import InputError
+from whilecli.io import draws
 from whilecli.io.formats import Converted
 from whilecli.io.shape import Shape
 
@@ -305,26 +306,25 @@ def _expanded(
     task: str | None,
 ) -> Converted:
     """Each doc as ``k`` rollouts, round(pass@1 × k) of them passes (the replies with text
-    first: lm-eval does not say which reply passed)."""
+    first: lm-eval does not say which reply passed): the rule of
+    :func:`whilecli.io.draws.passes_of`, one for every writer of a mean over k samples."""
     out: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
     for lineno, row in chosen:
         fraction = row.get(metric)
         replies = _replies(row) or []
-        if fraction is not None:
-            passes = fraction * k
-            if abs(passes - round(passes)) > 1e-6 * k or not 0 <= passes <= k:
-                raise InputError(
-                    f"lm-eval: {metric} is {fraction}, not a count of passes out of the {k}"
-                    " samples the task's repeats say each doc has: the rows are not k"
-                    " rollouts per doc",
-                    file=name,
-                    line=lineno,
-                    field=metric,
-                )
-            passes = round(passes)
+        passes = None if fraction is None else draws.passes_of(fraction, k)
+        if fraction is not None and passes is None:
+            raise InputError(
+                f"lm-eval: {metric} is {fraction}, not a count of passes out of the {k}"
+                " samples the task's repeats say each doc has: the rows are not k"
+                " rollouts per doc",
+                file=name,
+                line=lineno,
+                field=metric,
+            )
         order = sorted(range(k), key=lambda j: j >= len(replies) or not replies[j].strip())
-        passed = set(order[: passes if fraction is not None else 0])
+        passed = set(order[: passes or 0])
         base = {"doc_id": row.get("doc_id"), "prompt": _prompt(row)}
         for j in range(k):
             grade = None if fraction is None else float(j in passed)

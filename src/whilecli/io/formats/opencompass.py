@@ -12,11 +12,14 @@ So in a work directory the rows are the files under ``results/``: the prediction
 configs and logs beside them are left out (named in a note), and a predictions file named on
 its own is refused (no grade). A results file names neither its model nor its dataset inside:
 the model is its folder's name (the model's abbr in the config) and the evaluation is the
-file's name (the dataset's abbr), so the results of two datasets are not pooled unasked.
+file's name (the dataset's abbr), so the results of two datasets are not pooled unasked. A
+dataset repeated as ``NAME-run0`` .. ``NAME-runN`` (OpenCompass' own way to draw n samples)
+is one evaluation, ``NAME``: its files pool as draws of the same problems.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -75,4 +78,26 @@ def named(converted: Converted, path: Path | None) -> Converted:
     model = path.parent.name
     rows = [r if r.get("model") is not None else {**r, "model": model} for r in converted.rows]
     origins = {**converted.origins, "model": "the results folder's name (the model's abbr)"}
-    return replace(converted, rows=rows, origins=origins, env=path.stem)
+    dataset, repeated = dataset_of(path.stem)
+    notes = converted.notes
+    if repeated:
+        notes = [
+            *notes,
+            f"OpenCompass writes repeated runs of one dataset as {dataset}-run0, -run1, ...:"
+            f" each {dataset}-run<i>.json is one draw of every {dataset} problem",
+        ]
+    return replace(converted, rows=rows, origins=origins, env=dataset, notes=notes)
+
+
+#: OpenCompass' idiom for n samples of one dataset: its config repeats the dataset under
+#: ``abbr=f"{name}-run{idx}"`` (``configs/datasets/aime2024/aime2024_llmjudge_gen_*.py``:
+#: ``[dict(abbr=f'aime2024-run{idx}', ...) for idx in range(8)]``).
+REPEAT = re.compile(r"^(?P<name>.+)-run\d+$")
+
+
+def dataset_of(abbr: str) -> tuple[str, bool]:
+    """The dataset a results file's abbr names, and whether the abbr is one run of a repeated
+    dataset (:data:`REPEAT`): ``aime2024-run3`` is ``aime2024``'s, so files that differ only
+    by that suffix are one evaluation, their rows draws of the same problems."""
+    found = REPEAT.match(abbr)
+    return (found.group("name"), True) if found else (abbr, False)

@@ -417,7 +417,9 @@ FORMATS: tuple[FormatInfo, ...] = (
         " full_prompt",
         {
             "task_id": "doc.id, else the query (doc.query, else example)",
-            "reward": "the first 0/1 metric of metric (metrics before 0.10)",
+            "reward": "a metric that is the mean of n samples (math_pass@1:4_samples,"
+            " pass@k:k=1&n=4): n rollouts, round(metric × n) passing; else the first 0/1"
+            " metric of metric (metrics before 0.10)",
             "truncated": "not recorded (the truncation counts are the prompt's)",
             "model": "results/<model>/results_<date>.json: config_general.model_name",
             "env": "the task the file is named by (suite|task|fewshot)",
