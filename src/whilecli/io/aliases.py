@@ -580,13 +580,27 @@ FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0"})
 #: Flags that say a reply was cut off at its token limit, under the names other tools give
 #: them (beside ``truncated`` and ``is_truncated``): ``was_truncated``; ``hit_max_tokens`` /
 #: ``max_tokens_reached``; ``overlong`` / ``is_overlong`` (DAPO's overlong filter);
-#: ``exceed_length`` / ``exceeded_length`` / ``length_exceeded``; ``hit_length_limit``.
+#: ``exceed_length`` / ``exceeded_length`` / ``length_exceeded``; ``hit_length_limit``;
+#: ``exceed_max_length`` / ``exceeded_max_length``; ``response_clipped`` (a reply clipped at the
+#: response cap); llama.cpp server's ``stopped_limit`` (stopped at ``n_predict``). Never a bare
+#: ``clipped``: a reward's, a gradient's or a ratio's clipping is written so as often.
 CUT_FLAGS: tuple[str, ...] = (
     *("was_truncated", "hit_max_tokens", "max_tokens_reached", "overlong", "is_overlong"),
     *("exceed_length", "exceeded_length", "length_exceeded", "hit_length_limit"),
+    *("exceed_max_length", "exceeded_max_length", "response_clipped", "stopped_limit"),
 )
+#: Flags that say the reply was *not* cut off where true: OpenR1's ``is_reasoning_complete``
+#: (false where the ``<think>`` block never closed: generation stopped at the token cap
+#: before the reasoning ended).
+DONE_FLAGS: tuple[str, ...] = ("is_reasoning_complete",)
+#: Marks a flag of :data:`DONE_FLAGS` in :data:`TRUNCATION_ALIASES`: read inverted.
+DONE: frozenset[str] = frozenset({"false"})
+#: llama.cpp server's ``stop_type`` (``"limit"``: stopped at ``n_predict``; ``"eos"``,
+#: ``"word"``: finished; ``"none"``: not stopped).
+STOP_TYPE_CUT = frozenset({"limit"})
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
-#: boolean flag (true/false, 0/1, or those words as text). The flags are read in every place
+#: boolean flag (true/false, 0/1, or those words as text); :data:`DONE` = such a flag that
+#: says the reply was finished (OpenR1's ``is_reasoning_complete``). The flags are read in every place
 #: of :data:`EXTRA_PLACES` (``metadata.truncated``, verifiers' ``info.truncated``), top level
 #: first; the finish / stop reasons in every place of :data:`REASON_PLACES` (verl's
 #: ``extra_info.finish_reason``, a stored chat completion's
@@ -598,7 +612,9 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
         for place in EXTRA_PLACES
         for flag in ("truncated", "is_truncated", *CUT_FLAGS)
     ),
+    *((place + flag, DONE) for place in EXTRA_PLACES for flag in DONE_FLAGS),
     *((reason, CUT_REASONS) for reason in REASON_PLACES),
+    *((place + "stop_type", STOP_TYPE_CUT) for place in EXTRA_PLACES),
     ("incomplete_details.reason", CUT_REASONS),  # an OpenAI Responses API response
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     ("stop_condition", STOP_CUT),

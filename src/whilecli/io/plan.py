@@ -27,6 +27,7 @@ from whilecli.io.aliases import (
     COMPLETION_ALIASES,
     CUT_REASONS,
     DO_SAMPLE_ALIASES,
+    DONE,
     DRAW_COUNT_ALIASES,
     ENV_ALIASES,
     EPISODE_ALIASES,
@@ -1554,10 +1555,11 @@ def _truncation(
             flags.append(said[-1])
             shown.append("any steps[].truncated")
             continue
-        if values is None:
-            said.append(_flag(shape, leaves, alias))
+        if values is None or values is DONE:
+            flag = _flag(shape, leaves, alias)
+            said.append(flag if values is None else ~flag)
             flags.append(said[-1])
-            shown.append(alias)
+            shown.append(alias if values is None else f"not {alias}")
             continue
         generic = values is CUT_REASONS
         reason = _text_at(shape, leaves, alias) if generic else leaves.expr(alias, pl.String)
