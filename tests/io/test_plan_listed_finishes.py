@@ -1,12 +1,12 @@
 """Refusal lines point at what fixes the read, and a list of finish reasons beside a list of
-grades is read with it (``io/plan.py``: ``_reasons_beside``, ``_any_grade_like``).
+grades is split with it (``io/samples.py``; ``io/plan.py``: ``_any_grade_like``).
 
 Seeded simulators with a known truth:
 
 - rows as open-r1/OpenR1-Math-220k publishes them (``generations[]``,
   ``correctness_math_verify[]``, ``finish_reasons[]``, ...): the refusal names both lists, and
   once the reward's list is mapped each rollout's finish is read from the list beside it (a
-  row whose lists differ in length: its finishes not known);
+  row whose lists differ in length is refused, naming the row and the list);
 - verl ``main_generation`` output (the dataset's columns, an index, and ``responses[]``):
   ungraded generations, said so, whatever ids, indexes and counts the rows carry.
 """
@@ -75,6 +75,10 @@ def test_the_finishes_beside_a_mapped_list_are_read(
     tmp_path: Path, seed: int, reasons: str, mismatch: bool
 ) -> None:
     path, truth = _openr1(tmp_path, seed, reasons, mismatch)
+    if mismatch:  # a list of another length than the grades': that row refused, named
+        with pytest.raises(InputError, match=rf"row \d+: field '{reasons}': .* values beside"):
+            frame_of(path, mapping={"reward": "correctness_math_verify[]"})
+        return
     frame, _ = frame_of(path, mapping={"reward": "correctness_math_verify[]"})
     assert frame["truncated"].to_list() == truth
 

@@ -42,7 +42,7 @@ def formats_command(
             + ", ".join(p.rstrip(".") for p in table.REPLY_LISTS)
         ]
         + [
-            f"{a} in {sorted(v)}"
+            f"{a} false" if v is table.DONE else f"{a} in {sorted(v)}"
             for a, v in table.TRUNCATION_ALIASES
             if v is not None and a not in table.REASON_PLACES
         ]

@@ -92,8 +92,11 @@ TEXT_REPLY_ALIASES: tuple[str, ...] = (
 #: Where an API response saved whole keeps its reply text, after :data:`TEXT_REPLY_ALIASES`:
 #: an OpenAI chat completion's ``choices[0].message.content``, a text completion's
 #: ``choices[0].text`` (and the many servers that answer in those shapes: vLLM, SGLang,
-#: LiteLLM).
-API_REPLY_ALIASES: tuple[str, ...] = ("choices[0].message.content", "choices[0].text")
+#: LiteLLM), a vLLM ``RequestOutput``'s ``outputs[0].text``, a sample object's ``text``.
+API_REPLY_ALIASES: tuple[str, ...] = (
+    *("choices[0].message.content", "choices[0].text", "outputs[0].text"),
+    *("completions[0].text", "samples[0].text", "responses[0].text", "generations[0].text"),
+)
 #: A chat transcript holding the prompt and the reply: the reply is its turns from the first
 #: assistant turn on (the prompt is the turns before it, :data:`PROMPT_ALIASES`). Read for the
 #: reply only where no alias above holds one.
@@ -132,6 +135,25 @@ SAMPLE_REPLY_LISTS: tuple[str, ...] = (
 )
 #: Lists of samples whose elements carry a grade (reasoning-gym ``completions[].score``).
 SAMPLE_LIST_ALIASES: tuple[str, ...] = ("completions", "samples", "responses", "generations")
+#: A row holding a prompt's k samples (an ``n=8`` request, a best-of-n dump, OpenR1-Math's
+#: ``generations``) beside its list of k grades is read as k rows, one per sample
+#: (:func:`whilecli.io.plan.per_sample`): every list below that holds one value per sample is
+#: split with the grades, element by element, and each element read as the one-row-per-draw
+#: reader reads that field. Lists of per-sample objects (OpenAI's ``choices``, vLLM's
+#: ``outputs``, Gemini's ``candidates``, reasoning-gym's ``completions``): each sample's
+#: object stands where a one-sample response keeps it (``choices[0].finish_reason``).
+SAMPLE_HOLDERS: tuple[str, ...] = ("choices", "outputs", "candidates", *SAMPLE_LIST_ALIASES)
+#: Lists of scalars, one per sample, named for the field each element is (a list under a
+#: truncation flag's, a finish reason's, an error's or a token count's own name,
+#: ``truncated: [false, true, ...]``), or in the plural: OpenR1-Math's ``finish_reasons``, a
+#: client's ``errors``, and the reply lists of :data:`SAMPLE_REPLY_LISTS` (each element a
+#: ``completion``). A scalar beside them applies to every sample.
+SAMPLE_PLURALS: dict[str, str] = {
+    "finish_reasons": "finish_reason",
+    "stop_reasons": "stop_reason",
+    "errors": "error",
+    "exceptions": "exception",
+}
 #: With none of them: a reward in named parts (verifiers), ``{name: {score, weight} | None}``,
 #: read as Σ score × weight (weight 1 when absent; a None part or score adds nothing).
 REWARD_PARTS = "rewards"
@@ -360,13 +382,16 @@ MISSING_CHOICES: tuple[str, ...] = ("skip", "fail")
 #: inspect_ai samples, OpenAI batch output lines, Braintrust and LangSmith runs, many
 #: harnesses; ``exception``: W&B Weave calls; then ``error`` in every place of :data:`ERROR_HOLDERS`
 #: (``metadata.error``, verifiers' ``info.error`` and ``state.error``, an Anthropic batch
-#: line's ``result.error``, an OpenAI Responses API object's ``response.error``).
+#: line's ``result.error``, an OpenAI Responses API object's ``response.error``), and a sample
+#: object's (``completions[0].error``: a row of samples read one sample a row,
+#: :mod:`whilecli.io.samples`).
 #: ``error`` (first) records one whatever stands beside it (DESIGN section 1); the others
 #: only where the row holds no reply (:func:`whilecli.io.facts.reply_state`).
 ERROR_ALIASES: tuple[str, ...] = (
     "error",
     "exception",
     *(place + "error" for place in ERROR_HOLDERS if place),
+    *(f"{name}[0].error" for name in SAMPLE_LIST_ALIASES),
 )
 #: A failure's class or code, filed beside the reply: an API client's (``RateLimitError``,
 #: ``APITimeoutError``, ``429``, ``overloaded_error``), or a grader's verdict on the model's
@@ -440,20 +465,18 @@ REPLY_HOLDERS: tuple[str, ...] = (
     *("response.body.", "result.message.", "meta_info.", "details."),
 )
 #: The lists of replies a response keeps, read at their first element: OpenAI's ``choices``,
-#: vLLM's ``outputs`` (a ``RequestOutput``), Gemini's ``candidates``.
-REPLY_LISTS: tuple[str, ...] = ("choices[0].", "outputs[0].", "candidates[0].")
+#: vLLM's ``outputs`` (a ``RequestOutput``), Gemini's ``candidates``, and the lists of sample
+#: objects of :data:`SAMPLE_LIST_ALIASES` (reasoning-gym's ``completions``). A row of k
+#: samples is read one sample a row, each sample's object first in its list
+#: (:mod:`whilecli.io.samples`).
+REPLY_LISTS: tuple[str, ...] = tuple(
+    f"{name}[0]." for name in ("choices", "outputs", "candidates", *SAMPLE_LIST_ALIASES)
+)
 #: A finish / stop reason's names: OpenAI's and vLLM's ``finish_reason``, Anthropic's
 #: ``stop_reason``, Gemini's ``finishReason``, Bedrock's ``stopReason``, Ollama's
 #: ``done_reason``.
 REASON_NAMES: tuple[str, ...] = (
     *("finish_reason", "stop_reason", "finishReason", "stopReason", "done_reason"),
-)
-#: A list of finish / stop reasons, one per sampled reply, under the names writers give it
-#: (OpenR1-Math-220k's ``finish_reasons`` beside ``correctness_math_verify``, ``generations``):
-#: beside a list of grades, one rollout's finish per element.
-LISTED_REASON_NAMES: tuple[str, ...] = (
-    *(name + "s" for name in REASON_NAMES),
-    *REASON_NAMES,
 )
 #: Every place a finish / stop reason is read, one list for every reader (truncation,
 #: :data:`TRUNCATION_ALIASES`; an error, :data:`REASON_ALIASES`): each name of
@@ -587,11 +610,15 @@ FLAG_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0"})
 #: Flags that say a reply was cut off at its token limit, under the names other tools give
 #: them (beside ``truncated`` and ``is_truncated``): ``was_truncated``; ``hit_max_tokens`` /
 #: ``max_tokens_reached``; ``exceed_length`` / ``exceeded_length`` / ``length_exceeded``;
-#: ``hit_length_limit``. A flag that marks a length *region* or a soft penalty is not one
-#: (:data:`LENGTH_REGION_FLAGS`).
+#: ``hit_length_limit``;
+#: ``exceed_max_length`` / ``exceeded_max_length``; ``response_clipped`` (a reply clipped at the
+#: response cap); llama.cpp server's ``stopped_limit`` (stopped at ``n_predict``). Never a bare
+#: ``clipped``: a reward's, a gradient's or a ratio's clipping is written so as often. A flag
+#: that marks a length *region* or a soft penalty is not one (:data:`LENGTH_REGION_FLAGS`).
 CUT_FLAGS: tuple[str, ...] = (
     *("was_truncated", "hit_max_tokens", "max_tokens_reached"),
     *("exceed_length", "exceeded_length", "length_exceeded", "hit_length_limit"),
+    *("exceed_max_length", "exceeded_max_length", "response_clipped", "stopped_limit"),
 )
 #: Flags that mark a reply's length as inside a penalty region, never as cut off: verl's DAPO
 #: reward manager writes ``overlong = overlong_reward < 0``, true for every reply longer than
@@ -603,8 +630,18 @@ LENGTH_REGION_FLAGS: tuple[str, ...] = (
     *("overlong", "is_overlong", "overlong_reward", "overlong_penalty", "over_soft_limit"),
     *("soft_overlong", "in_overlong_buffer", "length_penalty"),
 )
+#: Flags that say the reply was *not* cut off where true: OpenR1's ``is_reasoning_complete``
+#: (false where the ``<think>`` block never closed: generation stopped at the token cap
+#: before the reasoning ended).
+DONE_FLAGS: tuple[str, ...] = ("is_reasoning_complete",)
+#: Marks a flag of :data:`DONE_FLAGS` in :data:`TRUNCATION_ALIASES`: read inverted.
+DONE: frozenset[str] = frozenset({"false"})
+#: llama.cpp server's ``stop_type`` (``"limit"``: stopped at ``n_predict``; ``"eos"``,
+#: ``"word"``: finished; ``"none"``: not stopped).
+STOP_TYPE_CUT = frozenset({"limit"})
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
-#: boolean flag (true/false, 0/1, or those words as text). The flags are read in every place
+#: boolean flag (true/false, 0/1, or those words as text); :data:`DONE` = such a flag that
+#: says the reply was finished (OpenR1's ``is_reasoning_complete``). The flags are read in every place
 #: of :data:`EXTRA_PLACES` (``metadata.truncated``, verifiers' ``info.truncated``), top level
 #: first; the finish / stop reasons in every place of :data:`REASON_PLACES` (verl's
 #: ``extra_info.finish_reason``, a stored chat completion's
@@ -616,7 +653,9 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
         for place in EXTRA_PLACES
         for flag in ("truncated", "is_truncated", *CUT_FLAGS)
     ),
+    *((place + flag, DONE) for place in EXTRA_PLACES for flag in DONE_FLAGS),
     *((reason, CUT_REASONS) for reason in REASON_PLACES),
+    *((place + "stop_type", STOP_TYPE_CUT) for place in EXTRA_PLACES),
     ("incomplete_details.reason", CUT_REASONS),  # an OpenAI Responses API response
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     ("stop_condition", STOP_CUT),

@@ -27,6 +27,7 @@ from whilecli.io.aliases import (
     COMPLETION_ALIASES,
     CUT_REASONS,
     DO_SAMPLE_ALIASES,
+    DONE,
     DRAW_COUNT_ALIASES,
     ENV_ALIASES,
     EPISODE_ALIASES,
@@ -37,7 +38,6 @@ from whilecli.io.aliases import (
     EXTRA_PLACES,
     GRADE_LIST_ALIASES,
     HTTP_STATUS_ALIASES,
-    LISTED_REASON_NAMES,
     MODEL_ROLES,
     PAIRED_CAPS,
     PASS_COUNT_ALIASES,
@@ -64,6 +64,7 @@ from whilecli.io.formats import lighteval, lm_eval, nemo_rl
 from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
+from whilecli.io.samples import Split, split_of
 from whilecli.io.shape import (
     LITERAL_DOT,
     LOGPROB_ALIASES,
@@ -160,6 +161,9 @@ class Plan:
     slice: pl.Expr | None = None  # the --by column's value, as text
     explode: bool = False  # --map reward=PATH[]...: one row per element of the list
     explode_truncated: bool = False  # --map truncated=PATH[]...: a flag per element, beside it
+    #: A row of samples read one sample a row (:mod:`whilecli.io.samples`); None: a row is
+    #: one rollout, or one task's pass count (:attr:`explode`).
+    split: Split | None = None
     #: Rows read as not cut whose flag disputes their token count at the cap
     #: (:func:`cut_disputed`); None: no flag beside a count and its cap.
     cut_disputed: pl.Expr | None = None
@@ -542,14 +546,25 @@ def build_plan(
     exploding = "[]" in mapping.get("reward", "") or ctx.explode
 
     cut_col = mapped("truncated")
-    beside = None if cut_col is not None or not exploding else _listed_reasons(ctx, mapping)
-    if beside is not None:
-        cut_col = beside
     cut_listed = cut_col is not None and "[]" in cut_col
     if cut_listed and not exploding:
         raise UsageError(
             f"--map truncated={cut_col}: a list of flags reads one per rollout, beside a reward"
             " read one per rollout (--map reward=COLUMN[])"
+        )
+    grade_list = mapping.get("reward") if "[]" in mapping.get("reward", "") else ctx.grade_list
+    split = None
+    if grade_list is not None:  # a row of k samples: read as k rows, every list split alike
+        split = split_of(shape, grade_list, cut_col if cut_listed else None)
+        shape = ctx.shape = split.view(shape)
+        leaves.split(split.names)
+        reward = leaves.grade(split.one(grade_list), shape.kinds_at(split.one(grade_list)))
+        if cut_listed:
+            assert cut_col is not None
+            cut_col, cut_listed = split.one(cut_col), False
+            mapping = {**mapping, "truncated": cut_col}
+        notes.append(
+            f"each row holds one value per sample in {split.said()}: split, one row a sample"
         )
     if cut_col is None:
         _check_token_numbers(ctx)
@@ -557,15 +572,6 @@ def build_plan(
     truncated, disputed = _truncation(
         shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, side_cap
     )
-    if beside is not None:  # a row whose lists differ in length: its finishes not known
-        n = reward.list.len()
-        fits = truncated.list.len() == n
-        truncated = pl.when(fits).then(truncated).otherwise(pl.lit(None, pl.Boolean).repeat_by(n))
-        grades = fields["reward"].removesuffix("[]")
-        sources["truncated"] = (
-            f"{beside}, a finish reason per rollout beside {grades}[]: 'length', 'max_tokens',"
-            " ... cut off"
-        )
     cap_expr = token_cap(shape, leaves, side_cap)
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
@@ -619,7 +625,7 @@ def build_plan(
         always=_recorded_error(shape, leaves, _ALWAYS, spare=capped),
         unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED, spare=capped),
         beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
-        credited=facts.credited(reward.list.max() if exploding else reward),
+        credited=facts.credited(reward.list.max() if exploding and split is None else reward),
     )
     request_failed = _request_failed(shape, leaves, reply)
     slice_expr = None
@@ -669,11 +675,13 @@ def build_plan(
         slice=slice_expr,
         explode=exploding,
         explode_truncated=cut_listed,
+        split=split,
         reply=reply,
         request_failed=request_failed,
-        # a row of several rollouts keeps one reply beside them: no draw of its own
+        # a row of several rollouts keeps one reply beside them: no draw of its own, unless
+        # its samples' replies are split with them
         draw=None
-        if exploding
+        if exploding and not _sampled_reply(split, replies)
         else facts.draw_key(said, _greedy(shape, leaves, sidecar_temperature(source))),
         prompt_key=prompt_key,
         by_prompt=by_prompt,
@@ -687,6 +695,15 @@ def build_plan(
         model_unsure=ctx.model_unsure,
         prompt_unsure=ctx.prompt_unsure,
     )
+
+
+def _sampled_reply(split: Split | None, replies: list[str]) -> bool:
+    """Whether the reply a row of samples is read with is each sample's own (a split list,
+    :mod:`whilecli.io.samples`), not one reply beside them all."""
+    if split is None or not replies:
+        return False
+    own = {*split.names.values(), *split.wrapped}
+    return split_path(replies[0])[0] in own
 
 
 def _spelled_otherwise(shape: Shape, field: str | None) -> tuple[str, ...]:
@@ -1005,6 +1022,7 @@ class _Context:
     sample: Sequence[Mapping[str, object]] = ()
     sample_lines: Sequence[int] = ()
     explode: bool = False  # the reward is a list of grades: one rollout per element
+    grade_list: str | None = None  # where a list of grades, one per sample, was found
     task_key: pl.Expr | None = None  # the task id with no-ids as written (Plan.task_key)
     #: Rows holding the id aliases' values (a Parquet file's first rows), where the sample is
     #: not given: what :func:`_grouping_id` reads.
@@ -1219,7 +1237,7 @@ def _reward(
             reward = reward.list.sum()
             sources["reward"] = f"Σ {path} (per-token rewards beside one reply)"
         else:
-            ctx.explode = True
+            ctx.explode, ctx.grade_list = True, path
             sources["reward"] = f"{path}, one rollout per element"
             ctx.notes.append(f"{fields['reward']} holds one grade per sample: each is a rollout")
     elif (mean := _sample_mean_metric(ctx)) is not None:
@@ -1370,12 +1388,7 @@ def _reward_hint(shape: Shape) -> str:
                 " reward=COLUMN"
             )
         return "pass --map reward=COLUMN"
-    listed = ""
-    if found[0].endswith("[]"):
-        reasons = _reasons_beside(shape, found[0])
-        listed = " (a list: one rollout per element" + (
-            f"; {reasons} beside it is read as each one's finish)" if reasons else ")"
-        )
+    listed = _listed_hint(shape, found[0]) if found[0].endswith("[]") else ""
     if draws.n_unsaid(found[0].rpartition(".")[2]):
         listed = (
             " only where each doc was sampled once: it is a mean over n samples and the rows"
@@ -1383,6 +1396,14 @@ def _reward_hint(shape: Shape) -> str:
         )
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
     return f"pass --map {_shell('reward=' + found[0])}{listed}{more}"
+
+
+def _listed_hint(shape: Shape, grades: str) -> str:
+    """What a list of grades named by ``--map reward=NAME[]`` reads: one rollout per element,
+    with every per-sample list the row holds split beside it (:mod:`whilecli.io.samples`)."""
+    beside = [c + "[]" for c in split_of(shape, grades).columns()[1:]]
+    split = f"; split with it, one value a sample: {', '.join(beside)}" if beside else ""
+    return f" (a list: one rollout per element{split})"
 
 
 #: Keys of an lm-eval sample row that are not metrics.
@@ -1462,31 +1483,6 @@ def _scalar_reward(shape: Shape, listed: tuple[str, bool] | None) -> str | None:
     return next((a for a in REWARD_ALIASES if shape.has(a) and a != skip), None)
 
 
-def _listed_reasons(ctx: _Context, mapping: Mapping[str, str]) -> str | None:
-    """A list of finish / stop reasons (:data:`~whilecli.io.aliases.LISTED_REASON_NAMES`, a
-    list of texts) beside the list of grades the reward is read from, one per element: each
-    rollout's finish (``finish_reasons[]`` beside ``correctness_math_verify[]``). None where the
-    reward is no list (a pass count, a mean of n samples), or no such list sits beside it."""
-    held = mapping.get("reward") or ctx.fields.get("reward")
-    if held is None:
-        return None
-    path = held.partition("[")[0]
-    if "[" in path or ctx.shape.kinds_at(path) - {"null"} != {"list"}:
-        return None
-    return _reasons_beside(ctx.shape, path)
-
-
-def _reasons_beside(shape: Shape, path: str) -> str | None:
-    """The list of finish / stop reasons (``finish_reasons[]``) in the object that holds the
-    list of grades at ``path``, where there is one."""
-    parent = path.partition("[")[0].rpartition(".")[0]
-    for name in LISTED_REASON_NAMES:
-        beside = f"{parent}.{name}" if parent else name
-        if _texts(shape.get(split_path(beside))):
-            return f"{beside}[]"
-    return None
-
-
 #: Names of numeric fields that count or place a row, never grade it (``extra_info.index``
 #: of verl's ``main_generation`` output, ``sample_idx``, ``num_tokens``, ``created_at``):
 #: a row carrying only these holds no value a grade could be.
@@ -1525,13 +1521,29 @@ def _texts(node: Shape | None) -> bool:
     return node.item.kinds - {"null"} == {"string"}
 
 
+#: Lists of a response's samples, an object each (an ``n=8`` request's ``choices``, a vLLM
+#: ``RequestOutput``'s ``outputs``, Gemini's ``candidates``): a list of grades beside one holds
+#: one grade per sample, as beside a list of replies.
+REPLY_LISTS_OF_SAMPLES = ("choices", "outputs", "candidates")
+
+
+def _objects(node: Shape | None) -> bool:
+    """Whether a node is a list of objects (one sample each)."""
+    if node is None or node.kinds - {"null"} != {"list"} or node.item is None:
+        return False
+    return node.item.kinds - {"null"} == {"dict"}
+
+
 def _grade_list(shape: Shape) -> tuple[str, bool] | None:
-    """A list of grades, one per sample (``graded_list[]``, ``completions[].score``), and
+    """A list of grades, one per sample (``graded_list[]``, ``completions[].score``, a list
+    beside a list of replies or of sample objects, :data:`REPLY_LISTS_OF_SAMPLES`), and
     whether it is per token instead: a list beside one text reply (SkyRL's token-level
     rewards) is summed, not spread over rollouts."""
     reply = next((a for a in COMPLETION_ALIASES + TEXT_REPLY_ALIASES if shape.has(a)), None)
     one_text = reply is not None and shape.kinds_at(reply) - {"null"} == {"string"}
-    samples = any(_texts(shape.get((a,))) for a in SAMPLE_REPLY_LISTS)
+    samples = any(_texts(shape.get((a,))) for a in SAMPLE_REPLY_LISTS) or any(
+        _objects(shape.get((a,))) for a in REPLY_LISTS_OF_SAMPLES
+    )
     for alias in GRADE_LIST_ALIASES:
         node = shape.get((alias,))
         if node is not None and node.kinds - {"null"} == {"list"} and _grades(node.item):
@@ -1697,10 +1709,11 @@ def _truncation(
             flags.append(said[-1])
             shown.append("any steps[].truncated")
             continue
-        if values is None:
-            said.append(_flag(shape, leaves, alias))
+        if values is None or values is DONE:
+            flag = _flag(shape, leaves, alias)
+            said.append(flag if values is None else ~flag)
             flags.append(said[-1])
-            shown.append(alias)
+            shown.append(alias if values is None else f"not {alias}")
             continue
         generic = values is CUT_REASONS
         reason = _text_at(shape, leaves, alias) if generic else leaves.expr(alias, pl.String)

@@ -77,6 +77,7 @@ from whilecli.io.modelid import path_model
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
+from whilecli.io.samples import MISFIT
 from whilecli.io.shape import (
     BadValue,
     DType,
@@ -1005,8 +1006,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         ),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
+    exploded = plan.explode and plan.split is None  # a list exploded after the select
     exprs = [
-        e if plan.explode and name in listed else e.cast(PART_SCHEMA[name])
+        e if exploded and name in listed else e.cast(PART_SCHEMA[name])
         for e, name in zip(exprs, PART_SCHEMA, strict=True)
     ]
     if keep_pos:
@@ -1031,6 +1033,8 @@ def _narrow(
     each of ``named`` how many values the row holds under that key (:func:`named_values`)."""
     if plan.row_filter is not None:
         lf = lf.filter(plan.row_filter.fill_null(False))
+    if plan.split is not None:  # a row of samples: one row a sample, every list split alike
+        lf = plan.split.rows(lf)
     exprs = _select(plan, judge, keep_pos)
     if at is not None:
         exprs.append((pl.col(AT).cast(pl.Int64) + at).alias(AT))
@@ -1040,8 +1044,10 @@ def _narrow(
             exprs.append(plan.row_env.alias(ENV))
     exprs += [pl.col(k).is_not_null().alias(_probed(k)) for k in probe]
     exprs += [expr.alias(_named(k)) for k, expr in (named or {}).items()]
+    if at is not None and plan.split is not None:
+        exprs.append(pl.col(MISFIT))
     narrow = lf.select(exprs)
-    if plan.explode:  # one rollout per element of the mapped list (and of its flags)
+    if plan.explode and plan.split is None:  # one rollout per element of the mapped list
         listed = ["reward", "truncated"] if plan.explode_truncated else ["reward"]
         narrow = narrow.explode(listed).with_columns(
             pl.col("reward").cast(pl.Float64), pl.col("truncated").cast(pl.Boolean)
@@ -1430,6 +1436,14 @@ def _stats(
     """
     names = frame.collect_schema().names()
     probes = [c for c in names if c.startswith("__probe:")]
+    misfit = (
+        {
+            "misfit": pl.col(MISFIT).drop_nulls().first(),
+            "misfit_at": pl.col(AT).filter(pl.col(MISFIT).is_not_null()).first(),
+        }
+        if MISFIT in names
+        else {}
+    )
     # each graded row's reward, and its partial credit, once per row (null on other rows):
     # the bounds and the grids read these columns, not a filter of the rows each
     reward = pl.when(pl.col(facts.GRADED) & (pl.col("reply") != facts.ERROR)).then("reward")
@@ -1460,6 +1474,7 @@ def _stats(
             pl.col(c).null_count() for c in ("truncated", "policy_version", "__passed")
         ),
         **first,
+        **misfit,
     )
 
 
@@ -2152,7 +2167,7 @@ def _read_jsonl(
     if scanned is None or scanned.stats["bad"]:
         frame, coerced = _jsonl_by_line(source, plan, judge, schema, run.at)
         locate(frame, plan, source, run.bad())
-        lf = frame.drop(POS, AT).lazy()
+        lf = frame.drop(POS, AT, MISFIT, strict=False).lazy()
         located_rows = frame.drop(POS).lazy()
         scanned = _scan(located_rows, run, plan)
         raw = coerced.lazy()  # the plan's leaves, as the exact reader coerced them
@@ -2173,8 +2188,20 @@ def _part_of(
     hint: Callable[[], list[str]],
     raw: pl.LazyFrame,
 ) -> _Part:
-    """One file's part from what its pass gathered."""
+    """One file's part from what its pass gathered; a row of samples whose list does not
+    line up with its grades refused at that row (:mod:`whilecli.io.samples`)."""
     stats = scanned.stats
+    if stats.get("misfit") is not None:
+        field, what = str(stats["misfit"]).split("\t", 1)
+        raise InputError(
+            f"field {field!r} holds {what}: a list beside a row's grades holds one value"
+            " per sample",
+            file=source.name,
+            field=field,
+            **_where(source, stats.get("misfit_at")),
+        )
+    if plan.split is not None:  # every reading of the raw rows reads one sample a row
+        raw = plan.split.rows(raw)
     scan = judges.scan_of(int(stats["rows"]), stats, judges.named(shape, plan.sources))
     part = _Part(source, plan, frame, stats, scan, hint, scanned.tables, scanned.writers)
     part.task_table = scanned.task_table
@@ -2539,7 +2566,7 @@ def _read_frame(
         scanned = _scan(located_rows, run, plan)
     except POLARS_FAILURES:
         if not whole:
-            _refuse_words(lf, leaves, source)
+            _refuse_words(lf if plan.split is None else plan.split.rows(lf), leaves, source)
         raise
     if whole and (scanned.stats["bad"] or _json_ids(located_rows)):
         raise _NotWhole

@@ -352,6 +352,24 @@ class Leaves:
         #: Leaves whose text means what its words say: path → ``"grade"`` or ``"flag"``
         #: (:mod:`whilecli.io.facts`, values written as text).
         self.words: dict[tuple[str, ...], str] = {}
+        #: A row of samples read one sample a row (:class:`whilecli.io.samples.Split`): the
+        #: field each split list is read as → the file's list column holding it.
+        self.listed: dict[str, str] = {}
+
+    def split(self, names: Mapping[str, str]) -> None:
+        """Read each file column of ``names`` (a list, one value per sample) as the field it
+        names, one element a row (:meth:`whilecli.io.samples.Split.rows`): the leaves read
+        there so far (as lists) are dropped, and the scan reads the column as a list of what
+        the field is read as."""
+        self.paths = {p: d for p, d in self.paths.items() if p[0] not in names}
+        self.words = {p: k for p, k in self.words.items() if p[0] not in names}
+        self.listed = {name: column for column, name in names.items()}
+        if self.schema is not None:
+            schema: dict[str, Any] = dict(self.schema)
+            for column, name in names.items():
+                found = schema.pop(column)
+                schema[name] = found.inner if isinstance(found, (pl.List, pl.Array)) else found
+            self.schema = pl.Schema(schema)
 
     def grade(self, dotted: str, kinds: set[str]) -> pl.Expr:
         """A grade at ``dotted``: a number (a boolean as 1.0 / 0.0), or text read by
@@ -547,13 +565,23 @@ class Leaves:
                         child = {}
                         node[key] = child
                     node = child
-        return {k: _to_dtype(v) for k, v in tree.items()}
+        out = {k: _to_dtype(v) for k, v in tree.items()}
+        for name, column in self.listed.items():  # a split list: a list of its field
+            if name in out:
+                out[column] = pl.List(out.pop(name))
+        return out
 
     def coerce_row(self, row: dict[str, Any], schema: Mapping[str, DType]) -> dict[str, Any]:
         """One parsed JSON row reduced to ``schema`` (raises ``ValueError(path)`` on a bad value);
         a grade or a flag written as text is read by its words first."""
         for path, kind in self.words.items():
-            row = _read_words(row, path, kind)
+            column = self.listed.get(path[0])
+            values = None if column is None else row.get(column)
+            if column is not None and isinstance(values, list):  # each element as the field
+                one = [_read_words({path[0]: v}, path, kind).get(path[0]) for v in values]
+                row = {**row, column: one}
+            elif column is None:
+                row = _read_words(row, path, kind)
         return {k: _coerce(row.get(k), dtype, k) for k, dtype in schema.items()}
 
 
