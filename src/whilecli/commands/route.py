@@ -3,7 +3,8 @@
 Thin: parse the options, call :func:`whilecli.route.run_route`, render, exit with the
 route's exit code (0 routed, 1 nothing can train yet or a ``--strict`` failure, 2 bad
 usage or input). ``--fail-on`` (or a repository's ``[tool.while] fail-on``) adds the CI
-policies of :mod:`whilecli.route.policies`: a policy that holds also exits 1.
+policies of :mod:`whilecli.route.policies`: a policy that holds also exits 1, on the route
+or, with ``--by``, on any slice (:class:`Answer`: one flow for every option and format).
 
 The reading and routing options are module constants so ``whilecli check`` takes the same.
 """

@@ -7,8 +7,9 @@ positions) or each source apart (``--by source``), decides every slice with the 
 options and returns :class:`Slices`: one summary table across slices, then each slice's
 full Route. A slice its rows alone refuse (most replies errors, no graded row) is listed
 as refused, with the one line that says why, beside the slices that route: one bad slice
-does not hide the others. Every output format renders it (:func:`render_slices`); the exit
-code is the worst slice's, 2 where one is refused.
+does not hide the others. Every output format renders it (:func:`render_slices`, every slice
+value escaped by :func:`shown`); the exit code is the worst slice's under the named policies
+(``gates``), 2 where one is refused.
 """
 
 from __future__ import annotations
