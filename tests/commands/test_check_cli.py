@@ -172,7 +172,7 @@ def test_route_fail_on_same_semantics(tmp_path: Path) -> None:
     assert ok.exit_code == 0 and "whilecli route: ok, no named policy holds (floor)" in ok.stdout
     bad = invoke("route", ex("floor.parquet"), "--fail-on", "floor", "--format", "json")
     report = json.loads(bad.stdout)
-    assert bad.exit_code == 1 and report["exit_code"] == 0 and report["policies"]["exit_code"] == 1
+    assert bad.exit_code == 1 and report["exit_code"] == 1 and report["policies"]["exit_code"] == 1
     assert schema_problems(report) == [] and policies_problems(report) == []
     plain = json.loads(invoke("route", ex("floor.parquet"), "--format", "json").stdout)
     assert "policies" not in plain

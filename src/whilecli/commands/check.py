@@ -10,11 +10,9 @@ the ``policies`` object of the JSON report (``docs/json-schema.md``).
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -24,38 +22,7 @@ from whilecli.commands._common import STEP, user_errors
 
 if TYPE_CHECKING:
     from whilecli.route.model import Route
-    from whilecli.route.policies import Evidence, PolicyResult
-
-
-@dataclass
-class Gate:
-    """The policies enforced on one route, where they came from, and what they found."""
-
-    names: tuple[str, ...]
-    source: str  # "--fail-on", a config file's path, or "default"
-    results: list[PolicyResult]
-    evidence: Evidence
-
-    @property
-    def failed(self) -> list[PolicyResult]:
-        return [r for r in self.results if r.failed]
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.failed else 0
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "fail_on": list(self.names),
-            "from": self.source,
-            "results": [r.to_dict() for r in self.results],
-            "failed": [r.name for r in self.failed],
-            "exit_code": self.exit_code,
-        }
-        if self.evidence.judge is not None:
-            out["judge"] = self.evidence.judge.to_dict()
-            out["audit"] = None if self.evidence.audit is None else self.evidence.audit.to_dict()
-        return out
+    from whilecli.route.policies import Gate
 
 
 def enforce(
@@ -65,24 +32,12 @@ def enforce(
     judge_audit: str | None,
     default: tuple[str, ...] = (),
 ) -> Gate | None:
-    """Evaluate the policies the command line or the repository names (None: none named and
-    no ``default``; a ``none`` from the command line or the config file is a gate on nothing)."""
-    from whilecli.io.judge import JudgeScan
-    from whilecli.route.judges import load_audit
-    from whilecli.route.policies import Evidence, evaluate, load_config, resolve_fail_on
+    """The gate of :func:`~whilecli.route.policies.named_policies` on one route (None where
+    none is named)."""
+    from whilecli.route.policies import named_policies
 
-    given = load_audit(judge_audit) if judge_audit else None  # read whatever is named
-    config = load_config()
-    names, source = resolve_fail_on(fail_on, config, default)
-    if not names and source != "--fail-on" and not default:
-        return None  # route with no policy named anywhere: no gate (check always has one)
-    judge = audit = None
-    if "judge-unaudited" in names:
-        judge = route.judge or JudgeScan(rows=0, judged=0, by_kind={})  # the read's answer
-        audit_path = None if given else (config.judge_audit if config else None)
-        audit = given or (load_audit(audit_path) if audit_path else None)
-    evidence = Evidence(judge=judge, audit=audit)
-    return Gate(names, source, evaluate(route, names, evidence), evidence)
+    policies = named_policies(fail_on=fail_on, judge_audit=judge_audit, default=default)
+    return None if policies is None else policies.on(route)
 
 
 def _file(route: Route) -> str | None:
@@ -131,8 +86,9 @@ def github_policy_lines(gate: Gate, route: Route, who: str) -> list[str]:
 def render_check(gate: Gate, route: Route, fmt: str) -> str:
     """The report of ``whilecli check`` in one of text, json, markdown, github."""
     if fmt == "json":
-        report = route.to_dict()
-        report["policies"] = gate.to_dict()
+        from whilecli.route.policies import gated_report
+
+        report = gated_report(route, gate, route_counts=False)
         return jsonout.dumps(report, indent=2) + "\n"
     if fmt == "markdown":
         return check_markdown(gate, route)
@@ -193,7 +149,7 @@ def check_command(
     limit: int = route_cmd.LIMIT,
 ) -> None:
     """Gate an eval dump in CI: exit 1 when a named policy holds, with one line per policy."""
-    from whilecli.route.policies import DEFAULT_CHECK_POLICIES
+    from whilecli.route.policies import DEFAULT_CHECK_POLICIES, gated_exit_code, named_policies
 
     overrides = route_cmd._overrides(
         model,
@@ -206,6 +162,13 @@ def check_command(
         seed,
     )
     overrides.update(route_cmd.show_overrides(show, limit))
+    policies = named_policies(
+        fail_on=fail_on, judge_audit=judge_audit, default=DEFAULT_CHECK_POLICIES
+    )
+    assert policies is not None  # a default always applies
+    fmt = output.value
+    inputs = [*paths, *(teacher or []), judge_audit, teacher_tokenizer, student_tokenizer]
+    summary_to = route_cmd.step_summary(fmt, inputs)
     stdin_data = route_cmd.read_stdin(paths, teacher)
     route = route_cmd.route_rows(
         paths,
@@ -218,16 +181,9 @@ def check_command(
         overrides=overrides,
         pool=pool,
     )
-    gate = enforce(
-        route,
-        fail_on=fail_on,
-        judge_audit=judge_audit,
-        default=DEFAULT_CHECK_POLICIES,
-    )
-    assert gate is not None  # a default always applies
-    fmt = output.value
+    gate = policies.on(route)
     sys.stdout.write(render_check(gate, route, fmt))
     sys.stdout.flush()
-    if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        route_cmd.append_summary(os.environ["GITHUB_STEP_SUMMARY"], check_markdown(gate, route))
-    raise typer.Exit(gate.exit_code)
+    if summary_to is not None:
+        route_cmd.append_summary(summary_to, check_markdown(gate, route), inputs=inputs)
+    raise typer.Exit(gated_exit_code(route, gate, route_counts=False))

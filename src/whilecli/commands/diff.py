@@ -358,5 +358,6 @@ def diff_command(
         route_cmd.append_summary(
             os.environ["GITHUB_STEP_SUMMARY"],
             to_markdown(diff, failed, before, after, warnings),
+            inputs=[before, after],
         )
     raise typer.Exit(1 if failed_conditions(diff, names) else 0)

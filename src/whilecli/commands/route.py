@@ -3,7 +3,8 @@
 Thin: parse the options, call :func:`whilecli.route.run_route`, render, exit with the
 route's exit code (0 routed, 1 nothing can train yet or a ``--strict`` failure, 2 bad
 usage or input). ``--fail-on`` (or a repository's ``[tool.while] fail-on``) adds the CI
-policies of :mod:`whilecli.route.policies`: a policy that holds also exits 1.
+policies of :mod:`whilecli.route.policies`: a policy that holds also exits 1, on the route
+or, with ``--by``, on any slice (:class:`Answer`: one flow for every option and format).
 
 The reading and routing options are module constants so ``whilecli check`` takes the same.
 """
@@ -14,6 +15,8 @@ import io
 import os
 import stat
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +36,8 @@ from whilecli.route.options import RouteOptions
 
 if TYPE_CHECKING:
     from whilecli.route.model import Route
+    from whilecli.route.policies import Gate, Policies
+    from whilecli.route.slices import Slices
 
 
 #: How the reports name this command.
@@ -230,12 +235,7 @@ def route_command(
     limit: int = LIMIT,
 ) -> None:
     """Route graded rows to a training method: six checks, intervals with n, exit 0/1/2."""
-    from whilecli.commands.check import (
-        enforce,
-        github_policy_lines,
-        policy_lines,
-    )
-    from whilecli.route.report import render
+    from whilecli.route.policies import named_policies
 
     overrides = _overrides(
         model,
@@ -248,6 +248,9 @@ def route_command(
         seed,
     )
     overrides.update(show_overrides(show, limit))
+    policies = named_policies(fail_on=fail_on, judge_audit=judge_audit)
+    inputs = [*paths, *(teacher or []), judge_audit, teacher_tokenizer, student_tokenizer]
+    summary_to = step_summary(output.value, inputs)
     stdin_data = read_stdin(paths, teacher)
     route = route_rows(
         paths,
@@ -262,62 +265,137 @@ def route_command(
         pool=pool,
         by=by,
     )
-    if by is not None:  # --by: every slice's route; exit with the worst slice's code
+    answer = Answer.of(route, policies)
+    text_quiet = quiet and output.value == "text"  # json, markdown, github: whole
+    answer.write(output.value, verbose=verbose, quiet=text_quiet)
+    if summary_to is not None:
+        append_summary(summary_to, answer.markdown(), inputs=inputs)
+    raise typer.Exit(answer.exit_code)
+
+
+@dataclass
+class Answer:
+    """What ``route`` answers, with or without ``--by``: the route (or every slice's) and the
+    gate of the named policies on each. One flow renders every format, writes the side
+    outputs and gives the one exit code, so no option skips the gate (DESIGN section 2)."""
+
+    route: Route | Slices
+    gate: Gate | None = None
+
+    @classmethod
+    def of(cls, route: Route | Slices, policies: Policies | None) -> Answer:
+        """The gate of ``policies`` on the route, or on every slice that routes."""
+        from whilecli.route.slices import Refused, Slices
+
+        if policies is None:
+            return cls(route)
+        if isinstance(route, Slices):
+            gates = {n: policies.on(r) for n, r in route.routes if not isinstance(r, Refused)}
+            return cls(replace(route, gates=gates))
+        return cls(route, policies.on(route))
+
+    @property
+    def exit_code(self) -> int:
+        """The process's exit code, the value every JSON report states too."""
+        from whilecli.route.policies import gated_exit_code
+        from whilecli.route.slices import Slices
+
+        if isinstance(self.route, Slices):
+            return self.route.exit_code
+        return gated_exit_code(self.route, self.gate)
+
+    def write(self, fmt: str, *, verbose: bool, quiet: bool) -> None:
+        """Print the report in ``fmt`` (``quiet``: text's headlines only); a refused slice's
+        line goes to stderr too, as any refusal's."""
+        from whilecli.route.slices import Slices
+
+        if isinstance(self.route, Slices):
+            sys.stdout.write(self.sliced(fmt, verbose=verbose, quiet=quiet))
+            sys.stdout.flush()
+            for line in self.route.refusal_lines():
+                print(f"{PROG}: error: {line}", file=sys.stderr)
+            return
+        write_one(self.route, self.gate, fmt, verbose=verbose, quiet=quiet)
+
+    def sliced(self, fmt: str, *, verbose: bool = False, quiet: bool = False) -> str:
+        """``--by``: every slice rendered as one route is, with its gate."""
         from whilecli.route.slices import Slices, render_slices
 
-        assert isinstance(route, Slices)
-        text_quiet = quiet and output.value == "text"  # -q trims text only
-        sys.stdout.write(render_slices(route, output.value, verbose=verbose, quiet=text_quiet))
-        sys.stdout.flush()
-        for line in route.refusal_lines():  # a refused slice's line, as any refusal's
-            print(f"{PROG}: error: {line}", file=sys.stderr)
-        raise typer.Exit(route.exit_code)
-    gate = enforce(route, fail_on=fail_on, judge_audit=judge_audit)
-    if quiet and output.value == "text":  # json, markdown, github: whole, as with --by
-        sys.stdout.write(quiet_lines(route, gate))
-        if route.show:  # asked for: --quiet keeps the lists
-            from whilecli.route.render_text import make_console, show_text
+        slices = self.route
+        assert isinstance(slices, Slices)
 
-            show_text(route.show, make_console())
-        sys.stdout.flush()
-        raise typer.Exit(max(route.exit_code, gate.exit_code if gate is not None else 0))
-    fmt = output.value
-    if fmt == "text":
-        from whilecli.route.render_text import make_console, render_text
+        def body(name: str, route: Route) -> str:
+            who = f"{WHO} ({slices.shown_by} {slices.shown(name)})"
+            return one_report(route, slices.gates.get(name), fmt, verbose=verbose, quiet=quiet,
+                              who=who)  # fmt: skip
 
-        render_text(route, make_console(), verbose=verbose)
-        if gate is not None:
-            sys.stdout.write("".join(f"{line}\n" for line in policy_lines(gate, WHO)))
-    elif fmt == "json":
-        report = route.to_dict()
-        if gate is not None:
-            report["policies"] = gate.to_dict()
-        sys.stdout.write(jsonout.dumps(report, indent=2) + "\n")
-    elif fmt == "github":
+        return render_slices(slices, fmt, verbose=verbose, quiet=quiet, body=body)
+
+    def markdown(self) -> str:
+        """The Markdown report (the job summary of ``--format github``)."""
+        from whilecli.route.slices import Slices
+
+        if isinstance(self.route, Slices):
+            return self.sliced("markdown")
+        return _markdown(self.route, self.gate)
+
+
+def one_report(
+    route: Route, gate: Gate | None, fmt: str, *, verbose: bool, quiet: bool, who: str = WHO
+) -> str:
+    """One route's report with its gate, as a string, in text, json, markdown or github."""
+    from whilecli.commands.check import github_policy_lines, policy_lines
+    from whilecli.route.policies import gated_report
+    from whilecli.route.report import render
+
+    if fmt == "json":
+        return jsonout.dumps(gated_report(route, gate), indent=2) + "\n"
+    if fmt == "markdown":
+        return _markdown(route, gate)
+    if fmt == "github":
         lines = render(route, "github").splitlines()
         if gate is not None:
-            extra = github_policy_lines(gate, route, WHO)
-            lines = lines[:-1] + extra + lines[-1:]
-        sys.stdout.write("".join(f"{line}\n" for line in lines))
-    else:
-        sys.stdout.write(_markdown(route, gate))
-    sys.stdout.flush()
-    if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        append_summary(os.environ["GITHUB_STEP_SUMMARY"], _markdown(route, gate))
-    code = route.exit_code
+            lines = lines[:-1] + github_policy_lines(gate, route, WHO) + lines[-1:]
+        return "".join(f"{line}\n" for line in lines)
+    from whilecli.route.render_text import console_width, show_string, text_to_string
+
+    if quiet:
+        text = quiet_lines(route, gate, who)
+        return text + (show_string(route.show, console_width()) if route.show else "")
+    text = text_to_string(route, width=console_width(), verbose=verbose)
     if gate is not None:
-        code = max(code, gate.exit_code)
-    raise typer.Exit(code)
+        text += "".join(f"{line}\n" for line in policy_lines(gate, who))
+    return text
 
 
-def quiet_lines(route: Route, gate: Any) -> str:
+def write_one(route: Route, gate: Gate | None, fmt: str, *, verbose: bool, quiet: bool) -> None:
+    """Print one route's report: text on the terminal's console (its colours and width), every
+    other format as :func:`one_report` gives it."""
+    if fmt == "text":
+        from whilecli.commands.check import policy_lines
+        from whilecli.route.render_text import make_console, render_text, show_text
+
+        if quiet:
+            sys.stdout.write(quiet_lines(route, gate, WHO))
+            if route.show:  # asked for: --quiet keeps the lists
+                show_text(route.show, make_console())
+        else:
+            render_text(route, make_console(), verbose=verbose)
+            if gate is not None:
+                sys.stdout.write("".join(f"{line}\n" for line in policy_lines(gate, WHO)))
+    else:
+        sys.stdout.write(one_report(route, gate, fmt, verbose=verbose, quiet=quiet))
+    sys.stdout.flush()
+
+
+def quiet_lines(route: Route, gate: Gate | None, who: str = WHO) -> str:
     """``--quiet``: the headline, then one line per reason the command exits 1."""
     from whilecli.commands.check import policy_lines
 
-    lines = [f"{WHO}: {route.headline or route.why}"]
+    lines = [f"{who}: {route.headline or route.why}"]
     lines += [f"exit 1: {reason}" for reason in route.exit_reasons]
     if gate is not None and gate.exit_code:
-        lines += policy_lines(gate, WHO)
+        lines += policy_lines(gate, who)
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -331,16 +409,44 @@ def _markdown(route: Route, gate: Any) -> str:
     return text
 
 
-def append_summary(path: str, markdown: str) -> None:
-    """Append the Markdown report to the job summary file GitHub names."""
-    from whilecli.fileio import file_kind
+def step_summary(fmt: str, inputs: Iterable[str | None]) -> str | None:
+    """The job summary file ``--format github`` appends to (``GITHUB_STEP_SUMMARY``), checked
+    before any work (:func:`check_summary_target`); None when nothing is appended."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if fmt != "github" or not path:
+        return None
+    check_summary_target(path, inputs)
+    return path
 
-    try:  # a FIFO would wait for a reader forever, a device is no summary
+
+def check_summary_target(path: str, inputs: Iterable[str | None]) -> None:
+    """Refuse a job summary file that is not a regular file (a FIFO would wait for a reader
+    forever, a device is no summary) or that is one of the command's inputs, or its
+    repository's policy file (:func:`whilecli.fileio.refuse_input`, the check every ``-o``
+    passes): appending would change what the user owns."""
+    from whilecli.fileio import file_kind, refuse_input
+    from whilecli.route.policies import find_config
+
+    try:
         mode = os.stat(path).st_mode
     except OSError:
-        mode = None  # missing (appending creates it), or the open below says why
+        mode = None  # missing (appending creates it), or the open says why
     if mode is not None and not stat.S_ISREG(mode):
         raise UsageError(f"GITHUB_STEP_SUMMARY={path}: it is {file_kind(mode)}, not a file")
+    owned = [str(p) for p in (*inputs, find_config()) if p]
+    try:
+        refuse_input(path, owned)
+    except UsageError:
+        raise UsageError(
+            f"GITHUB_STEP_SUMMARY={path}: it is an input of this command; appending the"
+            " report would change it: name another file"
+        ) from None
+
+
+def append_summary(path: str, markdown: str, *, inputs: Iterable[str | None]) -> None:
+    """Append the Markdown report to the job summary file GitHub names, once
+    :func:`check_summary_target` clears it."""
+    check_summary_target(path, inputs)
     try:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(markdown + "\n")

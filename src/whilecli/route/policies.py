@@ -351,3 +351,101 @@ def resolve_fail_on(
     if config is not None and config.fail_on is not None:
         return config.fail_on, str(config.path)
     return tuple(default), "default"
+
+
+# ------------------------------------------------------------------ the gate
+
+
+@dataclass
+class Gate:
+    """The policies enforced on one route, where they came from, and what they found."""
+
+    names: tuple[str, ...]
+    source: str  # "--fail-on", a config file's path, or "default"
+    results: list[PolicyResult]
+    evidence: Evidence
+
+    @property
+    def failed(self) -> list[PolicyResult]:
+        return [r for r in self.results if r.failed]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "fail_on": list(self.names),
+            "from": self.source,
+            "results": [r.to_dict() for r in self.results],
+            "failed": [r.name for r in self.failed],
+            "exit_code": self.exit_code,
+        }
+        if self.evidence.judge is not None:
+            out["judge"] = self.evidence.judge.to_dict()
+            out["audit"] = None if self.evidence.audit is None else self.evidence.audit.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class Policies:
+    """The policies a command enforces, read once before any route is judged: the names, where
+    they came from, and the judge audit (``--judge-audit``, else the config file's when
+    ``judge-unaudited`` is named). :meth:`on` judges one route; ``--by`` judges every slice
+    with the same policies (DESIGN section 2: no option skips the gate)."""
+
+    names: tuple[str, ...]
+    source: str
+    audit: Audit | None
+
+    def on(self, route: Route) -> Gate:
+        """The gate on ``route``: every named policy evaluated on it."""
+        judge = audit = None
+        if "judge-unaudited" in self.names:
+            judge = route.judge or JudgeScan(rows=0, judged=0, by_kind={})  # the read's answer
+            audit = self.audit
+        evidence = Evidence(judge=judge, audit=audit)
+        return Gate(self.names, self.source, evaluate(route, self.names, evidence), evidence)
+
+
+def named_policies(
+    *,
+    fail_on: Sequence[str] | None,
+    judge_audit: str | None,
+    default: tuple[str, ...] = (),
+) -> Policies | None:
+    """The policies the command line or the repository names (None: none named and no
+    ``default``; a ``none`` from the command line or the config file is a gate on nothing).
+    A ``--judge-audit`` file is read here, named policies or not, so a bad one is refused."""
+    from whilecli.route.judges import load_audit
+
+    given = load_audit(judge_audit) if judge_audit else None  # read whatever is named
+    config = load_config()
+    names, source = resolve_fail_on(fail_on, config, default)
+    if not names and source != "--fail-on" and not default:
+        return None  # route with no policy named anywhere: no gate (check always has one)
+    audit = given
+    if "judge-unaudited" in names and given is None and config and config.judge_audit:
+        audit = load_audit(config.judge_audit)
+    return Policies(names, source, audit)
+
+
+def gated_exit_code(route: Route, gate: Gate | None, *, route_counts: bool = True) -> int:
+    """The exit code of a route under its gate, the one value the process exits with and its
+    JSON report states (``exit_code``): the gate's, and the route's own too where
+    ``route_counts`` (``route``; ``check`` exits on its policies alone)."""
+    own = route.exit_code if route_counts else 0
+    return max(own, gate.exit_code if gate is not None else 0)
+
+
+def gated_report(route: Route, gate: Gate | None, *, route_counts: bool = True) -> dict[str, Any]:
+    """A route's JSON report under its gate: ``policies`` added, ``exit_code`` the process's
+    (:func:`gated_exit_code`) and ``exit_reasons`` naming each failed policy too."""
+    report = route.to_dict()
+    reasons = list(report["exit_reasons"]) if route_counts else []
+    if gate is not None:
+        report["policies"] = gate.to_dict()
+        reasons += [f"failed {r.name}: {r.reason}" for r in gate.failed]
+    report["exit_reasons"] = reasons
+    report["exit_code"] = gated_exit_code(route, gate, route_counts=route_counts)
+    return report
