@@ -1135,6 +1135,13 @@ def passed_column(threshold: float) -> pl.Expr:
     return pl.when(pl.col(GRADED)).then(rule).otherwise(pl.lit(False))
 
 
+def reward_column() -> pl.Expr:
+    """``reward`` of a narrow frame: the grade of a graded row; null (no grade) on an
+    ungraded one, whether it was written null or NaN. A row kept by ``--missing fail`` is a
+    failure (DESIGN section 1, "graded") and adds nothing to a sum of rewards, never NaN."""
+    return pl.when(pl.col(GRADED)).then(pl.col("reward")).otherwise(pl.lit(None, pl.Float64))
+
+
 def row_aggregates(at: str) -> list[pl.Expr]:
     """One row of counts over a narrow frame (its positions in column ``at``)."""
     error = pl.col("reply") == ERROR

@@ -668,7 +668,9 @@ def _assembled(
         frame = pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
         frame = frame.filter(facts.kept(missing))
         frame = frame.with_columns(rewrite)
-        frame = frame.with_columns(passed=_passed(threshold), graded=pl.col(facts.GRADED))
+        frame = frame.with_columns(
+            passed=_passed(threshold), graded=pl.col(facts.GRADED), reward=facts.reward_column()
+        )
         return frame.select(*CANONICAL_SCHEMA)
 
     height = found.counted
@@ -776,7 +778,9 @@ def _kept(
         read.lazy()
         .filter(pl.col(LEFT_OUT).is_null())
         .with_columns(rewrite)
-        .with_columns(passed=_passed(threshold), graded=pl.col(facts.GRADED))
+        .with_columns(
+            passed=_passed(threshold), graded=pl.col(facts.GRADED), reward=facts.reward_column()
+        )
         .select(*CANONICAL_SCHEMA, pl.col(AT).cast(pl.Int64))
     )
     index = {id(s): i for i, s in enumerate(sources)}

@@ -212,9 +212,11 @@ def run_route(
 
     student = pool_of(student_paths, "the rows") if by is None else None
     if teacher_paths:
-        from whilecli.route.shared import keyed_as
+        from whilecli.route.shared import graded_alike, keyed_as
 
         teacher_pool = pool_of(teacher_paths, "--teacher")
+        if student is not None:  # refused even where check 4 is not reached
+            graded_alike(student, teacher_pool)
         if student is not None and keyed_as(teacher_pool, student) and "-" not in teacher_paths:
             teacher_pool = pool_of(teacher_paths, "--teacher", key_envs=True)
         if student is not None and keyed_as(student, teacher_pool) and "-" not in student_paths:

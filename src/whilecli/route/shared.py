@@ -144,10 +144,27 @@ class Shared:
         return out
 
 
+def graded_alike(mine: Pool, other: Pool) -> None:
+    """Refuse two pools whose passes were counted at different pass thresholds, naming both
+    thresholds and files (the check ``summarize --merge`` and ``route`` make on summaries
+    read together, :func:`whilecli.route.summary_header.one_pass_threshold`): a summary made
+    at 0.1 against one made at 0.7, or against rows graded at 1.0, compares two rules, not
+    two models. Rows read in one command share its ``--pass-threshold``; a summary keeps
+    the threshold it was made at."""
+    from whilecli.route.summary_header import one_pass_threshold
+
+    one_pass_threshold(
+        [(", ".join(p.source.paths), p.source.pass_threshold) for p in (mine, other)],
+        "two pools graded at different pass thresholds cannot be compared",
+    )
+
+
 def share_tasks(mine: Pool, other: Pool) -> Shared:
     """``other`` keyed as ``mine``'s tasks (see the module doc): a task of ``other`` keyed
     apart whose prompt is one task of ``mine`` takes that task's id; ids whose prompts differ
-    between the two are left out of ``other``'s tasks and counted."""
+    between the two are left out of ``other``'s tasks and counted. Two pools graded at
+    different pass thresholds are refused first (:func:`graded_alike`)."""
+    graded_alike(mine, other)
     these, those = mine.source.prompts, other.source.prompts
     if these is None or those is None or these.height == 0 or those.height == 0:
         return Shared(other, 0, 0, tally(mine.tasks, other.tasks))

@@ -343,18 +343,36 @@ def facts_of(inputs: list[Entry]) -> Any:
     return total
 
 
-def merge_headers(names: list[str], headers: list[Header | None]) -> Header:
-    """One header for summaries read together; different pass thresholds are refused."""
+def one_pass_threshold(graded: list[tuple[str, float | None]], what: str) -> float | None:
+    """Refuse inputs graded at different pass thresholds (DESIGN section 1, "passed": one
+    rule for every count that is added or compared), naming each threshold with its files.
+    ``graded``: (file, threshold) pairs, None where a file does not say; ``what``: the
+    inputs and what cannot be done with them (``summaries made … cannot be merged``).
+    Returns the one threshold (None where no file says)."""
     thresholds: dict[float, list[str]] = {}
-    for name, h in zip(names, headers, strict=True):
-        if h is not None and h.pass_threshold is not None:
-            thresholds.setdefault(h.pass_threshold, []).append(name)
+    for name, threshold in graded:
+        if threshold is not None:
+            files = thresholds.setdefault(threshold, [])
+            if name not in files:
+                files.append(name)
     if len(thresholds) > 1:
         made = "; ".join(f"{', '.join(files)} at {t:g}" for t, files in thresholds.items())
         raise UsageError(
-            f"summaries made with different pass thresholds cannot be merged ({made}):"
-            " summarise them again with one --pass-threshold"
+            f"{what} ({made}): summarise them again, or read the rows, with one --pass-threshold"
         )
+    return next(iter(thresholds), None)
+
+
+def merge_headers(names: list[str], headers: list[Header | None]) -> Header:
+    """One header for summaries read together; different pass thresholds are refused
+    (:func:`one_pass_threshold`)."""
+    threshold = one_pass_threshold(
+        [
+            (name, h.pass_threshold if h is not None else None)
+            for name, h in zip(names, headers, strict=True)
+        ],
+        "summaries made with different pass thresholds cannot be merged",
+    )
     inputs = [e for h in headers if h is not None for e in h.inputs]
     bare = [name for name, h in zip(names, headers, strict=True) if h is None]
     if bare:  # one entry for them all: an engine may write hundreds of parts
@@ -366,7 +384,7 @@ def merge_headers(names: list[str], headers: list[Header | None]) -> Header:
         inputs.append(Entry(bare, "summary", {}, [note]))
     known = [h for h in headers if h is not None]
     return Header(
-        pass_threshold=next(iter(thresholds), None),
+        pass_threshold=threshold,
         threshold_explicit=any(h.threshold_explicit for h in known),
         inputs=inputs,
         has_logprobs=_any_known([h.has_logprobs for h in known], unknown=bool(bare)),

@@ -242,8 +242,20 @@ class PrimeRLRun(_Follower):
         """The step's traces file of the split: ``all`` (every episode), else ``effective``
         (the reading layer's choice, :func:`whilecli.io.formats.prime_rl.step_traces`), in
         the step's directory as it is written (``step_02`` too)."""
-        name = self._dir_names().get(step, f"step_{step}")
+        return self._traces(step, self._dir_names())
+
+    def _traces(self, step: int, names: dict[int, str]) -> Path | None:
+        """:meth:`rollouts` with the step folders' names read once by the caller
+        (:meth:`_dir_names`): a loop over the steps scans ``rollouts/`` once, not once per
+        step (DESIGN section 6: a one-shot report on a run is linear in its steps)."""
+        name = names.get(step, f"step_{step}")
         return step_traces(self.root / ROLLOUTS / name, self.split)
+
+    def _on_disk(self) -> dict[int, Path | None]:
+        """Each step folder on disk, in order, with its traces file: one scan of
+        ``rollouts/`` for them all."""
+        names = self._dir_names()
+        return {step: self._traces(step, names) for step in sorted(names)}
 
     def _dir_names(self) -> dict[int, str]:
         try:
@@ -348,9 +360,9 @@ class PrimeRLRun(_Follower):
         if self.split != "eval" or self.later_row <= self.eval_scanned:
             return
         self.eval_scanned = self.later_row
-        for step in self._step_dirs():
+        for step, path in self._on_disk().items():
             waiting = self.history.fresh(step) and step not in self.rows
-            if step < self.later_row and waiting and self.rollouts(step) is not None:
+            if step < self.later_row and waiting and path is not None:
                 self.rows[step] = {}
 
     def _step_dirs(self) -> list[int]:
@@ -368,7 +380,8 @@ class PrimeRLRun(_Follower):
                 if self.history.fresh(earlier):
                     self.rows.setdefault(earlier, {})
         pending = sorted(self.rows)
-        paths = {step: self.rollouts(step) for step in pending}  # one lookup per pending step
+        names = self._dir_names()  # one scan of rollouts/ for every pending step
+        paths = {step: self._traces(step, names) for step in pending}
         for step in pending:
             if paths[step] is None:  # every missing one waits at once, not one after another
                 self.waited[step] = self.waited.get(step, 0) + 1
@@ -421,8 +434,8 @@ class PrimeRLRun(_Follower):
         reported, and why."""
         on_disk = [
             s
-            for s in self._step_dirs()
-            if self.history.fresh(s) and s not in self.rows and self.rollouts(s) is not None
+            for s, path in self._on_disk().items()
+            if self.history.fresh(s) and s not in self.rows and path is not None
         ]
         if not on_disk:
             return []
