@@ -1061,6 +1061,13 @@ class Holdout:
         return asdict(self)
 
 
+def leaves_room(base: float, effect: float) -> bool:
+    """Whether a base pass@1 leaves room to measure a gain of ``effect`` (DESIGN section 2:
+    base and base + effect inside (0, 1)). At 1 no draw can improve, at 0 the draws' noise
+    p(1−p)/k that sizes the test is 0: either way no held-out size means anything."""
+    return base > 0 and base + effect < 1
+
+
 def holdout_size(
     effect: float, base: float = 0.6, k: int = 4, power: float = 0.8, alpha: float = 0.05
 ) -> Holdout:
