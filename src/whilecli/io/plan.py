@@ -57,6 +57,7 @@ from whilecli.io.aliases import (
     TRANSCRIPT_ALIASES,
     TURN_INDEX_ALIASES,
     VERSION_ALIASES,
+    correctness_first,
     unsure_model_alias,
 )
 from whilecli.io.formats import lighteval, lm_eval
@@ -1301,7 +1302,7 @@ def _reward_hint(shape: Shape) -> str:
     """What ``--map reward=`` to pass: the numeric fields (three levels deep, as OpenHands'
     ``test_result.report.resolved``) whose names, or whose object's names, say grade
     (``rewards.format``), a list of them as ``NAME[]`` (one rollout per element); else
-    ``COLUMN``."""
+    ``COLUMN``. Correctness before form (:func:`~whilecli.io.aliases.correctness_first`)."""
     found: list[str] = []
     level = list(shape.children.items())
     for _ in range(HINT_DEPTH):
@@ -1322,6 +1323,7 @@ def _reward_hint(shape: Shape) -> str:
                 " reward=COLUMN"
             )
         return "pass --map reward=COLUMN"
+    found = correctness_first(found)
     listed = " (a list: one rollout per element)" if found[0].endswith("[]") else ""
     more = f"; other candidates: {', '.join(found[1:4])}" if len(found) > 1 else ""
     return f"pass --map {_shell('reward=' + found[0])}{listed}{more}"
