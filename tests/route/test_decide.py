@@ -205,7 +205,8 @@ def test_plan_adds_opsd_for_partial_floor_and_groupwise_near_ceiling() -> None:
 def test_thin_band_adds_reinforce_ada_and_needs() -> None:
     route = decide(pool(rows_for([0] * 36 + [1] * 4, n=2)), RouteOptions(model="m"))
     assert route.method == "grpo" and "reinforce_ada" in route.plan
-    assert route.needs["k"] >= 3 and scores(route)["reinforce_ada"]
+    # two draws per task cannot tell tasks that never pass from rare ones: no k promised
+    assert route.needs.get("k") is None and scores(route)["reinforce_ada"]
     assert not scores(route)["dpo"]
 
 

@@ -73,6 +73,7 @@ SIZE_B = option(RouteOptions, "size_b")
 PASS_THRESHOLD = option(ReadOptions, "pass_threshold")
 MISSING = option(ReadOptions, "missing")
 MAPPING = option(ReadOptions, "mapping")
+TEACHER_MAPPING = option(ReadOptions, "teacher_mapping")
 INPUT_FORMAT = option(ReadOptions, "input_format")
 TEACHER_VOCAB = option(RouteOptions, "teacher_vocab")
 STUDENT_VOCAB = option(RouteOptions, "student_vocab")
@@ -184,6 +185,7 @@ def route_rows(
     summary: bool | None = None,
     pool: bool = False,
     by: str | None = None,
+    teacher_mapping: list[str] | None = None,
 ) -> Route:
     """Read and route the rows with the command line's reading and routing options
     (with ``by``, the :class:`~whilecli.route.slices.Slices` of every slice)."""
@@ -195,6 +197,7 @@ def route_rows(
         paths,
         teacher=teacher or None,
         mapping=parse_map(mapping or []),
+        teacher_mapping=parse_map(teacher_mapping or []),
         pass_threshold=pass_threshold,
         missing=missing,
         input_format=input_format,
@@ -215,6 +218,7 @@ def route_command(
     pass_threshold: float | None = PASS_THRESHOLD,
     missing: str = MISSING,
     mapping: list[str] | None = MAPPING,
+    teacher_mapping: list[str] | None = TEACHER_MAPPING,
     step: int | None = STEP,
     input_format: str | None = INPUT_FORMAT,
     teacher_vocab: int | None = TEACHER_VOCAB,
@@ -257,6 +261,7 @@ def route_command(
         stdin_data,
         teacher=teacher,
         mapping=mapping,
+        teacher_mapping=teacher_mapping,
         pass_threshold=pass_threshold,
         missing=missing,
         input_format=input_format,

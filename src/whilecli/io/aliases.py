@@ -115,6 +115,35 @@ REWARD_ALIASES: tuple[str, ...] = (
     "acc",
     "test_result.report.resolved",
 )
+#: Words in a grade column's name that say it grades the answer's correctness (the task
+#: solved): such a column is the pass/fail a method is picked on.
+CORRECTNESS_WORDS: tuple[str, ...] = (
+    *("acc", "correct", "pass", "resolved", "solved", "success", "verif", "exact", "score"),
+)
+#: Words that say a grade column scores the form of a reply, not its correctness: a format,
+#: tag or length reward, a style or repetition penalty (TRL's ``format_reward``,
+#: ``cosine_scaled_reward``, open-r1's ``tag_count_reward``, DAPO's overlong penalty).
+AUXILIARY_GRADE_WORDS: tuple[str, ...] = (
+    *("format", "length", "len_", "_len", "style", "tag_", "xml", "cosine", "repetition"),
+    *("penalty", "overlong", "token", "reasoning_steps", "language"),
+)
+
+
+def correctness_first(names: Sequence[str]) -> list[str]:
+    """Grade columns in the order a ``--map reward=`` hint offers them (DESIGN section 1: the
+    reward is the pass/fail of the task): names saying correctness (:data:`CORRECTNESS_WORDS`)
+    first, then the others, then names saying form (:data:`AUXILIARY_GRADE_WORDS`) last;
+    the rows' order within each."""
+
+    def rank(name: str) -> int:
+        low = name.lower()
+        if any(w in low for w in AUXILIARY_GRADE_WORDS):
+            return 2
+        return 0 if any(w in low for w in CORRECTNESS_WORDS) else 1
+
+    return sorted(names, key=rank)
+
+
 #: NeMo-Skills' grades (a boolean each), also in :data:`REWARD_ALIASES`.
 NEMO_SKILLS_GRADES: tuple[str, ...] = ("symbolic_correct", "judge_correct", "is_correct")
 #: OpenHands' SWE-bench evaluation (``evaluation/benchmarks/swe_bench/eval_infer.py``,

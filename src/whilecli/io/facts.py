@@ -375,6 +375,43 @@ def cap_error(value: pl.Expr) -> pl.Expr:
     return said.fill_null(False)
 
 
+#: What a run of the model's own program says of it, in an error field beside its reply
+#: (DESIGN section 1: a harness error is recorded *instead of* a reply): an exception user
+#: code raises, as a message's first line or a traceback's last (``NameError: name 'n' is
+#: not defined``, ``AssertionError``, ``SyntaxError``); a judge's verdict (``Wrong Answer``,
+#: ``Time Limit Exceeded``, ``Compilation Error``, ``Runtime Error``, ``WA``); a test
+#: run's failures (``FAILED test_x``, ``2 failed, 3 passed``); a compiler's error
+#: (``main.cpp:3:5: error:``, ``error[E0308]``, ``undefined reference to``). The model's
+#: graded failure, never the harness's, unless the text also reads as a harness error
+#: (:func:`program_error`).
+PROGRAM_ERROR = (
+    r"(?im)^\s*(?:NameError|TypeError|ValueError|IndexError|KeyError|AttributeError"
+    r"|ZeroDivisionError|AssertionError|SyntaxError|IndentationError|TabError|RecursionError"
+    r"|UnboundLocalError|OverflowError|ImportError|ModuleNotFoundError|NotImplementedError"
+    r"|StopIteration|EOFError|FloatingPointError|Unicode(?:De|En)codeError)\b"
+    r"|^\s*(?:wrong answer|runtime error|compil(?:ation|e) error|presentation error"
+    r"|(?:time|memory|output) limit exceeded|segmentation fault|failed tests?|tests? failed"
+    r"|assertion failed)\b"
+    r"|^\s*(?:wa|tle|mle|ole|re|ce)\s*$"
+    r"|^\s*FAILED\s+\S+|\b\d+ failed(?:,|\s+in\b)"
+    r"|^\s*\S+\.(?:c|cc|cpp|cxx|h|hpp|rs|go|java|kt|cs|py|js|ts):\d+(?::\d+)?:\s*(?:fatal\s+)?error\b"
+    r"|\berror\[E\d{4}\]|\bundefined reference to\b|\bwas not declared in this scope\b"
+    r"|\bcannot find symbol\b"
+)
+
+
+def program_error(value: pl.Expr) -> pl.Expr:
+    """True where an error field's text is what the model's own program did
+    (:data:`PROGRAM_ERROR`: its exception, a judge's verdict, a failed test, a compile
+    error) and not a harness error (no :func:`error_message`, no :func:`failed_request`,
+    no timeout or context overflow: :data:`HARNESS_FAILURE`): beside the model's reply, the
+    model's graded failure."""
+    said = value.str.contains(PROGRAM_ERROR).fill_null(False)
+    harness = error_message(value) | failed_request(value)
+    harness = harness | value.str.contains(HARNESS_FAILURE).fill_null(False)
+    return said & ~harness
+
+
 def recorded_error(value: pl.Expr) -> pl.Expr:
     """True where a field that records an error (:data:`~whilecli.io.aliases.ERROR_ALIASES`),
     read as text, holds one: anything but what records none (null, blank, ``false``, ``0``,

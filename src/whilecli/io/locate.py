@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io.aliases import correctness_first
 from whilecli.io.facts import PASS_TOLERANCE
 from whilecli.io.plan import MISSING_TEXTS, Plan
 from whilecli.io.shape import TASK_ALIASES
@@ -249,7 +250,8 @@ def _skip_binary(name: str, plan: Plan) -> bool:
 
 
 def binary_columns_sample(sample: list[tuple[int, dict[str, Any]]], plan: Plan) -> list[str]:
-    """Top-level columns whose sampled values are all booleans, or all numbers in {0, 1}."""
+    """Top-level columns whose sampled values are all booleans, or all numbers in {0, 1},
+    correctness first (:func:`~whilecli.io.aliases.correctness_first`)."""
     seen: dict[str, set[str]] = {}
     for _, row in sample:
         for key, value in row.items():
@@ -262,10 +264,12 @@ def binary_columns_sample(sample: list[tuple[int, dict[str, Any]]], plan: Plan) 
                 kinds.add("01")
             else:
                 kinds.add("other")
-    return [k for k, v in seen.items() if v and "other" not in v and not _skip_binary(k, plan)]
+    found = [k for k, v in seen.items() if v and "other" not in v and not _skip_binary(k, plan)]
+    return correctness_first(found)
 
 
 def binary_columns_parquet(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan) -> list[str]:
+    """:func:`binary_columns_sample` of a Parquet file's columns, from the whole file."""
     cols = [
         name
         for name, dtype in schema.items()
@@ -284,4 +288,4 @@ def binary_columns_parquet(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan) -> l
         flags = lf.select([binary(c) for c in cols]).collect().row(0, named=True)
     except pl.exceptions.PolarsError:
         return []
-    return [c for c in cols if flags[c]]
+    return correctness_first([c for c in cols if flags[c]])

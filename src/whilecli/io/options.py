@@ -1,6 +1,6 @@
 """The reading options every command that reads rows takes, each declared once.
 
-``--pass-threshold``, ``--missing``, ``--map``, ``--input-format``, ``--step``, ``--pool``,
+``--pass-threshold``, ``--missing``, ``--map``, ``--teacher-map``, ``--input-format``, ``--step``, ``--pool``,
 ``--by`` and ``--summary``: the
 default, the names taken, the help line and the check of each live here (the command line
 generates its options from these fields, :func:`whilecli.commands._common.option`), and
@@ -55,6 +55,19 @@ class ReadOptions:
         ),
     )
     """``FIELD=COLUMN`` pairs: read the canonical field from that column (or dotted path)."""
+
+    teacher_mapping: tuple[str, ...] = field(
+        default=(),
+        metadata=flag(
+            "--teacher-map",
+            "Read the teacher's FIELD from COLUMN (repeatable; over --map for that field).",
+            metavar="FIELD=COLUMN",
+            panel=INPUTS,
+        ),
+    )
+    """``FIELD=COLUMN`` pairs for the ``--teacher`` rows alone, over ``mapping``'s for the
+    fields they name: a teacher written in another layout than the student (``choices[]``
+    beside one row per draw) is read with its own map, the student with its own."""
 
     input_format: str | None = field(
         default=None,

@@ -58,6 +58,7 @@ from whilecli.io.aliases import (
     TRANSCRIPT_ALIASES,
     TURN_INDEX_ALIASES,
     VERSION_ALIASES,
+    correctness_first,
     unsure_model_alias,
 )
 from whilecli.io.formats import lighteval, lm_eval, nemo_rl
@@ -620,9 +621,10 @@ def build_plan(
         truncated = pl.when(capped).then(pl.lit(True)).otherwise(truncated)
         read_as = sources.get("truncated", "not recorded")
         sources["truncated"] = f"{read_as}; or an error naming the step budget (max iterations)"
+    replied = None if said is None else ~facts.empty_reply(said).fill_null(True)
     reply = facts.reply_state(
         said,
-        always=_recorded_error(shape, leaves, _ALWAYS, spare=capped),
+        always=_recorded_error(shape, leaves, _ALWAYS, spare=capped, replied=replied),
         unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED, spare=capped),
         beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
         credited=facts.credited(reward.list.max() if exploding and split is None else reward),
@@ -978,10 +980,15 @@ def _recorded_error(
     leaves: Leaves,
     readers: tuple[tuple[tuple[str, ...], str], ...],
     spare: pl.Expr | None = None,
+    replied: pl.Expr | None = None,
 ) -> pl.Expr | None:
     """True where any of ``readers``' fields the rows carry records an error
     (:mod:`whilecli.io.aliases`); None where they carry none. ``spare``: rows whose error
-    field names the step budget beside their episode (:func:`_capped`), cut off, not failed."""
+    field names the step budget beside their episode (:func:`_capped`), cut off, not failed.
+    ``replied``: rows that hold a reply, where an error field that holds what the model's own
+    program did (:func:`whilecli.io.facts.program_error`: its traceback, a failed test, a
+    judge's verdict) records the model's graded failure, not the harness's (DESIGN section
+    1: a harness error stands *instead of* a reply)."""
     said: list[pl.Expr] = []
     for aliases, kind in readers:
         for alias in aliases:
@@ -989,7 +996,11 @@ def _recorded_error(
             if not _within(shape, alias):
                 continue
             if kinds and (kind == "field" or kinds <= _READS.get(kind, SCALAR)):
-                said.append(_HOLDS[kind](_text_at(shape, leaves, alias)))
+                text = _text_at(shape, leaves, alias)
+                held = _HOLDS[kind](text)
+                if kind == "field" and replied is not None:
+                    held = held & ~(replied & facts.program_error(text))
+                said.append(held)
     if not said:
         return None
     held = pl.any_horizontal(said)
@@ -1367,7 +1378,7 @@ def _reward_hint(shape: Shape) -> str:
     """What ``--map reward=`` to pass: the numeric fields (three levels deep, as OpenHands'
     ``test_result.report.resolved``) whose names, or whose object's names, say grade
     (``rewards.format``), a list of them as ``NAME[]`` (one rollout per element); else
-    ``COLUMN``."""
+    ``COLUMN``. Correctness before form (:func:`~whilecli.io.aliases.correctness_first`)."""
     found: list[str] = []
     level = list(shape.children.items())
     for _ in range(HINT_DEPTH):
@@ -1388,6 +1399,7 @@ def _reward_hint(shape: Shape) -> str:
                 " reward=COLUMN"
             )
         return "pass --map reward=COLUMN"
+    found = correctness_first(found)
     listed = _listed_hint(shape, found[0]) if found[0].endswith("[]") else ""
     if draws.n_unsaid(found[0].rpartition(".")[2]):
         listed = (

@@ -136,11 +136,27 @@ def _summary_files(paths: list[str], summary: bool | None, what: str) -> list[st
     return None
 
 
+def _teacher_hint(err: InputError) -> InputError:
+    """A teacher's refusal whose hint names ``--map``, naming ``--teacher-map`` instead: the
+    option that reads the teacher's rows alone (``--map`` reads the student's too)."""
+    if "--map " not in err.detail or type(err) is not InputError:
+        return err
+    return InputError(
+        err.detail.replace("--map ", "--teacher-map "),
+        file=err.file,
+        line=err.line,
+        row=err.row,
+        field=err.field,
+        at=err.at,
+    )
+
+
 def run_route(
     paths: str | Sequence[str],
     *,
     teacher: str | Sequence[str] | None = None,
     mapping: Mapping[str, str] | None = None,
+    teacher_mapping: Mapping[str, str] | None = None,
     pass_threshold: float | None = None,
     input_format: str | None = None,
     options: RouteOptions | None = None,
@@ -158,7 +174,8 @@ def run_route(
     :class:`~whilecli.route.slices.Slices` (see :mod:`whilecli.route.slices`).
 
     ``paths`` (files, directories, globs, ``-`` for ``stdin``) are the rows of the model to
-    train; ``teacher`` the teacher's rows on the same tasks, read with the same ``mapping``,
+    train; ``teacher`` the teacher's rows on the same tasks, read with the same ``mapping``
+    (``teacher_mapping``'s fields over it: a teacher in another layout has its own map),
     ``pass_threshold`` and ``input_format`` and summarized into ``options.teacher``.
     ``missing`` (``skip`` / ``fail``): ungraded rows are left out of every rate, or fail.
     ``option_overrides`` replace fields of ``options`` (default :class:`RouteOptions`), e.g.
@@ -197,12 +214,21 @@ def run_route(
         "pool": pool,
     }
 
+    teacher_map = {**(mapping or {}), **(teacher_mapping or {})}
+
     def pool_of(given: list[str], what: str, key_envs: bool = False) -> Pool:
         files = _summary_files(given, summary, what)
+        is_teacher = what == "--teacher"
         if files is None:  # the tasks' first rows are found only for --show
             counts = Counts(located=bool(opts.show))
-            read = read_rows(given, **read_args, aggregate=counts, key_envs=key_envs)
+            args = {**read_args, "mapping": teacher_map or None} if is_teacher else read_args
+            try:
+                read = read_rows(given, **args, aggregate=counts, key_envs=key_envs)
+            except InputError as err:
+                raise (_teacher_hint(err) if is_teacher else err) from None
             return summarize(read)
+        if teacher_mapping and is_teacher:
+            raise UsageError("--teacher-map applies to rows; --teacher are summaries, already read")
         if mapping or input_format is not None:
             flag = "--map" if mapping else "--input-format"
             raise UsageError(f"{flag} applies to rows; {what} are summaries, already read")

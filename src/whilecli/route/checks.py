@@ -137,26 +137,51 @@ def rollouts_per_task(pool: Pool, options: RouteOptions) -> CheckResult:
     return CheckResult("rollouts_per_task", title, Status.PASS, why, measured, None, warnings)
 
 
-def band_need(groups: pl.DataFrame, split: int, options: RouteOptions) -> dict[str, object]:
+def band_outlook(
+    groups: pl.DataFrame, split: int, options: RouteOptions
+) -> stats.SplitOutlook | None:
+    """What more draws would split (:func:`whilecli.route.stats.split_outlook`), where the
+    band is thin and a need is asked of it; elsewhere the pool's one Beta prior."""
+    total = groups.height
+    thin = split < options.min_split_tasks or split / max(total, 1) < options.min_split_share - TOL
+    if thin:
+        return stats.split_outlook(groups, options.max_k)
+    prior = stats.pool_prior(groups)
+    return None if prior is None else stats.SplitOutlook(prior)
+
+
+def band_need(
+    groups: pl.DataFrame,
+    split: int,
+    options: RouteOptions,
+    outlook: stats.SplitOutlook | None = None,
+) -> dict[str, object]:
     """What a thin band needs: the smallest k ≤ max_k whose expected split share reaches
-    ``min_split_share``, or the task count that gives ``min_split_tasks`` split tasks."""
+    ``min_split_share`` under the pool's outlook (``outlook``, else :func:`band_outlook`;
+    where it holds tasks that never split, no k past their share), or the task count that
+    gives ``min_split_tasks`` split tasks."""
     total = groups.height
     share = split / total
     k_now = common_k(groups)
     need: dict[str, object] = {}
-    prior = stats.pool_prior(groups)
+    if outlook is None:
+        outlook = band_outlook(groups, split, options)
     if share < options.min_split_share - TOL:
         for k in range(max(2, k_now + 1), options.max_k + 1):
-            expected = stats.expected_split_share(groups, k, prior)
+            expected = stats.outlook_split_share(groups, k, outlook)
             if expected is not None and expected >= options.min_split_share - TOL:
                 need["k"] = k
                 if expected * total < options.min_split_tasks:
                     need["tasks"] = math.ceil(options.min_split_tasks / expected)
                 return need
-        need["k"] = None
-        need["why"] = (
-            f"no k up to {options.max_k} reaches a split share of {options.min_split_share}"
-        )
+        why = f"no k up to {options.max_k} reaches a split share of {options.min_split_share}"
+        if outlook is not None and outlook.edge:
+            edge = outlook.never + outlook.always
+            why += (
+                f": the counts fit as well with about {edge:.2f} of the tasks passing or"
+                " failing on every draw, which no number of draws splits"
+            )
+        need["k"], need["why"] = None, why
         return need
     need["tasks"] = math.ceil(options.min_split_tasks / max(share, 1e-12))
     return need
@@ -188,9 +213,9 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
         "split_share": stats.wilson(split, total, n_rows=rows),
         "in_band_share": stats.wilson(in_band, total, n_rows=rows),
     }
-    prior = stats.pool_prior(groups)
+    outlook = band_outlook(groups, split, options)
     for k in options.split_ks:
-        measured[f"expected_split_share_k{k}"] = stats.expected_split_share(groups, k, prior)
+        measured[f"expected_split_share_k{k}"] = stats.outlook_split_share(groups, k, outlook)
     if at0 == total:
         measured["band"] = "floor"
         why = f"every grouped task fails ({total} at 0): more rollouts keep nothing"
@@ -207,7 +232,7 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
             f"no group splits: no gradient ({at0} grouped tasks at 0, {at1} at 1"
             f"{across_words}); more draws per task, or what the tasks at 0 and at 1 need"
         )
-        need = band_need(groups, split, options)
+        need = band_need(groups, split, options, outlook)
         measured["need"] = need
         return CheckResult("band", title, Status.FAIL, why, measured, "no-split")
     why = (
@@ -217,7 +242,7 @@ def band(pool: Pool, options: RouteOptions) -> CheckResult:
     thin = split < options.min_split_tasks or share < options.min_split_share - TOL
     warnings = []
     if thin:
-        need = band_need(groups, split, options)
+        need = band_need(groups, split, options, outlook)
         measured["need"] = need
         measured["want"] = few_split_terms(split, total, options)
         warnings.append(few_split_warning(split, total, need, options))

@@ -299,7 +299,7 @@ def _before_gpu(pool: Pool, options: RouteOptions, summary: dict[str, Any]) -> d
     p1 = summary["pass_at_1"]
     k = int(summary["k"]) or 1
     base = p1.value if isinstance(p1, Rate) else None
-    if base is not None and base > 0 and base + options.effect < 1:
+    if base is not None and stats.leaves_room(base, options.effect):
         held = stats.holdout_size(options.effect, base=base, k=k)
         sized = f"sized from this pool: pass@1 {base:.2f}, k = {k}"
         sized_from = "pool"

@@ -286,6 +286,21 @@ def paired_diff(
     )
 
 
+def _check_room(paired: pl.DataFrame, effect: float) -> None:
+    """Refuse a size where the before dump's pass@1 on the shared tasks leaves no room for
+    the gain (:func:`whilecli.route.stats.leaves_room`, as ``--base`` is refused outside
+    (0, 1)): a dump at 1 cannot improve, and the draws' noise of a dump at 0 or 1 is 0, so
+    any count sized from it would be noise."""
+    rates = (paired["passes_before"] / paired["n_before"]).to_list()
+    base = sum(rates) / len(rates)
+    if not stats.leaves_room(base, effect):
+        raise InputError(
+            f"--before: pass@1 {base:.2f} on the {paired.height} paired tasks leaves no room"
+            f" to measure a gain of {effect:g} (pass@1 and pass@1 + --effect must lie in"
+            " (0, 1)): no held-out size can be given"
+        )
+
+
 def natural_order(ids: list[str]) -> list[str]:
     """Task ids in the order a person reads them: ``task-2`` before ``task-10``."""
 
@@ -309,6 +324,7 @@ def paired_size(
     paired = pair_tasks(before, after)
     if paired.height == 0:
         raise InputError("the two dumps share no task id: a paired size needs the same tasks")
+    _check_room(paired, effect)
     d, counts, floor = _cells(paired)
     return measured_size(
         d, counts, effect, floor=floor, power=power, alpha=alpha, draws=draws, seed=seed

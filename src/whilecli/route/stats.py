@@ -1025,6 +1025,129 @@ def expected_split_share(
     return total / sum(counts)
 
 
+#: 2·Δlog-likelihood past which the best fit to a pool's counts rules an edge model out
+#: (tasks that never split beside a Beta: :func:`split_outlook`): χ²(2) at 0.99. Short of
+#: it the counts fit both, and a k is promised only where both reach the share.
+EDGE_LR = 9.21
+#: The least share of tasks the edge model puts at 0 and 1 for good to be told apart from
+#: the one Beta.
+EDGE_MIN = 0.01
+
+
+@dataclass(frozen=True)
+class SplitOutlook:
+    """What more draws per task would split, from the pool's counts (DESIGN section 2.3).
+
+    ``prior``: the Beta fitted to every task (empirical Bayes). ``edge``: where the counts
+    fit as well with tasks always or never solved (as real benchmarks' are: not ruled out
+    by :data:`EDGE_LR`), the weights of tasks that never pass (``never``) and always pass
+    (``always``) beside a Beta (``middle``) fitted to the split tasks alone; no draw ever
+    splits the first two, and the outlook is the lower of the two models'. None: the one
+    Beta."""
+
+    prior: BetaPrior
+    middle: BetaPrior | None = None
+    never: float = 0.0
+    always: float = 0.0
+
+    @property
+    def edge(self) -> bool:
+        return self.middle is not None
+
+
+def _log_bb(c: float, n: float, a: float, b: float) -> float:
+    """log P(c of n | Beta(a, b)): the beta-binomial count probability."""
+    lg = math.lgamma
+    comb = lg(n + 1) - lg(c + 1) - lg(n - c + 1)
+    return comb + lg(c + a) + lg(n - c + b) - lg(n + a + b) - lg(a) - lg(b) + lg(a + b)
+
+
+#: The grid of the middle tasks' Beta in :func:`split_outlook`: a quarter of the prior's.
+_EDGE_MEANS = _means(-11.0, 11.0, 23)
+_EDGE_CONC = _concs(math.log(1e-3), math.log(1e5), 17)
+
+
+def _edge_weights(
+    cells: list[tuple[float, float, float]], middle: BetaPrior, steps: int = 60
+) -> tuple[float, float, float]:
+    """(never, always, log-likelihood): the weights of tasks at 0 and at 1 beside the
+    ``middle`` Beta that fit the counts best (EM on the two weights, the Beta held)."""
+    total = sum(m for _, _, m in cells)
+    probs = [math.exp(_log_bb(c, n, middle.a, middle.b)) for c, n, _ in cells]
+    never = sum(m for c, _, m in cells if c == 0) / (2 * total)
+    always = sum(m for c, n, m in cells if c == n) / (2 * total)
+    ll = -math.inf
+    for _ in range(steps):
+        rest = 1.0 - never - always
+        zero = one = ll = 0.0
+        for (c, n, m), p in zip(cells, probs, strict=True):
+            lo, hi = (never if c == 0 else 0.0), (always if c == n else 0.0)
+            like = lo + hi + rest * p
+            if like <= 0.0:  # a count this middle cannot give (its chance underflows)
+                return never, always, -math.inf
+            zero += m * lo / like
+            one += m * hi / like
+            ll += m * math.log(like)
+        never, always = zero / total, one / total
+    return never, always, ll
+
+
+def split_outlook(tasks: pl.DataFrame, k_max: int = 32) -> SplitOutlook | None:
+    """The pool's :class:`SplitOutlook` (None with no task). Over a grid of middle Betas,
+    the edge weights that fit the counts best (:func:`_edge_weights`); of those edge models
+    the counts do not rule out (log-likelihood within :data:`EDGE_LR`/2 of the best, the one
+    Beta's included) and that put :data:`EDGE_MIN` of the tasks at the edges or more, the
+    one whose split share at ``k_max`` is least: the outlook promises no more than the counts
+    allow. None of them: the one Beta alone."""
+    prior = pool_prior(tasks)
+    if prior is None:
+        return None
+    s, n, counts = cell_lists(tasks)
+    cells = [(float(c), float(k), float(m)) for c, k, m in zip(s, n, counts, strict=True)]
+    if not any(0 < c < k for c, k, _ in cells) or all(0 < c < k for c, k, _ in cells):
+        return SplitOutlook(prior)
+    beta_ll = math.fsum(m * _log_bb(c, k, prior.a, prior.b) for c, k, m in cells)
+    fits = []
+    for mu in _EDGE_MEANS:
+        for kappa in _EDGE_CONC:
+            middle = BetaPrior(mu * kappa, (1.0 - mu) * kappa)
+            never, always, ll = _edge_weights(cells, middle)
+            fits.append((ll, never, always, middle))
+    top = max(beta_ll, *(f[0] for f in fits))
+    plausible = [f for f in fits if 2.0 * (top - f[0]) <= EDGE_LR and f[1] + f[2] >= EDGE_MIN]
+    if not plausible:
+        return SplitOutlook(prior)
+
+    def reach(fit: tuple[float, float, float, BetaPrior]) -> float:
+        middle = fit[3]
+        return (1.0 - fit[1] - fit[2]) * _split_one(0.0, 0.0, k_max, middle.a, middle.b)
+
+    _, never, always, middle = min(plausible, key=reach)
+    return SplitOutlook(prior, middle, never, always)
+
+
+def outlook_split_share(tasks: pl.DataFrame, k: int, outlook: SplitOutlook | None) -> float | None:
+    """The expected split share at k under ``outlook``: :func:`expected_split_share` under
+    the one Beta; with the edge model, the lower of that and the edge model's: each task's
+    chance to be a middle task (1 for a split one; for one at 0, w·P(0 of n)/(never + w·P(0
+    of n)), w = 1 − never − always) times its split chance under the middle Beta's
+    posterior."""
+    one = expected_split_share(tasks, k, None if outlook is None else outlook.prior)
+    if outlook is None or outlook.middle is None or one is None:
+        return one
+    s, n, counts = cell_lists(tasks)
+    mid, rest = outlook.middle, 1.0 - outlook.never - outlook.always
+    total = 0.0
+    for c, k_n, m in zip(s, n, counts, strict=True):
+        chance = 1.0
+        if c == 0 or c == k_n:
+            p = rest * math.exp(_log_bb(c, k_n, mid.a, mid.b))
+            edge = (outlook.never if c == 0 else 0.0) + (outlook.always if c == k_n else 0.0)
+            chance = p / (p + edge) if p + edge > 0 else 0.0
+        total += m * chance * _split_one(c, k_n - c, k, mid.a, mid.b)
+    return min(one, total / sum(counts))
+
+
 def unanimous_expected(tasks: pl.DataFrame, prior: BetaPrior | None = None) -> tuple[float, float]:
     """(E, log P): the grouped tasks (``tasks``) expected unanimous, all their draws passing
     or all failing, under the prior fitted to them (``prior``, else :func:`pool_prior`), each
@@ -1059,6 +1182,13 @@ class Holdout:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def leaves_room(base: float, effect: float) -> bool:
+    """Whether a base pass@1 leaves room to measure a gain of ``effect`` (DESIGN section 2:
+    base and base + effect inside (0, 1)). At 1 no draw can improve, at 0 the draws' noise
+    p(1−p)/k that sizes the test is 0: either way no held-out size means anything."""
+    return base > 0 and base + effect < 1
 
 
 def holdout_size(
