@@ -1,7 +1,7 @@
 """A teacher written in another layout than the student reads with its own map
 (``--teacher-map``, over ``--map`` for the fields it names), so that each side can be read:
 the probe's student of one row per draw beside a teacher of ``n=8`` requests (``choices[]``
-with ``rewards[]``), and its mirror (the student needs the map, the teacher none).
+with ``judge_scores[]``), and its mirror (the student needs the map, the teacher none).
 
 The generator draws tasks at known rates and a teacher ahead of the student by a known gap;
 its layout is one row per draw or one request per task with the grades in a list. The
@@ -45,7 +45,7 @@ def _rows(grades: list[list[float]], model: str) -> list[dict[str, object]]:
 
 
 def _requests(grades: list[list[float]], model: str) -> list[dict[str, object]]:
-    """One ``n=K`` chat completion per task, its grades in ``rewards[]``."""
+    """One ``n=K`` chat completion per task, its grades in ``judge_scores[]`` (a name no reader takes for the reward)."""
     return [
         {
             "object": "chat.completion",
@@ -55,7 +55,7 @@ def _requests(grades: list[list[float]], model: str) -> list[dict[str, object]]:
                 {"index": j, "message": {"role": "assistant", "content": f"{t} {j}"}}
                 for j in range(K)
             ],
-            "rewards": task,
+            "judge_scores": task,
         }
         for t, task in enumerate(grades)
     ]
@@ -89,11 +89,11 @@ def test_each_side_reads_with_its_own_map(tmp_path: Path, seed: int, mirror: boo
     if not mirror:  # the probe's case: the teacher is the n=8 requests
         s = _write(tmp_path / "s.jsonl", _rows(student, "Qwen/Qwen3-8B"))
         t = _write(tmp_path / "t.jsonl", _requests(teacher, "Qwen/Qwen3-32B"))
-        maps = ["--teacher-map", "reward=rewards[]"]
+        maps = ["--teacher-map", "reward=judge_scores[]"]
     else:  # the student is the requests: --map for it, the teacher's own column over it
         s = _write(tmp_path / "s.jsonl", _requests(student, "Qwen/Qwen3-8B"))
         t = _write(tmp_path / "t.jsonl", _rows(teacher, "Qwen/Qwen3-32B"))
-        maps = ["--map", "reward=rewards[]", "--teacher-map", "reward=reward"]
+        maps = ["--map", "reward=judge_scores[]", "--teacher-map", "reward=reward"]
     code, report, err = _route(s, "--teacher", t, *maps)
     assert code in (0, 1), err
     measured = _teacher_check(report)
@@ -106,5 +106,5 @@ def test_a_teacher_refused_for_a_map_names_teacher_map(tmp_path: Path) -> None:
     s = _write(tmp_path / "s.jsonl", _rows(student, "Qwen/Qwen3-8B"))
     t = _write(tmp_path / "t.jsonl", _requests(teacher, "Qwen/Qwen3-32B"))
     code, _, err = _route(s, "--teacher", t)
-    assert code == 2 and "--teacher-map reward=rewards[]" in err, err
+    assert code == 2 and "--teacher-map reward=judge_scores[]" in err, err
     assert len(err.strip().splitlines()) == 1
