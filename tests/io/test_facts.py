@@ -313,7 +313,7 @@ PATHS = st.builds(
         "name": f"{org}/{name}",
     }[how],
     st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,8}", fullmatch=True),
-    st.from_regex(r"[A-Za-z][A-Za-z0-9_.]{0,10}", fullmatch=True),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,10}", fullmatch=True),
     st.from_regex(r"[0-9a-f]{6,12}", fullmatch=True),
     st.sampled_from(["hf", "models", "local", "name"]),
 )
@@ -321,6 +321,9 @@ PATHS = st.builds(
 
 @settings(max_examples=100, deadline=None)
 @given(PATHS)
+@example("/models/jt__G/")  # lm-eval's Org__Name folder
+@example("./out/Qwen--Qwen3-8B")
+@example("./out/run_Qwen3-8B")
 def test_model_names_from_paths_match_the_slow_rule(raw: str) -> None:
     got = pl.select(facts.model_name(pl.lit(raw, dtype=pl.String))).item()
     assert got == model_name(raw)

@@ -370,7 +370,8 @@ def _without_checkpoint(path: str) -> str:
 
 
 def model_name(raw: str | None) -> str | None:
-    """``…/models--Org--Name/snapshots/<sha>`` → ``Org/Name``; ``/models/Name/`` → ``Name``; a
+    """``…/models--Org--Name/snapshots/<sha>`` → ``Org/Name``; ``/models/Name/`` → ``Name``
+    (``Org__Name`` or ``Org--Name`` → ``Org/Name``); a
     checkpoint folder under a model folder → the model folder's name; any other local path →
     its last part; a name as it is."""
     if raw is None:
@@ -390,8 +391,20 @@ def model_name(raw: str | None) -> str | None:
                 break
         else:
             name = kept[-1]
+        if (joined := _org_joined(name)) is not None:
+            return joined
         return name if _names_a_model(name) else raw  # a run's folder: kept as written
     return raw
+
+
+def _org_joined(name: str) -> str | None:
+    """A folder named ``Org--Name`` (vf-eval) or ``Org__Name`` (lm-eval's sanitized model
+    name) names the Hub id ``Org/Name``."""
+    for join in ("--", "__"):
+        org, sep, rest = name.partition(join)
+        if sep and org and rest:
+            return f"{org}/{rest}"
+    return None
 
 
 def _is_number(text: str) -> bool:
