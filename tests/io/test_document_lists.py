@@ -124,3 +124,19 @@ def test_a_list_of_other_objects_is_named_as_left_aside(tmp_path: Path) -> None:
     got = read_rows([str(path)])
     assert got.frame.collect().height == 16
     assert any("'results' list (1 objects) left aside" in n for n in got.notes)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_preview_of_the_rows_beside_them_is_left_aside(seed: int, tmp_path: Path) -> None:
+    """A list whose rows all stand in another list (a preview, a subset of failures) is no
+    second set of rollouts: the whole list is read, whichever key comes first."""
+    rng = random.Random(seed)
+    whole_key, part_key = rng.sample(SAMPLE_KEYS, 2)
+    rows = [{"task_id": f"t{i // 4}", "reward": float(rng.random() < 0.5)} for i in range(40)]
+    rows = [{**r, "completion": f"reply {i}"} for i, r in enumerate(rows)]
+    doc = {part_key: rng.sample(rows, rng.randint(1, 10)), whole_key: rows}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    got = read_rows([str(path)])
+    assert got.frame.collect().height == 40
+    assert any(f"{part_key!r} list" in n and "left aside" in n for n in got.notes)

@@ -412,9 +412,16 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
     if split is not None:
         return split
     if isinstance(doc, dict) and (lists := _row_lists(doc)):
-        key, rows = lists[0], doc[lists[0]]
+        key = _widest(doc, lists)
+        rows = doc[key]
         notes = [f"rows read from the document's {key!r} list"]
-        for other in lists[1:]:
+        for other in (k for k in lists if k != key):
+            if _within(doc[other], rows):
+                notes.append(
+                    f"the document's {other!r} list ({len(doc[other])} rows) repeats rows of"
+                    f" {key!r} (a preview or a subset) and is left aside"
+                )
+                continue
             if set(doc[other][0]) == set(rows[0]):
                 raise InputError(
                     f"the document holds two lists of rows alike, {key!r} ({len(rows)}) and"
@@ -640,6 +647,27 @@ def _row_lists(doc: dict[str, Any]) -> list[str]:
         and rows
         and all(isinstance(x, dict) for x in rows)
     ]
+
+
+def _widest(doc: dict[str, Any], lists: list[str]) -> str:
+    """The list the others' rows are all found in (a preview, a subset of failures beside
+    every row), where there is one; else the first of :data:`SAMPLE_KEYS`."""
+    for key in sorted(lists, key=lambda k: -len(doc[k])):
+        if all(_within(doc[other], doc[key]) for other in lists if other != key):
+            return key
+    return lists[0]
+
+
+def _within(part: list[dict[str, Any]], whole: list[dict[str, Any]]) -> bool:
+    """Whether every row of ``part`` is a row of ``whole`` (compared as canonical JSON)."""
+    if len(part) > len(whole):
+        return False
+    seen = {_canonical(r) for r in whole}
+    return all(_canonical(r) in seen for r in part)
+
+
+def _canonical(row: dict[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
 
 
 def _refuse_row_list(doc: Any, name: str) -> None:
