@@ -54,6 +54,9 @@ GENERATION_PROMPT = re.compile(
     rf"(?:{_HEADER}|\[/INST\]|(?:^|\n)Assistant:|(?:^|\s)ASSISTANT:)"
     r"\s*(?:<think>\s*(?:</think>\s*)?)?$"
 )
+#: How far from an entry's end a generation prompt is looked for (a reply is long, the
+#: generation prompt, a thinking block after it, under 70 characters).
+_TAIL = 96
 #: An entry that is a reply templated as a message: it begins with the assistant header.
 REPLY_HEADER = re.compile(rf"^\s*(?:<\|begin_of_text\|>)?(?:{_HEADER})")
 
@@ -86,7 +89,7 @@ def prompt_ends(content: Sequence[str | None]) -> list[int]:
         text = entry or ""
         if i and REPLY_HEADER.match(text):
             ends.add(i)
-        if GENERATION_PROMPT.search(text):
+        if GENERATION_PROMPT.search(text, max(0, len(text) - _TAIL)):
             ends.add(i + 1)
     return sorted(ends)
 
@@ -194,9 +197,10 @@ def prompt_texts(rows: Sequence[Sequence[str | None] | None]) -> list[str | None
     (:func:`marked_ends`); the rows no entry marks take the :func:`shared_length` of theirs.
     None for a row with no content."""
     present = [tuple(r) for r in rows if r is not None]
-    ends = iter(marked_ends(present))
-    unmarked = [r for r in present if not prompt_ends(r)]
+    found = marked_ends(present)
+    unmarked = [r for r, end in zip(present, found, strict=True) if end is None]
     guess = shared_length(unmarked) if unmarked else 1
+    ends = iter(found)
     texts: list[str | None] = []
     for row in rows:
         if row is None:
