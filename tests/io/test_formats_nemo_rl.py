@@ -259,3 +259,153 @@ def test_a_folder_without_rows_names_the_document_it_could_not_read(tmp_path: Pa
     (tmp_path / "scores.json").unlink()
     with pytest.raises(InputError, match="sidecar"):
         read_rows([str(tmp_path)])
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A chat template's pieces, each message rendered alone (``apply_chat_template([m])``)."""
+
+    system: Callable[[str], str]
+    user: Callable[[str], str]  # without the generation prompt
+    prompt: str  # the generation prompt (add_generation_prompt=True)
+    eos: str
+
+
+CHATS = {
+    "chatml": Chat(
+        lambda s: f"<|im_start|>system\n{s}<|im_end|>\n",
+        lambda u: f"<|im_start|>user\n{u}<|im_end|>\n",
+        "<|im_start|>assistant\n",
+        "<|im_end|>",
+    ),
+    "llama3": Chat(
+        lambda s: f"<|start_header_id|>system<|end_header_id|>\n\n{s}<|eot_id|>",
+        lambda u: f"<|start_header_id|>user<|end_header_id|>\n\n{u}<|eot_id|>",
+        "<|start_header_id|>assistant<|end_header_id|>\n\n",
+        "<|eot_id|>",
+    ),
+    "granite": Chat(
+        lambda s: f"<|start_of_role|>system<|end_of_role|>{s}<|end_of_text|>\n",
+        lambda u: f"<|start_of_role|>user<|end_of_role|>{u}<|end_of_text|>\n",
+        "<|start_of_role|>assistant<|end_of_role|>",
+        "<|end_of_text|>",
+    ),
+    "command-r": Chat(
+        lambda s: f"<BOS_TOKEN><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>{s}<|END_OF_TURN_TOKEN|>",
+        lambda u: f"<|START_OF_TURN_TOKEN|><|USER_TOKEN|>{u}<|END_OF_TURN_TOKEN|>",
+        "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+        "<|END_OF_TURN_TOKEN|>",
+    ),
+    "phi-4": Chat(
+        lambda s: f"<|im_start|>system<|im_sep|>{s}<|im_end|>",
+        lambda u: f"<|im_start|>user<|im_sep|>{u}<|im_end|>",
+        "<|im_start|>assistant<|im_sep|>",
+        "<|im_end|>",
+    ),
+    "vicuna": Chat(lambda s: f"{s}\n\n", lambda u: f"USER: {u} ", "ASSISTANT:", "</s>"),
+}
+
+
+def _earlier_turns(chat: Chat, layout: str, shots: list[tuple[str, str]]) -> list[str]:
+    """A prompt's earlier turns: each question templated with the generation prompt and its
+    answer as text (``turns``), or the question alone and the answer as an assistant message
+    with its header (``headers``)."""
+    out: list[str] = []
+    for question, answer in shots:
+        if layout == "turns":
+            out += [chat.user(question) + chat.prompt, f"{answer}{chat.eos}"]
+        else:
+            out += [chat.user(question), f"{chat.prompt}{answer}{chat.eos}"]
+    return out
+
+
+def _history_dump(
+    rng: random.Random, chat: Chat, layout: str, ks: tuple[int, int], multi: bool
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """A step whose prompts hold earlier turns before the question: few-shot examples one of
+    two sets shares, or a dialogue's history of its own length; then k rollouts each, a
+    reply, an observation or none, more turns where ``multi``."""
+    sets = [[(f"Example {s}.{n}?", f"{s * n}") for n in range(rng.randint(1, 3))] for s in (2, 3)]
+    rows: list[dict[str, Any]] = []
+    truth: list[int] = []
+    for t in range(rng.randint(4, 12)):
+        if layout == "history":
+            turns = [(f"Hi {n}, help me?", "Of course!") for n in range(rng.randint(0, 3))]
+            earlier = _earlier_turns(chat, "turns", turns)
+        else:
+            earlier = _earlier_turns(chat, layout, rng.choice(sets))
+        prompt = [chat.system("Solve it."), *earlier, chat.user(f"Puzzle {t}?") + chat.prompt]
+        p = rng.random()
+        for _ in range(rng.randint(*ks)):
+            passed = rng.random() < p
+            content = list(prompt)
+            for turn in range(rng.randint(1, 3) if multi else 1):
+                content.append(f"<action>{rng.choice('udlr')}</action>{chat.eos}")
+                if multi and turn < 2 and rng.random() < 0.5:
+                    content.append(chat.user(f"State {rng.randint(0, 99)}") + chat.prompt)
+            if rng.random() < 0.5:
+                content.append(f"Environment: {'correct' if passed else 'incorrect'}")
+            rows.append({"content": content, "rewards": float(passed), "input_lengths": 9})
+            truth.append(t)
+    return rows, truth
+
+
+@pytest.mark.parametrize("chat", sorted(CHATS))
+@pytest.mark.parametrize("layout", ["turns", "headers", "history"])
+@pytest.mark.parametrize("multi", [False, True])
+@pytest.mark.parametrize("seed", range(2))
+def test_a_prompt_holding_earlier_turns_ends_before_the_first_generated_reply(
+    tmp_path: Path, chat: str, layout: str, multi: bool, seed: int
+) -> None:
+    """Few-shot examples and a dialogue's history are marked like the question: a key at the
+    first mark read every rollout as one task; the rows say which mark ends the prompt."""
+    rng = random.Random(f"{chat}{layout}{multi}{seed}")
+    rows, truth = _history_dump(rng, CHATS[chat], layout, (2, 8), multi)
+    frame, got = _read(_write(tmp_path / "train_data_step1.jsonl", rows))
+    assert _partition(frame["task_id"].to_list()) == _partition(truth)
+    assert got.facts.prompt_unsure is None
+
+
+@pytest.mark.parametrize("layout", ["turns", "headers"])
+@pytest.mark.parametrize("seed", range(3))
+def test_shared_examples_before_prompts_drawn_once_each_are_not_one_task(
+    tmp_path: Path, layout: str, seed: int
+) -> None:
+    """k = 1 on every prompt, the examples every row's: one task of the whole dump is wrong."""
+    rng = random.Random(seed)
+    chat = CHATS["chatml"]
+    shots = [("What is 2+2?", "4"), ("What is 3*3?", "9")]
+    rows, truth = [], []
+    for t in range(rng.randint(5, 40)):
+        earlier = _earlier_turns(chat, layout, shots)
+        prompt = [chat.system("Solve it."), *earlier, chat.user(f"What is {t}^2?") + chat.prompt]
+        rows.append({"content": [*prompt, f"{t * t}{chat.eos}"], "rewards": 1.0})
+        rows[-1]["input_lengths"] = 9
+        truth.append(t)
+    frame, _ = _read(_write(tmp_path / "train_data_step1.jsonl", rows))
+    assert _partition(frame["task_id"].to_list()) == _partition(truth)
+
+
+@pytest.mark.parametrize("observed", [False, True])
+@pytest.mark.parametrize("ks", [(2, 8), (1, 8)])
+@pytest.mark.parametrize("seed", range(3))
+def test_an_unmarked_prompt_end_the_rows_bear_out_is_not_a_guess(
+    tmp_path: Path, observed: bool, ks: tuple[int, int], seed: int
+) -> None:
+    """A template no reader knows, the reply each rollout's last entry and every prompt drawn
+    k > 1 times: the shared prefix is the prompt on every row, and the key is sure. An
+    observation after the reply, or a prompt drawn once, leaves it a guess."""
+    rng = random.Random(seed)
+    rows, truth = [], []
+    for t in range(rng.randint(4, 12)):
+        prompt = [UNKNOWN.system("Be brief."), UNKNOWN.user(f"Puzzle {t}")]
+        for n in range(rng.randint(*ks)):
+            extra = ["Environment: done"] if observed and rng.random() < 0.5 else []
+            reply = f"<action>{n}{rng.random()}</action>"
+            rows.append({"content": [*prompt, reply, *extra], "rewards": 1.0, "input_lengths": 9})
+            truth.append(t)
+    frame, got = _read(_write(tmp_path / "train_data_step1.jsonl", rows))
+    assert _partition(frame["task_id"].to_list()) == _partition(truth)
+    alone = any(truth.count(t) == 1 for t in set(truth[:-1]) - {truth[-1]})
+    sure = not any(len(r["content"]) == 4 for r in rows) and not alone
+    assert (got.facts.prompt_unsure is None) is sure
