@@ -65,7 +65,7 @@ from whilecli.io.formats import lighteval, lm_eval, nemo_rl
 from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
-from whilecli.io.samples import Split, split_of
+from whilecli.io.samples import Split, holds_replies, sole_reply_view, split_of
 from whilecli.io.shape import (
     LITERAL_DOT,
     LOGPROB_ALIASES,
@@ -567,6 +567,8 @@ def build_plan(
         notes.append(
             f"each row holds one value per sample in {split.said()}: split, one row a sample"
         )
+    else:  # a row of one draw: no reply from a list of other drafts, examples or options
+        shape = ctx.shape = sole_reply_view(shape, mapping.values())
     if cut_col is None:
         _check_token_numbers(ctx)
     side_cap = sidecar_cap(source)
@@ -1539,13 +1541,6 @@ def _texts(node: Shape | None) -> bool:
 REPLY_LISTS_OF_SAMPLES = ("choices", "outputs", "candidates")
 
 
-def _objects(node: Shape | None) -> bool:
-    """Whether a node is a list of objects (one sample each)."""
-    if node is None or node.kinds - {"null"} != {"list"} or node.item is None:
-        return False
-    return node.item.kinds - {"null"} == {"dict"}
-
-
 def _grade_list(shape: Shape) -> tuple[str, bool] | None:
     """A list of grades, one per sample (``graded_list[]``, ``completions[].score``, a list
     beside a list of replies or of sample objects, :data:`REPLY_LISTS_OF_SAMPLES`), and
@@ -1554,7 +1549,7 @@ def _grade_list(shape: Shape) -> tuple[str, bool] | None:
     reply = next((a for a in COMPLETION_ALIASES + TEXT_REPLY_ALIASES if shape.has(a)), None)
     one_text = reply is not None and shape.kinds_at(reply) - {"null"} == {"string"}
     samples = any(_texts(shape.get((a,))) for a in SAMPLE_REPLY_LISTS) or any(
-        _objects(shape.get((a,))) for a in REPLY_LISTS_OF_SAMPLES
+        holds_replies(shape.get((a,))) for a in REPLY_LISTS_OF_SAMPLES
     )
     for alias in GRADE_LIST_ALIASES:
         node = shape.get((alias,))
