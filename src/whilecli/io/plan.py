@@ -1590,7 +1590,11 @@ def _sample_mean_metric(ctx: _Context) -> tuple[str, pl.Expr, str] | None:
     n (from its name, else each doc's count of sampled replies) and where n came from; of
     several, the one of most draws (a count of replies ranks as 2). Decided by the names and
     the rows' shape, not by any row's values. None where no metric is such a mean of more
-    than one sample, or where n cannot be told: then no 0/1 reading of it is a draw's."""
+    than one sample, or where n cannot be told: then no 0/1 reading of it is a draw's. None
+    too where a row is no doc (:func:`_one_doc_a_row`): beside rows that are draws of a task,
+    each with its own grade, such a mean is the task's summary, no draws of its own."""
+    if not _one_doc_a_row(ctx):
+        return None
     found: list[tuple[int, str, pl.Expr, str]] = []
     for name in METRIC_STRUCTS:
         node = ctx.shape.get((name,))
@@ -1611,10 +1615,38 @@ def _sample_mean_metric(ctx: _Context) -> tuple[str, pl.Expr, str] | None:
     return path, n_expr, said
 
 
+def _one_doc_a_row(ctx: _Context) -> bool:
+    """Whether each row is one doc, what a mean over n samples sums up: lighteval details,
+    or rows whose task ids (else prompts) do not repeat on the sampled rows. Rows that
+    repeat an id are draws of that task, each a rollout of its own."""
+    if ctx.fmt == lighteval.NAME:
+        return True
+    rows = ctx.sample or ctx.id_rows
+    alias = next((a for a in (*TASK_ALIASES, *PROMPT_ALIASES) if ctx.shape.has(a)), None)
+    if alias is None:
+        return True
+    seen = [repr(v) for v in (_value_at(row, alias) for row in rows) if v is not None]
+    return len(seen) == len(set(seen))
+
+
 def _sampled_replies(ctx: _Context) -> str | None:
     """The list of a doc's sampled replies (:data:`SAMPLED_REPLIES`, a list of texts): its
-    length on each row is that doc's n."""
-    return next((p for p in SAMPLED_REPLIES if _texts(ctx.shape.get(split_path(p)))), None)
+    length on each row is that doc's n. Outside lighteval details a list is the samples only
+    where it holds as many texts, at least one, on every sampled row (n is the run's); a
+    list whose length varies (the answers extracted from one reply, none on a fail) is not."""
+    for path in SAMPLED_REPLIES:
+        if not _texts(ctx.shape.get(split_path(path))):
+            continue
+        if ctx.fmt == lighteval.NAME or _same_length(ctx.sample, path):
+            return path
+    return None
+
+
+def _same_length(rows: Sequence[Mapping[str, object]], path: str) -> bool:
+    """Whether the list at ``path`` holds as many values, at least one, on every one of
+    ``rows`` that holds a list there."""
+    lengths = {len(v) for v in (_value_at(row, path) for row in rows) if isinstance(v, list)}
+    return len(lengths) == 1 and 0 not in lengths
 
 
 def _metric_struct(ctx: _Context) -> str | None:
