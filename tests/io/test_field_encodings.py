@@ -169,7 +169,9 @@ def test_the_sources_name_every_alias_read(tmp_path: Path) -> None:
     for i, row in enumerate(rows):
         row.update({"truncated": False} if i % 2 else {"finish_reason": "stop"})
     sources = read_rows([str(_write(tmp_path, rows, "jsonl"))]).sources
-    assert sources["truncated"].startswith("truncated or finish_reason in {'length'")
+    # in the order they are weighed: a recorded finish reason first, then the flag
+    assert sources["truncated"].startswith("finish_reason in {'length'")
+    assert sources["truncated"].endswith("; else truncated")
 
 
 # --- model names ----------------------------------------------------------------------------

@@ -649,6 +649,15 @@ CUT_FLAGS: tuple[str, ...] = (
     *("exceed_length", "exceeded_length", "length_exceeded", "hit_length_limit"),
     *("exceed_max_length", "exceeded_max_length", "response_clipped", "stopped_limit"),
 )
+#: The cut flags of weaker standing: names other tools also give to other things
+#: (``exceed_max_length``: a prompt-length filter's flag as often; ``response_clipped``: text
+#: trimmed after the answer; ``stopped_limit``), read with :data:`DONE_FLAGS` and
+#: ``stop_type`` only where a row records no finish reason, no long-standing flag
+#: (``truncated``, ``is_truncated``, the rest of :data:`CUT_FLAGS`) and no token count beside
+#: its cap (:func:`whilecli.io.plan._truncation`).
+WEAK_CUT_FLAGS: frozenset[str] = frozenset(
+    {"exceed_max_length", "exceeded_max_length", "response_clipped", "stopped_limit"}
+)
 #: Flags that mark a reply's length as inside a penalty region, never as cut off: verl's DAPO
 #: reward manager writes ``overlong = overlong_reward < 0``, true for every reply longer than
 #: ``max_resp_len - overlong_buffer.len``, finished or not (a correct reply that ended inside

@@ -49,6 +49,7 @@ from whilecli.io.aliases import (
     SAMPLING_PLACES,
     STATUS_ALIASES,
     STOP_CUT,
+    STOP_TYPE_CUT,
     TEMPERATURE_ALIASES,
     TEXT_REPLY_ALIASES,
     TOKEN_CAP_ALIASES,
@@ -58,6 +59,7 @@ from whilecli.io.aliases import (
     TRANSCRIPT_ALIASES,
     TURN_INDEX_ALIASES,
     VERSION_ALIASES,
+    WEAK_CUT_FLAGS,
     correctness_first,
     unsure_model_alias,
 )
@@ -1583,7 +1585,11 @@ def _sample_mean_metric(ctx: _Context) -> tuple[str, pl.Expr, str] | None:
     n (from its name, else each doc's count of sampled replies) and where n came from; of
     several, the one of most draws (a count of replies ranks as 2). Decided by the names and
     the rows' shape, not by any row's values. None where no metric is such a mean of more
-    than one sample, or where n cannot be told: then no 0/1 reading of it is a draw's."""
+    than one sample, or where n cannot be told: then no 0/1 reading of it is a draw's. None
+    too where a row is no doc (:func:`_one_doc_a_row`): beside rows that are draws of a task,
+    each with its own grade, such a mean is the task's summary, no draws of its own."""
+    if not _one_doc_a_row(ctx):
+        return None
     found: list[tuple[int, str, pl.Expr, str]] = []
     for name in METRIC_STRUCTS:
         node = ctx.shape.get((name,))
@@ -1604,10 +1610,38 @@ def _sample_mean_metric(ctx: _Context) -> tuple[str, pl.Expr, str] | None:
     return path, n_expr, said
 
 
+def _one_doc_a_row(ctx: _Context) -> bool:
+    """Whether each row is one doc, what a mean over n samples sums up: lighteval details,
+    or rows whose task ids (else prompts) do not repeat on the sampled rows. Rows that
+    repeat an id are draws of that task, each a rollout of its own."""
+    if ctx.fmt == lighteval.NAME:
+        return True
+    rows = ctx.sample or ctx.id_rows
+    alias = next((a for a in (*TASK_ALIASES, *PROMPT_ALIASES) if ctx.shape.has(a)), None)
+    if alias is None:
+        return True
+    seen = [repr(v) for v in (_value_at(row, alias) for row in rows) if v is not None]
+    return len(seen) == len(set(seen))
+
+
 def _sampled_replies(ctx: _Context) -> str | None:
     """The list of a doc's sampled replies (:data:`SAMPLED_REPLIES`, a list of texts): its
-    length on each row is that doc's n."""
-    return next((p for p in SAMPLED_REPLIES if _texts(ctx.shape.get(split_path(p)))), None)
+    length on each row is that doc's n. Outside lighteval details a list is the samples only
+    where it holds as many texts, at least one, on every sampled row (n is the run's); a
+    list whose length varies (the answers extracted from one reply, none on a fail) is not."""
+    for path in SAMPLED_REPLIES:
+        if not _texts(ctx.shape.get(split_path(path))):
+            continue
+        if ctx.fmt == lighteval.NAME or _same_length(ctx.sample, path):
+            return path
+    return None
+
+
+def _same_length(rows: Sequence[Mapping[str, object]], path: str) -> bool:
+    """Whether the list at ``path`` holds as many values, at least one, on every one of
+    ``rows`` that holds a list there."""
+    lengths = {len(v) for v in (_value_at(row, path) for row in rows) if isinstance(v, list)}
+    return len(lengths) == 1 and 0 not in lengths
 
 
 def _metric_struct(ctx: _Context) -> str | None:
@@ -1676,8 +1710,14 @@ def _truncation(
     reason, reads both). A reason's text is read as every word is (:func:`facts.cut_of_reason`:
     ``" Length\\n"`` is ``length``). A NeMo Gym response with no ``incomplete_details``
     finished, as did a row with no ``stop_condition`` where that is the first alias the rows
-    carry (where another comes first, such a row is not known): those answers come after
-    every alias has had its say.
+    carry (where another comes first, such a row is not known).
+
+    Precedence, one rule (:func:`_by_standing`): a finish / stop reason the row records
+    decides; else a long-standing flag (``truncated``, ``is_truncated``, ...); else the token
+    count beside its cap; else the answers above for rows that say nothing; only then a flag
+    of weaker standing (:data:`WEAK_CUT_FLAGS`, ``is_reasoning_complete``, ``stop_type``:
+    names other tools give to other things), which never outvotes a recorded reason or a
+    count under the cap.
 
     The second value: where a flag says a row was not cut while its token count reached its
     recorded cap and no finish reason speaks (:func:`cut_disputed`), else None."""
@@ -1702,9 +1742,11 @@ def _truncation(
         sources["truncated"] = "not recorded (lighteval counts the prompt's truncated tokens)"
         return pl.lit(None, dtype=pl.Boolean), None
     said: list[pl.Expr] = []  # per alias: true / false where the row records it, else null
-    flags: list[pl.Expr] = []  # the flags of ``said`` (the rest are finish reasons)
+    reasons: list[pl.Expr] = []  # finish / stop reasons
+    flags: list[pl.Expr] = []  # long-standing flags
+    weak: list[pl.Expr] = []  # flags of weaker standing
     finished: list[pl.Expr] = []  # what a row the aliases say nothing about means
-    shown: list[str] = []
+    shown: list[tuple[int, str]] = []  # (standing, words)
     for alias, values in TRUNCATION_ALIASES:
         nemo = alias == "response.incomplete_details.reason"
         responses = alias == "incomplete_details.reason"
@@ -1714,23 +1756,27 @@ def _truncation(
         if alias == "steps[].truncated":
             said.append(leaves.expr(alias, pl.Boolean).list.any())
             flags.append(said[-1])
-            shown.append("any steps[].truncated")
+            shown.append((1, "any steps[].truncated"))
             continue
         if values is None or values is DONE:
             flag = _flag(shape, leaves, alias)
             said.append(flag if values is None else ~flag)
-            flags.append(said[-1])
-            shown.append(alias if values is None else f"not {alias}")
+            lesser = values is DONE or alias.rpartition(".")[2] in WEAK_CUT_FLAGS
+            (weak if lesser else flags).append(said[-1])
+            shown.append((3 if lesser else 1, alias if values is None else f"not {alias}"))
             continue
         generic = values is CUT_REASONS
         reason = _text_at(shape, leaves, alias) if generic else leaves.expr(alias, pl.String)
         said.append(facts.cut_of_reason(reason, None if generic else values))
+        lesser = values is STOP_TYPE_CUT
+        (weak if lesser else reasons).append(said[-1])
         words = ", ".join(repr(v) for v in sorted(values))
         if values is CUT_REASONS:
             words = "'length', 'max_tokens', 'max_output_tokens', 'model_length', ... (any case)"
         elif values is STOP_CUT:
             words = f"{words}, or a limit on tokens or the context"
-        shown.append(f"{alias} == {words}" if len(values) == 1 else f"{alias} in {{{words}}}")
+        one = f"{alias} == {words}" if len(values) == 1 else f"{alias} in {{{words}}}"
+        shown.append((3 if lesser else 0, one))
         if nemo:
             finished.append(pl.when(pl.col("response").is_not_null()).then(pl.lit(False)))
         elif alias == "incomplete_details.reason" and shape.has("status"):
@@ -1739,8 +1785,9 @@ def _truncation(
         elif alias == "stop_condition" and len(said) == 1:
             finished.append(pl.lit(False))
     counted = _count_at_cap(shape, leaves, sample, side_cap)
-    if counted is not None:  # what a row no flag or reason speaks of says by its token count
+    if counted is not None:  # what a row no reason or long-standing flag speaks of says
         finished.insert(0, counted[0])
+        shown.append((2, counted[1]))
     if not said and counted is None:
         sources["truncated"] = "not recorded (unknown)"
         return pl.lit(None, dtype=pl.Boolean), None
@@ -1748,29 +1795,43 @@ def _truncation(
         assert counted is not None
         sources["truncated"] = counted[1]
         return counted[0], None
-    sources["truncated"] = " or ".join(shown)
-    if counted is not None:
-        sources["truncated"] += f"; else {counted[1]}"
+    sources["truncated"] = _standing_words(shown)
     if len(said) == 1 and not finished:
         return said[0], None
-    # cut off where any record says so (a harness's own flag that tracks the context's end
-    # beside the API's finish reason "length": the API saw the cut); else not cut where one
-    # says not; else what a row the records say nothing about means; else unknown
-    cut = pl.any_horizontal([x.fill_null(False) for x in said])
-    not_cut = pl.any_horizontal([x.is_not_null() for x in said])
-    read = (
-        pl.when(cut)
-        .then(pl.lit(True))
-        .otherwise(
-            pl.when(not_cut)
-            .then(pl.lit(False))
-            .otherwise(pl.coalesce(finished) if finished else pl.lit(None, dtype=pl.Boolean))
-        )
-    )
+    read = _by_standing(reasons, flags, finished, weak)
     if counted is None or not flags:
         return read, None
-    reasons = [x for x in said if not any(x is f for f in flags)]
     return read, cut_disputed(flags, reasons, counted[0])
+
+
+def _standing_words(shown: list[tuple[int, str]]) -> str:
+    """The words that say where truncation was read, in the order :func:`_by_standing`
+    weighs them: within one standing "or" (any that says cut), between them "else"."""
+    tiers = [[words for rank, words in shown if rank == tier] for tier in range(4)]
+    return "; else ".join(" or ".join(words) for words in tiers if words)
+
+
+def _either(said: list[pl.Expr]) -> pl.Expr:
+    """Records of one standing together: cut where any says so (a harness's own flag that
+    tracks the context's end beside another: one saw the cut), else not cut where one says
+    not, else null (none speaks)."""
+    if not said:
+        return pl.lit(None, dtype=pl.Boolean)
+    cut = pl.any_horizontal([x.fill_null(False) for x in said])
+    spoke = pl.any_horizontal([x.is_not_null() for x in said])
+    return pl.when(cut).then(pl.lit(True)).otherwise(pl.when(spoke).then(pl.lit(False)))
+
+
+def _by_standing(
+    reasons: list[pl.Expr], flags: list[pl.Expr], finished: list[pl.Expr], weak: list[pl.Expr]
+) -> pl.Expr:
+    """Whether a row was cut off, the first record that speaks deciding (DESIGN section 1):
+    a finish / stop reason the row records; else a long-standing flag (``truncated``,
+    ``is_truncated``, ...); else ``finished`` (the token count beside its cap, then what a row
+    the aliases say nothing about means); else a flag of weaker standing
+    (:data:`WEAK_CUT_FLAGS`, ``is_reasoning_complete``, ``stop_type``), which so never
+    outvotes a recorded normal stop or a count under the cap."""
+    return pl.coalesce([_either(reasons), _either(flags), *finished, _either(weak)])
 
 
 def cut_disputed(flags: list[pl.Expr], reasons: list[pl.Expr], at_cap: pl.Expr) -> pl.Expr:
