@@ -87,3 +87,19 @@ def test_a_recorded_cut_still_cuts_beside_a_weak_flag(tmp_path: Path, flag: str)
         folder.mkdir()
         got = route_rows(write_rows(folder, rows, "jsonl"), MODEL)
         assert got.route == "fix-reward", (flag, record, got.route)
+
+
+@pytest.mark.parametrize("flag", ["truncated", "is_truncated", "was_truncated", "hit_max_tokens"])
+@pytest.mark.parametrize("place", ["", "metadata"])
+def test_a_long_standing_flag_beside_a_stop_reason_still_cuts(
+    tmp_path: Path, flag: str, place: str
+) -> None:
+    """A harness's own cut flag beside the API's ``stop`` (the context ran out around the
+    reply, the API saw none): the two are of one standing, and a cut either records is a cut,
+    so passes so flagged route fix-reward."""
+    rows = pool(11, "stopped_limit", "reason", 0.0, "")
+    for row in rows[::9]:
+        said = {flag: True}
+        row.update({"reward": 1.0, **({place: said} if place else said)})
+    got = route_rows(write_rows(tmp_path, rows, "jsonl"), MODEL)
+    assert got.route == "fix-reward", (flag, place, got.route)

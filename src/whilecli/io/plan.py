@@ -1826,12 +1826,13 @@ def _by_standing(
     reasons: list[pl.Expr], flags: list[pl.Expr], finished: list[pl.Expr], weak: list[pl.Expr]
 ) -> pl.Expr:
     """Whether a row was cut off, the first record that speaks deciding (DESIGN section 1):
-    a finish / stop reason the row records; else a long-standing flag (``truncated``,
-    ``is_truncated``, ...); else ``finished`` (the token count beside its cap, then what a row
-    the aliases say nothing about means); else a flag of weaker standing
-    (:data:`WEAK_CUT_FLAGS`, ``is_reasoning_complete``, ``stop_type``), which so never
-    outvotes a recorded normal stop or a count under the cap."""
-    return pl.coalesce([_either(reasons), _either(flags), *finished, _either(weak)])
+    a finish / stop reason or a long-standing flag (``truncated``, ``is_truncated``, ...),
+    together (:func:`_either`: a harness's flag that tracks the context's end beside the
+    API's ``stop`` saw a cut the API did not); else ``finished`` (the token count beside its
+    cap, then what a row the aliases say nothing about means); else a flag of weaker
+    standing (:data:`WEAK_CUT_FLAGS`, ``is_reasoning_complete``, ``stop_type``), which so
+    never outvotes a recorded normal stop or a count under the cap."""
+    return pl.coalesce([_either([*reasons, *flags]), *finished, _either(weak)])
 
 
 def cut_disputed(flags: list[pl.Expr], reasons: list[pl.Expr], at_cap: pl.Expr) -> pl.Expr:
