@@ -63,6 +63,12 @@ def _comparisons(a: Path, b: Path) -> list[list[str]]:
     ]
 
 
+def _no_room(args: list[str], code: int, said: str) -> bool:
+    """``size`` refusing a before dump whose pass@1 leaves no room for the gain (0, or within
+    ``--effect`` of 1: a threshold can put a pool there)."""
+    return args[0] == "size" and code == 2 and "leaves no room" in said
+
+
 def _refused_naming(code: int, said: str, a: Path, b: Path, ta: float, tb: float) -> bool:
     return (
         code == 2
@@ -90,7 +96,12 @@ def test_summaries_made_at_two_thresholds_are_not_compared(
         if before != after:
             assert _refused_naming(code, said, a, b, before, after), (args, code, said)
         else:
-            assert "different pass thresholds" not in said and code in (0, 1), (args, said)
+            assert "different pass thresholds" not in said and (
+                code in (0, 1) or _no_room(args, code, said)
+            ), (
+                args,
+                said,
+            )
 
 
 @SETTINGS
@@ -122,7 +133,12 @@ def test_a_summary_against_rows_read_at_another_threshold_is_not_compared(
     for args in _comparisons(a, b):
         code, said = _invoke(*args, *option)
         if rows_at == made:
-            assert "pass threshold" not in said and code in (0, 1), (args, said)
+            assert "pass threshold" not in said and (
+                code in (0, 1) or _no_room(args, code, said)
+            ), (
+                args,
+                said,
+            )
         else:
             assert code == 2 and "threshold" in said, (args, code, said)
             assert f"{made:g}" in said and f"{rows_at:g}" in said, (args, said)
