@@ -267,6 +267,10 @@ SIGNALLED = """
 import os, signal, sys, time
 import whilecli.fileio as f
 signum = getattr(signal, sys.argv[1])
+# a runner under nohup (or a shell's background job) hands the signal down ignored, which the
+# command keeps; this test is of a terminal that can send it
+if signal.getsignal(signum) is signal.SIG_IGN:
+    signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
 staged = f._stage
 def stage(given, write):
     def interrupted(tmp):
@@ -294,6 +298,26 @@ def test_a_signal_mid_write_leaves_no_temporary_file(tmp_path: Path, name: str, 
     done = subprocess.run(args, env=env, capture_output=True, timeout=120)
     assert done.returncode == code, done.stderr
     assert _leftovers(out.parent) == [] and not out.exists()
+
+
+IGNORED = "signal.signal(signum, signal.SIG_IGN)\nstaged = f._stage\n"
+
+
+def test_a_hangup_ignored_by_nohup_stays_ignored(tmp_path: Path) -> None:
+    """Under nohup (SIGHUP ignored when the command starts) a hang-up mid-write does not stop
+    the command: it finishes the write, as nohup asks, and leaves no temporary file."""
+    import subprocess
+    import sys
+
+    script = SIGNALLED.replace("staged = f._stage\n", IGNORED)
+    script = script.replace("time.sleep(30)", "pass")
+    assert script.count("SIG_IGN)\n") == 1 and "sleep" not in script
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = tmp_path / "out" / "grpo.toml"
+    args = [sys.executable, "-c", script, "SIGHUP", "config", "--method", "grpo", "-o", str(out)]
+    done = subprocess.run(args, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert out.exists() and _leftovers(out.parent) == []
 
 
 WRITERS = {
