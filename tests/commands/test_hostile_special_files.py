@@ -6,12 +6,10 @@ hung."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -94,24 +92,37 @@ def test_an_output_fifo_no_process_reads_is_refused_not_waited_on(
     assert code == 2 and "out.fifo" in out and "no process reads" in out, out
 
 
-def _wait_until_open(pid: int, path: Path) -> None:
-    """Until process ``pid`` holds ``path`` open (read from /proc where there is one; elsewhere
-    the command's own wait for a reader covers a reader that starts late)."""
-    fds = Path(f"/proc/{pid}/fd")
-    give_up = time.monotonic() + 60
-    while fds.is_dir() and time.monotonic() < give_up:
-        with contextlib.suppress(OSError):
-            if any(os.readlink(fd) == str(path) for fd in fds.iterdir()):
-                return
+#: A reader in another process that holds the pipe's read end open before it says "open" (a
+#: blocking open would wait for the writer, so no one could tell it had started), then reads
+#: until the writer closes.
+READER = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+print("open", flush=True)
+got = b""
+while True:
+    try:
+        chunk = os.read(fd, 1 << 16)
+    except BlockingIOError:
+        chunk = None
+    if chunk:
+        got += chunk
+    elif chunk == b"" and got:
+        break
+    else:
         time.sleep(0.01)
+sys.stdout.buffer.write(got)
+"""
 
 
 def test_an_output_fifo_with_a_reader_is_written_through(tmp_path: Path) -> None:
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
-    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(fifo)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
+    )
     try:
-        _wait_until_open(reader.pid, fifo)
+        assert reader.stdout is not None and reader.stdout.readline() == b"open\n"
         code, out = _run(["config", "--method", "grpo", "-o", str(fifo)], tmp_path)
         got = reader.communicate(timeout=90)[0]
     finally:

@@ -11,6 +11,7 @@ parsed JSON row to that schema (the line-by-line fallback).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -65,10 +66,11 @@ def escaped_dots(dotted: str) -> str:
     return dotted.replace("\\.", LITERAL_DOT)
 
 
+@functools.lru_cache(maxsize=8192)
 def split_path(dotted: str) -> tuple[str, ...]:
     """``a.b[].c`` → ``("a", "b", "[]", "c")``; ``choices[0].review`` → ``("choices", "[0]",
     "review")`` (``[]``: every element; ``[N]``: element N); a :data:`LITERAL_DOT` stays a
-    dot inside its key."""
+    dot inside its key. Cached: a plan asks the same few hundred paths of every shape."""
     parts: list[str] = []
     for piece in dotted.split("."):
         match = _STEP.match(piece)
