@@ -124,6 +124,8 @@ def size_report(
     wrapped = [w for line in lines for w in textstyle.wrap(line, columns)]
     if measured is not None and measured.from_draws is not None:
         wrapped += textstyle.said("note", [measured.from_draws], columns)
+    if measured is None and h.caveat is not None:
+        wrapped += textstyle.said("note", [h.caveat], columns)
     wrapped += textstyle.said("warning", warnings, columns)
     return "\n".join(wrapped) + "\n"
 

@@ -314,7 +314,8 @@ def _before_gpu(pool: Pool, options: RouteOptions, summary: dict[str, Any]) -> d
     holdout = {**held.to_dict(), "sized_from": sized_from, "sized": sized}
     advice = [
         f"Hold out {held.n} tasks (k={held.k}) to see a gain of {held.effect} at power "
-        f"{held.power} (half-width {fraction(held.half_width)}); {sized}.",
+        f"{held.power} (half-width {fraction(held.half_width)}); {sized}."
+        + ("" if held.caveat is None else f" But {held.caveat}."),
         "Train a random selection of the same size beside the real one: if the method does "
         "not beat its own random control, the selection or the reward was the problem.",
     ]

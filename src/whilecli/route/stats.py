@@ -1180,8 +1180,25 @@ class Holdout:
     power: float
     alpha: float
 
+    @property
+    def caveat(self) -> str | None:
+        """Said beside a size under :data:`FEW_HELDOUT_TASKS`: the formula's sd is the draws'
+        noise alone, which many draws shrink towards 0 (k = 256 at p = 0.5 asks for 7 tasks),
+        while the tasks' own spread of gains, which no number of draws shrinks, is not in it."""
+        if self.n >= FEW_HELDOUT_TASKS:
+            return None
+        return (
+            f"under {FEW_HELDOUT_TASKS} tasks the size holds the draws' noise only, not how the"
+            f" gain varies across tasks: hold out at least {FEW_HELDOUT_TASKS}"
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "caveat": self.caveat}
+
+
+#: Fewest held-out tasks a size is given without its caveat (:attr:`Holdout.caveat`): the
+#: task count below which a verdict is provisional too (``RouteOptions.firm_tasks``).
+FEW_HELDOUT_TASKS = 30
 
 
 def leaves_room(base: float, effect: float) -> bool:
