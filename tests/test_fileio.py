@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -285,17 +287,19 @@ run()
 """
 
 
+def _signalled(script: str, name: str, out: Path) -> subprocess.CompletedProcess[bytes]:
+    """``config -o OUT`` run by ``script`` (:data:`SIGNALLED` or a variant), signal ``name``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    args = [sys.executable, "-c", script, name, "config", "--method", "grpo", "-o", str(out)]
+    return subprocess.run(args, env=env, capture_output=True, timeout=120)
+
+
 @pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
 def test_a_signal_mid_write_leaves_no_temporary_file(tmp_path: Path, name: str, code: int) -> None:
     """The signals a session or a job runner ends a command with (a timeout, a closed
     terminal, a dropped ssh session, Ctrl-C) remove the write's temporary file."""
-    import subprocess
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = tmp_path / "out" / "grpo.toml"
-    args = [sys.executable, "-c", SIGNALLED, name, "config", "--method", "grpo", "-o", str(out)]
-    done = subprocess.run(args, env=env, capture_output=True, timeout=120)
+    done = _signalled(SIGNALLED, name, out)
     assert done.returncode == code, done.stderr
     assert _leftovers(out.parent) == [] and not out.exists()
 
@@ -306,16 +310,11 @@ IGNORED = "signal.signal(signum, signal.SIG_IGN)\nstaged = f._stage\n"
 def test_a_hangup_ignored_by_nohup_stays_ignored(tmp_path: Path) -> None:
     """Under nohup (SIGHUP ignored when the command starts) a hang-up mid-write does not stop
     the command: it finishes the write, as nohup asks, and leaves no temporary file."""
-    import subprocess
-    import sys
-
     script = SIGNALLED.replace("staged = f._stage\n", IGNORED)
     script = script.replace("time.sleep(30)", "pass")
     assert script.count("SIG_IGN)\n") == 1 and "sleep" not in script
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = tmp_path / "out" / "grpo.toml"
-    args = [sys.executable, "-c", script, "SIGHUP", "config", "--method", "grpo", "-o", str(out)]
-    done = subprocess.run(args, env=env, capture_output=True, timeout=120)
+    done = _signalled(script, "SIGHUP", out)
     assert done.returncode == 0, done.stderr
     assert out.exists() and _leftovers(out.parent) == []
 
