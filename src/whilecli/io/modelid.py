@@ -402,6 +402,37 @@ def path_model(path: Path) -> str | None:
     return None
 
 
+#: The version written right after a family's word (``3`` of ``Qwen3-8B``, ``3.1`` of
+#: ``Llama-3.1-8B``, ``4o`` of ``gpt-4o-airline``).
+_VERSION = re.compile(r"[-_.]?v?(\d+(?:\.\d+)*[a-z]?)(?![0-9])", re.IGNORECASE)
+
+
+def _family_version(part: str) -> str | None:
+    found = _FAMILY.search(part)
+    if found is None:
+        return None
+    version = _VERSION.match(part, found.end())
+    return version.group(1).lower() if version else None
+
+
+def parts_name_other_models(a: str, b: str) -> bool:
+    """Whether two path parts that name a model (:func:`path_model`) name different ones:
+    another family (``Qwen3-8B``, ``Llama-3.1-8B``), or the same family at another version
+    or another stated size (``Qwen2.5-7B``, ``Qwen3-8B``, ``Qwen3-32B``). What the parts say
+    besides (``gpt-4o-airline``, ``gpt-4o-retail``; a fine-tune's ``qwen3-8b-grpo``) names
+    no other model: False, as where either part names no family."""
+    mine, theirs = _family(a), _family(b)
+    if mine is None or theirs is None:
+        return False
+    if mine != theirs:
+        return True
+    versions = _family_version(a), _family_version(b)
+    if None not in versions and versions[0] != versions[1]:
+        return True
+    sizes = _size(a), _size(b)
+    return None not in sizes and sizes[0] != sizes[1]
+
+
 def _alnum(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 

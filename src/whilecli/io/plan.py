@@ -1364,17 +1364,11 @@ def _id_hint(shape: Shape) -> str:
 #: How deep :func:`_reward_hint` looks for a grade (``a.b.c``).
 HINT_DEPTH = 3
 #: Words in a field's name that say it may hold a grade (``feedback``: LangSmith's feedback
-#: keys, each an evaluator's score).
+#: keys, each an evaluator's score; ``result``, ``outcome``, ``verdict``, ``status``: a
+#: harness's pass/fail, often as a word, ``"PASS"``, ``"correct"``).
 GRADE_WORDS = (
-    "reward",
-    "score",
-    "correct",
-    "pass",
-    "acc",
-    "resolved",
-    "success",
-    "grade",
-    "feedback",
+    *("reward", "score", "correct", "pass", "acc", "resolved", "success", "grade", "feedback"),
+    *("result", "outcome", "verdict", "status", "judg", "solved"),
 )
 
 
@@ -1384,6 +1378,7 @@ def _reward_hint(shape: Shape) -> str:
     (``rewards.format``), a list of them as ``NAME[]`` (one rollout per element); else
     ``COLUMN``. Correctness before form (:func:`~whilecli.io.aliases.correctness_first`)."""
     found: list[str] = []
+    worded: list[str] = []  # text fields whose names say grade: grades written as words?
     level = list(shape.children.items())
     for _ in range(HINT_DEPTH):
         for path, sub in level:
@@ -1394,7 +1389,16 @@ def _reward_hint(shape: Shape) -> str:
                 found.append(path)
             elif sub.kinds - {"null"} == {"list"} and _grades(sub.item):
                 found.append(f"{path}[]")
+            elif sub.kinds - {"null"} == {"string"}:
+                worded.append(path)
         level = [(f"{path}.{k}", child) for path, sub in level for k, child in sub.children.items()]
+    if not found and worded:
+        worded = correctness_first(worded)
+        more = f"; other candidates: {', '.join(worded[1:4])}" if len(worded) > 1 else ""
+        return (
+            f"where {worded[0]!r} holds grades written as text (1/0, true/false, pass/fail,"
+            f" correct/incorrect, yes/no), pass --map {_shell('reward=' + worded[0])}{more}"
+        )
     if not found:
         if not _any_grade_like(shape):
             return (

@@ -73,7 +73,7 @@ from whilecli.io.locate import (
     refuse_one_grade_threshold,
     refuse_unbounded,
 )
-from whilecli.io.modelid import path_model
+from whilecli.io.modelid import parts_name_other_models, path_model
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
@@ -1660,14 +1660,48 @@ def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
             e if e is not None else p.source.name for p, e in zip(parts, envs, strict=True)
         ]
     conflict, roots = prompt_groups([_sampled_prompts(part) for part in parts])
-    if conflict is None:
+    if conflict is not None:
+        task, first, other = conflict
+        why = (
+            f"task id {task!r} carries different prompts in {parts[first].source.name} and"
+            f" {parts[other].source.name}: these look like different evaluations"
+        )
+        return why, [parts[r].source.name for r in roots]
+    return _writers_in_paths(parts)
+
+
+def _writers_in_paths(parts: list[_Part]) -> tuple[str, list[str]] | None:
+    """Files whose rows name no model, under paths that name different models
+    (:func:`~whilecli.io.modelid.path_model`: ``runs/Qwen3-8B/`` beside
+    ``runs/Llama-3.1-8B/``): pooled, one model's passes and another's fails of a task would
+    read as a split task, and one model's draws as another's. Each file's evaluation is the
+    model its path names (the files naming one model are one); files whose path names none
+    say nothing. None where at most one model is named."""
+    named: list[str | None] = [
+        path_model(p.source.path)
+        if p.facts.path_model is not None and p.source.path is not None
+        else None
+        for p in parts
+    ]
+    models: list[str] = []
+    for name in named:
+        if name is not None and all(parts_name_other_models(name, m) for m in models):
+            models.append(name)
+    if len(models) < 2:
         return None
-    task, first, other = conflict
+    first = [next(p for p, n in zip(parts, named, strict=True) if n == m) for m in models]
+    shown = "; ".join(f"{p.source.name} ({m})" for p, m in zip(first, models, strict=True))
     why = (
-        f"task id {task!r} carries different prompts in {parts[first].source.name} and"
-        f" {parts[other].source.name}: these look like different evaluations"
+        f"the rows name no model, and their paths name different ones: {shown}; pooled,"
+        " one model's passes and another's fails of a task would read as split tasks"
     )
-    return why, [parts[r].source.name for r in roots]
+    labels = [
+        next((m for m in models if not parts_name_other_models(n, m)), n)
+        if n is not None
+        else p.source.name
+        for p, n in zip(parts, named, strict=True)
+    ]
+    return why, labels
 
 
 def prompt_groups(

@@ -49,12 +49,14 @@ from whilecli.io.formats import (
     harbor,
     helm,
     hf_datasets,
+    hle,
     inspect_ai,
     langfuse,
     langsmith,
     livebench,
     livecodebench,
     lm_eval,
+    matharena,
     mle_bench,
     nemo_rl,
     open_instruct,
@@ -340,6 +342,12 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         return mle_bench.convert(doc, name)
     if skythought.is_results(doc):
         return skythought.convert(doc, path, name)
+    if matharena.is_runs(doc):
+        return matharena.convert([("", doc)], name)
+    if hle.is_judged(doc):
+        return hle.convert(doc, name)
+    if hle.is_predictions(doc):
+        raise Sidecar(hle.PREDICTIONS)
     if opik.is_experiment(doc):
         return opik.convert(doc, path, name)
     if (exported := opik.sidecar(doc)) is not None:  # a dataset export's items are no rows
@@ -748,6 +756,12 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return roll.convert(rows(), name)
     if lm_eval.needs_conversion(first, path):
         return lm_eval.convert(rows(), path, name)
+    if matharena.is_runs(first):  # a problem's runs written on one line
+        return matharena.convert(((f"line {n}: ", doc) for n, doc in rows()), name)
+    if hle.is_judged(first):  # a judged file written on one line
+        return hle.convert(first, name)
+    if hle.is_predictions(first):
+        raise Sidecar(hle.PREDICTIONS)
     return _judged_lines(first, rows, name)
 
 

@@ -281,6 +281,31 @@ FORMATS: tuple[FormatInfo, ...] = (
         },
     ),
     FormatInfo(
+        "matharena",
+        "MathArena runs: outputs/<competition>/<solver>/<idx>.json (matharena's Runs)",
+        "a JSON object with idx, pass_at_1 or N, and one element per run in answers[],"
+        " correct[] and messages[]",
+        {
+            "task_id": "idx (the problem; each run a rollout)",
+            "reward": "correct[] (a proof not yet graded: ungraded)",
+            "truncated": "not recorded",
+            "model": "not recorded (the solver's folder: pass --model)",
+        },
+    ),
+    FormatInfo(
+        "hle",
+        "Humanity's Last Exam: judged_<predictions>.json (hle_eval/run_judge_results.py)",
+        "a JSON object keyed by question id, each value a model's response with the judge's"
+        " judge_response",
+        {
+            "task_id": "the question's key (several judged files of one model are its repeats)",
+            "reward": "judge_response.correct == 'yes' (an LLM judge)",
+            "truncated": "not recorded",
+            "model": "model",
+            "env": "hle",
+        },
+    ),
+    FormatInfo(
         "bfcl",
         "Berkeley Function Calling Leaderboard score files:"
         " score/<model>/[<group>/]BFCL_v<N>_<category>_score.json",
@@ -806,5 +831,5 @@ CONVERTED = frozenset(
     | {"rllm", "art", "vlmevalkit", "livebench"}
     | {"aider", "mle-bench", "hf-datasets"}
     | {"skythought", "opik", "anthropic-batch", "openai-batch", "vertex-batch", "phoenix", "weave"}
-    | {"bedrock-batch", "langfuse", "osworld", "browsergym"}
+    | {"bedrock-batch", "langfuse", "osworld", "browsergym", "hle", "matharena"}
 )

@@ -1,0 +1,147 @@
+"""Files whose rows name no model, pooled from paths that name different models
+(``runs/Qwen3-8B/`` beside ``runs/Llama-3.1-8B/``, MathArena's solver folders, a results
+folder per model): one model's passes and another's fails of a task would read as a split
+task and one model's draws as another's, so the pool is refused as different evaluations
+are (exit 2, naming the files and the models), unless ``--pool`` (each model's tasks kept
+apart) or ``--by source``. Paths naming one model in any spelling, or naming none, pool as
+before; rows that name their model are read by their own field.
+
+The generator writes 2 to 3 folders, each a model drawn from spellings of a few models, each
+at its own pass rate; the truth (which folders name another model) is the drawn model's
+index, never the rule under test."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from whilecli.cli import app
+from whilecli.io.modelid import parts_name_other_models
+from whilecli.io.read import PoolingError, read_rows
+
+#: Models, each in the spellings folders give it; one index is one model.
+MODELS = (
+    ("Qwen3-8B", "qwen3_8b", "Qwen__Qwen3-8B", "Qwen--Qwen3-8B", "QWEN3-8B"),
+    ("Llama-3.1-8B-Instruct", "meta-llama__Llama-3.1-8B-Instruct", "llama-3.1-8b-instruct"),
+    ("Qwen3-32B", "qwen3-32b"),
+    ("Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct"),
+    ("gpt-4o", "gpt-4o-2024-08-06"),
+    ("o3-mini", "o3-mini"),
+)
+#: Folder names that name no model.
+NEUTRAL = ("rollouts", "eval", "run7", "outputs")
+TASKS, K = 30, 4
+
+
+def _rows(rng: random.Random, rate: float, model: str | None) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for task in range(TASKS):
+        for _ in range(K):
+            row: dict[str, object] = {
+                "task_id": f"t{task}",
+                "prompt": f"Solve problem {task}.",
+                "completion": f"reply {rng.random()}",
+                "reward": float(rng.random() < rate),
+                "finish_reason": "stop",
+            }
+            if model is not None:
+                row["model"] = model
+            rows.append(row)
+    return rows
+
+
+def _write(folder: Path, rows: list[dict[str, object]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    picks=st.lists(
+        st.tuples(st.integers(0, len(MODELS) - 1), st.integers(0, 4)), min_size=2, max_size=3
+    ),
+    nested=st.booleans(),
+    seed=st.integers(0, 10_000),
+)
+def test_paths_naming_different_models_are_refused_unless_pooled(
+    picks: list[tuple[int, int]], nested: bool, seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("writers")
+    rng = random.Random(seed)
+    for place, (model, spelling) in enumerate(picks):
+        names = MODELS[model]
+        folder = root / f"{place}" / names[spelling % len(names)]
+        _write(folder / "step_3" if nested else folder, _rows(rng, rng.random(), None))
+    distinct = len({model for model, _ in picks})
+    if distinct == 1:
+        rows = read_rows([str(root)])
+        assert rows.frame.collect().height == len(picks) * TASKS * K
+        return
+    with pytest.raises(PoolingError, match=r"their paths name different ones") as refused:
+        read_rows([str(root)])
+    for model, _ in picks:  # every model the paths name is shown, in some spelling
+        assert any(name in str(refused.value) for name in MODELS[model])
+    pooled = read_rows([str(root)], pool=True).frame.collect()
+    assert pooled.height == len(picks) * TASKS * K
+    assert pooled["task_id"].n_unique() == distinct * TASKS  # each model's tasks kept apart
+
+
+def test_rows_that_name_their_model_are_read_by_it(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    _write(tmp_path / "Qwen3-8B", _rows(rng, 0.8, "Qwen/Qwen3-8B"))
+    _write(tmp_path / "Llama-3.1-8B", _rows(rng, 0.1, "meta-llama/Llama-3.1-8B"))
+    assert read_rows([str(tmp_path)]).frame.collect().height == 2 * TASKS * K
+
+
+def test_a_path_naming_no_model_says_nothing(tmp_path: Path) -> None:
+    rng = random.Random(4)
+    for name in (*NEUTRAL[:2], "Qwen3-8B"):
+        _write(tmp_path / name, _rows(rng, 0.5, None))
+    assert read_rows([str(tmp_path)]).frame.collect().height == 3 * TASKS * K
+
+
+def test_the_cli_refuses_with_exit_2_and_the_split_it_would_have_counted(tmp_path: Path) -> None:
+    """A model at 0.8 and one at 0.1 pooled: nearly every task would split (a firm GRPO on
+    pooled draws); each alone splits far less. Refused, named, with both ways out."""
+    rng = random.Random(5)
+    _write(tmp_path / "runs" / "Qwen3-8B", _rows(rng, 0.8, None))
+    _write(tmp_path / "runs" / "Llama-3.1-8B-Instruct", _rows(rng, 0.1, None))
+    runner = CliRunner()
+    refused = runner.invoke(app, ["route", str(tmp_path)])
+    assert refused.exit_code == 2, refused.output
+    line = refused.output.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert "Qwen3-8B" in line and "Llama-3.1-8B-Instruct" in line
+    assert "--by source" in line and "--pool" in line
+    by = runner.invoke(app, ["route", str(tmp_path), "--by", "source", "--format", "json"])
+    assert by.exit_code == 0, by.output
+    assert [s["tasks"] for s in json.loads(by.output)["summary"]] == [TASKS, TASKS]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "other"),
+    [
+        ("Qwen3-8B", "Llama-3.1-8B-Instruct", True),
+        ("Qwen3-8B", "Qwen3-32B", True),
+        ("Qwen2.5-7B", "Qwen3-8B", True),
+        ("gpt-4o", "gpt-4.1-mini", True),
+        ("o3-mini", "gpt-4o", True),
+        ("gpt-4o-airline", "gpt-4o-retail", False),  # one model, two domains
+        ("qwen3-8b-grpo", "Qwen3-8B", False),  # the run's own name beside its base
+        ("Qwen__Qwen3-8B", "qwen3_8b", False),
+        ("Qwen3-8B", "results", False),
+    ],
+)
+def test_which_path_parts_name_other_models(a: str, b: str, other: bool) -> None:
+    assert parts_name_other_models(a, b) is other
+    assert parts_name_other_models(b, a) is other
