@@ -1389,7 +1389,9 @@ def _reward_hint(shape: Shape) -> str:
                 found.append(path)
             elif sub.kinds - {"null"} == {"list"} and _grades(sub.item):
                 found.append(f"{path}[]")
-            elif sub.kinds - {"null"} == {"string"}:
+            elif sub.kinds - {"null"} == {"string"} and any(
+                w in path.rsplit(".", 1)[-1].lower() for w in GRADE_WORDS
+            ):  # a text field whose own name says grade (never reward_model.style)
                 worded.append(path)
         level = [(f"{path}.{k}", child) for path, sub in level for k, child in sub.children.items()]
     if not found and worded:

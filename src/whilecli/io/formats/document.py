@@ -756,7 +756,7 @@ def convert_lines(first: dict[str, Any], rows: Any, path: Any, name: str) -> Con
         return roll.convert(rows(), name)
     if lm_eval.needs_conversion(first, path):
         return lm_eval.convert(rows(), path, name)
-    if matharena.is_runs(first):  # a problem's runs written on one line
+    if matharena.is_runs_line(first):  # a problem's runs written on one line
         return matharena.convert(((f"line {n}: ", doc) for n, doc in rows()), name)
     if hle.is_judged(first):  # a judged file written on one line
         return hle.convert(first, name)

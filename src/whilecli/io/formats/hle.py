@@ -29,17 +29,24 @@ NAME = "hle"
 VERDICTS = {"yes": 1.0, "no": 0.0}
 
 
+def _prediction(value: Any) -> bool:
+    return isinstance(value, dict) and ("response" in value or "judge_response" in value)
+
+
 def _predictions(doc: Any) -> bool:
-    """Every value of a non-empty object is a prediction: ``response`` beside ``model``."""
+    """Most values of a non-empty object are predictions (a ``response``, or the judge's
+    ``judge_response``): a file with a broken entry is still one, and its fault is named."""
     if not isinstance(doc, dict) or not doc:
         return False
-    return all(isinstance(v, dict) and "response" in v and "model" in v for v in doc.values())
+    return 2 * sum(map(_prediction, doc.values())) >= len(doc) and any(
+        _prediction(v) and "model" in v for v in doc.values()
+    )
 
 
 def is_judged(doc: Any) -> bool:
     """``run_judge_results.py``'s file: predictions keyed by question, judged."""
     return _predictions(doc) and any(
-        isinstance(v.get("judge_response"), dict) for v in doc.values()
+        isinstance(v, dict) and isinstance(v.get("judge_response"), dict) for v in doc.values()
     )
 
 
@@ -47,8 +54,8 @@ def is_predictions(doc: Any) -> bool:
     """``run_model_predictions.py``'s file: predictions keyed by question, none judged yet."""
     return (
         _predictions(doc)
-        and all("judge_response" not in v for v in doc.values())
-        and any(isinstance(v.get("usage"), dict) for v in doc.values())
+        and not any(isinstance(v, dict) and "judge_response" in v for v in doc.values())
+        and any(isinstance(v, dict) and isinstance(v.get("usage"), dict) for v in doc.values())
     )
 
 
@@ -78,6 +85,13 @@ def convert(doc: dict[str, Any], name: str) -> Converted:
     positions: list[dict[str, Any]] = []
     for key, prediction in doc.items():
         at = f"question {key!r}"
+        if not isinstance(prediction, dict):
+            raise InputError(
+                "must be the question's prediction (an object with model, response and"
+                f" judge_response), found {type(prediction).__name__}",
+                file=name,
+                at=at,
+            )
         judged = prediction.get("judge_response")
         if judged is not None and not isinstance(judged, dict):
             raise InputError(
@@ -88,11 +102,15 @@ def convert(doc: dict[str, Any], name: str) -> Converted:
             )
         verdict = as_dict(judged)
         model = prediction.get("model")
+        if model is not None and not isinstance(model, str):
+            raise InputError(
+                f"must be the model's name, found {model!r}", file=name, at=at, field="model"
+            )
         rows.append(
             {
                 "task_id": str(key),
                 "reward": _grade(verdict.get("correct"), name, at),
-                "model": model if isinstance(model, str) and model else None,
+                "model": model or None,
                 "completion": prediction.get("response"),
                 "completion_tokens": as_dict(prediction.get("usage")).get("completion_tokens"),
                 "judge_confidence": verdict.get("confidence"),
@@ -101,6 +119,13 @@ def convert(doc: dict[str, Any], name: str) -> Converted:
         positions.append({"at": at})
     notes = []
     unjudged = sum(row["reward"] is None for row in rows)
+    if unjudged == len(rows):
+        raise InputError(
+            "no question holds the judge's verdict ('yes' or 'no'): route the file"
+            " run_judge_results.py wrote",
+            file=name,
+            field="judge_response.correct",
+        )
     if unjudged:
         notes.append(
             f"{unjudged} of {len(rows)} questions hold no judge_response.correct (not judged"

@@ -28,14 +28,25 @@ NAME = "matharena"
 PER_RUN = ("answers", "correct", "messages")
 
 
+#: Keys a runs file writes beside ``correct`` (:meth:`Runs.to_dict`'s order).
+KEYS = ("idx", "problem", "gold_answer", "N", "cost", "pass_at_1", "answers", "warnings")
+KEYS_MORE = ("messages", "judgment", "history", "detailed_costs")
+
+
 def is_runs(doc: Any) -> bool:
-    """``Runs.to_dict()``: the problem's ``idx`` beside the per-run lists and an aggregate."""
-    return (
-        isinstance(doc, dict)
-        and "idx" in doc
-        and all(isinstance(doc.get(k), list) for k in PER_RUN)
-        and ("pass_at_1" in doc or "N" in doc)
-    )
+    """``Runs.to_dict()`` as one file: ``correct`` beside at least four of the keys it
+    writes with it, or eight of them without it (a file whose lists are broken or missing
+    is still one, and its fault is named)."""
+    if not isinstance(doc, dict):
+        return False
+    known = sum(k in doc for k in (*KEYS, *KEYS_MORE))
+    return known >= 4 if "correct" in doc else known >= 8
+
+
+def is_runs_line(first: dict[str, Any]) -> bool:
+    """A runs object written on a line: as :func:`is_runs`, its ``correct`` a list (a
+    line holding one graded reply beside an ``idx`` and ``answers`` is a row)."""
+    return is_runs(first) and isinstance(first.get("correct"), list)
 
 
 def _grade(value: Any, name: str, at: str) -> float | None:
@@ -64,13 +75,29 @@ def _reply(conversation: Any) -> Any:
 
 def _problem_rows(doc: dict[str, Any], name: str, where: str) -> list[dict[str, Any]]:
     """One row per run of one problem's file (or line), each with its place."""
+    where_at = where.rstrip(": ") or None
+    if doc.get("idx") is None or isinstance(doc["idx"], (dict, list, bool)):
+        raise InputError(
+            f"must be the problem's index, found {doc.get('idx')!r}",
+            file=name,
+            at=where_at,
+            field="idx",
+        )
+    for key in PER_RUN:
+        if not isinstance(doc.get(key), list):
+            raise InputError(
+                f"must be a list with one element per run, found {doc.get(key)!r}",
+                file=name,
+                at=where_at,
+                field=key,
+            )
     runs = len(doc["correct"])
     for key in PER_RUN:
         if len(doc[key]) != runs:
             raise InputError(
                 f"holds {len(doc[key])} runs where correct holds {runs}: one element per run",
                 file=name,
-                at=where.rstrip(": ") or None,
+                at=where_at,
                 field=key,
             )
     costs = as_list(doc.get("detailed_costs"))
