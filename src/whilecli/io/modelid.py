@@ -36,6 +36,22 @@ from whilecli.io.versions import STEP_DIR as _STEP_DIR
 from whilecli.io.versions import STEP_WORDS as _STEP_WORDS
 from whilecli.io.words import NO_VALUE
 
+#: The engine a name says its model was served or converted by, at its end: OpenCompass'
+#: model abbrs (``qwen2.5-7b-instruct-hf``, ``-vllm``, ``-turbomind``, ``-lmdeploy``) and
+#: Meta's own ``Llama-2-7b-hf`` (the Hugging Face conversion of ``Llama-2-7b``). The weights
+#: are the model's own: one model.
+_SERVED = re.compile(r"(?i)[-_](?:hf|vllm|turbomind|lmdeploy|sglang|tgi)$")
+#: A version's separator written as ``_`` between digits (OpenCompass' ``llama-3_1-8b``,
+#: InternLM's ``internlm2_5-7b-chat``): the same version as with ``.``.
+_DIGIT_UNDERSCORE = re.compile(r"(?<=\d)_(?=\d)")
+
+
+def _canonical(name: str) -> str:
+    """A name as :attr:`ModelId.key` compares it: lower case, without :data:`_SERVED`, each
+    ``_`` between digits a ``.``."""
+    return _DIGIT_UNDERSCORE.sub(".", _SERVED.sub("", name)).lower()
+
+
 #: Billions of parameters in a name, with the decimal separators Hub names use: ``0.6B``,
 #: ``8b``, ``1_6b`` (StabilityAI's ``stablelm-2-1_6b``), ``1p5b``; ``30B`` of ``30B-A3B`` (the
 #: ``A3B`` after it is the active share, preceded by a letter, so never read as the size). A
@@ -80,8 +96,10 @@ class ModelId:
     @property
     def key(self) -> str:
         """What two strings naming one model share: the name, lower case, without an API's
-        snapshot date or ``-latest`` (:data:`_SNAPSHOT`)."""
-        return _SNAPSHOT.sub("", self.name).lower()
+        snapshot date or ``-latest`` (:data:`_SNAPSHOT`), without the engine it was served or
+        converted by (:data:`_SERVED`), a version's ``_`` read as its ``.``
+        (:func:`_canonical`)."""
+        return _SNAPSHOT.sub("", _canonical(self.name))
 
     @property
     def precision(self) -> str | None:
@@ -93,7 +111,7 @@ class ModelId:
     def weights_key(self) -> str:
         """The key of the model whose weights the name holds, at whatever precision: a
         quantized copy (``Qwen3-8B-AWQ``) shares it with its model (``Qwen3-8B``)."""
-        return _precision(self.name)[0].lower()
+        return _canonical(_precision(self.name)[0])
 
     @property
     def anonymous(self) -> bool:

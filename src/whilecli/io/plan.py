@@ -2077,6 +2077,8 @@ def _model(
         sources["model"] = " else ".join(a + _model_part(a) for a in present)
         if all(unsure_model_alias(a) for a in present) and ctx is not None:
             ctx.model_unsure = present[0]
+        elif source.model_unsure is not None and ctx is not None:
+            ctx.model_unsure = source.model_unsure  # a converted document's model, from a name
     side = sidecar_model(fmt, source)
     if raw is None and side is not None:
         raw = pl.lit(side.value, dtype=pl.String)

@@ -115,6 +115,9 @@ class Source:
     positions: tuple[Where, ...] = ()
     #: A converted document's fields as the file spells them (canonical -> its own name).
     spelled: tuple[tuple[str, str], ...] = ()
+    #: A converted document's model read from a name that may not be the writer's
+    #: (:attr:`whilecli.io.formats.Converted.model_unsure`); None: its own record, or none.
+    model_unsure: str | None = None
 
     def field(self, name: str) -> str:
         """A canonical field as this file spells it (``name`` itself where it is not a

@@ -483,8 +483,9 @@ def _model_unsure(pool: Pool, on_policy: CheckResult | None, model_given: bool) 
         Finding(
             "model_unsure",
             pool.rows,
-            f"the rows name a model only under {field}, a field that names a grader's, a"
-            " dataset's or a tool's model as often as the writer's",
+            f"the rows name a model only under {field}, which names a grader's, a"
+            " dataset's or a tool's model, or a name a config gave it, as often as the"
+            " writer's",
             "check 6 reads it as the writer: the verdict is provisional; pass --map"
             " model=COLUMN to say which field names the writer",
         )

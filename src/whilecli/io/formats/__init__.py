@@ -46,6 +46,9 @@ class Converted:
     #: Canonical field -> the field as the file spells it (``task_id`` -> ``instance_id``),
     #: where a row's field came from one field of the file: refusals name that one.
     spelled: dict[str, str] = field(default_factory=dict)
+    #: Where the rows' model was read from a name that is not the writer's own record (a
+    #: results folder's name, a config's abbr for the model): check 6 reads it, unsure.
+    model_unsure: str | None = None
 
     def source(self, base: Any) -> Any:
         """``base`` (a :class:`~whilecli.io.sources.Source`) as these rows, in memory."""
@@ -61,6 +64,7 @@ class Converted:
             env=self.env if self.env is not None else base.env,
             positions=tuple(self.positions),
             spelled=tuple(self.spelled.items()),
+            model_unsure=self.model_unsure,
         )
 
 

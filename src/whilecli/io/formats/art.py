@@ -125,5 +125,11 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Any, name: str) ->
         "policy_version": "the step in the file name" if step is not None else "not recorded",
     }
     return Converted(
-        NAME, out, origins, positions=positions, spelled={"reward": "trajectories[].reward"}
+        NAME,
+        out,
+        origins,
+        positions=positions,
+        spelled={"reward": "trajectories[].reward"},
+        # the name the run gave its trainable model (``agent-001``), its base model elsewhere
+        model_unsure=f"the models/<model>/ folder ({model})" if model else None,
     )

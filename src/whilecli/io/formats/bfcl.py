@@ -140,7 +140,8 @@ def _converted(
         "truncated": "not recorded",
         "model": "model_name" if models or not model else "the score folder (score/<model>/)",
     }
-    return Converted(NAME, out, origins, notes, env=env, positions=places)
+    unsure = None if models or not model else f"the score folder ({model})"
+    return Converted(NAME, out, origins, notes, env=env, positions=places, model_unsure=unsure)
 
 
 def _model_folder(path: Any) -> str | None:

@@ -113,6 +113,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
     report = _report(path) if kind == "2026" else None
     notes: list[str] = []
     model_origin = "model"
+    unsure = None  # a model read from the folder's name: a path, not the run's record
     env = None
     if kind == "2026":
         model = report.get("model_name") if report else None
@@ -122,6 +123,7 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         elif path is not None:
             model = path.parent.name
             model_origin = "the folder's name (EvalScope writes reviews/<model>/)"
+            unsure = f"the reviews/<model>/ folder ({model})"
             notes.append(f"the model is read from the folder name: {model!r}")
         for row in out:
             row["model"] = model
@@ -139,7 +141,14 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
     }
     spelled = {"task_id": "index"} if kind == "2026" else {}
     return Converted(
-        "evalscope", out, origins, notes, env=env, positions=positions, spelled=spelled
+        "evalscope",
+        out,
+        origins,
+        notes,
+        env=env,
+        positions=positions,
+        spelled=spelled,
+        model_unsure=unsure,
     )
 
 

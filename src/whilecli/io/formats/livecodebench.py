@@ -33,4 +33,6 @@ def convert(doc: list[dict[str, Any]], path: Any) -> Converted:
     model = model_of(path)
     rows = doc if model is None else [r if "model" in r else {**r, "model": model} for r in doc]
     origins = {"model": "the folder name (LiveCodeBench output/<model_repr>/)"} if model else {}
-    return Converted("json", rows, origins, positions=entries(len(rows)))
+    # model_repr is LiveCodeBench's display name (``DeepSeek-R1-Distill-Qwen-7B``)
+    unsure = f"the output/<model_repr>/ folder ({model})" if model else None
+    return Converted("json", rows, origins, positions=entries(len(rows)), model_unsure=unsure)

@@ -76,8 +76,11 @@ def named(converted: Converted, path: Path | None) -> Converted:
     if path is None or _work_dir(path) is None:
         return converted
     model = path.parent.name
+    named_here = any(r.get("model") is None for r in converted.rows)
     rows = [r if r.get("model") is not None else {**r, "model": model} for r in converted.rows]
     origins = {**converted.origins, "model": "the results folder's name (the model's abbr)"}
+    if named_here:  # the abbr a config gives the model, as often a run's name as a Hub id
+        converted = replace(converted, model_unsure=f"the results folder's name ({model})")
     dataset, repeated = dataset_of(path.stem)
     notes = converted.notes
     if repeated:

@@ -122,4 +122,5 @@ def convert(lines: Iterable[tuple[int, Any]], path: Path, name: str) -> Converte
         origins,
         notes,
         positions=[{"at": "the example"}],
+        model_unsure=f"the <model> folder ({row['model']})" if row["model"] else None,
     )

@@ -101,4 +101,6 @@ def convert(table: Converted, name: str) -> Converted:
         env=dataset,
         positions=table.positions,
         spelled={"task_id": "index", "reward": "hit"},
+        # the name VLMEvalKit's config gives the model (``llava_v1.5_7b``), no Hub id
+        model_unsure=f"the outputs/<model>/ folder ({model})" if model else None,
     )
