@@ -18,7 +18,7 @@ MIXED = Path(__file__).resolve().parents[2] / "examples" / "data" / "mixed.parqu
 )
 def test_same_model_as_people_write_it(name: str) -> None:
     assert same_model(name, "Qwen/Qwen3-0.6B")
-    assert model_key(name) == "qwen3-0.6b"
+    assert model_key(name) == model_key("Qwen3-0.6B")
 
 
 @pytest.mark.parametrize(

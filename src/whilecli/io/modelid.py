@@ -8,9 +8,11 @@ verl's ``…/global_step_100/actor/huggingface``) or a Hugging Face cache snapsh
 (``~/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/<sha>``). :func:`model_identity`
 turns each into one :class:`ModelId`: the organisation where the string says it, the model's
 name, the size its name states and the training step a checkpoint folder states. Two strings
-name the same model when their :attr:`ModelId.key` agree (the name, case-insensitively,
-without the organisation, and without an API's snapshot date: ``gpt-4o-2024-08-06`` is
-``gpt-4o``); nothing else is forgiven (``Qwen3-8B-Base`` is another model). After a ``:``,
+name the same model when their :attr:`ModelId.match` agree (the name, case-insensitively,
+without the organisation, an API's snapshot date (``gpt-4o-2024-08-06`` is ``gpt-4o``), the
+engine that served it (``-hf``, ``-vllm``), and however its parts are separated:
+``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct``, ``qwen2p5-7b-instruct``); nothing else is
+forgiven (``Qwen3-8B-Base`` is another model, as is ``Qwen3-1.7B`` beside ``Qwen3-17B``). After a ``:``,
 Ollama's size and precision tags are part of the name (``qwen3:8b``), while a provider's
 routing variant (``qwen/qwen3-8b:free``) and a Hub revision (``:main``) name the model
 itself; a Hub id written with ``_`` for its ``/`` (``Qwen_Qwen3-8B``) is the Hub id. A step
@@ -41,22 +43,44 @@ from whilecli.io.words import NO_VALUE
 #: Meta's own ``Llama-2-7b-hf`` (the Hugging Face conversion of ``Llama-2-7b``). The weights
 #: are the model's own: one model.
 _SERVED = re.compile(r"(?i)[-_](?:hf|vllm|turbomind|lmdeploy|sglang|tgi)$")
-#: A version's separator written as ``_`` between digits (OpenCompass' ``llama-3_1-8b``,
-#: InternLM's ``internlm2_5-7b-chat``): the same version as with ``.``.
-_DIGIT_UNDERSCORE = re.compile(r"(?<=\d)_(?=\d)")
+#: A decimal point written ``p`` between digits (Fireworks' ``qwen2p5-7b``, ``1p5b``), or a
+#: version's written ``_`` (OpenCompass' ``llama-3_1-8b``, InternLM's ``internlm2_5-7b-chat``):
+#: ``.``. Not a ``_`` before a size (``qwen3_8b``: version 3, 8B; ``qwen2_0.5b``), which
+#: :data:`_SIZE` reads itself (``stablelm-2-1_6b``).
+_VERSION_MARK = re.compile(r"(?<=\d)(?:p|_(?=\d+(?![\d.bm])))(?=\d)")
+#: What a name's spellings differ by and the model does not (:attr:`ModelId.match`): the
+#: separators ``-``, ``_`` and blanks (``Qwen3 8B``, ``qwen3_8b``, ``qwen-3-8b``), a ``v``
+#: before a version (Fireworks' ``llama-v3p1-8b-instruct``, ``Mistral-7B-Instruct-v0.3``), and
+#: Meta's ``Meta-`` before ``Llama`` (``Meta-Llama-3.1-8B-Instruct``, since renamed
+#: ``Llama-3.1-8B-Instruct``).
+_SEPARATORS = re.compile(r"[-_\s]+")
+_V_BEFORE_VERSION = re.compile(r"(?:^|(?<=[-_\s]))v(?=\d)")
+_META = re.compile(r"^meta[-_\s]*(?=llama)")
 
 
 def _canonical(name: str) -> str:
-    """A name as :attr:`ModelId.key` compares it: lower case, without :data:`_SERVED`, each
-    ``_`` between digits a ``.``."""
-    return _DIGIT_UNDERSCORE.sub(".", _SERVED.sub("", name)).lower()
+    """A name as :attr:`ModelId.key` writes it: lower case, without :data:`_SERVED`, a
+    version's ``_`` or ``p`` a ``.`` (:data:`_VERSION_MARK`)."""
+    return _VERSION_MARK.sub(".", _SERVED.sub("", name.strip()).lower())
+
+
+def _squashed(key: str, size: float | None) -> str:
+    """A key as :attr:`ModelId.match` compares it: without Meta's prefix, a version's ``v``,
+    the separators (:data:`_SEPARATORS`) or its dots, with the size the name states after it
+    (``~0.6``), so a size's point tells ``Qwen3-1.7B`` from a ``Qwen3-17B`` and ``qwen3-0_6b``
+    is ``Qwen3-0.6B``."""
+    plain = _SEPARATORS.sub("", _V_BEFORE_VERSION.sub("", _META.sub("", key))).replace(".", "")
+    return plain if size is None else f"{plain}~{size:g}"
 
 
 #: Billions of parameters in a name, with the decimal separators Hub names use: ``0.6B``,
-#: ``8b``, ``1_6b`` (StabilityAI's ``stablelm-2-1_6b``), ``1p5b``; ``30B`` of ``30B-A3B`` (the
+#: ``8b``, ``1_6b`` (StabilityAI's ``stablelm-2-1_6b``; not in a name joined by ``_``
+#: throughout, ``llama_3_8b``, whose ``_`` before the size is a separator), ``1p5b``; ``30B`` of ``30B-A3B`` (the
 #: ``A3B`` after it is the active share, preceded by a letter, so never read as the size). A
 #: number after a letter or a dot (``Qwen2.5``, ``Llama-3.1``) is a version, never a size.
-_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+)(?:[._pP](\d+))?[bB](?![A-Za-z0-9])")
+_SIZE = re.compile(
+    r"(?<![A-Za-z0-9.])(\d+)(?:(?:[.pP]|(?<!_\d)(?<!_\d\d)(?<!_\d\d\d)_)(\d+))?[bB](?![A-Za-z0-9])"
+)
 #: An API model's snapshot at the end of its name: OpenAI's date (``gpt-4o-2024-08-06``),
 #: Anthropic's (``claude-3-5-sonnet-20241022``), or ``-latest``: the API serves the model
 #: its name without them names (what a response's ``model`` writes for the alias asked).
@@ -100,6 +124,20 @@ class ModelId:
         converted by (:data:`_SERVED`), a version's ``_`` read as its ``.``
         (:func:`_canonical`)."""
         return _SNAPSHOT.sub("", _canonical(self.name))
+
+    @property
+    def match(self) -> str:
+        """What two spellings of one model agree on (:func:`same_model`): :attr:`key` without
+        its separators, dots, a version's ``v`` or Meta's ``Meta-``, with its stated size
+        (:func:`_squashed`):
+        ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct-hf`` and ``Qwen/Qwen2.5-7B-Instruct``
+        are one model; ``Qwen2.5-7B-Instruct-AWQ``, ``-Base`` or ``Qwen2.5-14B`` another."""
+        return _squashed(self.key, _size(self.key))
+
+    @property
+    def weights_match(self) -> str:
+        """:attr:`weights_key` as :attr:`match` compares it."""
+        return _squashed(_SNAPSHOT.sub("", self.weights_key), _size(self.weights_key))
 
     @property
     def precision(self) -> str | None:
@@ -350,9 +388,14 @@ def model_key(text: str) -> str:
     return model_identity(text).key
 
 
+def match_key(text: str) -> str:
+    """:attr:`ModelId.match` of ``text``: equal for two spellings of one model."""
+    return model_identity(text).match
+
+
 def same_model(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` name one model."""
-    return model_key(a) == model_key(b)
+    """Whether ``a`` and ``b`` name one model (their :attr:`ModelId.match` agree)."""
+    return match_key(a) == match_key(b)
 
 
 #: Words that begin a model's name, each followed by a version or size (``gpt-4o``,

@@ -4,8 +4,9 @@ that compares models (``route``, ``check --fail-on off-policy``, ``config --from
 Two names are the same model when they agree case-insensitively, with or without the
 organisation (``Qwen/Qwen3-0.6B`` = ``Qwen3-0.6B`` = ``qwen/qwen3-0.6b``), in vf-eval's
 folder spelling ``org--name`` (``qwen--qwen3-0.6b``) and lm-eval's ``org__name``
-(``Qwen__Qwen3-0.6B``), and as local paths (a checkpoint
-folder, a Hugging Face cache snapshot): :mod:`whilecli.io.modelid` holds the one rule.
+(``Qwen__Qwen3-0.6B``), as local paths (a checkpoint folder, a Hugging Face cache
+snapshot), with the engine that served it (``-hf``) and however its parts are separated
+(``Qwen3 0.6B``, ``qwen3_0.6b``): :mod:`whilecli.io.modelid` holds the one rule.
 Nothing else is forgiven: a near miss
 (``Qwen3-0.6B-Base``, ``Qwen3-1.7B``, ``Qwen3-0.6B-Instruct``) is another model, and
 :func:`closest` names the names it was nearest to. A quantized copy (``Qwen3-0.6B-AWQ``,
@@ -25,8 +26,9 @@ def model_key(name: str) -> str:
     """The part of a model name that identifies it: the name, lower case, without the
     organisation or the path around it (:func:`whilecli.io.modelid.model_identity`): a Hugging
     Face cache path ``…/models--Org--Name/snapshots/<sha>`` and a checkpoint under a local
-    model folder ``/models/Name/checkpoint-100`` are ``name``."""
-    return model_identity(name).key
+    model folder ``/models/Name/checkpoint-100`` are ``name``; two spellings of one model
+    (``Qwen3 8B``, ``qwen3_8b``) one key (:attr:`whilecli.io.modelid.ModelId.match`)."""
+    return model_identity(name).match
 
 
 def size_from_name(model: str | None) -> float | None:
@@ -55,7 +57,7 @@ def same_weights(a: str, b: str) -> bool:
     copy of the other (``Qwen3-8B-AWQ`` of ``Qwen3-8B``), or two quantizations of one model
     (:attr:`whilecli.io.modelid.ModelId.weights_key`)."""
     x, y = model_identity(a), model_identity(b)
-    return x.key != y.key and x.weights_key == y.weights_key
+    return x.match != y.match and x.weights_match == y.weights_match
 
 
 def closest(name: str, seen: Iterable[str], n: int = 3) -> list[str]:

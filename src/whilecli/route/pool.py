@@ -16,7 +16,7 @@ import polars as pl
 
 from whilecli.errors import InputError
 from whilecli.io.facts import ERROR, REQUEST
-from whilecli.io.modelid import model_key
+from whilecli.io.modelid import match_key
 from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
 from whilecli.io.versions import version_id
@@ -336,7 +336,7 @@ def across_writers(
     the columns ``task_id``, ``model``, ``policy_version``, ``n``, ``passes``. A task splits
     only across writers where no writer's rows of it split, and one writer's two rows or more
     all pass while another's two or more all fail."""
-    keys = {m: model_key(m) for m in models}
+    keys = {m: match_key(m) for m in models}
     ids = {v: version_id(v) for v in versions if v is not None}
     cells = (
         cells.with_columns(pl.col("model").replace(keys), pl.col("policy_version").replace(ids))
@@ -373,6 +373,6 @@ def several_writers(pool: Pool) -> list[str] | None:
     where they name one writer."""
     named_models = sorted(m for m in pool.models if m is not None)
     named_versions = {version_id(v) for v in pool.versions if v is not None}
-    if len({model_key(m) for m in named_models}) > 1 or len(named_versions) > 1:
+    if len({match_key(m) for m in named_models}) > 1 or len(named_versions) > 1:
         return named_models
     return None
