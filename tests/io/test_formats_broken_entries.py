@@ -1,7 +1,9 @@
-"""A MathArena runs file or an HLE judged file with one field broken (a value of another
-type, a key removed, a list of another length) is still that tool's file: reading it names
-the file, the place (the question, the line) and the field in one line, exit 2, or reads
-it; never a traceback, never the generic "one JSON document" refusal of an unknown file.
+"""A tool's file with one field or one entry broken (a value of another type, a key removed,
+a list of another length) is still that tool's file: a MathArena runs file, an HLE judged
+file, SkyThought's results.json, an EvalPlus eval object, an OpenCompass details object.
+Reading it names the file, the place (the question, the entry) and the field in one line,
+exit 2, or reads it; never a traceback, never the generic "one JSON document" refusal of an
+unknown file.
 
 The generator takes a well-formed file and breaks one field of one entry with a value drawn
 from the kinds hostile files hold."""
@@ -55,6 +57,88 @@ def _hle(rng: random.Random) -> dict[str, Any]:
         }
         for i in range(12)
     }
+
+
+def _skythought(rng: random.Random) -> dict[str, Any]:
+    return {
+        str(i): {
+            "problem": f"p{i}",
+            "_index": str(i),
+            "prompt": f"Solve {i}",
+            "input_conversation": [{"role": "user", "content": f"Solve {i}"}],
+            "responses": [
+                {"content": f"r{j}", "correctness": rng.random() < 0.5} for j in range(3)
+            ],
+            "token_usages": [{"completion_tokens": 10, "prompt_tokens": 5} for _ in range(3)],
+        }
+        for i in range(8)
+    }
+
+
+def _evalplus(rng: random.Random) -> dict[str, Any]:
+    status = ("pass", "fail")
+    return {
+        "date": "2024-01-01 00:00",
+        "eval": {
+            f"HumanEval/{i}": [
+                {
+                    "task_id": f"HumanEval/{i}",
+                    "solution": "def f(): ...",
+                    "base_status": rng.choice(status),
+                    "plus_status": rng.choice(status),
+                }
+                for _ in range(3)
+            ]
+            for i in range(8)
+        },
+    }
+
+
+def _opencompass(rng: random.Random) -> dict[str, Any]:
+    details = {
+        str(i): {"prompt": f"Q{i}", "predictions": "5", "references": "5", "correct": rng.random() < 0.5}
+        for i in range(8)
+    }  # fmt: skip
+    return {"accuracy": 50.0, "details": details}
+
+
+#: Tools whose entries sit in an object under their ids: the object, and where it is.
+KEYED: dict[str, tuple[Any, str | None]] = {
+    "skythought": (_skythought, None),
+    "evalplus": (_evalplus, "eval"),
+    "opencompass": (_opencompass, "details"),
+}
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    tool=st.sampled_from(sorted(KEYED)),
+    where=st.integers(0, 100),
+    value=st.sampled_from((*WEIRD, DELETE)),
+    seed=st.integers(0, 1000),
+)
+def test_one_broken_entry_of_a_keyed_table_is_named(
+    tool: str, where: int, value: Any, seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    build, inside = KEYED[tool]
+    doc = build(random.Random(seed))
+    table = doc if inside is None else doc[inside]
+    key = sorted(table)[where % len(table)]
+    if value is DELETE:
+        del table[key]
+    else:
+        table[key] = value
+    path = tmp_path_factory.mktemp(tool) / "results.json"
+    path.write_text(json.dumps(doc, indent=2))
+    result = CliRunner().invoke(app, ["route", str(path)])
+    assert result.exit_code in (0, 1, 2), result.output
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        line = result.output.strip()
+        assert "\n" not in line and "one JSON document" not in line, line
+        assert key in line, line
 
 
 @settings(

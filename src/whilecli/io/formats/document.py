@@ -451,7 +451,7 @@ def convert_document(doc: Any, path: Any, name: str) -> Converted:
         raise Sidecar(whose)
     if opencompass.is_predictions(doc, path):
         raise Summary(opencompass.PREDICTIONS)
-    keyed = _keyed_rows(doc) if isinstance(doc, dict) else None
+    keyed = _keyed_rows(doc, name) if isinstance(doc, dict) else None
     if keyed is not None:
         return opencompass.named(keyed, path)
     _refuse_row_list(doc, name)
@@ -535,11 +535,29 @@ def _document_model(doc: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _keyed_rows(doc: dict[str, Any]) -> Converted | None:
+def _mostly(values: list[Any], kind: Any) -> bool:
+    """Whether at least half of ``values`` are of ``kind`` (a predicate): a tool's table with
+    a broken entry is still that tool's, and the entry is named (:func:`_broken_entry`)."""
+    return bool(values) and 2 * sum(map(kind, values)) >= len(values)
+
+
+def _row_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, dict) for x in value)
+
+
+def _abbr_entry(value: Any) -> bool:
+    return isinstance(value, dict) and "example_abbr" in value
+
+
+def _broken_entry(name: str, at: str, value: Any, want: str) -> InputError:
+    return InputError(f"must be {want}, as the other entries are; found {describe(value)}", file=name, at=at)  # fmt: skip
+
+
+def _keyed_rows(doc: dict[str, Any], name: str) -> Converted | None:
     """Rows kept in an object under their ids: OpenCompass results (``details: {"0": {...}}``),
     EvalPlus results (``eval: {"HumanEval/0": [{...}, ...]}``: each element a rollout). The key
-    is the task id where a row names none."""
-    listed = _replica_rows(doc)
+    is the task id where a row names none. An entry of another kind among them is named."""
+    listed = _replica_rows(doc, name)
     if listed is not None:
         return listed
     for key in KEYED_KEYS:
@@ -547,12 +565,19 @@ def _keyed_rows(doc: dict[str, Any]) -> Converted | None:
         if not isinstance(table, dict) or not table:
             continue
         values = list(table.values())
-        if all(isinstance(v, dict) for v in values):
-            groups = [(k, [v]) for k, v in table.items()]
-        elif all(isinstance(v, list) and all(isinstance(x, dict) for x in v) for v in values):
-            groups = list(table.items())
+        if _mostly(values, lambda v: isinstance(v, dict)):
+            want, fits = "a row object", lambda v: isinstance(v, dict)
+        elif _mostly(values, _row_list):
+            want, fits = "a list of row objects", _row_list
         else:
             continue
+        for task, value in table.items():
+            if not fits(value):
+                raise _broken_entry(name, f"{key}[{task!r}]", value, want)
+        if want == "a row object":
+            groups = [(k, [v]) for k, v in table.items()]
+        else:
+            groups = list(table.items())
         rows: list[dict[str, Any]] = []
         positions: list[dict[str, Any]] = []
         for task, group in groups:
@@ -577,7 +602,7 @@ def _keyed_rows(doc: dict[str, Any]) -> Converted | None:
 REPLICA_GRADES = ("correct", "is_correct", "cascade_correct")
 
 
-def _replica_rows(doc: dict[str, Any]) -> Converted | None:
+def _replica_rows(doc: dict[str, Any], name: str) -> Converted | None:
     """OpenCompass results as its current evaluator writes them (``BaseEvaluator.evaluate``:
     ``details`` a list, each entry an ``example_abbr`` with a verdict per run, ``correct:
     [b1, ..., bn]``, and the replies ``pred: [...]``): one row per run, the entry's
@@ -585,8 +610,11 @@ def _replica_rows(doc: dict[str, Any]) -> Converted | None:
     table = doc.get("details")
     if not isinstance(table, list) or not table:
         return None
-    if not all(isinstance(e, dict) and "example_abbr" in e for e in table):
+    if not _mostly(table, _abbr_entry):
         return None
+    for at, entry in enumerate(table):
+        if not _abbr_entry(entry):
+            raise _broken_entry(name, f"details[{at}]", entry, "an entry with its example_abbr")
     rows: list[dict[str, Any]] = []
     positions: list[dict[str, Any]] = []
     for at, entry in enumerate(table):

@@ -36,15 +36,20 @@ SUMMARY = "summary.json"
 COUNTED = ("vllm", "ray")
 
 
+def _problem(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("responses"), list)
+
+
 def is_results(doc: Any) -> bool:
-    """``save_results``' object: every value a problem with a list ``responses``, and the
-    ``token_usages`` or ``input_conversation`` SkyThought writes beside it."""
+    """``save_results``' object: most values a problem with a list ``responses`` (a broken
+    one among them is named by :func:`convert`), and the ``token_usages`` or
+    ``input_conversation`` SkyThought writes beside it."""
     if not isinstance(doc, dict) or not doc:
         return False
     values = list(doc.values())
-    return all(
-        isinstance(v, dict) and isinstance(v.get("responses"), list) for v in values
-    ) and any("token_usages" in v or "input_conversation" in v for v in values)
+    return 2 * sum(map(_problem, values)) >= len(values) and any(
+        _problem(v) and ("token_usages" in v or "input_conversation" in v) for v in values
+    )
 
 
 def is_summary(doc: Any) -> bool:
@@ -94,6 +99,13 @@ def convert(doc: dict[str, Any], path: Any, name: str) -> Converted:
     positions: list[dict[str, Any]] = []
     for key, problem in doc.items():
         at = f"results[{key!r}]"
+        if not _problem(problem):
+            raise InputError(
+                "must be a problem holding its responses[], as the others are",
+                file=name,
+                at=at,
+                field=None if not isinstance(problem, dict) else "responses",
+            )
         usages = problem.get("token_usages")
         for i, response in enumerate(problem["responses"]):
             if not isinstance(response, dict):
