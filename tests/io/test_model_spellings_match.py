@@ -1,5 +1,6 @@
 """One model as tools and people spell it is one model (check 6, the writers of a pool, the
-teacher-is-the-student rule): the separators between its parts (``Qwen2.5-7B-Instruct``,
+teacher-is-the-student rule): the separators between its parts, a typeset dash among them
+(``Qwen2.5-7B-Instruct``,
 ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct``), a version's ``p`` or ``_`` for its ``.``
 (Fireworks' ``qwen2p5-7b-instruct``), a ``v`` before the version (``llama-v3p1-8b-instruct``),
 Meta's ``Meta-`` before ``Llama``, the engine that served it (``-hf``, ``-vllm``), case and
@@ -49,7 +50,7 @@ def _spell(family: str, version: str, size: str, tier: str, how: dict[str, objec
 
 SPELLINGS = st.fixed_dictionaries(
     {
-        "sep": st.sampled_from(("-", "_", " ")),
+        "sep": st.sampled_from(("-", "_", " ", "\u2010", "\u2013")),  # typeset dashes too
         "mark": st.sampled_from((".", "p", "_")),
         "split_family": st.booleans(),
         "v": st.booleans(),

@@ -53,9 +53,9 @@ _VERSION_MARK = re.compile(r"(?<=\d)(?:p|_(?=\d+(?![\d.bm])))(?=\d)")
 #: before a version (Fireworks' ``llama-v3p1-8b-instruct``, ``Mistral-7B-Instruct-v0.3``), and
 #: Meta's ``Meta-`` before ``Llama`` (``Meta-Llama-3.1-8B-Instruct``, since renamed
 #: ``Llama-3.1-8B-Instruct``).
-_SEPARATORS = re.compile(r"[-_\s]+")
-_V_BEFORE_VERSION = re.compile(r"(?:^|(?<=[-_\s]))v(?=\d)")
-_META = re.compile(r"^meta[-_\s]*(?=llama)")
+_SEPARATORS = re.compile(r"[-_\s\u2010-\u2015\u2212]+")  # a typeset dash or minus too
+_V_BEFORE_VERSION = re.compile(r"(?:^|(?<=[-_\s\u2010-\u2015\u2212]))v(?=\d)")
+_META = re.compile(r"^meta[-_\s\u2010-\u2015\u2212]*(?=llama)")
 
 
 def _canonical(name: str) -> str:
