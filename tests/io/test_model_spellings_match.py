@@ -1,10 +1,9 @@
 """One model as tools and people spell it is one model (check 6, the writers of a pool, the
 teacher-is-the-student rule): the separators between its parts, a typeset dash among them
-(``Qwen2.5-7B-Instruct``,
-``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct``), a version's ``p`` or ``_`` for its ``.``
-(Fireworks' ``qwen2p5-7b-instruct``), a ``v`` before the version (``llama-v3p1-8b-instruct``),
-Meta's ``Meta-`` before ``Llama``, the engine that served it (``-hf``, ``-vllm``), case and
-organisation. Another size, another version, ``-Base`` or a quantized copy is another model.
+(``Qwen2.5-7B-Instruct``, ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct``), a version's
+``p`` or ``_`` for its ``.`` (Fireworks' ``qwen2p5-7b-instruct``), a ``v`` before the version
+(``llama-v3p1-8b-instruct``), Meta's ``Meta-`` before ``Llama``, the engine that served it
+(``-hf``, ``-vllm``), case and organisation. Another size, another version, ``-Base`` or a quantized copy is another model.
 
 The generator composes a name from its parts (family, version, size, tier) and spells it
 each way; the truth is the parts, never the rule under test. A pool whose rows spell the

@@ -283,8 +283,8 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "matharena",
         "MathArena runs: outputs/<competition>/<solver>/<idx>.json (matharena's Runs)",
-        "a JSON object with idx, pass_at_1 or N, and one element per run in answers[],"
-        " correct[] and messages[]",
+        "a JSON object with correct[] (one element per run) beside four or more of the keys"
+        " Runs writes with it: idx, answers[], messages[], pass_at_1, N, ...",
         {
             "task_id": "idx (the problem; each run a rollout)",
             "reward": "correct[] (a proof not yet graded: ungraded)",
