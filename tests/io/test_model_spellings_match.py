@@ -3,7 +3,8 @@ teacher-is-the-student rule): the separators between its parts, a typeset dash a
 (``Qwen2.5-7B-Instruct``, ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct``), a version's
 ``p`` or ``_`` for its ``.`` (Fireworks' ``qwen2p5-7b-instruct``), a ``v`` before the version
 (``llama-v3p1-8b-instruct``), Meta's ``Meta-`` before ``Llama``, the engine that served it
-(``-hf``, ``-vllm``), case and organisation. Another size, another version, ``-Base`` or a quantized copy is another model.
+(``-hf``, ``-vllm``), case and organisation. Another size, another version, ``-Base`` or a
+quantized copy is another model.
 
 The generator composes a name from its parts (family, version, size, tier) and spells it
 each way; the truth is the parts, never the rule under test. A pool whose rows spell the
