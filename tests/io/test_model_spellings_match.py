@@ -65,14 +65,17 @@ PLAIN = {"sep": "-", "mark": ".", "split_family": False, "v": False, "upper": Tr
 PLAIN |= {"meta": False, "served": "", "lower": False, "org": ""}
 
 
+#: A model's parts, drawn: the truth both tests compare against.
+PARTS = {
+    "family": st.sampled_from(FAMILIES),
+    "version": st.sampled_from(VERSIONS),
+    "size": st.sampled_from(SIZES),
+    "tier": st.sampled_from(TIERS),
+}
+
+
 @settings(max_examples=300)
-@given(
-    family=st.sampled_from(FAMILIES),
-    version=st.sampled_from(VERSIONS),
-    size=st.sampled_from(SIZES),
-    tier=st.sampled_from(TIERS),
-    how=SPELLINGS,
-)
+@given(**PARTS, how=SPELLINGS)
 def test_spellings_of_one_model_are_one_model(
     family: str, version: str, size: str, tier: str, how: dict[str, object]
 ) -> None:
@@ -81,14 +84,7 @@ def test_spellings_of_one_model_are_one_model(
 
 
 @settings(max_examples=300)
-@given(
-    family=st.sampled_from(FAMILIES),
-    version=st.sampled_from(VERSIONS),
-    size=st.sampled_from(SIZES),
-    tier=st.sampled_from(TIERS),
-    how=SPELLINGS,
-    change=st.sampled_from(("size", "version", "base", "awq", "family")),
-)
+@given(**PARTS, how=SPELLINGS, change=st.sampled_from(("size", "version", "base", "awq", "family")))
 def test_another_part_is_another_model(
     family: str, version: str, size: str, tier: str, how: dict[str, object], change: str
 ) -> None:

@@ -24,6 +24,8 @@ from typer.testing import CliRunner
 from whilecli.cli import app
 from whilecli.io.modelid import parts_name_other_models
 from whilecli.io.read import PoolingError, read_rows
+from whilecli.route import run_route
+from whilecli.route.model import Route
 
 #: Models, each in the spellings folders give it; one index is one model.
 MODELS = (
@@ -94,6 +96,20 @@ def test_paths_naming_different_models_are_refused_unless_pooled(
     pooled = read_rows([str(root)], pool=True).frame.collect()
     assert pooled.height == len(picks) * TASKS * K
     assert pooled["task_id"].n_unique() == distinct * TASKS  # each model's tasks kept apart
+
+
+@pytest.mark.parametrize("placeholder", ["default", "", "None", "N/A", "policy"])
+def test_rows_whose_model_field_names_none_name_no_model(tmp_path: Path, placeholder: str) -> None:
+    """A model field whose every value names no model (a served-model name, a blank) is as
+    good as none: the paths speak, for the pool and for check 6 alike."""
+    rng = random.Random(6)
+    _write(tmp_path / "Qwen3-8B", _rows(rng, 0.8, placeholder))
+    other = _write(tmp_path / "Llama-3.1-8B-Instruct", _rows(rng, 0.1, placeholder))
+    with pytest.raises(PoolingError, match=r"their paths name different ones"):
+        read_rows([str(tmp_path)])
+    route = run_route(str(other), model="Qwen/Qwen3-8B")
+    assert isinstance(route, Route) and route.provisional
+    assert "model_in_path" in [f.kind for f in route.data_quality]
 
 
 def test_rows_that_name_their_model_are_read_by_it(tmp_path: Path) -> None:

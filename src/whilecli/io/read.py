@@ -1983,6 +1983,17 @@ def _rekey_words(plan: Plan, ids: pl.Series | None) -> None:
     )
 
 
+def _names_a_model(part: _Part) -> bool:
+    """Whether any row of the file names a model: a model field the rows carry whose every
+    value names none (blank, ``None``, a served-model name such as ``default``) names none,
+    as a field they do not carry."""
+    if part.plan.sources.get("model", "").startswith("not recorded"):
+        return False
+    if part.writers is None:
+        return True
+    return bool(part.writers["model"].drop_nulls().len())
+
+
 def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
     """One file's facts from its aggregates, refusing what cannot be routed: most replies
     errors, no graded row, one task id carrying two prompts."""
@@ -2026,7 +2037,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         prompt_unsure=part.plan.prompt_unsure,
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
         path_model=(path_model(source.path) or settings_model(source))
-        if source.path is not None and part.plan.sources.get("model", "").startswith("not recorded")
+        if source.path is not None and not _names_a_model(part)
         else None,
         empty=int(st["f_empty"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
