@@ -144,6 +144,31 @@ def test_the_cli_refuses_with_exit_2_and_the_split_it_would_have_counted(tmp_pat
     assert [s["tasks"] for s in json.loads(by.output)["summary"]] == [TASKS, TASKS]
 
 
+def test_summaries_of_two_models_key_their_tasks_apart_as_pooled_rows_do(tmp_path: Path) -> None:
+    """A summary of each model's folder, routed together: each model's tasks keyed apart,
+    the numbers those of its rows read with --pool, a note saying so."""
+    rng = random.Random(8)
+    runner = CliRunner()
+    summaries = []
+    for name, rate in (("Qwen3-8B", 0.8), ("Llama-3.1-8B-Instruct", 0.1)):
+        rows = _write(tmp_path / "runs" / name, _rows(rng, rate, None))
+        out = tmp_path / "summaries" / name / "summary.parquet"
+        out.parent.mkdir(parents=True)
+        made = runner.invoke(app, ["summarize", str(rows), "-o", str(out)])
+        assert made.exit_code == 0, made.output
+        summaries.append(str(out))
+    pooled = runner.invoke(app, ["route", str(tmp_path / "runs"), "--pool", "--format", "json"])
+    summed = runner.invoke(app, ["route", *summaries, "--format", "json", "-v"])
+    assert pooled.exit_code == summed.exit_code, (pooled.output, summed.output)
+    rows_band = next(c for c in json.loads(pooled.output)["checks"] if c["key"] == "band")
+    sums_report = json.loads(summed.output)
+    sums_band = next(c for c in sums_report["checks"] if c["key"] == "band")
+    for measure in ("grouped_tasks", "split_tasks"):
+        assert rows_band["measured"][measure] == sums_band["measured"][measure], measure
+    assert sums_band["measured"]["grouped_tasks"] == 2 * TASKS
+    assert any("keyed apart" in note for note in sums_report["notes"])
+
+
 @pytest.mark.parametrize(
     ("a", "b", "other"),
     [

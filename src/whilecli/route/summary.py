@@ -41,6 +41,7 @@ import polars as pl
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
+from whilecli.io.modelid import parts_name_other_models, path_model
 from whilecli.io.read import prefixed_id, prompt_groups
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import (
@@ -438,26 +439,65 @@ def _distinct(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     return kept, dropped
 
 
-def _keyed_apart(scans: list[pl.LazyFrame], headers: list[Header | None]) -> None:
+def _keyed_apart(scans: list[pl.LazyFrame], headers: list[Header | None]) -> str | None:
     """Summaries of different evaluations (their reads' sidecars name different ones, or
-    their ids meet under different prompts: :func:`whilecli.io.read.prompt_groups`): each
-    one's tasks keyed ``label:id`` (:meth:`Entry.label`, its group's first where prompts
-    tell them apart), as reading their files pooled keys them, so one id of two evaluations
-    is two tasks. A summary of several evaluations (its ids keyed so already) or of none
-    named is left as it is."""
+    their ids meet under different prompts: :func:`whilecli.io.read.prompt_groups`), or of
+    different writers (their rows name no model and their paths name different ones:
+    :func:`_writers_apart`): each one's tasks keyed ``label:id`` (:meth:`Entry.label`, its
+    group's first where prompts tell them apart; the model where paths do), as reading
+    their files pooled keys them, so one id of two evaluations or two models is two tasks.
+    A summary of several evaluations (its ids keyed so already) or of none named is left as
+    it is. Returns a note where writers were keyed apart."""
     entries = [h.inputs[0] if h is not None and len(h.inputs) == 1 else None for h in headers]
     named = {e.evaluation for e in entries if e is not None and e.evaluation is not None}
     labels = [e.label() if e is not None else "" for e in entries]
+    note = None
     if len(named) < 2:  # else: summaries whose ids meet under different prompts
         pairs = [list((e.prompts or {}).items()) if e is not None else [] for e in entries]
         conflict, roots = prompt_groups(pairs)
-        if conflict is None:
-            return
-        labels = [labels[r] if entries[i] is not None else "" for i, r in enumerate(roots)]
+        if conflict is not None:
+            labels = [labels[r] if entries[i] is not None else "" for i, r in enumerate(roots)]
+        elif (writers := _writers_apart(entries)) is not None:
+            labels = writers
+            note = (
+                "the summarised rows name no model and their paths name different ones ("
+                + ", ".join(dict.fromkeys(w for w in writers if w))
+                + "): each model's tasks are keyed apart, as --pool keys rows"
+            )
+        else:
+            return None
     for i, label in enumerate(labels):
         if label:
             keyed = prefixed_id(pl.lit(label), pl.col("task_id"))
             scans[i] = scans[i].with_columns(keyed.alias("task_id"))
+    return note
+
+
+def _writers_apart(entries: list[Entry | None]) -> list[str] | None:
+    """Each summary's writer where their rows named no model (the read recorded the model
+    its path names, ``path_model``) and the paths of their rows name different models
+    (:func:`whilecli.io.modelid.parts_name_other_models`), as reading the rows pooled
+    refuses (:func:`whilecli.io.read.refuse_mixed_pool`); ``""`` for a summary whose paths
+    name none. None where at most one model is named."""
+    named: list[str | None] = []
+    for entry in entries:
+        facts = entry.facts if entry is not None else None
+        found = (
+            {path_model(Path(p)) for p in entry.paths} - {None}
+            if entry is not None and facts is not None and facts.get("path_model")
+            else set()
+        )
+        named.append(found.pop() if len(found) == 1 else None)
+    models: list[str] = []
+    for name in named:
+        if name is not None and all(parts_name_other_models(name, m) for m in models):
+            models.append(name)
+    if len(models) < 2:
+        return None
+    return [
+        next(m for m in models if not parts_name_other_models(n, m)) if n is not None else ""
+        for n in named
+    ]
 
 
 def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFrame, Header]:
@@ -485,8 +525,10 @@ def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFram
         scans.append(_scan(name))
         if headers[-1] is not None and len(names) > 1:
             _one_line_per_task(_collect(scans[-1].select("task_id"), [name]), name)
-    _keyed_apart(scans, headers)
+    apart = _keyed_apart(scans, headers)
     header = merge_headers(names, headers)
+    if apart is not None and header.inputs:
+        header.inputs[0].notes.append(apart)
     if dropped and header.inputs:
         header.inputs[0].notes.append(
             "read once: "
