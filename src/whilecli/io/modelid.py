@@ -28,6 +28,7 @@ the route's checks, the size read from a name and ``config`` compare with it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -492,6 +493,22 @@ def parts_name_other_models(a: str, b: str) -> bool:
         return True
     sizes = _size(a), _size(b)
     return None not in sizes and sizes[0] != sizes[1]
+
+
+def writers_named(named: Sequence[str | None]) -> tuple[list[str], list[str | None]]:
+    """The different models path parts name (:func:`parts_name_other_models`), in the order
+    first named, and each part's: the first of them it names no other model than; None for
+    a part that names none. One rule for the rows a pool reads and the summaries routed
+    together (:func:`whilecli.io.read.refuse_mixed_pool`, ``route.summary``)."""
+    models: list[str] = []
+    for name in named:
+        if name is not None and all(parts_name_other_models(name, m) for m in models):
+            models.append(name)
+    each = [
+        None if n is None else next(m for m in models if not parts_name_other_models(n, m))
+        for n in named
+    ]
+    return models, each
 
 
 def _alnum(text: str) -> str:

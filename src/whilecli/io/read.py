@@ -73,7 +73,7 @@ from whilecli.io.locate import (
     refuse_one_grade_threshold,
     refuse_unbounded,
 )
-from whilecli.io.modelid import parts_name_other_models, path_model
+from whilecli.io.modelid import path_model, writers_named
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
@@ -1683,10 +1683,7 @@ def _writers_in_paths(parts: list[_Part]) -> tuple[str, list[str]] | None:
         else None
         for p in parts
     ]
-    models: list[str] = []
-    for name in named:
-        if name is not None and all(parts_name_other_models(name, m) for m in models):
-            models.append(name)
+    models, each = writers_named(named)
     if len(models) < 2:
         return None
     first = [next(p for p, n in zip(parts, named, strict=True) if n == m) for m in models]
@@ -1695,12 +1692,7 @@ def _writers_in_paths(parts: list[_Part]) -> tuple[str, list[str]] | None:
         f"the rows name no model, and their paths name different ones: {shown}; pooled,"
         " one model's passes and another's fails of a task would read as split tasks"
     )
-    labels = [
-        next((m for m in models if not parts_name_other_models(n, m)), n)
-        if n is not None
-        else p.source.name
-        for p, n in zip(parts, named, strict=True)
-    ]
+    labels = [m or p.source.name for p, m in zip(parts, each, strict=True)]
     return why, labels
 
 

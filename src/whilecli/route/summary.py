@@ -41,7 +41,7 @@ import polars as pl
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
-from whilecli.io.modelid import parts_name_other_models, path_model
+from whilecli.io.modelid import path_model, writers_named
 from whilecli.io.read import prefixed_id, prompt_groups
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import (
@@ -476,7 +476,7 @@ def _keyed_apart(scans: list[pl.LazyFrame], headers: list[Header | None]) -> str
 def _writers_apart(entries: list[Entry | None]) -> list[str] | None:
     """Each summary's writer where their rows named no model (the read recorded the model
     its path names, ``path_model``) and the paths of their rows name different models
-    (:func:`whilecli.io.modelid.parts_name_other_models`), as reading the rows pooled
+    (:func:`whilecli.io.modelid.writers_named`), as reading the rows pooled
     refuses (:func:`whilecli.io.read.refuse_mixed_pool`); ``""`` for a summary whose paths
     name none. None where at most one model is named."""
     named: list[str | None] = []
@@ -488,16 +488,8 @@ def _writers_apart(entries: list[Entry | None]) -> list[str] | None:
             else set()
         )
         named.append(found.pop() if len(found) == 1 else None)
-    models: list[str] = []
-    for name in named:
-        if name is not None and all(parts_name_other_models(name, m) for m in models):
-            models.append(name)
-    if len(models) < 2:
-        return None
-    return [
-        next(m for m in models if not parts_name_other_models(n, m)) if n is not None else ""
-        for n in named
-    ]
+    models, each = writers_named(named)
+    return None if len(models) < 2 else [m or "" for m in each]
 
 
 def load_summaries(paths: Sequence[str | os.PathLike[str]]) -> tuple[pl.DataFrame, Header]:
