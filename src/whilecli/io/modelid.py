@@ -12,8 +12,8 @@ name the same model when their :attr:`ModelId.match` agree (the name, case-insen
 without the organisation, an API's snapshot date (``gpt-4o-2024-08-06`` is ``gpt-4o``), the
 engine that served it (``-hf``, ``-vllm``), and however its parts are separated:
 ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct``, ``qwen2p5-7b-instruct``); nothing else is
-forgiven (``Qwen3-8B-Base`` is another model, as is ``Qwen3-1.7B`` beside ``Qwen3-17B``). After a ``:``,
-Ollama's size and precision tags are part of the name (``qwen3:8b``), while a provider's
+forgiven (``Qwen3-8B-Base`` is another model, as is ``Qwen3-1.7B`` beside ``Qwen3-17B``).
+After a ``:``, Ollama's size and precision tags are part of the name (``qwen3:8b``), while a provider's
 routing variant (``qwen/qwen3-8b:free``) and a Hub revision (``:main``) name the model
 itself; a Hub id written with ``_`` for its ``/`` (``Qwen_Qwen3-8B``) is the Hub id. A step
 at the end of a name (``my-org/qwen3-8b-grpo-checkpoint-100``, ``…-step-200``, a W&B alias
@@ -76,9 +76,10 @@ def _squashed(key: str, size: float | None) -> str:
 
 #: Billions of parameters in a name, with the decimal separators Hub names use: ``0.6B``,
 #: ``8b``, ``1_6b`` (StabilityAI's ``stablelm-2-1_6b``; not in a name joined by ``_``
-#: throughout, ``llama_3_8b``, whose ``_`` before the size is a separator), ``1p5b``; ``30B`` of ``30B-A3B`` (the
-#: ``A3B`` after it is the active share, preceded by a letter, so never read as the size). A
-#: number after a letter or a dot (``Qwen2.5``, ``Llama-3.1``) is a version, never a size.
+#: throughout, ``llama_3_8b``, whose ``_`` before the size is a separator), ``1p5b``;
+#: ``30B`` of ``30B-A3B`` (the ``A3B`` after it is the active share, preceded by a letter, so
+#: never read as the size). A number after a letter or a dot (``Qwen2.5``, ``Llama-3.1``) is a
+#: version, never a size.
 _SIZE = re.compile(
     r"(?<![A-Za-z0-9.])(\d+)(?:(?:[.pP]|(?<!_\d)(?<!_\d\d)(?<!_\d\d\d)_)(\d+))?[bB](?![A-Za-z0-9])"
 )
@@ -130,8 +131,7 @@ class ModelId:
     def match(self) -> str:
         """What two spellings of one model agree on (:func:`same_model`): :attr:`key` without
         its separators, dots, a version's ``v`` or Meta's ``Meta-``, with its stated size
-        (:func:`_squashed`):
-        ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct-hf`` and ``Qwen/Qwen2.5-7B-Instruct``
+        (:func:`_squashed`): ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct-hf`` and ``Qwen/Qwen2.5-7B-Instruct``
         are one model; ``Qwen2.5-7B-Instruct-AWQ``, ``-Base`` or ``Qwen2.5-14B`` another."""
         return _squashed(self.key, _size(self.key))
 

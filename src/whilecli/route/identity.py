@@ -19,7 +19,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from whilecli.io.modelid import model_identity
+from whilecli.io.modelid import match_key, model_identity
+from whilecli.io.modelid import same_model as modelid_same_model
 
 
 def model_key(name: str) -> str:
@@ -27,8 +28,8 @@ def model_key(name: str) -> str:
     organisation or the path around it (:func:`whilecli.io.modelid.model_identity`): a Hugging
     Face cache path ``…/models--Org--Name/snapshots/<sha>`` and a checkpoint under a local
     model folder ``/models/Name/checkpoint-100`` are ``name``; two spellings of one model
-    (``Qwen3 8B``, ``qwen3_8b``) one key (:attr:`whilecli.io.modelid.ModelId.match`)."""
-    return model_identity(name).match
+    (``Qwen3 8B``, ``qwen3_8b``) one key (:func:`whilecli.io.modelid.match_key`)."""
+    return match_key(name)
 
 
 def size_from_name(model: str | None) -> float | None:
@@ -48,8 +49,7 @@ def shown(model: str) -> str:
     return found.display if found.path else model
 
 
-def same_model(a: str, b: str) -> bool:
-    return model_key(a) == model_key(b)
+same_model = modelid_same_model
 
 
 def same_weights(a: str, b: str) -> bool:

@@ -541,6 +541,10 @@ def _mostly(values: list[Any], kind: Any) -> bool:
     return bool(values) and 2 * sum(map(kind, values)) >= len(values)
 
 
+def _row_object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
 def _row_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(x, dict) for x in value)
 
@@ -550,7 +554,9 @@ def _abbr_entry(value: Any) -> bool:
 
 
 def _broken_entry(name: str, at: str, value: Any, want: str) -> InputError:
-    return InputError(f"must be {want}, as the other entries are; found {describe(value)}", file=name, at=at)  # fmt: skip
+    return InputError(
+        f"must be {want}, as the other entries are; found {describe(value)}", file=name, at=at
+    )
 
 
 def _keyed_rows(doc: dict[str, Any], name: str) -> Converted | None:
@@ -565,19 +571,14 @@ def _keyed_rows(doc: dict[str, Any], name: str) -> Converted | None:
         if not isinstance(table, dict) or not table:
             continue
         values = list(table.values())
-        if _mostly(values, lambda v: isinstance(v, dict)):
-            want, fits = "a row object", lambda v: isinstance(v, dict)
-        elif _mostly(values, _row_list):
-            want, fits = "a list of row objects", _row_list
-        else:
+        single = _mostly(values, _row_object)  # one row a key, else a list of rollouts
+        if not single and not _mostly(values, _row_list):
             continue
+        fits, want = (_row_object, "a row object") if single else (_row_list, "a list of rows")
         for task, value in table.items():
             if not fits(value):
                 raise _broken_entry(name, f"{key}[{task!r}]", value, want)
-        if want == "a row object":
-            groups = [(k, [v]) for k, v in table.items()]
-        else:
-            groups = list(table.items())
+        groups = [(k, [v]) for k, v in table.items()] if single else list(table.items())
         rows: list[dict[str, Any]] = []
         positions: list[dict[str, Any]] = []
         for task, group in groups:
