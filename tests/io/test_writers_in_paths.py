@@ -3,8 +3,10 @@
 folder per model): one model's passes and another's fails of a task would read as a split
 task and one model's draws as another's, so the pool is refused as different evaluations
 are (exit 2, naming the files and the models), unless ``--pool`` (each model's tasks kept
-apart) or ``--by source``. Paths naming one model in any spelling, or naming none, pool as
-before; rows that name their model are read by their own field.
+apart) or ``--by source``. A settings file beside the rows that names the model (a run's
+``config.yaml``, ``args.json``) speaks as the path does. Paths naming one model in any
+spelling, or naming none, pool as before; rows that name their model are read by their own
+field.
 
 The generator writes 2 to 3 folders, each a model drawn from spellings of a few models, each
 at its own pass rate; the truth (which folders name another model) is the drawn model's
@@ -89,13 +91,85 @@ def test_paths_naming_different_models_are_refused_unless_pooled(
         rows = read_rows([str(root)])
         assert rows.frame.collect().height == len(picks) * TASKS * K
         return
-    with pytest.raises(PoolingError, match=r"their paths name different ones") as refused:
+    with pytest.raises(PoolingError, match=r"settings files name different ones") as refused:
         read_rows([str(root)])
     for model, _ in picks:  # every model the paths name is shown, in some spelling
         assert any(name in str(refused.value) for name in MODELS[model])
     pooled = read_rows([str(root)], pool=True).frame.collect()
     assert pooled.height == len(picks) * TASKS * K
     assert pooled["task_id"].n_unique() == distinct * TASKS  # each model's tasks kept apart
+
+
+#: Settings files a run leaves beside its rows, each writing a model its own way.
+SETTINGS = (
+    ("config.yaml", lambda m: f"model: {m}\ntemperature: 1.0\n"),
+    ("args.json", lambda m: json.dumps({"model_name_or_path": m, "seed": 1})),
+    ("run_config.json", lambda m: json.dumps({"model": {"name": m}, "n": 4})),
+)
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    picks=st.lists(
+        st.tuples(
+            st.integers(0, len(MODELS) - 1),
+            st.integers(0, 4),
+            st.integers(0, len(SETTINGS) - 1),
+        ),
+        min_size=2,
+        max_size=3,
+    ),
+    seed=st.integers(0, 10_000),
+)
+def test_settings_files_naming_different_models_are_refused_as_paths_are(
+    picks: list[tuple[int, int, int]], seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Folders that name no model, each beside a settings file that names one: the same
+    rule as paths, each model's tasks kept apart under --pool."""
+    root = tmp_path_factory.mktemp("settings")
+    rng = random.Random(seed)
+    for place, (model, spelling, kind) in enumerate(picks):
+        names = MODELS[model]
+        folder = root / NEUTRAL[place % len(NEUTRAL)] / f"run{place}"
+        _write(folder, _rows(rng, rng.random(), None))
+        name, text = SETTINGS[kind]
+        (folder / name).write_text(text(names[spelling % len(names)]), encoding="utf-8")
+    distinct = len({model for model, _, _ in picks})
+    if distinct == 1:
+        assert read_rows([str(root)]).frame.collect().height == len(picks) * TASKS * K
+        return
+    with pytest.raises(PoolingError, match=r"settings files name different ones") as refused:
+        read_rows([str(root)])
+    for model, _, _ in picks:
+        assert any(name in str(refused.value) for name in MODELS[model])
+    pooled = read_rows([str(root)], pool=True).frame.collect()
+    assert pooled["task_id"].n_unique() == distinct * TASKS
+
+
+def test_summaries_beside_settings_of_two_models_key_their_tasks_apart(tmp_path: Path) -> None:
+    """Summaries of two runs whose settings files name different models: keyed apart as
+    their rows read with --pool."""
+    rng = random.Random(9)
+    runner = CliRunner()
+    summaries = []
+    for place, (model, rate) in enumerate((("Qwen/Qwen3-8B", 0.8), ("gpt-4o", 0.1))):
+        rows = _write(tmp_path / "runs" / f"run{place}", _rows(rng, rate, None))
+        (rows.parent / "config.yaml").write_text(f"model: {model}\n", encoding="utf-8")
+        out = tmp_path / f"summary{place}.parquet"
+        made = runner.invoke(app, ["summarize", str(rows), "-o", str(out)])
+        assert made.exit_code == 0, made.output
+        summaries.append(str(out))
+    pooled = runner.invoke(app, ["route", str(tmp_path / "runs"), "--pool", "--format", "json"])
+    summed = runner.invoke(app, ["route", *summaries, "--format", "json"])
+    assert pooled.exit_code == summed.exit_code, (pooled.output, summed.output)
+    rows_band = next(c for c in json.loads(pooled.output)["checks"] if c["key"] == "band")
+    sums_report = json.loads(summed.output)
+    sums_band = next(c for c in sums_report["checks"] if c["key"] == "band")
+    assert sums_band["measured"]["grouped_tasks"] == 2 * TASKS
+    assert rows_band["measured"]["split_tasks"] == sums_band["measured"]["split_tasks"]
+    assert any("keyed apart" in note for note in sums_report["notes"])
 
 
 @pytest.mark.parametrize("placeholder", ["default", "", "None", "N/A", "policy"])
@@ -105,7 +179,7 @@ def test_rows_whose_model_field_names_none_name_no_model(tmp_path: Path, placeho
     rng = random.Random(6)
     _write(tmp_path / "Qwen3-8B", _rows(rng, 0.8, placeholder))
     other = _write(tmp_path / "Llama-3.1-8B-Instruct", _rows(rng, 0.1, placeholder))
-    with pytest.raises(PoolingError, match=r"their paths name different ones"):
+    with pytest.raises(PoolingError, match=r"settings files name different ones"):
         read_rows([str(tmp_path)])
     route = run_route(str(other), model="Qwen/Qwen3-8B")
     assert isinstance(route, Route) and route.provisional

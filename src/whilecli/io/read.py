@@ -104,6 +104,7 @@ from whilecli.io.sources import (
     rows_with_keys,
     sample_rows,
     settings_model,
+    writer_named,
 )
 
 #: What polars raises when a file it reads is corrupt: its errors, and a Rust panic inside
@@ -1671,26 +1672,27 @@ def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
 
 
 def _writers_in_paths(parts: list[_Part]) -> tuple[str, list[str]] | None:
-    """Files whose rows name no model, under paths that name different models
-    (:func:`~whilecli.io.modelid.path_model`: ``runs/Qwen3-8B/`` beside
-    ``runs/Llama-3.1-8B/``): pooled, one model's passes and another's fails of a task would
-    read as a split task, and one model's draws as another's. Each file's evaluation is the
-    model its path names (the files naming one model are one); files whose path names none
-    say nothing. None where at most one model is named."""
+    """Files whose rows name no model, under paths or beside settings files that name
+    different models (the read's ``path_model``: ``runs/Qwen3-8B/`` beside
+    ``runs/Llama-3.1-8B/``, a ``config.yaml`` of ``model: Qwen/Qwen3-8B`` beside one of
+    another): pooled, one model's passes and another's fails of a task would read as a split
+    task, and one model's draws as another's. Each file's evaluation is the model named (the
+    files naming one model are one); files where none is named say nothing. None where at
+    most one model is named."""
     named: list[str | None] = [
-        path_model(p.source.path)
-        if p.facts.path_model is not None and p.source.path is not None
-        else None
-        for p in parts
+        writer_named(p.facts.path_model) if p.facts.path_model is not None else None for p in parts
     ]
     models, each = writers_named(named)
     if len(models) < 2:
         return None
     first = [next(p for p, n in zip(parts, named, strict=True) if n == m) for m in models]
-    shown = "; ".join(f"{p.source.name} ({m})" for p, m in zip(first, models, strict=True))
+    shown = "; ".join(
+        f"{p.source.name} ({p.facts.path_model})" for p in first if p.facts.path_model
+    )
     why = (
-        f"the rows name no model, and their paths name different ones: {shown}; pooled,"
-        " one model's passes and another's fails of a task would read as split tasks"
+        "the rows name no model, and their paths or settings files name different ones:"
+        f" {shown}; pooled, one model's passes and another's fails of a task would read as"
+        " split tasks"
     )
     labels = [m or p.source.name for p, m in zip(parts, each, strict=True)]
     return why, labels

@@ -43,6 +43,7 @@ from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
 from whilecli.io.modelid import path_model, writers_named
 from whilecli.io.read import prefixed_id, prompt_groups
+from whilecli.io.sources import writer_named
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import (
     TASK_COLUMNS,
@@ -481,12 +482,10 @@ def _writers_apart(entries: list[Entry | None]) -> list[str] | None:
     name none. None where at most one model is named."""
     named: list[str | None] = []
     for entry in entries:
-        facts = entry.facts if entry is not None else None
-        found = (
-            {path_model(Path(p)) for p in entry.paths} - {None}
-            if entry is not None and facts is not None and facts.get("path_model")
-            else set()
-        )
+        fact = entry.facts.get("path_model") if entry is not None and entry.facts else None
+        found: set[str | None] = set()
+        if entry is not None and isinstance(fact, str):
+            found = {path_model(Path(p)) for p in entry.paths} - {None} or {writer_named(fact)}
         named.append(found.pop() if len(found) == 1 else None)
     models, each = writers_named(named)
     return None if len(models) < 2 else [m or "" for m in each]
