@@ -67,7 +67,7 @@ def test_diff_names_a_cap_change_and_other_models(
     rng = random.Random(seed)
     rates = [rng.random() for _ in range(300)]
     folder = tmp_path / f"{seed}-{cuts}-{models}".replace("/", "_")
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     before = _dump(folder / "before.jsonl", rates, rng, cuts[0], models[0])
     after = _dump(folder / "after.jsonl", rates, rng, cuts[1], models[1])
     for command in (["diff", before, after], ["size", "--before", before, "--after", after]):

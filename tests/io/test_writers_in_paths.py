@@ -260,3 +260,24 @@ def test_summaries_of_two_models_key_their_tasks_apart_as_pooled_rows_do(tmp_pat
 def test_which_path_parts_name_other_models(a: str, b: str, other: bool) -> None:
     assert parts_name_other_models(a, b) is other
     assert parts_name_other_models(b, a) is other
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_pooled_on_purpose_the_writer_that_is_not_the_model_is_named(
+    tmp_path: Path, first: int
+) -> None:
+    """--pool of two models' runs, with --model one of them: whichever file reads first,
+    the other model's writer is named and the verdict is provisional."""
+    rng = random.Random(10)
+    models = ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct"]
+    for place in range(2):
+        rows = _write(tmp_path / f"run{place}", _rows(rng, 0.5, None))
+        model = models[(place + first) % 2]
+        (rows.parent / "config.yaml").write_text(f"model: {model}\n", encoding="utf-8")
+    for model, other in (models, models[::-1]):
+        route = run_route(str(tmp_path), model=model, pool=True)
+        assert isinstance(route, Route) and route.provisional
+        found = [f for f in route.data_quality if f.kind == "model_in_path"]
+        assert len(found) == 1 and found[0].found.endswith(
+            f"another than {model}: config.yaml: model = {other}"
+        )

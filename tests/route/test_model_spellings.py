@@ -323,16 +323,27 @@ def test_a_relative_checkpoint_folder_is_a_path(
 @settings(max_examples=60)
 @given(model=models(), quant=st.sampled_from(["q4_K_M", "Q8_0", "fp16", "bf16"]))
 def test_ollama_tags_and_precisions(model: tuple[str, str, float], quant: str) -> None:
-    """Ollama's ``family:size`` is the model; ``:latest`` adds nothing; a tag or suffix of a
-    precision (``:8b-q4_K_M``, ``-GGUF:Q4_K_M``, ``-bf16``) is its weights at another one."""
+    """Ollama's ``family:size`` (a tag that begins with the size) is Ollama's build: GGUF, of
+    the chat model unless the tag says ``base``/``text``: a copy of a model whose name states
+    that variant, unsure beside a name that states none (``Qwen3-8B`` is a chat model,
+    ``Llama-3.1-8B`` a base one). A tag that does not begin with a size (``llama:3.1-8b``) is
+    the name's; ``:latest`` after a Hub id adds nothing; a tag or suffix of a precision
+    (``:8b-q4_K_M``, ``-GGUF:Q4_K_M``, ``-bf16``) is its weights at another one."""
+    from whilecli.io.modelid import COPY, SAME, UNSURE, weights_relation
     from whilecli.route.identity import same_weights
 
     org, name, _ = model
     family, _, rest = name.partition("-")
     tagged = f"{family.lower()}:{rest.lower()}"
-    assert same_model(tagged, f"{org}/{name}"), tagged
+    ollama = rest[0].isdigit() and "-" not in family + rest.split("B")[0]
+    states = any(w in name for w in ("-Instruct", "-it", "-Base"))
+    build = (COPY if states else UNSURE) if ollama else SAME
+    assert weights_relation(tagged, f"{org}/{name}") == build, tagged
     assert same_model(f"{org}/{name}:latest", name)
-    for copy in (f"{tagged}-{quant}", f"hf.co/{org}/{name}-GGUF:{quant}", f"{org}/{name}-{quant}"):
+    assert weights_relation(f"{tagged}-{quant}", f"{org}/{name}") == (
+        COPY if build == SAME else build
+    )
+    for copy in (f"hf.co/{org}/{name}-GGUF:{quant}", f"{org}/{name}-{quant}"):
         assert same_weights(copy, f"{org}/{name}") and not same_model(copy, name), copy
 
 

@@ -80,14 +80,26 @@ def test_an_underscore_org_join_is_the_hub_id(model: tuple[str, str, float]) -> 
     quant=st.sampled_from(["q4_K_M", "Q8_0", "fp16"]),
 )
 def test_ollama_tags_keep_their_meaning(model: tuple[str, str, float], quant: str) -> None:
-    """``qwen3:8b`` is ``Qwen3-8B``; ``:8b-q4_K_M`` its weights at another precision; a
-    ``v7`` in a name (``DeepSeek-V3``, ``Qwen3-8B-v7``) is the name's, not a step."""
+    """``qwen3:8b-instruct`` is Ollama's build of ``Qwen3-8B-Instruct`` (its weights at
+    another precision), ``qwen3:8b`` may be ``Qwen3-8B``'s (a chat build beside a name that
+    states no variant: unsure); ``llama:3.1-8b`` (no size first) is ``Llama-3.1-8B``;
+    ``:8b-q4_K_M`` is the weights at another precision; a ``v7`` in a name
+    (``DeepSeek-V3``, ``Qwen3-8B-v7``) is the name's, not a step."""
+    from whilecli.io.modelid import UNSURE, weights_relation
+
     org, name, _ = model
     family, _, rest = name.partition("-")
     tagged = f"{family.lower()}:{rest.lower()}"
-    assert same_model(tagged, f"{org}/{name}")
     copy = f"{tagged}-{quant}"
-    assert same_weights(copy, name) and not same_model(copy, name)
+    if family == "Qwen3" and not name.endswith("-Instruct"):
+        assert weights_relation(tagged, f"{org}/{name}") == UNSURE
+        assert weights_relation(copy, name) == UNSURE
+    elif family == "Qwen3":
+        assert same_weights(tagged, f"{org}/{name}") and not same_model(tagged, name)
+        assert same_weights(copy, name) and not same_model(copy, name)
+    else:
+        assert same_model(tagged, f"{org}/{name}")
+        assert same_weights(copy, name) and not same_model(copy, name)
     assert model_identity(f"{name}-v7").step is None and not same_model(f"{name}-v7", name)
 
 

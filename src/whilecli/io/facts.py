@@ -75,7 +75,7 @@ from whilecli.io.aliases import (
     TOKEN_LIMIT_WORDS,
 )
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
-from whilecli.io.modelid import model_identity
+from whilecli.io.modelid import joined_writers, model_identity
 from whilecli.io.versions import INTEGRAL
 from whilecli.io.words import (
     BLANKS,
@@ -778,9 +778,13 @@ def model_name(raw: pl.Expr, seen: Iterable[str] | None = None) -> pl.Expr:
 
 
 def _named(seen: Iterable[str]) -> dict[str, str]:
-    """Each local path as the model it names; a path that names none is kept as written."""
+    """Each local path as the model it names; a path that names none, or a provider's
+    build (``together_ai/meta-llama/…-Turbo``: what it serves is read from all of it), is
+    kept as written."""
     found = {n: model_identity(n) for n in seen}
-    return {n: m.display for n, m in found.items() if m.path and not m.anonymous}
+    return {
+        n: m.display for n, m in found.items() if m.path and not m.anonymous and m.build is None
+    }
 
 
 def model_step(raw: pl.Expr, seen: Iterable[str]) -> pl.Expr | None:
@@ -894,7 +898,9 @@ class Facts:
     #: none recorded.
     token_cap: float | None = None
     #: Where the rows name no model: the first part of a file's path that names one
-    #: (:func:`whilecli.io.modelid.path_model`: ``gpt-4o-airline.json``); None: none does.
+    #: (:func:`whilecli.io.modelid.path_model`: ``gpt-4o-airline.json``), or the settings
+    #: file beside it that does (``config.yaml: model = gpt-4o``); pooled reads naming
+    #: different models, each (:func:`whilecli.io.modelid.joined_writers`); None: none does.
     path_model: str | None = None
     #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
     #: ``effective`` traces): the groups that all pass or all fail are not there.
@@ -947,8 +953,9 @@ class Facts:
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
-            *("path_model", "prompt_unsure"),
+            "prompt_unsure",
         )
+        self.path_model = joined_writers(self.path_model, other.path_model)
         for name in names:
             if getattr(self, name) is None:
                 setattr(self, name, getattr(other, name))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -118,6 +118,11 @@ class ModelId:
     size_b: float | None = None  # billions of parameters the name states
     step: int | None = None  # the training step a checkpoint folder or the name's end states
     path: bool = False  # the string was a local path
+    #: A provider's or Ollama's build of an open model (:data:`_PROVIDER_TAIL`,
+    #: :data:`_OLLAMA_TAG`): ``ollama``, ``bedrock`` or the word the name ended with
+    #: (``turbo``, ``instant``), read off :attr:`name`; the weights at a precision the name
+    #: does not state, of a variant it may not state (:func:`weights_relation`).
+    build: str | None = None
 
     @property
     def key(self) -> str:
@@ -133,7 +138,8 @@ class ModelId:
         its separators, dots, a version's ``v`` or Meta's ``Meta-``, with its stated size
         (:func:`_squashed`): ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct-hf`` and ``Qwen/Qwen2.5-7B-Instruct``
         are one model; ``Qwen2.5-7B-Instruct-AWQ``, ``-Base`` or ``Qwen2.5-14B`` another."""
-        return _squashed(self.key, _size(self.key))
+        plain = _squashed(self.key, _size(self.key))
+        return plain if self.build is None else f"{plain}~{self.build}"
 
     @property
     def weights_match(self) -> str:
@@ -317,6 +323,115 @@ def _family_org(org: str, family: str) -> bool:
     return not any(ch.isdigit() for ch in org) and _family(org) == family
 
 
+#: How a harness names a provider before a model, with a ``:`` (promptfoo's
+#: ``ollama:chat:llama3.1:8b``, ``openai:gpt-4o``, ``bedrock:meta.llama3-1-8b-instruct-v1:0``):
+#: the provider and the API it calls, then the model. Not an Ollama tag after a name that
+#: is also a provider's (``mistral:7b`` is Ollama's Mistral 7B).
+_PROVIDER_PREFIX = re.compile(
+    r"(?i)^(openai|anthropic|ollama|vllm|bedrock|vertex|azure|azureopenai|groq|together"
+    r"|togetherai|mistral|huggingface|hf|openrouter|fireworks|deepseek|litellm|replicate"
+    r"|perplexity|cohere|google|watsonx|localai|cloudflare-ai|sagemaker)"
+    r"(?::(?:chat|completion|completions|messages|responses|text-generation|text))?:(?=.)"
+)
+#: Ollama's tag after a model's name: its size first (``:8b``, ``:0.6b``,
+#: ``:8b-instruct-q4_K_M``, ``:8b-text``). An Ollama build is GGUF, at 4 bits unless the tag
+#: says another precision, of the model's chat build unless the tag says ``text`` (its base).
+_OLLAMA_TAG = re.compile(r"(?i)^\d+(?:\.\d+)?[bm](?:[-_].*)?$")
+_OLLAMA_ORGS = frozenset({"ollama", "ollama_chat"})
+#: Amazon Bedrock's model ids: the provider, a dot, the model, its API version
+#: (``meta.llama3-1-8b-instruct-v1:0``; a cross-region profile's ``us.`` before).
+_BEDROCK = re.compile(
+    r"(?i)^(?:(?:us|eu|apac|global)\.)?(?:meta|mistral|amazon|cohere|ai21|deepseek|qwen"
+    r"|writer|anthropic)\.(.+?)-v\d+:\d+$"
+)
+#: Words a provider ends an open model's name with for the build it serves, not another
+#: model: Together's ``-Turbo`` (FP8), Groq's ``-instant``, ``-versatile`` and ``-specdec``,
+#: Vertex AI's ``-maas``, Nebius' ``-fast``: the named model's weights, at a precision the
+#: name does not state. Read on an open family's name only (``gpt-4-turbo`` is a model).
+_PROVIDER_TAIL = re.compile(r"(?i)[-_](turbo|instant|versatile|specdec|maas|fast)$")
+#: The builds whose model is a chat build their name does not say: Ollama's (``llama3.1:8b``
+#: is Llama-3.1-8B-Instruct), Groq's (``llama-3.1-8b-instant`` is too).
+_CHAT_BUILDS = frozenset({"ollama", "instant", "versatile", "specdec"})
+#: The words that name a model's variant: a chat build (``-Instruct``, ``-it``, ``-chat``) or
+#: its base (``-Base``, Ollama's ``-text``).
+_CHAT_WORD = re.compile(r"(?i)(?:^|[-_.\s])(?:instruct|it|chat)(?=$|[-_.\s])")
+_BASE_WORD = re.compile(r"(?i)(?:^|[-_.\s])(?:base|text)(?=$|[-_.\s])")
+
+
+def _provider_prefix(part: str) -> tuple[str, str | None]:
+    """``part`` without a harness's ``provider:`` (:data:`_PROVIDER_PREFIX`), and
+    ``ollama`` where that provider is Ollama."""
+    found = _PROVIDER_PREFIX.match(part)
+    if found is None or _OLLAMA_TAG.match(part[found.end() :]):
+        return part, None
+    return part[found.end() :], "ollama" if found.group(1).lower() == "ollama" else None
+
+
+def _bedrock(part: str) -> tuple[str, str | None]:
+    found = _BEDROCK.match(part)
+    return (found.group(1), "bedrock") if found else (part, None)
+
+
+def _provider_tail(part: str) -> tuple[str, str | None]:
+    found = _PROVIDER_TAIL.search(part)
+    if found is None or found.start() == 0:
+        return part, None
+    return part[: found.start()], found.group(1).lower()
+
+
+def _variant(found: ModelId) -> str | None:
+    """Which build of a model a name names: ``chat``, ``base``, or None where it says
+    neither (``Qwen3-8B`` is a chat model, ``Llama-3.1-8B`` a base one: the name cannot
+    tell). A build that implies its chat model (:data:`_CHAT_BUILDS`) names ``chat``."""
+    if _BASE_WORD.search(found.name):
+        return "base"
+    if _CHAT_WORD.search(found.name) or found.build in _CHAT_BUILDS:
+        return "chat"
+    return None
+
+
+def _plain(found: ModelId) -> str:
+    """The model a name names without its size, variant or precision words: what a build
+    and a model it may serve must agree on."""
+    bare = _CHAT_WORD.sub("-", _BASE_WORD.sub("-", _SIZE.sub("-", found.weights_key)))
+    return _squashed(_SNAPSHOT.sub("", bare), None)
+
+
+#: How two model names' weights relate (:func:`weights_relation`).
+SAME, COPY, UNSURE, OTHER = "same", "copy", "unsure", "other"
+
+
+def weights_relation(a: str, b: str) -> str:
+    """How the weights two names name relate: :data:`SAME` model (:func:`same_model`);
+    a :data:`COPY` of one model's weights at another precision (a quantized copy,
+    ``Qwen3-8B-AWQ`` of ``Qwen3-8B``; a provider's or Ollama's build of it,
+    ``llama3.1:8b`` or ``Meta-Llama-3.1-8B-Instruct-Turbo`` of ``Llama-3.1-8B-Instruct``);
+    :data:`UNSURE` where a build's name leaves out what would tell (``llama3.1:8b``, a chat
+    build, beside ``Llama-3.1-8B``, which may be a base model; ``ollama/llama3.1`` states no
+    size); else :data:`OTHER`."""
+    x, y = model_identity(a), model_identity(b)
+    if x.match == y.match:
+        return SAME
+    for build, model in ((x, y), (y, x)):
+        if build.build is not None:
+            return _build_relation(build, model)
+    return COPY if x.weights_match == y.weights_match else OTHER
+
+
+def _build_relation(build: ModelId, model: ModelId) -> str:
+    mine, theirs = _plain(build), _plain(model)
+    if build.size_b is not None and model.size_b is not None and build.size_b != model.size_b:
+        return OTHER
+    if mine != theirs:
+        return UNSURE if mine and theirs.startswith(mine) else OTHER
+    said, named = _variant(build), _variant(model)
+    if said is not None and named is not None and said != named:
+        return OTHER
+    if None in (said, named, build.size_b, model.size_b):
+        return UNSURE
+    return COPY
+
+
 @lru_cache(maxsize=4096)
 def model_identity(text: str) -> ModelId:
     """The model ``text`` names (see the module doc); an empty string names ``""``."""
@@ -329,6 +444,21 @@ def model_identity(text: str) -> ModelId:
         return ModelId(name, org, _size(name), None, True)
     if not parts:
         return ModelId(raw)
+    parts[0], build = _provider_prefix(parts[0])
+    if parts[0].lower() in _OLLAMA_ORGS and len(parts) == 2:
+        parts, build = parts[1:], "ollama"
+    tag = parts[-1].partition(":")[2]
+    if (_OLLAMA_TAG.match(tag) and not _COMMIT.match(tag)) or (
+        tag.lower() == "latest" and len(parts) == 1
+    ):
+        build = "ollama"
+    last, bedrock = _bedrock(parts[-1])
+    last, served = _provider_tail(_tagged(last)[0] if build == "ollama" else last)
+    build = build or bedrock or served
+    if build is not None and _family(last) in _OPEN_FAMILIES:
+        return replace(model_identity("/".join([*parts[:-1], last])), build=build)
+    if bedrock is not None:  # an API's model on Bedrock: the model its name names
+        parts[-1] = _bedrock(parts[-1])[0]
     parts[-1], tagged = _tagged(parts[-1])
     if not is_path and any(_STEP_DIR.match(p) for p in parts):
         is_path = True  # a relative checkpoint folder: ``Qwen3-8B/checkpoint-500``
@@ -493,6 +623,45 @@ def parts_name_other_models(a: str, b: str) -> bool:
         return True
     sizes = _size(a), _size(b)
     return None not in sizes and sizes[0] != sizes[1]
+
+
+#: How a read's ``path_model`` fact writes a model a settings file names (``config.yaml:
+#: model = gpt-4o``), and how it joins the writers of pooled reads that name different ones.
+_SETTINGS_SAY, _WRITERS_JOIN = " = ", "; "
+_SETTINGS_SAID = re.compile(r"[^/:;]+: [\w.]+" + re.escape(_SETTINGS_SAY) + r"(.+)")
+
+
+def said_in_settings(where: str, model: str) -> str:
+    """A ``path_model`` fact for a model a settings file names: ``where = model``."""
+    return f"{where}{_SETTINGS_SAY}{model}"
+
+
+def writer_named(path_model: str) -> str:
+    """The model one read's ``path_model`` fact names: the name a settings file gives
+    (:func:`said_in_settings`: ``config.yaml: model = gpt-4o`` names ``gpt-4o``), else the
+    path part itself (``runs/Qwen3-8B/``)."""
+    said = _SETTINGS_SAID.fullmatch(path_model)
+    return said.group(1) if said else path_model
+
+
+def joined_writers(mine: str | None, theirs: str | None) -> str | None:
+    """The ``path_model`` fact of two reads pooled: each one's where they name different
+    models (:func:`parts_name_other_models`), so no pooled writer goes unseen; else the
+    first's."""
+    if mine is None or theirs is None:
+        return mine or theirs
+    held = [writer_named(w) for w in mine.split(_WRITERS_JOIN)]
+    new = [
+        w
+        for w in theirs.split(_WRITERS_JOIN)
+        if all(parts_name_other_models(writer_named(w), h) for h in held)
+    ]
+    return _WRITERS_JOIN.join([mine, *new])
+
+
+def writers_in(path_model: str) -> list[str]:
+    """Each fact a pooled ``path_model`` holds (:func:`joined_writers`)."""
+    return path_model.split(_WRITERS_JOIN)
 
 
 def writers_named(named: Sequence[str | None]) -> tuple[list[str], list[str | None]]:

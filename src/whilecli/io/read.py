@@ -73,7 +73,7 @@ from whilecli.io.locate import (
     refuse_one_grade_threshold,
     refuse_unbounded,
 )
-from whilecli.io.modelid import path_model, writers_named
+from whilecli.io.modelid import path_model, writer_named, writers_named
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
@@ -104,7 +104,6 @@ from whilecli.io.sources import (
     rows_with_keys,
     sample_rows,
     settings_model,
-    writer_named,
 )
 
 #: What polars raises when a file it reads is corrupt: its errors, and a Rust panic inside

@@ -37,7 +37,7 @@ from whilecli.errors import InputError, UsageError, WhileError
 from whilecli.fileio import UnreadableFile, read_regular, reader_source
 from whilecli.io.aliases import MODEL_OBJECT_KEYS, SAMPLING_PLACES, TOKEN_CAPS
 from whilecli.io.formats import fastchat, opencompass, openhands, prime_rl, tinker
-from whilecli.io.modelid import names_model
+from whilecli.io.modelid import names_model, said_in_settings
 from whilecli.io.shape import Shape
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.out")
@@ -1975,20 +1975,7 @@ def settings_model(source: Source) -> str | None:
     say, so never the rows' model; the route weighs it as it weighs a path that names one
     (:func:`whilecli.io.modelid.names_other_model`)."""
     found = _settings_model(source)
-    return None if found is None else f"{found.where}{_SETTINGS_SAY}{found.value}"
-
-
-#: How :func:`settings_model` writes where a settings file names a model and the name.
-_SETTINGS_SAY = " = "
-_SETTINGS_SAID = re.compile(r"[^/:]+: [\w.]+" + re.escape(_SETTINGS_SAY) + r"(.+)")
-
-
-def writer_named(path_model: str) -> str:
-    """The model a read's ``path_model`` fact names (:class:`whilecli.io.facts.Facts`): the
-    name a settings file gives (:func:`settings_model`: ``config.yaml: model = gpt-4o``
-    names ``gpt-4o``), else the path part itself (``runs/Qwen3-8B/``)."""
-    said = _SETTINGS_SAID.fullmatch(path_model)
-    return said.group(1) if said else path_model
+    return None if found is None else said_in_settings(found.where, found.value)
 
 
 def _settings_model(source: Source) -> Side | None:

@@ -20,7 +20,14 @@ from whilecli.io.versions import newer, version_id
 from whilecli.io.versions import version_order as version_order
 from whilecli.knobs import PASS_TOLERANCE
 from whilecli.route import quality, stats
-from whilecli.route.identity import closest, same_model, same_weights, shown, step_from_name
+from whilecli.route.identity import (
+    closest,
+    same_model,
+    same_weights,
+    shown,
+    step_from_name,
+    unsure_weights,
+)
 from whilecli.route.model import CheckResult, Pool, Rate, Status, against
 from whilecli.route.options import RouteOptions
 from whilecli.route.shared import datasets, share_tasks
@@ -790,7 +797,8 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     warnings = [f"{unnamed} rows name no model"] if unnamed else []
     others = sorted(m for m in named if not same_model(m, base))
     copies = [m for m in others if same_weights(m, base)]  # quantized copies of the model
-    others = [m for m in others if m not in copies]
+    unsure = [m for m in others if unsure_weights(m, base)]
+    others = [m for m in others if m not in copies and m not in unsure]
     paths = [m for m in others if model_identity(m).anonymous]
     if paths and len(paths) == len(others):
         rows = sum(named[m] for m in paths)
@@ -817,6 +825,17 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         )
         measured["closest_models"] = near
         return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
+    if unsure:
+        rows = sum(named[m] for m in unsure)
+        why = (
+            f"{rows} of {naming} rows name a provider's or Ollama's build"
+            f" ({', '.join(unsure)}) whose name does not say whether it holds {base}'s"
+            " weights (it leaves out the variant or the size: Ollama's and Groq's builds are"
+            " chat models); pass --model with the model the build serves"
+        )
+        measured["unsure_builds"], measured["unsure_build_rows"] = unsure, rows
+        warnings.append(f"on-policy unknown: {why}")
+        return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
     if copies:
         quantized = sum(named[m] for m in copies)
         measured["quantized_rows"], measured["quantized_models"] = quantized, copies

@@ -10,8 +10,10 @@ snapshot), with the engine that served it (``-hf``) and however its parts are se
 Nothing else is forgiven: a near miss
 (``Qwen3-0.6B-Base``, ``Qwen3-1.7B``, ``Qwen3-0.6B-Instruct``) is another model, and
 :func:`closest` names the names it was nearest to. A quantized copy (``Qwen3-0.6B-AWQ``,
-``-FP8``, ``-GPTQ-Int4``) is the model's weights at another precision (:func:`same_weights`):
-the sampler is not the trainer, as an older copy is not.
+``-FP8``, ``-GPTQ-Int4``), and a provider's or Ollama's build of it (``llama3.1:8b``,
+``…-Instruct-Turbo``), is the model's weights at another precision (:func:`same_weights`):
+the sampler is not the trainer, as an older copy is not. A build whose name leaves out
+what would tell (:func:`unsure_weights`) leaves check 6 unknown.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from whilecli.io.modelid import match_key, model_identity
+from whilecli.io.modelid import COPY, UNSURE, match_key, model_identity, weights_relation
 from whilecli.io.modelid import same_model as modelid_same_model
 
 
@@ -54,10 +56,18 @@ same_model = modelid_same_model
 
 def same_weights(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` name one model's weights at two precisions: one a quantized
-    copy of the other (``Qwen3-8B-AWQ`` of ``Qwen3-8B``), or two quantizations of one model
-    (:attr:`whilecli.io.modelid.ModelId.weights_key`)."""
-    x, y = model_identity(a), model_identity(b)
-    return x.match != y.match and x.weights_match == y.weights_match
+    copy of the other (``Qwen3-8B-AWQ`` of ``Qwen3-8B``), two quantizations of one model
+    (:attr:`whilecli.io.modelid.ModelId.weights_key`), or a provider's or Ollama's build of
+    it (``llama3.1:8b``, ``Meta-Llama-3.1-8B-Instruct-Turbo`` of ``Llama-3.1-8B-Instruct``:
+    :func:`whilecli.io.modelid.weights_relation`)."""
+    return weights_relation(a, b) == COPY
+
+
+def unsure_weights(a: str, b: str) -> bool:
+    """Whether ``a`` names a provider's or Ollama's build that may or may not hold ``b``'s
+    weights: its name leaves out the variant or the size that would tell (``llama3.1:8b``,
+    Ollama's chat build, beside ``Llama-3.1-8B``; ``ollama/llama3.1``)."""
+    return weights_relation(a, b) == UNSURE
 
 
 def closest(name: str, seen: Iterable[str], n: int = 3) -> list[str]:

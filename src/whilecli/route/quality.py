@@ -40,7 +40,7 @@ from typing import Any
 
 import polars as pl
 
-from whilecli.io.modelid import names_other_model
+from whilecli.io.modelid import names_other_model, writer_named, writers_in
 from whilecli.route import stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate, Status
 from whilecli.route.stats import TOL
@@ -67,6 +67,7 @@ PROVISIONAL_KINDS = (
     "ids_per_sample",
     "model_unsure",
     "model_in_path",
+    "unsure_build",
     "teacher_budget",
     "threshold_above_rewards",
     "teacher_unpaired",
@@ -199,6 +200,7 @@ def findings(
     out += _prompt_end_guessed(pool)
     out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _model_in_path(pool, found.get("on_policy"), model)
+    out += _unsure_build(found.get("on_policy"))
     out += _left_out_decides(pool, counted)
     out += _cut_disputed(pool)
     if facts.cut_partial:
@@ -503,8 +505,10 @@ def _model_in_path(pool: Pool, on_policy: CheckResult | None, model: str | None)
     if on_policy.status is not Status.UNKNOWN or on_policy.measured.get("rows_naming_a_model"):
         return []
     base = model.partition("@")[0]
-    if not names_other_model(part, base):
+    others = [w for w in writers_in(part) if names_other_model(writer_named(w), base)]
+    if not others:
         return []
+    part = "; ".join(others)
     return [
         Finding(
             "model_in_path",
@@ -514,6 +518,28 @@ def _model_in_path(pool: Pool, on_policy: CheckResult | None, model: str | None)
             "if that model wrote them, they are off-policy (SFT on them, or OPD from it):"
             " the verdict is provisional; pass --map model=COLUMN where the rows name it,"
             " or --model with the model that wrote them",
+        )
+    ]
+
+
+def _unsure_build(on_policy: CheckResult | None) -> list[Finding]:
+    """Rows that name a provider's or Ollama's build whose name leaves out whether it holds
+    ``--model``'s weights (:func:`whilecli.route.identity.unsure_weights`: ``llama3.1:8b``,
+    a chat build, beside ``--model meta-llama/Llama-3.1-8B``): check 6 is unknown, and if
+    the build serves another model the rows are off-policy; provisional."""
+    if on_policy is None or not on_policy.measured.get("unsure_builds"):
+        return []
+    builds = on_policy.measured["unsure_builds"]
+    return [
+        Finding(
+            "unsure_build",
+            int(on_policy.measured.get("unsure_build_rows", 0)),
+            f"{_rows(int(on_policy.measured.get('unsure_build_rows', 0)))} naming"
+            f" {', '.join(builds)}, a provider's or Ollama's build whose name does not say which"
+            " model's weights it serves (it leaves out the variant or the size)",
+            "if it serves another model than --model's, the rows are off-policy (SFT on them,"
+            " or OPD from it): the verdict is provisional; pass --model with the model the"
+            " build serves",
         )
     ]
 

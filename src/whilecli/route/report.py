@@ -100,6 +100,8 @@ def _unknown_phrase(check: CheckResult) -> str:
             why = "no --model"
         elif "unnamed_paths" in m:
             why = "rows name a path, not a model"
+        elif "unsure_builds" in m:
+            why = "rows name a provider's build"
         elif "unversioned_rows" in m:
             why = "rows carry no version"
         else:

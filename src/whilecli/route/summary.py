@@ -41,9 +41,8 @@ import polars as pl
 from whilecli.errors import InputError, UsageError
 from whilecli.fileio import atomic_write, reader_source
 from whilecli.io.judge import JudgeScan
-from whilecli.io.modelid import path_model, writers_named
+from whilecli.io.modelid import path_model, writer_named, writers_in, writers_named
 from whilecli.io.read import prefixed_id, prompt_groups
-from whilecli.io.sources import writer_named
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import (
     TASK_COLUMNS,
@@ -485,7 +484,9 @@ def _writers_apart(entries: list[Entry | None]) -> list[str] | None:
         fact = entry.facts.get("path_model") if entry is not None and entry.facts else None
         found: set[str | None] = set()
         if entry is not None and isinstance(fact, str):
-            found = {path_model(Path(p)) for p in entry.paths} - {None} or {writer_named(fact)}
+            found = {path_model(Path(p)) for p in entry.paths} - {None} or {
+                writer_named(w) for w in writers_in(fact)
+            }
         named.append(found.pop() if len(found) == 1 else None)
     models, each = writers_named(named)
     return None if len(models) < 2 else [m or "" for m in each]
