@@ -181,3 +181,30 @@ def test_the_route_reads_a_build_by_what_it_serves(
     else:
         assert check.status is Status.FAIL and check.decides == "off-policy"
         assert route.method == "sft"
+
+
+def test_a_teacher_that_may_be_the_student_leaves_opd_provisional(tmp_path: Path) -> None:
+    """Teacher rows from Ollama's ``qwen3:8b`` beside a student ``Qwen/Qwen3-8B`` (which the
+    build may serve): the teacher may be the student; a stronger teacher's OPD is not firm.
+    Named as a build of another size, it is a teacher like any other."""
+    rng = random.Random(12)
+    student, teacher = tmp_path / "student.jsonl", tmp_path / "teacher.jsonl"
+    for path, rate, model in ((student, 0.02, "Qwen/Qwen3-8B"), (teacher, 0.9, "qwen3:8b")):
+        with path.open("w", encoding="utf-8") as out:
+            for task in range(120):
+                for draw in range(4):
+                    row = {
+                        "task_id": f"t{task}",
+                        "prompt": f"Solve {task}.",
+                        "completion": f"{model} {task} {draw}",
+                        "reward": float(rng.random() < rate),
+                        "finish_reason": "stop",
+                        "model": model,
+                    }
+                    out.write(json.dumps(row) + "\n")
+    route = run_route(str(student), teacher=[str(teacher)], model="Qwen/Qwen3-8B")
+    assert isinstance(route, Route) and route.provisional
+    assert "teacher_may_be_student" in [f.kind for f in route.data_quality]
+    larger = run_route(str(student), teacher=[str(teacher)], model="Qwen/Qwen3-0.6B")
+    assert isinstance(larger, Route)
+    assert "teacher_may_be_student" not in [f.kind for f in larger.data_quality]

@@ -361,6 +361,11 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     named = {m: n for m, n in tpool.models.items() if m is not None}
     mine = [m for m in named if student is not None and _its_weights(m, student)]
     own = sum(named[m] for m in mine)
+    maybe = [m for m in named if student is not None and unsure_weights(m, student)]
+    if maybe:  # a build that may serve the student's weights: the teacher may be the student
+        measured["teacher_unsure_builds"] = sorted(maybe)
+        measured["teacher_unsure_rows"] = sum(named[m] for m in maybe)
+        measured["student_model"] = student
     if own:  # the student's rows among the teacher's: a few stray, or the teacher is it
         measured["teacher_student_rows"] = own
         measured["teacher_named_rows"] = sum(named.values())

@@ -68,6 +68,7 @@ PROVISIONAL_KINDS = (
     "model_unsure",
     "model_in_path",
     "unsure_build",
+    "teacher_may_be_student",
     "teacher_budget",
     "threshold_above_rewards",
     "teacher_unpaired",
@@ -790,7 +791,20 @@ def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
                 "check 4 fails: that is the student, not a teacher",
             )
         )
-    elif m.get("teacher_student_rows"):
+    elif m.get("teacher_unsure_builds"):
+        builds, rows = m["teacher_unsure_builds"], int(m.get("teacher_unsure_rows", 0) or 0)
+        out.append(
+            Finding(
+                "teacher_may_be_student",
+                rows,
+                f"{_rows(rows)} of the teacher's name {', '.join(builds)}, a provider's or"
+                " Ollama's build whose name does not say whether it serves"
+                f" {m.get('student_model')}, the model you train",
+                "if it does, the teacher is the student and check 4 fails: the verdict is"
+                " provisional; give teacher rows that name the teacher's own model",
+            )
+        )
+    if m.get("teacher_student_rows") and not m.get("teacher_is_student"):
         own, named = int(m["teacher_student_rows"]), int(m.get("teacher_named_rows", 0) or 0)
         out.append(
             Finding(
