@@ -43,6 +43,7 @@ import polars as pl
 from whilecli.io.modelid import names_other_model, writer_named, writers_in
 from whilecli.route import stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate, Status
+from whilecli.route.pool import LEFT_OUT
 from whilecli.route.stats import TOL
 
 #: Empty replies listed from this share of the rows (fewer are counted in the sources).
@@ -62,6 +63,7 @@ PROVISIONAL_KINDS = (
     "selected_rows",
     "left_out_decides",
     "no_unanimous_groups",
+    "kept_by_grade",
     "mean_rewards",
     "cut_disputed",
     "ids_per_sample",
@@ -195,6 +197,7 @@ def findings(
         )
     if not facts.selected:
         out += _no_unanimous_groups(pool, found.get("band"))
+    out += _kept_by_grade(pool, found.get("band"))
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _ids_per_sample(pool)
@@ -380,6 +383,50 @@ def _threshold_above_rewards(pool: Pool) -> list[Finding]:
             f" {high:g}): every row fails at it though the rewards differ",
             "the band is the threshold's, not the rewards': the verdict is provisional; pass"
             " the threshold a passing reply reaches",
+        )
+    ]
+
+
+#: Rows read as kept by their grade once this share of the tasks (and 3 at least) hold
+#: fewer draws than the most any task holds (:func:`_kept_by_grade`).
+KEPT_SHARE, KEPT_MIN = 0.1, 3
+
+
+def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """Every counted row of one grade (a floor or a saturated band), and the tasks holding
+    different numbers of draws, none of them left out as an error or ungraded: the rows
+    look kept by their grade (a rejection-sampled set keeps the passes, a failure dump the
+    fails), the draws of the other grade dropped. The band then reads every task at 1 (or at
+    0) whatever its rate was: a firm saturated verdict on a mixed pool whose fails were cut."""
+    m = band.measured if band is not None else {}
+    if m.get("band") not in ("floor", "saturated") or pool.n_tasks == 0:
+        return []
+    tasks = pool.tasks.select("task_id", "n", "passes")
+    rows, passes = int(tasks["n"].sum()), int(tasks["passes"].sum())
+    if passes not in (0, rows):
+        return []
+    facts = pool.source.facts
+    if pool.left_out is None and facts.errors + facts.left_ungraded > 0:
+        return []  # a summary: which tasks its left-out rows belong to is not kept
+    if pool.left_out is not None and pool.left_out.height:
+        tasks = tasks.join(pool.left_out.select("task_id", LEFT_OUT), on="task_id", how="left")
+        tasks = tasks.with_columns(pl.col("n") + pl.col(LEFT_OUT).fill_null(0))
+    most, least = tasks.select(pl.col("n").max(), pl.col("n").min().alias("least")).row(0)
+    fewer = int((tasks["n"] < most).sum())
+    if fewer < max(KEPT_MIN, KEPT_SHARE * pool.n_tasks):
+        return []
+    grade = "passes" if passes else "fails"
+    return [
+        Finding(
+            "kept_by_grade",
+            rows,
+            f"every one of the {rows} counted rows {grade}, and the tasks hold different"
+            f" numbers of draws ({least} to {most}; {fewer} of {pool.n_tasks} tasks fewer"
+            f" than {most}), none left out as an error",
+            "the rows look kept by their grade (a rejection-sampled set keeps the passes, a"
+            " failure dump the fails): the dropped draws' tasks read at one end whatever"
+            " their rate, so the verdict is provisional; route every draw, graded, before"
+            " it was filtered",
         )
     ]
 
