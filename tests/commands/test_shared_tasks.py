@@ -170,6 +170,35 @@ def test_every_command_pairs_the_truths_tasks(truth: dict[str, Any], tmp_path: P
         assert (f"{tally[f'only_{side}']} only {side}" in words) == bool(tally[f"only_{side}"])
     assert (f"{want['reused']} left out" in words) == bool(want["reused"]), text
 
+    base = (b["passes"] / b["n"]).mean() if shared else None
+    if base is None or not 0 < base < 0.95:  # no room for a gain of 0.05: size refuses
+        refused = CliRunner().invoke(
+            app, ["size", "--before", str(before), "--after", str(after)], env=ENV
+        )
+        assert refused.exit_code == 2, refused.output
+    else:
+        _size_pairs_the_tasks(before, after, b, a, tally, want, shared)
+
+    route = run("route", str(before), "--teacher", str(after))
+    check = next(c for c in route["checks"] if c["key"] == "teacher")["measured"]
+    assert check["shared_tasks"] == shared
+    assert check.get("other_prompt_tasks", 0) == want["reused"]
+    assert check.get("student_only_tasks", 0) == tally["only_before"]
+    students = shared + want["reused"] + tally["only_before"]
+    assert check["coverage"]["n_tasks"] == students == tally["before"]
+    assert abs(check["paired_difference"]["value"] - d) < 1e-9
+    assert check["paired_difference"] == diff["difference"]
+
+
+def _size_pairs_the_tasks(
+    before: Path,
+    after: Path,
+    b: pl.DataFrame,
+    a: pl.DataFrame,
+    tally: dict[str, int],
+    want: dict[str, Any],
+    shared: int,
+) -> None:
     size = run("size", "--before", str(before), "--after", str(after))
     truth_size = paired_size(b, a, 0.05)
     assert size["measured"]["paired_tasks"] == shared
@@ -182,13 +211,3 @@ def test_every_command_pairs_the_truths_tasks(truth: dict[str, Any], tmp_path: P
         tally["only_after"],
     )
     assert pairing["other_prompt_tasks"] == want["reused"]
-
-    route = run("route", str(before), "--teacher", str(after))
-    check = next(c for c in route["checks"] if c["key"] == "teacher")["measured"]
-    assert check["shared_tasks"] == shared
-    assert check.get("other_prompt_tasks", 0) == want["reused"]
-    assert check.get("student_only_tasks", 0) == tally["only_before"]
-    students = shared + want["reused"] + tally["only_before"]
-    assert check["coverage"]["n_tasks"] == students == tally["before"]
-    assert abs(check["paired_difference"]["value"] - d) < 1e-9
-    assert check["paired_difference"] == diff["difference"]

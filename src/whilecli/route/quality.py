@@ -412,7 +412,8 @@ def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
         tasks = tasks.join(pool.left_out.select("task_id", LEFT_OUT), on="task_id", how="left")
         tasks = tasks.with_columns(pl.col("n") + pl.col(LEFT_OUT).fill_null(0))
     most, least = tasks.select(pl.col("n").max(), pl.col("n").min().alias("least")).row(0)
-    fewer = int((tasks["n"] < most).sum())
+    # a request failed at the API is not in the left-out counts: each may shorten one task
+    fewer = int((tasks["n"] < most).sum()) - facts.request_errors
     if fewer < max(KEPT_MIN, KEPT_SHARE * pool.n_tasks):
         return []
     grade = "passes" if passes else "fails"
@@ -421,8 +422,8 @@ def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
             "kept_by_grade",
             rows,
             f"every one of the {rows} counted rows {grade}, and the tasks hold different"
-            f" numbers of draws ({least} to {most}; {fewer} of {pool.n_tasks} tasks fewer"
-            f" than {most}), none left out as an error",
+            f" numbers of draws ({least} to {most}; {int((tasks['n'] < most).sum())} of"
+            f" {pool.n_tasks} tasks fewer than {most}), none left out as an error",
             "the rows look kept by their grade (a rejection-sampled set keeps the passes, a"
             " failure dump the fails): the dropped draws' tasks read at one end whatever"
             " their rate, so the verdict is provisional; route every draw, graded, before"
