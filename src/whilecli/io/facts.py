@@ -902,6 +902,10 @@ class Facts:
     #: file beside it that does (``config.yaml: model = gpt-4o``); pooled reads naming
     #: different models, each (:func:`whilecli.io.modelid.joined_writers`); None: none does.
     path_model: str | None = None
+    #: Where the reward read (no ``--map``) holds one value on every graded row, a
+    #: binary-looking column beside it that holds both (``is_correct (412 of 800 rows at
+    #: 1)``): the grade a placeholder reward may stand in for. None: none does.
+    grade_beside: str | None = None
     #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
     #: ``effective`` traces): the groups that all pass or all fail are not there.
     selected: int = 0
@@ -953,7 +957,7 @@ class Facts:
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
-            "prompt_unsure",
+            *("prompt_unsure", "grade_beside"),
         )
         self.path_model = joined_writers(self.path_model, other.path_model)
         for name in names:

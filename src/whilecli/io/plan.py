@@ -214,6 +214,11 @@ class Plan:
     #: None: every row marks it, or the key reads no such field.
     prompt_unsure: str | None = None
 
+    @property
+    def reward_given(self) -> bool:
+        """Whether ``--map reward=COLUMN`` named the reward (the person said it grades)."""
+        return self.sources.get("reward", "").endswith("(--map)")
+
 
 def integral_id(task: pl.Expr) -> pl.Expr:
     """A numeric task id written as a float (``1.0``, ``-0.0``) reads as the integer (``1``,

@@ -274,6 +274,9 @@ class _Part:
     shape: Shape | None = None  # the keys the plan saw (who grades names them)
     #: Read with ``by``: the pass's facts per value of the column (:class:`_Sliced`).
     sliced: _Sliced | None = None
+    #: A top-level column's (values at 1, values known): a JSON Lines file's sample, a
+    #: Parquet file whole (:func:`_grade_beside`); None: not measured.
+    spread: Callable[[str], tuple[int, int] | None] | None = None
     cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
     task_envs: pl.DataFrame | None = None  # :attr:`_Scanned.task_envs`
     env_keyed: bool = False  # its tasks are keyed (dataset, id) (:func:`_keyed_by_env`)
@@ -1987,6 +1990,24 @@ def _names_a_model(part: _Part) -> bool:
     return bool(part.writers["model"].drop_nulls().len())
 
 
+def _grade_beside(part: _Part) -> str | None:
+    """Where the reward read (not named by ``--map``) holds one value on every graded row, a
+    binary-looking column beside it (:func:`~whilecli.io.locate.binary_columns_sample`) that
+    holds both values: ``is_correct (412 of 800 rows at 1)``, the grade a placeholder reward
+    may stand in for. None: none does."""
+    lo, hi, spread = part.stats["lo"], part.stats["hi"], part.spread
+    if part.plan.passed is not None or part.plan.reward_given or spread is None:
+        return None
+    if lo is None or hi is None or float(lo) != float(hi):
+        return None
+    field_name = part.plan.fields.get("reward", "reward")
+    for column in part.binary_hint():
+        found = spread(column) if column != field_name else None
+        if found is not None and 0 < found[0] < found[1]:
+            return f"{column} ({found[0]} of {found[1]} rows at 1)"
+    return None
+
+
 def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
     """One file's facts from its aggregates, refusing what cannot be routed: most replies
     errors, no graded row, one task id carrying two prompts."""
@@ -2028,6 +2049,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         request_errors=int(st["f_request"] or 0),
         model_unsure=part.plan.model_unsure,
         prompt_unsure=part.plan.prompt_unsure,
+        grade_beside=_grade_beside(part),
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
         path_model=(path_model(source.path) or settings_model(source))
         if source.path is not None and not _names_a_model(part)
@@ -2218,7 +2240,26 @@ def _read_jsonl(
     assert raw is not None and lf is not None
     part = _part_of(source, plan, lf, scanned, shape, hint, raw)
     part.located, part.absent = located_rows, absent
+    part.spread = lambda column: _sample_spread(sample, column)
     return part
+
+
+def _sample_spread(sample: list[tuple[int, dict[str, Any]]], column: str) -> tuple[int, int]:
+    """A top-level key's (values at 1 or true, values that are a boolean or a number) over
+    a JSON Lines file's sample."""
+    known = [v for _, row in sample if isinstance(v := row.get(column), bool | int | float)]
+    return sum(1 for v in known if v == 1), len(known)
+
+
+def _frame_spread(lf: pl.LazyFrame, column: str) -> tuple[int, int] | None:
+    """A column's (values at 1, values known) over a whole frame; None where it cannot be
+    read as numbers."""
+    value = pl.col(column).cast(pl.Float64, strict=False)
+    try:
+        ones, known = lf.select(value.sum(), value.count().alias("n")).collect().row(0)
+    except POLARS_FAILURES:
+        return None
+    return int(ones or 0), int(known)
 
 
 def _part_of(
@@ -2279,7 +2320,7 @@ def _slice_part(part: _Part, value: str | None, missing: str, pooled: bool = Fal
     assert part.raw is not None
     one = _part_of(part.source, plan, frame, scanned, part.shape, part.binary_hint, part.raw)
     one.sliced = None
-    one.absent = part.absent
+    one.absent, one.spread = part.absent, part.spread
     one.located = None if part.located is None else part.located.filter(rows)
     one.facts = _facts_of(one, _Pass(threshold=1.0, missing=missing, digest=pooled))
     if rekeyed is not None:
@@ -2623,6 +2664,7 @@ def _read_frame(
     frame = _narrow(lf, plan, judge, keep_pos=False)
     part = _part_of(source, plan, frame, scanned, shape, hint, lf)
     part.located, part.absent = located_rows, absent
+    part.spread = lambda column: _frame_spread(lf, column)
     return part
 
 

@@ -34,6 +34,7 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,7 @@ PROVISIONAL_KINDS = (
     "left_out_decides",
     "no_unanimous_groups",
     "kept_by_grade",
+    "grade_beside",
     "mean_rewards",
     "cut_disputed",
     "ids_per_sample",
@@ -198,6 +200,7 @@ def findings(
     if not facts.selected:
         out += _no_unanimous_groups(pool, found.get("band"))
     out += _kept_by_grade(pool, found.get("band"))
+    out += _grade_beside(pool, found.get("band"))
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _ids_per_sample(pool)
@@ -428,6 +431,30 @@ def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
             " failure dump the fails): the dropped draws' tasks read at one end whatever"
             " their rate, so the verdict is provisional; route every draw, graded, before"
             " it was filtered",
+        )
+    ]
+
+
+def _grade_beside(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """A floor or saturated band read from a reward that holds one value on every graded
+    row, beside a binary-looking column that holds both (:attr:`whilecli.io.facts.Facts.
+    grade_beside`: ``reward`` 0 on every row, ``is_correct`` true on half): the reward may be
+    a placeholder the grader never filled, and the band mixed."""
+    m = band.measured if band is not None else {}
+    beside = pool.source.facts.grade_beside
+    if beside is None or m.get("band") not in ("floor", "saturated"):
+        return []
+    column = beside.split(" (", 1)[0]
+    read = pool.source.sources.get("reward", "")
+    keep = f", or --map reward={read} to say it is" if re.fullmatch(r"[\w.]+", read) else ""
+    return [
+        Finding(
+            "grade_beside",
+            pool.rows,
+            f"every graded row's reward is one value, while {beside}, a grade-looking"
+            " column beside it, holds both",
+            f"if {column} is the grade, the band is not a {m['band']}: the verdict is"
+            f" provisional; pass --map reward={column}{keep}",
         )
     ]
 

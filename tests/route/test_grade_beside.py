@@ -1,0 +1,98 @@
+"""A placeholder reward beside the real grade (finding ``grade_beside``): a harness writes
+``reward: 0.0`` on every row (its grader never ran, or fills another column) while
+``is_correct`` holds the grade. Read by the reward, every task fails: a floor, firm from
+536 tasks, where the band is mixed.
+
+The generator draws a mixed pool, writes its grade under a binary-looking name (as booleans
+or 0/1, in JSON Lines or Parquet) beside a reward of one value, and routes it: never a firm
+floor or saturation, the finding names the column. A reward that varies, a grade column of
+one value, or a reward named with ``--map`` say nothing."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from whilecli.route import run_route
+from whilecli.route.model import Route
+
+GRADES = ("is_correct", "correct", "passed", "solved", "acc")
+
+
+def _pool(seed: int, tasks: int, grade: str, placeholder: float, as_bool: bool) -> list[dict]:
+    rng = random.Random(seed)
+    rows: list[dict[str, Any]] = []
+    for task in range(tasks):
+        rate = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9])
+        for draw in range(4):
+            ok = rng.random() < rate
+            rows.append(
+                {
+                    "task_id": f"t{task}",
+                    "prompt": f"Solve {task}.",
+                    "completion": f"reply {task} {draw}",
+                    "reward": placeholder,
+                    grade: ok if as_bool else int(ok),
+                    "finish_reason": "stop",
+                }
+            )
+    return rows
+
+
+def _write(folder: Path, rows: list[dict[str, Any]], kind: str) -> str:
+    path = folder / f"rows.{kind}"
+    frame = pl.DataFrame(rows)
+    if kind == "parquet":
+        frame.write_parquet(path)
+    else:
+        frame.write_ndjson(path)
+    return str(path)
+
+
+@settings(
+    max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    tasks=st.sampled_from([60, 700]),
+    grade=st.sampled_from(GRADES),
+    placeholder=st.sampled_from([0.0, 1.0]),
+    as_bool=st.booleans(),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
+    tmp_path_factory: pytest.TempPathFactory,
+    seed: int,
+    tasks: int,
+    grade: str,
+    placeholder: float,
+    as_bool: bool,
+    kind: str,
+) -> None:
+    rows = _pool(seed, tasks, grade, placeholder, as_bool)
+    path = _write(tmp_path_factory.mktemp("beside"), rows, kind)
+    route = run_route(path, model="Qwen/Qwen3-8B")
+    assert isinstance(route, Route)
+    assert route.route == ("saturated" if placeholder else "floor")
+    assert route.provisional
+    found = [f for f in route.data_quality if f.kind == "grade_beside"]
+    assert len(found) == 1 and grade in found[0].found and f"reward={grade}" in found[0].moves
+    mapped = run_route(path, model="Qwen/Qwen3-8B", mapping={"reward": grade})
+    assert isinstance(mapped, Route) and mapped.route != route.route
+    said = run_route(path, model="Qwen/Qwen3-8B", mapping={"reward": "reward"})
+    assert isinstance(said, Route)
+    assert "grade_beside" not in [f.kind for f in said.data_quality]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_a_grade_column_of_one_value_says_nothing(tmp_path: Path, kind: str) -> None:
+    rows = [{**r, "is_correct": False} for r in _pool(3, 60, "is_correct", 0.0, True)]
+    route = run_route(_write(tmp_path, rows, kind), model="Qwen/Qwen3-8B")
+    assert isinstance(route, Route) and route.route == "floor"
+    assert "grade_beside" not in [f.kind for f in route.data_quality]
