@@ -436,3 +436,35 @@ def test_an_option_and_a_set_of_its_key_with_two_values_are_refused(
 def test_sft_options_follow_the_same_rule() -> None:
     r = invoke("--method", "sft", "--steps", "5", "--set", "max_steps=7")
     assert r.exit_code == 2 and "--steps 5 and --set max_steps=7" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("writer", "model", "copy"),
+    [
+        ("Qwen/Qwen3-8B-AWQ", "Qwen/Qwen3-8B", "a copy at another precision"),
+        ("llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct", "a copy at another precision"),
+        ("Qwen/Qwen3-8B@3", "Qwen/Qwen3-8B@9", "an older copy"),
+    ],
+)
+def test_from_names_the_copy_that_sends_the_method_to_async(
+    tmp_path: Path, writer: str, model: str, copy: str
+) -> None:
+    """The config's header says which copy of the model wrote the rows, as the route does:
+    a quantized copy or a provider's build is no older copy."""
+    rows = tmp_path / "rows.jsonl"
+    with rows.open("w", encoding="utf-8") as out:
+        for task in range(60):
+            for draw in range(4):
+                row = {
+                    "task_id": f"t{task}",
+                    "prompt": f"Solve {task}.",
+                    "completion": f"reply {task} {draw}",
+                    "reward": float((task + draw) % 3 == 0),
+                    "finish_reason": "stop",
+                    "model": writer,
+                }
+                out.write(json.dumps(row) + "\n")
+    r = invoke("--from", str(rows), "--model", model, "-o", "-")
+    assert r.exit_code == 0, r.stderr
+    header = " ".join(line.lstrip("# ") for line in r.stdout.splitlines() if line.startswith("#"))
+    assert f"{copy} wrote rows: --async with a correction" in header, header

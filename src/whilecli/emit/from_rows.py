@@ -40,7 +40,7 @@ class Routed:
     method: str
     privileged: str | None
     why: str  # "route R: why", "provisional: ..." first when the verdict is
-    async_: bool = False  # the plan wraps the method in Async (an older copy wrote rows)
+    async_: bool = False  # the plan wraps the method in Async (another copy wrote rows)
     provisional: bool = False
     #: What reading found that moves the verdict (the route's data-quality findings).
     data_quality: tuple[str, ...] = ()
@@ -79,6 +79,7 @@ def routed_method(
     writes what its plan puts first, provisional, and names the rest of the plan.
     """
     import whilecli.route as route_pkg
+    from whilecli.route.checks import sampler_copy
 
     mapping = route_pkg.parse_map(maps) if maps else None
     route = route_pkg.run_route(
@@ -100,7 +101,11 @@ def routed_method(
         raise WhileError(f"no config written: nothing can train yet ({why})", exit_code=1)
     wrap = "async" in route.plan and route.route != "off-policy"
     if wrap:
-        why += "; an older copy wrote rows: --async with a correction (ipo unless --correction)"
+        policy = next(c for c in route.checks if c.key == "on_policy")
+        why += (
+            f"; {sampler_copy(policy)} wrote rows: --async with a correction (ipo unless"
+            " --correction)"
+        )
     if route.route in ("single-rollout", "repeated-draws") or method in UNSUPPORTED:
         first = method if method in UNSUPPORTED else "flash_reinforce"
         label = METHOD_LABELS[first]
