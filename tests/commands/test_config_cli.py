@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from prime_rl_schema import header_problems, problems
+from rows_files import drawn_rows, write_rows
 from whilecli.cli import app
 from whilecli.io.aliases import COMPLETION_ALIASES, PROMPT_ALIASES
 
@@ -451,19 +452,8 @@ def test_from_names_the_copy_that_sends_the_method_to_async(
 ) -> None:
     """The config's header says which copy of the model wrote the rows, as the route does:
     a quantized copy or a provider's build is no older copy."""
-    rows = tmp_path / "rows.jsonl"
-    with rows.open("w", encoding="utf-8") as out:
-        for task in range(60):
-            for draw in range(4):
-                row = {
-                    "task_id": f"t{task}",
-                    "prompt": f"Solve {task}.",
-                    "completion": f"reply {task} {draw}",
-                    "reward": float((task + draw) % 3 == 0),
-                    "finish_reason": "stop",
-                    "model": writer,
-                }
-                out.write(json.dumps(row) + "\n")
+    drawn = drawn_rows(60, 4, lambda task, draw: (task + draw) % 3 == 0, model=writer)
+    rows = write_rows(tmp_path, drawn, "jsonl")
     r = invoke("--from", str(rows), "--model", model, "-o", "-")
     assert r.exit_code == 0, r.stderr
     header = " ".join(line.lstrip("# ") for line in r.stdout.splitlines() if line.startswith("#"))

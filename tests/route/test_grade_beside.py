@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rows_files import drawn_rows, write_rows
 from whilecli.route import run_route
 from whilecli.route.model import Route
 
@@ -26,33 +25,14 @@ GRADES = ("is_correct", "correct", "passed", "solved", "acc")
 
 
 def _pool(seed: int, tasks: int, grade: str, placeholder: float, as_bool: bool) -> list[dict]:
+    """A mixed pool whose grade stands under ``grade``, its reward ``placeholder`` throughout."""
     rng = random.Random(seed)
-    rows: list[dict[str, Any]] = []
-    for task in range(tasks):
-        rate = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9])
-        for draw in range(4):
-            ok = rng.random() < rate
-            rows.append(
-                {
-                    "task_id": f"t{task}",
-                    "prompt": f"Solve {task}.",
-                    "completion": f"reply {task} {draw}",
-                    "reward": placeholder,
-                    grade: ok if as_bool else int(ok),
-                    "finish_reason": "stop",
-                }
-            )
+    rates = [rng.choice([0.1, 0.3, 0.5, 0.7, 0.9]) for _ in range(tasks)]
+    rows = drawn_rows(tasks, 4, lambda task, _: rng.random() < rates[task])
+    for row in rows:
+        ok = row["reward"] == 1.0
+        row.update({"reward": placeholder, grade: ok if as_bool else int(ok)})
     return rows
-
-
-def _write(folder: Path, rows: list[dict[str, Any]], kind: str) -> str:
-    path = folder / f"rows.{kind}"
-    frame = pl.DataFrame(rows)
-    if kind == "parquet":
-        frame.write_parquet(path)
-    else:
-        frame.write_ndjson(path)
-    return str(path)
 
 
 @settings(
@@ -76,7 +56,7 @@ def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
     kind: str,
 ) -> None:
     rows = _pool(seed, tasks, grade, placeholder, as_bool)
-    path = _write(tmp_path_factory.mktemp("beside"), rows, kind)
+    path = str(write_rows(tmp_path_factory.mktemp("beside"), rows, kind))
     route = run_route(path, model="Qwen/Qwen3-8B")
     assert isinstance(route, Route)
     assert route.route == ("saturated" if placeholder else "floor")
@@ -93,6 +73,6 @@ def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_a_grade_column_of_one_value_says_nothing(tmp_path: Path, kind: str) -> None:
     rows = [{**r, "is_correct": False} for r in _pool(3, 60, "is_correct", 0.0, True)]
-    route = run_route(_write(tmp_path, rows, kind), model="Qwen/Qwen3-8B")
+    route = run_route(str(write_rows(tmp_path, rows, kind)), model="Qwen/Qwen3-8B")
     assert isinstance(route, Route) and route.route == "floor"
     assert "grade_beside" not in [f.kind for f in route.data_quality]

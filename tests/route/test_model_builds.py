@@ -15,7 +15,6 @@ provisional."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
@@ -23,6 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from read_helpers import jsonl
+from rows_files import drawn_rows
 from whilecli.io.modelid import COPY, OTHER, SAME, UNSURE, model_identity, weights_relation
 from whilecli.route import run_route
 from whilecli.route.model import Route, Status
@@ -133,22 +134,14 @@ def test_bedrock_names_the_model_it_serves() -> None:
     assert weights_relation(mistral, "mistralai/Mistral-7B-Instruct-v0.2") == UNSURE
 
 
-def _rows(path: Path, model: str, tasks: int = 80, k: int = 8) -> Path:
+def _rows(path: Path, model: str, rate: float | None = None, tasks: int = 80, k: int = 4) -> Path:
+    """Rows that name ``model``, each task at a rate of its own (or at ``rate``)."""
     rng = random.Random(11)
-    with path.open("w", encoding="utf-8") as out:
-        for task in range(tasks):
-            rate = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9])
-            for draw in range(k):
-                row = {
-                    "task_id": f"t{task}",
-                    "prompt": f"Solve {task}.",
-                    "completion": f"reply {task} {draw}",
-                    "reward": float(rng.random() < rate),
-                    "finish_reason": "stop",
-                    "model": model,
-                }
-                out.write(json.dumps(row) + "\n")
-    return path
+    rates = [
+        rate if rate is not None else rng.choice([0.1, 0.3, 0.5, 0.7, 0.9]) for _ in range(tasks)
+    ]
+    drawn = drawn_rows(tasks, k, lambda task, _: rng.random() < rates[task], model=model)
+    return jsonl(path, drawn)
 
 
 @pytest.mark.parametrize(
@@ -187,21 +180,8 @@ def test_a_teacher_that_may_be_the_student_leaves_opd_provisional(tmp_path: Path
     """Teacher rows from Ollama's ``qwen3:8b`` beside a student ``Qwen/Qwen3-8B`` (which the
     build may serve): the teacher may be the student; a stronger teacher's OPD is not firm.
     Named as a build of another size, it is a teacher like any other."""
-    rng = random.Random(12)
-    student, teacher = tmp_path / "student.jsonl", tmp_path / "teacher.jsonl"
-    for path, rate, model in ((student, 0.02, "Qwen/Qwen3-8B"), (teacher, 0.9, "qwen3:8b")):
-        with path.open("w", encoding="utf-8") as out:
-            for task in range(120):
-                for draw in range(4):
-                    row = {
-                        "task_id": f"t{task}",
-                        "prompt": f"Solve {task}.",
-                        "completion": f"{model} {task} {draw}",
-                        "reward": float(rng.random() < rate),
-                        "finish_reason": "stop",
-                        "model": model,
-                    }
-                    out.write(json.dumps(row) + "\n")
+    student = _rows(tmp_path / "student.jsonl", "Qwen/Qwen3-8B", rate=0.02, tasks=120)
+    teacher = _rows(tmp_path / "teacher.jsonl", "qwen3:8b", rate=0.9, tasks=120)
     route = run_route(str(student), teacher=[str(teacher)], model="Qwen/Qwen3-8B")
     assert isinstance(route, Route) and route.provisional
     assert "teacher_may_be_student" in [f.kind for f in route.data_quality]

@@ -4,6 +4,7 @@ tests of how rows are read (error encodings, reply fields) share."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,25 @@ def write_rows(folder: Path, rows: list[dict[str, Any]], kind: str) -> Path:
         table = [{k: r.get(k) for k in keys} for r in rows]
         pl.DataFrame(table, infer_schema_length=None).write_parquet(path)
     return path
+
+
+def drawn_rows(
+    tasks: int, k: int, passes: Callable[[int, int], bool], **extra: Any
+) -> list[dict[str, Any]]:
+    """``k`` draws of each of ``tasks`` tasks: an id, a prompt, a reply of its own, the reward
+    ``passes(task, draw)`` gives, a stop finish reason, and ``extra``'s fields on every row."""
+    return [
+        {
+            "task_id": f"t{task}",
+            "prompt": f"Solve {task}.",
+            "completion": f"reply {task} {draw}",
+            "reward": float(passes(task, draw)),
+            "finish_reason": "stop",
+            **extra,
+        }
+        for task in range(tasks)
+        for draw in range(k)
+    ]
 
 
 def route_rows(path: Path, model: str) -> Route:
