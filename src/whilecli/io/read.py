@@ -276,7 +276,7 @@ class _Part:
     sliced: _Sliced | None = None
     #: A top-level column's (values at 1, values known): a JSON Lines file's sample, a
     #: Parquet file whole (:func:`_grade_beside`); None: not measured.
-    spread: Callable[[str], tuple[int, int] | None] | None = None
+    spread: Callable[[str], tuple[int, int, str] | None] | None = None
     cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
     task_envs: pl.DataFrame | None = None  # :attr:`_Scanned.task_envs`
     env_keyed: bool = False  # its tasks are keyed (dataset, id) (:func:`_keyed_by_env`)
@@ -1993,8 +1993,8 @@ def _names_a_model(part: _Part) -> bool:
 def _grade_beside(part: _Part) -> str | None:
     """Where the reward read (not named by ``--map``) holds one value on every graded row, a
     binary-looking column beside it (:func:`~whilecli.io.locate.binary_columns_sample`) that
-    holds both values: ``is_correct (412 of 800 rows at 1)``, the grade a placeholder reward
-    may stand in for. None: none does."""
+    holds both values (``is_correct (412 of 800 rows at 1)``; of the ``rows sampled`` in a
+    JSON Lines file): the grade a placeholder reward may stand in for. None: none does."""
     lo, hi, spread = part.stats["lo"], part.stats["hi"], part.spread
     if part.plan.passed is not None or part.plan.reward_given or spread is None:
         return None
@@ -2004,7 +2004,7 @@ def _grade_beside(part: _Part) -> str | None:
     for column in part.binary_hint():
         found = spread(column) if column != field_name else None
         if found is not None and 0 < found[0] < found[1]:
-            return f"{column} ({found[0]} of {found[1]} rows at 1)"
+            return f"{column} ({found[0]} of {found[1]} {found[2]} at 1)"
     return None
 
 
@@ -2244,22 +2244,22 @@ def _read_jsonl(
     return part
 
 
-def _sample_spread(sample: list[tuple[int, dict[str, Any]]], column: str) -> tuple[int, int]:
-    """A top-level key's (values at 1 or true, values that are a boolean or a number) over
-    a JSON Lines file's sample."""
+def _sample_spread(sample: list[tuple[int, dict[str, Any]]], column: str) -> tuple[int, int, str]:
+    """A top-level key's (values at 1 or true, values that are a boolean or a number, the
+    rows they were counted in) over a JSON Lines file's sample."""
     known = [v for _, row in sample if isinstance(v := row.get(column), bool | int | float)]
-    return sum(1 for v in known if v == 1), len(known)
+    return sum(1 for v in known if v == 1), len(known), "rows sampled"
 
 
-def _frame_spread(lf: pl.LazyFrame, column: str) -> tuple[int, int] | None:
-    """A column's (values at 1, values known) over a whole frame; None where it cannot be
-    read as numbers."""
+def _frame_spread(lf: pl.LazyFrame, column: str) -> tuple[int, int, str] | None:
+    """A column's (values at 1, values known, the rows they were counted in) over a whole
+    frame; None where it cannot be read as numbers."""
     value = pl.col(column).cast(pl.Float64, strict=False)
     try:
         ones, known = lf.select(value.sum(), value.count().alias("n")).collect().row(0)
     except POLARS_FAILURES:
         return None
-    return int(ones or 0), int(known)
+    return int(ones or 0), int(known), "rows"
 
 
 def _part_of(
