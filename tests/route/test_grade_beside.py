@@ -4,7 +4,7 @@
 536 tasks, where the band is mixed.
 
 The generator draws a mixed pool, writes its grade under a binary-looking name (as booleans
-or 0/1, in JSON Lines or Parquet) beside a reward of one value, and routes it: never a firm
+or 0/1 or words, in JSON Lines or Parquet) beside a reward of one value, and routes it: never a firm
 floor or saturation, the finding names the column. A reward that varies, a grade column of
 one value, or a reward named with ``--map`` say nothing."""
 
@@ -21,17 +21,24 @@ from rows_files import drawn_rows, write_rows
 from whilecli.route import run_route
 from whilecli.route.model import Route
 
-GRADES = ("is_correct", "correct", "passed", "solved", "acc")
+GRADES = ("is_correct", "correct", "passed", "solved", "acc", "verdict", "judgement")
+#: How a grade is written: booleans, 0/1, or words (any case).
+SPELLINGS = {
+    "bool": (True, False),
+    "01": (1, 0),
+    "words": ("CORRECT", "INCORRECT"),
+    "pass": ("pass", "fail"),
+}
 
 
-def _pool(seed: int, tasks: int, grade: str, placeholder: float, as_bool: bool) -> list[dict]:
+def _pool(seed: int, tasks: int, grade: str, placeholder: float, spelling: str) -> list[dict]:
     """A mixed pool whose grade stands under ``grade``, its reward ``placeholder`` throughout."""
     rng = random.Random(seed)
     rates = [rng.choice([0.1, 0.3, 0.5, 0.7, 0.9]) for _ in range(tasks)]
     rows = drawn_rows(tasks, 4, lambda task, _: rng.random() < rates[task])
     for row in rows:
         ok = row["reward"] == 1.0
-        row.update({"reward": placeholder, grade: ok if as_bool else int(ok)})
+        row.update({"reward": placeholder, grade: SPELLINGS[spelling][0 if ok else 1]})
     return rows
 
 
@@ -43,7 +50,7 @@ def _pool(seed: int, tasks: int, grade: str, placeholder: float, as_bool: bool) 
     tasks=st.sampled_from([60, 700]),
     grade=st.sampled_from(GRADES),
     placeholder=st.sampled_from([0.0, 1.0]),
-    as_bool=st.booleans(),
+    spelling=st.sampled_from(sorted(SPELLINGS)),
     kind=st.sampled_from(["jsonl", "parquet"]),
 )
 def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
@@ -52,10 +59,10 @@ def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
     tasks: int,
     grade: str,
     placeholder: float,
-    as_bool: bool,
+    spelling: str,
     kind: str,
 ) -> None:
-    rows = _pool(seed, tasks, grade, placeholder, as_bool)
+    rows = _pool(seed, tasks, grade, placeholder, spelling)
     path = str(write_rows(tmp_path_factory.mktemp("beside"), rows, kind))
     route = run_route(path, model="Qwen/Qwen3-8B")
     assert isinstance(route, Route)
@@ -72,7 +79,18 @@ def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_a_grade_column_of_one_value_says_nothing(tmp_path: Path, kind: str) -> None:
-    rows = [{**r, "is_correct": False} for r in _pool(3, 60, "is_correct", 0.0, True)]
+    rows = [{**r, "is_correct": False} for r in _pool(3, 60, "is_correct", 0.0, "bool")]
     route = run_route(str(write_rows(tmp_path, rows, kind)), model="Qwen/Qwen3-8B")
+    assert isinstance(route, Route) and route.route == "floor"
+    assert "grade_beside" not in [f.kind for f in route.data_quality]
+
+
+def test_a_status_or_a_result_in_words_is_not_read_as_a_grade(tmp_path: Path) -> None:
+    """``status`` holds a request's state as often as a grade, ``result`` the answer: their
+    words beside a reward of one value say nothing."""
+    rows = _pool(5, 60, "status", 0.0, "pass")
+    for row in rows:
+        row["result"] = "correct" if row["status"] == "pass" else "incorrect"
+    route = run_route(str(write_rows(tmp_path, rows, "jsonl")), model="Qwen/Qwen3-8B")
     assert isinstance(route, Route) and route.route == "floor"
     assert "grade_beside" not in [f.kind for f in route.data_quality]

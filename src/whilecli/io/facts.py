@@ -902,9 +902,10 @@ class Facts:
     #: file beside it that does (``config.yaml: model = gpt-4o``); pooled reads naming
     #: different models, each (:func:`whilecli.io.modelid.joined_writers`); None: none does.
     path_model: str | None = None
-    #: Where the reward read (no ``--map``) holds one value on every graded row, a
-    #: binary-looking column beside it that holds both (``is_correct (412 of 800 rows at
-    #: 1)``): the grade a placeholder reward may stand in for. None: none does.
+    #: Where the reward read (no ``--map``) holds one value on every graded row, a column
+    #: beside it that grades both ways (``is_correct (412 of 800 rows at 1)``, a ``verdict``
+    #: in words: :func:`whilecli.io.locate.grade_beside_sample`): the grade a placeholder
+    #: reward may stand in for. None: none does.
     grade_beside: str | None = None
     #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
     #: ``effective`` traces): the groups that all pass or all fail are not there.

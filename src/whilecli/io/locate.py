@@ -21,6 +21,7 @@ from whilecli.io.facts import PASS_TOLERANCE
 from whilecli.io.plan import MISSING_TEXTS, Plan
 from whilecli.io.shape import TASK_ALIASES
 from whilecli.io.sources import Source, Where, iter_lines
+from whilecli.io.words import grade_text
 
 #: Rounding forgiven at both ends of [0, 1]: the pass rule's tolerance (float32's), so a rubric
 #: sum of 1.0000000001, or of 1.0000001 in float32, is 1.
@@ -289,3 +290,76 @@ def binary_columns_parquet(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan) -> l
     except pl.exceptions.PolarsError:
         return []
     return correctness_first([c for c in cols if flags[c]])
+
+
+#: Words a text column's name says it holds a grade with (``is_correct``, ``verdict``,
+#: ``judgement``): where a placeholder reward may stand beside it (:func:`grade_beside_sample`).
+#: Not ``status`` or ``result``, which as often hold a request's state or the answer.
+TEXT_GRADE_WORDS = ("correct", "pass", "resolved", "solved", "verdict", "judg", "grade", "acc")
+
+
+def _graded(values: list[Any]) -> tuple[int, int] | None:
+    """(passes, graded) of values read as grades: booleans, numbers at 0 or 1, or grade
+    words (:func:`~whilecli.io.words.grade_text`); None where any value is another number,
+    text that is no grade, or anything else."""
+    ones = known = 0
+    for value in values:
+        if isinstance(value, str):
+            try:
+                value = grade_text(value)
+            except ValueError:
+                return None
+        if value is None:
+            continue
+        if isinstance(value, bool) or (isinstance(value, int | float) and value in (0, 1)):
+            ones, known = ones + int(value == 1), known + 1
+        else:
+            return None
+    return ones, known
+
+
+def _text_grade_named(name: str, plan: Plan) -> bool:
+    return any(w in name.lower() for w in TEXT_GRADE_WORDS) and not _skip_binary(name, plan)
+
+
+def grade_beside_sample(
+    sample: list[tuple[int, dict[str, Any]]], plan: Plan, field: str
+) -> tuple[str, int, int] | None:
+    """The first top-level column beside ``field`` (the reward read) whose sampled values
+    grade both ways: a binary-looking column (:func:`binary_columns_sample`) or a text one
+    whose name says grade (:data:`TEXT_GRADE_WORDS`), with its passes and graded values."""
+    texts = {k for _, row in sample for k, v in row.items() if isinstance(v, str)}
+    named = [k for k in correctness_first(sorted(texts)) if _text_grade_named(k, plan)]
+    for column in dict.fromkeys([*binary_columns_sample(sample, plan), *named]):
+        counted = _graded([row.get(column) for _, row in sample]) if column != field else None
+        if counted is not None and 0 < counted[0] < counted[1]:
+            return column, *counted
+    return None
+
+
+def grade_beside_frame(
+    lf: pl.LazyFrame, schema: pl.Schema, plan: Plan, field: str
+) -> tuple[str, int, int] | None:
+    """:func:`grade_beside_sample` over a whole frame (a Parquet file): its binary-looking
+    columns (:func:`binary_columns_parquet`), then its text columns whose names say grade,
+    each read through its distinct values."""
+    named = [n for n, t in schema.items() if t == pl.String and _text_grade_named(n, plan)]
+    for column in dict.fromkeys(
+        [*binary_columns_parquet(lf, schema, plan), *correctness_first(named)]
+    ):
+        if column == field:
+            continue
+        try:
+            counts = lf.select(pl.col(column).value_counts()).collect().to_series()
+        except pl.exceptions.PolarsError:
+            continue
+        ones = known = 0
+        for entry in counts.to_list():
+            graded = _graded([entry[column]])
+            if graded is None:
+                break
+            ones, known = ones + graded[0] * entry["count"], known + graded[1] * entry["count"]
+        else:
+            if 0 < ones < known:
+                return column, ones, known
+    return None

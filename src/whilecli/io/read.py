@@ -66,6 +66,8 @@ from whilecli.io.locate import (
     binary_columns_parquet,
     binary_columns_sample,
     first_row,
+    grade_beside_frame,
+    grade_beside_sample,
     infinite_reward,
     locate,
     no_id,
@@ -274,9 +276,10 @@ class _Part:
     shape: Shape | None = None  # the keys the plan saw (who grades names them)
     #: Read with ``by``: the pass's facts per value of the column (:class:`_Sliced`).
     sliced: _Sliced | None = None
-    #: A top-level column's (values at 1, values known): a JSON Lines file's sample, a
-    #: Parquet file whole (:func:`_grade_beside`); None: not measured.
-    spread: Callable[[str], tuple[int, int, str] | None] | None = None
+    #: Beside the reward read (the field given), a column that grades both ways, its passes,
+    #: its graded values and the rows they were counted in: a JSON Lines file's sample, a
+    #: Parquet file whole (:func:`_grade_beside`); None: not looked for.
+    beside: Callable[[str], tuple[str, int, int, str] | None] | None = None
     cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
     task_envs: pl.DataFrame | None = None  # :attr:`_Scanned.task_envs`
     env_keyed: bool = False  # its tasks are keyed (dataset, id) (:func:`_keyed_by_env`)
@@ -1993,19 +1996,26 @@ def _names_a_model(part: _Part) -> bool:
 def _grade_beside(part: _Part) -> str | None:
     """Where the reward read (not named by ``--map``) holds one value on every graded row, a
     binary-looking column beside it (:func:`~whilecli.io.locate.binary_columns_sample`) that
-    holds both values (``is_correct (412 of 800 rows at 1)``; of the ``rows sampled`` in a
-    JSON Lines file): the grade a placeholder reward may stand in for. None: none does."""
-    lo, hi, spread = part.stats["lo"], part.stats["hi"], part.spread
-    if part.plan.passed is not None or part.plan.reward_given or spread is None:
+    holds both values, or a text column whose name says grade and whose words do
+    (:func:`~whilecli.io.locate.grade_beside_sample`: ``is_correct (412 of 800 rows at 1)``;
+    of the ``rows sampled`` in a JSON Lines file): the grade a placeholder reward may stand
+    in for. None: none does."""
+    lo, hi, beside = part.stats["lo"], part.stats["hi"], part.beside
+    if part.plan.passed is not None or part.plan.reward_given or beside is None:
         return None
     if lo is None or hi is None or float(lo) != float(hi):
         return None
-    field_name = part.plan.fields.get("reward", "reward")
-    for column in part.binary_hint():
-        found = spread(column) if column != field_name else None
-        if found is not None and 0 < found[0] < found[1]:
-            return f"{column} ({found[0]} of {found[1]} {found[2]} at 1)"
-    return None
+    found = beside(part.plan.fields.get("reward", "reward"))
+    if found is None:
+        return None
+    column, ones, known, unit = found
+    return f"{column} ({ones} of {known} {unit} at 1)"
+
+
+def _counted(found: tuple[str, int, int] | None, unit: str) -> tuple[str, int, int, str] | None:
+    """A column beside the reward (:func:`~whilecli.io.locate.grade_beside_sample`) with
+    the rows its counts come from."""
+    return None if found is None else (*found, unit)
 
 
 def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
@@ -2240,26 +2250,8 @@ def _read_jsonl(
     assert raw is not None and lf is not None
     part = _part_of(source, plan, lf, scanned, shape, hint, raw)
     part.located, part.absent = located_rows, absent
-    part.spread = lambda column: _sample_spread(sample, column)
+    part.beside = lambda field: _counted(grade_beside_sample(sample, plan, field), "rows sampled")
     return part
-
-
-def _sample_spread(sample: list[tuple[int, dict[str, Any]]], column: str) -> tuple[int, int, str]:
-    """A top-level key's (values at 1 or true, values that are a boolean or a number, the
-    rows they were counted in) over a JSON Lines file's sample."""
-    known = [v for _, row in sample if isinstance(v := row.get(column), bool | int | float)]
-    return sum(1 for v in known if v == 1), len(known), "rows sampled"
-
-
-def _frame_spread(lf: pl.LazyFrame, column: str) -> tuple[int, int, str] | None:
-    """A column's (values at 1, values known, the rows they were counted in) over a whole
-    frame; None where it cannot be read as numbers."""
-    value = pl.col(column).cast(pl.Float64, strict=False)
-    try:
-        ones, known = lf.select(value.sum(), value.count().alias("n")).collect().row(0)
-    except POLARS_FAILURES:
-        return None
-    return int(ones or 0), int(known), "rows"
 
 
 def _part_of(
@@ -2320,7 +2312,7 @@ def _slice_part(part: _Part, value: str | None, missing: str, pooled: bool = Fal
     assert part.raw is not None
     one = _part_of(part.source, plan, frame, scanned, part.shape, part.binary_hint, part.raw)
     one.sliced = None
-    one.absent, one.spread = part.absent, part.spread
+    one.absent, one.beside = part.absent, part.beside
     one.located = None if part.located is None else part.located.filter(rows)
     one.facts = _facts_of(one, _Pass(threshold=1.0, missing=missing, digest=pooled))
     if rekeyed is not None:
@@ -2664,7 +2656,7 @@ def _read_frame(
     frame = _narrow(lf, plan, judge, keep_pos=False)
     part = _part_of(source, plan, frame, scanned, shape, hint, lf)
     part.located, part.absent = located_rows, absent
-    part.spread = lambda column: _frame_spread(lf, column)
+    part.beside = lambda field: _counted(grade_beside_frame(lf, schema, plan, field), "rows")
     return part
 
 
