@@ -44,7 +44,6 @@ import polars as pl
 from whilecli.io.modelid import names_other_model, writer_named, writers_in
 from whilecli.route import stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate, Status
-from whilecli.route.pool import LEFT_OUT
 from whilecli.route.stats import TOL
 
 #: Empty replies listed from this share of the rows (fewer are counted in the sources).
@@ -396,28 +395,24 @@ KEPT_SHARE, KEPT_MIN = 0.1, 3
 
 
 def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
-    """Every counted row of one grade (a floor or a saturated band), and the tasks holding
-    different numbers of draws, none of them left out as an error or ungraded: the rows
-    look kept by their grade (a rejection-sampled set keeps the passes, a failure dump the
-    fails), the draws of the other grade dropped. The band then reads every task at 1 (or at
-    0) whatever its rate was: a firm saturated verdict on a mixed pool whose fails were cut."""
+    """Every counted row of one grade (a floor or a saturated band), and more tasks holding
+    fewer draws than the most any task holds than the rows left out of every rate (harness
+    errors, ungraded rows) could have shortened, one task each: the rows look kept by their
+    grade (a rejection-sampled set keeps the passes, a failure dump the fails), the draws of
+    the other grade dropped. The band then reads every task at 1 (or at 0) whatever its rate
+    was: a firm saturated verdict on a mixed pool whose fails were cut. Read from the
+    per-task counts and the facts' totals alone, so rows and their summary agree."""
     m = band.measured if band is not None else {}
     if m.get("band") not in ("floor", "saturated") or pool.n_tasks == 0:
         return []
-    tasks = pool.tasks.select("task_id", "n", "passes")
+    tasks = pool.tasks.select("n", "passes")
     rows, passes = int(tasks["n"].sum()), int(tasks["passes"].sum())
     if passes not in (0, rows):
         return []
     facts = pool.source.facts
-    if pool.left_out is None and facts.errors + facts.left_ungraded > 0:
-        return []  # a summary: which tasks its left-out rows belong to is not kept
-    if pool.left_out is not None and pool.left_out.height:
-        tasks = tasks.join(pool.left_out.select("task_id", LEFT_OUT), on="task_id", how="left")
-        tasks = tasks.with_columns(pl.col("n") + pl.col(LEFT_OUT).fill_null(0))
     most, least = tasks.select(pl.col("n").max(), pl.col("n").min().alias("least")).row(0)
-    # a request failed at the API is not in the left-out counts: each may shorten one task
-    fewer = int((tasks["n"] < most).sum()) - facts.request_errors
-    if fewer < max(KEPT_MIN, KEPT_SHARE * pool.n_tasks):
+    short = int((tasks["n"] < most).sum())
+    if short - (facts.errors + facts.left_ungraded) < max(KEPT_MIN, KEPT_SHARE * pool.n_tasks):
         return []
     grade = "passes" if passes else "fails"
     return [
@@ -425,8 +420,8 @@ def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
             "kept_by_grade",
             rows,
             f"every one of the {rows} counted rows {grade}, and the tasks hold different"
-            f" numbers of draws ({least} to {most}; {int((tasks['n'] < most).sum())} of"
-            f" {pool.n_tasks} tasks fewer than {most}), none left out as an error",
+            f" numbers of draws ({least} to {most}; {short} of {pool.n_tasks} tasks fewer"
+            f" than {most}), more than the rows left out as errors could shorten",
             "the rows look kept by their grade (a rejection-sampled set keeps the passes, a"
             " failure dump the fails): the dropped draws' tasks read at one end whatever"
             " their rate, so the verdict is provisional; route every draw, graded, before"
