@@ -4,8 +4,9 @@
 536 tasks, where the band is mixed.
 
 The generator draws a mixed pool, writes its grade under a binary-looking name (as booleans
-or 0/1 or words, in JSON Lines or Parquet) beside a reward of one value, and routes it: never a firm
-floor or saturation, the finding names the column. A reward that varies, a grade column of
+or 0/1 or words, at the top level or inside an object such as ``metrics``, in JSON Lines or
+Parquet) beside a reward of one value, and routes it: never a firm floor or saturation, the
+finding names the column by its path. A reward that varies, a grade column of
 one value, or a reward named with ``--map`` say nothing."""
 
 from __future__ import annotations
@@ -31,19 +32,30 @@ SPELLINGS = {
 }
 
 
-def _pool(seed: int, tasks: int, grade: str, placeholder: float, spelling: str) -> list[dict]:
-    """A mixed pool whose grade stands under ``grade``, its reward ``placeholder`` throughout."""
+#: Where a harness files the grade: at the top level, or inside an object (one or two deep).
+PLACES = ("", "metrics.", "info.", "scores.judge.")
+
+
+def _pool(
+    seed: int, tasks: int, grade: str, placeholder: float, spelling: str, place: str = ""
+) -> list[dict]:
+    """A mixed pool whose grade stands under ``place + grade`` (a dotted path into objects),
+    its reward ``placeholder`` throughout."""
     rng = random.Random(seed)
     rates = [rng.choice([0.1, 0.3, 0.5, 0.7, 0.9]) for _ in range(tasks)]
     rows = drawn_rows(tasks, 4, lambda task, _: rng.random() < rates[task])
     for row in rows:
         ok = row["reward"] == 1.0
-        row.update({"reward": placeholder, grade: SPELLINGS[spelling][0 if ok else 1]})
+        row["reward"] = placeholder
+        holder = row
+        for key in place.split(".")[:-1]:
+            holder = holder.setdefault(key, {})
+        holder[grade] = SPELLINGS[spelling][0 if ok else 1]
     return rows
 
 
 @settings(
-    max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     seed=st.integers(0, 10_000),
@@ -52,6 +64,7 @@ def _pool(seed: int, tasks: int, grade: str, placeholder: float, spelling: str) 
     placeholder=st.sampled_from([0.0, 1.0]),
     spelling=st.sampled_from(sorted(SPELLINGS)),
     kind=st.sampled_from(["jsonl", "parquet"]),
+    place=st.sampled_from(PLACES),
 )
 def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
     tmp_path_factory: pytest.TempPathFactory,
@@ -61,16 +74,18 @@ def test_a_reward_of_one_value_beside_a_grade_is_never_a_firm_end(
     placeholder: float,
     spelling: str,
     kind: str,
+    place: str,
 ) -> None:
-    rows = _pool(seed, tasks, grade, placeholder, spelling)
+    rows = _pool(seed, tasks, grade, placeholder, spelling, place)
     path = str(write_rows(tmp_path_factory.mktemp("beside"), rows, kind))
     route = run_route(path, model="Qwen/Qwen3-8B")
     assert isinstance(route, Route)
     assert route.route == ("saturated" if placeholder else "floor")
     assert route.provisional
     found = [f for f in route.data_quality if f.kind == "grade_beside"]
-    assert len(found) == 1 and grade in found[0].found and f"reward={grade}" in found[0].moves
-    mapped = run_route(path, model="Qwen/Qwen3-8B", mapping={"reward": grade})
+    column = place + grade
+    assert len(found) == 1 and column in found[0].found and f"reward={column}" in found[0].moves
+    mapped = run_route(path, model="Qwen/Qwen3-8B", mapping={"reward": column})
     assert isinstance(mapped, Route) and mapped.route != route.route
     said = run_route(path, model="Qwen/Qwen3-8B", mapping={"reward": "reward"})
     assert isinstance(said, Route)

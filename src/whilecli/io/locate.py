@@ -322,12 +322,33 @@ def _text_grade_named(name: str, plan: Plan) -> bool:
     return any(w in name.lower() for w in TEXT_GRADE_WORDS) and not _skip_binary(name, plan)
 
 
+#: How deep :func:`grade_beside_sample` and :func:`grade_beside_frame` look into objects
+#: for a grade (``metrics.exact_match``, ``scores.accuracy.value``).
+GRADE_DEPTH = 3
+
+
+def _leaves_of(row: dict[str, Any], depth: int = GRADE_DEPTH) -> dict[str, Any]:
+    """A row's values by dotted path through its objects (``metrics.exact_match``), to
+    ``depth`` keys; a list is one value, and a key with a dot in it is not followed (its path
+    would read as two keys)."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, dict) and depth > 1:
+            inner = _leaves_of(value, depth - 1)
+            out.update({f"{key}.{k}": v for k, v in inner.items() if "." not in key})
+        else:
+            out[key] = value
+    return out
+
+
 def grade_beside_sample(
     sample: list[tuple[int, dict[str, Any]]], plan: Plan, field: str
 ) -> tuple[str, int, int] | None:
-    """The first top-level column beside ``field`` (the reward read) whose sampled values
-    grade both ways: a binary-looking column (:func:`binary_columns_sample`) or a text one
-    whose name says grade (:data:`TEXT_GRADE_WORDS`), with its passes and graded values."""
+    """The first column beside ``field`` (the reward read), at the top level or inside an
+    object (``metrics.exact_match``, :func:`_leaves_of`), whose sampled values grade both
+    ways: a binary-looking column (:func:`binary_columns_sample`) or a text one whose name
+    says grade (:data:`TEXT_GRADE_WORDS`), with its passes and graded values."""
+    sample = [(i, _leaves_of(row)) for i, row in sample]
     texts = {k for _, row in sample for k, v in row.items() if isinstance(v, str)}
     named = [k for k in correctness_first(sorted(texts)) if _text_grade_named(k, plan)]
     for column in dict.fromkeys([*binary_columns_sample(sample, plan), *named]):
@@ -337,12 +358,39 @@ def grade_beside_sample(
     return None
 
 
+def _struct_leaves(
+    schema: pl.Schema, depth: int = GRADE_DEPTH
+) -> tuple[dict[str, pl.Expr], pl.Schema]:
+    """The fields inside a frame's struct columns, to ``depth`` keys, as dotted names
+    (``metrics.exact_match``) with the expression that reads each and their types."""
+    exprs: dict[str, pl.Expr] = {}
+    types: dict[str, Any] = {}
+
+    def walk(name: str, expr: pl.Expr, dtype: Any, left: int) -> None:
+        if isinstance(dtype, pl.Struct) and left > 1:
+            for f in dtype.fields:
+                if "." not in f.name:
+                    walk(f"{name}.{f.name}", expr.struct.field(f.name), f.dtype, left - 1)
+        elif name not in schema:
+            exprs[name], types[name] = expr.alias(name), dtype
+
+    for name, dtype in schema.items():
+        if isinstance(dtype, pl.Struct) and "." not in name:
+            walk(name, pl.col(name), dtype, depth)
+    return exprs, pl.Schema(types)
+
+
 def grade_beside_frame(
     lf: pl.LazyFrame, schema: pl.Schema, plan: Plan, field: str
 ) -> tuple[str, int, int] | None:
     """:func:`grade_beside_sample` over a whole frame (a Parquet file): its binary-looking
     columns (:func:`binary_columns_parquet`), then its text columns whose names say grade,
-    each read through its distinct values."""
+    each read through its distinct values; the fields of its struct columns too
+    (``metrics.exact_match``, :func:`_struct_leaves`)."""
+    inner, inner_schema = _struct_leaves(schema)
+    if inner:
+        lf = lf.with_columns(list(inner.values()))
+        schema = pl.Schema({**dict(schema), **dict(inner_schema)})
     named = [n for n, t in schema.items() if t == pl.String and _text_grade_named(n, plan)]
     for column in dict.fromkeys(
         [*binary_columns_parquet(lf, schema, plan), *correctness_first(named)]
