@@ -864,6 +864,15 @@ class Facts:
     cut_disputed: int = 0
     cut_disputed_passes: int = 0
     first_cut_disputed: str | None = None
+    #: Graded rows not read as cut off whose reply token count is their file's longest,
+    #: where replies pile there (:func:`longest_pile`) in files that record no cap and flag
+    #: no row cut: replies cut at a cap no field names; those of them that pass, the count,
+    #: the field it is read from and the first such row.
+    cut_at_longest: int = 0
+    cut_at_longest_passes: int = 0
+    longest_tokens: float | None = None
+    longest_field: str | None = None
+    first_cut_at_longest: str | None = None
     #: Cut-off replies (truncated) that earn partial credit: reward above 0, yet no pass.
     cut_partial: int = 0
     first_cut_partial: str | None = None
@@ -942,7 +951,7 @@ class Facts:
         for name in (
             *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
             *("selected", "greedy_rows", "cut_disputed", "cut_disputed_passes"),
-            "request_errors",
+            *("request_errors", "cut_at_longest", "cut_at_longest_passes"),
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
@@ -958,8 +967,10 @@ class Facts:
         names = (
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
-            *("prompt_unsure", "grade_beside"),
+            *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
         )
+        if other.longest_tokens is not None:
+            self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)
         self.path_model = joined_writers(self.path_model, other.path_model)
         for name in names:
             if getattr(self, name) is None:
@@ -1163,6 +1174,14 @@ REQUEST = "__request"
 DISPUTED = "__disputed"
 #: A row's token cap as recorded (:func:`whilecli.io.plan.token_cap`).
 CAP = "__cap"
+#: A row's reply token count where no cap is recorded (:func:`whilecli.io.plan.reply_tokens`).
+TOKENS = "__tokens"
+#: Where replies pile at their file's longest token count (:func:`longest_pile`): the share
+#: of that count below it whose rows are its neighbours, and how many times their density
+#: per count the pile must hold, with at least :data:`PILE_ROWS` rows in
+#: :data:`PILE_TASKS` tasks, at a count of :data:`PILE_TOKENS` or more (a short answer's
+#: few counts tie as often as not).
+PILE_BELOW, PILE_TIMES, PILE_ROWS, PILE_TASKS, PILE_TOKENS = 0.1, 5.0, 5, 3, 64.0
 #: Stats keys merged across a file's row ranges by ``min`` (first rows), the rest by sum.
 FIRST_KEYS = (
     *("f_first_error", "f_first_ungraded", "f_first_empty", "f_first_cut_partial"),
@@ -1204,6 +1223,10 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         & ~pl.col("passed").fill_null(False)
     )
     disputed = grade & pl.col(DISPUTED).fill_null(False)
+    tokens = pl.when(grade).then(pl.col(TOKENS))  # a counted row's reply tokens
+    longest = tokens.max()
+    at_longest = (tokens == longest).fill_null(False)
+    uncut = at_longest & ~pl.col("truncated").fill_null(False)  # not read as cut off
 
     def first(rows: pl.Expr) -> pl.Expr:  # the smallest position of such a row (null: none)
         return pl.when(rows).then(pl.col(at)).min()
@@ -1233,7 +1256,27 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         (pl.col("reply") != OK).sum().alias("f_not_ok"),
         (pl.col(DRAW) == GREEDY_DRAW).sum().alias("f_greedy"),
         pl.col(CAP).max().alias("f_cap"),
+        longest.alias("f_longest"),
+        at_longest.sum().alias("f_at_longest"),
+        ((tokens < longest) & (tokens >= (1 - PILE_BELOW) * longest)).sum().alias("f_below"),
+        uncut.sum().alias("f_longest_uncut"),
+        (uncut & pl.col("passed").fill_null(False)).sum().alias("f_longest_passes"),
+        pl.when(uncut).then(pl.col("task_id")).drop_nulls().n_unique().alias("f_longest_tasks"),
+        first(uncut).alias("f_first_longest"),
     ]
+
+
+def longest_pile(longest: float | None, at_longest: int, below: int, tasks: int) -> bool:
+    """Whether a file's replies pile at its longest token count, as replies cut at a cap
+    do (a count no field records as the cap): :data:`PILE_ROWS` rows or more in
+    :data:`PILE_TASKS` tasks (one task's repeated draw is one reply) at a count of
+    :data:`PILE_TOKENS` or more, :data:`PILE_TIMES` times the rows per count the
+    :data:`PILE_BELOW` share of counts below it hold, plus one. Lengths that end on their
+    own spread over the counts; a cap stacks every reply that reached it on one."""
+    if longest is None or longest < PILE_TOKENS or at_longest < PILE_ROWS or tasks < PILE_TASKS:
+        return False
+    per_count = below / max(1.0, PILE_BELOW * longest)
+    return at_longest >= PILE_TIMES * (per_count + 1)
 
 
 def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr]:

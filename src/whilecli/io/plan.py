@@ -172,6 +172,11 @@ class Plan:
     cut_disputed: pl.Expr | None = None
     #: Each row's token cap as recorded (:func:`token_cap`); None: the rows record none.
     token_cap: pl.Expr | None = None
+    #: Each row's reply token count where the rows record no cap beside it
+    #: (:func:`reply_tokens`), and the field it is read from; None: a cap is recorded, or
+    #: no count.
+    reply_tokens: pl.Expr | None = None
+    reply_tokens_field: str | None = None
     #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
     #: True on a harness error that names a request failed at the API (a rate limit, a
@@ -583,6 +588,8 @@ def build_plan(
         shape, leaves, cut_col, fmt, sources, ctx.sample or ctx.id_rows, side_cap
     )
     cap_expr = token_cap(shape, leaves, side_cap)
+    no_count = cap_expr is not None or exploding or split is not None
+    tokens = None if no_count else reply_tokens(shape, leaves)
     capped = None if cut_listed else _capped(shape, leaves)
     model, version = _model(
         shape, leaves, mapped("model"), mapped("policy_version"), fmt, source, sources, ctx
@@ -669,6 +676,8 @@ def build_plan(
         if capped is not None
         else disputed,
         token_cap=cap_expr,
+        reply_tokens=None if tokens is None else tokens[0],
+        reply_tokens_field=None if tokens is None else tokens[1],
         model=model,
         policy_version=version,
         passed=passed,
@@ -1924,6 +1933,18 @@ def token_cap(shape: Shape, leaves: Leaves, side_cap: Side | None) -> pl.Expr | 
     if side_cap is not None:
         return pl.lit(float(side_cap.value), dtype=pl.Float64)
     return None
+
+
+def reply_tokens(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
+    """Each row's reply token count (the first of :data:`TOKEN_COUNT_ALIASES` the rows hold
+    numbers at; null where negative) and its field, read where no cap is recorded beside it:
+    replies piled at one longest count are replies cut at a cap no field names
+    (:attr:`whilecli.io.facts.Facts.cut_at_longest`). None where the rows hold no count."""
+    col = _number_at(shape, TOKEN_COUNT_ALIASES)
+    if col is None or not shape.kinds_at(col) - {"null"}:
+        return None
+    count = leaves.expr(col, pl.Float64)
+    return pl.when(count >= 0).then(count), col.replace(LITERAL_DOT, ".")
 
 
 def _check_token_numbers(ctx: _Context) -> None:

@@ -155,6 +155,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.DISPUTED: pl.Boolean(),
     facts.REQUEST: pl.Boolean(),
     facts.CAP: pl.Float64(),
+    facts.TOKENS: pl.Float64(),
 }
 
 
@@ -1014,6 +1015,9 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (plan.token_cap if plan.token_cap is not None else pl.lit(None, dtype=pl.Float64)).alias(
             facts.CAP
         ),
+        (
+            plan.reply_tokens if plan.reply_tokens is not None else pl.lit(None, dtype=pl.Float64)
+        ).alias(facts.TOKENS),
     ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exploded = plan.explode and plan.split is None  # a list exploded after the select
@@ -2012,6 +2016,29 @@ def _grade_beside(part: _Part) -> str | None:
     return f"{column} ({ones} of {known} {unit} at 1)"
 
 
+def _cut_at_longest(part: _Part) -> dict[str, Any]:
+    """The :class:`~whilecli.io.facts.Facts` of replies piled at the file's longest token
+    count (:func:`~whilecli.io.facts.longest_pile`) not read as cut off, where the file
+    records no cap and flags no row cut: a cap no field names stacked them there."""
+    st = part.stats
+    uncut, longest = int(st["f_longest_uncut"] or 0), st["f_longest"]
+    pile = facts.longest_pile(
+        None if longest is None else float(longest),
+        int(st["f_at_longest"] or 0),
+        int(st["f_below"] or 0),
+        int(st["f_longest_tasks"] or 0),
+    )
+    if not pile or st["f_cut"] or st["f_cap"] is not None:
+        return {}
+    return {
+        "cut_at_longest": uncut,
+        "cut_at_longest_passes": int(st["f_longest_passes"] or 0),
+        "longest_tokens": float(longest),
+        "longest_field": part.plan.reply_tokens_field,
+        "first_cut_at_longest": _place(part.source, st["f_first_longest"]),
+    }
+
+
 def _counted(found: tuple[str, int, int] | None, unit: str) -> tuple[str, int, int, str] | None:
     """A column beside the reward (:func:`~whilecli.io.locate.grade_beside_sample`) with
     the rows its counts come from."""
@@ -2072,6 +2099,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         cut_disputed=disputed,
         cut_disputed_passes=int(st["f_disputed_passes"] or 0) if disputed else 0,
         first_cut_disputed=_place(source, st["f_first_disputed"]) if disputed else None,
+        **_cut_at_longest(part),
         cut_partial=int(st["f_cut_partial"] or 0),
         first_cut_partial=_place(source, st["f_first_cut_partial"])
         if st["f_cut_partial"]

@@ -67,6 +67,7 @@ PROVISIONAL_KINDS = (
     "grade_beside",
     "mean_rewards",
     "cut_disputed",
+    "cut_at_longest",
     "ids_per_sample",
     "model_unsure",
     "model_in_path",
@@ -209,6 +210,7 @@ def findings(
     out += _unsure_build(found.get("on_policy"))
     out += _left_out_decides(pool, counted)
     out += _cut_disputed(pool)
+    out += _cut_at_longest(pool)
     if facts.cut_partial:
         out.append(
             Finding(
@@ -281,6 +283,36 @@ def _cut_disputed(pool: Pool) -> list[Finding]:
         " the verdict is provisional; record each reply's finish reason"
     )
     return [Finding("cut_disputed", n, what, moves)]
+
+
+def _cut_at_longest(pool: Pool) -> list[Finding]:
+    """Replies piled at their file's longest token count, none read as cut off, in files that
+    record no cap and flag no row cut (:attr:`whilecli.io.facts.Facts.cut_at_longest`): a cap
+    no field names stacked them there. Where some pass, check 1 rests on whether they were
+    cut: read as cut, they are cut-off passes (fix the reward), so the verdict is
+    provisional. Where they all fail, check 1 holds either way and they are listed only."""
+    facts = pool.source.facts
+    n, passing = facts.cut_at_longest, facts.cut_at_longest_passes
+    if not n:
+        return []
+    tokens = f"{facts.longest_tokens:g}" if facts.longest_tokens is not None else "one count"
+    field = f" ({facts.longest_field})" if facts.longest_field else ""
+    said = pool.source.sources.get("truncated", "")
+    read = "flagged not truncated" if not said.startswith("not recorded") else "not flagged"
+    what = (
+        f"{_rows(n)} end at the longest reply of {'its' if n == 1 else 'their'} file,"
+        f" {tokens} tokens{field}, piled there as replies cut at a cap are, yet are {read}"
+        f" and no cap is recorded (first: {facts.first_cut_at_longest})"
+    )
+    if not passing:
+        moves = "they all fail: check 1 holds whether or not they were cut"
+        return [Finding("cut_at_longest_failing", n, what, moves)]
+    moves = (
+        f"{passing} of them pass: were they cut, a cut-off reply passes (fix the reward), so"
+        " the verdict is provisional; record each reply's finish reason, or the cap"
+        " (max_tokens)"
+    )
+    return [Finding("cut_at_longest", n, what, moves)]
 
 
 def _written_twice(facts: Any) -> list[Finding]:
