@@ -51,6 +51,8 @@ class Dump:
     warnings: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     pairing: Tally | None = None  # the second dump's: where both dumps' tasks fall
+    #: What makes its pass@1 unsure however the counts fall (:meth:`Facts.doubts`).
+    doubts: list[str] = field(default_factory=list)
 
     @property
     def tasks(self) -> pl.DataFrame:
@@ -104,7 +106,7 @@ def read_dump(
             )
         summed = pool_from_summary([path], pass_threshold=pass_threshold, missing=missing)
         known = summed.source.facts
-        return Dump(summed, known.warnings(), known.to_dict())
+        return Dump(summed, known.warnings(), known.to_dict(), doubts=known.doubts())
     rows = read_rows(
         [path],
         mapping=parse_map(mapping or []),
@@ -117,7 +119,7 @@ def read_dump(
         key_envs=key_envs,
     )
     found = rows.facts
-    return Dump(summarize(rows), found.warnings(), found.to_dict())
+    return Dump(summarize(rows), found.warnings(), found.to_dict(), doubts=found.doubts())
 
 
 def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
@@ -160,7 +162,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
         )
     facts = dict(second.facts, other_prompt_tasks=shared.other_prompts)
     facts["tasks_paired_by_prompt"] = shared.by_prompt
-    return first, Dump(shared.other, second.warnings + notes, facts, shared.tally)
+    return first, Dump(shared.other, second.warnings + notes, facts, shared.tally, second.doubts)
 
 
 def _typical_k(tasks: Any) -> int | None:
@@ -201,8 +203,15 @@ def _ids(ids: list[str]) -> str:
     return f"{len(ids)}" + (f": {shown}{more}" if ids else "")
 
 
-def headline(diff: PairedDiff) -> str:
-    return f"{diff.verdict()} (after − before on {diff.shared_tasks} paired tasks)"
+def doubted(dumps: tuple[Dump, Dump] | None) -> bool:
+    """Whether either dump's pass@1 is unsure however the counts fall (:attr:`Dump.doubts`):
+    the verdict read from the two is provisional."""
+    return dumps is not None and any(d.doubts for d in dumps)
+
+
+def headline(diff: PairedDiff, provisional: bool = False) -> str:
+    said = ", provisional" if provisional else ""
+    return f"{diff.verdict()}{said} (after − before on {diff.shared_tasks} paired tasks)"
 
 
 def diff_lines(diff: PairedDiff) -> list[tuple[str, str]]:
@@ -239,10 +248,11 @@ def to_markdown(
     before: str,
     after: str,
     warnings: list[str] | None = None,
+    provisional: bool = False,
 ) -> str:
     from whilecli.route.render_markdown import md_cell
 
-    out = [f"## whilecli diff: {headline(diff)}", "", f"`{before}` → `{after}`", ""]
+    out = [f"## whilecli diff: {headline(diff, provisional)}", "", f"`{before}` → `{after}`", ""]
     out += ["| measure | value |", "|---|---|"]
     out += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in diff_lines(diff)]
     out += [""] + [f"- **failed** {md_cell(f)}" for f in failed]
@@ -263,6 +273,7 @@ def render_diff(
     whose row facts the report carries)."""
     failed = failed_conditions(diff, names)
     warnings = dump_warnings(dumps) if dumps else []
+    provisional = doubted(dumps)
     if fmt == "json":
         report: dict[str, Any] = {
             "schema_version": jsonout.SCHEMA_VERSION,
@@ -270,6 +281,7 @@ def render_diff(
             "after_path": after,
         }
         report.update(diff.to_dict())
+        report["provisional"] = provisional
         if dumps:
             report["facts"] = {"before": dumps[0].facts, "after": dumps[1].facts}
         report["warnings"] = warnings
@@ -278,7 +290,7 @@ def render_diff(
         report["exit_code"] = 1 if failed else 0
         return jsonout.dumps(report, indent=2) + "\n"
     if fmt == "markdown":
-        return to_markdown(diff, failed, before, after, warnings)
+        return to_markdown(diff, failed, before, after, warnings, provisional)
     if fmt == "github":
         from whilecli.route.render_markdown import annotation
 
@@ -287,11 +299,13 @@ def render_diff(
         if diff.regression and not failed:
             lines.append(annotation("warning", "pass@1 fell", file=after, title="whilecli diff"))
         lines.append(
-            annotation("notice", f"{headline(diff)}: {signed(diff.difference)}", file=after)
+            annotation(
+                "notice", f"{headline(diff, provisional)}: {signed(diff.difference)}", file=after
+            )
         )
         return "\n".join(lines) + "\n"
     columns = textstyle.width(sys.stdout)
-    out = textstyle.wrap(f"whilecli diff: {headline(diff)}", columns)
+    out = textstyle.wrap(f"whilecli diff: {headline(diff, provisional)}", columns)
     out += textstyle.pairs(diff_lines(diff), columns)
     for f in failed:
         out += textstyle.wrap(f"failed {f}", columns)
@@ -357,7 +371,7 @@ def diff_command(
         warnings = dump_warnings(dumps)
         route_cmd.append_summary(
             os.environ["GITHUB_STEP_SUMMARY"],
-            to_markdown(diff, failed, before, after, warnings),
+            to_markdown(diff, failed, before, after, warnings, doubted(dumps)),
             inputs=[before, after],
         )
     raise typer.Exit(1 if failed_conditions(diff, names) else 0)

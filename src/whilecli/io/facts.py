@@ -1035,6 +1035,31 @@ class Facts:
                 " leave out every zero-advantage episode: the pass and split rates lean to the"
                 " middle; read the step's all/traces.jsonl"
             )
+        return out + self.doubts()
+
+    def doubts(self, option: str = "--map") -> list[str]:
+        """What makes pass@1 itself unsure however the counts fall, one line each: a reward
+        of one value beside a column that grades both ways (a placeholder the grader never
+        filled), and replies that look cut off at the token cap yet pass, their flag saying
+        not cut (:attr:`cut_disputed`, :attr:`cut_at_longest`). A verdict read from such a
+        pass@1 (``diff``'s) is provisional; ``route`` weighs each against its band
+        (:mod:`whilecli.route.quality`). ``option``: the option that maps these rows'
+        fields (``--teacher-map`` for a teacher's)."""
+        out: list[str] = []
+        if self.grade_beside is not None:
+            out.append(
+                f"every graded row's reward is one value, while {self.grade_beside}, a"
+                " grade-looking column beside it, grades both ways: the reward may be a"
+                f" placeholder; {option} reward=COLUMN says which column grades"
+            )
+        cut = self.cut_disputed_passes + self.cut_at_longest_passes
+        if cut:
+            first = self.first_cut_disputed or self.first_cut_at_longest
+            out.append(
+                f"{cut} passing replies look cut off at the token cap (their count at the cap,"
+                f" or piled at the longest; first: {first}) though not flagged cut: were they"
+                " cut, a cut-off reply passes; record each reply's finish reason"
+            )
         return out
 
     @property

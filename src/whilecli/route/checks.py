@@ -340,6 +340,9 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     caps = (tpool.source.facts.token_cap, pool.source.facts.token_cap)
     if None not in caps and caps[0] > caps[1] + TOL:  # type: ignore[operator]
         measured["teacher_token_cap"], measured["student_token_cap"] = caps
+    doubts = tpool.source.facts.doubts("--teacher-map")  # the teacher's pass@1 itself unsure
+    if doubts:
+        measured["teacher_doubts"] = doubts
     if found.tally.only_mine:  # shared + other prompt + student's only = the student's tasks
         measured["student_only_tasks"] = found.tally.only_mine
     if found.by_prompt:

@@ -74,6 +74,7 @@ PROVISIONAL_KINDS = (
     "unsure_build",
     "teacher_may_be_student",
     "teacher_budget",
+    "teacher_doubts",
     "threshold_above_rewards",
     "teacher_unpaired",
     "teacher_other_family",
@@ -870,6 +871,16 @@ def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
                 f" ({m.get('unpaired_hint')})",
                 "check 4 is unknown and OPD is not chosen: the verdict is provisional until"
                 " the teacher's rows key the student's tasks",
+            )
+        )
+    if m.get("teacher_doubts") and check.reached:
+        out.append(
+            Finding(
+                "teacher_doubts",
+                int(m.get("shared_tasks", 0) or 0),
+                f"the teacher's rows: {'; '.join(m['teacher_doubts'])}",
+                "check 4 measures the teacher by that pass@1: the verdict is provisional until"
+                " the teacher's rows are graded as the student's are",
             )
         )
     if m.get("teacher_token_cap") and check.reached:
