@@ -44,6 +44,18 @@ from whilecli.io.words import NO_VALUE
 #: Meta's own ``Llama-2-7b-hf`` (the Hugging Face conversion of ``Llama-2-7b``). The weights
 #: are the model's own: one model.
 _SERVED = re.compile(r"(?i)[-_](?:hf|vllm|turbomind|lmdeploy|sglang|tgi)$")
+#: A harness's label at a name's end for a hybrid model run with its thinking off
+#: (``qwen3-8b-nothink``, ``Qwen3-8B (non-thinking)``, ``qwen3_8b_no_think``): the model's
+#: own weights, one model. No model is released under such a name.
+_NO_THINK = re.compile(
+    r"(?i)(?:[-_.\s]+\(?|\s*\()(?:no|non|without)[-_\s]?think(?:ing)?(?:[-_\s]?mode)?\)?$"
+)
+#: The same label with thinking on (``Qwen3-8B-thinking``, ``Qwen3-8B (thinking)``): a
+#: hybrid model's mode, or a model released as its Thinking build (``Kimi-K2-Thinking``,
+#: ``Qwen3-Next-80B-A3B-Thinking``), so beside the name without it neither the same model nor
+#: another (:func:`weights_relation`: unsure). A release's date after it
+#: (``Qwen3-4B-Thinking-2507``) makes it a model's own name.
+_THINK = re.compile(r"(?i)(?:[-_.\s]+\(?|\s*\()think(?:ing)?(?:[-_\s]?mode)?\)?$")
 #: A decimal point written ``p`` between digits (Fireworks' ``qwen2p5-7b``, ``1p5b``), or a
 #: version's written ``_`` (OpenCompass' ``llama-3_1-8b``, InternLM's ``internlm2_5-7b-chat``):
 #: ``.``. Not a ``_`` before a size (``qwen3_8b``: version 3, 8B; ``qwen2_0.5b``), which
@@ -60,9 +72,10 @@ _META = re.compile(r"^meta[-_\s\u2010-\u2015\u2212]*(?=llama)")
 
 
 def _canonical(name: str) -> str:
-    """A name as :attr:`ModelId.key` writes it: lower case, without :data:`_SERVED`, a
-    version's ``_`` or ``p`` a ``.`` (:data:`_VERSION_MARK`)."""
-    return _VERSION_MARK.sub(".", _SERVED.sub("", name.strip()).lower())
+    """A name as :attr:`ModelId.key` writes it: lower case, without :data:`_SERVED` or a
+    thinking-off label (:data:`_NO_THINK`), a version's ``_`` or ``p`` a ``.``
+    (:data:`_VERSION_MARK`)."""
+    return _VERSION_MARK.sub(".", _SERVED.sub("", _NO_THINK.sub("", name.strip())).lower())
 
 
 def _squashed(key: str, size: float | None) -> str:
@@ -408,14 +421,35 @@ def weights_relation(a: str, b: str) -> str:
     ``llama3.1:8b`` or ``Meta-Llama-3.1-8B-Instruct-Turbo`` of ``Llama-3.1-8B-Instruct``);
     :data:`UNSURE` where a build's name leaves out what would tell (``llama3.1:8b``, a chat
     build, beside ``Llama-3.1-8B``, which may be a base model; ``ollama/llama3.1`` states no
-    size); else :data:`OTHER`."""
+    size); :data:`UNSURE` too where one name is the other with a thinking label at its end
+    (:data:`_THINK`: a hybrid model's mode, or its Thinking release); else :data:`OTHER`."""
     x, y = model_identity(a), model_identity(b)
     if x.match == y.match:
         return SAME
+    for labelled, model in ((x, y), (y, x)):
+        plain = _THINK.sub("", labelled.name)
+        if plain != labelled.name and replace(labelled, name=plain).match == model.match:
+            return UNSURE
     for build, model in ((x, y), (y, x)):
         if build.build is not None:
             return _build_relation(build, model)
     return COPY if x.weights_match == y.weights_match else OTHER
+
+
+def unsure_reason(names: Sequence[str], model: str) -> str:
+    """Why names :func:`weights_relation` reads as :data:`UNSURE` beside ``model`` leave its
+    weights unknown, in words a report can follow a list of them with: a thinking label
+    (:data:`_THINK`) where every one carries one, else a provider's or Ollama's build."""
+    label = [n for n in names if _THINK.search(model_identity(n).name)]
+    if names and len(label) == len(names) and not _THINK.search(model_identity(model).name):
+        return (
+            "a thinking label: a hybrid model's thinking mode (its own weights) or a model"
+            " released as its Thinking build (another model's)"
+        )
+    return (
+        "a provider's or Ollama's build whose name does not say which model's weights it"
+        " serves (it leaves out the variant or the size)"
+    )
 
 
 def _build_relation(build: ModelId, model: ModelId) -> str:
@@ -464,6 +498,11 @@ def model_identity(text: str) -> ModelId:
         is_path = True  # a relative checkpoint folder: ``Qwen3-8B/checkpoint-500``
     if not is_path:  # a Hub id or a bare name (vf-eval's org--name, lm-eval's org__name)
         org, name = (parts[0], parts[1]) if len(parts) == 2 else _split_org(parts[-1])
+        if (
+            len(parts) == 2
+        ):  # a quantizer's upload named after the Hub id: ``bartowski/Qwen_Qwen3-8B-GGUF``
+            inner_org, inner = _underscored(name)
+            org, name = (inner_org, inner) if inner_org is not None else (org, name)
         name, stated = _stepped(name)
         step = tagged if tagged is not None else stated
         return ModelId(name, org, _size(name), step)

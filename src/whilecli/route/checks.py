@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from whilecli.io.locate import UNIT_TOLERANCE
-from whilecli.io.modelid import _FAMILY, _family, model_identity
+from whilecli.io.modelid import _FAMILY, _family, model_identity, unsure_reason
 from whilecli.io.versions import newer, version_id
 from whilecli.io.versions import version_order as version_order
 from whilecli.knobs import PASS_TOLERANCE
@@ -366,7 +366,9 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     own = sum(named[m] for m in mine)
     maybe = [m for m in named if student is not None and unsure_weights(m, student)]
     if maybe:  # a build that may serve the student's weights: the teacher may be the student
+        assert student is not None
         measured["teacher_unsure_builds"] = sorted(maybe)
+        measured["teacher_unsure_why"] = unsure_reason(maybe, student)
         measured["teacher_unsure_rows"] = sum(named[m] for m in maybe)
         measured["student_model"] = student
     if own:  # the student's rows among the teacher's: a few stray, or the teacher is it
@@ -835,13 +837,13 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
     if unsure:
         rows = sum(named[m] for m in unsure)
+        reason = unsure_reason(unsure, base)
         why = (
-            f"{rows} of {naming} rows name a provider's or Ollama's build"
-            f" ({', '.join(unsure)}) whose name does not say whether it holds {base}'s"
-            " weights (it leaves out the variant or the size: Ollama's and Groq's builds are"
-            " chat models); pass --model with the model the build serves"
+            f"{rows} of {naming} rows name {', '.join(unsure)}, {reason}: whether it holds"
+            f" {base}'s weights is unknown; pass --model with the model that wrote them"
         )
         measured["unsure_builds"], measured["unsure_build_rows"] = unsure, rows
+        measured["unsure_why"] = reason
         warnings.append(f"on-policy unknown: {why}")
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
     if copies:

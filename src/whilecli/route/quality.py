@@ -639,11 +639,10 @@ def _unsure_build(on_policy: CheckResult | None) -> list[Finding]:
             "unsure_build",
             int(on_policy.measured.get("unsure_build_rows", 0)),
             f"{_rows(int(on_policy.measured.get('unsure_build_rows', 0)))} naming"
-            f" {', '.join(builds)}, a provider's or Ollama's build whose name does not say which"
-            " model's weights it serves (it leaves out the variant or the size)",
-            "if it serves another model than --model's, the rows are off-policy (SFT on them,"
-            " or OPD from it): the verdict is provisional; pass --model with the model the"
-            " build serves",
+            f" {', '.join(builds)}, {on_policy.measured.get('unsure_why')}",
+            "if it holds another model's weights than --model's, the rows are off-policy (SFT"
+            " on them, or OPD from it): the verdict is provisional; pass --model with the"
+            " model that wrote them",
         )
     ]
 
@@ -910,9 +909,9 @@ def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
             Finding(
                 "teacher_may_be_student",
                 rows,
-                f"{_rows(rows)} of the teacher's name {', '.join(builds)}, a provider's or"
-                " Ollama's build whose name does not say whether it serves"
-                f" {m.get('student_model')}, the model you train",
+                f"{_rows(rows)} of the teacher's name {', '.join(builds)},"
+                f" {m.get('teacher_unsure_why')}: whether it holds the weights of"
+                f" {m.get('student_model')}, the model you train, is unknown",
                 "if it does, the teacher is the student and check 4 fails: the verdict is"
                 " provisional; give teacher rows that name the teacher's own model",
             )

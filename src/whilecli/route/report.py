@@ -101,7 +101,8 @@ def _unknown_phrase(check: CheckResult) -> str:
         elif "unnamed_paths" in m:
             why = "rows name a path, not a model"
         elif "unsure_builds" in m:
-            why = "rows name a provider's build"
+            label = str(m.get("unsure_why", "")).startswith("a thinking label")
+            why = "rows name a thinking label" if label else "rows name a provider's build"
         elif "unversioned_rows" in m:
             why = "rows carry no version"
         else:
