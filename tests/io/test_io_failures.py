@@ -158,6 +158,9 @@ def test_an_unlistable_folder_inside_a_directory_is_named(
         ('{\n  "task_id": "b",\n  "reward": 0\n}\n{\n  "task_id": "c"\n}\n', 5, "several JSON"),
         ('{"task_id": "a", "reward": 1}\n' + "[" * 5000 + "]" * 5000 + "\n", 2, "too deeply"),
         ("[" * 3000 + "]" * 3000 + "\n", 1, "too deeply"),
+        # objects nested too deeply on every line, the first too: rows, never a document
+        (('{"a":' * 200 + "1" + "}" * 200 + "\n") * 3, 1, "too deeply"),
+        ('{"task_id": "a", "x": ' + '{"a":' * 200 + "1" + "}" * 201 + "\n", 1, "too deeply"),
         ('{"task_id": "a", "reward": 1}\n{"task_id": "b" "reward": 0}\n', 2, "not valid JSON"),
     ],
 )

@@ -1086,8 +1086,12 @@ def _row_like(row: dict[str, Any]) -> bool:
 
 
 def _one_object(line: bytes) -> bool:
+    """Whether a line is one JSON object (a JSON Lines row); one nested too deeply to read
+    is a row all the same, refused at its line by the reader, never read as a document."""
     try:
         return isinstance(jsonout.parse(line), dict)
+    except jsonout.TooDeep:
+        return line.lstrip()[:1] == b"{"
     except ValueError:
         return False
 
