@@ -190,6 +190,42 @@ def test_critic_values_on_some_rows_do_not_make_sao_ok(tmp_path: Path, with_valu
         assert "coverage" in kinds(got)
 
 
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+@pytest.mark.parametrize("zeros", [20, 100])
+def test_critic_values_of_zeros_only_are_no_critic(tmp_path: Path, kind: str, zeros: int) -> None:
+    """A writer that ran no critic fills ``values`` with zeros, as one that kept no log-probs
+    fills those: a row whose values are all exactly 0 carries none, so SAO is not chosen."""
+    rows = [
+        {
+            "task_id": f"s{i}",
+            "prompt": f"q{i}",
+            "completion": f"a{i}",
+            "reward": float(i % 2),
+            "truncated": False,
+            "model": MODEL,
+            "logprobs": [-0.1, -0.2, -0.3],
+            "values": [0.0, 0, -0.0] if i < zeros else [0.1, 0.0, 0.3],
+        }
+        for i in range(100)
+    ]
+    got = route(tmp_path, rows) if kind == "jsonl" else _parquet_route(tmp_path, rows)
+    sao = next(m for m in got.methods if m.name == "sao")
+    assert got.route == "single-rollout"
+    assert not sao.ok and got.method == "flash_reinforce" and "sao" not in got.plan
+    if zeros < 100:
+        assert f"{100 - zeros} of 100 rows" in sao.why
+
+
+def _parquet_route(folder: Path, rows: list[dict[str, Any]]) -> Route:
+    import polars as pl
+
+    path = folder / "rows.parquet"
+    pl.DataFrame(rows).write_parquet(path)
+    got = run_route(str(path), model=MODEL)
+    assert isinstance(got, Route)
+    return got
+
+
 def _teacher(pool: list[dict[str, Any]], **change: Any) -> list[dict[str, Any]]:
     return [dict(r, reward=1.0, model="Qwen/Qwen3-32B", **change) for r in pool]
 

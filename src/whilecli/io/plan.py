@@ -664,6 +664,8 @@ def build_plan(
     if lp is not None:  # a list of probabilities, or of zeros only, carries no log-probs
         has_logprobs = leaves.nonempty(lp) & agree & leaves.logprob_values(lp).fill_null(True)
         notes.extend(_logprob_notes(ctx, lp))
+    if vals is not None:  # a list of zeros only carries no critic's values
+        notes.extend(_value_notes(ctx, vals))
     return Plan(
         format=fmt,
         task_id=task,
@@ -686,7 +688,9 @@ def build_plan(
         leaves=leaves,
         row_filter=row_filter,
         has_logprobs=has_logprobs,
-        has_values=None if vals is None else leaves.nonempty(vals) & agree,
+        has_values=None
+        if vals is None
+        else leaves.nonempty(vals) & agree & leaves.critic_values(vals).fill_null(True),
         generated=None if said is None else ~facts.empty_reply(said),
         completion_field=completion,
         notes=notes,
@@ -841,6 +845,21 @@ def _logprob_notes(ctx: _Context, lp: str) -> list[str]:
             " log-probs; those rows carry no sampler log-probs"
         )
     return out
+
+
+def _value_notes(ctx: _Context, vals: str) -> list[str]:
+    """What the rows the plan holds say of the critic value lists at ``vals`` that hold none
+    (:meth:`Leaves.critic_values`): only zeros (a placeholder). Those rows are read as
+    carrying no critic values."""
+    rows = ctx.id_rows or ctx.sample
+    lists = [v for row in rows if isinstance(v := _value_at(row, vals), list) and v]
+    zeros = sum(1 for v in lists if all(isinstance(x, (int, float)) and x == 0 for x in v))
+    if not zeros:
+        return []
+    return [
+        f"{vals} is all 0 on {zeros} of {len(lists)} sampled rows: a placeholder, not a"
+        " critic's values; those rows carry no critic values"
+    ]
 
 
 def _value_at(row: Mapping[str, object], dotted: str) -> object:

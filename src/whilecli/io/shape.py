@@ -529,6 +529,19 @@ class Leaves:
         zeros = values.list.eval(pl.element() == 0).list.all() & (values.list.len() > 0)
         return ~above & ~zeros
 
+    def critic_values(self, dotted: str) -> pl.Expr:
+        """True where the list at ``dotted`` holds a critic's values: not every value exactly
+        0 (a placeholder a writer fills in where it ran no critic, as
+        :meth:`logprob_values` reads log-probs); null where the row holds no list."""
+        if self.schema is None:
+            text = self.expr(dotted, pl.String).str.strip_chars()
+            return pl.when(text.str.starts_with("[")).then(~text.str.contains(_ALL_ZERO))
+        found = _dtype_at(self.schema, split_path(dotted))
+        if not isinstance(found, (pl.List, pl.Array)) or not found.inner.is_numeric():
+            return pl.lit(True)
+        values = _chain(split_path(dotted)).cast(pl.List(pl.Float64))
+        return ~(values.list.eval(pl.element() == 0).list.all() & (values.list.len() > 0))
+
     def list_len(self, dotted: str) -> pl.Expr:
         """The length of the list at ``dotted``; null where the row holds none, or where a
         JSON Lines row's list is not a flat list of numbers (its text is not parsed here)."""
