@@ -1235,8 +1235,10 @@ def reward_column() -> pl.Expr:
     return pl.when(pl.col(GRADED)).then(pl.col("reward")).otherwise(pl.lit(None, pl.Float64))
 
 
-def row_aggregates(at: str) -> list[pl.Expr]:
-    """One row of counts over a narrow frame (its positions in column ``at``)."""
+def row_aggregates(at: str, tokens: bool = True) -> list[pl.Expr]:
+    """One row of counts over a narrow frame (its positions in column ``at``; ``tokens``:
+    whether its rows carry reply token counts, :data:`TOKENS`, else those counts are not
+    looked at)."""
     error = pl.col("reply") == ERROR
     empty = pl.col("reply") == EMPTY
     grade = pl.col(GRADED) & ~error
@@ -1248,10 +1250,6 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         & ~pl.col("passed").fill_null(False)
     )
     disputed = grade & pl.col(DISPUTED).fill_null(False)
-    tokens = pl.when(grade).then(pl.col(TOKENS))  # a counted row's reply tokens
-    longest = tokens.max()
-    at_longest = (tokens == longest).fill_null(False)
-    uncut = at_longest & ~pl.col("truncated").fill_null(False)  # not read as cut off
 
     def first(rows: pl.Expr) -> pl.Expr:  # the smallest position of such a row (null: none)
         return pl.when(rows).then(pl.col(at)).min()
@@ -1281,13 +1279,45 @@ def row_aggregates(at: str) -> list[pl.Expr]:
         (pl.col("reply") != OK).sum().alias("f_not_ok"),
         (pl.col(DRAW) == GREEDY_DRAW).sum().alias("f_greedy"),
         pl.col(CAP).max().alias("f_cap"),
+        *(_longest_aggregates(at) if tokens else _no_longest()),
+    ]
+
+
+def _longest_aggregates(at: str) -> list[pl.Expr]:
+    """Over the counted rows' reply token counts (:data:`TOKENS`): the longest, the rows at
+    it and in the tenth of counts below it, and those at it not read as cut off (how many,
+    passing, the first): :func:`longest_pile`'s inputs but the tasks those rows fall in,
+    counted only where the rest make a pile (:func:`longest_rows`)."""
+    grade = pl.col(GRADED) & (pl.col("reply") != ERROR)
+    tokens = pl.when(grade).then(pl.col(TOKENS))  # a counted row's reply tokens
+    longest = tokens.max()
+    at_longest = (tokens == longest).fill_null(False)
+    uncut = at_longest & ~pl.col("truncated").fill_null(False)  # not read as cut off
+    return [
         longest.alias("f_longest"),
         at_longest.sum().alias("f_at_longest"),
         ((tokens < longest) & (tokens >= (1 - PILE_BELOW) * longest)).sum().alias("f_below"),
         uncut.sum().alias("f_longest_uncut"),
         (uncut & pl.col("passed").fill_null(False)).sum().alias("f_longest_passes"),
-        pl.when(uncut).then(pl.col("task_id")).drop_nulls().n_unique().alias("f_longest_tasks"),
-        first(uncut).alias("f_first_longest"),
+        pl.when(uncut).then(pl.col(at)).min().alias("f_first_longest"),
+    ]
+
+
+def longest_rows(longest: float) -> pl.Expr:
+    """The counted rows at the longest token count ``longest`` that are not read as cut off
+    (:func:`_longest_aggregates`' ``uncut``), to count the tasks they fall in."""
+    grade = pl.col(GRADED) & (pl.col("reply") != ERROR)
+    at = grade & (pl.col(TOKENS) == longest).fill_null(False)
+    return at & ~pl.col("truncated").fill_null(False)
+
+
+def _no_longest() -> list[pl.Expr]:
+    """:func:`_longest_aggregates` of rows that carry no token counts."""
+    return [
+        pl.lit(None, dtype=pl.Float64).alias("f_longest"),
+        *(pl.lit(0).alias(k) for k in ("f_at_longest", "f_below", "f_longest_uncut")),
+        pl.lit(0).alias("f_longest_passes"),
+        pl.lit(None, dtype=pl.Int64).alias("f_first_longest"),
     ]
 
 

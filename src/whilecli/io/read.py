@@ -1150,7 +1150,9 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     by_task = bool(own or theirs) or sliced or ENV in columns
     keys = [SLICE, "task_id"] if sliced else ["task_id"]
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
-    queries = [_stats(counted, run.digest, run.missing, run.bad(ids=not by_task), ids=not by_task)]
+    tokens = plan.reply_tokens is not None
+    bad = run.bad(ids=not by_task)
+    queries = [_stats(counted, run.digest, run.missing, bad, ids=not by_task, tokens=tokens)]
     kept_passes = (keep & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("kp")
     counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
     counts.append(kept_passes)
@@ -1163,7 +1165,11 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         key = pl.col(TASK_KEY).alias("task_id") if keyed else pl.col("task_id")
         queries.append(counted.group_by(*keys[:-1], key).agg(aggs))
     if sliced:
-        queries.append(_stats(counted, run.digest, run.missing, pl.lit(False), by=SLICE, ids=False))
+        queries.append(
+            _stats(
+                counted, run.digest, run.missing, pl.lit(False), by=SLICE, ids=False, tokens=tokens
+            )
+        )
         rows = pl.len().cast(pl.Int64).alias("rows")
         queries.append(counted.filter(keep).group_by(SLICE, *WRITER).agg(rows))
     if plan.episode is not None:  # rows that repeat an episode: its turns, not rollouts
@@ -1439,8 +1445,10 @@ def _stats(
     bad: pl.Expr,
     by: str | None = None,
     ids: bool = True,
+    tokens: bool = True,
 ) -> pl.LazyFrame:
-    """One row of aggregates over a narrow frame: everything reading checks or reports.
+    """One row of aggregates over a narrow frame: everything reading checks or reports
+    (``tokens``: whether its rows carry reply token counts, :func:`facts.row_aggregates`).
 
     Every column is touched (``null_count``), so a value that cannot be read fails here,
     not later in :func:`~whilecli.route.pool.summarize`. ``bad`` covers the rows' task ids
@@ -1472,7 +1480,7 @@ def _stats(
         *[pl.col(c).any() for c in probes],
         *[pl.col(c).sum() for c in names if c.startswith("__named:")],
         *judges.rule_counts(),
-        *facts.row_aggregates(AT),
+        *facts.row_aggregates(AT, tokens),
         *_writer_bounds(missing),
         *facts.grid_aggregates(pl.col(_PARTIAL_REWARD)),
         rows=pl.len(),
@@ -2022,13 +2030,15 @@ def _cut_at_longest(part: _Part) -> dict[str, Any]:
     records no cap and flags no row cut: a cap no field names stacked them there."""
     st = part.stats
     uncut, longest = int(st["f_longest_uncut"] or 0), st["f_longest"]
-    pile = facts.longest_pile(
-        None if longest is None else float(longest),
-        int(st["f_at_longest"] or 0),
-        int(st["f_below"] or 0),
-        int(st["f_longest_tasks"] or 0),
-    )
-    if not pile or st["f_cut"] or st["f_cap"] is not None:
+    if longest is None or st["f_cut"] or st["f_cap"] is not None:
+        return {}
+    at, below = int(st["f_at_longest"] or 0), int(st["f_below"] or 0)
+    if not facts.longest_pile(float(longest), at, below, facts.PILE_TASKS):
+        return {}
+    # the tasks those rows fall in: read only where the counts alone make a pile
+    rows = part.frame.filter(facts.longest_rows(float(longest)))
+    tasks = int(rows.select(pl.col("task_id").n_unique()).collect().item())
+    if not facts.longest_pile(float(longest), at, below, tasks):
         return {}
     return {
         "cut_at_longest": uncut,
