@@ -224,3 +224,77 @@ def test_a_step_or_message_index_is_a_turn_never_a_version(tmp_path: Path, index
         app, ["route", str(write(tmp_path, "turns.jsonl", rows)), "--model", MODEL]
     )
     assert result.exit_code == 2 and f"field '{index}'" in " ".join(result.output.split())
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10**6),
+    beside=st.sampled_from([None, "episode", "episode_idx", "rollout"]),
+    copied=st.booleans(),
+    interleave=st.booleans(),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_a_plain_step_that_runs_through_each_episode_is_a_turn_index(
+    tmp_path: Path, seed: int, beside: str | None, copied: bool, interleave: bool, kind: str
+) -> None:
+    """A plain ``step`` is read as a policy's version, but rows of every task under steps
+    0, 1, 2, ..., each on as many rows as the one before or fewer, are an agent's turns (an
+    episode index no alias names beside them, ``episode``, changes nothing): refused, with
+    ``--map policy_version=step`` for a step that is a version."""
+    truth = episodes(seed, tasks=40, k=4)
+    rows = []
+    for r in turn_rows(truth, "episode_id", "step", copied, interleave):
+        row = {k: v for k, v in r.items() if k != "episode_id"}
+        if beside is not None:
+            row[beside] = int(str(r["episode_id"]).rpartition("-e")[2])
+        rows.append(row)
+    path = write(tmp_path, "steps.jsonl", rows)
+    if kind == "parquet":
+        path = tmp_path / "steps.parquet"
+        pl.DataFrame(rows).write_parquet(path)
+    result = CliRunner().invoke(app, ["route", str(path), "--model", MODEL])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2, out
+    assert "field 'step'" in out and "--map policy_version=step" in out, out
+    mapped = CliRunner().invoke(
+        app, ["route", str(path), "--model", MODEL, "--map", "policy_version=step"]
+    )
+    assert mapped.exit_code != 2, mapped.output
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "trainer",  # each task drawn at one or two steps far apart: versions
+        "checkpoints",  # every task evaluated at steps 0, 1, 2 on the same rows
+        "checkpoints_some_fewer",  # the same, a few tasks with a row lost at a later step
+        "one_step",  # every row at one step
+    ],
+)
+def test_a_step_that_counts_a_trainers_steps_stays_a_version(tmp_path: Path, layout: str) -> None:
+    rng = random.Random(7)
+    rows = []
+    for t in range(60):
+        if layout == "trainer":
+            steps = rng.sample([0, 10, 20, 30, 40, 50], rng.choice([1, 2]))
+        elif layout == "one_step":
+            steps = [5]
+        else:
+            steps = [0, 1, 2]
+        for s in steps:
+            k = 4 - (layout == "checkpoints_some_fewer" and s == 2 and t % 10 == 0)
+            rows += [
+                {
+                    "task_id": f"t{t}",
+                    "step": s,
+                    "completion": f"{t}.{s}.{j}",
+                    "reward": float(rng.random() < 0.5),
+                    "truncated": False,
+                    "model": MODEL,
+                }
+                for j in range(k)
+            ]
+    got = run_route(str(write(tmp_path, "steps.jsonl", rows)), model=MODEL)
+    assert isinstance(got, Route)
+    sources = got.inputs["sources"]
+    assert sources.get("policy_version", "").startswith("step"), sources

@@ -377,6 +377,13 @@ TURN_INDEX_ALIASES: tuple[str, ...] = (
     *("turn", "turn_idx", "turn_index", "turn_id", "turn_number", "turn_num", "turn_no"),
     *("step_idx", "step_id", "message_index", "message_idx"),
 )
+#: A plain ``step``, read as a policy's version (:data:`VERSION_ALIASES`), is an agent's step
+#: within its episode where the rows say so beyond doubt (:func:`whilecli.io.read.
+#: _turn_indices`, strict): every task's rows run through steps 0, 1, 2, … with no gap, each
+#: step on as many rows as the one before or fewer, fewer in a fifth of those tasks or more,
+#: and most tasks hold several steps. A trainer's steps do not: a task is drawn at a few
+#: steps far apart, or at every checkpoint evaluated, each on the same rows.
+STEP_TURN_ALIASES: tuple[str, ...] = ("step",)
 #: Where a row records the sampling parameters it was drawn with: flat, or in the object a
 #: sampler or harness keeps them in (vLLM's and SGLang's ``sampling_params``, verifiers'
 #: ``sampling_args``, Hugging Face's ``generation_config`` and ``generation_kwargs``,

@@ -48,6 +48,7 @@ from whilecli.io.aliases import (
     SAMPLE_REPLY_LISTS,
     SAMPLING_PLACES,
     STATUS_ALIASES,
+    STEP_TURN_ALIASES,
     STOP_CUT,
     STOP_TYPE_CUT,
     TEMPERATURE_ALIASES,
@@ -209,6 +210,10 @@ class Plan:
     #: (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`), and where it was read.
     turn: pl.Expr | None = None
     turn_field: str | None = None
+    #: The turn index is a plain ``step`` also read as a version
+    #: (:data:`~whilecli.io.aliases.STEP_TURN_ALIASES`): rows are its turns only under the
+    #: strict rule.
+    turn_strict: bool = False
     #: Keys beside the grade's that spell it in another case (``Reward`` where ``reward``
     #: is read): rows that carry only such a key read as ungraded, and the facts name it.
     reward_spelled: tuple[str, ...] = ()
@@ -656,7 +661,7 @@ def build_plan(
         blank = value.str.strip_chars() == ""
         slice_expr = pl.when(blank).then(pl.lit(None, dtype=pl.String)).otherwise(value)
     episode = _episode(ctx, task)
-    turn = _turn_index(shape, leaves)
+    turn = _turn_index(shape, leaves, mapped("policy_version"))
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
@@ -715,6 +720,7 @@ def build_plan(
         episode_field=None if exploding or episode is None else episode[1],
         turn=None if exploding or episode is not None or turn is None else turn[0],
         turn_field=None if exploding or episode is not None or turn is None else turn[1],
+        turn_strict=turn is not None and turn[1] in STEP_TURN_ALIASES,
         reward_spelled=_spelled_otherwise(shape, fields.get("reward")),
         model_unsure=ctx.model_unsure,
         prompt_unsure=ctx.prompt_unsure,
@@ -780,10 +786,17 @@ def _episode(ctx: _Context, task: pl.Expr) -> tuple[pl.Expr, str] | None:
     return None
 
 
-def _turn_index(shape: Shape, leaves: Leaves) -> tuple[pl.Expr, str] | None:
+def _turn_index(
+    shape: Shape, leaves: Leaves, version_col: str | None = None
+) -> tuple[pl.Expr, str] | None:
     """Each row's turn index, from the first turn alias the rows hold as numbers
-    (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`); with the alias. None: none."""
-    for alias in TURN_INDEX_ALIASES:
+    (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`), else a plain ``step``
+    (:data:`~whilecli.io.aliases.STEP_TURN_ALIASES`: tested under the strict rule) unless
+    ``--map policy_version=`` names where the version is; with the alias. None: none."""
+    candidates = (
+        TURN_INDEX_ALIASES if version_col is not None else TURN_INDEX_ALIASES + STEP_TURN_ALIASES
+    )
+    for alias in candidates:
         kinds = shape.kinds_at(alias) - {"null"}
         if kinds and kinds <= {"int", "float"}:
             return leaves.expr(alias, pl.Float64), alias

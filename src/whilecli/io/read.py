@@ -1175,7 +1175,7 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     if plan.episode is not None:  # rows that repeat an episode: its turns, not rollouts
         queries.append(_turns(counted))
     elif plan.turn is not None:  # rows of one task at several turn indices: turns
-        queries.append(_turn_indices(counted))
+        queries.append(_turn_indices(counted, strict=plan.turn_strict))
     if draw:  # each reply's rows and passes: one reply written twice, or graded two ways
         replied = counted.filter(keep & facts.replied_draw())
         task_hash = pl.col("task_id").hash(seed=0).alias("t")
@@ -1255,13 +1255,15 @@ def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _turn_indices(frame: pl.LazyFrame) -> pl.LazyFrame:
+def _turn_indices(frame: pl.LazyFrame, strict: bool = False) -> pl.LazyFrame:
     """Rows of one task under several turn indices (:data:`facts.TURN`), where every such task
     holds each index from its first (0 or 1) on, each on as many rows as the one before or
     fewer (every episode has a first turn, fewer reach a later one), and the indices count
     from 0 or some task holds three: one row of ``f_turns``
     (the rows past each task's first index; 0 where any task breaks that order, as a count
-    of turns would) and ``f_first_turn`` (the first such row's position)."""
+    of turns would) and ``f_first_turn`` (the first such row's position). ``strict`` (a plain
+    ``step``, :data:`~whilecli.io.aliases.STEP_TURN_ALIASES`): also most tasks hold several
+    indices, and a fifth of those or more hold fewer rows at a later one."""
     turn = pl.col(facts.TURN)
     per_index = (
         frame.filter(turn.is_not_null())
@@ -1275,6 +1277,7 @@ def _turn_indices(frame: pl.LazyFrame) -> pl.LazyFrame:
         hi=v.max(),
         whole=(v == v.round()).all(),
         falling=n.sort_by(v).diff().max().fill_null(0) <= 0,
+        fewer=n.sort_by(v).diff().min().fill_null(0) < 0,
         later=n.filter(v != v.min()).sum(),
         second=pl.col("at").filter(v != v.min()).min(),
     )
@@ -1290,6 +1293,11 @@ def _turn_indices(frame: pl.LazyFrame) -> pl.LazyFrame:
     # runs past 2 somewhere
     indexed = (pl.col("lo") == 0).all() | (pl.col("indices").max() >= 3)
     every = ordered.all() & (pl.len() > 0) & indexed
+    if strict:
+        tasks = per_task.select(pl.len().alias("tasks"))
+        several = several.join(tasks, how="cross")
+        most = 2 * pl.len() > pl.col("tasks").first()
+        every = every & most & (5 * pl.col("fewer").sum() >= pl.len())
     return several.select(
         f_turns=pl.when(every).then(pl.col("later").sum()).otherwise(0).cast(pl.Int64),
         f_first_turn=pl.when(every).then(pl.col("second").min()),
@@ -1822,13 +1830,19 @@ def refuse_turns(part: _Part) -> None:
     policy version (``step``), that it counts turns."""
     turns, plan = int(part.stats.get("f_turns") or 0), part.plan
     if turns and plan.episode_field is None and plan.turn_field is not None:
+        versions = (
+            f" (were {plan.turn_field} a policy's version, --map"
+            f" policy_version={plan.turn_field} reads it so)"
+            if plan.turn_strict
+            else ""
+        )
         raise InputError(
             f"rows are turns: this row's {plan.turn_field} is past the first of its task's"
             f" ({turns} of {int(part.stats['rows'])} rows are later turns, each index on as"
             " many rows as the one before it or fewer), and no episode id says which rows"
             " are one rollout. Give one row per episode: e.g. keep each episode's last turn,"
             " with its final reward, truncated if any turn was; or, where each turn is a task"
-            " graded on its own, an id per (task, turn)",
+            f" graded on its own, an id per (task, turn){versions}",
             file=part.source.name,
             field=plan.turn_field,
             **_where(part.source, part.stats.get("f_first_turn")),
