@@ -204,7 +204,7 @@ ERROR_HOLDERS: tuple[str, ...] = (*EXTRA_PLACES, "result.", "state.", "response.
 #: there as often).
 REQUEST_PLACES: tuple[str, ...] = ("request.", "config.")
 #: Served-model names: what an OpenAI-compatible server is called with in place of the
-#: model's own name (SGLang's and vLLM's ``--served-model-name`` set to ``default``,
+#: model's own name (SGLang's and vLLM's ``--served-model-name`` set to ``default``, TGI's ``tgi``,
 #: ``policy``, ``actor``; a harness's role name ``main``, ``local``). A model field
 #: holding one names no model, so the row's next model field speaks
 #: (``model: "default"`` beside ``model_name_or_path: Qwen/Qwen2.5-7B-Instruct``); any case.
@@ -212,7 +212,8 @@ PLACEHOLDER_MODELS = frozenset(
     {"default", "policy", "model", "actor", "main", "local", "current", "dummy"}
     | {"served", "served_model", "served-model", "local_model", "local-model"}
     | {"policy_model", "actor_model", "vllm", "sglang", "local-vllm", "local_vllm"}
-    | {"openai", "server", "endpoint"}
+    | {"openai", "server", "endpoint", "tgi", "llm", "custom", "my-model", "my_model"}
+    | {"test-model", "test_model", "fake", "mock"}
 )
 #: Field names that hold the model that wrote the row (a name, a path, or an object whose
 #: ``name`` / ``id`` / ``model`` is one, or a one-element list of one).
