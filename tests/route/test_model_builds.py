@@ -97,6 +97,45 @@ def test_a_build_relates_to_a_model_as_the_draw_says(data: st.DataObject) -> Non
     assert weights_relation(build, build) == SAME
 
 
+#: LiteLLM's prefixes for a hosted provider (the model at a precision the name does not
+#: state) and for a server the user runs (the model itself).
+HOSTED = ("together_ai/", "fireworks_ai/", "deepinfra/", "openrouter/", "nebius/", "huggingface/")
+LOCAL = ("hosted_vllm/", "openai/")
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_hosted_endpoint_relates_to_a_model_as_the_draw_says(data: st.DataObject) -> None:
+    """``together_ai/Qwen/Qwen3-8B``: a provider serves the named weights at a precision it
+    does not state, so beside the model it names it is unsure (never the same, never a firm
+    copy); the name is a Hub name as written, so another size, family or variant is another
+    model. A server the user runs (``hosted_vllm/``, ``openai/``) serves the model itself."""
+    index = data.draw(st.integers(0, len(FAMILIES) - 1))
+    hub, _, _, org = FAMILIES[index]
+    size = float(data.draw(st.sampled_from(SIZES)))
+    variant = data.draw(st.sampled_from(["chat", "base", None]))
+    local = data.draw(st.booleans())
+    prefix = data.draw(st.sampled_from(LOCAL if local else HOSTED))
+    pick = data.draw(st.integers(0, 2))  # how the variant is spelled (-Instruct, -it, -Chat)
+    served = f"{prefix}{org}/{_hub(hub, size, variant, pick)}"
+    if data.draw(st.booleans()):
+        served = served.lower()
+    model, change = served, data.draw(st.sampled_from(["none", "size", "family", "variant"]))
+    m_index, m_size, m_variant = index, size, variant
+    if change == "size":
+        m_size = float(data.draw(st.sampled_from([s for s in SIZES if s != size])))
+    elif change == "family":
+        m_index = data.draw(st.sampled_from([i for i in range(len(FAMILIES)) if i != index]))
+    elif change == "variant":
+        m_variant = data.draw(st.sampled_from([v for v in ("chat", "base", None) if v != variant]))
+    m_hub, _, _, m_org = FAMILIES[m_index]
+    model = f"{m_org}/{_hub(m_hub, m_size, m_variant, pick)}"
+    # the Hub name as written: another size, family or variant is another model
+    truth = OTHER if change != "none" else SAME if local else UNSURE
+    assert weights_relation(served, model) == truth, (served, model)
+    assert weights_relation(model, served) == truth, (model, served)
+
+
 @pytest.mark.parametrize(
     ("name", "model"),
     [
@@ -154,6 +193,8 @@ def _rows(path: Path, model: str, rate: float | None = None, tasks: int = 80, k:
         ("together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo", "Llama-3.1-8B-Instruct", COPY),
         ("llama3.1:70b", "meta-llama/Llama-3.1-8B-Instruct", OTHER),
         ("qwen3:8b", "Qwen/Qwen3-8B-Base", OTHER),
+        ("together_ai/Qwen/Qwen3-8B", "Qwen/Qwen3-8B", UNSURE),
+        ("openrouter/qwen/qwen3-8b", "Qwen/Qwen3-8B", UNSURE),
     ],
 )
 def test_the_route_reads_a_build_by_what_it_serves(

@@ -1,8 +1,10 @@
 """A model name's ``:suffix`` and its stated step (:mod:`whilecli.io.modelid`).
 
-A provider's routing variant (OpenRouter's ``qwen/qwen3-8b:free``), a Hub revision
-(``Qwen/Qwen3-8B:main``) and a Hub id whose ``/`` a script wrote ``_`` (``Qwen_Qwen3-8B``)
-name the model itself; Ollama's size and precision tags keep their meaning. A step stated at
+A Hub revision (``Qwen/Qwen3-8B:main``) and a Hub id whose ``/`` a script wrote ``_``
+(``Qwen_Qwen3-8B``) name the model itself; a provider's routing variant (OpenRouter's
+``qwen/qwen3-8b:free``) names it served by a hosted provider at a precision the name does
+not state (unsure beside it, never another model); Ollama's size and precision tags keep
+their meaning. A step stated at
 the end of a checkpoint's name (``my-org/qwen3-8b-grpo-checkpoint-100``, ``…-step-200``, a W&B
 alias ``qwen3-8b-grpo:v3``) is that run's version, as a local checkpoint folder's is: the
 route reads the rows as an older copy (Async), never as another model (SFT).
@@ -18,16 +20,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from whilecli.io.modelid import model_identity
+from whilecli.io.modelid import OTHER, UNSURE, model_identity, weights_relation
 from whilecli.route import run_route
 from whilecli.route.identity import same_model, same_weights
 
 ORGS = st.sampled_from(["Qwen", "meta-llama", "my-org", "allenai"])
 FAMILIES = st.sampled_from(["Qwen3", "Llama-3.1", "OLMo-2", "gemma-3"])
 SIZES = st.sampled_from(["0.6", "1.7", "8", "14", "32", "70"])
-VARIANTS = st.sampled_from(
-    ["free", "nitro", "beta", "extended", "thinking", "floor", "online", "latest", "main"]
-)
+ROUTING = st.sampled_from(["free", "nitro", "beta", "extended", "thinking", "floor", "online"])
+REVISIONS = st.sampled_from(["latest", "main", "master"])
 WORDS = st.sampled_from(["checkpoint-", "step-", "step_", "global_step", "global_step_", "ckpt-"])
 STEPS = st.integers(0, 10**6)
 
@@ -44,19 +45,30 @@ def names(draw: st.DrawFn) -> tuple[str, str, float]:
 
 
 @settings(max_examples=80)
-@given(model=names(), variant=VARIANTS, sha=st.text("0123456789abcdef", min_size=7, max_size=40))
-def test_a_routing_variant_or_revision_names_the_model(
-    model: tuple[str, str, float], variant: str, sha: str
+@given(
+    model=names(),
+    revision=REVISIONS,
+    routing=ROUTING,
+    sha=st.text("0123456789abcdef", min_size=7, max_size=40),
+)
+def test_a_revision_names_the_model_and_a_routing_variant_its_hosted_build(
+    model: tuple[str, str, float], revision: str, routing: str, sha: str
 ) -> None:
-    """``org/name:free`` (and ``openrouter/org/name:nitro``, ``org/name:main``, a commit) is
-    the model; another size or ``-Base`` stays another."""
+    """``org/name:main`` (and ``:latest``, a commit) is the model; ``org/name:free`` (and
+    ``openrouter/org/name:nitro``) is the model served by a hosted provider at a precision
+    the name does not state: unsure beside it, never another model. Another size or
+    ``-Base`` stays another."""
     org, name, size = model
     hub = f"{org}/{name}"
-    for spelled in (f"{hub}:{variant}", f"openrouter/{hub.lower()}:{variant}", f"{hub}:{sha}"):
+    for spelled in (f"{hub}:{revision}", f"{hub}:{sha}"):
         assert same_model(spelled, hub), spelled
+    for spelled in (f"{hub}:{routing}", f"openrouter/{hub.lower()}:{routing}"):
+        assert weights_relation(spelled, hub) == UNSURE, spelled
+    for spelled in (f"{hub}:{revision}", f"{hub}:{routing}", f"{hub}:{sha}"):
         assert model_identity(spelled).size_b == size
         assert model_identity(spelled).step is None
-    assert not same_model(f"{org}/{name}-Base:{variant}", hub)
+    for tag in (revision, routing):
+        assert weights_relation(f"{org}/{name}-Base:{tag}", hub) == OTHER
 
 
 @settings(max_examples=60)
@@ -157,14 +169,23 @@ def test_an_older_named_checkpoint_routes_async(
     assert "async" in report.plan, (report.plan, check.why)
 
 
-@pytest.mark.parametrize(
-    "rows",
-    ["qwen/qwen3-8b:free", "openrouter/qwen/qwen3-8b:nitro", "Qwen/Qwen3-8B:main", "Qwen_Qwen3-8B"],
-)
-def test_a_variant_routes_on_policy(tmp_path: Path, rows: str) -> None:
-    """Rows a provider's variant of the model wrote are on-policy (the probe's firm SFT)."""
+@pytest.mark.parametrize("rows", ["Qwen/Qwen3-8B:main", "Qwen_Qwen3-8B"])
+def test_a_revision_routes_on_policy(tmp_path: Path, rows: str) -> None:
+    """Rows a revision of the model wrote are on-policy (the probe's firm SFT)."""
     path = tmp_path / "rows.jsonl"
     _write(path, [rows], 3)
     report = run_route([str(path)], model="Qwen/Qwen3-8B")
     assert report.method == "grpo" and not report.provisional
     assert next(c for c in report.checks if c.key == "on_policy").status.value == "pass"
+
+
+@pytest.mark.parametrize("rows", ["qwen/qwen3-8b:free", "openrouter/qwen/qwen3-8b:nitro"])
+def test_a_routing_variant_routes_provisional_never_sft(tmp_path: Path, rows: str) -> None:
+    """Rows OpenRouter served: the model at a precision the name does not state, so check 6
+    is unknown and the verdict provisional; never another model's firm SFT."""
+    path = tmp_path / "rows.jsonl"
+    _write(path, [rows], 3)
+    report = run_route([str(path)], model="Qwen/Qwen3-8B")
+    assert report.method == "grpo" and report.provisional
+    check = next(c for c in report.checks if c.key == "on_policy")
+    assert check.status.value == "unknown" and "hosted provider" in check.why

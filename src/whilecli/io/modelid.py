@@ -239,14 +239,17 @@ def _precision(name: str) -> tuple[str, str | None]:
 
 
 #: What a ``:tag`` after a model's name says beside Ollama's size or precision (``qwen3:8b``,
-#: ``:8b-q4_K_M``), which is read into the name (:func:`_tagged`). A provider's routing
-#: variant of one model (OpenRouter's ``:free``, ``:nitro``, ``:beta``, ``:extended``,
-#: ``:thinking``, ``:floor``, ``:online``, ``:exacto``) and ``:latest`` serve the weights the
-#: name names: nothing more. So does a Hub revision: a branch (``:main``, ``:master``) or a
-#: commit (:data:`_COMMIT`), one repository's weights.
-_SAME_WEIGHTS = frozenset(
-    {"latest", "free", "nitro", "beta", "extended", "thinking", "floor", "online", "exacto"}
-    | {"main", "master"}
+#: ``:8b-q4_K_M``), which is read into the name (:func:`_tagged`). ``:latest`` and a Hub
+#: revision, a branch (``:main``, ``:master``) or a commit (:data:`_COMMIT`), name one
+#: repository's weights: nothing more. A provider's routing variant of one model
+#: (:data:`_ROUTING_TAGS`) names the model too, served by a hosted provider.
+_SAME_WEIGHTS = frozenset({"latest", "main", "master"})
+#: OpenRouter's routing variants (``:free``, ``:nitro``, ``:beta``, ``:extended``,
+#: ``:thinking``, ``:floor``, ``:online``, ``:exacto``): the named model, served by whichever
+#: provider the route picks, at a precision the name does not state (the build ``hosted``
+#: on an open family's name, as a LiteLLM prefix says, :data:`_HOSTED_PREFIXES`).
+_ROUTING_TAGS = frozenset(
+    {"free", "nitro", "beta", "extended", "thinking", "floor", "online", "exacto"}
 )
 _COMMIT = re.compile(r"(?i)^[0-9a-f]{7,40}$")
 #: A W&B artifact's version alias (``qwen3-8b-grpo:v3``): the run's model at that version.
@@ -268,7 +271,7 @@ def _tagged(name: str) -> tuple[str, int | None]:
     head, colon, tag = name.partition(":")
     if not colon or not head or not tag:
         return name, None
-    if tag.lower() in _SAME_WEIGHTS or _COMMIT.match(tag):
+    if tag.lower() in _SAME_WEIGHTS or tag.lower() in _ROUTING_TAGS or _COMMIT.match(tag):
         return head, None
     found = _ALIAS_STEP.match(tag)
     if found is not None:
@@ -362,6 +365,24 @@ _BEDROCK = re.compile(
 #: Vertex AI's ``-maas``, Nebius' ``-fast``: the named model's weights, at a precision the
 #: name does not state. Read on an open family's name only (``gpt-4-turbo`` is a model).
 _PROVIDER_TAIL = re.compile(r"(?i)[-_](turbo|instant|versatile|specdec|maas|fast)$")
+#: LiteLLM's prefixes for a hosted provider's endpoint (``together_ai/Qwen/Qwen3-8B``,
+#: ``openrouter/qwen/qwen3-8b``, ``fireworks_ai/accounts/fireworks/models/qwen3-8b``): the
+#: named model's weights served by the provider, at a precision the name does not state
+#: (providers serve FP8 or lower as often as bf16): the build ``hosted``, unsure beside the
+#: model (:func:`weights_relation`). Read on an open family's name only.
+_HOSTED_PREFIXES = frozenset(
+    {"together_ai", "together", "fireworks_ai", "fireworks", "deepinfra", "openrouter"}
+    | {"anyscale", "perplexity", "replicate", "nebius", "novita", "hyperbolic", "lambda_ai"}
+    | {"sambanova", "cerebras", "friendliai", "nscale", "featherless_ai", "baseten"}
+    | {"nvidia_nim", "huggingface", "vertex_ai", "bedrock", "sagemaker", "azure", "azure_ai"}
+    | {"watsonx", "cloudflare", "oci"}
+)
+#: LiteLLM's prefixes for a server the user runs (``hosted_vllm/Qwen/Qwen3-8B``, ``openai/``
+#: for any OpenAI-compatible endpoint): the model itself, the prefix no part of its name;
+#: read before a Hub id only (``openai/gpt-oss-20b`` is itself one).
+_LOCAL_PREFIXES = frozenset(
+    {"hosted_vllm", "openai", "vllm", "sglang", "lm_studio", "litellm_proxy"}
+)
 #: The builds whose model is a chat build their name does not say: Ollama's (``llama3.1:8b``
 #: is Llama-3.1-8B-Instruct), Groq's (``llama-3.1-8b-instant`` is too).
 _CHAT_BUILDS = frozenset({"ollama", "instant", "versatile", "specdec"})
@@ -421,11 +442,19 @@ def weights_relation(a: str, b: str) -> str:
     ``llama3.1:8b`` or ``Meta-Llama-3.1-8B-Instruct-Turbo`` of ``Llama-3.1-8B-Instruct``);
     :data:`UNSURE` where a build's name leaves out what would tell (``llama3.1:8b``, a chat
     build, beside ``Llama-3.1-8B``, which may be a base model; ``ollama/llama3.1`` states no
-    size); :data:`UNSURE` too where one name is the other with a thinking label at its end
-    (:data:`_THINK`: a hybrid model's mode, or its Thinking release); else :data:`OTHER`."""
+    size; a hosted provider's endpoint, ``together_ai/Qwen/Qwen3-8B``, OpenRouter's
+    ``qwen/qwen3-8b:free``, whose Hub name, compared as written, is the model's or a
+    quantized copy's, at a precision it does not state); :data:`UNSURE` too where one name
+    is the other with a thinking label at its end (:data:`_THINK`: a hybrid model's mode, or
+    its Thinking release); else :data:`OTHER`."""
     x, y = model_identity(a), model_identity(b)
     if x.match == y.match:
         return SAME
+    for hosted, model in ((x, y), (y, x)):
+        if hosted.build == "hosted":  # a Hub name as written, served at an unstated precision
+            bare = replace(hosted, build=None)
+            same = bare.match == model.match or bare.weights_match == model.weights_match
+            return UNSURE if same else OTHER
     for labelled, model in ((x, y), (y, x)):
         plain = _THINK.sub("", labelled.name)
         if plain != labelled.name and replace(labelled, name=plain).match == model.match:
@@ -445,6 +474,11 @@ def unsure_reason(names: Sequence[str], model: str) -> str:
         return (
             "a thinking label: a hybrid model's thinking mode (its own weights) or a model"
             " released as its Thinking build (another model's)"
+        )
+    if names and all(model_identity(n).build == "hosted" for n in names):
+        return (
+            "a hosted provider's endpoint, which serves the model at a precision the name"
+            " does not state (FP8 or lower as often as bf16)"
         )
     return (
         "a provider's or Ollama's build whose name does not say which model's weights it"
@@ -481,14 +515,26 @@ def model_identity(text: str) -> ModelId:
     parts[0], build = _provider_prefix(parts[0])
     if parts[0].lower() in _OLLAMA_ORGS and len(parts) == 2:
         parts, build = parts[1:], "ollama"
+    hosted = None
+    if len(parts) >= 2 and not _PATH.match(raw):  # LiteLLM's provider/model
+        head = parts[0].lower()
+        if head in _HOSTED_PREFIXES or (head in _LOCAL_PREFIXES and len(parts) >= 3):
+            hosted = "hosted" if head in _HOSTED_PREFIXES else None
+            parts = parts[1:]
+            if len(parts) > 2 and parts[0].lower() == "accounts" and "models" in parts:
+                parts = parts[-1:]  # Fireworks' accounts/<account>/models/<name>
+            if len(parts) <= 2:
+                is_path = False
     tag = parts[-1].partition(":")[2]
+    if tag.lower() in _ROUTING_TAGS:  # OpenRouter's routing variant: a hosted provider's
+        parts[-1], hosted = parts[-1].partition(":")[0], "hosted"
     if (_OLLAMA_TAG.match(tag) and not _COMMIT.match(tag)) or (
         tag.lower() == "latest" and len(parts) == 1
     ):
         build = "ollama"
     last, bedrock = _bedrock(parts[-1])
     last, served = _provider_tail(_tagged(last)[0] if build == "ollama" else last)
-    build = build or bedrock or served
+    build = build or bedrock or served or hosted
     if build is not None and _family(last) in _OPEN_FAMILIES:
         return replace(model_identity("/".join([*parts[:-1], last])), build=build)
     if bedrock is not None:  # an API's model on Bedrock: the model its name names
