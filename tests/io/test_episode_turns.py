@@ -269,6 +269,7 @@ def test_a_plain_step_that_runs_through_each_episode_is_a_turn_index(
         "checkpoints",  # every task evaluated at steps 0, 1, 2 on the same rows
         "checkpoints_some_fewer",  # the same, a few tasks with a row lost at a later step
         "one_step",  # every row at one step
+        "partial",  # rollouts begun under step 0 and finished under 1: more rows at the older
     ],
 )
 def test_a_step_that_counts_a_trainers_steps_stays_a_version(tmp_path: Path, layout: str) -> None:
@@ -279,10 +280,13 @@ def test_a_step_that_counts_a_trainers_steps_stays_a_version(tmp_path: Path, lay
             steps = rng.sample([0, 10, 20, 30, 40, 50], rng.choice([1, 2]))
         elif layout == "one_step":
             steps = [5]
+        elif layout == "partial":
+            steps = [0, 0, 0, 1]  # each draw's oldest policy: most began under step 0
         else:
             steps = [0, 1, 2]
         for s in steps:
             k = 4 - (layout == "checkpoints_some_fewer" and s == 2 and t % 10 == 0)
+            k = 1 if layout == "partial" else k
             rows += [
                 {
                     "task_id": f"t{t}",

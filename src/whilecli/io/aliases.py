@@ -212,8 +212,7 @@ PLACEHOLDER_MODELS = frozenset(
     {"default", "policy", "model", "actor", "main", "local", "current", "dummy"}
     | {"served", "served_model", "served-model", "local_model", "local-model"}
     | {"policy_model", "actor_model", "vllm", "sglang", "local-vllm", "local_vllm"}
-    | {"openai", "server", "endpoint", "tgi", "llm", "custom", "my-model", "my_model"}
-    | {"test-model", "test_model", "fake", "mock"}
+    | {"openai", "server", "endpoint", "tgi", "llm", "custom", "fake", "mock"}
 )
 #: Field names that hold the model that wrote the row (a name, a path, or an object whose
 #: ``name`` / ``id`` / ``model`` is one, or a one-element list of one).
@@ -382,8 +381,10 @@ TURN_INDEX_ALIASES: tuple[str, ...] = (
 #: within its episode where the rows say so beyond doubt (:func:`whilecli.io.read.
 #: _turn_indices`, strict): every task's rows run through steps 0, 1, 2, … with no gap, each
 #: step on as many rows as the one before or fewer, fewer in a fifth of those tasks or more,
-#: and most tasks hold several steps. A trainer's steps do not: a task is drawn at a few
-#: steps far apart, or at every checkpoint evaluated, each on the same rows.
+#: most tasks hold several steps and one task three or more. A trainer's steps do not: a
+#: task is drawn at a few steps far apart, or at every checkpoint evaluated, each on the same
+#: rows. Only in rows of no known tool (:data:`whilecli.io.plan.STEP_TURN_FORMATS`): a
+#: tool's converter writes ``step`` as the version it read.
 STEP_TURN_ALIASES: tuple[str, ...] = ("step",)
 #: Where a row records the sampling parameters it was drawn with: flat, or in the object a
 #: sampler or harness keeps them in (vLLM's and SGLang's ``sampling_params``, verifiers'

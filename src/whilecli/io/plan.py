@@ -661,7 +661,8 @@ def build_plan(
         blank = value.str.strip_chars() == ""
         slice_expr = pl.when(blank).then(pl.lit(None, dtype=pl.String)).otherwise(value)
     episode = _episode(ctx, task)
-    turn = _turn_index(shape, leaves, mapped("policy_version"))
+    own_step = fmt not in STEP_TURN_FORMATS  # a format's converter writes step as its version
+    turn = _turn_index(shape, leaves, mapped("policy_version") if not own_step else "step")
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
@@ -784,6 +785,13 @@ def _episode(ctx: _Context, task: pl.Expr) -> tuple[pl.Expr, str] | None:
         pair = pl.struct(task.cast(pl.String).alias("task"), said.alias("episode"))
         return pl.when(said.is_not_null()).then(pair.hash(seed=0)), alias
     return None
+
+
+#: The formats whose ``step`` is the rows' own (any JSON Lines, Parquet, CSV or JSON rows):
+#: read as a turn index under the strict rule (:data:`~whilecli.io.aliases.STEP_TURN_ALIASES`).
+#: A known tool's converter writes ``step`` as the version it read (verl's, AReaL's
+#: ``head_version``): never a turn.
+STEP_TURN_FORMATS = frozenset({"jsonl", "parquet", "csv", "json"})
 
 
 def _turn_index(

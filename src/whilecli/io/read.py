@@ -1293,11 +1293,12 @@ def _turn_indices(frame: pl.LazyFrame, strict: bool = False) -> pl.LazyFrame:
     # runs past 2 somewhere
     indexed = (pl.col("lo") == 0).all() | (pl.col("indices").max() >= 3)
     every = ordered.all() & (pl.len() > 0) & indexed
-    if strict:
+    if strict:  # and some task runs to a third step: two versions can fall, as turns do
         tasks = per_task.select(pl.len().alias("tasks"))
         several = several.join(tasks, how="cross")
         most = 2 * pl.len() > pl.col("tasks").first()
-        every = every & most & (5 * pl.col("fewer").sum() >= pl.len())
+        third = pl.col("indices").max() >= 3
+        every = every & most & third & (5 * pl.col("fewer").sum() >= pl.len())
     return several.select(
         f_turns=pl.when(every).then(pl.col("later").sum()).otherwise(0).cast(pl.Int64),
         f_first_turn=pl.when(every).then(pl.col("second").min()),
