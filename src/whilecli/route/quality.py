@@ -276,14 +276,21 @@ def _cut_disputed(pool: Pool) -> list[Finding]:
         f" of {'its file' if n == 1 else 'their files'} is flagged truncated (first:"
         f" {facts.first_cut_disputed}): a harness that writes false on every row looks so"
     )
+    return _looks_cut("cut_disputed", n, passing, what, "")
+
+
+def _looks_cut(kind: str, n: int, passing: int, what: str, record: str) -> list[Finding]:
+    """Rows that look cut off though not read so (``what``): ``kind`` where ``passing`` of
+    them pass (were they cut, a cut-off reply passes: provisional), ``kind_failing`` where
+    none does (check 1 holds either way: listed). ``record``: what else to record."""
     if not passing:
         moves = "they all fail: check 1 holds whether or not they were cut"
-        return [Finding("cut_disputed_failing", n, what, moves)]
+        return [Finding(f"{kind}_failing", n, what, moves)]
     moves = (
         f"{passing} of them pass: were they cut, a cut-off reply passes (fix the reward), so"
-        " the verdict is provisional; record each reply's finish reason"
+        f" the verdict is provisional; record each reply's finish reason{record}"
     )
-    return [Finding("cut_disputed", n, what, moves)]
+    return [Finding(kind, n, what, moves)]
 
 
 def _cut_at_longest(pool: Pool) -> list[Finding]:
@@ -305,15 +312,7 @@ def _cut_at_longest(pool: Pool) -> list[Finding]:
         f" {tokens} tokens{field}, piled there as replies cut at a cap are, yet are {read}"
         f" and no cap is recorded (first: {facts.first_cut_at_longest})"
     )
-    if not passing:
-        moves = "they all fail: check 1 holds whether or not they were cut"
-        return [Finding("cut_at_longest_failing", n, what, moves)]
-    moves = (
-        f"{passing} of them pass: were they cut, a cut-off reply passes (fix the reward), so"
-        " the verdict is provisional; record each reply's finish reason, or the cap"
-        " (max_tokens)"
-    )
-    return [Finding("cut_at_longest", n, what, moves)]
+    return _looks_cut("cut_at_longest", n, passing, what, ", or the cap (max_tokens)")
 
 
 def _written_twice(facts: Any) -> list[Finding]:
