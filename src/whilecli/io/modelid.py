@@ -544,9 +544,8 @@ def model_identity(text: str) -> ModelId:
         is_path = True  # a relative checkpoint folder: ``Qwen3-8B/checkpoint-500``
     if not is_path:  # a Hub id or a bare name (vf-eval's org--name, lm-eval's org__name)
         org, name = (parts[0], parts[1]) if len(parts) == 2 else _split_org(parts[-1])
-        if (
-            len(parts) == 2
-        ):  # a quantizer's upload named after the Hub id: ``bartowski/Qwen_Qwen3-8B-GGUF``
+        # a quantizer's upload named after the Hub id: ``bartowski/Qwen_Qwen3-8B-GGUF``
+        if len(parts) == 2:
             inner_org, inner = _underscored(name)
             org, name = (inner_org, inner) if inner_org is not None else (org, name)
         name, stated = _stepped(name)
