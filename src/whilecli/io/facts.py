@@ -1288,11 +1288,10 @@ def _longest_aggregates(at: str) -> list[pl.Expr]:
     it and in the tenth of counts below it, and those at it not read as cut off (how many,
     passing, the first): :func:`longest_pile`'s inputs but the tasks those rows fall in,
     counted only where the rest make a pile (:func:`longest_rows`)."""
-    grade = pl.col(GRADED) & (pl.col("reply") != ERROR)
-    tokens = pl.when(grade).then(pl.col(TOKENS))  # a counted row's reply tokens
+    tokens = _counted_tokens()
     longest = tokens.max()
     at_longest = (tokens == longest).fill_null(False)
-    uncut = at_longest & ~pl.col("truncated").fill_null(False)  # not read as cut off
+    uncut = _uncut(at_longest)
     return [
         longest.alias("f_longest"),
         at_longest.sum().alias("f_at_longest"),
@@ -1306,9 +1305,18 @@ def _longest_aggregates(at: str) -> list[pl.Expr]:
 def longest_rows(longest: float) -> pl.Expr:
     """The counted rows at the longest token count ``longest`` that are not read as cut off
     (:func:`_longest_aggregates`' ``uncut``), to count the tasks they fall in."""
-    grade = pl.col(GRADED) & (pl.col("reply") != ERROR)
-    at = grade & (pl.col(TOKENS) == longest).fill_null(False)
-    return at & ~pl.col("truncated").fill_null(False)
+    return _uncut((_counted_tokens() == longest).fill_null(False))
+
+
+def _counted_tokens() -> pl.Expr:
+    """A counted row's reply token count (:data:`TOKENS`); null on a harness error's or an
+    ungraded row."""
+    return pl.when(pl.col(GRADED) & (pl.col("reply") != ERROR)).then(pl.col(TOKENS))
+
+
+def _uncut(rows: pl.Expr) -> pl.Expr:
+    """Of ``rows``, those not read as cut off."""
+    return rows & ~pl.col("truncated").fill_null(False)
 
 
 def _no_longest() -> list[pl.Expr]:

@@ -132,9 +132,11 @@ class ModelId:
     step: int | None = None  # the training step a checkpoint folder or the name's end states
     path: bool = False  # the string was a local path
     #: A provider's or Ollama's build of an open model (:data:`_PROVIDER_TAIL`,
-    #: :data:`_OLLAMA_TAG`): ``ollama``, ``bedrock`` or the word the name ended with
-    #: (``turbo``, ``instant``), read off :attr:`name`; the weights at a precision the name
-    #: does not state, of a variant it may not state (:func:`weights_relation`).
+    #: :data:`_OLLAMA_TAG`): ``ollama``, ``bedrock``, the word the name ended with
+    #: (``turbo``, ``instant``), or ``hosted`` (a hosted provider's endpoint,
+    #: :data:`_HOSTED_PREFIXES`, :data:`_ROUTING_TAGS`), read off :attr:`name`; the weights at
+    #: a precision the name does not state, of a variant it may not state
+    #: (:func:`weights_relation`).
     build: str | None = None
 
     @property

@@ -661,8 +661,10 @@ def build_plan(
         blank = value.str.strip_chars() == ""
         slice_expr = pl.when(blank).then(pl.lit(None, dtype=pl.String)).otherwise(value)
     episode = _episode(ctx, task)
-    own_step = fmt not in STEP_TURN_FORMATS  # a format's converter writes step as its version
-    turn = _turn_index(shape, leaves, mapped("policy_version") if not own_step else "step")
+    # a plain step may count an agent's steps only in rows of no known tool, and not mapped
+    turn = _turn_index(
+        shape, leaves, step=fmt in STEP_TURN_FORMATS and mapped("policy_version") is None
+    )
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     vals = next((a for a in VALUE_ALIASES if "list" in shape.kinds_at(a)), None)
     agree = _token_lists_agree(shape, leaves)
@@ -794,17 +796,12 @@ def _episode(ctx: _Context, task: pl.Expr) -> tuple[pl.Expr, str] | None:
 STEP_TURN_FORMATS = frozenset({"jsonl", "parquet", "csv", "json"})
 
 
-def _turn_index(
-    shape: Shape, leaves: Leaves, version_col: str | None = None
-) -> tuple[pl.Expr, str] | None:
+def _turn_index(shape: Shape, leaves: Leaves, step: bool = False) -> tuple[pl.Expr, str] | None:
     """Each row's turn index, from the first turn alias the rows hold as numbers
-    (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`), else a plain ``step``
-    (:data:`~whilecli.io.aliases.STEP_TURN_ALIASES`: tested under the strict rule) unless
-    ``--map policy_version=`` names where the version is; with the alias. None: none."""
-    candidates = (
-        TURN_INDEX_ALIASES if version_col is not None else TURN_INDEX_ALIASES + STEP_TURN_ALIASES
-    )
-    for alias in candidates:
+    (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`), else, where ``step``, a plain ``step``
+    (:data:`~whilecli.io.aliases.STEP_TURN_ALIASES`: tested under the strict rule); with the
+    alias. None: none."""
+    for alias in TURN_INDEX_ALIASES + (STEP_TURN_ALIASES if step else ()):
         kinds = shape.kinds_at(alias) - {"null"}
         if kinds and kinds <= {"int", "float"}:
             return leaves.expr(alias, pl.Float64), alias

@@ -515,32 +515,31 @@ class Leaves:
         not a log-prob) and not every value exactly 0 (a placeholder a writer fills in where it
         kept none); null where the row holds no list. A JSON Lines row's list is read from its
         text, a Parquet file's from its numbers (a list of anything else is taken as it is)."""
-        if self.schema is None:
-            text = self.expr(dotted, pl.String).str.strip_chars()
-            listed = text.str.starts_with("[")
-            above = text.str.contains(_ABOVE_ZERO)
-            zeros = text.str.contains(_ALL_ZERO)
-            return pl.when(listed).then(~above & ~zeros)
-        found = _dtype_at(self.schema, split_path(dotted))
-        if not isinstance(found, (pl.List, pl.Array)) or not found.inner.is_numeric():
-            return pl.lit(True)
-        values = _chain(split_path(dotted)).cast(pl.List(pl.Float64))
-        above = values.list.eval(pl.element() > 0).list.any()
-        zeros = values.list.eval(pl.element() == 0).list.all() & (values.list.len() > 0)
-        return ~above & ~zeros
+        return self._held_values(dotted, log_probs=True)
 
     def critic_values(self, dotted: str) -> pl.Expr:
         """True where the list at ``dotted`` holds a critic's values: not every value exactly
         0 (a placeholder a writer fills in where it ran no critic, as
         :meth:`logprob_values` reads log-probs); null where the row holds no list."""
+        return self._held_values(dotted, log_probs=False)
+
+    def _held_values(self, dotted: str, log_probs: bool) -> pl.Expr:
+        """:meth:`logprob_values` (``log_probs``: no value above 0 either) and
+        :meth:`critic_values`: not every value of the list exactly 0."""
         if self.schema is None:
             text = self.expr(dotted, pl.String).str.strip_chars()
-            return pl.when(text.str.starts_with("[")).then(~text.str.contains(_ALL_ZERO))
+            held = ~text.str.contains(_ALL_ZERO)
+            if log_probs:
+                held = held & ~text.str.contains(_ABOVE_ZERO)
+            return pl.when(text.str.starts_with("[")).then(held)
         found = _dtype_at(self.schema, split_path(dotted))
         if not isinstance(found, (pl.List, pl.Array)) or not found.inner.is_numeric():
             return pl.lit(True)
         values = _chain(split_path(dotted)).cast(pl.List(pl.Float64))
-        return ~(values.list.eval(pl.element() == 0).list.all() & (values.list.len() > 0))
+        zeros = values.list.eval(pl.element() == 0).list.all() & (values.list.len() > 0)
+        if log_probs:
+            return ~values.list.eval(pl.element() > 0).list.any() & ~zeros
+        return ~zeros
 
     def list_len(self, dotted: str) -> pl.Expr:
         """The length of the list at ``dotted``; null where the row holds none, or where a

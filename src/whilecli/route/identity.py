@@ -64,9 +64,11 @@ def same_weights(a: str, b: str) -> bool:
 
 
 def unsure_weights(a: str, b: str) -> bool:
-    """Whether ``a`` names a provider's or Ollama's build that may or may not hold ``b``'s
-    weights: its name leaves out the variant or the size that would tell (``llama3.1:8b``,
-    Ollama's chat build, beside ``Llama-3.1-8B``; ``ollama/llama3.1``)."""
+    """Whether ``a`` may or may not hold ``b``'s weights (:func:`whilecli.io.modelid.
+    weights_relation`, :func:`whilecli.io.modelid.unsure_reason`): a provider's or Ollama's
+    build whose name leaves out the variant or the size that would tell (``llama3.1:8b``,
+    Ollama's chat build, beside ``Llama-3.1-8B``; ``ollama/llama3.1``), a hosted provider's
+    endpoint (``together_ai/Qwen/Qwen3-8B``), or a thinking label (``Qwen3-8B-thinking``)."""
     return weights_relation(a, b) == UNSURE
 
 
