@@ -69,6 +69,8 @@ SIZELESS = (
     "gpt2",
     "Mistral-Nemo-Instruct-2407",
     "c4ai-command-r-v01",
+    "run_0b",  # no model has 0 parameters
+    "ckpt-0B",
 )
 ORGS = st.sampled_from(["Qwen", "meta-llama", "stabilityai", "my_lab", "org-2"])
 

@@ -208,7 +208,8 @@ def _size(name: str) -> float | None:
     is None: unknown, never a guess. ``135M`` and ``500M`` are 0.135 and 0.5. A name that
     states the sizes of two models (a distillation's: ``Qwen3-0.6B-distill-from-70B``,
     ``qwen3-0.6b-sft-on-qwen2.5-72b-traces``) says which it holds no more than it says the
-    active share: None, but for the pair written ``1B-7B`` (active, then total).
+    active share: None, but for the pair written ``1B-7B`` (active, then total). No model has
+    0 parameters: ``run_0b`` states no size.
     """
     stated: dict[float, tuple[int, int]] = {}  # each size the name states: where it is written
     for found in _EXPERTS.finditer(name):
@@ -218,6 +219,7 @@ def _size(name: str) -> float | None:
             stated.setdefault(_number(found.group(1), found.group(2)), found.span())
     for found in _MILLIONS.finditer(name):
         stated.setdefault(_number(found.group(1), found.group(2)) / 1000, found.span())
+    stated.pop(0.0, None)
     if len(stated) == 1:
         return next(iter(stated))
     if len(stated) == 2:
