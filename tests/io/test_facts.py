@@ -206,6 +206,10 @@ FAILURES = [
     "The server is overloaded, please try again later.",
     "This model's maximum context length is 32768 tokens",
     "context_length_exceeded",
+    "ContextWindowExceededError: prompt exceeds 32768 tokens",
+    "ServiceUnavailableError: vllm backend unavailable",
+    "InternalServerError",
+    "bad_gateway",
 ]
 
 

@@ -112,7 +112,9 @@ def test_cut_replies_that_pass_at_an_unrecorded_cap_are_never_firm(
     kind: str,
 ) -> None:
     rows, cut, passes = _pool(seed, tasks, k, cap, cut_share, 0.5, count_field, record)
-    if passes == 0:  # nothing a cut-off pass could hide
+    # nothing a cut-off pass could hide; or too few cut rows for counts to tell a cap from a
+    # long tail (five at the cap beside three just below it pile no higher than a tail does)
+    if passes == 0 or cut < 8:
         return
     path = write_rows(tmp_path_factory.mktemp("longest"), rows, kind)
     route = run_route(str(path), model="Qwen/Qwen3-8B")

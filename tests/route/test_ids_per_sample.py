@@ -1,9 +1,11 @@
-"""One row per id, where the ids are prompts × samples (``t12_s3``, ``q7-sample-2``,
-``item4#1``) and no prompt text keys them: the rows may be k draws per prompt read as one
-rollout per prompt, so the verdict is provisional (``ids_per_sample``). The generator spells
-the sample's index every way writers do, at k from 2 to 8 and from 0 or 1; the other side
-holds ids that end in a number without being samples (a benchmark's own numbering, a
-subject and its question number, uuids), which say nothing."""
+"""One row per id, where the ids are prompts × samples (``t12_s3``, ``s3_t12``,
+``gsm8k/12/sample_3/x``, ``t12-<uuid>``) and no prompt text keys them: the rows may be k draws
+per prompt read as one rollout per prompt, so the verdict is provisional (``ids_per_sample``).
+The generators spell the sample's index every way writers do, in any part of the id, at k
+from 2 to 8 and from 0 or 1, or give each draw a part of its own (a uuid, a hash, a request
+id, a timestamp); the other side holds ids that end in a number without being samples (a
+benchmark's own numbering, a subject and its question number, uuids, hashes after a subject),
+which say nothing."""
 
 from __future__ import annotations
 
@@ -43,6 +45,67 @@ def test_ids_that_read_as_prompts_times_samples_leave_k1_provisional(
     assert got.provisional and "ids_per_sample" in finding_kinds(got)
 
 
+#: Where a draw's number sits in an id: before the prompt's part, between two of its parts,
+#: after it, or after it with a part after.
+PLACES = ["{j}_{t}", "s{j}-{t}", "{t}/sample_{j}/out", "run{j}.{t}", "{t}:{j}:final", "{t}_r{j}"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    place=st.sampled_from(PLACES),
+    k=st.integers(2, 8),
+    base=st.sampled_from([0, 1]),
+    stem=st.sampled_from(["t{n}", "q{n}", "gsm8k-{n}", "{n}", "math/algebra/{n}"]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_draws_number_in_any_part_of_the_id_leaves_k1_provisional(
+    tmp_path_factory: pytest.TempPathFactory, place: str, k: int, base: int, stem: str, seed: int
+) -> None:
+    ids = [place.format(t=stem.format(n=n), j=j + base) for n in range(200) for j in range(k)]
+    random.Random(seed).shuffle(ids)
+    got = route_rows(write_rows(tmp_path_factory.mktemp("ids"), _rows(ids, seed), "jsonl"), MODEL)
+    assert got.route == "single-rollout"
+    assert got.provisional and "ids_per_sample" in finding_kinds(got)
+
+
+def _own_part(kind: str, rnd: random.Random) -> str:
+    """A part one draw holds alone: a uuid, a hex hash, a request id, a timestamp."""
+    if kind == "uuid":
+        return str(uuid.UUID(int=rnd.getrandbits(128)))
+    if kind == "hash":
+        return f"{rnd.getrandbits(64):016x}"[: rnd.choice([8, 12, 16])]
+    if kind == "request":
+        return "".join(rnd.choice("ABCDEFGHJKabcdefghjk0123456789") for _ in range(20))
+    return f"2026-11-{rnd.randint(1, 28):02d}T{rnd.randint(0, 23):02d}:{rnd.randint(0, 59):02d}:00Z"
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    kind=st.sampled_from(["uuid", "hash", "request", "time"]),
+    spelling=st.sampled_from(["{t}-{own}", "{own}_{t}", "{t}/{own}", "run {own} {t}"]),
+    k=st.integers(2, 8),
+    seed=st.integers(0, 2**16),
+)
+def test_a_part_each_draw_holds_alone_leaves_k1_provisional(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, spelling: str, k: int, seed: int
+) -> None:
+    rnd = random.Random(seed)
+    ids: list[str] = []
+    for n in range(150):
+        own: set[str] = set()
+        while len(own) < k:  # one id per draw: two draws never share a timestamp
+            own.add(_own_part(kind, rnd))
+        ids += [spelling.format(t=f"q{n}", own=o) for o in sorted(own)]
+    got = route_rows(write_rows(tmp_path_factory.mktemp("ids"), _rows(ids, seed), "jsonl"), MODEL)
+    assert got.route == "single-rollout"
+    assert got.provisional and "ids_per_sample" in finding_kinds(got)
+
+
+def _subject_hashes(sizes: list[int]) -> list[str]:
+    rnd = random.Random(3)
+    return [f"subject{s}_{rnd.getrandbits(64):016x}" for s, n in enumerate(sizes) for _ in range(n)]
+
+
 @pytest.mark.parametrize(
     "ids",
     [
@@ -52,8 +115,14 @@ def test_ids_that_read_as_prompts_times_samples_leave_k1_provisional(
         [str(uuid.UUID(int=random.Random(n).getrandbits(128))) for n in range(2000)],
         [f"q{n}" for n in range(2000)],
         [f"HumanEval/{n}" for n in range(164)] * 1,
+        [f"{random.Random(n).getrandbits(64):016x}" for n in range(2000)],
+        _subject_hashes([random.Random(s).randint(20, 300) for s in range(57)]),
+        [f"{s}_{n}" for s in ("algebra", "geometry") for n in range(1, 1001)],
     ],
-    ids=["benchmark", "subjects", "ints", "uuids", "plain", "humaneval"],
+    ids=[
+        *("benchmark", "subjects", "ints", "uuids", "plain", "humaneval", "hashes"),
+        *("subject-hashes", "two-subjects-from-1"),
+    ],
 )
 def test_ids_that_end_in_a_number_alone_say_nothing(tmp_path: Path, ids: list[str]) -> None:
     got = route_rows(write_rows(tmp_path, _rows(ids, 1), "jsonl"), MODEL)

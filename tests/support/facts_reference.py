@@ -45,6 +45,10 @@ OPENERS = (
     "upstream connect error",
     "no healthy upstream",
 )
+#: How an error's name joins its words: a space, an underscore, or nothing
+#: (``ServiceUnavailableError``, ``context_window_exceeded``).
+_JOIN = (" ", "_", "")
+_JOINS = [(a, b) for a in _JOIN for b in _JOIN]
 FAILURE_WORDS = (
     "rate limit",
     "rate_limit",
@@ -58,15 +62,12 @@ FAILURE_WORDS = (
     "connection closed",
     "connecterror",
     "apiconnectionerror",
-    "context length exceeded",
-    "context_length_exceeded",
-    "context_length exceeded",
-    "context length_exceeded",
+    *(f"context{a}{what}{b}exceeded" for what in ("length", "window") for a, b in _JOINS),
     "maximum context length",
-    "internal server error",
-    "bad gateway",
-    "service unavailable",
-    "service temporarily unavailable",
+    *(f"internal{a}server{b}error" for a, b in _JOINS),
+    *(f"bad{a}gateway" for a in _JOIN),
+    *(f"service{a}unavailable" for a in _JOIN),
+    *(f"service{a}temporarily{b}unavailable" for a, b in _JOINS),
     "overloaded",
 )
 CODES = ("http", "status", "status code", "error code", "error")

@@ -31,6 +31,29 @@ TASK_ALIASES: tuple[str, ...] = (
     "task.key",
     "id",
 )
+#: The words of a column's name that say it names a prompt, and the last words that say it
+#: is an id (``problem_idx``, ``prompt_index``, ``itemId``); a name with a word for a draw
+#: or a run in it (``sample_idx``, ``seed_id``, ``step_index``) is none.
+PROMPT_ID_WORDS = ("task", "problem", "prompt", "question", "item", "example", "doc", "query")
+ID_WORDS = ("id", "idx", "index", "uid", "key", "no", "num", "number")
+DRAW_ID_WORDS = (
+    *("sample", "rollout", "seed", "attempt", "try", "draw", "gen", "generation", "run"),
+    *("step", "turn", "epoch", "version", "batch", "rank", "worker", "shard", "response"),
+)
+
+
+def names_a_prompts_id(name: str) -> bool:
+    """``name`` reads as a prompt's id: a word of :data:`PROMPT_ID_WORDS` and, last, one of
+    :data:`ID_WORDS`, no word of :data:`DRAW_ID_WORDS` (``problem_idx``, ``questionIndex``)."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", name)]
+    return (
+        len(words) >= 2
+        and words[-1] in ID_WORDS
+        and any(w in PROMPT_ID_WORDS for w in words[:-1])
+        and not any(w in DRAW_ID_WORDS for w in words)
+    )
+
+
 #: The dataset or environment a row's task belongs to, where one file holds several: verl's
 #: ``data_source``, verifiers' and NeMo Gym's environment names, a benchmark's subset. Read
 #: only where a task id alias names the task and the same id stands under two or more of

@@ -117,8 +117,9 @@ _FAILURE = (
     r"(?:\b(?:http|status|status code|error code|error)\W{0,3}(?:429|5[0-9][0-9])\b"
     r"|rate[ _-]?limit|too many requests|time[ _-]?d?[ _-]?out\b|timeout"
     r"|connection (?:error|refused|reset|aborted|closed)|connecterror|apiconnectionerror"
-    r"|context[ _]length[ _]exceeded|maximum context length"
-    r"|internal server error|bad gateway|service (?:temporarily )?unavailable|overloaded)"
+    r"|context[ _]?(?:length|window)[ _]?exceeded|maximum context length"
+    r"|internal[ _]?server[ _]?error|bad[ _]?gateway"
+    r"|service[ _]?(?:temporarily[ _]?)?unavailable|overloaded)"
 )
 _CODE = r"(?:429|5[0-9][0-9])"
 #: The words a status code is followed by when it is a status, not a number in a sentence.

@@ -62,8 +62,10 @@ from whilecli.io.aliases import (
     VERSION_ALIASES,
     WEAK_CUT_FLAGS,
     correctness_first,
+    names_a_prompts_id,
     unsure_model_alias,
 )
+from whilecli.io.draw_parts import masked, masked_text
 from whilecli.io.formats import lighteval, lm_eval, nemo_rl
 from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
@@ -396,6 +398,36 @@ def _repeating_part(ctx: _Context, alias: str) -> str | None:
         ):
             return part
     return None
+
+
+def _masked_repeats(ctx: _Context, alias: str) -> bool:
+    """A prompt that differs per draw only in a part of its own (a request's uuid or hash, a
+    timestamp: :func:`whilecli.io.draw_parts.masked`), as :func:`_repeating_part` reads a chat
+    prompt's turns: read from the rows the plan holds, true only where the whole prompt is
+    one row's own on half the rows or more, the masked prompt differs from it on those rows
+    and repeats (on a tenth of the rows or more, no group past a quarter of them or
+    :data:`MAX_PART_GROUP`). Keyed by the whole prompt, each draw would be a task of its
+    own: a k = 8 pool read as one rollout per prompt."""
+    rows = ctx.sample or ctx.id_rows
+    texts = [
+        v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        for r in rows
+        if isinstance(v := _value_at(r, alias), (str, list))
+    ]
+    n = len(texts)
+    if n < MIN_PART_ROWS:
+        return False
+    seen = Counter(texts)
+    own = [t for t in texts if seen[t] == 1]
+    if len(own) * 2 < n:
+        return False
+    kept = [masked_text(t) for t in texts]
+    groups = Counter(kept)
+    return (
+        sum(1 for t in own if masked_text(t) != t) * 2 >= len(own)
+        and n - len(groups) >= max(2, n // 10)
+        and max(groups.values()) <= min(n // 4, MAX_PART_GROUP)
+    )
 
 
 def _part_hashed(expr: pl.Expr, part: str, before_reply: bool) -> pl.Expr:
@@ -1179,6 +1211,13 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
                 f"{alias} differs on every row in a part of its own (a timestamp, a seed) while"
                 f" its {part} repeats: tasks are keyed by the {part}"
             )
+        elif len(keys) == 1 and _masked_repeats(ctx, keys[0]):
+            hashes = [_hashed(masked(leaves.text(keys[0])), prompt_only=keys[0] == "messages")]
+            keys = [f"{keys[0]}, its own ids masked"]
+            ctx.notes.append(
+                f"{alias} differs on every row in an id of its own (a uuid, a hash, a"
+                " timestamp) while the rest repeats: tasks are keyed by the rest"
+            )
         task = hashes[0]
         if len(hashes) > 1:
             some = pl.any_horizontal([h.is_not_null() for h in hashes])
@@ -1212,18 +1251,20 @@ def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> tuple[str
     benchmark's name, ``default``) and a later one groups the rows into several tasks. With
     what the first holds, for the note."""
     rows = ctx.id_rows or ctx.sample
-    later = [
-        a
-        for a in aliases[aliases.index(first) + 1 :]
-        if ctx.shape.kinds_at(a) - {"null"} and ctx.shape.kinds_at(a) - {"null"} <= SCALAR
-    ]
-    if len(rows) < 2 or not later:
-        return None
+    later = [a for a in aliases[aliases.index(first) + 1 :] if _scalar(ctx.shape, a)]
     owned = [(row, own) for row in rows if (own := _id_at(row, first)) is not None]
     firsts = [own for _, own in owned]
     if len(firsts) < 2:
         return None
     one_per_row = len(set(firsts)) == len(firsts)
+    if one_per_row:  # a prompt's id under a name no alias lists (problem_idx, item_index)
+        later += [
+            c
+            for c in ctx.shape.children
+            if c not in aliases and names_a_prompts_id(c) and _scalar(ctx.shape, c)
+        ]
+    if not later:
+        return None
     # one value on every row (a benchmark's name, "default") beside ids that group the rows
     # into several tasks: the first is a label, the later one the task id
     one_for_all = len(set(firsts)) == 1 and len(firsts) >= MIN_LABEL_ROWS
@@ -1236,6 +1277,12 @@ def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> tuple[str
         if len(held) == len(values) and groups < len(held) and (one_per_row or groups > 1):
             return alias, "holds one id per row" if one_per_row else "holds one value on every row"
     return None
+
+
+def _scalar(shape: Shape, name: str) -> bool:
+    """The rows hold ``name`` as scalars (and nulls) only, on some rows at least."""
+    kinds = shape.kinds_at(name) - {"null"}
+    return bool(kinds) and kinds <= SCALAR
 
 
 #: Rows that must all hold one value of the first id alias before it is read as a label

@@ -55,6 +55,7 @@ from whilecli.io.aliases import (
     TOKEN_CAP_ALIASES,
     TOKEN_COUNT_ALIASES,
     TURN_ALIASES,
+    names_a_prompts_id,
     parse_field_map,
 )
 from whilecli.io.formats import prime_rl
@@ -2771,13 +2772,16 @@ LIST_HEAD_ROWS = 100
 
 def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[str, Any]]:
     """A frame's first rows, as a JSON Lines file's sample holds them, for what the plan reads
-    from its sample: the task-id alias columns where it carries two or more (which of them
+    from its sample: the task-id alias columns (and columns named for a prompt's id,
+    :func:`~whilecli.io.aliases.names_a_prompts_id`) where it carries two or more (which of them
     keys the tasks), the prompt fields where it carries no id (which of them key the tasks,
     and which part of a chat prompt: plan._repeating_part), the token counts and caps (whether a
     count runs past its cap), and the first log-prob list (whether it holds log-probs). Only
     those columns, :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none
     where it carries neither."""
     ids = [a for a in TASK_ALIASES if shape.has(a)]
+    if ids:  # a prompt's id under a name no alias lists, beside one id per row
+        ids += [c for c in schema if c not in ids and names_a_prompts_id(c)]
     tops = list(dict.fromkeys(split_path(a)[0] for a in ids)) if len(ids) >= 2 else []
     prompts = [a for a in PROMPT_ALIASES if shape.has(a)]
     if not ids and prompts:  # which prompt fields (or parts) key the tasks (plan._prompt_keys)

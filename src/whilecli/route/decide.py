@@ -28,7 +28,7 @@ from whilecli.route.model import (
     against,
 )
 from whilecli.route.options import RouteOptions
-from whilecli.route.pool import counted_as
+from whilecli.route.pool import counted_as, without_empties
 from whilecli.route.quality import Counted
 from whilecli.textstyle import fraction
 
@@ -1123,6 +1123,22 @@ def _counted_otherwise(pool: Pool, options: RouteOptions, method: str | None) ->
     return out
 
 
+def _emptied_otherwise(pool: Pool, options: RouteOptions, method: str | None) -> Counted | None:
+    """What the rows route to without their counted empty replies that fail
+    (:func:`whilecli.route.pool.without_empties`), where that is another method than
+    ``method``, firm or not: the verdict rests on reading an empty reply as the model's
+    failure (a harness that timed out, a provider's filter and a reasoning model whose answer
+    never came all write one), as :func:`_counted_otherwise` tells for the rows left out."""
+    other = without_empties(pool)
+    if other is None or other.n_tasks == 0:
+        return None
+    then = _decision(other, options)
+    if then.method == method or then.method is None:
+        return None
+    # firm or not: the rows that are the model's replies by either reading route elsewhere
+    return Counted(False, pool.rows - other.rows, then.route, _label(then.method))
+
+
 def decide(pool: Pool, options: RouteOptions) -> Route:
     """Route a pool: run the checks, pick the method, score every method, and explain."""
     made = _decision(pool, options)
@@ -1147,7 +1163,10 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
     ):
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
     counted = _counted_otherwise(pool, options, method) if route != "fix-reward" else []
-    findings = quality.findings(pool, found, options.model, options.teacher_min_coverage, counted)
+    emptied = _emptied_otherwise(pool, options, method) if route != "fix-reward" else None
+    findings = quality.findings(
+        pool, found, options.model, options.teacher_min_coverage, counted, emptied
+    )
     warnings: list[str] = []
     claimed = _claimed(route, plan, ordered)
     for check in ordered:  # a check below the decision, or one the verdict does not rest

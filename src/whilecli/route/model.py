@@ -160,7 +160,8 @@ class Pool:
     split_across: pl.Series | None = None
     #: Per task, the rows left out of every rate: ``task_id``, ``left_out`` (harness errors,
     #: and ungraded rows under ``--missing skip``) and ``left_ungraded`` (of them, the
-    #: ungraded rows); only tasks that have such rows, those with no counted row among them.
+    #: ungraded rows), and ``empty_fails`` (counted rows whose reply is empty and fails); only
+    #: tasks that have such rows, those with no counted row among them.
     #: None: not counted per task (a summary keeps their number only, in the facts).
     left_out: pl.DataFrame | None = None
 

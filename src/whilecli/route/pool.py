@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io.facts import ERROR, REQUEST
+from whilecli.io.facts import EMPTY, ERROR, REQUEST
 from whilecli.io.modelid import match_key
 from whilecli.io.read import POLARS_FAILURES
 from whilecli.io.rows import AT
@@ -40,7 +40,11 @@ POSITIONS = (FIRST, FIRST_TRUNCATED_PASS)
 #: moved off :attr:`Pool.tasks` onto :attr:`Pool.left_out` by :func:`summarize`.
 LEFT_OUT = "left_out"
 LEFT_UNGRADED = "left_ungraded"
-LEFT_COLUMNS = (LEFT_OUT, LEFT_UNGRADED)
+#: Per task, the counted rows whose reply is empty (no text generated) and that fail: the
+#: model's replies as read, a harness's dropped ones as often (:func:`without_empties`).
+#: Kept beside :data:`LEFT_OUT`, on :attr:`Pool.left_out`.
+EMPTY_FAILS = "empty_fails"
+LEFT_COLUMNS = (LEFT_OUT, LEFT_UNGRADED, EMPTY_FAILS)
 #: Rows of per-piece tables held before they are added into the running total.
 PENDING_ROWS = 4_000_000
 
@@ -70,15 +74,19 @@ def left_out_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
     """Per task, the rows ``kept`` leaves out that could be the model's failures
     (:data:`LEFT_OUT`: every one but a request failed at the API, :data:`whilecli.io.facts.
     REQUEST`) and, of them, the rows that are not harness errors (:data:`LEFT_UNGRADED`:
-    ungraded under ``--missing skip``); 0 where every row is kept (``kept`` None)."""
+    ungraded under ``--missing skip``), and the counted rows whose reply is empty and fails
+    (:data:`EMPTY_FAILS`); 0 where every row is kept (``kept`` None: a frame of counts, no
+    replies)."""
     if kept is None:
         zero = pl.lit(0, dtype=pl.Int64)
-        return [zero.alias(LEFT_OUT), zero.alias(LEFT_UNGRADED)]
+        return [zero.alias(c) for c in LEFT_COLUMNS]
     out = ~kept
     failed = pl.col(REQUEST).fill_null(False)  # the API's failure: no failure of the model's
+    empty_fail = kept & (pl.col("reply") == EMPTY) & ~pl.col("passed").fill_null(False)
     return [
         (out & ~failed).sum().cast(pl.Int64).alias(LEFT_OUT),
         (out & (pl.col("reply") != ERROR)).sum().cast(pl.Int64).alias(LEFT_UNGRADED),
+        empty_fail.sum().cast(pl.Int64).alias(EMPTY_FAILS),
     ]
 
 
@@ -255,8 +263,38 @@ def _left_out(tasks: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     row among them); None where the table does not count them."""
     if LEFT_OUT not in tasks.columns:
         return tasks, None
-    left = tasks.filter(pl.col(LEFT_OUT) > 0).select("task_id", *LEFT_COLUMNS)
+    some = (pl.col(LEFT_OUT) > 0) | (pl.col(EMPTY_FAILS) > 0)
+    left = tasks.filter(some).select("task_id", *LEFT_COLUMNS)
     return tasks.filter(pl.col("n") > 0).drop(*LEFT_COLUMNS), left
+
+
+def without_empties(pool: Pool) -> Pool | None:
+    """The pool without its counted empty replies that fail (:data:`EMPTY_FAILS`): what the
+    rows say if the harness dropped those replies rather than the model writing nothing, as
+    :func:`counted_as` tells what the rows left out would say counted. A task whose every
+    counted row was one is gone. None where no such row is counted per task."""
+    if pool.left_out is None or EMPTY_FAILS not in pool.left_out.columns:
+        return None
+    drop = pool.left_out.select("task_id", pl.col(EMPTY_FAILS).alias("drop"))
+    drop = drop.filter(pl.col("drop") > 0)
+    if drop.height == 0:
+        return None
+    tasks = pool.tasks.select("task_id", *TASK_COLUMNS).join(drop, on="task_id", how="left")
+    n = pl.col("n") - pl.col("drop").fill_null(0)
+    kept = (
+        tasks.with_columns(n.alias("n"))
+        .with_columns(pl.min_horizontal(c, "n").alias(c) for c in ("truncated", "truncated_known"))
+        .drop("drop")
+        .filter(pl.col("n") > 0)
+    )
+    return Pool(
+        tasks=kept,
+        rows=int(kept["n"].sum()),
+        models=pool.models,
+        versions=pool.versions,
+        source=pool.source,
+        split_across=pool.split_across,
+    )
 
 
 def counted_as(pool: Pool, passes: bool = False) -> Pool | None:

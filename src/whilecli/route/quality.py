@@ -41,6 +41,7 @@ from typing import Any
 
 import polars as pl
 
+from whilecli.io.draw_parts import PART, SEP, masked
 from whilecli.io.modelid import names_other_model, writer_named, writers_in
 from whilecli.route import stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate, Status
@@ -62,6 +63,7 @@ PROVISIONAL_KINDS = (
     "singles_beside_the_band",
     "selected_rows",
     "left_out_decides",
+    "empty_decides",
     "no_unanimous_groups",
     "kept_by_grade",
     "grade_beside",
@@ -115,10 +117,12 @@ def findings(
     model: str | None = None,
     min_coverage: float = 0.5,
     counted: Sequence[Counted] = (),
+    emptied: Counted | None = None,
 ) -> list[Finding]:
     """What reading found, in the order the report lists it (``model``: ``--model``, where
     given, so check 6 says whose rows are whose; ``min_coverage``: check 4's
-    ``teacher_min_coverage``; ``counted``: the firm routes of the rows left out, counted)."""
+    ``teacher_min_coverage``; ``counted``: the firm routes of the rows left out, counted;
+    ``emptied``: the firm route of the rows without their empty failing replies)."""
     facts = pool.source.facts
     model_given = model is not None
     out: list[Finding] = []
@@ -210,6 +214,7 @@ def findings(
     out += _model_in_path(pool, found.get("on_policy"), model)
     out += _unsure_build(found.get("on_policy"))
     out += _left_out_decides(pool, counted)
+    out += _empty_decides(pool, emptied)
     out += _cut_disputed(pool)
     out += _cut_at_longest(pool)
     if facts.cut_partial:
@@ -646,54 +651,111 @@ def _unsure_build(on_policy: CheckResult | None) -> list[Finding]:
     ]
 
 
-#: A task id that ends in a sample's index (``t12_s3``, ``q7-sample-2``, ``item_4#1``): the
-#: id's stem, then a separator, a word for a draw (or none) and its number.
-SAMPLE_SUFFIX = (
-    r"^(.+?)[_\-.:#/](?:s|sample|samp|rollout|roll|r|gen|g|n|k|draw|try|attempt|run|seed)?"
-    r"[_\-]?([0-9]{1,3})$"
+#: A part of a task id that numbers a draw: a number of up to three digits, after a word for
+#: a draw or none (``3``, ``s3``, ``sample_3``, ``rollout-2``).
+_DRAW = (
+    r"(?:(?:s|sample|samp|rollout|roll|r|gen|g|n|k|draw|try|attempt|run|seed)[_\-]?)?"
+    r"(?<index>[0-9]{1,3})"
 )
+#: The parts of an id a draw's number is looked for in, counted from its start and from its
+#: end (``s3_t12`` and ``t12_s3`` alike).
+SAMPLE_PARTS = 4
 #: One-row tasks read as samples of fewer prompts only from this many stems, each of this
-#: share of the tasks at least in stems of one size.
-SAMPLE_STEMS, SAMPLE_SHARE = 10, 0.8
+#: share of the tasks at least in stems of one size, of at most this many draws.
+SAMPLE_STEMS, SAMPLE_SHARE, SAMPLE_MAX_K = 10, 0.8, 128
 
 
-def _ids_per_sample(pool: Pool) -> list[Finding]:
-    """Every task one row, yet the ids read as prompts × samples: most end in a sample's
-    index (:data:`SAMPLE_SUFFIX`), their stems holding k ≥ 2 ids each, numbered 0..k−1 (or
-    1..k), at least :data:`SAMPLE_STEMS` stems. The rows are k draws per prompt keyed one id
-    per draw (no prompt text to key them by), read as one rollout per prompt (a firm
-    FlashReinforce on 2000 prompts at k = 8)."""
-    tasks = pool.tasks
-    if tasks.height < 2 * SAMPLE_STEMS or tasks.filter(pl.col("n") != 1).height:
-        return []
-    parts = tasks.select(
-        "task_id", pl.col("task_id").str.extract_groups(SAMPLE_SUFFIX).alias("g")
-    ).unnest("g")
-    parts = parts.rename(dict(zip(parts.columns[1:], ["stem", "index"], strict=True)))
-    parts = parts.drop_nulls().with_columns(pl.col("index").cast(pl.Int64))
+@dataclass(frozen=True)
+class _Stems:
+    """One-row task ids read as prompts × samples: ``covered`` ids in stems of ``k``, two of
+    one stem's ids to show."""
+
+    covered: int
+    k: int
+    first: str
+    last: str
+
+
+def _index_stems(ids: pl.Series) -> list[pl.DataFrame]:
+    """Each reading of ``ids`` as a stem and a draw's number in one part (:data:`_DRAW`),
+    the part counted from the id's start or its end: columns task_id, stem, index."""
+    out = []
+    frame = ids.to_frame("task_id")
+    for j in range(SAMPLE_PARTS):
+        for pattern in (
+            rf"^(?<head>(?:{PART}+{SEP}+){{{j}}}){_DRAW}(?<tail>(?:{SEP}.*)?)$",
+            rf"^(?<head>.*{SEP})?{_DRAW}(?<tail>(?:{SEP}+{PART}+){{{j}}})$",
+        ):
+            g = frame.with_columns(pl.col("task_id").str.extract_groups(pattern).alias("g"))
+            g = g.unnest("g").filter(pl.col("index").is_not_null())
+            out.append(
+                g.select(
+                    "task_id",
+                    pl.concat_str(pl.col("head").fill_null(""), pl.lit("#"), "tail").alias("stem"),
+                    pl.col("index").cast(pl.Int64),
+                )
+            )
+    return out
+
+
+def _stems_of(parts: pl.DataFrame, tasks: int, numbered: bool) -> _Stems | None:
+    """The ids of ``parts`` (task_id, stem, index) read as prompts × samples: at least
+    :data:`SAMPLE_STEMS` stems of k ≥ 2 ids (numbered 0..k−1 or 1..k where ``numbered``),
+    stems of one k holding :data:`SAMPLE_SHARE` of the ``tasks`` or more; None where not."""
     stems = parts.group_by("stem").agg(
         pl.len().alias("k"), pl.col("index").min().alias("lo"), pl.col("index").max().alias("hi")
     )
-    numbered = stems.filter(
-        (pl.col("k") >= 2)
-        & pl.col("lo").is_in([0, 1])
-        & (pl.col("hi") - pl.col("lo") + 1 == pl.col("k"))
+    stems = stems.filter((pl.col("k") >= 2) & (pl.col("k") <= SAMPLE_MAX_K))
+    if numbered:
+        stems = stems.filter(
+            pl.col("lo").is_in([0, 1]) & (pl.col("hi") - pl.col("lo") + 1 == pl.col("k"))
+        )
+    if stems.height < SAMPLE_STEMS:
+        return None
+    k = int(stems["k"].mode().sort()[-1])
+    covered = int(stems.filter(pl.col("k") == k)["k"].sum())
+    if covered < SAMPLE_SHARE * tasks:
+        return None
+    stem = stems.filter(pl.col("k") == k).sort("stem")["stem"][0]
+    ids = parts.filter(pl.col("stem") == stem).sort("index", "task_id")["task_id"]
+    return _Stems(covered, k, ids[0], ids[-1])
+
+
+def _sample_stems(ids: pl.Series) -> _Stems | None:
+    """One-row task ids read as prompts × samples, the reading that covers most ids: a draw's
+    number in one part (``t12_s3``, ``s3_t12``, ``gsm8k/12/sample_3``), or a part each id
+    holds alone (a uuid, a hash, a timestamp: :func:`whilecli.io.draw_parts.masked`)."""
+    found = [_stems_of(parts, ids.len(), numbered=True) for parts in _index_stems(ids)]
+    parts = ids.to_frame("task_id").with_columns(
+        masked(pl.col("task_id")).alias("stem"),
+        pl.lit(0).alias("index"),
     )
-    if numbered.height < SAMPLE_STEMS:
+    if not parts["stem"].equals(ids, check_names=False):
+        found.append(_stems_of(parts, ids.len(), numbered=False))
+    got = [s for s in found if s is not None]
+    return max(got, key=lambda s: (s.covered, -s.k)) if got else None
+
+
+def _ids_per_sample(pool: Pool) -> list[Finding]:
+    """Every task one row, yet the ids read as prompts × samples (:func:`_sample_stems`): a
+    draw's number in one part of each id, or a part of each id its own (a uuid), the rest
+    held by k ≥ 2 ids each, at least :data:`SAMPLE_STEMS` stems. The rows are k draws per
+    prompt keyed one id per draw (no prompt text to key them by), read as one rollout per
+    prompt (a firm FlashReinforce on 2000 prompts at k = 8)."""
+    tasks = pool.tasks
+    if tasks.height < 2 * SAMPLE_STEMS or tasks.filter(pl.col("n") != 1).height:
         return []
-    k = int(numbered["k"].mode().sort()[-1])
-    covered = int(numbered.filter(pl.col("k") == k)["k"].sum())
-    if covered < SAMPLE_SHARE * tasks.height:
+    found = _sample_stems(tasks["task_id"].cast(pl.String))
+    if found is None:
         return []
-    stem = numbered.filter(pl.col("k") == k).sort("stem")["stem"][0]
-    ids = parts.filter(pl.col("stem") == stem).sort("index")["task_id"]
+    k = found.k
     return [
         Finding(
             "ids_per_sample",
-            covered,
-            f"every task has one row, yet {covered} of {tasks.height} ids read as"
-            f" {covered // k} prompts × {k} samples ({ids[0]} … {ids[-1]}): an id per"
-            " draw, no prompt text to key them by",
+            found.covered,
+            f"every task has one row, yet {found.covered} of {tasks.height} ids read as"
+            f" {found.covered // k} prompts × {k} samples ({found.first} … {found.last}): an"
+            " id per draw, no prompt text to key them by",
             "the rows may be k draws per prompt read as one rollout per prompt: the verdict"
             " is provisional; key the rows by their prompt (--map task_id=COLUMN, or keep"
             " the prompt text)",
@@ -799,6 +861,28 @@ def _left_out_decides(pool: Pool, counted: Sequence[Counted]) -> list[Finding]:
             " (or pass --missing fail where no grade means a failure) and rerun the errored"
             " ones, or read whether they are the model's failures (a context overflow, a"
             " timeout)",
+        )
+    ]
+
+
+def _empty_decides(pool: Pool, emptied: Counted | None) -> list[Finding]:
+    """Empty replies that fail, counted as the model's, where the rows without them route
+    to another method (:func:`whilecli.route.decide._emptied_otherwise`): a harness
+    that timed out, a provider's content filter or a reasoning model whose answer never came
+    writes an empty reply as often as a model stops at once, and scored 0 beside passing
+    draws each makes a split task. The verdict rests on reading them as the model's."""
+    if emptied is None:
+        return []
+    return [
+        Finding(
+            "empty_decides",
+            emptied.rows,
+            f"{emptied.rows} of {pool.rows} counted replies are empty and fail; without them"
+            f" (a harness that dropped them) the rows route to {emptied.method}",
+            "the verdict rests on reading an empty reply as the model's failure: it is"
+            " provisional; read why they are empty (a timeout, a filter, an answer after the"
+            " reasoning that never came) and rerun them, or keep them where the model stopped"
+            " at once",
         )
     ]
 
