@@ -356,6 +356,9 @@ VERSION_ALIASES: tuple[str, ...] = (
     "weight_version",
     "meta_info.weight_version",
     "metadata.policy_version",
+    # the sampler's side, before the trainer's: a row sampled at step 10, consumed at 12
+    *("behavior_version", "behavior_policy_version", "sampler_version", "sampler_step"),
+    *("rollout_version", "rollout_step", "generation_step", "generator_step", "inference_step"),
     "step",
     "global_step",
     "checkpoint_step",
@@ -369,6 +372,14 @@ VERSION_ALIASES: tuple[str, ...] = (
     "model_version",
     "model_revision",
     "weights_version",
+)
+#: How many policy updates behind the trainer each row was sampled (an async sampler's
+#: staleness): 0 is the policy you train, 2 a copy two steps older. Read where no
+#: :data:`VERSION_ALIASES` field is, as the version ``-lag`` (:func:`whilecli.io.plan._model`),
+#: the policy you train at 0 (:attr:`whilecli.io.facts.Facts.version_lag`).
+LAG_ALIASES: tuple[str, ...] = (
+    *("staleness", "policy_staleness", "sample_staleness", "off_policy_steps"),
+    *("offpolicyness", "off_policyness", "policy_lag", "version_lag", "steps_behind"),
 )
 #: An episode's id, where the rows carry one (text or a number): a rollout is one episode,
 #: so rows of one task that repeat an episode id are its turns (or the episode written

@@ -904,6 +904,10 @@ class Facts:
     #: The conversation field whose prompt's end the task key guessed, no entry marking it
     #: (NeMo-RL's ``content`` under an unknown chat template); None: a sure key.
     prompt_unsure: str | None = None
+    #: The staleness field (``off_policy_steps``) the rows' versions were read from, as
+    #: ``-lag``: the policy you train is version 0, whatever versions the rows hold; None:
+    #: versions as written.
+    version_lag: str | None = None
     #: The largest token cap the rows record (their replies were sampled under it); None:
     #: none recorded.
     token_cap: float | None = None
@@ -969,6 +973,7 @@ class Facts:
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
+            "version_lag",
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)

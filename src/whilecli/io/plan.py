@@ -38,6 +38,7 @@ from whilecli.io.aliases import (
     EXTRA_PLACES,
     GRADE_LIST_ALIASES,
     HTTP_STATUS_ALIASES,
+    LAG_ALIASES,
     MODEL_ROLES,
     PAIRED_CAPS,
     PASS_COUNT_ALIASES,
@@ -225,6 +226,8 @@ class Plan:
     #: The field whose prompt's end the task key guessed (:attr:`_Context.prompt_unsure`);
     #: None: every row marks it, or the key reads no such field.
     prompt_unsure: str | None = None
+    #: The staleness field the versions were read from (:attr:`_Context.version_lag`).
+    version_lag: str | None = None
 
     @property
     def reward_given(self) -> bool:
@@ -759,6 +762,7 @@ def build_plan(
         reward_spelled=_spelled_otherwise(shape, fields.get("reward")),
         model_unsure=ctx.model_unsure,
         prompt_unsure=ctx.prompt_unsure,
+        version_lag=ctx.version_lag,
     )
 
 
@@ -1134,6 +1138,9 @@ class _Context:
     #: A conversation field with no roles where no entry marks the prompt's end (NeMo-RL's
     #: ``content`` under an unknown chat template): the task key's cut is a guess.
     prompt_unsure: str | None = None
+    #: The field of :data:`LAG_ALIASES` the versions were read from (``-lag``): the policy
+    #: you train is version 0.
+    version_lag: str | None = None
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -2124,6 +2131,15 @@ def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
 VERSION_KINDS = frozenset({"string", "int", "float"})
 
 
+def _lag_alias(shape: Shape) -> str | None:
+    """The first field of :data:`LAG_ALIASES` the rows hold numbers in, or None."""
+    for alias in LAG_ALIASES:
+        kinds = shape.kinds_at(alias) - {"null"}
+        if kinds and kinds <= {"int", "float"}:
+            return alias
+    return None
+
+
 def _version_aliases(shape: Shape) -> list[str]:
     """The version columns the rows carry (:data:`VERSION_ALIASES`, in order) that hold
     text or numbers only: a trainer's step, a version name, or both in one column."""
@@ -2209,6 +2225,12 @@ def _model(
         read = [facts.version_text(leaves.expr(a, pl.String)) for a in aliases]
         version = read[0] if len(read) == 1 else pl.coalesce(read)
         sources["policy_version"] = " else ".join(aliases)
+    elif (lag := _lag_alias(shape)) is not None:
+        steps = leaves.expr(lag, pl.Float64).round(0).cast(pl.Int64)
+        version = pl.when(steps.is_not_null()).then((-steps).cast(pl.String))
+        sources["policy_version"] = f"-{lag} (steps behind: 0 is the policy you train)"
+        if ctx is not None:
+            ctx.version_lag = lag
     elif sources["model"] == "not recorded":
         sources["policy_version"] = "not recorded"
     else:

@@ -866,7 +866,13 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["unversioned_rows"] = naming
         warnings.append(f"on-policy unknown: {why}")
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
-    mine_id = version_id(current) if current else max(ids.values(), key=version_order, default="")
+    lag = getattr(pool.source.facts, "version_lag", None)
+    if current:
+        mine_id = version_id(current)
+    elif lag is not None:  # versions read as steps behind: the policy you train is 0
+        mine_id = "0"
+    else:
+        mine_id = max(ids.values(), key=version_order, default="")
     others_v = [v for v in versions if ids[v] != mine_id]
     if not others_v:
         why = f"every row that names a model names {base}"
@@ -874,6 +880,9 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
             why += f" at one version ({', '.join(sorted(versions))} are one step, {mine_id})"
         return CheckResult("on_policy", title, Status.PASS, why, measured, None, warnings)
     seen = ", ".join(sorted(versions, key=lambda v: (version_order(ids[v]), v)))
+    if lag is not None and all(newer(mine_id, ids[v]) is not None for v in versions):
+        behind_by = sorted({-int(ids[v]) for v in versions})
+        seen = f"{lag} {', '.join(map(str, behind_by))}: steps behind the policy you train"
     ahead = [v for v in others_v if newer(ids[v], mine_id)]
     behind = [v for v in others_v if v not in ahead]
     if behind:
