@@ -77,6 +77,7 @@ PROVISIONAL_KINDS = (
     "teacher_may_be_student",
     "teacher_budget",
     "teacher_doubts",
+    "teacher_grader",
     "threshold_above_rewards",
     "teacher_unpaired",
     "teacher_other_family",
@@ -963,6 +964,17 @@ def _teacher(check: CheckResult | None, min_coverage: float) -> list[Finding]:
                 f"the teacher's rows: {'; '.join(m['teacher_doubts'])}",
                 "check 4 measures the teacher by that pass@1: the verdict is provisional until"
                 " the teacher's rows are graded as the student's are",
+            )
+        )
+    if m.get("teacher_grader") and check.reached:
+        out.append(
+            Finding(
+                "teacher_grader",
+                int(m.get("shared_tasks", 0) or 0),
+                f"a {m['teacher_grader']} graded the teacher's rows, a {m['student_grader']}"
+                " the student's",
+                "check 4 compares two graders' pass rates, not two models': the verdict is"
+                " provisional until one grader scores both sides' rows",
             )
         )
     if m.get("teacher_token_cap") and check.reached:
