@@ -26,8 +26,9 @@ from whilecli.route import run_route
 from whilecli.route.model import Route
 
 #: How a side is spoiled: not, a placeholder reward beside the grade (top level or in an
-#: object), or cut-off passes piled at an unrecorded cap behind a flag saying not cut.
-SPOILS = ("none", "placeholder", "nested", "cut")
+#: object), cut-off passes piled at an unrecorded cap behind a flag saying not cut, or graded
+#: by a judge where the other side's grades are a program's.
+SPOILS = ("none", "placeholder", "nested", "cut", "judged")
 
 
 def _rows(rates: list[float], shift: float, spoil: str, rng: random.Random) -> list[dict]:
@@ -49,6 +50,8 @@ def _rows(rates: list[float], shift: float, spoil: str, rng: random.Random) -> l
                 row.update(reward=1.0, metrics={"exact_match": int(ok)})
             elif spoil == "cut" and rng.random() < 0.15:
                 row.update(completion_tokens=2048, reward=float(rng.random() < 0.5))
+            elif spoil == "judged":
+                row.update(judge_model="gpt-4o", judge_reasoning="matches" if ok else "wrong")
             rows.append(row)
     return rows
 
@@ -92,6 +95,8 @@ def test_a_side_whose_pass_at_1_is_unsure_makes_the_diff_provisional(
         assert any(column in w and "placeholder" in w for w in said)
     elif spoil == "cut":
         assert any("look cut off at the token cap" in w for w in said)
+    elif spoil == "judged":
+        assert any("two graders' pass rates" in w for w in report["warnings"])
     text = CliRunner().invoke(app, ["diff", before, after])
     assert (", provisional (" in text.output.splitlines()[0]) is (spoil != "none")
 

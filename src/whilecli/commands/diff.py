@@ -126,7 +126,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     """The two dumps, the second keyed as the first's tasks
     (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
     between the two is left out), with what pairing found among the second's warnings."""
-    from whilecli.route.checks import reward_scales
+    from whilecli.route.checks import graders, reward_scales
     from whilecli.route.shared import keyed_as, pairing_notes, share_tasks
 
     first, second = read_dump(before, **read), read_dump(after, **read)
@@ -153,6 +153,13 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
             " after: one pass threshold may not grade both, so the difference may compare"
             " two scales"
         )
+    doubts = list(second.doubts)
+    if (who := graders(first.pool, second.pool)) is not None:  # as route --teacher finds it
+        doubts.append(
+            f"a {who[0]} graded the before rows, a {who[1]} the after rows: the difference"
+            " compares two graders' pass rates"
+        )
+        notes.append(doubts[-1])
     k_before, k_after = _typical_k(first.pool.tasks), _typical_k(shared.other.tasks)
     if k_before and k_after and max(k_before, k_after) >= 2 * min(k_before, k_after):
         notes.append(
@@ -162,7 +169,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
         )
     facts = dict(second.facts, other_prompt_tasks=shared.other_prompts)
     facts["tasks_paired_by_prompt"] = shared.by_prompt
-    return first, Dump(shared.other, second.warnings + notes, facts, shared.tally, second.doubts)
+    return first, Dump(shared.other, second.warnings + notes, facts, shared.tally, doubts)
 
 
 def _typical_k(tasks: Any) -> int | None:

@@ -341,8 +341,8 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     if None not in caps and caps[0] > caps[1] + TOL:  # type: ignore[operator]
         measured["teacher_token_cap"], measured["student_token_cap"] = caps
     doubts = tpool.source.facts.doubts("--teacher-map")  # the teacher's pass@1 itself unsure
-    if (graders := _graders(pool, tpool)) is not None:
-        measured["student_grader"], measured["teacher_grader"] = graders
+    if (who := graders(pool, tpool)) is not None:
+        measured["student_grader"], measured["teacher_grader"] = who
     if doubts:
         measured["teacher_doubts"] = doubts
     if found.tally.only_mine:  # shared + other prompt + student's only = the student's tasks
@@ -538,7 +538,7 @@ def reward_scales(pool: Pool, tpool: Pool) -> dict[str, list[float]] | None:
     return None
 
 
-def _graders(pool: Pool, tpool: Pool) -> tuple[str, str] | None:
+def graders(pool: Pool, tpool: Pool) -> tuple[str, str] | None:
     """Who graded each side, ``judge`` or ``program`` (:mod:`whilecli.io.judge`), where the
     two differ: a judge on one side, a program on the other measure two pass rates, not one
     (the seed scores both on the same rows with one grader). None where they agree, or a
