@@ -125,3 +125,37 @@ def test_rows_spelling_the_trained_model_route_on_policy(tmp_path: Path) -> None
     on_policy = next(c for c in route.checks if c.key == "on_policy")
     assert on_policy.status.value == "pass", route.why
     assert route.method == "grpo" and "several_models" not in [f.kind for f in route.data_quality]
+
+
+#: A model's page on a hub as a browser shows it: the address, the tree of a revision, a file
+#: of a revision, a download link, ``hf://``, ModelScope's.
+PAGES = (
+    "https://huggingface.co/{id}",
+    "https://huggingface.co/{id}/tree/{rev}",
+    "huggingface.co/{id}/blob/{rev}/config.json",
+    "https://hf.co/{id}/resolve/{rev}/model.safetensors",
+    "hf://{id}",
+    "https://www.modelscope.cn/models/{id}",
+    "https://huggingface.co/{id}?library=transformers",
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    family=st.sampled_from(FAMILIES),
+    version=st.sampled_from(VERSIONS),
+    size=st.sampled_from(SIZES),
+    tier=st.sampled_from(TIERS),
+    page=st.sampled_from(PAGES),
+    rev=st.sampled_from(["main", "a1b2c3d4e5f6a7b8c9d0"]),
+    other=st.sampled_from(SIZES),
+)
+def test_a_models_hub_page_names_the_model(
+    family: str, version: str, size: str, tier: str, page: str, rev: str, other: str
+) -> None:
+    name = "-".join(p for p in (f"{family}{version}", f"{size}B", tier) if p)
+    hub_id = f"org/{name}"
+    assert same_model(page.format(id=hub_id, rev=rev), hub_id)
+    if other != size:
+        elsewhere = hub_id.replace(f"-{size}B", f"-{other}B")
+        assert not same_model(page.format(id=elsewhere, rev=rev), hub_id)

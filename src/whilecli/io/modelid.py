@@ -504,10 +504,30 @@ def _build_relation(build: ModelId, model: ModelId) -> str:
     return COPY
 
 
+#: A model's page on a hub, as a browser shows it: ``https://huggingface.co/Qwen/Qwen3-8B``,
+#: ``…/tree/main``, ``…/blob/<sha>/config.json``, ``hf://Qwen/Qwen3-8B``, ModelScope's
+#: ``modelscope.cn/models/Qwen/Qwen3-8B``: the org, the name, and the revision where one is in it.
+_HUB_URL = re.compile(
+    r"(?i)^(?:hf://|(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)/)"
+    r"(?:models/)?([^/\s?#]+)/([^/\s?#]+)(?:/(?:tree|blob|resolve|commit)/([^/\s?#]+))?"
+    r"(?:[/?#].*)?$"
+)
+
+
+def _from_url(raw: str) -> str:
+    """A hub page's address as the Hub id it shows (``Qwen/Qwen3-8B``, with ``:revision``
+    where it names one); any other text as it is."""
+    found = _HUB_URL.match(raw)
+    if found is None:
+        return raw
+    org, name, revision = found.groups()
+    return f"{org}/{name}" + (f":{revision}" if revision else "")
+
+
 @lru_cache(maxsize=4096)
 def model_identity(text: str) -> ModelId:
     """The model ``text`` names (see the module doc); an empty string names ``""``."""
-    raw = text.strip()
+    raw = _from_url(text.strip())
     is_path = bool(_PATH.match(raw)) or raw.replace("\\", "/").count("/") >= 2
     parts = [p for p in raw.replace("\\", "/").split("/") if p not in ("", ".")]
     cached = [i for i, p in enumerate(parts) if p.lower().startswith("models--")]
