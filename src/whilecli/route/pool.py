@@ -287,9 +287,15 @@ def without_empties(pool: Pool) -> Pool | None:
         .drop("drop")
         .filter(pl.col("n") > 0)
     )
+    return _with_tasks(pool, kept)
+
+
+def _with_tasks(pool: Pool, tasks: pl.DataFrame) -> Pool:
+    """``pool`` with other per-task counts (its rows their sum): what the rows would say
+    counted another way (:func:`without_empties`, :func:`counted_as`)."""
     return Pool(
-        tasks=kept,
-        rows=int(kept["n"].sum()),
+        tasks=tasks,
+        rows=int(tasks["n"].sum()),
         models=pool.models,
         versions=pool.versions,
         source=pool.source,
@@ -331,14 +337,7 @@ def counted_as(pool: Pool, passes: bool = False) -> Pool | None:
         n=pl.col("n") + pl.col("add"),
         passes=pl.col("passes") + (pl.col("add") if passes else 0),
     ).drop("add")
-    return Pool(
-        tasks=moved,
-        rows=int(moved["n"].sum()),
-        models=pool.models,
-        versions=pool.versions,
-        source=pool.source,
-        split_across=pool.split_across,
-    )
+    return _with_tasks(pool, moved)
 
 
 def split_across_writers(

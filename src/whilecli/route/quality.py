@@ -123,7 +123,7 @@ def findings(
     """What reading found, in the order the report lists it (``model``: ``--model``, where
     given, so check 6 says whose rows are whose; ``min_coverage``: check 4's
     ``teacher_min_coverage``; ``counted``: the firm routes of the rows left out, counted;
-    ``emptied``: the firm route of the rows without their empty failing replies)."""
+    ``emptied``: the route of the rows without their empty failing replies, where another)."""
     facts = pool.source.facts
     model_given = model is not None
     out: list[Finding] = []
