@@ -251,11 +251,12 @@ def _skip_binary(name: str, plan: Plan) -> bool:
 
 
 def binary_columns_sample(sample: list[tuple[int, dict[str, Any]]], plan: Plan) -> list[str]:
-    """Top-level columns whose sampled values are all booleans, or all numbers in {0, 1},
-    correctness first (:func:`~whilecli.io.aliases.correctness_first`)."""
+    """Columns whose sampled values are all booleans, or all numbers in {0, 1}, at the top
+    level or inside an object (``rewards.correctness``, :func:`_leaves_of`), correctness
+    first (:func:`~whilecli.io.aliases.correctness_first`)."""
     seen: dict[str, set[str]] = {}
     for _, row in sample:
-        for key, value in row.items():
+        for key, value in _leaves_of(row).items():
             kinds = seen.setdefault(key, set())
             if value is None:
                 continue
@@ -270,18 +271,22 @@ def binary_columns_sample(sample: list[tuple[int, dict[str, Any]]], plan: Plan) 
 
 
 def binary_columns_parquet(lf: pl.LazyFrame, schema: pl.Schema, plan: Plan) -> list[str]:
-    """:func:`binary_columns_sample` of a Parquet file's columns, from the whole file."""
+    """:func:`binary_columns_sample` of a Parquet file's columns and its struct columns'
+    fields (:func:`_struct_leaves`), from the whole file."""
+    inner, inner_types = _struct_leaves(schema)
+    exprs = {name: pl.col(name) for name in schema} | inner
+    types = dict(schema) | dict(inner_types)
     cols = [
         name
-        for name, dtype in schema.items()
+        for name, dtype in types.items()
         if (dtype == pl.Boolean or dtype.is_numeric()) and not _skip_binary(name, plan)
     ]
     if not cols:
         return []
 
     def binary(name: str) -> pl.Expr:
-        c = pl.col(name)
-        if schema[name] == pl.Boolean:
+        c = exprs[name]
+        if types[name] == pl.Boolean:
             return pl.lit(True).alias(name)
         return (c.is_null() | (c == 0) | (c == 1)).all().alias(name)
 
