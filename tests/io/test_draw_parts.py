@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 from rows_files import write_rows
 from whilecli.io.draw_parts import masked, masked_text
 from whilecli.io.read import read_rows
+from whilecli.route import run_route
+from whilecli.route.model import Route
 
 SETTINGS = settings(
     max_examples=12,
@@ -160,3 +162,29 @@ def test_a_draws_own_index_never_keys_tasks(tmp_path: Path, column: str) -> None
 def test_polars_and_python_mask_alike(text: str, kind: str, seed: int) -> None:
     for probe in (text, f"{text} {_own(kind, random.Random(seed))} {text}"):
         assert pl.select(masked(pl.lit(probe))).item() == masked_text(probe)
+
+
+def test_a_prompt_keyed_without_its_own_part_leaves_the_route_provisional(tmp_path: Path) -> None:
+    rows = _pool(7, 120, 8, "uuid", PLACES[0], False)
+    got = run_route(str(write_rows(tmp_path, rows, "jsonl")), model=None)
+    assert isinstance(got, Route)
+    assert got.route == "grpo" and got.provisional
+    assert "prompt_ids_masked" in [f.kind for f in got.data_quality]
+
+
+def test_commits_to_review_under_one_template_are_never_firm(tmp_path: Path) -> None:
+    """Each commit a task of its own, one draw each, a few commits per repository: keyed
+    without the hash they read as each repository's draws; either way, never firm."""
+    rnd = random.Random(8)
+    rows = [
+        {
+            "prompt": f"Review commit {rnd.getrandbits(40):010x} of repository {r}.",
+            "completion": f"{rnd.random()}",
+            "reward": float(rnd.random() < 0.5),
+        }
+        for r in range(150)
+        for _ in range(rnd.randint(2, 6))
+    ]
+    got = run_route(str(write_rows(tmp_path, rows, "jsonl")), model=None)
+    assert isinstance(got, Route)
+    assert got.provisional

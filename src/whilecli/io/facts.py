@@ -904,6 +904,9 @@ class Facts:
     #: The conversation field whose prompt's end the task key guessed, no entry marking it
     #: (NeMo-RL's ``content`` under an unknown chat template); None: a sure key.
     prompt_unsure: str | None = None
+    #: The prompt field whose rows were keyed without a part each holds alone (a uuid, a
+    #: hash, a timestamp), where the whole prompt differs on every row: a guess at the task.
+    prompt_masked: str | None = None
     #: The staleness field (``off_policy_steps``) the rows' versions were read from, as
     #: ``-lag``: the policy you train is version 0, whatever versions the rows hold; None:
     #: versions as written.
@@ -973,7 +976,7 @@ class Facts:
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
-            "version_lag",
+            *("version_lag", "prompt_masked"),
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)

@@ -228,6 +228,9 @@ class Plan:
     prompt_unsure: str | None = None
     #: The staleness field the versions were read from (:attr:`_Context.version_lag`).
     version_lag: str | None = None
+    #: The prompt field keyed without the parts each row holds alone
+    #: (:attr:`_Context.prompt_masked`); None: keyed as written.
+    prompt_masked: str | None = None
 
     @property
     def reward_given(self) -> bool:
@@ -763,6 +766,7 @@ def build_plan(
         model_unsure=ctx.model_unsure,
         prompt_unsure=ctx.prompt_unsure,
         version_lag=ctx.version_lag,
+        prompt_masked=ctx.prompt_masked,
     )
 
 
@@ -1141,6 +1145,9 @@ class _Context:
     #: The field of :data:`LAG_ALIASES` the versions were read from (``-lag``): the policy
     #: you train is version 0.
     version_lag: str | None = None
+    #: A prompt field keyed without the parts each row holds alone (:func:`_masked_repeats`):
+    #: a guess at what the task is, as :attr:`prompt_unsure` is.
+    prompt_masked: str | None = None
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -1220,6 +1227,7 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
             )
         elif len(keys) == 1 and _masked_repeats(ctx, keys[0]):
             hashes = [_hashed(masked(leaves.text(keys[0])), prompt_only=keys[0] == "messages")]
+            ctx.prompt_masked = keys[0]
             keys = [f"{keys[0]}, its own ids masked"]
             ctx.notes.append(
                 f"{alias} differs on every row in an id of its own (a uuid, a hash, a"

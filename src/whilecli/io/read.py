@@ -2113,6 +2113,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         model_unsure=part.plan.model_unsure,
         prompt_unsure=part.plan.prompt_unsure,
         version_lag=part.plan.version_lag,
+        prompt_masked=part.plan.prompt_masked,
         grade_beside=_grade_beside(part),
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
         path_model=(path_model(source.path) or settings_model(source))

@@ -82,6 +82,7 @@ PROVISIONAL_KINDS = (
     "teacher_unpaired",
     "teacher_other_family",
     "prompt_end_guessed",
+    "prompt_ids_masked",
 )
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
@@ -211,6 +212,7 @@ def findings(
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _ids_per_sample(pool)
     out += _prompt_end_guessed(pool)
+    out += _prompt_ids_masked(pool)
     out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _model_in_path(pool, found.get("on_policy"), model)
     out += _unsure_build(found.get("on_policy"))
@@ -760,6 +762,27 @@ def _ids_per_sample(pool: Pool) -> list[Finding]:
             "the rows may be k draws per prompt read as one rollout per prompt: the verdict"
             " is provisional; key the rows by their prompt (--map task_id=COLUMN, or keep"
             " the prompt text)",
+        )
+    ]
+
+
+def _prompt_ids_masked(pool: Pool) -> list[Finding]:
+    """Rows keyed by a prompt that differs on every row only in a part of its own (a
+    request's uuid or hash, a timestamp: :func:`whilecli.io.plan._masked_repeats`), keyed
+    without it: the prompt's draws, if that part is a request's, or one task each, if it is
+    the task's (a commit to review), and k and every rate rest on which; provisional."""
+    field = getattr(pool.source.facts, "prompt_masked", None)
+    if field is None:
+        return []
+    return [
+        Finding(
+            "prompt_ids_masked",
+            pool.rows,
+            f"{field} differs on every row only in a part each row holds alone (a uuid, a"
+            " hash, a timestamp): the tasks are keyed without it, as draws of one prompt",
+            "if that part is the task's own (a commit, a document), each row is a task: k and"
+            " the verdict rest on the reading, so it is provisional; pass --map"
+            " task_id=COLUMN where the rows carry an id",
         )
     ]
 
