@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from rows_files import finding_kinds, route_rows, write_rows
+from whilecli.cli import app
 
 MODEL = "Qwen/Qwen3-8B"
 SETTINGS = settings(
@@ -95,6 +97,13 @@ def test_empty_failing_replies_that_make_the_splits_leave_the_verdict_provisiona
         assert got.method == truth.method
     if got.route == "grpo":
         assert "empty_decides" in finding_kinds(got)
+    # its summary keeps the number of empty replies only: never firmer than the rows
+    summary = folder / "summary.parquet"
+    done = CliRunner().invoke(app, ["summarize", str(folder / f"rows.{fmt}"), "-o", str(summary)])
+    assert done.exit_code == 0, done.output
+    summed = route_rows(summary, MODEL)
+    if not summed.provisional:
+        assert summed.method == truth.method
 
 
 @pytest.mark.parametrize("blank", BLANKS[:2])

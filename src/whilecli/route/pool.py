@@ -272,14 +272,27 @@ def without_empties(pool: Pool) -> Pool | None:
     """The pool without its counted empty replies that fail (:data:`EMPTY_FAILS`): what the
     rows say if the harness dropped those replies rather than the model writing nothing, as
     :func:`counted_as` tells what the rows left out would say counted. A task whose every
-    counted row was one is gone. None where no such row is counted per task."""
-    if pool.left_out is None or EMPTY_FAILS not in pool.left_out.columns:
+    counted row was one is gone. Where the counts do not say which tasks hold them (a
+    summary keeps only the number of empty replies), each is taken for a failure and they
+    are taken from the tasks they would move most, as :func:`counted_as` spreads the rows
+    left out: every failure of the tasks with the fewest failures first, so each such task
+    stops splitting. None where no such row is counted."""
+    tasks = pool.tasks.select("task_id", *TASK_COLUMNS)
+    if pool.left_out is not None and EMPTY_FAILS in pool.left_out.columns:
+        drop = pool.left_out.select("task_id", pl.col(EMPTY_FAILS).alias("drop"))
+    elif pool.left_out is None and (empty := int(getattr(pool.source.facts, "empty", 0) or 0)):
+        fails = (pl.col("n") - pl.col("passes")).alias("fails")
+        order = tasks.select("task_id", fails).filter(pl.col("fails") > 0)
+        order = order.sort("fails", "task_id")
+        before = pl.col("fails").cum_sum() - pl.col("fails")
+        taken = pl.min_horizontal(pl.col("fails"), (empty - before).clip(lower_bound=0))
+        drop = order.select("task_id", taken.alias("drop"))
+    else:
         return None
-    drop = pool.left_out.select("task_id", pl.col(EMPTY_FAILS).alias("drop"))
     drop = drop.filter(pl.col("drop") > 0)
     if drop.height == 0:
         return None
-    tasks = pool.tasks.select("task_id", *TASK_COLUMNS).join(drop, on="task_id", how="left")
+    tasks = tasks.join(drop, on="task_id", how="left")
     n = pl.col("n") - pl.col("drop").fill_null(0)
     kept = (
         tasks.with_columns(n.alias("n"))
