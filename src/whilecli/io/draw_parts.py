@@ -2,12 +2,10 @@
 timestamp, a run of eight hex digits or more (a request's hash), a token of sixteen letters
 and digits or more (a request's id). Masked, the ids of one prompt's draws (``t12-<uuid>``)
 or its prompts (``[request 9f3a…] Solve …``) read as one; the route and the reader both
-mask them with :func:`masked` (polars) or :func:`masked_text` (one text), one rule.
+mask them with :func:`masked`, one rule.
 """
 
 from __future__ import annotations
-
-import re
 
 import polars as pl
 
@@ -36,12 +34,3 @@ def masked(text: pl.Expr) -> pl.Expr:
         .str.replace_all(DRAW_TIME, MASK)
         .str.replace_all(DRAW_TOKEN, f"${{1}}{MASK}${{2}}")
     )
-
-
-_UUID, _TIME, _TOKEN = re.compile(DRAW_UUID), re.compile(DRAW_TIME), re.compile(DRAW_TOKEN)
-
-
-def masked_text(text: str) -> str:
-    """:func:`masked` of one text."""
-    text = _TIME.sub(MASK, _UUID.sub(MASK, text))
-    return _TOKEN.sub(rf"\g<1>{MASK}\g<2>", text)

@@ -66,7 +66,7 @@ from whilecli.io.aliases import (
     names_a_prompts_id,
     unsure_model_alias,
 )
-from whilecli.io.draw_parts import masked, masked_text
+from whilecli.io.draw_parts import masked
 from whilecli.io.formats import lighteval, lm_eval, nemo_rl
 from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
@@ -427,10 +427,12 @@ def _masked_repeats(ctx: _Context, alias: str) -> bool:
     own = [t for t in texts if seen[t] == 1]
     if len(own) * 2 < n:
         return False
-    kept = [masked_text(t) for t in texts]
+    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+    kept = frame.select(masked(pl.col("t")))["t"].to_list()
+    changed = {t for t, k in zip(texts, kept, strict=True) if k != t}
     groups = Counter(kept)
     return (
-        sum(1 for t in own if masked_text(t) != t) * 2 >= len(own)
+        sum(1 for t in own if t in changed) * 2 >= len(own)
         and n - len(groups) >= max(2, n // 10)
         and max(groups.values()) <= min(n // 4, MAX_PART_GROUP)
     )
