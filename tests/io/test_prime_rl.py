@@ -4,6 +4,7 @@ over the episodes (task, reward = Σ score × weight, truncation, model, version
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -336,3 +337,28 @@ def test_effective_traces_leave_the_verdict_provisional(tmp_path: Path) -> None:
     alone = run_route([str(whole)])
     assert isinstance(alone, Route)
     assert "selected_rows" not in [f.kind for f in alone.data_quality]
+
+
+def test_traces_written_while_the_step_is_looked_at_are_never_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A running trainer writes ``all/traces.jsonl`` just after the reader's look found
+    nothing there: the step is not written yet (the next look reads it), never "not a
+    readable file" (``watch --follow`` stopped on a run in progress so, under load)."""
+    from whilecli.io.formats.prime_rl import step_traces
+
+    step = tmp_path / "step_3"
+    target = step / "train" / "all" / "traces.jsonl"
+    target.parent.mkdir(parents=True)
+    real = Path.stat
+
+    def looked_just_before_it_was_written(self: Path, *args: object, **kw: object) -> object:
+        if self == target and not os.path.exists(target):
+            target.write_text("")  # the trainer writes it right after this look
+            raise FileNotFoundError(str(self))
+        return real(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "stat", looked_just_before_it_was_written)
+    assert step_traces(step) is None
+    monkeypatch.undo()
+    assert step_traces(step) == target

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -90,14 +91,23 @@ def step_traces(step_dir: Path, split: str | None = None) -> Path | None:
     for name in (split,) if split is not None else SPLITS:
         for keep in KEEPS:
             candidate = step_dir / name / keep / TRACES
-            if candidate.is_file():
+            # one look at the path: a file a running trainer writes between two looks (not
+            # there, then there) is read at the next, never refused as neither
+            try:
+                regular = stat.S_ISREG(candidate.stat().st_mode)
+            except FileNotFoundError:
+                if not os.path.islink(candidate):
+                    continue  # not written yet
+                regular = False  # a link that leads nowhere
+            except OSError:  # a link that loops, a folder we may not enter
+                regular = False
+            if regular:
                 return candidate
-            if os.path.lexists(candidate):  # there, yet no file: never read past it
-                raise InputError(
-                    "not a readable file (a folder, or a link that leads nowhere or loops):"
-                    f" the step's {keep} traces are read from it",
-                    file=str(candidate),
-                )
+            raise InputError(  # there, yet no file: never read past it
+                "not a readable file (a folder, or a link that leads nowhere or loops):"
+                f" the step's {keep} traces are read from it",
+                file=str(candidate),
+            )
     return None
 
 
