@@ -396,8 +396,7 @@ def _repeating_part(ctx: _Context, alias: str) -> str | None:
         own = sum(1 for ks in beside.values() if len(ks) == 1)
         templates = {re.sub(r"\d+", "#", r) for r in rest}
         if (
-            n - len(set(kept)) >= max(2, n // 10)
-            and max(Counter(kept).values()) <= min(n // 4, MAX_PART_GROUP)
+            _repeats_as_draws(kept)
             and len(templates) * 10 <= n
             and own * 2 >= len(beside) > 1
             and len(set(zip(kept, rest, strict=True))) * 2 >= n
@@ -430,11 +429,16 @@ def _masked_repeats(ctx: _Context, alias: str) -> bool:
     frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
     kept = frame.select(masked(pl.col("t")))["t"].to_list()
     changed = {t for t, k in zip(texts, kept, strict=True) if k != t}
-    groups = Counter(kept)
-    return (
-        sum(1 for t in own if t in changed) * 2 >= len(own)
-        and n - len(groups) >= max(2, n // 10)
-        and max(groups.values()) <= min(n // 4, MAX_PART_GROUP)
+    return sum(1 for t in own if t in changed) * 2 >= len(own) and _repeats_as_draws(kept)
+
+
+def _repeats_as_draws(keys: list[str]) -> bool:
+    """Sampled rows' task keys repeat as a prompt's draws do: on a tenth of the rows or more
+    (two at least), no key past a quarter of them or :data:`MAX_PART_GROUP` (one instruction
+    shared by many questions)."""
+    n = len(keys)
+    return n - len(set(keys)) >= max(2, n // 10) and max(Counter(keys).values()) <= min(
+        n // 4, MAX_PART_GROUP
     )
 
 
@@ -843,10 +847,9 @@ def _turn_index(shape: Shape, leaves: Leaves, step: bool = False) -> tuple[pl.Ex
     (:data:`~whilecli.io.aliases.TURN_INDEX_ALIASES`), else, where ``step``, a plain ``step``
     (:data:`~whilecli.io.aliases.STEP_TURN_ALIASES`: tested under the strict rule); with the
     alias. None: none."""
-    for alias in TURN_INDEX_ALIASES + (STEP_TURN_ALIASES if step else ()):
-        kinds = shape.kinds_at(alias) - {"null"}
-        if kinds and kinds <= {"int", "float"}:
-            return leaves.expr(alias, pl.Float64), alias
+    alias = _first_number(shape, TURN_INDEX_ALIASES + (STEP_TURN_ALIASES if step else ()))
+    if alias is not None:
+        return leaves.expr(alias, pl.Float64), alias
     return None
 
 
@@ -2141,9 +2144,9 @@ def _flag(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
 VERSION_KINDS = frozenset({"string", "int", "float"})
 
 
-def _lag_alias(shape: Shape) -> str | None:
-    """The first field of :data:`LAG_ALIASES` the rows hold numbers in, or None."""
-    for alias in LAG_ALIASES:
+def _first_number(shape: Shape, aliases: Sequence[str]) -> str | None:
+    """The first of ``aliases`` the rows hold numbers (and nulls) in, or None."""
+    for alias in aliases:
         kinds = shape.kinds_at(alias) - {"null"}
         if kinds and kinds <= {"int", "float"}:
             return alias
@@ -2235,7 +2238,7 @@ def _model(
         read = [facts.version_text(leaves.expr(a, pl.String)) for a in aliases]
         version = read[0] if len(read) == 1 else pl.coalesce(read)
         sources["policy_version"] = " else ".join(aliases)
-    elif (lag := _lag_alias(shape)) is not None:
+    elif (lag := _first_number(shape, LAG_ALIASES)) is not None:
         steps = leaves.expr(lag, pl.Float64).round(0).cast(pl.Int64)
         version = pl.when(steps.is_not_null()).then((-steps).cast(pl.String))
         sources["policy_version"] = f"-{lag} (steps behind: 0 is the policy you train)"

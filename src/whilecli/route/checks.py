@@ -543,7 +543,7 @@ def graders(pool: Pool, tpool: Pool) -> tuple[str, str] | None:
     two differ: a judge on one side, a program on the other measure two pass rates, not one
     (the seed scores both on the same rows with one grader). None where they agree, or a
     side does not tell (a summary that recorded none)."""
-    mine, theirs = getattr(pool.source, "judge", None), getattr(tpool.source, "judge", None)
+    mine, theirs = pool.source.judge, tpool.source.judge
     if mine is None or theirs is None or bool(mine.judged) == bool(theirs.judged):
         return None
     return ("judge", "program") if mine.judged else ("program", "judge")
@@ -879,7 +879,7 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         measured["unversioned_rows"] = naming
         warnings.append(f"on-policy unknown: {why}")
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
-    lag = getattr(pool.source.facts, "version_lag", None)
+    lag = pool.source.facts.version_lag
     if current:
         mine_id = version_id(current)
     elif lag is not None:  # versions read as steps behind: the policy you train is 0

@@ -280,7 +280,7 @@ def without_empties(pool: Pool) -> Pool | None:
     tasks = pool.tasks.select("task_id", *TASK_COLUMNS)
     if pool.left_out is not None and EMPTY_FAILS in pool.left_out.columns:
         drop = pool.left_out.select("task_id", pl.col(EMPTY_FAILS).alias("drop"))
-    elif pool.left_out is None and (empty := int(getattr(pool.source.facts, "empty", 0) or 0)):
+    elif pool.left_out is None and (empty := pool.source.facts.empty):
         fails = (pl.col("n") - pl.col("passes")).alias("fails")
         order = tasks.select("task_id", fails).filter(pl.col("fails") > 0)
         order = order.sort("fails", "task_id")

@@ -771,7 +771,7 @@ def _prompt_ids_masked(pool: Pool) -> list[Finding]:
     request's uuid or hash, a timestamp: :func:`whilecli.io.plan._masked_repeats`), keyed
     without it: the prompt's draws, if that part is a request's, or one task each, if it is
     the task's (a commit to review), and k and every rate rest on which; provisional."""
-    field = getattr(pool.source.facts, "prompt_masked", None)
+    field = pool.source.facts.prompt_masked
     if field is None:
         return []
     return [
