@@ -177,7 +177,18 @@ def test_a_checkpoint_step_is_a_version(tmp_path: Path) -> None:
     assert on_policy["measured"]["stale_rows"] == 48
 
 
-RUNS = st.from_regex(r"(run|exp|policy|grpo)[-_]?[a-z0-9]{0,6}", fullmatch=True)
+#: A run's or a served model's own name: no organisation, no size (``run_1b`` states one).
+RUNS = st.from_regex(r"(run|exp|policy|grpo)[-_]?[a-z0-9]{0,6}", fullmatch=True).filter(
+    lambda run: model_identity(run).size_b is None
+)
+#: A label a server or a team gives a model (``--served-model-name``): no organisation, no
+#: size, no model family.
+LABELS = st.one_of(
+    RUNS,
+    st.from_regex(
+        r"(my|our|team|prod)[-_](finetune|sft|rl|agent|policy)([-_]v[0-9])?", fullmatch=True
+    ),
+)
 
 
 @st.composite
@@ -214,6 +225,45 @@ def test_a_path_that_names_no_model_is_not_another_model(
     same = run_route([str(rows)], model=path)  # the same run named by its own path
     assert _check(same, "on_policy").status.value in ("pass", "fail")
     assert "another model" not in _check(same, "on_policy").why
+
+
+@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), model=models(), label=LABELS, share=st.sampled_from([1.0, 0.5]))
+def test_a_label_that_names_no_model_is_not_another_model(
+    tmp_path_factory: pytest.TempPathFactory,
+    data: st.DataObject,
+    model: tuple[str, str, float],
+    label: str,
+    share: float,
+) -> None:
+    """Rows written by a server's served name (``my-finetune``, ``policy-v2``) beside a
+    ``--model`` that names a model may be that model's: check 6 says unknown, never "another
+    model" (a firm SFT before). The label given as ``--model`` is the rows' own model, and
+    another label given as ``--model`` is another model: the user's own names, compared as
+    written."""
+    org, name, _ = model
+    assert model_identity(label).anonymous, label
+    flag, _ = data.draw(spellings(org, name))
+    tmp = tmp_path_factory.mktemp("label")
+    rows = _rows(tmp / "rows.jsonl", lambda t: label if t < 12 * share else f"{org}/{name}")
+    on_policy = _check(run_route([str(rows)], model=flag), "on_policy")
+    assert on_policy.status.value == "unknown", on_policy.why
+    assert on_policy.measured["unnamed_labels"] == [label]
+    assert "another model" not in on_policy.why
+    assert _check(run_route([str(rows)], model=label), "on_policy").status.value != "unknown"
+    alone = _rows(tmp / "alone.jsonl", lambda t: label)
+    assert _check(run_route([str(alone)], model=label), "on_policy").status.value == "pass"
+    other = _check(run_route([str(alone)], model=f"{label}-other"), "on_policy")
+    assert other.status.value == "fail" and "another model" in other.why
+
+
+@pytest.mark.parametrize("name", ["gpt-4o-mini", "claude-sonnet-4", "text-davinci-003", "o3"])
+def test_an_api_models_name_is_another_model(tmp_path: Path, name: str) -> None:
+    """A name of a model nobody trains here is another model's, not a label."""
+    assert not model_identity(name).anonymous
+    rows = _rows(tmp_path / "rows.jsonl", lambda t: name)
+    on_policy = _check(run_route([str(rows)], model="Qwen/Qwen3-8B"), "on_policy")
+    assert on_policy.status.value == "fail" and "another model" in on_policy.why
 
 
 @settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -175,9 +175,13 @@ class ModelId:
 
     @property
     def anonymous(self) -> bool:
-        """A local path whose folder names a run, not a model (``/ckpt/run7/step_100``): no
-        organisation, no size. Which model it holds cannot be read from it."""
-        return self.path and self.org is None and self.size_b is None
+        """A name that states no model: a local path whose folder names a run, not a model
+        (``/ckpt/run7/step_100``: no organisation, no size), or a bare label (``my-finetune``,
+        ``policy-v2``, a server's ``--served-model-name``: no organisation, no size, no model
+        family, :data:`_FAMILY`). Which model's weights it holds cannot be read from it."""
+        if self.org is not None or self.size_b is not None:
+            return False
+        return self.path or (self.build is None and _family(self.name) is None)
 
     @property
     def display(self) -> str:
@@ -641,7 +645,9 @@ def same_model(a: str, b: str) -> bool:
 #: ``Qwen3``, ``Llama-3.1``, ``gemma-2``) or by a tier word (``claude-sonnet``,
 #: ``gemini-pro``, ``deepseek-coder``): what a folder or file name that names a model holds.
 #: An API's families (:data:`_API_FAMILIES`) name models nobody trains here.
-_API_FAMILIES = ("gpt", "chatgpt", "claude", "gemini", "grok", "o1", "o3", "o4")
+_API_FAMILIES = (
+    *("gpt", "chatgpt", "davinci", "claude", "gemini", "grok", "o1", "o3", "o4", "sonar", "nova"),
+)
 _OPEN_FAMILIES = (
     *("qwen", "qwq", "llama", "codellama", "mistral", "mixtral", "ministral", "codestral"),
     *("deepseek", "phi", "gemma", "olmo", "olmoe", "nemotron", "granite", "yi", "glm"),

@@ -788,6 +788,18 @@ def _sizes_compared(
     return CheckResult("tokenizer", title, Status.FAIL, why, measured)
 
 
+def _unnamed(others: list[str], model: str) -> tuple[list[str], list[str]]:
+    """The names among ``others`` that name no model (:attr:`whilecli.io.modelid.ModelId.
+    anonymous`), as local paths and as bare labels (``my-finetune``, a server's served name).
+    A label is read as naming no model only beside a ``model`` that names one: where
+    ``--model`` is a label too, the two are the user's own names and are compared as written."""
+    own = model_identity(model)
+    found = {m: model_identity(m) for m in others}
+    paths = [m for m, f in found.items() if f.anonymous and f.path]
+    labels = [m for m, f in found.items() if f.anonymous and not f.path and not own.anonymous]
+    return paths, labels
+
+
 def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     """6. Did the model you will train write these rows? Another model → ``off-policy``;
     an older copy (several policy versions, or not ``model@version``) → Async."""
@@ -822,15 +834,23 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     copies = [m for m in others if same_weights(m, base)]  # quantized copies of the model
     unsure = [m for m in others if unsure_weights(m, base)]
     others = [m for m in others if m not in copies and m not in unsure]
-    paths = [m for m in others if model_identity(m).anonymous]
-    if paths and len(paths) == len(others):
-        rows = sum(named[m] for m in paths)
+    paths, labels = _unnamed(others, base)
+    if (paths or labels) and len(paths) + len(labels) == len(others):
+        rows = sum(named[m] for m in others)
+        kinds = [
+            *([f"a local path that names no model ({', '.join(paths)})"] if paths else []),
+            *([f"a label that names no model ({', '.join(labels)})"] if labels else []),
+        ]
         why = (
-            f"{rows} of {naming} rows name a local path that names no model"
-            f" ({', '.join(paths)}): whether {base} wrote them is unknown; pass --model with"
-            " that path if it is a checkpoint of the model you train"
+            f"{rows} of {naming} rows name {' and '.join(kinds)}: whether {base} wrote them is"
+            " unknown (a label states no organisation, size or model family, as a server's"
+            " served name does); pass --model with that name if it is the model you train or"
+            " a checkpoint of it"
         )
-        measured["unnamed_paths"] = paths
+        if paths:
+            measured["unnamed_paths"] = paths
+        if labels:
+            measured["unnamed_labels"] = labels
         warnings.append(f"on-policy unknown: {why}")
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, warnings)
     if others:

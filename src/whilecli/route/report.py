@@ -100,6 +100,8 @@ def _unknown_phrase(check: CheckResult) -> str:
             why = "no --model"
         elif "unnamed_paths" in m:
             why = "rows name a path, not a model"
+        elif "unnamed_labels" in m:
+            why = "rows name a label, not a model"
         elif "unsure_builds" in m:
             label = str(m.get("unsure_why", "")).startswith("a thinking label")
             why = "rows name a thinking label" if label else "rows name a provider's build"
