@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from whilecli.cli import app
 from whilecli.io.read import SAMPLE_ROWS, read_rows
 from whilecli.io.shape import Shape, keep_paths, unseen_paths
 from whilecli.io.sources import Source, rows_with_keys
@@ -167,3 +171,40 @@ def test_a_late_key_of_any_value_is_found_by_the_one_scan(tmp_path: Path, nested
     read = read_rows([str(_write(tmp_path / "rows.jsonl", rows))])
     assert read.has_logprobs is True
     assert read.frame.collect().height == N
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    first=st.integers(SAMPLE_ROWS, N - 1),
+    option=st.sampled_from(["by", "map"]),
+    nested=st.booleans(),
+    gz=st.booleans(),
+)
+def test_a_column_an_option_names_is_found_past_the_sample(
+    tmp_path_factory: pytest.TempPathFactory, first: int, option: str, nested: bool, gz: bool
+) -> None:
+    """``--by COLUMN`` and ``--map FIELD=COLUMN`` name a column the user says the rows carry;
+    where a writer adds it only past the rows that choose the columns (a second run's rows
+    appended to a first run's, a field a later version of the tool writes), it is read where
+    it is, never refused as "the rows have no column" (which the route's own advice to route
+    each model apart with ``--by model`` met on such a file)."""
+    late = {i: ({"meta": {"grp": "b"}} if nested else {"grp": "b"}) for i in range(first, N)}
+    if nested:  # the object is seen in the sample, its key only later
+        for i in range(first):
+            late[i] = {"meta": {"other": 1}}
+    rows = _rows(late)
+    column = "meta.grp" if nested else "grp"
+    path = _write(tmp_path_factory.mktemp("late") / ("rows.jsonl.gz" if gz else "rows.jsonl"), rows)
+    args = ["--by", column] if option == "by" else ["--map", f"model={column}"]
+    result = CliRunner().invoke(app, ["route", str(path), "--format", "json", *args])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    if option == "by":
+        slices = {s["slice"]: s["summary"]["rows"] for s in report["slices"]}
+        assert slices == {"(none)": first, "b": N - first}, slices
+    else:  # the rows before it name no model
+        assert report["inputs"]["sources"]["model"] == f"{column} (--map)"
+        on_policy = next(c for c in report["checks"] if c["key"] == "on_policy")
+        assert on_policy["measured"]["models"] == {"b": N - first}

@@ -533,6 +533,42 @@ def test_another_models_rows_are_a_firm_sft_only_where_it_wrote_most(
         assert "--by model" in (got.provisional_why or "")
 
 
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(others=st.integers(1, 1600), unnamed=st.integers(0, 1600), order=st.booleans())
+def test_rows_that_name_no_model_may_be_the_models_own(
+    tmp_path_factory: pytest.TempPathFactory, others: int, unnamed: int, order: bool
+) -> None:
+    """Rows that name no model beside rows another model wrote (two files pooled, or a field
+    a writer added half way): another model wrote most of the rows only where its share of
+    every row, those that name none counted in, is above a half; else SFT is provisional.
+    800 rows of gpt-4o beside 2400 that name no model were a firm SFT."""
+    from whilecli.route import stats
+
+    rows = [
+        {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float((t + j) % 3 == 0)}
+        | {"truncated": False}
+        | ({"reward": 0.0} if t % 10 == 0 else {})
+        for t in range(200)
+        for j in range(8)
+    ]
+    others = min(others, len(rows))
+    unnamed = min(unnamed, len(rows) - others)
+    for i, row in enumerate(rows if order else rows[::-1]):
+        if i < others:
+            row["model"] = "gpt-4o"
+        elif i >= others + unnamed:
+            row["model"] = MODEL
+    got = run_route(write(tmp_path_factory.mktemp("unnamed"), "rows.jsonl", rows), model=MODEL)
+    assert isinstance(got, Route) and got.method == "sft"
+    share = stats.wilson(others, len(rows))
+    assert got.provisional == (share.low is None or share.low <= 0.5), (others, unnamed)
+    if got.provisional:
+        assert "--by model" in (got.provisional_why or "")
+        assert ("name no model" in (got.provisional_why or "")) == (unnamed > 0)
+
+
 @pytest.mark.parametrize("second", ["meta-llama/Llama-3.1-8B", "qwen/qwen3-8b", None])
 @pytest.mark.parametrize("model_given", [False, True])
 def test_rows_of_two_models_without_model_leave_the_band_provisional(

@@ -2222,8 +2222,12 @@ def _read_jsonl(
     probe: list[str] = []  # top-level keys the sample lacks, looked for past it
     more = len(sample) == SAMPLE_ROWS  # more lines follow: the sample's guard, then late keys
     if more:
-        paths = unseen_paths(shape)
-        if not run.search_late and all(len(p) == 1 for p in paths):
+        given = [*mapping.values(), *([run.by] if run.by not in (None, "source") else [])]
+        paths = unseen_paths(shape, given)
+        # a column an option names is looked for now: the plan refuses an option's column
+        # the sample lacks, where an optional field's is probed for in the one scan
+        asked = any(not shape.has(c) for c in given)
+        if not run.search_late and not asked and all(len(p) == 1 for p in paths):
             probe = [p[0] for p in paths]
         else:
             keys = dict.fromkeys(p[-1] for p in paths)

@@ -251,32 +251,43 @@ LATE_FIELD_ALIASES: tuple[tuple[str, ...], ...] = (
 LATE_CONTAINERS = frozenset({"metadata", "response", "sampling", "choices", "outputs", "steps"})
 
 
-def unseen_paths(shape: Shape) -> list[tuple[str, ...]]:
+def unseen_paths(shape: Shape, named: Iterable[str] = ()) -> list[tuple[str, ...]]:
     """Where to look past a sample: for each table of :data:`LATE_FIELD_ALIASES` of which the
     sample carries no path, each path cut after its first key the sample lacks (``a.b.c``
     with ``a`` seen gives ``("a", "b")``), where that key is the path's last, lies in an
-    object the sample holds, or is one of :data:`LATE_CONTAINERS`. A table the sample resolves is left alone."""
+    object the sample holds, or is one of :data:`LATE_CONTAINERS`. A table the sample resolves is left alone.
+    ``named``: the columns an option names (``--by``, ``--map``), each looked for as it is cut,
+    wherever its first unseen key lies: the user said the rows carry it."""
     found: list[tuple[str, ...]] = []
     for table in LATE_FIELD_ALIASES:
         if any(shape.has(path) for path in table):
             continue
         for path in table:
-            node: Shape | None = shape
-            parts = split_path(path)
-            for depth, key in enumerate(parts):
-                if node is None:
-                    break
-                if key == "[]":
-                    node = node.item
-                elif key in node.children:
-                    node = node.children[key]
-                else:
-                    cut = parts[: depth + 1]
-                    inner = depth > 0 or depth == len(parts) - 1  # a seen object's field
-                    if (inner or key in LATE_CONTAINERS) and cut not in found:
-                        found.append(cut)
-                    break
+            cut, depth = _first_unseen(shape, split_path(path))
+            inner = depth > 0 or depth == len(split_path(path)) - 1  # a seen object's field
+            if cut and (inner or cut[-1] in LATE_CONTAINERS) and cut not in found:
+                found.append(cut)
+    for path in named:
+        cut, _ = _first_unseen(shape, split_path(path))
+        if cut and cut not in found:
+            found.append(cut)
     return found
+
+
+def _first_unseen(shape: Shape, parts: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
+    """``parts`` cut after its first key the shape lacks, and that key's depth; ``()`` where
+    the shape holds the whole path or a list's items hold nothing to look in."""
+    node: Shape | None = shape
+    for depth, key in enumerate(parts):
+        if node is None:
+            break
+        if key == "[]":
+            node = node.item
+        elif key in node.children:
+            node = node.children[key]
+        else:
+            return parts[: depth + 1], depth
+    return (), -1
 
 
 _SKIP = object()

@@ -546,19 +546,28 @@ def _other_model_evidence(measured: dict[str, Any], pool: Pool) -> Evidence:
     that another model wrote, a Wilson interval over rows. SFT on the rows is the answer for
     rows another model wrote; where that model wrote a minority (its share's 95% interval not
     above a half: one stray row of 1600), the rest are the model's own and the verdict is
-    provisional, saying to route each model's rows apart (``--by model``)."""
+    provisional, saying to route each model's rows apart (``--by model``). Rows that name no
+    model count in the share's whole: they may be the model's own (DESIGN section 1, a field's
+    coverage), so 800 rows of another model beside 2400 that name none are not most."""
     naming = int(measured.get("rows_naming_a_model", 0) or 0)
+    unnamed = int(measured.get("rows_naming_none", 0) or 0)
+    rows = naming + unnamed
     mine_rate = measured.get("on_policy_share")
     mine = round(mine_rate.value * naming) if isinstance(mine_rate, Rate) and mine_rate.value else 0
     others = naming - mine
-    share = stats.wilson(others, naming, n_tasks=pool.n_tasks, unit="rows") if naming else None
+    share = stats.wilson(others, rows, n_tasks=pool.n_tasks, unit="rows") if naming else None
     short = None
     if share is None or share.low is None or share.low <= 0.5 + stats.TOL:
-        short = (
-            f"another model wrote {others} of {naming} rows, not most of them (the rest are"
-            " the model's own): route each model's rows apart (--by model)"
+        rest = (
+            f"{unnamed} name no model, and may be the model's own"
+            if unnamed
+            else "the rest are the model's own"
         )
-    what = f"{others} of {naming} rows from another model"
+        short = (
+            f"another model wrote {others} of {rows} rows, not most of them ({rest}): route"
+            " each model's rows apart (--by model)"
+        )
+    what = f"{others} of {rows} rows from another model"
     return Evidence(
         6, what, pool.n_tasks, share, "other model's share", unit="rows", per_task=0.0,
         short=short,
