@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from whilecli.cli import app
+from whilecli.io.aliases import LAG_ALIASES
 from whilecli.io.read import SAMPLE_ROWS, read_rows
-from whilecli.io.shape import Shape, keep_paths, unseen_paths
+from whilecli.io.shape import SCANNED_LATE, Shape, keep_paths, unseen_paths
 from whilecli.io.sources import Source, rows_with_keys
 from whilecli.route import run_route
 
@@ -208,3 +209,30 @@ def test_a_column_an_option_names_is_found_past_the_sample(
         assert report["inputs"]["sources"]["model"] == f"{column} (--map)"
         on_policy = next(c for c in report["checks"] if c["key"] == "on_policy")
         assert on_policy["measured"]["models"] == {"b": N - first}
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    key=st.sampled_from(sorted(SCANNED_LATE)),
+    first=st.integers(SAMPLE_ROWS, N - 2),
+    gz=st.booleans(),
+)
+def test_a_version_first_written_past_the_sample_is_read(
+    tmp_path_factory: pytest.TempPathFactory, key: str, first: int, gz: bool
+) -> None:
+    """A sampler that writes the policy version (or how many steps behind it sampled) only
+    once it runs ahead of the trainer: rows past the sample at two versions, or one step
+    behind, are an older copy's (Async), read wherever they sit; the rows before carry none.
+    Check 6 passed on such a file ("rows from the model you train"), a firm GRPO."""
+    lag = key in LAG_ALIASES
+    late = {i: {key: (1 if lag else 6 + i % 2)} for i in range(first, N)}
+    if lag:
+        late[N - 1] = {key: 0}
+    rows = [row | {"model": "Qwen/Qwen3-8B"} for row in _rows(late)]
+    path = _write(tmp_path_factory.mktemp("v") / ("rows.jsonl.gz" if gz else "rows.jsonl"), rows)
+    report = run_route([str(path)], model="Qwen/Qwen3-8B").to_dict()
+    on_policy = next(c for c in report["checks"] if c["key"] == "on_policy")
+    assert on_policy["measured"]["stale_rows"] >= 1, on_policy
+    assert "async" in report["plan"], report["plan"]

@@ -82,6 +82,7 @@ from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.samples import MISFIT
 from whilecli.io.shape import (
+    SCANNED_LATE,
     BadValue,
     DType,
     Leaves,
@@ -2278,13 +2279,17 @@ def _read_jsonl(
             return None, None
 
     probe = [k for k in probe if k not in schema]
+    # keys of many names that share endings are looked up by the scan itself, for less than
+    # a search of the bytes for each; the others' names are searched first
+    polled = [k for k in probe if k in SCANNED_LATE]
+    probe = [k for k in probe if k not in SCANNED_LATE]
     # the guard walks the bytes past the sample beside polars' read: lines nested too deep,
     # the probed keys' names (a key no line past the sample spells is in no row there) and
     # how often the read keys' names are written (a key written twice in one row)
     count = KeyCount(named, names=False) if more else None
     guard = _DepthGuard(source, after=sample[-1][0], keys=probe, count=count) if more else None
     try:
-        scanned, raw = scan(())
+        scanned, raw = scan(polled)
     finally:
         spelled = guard.check() if guard is not None else set()
     if scanned is not None and not scanned.stats["bad"]:
@@ -2293,6 +2298,7 @@ def _read_jsonl(
     probe = [k for k in probe if k in spelled]
     if probe and scanned is not None and not scanned.stats["bad"]:
         scanned, raw = scan(probe)  # whether a row past the sample carries a key it lacks
+    probe += polled
     found_late = scanned is not None and any(scanned.stats.get(_probed(k)) for k in probe)
     if probe and (scanned is None or scanned.stats["bad"] or found_late):
         # a row past the sample carries a key it lacks (or the fast read failed): the keys'

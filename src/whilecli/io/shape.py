@@ -30,11 +30,11 @@ from whilecli.io import facts, words
 if TYPE_CHECKING:
     from polars.datatypes.classes import DataTypeClass
 
+from whilecli.io.aliases import LAG_ALIASES, MODEL_ROLES, VERSION_ALIASES
 from whilecli.io.aliases import LOGPROB_ALIASES as LOGPROB_ALIASES
 
 # The shared alias tables, re-exported for the reader's modules.
 from whilecli.io.aliases import MODEL_ALIASES as MODEL_ALIASES
-from whilecli.io.aliases import MODEL_ROLES
 from whilecli.io.aliases import PROMPT_ALIASES as PROMPT_ALIASES
 from whilecli.io.aliases import REWARD_ALIASES as REWARD_ALIASES
 from whilecli.io.aliases import TASK_ALIASES as TASK_ALIASES
@@ -233,14 +233,22 @@ LATE_MODEL_ALIASES: tuple[str, ...] = tuple(
 )
 #: The optional fields a JSONL sample may miss when a writer adds their keys only to some rows
 #: (a truncation flag only on cut-off replies, an error's fields only once the API began to
-#: fail, say): each table's paths, none of them seen.
+#: fail, a policy version or a staleness only once an async sampler began, say): each
+#: table's paths, none of them seen.
 LATE_FIELD_ALIASES: tuple[tuple[str, ...], ...] = (
     tuple(path for path, _ in TRUNCATION_ALIASES),
     LATE_MODEL_ALIASES,
+    (*VERSION_ALIASES, *LAG_ALIASES),
     LOGPROB_ALIASES,
     VALUE_ALIASES,
     *((place,) for place in ERROR_PLACES),
 )
+
+
+#: The late keys a JSONL scan reads itself (as any JSON text) where the sample lacks them,
+#: instead of searching the file's bytes for their names first: a version's and a staleness's
+#: many names, which one search each would cost more than polars' look-up in every row.
+SCANNED_LATE = frozenset(a for a in (*VERSION_ALIASES, *LAG_ALIASES) if "." not in a)
 
 
 #: The objects a field of :data:`LATE_FIELD_ALIASES` is looked for past the sample in, where
