@@ -152,11 +152,37 @@ AUXILIARY_GRADE_WORDS: tuple[str, ...] = (
 )
 
 
+#: Words of a column's name that say it marks a failure (``incorrect``, ``is_wrong``,
+#: ``failed``, ``unsolved``): its true, or its 1, is a fail.
+FAILURE_WORDS = frozenset(
+    {"wrong", "fail", "fails", "failed", "failure", "failing", "error", "errors", "errored"}
+    | {"invalid", "mistake", "mistaken", "bad", "incorrect", "unsolved", "unresolved"}
+    | {"unsuccessful", "inaccurate", "inexact", "unverified", "unpassed", "nonpass"}
+)
+#: Words that negate the correctness word after them (``not_correct``, ``no_pass``).
+_NEGATIONS = frozenset({"not", "no", "non", "never"})
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def says_failure(name: str) -> bool:
+    """Whether a column's name (its last part) says it marks a failure (:data:`FAILURE_WORDS`,
+    or a correctness word after a negation: ``not_correct``, ``isNotPassed``): read as a
+    grade, its true would be a pass, and every rate inverted."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name.rsplit(".", 1)[-1])]
+    if any(w in FAILURE_WORDS for w in words):
+        return True
+    return any(
+        a in _NEGATIONS and any(c in b for c in CORRECTNESS_WORDS)
+        for a, b in zip(words, words[1:], strict=False)
+    )
+
+
 def correctness_first(names: Sequence[str]) -> list[str]:
     """Grade columns in the order a ``--map reward=`` hint offers them (DESIGN section 1: the
     reward is the pass/fail of the task): names saying correctness (:data:`CORRECTNESS_WORDS`)
     first, then the others, then names saying form (:data:`AUXILIARY_GRADE_WORDS`) last;
-    the rows' order within each."""
+    the rows' order within each. A name that says failure (:func:`says_failure`:
+    ``incorrect``, ``failed``) is never offered: ``--map reward=`` reads a pass as its true."""
 
     def rank(name: str) -> int:
         low = name.lower()
@@ -164,7 +190,7 @@ def correctness_first(names: Sequence[str]) -> list[str]:
             return 2
         return 0 if any(w in low for w in CORRECTNESS_WORDS) else 1
 
-    return sorted(names, key=rank)
+    return sorted((n for n in names if not says_failure(n)), key=rank)
 
 
 #: NeMo-Skills' grades (a boolean each), also in :data:`REWARD_ALIASES`.

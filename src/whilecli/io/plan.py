@@ -64,6 +64,7 @@ from whilecli.io.aliases import (
     WEAK_CUT_FLAGS,
     correctness_first,
     names_a_prompts_id,
+    says_failure,
     unsure_model_alias,
 )
 from whilecli.io.draw_parts import masked
@@ -579,6 +580,12 @@ def build_plan(
     sources: dict[str, str] = {}
     fields: dict[str, str] = {}
     mapping = {n: _mapped_path(shape, f"--map {n}={c}", c, notes) for n, c in mapping.items()}
+    if "reward" in mapping and says_failure(mapping["reward"]):
+        notes.append(
+            f"--map reward={mapping['reward'].replace(LITERAL_DOT, '.')}: the column's name says"
+            " it marks failures, and its true (or 1) is read as a pass; if it does, every rate"
+            " is inverted: map a column that grades the pass"
+        )
     by = None if by is None or by == "source" else _mapped_path(shape, f"--by {by}", by, notes)
 
     def mapped(name: str) -> str | None:
@@ -1486,7 +1493,7 @@ HINT_DEPTH = 3
 #: harness's pass/fail, often as a word, ``"PASS"``, ``"correct"``).
 GRADE_WORDS = (
     *("reward", "score", "correct", "pass", "acc", "resolved", "success", "grade", "feedback"),
-    *("result", "outcome", "verdict", "status", "judg", "solved"),
+    *("result", "outcome", "verdict", "status", "judg", "solved", "exact", "verif"),
 )
 
 
@@ -1512,8 +1519,14 @@ def _reward_hint(shape: Shape) -> str:
             ):  # a text field whose own name says grade (never reward_model.style)
                 worded.append(path)
         level = [(f"{path}.{k}", child) for path, sub in level for k, child in sub.children.items()]
+    failing = [p for p in (*found, *worded) if says_failure(p)]
+    found, worded = correctness_first(found), correctness_first(worded)
+    if failing and not found and not worded:
+        return (
+            f"{failing[0]!r} marks failures (its true is a fail), which --map reward= would read"
+            " as passes: write the pass/fail as a column of its own (its negation) and map that"
+        )
     if not found and worded:
-        worded = correctness_first(worded)
         more = f"; other candidates: {', '.join(worded[1:4])}" if len(worded) > 1 else ""
         return (
             f"where {worded[0]!r} holds grades written as text (1/0, true/false, pass/fail,"
@@ -1527,7 +1540,6 @@ def _reward_hint(shape: Shape) -> str:
                 " reward=COLUMN"
             )
         return "pass --map reward=COLUMN"
-    found = correctness_first(found)
     listed = _listed_hint(shape, found[0]) if found[0].endswith("[]") else ""
     if draws.n_unsaid(found[0].rpartition(".")[2]):
         listed = (
