@@ -10,6 +10,7 @@ verdict moved the documented way (docs/json-schema.md, *Finding*). The report's 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -503,6 +504,13 @@ def test_one_reply_graded_two_ways_leaves_the_verdict_provisional(
         assert finding.count == apart
 
 
+def _drawn(task: int, draw: int) -> float:
+    """A draw's grade, drawn at its task's own rate (seeded by the two): independent draws,
+    as a sampler's are (a fixed pattern's counts are too even to be draws: ``even_counts``)."""
+    rate = random.Random(task).random()
+    return float(random.Random(f"{task}.{draw}").random() < rate)
+
+
 @settings(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -516,7 +524,7 @@ def test_another_models_rows_are_a_firm_sft_only_where_it_wrote_most(
     from whilecli.route import stats
 
     rows = [  # every tenth task fails every draw: groups are unanimous as drawn groups are
-        {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float((t + j) % 3 == 0)}
+        {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": _drawn(t, j)}
         | {"truncated": False, "model": MODEL}
         | ({"reward": 0.0} if t % 10 == 0 else {})
         for t in range(tasks)
@@ -547,7 +555,7 @@ def test_rows_that_name_no_model_may_be_the_models_own(
     from whilecli.route import stats
 
     rows = [
-        {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float((t + j) % 3 == 0)}
+        {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": _drawn(t, j)}
         | {"truncated": False}
         | ({"reward": 0.0} if t % 10 == 0 else {})
         for t in range(200)

@@ -29,8 +29,10 @@ from whilecli.route.model import Route
 TRAINED = "Qwen/Qwen2.5-7B-Instruct"
 #: The trained model as OpenCompass, LiveCodeBench and vLLM-served configs name it.
 SAME = ("qwen2.5-7b-instruct-hf", "qwen2_5-7b-instruct-vllm", "Qwen2.5-7B-Instruct")
-#: Names a config gives another model, or a run's own name.
-OTHER = ("llama-3_1-8b-instruct-hf", "qwen2.5-72b-instruct-turbomind", "agent-001")
+#: Names a config gives another model.
+OTHER = ("llama-3_1-8b-instruct-hf", "qwen2.5-72b-instruct-turbomind")
+#: A run's own name, which names no model (no organisation, size or family).
+LABELS = ("agent-001", "email-agent", "run_7")
 
 
 def _tasks(rng: random.Random, n: int = 120) -> list[list[bool]]:
@@ -114,6 +116,19 @@ def test_another_model_named_by_a_folder_is_provisional(
     route = _route(tmp_path, layout, folder)
     assert (route.method, route.provisional) == ("sft", True)
     assert "model_unsure" in finding_kinds(route)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("folder", LABELS)
+def test_a_run_named_by_a_folder_leaves_check_6_unknown(
+    tmp_path: Path, layout: str, folder: str
+) -> None:
+    """ART's ``models/agent-001/`` names the run, not the model it trains: whether
+    ``--model``'s model wrote the rows is unknown, never another model's (a SFT)."""
+    route = _route(tmp_path, layout, folder)
+    on_policy = next(c for c in route.checks if c.key == "on_policy")
+    assert on_policy.status.value == "unknown", on_policy.why
+    assert route.method != "sft"
 
 
 @pytest.mark.parametrize("layout", ["opencompass", "livecodebench"])

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from whilecli.cli import app
 from whilecli.emit.models import is_thinking
 from whilecli.emit.models import size_from_name as config_size
+from whilecli.io.aliases import PLACEHOLDER_MODELS
 from whilecli.io.modelid import model_identity
 from whilecli.io.read import read_rows
 from whilecli.route import run_route
@@ -182,13 +183,13 @@ RUNS = st.from_regex(r"(run|exp|policy|grpo)[-_]?[a-z0-9]{0,6}", fullmatch=True)
     lambda run: model_identity(run).size_b is None
 )
 #: A label a server or a team gives a model (``--served-model-name``): no organisation, no
-#: size, no model family.
+#: size, no model family; not a placeholder read as no model at all (``policy``, ``default``).
 LABELS = st.one_of(
     RUNS,
     st.from_regex(
         r"(my|our|team|prod)[-_](finetune|sft|rl|agent|policy)([-_]v[0-9])?", fullmatch=True
     ),
-)
+).filter(lambda label: label.lower() not in PLACEHOLDER_MODELS)
 
 
 @st.composite

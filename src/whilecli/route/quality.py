@@ -19,6 +19,8 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
   and every rate, provisional from :data:`REPEATED_ROWS_SHARE` of the rows;
 - no grouped task unanimous where the pool's own fitted prior expects many: the rows were
   selected (a dynamic-sampling filter), provisional;
+- pass counts more even than independent draws can make them (every task 4 of 8): a grade
+  built from the group (a rank within it), provisional;
 - ids one per row while prompts repeat: tasks are keyed by the prompt;
 - a field on some rows only: a method that needs it on every row is not ok (critic values
   for SAO/BPCO), truncation unknown on the rest (check 1 unknown);
@@ -65,6 +67,7 @@ PROVISIONAL_KINDS = (
     "left_out_decides",
     "empty_decides",
     "no_unanimous_groups",
+    "even_counts",
     "kept_by_grade",
     "grade_beside",
     "mean_rewards",
@@ -84,6 +87,9 @@ PROVISIONAL_KINDS = (
     "prompt_end_guessed",
     "prompt_ids_masked",
 )
+#: Pass counts read as more even than independent draws give once their chance is at most
+#: this (:func:`_even_counts`).
+EVEN_CHANCE = 1e-6
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
 SELECTED_CHANCE = 1e-3
@@ -205,7 +211,8 @@ def findings(
             )
         )
     if not facts.selected:
-        out += _no_unanimous_groups(pool, found.get("band"))
+        unanimous = _no_unanimous_groups(pool, found.get("band"))
+        out += unanimous or _even_counts(pool, found.get("band"))
     out += _kept_by_grade(pool, found.get("band"))
     out += _grade_beside(pool, found.get("band"))
     out += _split_across_writers(found.get("band"))
@@ -518,6 +525,40 @@ def _no_unanimous_groups(pool: Pool, band: CheckResult | None) -> list[Finding]:
             "the rows look selected (a dynamic-sampling filter keeps the groups that split):"
             " no floor or saturation can show and the rates lean to the middle, so the verdict"
             " is provisional; route the rollouts before the filter (every group drawn)",
+        )
+    ]
+
+
+def _even_counts(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """Pass counts more even than independent draws can make them (:func:`whilecli.route.
+    stats.even_counts`: every task passing 4 of 8, where at most 28% of split tasks can,
+    whatever their pass rates), at most an :data:`EVEN_CHANCE` chance: a grade built from
+    the group (a rank within it, the top half passing; a balanced selection) splits every
+    group by construction, so the split share measures how the grade was built (a firm
+    GRPO on 300 of 300 split tasks)."""
+    m = band.measured if band is not None else {}
+    if m.get("band") != "mixed":
+        return []
+    found = stats.even_counts(pool.tasks)
+    if found is None or found.log_chance > math.log(EVEN_CHANCE):
+        return []
+    window = (
+        f"{found.low} of {found.n}"
+        if found.low == found.high
+        else f"{found.low} to {found.high} of {found.n}"
+    )
+    return [
+        Finding(
+            "even_counts",
+            found.held,
+            f"{found.held} of {found.split} split tasks of {found.n} draws pass {window},"
+            f" where independent draws put at most {found.most:.0%} of split tasks there,"
+            f" whatever each task's pass rate (seeing so many: under a"
+            f" {math.exp(found.log_chance):.0e} chance)",
+            "the grade looks built from the group (a rank within it, the top half passing,"
+            " or a balanced selection), which splits groups by construction: the split share"
+            " measures how the grade was made, not the model, so the verdict is provisional;"
+            " route rollouts graded one by one",
         )
     ]
 

@@ -1248,3 +1248,97 @@ def histogram(tasks: pl.DataFrame, bins: int = 10) -> dict[str, Any]:
         "at_1": sum(mi for ci, ni, mi in zip(c, n, tally, strict=True) if ci == ni),
         "tasks": int(tasks.height),
     }
+
+
+#: The draws per task up to which :func:`even_counts` looks (its windows of counts grow as
+#: n²); and the widest window of counts it weighs (a grade ranked within its group, with ties).
+EVEN_MAX_N = 64
+EVEN_MAX_WIDTH = 3
+#: Split tasks of one n below which :func:`even_counts` says nothing.
+EVEN_MIN_SPLIT = 10
+#: Grid of pass rates the most a window of counts can hold is read on (:func:`_most_in`).
+_EVEN_GRID = 400
+#: Added to that most: the grid's step leaves the maximum between two points.
+_EVEN_SLACK = 0.005
+
+
+@dataclass(frozen=True)
+class EvenCounts:
+    """Grouped tasks whose pass counts are more even than independent draws can make them
+    (:func:`even_counts`)."""
+
+    n: int  # draws per task
+    low: int  # the window of pass counts
+    high: int
+    held: int  # split tasks of n draws whose passes lie in the window
+    split: int  # split tasks of n draws
+    most: float  # the largest share of split tasks the window can hold, whatever p
+    log_chance: float  # log of a bound on the chance of ``held`` or more, tests counted
+
+
+@functools.lru_cache(maxsize=4096)
+def _most_in(n: int, low: int, high: int) -> float:
+    """max over p of P(low ≤ c ≤ high | 0 < c < n) for c ~ Binomial(n, p): the largest share
+    of split tasks of n independent draws a window of pass counts can hold, whatever each
+    task's pass rate (a mixture of rates holds a mix of such shares, never more). Read on a
+    grid of p, plus :data:`_EVEN_SLACK`."""
+    best = 0.0
+    logs = [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in range(n + 1)]
+    for i in range(1, _EVEN_GRID):
+        p = i / _EVEN_GRID
+        lp, lq = math.log(p), math.log1p(-p)
+        split = 1.0 - p**n - (1.0 - p) ** n
+        if split <= 0.0:
+            continue
+        held = sum(math.exp(logs[c] + c * lp + (n - c) * lq) for c in range(low, high + 1))
+        best = max(best, held / split)
+    return min(1.0, best + _EVEN_SLACK)
+
+
+def _kl(x: float, q: float) -> float:
+    """KL(Bernoulli(x) ‖ Bernoulli(q)), for the Chernoff bound of a binomial tail."""
+    out = 0.0
+    if x > 0.0:
+        out += x * math.log(x / q)
+    if x < 1.0:
+        out += (1.0 - x) * math.log((1.0 - x) / (1.0 - q))
+    return out
+
+
+def even_counts(tasks: pl.DataFrame) -> EvenCounts | None:
+    """The window of pass counts that most shows the grouped tasks' counts more even than
+    independent draws give: each task's n draws are Binomial(n, p) at its own p, so of its
+    split tasks a window of counts away from the ends (``low`` ≥ 2, ``high`` ≤ n − 2) holds at
+    most a share :func:`_most_in` (4 of 8: 0.28, at p = 0.5), whatever the tasks' rates. A
+    pool with far more there (every task passing 4 of 8: a grade ranked within its group,
+    top half passing, or a balanced selection) was not graded draw by draw. The chance is
+    Chernoff's bound on the binomial tail, exp(−S·KL(held/S ‖ most)), times the windows
+    weighed (Bonferroni): a bound for every mixture of pass rates, never an estimate. None
+    where no window's held share exceeds its most."""
+    _, ns, _ = cell_lists(tasks)
+    if not ns:
+        return None
+    s_list, n_list, m_list = cell_lists(tasks)
+    by_n: dict[int, dict[int, int]] = {}
+    for c, n, m in zip(s_list, n_list, m_list, strict=True):
+        if 4 <= n <= EVEN_MAX_N and 0 < c < n:
+            by_n.setdefault(int(n), {})[int(c)] = by_n.get(int(n), {}).get(int(c), 0) + int(m)
+    found: list[EvenCounts] = []
+    tests = 0
+    for n, counts in by_n.items():
+        split = sum(counts.values())
+        if split < EVEN_MIN_SPLIT:
+            continue
+        for low in range(2, n - 1):
+            for high in range(low, min(low + EVEN_MAX_WIDTH, n - 1)):
+                tests += 1
+                held = sum(counts.get(c, 0) for c in range(low, high + 1))
+                most = _most_in(n, low, high)
+                if held <= most * split or most >= 1.0:
+                    continue
+                log_chance = -split * _kl(held / split, most)
+                found.append(EvenCounts(n, low, high, held, split, most, log_chance))
+    if not found:
+        return None
+    best = min(found, key=lambda e: e.log_chance)
+    return EvenCounts(**{**asdict(best), "log_chance": best.log_chance + math.log(tests)})
