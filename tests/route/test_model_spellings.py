@@ -10,6 +10,7 @@ size and the reading layer's model column all take that one answer.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -102,11 +103,16 @@ def test_other_names_and_sizes_stay_other_models(
     assert not same_model(a, b), (a, b)
 
 
-def _rows(path: Path, model_of: Any, k: int = 4, tasks: int = 12) -> Path:
+def _rows(path: Path, model_of: Any, k: int = 4, tasks: int = 12, drawn: bool = False) -> Path:
+    """Rows of ``tasks`` tasks × ``k`` each, half passing in a fixed pattern, or (``drawn``)
+    drawn at each task's own rate, seeded: independent draws, as a pool of 40 tasks needs to
+    read as one (a fixed pattern's counts are too even: ``even_counts``)."""
     lines = []
     for t in range(tasks):
+        rate = random.Random(t).random()
         for j in range(k):
-            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float((t + j) % 2)}
+            grade = random.Random(f"{t}.{j}").random() < rate if drawn else (t + j) % 2
+            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float(grade)}
             row["model"] = model_of(t)
             lines.append(json.dumps(row) + "\n")
     path.write_text("".join(lines), encoding="utf-8")
@@ -414,3 +420,66 @@ def test_an_api_snapshot_names_its_model(rows_name: str, option: str) -> None:
 
     assert same_model(rows_name, option)
     assert not same_model(rows_name, option + "-mini")
+
+
+#: A training run's tags as run folders and Hub uploads end a model's name.
+TAGS = st.lists(
+    st.sampled_from(["grpo", "GRPO", "sft", "dpo", "rl", "ppo", "lora", "merged", "v2", "run3"]),
+    min_size=1,
+    max_size=2,
+)
+#: What a release names, not a run: another model for check 6, firmly.
+RELEASES = st.sampled_from(["Base", "Instruct-2507", "AWQ-v2x", "Math"])
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    model=models(),
+    tags=TAGS,
+    sep=st.sampled_from(["-", "_"]),
+    where=st.sampled_from(["hub", "bare", "checkpoint", "verl"]),
+    step=st.integers(1, 5000),
+)
+def test_a_name_with_a_training_runs_tags_leaves_sft_provisional(
+    tmp_path_factory: pytest.TempPathFactory,
+    model: tuple[str, str, float],
+    tags: list[str],
+    sep: str,
+    where: str,
+    step: int,
+) -> None:
+    """``/ckpt/Qwen3-8B-grpo/checkpoint-100`` beside ``--model Qwen/Qwen3-8B``: a model
+    trained from it (another model's rows, SFT) or a checkpoint of the run you train (its own
+    rows). Check 6 still reads another model (a firm SFT before); the verdict is provisional
+    (``model_tuned``), and naming the run as ``--model`` reads the rows as its own."""
+    org, name, _ = model
+    tuned = name + "".join(sep + t for t in tags)
+    written = {
+        "hub": f"my_lab/{tuned}",
+        "bare": tuned,
+        "checkpoint": f"/ckpt/{tuned}/checkpoint-{step}",
+        "verl": f"/ckpt/{tuned}/global_step_{step}/actor/huggingface",
+    }[where]
+    rows = _rows(
+        tmp_path_factory.mktemp("tuned") / "rows.jsonl", lambda t: written, tasks=40, drawn=True
+    )
+    route = run_route([str(rows)], model=f"{org}/{name}")
+    assert route.method == "sft" and route.provisional, route.headline
+    assert "model_tuned" in [f.kind for f in route.data_quality]
+    own = _check(run_route([str(rows)], model=written), "on_policy")
+    assert own.status.value == "pass" or "another model" not in own.why, own.why
+
+
+@settings(max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=models(), release=RELEASES)
+def test_a_releases_name_is_another_model_firmly(
+    tmp_path_factory: pytest.TempPathFactory, model: tuple[str, str, float], release: str
+) -> None:
+    org, name, _ = model
+    other = f"{org}/{name}-{release}"
+    rows = _rows(
+        tmp_path_factory.mktemp("release") / "rows.jsonl", lambda t: other, tasks=40, drawn=True
+    )
+    route = run_route([str(rows)], model=f"{org}/{name}")
+    assert route.method == "sft" and not route.provisional, route.headline
+    assert "model_tuned" not in [f.kind for f in route.data_quality]

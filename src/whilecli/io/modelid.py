@@ -641,6 +641,29 @@ def same_model(a: str, b: str) -> bool:
     return match_key(a) == match_key(b)
 
 
+#: A training run's tags at a name's end: the method it was trained with, a run, seed or
+#: version number (``Qwen3-8B-grpo``, ``qwen3_8b_rl_run3``, ``Qwen3-8B-sft-v2``,
+#: ``Qwen3-8B-finetuned``). Not a variant a release names (``-Instruct``, ``-Base``), nor a
+#: distilled model's (``R1-Distill-Qwen-7B``: another model's name inside).
+_TRAINING_TAGS = re.compile(
+    r"(?i)(?:[-_.](?:grpo|ppo|dpo|sft|rl|rlhf|rlvr|rlaif|ft|finetuned?|fine[-_]tuned?|tuned|trained"
+    r"|lora|qlora|merged|orpo|kto|simpo|ipo|rloo|gspo|dapo|reinforce|opd|opsd|rae|run\d*"
+    r"|exp\d*|seed\d+|v\d+|ckpt|final|best|latest))+$"
+)
+
+
+def tuned_from(a: str, b: str) -> bool:
+    """Whether ``a`` names ``b`` with a training run's tags at its end (:data:`_TRAINING_TAGS`:
+    ``Qwen3-8B-grpo``, ``my-org/Qwen3-8B-sft-v2``, a checkpoint folder
+    ``/ckpt/qwen3_8b_rl_run3/global_step_40``): a model trained from ``b``, or a checkpoint
+    of the run that trains it, which the name alone cannot tell apart."""
+    found = model_identity(a)
+    plain = _TRAINING_TAGS.sub("", found.name)
+    if plain == found.name or not plain:
+        return False
+    return same_model(plain, b) or same_model(replace(found, name=plain).display, b)
+
+
 #: Words that begin a model's name, each followed by a version or size (``gpt-4o``,
 #: ``Qwen3``, ``Llama-3.1``, ``gemma-2``) or by a tier word (``claude-sonnet``,
 #: ``gemini-pro``, ``deepseek-coder``): what a folder or file name that names a model holds.

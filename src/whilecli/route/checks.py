@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from whilecli.io.locate import UNIT_TOLERANCE
-from whilecli.io.modelid import _FAMILY, _family, model_identity, unsure_reason
+from whilecli.io.modelid import _FAMILY, _family, model_identity, tuned_from, unsure_reason
 from whilecli.io.versions import newer, version_id
 from whilecli.io.versions import version_order as version_order
 from whilecli.knobs import PASS_TOLERANCE
@@ -867,6 +867,14 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
             f"SFT on these rows, or OPD from their model{hint}"
         )
         measured["closest_models"] = near
+        tuned = [m for m in others if tuned_from(m, base)]
+        if tuned and len(tuned) == len(others):  # else another model wrote rows all the same
+            measured["tuned_models"] = tuned
+            why += (
+                f"; {', '.join(tuned)} name{'s' if len(tuned) == 1 else ''} {base} with a"
+                " training run's tags: a model trained from it, or a checkpoint of the run you"
+                " train (pass --model with that name if you train from it)"
+            )
         return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
     if unsure:
         rows = sum(named[m] for m in unsure)

@@ -75,6 +75,7 @@ PROVISIONAL_KINDS = (
     "cut_at_longest",
     "ids_per_sample",
     "model_unsure",
+    "model_tuned",
     "model_in_path",
     "unsure_build",
     "teacher_may_be_student",
@@ -221,6 +222,7 @@ def findings(
     out += _prompt_end_guessed(pool)
     out += _prompt_ids_masked(pool)
     out += _model_unsure(pool, found.get("on_policy"), model_given)
+    out += _model_tuned(found.get("on_policy"))
     out += _model_in_path(pool, found.get("on_policy"), model)
     out += _unsure_build(found.get("on_policy"))
     out += _left_out_decides(pool, counted)
@@ -642,6 +644,31 @@ def _model_unsure(pool: Pool, on_policy: CheckResult | None, model_given: bool) 
             " writer's",
             "check 6 reads it as the writer: the verdict is provisional; pass --map"
             " model=COLUMN to say which field names the writer",
+        )
+    ]
+
+
+def _model_tuned(on_policy: CheckResult | None) -> list[Finding]:
+    """Rows check 6 reads as another model's whose every other name is ``--model``'s with a
+    training run's tags at its end (:func:`whilecli.io.modelid.tuned_from`:
+    ``/ckpt/Qwen3-8B-grpo/checkpoint-100`` beside ``--model Qwen/Qwen3-8B``): a model trained
+    from it (another model's rows: SFT) or a checkpoint of the run you train (its own rows),
+    which the name cannot tell apart; the SFT verdict is provisional."""
+    if on_policy is None or on_policy.status is not Status.FAIL:
+        return []
+    m = on_policy.measured
+    tuned = m.get("tuned_models") or []
+    if not tuned or on_policy.decides != "off-policy":
+        return []
+    rows = sum(int(m["models"].get(k, 0)) for k in tuned)
+    return [
+        Finding(
+            "model_tuned",
+            rows,
+            f"{', '.join(tuned)}: the model you train with a training run's tags at the name's end",
+            "a model trained from it writes another model's rows (SFT), a checkpoint of the"
+            " run you train its own: the name cannot tell, so the verdict is provisional; pass"
+            " --model with that name if you train from it",
         )
     ]
 
