@@ -907,6 +907,10 @@ class Facts:
     #: The prompt field whose rows were keyed without a part each holds alone (a uuid, a
     #: hash, a timestamp), where the whole prompt differs on every row: a guess at the task.
     prompt_masked: str | None = None
+    #: Where the rows that keep a reply record greedy decoding, nearly all of them (a
+    #: ``temperature`` of 0, or the settings beside them): their draws differ by a server's
+    #: nondeterminism, and the band is greedy decoding's. None: they sampled, or say nothing.
+    greedy_sampled: str | None = None
     #: The staleness field (``off_policy_steps``) the rows' versions were read from, as
     #: ``-lag``: the policy you train is version 0, whatever versions the rows hold; None:
     #: versions as written.
@@ -976,7 +980,7 @@ class Facts:
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
-            *("version_lag", "prompt_masked"),
+            *("version_lag", "prompt_masked", "greedy_sampled"),
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)

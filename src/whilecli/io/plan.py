@@ -12,6 +12,7 @@ reward, a sidecar model, a truncation rule).
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from collections import Counter
@@ -37,6 +38,7 @@ from whilecli.io.aliases import (
     ERROR_TEXT_ALIASES,
     EXTRA_PLACES,
     GRADE_LIST_ALIASES,
+    GREEDY_TEMPERATURE,
     HTTP_STATUS_ALIASES,
     LAG_ALIASES,
     MODEL_ROLES,
@@ -232,6 +234,9 @@ class Plan:
     #: The prompt field keyed without the parts each row holds alone
     #: (:attr:`_Context.prompt_masked`); None: keyed as written.
     prompt_masked: str | None = None
+    #: Where the sampled rows that keep a reply record greedy decoding, nearly all of them
+    #: (:func:`_greedy_sampled`): the field, or the settings file beside them; None: not so.
+    greedy_sampled: str | None = None
 
     @property
     def reward_given(self) -> bool:
@@ -780,6 +785,7 @@ def build_plan(
         prompt_unsure=ctx.prompt_unsure,
         version_lag=ctx.version_lag,
         prompt_masked=ctx.prompt_masked,
+        greedy_sampled=None if said is None else _greedy_sampled(ctx, sidecar_temperature(source)),
     )
 
 
@@ -888,6 +894,48 @@ def _greedy(shape: Shape, leaves: Leaves, side: Side | None = None) -> pl.Expr |
         [leaves.expr(a, pl.Boolean) for a in samples],
     )
     return said
+
+
+#: The share of the sampled rows recording greedy decoding from which the band reads as
+#: greedy decoding's (:func:`_greedy_sampled`).
+GREEDY_SAMPLED_SHARE = 0.9
+
+
+def _greedy_sampled(ctx: _Context, side: Side | None) -> str | None:
+    """Where nearly all the sampled rows (:data:`GREEDY_SAMPLED_SHARE`, 16 rows or more)
+    record greedy decoding, as :func:`whilecli.io.facts.greedy` reads it (a temperature of 0,
+    a ``top_k`` of 1, a ``do_sample`` false, none saying it sampled), or the settings beside
+    them record a temperature of 0 where the rows record none: the field, or the settings
+    file. Draws that differ at temperature 0 differ by the server's nondeterminism, not by
+    sampling, so the band they show is greedy decoding's, not a training sampler's."""
+    rows = ctx.sample or ctx.id_rows
+    if len(rows) < MIN_PART_ROWS:
+        return None
+    places = [*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES]
+    greedy, named = 0, None
+    for row in rows:
+        said, sampled, where = False, False, None
+        for alias in places:
+            value = _value_at(row, alias)
+            if isinstance(value, bool):
+                if alias in DO_SAMPLE_ALIASES:
+                    said, sampled = said or not value, sampled or value
+                    where = where or (alias if not value else None)
+                continue
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                continue
+            if alias in TEMPERATURE_ALIASES:
+                low = 0 <= value <= GREEDY_TEMPERATURE
+                said, sampled = said or low, sampled or value > GREEDY_TEMPERATURE
+                where = where or (alias if low else None)
+            elif alias in TOP_K_ALIASES and value == 1:
+                said, where = True, where or alias
+        if said and not sampled:
+            greedy += 1
+            named = named or where
+    if named is None and side is not None and 0 <= side.value <= GREEDY_TEMPERATURE:
+        return side.where
+    return named if greedy >= GREEDY_SAMPLED_SHARE * len(rows) else None
 
 
 def _logprob_notes(ctx: _Context, lp: str) -> list[str]:

@@ -48,12 +48,15 @@ from whilecli.errors import InputError, UsageError
 from whilecli.io import facts, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import (
+    DO_SAMPLE_ALIASES,
     LOGPROB_ALIASES,
     PROMPT_ALIASES,
     REWARD_ALIASES,
     TASK_ALIASES,
+    TEMPERATURE_ALIASES,
     TOKEN_CAP_ALIASES,
     TOKEN_COUNT_ALIASES,
+    TOP_K_ALIASES,
     TURN_ALIASES,
     names_a_prompts_id,
     parse_field_map,
@@ -2115,6 +2118,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         prompt_unsure=part.plan.prompt_unsure,
         version_lag=part.plan.version_lag,
         prompt_masked=part.plan.prompt_masked,
+        greedy_sampled=part.plan.greedy_sampled,
         grade_beside=_grade_beside(part),
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
         path_model=(path_model(source.path) or settings_model(source))
@@ -2789,7 +2793,8 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     keys the tasks), the prompt fields where it carries no id (which of them key the tasks,
     and which part of a chat prompt: plan._repeating_part), the token counts and caps (whether a
     count runs past its cap), and the first log-prob list (whether it holds log-probs). Only
-    those columns, :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none
+    those columns (and the sampling settings: whether it records greedy decoding),
+    :data:`SAMPLE_ROWS` rows (:data:`LIST_HEAD_ROWS` beside a list); none
     where it carries neither."""
     ids = [a for a in TASK_ALIASES if shape.has(a)]
     if ids:  # a prompt's id under a name no alias lists, beside one id per row
@@ -2801,6 +2806,9 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     # whether a token count runs past its cap (plan._count_at_cap): the cap is another's
     counts = [a for a in (*TOKEN_COUNT_ALIASES, *TOKEN_CAP_ALIASES) if shape.has(a)]
     tops += [split_path(a)[0] for a in counts]
+    # whether the rows record greedy decoding (plan._greedy_sampled)
+    greedy = (*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES)
+    tops += [split_path(a)[0] for a in greedy if shape.has(a)]
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     if lp is not None:
         tops.append(split_path(lp)[0])

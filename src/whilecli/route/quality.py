@@ -87,6 +87,7 @@ PROVISIONAL_KINDS = (
     "teacher_other_family",
     "prompt_end_guessed",
     "prompt_ids_masked",
+    "greedy_band",
 )
 #: Pass counts read as more even than independent draws give once their chance is at most
 #: this (:func:`_even_counts`).
@@ -221,6 +222,7 @@ def findings(
     out += _ids_per_sample(pool)
     out += _prompt_end_guessed(pool)
     out += _prompt_ids_masked(pool)
+    out += _greedy_band(pool, found.get("band"), found.get("on_policy"))
     out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _model_tuned(found.get("on_policy"))
     out += _model_in_path(pool, found.get("on_policy"), model)
@@ -851,6 +853,35 @@ def _prompt_ids_masked(pool: Pool) -> list[Finding]:
             "if that part is the task's own (a commit, a document), each row is a task: k and"
             " the verdict rest on the reading, so it is provisional; pass --map"
             " task_id=COLUMN where the rows carry an id",
+        )
+    ]
+
+
+def _greedy_band(
+    pool: Pool, band: CheckResult | None, on_policy: CheckResult | None
+) -> list[Finding]:
+    """Grouped rows that keep a reply and record greedy decoding, nearly all of them
+    (:attr:`whilecli.io.facts.Facts.greedy_sampled`: ``temperature: 0``): their k draws
+    differ by a server's nondeterminism, not by sampling, so the band is greedy decoding's.
+    A task that fails every greedy draw may pass at a training sampler's temperature (a
+    floor read as OPSD), and one that splits here splits more there; where check 3 measures
+    the band the verdict rests on, it is provisional. Another model's rows (SFT) do not rest
+    on it."""
+    field = pool.source.facts.greedy_sampled
+    m = band.measured if band is not None else {}
+    if field is None or not m.get("grouped_tasks") or m.get("repeated_tasks"):
+        return []
+    if on_policy is not None and on_policy.decides == "off-policy":
+        return []
+    return [
+        Finding(
+            "greedy_band",
+            int(m.get("grouped_tasks", 0)),
+            f"{field} records greedy decoding on nearly every row: the draws differ by the"
+            " server's nondeterminism, not by sampling, so the band is greedy decoding's",
+            "a training sampler (temperature 1) splits tasks greedy decoding does not, and a"
+            " task that fails every greedy draw may pass there: the verdict is provisional;"
+            " sample the k draws at the temperature you will train with",
         )
     ]
 
