@@ -841,11 +841,16 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
             *([f"a local path that names no model ({', '.join(paths)})"] if paths else []),
             *([f"a label that names no model ({', '.join(labels)})"] if labels else []),
         ]
+        label = (
+            " (a label states no organisation, size or model family, as a server's served"
+            " name does)"
+            if labels
+            else ""
+        )
         why = (
             f"{rows} of {naming} rows name {' and '.join(kinds)}: whether {base} wrote them is"
-            " unknown (a label states no organisation, size or model family, as a server's"
-            " served name does); pass --model with that name if it is the model you train or"
-            " a checkpoint of it"
+            f" unknown{label}; pass --model with that name if it is the model you train or a"
+            " checkpoint of it"
         )
         if paths:
             measured["unnamed_paths"] = paths
