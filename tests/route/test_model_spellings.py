@@ -260,7 +260,8 @@ def test_a_label_that_names_no_model_is_not_another_model(
     assert _check(run_route([str(rows)], model=label), "on_policy").status.value != "unknown"
     alone = _rows(tmp / "alone.jsonl", lambda t: label)
     assert _check(run_route([str(alone)], model=label), "on_policy").status.value == "pass"
-    other = _check(run_route([str(alone)], model=f"{label}-other"), "on_policy")
+    # another label (never ``run--other``: a trailing dash makes vf-eval's org--name)
+    other = _check(run_route([str(alone)], model=f"other-{label.strip('-_')}"), "on_policy")
     assert other.status.value == "fail" and "another model" in other.why
 
 
