@@ -271,20 +271,24 @@ def unseen_paths(shape: Shape, named: Iterable[str] = ()) -> list[tuple[str, ...
         if any(shape.has(path) for path in table):
             continue
         for path in table:
-            cut, depth = _first_unseen(shape, split_path(path))
-            inner = depth > 0 or depth == len(split_path(path)) - 1  # a seen object's field
-            if cut and (inner or cut[-1] in LATE_CONTAINERS) and cut not in found:
+            parts = split_path(path)
+            cut = _first_unseen(shape, parts)
+            # the path's last key, a seen object's field, or a container a late field sits in
+            kept = (
+                len(cut) > 1 or len(cut) == len(parts) or bool(cut and cut[-1] in LATE_CONTAINERS)
+            )
+            if cut and kept and cut not in found:
                 found.append(cut)
     for path in named:
-        cut, _ = _first_unseen(shape, split_path(path))
+        cut = _first_unseen(shape, split_path(path))
         if cut and cut not in found:
             found.append(cut)
     return found
 
 
-def _first_unseen(shape: Shape, parts: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
-    """``parts`` cut after its first key the shape lacks, and that key's depth; ``()`` where
-    the shape holds the whole path or a list's items hold nothing to look in."""
+def _first_unseen(shape: Shape, parts: tuple[str, ...]) -> tuple[str, ...]:
+    """``parts`` cut after its first key the shape lacks; ``()`` where the shape holds the
+    whole path or a list's items hold nothing to look in."""
     node: Shape | None = shape
     for depth, key in enumerate(parts):
         if node is None:
@@ -294,8 +298,8 @@ def _first_unseen(shape: Shape, parts: tuple[str, ...]) -> tuple[tuple[str, ...]
         elif key in node.children:
             node = node.children[key]
         else:
-            return parts[: depth + 1], depth
-    return (), -1
+            return parts[: depth + 1]
+    return ()
 
 
 _SKIP = object()

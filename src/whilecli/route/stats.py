@@ -32,6 +32,7 @@ already (a simulation routing thousands of pools), the same sums run in it, fast
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import sys
@@ -1315,14 +1316,10 @@ def even_counts(tasks: pl.DataFrame) -> EvenCounts | None:
     Chernoff's bound on the binomial tail, exp(−S·KL(held/S ‖ most)), times the windows
     weighed (Bonferroni): a bound for every mixture of pass rates, never an estimate. None
     where no window's held share exceeds its most."""
-    _, ns, _ = cell_lists(tasks)
-    if not ns:
-        return None
-    s_list, n_list, m_list = cell_lists(tasks)
-    by_n: dict[int, dict[int, int]] = {}
-    for c, n, m in zip(s_list, n_list, m_list, strict=True):
+    by_n: dict[int, dict[int, int]] = {}  # split tasks by n, then by passes (cells are distinct)
+    for c, n, m in zip(*cell_lists(tasks), strict=True):
         if 4 <= n <= EVEN_MAX_N and 0 < c < n:
-            by_n.setdefault(int(n), {})[int(c)] = by_n.get(int(n), {}).get(int(c), 0) + int(m)
+            by_n.setdefault(int(n), {})[int(c)] = int(m)
     found: list[EvenCounts] = []
     tests = 0
     for n, counts in by_n.items():
@@ -1341,4 +1338,4 @@ def even_counts(tasks: pl.DataFrame) -> EvenCounts | None:
     if not found:
         return None
     best = min(found, key=lambda e: e.log_chance)
-    return EvenCounts(**{**asdict(best), "log_chance": best.log_chance + math.log(tests)})
+    return dataclasses.replace(best, log_chance=best.log_chance + math.log(tests))
