@@ -907,6 +907,9 @@ class Facts:
     #: The prompt field whose rows were keyed without a part each holds alone (a uuid, a
     #: hash, a timestamp), where the whole prompt differs on every row: a guess at the task.
     prompt_masked: str | None = None
+    #: Task ids that carry several prompts, kept as ``--map task_id=`` keys them
+    #: (:meth:`IdsWithPrompts.words`, with the column); None: every id carries one prompt.
+    mapped_prompts: str | None = None
     #: Where the rows that keep a reply record greedy decoding, nearly all of them (a
     #: ``temperature`` of 0, or the settings beside them): their draws differ by a server's
     #: nondeterminism, and the band is greedy decoding's. None: they sampled, or say nothing.
@@ -980,7 +983,7 @@ class Facts:
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
-            *("version_lag", "prompt_masked", "greedy_sampled"),
+            *("version_lag", "prompt_masked", "greedy_sampled", "mapped_prompts"),
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)
@@ -1357,12 +1360,14 @@ def longest_pile(longest: float | None, at_longest: int, below: int, tasks: int)
 
 def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr]:
     """Per task (aggregations of a group-by by ``task_id``): its rows, its counted rows
-    (``k``), the smallest and largest prompt key (one id with two prompts), and over counted
-    rows the completions' draw keys (one draw repeated)."""
+    (``k``), the smallest and largest prompt key (one id with two prompts) and how many
+    prompts it carries, and over counted rows the completions' draw keys (one draw
+    repeated)."""
     count = kept(missing)
     aggs = [pl.len().cast(pl.Int64).alias("n_all"), count.sum().cast(pl.Int64).alias("k")]
     if with_prompt:
         aggs += [pl.col(PROMPT).min().alias("p_lo"), pl.col(PROMPT).max().alias("p_hi")]
+        aggs.append(pl.col(PROMPT).n_unique().cast(pl.Int64).alias("p_n"))
     if with_draw:
         draw = pl.when(count).then(pl.col(DRAW))
         aggs += [
@@ -1494,12 +1499,56 @@ def idless_owners(table: pl.DataFrame) -> pl.DataFrame | None:
     return found if found.height else None
 
 
-def conflicting_id(table: pl.DataFrame) -> str | None:
-    """The first task id (in id order) that carries two different prompts, or None."""
-    if "p_lo" not in table.columns:
+#: The share of the rows under ids that carry two prompts or more past which those prompts
+#: read as one per draw (:func:`ids_with_prompts`): keyed by the prompt, most such rows
+#: would be tasks of one row.
+PROMPT_PER_DRAW_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class IdsWithPrompts:
+    """Task ids that carry two prompts or more (:func:`ids_with_prompts`): ``ids`` of them
+    holding ``rows`` rows under ``prompts`` distinct prompts, one id to show with its own."""
+
+    ids: int
+    rows: int
+    prompts: int
+    first: str
+    first_rows: int
+    first_prompts: int
+
+    @property
+    def per_draw(self) -> bool:
+        """The prompts differ from draw to draw (shuffled options, few-shot examples drawn
+        per draw) more than they mark tasks under one id (two datasets' ids colliding, each
+        prompt drawn k times): keyed by the prompt, the rows would make tasks of fewer than
+        two rows on average."""
+        return self.prompts > PROMPT_PER_DRAW_SHARE * self.rows
+
+    def words(self) -> str:
+        """The ids as the report names them."""
+        return (
+            f"{self.ids} task ids carry several prompts ({self.prompts} prompts in"
+            f" {self.rows} rows; {self.first!r}: {self.first_prompts} in {self.first_rows})"
+        )
+
+
+def ids_with_prompts(table: pl.DataFrame) -> IdsWithPrompts | None:
+    """The task ids of a task table (:func:`task_facts`) that carry two prompts or more, or
+    None where every id carries one."""
+    if "p_n" not in table.columns:
         return None
-    bad = table.filter(pl.col("p_lo") != pl.col("p_hi")).sort("task_id").head(1)
-    return None if bad.height == 0 else str(bad["task_id"][0])
+    bad = table.filter(pl.col("p_lo") != pl.col("p_hi")).sort("task_id")
+    if bad.height == 0:
+        return None
+    return IdsWithPrompts(
+        ids=bad.height,
+        rows=int(bad["n_all"].sum()),
+        prompts=int(bad["p_n"].sum()),
+        first=str(bad["task_id"][0]),
+        first_rows=int(bad["n_all"][0]),
+        first_prompts=int(bad["p_n"][0]),
+    )
 
 
 def merged_task_facts(table: pl.DataFrame) -> pl.DataFrame:

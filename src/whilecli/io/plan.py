@@ -204,6 +204,8 @@ class Plan:
     #: None: none.
     task_key: pl.Expr | None = None
     prompt_field: str | None = None  # where the prompt text was read
+    #: The column ``--map task_id=`` named; None: the task id is an alias's or the prompt's.
+    task_mapped: str | None = None
     #: The row's dataset or environment (:data:`~whilecli.io.aliases.ENV_ALIASES`), as
     #: text, where the task id is an alias's; None: the rows carry none.
     row_env: pl.Expr | None = None
@@ -774,6 +776,7 @@ def build_plan(
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
+        task_mapped=mapped("task_id"),
         row_env=_row_env(shape, leaves, fields, sources),
         episode=None if exploding or episode is None else episode[0],
         episode_field=None if exploding or episode is None else episode[1],

@@ -652,9 +652,12 @@ def _assembled(
                 )
     for part in parts:  # one id, two prompts: after the grades, which say more
         if part.task_table is not None:
-            task = facts.conflicting_id(part.task_table)
-            if task is not None:
-                _refuse_two_prompts(part, task)
+            mixed = facts.ids_with_prompts(part.task_table)
+            if mixed is None:
+                continue
+            if part.plan.task_mapped is None:
+                _refuse_two_prompts(part, mixed)
+            part.facts.mapped_prompts = f"{mixed.words()}, keyed by {part.plan.task_mapped}"
     versioned = any(p.stats["versioned"] for p in parts)
     seen = {m for p in parts if p.writers is not None for m in p.writers["model"].drop_nulls()}
     rewrite = _split_model(seen) if versioned else _named_model(seen)
@@ -897,11 +900,15 @@ def _passed(threshold: float) -> pl.Expr:
 
 
 def _prompts(parts: list[_Part]) -> pl.DataFrame | None:
-    """Per task id, its prompt key, from every file whose rows carry both."""
+    """Per task id, its prompt key, from every file whose rows carry both. A file whose
+    ids carry several prompts each, as ``--map task_id=`` keys them (a prompt varied per
+    draw), gives none: its ids are its tasks, and another pool pairs with them by id."""
     tables = [
         p.task_table.select("task_id", pl.col("p_lo").alias("prompt"))
         for p in parts
-        if p.task_table is not None and "p_lo" in p.task_table.columns
+        if p.task_table is not None
+        and "p_lo" in p.task_table.columns
+        and p.facts.mapped_prompts is None
     ]
     if not tables:
         return None
@@ -2187,10 +2194,13 @@ def _place(source: Source, at: int | None, named: bool = True) -> str | None:
     return source.name
 
 
-def _refuse_two_prompts(part: _Part, task: str) -> None:
-    """One task id carrying different prompts in one file: refused, naming two rows."""
-    plan, source = part.plan, part.source
-    rows = ""
+def _refuse_two_prompts(part: _Part, several: facts.IdsWithPrompts) -> None:
+    """One task id carrying different prompts in one file: refused, naming two rows. Where
+    the prompts differ from draw to draw (:attr:`~whilecli.io.facts.IdsWithPrompts.
+    per_draw`), keying by the prompt would leave most rows alone (one-rollout tasks): the
+    id is offered, with ``--map``, not the prompt."""
+    plan, source, task = part.plan, part.source, several.first
+    places = ""
     if part.raw is not None and plan.prompt_key is not None:
         offset = 0 if source.kind == "parquet" else 1
         lf = part.raw.with_row_index(AT, offset=offset)
@@ -2204,14 +2214,28 @@ def _refuse_two_prompts(part: _Part, task: str) -> None:
                 .head(2)
                 .collect()
             )
-            places = [_place(source, int(a), named=False) for a in found[AT]]
-            rows = " (" + " and ".join(p for p in places if p) + ")"
+            at = [_place(source, int(a), named=False) for a in found[AT]]
+            places = " and ".join(p for p in at if p) + "; "
         except pl.exceptions.PolarsError:
-            rows = ""
-    field_name = part.source.field(plan.fields.get("task_id", "task_id"))
+            places = ""
+    id_field = plan.fields.get("task_id", "task_id")
+    field_name = part.source.field(id_field)
+    if several.per_draw:
+        mean = several.rows / several.prompts
+        hint = (
+            f" Keyed by the prompt, those rows would be {several.prompts} tasks of"
+            f" {mean:.1f} rows on average: if the prompt varies from draw to draw (shuffled"
+            f" options, few-shot examples drawn per draw), pass --map task_id={id_field} to"
+            " key the draws by their id; if the ids name different tasks (two datasets'),"
+            " key by another column"
+        )
+    else:
+        hint = f" Key tasks by the prompt (--map task_id={plan.prompt_field}) or by another column"
+    same = "" if several.per_draw else ": these are not the same task"
+    count = f"{several.first_prompts} prompts in {several.first_rows} rows"
     raise InputError(
-        f"task id {task!r} carries different prompts{rows}: these are not the same task."
-        f" Key tasks by the prompt (--map task_id={plan.prompt_field}) or by another column",
+        f"task id {task!r} carries different prompts ({places}{count}){same}; {several.ids}"
+        f" ids carry several ({several.prompts} prompts in {several.rows} rows).{hint}",
         file=source.name,
         field=field_name,
     )

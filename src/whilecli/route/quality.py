@@ -88,6 +88,7 @@ PROVISIONAL_KINDS = (
     "prompt_end_guessed",
     "prompt_ids_masked",
     "greedy_band",
+    "mapped_prompts",
 )
 #: Pass counts read as more even than independent draws give once their chance is at most
 #: this (:func:`_even_counts`).
@@ -222,6 +223,7 @@ def findings(
     out += _ids_per_sample(pool)
     out += _prompt_end_guessed(pool)
     out += _prompt_ids_masked(pool)
+    out += _mapped_prompts(pool)
     out += _greedy_band(pool, found.get("band"), found.get("on_policy"))
     out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _model_tuned(found.get("on_policy"))
@@ -853,6 +855,25 @@ def _prompt_ids_masked(pool: Pool) -> list[Finding]:
             "if that part is the task's own (a commit, a document), each row is a task: k and"
             " the verdict rest on the reading, so it is provisional; pass --map"
             " task_id=COLUMN where the rows carry an id",
+        )
+    ]
+
+
+def _mapped_prompts(pool: Pool) -> list[Finding]:
+    """Task ids that carry several prompts, kept as ``--map task_id=`` keys them: the draws
+    of one task whose prompt varies per draw (shuffled options), or different tasks under
+    one id (two datasets' ids). k and every rate rest on which, and the rows cannot say:
+    provisional."""
+    said = pool.source.facts.mapped_prompts
+    if said is None:
+        return []
+    return [
+        Finding(
+            "mapped_prompts",
+            pool.rows,
+            said,
+            "kept as --map task_id says, as draws of one task each: if an id holds"
+            " different tasks, k and every rate are wrong, so the verdict is provisional",
         )
     ]
 
