@@ -10,6 +10,13 @@ tasks of fewer than two rows on average (a firm one-rollout verdict on a k = 8 p
 offers ``--map task_id=ID``, not the prompt. ``--map task_id=ID`` keys the draws by their id
 as asked: one task per id, the verdict provisional (``mapped_prompts``: the rows cannot say
 whether an id holds one task or several), and another pool pairs with them by id.
+
+Rows with no id are keyed by their prompt; where the prompt differs on most rows only in the
+order of its words (the options shuffled per draw, on one line or one a line, the letters
+kept or moved with them; a text or a chat list), each draw would be a task of its own and a
+k = 8 pool would read as one rollout per prompt. Such rows are keyed by the prompt's words in
+sorted order, provisionally (``prompt_reordered``: the order may be the task's own), and
+one-rollout pools of distinct questions stay one task a row.
 """
 
 from __future__ import annotations
@@ -178,3 +185,73 @@ def test_a_dump_of_ids_kept_by_map_pairs_with_another_by_id(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     assert (got["shared_tasks"], got["other_prompt_tasks"]) == (30, 0), got
+
+
+def shuffled(task: int, how: dict[str, Any], rnd: random.Random) -> str:
+    """Task ``task``'s question with its options in a drawn order: the letters kept in place
+    (the contents move) or moved with their contents; one line, or one option a line."""
+    contents = [f"colour{task}x{i}" for i in range(how["options"])]
+    rnd.shuffle(contents)
+    letters = [chr(65 + i) for i in range(how["options"])]
+    if how["letters"] == "moved":
+        order = list(range(how["options"]))
+        rnd.shuffle(order)
+        letters = [letters[i] for i in order]
+    options = [f"({a}) {c}" for a, c in zip(letters, contents, strict=True)]
+    joined = (" " if how["one_line"] else "\n").join(options)
+    return f"Question {task}: which colour is item {task}?\n{joined}"
+
+
+@st.composite
+def idless_pools(draw: st.DrawFn) -> dict[str, Any]:
+    k = draw(st.integers(1, 8))
+    return {
+        "how": {
+            "options": draw(st.integers(3, 6)),
+            "letters": draw(st.sampled_from(["kept", "moved"])),
+            "one_line": draw(st.booleans()),
+        },
+        "n": draw(st.integers(max(4, -(-16 // k)), 60)),
+        "k": k,
+        "chat": draw(st.booleans()),
+        "suffix": draw(st.sampled_from([".jsonl", ".parquet"])),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+
+
+@SETTINGS
+@given(pool=idless_pools())
+def test_a_prompt_whose_options_are_shuffled_per_draw_keys_one_task(
+    pool: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    rnd = random.Random(pool["seed"])
+    rows = []
+    for t in range(pool["n"]):
+        for _ in range(pool["k"]):
+            text = shuffled(t, pool["how"], rnd)
+            rows.append(
+                {
+                    "prompt": [{"role": "user", "content": text}] if pool["chat"] else text,
+                    "completion": f"reply {rnd.random():.9f}",
+                    "reward": float(rnd.random() < 0.5),
+                }
+            )
+    texts = [json.dumps(r["prompt"]) for r in rows]
+    own = sum(1 for t in texts if texts.count(t) == 1)
+    path = tmp_path_factory.mktemp("idless") / f"rows{pool['suffix']}"
+    if pool["suffix"] == ".parquet" and pool["chat"]:
+        pl.DataFrame(rows).write_parquet(path)
+    else:
+        write(path, rows)
+    report = invoke("route", str(path), "--format", "json")
+    assert report.exit_code in (0, 1), report.output
+    got = json.loads(report.stdout)
+    rollouts = next(c for c in got["checks"] if c["key"] == "rollouts_per_task")["measured"]
+    kinds = [f["kind"] for f in got["data_quality"]]
+    if pool["k"] >= 2 and own * 2 >= len(rows):  # keyed by the prompt, most draws alone
+        assert rollouts["tasks"] == pool["n"], (rollouts, pool)
+        assert "prompt_reordered" in kinds, kinds
+        assert got["provisional"] is True
+    else:  # the draws' prompts repeat as written, or every prompt is its own task
+        assert "prompt_reordered" not in kinds, (kinds, pool)
+        assert rollouts["tasks"] == len(set(texts)), (rollouts, pool)

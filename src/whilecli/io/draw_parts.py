@@ -2,7 +2,8 @@
 timestamp, a run of eight hex digits or more (a request's hash), a token of sixteen letters
 and digits or more (a request's id). Masked, the ids of one prompt's draws (``t12-<uuid>``)
 or its prompts (``[request 9f3a…] Solve …``) read as one; the route and the reader both
-mask them with :func:`masked`, one rule.
+mask them with :func:`masked`, one rule. The order of a prompt's words, where a harness
+shuffles a question's options per draw, is a draw's own too: :func:`reordered`.
 """
 
 from __future__ import annotations
@@ -33,4 +34,24 @@ def masked(text: pl.Expr) -> pl.Expr:
         text.str.replace_all(DRAW_UUID, MASK)
         .str.replace_all(DRAW_TIME, MASK)
         .str.replace_all(DRAW_TOKEN, f"${{1}}{MASK}${{2}}")
+    )
+
+
+#: What each word of a prompt is trimmed of before the words are sorted (:func:`reordered`):
+#: the quotes, brackets and commas a chat list's JSON text puts around its first and last.
+WORD_TRIM = '"{}[],'
+
+
+def reordered(text: pl.Expr) -> pl.Expr:
+    """``text`` as its words in sorted order, each trimmed (:data:`WORD_TRIM`): a question
+    whose options a harness shuffled per draw (``(A) red (B) blue`` against ``(A) blue (B)
+    red``, on one line or one option a line) reads as one. A JSON text's escaped line end or
+    tab (``\\n``, ``\\t``) parts words as a blank does."""
+    return (
+        text.str.replace_all(r"\\[nrt]|\s+", " ")
+        .str.strip_chars(" ")
+        .str.split(" ")
+        .list.eval(pl.element().str.strip_chars(WORD_TRIM))
+        .list.sort()
+        .list.join(" ")
     )

@@ -907,6 +907,9 @@ class Facts:
     #: The prompt field whose rows were keyed without a part each holds alone (a uuid, a
     #: hash, a timestamp), where the whole prompt differs on every row: a guess at the task.
     prompt_masked: str | None = None
+    #: The prompt field whose rows were keyed by their words in sorted order, where the whole
+    #: prompt differs on most rows (a question's options shuffled per draw): a guess.
+    prompt_reordered: str | None = None
     #: Task ids that carry several prompts, kept as ``--map task_id=`` keys them
     #: (:meth:`IdsWithPrompts.words`, with the column); None: every id carries one prompt.
     mapped_prompts: str | None = None
@@ -984,6 +987,7 @@ class Facts:
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
             *("version_lag", "prompt_masked", "greedy_sampled", "mapped_prompts"),
+            "prompt_reordered",
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)

@@ -69,7 +69,7 @@ from whilecli.io.aliases import (
     says_failure,
     unsure_model_alias,
 )
-from whilecli.io.draw_parts import masked
+from whilecli.io.draw_parts import masked, reordered
 from whilecli.io.formats import lighteval, lm_eval, nemo_rl
 from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
@@ -236,6 +236,9 @@ class Plan:
     #: The prompt field keyed without the parts each row holds alone
     #: (:attr:`_Context.prompt_masked`); None: keyed as written.
     prompt_masked: str | None = None
+    #: The prompt field keyed by its words in sorted order (:attr:`_Context.prompt_reordered`);
+    #: None: keyed as written.
+    prompt_reordered: str | None = None
     #: Where the sampled rows that keep a reply record greedy decoding, nearly all of them
     #: (:func:`_greedy_sampled`): the field, or the settings file beside them; None: not so.
     greedy_sampled: str | None = None
@@ -438,6 +441,34 @@ def _masked_repeats(ctx: _Context, alias: str) -> bool:
     kept = frame.select(masked(pl.col("t")))["t"].to_list()
     changed = {t for t, k in zip(texts, kept, strict=True) if k != t}
     return sum(1 for t in own if t in changed) * 2 >= len(own) and _repeats_as_draws(kept)
+
+
+def _reordered_repeats(ctx: _Context, alias: str) -> bool:
+    """A prompt whose words come in another order from draw to draw (a question's options
+    shuffled per draw: :func:`whilecli.io.draw_parts.reordered`), as :func:`_masked_repeats`
+    reads a part of a draw's own: read from the rows the plan holds, true only where the
+    whole prompt is one row's own on half the rows or more, half of those rows or more share
+    their words in sorted order with another row, and those keys repeat as a prompt's draws
+    do (:func:`_repeats_as_draws`). Keyed by the whole prompt, each draw would be a task of
+    its own: a k = 8 pool read as one rollout per prompt. A chat transcript (``messages``,
+    whose reply is cut off its text before hashing) is not read so."""
+    rows = ctx.sample or ctx.id_rows
+    texts = [
+        v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        for r in rows
+        if isinstance(v := _value_at(r, alias), (str, list))
+    ]
+    n = len(texts)
+    if n < MIN_PART_ROWS:
+        return False
+    seen = Counter(texts)
+    own = [i for i, t in enumerate(texts) if seen[t] == 1]
+    if len(own) * 2 < n:
+        return False
+    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+    kept = frame.select(reordered(pl.col("t")))["t"].to_list()
+    shared = Counter(kept)
+    return sum(1 for i in own if shared[kept[i]] > 1) * 2 >= len(own) and _repeats_as_draws(kept)
 
 
 def _repeats_as_draws(keys: list[str]) -> bool:
@@ -788,6 +819,7 @@ def build_plan(
         prompt_unsure=ctx.prompt_unsure,
         version_lag=ctx.version_lag,
         prompt_masked=ctx.prompt_masked,
+        prompt_reordered=ctx.prompt_reordered,
         greedy_sampled=None if said is None else _greedy_sampled(ctx, sidecar_temperature(source)),
     )
 
@@ -1211,6 +1243,9 @@ class _Context:
     #: A prompt field keyed without the parts each row holds alone (:func:`_masked_repeats`):
     #: a guess at what the task is, as :attr:`prompt_unsure` is.
     prompt_masked: str | None = None
+    #: A prompt field keyed by its words in sorted order (:func:`_reordered_repeats`): a
+    #: guess as :attr:`prompt_masked` is.
+    prompt_reordered: str | None = None
 
 
 def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
@@ -1295,6 +1330,14 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
             ctx.notes.append(
                 f"{alias} differs on every row in an id of its own (a uuid, a hash, a"
                 " timestamp) while the rest repeats: tasks are keyed by the rest"
+            )
+        elif len(keys) == 1 and keys[0] != "messages" and _reordered_repeats(ctx, keys[0]):
+            hashes = [_hashed(reordered(leaves.text(keys[0])))]
+            ctx.prompt_reordered = keys[0]
+            keys = [f"{keys[0]}, its words in sorted order"]
+            ctx.notes.append(
+                f"{alias} differs on most rows while its words, in another order, repeat"
+                " (options shuffled per draw): tasks are keyed by the words in sorted order"
             )
         task = hashes[0]
         if len(hashes) > 1:

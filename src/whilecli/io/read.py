@@ -2125,6 +2125,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         prompt_unsure=part.plan.prompt_unsure,
         version_lag=part.plan.version_lag,
         prompt_masked=part.plan.prompt_masked,
+        prompt_reordered=part.plan.prompt_reordered,
         greedy_sampled=part.plan.greedy_sampled,
         grade_beside=_grade_beside(part),
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,

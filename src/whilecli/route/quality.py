@@ -89,6 +89,7 @@ PROVISIONAL_KINDS = (
     "prompt_ids_masked",
     "greedy_band",
     "mapped_prompts",
+    "prompt_reordered",
 )
 #: Pass counts read as more even than independent draws give once their chance is at most
 #: this (:func:`_even_counts`).
@@ -224,6 +225,7 @@ def findings(
     out += _prompt_end_guessed(pool)
     out += _prompt_ids_masked(pool)
     out += _mapped_prompts(pool)
+    out += _prompt_reordered(pool)
     out += _greedy_band(pool, found.get("band"), found.get("on_policy"))
     out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _model_tuned(found.get("on_policy"))
@@ -854,6 +856,28 @@ def _prompt_ids_masked(pool: Pool) -> list[Finding]:
             " hash, a timestamp): the tasks are keyed without it, as draws of one prompt",
             "if that part is the task's own (a commit, a document), each row is a task: k and"
             " the verdict rest on the reading, so it is provisional; pass --map"
+            " task_id=COLUMN where the rows carry an id",
+        )
+    ]
+
+
+def _prompt_reordered(pool: Pool) -> list[Finding]:
+    """Rows keyed by a prompt whose words come in another order on most rows (a question's
+    options shuffled per draw: :func:`whilecli.io.plan._reordered_repeats`), keyed by the
+    words in sorted order: the prompt's draws, if the order is a draw's own, or one task
+    each, if it is the task's (items to put in order); k and every rate rest on which."""
+    field = pool.source.facts.prompt_reordered
+    if field is None:
+        return []
+    return [
+        Finding(
+            "prompt_reordered",
+            pool.rows,
+            f"{field} differs on most rows while its words, in another order, repeat (options"
+            " shuffled per draw): the tasks are keyed by the words in sorted order, as draws"
+            " of one prompt",
+            "if the order is the task's own (items to put in order), each row is a task: k"
+            " and the verdict rest on the reading, so it is provisional; pass --map"
             " task_id=COLUMN where the rows carry an id",
         )
     ]
