@@ -7,7 +7,12 @@ with ties, a balanced selection of passes and fails) puts every group there: a f
 "300 split tasks of 300" measured how the grade was made. The generators draw such grades
 (the truth: not graded draw by draw, provisional) and binomial mixtures of every shape (the
 truth: independent draws, never flagged); the bound is checked against scipy's binomial on a
-fine grid."""
+fine grid.
+
+A window at an end is weighed over every task: one pass of n holds at most (1 − 1/n)^(n−1)
+of all tasks (0.39 at n = 8) whatever the rates, so a pass planted in each group (a
+reference answer graded beside the draws, the best of each group marked a pass) beside tasks
+the draws never solve reads as provisional, not as "300 split tasks of 300"."""
 
 from __future__ import annotations
 
@@ -52,10 +57,23 @@ def test_the_most_a_window_holds_is_scipys_maximum_or_a_little_above(
     assert truth <= got <= truth + 0.006, (truth, got)
 
 
+@pytest.mark.parametrize(
+    ("n", "low", "high"), [(2, 1, 1), (3, 1, 2), (4, 1, 1), (8, 1, 1), (8, 1, 3), (8, 7, 7)]
+)
+def test_the_most_an_end_window_holds_of_every_task_is_scipys_maximum(
+    n: int, low: int, high: int
+) -> None:
+    p = np.linspace(1e-5, 1 - 1e-5, 20001)
+    pmf = sps.binom.pmf(np.arange(n + 1)[:, None], n, p[None, :])
+    truth = float(pmf[low : high + 1].sum(axis=0).max())
+    got = stats._most_in(n, low, high, among_split=False)
+    assert truth <= got <= truth + 0.006, (truth, got)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     tasks=st.integers(10, 600),
-    k=st.sampled_from([4, 6, 8, 16, 32]),
+    k=st.sampled_from([2, 3, 4, 6, 8, 9, 16, 32]),
     a=st.floats(0.1, 20),
     b=st.floats(0.1, 20),
     floor=st.floats(0, 0.6),
@@ -136,3 +154,44 @@ def test_a_pool_of_independent_draws_routes_as_before(tmp_path: Path) -> None:
     route = run_route([str(path)])
     assert "even_counts" not in [f.kind for f in route.data_quality]
     assert route.method == "grpo" and not route.provisional, route.headline
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kind=st.sampled_from(["reference row", "best of the group"]),
+    k=st.sampled_from([4, 8, 16]),
+    tasks=st.integers(150, 300),
+    never=st.floats(0.8, 0.95),  # tasks the model's draws never solve
+    seed=st.integers(0, 10**6),
+)
+def test_a_pass_planted_in_each_group_leaves_the_verdict_provisional(
+    tmp_path_factory: pytest.TempPathFactory,
+    kind: str,
+    k: int,
+    tasks: int,
+    never: float,
+    seed: int,
+) -> None:
+    """The model's own draws mostly fail (a floor with a few tasks in the band); each group
+    also holds one pass that is not the model's draw: a reference answer graded beside
+    them (k + 1 rows), or the best draw of each group marked a pass (k rows)."""
+    rng = random.Random(seed)
+    lines = []
+    for t in range(tasks):
+        p = 0.0 if rng.random() < never else rng.betavariate(1, 3)
+        grades = [rng.random() < p for _ in range(k)]
+        if kind == "reference row":
+            grades.append(True)
+        elif not any(grades):
+            grades[rng.randrange(k)] = True
+        for j, ok in enumerate(grades):
+            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float(ok)}
+            lines.append(json.dumps(row) + "\n")
+    path = tmp_path_factory.mktemp("planted") / "rows.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    route = run_route([str(path)])
+    kinds = [f.kind for f in route.data_quality]
+    assert {"even_counts", "no_unanimous_groups"} & set(kinds), (kinds, route.headline)
+    assert route.provisional, route.headline

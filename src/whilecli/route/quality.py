@@ -555,18 +555,29 @@ def _even_counts(pool: Pool, band: CheckResult | None) -> list[Finding]:
         if found.low == found.high
         else f"{found.low} to {found.high} of {found.n}"
     )
+    tasks = "split tasks" if found.among_split else "tasks"
+    if found.among_split:
+        why = (
+            "the grade looks built from the group (a rank within it, the top half passing,"
+            " or a balanced selection), which splits groups by construction"
+        )
+    else:
+        planted = "a pass" if found.low == 1 else "a fail"
+        why = (
+            f"each group looks to hold {planted} not drawn from the model (a reference or"
+            f" demonstration row graded beside its draws) or a grade built from the group"
+            f" (the best of each group passing), which splits groups by construction"
+        )
     return [
         Finding(
             "even_counts",
             found.held,
-            f"{found.held} of {found.split} split tasks of {found.n} draws pass {window},"
-            f" where independent draws put at most {found.most:.0%} of split tasks there,"
+            f"{found.held} of {found.split} {tasks} of {found.n} draws pass {window},"
+            f" where independent draws put at most {found.most:.0%} of {tasks} there,"
             f" whatever each task's pass rate (seeing so many: under a"
             f" {math.exp(found.log_chance):.0e} chance)",
-            "the grade looks built from the group (a rank within it, the top half passing,"
-            " or a balanced selection), which splits groups by construction: the split share"
-            " measures how the grade was made, not the model, so the verdict is provisional;"
-            " route rollouts graded one by one",
+            f"{why}: the split share measures how the grade was made, not the model, so the"
+            " verdict is provisional; route the model's own rollouts, graded one by one",
         )
     ]
 

@@ -1271,29 +1271,43 @@ class EvenCounts:
     n: int  # draws per task
     low: int  # the window of pass counts
     high: int
-    held: int  # split tasks of n draws whose passes lie in the window
-    split: int  # split tasks of n draws
-    most: float  # the largest share of split tasks the window can hold, whatever p
+    held: int  # tasks of n draws (split ones, or all: ``among_split``) in the window
+    split: int  # the tasks of n draws the share is over: the split ones, or all
+    most: float  # the largest share of those tasks the window can hold, whatever p
     log_chance: float  # log of a bound on the chance of ``held`` or more, tests counted
+    #: The share is over split tasks (a window away from the ends); False: over every task
+    #: of n draws, unanimous ones too (a window at an end: one pass in each group).
+    among_split: bool = True
 
 
 @functools.lru_cache(maxsize=4096)
-def _most_in(n: int, low: int, high: int) -> float:
+def _most_in(n: int, low: int, high: int, among_split: bool = True) -> float:
     """max over p of P(low ≤ c ≤ high | 0 < c < n) for c ~ Binomial(n, p): the largest share
     of split tasks of n independent draws a window of pass counts can hold, whatever each
-    task's pass rate (a mixture of rates holds a mix of such shares, never more). Read on a
-    grid of p, plus :data:`_EVEN_SLACK`."""
+    task's pass rate (a mixture of rates holds a mix of such shares, never more); with
+    ``among_split`` False, of every task, P(low ≤ c ≤ high) (exactly one pass of n:
+    (1 − 1/n)^(n−1), 0.39 at n = 8; a split task of 2 draws: 0.5). Read on a grid of p, plus
+    :data:`_EVEN_SLACK`."""
     best = 0.0
     logs = [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in range(n + 1)]
     for i in range(1, _EVEN_GRID):
         p = i / _EVEN_GRID
         lp, lq = math.log(p), math.log1p(-p)
-        split = 1.0 - p**n - (1.0 - p) ** n
+        split = 1.0 - p**n - (1.0 - p) ** n if among_split else 1.0
         if split <= 0.0:
             continue
         held = sum(math.exp(logs[c] + c * lp + (n - c) * lq) for c in range(low, high + 1))
         best = max(best, held / split)
     return min(1.0, best + _EVEN_SLACK)
+
+
+def _end_windows(n: int) -> list[tuple[int, int]]:
+    """The windows of pass counts of n draws at an end, :data:`EVEN_MAX_WIDTH` wide at most:
+    from one pass (``[1, 1]``, ``[1, 2]``, ...) and up to one fail (``[n − 1, n − 1]``, ...)."""
+    top = min(EVEN_MAX_WIDTH, n - 1)
+    ends = [(1, high) for high in range(1, top + 1)]
+    ends += [(low, n - 1) for low in range(n - 1, n - 1 - top, -1)]
+    return list(dict.fromkeys(ends))
 
 
 def _kl(x: float, q: float) -> float:
@@ -1312,29 +1326,40 @@ def even_counts(tasks: pl.DataFrame) -> EvenCounts | None:
     split tasks a window of counts away from the ends (``low`` ≥ 2, ``high`` ≤ n − 2) holds at
     most a share :func:`_most_in` (4 of 8: 0.28, at p = 0.5), whatever the tasks' rates. A
     pool with far more there (every task passing 4 of 8: a grade ranked within its group,
-    top half passing, or a balanced selection) was not graded draw by draw. The chance is
-    Chernoff's bound on the binomial tail, exp(−S·KL(held/S ‖ most)), times the windows
-    weighed (Bonferroni): a bound for every mixture of pass rates, never an estimate. None
-    where no window's held share exceeds its most."""
-    by_n: dict[int, dict[int, int]] = {}  # split tasks by n, then by passes (cells are distinct)
+    top half passing, or a balanced selection) was not graded draw by draw. A window at an
+    end (one pass, or one fail: :func:`_end_windows`) is weighed over every task of n draws,
+    unanimous ones too, where it holds at most (1 − 1/n)^(n−1) for one pass (0.39 at n = 8):
+    a pass in each group beside tasks the draws never solve (a reference answer graded
+    beside them, the best of each group marked a pass) crowds it. The chance is Chernoff's
+    bound on the binomial tail, exp(−S·KL(held/S ‖ most)), times the windows weighed
+    (Bonferroni): a bound for every mixture of pass rates, never an estimate. None where no
+    window's held share exceeds its most."""
+    by_n: dict[int, dict[int, int]] = {}  # tasks by n, then by passes (cells are distinct)
     for c, n, m in zip(*cell_lists(tasks), strict=True):
-        if 4 <= n <= EVEN_MAX_N and 0 < c < n:
+        if 2 <= n <= EVEN_MAX_N:
             by_n.setdefault(int(n), {})[int(c)] = int(m)
     found: list[EvenCounts] = []
     tests = 0
     for n, counts in by_n.items():
-        split = sum(counts.values())
-        if split < EVEN_MIN_SPLIT:
-            continue
-        for low in range(2, n - 1):
-            for high in range(low, min(low + EVEN_MAX_WIDTH, n - 1)):
-                tests += 1
-                held = sum(counts.get(c, 0) for c in range(low, high + 1))
-                most = _most_in(n, low, high)
-                if held <= most * split or most >= 1.0:
-                    continue
-                log_chance = -split * _kl(held / split, most)
-                found.append(EvenCounts(n, low, high, held, split, most, log_chance))
+        split = sum(m for c, m in counts.items() if 0 < c < n)
+        every = sum(counts.values())
+        windows: list[tuple[int, int, int, bool]] = []
+        if n >= 4 and split >= EVEN_MIN_SPLIT:
+            windows += [
+                (low, high, split, True)
+                for low in range(2, n - 1)
+                for high in range(low, min(low + EVEN_MAX_WIDTH, n - 1))
+            ]
+        if every >= EVEN_MIN_SPLIT:
+            windows += [(low, high, every, False) for low, high in _end_windows(n)]
+        for low, high, base, among_split in windows:
+            tests += 1
+            held = sum(counts.get(c, 0) for c in range(low, high + 1))
+            most = _most_in(n, low, high, among_split)
+            if held <= most * base or most >= 1.0:
+                continue
+            log_chance = -base * _kl(held / base, most)
+            found.append(EvenCounts(n, low, high, held, base, most, log_chance, among_split))
     if not found:
         return None
     best = min(found, key=lambda e: e.log_chance)
