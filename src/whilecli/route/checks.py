@@ -341,6 +341,13 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
     if None not in caps and caps[0] > caps[1] + TOL:  # type: ignore[operator]
         measured["teacher_token_cap"], measured["student_token_cap"] = caps
     doubts = tpool.source.facts.doubts("--teacher-map")  # the teacher's pass@1 itself unsure
+    kept = quality.kept_by_grade(tpool, lacking=found.tally.only_mine)
+    if kept is not None:
+        doubts.append(
+            f"{kept}: they look kept by their grade (a rejection-sampled set keeps the"
+            " passes), so its pass@1 reads every kept task at 1 whatever its rate; give every"
+            " draw of the teacher's, graded"
+        )
     if (who := graders(pool, tpool)) is not None:
         measured["student_grader"], measured["teacher_grader"] = who
     if doubts:

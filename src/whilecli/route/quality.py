@@ -449,34 +449,58 @@ def _threshold_above_rewards(pool: Pool) -> list[Finding]:
 KEPT_SHARE, KEPT_MIN = 0.1, 3
 
 
-def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
-    """Every counted row of one grade (a floor or a saturated band), and more tasks holding
-    fewer draws than the most any task holds than the rows left out of every rate (harness
-    errors, ungraded rows) could have shortened, one task each: the rows look kept by their
-    grade (a rejection-sampled set keeps the passes, a failure dump the fails), the draws of
-    the other grade dropped. The band then reads every task at 1 (or at 0) whatever its rate
-    was: a firm saturated verdict on a mixed pool whose fails were cut. Read from the
-    per-task counts and the facts' totals alone, so rows and their summary agree."""
-    m = band.measured if band is not None else {}
-    if m.get("band") not in ("floor", "saturated") or pool.n_tasks == 0:
-        return []
+def kept_by_grade(pool: Pool, lacking: int = 0) -> str | None:
+    """What shows a pool's rows kept by their grade, or None: every counted row of one grade,
+    and either more tasks holding fewer draws than the most any task holds than the rows left
+    out of every rate (harness errors, ungraded rows) could have shortened, one task each, or
+    (every row passing) ``lacking`` tasks of another pool's, :data:`KEPT_MIN` or more, with no
+    row at all (a teacher's rejection-sampled rows: the tasks none of its draws solved left
+    out). A rejection-sampled set keeps the passes, a failure dump the fails, so every task
+    reads at one end whatever its rate was. Read from the per-task counts and the facts'
+    totals alone, so rows and their summary agree."""
+    if pool.n_tasks == 0:
+        return None
     tasks = pool.tasks.select("n", "passes")
     rows, passes = int(tasks["n"].sum()), int(tasks["passes"].sum())
     if passes not in (0, rows):
-        return []
+        return None
     facts = pool.source.facts
     most, least = tasks.select(pl.col("n").max(), pl.col("n").min().alias("least")).row(0)
     short = int((tasks["n"] < most).sum())
-    if short - (facts.errors + facts.left_ungraded) < max(KEPT_MIN, KEPT_SHARE * pool.n_tasks):
-        return []
+    shortened = short - (facts.errors + facts.left_ungraded) >= max(
+        KEPT_MIN, KEPT_SHARE * pool.n_tasks
+    )
+    dropped = passes == rows and lacking >= KEPT_MIN
+    if not (shortened or dropped):
+        return None
     grade = "passes" if passes else "fails"
+    why = []
+    if shortened:
+        why.append(
+            f"the tasks hold different numbers of draws ({least} to {most}; {short} of"
+            f" {pool.n_tasks} tasks fewer than {most}), more than the rows left out as errors"
+            " could shorten"
+        )
+    if dropped:
+        why.append(f"{lacking} of the student's tasks have no row")
+    return f"every one of the {rows} counted rows {grade}, and {', and '.join(why)}"
+
+
+def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
+    """A floor or a saturated band whose rows look kept by their grade (:func:`kept_by_grade`):
+    the band then reads every task at 1 (or at 0) whatever its rate was: a firm saturated
+    verdict on a mixed pool whose fails were cut."""
+    m = band.measured if band is not None else {}
+    if m.get("band") not in ("floor", "saturated"):
+        return []
+    found = kept_by_grade(pool)
+    if found is None:
+        return []
     return [
         Finding(
             "kept_by_grade",
-            rows,
-            f"every one of the {rows} counted rows {grade}, and the tasks hold different"
-            f" numbers of draws ({least} to {most}; {short} of {pool.n_tasks} tasks fewer"
-            f" than {most}), more than the rows left out as errors could shorten",
+            int(pool.tasks["n"].sum()),
+            found,
             "the rows look kept by their grade (a rejection-sampled set keeps the passes, a"
             " failure dump the fails): the dropped draws' tasks read at one end whatever"
             " their rate, so the verdict is provisional; route every draw, graded, before"
