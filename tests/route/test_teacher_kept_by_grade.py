@@ -105,3 +105,23 @@ def test_a_teacher_whose_every_draw_is_kept_clears_firmly(tmp_path: Path) -> Non
     )
     assert route.method == "opd" and not route.provisional, route.headline
     assert "teacher_doubts" not in [f.kind for f in route.data_quality]
+
+
+@pytest.mark.parametrize("side", ["before", "after"])
+def test_diff_against_a_dump_kept_by_its_grade_is_provisional(tmp_path: Path, side: str) -> None:
+    """The same rule in ``diff``: a rejection-sampled dump beside a full one reads as a gain
+    (or a loss) of about half the pass rate, which its rows cannot show."""
+    from typer.testing import CliRunner
+
+    from whilecli.cli import app
+
+    rng = random.Random(5)
+    rates = [0.0 if rng.random() < 0.1 else rng.betavariate(2, 2) for _ in range(200)]
+    full = _write(tmp_path / "full.jsonl", _rows(rates, 8, MODEL, rng))
+    kept = _write(tmp_path / "kept.jsonl", _rows(rates, 8, MODEL, rng, keep="passes"))
+    pair = [full, kept] if side == "after" else [kept, full]
+    result = CliRunner().invoke(app, ["diff", *pair, "--format", "json"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["provisional"] is True, got
+    assert any("kept by their grade" in w for w in got["warnings"]), got["warnings"]

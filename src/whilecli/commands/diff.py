@@ -127,6 +127,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
     between the two is left out), with what pairing found among the second's warnings."""
     from whilecli.route.checks import graders, reward_scales
+    from whilecli.route.quality import kept_by_grade
     from whilecli.route.shared import keyed_as, pairing_notes, share_tasks
 
     first, second = read_dump(before, **read), read_dump(after, **read)
@@ -154,6 +155,14 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
             " two scales"
         )
     doubts = list(second.doubts)
+    for side, pool, lacking, other in (
+        ("the before rows: ", first.pool, shared.tally.only_other, "after's"),
+        ("", shared.other, shared.tally.only_mine, "before's"),
+    ):  # a rejection-sampled dump reads every kept task at 1, as route --teacher finds it
+        kept = kept_by_grade(pool, lacking=lacking, other=other)
+        if kept is not None:
+            doubts.append(f"{side}{kept}: the rows look kept by their grade")
+            notes.append(doubts[-1])
     if (who := graders(first.pool, second.pool)) is not None:  # as route --teacher finds it
         doubts.append(
             f"a {who[0]} graded the before rows, a {who[1]} the after rows: the difference"

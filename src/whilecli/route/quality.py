@@ -449,12 +449,12 @@ def _threshold_above_rewards(pool: Pool) -> list[Finding]:
 KEPT_SHARE, KEPT_MIN = 0.1, 3
 
 
-def kept_by_grade(pool: Pool, lacking: int = 0) -> str | None:
+def kept_by_grade(pool: Pool, lacking: int = 0, other: str = "the student's") -> str | None:
     """What shows a pool's rows kept by their grade, or None: every counted row of one grade,
     and either more tasks holding fewer draws than the most any task holds than the rows left
     out of every rate (harness errors, ungraded rows) could have shortened, one task each, or
-    (every row passing) ``lacking`` tasks of another pool's, :data:`KEPT_MIN` or more, with no
-    row at all (a teacher's rejection-sampled rows: the tasks none of its draws solved left
+    (every row passing) ``lacking`` tasks of another pool's (``other``, as the report names
+    it), :data:`KEPT_MIN` or more, with no row at all (a teacher's rejection-sampled rows: the tasks none of its draws solved left
     out). A rejection-sampled set keeps the passes, a failure dump the fails, so every task
     reads at one end whatever its rate was. Read from the per-task counts and the facts'
     totals alone, so rows and their summary agree."""
@@ -482,7 +482,7 @@ def kept_by_grade(pool: Pool, lacking: int = 0) -> str | None:
             " could shorten"
         )
     if dropped:
-        why.append(f"{lacking} of the student's tasks have no row")
+        why.append(f"{lacking} of {other} tasks have no row")
     return f"every one of the {rows} counted rows {grade}, and {', and '.join(why)}"
 
 
