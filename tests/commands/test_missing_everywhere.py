@@ -126,7 +126,9 @@ def test_missing_rule_holds_in_every_command(
     numbers, said = _diff(holed, clean, flag)
     assert numbers == _diff(twin, clean, [])[0]
     _ungraded_said(said, ungraded, len(rows), missing)
-    assert all(w.startswith("before: ") for w in said)
+    # the clean dump passes every row over tasks of 2 to 5 draws: rows kept by their grade,
+    # as far as its counts can tell, which diff says of it; every other warning is before's
+    assert all(w.startswith("before: ") for w in said if "kept by their grade" not in w)
 
     sized, twin_sized = _size(holed, clean, flag), _size(twin, clean, [])
     assert (sized is None) == (twin_sized is None)

@@ -195,3 +195,27 @@ def test_a_pass_planted_in_each_group_leaves_the_verdict_provisional(
     kinds = [f.kind for f in route.data_quality]
     assert {"even_counts", "no_unanimous_groups"} & set(kinds), (kinds, route.headline)
     assert route.provisional, route.headline
+
+
+@pytest.mark.parametrize("seed", [9, 10, 11])
+def test_draws_stopped_at_the_first_pass_leave_the_verdict_provisional(
+    tmp_path: Path, seed: int
+) -> None:
+    """Retrying a task until it passes writes fails then one pass: every task of n draws
+    below the cap passes exactly 1 of n, where independent draws put at most half of the
+    tasks of 2 draws (a firm GRPO on "126 split tasks of 145")."""
+    rng = random.Random(seed)
+    lines = []
+    for t in range(300):
+        p = rng.betavariate(2, 2)
+        for j in range(8):
+            ok = rng.random() < p
+            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float(ok)}
+            lines.append(json.dumps(row) + "\n")
+            if ok:
+                break
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    route = run_route([str(path)])
+    assert "even_counts" in [f.kind for f in route.data_quality], route.headline
+    assert route.provisional, route.headline

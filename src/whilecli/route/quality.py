@@ -587,10 +587,11 @@ def _even_counts(pool: Pool, band: CheckResult | None) -> list[Finding]:
         )
     else:
         planted = "a pass" if found.low == 1 else "a fail"
+        stop = " or draws stopped at the first pass" if found.low == 1 else ""
         why = (
             f"each group looks to hold {planted} not drawn from the model (a reference or"
-            f" demonstration row graded beside its draws) or a grade built from the group"
-            f" (the best of each group passing), which splits groups by construction"
+            f" demonstration row graded beside its draws), a grade built from the group"
+            f" (the best of each group passing){stop}, which splits groups by construction"
         )
     return [
         Finding(
