@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from whilecli.route import run_route, stats
+from whilecli.route.model import Route
 from whilecli.route.quality import EVEN_CHANCE
 
 
@@ -40,6 +41,20 @@ def _tasks(counts: list[tuple[int, int]]) -> pl.DataFrame:
             "passes": [c for _, c in counts],
         }
     )
+
+
+def _route_groups(folder: Path, groups: list[list[bool]]) -> Route:
+    """The route of one JSON Lines file holding each task's grades, a row per draw."""
+    lines = [
+        json.dumps({"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float(ok)}) + "\n"
+        for t, grades in enumerate(groups)
+        for j, ok in enumerate(grades)
+    ]
+    path = folder / "rows.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    route = run_route([str(path)])
+    assert isinstance(route, Route)
+    return route
 
 
 @pytest.mark.parametrize(("n", "low", "high"), [(4, 2, 2), (8, 4, 4), (8, 2, 3), (16, 7, 9)])
@@ -123,16 +138,11 @@ def test_a_grade_built_from_the_group_leaves_the_verdict_provisional(
     seed: int,
 ) -> None:
     rng = random.Random(seed)
-    lines = []
-    for t in range(tasks):
+    groups = []
+    for _ in range(tasks):
         never = rng.random() < floor  # a task no draw solves: all fail, whatever the rank
-        grades = [False] * k if never else _group_built(kind, k, rng)
-        for j, ok in enumerate(grades):
-            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float(ok)}
-            lines.append(json.dumps(row) + "\n")
-    path = tmp_path_factory.mktemp("even") / "rows.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    route = run_route([str(path)])
+        groups.append([False] * k if never else _group_built(kind, k, rng))
+    route = _route_groups(tmp_path_factory.mktemp("even"), groups)
     kinds = [f.kind for f in route.data_quality]
     # with no task at 0 the pool may read as selected first (no_unanimous_groups), which
     # says as much; beside tasks no draw solves only the counts' evenness can tell
@@ -178,20 +188,16 @@ def test_a_pass_planted_in_each_group_leaves_the_verdict_provisional(
     also holds one pass that is not the model's draw: a reference answer graded beside
     them (k + 1 rows), or the best draw of each group marked a pass (k rows)."""
     rng = random.Random(seed)
-    lines = []
-    for t in range(tasks):
+    groups = []
+    for _ in range(tasks):
         p = 0.0 if rng.random() < never else rng.betavariate(1, 3)
         grades = [rng.random() < p for _ in range(k)]
         if kind == "reference row":
             grades.append(True)
         elif not any(grades):
             grades[rng.randrange(k)] = True
-        for j, ok in enumerate(grades):
-            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float(ok)}
-            lines.append(json.dumps(row) + "\n")
-    path = tmp_path_factory.mktemp("planted") / "rows.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    route = run_route([str(path)])
+        groups.append(grades)
+    route = _route_groups(tmp_path_factory.mktemp("planted"), groups)
     kinds = [f.kind for f in route.data_quality]
     assert {"even_counts", "no_unanimous_groups"} & set(kinds), (kinds, route.headline)
     assert route.provisional, route.headline
@@ -205,17 +211,13 @@ def test_draws_stopped_at_the_first_pass_leave_the_verdict_provisional(
     below the cap passes exactly 1 of n, where independent draws put at most half of the
     tasks of 2 draws (a firm GRPO on "126 split tasks of 145")."""
     rng = random.Random(seed)
-    lines = []
-    for t in range(300):
+    groups = []
+    for _ in range(300):
         p = rng.betavariate(2, 2)
-        for j in range(8):
-            ok = rng.random() < p
-            row = {"task_id": f"t{t}", "completion": f"a{t}.{j}", "reward": float(ok)}
-            lines.append(json.dumps(row) + "\n")
-            if ok:
-                break
-    path = tmp_path / "rows.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    route = run_route([str(path)])
+        grades: list[bool] = []
+        while len(grades) < 8 and not (grades and grades[-1]):
+            grades.append(rng.random() < p)
+        groups.append(grades)
+    route = _route_groups(tmp_path, groups)
     assert "even_counts" in [f.kind for f in route.data_quality], route.headline
     assert route.provisional, route.headline

@@ -424,23 +424,35 @@ def _masked_repeats(ctx: _Context, alias: str) -> bool:
     and repeats (on a tenth of the rows or more, no group past a quarter of them or
     :data:`MAX_PART_GROUP`). Keyed by the whole prompt, each draw would be a task of its
     own: a k = 8 pool read as one rollout per prompt."""
+    found = _own_prompts(ctx, alias, masked)
+    if found is None:
+        return False
+    texts, own, kept = found
+    changed = sum(1 for i in own if kept[i] != texts[i])
+    return changed * 2 >= len(own) and _repeats_as_draws(kept)
+
+
+def _own_prompts(
+    ctx: _Context, alias: str, key: Callable[[pl.Expr], pl.Expr]
+) -> tuple[list[str], list[int], list[str]] | None:
+    """The sampled rows' prompts at ``alias`` (a list as its JSON text), the positions of
+    those that are one row's own, and each prompt under ``key`` (:func:`whilecli.io.
+    draw_parts.masked`, :func:`~whilecli.io.draw_parts.reordered`); None where fewer than
+    :data:`MIN_PART_ROWS` rows hold one, or the prompt repeats on more than half of them."""
     rows = ctx.sample or ctx.id_rows
     texts = [
         v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
         for r in rows
         if isinstance(v := _value_at(r, alias), (str, list))
     ]
-    n = len(texts)
-    if n < MIN_PART_ROWS:
-        return False
+    if len(texts) < MIN_PART_ROWS:
+        return None
     seen = Counter(texts)
-    own = [t for t in texts if seen[t] == 1]
-    if len(own) * 2 < n:
-        return False
+    own = [i for i, t in enumerate(texts) if seen[t] == 1]
+    if len(own) * 2 < len(texts):
+        return None
     frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
-    kept = frame.select(masked(pl.col("t")))["t"].to_list()
-    changed = {t for t, k in zip(texts, kept, strict=True) if k != t}
-    return sum(1 for t in own if t in changed) * 2 >= len(own) and _repeats_as_draws(kept)
+    return texts, own, frame.select(key(pl.col("t")))["t"].to_list()
 
 
 def _reordered_repeats(ctx: _Context, alias: str) -> bool:
@@ -452,21 +464,10 @@ def _reordered_repeats(ctx: _Context, alias: str) -> bool:
     do (:func:`_repeats_as_draws`). Keyed by the whole prompt, each draw would be a task of
     its own: a k = 8 pool read as one rollout per prompt. A chat transcript (``messages``,
     whose reply is cut off its text before hashing) is not read so."""
-    rows = ctx.sample or ctx.id_rows
-    texts = [
-        v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        for r in rows
-        if isinstance(v := _value_at(r, alias), (str, list))
-    ]
-    n = len(texts)
-    if n < MIN_PART_ROWS:
+    found = _own_prompts(ctx, alias, reordered)
+    if found is None:
         return False
-    seen = Counter(texts)
-    own = [i for i, t in enumerate(texts) if seen[t] == 1]
-    if len(own) * 2 < n:
-        return False
-    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
-    kept = frame.select(reordered(pl.col("t")))["t"].to_list()
+    _, own, kept = found
     shared = Counter(kept)
     return sum(1 for i in own if shared[kept[i]] > 1) * 2 >= len(own) and _repeats_as_draws(kept)
 
