@@ -510,6 +510,14 @@ def _hashed(expr: pl.Expr, prompt_only: bool = False) -> pl.Expr:
     return expr.map_batches(fn, return_dtype=pl.String, is_elementwise=True)
 
 
+def _reordered_hash(series: pl.Series) -> pl.Series:
+    """:func:`~whilecli.io.shape.prompt_hash` of each text's words in sorted order
+    (:func:`whilecli.io.draw_parts.reordered`), sorted inside the batch: the streaming
+    engine runs the list operations of an expression ahead of a Python function slower than
+    the function runs them itself (2.7 s against 1.2 s on 200,000 prompts)."""
+    return prompt_hash(series.to_frame("t").select(reordered(pl.col("t"))).to_series())
+
+
 def _first(
     shape: Shape,
     aliases: tuple[str, ...],
@@ -1333,7 +1341,11 @@ def _task_id(ctx: _Context, col: str | None) -> tuple[pl.Expr, pl.Expr | None]:
                 " timestamp) while the rest repeats: tasks are keyed by the rest"
             )
         elif len(keys) == 1 and keys[0] != "messages" and _reordered_repeats(ctx, keys[0]):
-            hashes = [_hashed(reordered(leaves.text(keys[0])))]
+            hashes = [
+                leaves.text(keys[0]).map_batches(
+                    _reordered_hash, return_dtype=pl.String, is_elementwise=True
+                )
+            ]
             ctx.prompt_reordered = keys[0]
             keys = [f"{keys[0]}, its words in sorted order"]
             ctx.notes.append(

@@ -2221,6 +2221,7 @@ def _refuse_two_prompts(part: _Part, several: facts.IdsWithPrompts) -> None:
             places = ""
     id_field = plan.fields.get("task_id", "task_id")
     field_name = part.source.field(id_field)
+    same = ""
     if several.per_draw:
         mean = several.rows / several.prompts
         hint = (
@@ -2231,8 +2232,8 @@ def _refuse_two_prompts(part: _Part, several: facts.IdsWithPrompts) -> None:
             " key by another column"
         )
     else:
+        same = ": these are not the same task"
         hint = f" Key tasks by the prompt (--map task_id={plan.prompt_field}) or by another column"
-    same = "" if several.per_draw else ": these are not the same task"
     count = f"{several.first_prompts} prompts in {several.first_rows} rows"
     raise InputError(
         f"task id {task!r} carries different prompts ({places}{count}){same}; {several.ids}"
