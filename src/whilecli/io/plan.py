@@ -242,6 +242,10 @@ class Plan:
     #: Where the sampled rows that keep a reply record greedy decoding, nearly all of them
     #: (:func:`_greedy_sampled`): the field, or the settings file beside them; None: not so.
     greedy_sampled: str | None = None
+    #: Columns that may name a condition the draws were made under (a checkpoint, a
+    #: sampler's setting: :func:`whilecli.io.factors.candidates`), each with its value as
+    #: text; set by the reader once the plan has read its fields.
+    factors: tuple[tuple[str, pl.Expr], ...] = ()
 
     @property
     def reward_given(self) -> bool:

@@ -45,7 +45,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
-from whilecli.io import facts, words
+from whilecli.io import factors, facts, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import (
     DO_SAMPLE_ALIASES,
@@ -144,6 +144,9 @@ def parse_map(items: Sequence[str]) -> dict[str, str]:
 #: file of them is per-task counts, not rows.
 SUMMARY_COLUMNS = frozenset({"n", "passes", "truncated_known", "truncated_passes", "models"})
 
+#: The narrow frame's columns holding the values of the columns that may name a condition of
+#: the draws (:attr:`~whilecli.io.plan.Plan.factors`), as text; null past those a file has.
+FACTORS = tuple(f"__factor{i}" for i in range(factors.MAX_FACTORS))
 #: The dtypes of one file's narrow frame: the canonical columns read plus the auxiliary ones.
 PART_SCHEMA: dict[str, pl.DataType] = {
     **{c: CANONICAL_SCHEMA[c] for c in READ_COLUMNS},
@@ -161,6 +164,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.REQUEST: pl.Boolean(),
     facts.CAP: pl.Float64(),
     facts.TOKENS: pl.Float64(),
+    **{name: pl.String() for name in FACTORS},
 }
 
 
@@ -241,6 +245,11 @@ class StreamedRows(Rows):
     #: Read by a column (:func:`read_by`): its values (as text; None: rows without it) over
     #: every row read, errors and ungraded rows included, in the order they first occur.
     slices: list[str | None] = field(default_factory=list)
+    #: Per column that may name a condition of the draws (a checkpoint, a sampler's setting:
+    #: :mod:`whilecli.io.factors`), over every file that carries it: per (task, value as
+    #: text) every row read (``all``), the rows every rate counts (``rows``) and their
+    #: ``passes`` (:func:`whilecli.route.factors.crossed`). Empty: none, or read with ``by``.
+    factor_cells: dict[str, pl.DataFrame] = field(default_factory=dict)
 
 
 #: The column of :attr:`StreamedRows.left_out_rows` naming why a row is left out: a harness
@@ -288,6 +297,7 @@ class _Part:
     beside: Callable[[str], tuple[str, int, int, str] | None] | None = None
     cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
     task_envs: pl.DataFrame | None = None  # :attr:`_Scanned.task_envs`
+    factor_cells: dict[str, pl.DataFrame] = field(default_factory=dict)  # :attr:`_Scanned`'s
     env_keyed: bool = False  # its tasks are keyed (dataset, id) (:func:`_keyed_by_env`)
     #: Read with ``by``: per value whose ids are one per row while prompts repeat, those ids
     #: (None: every id of the value) and its :attr:`whilecli.io.facts.Facts` rekey counts.
@@ -739,7 +749,22 @@ def _assembled(
         fields={k: v for p in reversed(parts) for k, v in p.plan.fields.items()},
         absent=frozenset.intersection(*(frozenset(p.absent) for p in parts)),
         slices=_slice_values(parts) if all(p.sliced is not None for p in parts) else [],
+        factor_cells=_factor_tables(parts),
     )
+
+
+def _factor_tables(parts: list[_Part]) -> dict[str, pl.DataFrame]:
+    """:attr:`StreamedRows.factor_cells` over every file: a column's cells added up across
+    the files that carry it."""
+    names = list(dict.fromkeys(n for p in parts for n in p.factor_cells))
+    out: dict[str, pl.DataFrame] = {}
+    for name in names:
+        tables = [p.factor_cells[name] for p in parts if name in p.factor_cells]
+        joined = pl.concat(tables) if len(tables) > 1 else tables[0]
+        if len(tables) > 1:
+            joined = joined.group_by("task_id", "value").agg(pl.col("all", "rows", "passes").sum())
+        out[name] = joined
+    return out
 
 
 def _task_envs(parts: list[_Part]) -> pl.DataFrame | None:
@@ -1031,6 +1056,10 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
             plan.reply_tokens if plan.reply_tokens is not None else pl.lit(None, dtype=pl.Float64)
         ).alias(facts.TOKENS),
     ]
+    exprs += [
+        (plan.factors[i][1] if i < len(plan.factors) else pl.lit(None, dtype=pl.String)).alias(name)
+        for i, name in enumerate(FACTORS)
+    ]
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exploded = plan.explode and plan.split is None  # a list exploded after the select
     exprs = [
@@ -1100,6 +1129,9 @@ class _Scanned:
     #: Per task, a dataset its rows name (``task_id``, :data:`ENV_OF`), where the rows carry
     #: one (:attr:`~whilecli.io.plan.Plan.row_env`); None: they do not.
     task_envs: pl.DataFrame | None = None
+    #: Per column that may name a condition of the draws (:attr:`Plan.factors`), its cells
+    #: (:func:`_factor_cells`).
+    factor_cells: dict[str, pl.DataFrame] = field(default_factory=dict)
 
 
 def _within(column: pl.Expr, value: str | None) -> pl.Expr:
@@ -1194,7 +1226,14 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
         reply_keys = [task_hash, pl.col(facts.DRAW).alias("d")]
         by_reply = replied.group_by(*([SLICE] if sliced else []), *reply_keys)
         queries.append(by_reply.agg(facts.draw_counts(run.missing)))
+    factored = plan.factors if by_task and not sliced else ()
+    task = pl.col(TASK_KEY).alias("task_id") if keyed else pl.col("task_id")
+    queries += [_factor_cells(counted, keep, task, i) for i in range(len(factored))]
     stats, *grouped = pl.collect_all(queries, engine="streaming")
+    # the last queries: each column's cells, taken off before the rest are read
+    at = len(grouped) - len(factored)
+    cells_of = dict(zip((name for name, _ in factored), grouped[at:], strict=True))
+    del grouped[at:]
     draws = grouped.pop() if draw else None
     turned = plan.episode is not None or plan.turn is not None
     turns = grouped.pop().row(0, named=True) if turned else {}
@@ -1249,7 +1288,9 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
                 task_table = facts.merged_task_facts(task_table.drop(SLICE))
         if theirs and not sliced:  # with ``by`` each value's rows are aggregated apart
             tables = [table.select("task_id", *names)]
-    return _Scanned(found, writer_rows, tables, task_table, split, cells, draws, task_envs)
+    return _Scanned(
+        found, writer_rows, tables, task_table, split, cells, draws, task_envs, cells_of
+    )
 
 
 def _turns(frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -1315,6 +1356,18 @@ def _turn_indices(frame: pl.LazyFrame, strict: bool = False) -> pl.LazyFrame:
         f_turns=pl.when(every).then(pl.col("later").sum()).otherwise(0).cast(pl.Int64),
         f_first_turn=pl.when(every).then(pl.col("second").min()),
     )
+
+
+def _factor_cells(counted: pl.LazyFrame, keep: pl.Expr, task: pl.Expr, i: int) -> pl.LazyFrame:
+    """Per (task, value of the ``i``-th column that may name a condition of the draws,
+    :data:`FACTORS`): every row read (``all``), the rows every rate counts (``rows``) and
+    their passes; rows without a value left out."""
+    value = pl.col(FACTORS[i])
+    passed = (keep & pl.col("passed").fill_null(False)).sum().cast(pl.Int64)
+    query = counted.filter(value.is_not_null()).group_by(
+        task.alias("task_id"), value.alias("value")
+    )
+    return query.agg(all=pl.len().cast(pl.Int64), rows=keep.sum().cast(pl.Int64), passes=passed)
 
 
 def _cells(counted: pl.LazyFrame, keep: pl.Expr, task: pl.Expr) -> pl.DataFrame:
@@ -2279,6 +2332,7 @@ def _read_jsonl(
     )
     judge = judges.rule_expr(shape, leaves)
     _rekey(plan, run)
+    _choose_factors(plan, shape, leaves, [row for _, row in sample], run)
     schema = leaves.read_schema()
     named = named_values(schema)
 
@@ -2380,6 +2434,7 @@ def _part_of(
     part.task_envs = scanned.task_envs
     part.raw = raw
     part.shape, part.sliced, part.cells = shape, scanned.sliced, scanned.cells
+    part.factor_cells = scanned.factor_cells
     return part
 
 
@@ -2721,6 +2776,9 @@ def _read_frame(
             metric_rows=metric_rows,
         )
         _rekey(plan, run)
+        keys = factors.possible(shape, _used(plan, leaves))
+        head = lf.select(keys).head(SAMPLE_ROWS).collect().to_dicts() if keys else []
+        _choose_factors(plan, shape, leaves, head, run)
     except BadValue as err:
         if whole:
             raise _NotWhole from None
@@ -2843,6 +2901,28 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
         return []
     rows = SAMPLE_ROWS if lp is None else LIST_HEAD_ROWS
     return lf.select(tops).head(rows).collect().to_dicts()
+
+
+def _used(plan: Plan, leaves: Leaves) -> set[str]:
+    """The top-level columns the plan reads (each leaf read, each field an error cites)."""
+    return {path[0] for path in leaves.paths if path} | {
+        split_path(name)[0] for name in plan.fields.values()
+    }
+
+
+def _choose_factors(
+    plan: Plan, shape: Shape, leaves: Leaves, rows: Sequence[Mapping[str, object]], run: _Pass
+) -> None:
+    """Set :attr:`Plan.factors` from the sampled ``rows``: none where the rows are read by a
+    column (each value's rows apart) or a row holds several rollouts."""
+    if run.by is not None or plan.explode or plan.split is not None:
+        return
+    keys = factors.candidates(shape, rows, _used(plan, leaves))
+    texts = ((key, leaves.text(key)) for key in keys)
+    plan.factors = tuple(
+        (key, pl.when(text.str.strip_chars() == "").then(None).otherwise(text))
+        for key, text in texts
+    )
 
 
 def _planned(

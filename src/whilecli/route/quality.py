@@ -43,9 +43,10 @@ from typing import Any
 
 import polars as pl
 
+from whilecli.errors import shown_path
 from whilecli.io.draw_parts import PART, SEP, masked
 from whilecli.io.modelid import names_other_model, writer_named, writers_in
-from whilecli.route import stats
+from whilecli.route import factors, stats
 from whilecli.route.model import CheckResult, Finding, Pool, Rate, Status
 from whilecli.route.stats import TOL
 
@@ -90,6 +91,7 @@ PROVISIONAL_KINDS = (
     "greedy_band",
     "mapped_prompts",
     "prompt_reordered",
+    "crossed_factor",
 )
 #: Pass counts read as more even than independent draws give once their chance is at most
 #: this (:func:`_even_counts`).
@@ -226,6 +228,7 @@ def findings(
     out += _prompt_ids_masked(pool)
     out += _mapped_prompts(pool)
     out += _prompt_reordered(pool)
+    out += _crossed_factor(pool)
     out += _greedy_band(pool, found.get("band"), found.get("on_policy"))
     out += _model_unsure(pool, found.get("on_policy"), model_given)
     out += _model_tuned(found.get("on_policy"))
@@ -917,6 +920,41 @@ def _prompt_reordered(pool: Pool) -> list[Finding]:
             " task_id=COLUMN where the rows carry an id",
         )
     ]
+
+
+def _clipped(value: str, most: int = 40) -> str:
+    """A data value as a finding quotes it: escaped as error lines are, cut at ``most``."""
+    text = shown_path(value)
+    return text if len(text) <= most else f"{text[: most - 1]}…"
+
+
+def _crossed_factor(pool: Pool) -> list[Finding]:
+    """A column whose values each task's draws were made under, passing at different rates
+    within the same tasks (:func:`whilecli.route.factors.crossed`): a task splits where its
+    conditions pass apart, so k, the split share and every rate describe a mixture."""
+    cells: dict[str, pl.DataFrame] = getattr(pool.source, "factor_cells", None) or {}
+    out: list[Finding] = []
+    for column, table in cells.items():
+        found = factors.crossed(column, table, len(cells))
+        if found is None or not found.moves:
+            continue
+        column = _clipped(column)
+        shown = ", ".join(f"{_clipped(v)} {rate:.2f}" for v, _, rate in found.values[:4])
+        more = f" and {len(found.values) - 4} more" if len(found.values) > 4 else ""
+        out.append(
+            Finding(
+                "crossed_factor",
+                found.tasks,
+                f"each task's rows come in the same parts under {column}, whose values pass at"
+                f" different rates within the same tasks ({shown}{more}; z = {found.z:.1f} over"
+                f" {found.tasks} tasks): draws made under different conditions (a model, a"
+                " checkpoint, a sampling setting) are read as one task's group",
+                "a task splits where its conditions pass apart, so k, the split share and"
+                " the verdict describe the mixture, not one policy's draws: the verdict is"
+                f" provisional; route each apart (--by {column})",
+            )
+        )
+    return out
 
 
 def _mapped_prompts(pool: Pool) -> list[Finding]:

@@ -1,0 +1,89 @@
+"""Columns that may name a condition a harness varies between a task's draws under a name no
+field lists: a checkpoint, a sampler, a temperature, a prompt template, a system prompt
+(DESIGN section 1, "rows counted before they are looked at").
+
+A task's group is one policy's draws of one prompt. A harness that loops over models or
+settings writes each task's rows in the same parts under such a column's values, and when
+the values pass at different rates, every task splits across them: a pool of two models
+reads as one of many split tasks. The reader cannot tell from a name which column that is,
+so it carries a few candidates beside the canonical fields (:attr:`whilecli.io.plan.Plan.
+factors`) and the route weighs them on every row (:mod:`whilecli.route.factors`).
+
+A candidate is a top-level column the plan reads for nothing else, of one scalar kind, on
+nearly every sampled row, with few values there (a file of one model's rows after
+another's shows one value in its first rows), and whose name says it is no outcome of the
+draw (a grade, a reason, a parsed answer: those differ with the reply by nature) nor a
+row's or a task's own key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from whilecli.io.shape import Shape, json_kind
+
+__all__ = ["MAX_FACTORS", "MAX_LEVELS", "candidates", "possible"]
+
+#: Columns carried at the most (each is one more group-by in the file's pass).
+MAX_FACTORS = 4
+#: Values a condition takes at the most, in the sample and over every row.
+MAX_LEVELS = 8
+#: The share of sampled rows a candidate stands on.
+PRESENT_SHARE = 0.9
+#: Names of a draw's outcome or record, never a condition it was drawn under: its grade,
+#: its end, its answer, its text, its timing and cost, a trainer's numbers on it (an
+#: advantage, a ratio), its key (searched in lower case).
+NOT_A_CONDITION = re.compile(
+    r"(?:^|[^a-z])(?:id|uuid|guid|hash|key|idx|index|ordinal|pos|position|line|row|nr|num"
+    r"|sample|seed|draw|rollout|repeat|trial|attempt|epoch|step|turn|episode|split|source"
+    r"|level|env|task|problem|kl|at)s?(?:$|[^a-z])"
+    r"|reward|score|correct|pass|acc|grade|judge|verdict|result|success|fail|error|exception"
+    r"|status|reason|finish|stop|done|trunc|length|token|pred|answer|extract|parsed"
+    r"|target|gold|label|truth|expected|output|response|completion|reply|generation"
+    r"|question|input|text|message|content|time|date|latency|duration|elapsed|cost|price"
+    r"|usage|difficulty|category|subject|topic|dataset|version|advantage|return|logprob"
+    r"|entropy|loss|ratio|match|count|calls|exists|created|updated|metric|solution",
+)
+
+
+def candidates(shape: Shape, rows: Sequence[Mapping[str, object]], used: set[str]) -> list[str]:
+    """The top-level columns of ``shape`` that may name a condition of the draws (the module's
+    rule), those with more values in ``rows`` (the sampled rows) first, at most
+    :data:`MAX_FACTORS`; ``used``: the top-level columns the plan reads."""
+    if not rows:
+        return []
+    found: list[tuple[int, int, str]] = []
+    for order, key in enumerate(possible(shape, used)):
+        kinds = _kinds(shape.children[key])
+        values = [row.get(key) for row in rows]
+        present = [
+            v for v in values if v is not None and not (isinstance(v, str) and not v.strip())
+        ]
+        if len(present) < PRESENT_SHARE * len(rows) or any(
+            json_kind(v) not in kinds for v in present
+        ):
+            continue
+        levels = len({str(v) for v in present})
+        if levels <= MAX_LEVELS:
+            found.append((-levels, order, key))
+    return [key for _, _, key in sorted(found)[:MAX_FACTORS]]
+
+
+def possible(shape: Shape, used: set[str]) -> list[str]:
+    """The top-level columns of ``shape`` of one scalar kind (numbers of both kinds are one)
+    whose name says nothing else (:data:`NOT_A_CONDITION`), ``used`` left out."""
+    return [
+        key
+        for key, node in shape.children.items()
+        if key not in used and _kinds(node) and not NOT_A_CONDITION.search(key.lower())
+    ]
+
+
+def _kinds(node: Shape) -> set[str]:
+    """The scalar kinds a candidate's values may take: text, a flag, or a number; none for
+    another or a mixture."""
+    kinds = node.kinds - {"null"}
+    if kinds and kinds <= {"int", "float"}:
+        return {"int", "float"}
+    return kinds if len(kinds) == 1 and kinds <= {"string", "bool"} else set()

@@ -1,0 +1,274 @@
+"""A condition each task's draws were made under in equal parts (a checkpoint, a sampler's
+setting, a template), under a name no field lists.
+
+A harness that loops over models or settings writes each task's rows in the same parts under
+such a column, and where the values pass at different rates every task splits across them: a
+pool of two checkpoints reads as "196 split tasks of 200", a firm GRPO whose split share
+describes the mixture. The generator hides a condition under a column of a name drawn from
+those harnesses use, of a known effect (two logits or more between values, 200 draws or
+more under each: what the rows can show at the rule's chance), writes the rows in either order (each condition's
+rows after the other's, or interleaved) as JSON Lines or Parquet, and checks that the verdict
+is never firm and names the column; the same pools without an effect, and columns that
+follow the grade (a parsed choice, an advantage's sign), a draw's index or a task's own
+attribute, never move it. The statistic is held to a plain loop over its equations.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.rows_files import finding_kinds, route_rows, write_rows
+
+from whilecli.route import factors, run_route
+from whilecli.route.model import Route
+from whilecli.route.slices import Slices
+
+MODEL = "Qwen/Qwen3-8B"
+#: Names harnesses give a condition they vary, none of them a field the reader knows.
+NAMES = (
+    "sampler",
+    "checkpoint_name",
+    "prompt_template",
+    "system_prompt",
+    "top_p",
+    "variant",
+    "arm",
+    "config_name",
+    "decoding",
+    "persona",
+    "backend",
+)
+
+
+def _logistic(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _pool(
+    rng: random.Random,
+    tasks: int,
+    levels: list[object],
+    per: int,
+    shift: float,
+    column: str,
+    interleaved: bool,
+) -> list[dict[str, object]]:
+    """``per`` draws of each task under each of ``levels``, the ``j``-th passing at the
+    task's logit plus ``j * shift``; the column written as ``column``."""
+    base = [rng.gauss(0.0, 1.5) for _ in range(tasks)]
+    rows: list[tuple[int, int, dict[str, object]]] = []
+    for t in range(tasks):
+        for j, level in enumerate(levels):
+            for d in range(per):
+                ok = rng.random() < _logistic(base[t] + j * shift)
+                row = {
+                    "task_id": f"t{t}",
+                    "prompt": f"Solve {t}.",
+                    "completion": f"reply {t} {j} {d} {rng.random():.6f}",
+                    "reward": float(ok),
+                    "finish_reason": "stop",
+                    "model": MODEL,
+                    column: level,
+                }
+                rows.append((j, t, row))
+    if not interleaved:  # each condition's rows after the other's: its first rows show one
+        rows.sort(key=lambda r: (r[0], r[1]))
+    return [row for _, _, row in rows]
+
+
+LEVELS = {
+    "text": ["ckpt-a", "ckpt-b", "ckpt-c", "ckpt-d"],
+    "number": [0.2, 0.7, 1.0, 1.3],
+    "flag": [False, True],
+}
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    column=st.sampled_from(NAMES),
+    kind=st.sampled_from(sorted(LEVELS)),
+    count=st.integers(2, 4),
+    per=st.integers(1, 4),
+    tasks=st.integers(100, 300),
+    shift=st.floats(2.0, 3.0),
+    interleaved=st.booleans(),
+    fmt=st.sampled_from(["jsonl", "parquet"]),
+    seed=st.integers(0, 10**6),
+)
+def test_a_condition_that_moves_the_pass_rate_is_never_firm(
+    tmp_path_factory: pytest.TempPathFactory,
+    column: str,
+    kind: str,
+    count: int,
+    per: int,
+    tasks: int,
+    shift: float,
+    interleaved: bool,
+    fmt: str,
+    seed: int,
+) -> None:
+    levels = LEVELS[kind][:count]
+    tasks = max(tasks, 200 // per)  # what the rows can show: 200 draws under each value
+    rng = random.Random(seed)
+    rows = _pool(rng, tasks, levels, per, shift, column, interleaved)
+    route = route_rows(write_rows(tmp_path_factory.mktemp("crossed"), rows, fmt), MODEL)
+    assert route.provisional, route.headline
+    found = [f for f in route.data_quality if f.kind == "crossed_factor"]
+    assert found, (route.headline, finding_kinds(route))
+    assert f"--by {column}" in found[0].moves
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    column=st.sampled_from(NAMES),
+    kind=st.sampled_from(sorted(LEVELS)),
+    count=st.integers(2, 4),
+    per=st.integers(1, 4),
+    tasks=st.integers(30, 300),
+    interleaved=st.booleans(),
+    seed=st.integers(0, 10**6),
+)
+def test_a_condition_under_which_draws_pass_alike_moves_nothing(
+    tmp_path_factory: pytest.TempPathFactory,
+    column: str,
+    kind: str,
+    count: int,
+    per: int,
+    tasks: int,
+    interleaved: bool,
+    seed: int,
+) -> None:
+    rng = random.Random(seed)
+    rows = _pool(rng, tasks, LEVELS[kind][:count], per, 0.0, column, interleaved)
+    route = route_rows(write_rows(tmp_path_factory.mktemp("alike"), rows, "jsonl"), MODEL)
+    assert "crossed_factor" not in finding_kinds(route), route.headline
+
+
+def _graded_rows(rng: random.Random, tasks: int, k: int) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for t in range(tasks):
+        p = rng.betavariate(0.7, 0.7)
+        for d in range(k):
+            ok = rng.random() < p
+            rows.append(
+                {
+                    "task_id": f"t{t}",
+                    "prompt": f"Solve {t}.",
+                    "completion": f"reply {t} {d}",
+                    "reward": float(ok),
+                    "finish_reason": "stop",
+                    "model": MODEL,
+                    # a parsed choice: the right letter where it passes
+                    "choice": "B" if ok else rng.choice("ACD"),
+                    # a trainer's sign of the advantage, under a name it does not say
+                    "sign": "+" if ok else "-",
+                    # the task's own attribute, and the draw's index
+                    "family": f"f{t % 3}",
+                    "slot": d,
+                }
+            )
+    return rows
+
+
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_columns_that_follow_the_grade_or_the_task_move_nothing(tmp_path: Path, k: int) -> None:
+    rng = random.Random(k)
+    route = route_rows(write_rows(tmp_path, _graded_rows(rng, 300, k), "jsonl"), MODEL)
+    assert "crossed_factor" not in finding_kinds(route), route.headline
+
+
+def test_routing_each_condition_apart_leaves_no_finding(tmp_path: Path) -> None:
+    rows = _pool(random.Random(3), 200, ["a", "b"], 4, 2.5, "sampler", False)
+    path = write_rows(tmp_path, rows, "jsonl")
+    whole = route_rows(path, MODEL)
+    assert "crossed_factor" in finding_kinds(whole)
+    sliced = run_route(str(path), model=MODEL, by="sampler")
+    assert isinstance(sliced, Slices) and len(sliced.routes) == 2
+    for _, route in sliced.routes:
+        assert isinstance(route, Route), route
+        assert "crossed_factor" not in finding_kinds(route)
+
+
+def _slow_z(cells: list[tuple[str, str, int, int]]) -> float:
+    """The largest |z_v| of the module's equations, by a plain loop over (task, value, rows,
+    passes)."""
+    tasks: dict[str, list[tuple[str, int, int]]] = {}
+    for task, value, rows, passes in cells:
+        tasks.setdefault(task, []).append((value, rows, passes))
+    sums: dict[str, list[float]] = {}
+    for held in tasks.values():
+        n = sum(r for _, r, _ in held)
+        x = sum(p for _, _, p in held)
+        if n < 2:
+            continue
+        for value, m, o in held:
+            if m == 0:
+                continue
+            s = sums.setdefault(value, [0.0, 0.0, 0.0])
+            s[0] += o
+            s[1] += m * x / n
+            s[2] += m * (n - m) * x * (n - x) / (n * n * (n - 1))
+    return max((abs(o - e) / math.sqrt(v) for o, e, v in sums.values() if v > 0), default=0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tasks=st.integers(5, 60),
+    levels=st.integers(2, 5),
+    per=st.lists(st.integers(1, 4), min_size=5, max_size=5),
+    seed=st.integers(0, 10**6),
+)
+def test_the_statistic_is_the_plain_loop_over_its_equations(
+    tasks: int, levels: int, per: list[int], seed: int
+) -> None:
+    rng = random.Random(seed)
+    cells = []
+    for t in range(tasks):
+        p = rng.random()
+        for j in range(levels):
+            rows = per[j]
+            passes = sum(rng.random() < p for _ in range(rows))
+            cells.append((f"t{t}", f"v{j}", rows, passes))
+    frame = pl.DataFrame(
+        {
+            "task_id": [c[0] for c in cells],
+            "value": [c[1] for c in cells],
+            "all": [c[2] for c in cells],
+            "rows": [c[2] for c in cells],
+            "passes": [c[3] for c in cells],
+        }
+    )
+    got = factors.crossed("c", frame, columns=2)
+    assert got is not None
+    assert got.z == pytest.approx(_slow_z(cells), rel=1e-9, abs=1e-12)
+    chance = min(1.0, math.erfc(got.z / math.sqrt(2)) * levels * 2)
+    assert got.chance == pytest.approx(chance, rel=1e-9, abs=1e-300)
+    assert got.grouped == tasks and got.layout == tasks
+
+
+def test_a_layout_that_follows_the_passes_is_no_condition() -> None:
+    """Two rows a task, the column's value set by the grade (an advantage's sign): every task
+    that splits holds one of each, every task whose rows agree two of one."""
+    cells = []
+    rng = random.Random(1)
+    for t in range(200):
+        a, b = rng.random() < 0.5, rng.random() < 0.5
+        for ok in (a, b):
+            cells.append({"task_id": f"t{t}", "value": "+" if ok else "-", "ok": int(ok)})
+    frame = (
+        pl.DataFrame(cells)
+        .group_by("task_id", "value")
+        .agg(pl.len().alias("all"), pl.len().alias("rows"), pl.col("ok").sum().alias("passes"))
+        .with_columns(pl.col("all", "rows", "passes").cast(pl.Int64))
+    )
+    assert factors.crossed("sign", frame) is None
