@@ -154,6 +154,19 @@ def test_a_condition_under_which_draws_pass_alike_moves_nothing(
     assert "crossed_factor" not in finding_kinds(route), route.headline
 
 
+@pytest.mark.parametrize(
+    ("column", "levels"),
+    [("temperature", [0.6, 1.0]), ("temperature", [0.0, 1.0]), ("do_sample", [False, True])],
+)
+def test_draws_at_two_sampling_settings_are_two_conditions(
+    tmp_path: Path, column: str, levels: list[object]
+) -> None:
+    """A sampling setting the reader reads only for greedy decoding is weighed all the same."""
+    rows = _pool(random.Random(7), 200, levels, 4, 2.0, column, False)
+    route = route_rows(write_rows(tmp_path, rows, "jsonl"), MODEL)
+    assert route.provisional and "crossed_factor" in finding_kinds(route), route.headline
+
+
 def _graded_rows(rng: random.Random, tasks: int, k: int) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for t in range(tasks):

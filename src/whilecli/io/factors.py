@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from whilecli.io.aliases import DO_SAMPLE_ALIASES, TEMPERATURE_ALIASES, TOP_K_ALIASES
 from whilecli.io.shape import Shape, json_kind
 
-__all__ = ["MAX_FACTORS", "MAX_LEVELS", "candidates", "possible"]
+__all__ = ["MAX_FACTORS", "MAX_LEVELS", "SETTINGS", "candidates", "possible"]
 
 #: Columns carried at the most (each is one more group-by in the file's pass).
 MAX_FACTORS = 4
@@ -31,6 +32,12 @@ MAX_FACTORS = 4
 MAX_LEVELS = 8
 #: The share of sampled rows a candidate stands on.
 PRESENT_SHARE = 0.9
+#: Sampling settings on the rows' top level the plan reads only as evidence of greedy decoding
+#: (``temperature``, ``do_sample``): no field of the row, so still candidates (draws at two
+#: temperatures are two conditions).
+SETTINGS = frozenset(
+    a for a in (*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES) if "." not in a
+)
 #: Names of a draw's outcome or record, never a condition it was drawn under: its grade,
 #: its end, its answer, its text, its timing and cost, a trainer's numbers on it (an
 #: advantage, a ratio), its key (searched in lower case).
@@ -72,11 +79,14 @@ def candidates(shape: Shape, rows: Sequence[Mapping[str, object]], used: set[str
 
 def possible(shape: Shape, used: set[str]) -> list[str]:
     """The top-level columns of ``shape`` of one scalar kind (numbers of both kinds are one)
-    whose name says nothing else (:data:`NOT_A_CONDITION`), ``used`` left out."""
+    whose name says nothing else (:data:`NOT_A_CONDITION`; a sampling setting's,
+    :data:`SETTINGS`, says it is one), ``used`` left out."""
     return [
         key
         for key, node in shape.children.items()
-        if key not in used and _kinds(node) and not NOT_A_CONDITION.search(key.lower())
+        if key not in used
+        and _kinds(node)
+        and (key in SETTINGS or not NOT_A_CONDITION.search(key.lower()))
     ]
 
 

@@ -2904,10 +2904,11 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
 
 
 def _used(plan: Plan, leaves: Leaves) -> set[str]:
-    """The top-level columns the plan reads (each leaf read, each field an error cites)."""
-    return {path[0] for path in leaves.paths if path} | {
-        split_path(name)[0] for name in plan.fields.values()
-    }
+    """The top-level columns the plan reads (each leaf read, each field an error cites); a
+    sampling setting read only as evidence of greedy decoding (:data:`~whilecli.io.factors.
+    SETTINGS`) is none."""
+    read = {path[0] for path in leaves.paths if path} - factors.SETTINGS
+    return read | {split_path(name)[0] for name in plan.fields.values()}
 
 
 def _choose_factors(
