@@ -167,6 +167,50 @@ def test_draws_at_two_sampling_settings_are_two_conditions(
     assert route.provisional and "crossed_factor" in finding_kinds(route), route.headline
 
 
+def test_a_teacher_of_two_conditions_is_a_doubt_of_check_4(tmp_path: Path) -> None:
+    """The same column on the teacher's rows: its pass@1 is the conditions' mixture, not one
+    teacher's, so check 4 measures it with a doubt and OPD is not firm."""
+    rng = random.Random(9)
+    rates = [rng.betavariate(2, 5) for _ in range(300)]
+    student = [
+        {
+            "task_id": f"t{t}",
+            "prompt": f"Solve {t}.",
+            "completion": f"s {t} {d}",
+            "reward": float(rng.random() < p),
+            "finish_reason": "stop",
+            "model": MODEL,
+        }
+        for t, p in enumerate(rates)
+        for d in range(8)
+    ]
+    teacher = [
+        {
+            "task_id": f"t{t}",
+            "prompt": f"Solve {t}.",
+            "completion": f"T {t} {d}",
+            "reward": float(rng.random() < (min(1.0, p + 0.6) if d % 2 else max(0.0, p - 0.2))),
+            "finish_reason": "stop",
+            "model": "Qwen/Qwen3-32B",
+            "variant": "ab"[d % 2],
+        }
+        for t, p in enumerate(rates)
+        for d in range(8)
+    ]
+    (tmp_path / "s").mkdir()
+    (tmp_path / "t").mkdir()
+    s_path = write_rows(tmp_path / "s", student, "jsonl")
+    t_path = write_rows(tmp_path / "t", teacher, "jsonl")
+    route = run_route(
+        str(s_path), model=MODEL, teacher=str(t_path), teacher_vocab=151936, student_vocab=151936
+    )
+    assert isinstance(route, Route)
+    assert route.method != "opd" or route.provisional, route.headline
+    assert "teacher_doubts" in finding_kinds(route), route.headline
+    teacher_check = [c for c in route.checks if c.key == "teacher"][0]
+    assert any("variant" in d for d in teacher_check.measured["teacher_doubts"])
+
+
 def _graded_rows(rng: random.Random, tasks: int, k: int) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for t in range(tasks):

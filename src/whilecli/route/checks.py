@@ -348,6 +348,12 @@ def teacher(pool: Pool, options: RouteOptions) -> CheckResult:
             " passes), so its pass@1 reads every kept task at 1 whatever its rate; give every"
             " draw of the teacher's, graded"
         )
+    for column, rates in quality.crossed_conditions(tpool):
+        doubts.append(
+            f"its rows come in the same parts under {column}, whose values pass at different"
+            f" rates within the same tasks ({rates}): draws of several conditions, so its"
+            " pass@1 is their mixture's, not one teacher's; give one condition's rows"
+        )
     if (who := graders(pool, tpool)) is not None:
         measured["student_grader"], measured["teacher_grader"] = who
     if doubts:

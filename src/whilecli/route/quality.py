@@ -928,33 +928,41 @@ def _clipped(value: str, most: int = 40) -> str:
     return text if len(text) <= most else f"{text[: most - 1]}…"
 
 
-def _crossed_factor(pool: Pool) -> list[Finding]:
-    """A column whose values each task's draws were made under, passing at different rates
-    within the same tasks (:func:`whilecli.route.factors.crossed`): a task splits where its
-    conditions pass apart, so k, the split share and every rate describe a mixture."""
+def crossed_conditions(pool: Pool) -> list[tuple[str, str]]:
+    """Each column whose values every task's draws were made under in the same parts and
+    which pass at different rates within the same tasks
+    (:func:`whilecli.route.factors.crossed`), as the report names it: the column, and what
+    its rows show (its values' pass rates, the statistic and the tasks weighed)."""
     cells: dict[str, pl.DataFrame] = getattr(pool.source, "factor_cells", None) or {}
-    out: list[Finding] = []
+    out: list[tuple[str, str]] = []
     for column, table in cells.items():
         found = factors.crossed(column, table, len(cells))
         if found is None or not found.moves:
             continue
-        column = _clipped(column)
         shown = ", ".join(f"{_clipped(v)} {rate:.2f}" for v, _, rate in found.values[:4])
         more = f" and {len(found.values) - 4} more" if len(found.values) > 4 else ""
-        out.append(
-            Finding(
-                "crossed_factor",
-                found.tasks,
-                f"each task's rows come in the same parts under {column}, whose values pass at"
-                f" different rates within the same tasks ({shown}{more}; z = {found.z:.1f} over"
-                f" {found.tasks} tasks): draws made under different conditions (a model, a"
-                " checkpoint, a sampling setting) are read as one task's group",
-                "a task splits where its conditions pass apart, so k, the split share and"
-                " the verdict describe the mixture, not one policy's draws: the verdict is"
-                f" provisional; route each apart (--by {column})",
-            )
-        )
+        out.append((_clipped(column), f"{shown}{more}; z = {found.z:.1f} over {found.tasks} tasks"))
     return out
+
+
+def _crossed_factor(pool: Pool) -> list[Finding]:
+    """A column whose values each task's draws were made under, passing at different rates
+    within the same tasks (:func:`crossed_conditions`): a task splits where its conditions
+    pass apart, so k, the split share and every rate describe a mixture."""
+    return [
+        Finding(
+            "crossed_factor",
+            pool.n_tasks,
+            f"each task's rows come in the same parts under {column}, whose values pass at"
+            f" different rates within the same tasks ({shown}): draws made under different"
+            " conditions (a model, a checkpoint, a sampling setting) are read as one task's"
+            " group",
+            "a task splits where its conditions pass apart, so k, the split share and the"
+            " verdict describe the mixture, not one policy's draws: the verdict is"
+            f" provisional; route each apart (--by {column})",
+        )
+        for column, shown in crossed_conditions(pool)
+    ]
 
 
 def _mapped_prompts(pool: Pool) -> list[Finding]:
