@@ -15,6 +15,7 @@ attribute, never move it. The statistic is held to a plain loop over its equatio
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -329,3 +330,19 @@ def test_a_layout_that_follows_the_passes_is_no_condition() -> None:
         .with_columns(pl.col("all", "rows", "passes").cast(pl.Int64))
     )
     assert factors.crossed("sign", frame) is None
+
+
+def test_diff_says_each_dump_mixes_conditions(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from whilecli.cli import app
+
+    paths = []
+    for name in ("before", "after"):
+        (tmp_path / name).mkdir()
+        rows = _pool(random.Random(len(name)), 200, ["x", "y"], 4, 2.0, "sampler", True)
+        paths.append(str(write_rows(tmp_path / name, rows, "jsonl")))
+    result = CliRunner().invoke(app, ["diff", *paths, "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    said = [w for w in json.loads(result.stdout)["warnings"] if "under sampler" in w]
+    assert len(said) == 2 and "the before rows" in said[0], said

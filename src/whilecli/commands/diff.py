@@ -127,7 +127,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
     between the two is left out), with what pairing found among the second's warnings."""
     from whilecli.route.checks import graders, reward_scales
-    from whilecli.route.quality import kept_by_grade
+    from whilecli.route.quality import crossed_conditions, kept_by_grade
     from whilecli.route.shared import keyed_as, pairing_notes, share_tasks
 
     first, second = read_dump(before, **read), read_dump(after, **read)
@@ -163,6 +163,12 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
         if kept is not None:
             doubts.append(f"{side}{kept}: the rows look kept by their grade")
             notes.append(doubts[-1])
+        for column, rates in crossed_conditions(pool):  # as route finds it (crossed_factor)
+            notes.append(
+                f"{side}each task's rows come in the same parts under {column}, whose values"
+                f" pass at different rates within the same tasks ({rates}): the difference"
+                " compares mixtures of those conditions; compare one condition's rows"
+            )
     if (who := graders(first.pool, second.pool)) is not None:  # as route --teacher finds it
         doubts.append(
             f"a {who[0]} graded the before rows, a {who[1]} the after rows: the difference"
