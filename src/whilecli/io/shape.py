@@ -949,13 +949,20 @@ def canonical_series(series: pl.Series) -> pl.Series:
     return series.replace_strict(table, default=None, return_dtype=pl.String)
 
 
+#: Prompts in :func:`canonical_text`'s form that hold no text: empty, or an empty message.
+_BLANK_PROMPTS = frozenset({"", '""', "[]", "{}"})
+
+
 def prompt_hash(series: pl.Series) -> pl.Series:
     """A stable id per prompt: ``p:`` + the first 16 hex digits of the SHA-256 of its
-    :func:`canonical_text`."""
-    uniq = [v for v in series.unique().to_list() if v is not None]
-    if not uniq:
-        return pl.Series(series.name, [None] * len(series), dtype=pl.String)
+    :func:`canonical_text`; none for a prompt that is blank in that form (an empty or
+    whitespace-only text, an empty message's): no prompt to key a task by, as a null one."""
+    canon = {v: canonical_text(v) for v in series.unique().to_list() if v is not None}
     table = {
-        v: "p:" + hashlib.sha256(canonical_text(v).encode("utf-8")).hexdigest()[:16] for v in uniq
+        v: "p:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        for v, text in canon.items()
+        if text not in _BLANK_PROMPTS
     }
+    if not table:
+        return pl.Series(series.name, [None] * len(series), dtype=pl.String)
     return series.replace_strict(table, default=None, return_dtype=pl.String)
