@@ -41,6 +41,8 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
         "",
         "   ",
         "\n\t",
+        "None",
+        "null",
         [{"role": "user", "content": ""}],
         [{"role": "user", "content": " "}],
     ],

@@ -949,19 +949,21 @@ def canonical_series(series: pl.Series) -> pl.Series:
     return series.replace_strict(table, default=None, return_dtype=pl.String)
 
 
-#: Prompts in :func:`canonical_text`'s form that hold no text: empty, or an empty message.
-_BLANK_PROMPTS = frozenset({"", '""', "[]", "{}"})
+#: Prompts in :func:`canonical_text`'s form (in lower case) that hold no text: empty, an
+#: empty message, or a missing value written as text (a writer's ``str(None)``).
+_BLANK_PROMPTS = frozenset({"", '""', "[]", "{}", "none", "null", "nan", "undefined"})
 
 
 def prompt_hash(series: pl.Series) -> pl.Series:
     """A stable id per prompt: ``p:`` + the first 16 hex digits of the SHA-256 of its
     :func:`canonical_text`; none for a prompt that is blank in that form (an empty or
-    whitespace-only text, an empty message's): no prompt to key a task by, as a null one."""
+    whitespace-only text, an empty message's, ``"None"``): no prompt to key a task by, as a
+    null one."""
     canon = {v: canonical_text(v) for v in series.unique().to_list() if v is not None}
     table = {
         v: "p:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
         for v, text in canon.items()
-        if text not in _BLANK_PROMPTS
+        if text.lower() not in _BLANK_PROMPTS
     }
     if not table:
         return pl.Series(series.name, [None] * len(series), dtype=pl.String)
