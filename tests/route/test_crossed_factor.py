@@ -91,44 +91,7 @@ LEVELS = {
 
 
 @settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    column=st.sampled_from(NAMES),
-    kind=st.sampled_from(sorted(LEVELS)),
-    count=st.integers(2, 4),
-    per=st.integers(1, 4),
-    tasks=st.integers(100, 300),
-    shift=st.floats(2.0, 3.0),
-    interleaved=st.booleans(),
-    fmt=st.sampled_from(["jsonl", "parquet"]),
-    seed=st.integers(0, 10**6),
-)
-def test_a_condition_that_moves_the_pass_rate_is_never_firm(
-    tmp_path_factory: pytest.TempPathFactory,
-    column: str,
-    kind: str,
-    count: int,
-    per: int,
-    tasks: int,
-    shift: float,
-    interleaved: bool,
-    fmt: str,
-    seed: int,
-) -> None:
-    levels = LEVELS[kind][:count]
-    tasks = max(tasks, 200 // per)  # what the rows can show: 200 draws under each value
-    rng = random.Random(seed)
-    rows = _pool(rng, tasks, levels, per, shift, column, interleaved)
-    route = route_rows(write_rows(tmp_path_factory.mktemp("crossed"), rows, fmt), MODEL)
-    assert route.provisional, route.headline
-    found = [f for f in route.data_quality if f.kind == "crossed_factor"]
-    assert found, (route.headline, finding_kinds(route))
-    assert f"--by {column}" in found[0].moves
-
-
-@settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     column=st.sampled_from(NAMES),
@@ -136,23 +99,40 @@ def test_a_condition_that_moves_the_pass_rate_is_never_firm(
     count=st.integers(2, 4),
     per=st.integers(1, 4),
     tasks=st.integers(30, 300),
+    shift=st.floats(2.0, 3.0),
+    effect=st.booleans(),
     interleaved=st.booleans(),
+    fmt=st.sampled_from(["jsonl", "parquet"]),
     seed=st.integers(0, 10**6),
 )
-def test_a_condition_under_which_draws_pass_alike_moves_nothing(
+def test_a_condition_moves_the_verdict_as_its_effect_says(
     tmp_path_factory: pytest.TempPathFactory,
     column: str,
     kind: str,
     count: int,
     per: int,
     tasks: int,
+    shift: float,
+    effect: bool,
     interleaved: bool,
+    fmt: str,
     seed: int,
 ) -> None:
+    """With an effect, never firm and the column named; with none, nothing said."""
+    if effect:  # what the rows can show: 200 draws under each value
+        tasks = max(tasks, 200 // per)
     rng = random.Random(seed)
-    rows = _pool(rng, tasks, LEVELS[kind][:count], per, 0.0, column, interleaved)
-    route = route_rows(write_rows(tmp_path_factory.mktemp("alike"), rows, "jsonl"), MODEL)
-    assert "crossed_factor" not in finding_kinds(route), route.headline
+    rows = _pool(
+        rng, tasks, LEVELS[kind][:count], per, shift if effect else 0.0, column, interleaved
+    )
+    route = route_rows(write_rows(tmp_path_factory.mktemp("crossed"), rows, fmt), MODEL)
+    found = [f for f in route.data_quality if f.kind == "crossed_factor"]
+    if not effect:
+        assert not found, route.headline
+        return
+    assert route.provisional, route.headline
+    assert found, (route.headline, finding_kinds(route))
+    assert f"--by {column}" in found[0].moves
 
 
 @pytest.mark.parametrize(
