@@ -45,7 +45,7 @@ NOT_A_CONDITION = re.compile(
     r"(?:^|[^a-z])(?:id|uuid|guid|hash|key|idx|index|ordinal|pos|position|line|row|nr|num"
     r"|sample|seed|draw|rollout|repeat|trial|attempt|epoch|step|turn|episode|split|source"
     r"|level|env|task|problem|kl|at)s?(?:$|[^a-z])"
-    r"|reward|score|correct|pass|acc|grade|judge|verdict|result|success|fail|error|exception"
+    r"|reward|score|correct|solved|pass|acc|grade|judge|verdict|result|success|fail|error|exception"
     r"|status|reason|finish|stop|done|trunc|length|token|pred|answer|extract|parsed"
     r"|target|gold|label|truth|expected|output|response|completion|reply|generation"
     r"|question|input|text|message|content|time|date|latency|duration|elapsed|cost|price"
