@@ -498,6 +498,37 @@ ERROR_ALIASES: tuple[str, ...] = (
 #: rows that keep none, only a value that names a failed request
 #: (:data:`whilecli.io.facts.REQUEST_FAILURE`).
 ERROR_CLASS_ALIASES: tuple[str, ...] = ("error_type", "exception_type", "error_class", "error_code")
+#: A column's name that says it records a harness's error where no list here holds it
+#: (:func:`error_named`): ``api_error``, ``exception_message``, ``traceback``, ``crashed``,
+#: ``request_failed``, ``generation_timeout`` (words joined by ``_``, ``-``, a space or
+#: camelCase, any case). Read as an error field beside an empty or absent reply in rows that
+#: keep replies (:data:`whilecli.io.plan._BESIDE_NO_REPLY`): a harness that writes its
+#: failures beside the rows it graded 0 under a name of its own.
+ERROR_NAME = re.compile(
+    r"^(?:[a-z0-9]+_)*?(?:errors?|exceptions?|traceback|stack_?trace|crash(?:ed|es)?)"
+    r"(?:_(?:message|msg|text|detail|details|info|str|repr|trace|name))?$"
+    r"|^(?:request|api|call|http|network|connection|server|client|generation|inference|sampling"
+    r"|rollout|llm|provider)_(?:failed|failure|timeout|timed_out|aborted)$"
+)
+#: What the model's own work failed at, named before ``_error`` (a parse or format error, its
+#: code's exception, an answer's distance from the truth): the model's graded failure, never
+#: the harness's, whatever its reply.
+MODEL_ERROR_NAME = re.compile(
+    r"^(?:format|formatting|parse|parsing|syntax|compile|compilation|runtime|execution|exec"
+    r"|test|tests|code|program|answer|extraction|abs|absolute|relative|rel|mean|squared|mse"
+    r"|mae|rmse|numeric|type|value|key|name|index|assertion|attribute|zero_division|tool"
+    r"|model|policy)_"
+)
+
+
+def error_named(name: str) -> bool:
+    """Whether a column named ``name`` records a harness's error by its name
+    (:data:`ERROR_NAME`, not :data:`MODEL_ERROR_NAME`)."""
+    word = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    word = re.sub(r"[\s-]+", "_", word).lower()
+    return bool(ERROR_NAME.match(word)) and not MODEL_ERROR_NAME.match(word)
+
+
 #: Messages that record an error only where they are a harness error message (the matcher a
 #: reply's text meets): NeMo-Skills writes ``error_message`` for its code sandbox's result
 #: (``<not_executed>``, or the model's own code's exception: the model's failure), other

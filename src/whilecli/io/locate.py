@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import correctness_first
+from whilecli.io.aliases import correctness_first, error_named
 from whilecli.io.facts import PASS_TOLERANCE
 from whilecli.io.plan import MISSING_TEXTS, Plan
 from whilecli.io.shape import TASK_ALIASES
@@ -239,12 +239,15 @@ def _exact(value: float) -> str:
 
 
 def _skip_binary(name: str, plan: Plan) -> bool:
-    """Columns never offered as a grade: ids, indices, and what the plan reads as another
-    field (a truncation flag, an error, a version); a part of a summed reward is offered."""
+    """Columns never offered as a grade: ids, indices, what the plan reads as another field
+    (a truncation flag, an error, a version) and what is named as an error
+    (:func:`~whilecli.io.aliases.error_named`: ``crashed``, ``is_error``); a part of a summed
+    reward is offered."""
     return (
         name in TASK_ALIASES
         or name in INDEX_LIKE
         or name in NOT_GRADES
+        or error_named(name.rsplit(".", 1)[-1])
         or name in {v for k, v in plan.fields.items() if k != "reward"}
         or name.endswith(("_id", "_index", "_ms", "Idx", "Index"))
     )

@@ -16,7 +16,7 @@ import math
 import re
 import shlex
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -35,6 +35,7 @@ from whilecli.io.aliases import (
     ERROR_ALIASES,
     ERROR_CLASS_ALIASES,
     ERROR_FLAG_ALIASES,
+    ERROR_HOLDERS,
     ERROR_TEXT_ALIASES,
     EXTRA_PLACES,
     GRADE_LIST_ALIASES,
@@ -65,6 +66,7 @@ from whilecli.io.aliases import (
     VERSION_ALIASES,
     WEAK_CUT_FLAGS,
     correctness_first,
+    error_named,
     names_a_prompts_id,
     says_failure,
     unsure_model_alias,
@@ -745,14 +747,17 @@ def build_plan(
         read_as = sources.get("truncated", "not recorded")
         sources["truncated"] = f"{read_as}; or an error naming the step budget (max iterations)"
     replied = None if said is None else ~facts.empty_reply(said).fill_null(True)
+    named = () if said is None else _named_errors(shape, leaves, fields.values())
     reply = facts.reply_state(
         said,
         always=_recorded_error(shape, leaves, _ALWAYS, spare=capped, replied=replied),
         unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED, spare=capped),
-        beside_no_reply=_recorded_error(shape, leaves, _BESIDE_NO_REPLY),
+        beside_no_reply=_recorded_error(shape, leaves, (*_BESIDE_NO_REPLY, (named, "field"))),
         credited=facts.credited(reward.list.max() if exploding and split is None else reward),
     )
-    request_failed = _request_failed(shape, leaves, reply)
+    request_failed = _request_failed(shape, leaves, reply, named)
+    if named:
+        sources["error"] = ", ".join(named) + " (beside an empty or absent reply)"
     slice_expr = None
     if by is not None:
         if not shape.has(by):
@@ -1141,7 +1146,9 @@ _READS = {
 }
 
 
-def _request_failed(shape: Shape, leaves: Leaves, reply: pl.Expr) -> pl.Expr | None:
+def _request_failed(
+    shape: Shape, leaves: Leaves, reply: pl.Expr, named: Sequence[str] = ()
+) -> pl.Expr | None:
     """True on an error row (``reply``) whose error fields (:data:`_REQUEST_FAILED`: an error,
     its class or message, a status, a finish reason, an HTTP status) name a request that
     failed at the API (:func:`whilecli.io.facts.failed_request`); None where the rows carry
@@ -1151,12 +1158,50 @@ def _request_failed(shape: Shape, leaves: Leaves, reply: pl.Expr) -> pl.Expr | N
     error = reply == facts.ERROR
     texts = [
         _text_at(shape, leaves, alias)
-        for alias in dict.fromkeys(_REQUEST_FAILED)
+        for alias in dict.fromkeys((*_REQUEST_FAILED, *named))
         if shape.kinds_at(alias) - {"null"} and _within(shape, alias)
     ]
     if not texts:
         return None
     return error & pl.any_horizontal([facts.failed_request(pl.when(error).then(t)) for t in texts])
+
+
+#: Every column an alias list above reads as an error, a status or a reason.
+_ERROR_READ = frozenset(
+    alias for aliases, _ in (*_ALWAYS, *_UNLESS_REPLIED, *_BESIDE_NO_REPLY) for alias in aliases
+)
+#: What a column named as an error (:func:`_named_errors`) holds to be read as one: text, a
+#: flag or an object; a number under such a name is a measure (``abs_error``, ``num_errors``).
+_ERROR_KINDS = frozenset({"string", "bool", "dict", "list"})
+
+
+def _named_errors(shape: Shape, leaves: Leaves, fields: Iterable[str]) -> tuple[str, ...]:
+    """Columns whose name says they record a harness's error (:func:`whilecli.io.aliases.
+    error_named`: ``api_error``, ``exception_message``, ``crashed``) under a name no alias
+    list reads, at the top level or in a place errors are kept (:data:`ERROR_HOLDERS`), not
+    read as any field (``fields``, ``leaves``), holding text, a flag or an object: each an
+    error beside an empty or absent reply in rows that keep replies (DESIGN section 1: rate
+    limits scored 0 are no split tasks); beside a reply, the reply is graded."""
+    read = {split_path(name) for name in fields} | set(leaves.paths)
+    tops = {path[0] for path in read if path}
+    found: list[str] = []
+    for place in dict.fromkeys(ERROR_HOLDERS):
+        node = shape if not place else shape.get(split_path(place[:-1]))
+        if node is None:
+            continue
+        for key in node.children:
+            alias = place + key
+            if (
+                alias in _ERROR_READ
+                or (key in tops if not place else split_path(alias) in read)
+                or not error_named(key)
+                or not _within(shape, alias)
+            ):
+                continue
+            kinds = shape.kinds_at(alias) - {"null"}
+            if kinds and kinds <= _ERROR_KINDS:
+                found.append(alias)
+    return tuple(found)
 
 
 def _token_lists_agree(shape: Shape, leaves: Leaves) -> pl.Expr:
