@@ -74,3 +74,39 @@ def test_files_add_up_and_a_read_by_a_column_carries_none(tmp_path: Path) -> Non
     assert int(cells["all"].sum()) == 80
     for _, rows in read_slices([str(one), str(two)], "sampler"):
         assert isinstance(rows, StreamedRows) and not rows.factor_cells
+
+
+def test_a_condition_inside_the_rows_extras_is_a_candidate_unless_read() -> None:
+    rows = [
+        {
+            "metadata": {"checkpoint": ["a", "b"][i % 2], "error": None, "trial": i % 4},
+            "sampling_params": {"top_p": [0.9, 1.0][i % 2], "temperature": [0.6, 1.0][i % 2]},
+            "judge": {"label": ["x", "y"][i % 2]},  # no place conditions are kept in
+            "info": ["not", "an", "object"],
+        }
+        for i in range(100)
+    ]
+    got = _candidates(rows)
+    assert got == [
+        "metadata.checkpoint",
+        "sampling_params.top_p",
+        "sampling_params.temperature",
+    ]
+    # a field read inside the object leaves its neighbours; the object read whole, none
+    assert _candidates(rows, frozenset({"metadata.error"}))[0] == "metadata.checkpoint"
+    assert "metadata.checkpoint" not in _candidates(rows, frozenset({"metadata"}))
+    # a sampling setting read as evidence of greedy decoding stays one (the reader's `used`
+    # leaves it out), one read as anything else does not
+    assert "sampling_params.top_p" not in _candidates(rows, frozenset({"sampling_params.top_p"}))
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_cells_of_a_condition_inside_an_object(tmp_path: Path, kind: str) -> None:
+    rows = drawn_rows(20, 4, lambda t, d: d % 2 == 0)
+    for i, row in enumerate(rows):
+        row["metadata"] = {"checkpoint": "ab"[i % 2], "attempt": 1}
+    got = read_rows([str(write_rows(tmp_path, rows, kind))]).factor_cells
+    cells = got["metadata.checkpoint"]
+    assert int(cells["all"].sum()) == 80
+    passes = dict(cells.group_by("value").agg(pl.col("passes").sum()).rows())
+    assert passes == {"a": 40, "b": 0}

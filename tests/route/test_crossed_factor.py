@@ -61,7 +61,8 @@ def _pool(
     interleaved: bool,
 ) -> list[dict[str, object]]:
     """``per`` draws of each task under each of ``levels``, the ``j``-th passing at the
-    task's logit plus ``j * shift``; the column written as ``column``."""
+    task's logit plus ``j * shift``; the column written as ``column`` (a dotted one inside its
+    object, beside another key)."""
     base = [rng.gauss(0.0, 1.5) for _ in range(tasks)]
     rows: list[tuple[int, int, dict[str, object]]] = []
     for t in range(tasks):
@@ -75,8 +76,11 @@ def _pool(
                     "reward": float(ok),
                     "finish_reason": "stop",
                     "model": MODEL,
-                    column: level,
                 }
+                place, _, name = column.rpartition(".")
+                holder = row.setdefault(place, {"attempt": 1}) if place else row
+                assert isinstance(holder, dict)
+                holder[name] = level
                 rows.append((j, t, row))
     if not interleaved:  # each condition's rows after the other's: its first rows show one
         rows.sort(key=lambda r: (r[0], r[1]))
@@ -95,6 +99,7 @@ LEVELS = {
 )
 @given(
     column=st.sampled_from(NAMES),
+    place=st.sampled_from(["", "", "metadata.", "sampling_params.", "info."]),
     kind=st.sampled_from(sorted(LEVELS)),
     count=st.integers(2, 4),
     per=st.integers(1, 4),
@@ -108,6 +113,7 @@ LEVELS = {
 def test_a_condition_moves_the_verdict_as_its_effect_says(
     tmp_path_factory: pytest.TempPathFactory,
     column: str,
+    place: str,
     kind: str,
     count: int,
     per: int,
@@ -118,7 +124,9 @@ def test_a_condition_moves_the_verdict_as_its_effect_says(
     fmt: str,
     seed: int,
 ) -> None:
-    """With an effect, never firm and the column named; with none, nothing said."""
+    """With an effect, never firm and the column named (at the top level or inside a row's
+    extras or a sampler's settings); with none, nothing said."""
+    column = place + column
     if effect:  # what the rows can show: 200 draws under each value
         tasks = max(tasks, 200 // per)
     rng = random.Random(seed)

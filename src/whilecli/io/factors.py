@@ -21,8 +21,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from whilecli.io.aliases import DO_SAMPLE_ALIASES, TEMPERATURE_ALIASES, TOP_K_ALIASES
-from whilecli.io.shape import Shape, json_kind
+from whilecli.io.aliases import (
+    DO_SAMPLE_ALIASES,
+    EXTRA_PLACES,
+    REQUEST_PLACES,
+    SAMPLING_PLACES,
+    TEMPERATURE_ALIASES,
+    TOP_K_ALIASES,
+)
+from whilecli.io.shape import Shape, json_kind, split_path
 
 __all__ = ["MAX_FACTORS", "MAX_LEVELS", "SETTINGS", "candidates", "possible"]
 
@@ -32,11 +39,15 @@ MAX_FACTORS = 4
 MAX_LEVELS = 8
 #: The share of sampled rows a candidate stands on.
 PRESENT_SHARE = 0.9
-#: Sampling settings on the rows' top level the plan reads only as evidence of greedy decoding
-#: (``temperature``, ``do_sample``): no field of the row, so still candidates (draws at two
-#: temperatures are two conditions).
-SETTINGS = frozenset(
-    a for a in (*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES) if "." not in a
+#: Sampling settings the plan reads only as evidence of greedy decoding (``temperature``,
+#: ``sampling_params.temperature``, ``do_sample``): no field of the row, so still candidates
+#: (draws at two temperatures are two conditions).
+SETTINGS = frozenset((*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES))
+#: The objects a condition is also looked for in, one level down: a row's extras
+#: (``metadata.checkpoint``), a sampler's settings (``sampling_params.top_p``), a request's
+#: (``config.template``).
+PLACES: tuple[str, ...] = tuple(
+    p for p in dict.fromkeys((*EXTRA_PLACES, *SAMPLING_PLACES, *REQUEST_PLACES)) if p
 )
 #: Names of a draw's outcome or record, never a condition it was drawn under: its grade,
 #: its end, its answer, its text, its timing and cost, a trainer's numbers on it (an
@@ -62,8 +73,11 @@ def candidates(shape: Shape, rows: Sequence[Mapping[str, object]], used: set[str
         return []
     found: list[tuple[int, int, str]] = []
     for order, key in enumerate(possible(shape, used)):
-        kinds = _kinds(shape.children[key])
-        values = [row.get(key) for row in rows]
+        node = shape.children.get(key) or shape.get(split_path(key))
+        if node is None:
+            continue
+        kinds = _kinds(node)
+        values = [value_at(row, key) for row in rows]
         present = [
             v for v in values if v is not None and not (isinstance(v, str) and not v.strip())
         ]
@@ -78,16 +92,46 @@ def candidates(shape: Shape, rows: Sequence[Mapping[str, object]], used: set[str
 
 
 def possible(shape: Shape, used: set[str]) -> list[str]:
-    """The top-level columns of ``shape`` of one scalar kind (numbers of both kinds are one)
-    whose name says nothing else (:data:`NOT_A_CONDITION`; a sampling setting's,
-    :data:`SETTINGS`, says it is one), ``used`` left out."""
-    return [
-        key
-        for key, node in shape.children.items()
-        if key not in used
-        and _kinds(node)
-        and (key in SETTINGS or not NOT_A_CONDITION.search(key.lower()))
-    ]
+    """The columns of ``shape`` of one scalar kind (numbers of both kinds are one) whose name
+    says nothing else (:data:`NOT_A_CONDITION`; a sampling setting's, :data:`SETTINGS`, says
+    it is one): at the top level, then one level down in an object of :data:`PLACES` the
+    rows always hold as one (``metadata.checkpoint``), as dotted paths. ``used``: the dotted
+    paths the plan reads (a top-level column read anywhere within, an object read whole, and
+    the fields it reads within it, are left out)."""
+    tops = {path.split(".", 1)[0] for path in used}
+    found = [key for key, node in shape.children.items() if key not in tops and _named(key, node)]
+    for place in PLACES:
+        holder = place[:-1]
+        node = shape.children.get(holder)
+        if node is None or holder in used or node.kinds - {"null"} != {"dict"}:
+            continue
+        found += [
+            place + key
+            for key, child in node.children.items()
+            if place + key not in used
+            and _named(key, child, place + key)
+            and shape.get(split_path(place + key)) is child  # a key a path can name
+        ]
+    return found
+
+
+def _named(key: str, node: Shape, dotted: str | None = None) -> bool:
+    """Whether a column of this name and these kinds may be a condition."""
+    setting = (dotted or key) in SETTINGS
+    return bool(_kinds(node)) and (setting or not NOT_A_CONDITION.search(key.lower()))
+
+
+def value_at(row: Mapping[str, object], key: str) -> object:
+    """A sampled row's value at ``key``: the column so named (a frame's rows), else the value
+    down its dotted path (a JSON row's objects); None where it holds none."""
+    if key in row:
+        return row[key]
+    value: object = row
+    for step in split_path(key):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(step)
+    return value
 
 
 def _kinds(node: Shape) -> set[str]:

@@ -2777,7 +2777,8 @@ def _read_frame(
         )
         _rekey(plan, run)
         keys = factors.possible(shape, _used(plan, leaves))
-        head = lf.select(keys).head(SAMPLE_ROWS).collect().to_dicts() if keys else []
+        columns = [pl.col(key) if key in schema else _column_at(key) for key in keys]
+        head = lf.select(columns).head(SAMPLE_ROWS).collect().to_dicts() if keys else []
         _choose_factors(plan, shape, leaves, head, run)
     except BadValue as err:
         if whole:
@@ -2903,12 +2904,21 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     return lf.select(tops).head(rows).collect().to_dicts()
 
 
+def _column_at(dotted: str) -> pl.Expr:
+    """A frame's column at a dotted path into its struct columns, named by the path."""
+    head, *rest = split_path(dotted)
+    column = pl.col(head)
+    for step in rest:
+        column = column.struct.field(step)
+    return column.alias(dotted)
+
+
 def _used(plan: Plan, leaves: Leaves) -> set[str]:
-    """The top-level columns the plan reads (each leaf read, each field an error cites); a
-    sampling setting read only as evidence of greedy decoding (:data:`~whilecli.io.factors.
-    SETTINGS`) is none."""
-    read = {path[0] for path in leaves.paths if path} - factors.SETTINGS
-    return read | {split_path(name)[0] for name in plan.fields.values()}
+    """The dotted paths the plan reads (each leaf read, each field an error cites); a sampling
+    setting read only as evidence of greedy decoding (:data:`~whilecli.io.factors.SETTINGS`)
+    is none."""
+    read = {".".join(path) for path in leaves.paths if path} - factors.SETTINGS
+    return read | {".".join(split_path(name)) for name in plan.fields.values()}
 
 
 def _choose_factors(
