@@ -576,9 +576,19 @@ def expected(
         key = None if version is None else str(version)
         out.versions[key] = out.versions.get(key, 0) + 1
         draws[task].append(r.get("completion"))
-    for replies in draws.values():
+    ones: list[str] = []  # the one reply of each compared task whose replies are all one
+    given: dict[str, set[str]] = defaultdict(set)  # each reply's tasks
+    for task, replies in draws.items():
+        for text in replies:
+            if text is not None:
+                given[text.strip()].add(task)
         if len(replies) >= 2 and all(t is not None for t in replies):
             out.compared += 1
-            if len({t.strip() for t in replies if t is not None}) == 1:
-                out.repeated += 1
+            said = {t.strip() for t in replies if t is not None}
+            if len(said) == 1:
+                ones.append(said.pop())
+    # a task's one reply that another task gives too agrees by chance where a tenth of the
+    # compared tasks or more hold several replies (the sampler samples)
+    sampled = out.compared - len(ones) >= 0.1 * out.compared
+    out.repeated = sum(1 for one in ones if not (sampled and len(given[one]) >= 2))
     return out

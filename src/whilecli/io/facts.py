@@ -1387,9 +1387,15 @@ def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr
 #: which its greedy rows are read as draws that differ, not one draw repeated
 #: (:func:`draws_found`).
 GREEDY_SPLIT_SHARE = 0.1
+#: The share of compared tasks whose draws differ at or above which the rows' draws are the
+#: sampler's (:func:`draws_found`): a task of one reply that another task's draws also all
+#: give (``B``, ``42``: an answer space a sampler meets by chance) is then sampled agreement,
+#: not one draw repeated. Greedy decoding of short answers leaves nearly every task of one
+#: reply (batch nondeterminism flips a few); a sampler leaves many tasks apart.
+SAMPLED_SHARE = 0.1
 
 
-def draws_found(table: pl.DataFrame) -> tuple[int, int, int]:
+def draws_found(table: pl.DataFrame, draws: pl.DataFrame | None = None) -> tuple[int, int, int]:
     """(grouped tasks whose completions can be compared, those whose draws are all one, and
     of those the ones graded both pass and fail: one reply, two grades, so what splits
     them is the grader, never the draws).
@@ -1400,7 +1406,13 @@ def draws_found(table: pl.DataFrame) -> tuple[int, int, int]:
     temperature 0). Such a task is compared and found not one; where more than
     :data:`GREEDY_SPLIT_SHARE` of the greedy tasks are split so, the rows are not one draw
     repeated (a grader that grades one reply two ways splits a few tasks, not that many),
-    and no greedy task is compared."""
+    and no greedy task is compared.
+
+    A task of one reply that another task gives too (a letter, a number: a small answer
+    space; read from ``draws``, the per-(task, reply) counts of :func:`draw_counts`, else
+    among the tasks of one reply), where :data:`SAMPLED_SHARE` of the compared tasks or more
+    hold several replies (the sampler samples), agrees by chance: compared, not one draw
+    repeated (its one reply graded both ways is the grader's all the same)."""
     if "d_n" not in table.columns:
         return 0, 0, 0
     compared = (pl.col("k") >= 2) & (pl.col("d_n") == pl.col("k"))
@@ -1414,9 +1426,17 @@ def draws_found(table: pl.DataFrame) -> tuple[int, int, int]:
     else:
         one = one & ~(greedy & split)
     apart = one & split
-    out = table.select(compared.sum().alias("c"), one.sum().alias("r"), apart.sum().alias("a")).row(
-        0
-    )
+    reply = pl.when(one & ~greedy).then(pl.col("d_lo"))
+    if draws is not None and draws.height:
+        common = draws.group_by("d").len().filter(pl.col("len") >= 2).get_column("d")
+        shared = reply.is_in(common.implode()).fill_null(False)
+    else:
+        shared = reply.is_not_null() & (reply.count().over(reply) >= 2)
+    sampled = (compared & ~one).sum() >= SAMPLED_SHARE * compared.sum()
+    repeated = one & ~(shared & sampled)
+    out = table.select(
+        compared.sum().alias("c"), repeated.sum().alias("r"), apart.sum().alias("a")
+    ).row(0)
     return int(out[0] or 0), int(out[1] or 0), int(out[2] or 0)
 
 
@@ -1445,20 +1465,27 @@ def replies_written(draws: pl.DataFrame) -> tuple[int, int, int]:
     in tasks of two replies or more each written the same number of times, twice or more:
     the task written over, as a file pooled with itself is; replies graded both pass and
     fail; the tasks holding one of those). A task of one reply is one draw repeated
-    (:func:`draws_found`); a task whose replies recur unevenly (short answers that recur by
-    chance: ``B``, ``42``) is not written over."""
+    (:func:`draws_found`); a task whose replies recur unevenly, or all recur in other tasks
+    (short answers that recur by chance: ``B``, ``42``), is not written over."""
     if draws.height == 0:
         return 0, 0, 0
     n, p = pl.col("n").cast(pl.Int64), pl.col("p").cast(pl.Int64)
     one_grade = (p == 0) | (p == n)
-    per_task = draws.group_by("t").agg(
-        replies=pl.len(),
-        lo=n.min(),
-        hi=n.max(),
-        again=(n - 1).filter(one_grade).sum(),
-        apart=(~one_grade).sum(),
+    own = pl.len().over("d") == 1  # a reply no other task gives
+    per_task = (
+        draws.with_columns(own=own)
+        .group_by("t")
+        .agg(
+            replies=pl.len(),
+            lo=n.min(),
+            hi=n.max(),
+            again=(n - 1).filter(one_grade).sum(),
+            apart=(~one_grade).sum(),
+            own=pl.col("own").any(),
+        )
     )
     over = (pl.col("replies") >= 2) & (pl.col("lo") == pl.col("hi")) & (pl.col("lo") >= 2)
+    over = over & pl.col("own")
     out = per_task.select(
         pl.col("again").filter(over).sum(),
         pl.col("apart").sum().alias("replies"),

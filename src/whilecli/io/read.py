@@ -676,13 +676,14 @@ def _assembled(
         found.add(part.facts)
     if len(parts) > 1:  # a task's rows in several files: its draws compared across them
         pooled = _pooled_task_table(parts, DRAW_FACTS)
+        merged = None
+        if all(p.draws is not None for p in parts):
+            merged = facts.merged_draws([p.draws for p in parts if p.draws is not None])
         if pooled is not None:
-            drawn = facts.draws_found(pooled)
+            drawn = facts.draws_found(pooled, merged)
             found.compared_tasks, found.repeated_tasks, found.graded_apart = drawn
-        if all(p.draws is not None for p in parts):  # a reply written or graded in two files
-            written = facts.replies_written(
-                facts.merged_draws([p.draws for p in parts if p.draws is not None])
-            )
+        if merged is not None:  # a reply written or graded in two files
+            written = facts.replies_written(merged)
             found.repeated_rows, found.apart_replies, found.graded_apart = written
     if len(sources) > 1:  # the error share of the pool (or of one value's rows), not a file's
         facts.refuse_errors(found.errors, found.rows, _names(parts), found.first_error)
@@ -2154,7 +2155,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
             binary=[c for c in part.binary_hint() if c != field_name],
         )
     table = part.task_table
-    compared, repeated, apart = facts.draws_found(table) if table is not None else (0, 0, 0)
+    drawn = facts.draws_found(table, part.draws) if table is not None else (0, 0, 0)
+    compared, repeated, apart = drawn
     again, replies = 0, apart
     if part.draws is not None:  # any reply graded both ways, not only a task's one reply
         again, replies, apart = facts.replies_written(part.draws)

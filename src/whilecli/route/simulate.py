@@ -4,7 +4,8 @@ DESIGN section 2, "Calibrated". A :class:`Truth` names the population: per-task 
 from a Beta mixture (point masses at 0 and 1 for tasks that never or always pass), k draws
 per task, cut-off replies (that can or cannot pass), a teacher some gap ahead, rows that an
 older copy or another model wrote, and what the reading layer must see through: error
-replies in place of draws, greedy draws repeated k times, partial credit, per-row ids.
+replies in place of draws, greedy draws repeated k times, short answers (a letter of a few,
+which sampled draws repeat by chance), partial credit, per-row ids.
 
 - Pool-level truths are drawn as the per-task counts the reader hands the route and routed
   by :func:`whilecli.route.decide.decide`, the function ``whilecli route`` calls.
@@ -133,6 +134,7 @@ class Truth:
     greedy_share: float = 0.0  # share of tasks whose k draws are one completion repeated (rows)
     other_share: float = 0.0  # share of rows another model wrote beside the model's own
     teacher_reward_scale: float = 1.0  # the teacher's rewards written on this scale (rows)
+    answers: int = 0  # replies are one of this many letters: the task's where they pass (rows)
 
     @property
     def through_rows(self) -> bool:
@@ -149,6 +151,7 @@ class Truth:
             or self.teacher_error_share
             or self.greedy_share
             or self.teacher_reward_scale != 1.0
+            or self.answers
         )
 
     @property
@@ -188,7 +191,8 @@ class Truth:
         for name in ("cut_share", "teacher_gap", "stale_share", "error_share", "partial_share",
                      "cut_pass_scale", "row_id_share", "threshold", "teacher_k",
                      "teacher_cut_share", "teacher_error_share",
-                     "teacher_cut_pass_scale", "greedy_share", "other_share"):  # fmt: skip
+                     "teacher_cut_pass_scale", "greedy_share", "other_share",
+                     "answers"):  # fmt: skip
             value = getattr(self, name)
             if value is not None and value != 0:
                 parts.append(f"{name}={value:g}")
@@ -594,6 +598,10 @@ def draw_pool(truth: Truth, rng: np.random.Generator) -> tuple[Pool, Pool | None
     return _pool(tasks, models, versions), t_pool
 
 
+#: The short answers of :attr:`Truth.answers`.
+LETTERS = "ABCDEFGHIJ"
+
+
 def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generator) -> pl.DataFrame:
     """The JSON Lines rows behind one side's draws: per task its real draws (passes first,
     cut-off passes among them) and its error replies; ids per task, or one per row with the
@@ -635,6 +643,11 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
             f"answer to {t} ({'right' if p else 'wrong'})" if r else c
             for t, p, r, c in zip(ids, passed, again, completion, strict=True)
         ]
+    if truth.answers:  # a short answer: the task's own where the draw passes, another where not
+        gold = rng.integers(truth.answers, size=total.size)[task]
+        wrong = (gold + 1 + rng.integers(truth.answers - 1, size=task.size)) % truth.answers
+        chosen = np.where(passed, gold, wrong)
+        completion = [f"The answer is ({LETTERS[c]})." for c in chosen]
     others = np.zeros(rows, bool)
     if truth.other_share:  # another model wrote that share of the rows (at least one)
         others = rng.random(rows) < truth.other_share
@@ -897,6 +910,8 @@ def grid(max_tasks: int = max(GRID_TASKS)) -> list[tuple[str, list[Truth]]]:
                                                 for k in (4, 8) for n in rows]))  # fmt: skip
     regions.append(("rows: greedy repeats", [Truth(m, 8, n, greedy=True) for m in two
                                              for n in rows]))  # fmt: skip
+    regions.append(("rows: short answers", [Truth(m, k, n, answers=a) for m in two
+                                            for k, a in ((4, 4), (8, 2)) for n in rows]))  # fmt: skip
     regions.append(("rows: partial credit", [Truth(m, 8, n, partial_share=0.05) for m in two
                                              for n in rows]))  # fmt: skip
     regions.append(("rows: per-row ids", [Truth(m, k, n, row_ids=True) for m in two
