@@ -59,10 +59,12 @@ def _pool(
     shift: float,
     column: str,
     interleaved: bool,
+    drop: float = 0.0,
 ) -> list[dict[str, object]]:
     """``per`` draws of each task under each of ``levels``, the ``j``-th passing at the
     task's logit plus ``j * shift``; the column written as ``column`` (a dotted one inside its
-    object, beside another key)."""
+    object, beside another key); a ``drop`` share of the rows left out (a harness that
+    dropped its failed requests)."""
     base = [rng.gauss(0.0, 1.5) for _ in range(tasks)]
     rows: list[tuple[int, int, dict[str, object]]] = []
     for t in range(tasks):
@@ -81,7 +83,8 @@ def _pool(
                 holder = row.setdefault(place, {"attempt": 1}) if place else row
                 assert isinstance(holder, dict)
                 holder[name] = level
-                rows.append((j, t, row))
+                if rng.random() >= drop:
+                    rows.append((j, t, row))
     if not interleaved:  # each condition's rows after the other's: its first rows show one
         rows.sort(key=lambda r: (r[0], r[1]))
     return [row for _, _, row in rows]
@@ -107,6 +110,7 @@ LEVELS = {
     shift=st.floats(2.0, 3.0),
     effect=st.booleans(),
     interleaved=st.booleans(),
+    drop=st.sampled_from([0.0, 0.0, 0.05, 0.15]),
     fmt=st.sampled_from(["jsonl", "parquet"]),
     seed=st.integers(0, 10**6),
 )
@@ -121,18 +125,19 @@ def test_a_condition_moves_the_verdict_as_its_effect_says(
     shift: float,
     effect: bool,
     interleaved: bool,
+    drop: float,
     fmt: str,
     seed: int,
 ) -> None:
     """With an effect, never firm and the column named (at the top level or inside a row's
-    extras or a sampler's settings); with none, nothing said."""
+    extras or a sampler's settings, with every row kept or a few dropped); with none,
+    nothing said."""
     column = place + column
     if effect:  # what the rows can show: 200 draws under each value
-        tasks = max(tasks, 200 // per)
+        tasks = max(tasks, math.ceil(200 / (per * (1.0 - drop))))
     rng = random.Random(seed)
-    rows = _pool(
-        rng, tasks, LEVELS[kind][:count], per, shift if effect else 0.0, column, interleaved
-    )
+    levels = LEVELS[kind][:count]
+    rows = _pool(rng, tasks, levels, per, shift if effect else 0.0, column, interleaved, drop)
     route = route_rows(write_rows(tmp_path_factory.mktemp("crossed"), rows, fmt), MODEL)
     found = [f for f in route.data_quality if f.kind == "crossed_factor"]
     if not effect:
@@ -226,10 +231,14 @@ def _graded_rows(rng: random.Random, tasks: int, k: int) -> list[dict[str, objec
     return rows
 
 
+@pytest.mark.parametrize("drop", [0.0, 0.1])
 @pytest.mark.parametrize("k", [2, 4, 8])
-def test_columns_that_follow_the_grade_or_the_task_move_nothing(tmp_path: Path, k: int) -> None:
+def test_columns_that_follow_the_grade_or_the_task_move_nothing(
+    tmp_path: Path, k: int, drop: float
+) -> None:
     rng = random.Random(k)
-    route = route_rows(write_rows(tmp_path, _graded_rows(rng, 300, k), "jsonl"), MODEL)
+    rows = [row for row in _graded_rows(rng, 300, k) if rng.random() >= drop]
+    route = route_rows(write_rows(tmp_path, rows, "jsonl"), MODEL)
     assert "crossed_factor" not in finding_kinds(route), route.headline
 
 

@@ -16,9 +16,10 @@ against the rest, stratified by task (Mantel and Haenszel 1959, JNCI 22:719):
 
 over the tasks of two rows or more (``n_t`` rows, ``x_t`` passes, ``n_tv`` rows and ``O_v``
 passes under value ``v``). A column is read as a condition only where the tasks hold its
-values in one layout (the same rows under each value) on most grouped tasks, those whose
-rows all agree and those that split alike: a harness's loop, not an outcome of the reply,
-whose values fall as the replies do. It moves the verdict only where its chance under
+values in one layout (the same rows under each value, or some of them where a harness
+dropped rows: two values or more, none past the layout, half its rows or more) on most
+grouped tasks, those whose rows all agree and those that split alike: a harness's loop, not
+an outcome of the reply, whose values fall as the replies do. It moves the verdict only where its chance under
 exchangeable draws, two-sided, Bonferroni over its values and the columns weighed, is at
 most :data:`CHANCE`, and two values' rates differ by :data:`MIN_GAP` or more.
 """
@@ -53,7 +54,7 @@ class Crossed:
     #: Each value with its counted rows and pass rate over the weighed tasks, most rows first.
     values: tuple[tuple[str, int, float], ...]
     tasks: int  # tasks of two counted rows or more, weighed
-    layout: int  # grouped tasks holding the values in the most common layout
+    layout: int  # grouped tasks holding the most common layout, or part of it (rows dropped)
     grouped: int  # tasks of two rows or more
     z: float  # the largest |z_v|
     chance: float  # two-sided, Bonferroni over values and columns
@@ -88,6 +89,7 @@ def crossed(column: str, cells: pl.DataFrame, columns: int = 1) -> Crossed | Non
     shown = (
         counts.join(per_task, on="task_id")
         .select(
+            *names,
             layout.alias("layout"),
             pl.sum_horizontal(names).alias("n"),
             pl.sum_horizontal((pl.col(v) > 0).cast(pl.Int64) for v in names).alias("held"),
@@ -99,12 +101,30 @@ def crossed(column: str, cells: pl.DataFrame, columns: int = 1) -> Crossed | Non
     common = shown.filter(pl.col("held") >= 2)["layout"].value_counts(sort=True)
     if grouped == 0 or common.height == 0:
         return None
-    top = common["layout"][0]
-    most = int(common["count"][0])
+    layouts = [
+        ([int(c) for c in str(shape).split(",")], int(count)) for shape, count in common.iter_rows()
+    ]
+    top, most_held = layouts[0]
+    # the harness's layout: the most common one, or a fuller one nearly as common (a few
+    # rows dropped from every task make a layout short of one row the most common)
+    for shape, count in layouts[1:]:
+        fuller = all(a >= b for a, b in zip(shape, top, strict=True))
+        if fuller and 2 * count >= most_held:
+            top = shape
+    # a task holds the layout where its rows are that layout's, or some of them (a harness
+    # that dropped a failed request's row): two values or more, none over the layout's
+    # count, at least half its rows
+    fits = (
+        pl.all_horizontal(pl.col(v) <= c for v, c in zip(names, top, strict=True))
+        & (pl.col("held") >= 2)
+        & (2 * pl.col("n") >= sum(top))
+    )
+    shown = shown.with_columns(fits.alias("fits"))
+    most = int(shown["fits"].sum())
     # a condition is laid out before the draw: as often on the tasks that split as on those
     # whose rows all agree (a column that follows the grades lays out as the passes fall)
     for side in shown.partition_by("unanimous"):
-        if (side["layout"] == top).sum() < LAYOUT_SHARE * side.height:
+        if side["fits"].sum() < LAYOUT_SHARE * side.height:
             return None
     n, x, m = pl.col("n_t"), pl.col("x_t"), pl.col("rows")
     weighed = cells.join(per_task, on="task_id").filter((n >= 2) & (m > 0))
