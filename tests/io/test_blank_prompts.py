@@ -1,6 +1,7 @@
 """A blank prompt keys no task (DESIGN section 1): rows with no id keyed by their prompt
-text, where some rows hold an empty or whitespace-only prompt (a harness that did not save
-it), are refused at the first such row as a null prompt is. Hashed as text, every blank row
+text, where some rows hold an empty or whitespace-only prompt, a placeholder (``N/A``,
+``<prompt>``) or no letter or digit at all (``-``) where a harness did not save it, are
+refused at the first such row as a null prompt is. Hashed as text, every blank row
 became one task of hundreds of draws beside the real ones."""
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
         "null",
         [{"role": "user", "content": ""}],
         [{"role": "user", "content": " "}],
+        "N/A",
+        "TBD",
+        "<prompt>",
+        "-",
+        "...",
+        "?",
+        [{"role": "user", "content": "N/A"}],
     ],
 )
 def test_a_blank_prompt_is_no_task_id(tmp_path: Path, blank: Any) -> None:
@@ -60,5 +68,14 @@ def test_a_blank_part_beside_the_question_keys_by_the_question(tmp_path: Path) -
     for row in rows:
         row["system_prompt"] = "" if row["completion"].endswith("0") else " "
         row["question"] = row.pop("prompt")
+    got = read_rows([str(_write(tmp_path / "rows.jsonl", rows))])
+    assert got.frame.select("task_id").collect()["task_id"].n_unique() == 50
+
+
+@pytest.mark.parametrize("prompt", ["2+2=?", "x", "是什么？", "Ω"])
+def test_a_short_prompt_of_a_letter_or_digit_keys_its_task(tmp_path: Path, prompt: str) -> None:
+    rows = _rows("", 10**9)
+    for row in rows[:4]:
+        row["prompt"] = prompt
     got = read_rows([str(_write(tmp_path / "rows.jsonl", rows))])
     assert got.frame.select("task_id").collect()["task_id"].n_unique() == 50

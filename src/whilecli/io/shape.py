@@ -950,20 +950,31 @@ def canonical_series(series: pl.Series) -> pl.Series:
 
 
 #: Prompts in :func:`canonical_text`'s form (in lower case) that hold no text: empty, an
-#: empty message, or a missing value written as text (a writer's ``str(None)``).
-_BLANK_PROMPTS = frozenset({"", '""', "[]", "{}", "none", "null", "nan", "undefined"})
+#: empty message, a missing value written as text (a writer's ``str(None)``), or a
+#: placeholder a harness writes where it kept no prompt (``N/A``, ``TBD``, ``<prompt>``). A
+#: prompt of no letter and no digit (``-``, ``...``, ``?``) holds none either
+#: (:func:`blank_prompt`).
+_BLANK_PROMPTS = frozenset(
+    {"", '""', "[]", "{}", "none", "null", "nan", "undefined", "n/a", "na", "n.a.", "tbd"}
+    | {"todo", "placeholder", "<prompt>", "<none>", "<empty>", "<missing>", "missing", "empty"}
+)
+
+
+def blank_prompt(text: str) -> bool:
+    """Whether a prompt in :func:`canonical_text`'s form holds no text to key a task by."""
+    return text.lower() in _BLANK_PROMPTS or not any(c.isalnum() for c in text)
 
 
 def prompt_hash(series: pl.Series) -> pl.Series:
     """A stable id per prompt: ``p:`` + the first 16 hex digits of the SHA-256 of its
     :func:`canonical_text`; none for a prompt that is blank in that form (an empty or
-    whitespace-only text, an empty message's, ``"None"``): no prompt to key a task by, as a
-    null one."""
+    whitespace-only text, an empty message's, ``"None"``, a placeholder, ``N/A``, ``-``:
+    :func:`blank_prompt`): no prompt to key a task by, as a null one."""
     canon = {v: canonical_text(v) for v in series.unique().to_list() if v is not None}
     table = {
         v: "p:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
         for v, text in canon.items()
-        if text.lower() not in _BLANK_PROMPTS
+        if not blank_prompt(text)
     }
     if not table:
         return pl.Series(series.name, [None] * len(series), dtype=pl.String)
