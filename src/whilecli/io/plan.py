@@ -748,11 +748,15 @@ def build_plan(
         sources["truncated"] = f"{read_as}; or an error naming the step budget (max iterations)"
     replied = None if said is None else ~facts.empty_reply(said).fill_null(True)
     named = () if said is None else _named_errors(shape, leaves, fields.values())
+    # a column --map reads as a field (--map reward=error) records no error besides
+    taken = frozenset(mapping.values())
     reply = facts.reply_state(
         said,
-        always=_recorded_error(shape, leaves, _ALWAYS, spare=capped, replied=replied),
-        unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED, spare=capped),
-        beside_no_reply=_recorded_error(shape, leaves, (*_BESIDE_NO_REPLY, (named, "field"))),
+        always=_recorded_error(shape, leaves, _ALWAYS, capped, replied, taken),
+        unless_replied=_recorded_error(shape, leaves, _UNLESS_REPLIED, capped, taken=taken),
+        beside_no_reply=_recorded_error(
+            shape, leaves, (*_BESIDE_NO_REPLY, (named, "field")), taken=taken
+        ),
         credited=facts.credited(reward.list.max() if exploding and split is None else reward),
     )
     request_failed = _request_failed(shape, leaves, reply, named)
@@ -1229,9 +1233,11 @@ def _recorded_error(
     readers: tuple[tuple[tuple[str, ...], str], ...],
     spare: pl.Expr | None = None,
     replied: pl.Expr | None = None,
+    taken: frozenset[str] = frozenset(),
 ) -> pl.Expr | None:
     """True where any of ``readers``' fields the rows carry records an error
-    (:mod:`whilecli.io.aliases`); None where they carry none. ``spare``: rows whose error
+    (:mod:`whilecli.io.aliases`); None where they carry none. ``taken``: columns ``--map``
+    reads as a field, read as no error. ``spare``: rows whose error
     field names the step budget beside their episode (:func:`_capped`), cut off, not failed.
     ``replied``: rows that hold a reply, where an error field that holds what the model's own
     program did (:func:`whilecli.io.facts.program_error`: its traceback, a failed test, a
@@ -1241,7 +1247,7 @@ def _recorded_error(
     for aliases, kind in readers:
         for alias in aliases:
             kinds = shape.kinds_at(alias) - {"null"}
-            if not _within(shape, alias):
+            if alias in taken or not _within(shape, alias):
                 continue
             if kinds and (kind == "field" or kinds <= _READS.get(kind, SCALAR)):
                 text = _text_at(shape, leaves, alias)
