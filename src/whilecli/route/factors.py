@@ -19,9 +19,10 @@ passes under value ``v``). A column is read as a condition only where the tasks 
 values in one layout (the same rows under each value, or some of them where a harness
 dropped rows: two values or more, none past the layout, half its rows or more) on most
 grouped tasks, those whose rows all agree and those that split alike: a harness's loop, not
-an outcome of the reply, whose values fall as the replies do. It moves the verdict only where its chance under
-exchangeable draws, two-sided, Bonferroni over its values and the columns weighed, is at
-most :data:`CHANCE`, and two values' rates differ by :data:`MIN_GAP` or more.
+an outcome of the reply, whose values fall as the replies do. It moves the verdict only
+where its chance under exchangeable draws, two-sided, Bonferroni over its values and the
+columns weighed, is at most :data:`CHANCE`, and two values' rates differ by :data:`MIN_GAP`
+or more.
 """
 
 from __future__ import annotations
