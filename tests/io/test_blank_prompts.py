@@ -1,6 +1,6 @@
 """A blank prompt keys no task (DESIGN section 1): rows with no id keyed by their prompt
 text, where some rows hold an empty or whitespace-only prompt, a placeholder (``N/A``,
-``<prompt>``) or no letter or digit at all (``-``) where a harness did not save it, are
+``<prompt>``, ``unknown``) or no letter or digit at all (``-``) where a harness did not save it, are
 refused at the first such row as a null prompt is. Hashed as text, every blank row
 became one task of hundreds of draws beside the real ones."""
 
@@ -49,6 +49,8 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
         "N/A",
         "TBD",
         "<prompt>",
+        "Unknown",
+        "(none)",
         "-",
         "...",
         "?",

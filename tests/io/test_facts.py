@@ -9,18 +9,16 @@ counts, leaves out and refuses is compared with :mod:`facts_reference`.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from facts_reference import expected, is_harness_error, model_name
-from whilecli.errors import InputError
+from facts_check import FOUND_CASE, matches_reference, write_rows
+from facts_reference import is_harness_error, model_name
 from whilecli.io import facts
 from whilecli.io.read import read_rows
 from whilecli.route.pool import summarize
@@ -85,38 +83,6 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return rows, options
 
 
-def _write(tmp: Path, rows: list[dict[str, Any]], kind: str) -> Path:
-    path = tmp / f"rows.{kind}"
-    if kind == "jsonl":
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    else:
-        schema = {
-            "task_id": pl.String,
-            "reward": pl.Float64,
-            "prompt": pl.String,
-            "completion": pl.String,
-            "response": pl.String,
-            "output": pl.String,
-            "output_response": pl.String,
-            "model": pl.String,
-            "policy_version": pl.Int64,
-        }
-        cols = {c: t for c, t in schema.items() if any(c in r for r in rows)}
-        pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema=cols).write_parquet(path)
-    return path
-
-
-FOUND_CASE = {"threshold": None, "missing": "skip", "kind": "jsonl"}
-REFUSALS = {
-    "errors": "most replies are errors",
-    "ungraded": "no graded row",
-    "conflict": "carries different prompts",
-    "nothing": "nothing was generated",
-    "unbounded": "outside",
-    "partial": "strictly between 0 and 1",
-}
-
-
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -126,48 +92,7 @@ REFUSALS = {
 @example(([{"task_id": "t0", "reward": 0.0, "response": None}], FOUND_CASE))
 @example(([{"task_id": "t0", "reward": 0.0, "response": None}], {**FOUND_CASE, "kind": "parquet"}))
 def test_facts_match_the_slow_reading(tmp_path: Path, case: tuple[list, dict]) -> None:
-    rows, options = case
-    path = _write(tmp_path, rows, options["kind"])
-    want = expected(rows, options["threshold"], options["missing"], options["kind"])
-    if want.refused is not None:
-        with pytest.raises(InputError, match=REFUSALS[want.refused]) as err:
-            read_rows([str(path)], pass_threshold=options["threshold"], missing=options["missing"])
-        if want.conflict is not None:
-            assert repr(want.conflict) in str(err.value)
-        return
-    got = read_rows([str(path)], pass_threshold=options["threshold"], missing=options["missing"])
-    found = got.facts
-    assert (found.rows, found.errors, found.ungraded) == (want.rows, want.errors, want.ungraded)
-    assert (found.empty, found.partial) == (want.empty, want.partial)
-    assert (found.compared_tasks, found.repeated_tasks) == (want.compared, want.repeated)
-    assert (found.per_row_ids is not None) == want.per_row_ids
-    line = "row" if options["kind"] == "parquet" else "line"
-    for first, at in (
-        (found.first_error, want.first_error),
-        (found.first_ungraded, want.first_ungraded),
-    ):
-        if at is None:
-            assert first is None
-        else:
-            place = at - 1 if line == "row" else at
-            assert first == f"{path} {line} {place}"
-    pool = summarize(got)
-    tasks = {r["task_id"]: (r["n"], r["passes"]) for r in pool.tasks.iter_rows(named=True)}
-    if want.per_row_ids:
-        assert sorted(tasks.values()) == sorted(want.tasks.values())
-    else:
-        assert tasks == want.tasks
-    assert pool.models == {k: v for k, v in sorted(want.models.items(), key=_key)}
-    assert pool.versions == {k: v for k, v in sorted(want.versions.items(), key=_key)}
-    frame = got.frame.collect()
-    assert frame.height == sum(n for n, _ in want.tasks.values())
-    assert set(frame["reply"].unique()) <= {facts.OK, facts.EMPTY}
-    if options["missing"] == "skip":
-        assert frame["graded"].all()
-
-
-def _key(item: tuple[str | None, int]) -> tuple[bool, str]:
-    return (item[0] is None, item[0] or "")
+    matches_reference(tmp_path, case)
 
 
 #: What a harness or an API client writes in place of a reply: a label first, a failure named.
@@ -351,7 +276,7 @@ def test_the_pass_rule_forgives_float32_rounding_below_the_threshold(
 def test_one_null_grade_among_300_rows_is_left_out_and_named(tmp_path: Path) -> None:
     rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2)} for i in range(300)]
     rows[17]["reward"] = None
-    path = _write(tmp_path, rows, "jsonl")
+    path = write_rows(tmp_path, rows, "jsonl")
     got = read_rows([str(path)])
     assert got.facts.ungraded == 1 and got.facts.first_ungraded == f"{path} line 18"
     assert got.frame.collect().height == 299
@@ -366,5 +291,5 @@ def test_integer_steps_are_versions(tmp_path: Path) -> None:
         {"task_id": f"t{i // 4}", "reward": float(i % 2), "model": "m", "step": i % 3}
         for i in range(12)
     ]
-    got = summarize(read_rows([str(_write(tmp_path, rows, "jsonl"))]))
+    got = summarize(read_rows([str(write_rows(tmp_path, rows, "jsonl"))]))
     assert got.versions == {"0": 4, "1": 4, "2": 4}

@@ -43,6 +43,7 @@ def labelled(draw: st.DrawFn) -> tuple[str, str, str]:
     label = draw(st.sampled_from(ON if on else OFF))
     dated = on and draw(st.integers(0, 3)) == 0  # Qwen3-4B-Thinking-2507: a release's name
     name = f"{family}-{size:g}B{variant}{label}" + ("-2507" if dated else "")
+    name_variant = variant
     name = name.lower() if draw(st.booleans()) else name
     change = draw(st.sampled_from(["none", "none", "size", "variant", "family"]))
     if change == "size":
@@ -52,6 +53,10 @@ def labelled(draw: st.DrawFn) -> tuple[str, str, str]:
     elif change == "family":
         family, org = draw(st.sampled_from([f for f in FAMILIES if f[0] != family]))
     model = f"{org}/{family}-{size:g}B{variant}"
+    # a chat label beside a plain name, in a family whose plain name is its chat model
+    labelled = {variant, name_variant} == {"", "-Instruct"} and family in ("Qwen3", "QwQ")
+    if change == "variant" and labelled and not on:
+        return name, model, UNSURE
     if change != "none" or dated:
         return name, model, OTHER
     return name, model, UNSURE if on else SAME

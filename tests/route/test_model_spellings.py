@@ -484,3 +484,75 @@ def test_a_releases_name_is_another_model_firmly(
     route = run_route([str(rows)], model=f"{org}/{name}")
     assert route.method == "sft" and not route.provisional, route.headline
     assert "model_tuned" not in [f.kind for f in route.data_quality]
+
+
+#: Words a served alias or a run writes beside a model's name (``local-qwen3-8b``,
+#: ``Qwen3-8B-server``): none names another model.
+ALIAS_WORDS = st.lists(
+    st.sampled_from(["local", "my", "server", "prod", "served", "endpoint", "Team", "LOCAL"]),
+    min_size=1,
+    max_size=2,
+)
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    model=models(),
+    words=ALIAS_WORDS,
+    where=st.sampled_from(["before", "after", "both"]),
+    sep=st.sampled_from(["-", "_"]),
+)
+def test_a_name_with_words_beside_it_is_never_firmly_another_model(
+    tmp_path_factory: pytest.TempPathFactory,
+    model: tuple[str, str, float],
+    words: list[str],
+    where: str,
+    sep: str,
+) -> None:
+    """``local-qwen3-8b`` beside ``--model Qwen/Qwen3-8B``: the model served under an alias,
+    a checkpoint of the run, or a model trained from it; the name cannot tell, so a firm SFT
+    (another model wrote every row) is never the answer."""
+    org, name, _ = model
+    if where == "both":  # a word on each side
+        words = [words[0], words[-1]]
+    before = sep.join(words if where == "before" else words[:1]) + sep if where != "after" else ""
+    after = sep + sep.join(words if where == "after" else words[1:]) if where != "before" else ""
+    written = f"{before}{name}{after}"
+    rows = _rows(
+        tmp_path_factory.mktemp("alias") / "rows.jsonl", lambda t: written, tasks=40, drawn=True
+    )
+    route = run_route([str(rows)], model=f"{org}/{name}")
+    assert not (route.method == "sft" and not route.provisional), (written, route.headline)
+    if route.method == "sft":
+        assert "model_tuned" in [f.kind for f in route.data_quality]
+
+
+@pytest.mark.parametrize(
+    ("written", "model", "firm_other"),
+    [
+        ("qwen3-8b-instruct", "Qwen/Qwen3-8B", False),  # Qwen3 names its chat model plainly
+        ("Qwen/Qwen3-8B-Chat", "Qwen/Qwen3-8B", False),
+        ("Qwen/Qwen3-8B", "my_lab/qwen3-8b-it", False),
+        ("phi-4-instruct", "microsoft/phi-4", False),
+        ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B", True),  # a base's
+        ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B", True),
+        ("google/gemma-2-9b-it", "google/gemma-2-9b", True),
+        ("Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-4B", True),  # a release's own name
+        ("Qwen/Qwen3-8B-Base", "Qwen/Qwen3-8B", True),
+    ],
+)
+def test_a_chat_label_beside_a_plain_name(
+    tmp_path: Path, written: str, model: str, firm_other: bool
+) -> None:
+    """A chat label beside a ``--model`` that states no variant: in a family that names its
+    base model plainly it is another model (firm SFT); elsewhere the plain name may be the
+    chat model itself, so check 6 is unknown and the verdict provisional."""
+    rows = _rows(tmp_path / "rows.jsonl", lambda t: written, tasks=40, drawn=True)
+    route = run_route([str(rows)], model=model)
+    on_policy = _check(route, "on_policy")
+    if firm_other:
+        assert route.method == "sft" and not route.provisional, route.headline
+    else:
+        assert on_policy.status.value == "unknown", on_policy.why
+        assert "chat label" in on_policy.why
+        assert route.provisional, route.headline

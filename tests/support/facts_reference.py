@@ -352,6 +352,49 @@ def graded(reward: Any) -> bool:
     return reward is not None and not (isinstance(reward, float) and math.isnan(reward))
 
 
+def _credited(reward: Any) -> bool:
+    return isinstance(reward, (int, float)) and not math.isnan(reward) and reward > 0
+
+
+def absent_errors(
+    rows: list[dict[str, Any]],
+    states: list[str],
+    keys: list[str],
+    cut: float,
+    missing: str = "skip",
+) -> set[int]:
+    """The rows that keep no reply (``completion`` None) read as the harness's errors: in the
+    tasks (``keys``, one per row) that keep a reply on another counted row, where no such
+    row has credit and their tasks' replied rows pass often enough that 5 passes or more
+    were due among them."""
+    tasks: dict[str, list[int]] = defaultdict(list)
+    for i, key in enumerate(keys):
+        tasks[key].append(i)
+    due, credit, chosen = 0.0, 0, set()
+    for members in tasks.values():
+        counted = [
+            i
+            for i in members
+            if states[i] != "error" and (graded(rows[i].get("reward")) or missing == "fail")
+        ]
+        replied = [i for i in counted if rows[i].get("completion") is not None]
+        absent = [i for i in counted if rows[i].get("completion") is None]
+        if not replied or not absent:
+            continue
+        passes = 0
+        for i in replied:
+            reward = rows[i].get("reward")
+            passes += graded(reward) and reward >= cut - TOLERANCE
+        for i in absent:
+            reward = rows[i].get("reward")
+            credit += _credited(reward) or (graded(reward) and reward >= cut - TOLERANCE)
+        due += len(absent) * passes / len(replied)
+        chosen |= {i for i in members if rows[i].get("completion") is None}
+    if credit or due + 1e-9 < 5:
+        return set()
+    return chosen
+
+
 def _without_checkpoint(path: str) -> str:
     """``/models/Name/checkpoint-100`` → ``/models/Name``; verl's
     ``…/Name/global_step_100/actor/huggingface`` → ``…/Name``; any other path as it is."""
@@ -490,6 +533,20 @@ def _replies_as_completion(rows: list[dict[str, Any]], typed: bool) -> list[dict
     ]
 
 
+def _per_row_ids(rows: list[dict[str, Any]]) -> bool:
+    """Ids one per row while prompts repeat: tasks keyed by the prompt."""
+    per_id: dict[str, int] = defaultdict(int)
+    for r in rows:
+        per_id[str(r["task_id"])] += 1
+    with_prompt = [r["prompt"] for r in rows if r.get("prompt") is not None]
+    return bool(
+        with_prompt
+        and len(per_id) >= 2
+        and max(per_id.values()) == 1
+        and len(set(with_prompt)) < len(with_prompt)
+    )
+
+
 def expected(
     rows: list[dict[str, Any]],
     threshold: float | None = None,
@@ -502,6 +559,11 @@ def expected(
     out = Expected(rows=len(rows))
     states = [reply(r) for r in rows]
     grades = [graded(r.get("reward")) for r in rows]
+    out.per_row_ids = _per_row_ids(rows)
+    keys = [r["prompt"] if out.per_row_ids else str(r["task_id"]) for r in rows]
+    cut = 1.0 if threshold is None else threshold
+    for i in absent_errors(rows, states, keys, cut, missing):
+        states[i] = "error"
     for i, (state, grade) in enumerate(zip(states, grades, strict=True)):
         if state == "error":
             out.errors += 1
@@ -522,20 +584,10 @@ def expected(
         return out
     # ids against prompts
     prompts: dict[str, set[str]] = defaultdict(set)
-    per_id: dict[str, int] = defaultdict(int)
     for r in rows:
-        per_id[str(r["task_id"])] += 1
         if r.get("prompt") is not None:
             prompts[str(r["task_id"])].add(r["prompt"])
     conflicts = sorted(t for t, ps in prompts.items() if len(ps) > 1)
-    with_prompt = [r["prompt"] for r in rows if r.get("prompt") is not None]
-    if (
-        with_prompt
-        and len(per_id) >= 2
-        and max(per_id.values()) == 1
-        and len(set(with_prompt)) < len(with_prompt)
-    ):
-        out.per_row_ids = True
     texts = [r.get("completion") for r in rows if "completion" in r]
     credited = any(isinstance(r.get("reward"), (int, float)) and r["reward"] > 0 for r in rows)
     # every reply empty: nothing generated; a reply field null on every row is so too, unless
@@ -558,7 +610,6 @@ def expected(
     if conflicts:  # after the grades, which say more
         out.refused, out.conflict = "conflict", conflicts[0]
         return out
-    cut = 1.0 if threshold is None else threshold
     draws: dict[str, list[str | None]] = defaultdict(list)
     for r, s, g in zip(rows, states, grades, strict=True):
         if s == "error" or (not g and missing != "fail"):

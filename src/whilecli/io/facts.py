@@ -14,11 +14,12 @@ streaming pass it makes over each file:
   of a reply (an error field holding one, an error flag set, a failed request's status, an
   HTTP error status 400-599 or an error class naming a failed request beside no reply, a
   stop/finish reason ``error``, ``abort`` or ``rate_limited``, or a reply that is a harness
-  error message:
-  HTTP 429/5xx, rate limit, timeout, connection error, context length exceeded). Error rows
-  are left out of every rate and counted; a file whose replies are errors half the time or
-  more is refused. ``empty`` is the model's reply. The reply is resolved once
-  (:class:`Reply`) and its empty state, error text and draw key all read it.
+  error message: HTTP 429/5xx, rate limit, timeout, connection error, context length
+  exceeded), or recorded nothing: no reply (null) beside replies of its task, where such rows
+  never pass and passes were due among them (:func:`absent_failures`). Error rows are left
+  out of every rate and counted; a file whose replies are errors half the time or more is
+  refused. ``empty`` is the model's reply. The reply is resolved once (:class:`Reply`) and
+  its empty state, error text and draw key all read it.
 - partial credit: graded rows strictly between 0 and a pass at 1.0. Under
   :data:`PARTIAL_SHARE` of the graded rows, threshold 1.0 applies and they are counted;
   more, without an explicit threshold, is refused.
@@ -851,6 +852,9 @@ class Facts:
     #: Of the errors, those that name a request failed at the API (a rate limit, a server's
     #: failure: :func:`failed_request`): no reading counts them as the model's failures.
     request_errors: int = 0
+    #: Of the errors, rows that keep no reply beside replies of their task, where such rows
+    #: never pass: nothing recorded (:func:`absent_failures`).
+    unrecorded: int = 0
     empty: int = 0
     first_empty: str | None = None
     partial: int = 0
@@ -969,7 +973,7 @@ class Facts:
         for name in (
             *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
             *("selected", "greedy_rows", "cut_disputed", "cut_disputed_passes"),
-            *("request_errors", "cut_at_longest", "cut_at_longest_passes"),
+            *("request_errors", "cut_at_longest", "cut_at_longest_passes", "unrecorded"),
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
@@ -1380,7 +1384,45 @@ def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr
             draw.max().alias("d_hi"),
             (count & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("d_pass"),
         ]
+        absent = count & pl.col(DRAW).is_null()
+        credit = pl.col("passed").fill_null(False) | credited(pl.col("reward")).fill_null(False)
+        aggs += [
+            (absent & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("a_pass"),
+            (absent & credit).sum().cast(pl.Int64).alias("a_cred"),
+        ]
     return aggs
+
+
+#: The passes the rows that keep no reply would hold, were they drawn as their tasks' replied
+#: rows are, from which none passing reads as a harness that recorded nothing
+#: (:func:`absent_failures`): a sum of draws with this mean holds none 0.7% of the time.
+ABSENT_EXPECTED = 5.0
+
+
+def absent_failures(table: pl.DataFrame) -> tuple[pl.Series, int] | None:
+    """The tasks whose rows that keep no reply (null, in a file that keeps replies) are a
+    harness's failures, not the model's, and how many such rows they hold; None where the
+    rows do not say so.
+
+    A row with no reply beside replies of its own task is either not kept (a writer that
+    logs some replies only) or nothing recorded (a timeout, a crash) and scored 0. The grades
+    tell them apart: where no such row has credit while their tasks' replied rows pass
+    often enough that :data:`ABSENT_EXPECTED` passes or more were due among them, the writer
+    did not pick them at random: nothing was recorded, as an error field would have said.
+    A task whose rows keep no reply at all is left as it is (its replies were not kept)."""
+    need = {"k", "d_n", "d_pass", "a_pass", "a_cred"}
+    if not need <= set(table.columns):
+        return None
+    absent = pl.col("k") - pl.col("d_n")
+    mixed = table.filter((pl.col("d_n") > 0) & (absent > 0))
+    if mixed.height == 0:
+        return None
+    rate = (pl.col("d_pass") - pl.col("a_pass")) / pl.col("d_n")
+    sums = ((absent * rate).sum().alias("due"), pl.col("a_cred").sum(), absent.sum().alias("n"))
+    due, credit, rows = mixed.select(sums).row(0)
+    if credit or due + 1e-9 < ABSENT_EXPECTED:
+        return None
+    return mixed["task_id"], int(rows)
 
 
 #: The share of a file's greedy tasks (:data:`GREEDY_DRAW`) graded both pass and fail past

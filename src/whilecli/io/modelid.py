@@ -462,7 +462,8 @@ def weights_relation(a: str, b: str) -> str:
         if hosted.build == "hosted":  # a Hub name as written, served at an unstated precision
             bare = replace(hosted, build=None)
             same = bare.match == model.match or bare.weights_match == model.weights_match
-            return UNSURE if same else OTHER
+            chat = _chat_labelled(bare, model) or _chat_labelled(model, bare)
+            return UNSURE if same or chat else OTHER
     for labelled, model in ((x, y), (y, x)):
         plain = _THINK.sub("", labelled.name)
         if plain != labelled.name and replace(labelled, name=plain).match == model.match:
@@ -470,7 +471,33 @@ def weights_relation(a: str, b: str) -> str:
     for build, model in ((x, y), (y, x)):
         if build.build is not None:
             return _build_relation(build, model)
-    return COPY if x.weights_match == y.weights_match else OTHER
+    if x.weights_match == y.weights_match:
+        return COPY
+    if _chat_labelled(x, y) or _chat_labelled(y, x):
+        return UNSURE
+    return OTHER
+
+
+#: Families that release their base model under the plain name (``Llama-3.1-8B``,
+#: ``Qwen2.5-7B``, ``gemma-2-9b``, ``Mistral-7B-v0.3``) and their chat model with a label
+#: (``-Instruct``, ``-it``): there the label names another model's weights.
+_PLAIN_IS_BASE = re.compile(
+    r"(?i)^(?:meta-)?(?:llama|codellama|mistral|mixtral|qwen(?:1\.5|2(?:\.5)?)(?![\d.])|gemma"
+    r"|olmo|smollm|yi|falcon|internlm|baichuan)(?![a-z])"
+)
+
+
+def _chat_labelled(labelled: ModelId, plain: ModelId) -> bool:
+    """Whether ``labelled`` is ``plain`` with a chat label (``qwen3-8b-instruct`` beside
+    ``Qwen3-8B``) where ``plain`` states no variant and its family is not one known to
+    release its base model under the plain name (:data:`_PLAIN_IS_BASE`): ``Qwen3-8B`` is
+    Qwen's chat model, so the label may name it or another build."""
+    if _variant(labelled) != "chat" or _variant(plain) is not None:
+        return False
+    if _PLAIN_IS_BASE.match(plain.key):
+        return False
+    bare = _CHAT_WORD.sub("", labelled.name)
+    return bool(bare) and replace(labelled, name=bare).weights_match == plain.weights_match
 
 
 def unsure_reason(names: Sequence[str], model: str) -> str:
@@ -482,6 +509,17 @@ def unsure_reason(names: Sequence[str], model: str) -> str:
         return (
             "a thinking label: a hybrid model's thinking mode (its own weights) or a model"
             " released as its Thinking build (another model's)"
+        )
+    mine = model_identity(model)
+    labelled = [
+        n
+        for n in names
+        if _chat_labelled(model_identity(n), mine) or _chat_labelled(mine, model_identity(n))
+    ]
+    if names and len(labelled) == len(names):
+        return (
+            "a chat label beside a name that states no variant: some families name their chat"
+            " model so (Qwen3-8B), others their base model (Llama-3.1-8B)"
         )
     if names and all(model_identity(n).build == "hosted" for n in names):
         return (
@@ -652,16 +690,46 @@ _TRAINING_TAGS = re.compile(
 )
 
 
+#: Words beside a model's name that name another model, not the same one under an alias: a
+#: release's variant (:data:`_CHAT_WORD`, :data:`_BASE_WORD`, read apart), a modality, a
+#: domain, a reward or guard model, a distilled or thinking build (``Qwen3-8B-VL``,
+#: ``Skywork-Reward-Llama-3.1-8B``).
+_MODEL_WORDS = frozenset(
+    {
+        *("instruct", "it", "chat", "base", "text", "vl", "vision", "audio", "omni", "coder"),
+        *("code", "math", "guard", "reward", "rm", "prm", "orm", "embed", "embedding"),
+        *("reranker", "distill", "distilled", "think", "thinking", "reasoning", "preview"),
+        *("mini", "nano", "pro", "flash", "turbo", "moe", "draft", "eagle", "medusa", "judge"),
+    }
+)
+#: How many words beside a name :func:`tuned_from` reads as an alias's or a run's.
+_BESIDE_WORDS = 2
+
+
 def tuned_from(a: str, b: str) -> bool:
-    """Whether ``a`` names ``b`` with a training run's tags at its end (:data:`_TRAINING_TAGS`:
-    ``Qwen3-8B-grpo``, ``my-org/Qwen3-8B-sft-v2``, a checkpoint folder
-    ``/ckpt/qwen3_8b_rl_run3/global_step_40``): a model trained from ``b``, or a checkpoint
-    of the run that trains it, which the name alone cannot tell apart."""
+    """Whether ``a`` names ``b`` with words beside its name that name no other model: a
+    training run's tags at its end (:data:`_TRAINING_TAGS`: ``Qwen3-8B-grpo``,
+    ``my-org/Qwen3-8B-sft-v2``, a checkpoint folder ``/ckpt/qwen3_8b_rl_run3/global_step_40``)
+    or up to :data:`_BESIDE_WORDS` words of letters before or after it that are not a model's
+    (:data:`_MODEL_WORDS`: ``local-qwen3-8b``, ``Qwen3-8B-server``): a model trained from
+    ``b``, a checkpoint of the run that trains it, or ``b`` served under an alias, which the
+    name alone cannot tell apart."""
     found = model_identity(a)
     plain = _TRAINING_TAGS.sub("", found.name)
-    if plain == found.name or not plain:
-        return False
-    return same_model(plain, b) or same_model(replace(found, name=plain).display, b)
+    tagged = plain != found.name and bool(plain)
+    if tagged and (same_model(plain, b) or same_model(replace(found, name=plain).display, b)):
+        return True
+    words = re.split(r"[-_\s]+", found.name.strip())
+    for before in range(_BESIDE_WORDS + 1):
+        for after in range(_BESIDE_WORDS + 1 - before):
+            beside = words[:before] + words[len(words) - after :]
+            if not beside or before + after >= len(words):
+                continue
+            if not all(w.isalpha() and w.lower() not in _MODEL_WORDS for w in beside):
+                continue
+            if same_model("-".join(words[before : len(words) - after]), b):
+                return True
+    return False
 
 
 #: Words that begin a model's name, each followed by a version or size (``gpt-4o``,

@@ -892,6 +892,9 @@ class _Pass:
     #: Tasks keyed by the prompt for want of an id whose prompt one id's rows carry, with
     #: that id (:func:`whilecli.io.facts.idless_owners`): their rows are read as its.
     owners: pl.DataFrame | None = None
+    #: Tasks whose rows that keep no reply are the harness's failures, with how many such
+    #: rows (:func:`whilecli.io.facts.absent_failures`): those rows read as errors.
+    absent: tuple[pl.Series, int] | None = None
 
     def bad(self, ids: bool = True) -> pl.Expr:
         """The rows no reading takes: an infinite reward, or a counted row without a task id
@@ -1877,6 +1880,11 @@ def _read_source(
             run.rekey_ids = None if per_row.len() == table.height else per_row
             part = read(source, mapping, forced, run)
             assert part is not None
+        absent = None if part.task_table is None else facts.absent_failures(part.task_table)
+        if absent is not None and run.absent is None:  # nothing recorded: read again
+            run.absent = absent
+            part = read(source, mapping, forced, run)
+            assert part is not None
     except InputError as err:  # a converted document's field, named as the file names it
         raise source.as_written(err) from None
     except POLARS_FAILURES as err:  # what the rows hold defeats a reading (a --map path)
@@ -1982,8 +1990,36 @@ def _rekey(plan: Plan, run: _Pass) -> None:
         _labelled(plan, run.label)
     if run.owners is not None and plan.by_prompt is not None:
         _adopt(plan, run.owners)
-    if not run.rekey or plan.by_prompt is None:
+    if run.rekey and plan.by_prompt is not None:
+        _rekeyed_by_prompt(plan, run)
+    if run.absent is not None:
+        _absent_errors(plan, *run.absent)
+
+
+def _absent_errors(plan: Plan, tasks: pl.Series, rows: int) -> None:
+    """The rows of ``tasks`` that keep no reply read as harness errors (``rows`` of them:
+    :func:`whilecli.io.facts.absent_failures`), keyed as the per-task counts were."""
+    if plan.generated is None:
         return
+    ids = tasks.implode()
+    within = plan.task_id.cast(pl.String).is_in(ids)
+    if plan.task_key is not None:
+        within = within | plan.task_key.cast(pl.String).is_in(ids)
+    absent = within.fill_null(False) & plan.generated.is_null()
+    plan.reply = pl.when(absent).then(pl.lit(facts.ERROR)).otherwise(plan.reply)
+    said = plan.sources.get("error")
+    nothing = "no reply (null) beside replies of its task, where none such passes"
+    plan.sources["error"] = nothing if said is None else f"{said}; or {nothing}"
+    plan.notes.append(
+        f"{rows} row{'s' if rows != 1 else ''} keep no reply beside replies of their task,"
+        " and none passes where those replies pass often: read as the harness's errors"
+        " (nothing recorded), left out of every rate"
+    )
+
+
+def _rekeyed_by_prompt(plan: Plan, run: _Pass) -> None:
+    """Tasks keyed by the prompt where the id column was found to be one per row."""
+    assert plan.by_prompt is not None
     plan.task_key = None  # the id is no longer the column's, blank or not
     expr = plan.by_prompt[0]
     if run.rekey_slices is not None:
@@ -2176,6 +2212,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         errors=errors,
         first_error=first_error if errors else None,
         request_errors=int(st["f_request"] or 0),
+        unrecorded=0 if run.absent is None else run.absent[1],
         model_unsure=part.plan.model_unsure,
         prompt_unsure=part.plan.prompt_unsure,
         version_lag=part.plan.version_lag,

@@ -957,6 +957,7 @@ def canonical_series(series: pl.Series) -> pl.Series:
 _BLANK_PROMPTS = frozenset(
     {"", '""', "[]", "{}", "none", "null", "nan", "undefined", "n/a", "na", "n.a.", "tbd"}
     | {"todo", "placeholder", "<prompt>", "<none>", "<empty>", "<missing>", "missing", "empty"}
+    | {"unknown", "<unknown>", "(none)", "(empty)", "(missing)", "(unknown)", "<null>", "nil"}
 )
 
 

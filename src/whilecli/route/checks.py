@@ -889,9 +889,10 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
         if tuned and len(tuned) == len(others):  # else another model wrote rows all the same
             measured["tuned_models"] = tuned
             why += (
-                f"; {', '.join(tuned)} name{'s' if len(tuned) == 1 else ''} {base} with a"
-                " training run's tags: a model trained from it, or a checkpoint of the run you"
-                " train (pass --model with that name if you train from it)"
+                f"; {', '.join(tuned)} name{'s' if len(tuned) == 1 else ''} {base} with words"
+                " beside it (a training run's tags, an alias): a model trained from it, a"
+                " checkpoint of the run you train, or it served under another name (pass"
+                " --model with that name if you train from it)"
             )
         return CheckResult("on_policy", title, Status.FAIL, why, measured, "off-policy", warnings)
     if unsure:

@@ -278,10 +278,20 @@ def _teacher_family(check: CheckResult | None) -> list[Finding]:
 
 
 def _failed_requests(facts: Any) -> str:
-    """How many of the errors are requests that failed at the API, as words."""
-    failed = facts.request_errors
+    """How many of the errors are requests that failed at the API, and how many recorded
+    nothing (:attr:`~whilecli.io.facts.Facts.unrecorded`), as words."""
+    failed, unrecorded = facts.request_errors, facts.unrecorded
+    nothing = ""
+    if unrecorded and unrecorded == facts.errors:
+        nothing = "each keeping no reply beside its task's replies, and none passing"
+    elif unrecorded:
+        nothing = f"{unrecorded} of them keeping no reply beside their task's replies, and none"
+        nothing += " passing"
+    nothing += " (nothing was recorded)" if unrecorded else ""
     if not failed:
-        return ""
+        return f", {nothing}" if nothing else ""
+    if nothing:
+        return f", {failed} of them requests that failed at the API, {nothing}"
     if failed == facts.errors:
         return ", each a request that failed at the API (a rate limit, a server's failure)"
     return f", {failed} of them requests that failed at the API (a rate limit, a server's failure)"
@@ -694,11 +704,12 @@ def _model_unsure(pool: Pool, on_policy: CheckResult | None, model_given: bool) 
 
 
 def _model_tuned(on_policy: CheckResult | None) -> list[Finding]:
-    """Rows check 6 reads as another model's whose every other name is ``--model``'s with a
-    training run's tags at its end (:func:`whilecli.io.modelid.tuned_from`:
-    ``/ckpt/Qwen3-8B-grpo/checkpoint-100`` beside ``--model Qwen/Qwen3-8B``): a model trained
-    from it (another model's rows: SFT) or a checkpoint of the run you train (its own rows),
-    which the name cannot tell apart; the SFT verdict is provisional."""
+    """Rows check 6 reads as another model's whose every other name is ``--model``'s with
+    words beside it (:func:`whilecli.io.modelid.tuned_from`: a training run's tags,
+    ``/ckpt/Qwen3-8B-grpo/checkpoint-100``, or an alias's words, ``local-qwen3-8b``, beside
+    ``--model Qwen/Qwen3-8B``): a model trained from it (another model's rows: SFT), a
+    checkpoint of the run you train or the model served under an alias (its own rows), which
+    the name cannot tell apart; the SFT verdict is provisional."""
     if on_policy is None or on_policy.status is not Status.FAIL:
         return []
     m = on_policy.measured
@@ -710,10 +721,11 @@ def _model_tuned(on_policy: CheckResult | None) -> list[Finding]:
         Finding(
             "model_tuned",
             rows,
-            f"{', '.join(tuned)}: the model you train with a training run's tags at the name's end",
+            f"{', '.join(tuned)}: the model you train with words beside its name (a training"
+            " run's tags, an alias)",
             "a model trained from it writes another model's rows (SFT), a checkpoint of the"
-            " run you train its own: the name cannot tell, so the verdict is provisional; pass"
-            " --model with that name if you train from it",
+            " run you train or the model served under an alias its own: the name cannot tell,"
+            " so the verdict is provisional; pass --model with that name if you train from it",
         )
     ]
 

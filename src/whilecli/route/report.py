@@ -103,8 +103,14 @@ def _unknown_phrase(check: CheckResult) -> str:
         elif "unnamed_labels" in m:
             why = "rows name a label, not a model"
         elif "unsure_builds" in m:
-            label = str(m.get("unsure_why", "")).startswith("a thinking label")
-            why = "rows name a thinking label" if label else "rows name a provider's build"
+            said = str(m.get("unsure_why", ""))
+            why = (
+                "rows name a thinking label"
+                if said.startswith("a thinking label")
+                else "rows name a chat label"
+                if said.startswith("a chat label")
+                else "rows name a provider's build"
+            )
         elif "unversioned_rows" in m:
             why = "rows carry no version"
         else:

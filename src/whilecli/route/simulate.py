@@ -135,6 +135,8 @@ class Truth:
     other_share: float = 0.0  # share of rows another model wrote beside the model's own
     teacher_reward_scale: float = 1.0  # the teacher's rewards written on this scale (rows)
     answers: int = 0  # replies are one of this many letters: the task's where they pass (rows)
+    #: error replies written as nothing recorded: no reply (null), reward 0, no error field
+    absent_errors: bool = False
 
     @property
     def through_rows(self) -> bool:
@@ -203,7 +205,7 @@ class Truth:
         if self.name:
             parts.append(self.name)
         parts += [n for n in ("cut_passes", "other_model", "small", "greedy", "row_ids",
-                              "near_threshold", "teacher_row_ids")
+                              "near_threshold", "teacher_row_ids", "absent_errors")
                   if getattr(self, n)]  # fmt: skip
         return " ".join(parts)
 
@@ -653,7 +655,8 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
         others = rng.random(rows) < truth.other_share
         if rows and not others.any():
             others[rng.integers(rows)] = True
-    completion = [ERROR_TEXT if e else c for c, e in zip(completion, error, strict=True)]
+    said = None if truth.absent_errors else ERROR_TEXT
+    written: list[str | None] = [said if e else c for c, e in zip(completion, error, strict=True)]
     return pl.DataFrame(
         {
             "id": [
@@ -661,7 +664,7 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
                 for i, (t, r) in enumerate(zip(ids, per_row, strict=True))
             ],
             "prompt": [f"question {t}" for t in ids],
-            "completion": completion,
+            "completion": written,
             "reward": reward,
             "finish_reason": np.where(truncated, "length", "stop"),
             "model": [
@@ -908,6 +911,10 @@ def grid(max_tasks: int = max(GRID_TASKS)) -> list[tuple[str, list[Truth]]]:
                                              for k in (4, 8) for n in small]))  # fmt: skip
     regions.append(("rows: error replies 20%", [Truth(m, k, n, error_share=0.2) for m in two
                                                 for k in (4, 8) for n in rows]))  # fmt: skip
+    regions.append(("rows: nothing recorded 20%", [
+        Truth(m, k, n, error_share=0.2, absent_errors=True)
+        for m in ("low", "mid", "near-saturated", "saturated") for k in (4, 8) for n in rows
+    ]))  # fmt: skip
     regions.append(("rows: greedy repeats", [Truth(m, 8, n, greedy=True) for m in two
                                              for n in rows]))  # fmt: skip
     regions.append(("rows: short answers", [Truth(m, k, n, answers=a) for m in two
