@@ -358,6 +358,9 @@ def test_an_error_text_the_grader_passed_or_an_agent_said_last_is_a_reply(
         '{"error": null, "data": {"id": 7, "timeout": 30}}',
         '<html><body><form><input name="timeout" value="30"></form></body></html>',
         '{"status": "ok", "retry": {"timeout": 5}}',
+        '{"message": "Hello! The answer is 4."}',
+        '{"detail": "the loop sets timeout = 30 before it calls the API"}',
+        '{"answer": 4, "message": "a timeout of 30s is enough"}',
     ],
 )
 def test_a_json_or_html_answer_naming_a_timeout_is_a_reply(answer: str) -> None:

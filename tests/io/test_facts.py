@@ -1,10 +1,10 @@
 """The row facts (DESIGN section 1) against a plain-Python reading of the same rules.
 
 Generated files mix null and NaN grades, error replies at every share, rewards a hair either
-side of the threshold, model names written as local and Hugging Face cache paths, integer
-versions, per-row ids, ids carrying two prompts, greedy repeats and replies logged for some
-tasks only; what ``read_rows``
-counts, leaves out and refuses is compared with :mod:`facts_reference`.
+side of the threshold, replies that are a missing value written as text (``None``), model
+names written as local and Hugging Face cache paths, integer versions, per-row ids, ids
+carrying two prompts, greedy repeats and replies logged for some tasks only; what
+``read_rows`` counts, leaves out and refuses is compared with :mod:`facts_reference`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ ERRORS = [
     "BadRequestError: This model's maximum context length is 4096 tokens",
 ]
 REPLIES = ["the answer is 4", "  same draw ", "same draw", "", "Error", "timeout in my code"]
+REPLIES += ["None", " nan ", "None of the above"]  # a missing value written as text, or words
 MODELS = [
     "Qwen/Qwen3-0.6B",
     "/root/.cache/huggingface/hub/models--Qwen--Qwen3-0.6B/snapshots/0123abc",
@@ -143,6 +144,27 @@ def _json_body(q: str, failure: str, code: int) -> str:
     return "{" + f"{q}error{q}: {{{q}message{q}: {q}{failure}{q}, {q}code{q}: {code}}}" + "}"
 
 
+def _server_body(q: str, failure: str, key: str) -> str:
+    """A server's JSON error body: vLLM's ``{"object": "error", ...}``, a web framework's
+    ``{"detail": ...}``, a gateway's ``{"message": ...}``."""
+    if key == "object":
+        return (
+            "{"
+            + f"{q}object{q}: {q}error{q}, {q}message{q}: {q}{failure}{q}, {q}code{q}: 503"
+            + "}"
+        )
+    return "{" + f"{q}{key}{q}: {q}{failure}{q}" + "}"
+
+
+#: What a web server's error body says: a client's whole message, or a label and a failure.
+SERVER_MESSAGES = st.one_of(
+    st.sampled_from(["Internal Server Error", "Too Many Requests", "Request timed out.",
+                     "Service Unavailable", "Bad Gateway", "Overloaded",
+                     "Rate limit reached for requests"]),
+    st.builds(lambda label, failure: label + failure,
+              st.sampled_from([lb for lb in ERROR_LABELS if "\n" not in lb]),
+              st.sampled_from(FAILURES)),
+)  # fmt: skip
 ERROR_BODIES = st.one_of(
     st.builds(lambda label, failure: label + failure, st.sampled_from(ERROR_LABELS),
               st.sampled_from(FAILURES)),
@@ -152,6 +174,10 @@ ERROR_BODIES = st.one_of(
                                "Gateway Timeout"])),
     st.builds(_json_body, st.sampled_from(['"', "'"]), st.sampled_from(FAILURES),
               st.sampled_from([429, 503])),
+    st.builds(_server_body, st.sampled_from(['"', "'"]), st.sampled_from(FAILURES),
+              st.just("object")),
+    st.builds(_server_body, st.sampled_from(['"', "'"]), SERVER_MESSAGES,
+              st.sampled_from(["detail", "message", "errorMessage", "error_message"])),
     st.builds(lambda code, reason: f"<html>\r\n<head><title>{code} {reason}</title></head>\r\n"
               f"<body><center><h1>{code} {reason}</h1></center></body></html>",
               st.sampled_from(["502", "503", "504"]),

@@ -35,7 +35,7 @@ from whilecli.route.stats import BetaPrior
 
 #: Where a rule is most at risk: few tasks that may all fail (or pass) their draws, a
 #: teacher whose lead is past the threshold on too few tasks, cut-off replies, rows read
-#: from JSON Lines with per-row ids and error replies.
+#: from JSON Lines with per-row ids and error replies, timeouts that recorded no reply.
 RISKY = [
     Truth("near-floor", 2, 30),
     Truth("near-saturated", 2, 100),
@@ -45,6 +45,7 @@ RISKY = [
     Truth("low", 8, 100, 0.1, False),
     Truth("u-shaped", 8, 30, stale_share=0.3),
     Truth("low", 4, 30, error_share=0.2, row_ids=True),
+    Truth("saturated", 8, 100, error_share=0.2, absent_errors=True),  # nothing recorded
     Truth("mid", 4, 30, error_share=0.1, row_ids=True, stale_share=0.2, teacher_gap=0.2),
 ]
 #: Where evidence is plentiful: firm verdicts must be common there.

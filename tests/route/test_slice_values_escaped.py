@@ -117,3 +117,23 @@ def test_the_reported_instance_through_the_cli(tmp_path: Path) -> None:
             assert not any(line.startswith("::error::x") for line in out), fmt
             if fmt == "github":
                 assert all(ANNOTATION.match(line) for line in out)
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_a_refused_slice_is_wrapped_as_a_brief_is(
+    route: Route, columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused slice's one line (a long path and its row among the words) is wrapped to the
+    terminal's width: only a path too long for a line of its own runs past it."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    path = "/tmp/" + "deep/" * 12 + "rows.jsonl"
+    why = (
+        f"{path}: most replies are errors: the harness failed, not the model (1 of 2 rows"
+        f" (first: {path} line 11))"
+    )
+    slices = Slices(by="model", routes=[("a", route), ("b", Refused(why))])
+    text = render_slices(slices, "text")
+    block = text.split("── model: b ")[1].split("\n", 1)[1]
+    said = block.strip("\n").split("\n")
+    assert " ".join(" ".join(said).split()) == " ".join(f"Refused: {why}".split())
+    assert all(len(line) <= columns or " " not in line.strip() for line in said), said

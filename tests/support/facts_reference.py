@@ -181,13 +181,34 @@ def _labelled(low: str) -> bool:
     return _word_label(text) or _class_label(text) or _status_label(text) or _coded(text)
 
 
-def _json_error(text: str, valued: bool = False) -> bool:
-    """``{"error": …`` or ``{"type": "error"`` first (either quotes); ``valued``: the error's
-    value opens an object or a string."""
+def _server_error(text: str) -> bool:
+    """A web server's JSON error body: a ``detail``, ``message``, ``error_message`` or
+    ``errormessage`` first, holding a client's whole or one-line message (then its closing
+    quote) or a text that opens with an error's label (either quotes)."""
     if not text.startswith("{"):
         return False
     body = text[1:].lstrip(SPACE)
-    for key in ("error", "type"):
+    for key in ("detail", "message", "error_message", "errormessage"):
+        n = len(key)
+        if body[:1] in ('"', "'") and body[1 : 1 + n] == key and body[1 + n : 2 + n] in ('"', "'"):
+            rest = body[2 + n :].lstrip(SPACE)
+            value = rest[1:].lstrip(SPACE)
+            if not rest.startswith(":") or value[:1] not in ('"', "'"):
+                return False
+            said = value[1:]
+            ends = [i for i, ch in enumerate(said) if ch in ('"', "'")]
+            whole = any(_whole(said[:i]) or _one_line(said[:i]) for i in ends)
+            return whole or _labelled(said)
+    return False
+
+
+def _json_error(text: str, valued: bool = False) -> bool:
+    """``{"error": …``, ``{"type": "error"`` or ``{"object": "error"`` first (either quotes);
+    ``valued``: the error's value opens an object or a string."""
+    if not text.startswith("{"):
+        return False
+    body = text[1:].lstrip(SPACE)
+    for key in ("error", "type", "object"):
         n = len(key)
         if not (
             body[:1] in ('"', "'") and body[1 : 1 + n] == key and body[1 + n : 2 + n] in ('"', "'")
@@ -238,7 +259,8 @@ def _shaped(low: str) -> bool:
                 if coded or _names_a_failure(title):
                     return True
             break
-    if _json_error(text, valued=True) and text.rstrip(SPACE).endswith("}"):
+    shaped = _json_error(text, valued=True) or _server_error(text)
+    if shaped and text.rstrip(SPACE).endswith("}"):
         return _names_a_failure(text[: len(text.rstrip(SPACE)) - 1])
     if text.startswith("traceback (most recent call last)") and "\n" in text.rstrip(SPACE):
         line = _last_line(text).lstrip(" \t")
@@ -328,12 +350,16 @@ def is_harness_error(text: str | None) -> bool:
     return _labelled(low) and _names_a_failure(low)
 
 
+#: A reply that holds nothing, as text: empty, an empty JSON value, a missing value's word.
+EMPTY = ("", "[]", '""', "{}", "null", "NULL", "None", "nan", "NaN")
+
+
 def reply(row: dict[str, Any]) -> str:
     """An error is what a harness recorded instead of a reply: a finish reason ``error`` or a
     non-null ``error`` field whatever is beside it; a reply that is a harness error message
     only where the grader gave it no credit."""
     text = row.get("completion")
-    empty = text is None or text.strip() in ("", "[]", '""', "{}", "null")
+    empty = text is None or text.strip() in EMPTY
     if str(row.get("finish_reason")).lower() == "error":
         return "error"
     error = row.get("error")
@@ -594,7 +620,7 @@ def expected(
     # a row was given credit (a file that grades rows it kept no reply of)
     if (
         texts
-        and all(t is None or t.strip() in ("", "[]", '""', "{}", "null") for t in texts)
+        and all(t is None or t.strip() in EMPTY for t in texts)
         and (any(t is not None for t in texts) or not credited)
     ):
         out.refused = "nothing"

@@ -166,14 +166,15 @@ HARNESS_FAILURE = rf"(?is){_WHOLE_MESSAGE}|{_ONE_LINE}|{_FAILURE}"
 _CODE_OR_FAILURE = rf"(?:\b{_CODE}\b|{_FAILURE})"
 #: A harness error at any length, by its shape, from its first character to its last: an HTML
 #: page whose title names a status or failure (a proxy's ``502 Bad Gateway``); a JSON error
-#: body (``{"error": {…}`` or a message, Anthropic's ``{"type": "error", …}``) that names a
-#: failure; a
+#: body (``{"error": {…}`` or a message, Anthropic's ``{"type": "error", …}``, vLLM's
+#: ``{"object": "error", …}``) that names a failure (a web server's is
+#: :data:`SERVER_ERROR_BODY`); a
 #: Python traceback whose last line is an exception naming a failure (``openai.RateLimitError:
 #: Error code: 429``). A reply that quotes one after its own words opens with those words.
 ERROR_SHAPE = (
     r"(?is)"
     rf"^\s*<(?:!doctype html|html)\b.*?<title>[^<]*{_CODE_OR_FAILURE}[^<]*</title>"
-    rf"|^\s*\{{\s*[\"'](?:error[\"']\s*:\s*[{{\"']|type[\"']\s*:\s*[\"']error[\"'])"
+    rf"|^\s*\{{\s*[\"'](?:error[\"']\s*:\s*[{{\"']|(?:type|object)[\"']\s*:\s*[\"']error[\"'])"
     rf".*{_FAILURE}.*\}}\s*$"
     r"|^\s*traceback \(most recent call last\).*\n[ \t]*[a-z_][\w.]*(?:error|exception|timeout)"
     rf"[ \t]*:[^\n]*{_FAILURE}[^\n]*\s*$"
@@ -346,13 +347,28 @@ def grid_aggregates(values: pl.Expr) -> list[pl.Expr]:
     return out
 
 
+#: A web server's JSON error body, first key ``detail``, ``message`` or ``error_message``
+#: (FastAPI's ``{"detail": "Internal Server Error"}``, an API gateway's
+#: ``{"message": "Internal server error"}``, ``{"errorMessage": "Error: timeout"}``), whose
+#: text is a client's whole or one-line message or opens with an error's label; a failure
+#: named in it too (:func:`error_message`). A JSON answer with such a key holds the model's words:
+#: ``{"message": "a timeout of 30s is enough"}``.
+SERVER_ERROR_BODY = (
+    r"(?is)^\s*\{\s*[\"'](?:detail|message|error_?message)[\"']\s*:\s*[\"']\s*"
+    rf"(?:{_WHOLE}{_RETRY}\s*[\"']|{_OPENER}[^\n]*[\"']|{_LABEL}).*\}}\s*$"
+)
+
+
 def error_message(text: pl.Expr) -> pl.Expr:
     """True where a reply's text is a harness error message: short, opening with an error's
     label and naming a failure, or a client's whole message or one-line message (see
-    :data:`HARNESS_ERROR`); or, at any length, in an error's shape (:data:`ERROR_SHAPE`)."""
+    :data:`HARNESS_ERROR`); or, at any length, in an error's shape (:data:`ERROR_SHAPE`, or a
+    server's body naming a failure: :data:`SERVER_ERROR_BODY`)."""
     labelled = (text.str.len_bytes() <= ERROR_TEXT_MAX) & text.str.contains(HARNESS_ERROR)
     named = pl.when(labelled).then(text).str.contains(HARNESS_FAILURE)  # labelled rows only
-    return named.fill_null(False) | text.str.contains(ERROR_SHAPE).fill_null(False)
+    served = text.str.contains(SERVER_ERROR_BODY) & text.str.contains(rf"(?is){_FAILURE}")
+    shaped = text.str.contains(ERROR_SHAPE) | served
+    return named.fill_null(False) | shaped.fill_null(False)
 
 
 #: An error that names the agent's own step budget (OpenHands' "Agent reached maximum
@@ -646,8 +662,9 @@ def _or_false(expr: pl.Expr | None) -> pl.Expr:
     return pl.lit(False) if expr is None else expr.fill_null(False)
 
 
-#: A completion that holds nothing, as text.
-EMPTY_TEXTS = ("", "[]", '""', "{}", "null")
+#: A completion that holds nothing, as text: empty, an empty JSON value, or a missing value
+#: written as text (JSON's ``null``, Python's ``None``, pandas' ``nan``).
+EMPTY_TEXTS = ("", "[]", '""', "{}", "null", "NULL", "None", "nan", "NaN")
 
 
 def empty_reply(reply: Reply) -> pl.Expr:

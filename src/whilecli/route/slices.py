@@ -245,9 +245,16 @@ def _text(slices: Slices, body: Body, *, quiet: bool) -> str:
         return "\n".join(head) + "\n" + "".join(said)
     parts = ["\n".join(head)]
     for name, route in slices.routes:
-        said_of = f"Refused: {route.message}\n" if isinstance(route, Refused) else body(name, route)
+        said_of = _refused_text(route) if isinstance(route, Refused) else body(name, route)
         parts.append(f"── {slices.shown_by}: {shown(name)} " + "─" * 20 + "\n" + said_of)
     return "\n\n".join(parts) + "\n"
+
+
+def _refused_text(route: Refused) -> str:
+    """A refused slice's report: why, wrapped to the terminal as every brief is."""
+    from whilecli.route.render_text import console_width, wrap
+
+    return "\n".join(wrap(f"Refused: {route.message}", console_width(), indent=0, hang=2)) + "\n"
 
 
 def _route_word(line: dict[str, Any]) -> str:
