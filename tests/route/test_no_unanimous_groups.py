@@ -51,7 +51,7 @@ def _split(group: list[dict[str, Any]]) -> bool:
 @SETTINGS
 @given(
     seed=st.integers(0, 10**6),
-    tasks=st.integers(800, 2000),
+    tasks=st.integers(1200, 2000),  # k = 16 and 800 floor-heavy tasks keep too few splits to tell
     k=st.sampled_from([4, 8, 16]),
     truth=st.sampled_from(["floor-heavy", "uniform", "high"]),
 )

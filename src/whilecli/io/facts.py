@@ -872,6 +872,10 @@ class Facts:
     #: Of the errors, rows that keep no reply beside replies of their task, where such rows
     #: never pass: nothing recorded (:func:`absent_failures`).
     unrecorded: int = 0
+    #: A column that parts the task ids into groups of draws, where the rows carry no prompt
+    #: (``question_idx`` beside ``task_id: "aime24"``), with (ids, groups, rows): the ids may
+    #: name a dataset or a category (:mod:`whilecli.io.subtasks`); None: none found.
+    coarse_ids: tuple[str, int, int, int] | None = None
     empty: int = 0
     first_empty: str | None = None
     partial: int = 0
@@ -1008,7 +1012,7 @@ class Facts:
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
             *("version_lag", "prompt_masked", "greedy_sampled", "mapped_prompts"),
-            "prompt_reordered",
+            *("prompt_reordered", "coarse_ids"),
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)

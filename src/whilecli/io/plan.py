@@ -186,6 +186,9 @@ class Plan:
     #: no count.
     reply_tokens: pl.Expr | None = None
     reply_tokens_field: str | None = None
+    #: A column that may key the tasks finer than the ids, and its value as text
+    #: (:func:`whilecli.io.subtasks.candidate`); None: none, or the rows carry a prompt.
+    subtask: tuple[str, pl.Expr] | None = None
     #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
     #: True on a harness error that names a request failed at the API (a rate limit, a
@@ -1437,8 +1440,10 @@ def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> tuple[str
     from the rows the plan holds (a JSON Lines file's sample, a Parquet file's first rows);
     None where they show no such pair (fewer than two ids, the first repeating, no later
     alias repeating). Likewise where the first holds one value on every row (a label: a
-    benchmark's name, ``default``) and a later one groups the rows into several tasks. With
-    what the first holds, for the note."""
+    benchmark's name, ``default``) and a later one groups the rows into several tasks. In
+    both cases a column named for a prompt's id that no alias lists is a later one
+    (:func:`~whilecli.io.aliases.names_a_prompts_id`: ``problem_idx``). With what the first
+    holds, for the note."""
     rows = ctx.id_rows or ctx.sample
     later = [a for a in aliases[aliases.index(first) + 1 :] if _scalar(ctx.shape, a)]
     owned = [(row, own) for row in rows if (own := _id_at(row, first)) is not None]
@@ -1446,7 +1451,7 @@ def _grouping_id(ctx: _Context, first: str, aliases: Sequence[str]) -> tuple[str
     if len(firsts) < 2:
         return None
     one_per_row = len(set(firsts)) == len(firsts)
-    if one_per_row:  # a prompt's id under a name no alias lists (problem_idx, item_index)
+    if one_per_row or len(set(firsts)) == 1:  # a prompt's id no alias lists (problem_idx)
         later += [
             c
             for c in ctx.shape.children

@@ -45,7 +45,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
-from whilecli.io import factors, facts, words
+from whilecli.io import factors, facts, subtasks, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import (
     DO_SAMPLE_ALIASES,
@@ -165,6 +165,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.CAP: pl.Float64(),
     facts.TOKENS: pl.Float64(),
     **{name: pl.String() for name in FACTORS},
+    subtasks.SUBTASK: pl.String(),
 }
 
 
@@ -1064,6 +1065,8 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (plan.factors[i][1] if i < len(plan.factors) else pl.lit(None, dtype=pl.String)).alias(name)
         for i, name in enumerate(FACTORS)
     ]
+    sub = plan.subtask[1] if plan.subtask is not None else pl.lit(None, dtype=pl.String)
+    exprs.append(sub.alias(subtasks.SUBTASK))
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exploded = plan.explode and plan.split is None  # a list exploded after the select
     exprs = [
@@ -1200,7 +1203,10 @@ def _scan(narrow: pl.LazyFrame, run: _Pass, plan: Plan) -> _Scanned:
     # the ids are checked on the group-by's distinct ids where it runs, not on every row
     tokens = plan.reply_tokens is not None
     bad = run.bad(ids=not by_task)
-    queries = [_stats(counted, run.digest, run.missing, bad, ids=not by_task, tokens=tokens)]
+    sub = plan.subtask is not None and not sliced
+    queries = [
+        _stats(counted, run.digest, run.missing, bad, ids=not by_task, tokens=tokens, sub=sub)
+    ]
     kept_passes = (keep & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("kp")
     counts = [pl.len().cast(pl.Int64).alias("n_all"), keep.sum().cast(pl.Int64).alias("k")]
     counts.append(kept_passes)
@@ -1524,9 +1530,12 @@ def _stats(
     by: str | None = None,
     ids: bool = True,
     tokens: bool = True,
+    sub: bool = False,
 ) -> pl.LazyFrame:
     """One row of aggregates over a narrow frame: everything reading checks or reports
-    (``tokens``: whether its rows carry reply token counts, :func:`facts.row_aggregates`).
+    (``tokens``: whether its rows carry reply token counts, :func:`facts.row_aggregates`;
+    ``sub``: how a column that may key tasks finer parts the ids,
+    :func:`whilecli.io.subtasks.aggregates`).
 
     Every column is touched (``null_count``), so a value that cannot be read fails here,
     not later in :func:`~whilecli.route.pool.summarize`. ``bad`` covers the rows' task ids
@@ -1561,6 +1570,7 @@ def _stats(
         *facts.row_aggregates(AT, tokens),
         *_writer_bounds(missing),
         *facts.grid_aggregates(pl.col(_PARTIAL_REWARD)),
+        *(subtasks.aggregates(pl.col("task_id")) if sub else []),
         rows=pl.len(),
         bad=bad.any(),
         json_id=_json_looking(pl.col("task_id")).any() if ids else pl.lit(False),
@@ -2172,6 +2182,15 @@ def _counted(found: tuple[str, int, int] | None, unit: str) -> tuple[str, int, i
     return None if found is None else (*found, unit)
 
 
+def _coarse_ids(part: _Part) -> tuple[str, int, int, int] | None:
+    """The column that parts the file's ids into groups of draws, with (ids, groups, rows)
+    (:func:`whilecli.io.subtasks.parts_ids`); None: no such column."""
+    if part.plan.subtask is None:
+        return None
+    parted = subtasks.parts_ids(part.stats)
+    return None if parted is None else (part.plan.subtask[0], *parted)
+
+
 def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
     """One file's facts from its aggregates, refusing what cannot be routed: most replies
     errors, no graded row, one task id carrying two prompts."""
@@ -2213,6 +2232,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         first_error=first_error if errors else None,
         request_errors=int(st["f_request"] or 0),
         unrecorded=0 if run.absent is None else run.absent[1],
+        coarse_ids=_coarse_ids(part),
         model_unsure=part.plan.model_unsure,
         prompt_unsure=part.plan.prompt_unsure,
         version_lag=part.plan.version_lag,
@@ -2960,11 +2980,26 @@ def _used(plan: Plan, leaves: Leaves) -> set[str]:
     return read | {".".join(split_path(name)) for name in plan.fields.values()}
 
 
+def _choose_subtask(plan: Plan, shape: Shape, leaves: Leaves, run: _Pass) -> None:
+    """Set :attr:`Plan.subtask` where the rows carry no prompt to check their ids against
+    (:mod:`whilecli.io.subtasks`): none where the rows are read by a column or a row holds
+    several rollouts."""
+    if run.by is not None or plan.explode or plan.split is not None:
+        return
+    if plan.prompt_key is not None or plan.by_prompt is not None:
+        return
+    key = subtasks.candidate(shape, _used(plan, leaves))
+    if key is not None:
+        text = leaves.text(key)
+        plan.subtask = (key, pl.when(text.str.strip_chars() == "").then(None).otherwise(text))
+
+
 def _choose_factors(
     plan: Plan, shape: Shape, leaves: Leaves, rows: Sequence[Mapping[str, object]], run: _Pass
 ) -> None:
     """Set :attr:`Plan.factors` from the sampled ``rows``: none where the rows are read by a
     column (each value's rows apart) or a row holds several rollouts."""
+    _choose_subtask(plan, shape, leaves, run)
     if run.by is not None or plan.explode or plan.split is not None:
         return
     keys = factors.candidates(shape, rows, _used(plan, leaves))

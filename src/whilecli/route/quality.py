@@ -92,6 +92,7 @@ PROVISIONAL_KINDS = (
     "mapped_prompts",
     "prompt_reordered",
     "crossed_factor",
+    "coarse_ids",
 )
 #: Pass counts read as more even than independent draws give once their chance is at most
 #: this (:func:`_even_counts`).
@@ -226,6 +227,7 @@ def findings(
     out += _ids_per_sample(pool)
     out += _prompt_end_guessed(pool)
     out += _prompt_ids_masked(pool)
+    out += _coarse_ids(pool)
     out += _mapped_prompts(pool)
     out += _prompt_reordered(pool)
     out += _crossed_factor(pool)
@@ -887,6 +889,29 @@ def _ids_per_sample(pool: Pool) -> list[Finding]:
             "the rows may be k draws per prompt read as one rollout per prompt: the verdict"
             " is provisional; key the rows by their prompt (--map task_id=COLUMN, or keep"
             " the prompt text)",
+        )
+    ]
+
+
+def _coarse_ids(pool: Pool) -> list[Finding]:
+    """Task ids a column parts into groups of draws, where the rows carry no prompt to check
+    them against (:mod:`whilecli.io.subtasks`: ``question_idx`` beside ``task_id:
+    "aime24"``): the ids may name a dataset or a category, each task a mix of questions that
+    splits wherever they differ; k and the split share rest on the reading, provisional."""
+    found = pool.source.facts.coarse_ids
+    if found is None:
+        return []
+    column, ids, groups, rows = found
+    return [
+        Finding(
+            "coarse_ids",
+            rows,
+            f"{column} parts the {ids} task id{'s' if ids != 1 else ''} into {groups} groups of"
+            f" draws ({rows / groups:.1f} rows each), and the rows carry no prompt: each id may"
+            f" be a dataset or a category, and {column} the task",
+            "read by the ids, a task mixes several questions' draws and splits wherever they"
+            f" differ: the verdict is provisional; pass --map task_id={column} where each of its"
+            " values is a task (or give the prompt text, which keys them)",
         )
     ]
 
