@@ -7,7 +7,9 @@ their tasks' replies pass often enough that several passes were due, nothing was
 
 The generator draws pools from a known writer: per task a pass rate, k draws, and one of
 these writers: timeouts (a share of rows null and scored 0), some tasks logged, some rows
-logged, or only passing replies kept. What reading finds is held to the plain-Python rule of
+logged, only passing replies kept, a request's failure filed beside a partial reply scored 0
+(under ``exception`` or a name of its own), or the same failure left beside replies graded
+as they were (a retry's leftover). What reading finds is held to the plain-Python rule of
 :mod:`facts_reference`; the truth is held where it is known: a writer that logged at random
 rows that pass changes nothing, and a saturated pool's timeouts never route GRPO firmly.
 """
@@ -27,7 +29,11 @@ from whilecli.io.read import read_rows
 from whilecli.route.pool import summarize
 
 MODEL = "Qwen/Qwen3-8B"
-WRITERS = ("timeouts", "some_tasks", "some_rows", "passes_only")
+WRITERS = ("timeouts", "some_tasks", "some_rows", "passes_only", "cut_short", "leftover")
+#: Where a harness files a request's failure beside the reply (a name of its own, or
+#: ``exception``), and what it says.
+FAILURE_FIELDS = ("exception", "api_error", "llm_error", "metadata.error")
+FAILURES = ("RateLimitError: Error code: 429", "APIConnectionError: Connection error.")
 
 
 def _pool(
@@ -48,7 +54,11 @@ def _pool(
                 "model": MODEL,
             }
             dropped = writes.random() < share
-            if writer == "timeouts" and dropped:
+            if writer in ("cut_short", "leftover") and dropped:
+                _file_failure(row, writes)
+                if writer == "cut_short":  # the stream cut short, scored 0
+                    row["completion"], row["reward"] = row["completion"][:7], 0.0
+            elif writer == "timeouts" and dropped:
                 row["completion"], row["reward"] = None, 0.0
             elif (
                 (writer == "some_rows" and dropped)
@@ -58,6 +68,15 @@ def _pool(
                 row["completion"] = None
             rows.append(row)
     return rows
+
+
+def _file_failure(row: dict[str, Any], rng: random.Random) -> None:
+    """A request's failure filed beside the row's reply, under one of :data:`FAILURE_FIELDS`."""
+    name, said = rng.choice(FAILURE_FIELDS), rng.choice(FAILURES)
+    if name.startswith("metadata."):
+        row["metadata"] = {name.removeprefix("metadata."): said}
+    else:
+        row[name] = said
 
 
 @st.composite
@@ -132,3 +151,40 @@ def test_passing_replies_kept_only_is_never_firm(tmp_path: Path) -> None:
     rows = _pool(0, 64, 8, [0.3, 0.6, 0.9], "passes_only", 0.0)
     route = route_rows(write_rows(tmp_path, rows, "jsonl"), MODEL)
     assert route.provisional
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**16),
+    rates=st.sampled_from([[1.0], [0.9, 1.0], [0.3, 0.7, 1.0]]),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+)
+def test_a_failed_request_beside_a_reply_it_cut_short(
+    tmp_path: Path, seed: int, rates: list[float], kind: str
+) -> None:
+    """A rate limit or a lost connection filed beside a partial reply scored 0: a harness
+    error, a request that failed at the API, whichever field holds it; the same failure
+    filed beside replies graded as they were (a retry's leftover) changes nothing."""
+    clean = _pool(seed, 60, 8, rates, "none", 0.0)
+    counts = {}
+    for writer in ("cut_short", "leftover"):
+        (tmp_path / writer).mkdir(exist_ok=True)
+        rows = _pool(seed, 60, 8, rates, writer, 0.2)
+        read = read_rows([str(write_rows(tmp_path / writer, rows, kind))])
+        filed = sum(
+            1
+            for r in rows
+            if any(k in r for k in ("exception", "api_error", "llm_error", "metadata"))
+        )
+        if writer == "cut_short":
+            assert read.facts.errors == read.facts.request_errors == filed
+        else:
+            assert read.facts.errors == 0
+            counts[writer] = sorted(summarize(read).tasks.select("task_id", "n", "passes").rows())
+    (tmp_path / "clean").mkdir(exist_ok=True)
+    read = read_rows([str(write_rows(tmp_path / "clean", clean, kind))])
+    assert counts["leftover"] == sorted(
+        summarize(read).tasks.select("task_id", "n", "passes").rows()
+    )

@@ -147,7 +147,8 @@ def test_named_errors_are_left_out_as_the_truth_leaves_them(
 @pytest.mark.parametrize(
     ("name", "value", "reply"),
     [
-        ("api_error", "RateLimitError: 429", "kept"),  # beside a reply: the reply is graded
+        # beside a reply graded as it was (a retry's leftover): the reply is graded
+        ("api_error", "RateLimitError: 429", "kept"),
         ("abs_error", 0.3, "empty"),  # a measure
         ("parse_error", "no boxed answer", "empty"),  # the model's own failure
         ("api_error", "RateLimitError: 429", "none kept"),  # rows that keep no reply
@@ -161,7 +162,7 @@ def test_error_names_read_as_nothing_elsewhere(
     failed = len(written) - len(kept)
     for row, original in zip(written, rows, strict=True):
         if reply == "kept":
-            row["completion"] = original["completion"]
+            row["completion"], row["reward"] = original["completion"], original["reward"]
         elif reply == "none kept":
             row.pop("completion", None)
     got = read_rows([str(write_rows(tmp_path, written, kind))])

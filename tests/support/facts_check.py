@@ -18,6 +18,8 @@ from whilecli.route.pool import summarize
 
 
 def write_rows(tmp: Path, rows: list[dict[str, Any]], kind: str) -> Path:
+    """``rows`` as ``tmp/rows.jsonl`` or ``rows.parquet`` (the fields' types fixed, any other
+    key's as polars reads it)."""
     path = tmp / f"rows.{kind}"
     if kind == "jsonl":
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -34,7 +36,13 @@ def write_rows(tmp: Path, rows: list[dict[str, Any]], kind: str) -> Path:
             "policy_version": pl.Int64,
         }
         cols = {c: t for c, t in schema.items() if any(c in r for r in rows)}
-        pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema=cols).write_parquet(path)
+        # any other key (an error field, an object of extras): its type as polars reads it
+        others = list(dict.fromkeys(k for r in rows for k in r if k not in schema))
+        table = pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema=cols)
+        if others:
+            extra = pl.DataFrame([{c: r.get(c) for c in others} for r in rows])
+            table = pl.concat([table, extra], how="horizontal")
+        table.write_parquet(path)
     return path
 
 
@@ -65,6 +73,7 @@ def matches_reference(tmp_path: Path, case: tuple[list, dict]) -> None:
     got = read_rows([str(path)], pass_threshold=options["threshold"], missing=options["missing"])
     found = got.facts
     assert (found.rows, found.errors, found.ungraded) == (want.rows, want.errors, want.ungraded)
+    assert found.request_errors == want.request_errors
     assert (found.empty, found.partial) == (want.empty, want.partial)
     assert (found.compared_tasks, found.repeated_tasks) == (want.compared, want.repeated)
     assert (found.per_row_ids is not None) == want.per_row_ids

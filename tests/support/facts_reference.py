@@ -393,6 +393,59 @@ def absent_errors(
     tasks (``keys``, one per row) that keep a reply on another counted row, where no such
     row has credit and their tasks' replied rows pass often enough that 5 passes or more
     were due among them."""
+    return _marked_errors(
+        rows, states, keys, cut, missing, [r.get("completion") is None for r in rows]
+    )
+
+
+#: Where a harness files a failure beside the reply (``error`` is read whatever stands
+#: beside it), and the words of a request that failed at the API.
+FAILURE_FIELDS = ("exception", "api_error", "llm_error")
+FAILED_REQUEST_WORDS = (
+    *("rate limit", "ratelimit", "rate_limit", "429", "too many requests", "quota", "throttl"),
+    *("overload", "connection error", "connectionerror", "apiconnection", "server error"),
+    *("service unavailable", "bad gateway"),
+)
+
+
+def _filed_failure(row: dict[str, Any]) -> bool:
+    """A request's failure filed beside the row's reply (under :data:`FAILURE_FIELDS` or
+    ``metadata.error``)."""
+    said = [row.get(name) for name in FAILURE_FIELDS]
+    meta = row.get("metadata")
+    if isinstance(meta, dict):
+        said.append(meta.get("error"))
+    texts = [str(v).lower() for v in said if isinstance(v, str)]
+    return any(word in text for text in texts for word in FAILED_REQUEST_WORDS)
+
+
+def cut_errors(
+    rows: list[dict[str, Any]],
+    states: list[str],
+    keys: list[str],
+    cut: float,
+    missing: str = "skip",
+) -> set[int]:
+    """The rows whose reply stands beside a request's failure read as the harness's errors,
+    by the rule of :func:`absent_errors`."""
+    marked = [
+        states[i] != "error" and _filed_failure(r) and r.get("completion") is not None
+        for i, r in enumerate(rows)
+    ]
+    return _marked_errors(rows, states, keys, cut, missing, marked)
+
+
+def _marked_errors(
+    rows: list[dict[str, Any]],
+    states: list[str],
+    keys: list[str],
+    cut: float,
+    missing: str,
+    marked: list[bool],
+) -> set[int]:
+    """The ``marked`` rows of the tasks that hold a counted row not marked beside a counted
+    marked one, where no counted marked row has credit and 5 passes or more were due among
+    them at their tasks' other rows' pass rate."""
     tasks: dict[str, list[int]] = defaultdict(list)
     for i, key in enumerate(keys):
         tasks[key].append(i)
@@ -403,19 +456,19 @@ def absent_errors(
             for i in members
             if states[i] != "error" and (graded(rows[i].get("reward")) or missing == "fail")
         ]
-        replied = [i for i in counted if rows[i].get("completion") is not None]
-        absent = [i for i in counted if rows[i].get("completion") is None]
-        if not replied or not absent:
+        others = [i for i in counted if not marked[i]]
+        flagged = [i for i in counted if marked[i]]
+        if not others or not flagged:
             continue
         passes = 0
-        for i in replied:
+        for i in others:
             reward = rows[i].get("reward")
             passes += graded(reward) and reward >= cut - TOLERANCE
-        for i in absent:
+        for i in flagged:
             reward = rows[i].get("reward")
             credit += _credited(reward) or (graded(reward) and reward >= cut - TOLERANCE)
-        due += len(absent) * passes / len(replied)
-        chosen |= {i for i in members if rows[i].get("completion") is None}
+        due += len(flagged) * passes / len(others)
+        chosen |= {i for i in members if marked[i]}
     if credit or due + 1e-9 < 5:
         return set()
     return chosen
@@ -509,6 +562,7 @@ class Expected:
     rows: int = 0
     ungraded: int = 0
     errors: int = 0
+    request_errors: int = 0  # of the errors, requests that failed at the API
     empty: int = 0
     partial: int = 0
     first_ungraded: int | None = None  # 1-based line
@@ -588,8 +642,10 @@ def expected(
     out.per_row_ids = _per_row_ids(rows)
     keys = [r["prompt"] if out.per_row_ids else str(r["task_id"]) for r in rows]
     cut = 1.0 if threshold is None else threshold
-    for i in absent_errors(rows, states, keys, cut, missing):
+    cut_short = cut_errors(rows, states, keys, cut, missing)
+    for i in absent_errors(rows, states, keys, cut, missing) | cut_short:
         states[i] = "error"
+    out.request_errors = len(cut_short)
     for i, (state, grade) in enumerate(zip(states, grades, strict=True)):
         if state == "error":
             out.errors += 1

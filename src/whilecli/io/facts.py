@@ -16,7 +16,8 @@ streaming pass it makes over each file:
   stop/finish reason ``error``, ``abort`` or ``rate_limited``, or a reply that is a harness
   error message: HTTP 429/5xx, rate limit, timeout, connection error, context length
   exceeded), or recorded nothing: no reply (null) beside replies of its task, where such rows
-  never pass and passes were due among them (:func:`absent_failures`). Error rows are left
+  never pass and passes were due among them (:func:`absent_failures`), or a reply beside an
+  error naming a failed request, by the same rule (:func:`cut_failures`). Error rows are left
   out of every rate and counted; a file whose replies are errors half the time or more is
   refused. ``empty`` is the model's reply. The reply is resolved once (:class:`Reply`) and
   its empty state, error text and draw key all read it.
@@ -1239,6 +1240,9 @@ EPISODE = "__episode"
 TURN = "__turn"
 #: A harness error that names a request failed at the API (:func:`failed_request`).
 REQUEST = "__request"
+#: An error field naming a request that failed at the API beside a reply (a stream it may
+#: have cut short, :func:`cut_failures`).
+CUT = "__cut"
 #: A row a flag reads as not cut whose token count reached its cap
 #: (:func:`whilecli.io.plan.cut_disputed`).
 DISPUTED = "__disputed"
@@ -1406,10 +1410,15 @@ def task_facts(missing: str, with_prompt: bool, with_draw: bool) -> list[pl.Expr
             (count & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("d_pass"),
         ]
         absent = count & pl.col(DRAW).is_null()
-        credit = pl.col("passed").fill_null(False) | credited(pl.col("reward")).fill_null(False)
+        cut = count & pl.col(CUT).fill_null(False)
+        passed = pl.col("passed").fill_null(False)
+        credit = passed | credited(pl.col("reward")).fill_null(False)
         aggs += [
-            (absent & pl.col("passed").fill_null(False)).sum().cast(pl.Int64).alias("a_pass"),
+            (absent & passed).sum().cast(pl.Int64).alias("a_pass"),
             (absent & credit).sum().cast(pl.Int64).alias("a_cred"),
+            cut.sum().cast(pl.Int64).alias("c_n"),
+            (cut & passed).sum().cast(pl.Int64).alias("c_pass"),
+            (cut & credit).sum().cast(pl.Int64).alias("c_cred"),
         ]
     return aggs
 
@@ -1431,17 +1440,40 @@ def absent_failures(table: pl.DataFrame) -> tuple[pl.Series, int] | None:
     often enough that :data:`ABSENT_EXPECTED` passes or more were due among them, the writer
     did not pick them at random: nothing was recorded, as an error field would have said.
     A task whose rows keep no reply at all is left as it is (its replies were not kept)."""
-    need = {"k", "d_n", "d_pass", "a_pass", "a_cred"}
-    if not need <= set(table.columns):
+    if not {"k", "d_n", "d_pass", "a_pass", "a_cred"} <= set(table.columns):
         return None
-    absent = pl.col("k") - pl.col("d_n")
-    mixed = table.filter((pl.col("d_n") > 0) & (absent > 0))
+    return _marked_failures(table, pl.col("k") - pl.col("d_n"), "a_pass", "a_cred")
+
+
+def cut_failures(table: pl.DataFrame) -> tuple[pl.Series, int] | None:
+    """The tasks whose rows that keep a reply beside an error field naming a request that
+    failed at the API (a rate limit, a server's failure: :data:`CUT`) are the harness's
+    failures, and how many such rows they hold; None where the rows do not say so.
+
+    Such a row is a stream the failure cut short, scored 0, or a reply a retry won with the
+    first try's error left beside it. The grades tell them apart as for rows that keep no
+    reply (:func:`absent_failures`): where none of those rows has credit while their tasks'
+    other rows pass often enough that :data:`ABSENT_EXPECTED` passes were due among them,
+    the failure cut them short."""
+    if not {"k", "d_pass", "c_n", "c_pass", "c_cred"} <= set(table.columns):
+        return None
+    return _marked_failures(table, pl.col("c_n"), "c_pass", "c_cred")
+
+
+def _marked_failures(
+    table: pl.DataFrame, marked: pl.Expr, passes: str, credit: str
+) -> tuple[pl.Series, int] | None:
+    """The tasks holding ``marked`` counted rows beside others, and those rows' count, where
+    none of them has credit (``credit``) and the other rows' pass rate per task puts
+    :data:`ABSENT_EXPECTED` passes or more among them; None otherwise."""
+    others = pl.col("k") - marked
+    mixed = table.filter((others > 0) & (marked > 0))
     if mixed.height == 0:
         return None
-    rate = (pl.col("d_pass") - pl.col("a_pass")) / pl.col("d_n")
-    sums = ((absent * rate).sum().alias("due"), pl.col("a_cred").sum(), absent.sum().alias("n"))
-    due, credit, rows = mixed.select(sums).row(0)
-    if credit or due + 1e-9 < ABSENT_EXPECTED:
+    rate = (pl.col("d_pass") - pl.col(passes)) / others
+    sums = ((marked * rate).sum().alias("due"), pl.col(credit).sum(), marked.sum().alias("n"))
+    due, credited_rows, rows = mixed.select(sums).row(0)
+    if credited_rows or due + 1e-9 < ABSENT_EXPECTED:
         return None
     return mixed["task_id"], int(rows)
 

@@ -186,6 +186,9 @@ class Plan:
     #: no count.
     reply_tokens: pl.Expr | None = None
     reply_tokens_field: str | None = None
+    #: Rows whose error field names a request that failed at the API beside their reply
+    #: (:data:`_CUT_SHORT`); None: the rows carry no such field, or no reply.
+    cut: pl.Expr | None = None
     #: A column that may key the tasks finer than the ids, and its value as text
     #: (:func:`whilecli.io.subtasks.candidate`); None: none, or the rows carry a prompt.
     subtask: tuple[str, pl.Expr] | None = None
@@ -753,6 +756,10 @@ def build_plan(
     named = () if said is None else _named_errors(shape, leaves, fields.values())
     # a column --map reads as a field (--map reward=error) records no error besides
     taken = frozenset(mapping.values())
+    # a request that failed at the API beside a reply: a stream it cut short, or a retry's
+    # leftover (the file's grades decide which: facts.cut_failures)
+    failed = (((*_CUT_SHORT, *named), "failed"),)
+    cut_short = None if said is None else _recorded_error(shape, leaves, failed, taken=taken)
     reply = facts.reply_state(
         said,
         always=_recorded_error(shape, leaves, _ALWAYS, capped, replied, taken),
@@ -824,6 +831,7 @@ def build_plan(
         split=split,
         reply=reply,
         request_failed=request_failed,
+        cut=None if cut_short is None else cut_short & (reply != facts.ERROR),
         # a row of several rollouts keeps one reply beside them: no draw of its own, unless
         # its samples' replies are split with them
         draw=None
@@ -1127,6 +1135,13 @@ _BESIDE_NO_REPLY = (
     (ERROR_CLASS_ALIASES, "field"),
     (HTTP_STATUS_ALIASES, "http"),
 )
+#: The error fields other than ``error`` (which is read whatever stands beside it) that,
+#: naming a request that failed at the API (:func:`whilecli.io.facts.failed_request`: a rate
+#: limit, a server's failure, a lost connection) beside a reply, mark it as one the failure
+#: may have cut short (:attr:`Plan.cut`); a column named as an error (:func:`_named_errors`)
+#: too. Whether it did, or a retry won the reply and left the first try's error beside it,
+#: the file's grades decide (:func:`whilecli.io.facts.cut_failures`).
+_CUT_SHORT = ERROR_ALIASES[1:]
 #: Where a harness error names a request that failed at the API (a rate limit, a server's
 #: failure, a lost connection: :func:`whilecli.io.facts.failed_request`), an error no
 #: reading counts as the model's failure.
@@ -1144,6 +1159,7 @@ _HOLDS = {
     "request": facts.request_failure,
     "unreplied": facts.no_reply_status,
     "unreplied reason": facts.no_reply_reason,
+    "failed": facts.failed_request,
 }
 #: What a reader of each kind reads: a scalar, or (a finish reason) SGLang's
 #: ``{"type": ..., ...}`` and a list of reasons too; an error field anything.
@@ -1252,7 +1268,7 @@ def _recorded_error(
             kinds = shape.kinds_at(alias) - {"null"}
             if alias in taken or not _within(shape, alias):
                 continue
-            if kinds and (kind == "field" or kinds <= _READS.get(kind, SCALAR)):
+            if kinds and (kind in ("field", "failed") or kinds <= _READS.get(kind, SCALAR)):
                 text = _text_at(shape, leaves, alias)
                 held = _HOLDS[kind](text)
                 if kind == "field" and replied is not None:

@@ -162,6 +162,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.TURN: pl.Float64(),
     facts.DISPUTED: pl.Boolean(),
     facts.REQUEST: pl.Boolean(),
+    facts.CUT: pl.Boolean(),
     facts.CAP: pl.Float64(),
     facts.TOKENS: pl.Float64(),
     **{name: pl.String() for name in FACTORS},
@@ -896,6 +897,9 @@ class _Pass:
     #: Tasks whose rows that keep no reply are the harness's failures, with how many such
     #: rows (:func:`whilecli.io.facts.absent_failures`): those rows read as errors.
     absent: tuple[pl.Series, int] | None = None
+    #: Tasks whose replies beside an error naming a failed request were cut short by it, with
+    #: how many such rows (:func:`whilecli.io.facts.cut_failures`): those rows read as errors.
+    cut: tuple[pl.Series, int] | None = None
 
     def bad(self, ids: bool = True) -> pl.Expr:
         """The rows no reading takes: an infinite reward, or a counted row without a task id
@@ -1054,6 +1058,7 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
         (plan.request_failed if plan.request_failed is not None else pl.lit(False)).alias(
             facts.REQUEST
         ),
+        (plan.cut if plan.cut is not None else pl.lit(False)).alias(facts.CUT),
         (plan.token_cap if plan.token_cap is not None else pl.lit(None, dtype=pl.Float64)).alias(
             facts.CAP
         ),
@@ -1890,9 +1895,11 @@ def _read_source(
             run.rekey_ids = None if per_row.len() == table.height else per_row
             part = read(source, mapping, forced, run)
             assert part is not None
-        absent = None if part.task_table is None else facts.absent_failures(part.task_table)
-        if absent is not None and run.absent is None:  # nothing recorded: read again
-            run.absent = absent
+        table = part.task_table
+        absent = None if table is None else facts.absent_failures(table)
+        cut = None if table is None else facts.cut_failures(table)
+        if (absent or cut) and run.absent is None and run.cut is None:  # harness failures
+            run.absent, run.cut = absent, cut
             part = read(source, mapping, forced, run)
             assert part is not None
     except InputError as err:  # a converted document's field, named as the file names it
@@ -2004,6 +2011,37 @@ def _rekey(plan: Plan, run: _Pass) -> None:
         _rekeyed_by_prompt(plan, run)
     if run.absent is not None:
         _absent_errors(plan, *run.absent)
+    if run.cut is not None:
+        _cut_errors(plan, *run.cut)
+
+
+def _within_tasks(plan: Plan, tasks: pl.Series) -> pl.Expr:
+    """The rows of ``tasks`` (ids of a per-task table), keyed as its counts were."""
+    ids = tasks.implode()
+    within = plan.task_id.cast(pl.String).is_in(ids)
+    if plan.task_key is not None:
+        within = within | plan.task_key.cast(pl.String).is_in(ids)
+    return within.fill_null(False)
+
+
+def _cut_errors(plan: Plan, tasks: pl.Series, rows: int) -> None:
+    """The rows of ``tasks`` whose reply stands beside an error naming a failed request read
+    as harness errors, requests that failed at the API (``rows`` of them:
+    :func:`whilecli.io.facts.cut_failures`)."""
+    if plan.cut is None:
+        return
+    cut = _within_tasks(plan, tasks) & plan.cut.fill_null(False)
+    plan.reply = pl.when(cut).then(pl.lit(facts.ERROR)).otherwise(plan.reply)
+    failed = plan.request_failed if plan.request_failed is not None else pl.lit(False)
+    plan.request_failed = failed | cut
+    said = plan.sources.get("error")
+    beside = "an error naming a failed request beside a reply, where such replies never pass"
+    plan.sources["error"] = beside if said is None else f"{said}; or {beside}"
+    plan.notes.append(
+        f"{rows} repl{'ies' if rows != 1 else 'y'} beside an error naming a request that"
+        " failed at the API never pass where their tasks' other replies pass often: read as"
+        " streams the failure cut short (harness errors), left out of every rate"
+    )
 
 
 def _absent_errors(plan: Plan, tasks: pl.Series, rows: int) -> None:
@@ -2011,11 +2049,7 @@ def _absent_errors(plan: Plan, tasks: pl.Series, rows: int) -> None:
     :func:`whilecli.io.facts.absent_failures`), keyed as the per-task counts were."""
     if plan.generated is None:
         return
-    ids = tasks.implode()
-    within = plan.task_id.cast(pl.String).is_in(ids)
-    if plan.task_key is not None:
-        within = within | plan.task_key.cast(pl.String).is_in(ids)
-    absent = within.fill_null(False) & plan.generated.is_null()
+    absent = _within_tasks(plan, tasks) & plan.generated.is_null()
     plan.reply = pl.when(absent).then(pl.lit(facts.ERROR)).otherwise(plan.reply)
     said = plan.sources.get("error")
     nothing = "no reply (null) beside replies of its task, where none such passes"
