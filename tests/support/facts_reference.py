@@ -382,22 +382,6 @@ def _credited(reward: Any) -> bool:
     return isinstance(reward, (int, float)) and not math.isnan(reward) and reward > 0
 
 
-def absent_errors(
-    rows: list[dict[str, Any]],
-    states: list[str],
-    keys: list[str],
-    cut: float,
-    missing: str = "skip",
-) -> set[int]:
-    """The rows that keep no reply (``completion`` None) read as the harness's errors: in the
-    tasks (``keys``, one per row) that keep a reply on another counted row, where no such
-    row has credit and their tasks' replied rows pass often enough that 5 passes or more
-    were due among them."""
-    return _marked_errors(
-        rows, states, keys, cut, missing, [r.get("completion") is None for r in rows]
-    )
-
-
 #: Where a harness files a failure beside the reply (``error`` is read whatever stands
 #: beside it), and the words of a request that failed at the API.
 FAILURE_FIELDS = ("exception", "api_error", "llm_error")
@@ -419,20 +403,21 @@ def _filed_failure(row: dict[str, Any]) -> bool:
     return any(word in text for text in texts for word in FAILED_REQUEST_WORDS)
 
 
-def cut_errors(
-    rows: list[dict[str, Any]],
-    states: list[str],
-    keys: list[str],
-    cut: float,
-    missing: str = "skip",
-) -> set[int]:
-    """The rows whose reply stands beside a request's failure read as the harness's errors,
-    by the rule of :func:`absent_errors`."""
-    marked = [
+def harness_errors(
+    rows: list[dict[str, Any]], states: list[str], keys: list[str], cut: float, missing: str
+) -> tuple[set[int], set[int]]:
+    """The rows read as the harness's errors by their tasks' grades (``keys``: each row's
+    task): those that keep no reply (``completion`` None), and those whose reply stands
+    beside a request's failure, each by :func:`_marked_errors`."""
+    absent = [r.get("completion") is None for r in rows]
+    filed = [
         states[i] != "error" and _filed_failure(r) and r.get("completion") is not None
         for i, r in enumerate(rows)
     ]
-    return _marked_errors(rows, states, keys, cut, missing, marked)
+    return (
+        _marked_errors(rows, states, keys, cut, missing, absent),
+        _marked_errors(rows, states, keys, cut, missing, filed),
+    )
 
 
 def _marked_errors(
@@ -642,8 +627,8 @@ def expected(
     out.per_row_ids = _per_row_ids(rows)
     keys = [r["prompt"] if out.per_row_ids else str(r["task_id"]) for r in rows]
     cut = 1.0 if threshold is None else threshold
-    cut_short = cut_errors(rows, states, keys, cut, missing)
-    for i in absent_errors(rows, states, keys, cut, missing) | cut_short:
+    absent, cut_short = harness_errors(rows, states, keys, cut, missing)
+    for i in absent | cut_short:
         states[i] = "error"
     out.request_errors = len(cut_short)
     for i, (state, grade) in enumerate(zip(states, grades, strict=True)):

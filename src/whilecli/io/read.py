@@ -2031,16 +2031,15 @@ def _cut_errors(plan: Plan, tasks: pl.Series, rows: int) -> None:
     if plan.cut is None:
         return
     cut = _within_tasks(plan, tasks) & plan.cut.fill_null(False)
-    plan.reply = pl.when(cut).then(pl.lit(facts.ERROR)).otherwise(plan.reply)
     failed = plan.request_failed if plan.request_failed is not None else pl.lit(False)
     plan.request_failed = failed | cut
-    said = plan.sources.get("error")
-    beside = "an error naming a failed request beside a reply, where such replies never pass"
-    plan.sources["error"] = beside if said is None else f"{said}; or {beside}"
-    plan.notes.append(
+    _read_as_errors(
+        plan,
+        cut,
+        "an error naming a failed request beside a reply, where such replies never pass",
         f"{rows} repl{'ies' if rows != 1 else 'y'} beside an error naming a request that"
         " failed at the API never pass where their tasks' other replies pass often: read as"
-        " streams the failure cut short (harness errors), left out of every rate"
+        " streams the failure cut short (harness errors), left out of every rate",
     )
 
 
@@ -2049,16 +2048,23 @@ def _absent_errors(plan: Plan, tasks: pl.Series, rows: int) -> None:
     :func:`whilecli.io.facts.absent_failures`), keyed as the per-task counts were."""
     if plan.generated is None:
         return
-    absent = _within_tasks(plan, tasks) & plan.generated.is_null()
-    plan.reply = pl.when(absent).then(pl.lit(facts.ERROR)).otherwise(plan.reply)
-    said = plan.sources.get("error")
-    nothing = "no reply (null) beside replies of its task, where none such passes"
-    plan.sources["error"] = nothing if said is None else f"{said}; or {nothing}"
-    plan.notes.append(
+    _read_as_errors(
+        plan,
+        _within_tasks(plan, tasks) & plan.generated.is_null(),
+        "no reply (null) beside replies of its task, where none such passes",
         f"{rows} row{'s' if rows != 1 else ''} keep no reply beside replies of their task,"
         " and none passes where those replies pass often: read as the harness's errors"
-        " (nothing recorded), left out of every rate"
+        " (nothing recorded), left out of every rate",
     )
+
+
+def _read_as_errors(plan: Plan, rows: pl.Expr, source: str, note: str) -> None:
+    """``rows`` read as harness errors: the error's sources name ``source``, the notes
+    ``note``."""
+    plan.reply = pl.when(rows).then(pl.lit(facts.ERROR)).otherwise(plan.reply)
+    said = plan.sources.get("error")
+    plan.sources["error"] = source if said is None else f"{said}; or {source}"
+    plan.notes.append(note)
 
 
 def _rekeyed_by_prompt(plan: Plan, run: _Pass) -> None:
