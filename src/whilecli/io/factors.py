@@ -31,7 +31,7 @@ from whilecli.io.aliases import (
 )
 from whilecli.io.shape import Shape, json_kind, split_path
 
-__all__ = ["MAX_FACTORS", "MAX_LEVELS", "SETTINGS", "candidates", "possible"]
+__all__ = ["MAX_FACTORS", "MAX_LEVELS", "SETTINGS", "candidates", "possible", "unread"]
 
 #: Columns carried at the most (each is one more group-by in the file's pass).
 MAX_FACTORS = 4
@@ -94,22 +94,31 @@ def candidates(shape: Shape, rows: Sequence[Mapping[str, object]], used: set[str
 def possible(shape: Shape, used: set[str]) -> list[str]:
     """The columns of ``shape`` of one scalar kind (numbers of both kinds are one) whose name
     says nothing else (:data:`NOT_A_CONDITION`; a sampling setting's, :data:`SETTINGS`, says
-    it is one): at the top level, then one level down in an object of :data:`PLACES` the
-    rows always hold as one (``metadata.checkpoint``), as dotted paths. ``used``: the dotted
-    paths the plan reads (a top-level column read anywhere within, an object read whole, and
-    the fields it reads within it, are left out)."""
+    it is one), among those the plan leaves unread (:func:`unread`)."""
+    return [
+        dotted
+        for dotted, name, node in unread(shape, used)
+        if _named(name, node, None if dotted == name else dotted)
+    ]
+
+
+def unread(shape: Shape, used: set[str]) -> list[tuple[str, str, Shape]]:
+    """The columns the plan reads for nothing, as (dotted path, name, node): at the top
+    level, then one level down in an object of :data:`PLACES` the rows always hold as one
+    (``metadata.checkpoint``). ``used``: the dotted paths the plan reads (a top-level column
+    read anywhere within, an object read whole, and the fields it reads within it, are left
+    out)."""
     tops = {path.split(".", 1)[0] for path in used}
-    found = [key for key, node in shape.children.items() if key not in tops and _named(key, node)]
+    found = [(key, key, node) for key, node in shape.children.items() if key not in tops]
     for place in PLACES:
         holder = place[:-1]
         node = shape.children.get(holder)
         if node is None or holder in used or node.kinds - {"null"} != {"dict"}:
             continue
         found += [
-            place + key
+            (place + key, key, child)
             for key, child in node.children.items()
             if place + key not in used
-            and _named(key, child, place + key)
             and shape.get(split_path(place + key)) is child  # a key a path can name
         ]
     return found

@@ -2431,6 +2431,7 @@ def _read_jsonl(
     )
     judge = judges.rule_expr(shape, leaves)
     _rekey(plan, run)
+    _choose_subtask(plan, shape, leaves, run)  # before the factors read their columns
     _choose_factors(plan, shape, leaves, [row for _, row in sample], run)
     schema = leaves.read_schema()
     named = named_values(schema)
@@ -2878,6 +2879,7 @@ def _read_frame(
         keys = factors.possible(shape, _used(plan, leaves))
         columns = [pl.col(key) if key in schema else _column_at(key) for key in keys]
         head = lf.select(columns).head(SAMPLE_ROWS).collect().to_dicts() if keys else []
+        _choose_subtask(plan, shape, leaves, run)  # before the factors read their columns
         _choose_factors(plan, shape, leaves, head, run)
     except BadValue as err:
         if whole:
@@ -3039,7 +3041,6 @@ def _choose_factors(
 ) -> None:
     """Set :attr:`Plan.factors` from the sampled ``rows``: none where the rows are read by a
     column (each value's rows apart) or a row holds several rollouts."""
-    _choose_subtask(plan, shape, leaves, run)
     if run.by is not None or plan.explode or plan.split is not None:
         return
     keys = factors.candidates(shape, rows, _used(plan, leaves))

@@ -24,8 +24,8 @@ from typing import Any
 import polars as pl
 
 from whilecli.io.aliases import names_a_prompts_id
-from whilecli.io.factors import PLACES
-from whilecli.io.shape import Shape, split_path
+from whilecli.io.factors import unread
+from whilecli.io.shape import Shape
 
 __all__ = ["SUBTASK", "aggregates", "candidate", "parts_ids"]
 
@@ -43,20 +43,11 @@ def candidate(shape: Shape, used: set[str]) -> str | None:
     """The first column whose name says it is a prompt's id
     (:func:`~whilecli.io.aliases.names_a_prompts_id`: ``question_idx``, ``problem_id``, never
     ``sample_idx``), of whole numbers or text, that the plan reads for nothing else
-    (``used``: the dotted paths it reads): at the top level, then one level down in a row's
-    extras (``metadata.question_idx``). None: no such column."""
-    tops = {path.split(".", 1)[0] for path in used}
-    keys = [k for k in shape.children if k not in tops]
-    for place in PLACES:
-        holder = shape.children.get(place[:-1])
-        if holder is not None and place[:-1] not in used and holder.kinds - {"null"} == {"dict"}:
-            keys += [place + k for k in holder.children if place + k not in used]
-    for key in keys:
-        node = shape.get(split_path(key))
-        if node is None or node.kinds - {"null"} not in ({"int"}, {"str"}):
-            continue
-        if names_a_prompts_id(split_path(key)[-1]):
-            return key
+    (``used``: the dotted paths it reads; :func:`~whilecli.io.factors.unread`: at the top
+    level, then one level down in a row's extras, ``metadata.question_idx``). None: none."""
+    for dotted, name, node in unread(shape, used):
+        if node.kinds - {"null"} in ({"int"}, {"str"}) and names_a_prompts_id(name):
+            return dotted
     return None
 
 
