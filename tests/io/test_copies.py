@@ -86,3 +86,45 @@ def test_two_runs_of_a_floor_or_saturated_pool_are_pooled(tmp_path: Path, grade:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     both = _route(a, b)
     assert both.summary["pass_at_1"].n_rows == 800
+
+
+def _greedy_rows(seed: int, replies: bool) -> list[dict[str, Any]]:
+    """A pool decoded greedily: one reply per task, what every run writes again."""
+    rnd = random.Random(seed)
+    out = []
+    for t in range(60):
+        row: dict[str, Any] = {"task_id": f"q{t}", "reward": float(rnd.random() < 0.5)}
+        if replies:
+            row["completion"] = f"the answer is {rnd.randrange(1000)}"
+        out.append(row)
+    return out
+
+
+#: Paths of repeated runs, as tools write them: a seed's or a run's number in the name, the
+#: same file in each run's folder (SWE-bench's ``run_evaluation/<run_id>/.../report.json``).
+RUN_LAYOUTS = [
+    ("output-rs{i}.jsonl",),
+    ("seed_{i}", "rows.jsonl"),
+    ("run-2026-01-0{i}", "samples.jsonl"),
+]
+
+
+@pytest.mark.parametrize("replies", [True, False])
+@pytest.mark.parametrize("layout", RUN_LAYOUTS)
+@pytest.mark.parametrize("runs", [2, 4])
+def test_runs_that_agree_byte_for_byte_are_runs_not_copies(
+    tmp_path: Path, layout: tuple[str, ...], runs: int, replies: bool
+) -> None:
+    """Runs at temperature 0 (or of a grader that keeps no reply) write the same bytes each:
+    read once, k = ``runs`` would read as k = 1, a firm single-rollout route. Their names say
+    they are runs: every one is read, and the route sees one draw repeated, or the grades."""
+    body = "".join(json.dumps(r) + "\n" for r in _greedy_rows(runs, replies))
+    for i in range(runs):
+        path = tmp_path.joinpath(*(part.format(i=i) for part in layout))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+    got = run_route([str(tmp_path)], model=MODEL)
+    assert isinstance(got, Route)
+    assert got.summary["pass_at_1"].n_rows == 60 * runs
+    assert got.provisional or got.route != "single-rollout"
+    assert any("both read, as two runs" in note for note in got.notes)

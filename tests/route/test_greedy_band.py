@@ -103,3 +103,91 @@ def test_what_does_not_rest_on_a_greedy_band(tmp_path: Path, case: str) -> None:
         assert not route.provisional, route.headline
     if case == "another_model":
         assert route.method == "sft" and not route.provisional, route.headline
+
+
+#: Every place a row records its decoding in, and every way a setting that says greedy is
+#: written there (numbers and flags as text too, a strategy's name); a setting that says it
+#: sampled, for the judge's object beside it.
+PLACES = [
+    "",
+    "sampling_params.",
+    "generation_config.",
+    "gen_kwargs.",
+    "metadata.",
+    "info.",
+    "extra_info.",
+    "meta.",
+    "params.",
+    "metadata.sampling_params.",
+]
+SPELLINGS: list[tuple[str, Any]] = [
+    ("temperature", 0),
+    ("temperature", 0.0),
+    ("temperature", "0"),
+    ("temperature", " 0.0 "),
+    ("temperature", 1e-6),
+    ("do_sample", False),
+    ("do_sample", "False"),
+    ("do_sample", "false"),
+    ("greedy", True),
+    ("greedy", "true"),
+    ("decoding", "greedy"),
+    ("decoding_strategy", "Greedy"),
+    ("decoding", "beam_search"),
+]
+
+
+MODEL = "Qwen/Qwen3-8B"
+
+
+def _nested(place: str, key: str, value: Any) -> dict[str, Any]:
+    node: dict[str, Any] = {key: value}
+    for part in reversed(place.rstrip(".").split(".") if place else []):
+        node = {part: node}
+    return node
+
+
+@settings(
+    max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    place=st.sampled_from(PLACES),
+    spelling=st.sampled_from(SPELLINGS),
+    floor=st.booleans(),
+    kind=st.sampled_from(["jsonl", "parquet"]),
+    seed=st.integers(0, 10_000),
+)
+def test_greedy_decoding_is_read_however_it_is_written(
+    tmp_path_factory: pytest.TempPathFactory,
+    place: str,
+    spelling: tuple[str, Any],
+    floor: bool,
+    kind: str,
+    seed: int,
+) -> None:
+    """Greedy decoding recorded in any place a row keeps its settings, in any spelling:
+    the draws differ by a server's nondeterminism, so the band is not the sampler's."""
+    rng = random.Random(seed)
+    said = _nested(place, *spelling)
+    folder = tmp_path_factory.mktemp("spelled")
+    path = write_rows(folder, _rows(rng, 120, 8, floor, lambda j: said), kind)
+    route = run_route([str(path)], model="Qwen/Qwen3-8B")
+    assert "greedy_band" in _kinds(route), (said, _kinds(route), route.headline)
+    assert route.provisional, route.headline
+
+
+@pytest.mark.parametrize("place", ["metadata.", "info.", "extra_info.", "meta.", "params."])
+def test_a_judges_settings_are_not_the_samplers(tmp_path: Path, place: str) -> None:
+    """A temperature of 0 in a row's extras beside a judge's name is the judge's: the sampled
+    draws keep their band, as the same rows without it do."""
+    said = _nested(place, "temperature", 0)
+    said[place.rstrip(".")]["judge_model"] = "gpt-4o"
+    plain = {place.rstrip("."): {"judge_model": "gpt-4o"}}
+    routes = []
+    for name, put in (("said", said), ("plain", plain)):
+        (tmp_path / name).mkdir()
+        rows = _rows(random.Random(5), 200, 8, False, lambda j, put=put: put)
+        routes.append(run_route([str(write_rows(tmp_path / name, rows, "jsonl"))], model=MODEL))
+    got, want = routes
+    assert "greedy_band" not in _kinds(got), (said, _kinds(got), got.headline)
+    assert (got.route, got.provisional) == (want.route, want.provisional)

@@ -457,19 +457,6 @@ SAMPLING_PLACES: tuple[str, ...] = (
     *("", "sampling_params.", "sampling_args.", "generation_config.", "generation_kwargs."),
     *("gen_kwargs.", "responses_create_params."),
 )
-#: Greedy decoding recorded in a row: a ``temperature`` of 0 (under vLLM's 1e-5, which it
-#: samples greedily: :data:`GREEDY_TEMPERATURE`), ``top_k`` 1 under a sampler's object (a
-#: flat ``top_k`` is a retrieval's depth as often), or ``do_sample`` false (a Hugging Face
-#: ``generate``), where no place the row holds says it sampled (a temperature above that,
-#: ``do_sample`` true: a flat ``temperature: 0`` of a judge beside
-#: ``sampling_params.temperature: 1.0`` is no greedy row). Rows of one task drawn so that keep
-#: no reply are one draw repeated, as identical replies are
-#: (:func:`whilecli.io.facts.draw_key`), unless their grades split
-#: (:func:`whilecli.io.facts.draws_found`); where a row keeps its reply, the reply says (an
-#: API model or an agent's environment at temperature 0 still draws different replies).
-TEMPERATURE_ALIASES: tuple[str, ...] = tuple(f"{p}temperature" for p in SAMPLING_PLACES)
-TOP_K_ALIASES: tuple[str, ...] = tuple(f"{p}top_k" for p in SAMPLING_PLACES if p)
-DO_SAMPLE_ALIASES: tuple[str, ...] = tuple(f"{p}do_sample" for p in SAMPLING_PLACES)
 #: The temperature at or under which a sampler decodes greedily (vLLM's ``_SAMPLING_EPS``).
 GREEDY_TEMPERATURE = 1e-5
 #: ``--missing``: what an ungraded row (no grade, or NaN) counts as: left out, or a failure.

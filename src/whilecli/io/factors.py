@@ -21,14 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from whilecli.io.aliases import (
-    DO_SAMPLE_ALIASES,
-    EXTRA_PLACES,
-    REQUEST_PLACES,
-    SAMPLING_PLACES,
-    TEMPERATURE_ALIASES,
-    TOP_K_ALIASES,
-)
+from whilecli.io import decoding
+from whilecli.io.aliases import EXTRA_PLACES, REQUEST_PLACES, SAMPLING_PLACES
 from whilecli.io.shape import Shape, json_kind, split_path
 
 __all__ = ["MAX_FACTORS", "MAX_LEVELS", "SETTINGS", "candidates", "possible", "unread"]
@@ -42,7 +36,7 @@ PRESENT_SHARE = 0.9
 #: Sampling settings the plan reads only as evidence of greedy decoding (``temperature``,
 #: ``sampling_params.temperature``, ``do_sample``): no field of the row, so still candidates
 #: (draws at two temperatures are two conditions).
-SETTINGS = frozenset((*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES))
+SETTINGS = frozenset(decoding.aliases())
 #: The objects a condition is also looked for in, one level down: a row's extras
 #: (``metadata.checkpoint``), a sampler's settings (``sampling_params.top_p``), a request's
 #: (``config.template``).

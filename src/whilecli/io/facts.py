@@ -67,7 +67,6 @@ from whilecli.io.aliases import (
     FAILED_REQUEST_WORDS,
     FINISHED_REASONS,
     FLAG_TRUE,
-    GREEDY_TEMPERATURE,
     HTTP_ERROR,
     MODEL_LIKE,
     NO_ERROR_TEXTS,
@@ -694,37 +693,11 @@ def empty_reply(reply: Reply) -> pl.Expr:
 GREEDY_DRAW = 0x9E3779B97F4A7C15
 
 
-def greedy(
-    temperatures: Sequence[pl.Expr], top_ks: Sequence[pl.Expr], do_samples: Sequence[pl.Expr]
-) -> pl.Expr | None:
-    """True where a row records greedy decoding (a temperature at most
-    :data:`~whilecli.io.aliases.GREEDY_TEMPERATURE` and not below 0, a ``top_k`` of 1, or a
-    ``do_sample`` false, in any place read) and no place it holds says it sampled (a
-    temperature above that, a ``do_sample`` true); null where it records no greedy decoding.
-    None where the rows carry none of them."""
-    said: list[pl.Expr] = []
-    sampled: list[pl.Expr] = []
-    for t in temperatures:
-        said.append(((t >= 0) & (t <= GREEDY_TEMPERATURE)).fill_null(False))
-        sampled.append((t > GREEDY_TEMPERATURE).fill_null(False))
-    for k in top_ks:
-        said.append((k == 1).fill_null(False))
-    for sample in do_samples:
-        said.append((~sample).fill_null(False))
-        sampled.append(sample.fill_null(False))
-    if not said:
-        return None
-    greedy = pl.any_horizontal(said)
-    if sampled:
-        greedy = greedy & ~pl.any_horizontal(sampled)
-    return pl.when(greedy).then(pl.lit(True))
-
-
 def draw_key(reply: Reply | None, greedy: pl.Expr | None = None) -> pl.Expr | None:
     """A reply's bytes after trimming whitespace, hashed: equal keys are one draw. A row
     with no reply has no key (polars hashes every null alike: rows that logged no reply
     would read as one draw repeated). A row that keeps no reply and records greedy decoding
-    (``greedy``, :func:`greedy`) is keyed :data:`GREEDY_DRAW`: the k greedy draws of a prompt
+    (``greedy``, :func:`whilecli.io.decoding.frame_greedy`) is keyed :data:`GREEDY_DRAW`: the k greedy draws of a prompt
     are one draw, as identical replies are. Where the row keeps its reply, the reply is the key
     (an API model or an agent's environment at temperature 0 draws different replies, and
     those are draws). None: neither a reply nor greedy rows."""

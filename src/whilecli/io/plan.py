@@ -12,7 +12,6 @@ reward, a sidecar model, a truncation rule).
 from __future__ import annotations
 
 import json
-import math
 import re
 import shlex
 from collections import Counter
@@ -22,12 +21,11 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.io import draws, facts
+from whilecli.io import decoding, draws, facts
 from whilecli.io.aliases import (
     API_REPLY_ALIASES,
     COMPLETION_ALIASES,
     CUT_REASONS,
-    DO_SAMPLE_ALIASES,
     DONE,
     DRAW_COUNT_ALIASES,
     ENV_ALIASES,
@@ -55,12 +53,10 @@ from whilecli.io.aliases import (
     STEP_TURN_ALIASES,
     STOP_CUT,
     STOP_TYPE_CUT,
-    TEMPERATURE_ALIASES,
     TEXT_REPLY_ALIASES,
     TOKEN_CAP_ALIASES,
     TOKEN_COUNT_ALIASES,
     TOKEN_LIST_ALIASES,
-    TOP_K_ALIASES,
     TRANSCRIPT_ALIASES,
     TURN_INDEX_ALIASES,
     VERSION_ALIASES,
@@ -935,33 +931,20 @@ def _turn_index(shape: Shape, leaves: Leaves, step: bool = False) -> tuple[pl.Ex
 
 
 def _greedy(shape: Shape, leaves: Leaves, side: Side | None = None) -> pl.Expr | None:
-    """True where a row records greedy decoding (:data:`TEMPERATURE_ALIASES`,
-    :data:`TOP_K_ALIASES`, :data:`DO_SAMPLE_ALIASES`: :func:`facts.greedy`), from every place
-    the rows hold a number (a flag, for ``do_sample``) under those names; where they hold
-    none, the temperature the settings beside them record (``side``,
-    :func:`whilecli.io.sources.sidecar_temperature`: vf-eval's
-    ``sampling_args.temperature``) on every row; None where neither says."""
+    """True where a row records greedy decoding (:func:`whilecli.io.decoding.frame_greedy`:
+    every place and spelling :mod:`~whilecli.io.decoding` reads); where the rows record none,
+    the temperature the settings beside them record (``side``,
+    :func:`whilecli.io.sources.sidecar_temperature`: vf-eval's ``sampling_args.temperature``)
+    on every row; None where neither says."""
+    found = decoding.settings(shape, _readable(shape, decoding.aliases()))
+    if not found and side is not None:
+        low = 0 <= side.value <= GREEDY_TEMPERATURE
+        return decoding.said_greedy([pl.lit(low)], [pl.lit(not low)])
+    return decoding.frame_greedy(found, leaves)
 
-    def held(aliases: Sequence[str], kinds: frozenset[str]) -> list[str]:
-        return [
-            a
-            for a in aliases
-            if _within(shape, a)
-            and shape.kinds_at(a) - {"null"} <= kinds
-            and shape.kinds_at(a) - {"null"}
-        ]
 
-    temps = held(TEMPERATURE_ALIASES, NUMBER)
-    top_ks = held(TOP_K_ALIASES, NUMBER)
-    samples = held(DO_SAMPLE_ALIASES, frozenset({"bool"}))
-    if not (temps or top_ks or samples) and side is not None:
-        return facts.greedy([pl.lit(side.value, dtype=pl.Float64)], [], [])
-    said = facts.greedy(
-        [leaves.expr(a, pl.Float64) for a in temps],
-        [leaves.expr(a, pl.Float64) for a in top_ks],
-        [leaves.expr(a, pl.Boolean) for a in samples],
-    )
-    return said
+def _readable(shape: Shape, aliases: Sequence[str]) -> list[str]:
+    return [a for a in aliases if _within(shape, a)]
 
 
 #: The share of the sampled rows recording greedy decoding from which the band reads as
@@ -971,7 +954,7 @@ GREEDY_SAMPLED_SHARE = 0.9
 
 def _greedy_sampled(ctx: _Context, side: Side | None) -> str | None:
     """Where nearly all the sampled rows (:data:`GREEDY_SAMPLED_SHARE`, 16 rows or more)
-    record greedy decoding, as :func:`whilecli.io.facts.greedy` reads it (a temperature of 0,
+    record greedy decoding, as :func:`whilecli.io.decoding.row_greedy` reads it (a temperature of 0,
     a ``top_k`` of 1, a ``do_sample`` false, none saying it sampled), or the settings beside
     them record a temperature of 0 where the rows record none: the field, or the settings
     file. Draws that differ at temperature 0 differ by the server's nondeterminism, not by
@@ -979,26 +962,11 @@ def _greedy_sampled(ctx: _Context, side: Side | None) -> str | None:
     rows = ctx.sample or ctx.id_rows
     if len(rows) < MIN_PART_ROWS:
         return None
-    places = [*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES]
+    found = decoding.settings(ctx.shape, _readable(ctx.shape, decoding.aliases()))
     greedy, named = 0, None
     for row in rows:
-        said, sampled, where = False, False, None
-        for alias in places:
-            value = _value_at(row, alias)
-            if isinstance(value, bool):
-                if alias in DO_SAMPLE_ALIASES:
-                    said, sampled = said or not value, sampled or value
-                    where = where or (alias if not value else None)
-                continue
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                continue
-            if alias in TEMPERATURE_ALIASES:
-                low = 0 <= value <= GREEDY_TEMPERATURE
-                said, sampled = said or low, sampled or value > GREEDY_TEMPERATURE
-                where = where or (alias if low else None)
-            elif alias in TOP_K_ALIASES and value == 1:
-                said, where = True, where or alias
-        if said and not sampled:
+        said, where = decoding.row_greedy(found, row)
+        if said:
             greedy += 1
             named = named or where
     if named is None and side is not None and 0 <= side.value <= GREEDY_TEMPERATURE:

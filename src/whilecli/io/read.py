@@ -45,18 +45,15 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
-from whilecli.io import factors, facts, subtasks, words
+from whilecli.io import decoding, factors, facts, subtasks, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import (
-    DO_SAMPLE_ALIASES,
     LOGPROB_ALIASES,
     PROMPT_ALIASES,
     REWARD_ALIASES,
     TASK_ALIASES,
-    TEMPERATURE_ALIASES,
     TOKEN_CAP_ALIASES,
     TOKEN_COUNT_ALIASES,
-    TOP_K_ALIASES,
     TURN_ALIASES,
     names_a_prompts_id,
     parse_field_map,
@@ -109,6 +106,7 @@ from whilecli.io.sources import (
     refuse_repeated_keys,
     refuse_repeated_lines,
     rows_with_keys,
+    runs_apart,
     sample_rows,
     settings_model,
 )
@@ -1647,7 +1645,7 @@ def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
             ),
             None,
         )
-        if twin is None:
+        if twin is None or runs_apart(twin.source, part.source):
             kept.append(part)
             continue
         # another encoding of one pool: one name, two kinds (never two folders' result.json)
@@ -2993,8 +2991,7 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     counts = [a for a in (*TOKEN_COUNT_ALIASES, *TOKEN_CAP_ALIASES) if shape.has(a)]
     tops += [split_path(a)[0] for a in counts]
     # whether the rows record greedy decoding (plan._greedy_sampled)
-    greedy = (*TEMPERATURE_ALIASES, *TOP_K_ALIASES, *DO_SAMPLE_ALIASES)
-    tops += [split_path(a)[0] for a in greedy if shape.has(a)]
+    tops += [split_path(a)[0] for a in decoding.aliases() if shape.has(a)]
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     if lp is not None:
         tops.append(split_path(lp)[0])

@@ -838,13 +838,42 @@ def _distinct(
             if _digest(other, digests) == _digest(source, digests):
                 twin = other
                 break
-        if twin is not None:
+        if twin is not None and not runs_apart(twin, source):
             if notes is not None:
                 notes.append(f"{source.name} has the same bytes as {twin.name}: read once")
             continue
+        if twin is not None and notes is not None:
+            notes.append(
+                f"{source.name} has the same bytes as {twin.name}: both read, as two runs"
+                " whose rows agree (their names differ by a run, seed or shard)"
+            )
         by_size.setdefault(size, []).append(source)
         out.append((source, explicit))
     return out
+
+
+#: A run of digits in a path: what a run's, a seed's or a shard's index is written with.
+_DIGITS = re.compile(r"\d+")
+
+
+def runs_apart(a: Source, b: Source) -> bool:
+    """Whether two files with the same bytes are two runs whose rows agree, not a copy: their
+    paths name the same file in two folders (SWE-bench's
+    ``run_evaluation/<run_id>/<model>/<instance>/report.json``, a date's or a run's folder
+    each), or names that differ only by their numbers (NeMo-Skills' ``output-rs0.jsonl`` and
+    ``output-rs1.jsonl``, ``seed_1``, ``run2``). Repeated runs at temperature 0, or of a
+    deterministic grader, write the same bytes; read once, their tasks would lose their
+    draws (k = 4 read as k = 1) and the route would count one draw where four agree, which
+    the identical-draws rule (:mod:`whilecli.io.facts`) reads for what it is. A copy under
+    another name (``rows.jsonl`` and ``again.jsonl.gz``, ``rows.jsonl`` and
+    ``rows-copy.jsonl``) is read once (DESIGN section 1, "Pooling"): by its bytes here, by
+    its rows in :func:`whilecli.io.read` (another encoding), both by this rule."""
+    pa, pb = a.path, b.path
+    if pa is None or pb is None:
+        return False
+    if pa.name == pb.name:
+        return pa.parent != pb.parent
+    return pa.parent == pb.parent and _DIGITS.sub("#", pa.name) == _DIGITS.sub("#", pb.name)
 
 
 def _digest(source: Source, cache: dict[str, str]) -> str:
