@@ -321,3 +321,25 @@ def test_the_truth_uses_the_route_thresholds() -> None:
     near = truth_verdict(Truth("near-floor", 8, 10), options)
     assert near.method == "grpo"
     assert not truth_verdict(Truth("mid", 8, 10, greedy=True), options).measured
+
+
+#: Bands and teachers measured on rows another model wrote: floor, saturated, no split, a
+#: teacher that clears; and a mixed band, where another model's rows route SFT firm.
+ANOTHER_MODELS_BAND = [
+    Truth(m, k, n, other_model=True)
+    for m in ("floor", "saturated", "near-floor", "mid")
+    for k in (4, 8)
+    for n in (100, 1000)
+] + [Truth("mid", 4, 1000, teacher_gap=0.2, other_model=True)]
+
+
+def test_a_band_another_model_wrote_decides_nothing_firm() -> None:
+    """A floor (or a saturated band, or a teacher's lead) measured on another model's rows is
+    that model's: the truth's table has no firm answer for the model to train
+    (:func:`truth_verdict`), and the route hedges; a mixed band still routes SFT firm."""
+    options = RouteOptions()
+    assert not truth_verdict(Truth("floor", 8, 1000, other_model=True), options).measured
+    assert truth_verdict(Truth("mid", 8, 1000, other_model=True), options).method == "sft"
+    tally = _slice(ANOTHER_MODELS_BAND, 3)
+    assert tally.firm_wrong == 0, tally.wrong
+    assert tally.firm > 0  # the mixed bands' SFT

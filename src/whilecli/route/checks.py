@@ -885,6 +885,7 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
             f"SFT on these rows, or OPD from their model{hint}"
         )
         measured["closest_models"] = near
+        measured["other_model_rows"] = foreign
         tuned = [m for m in others if tuned_from(m, base)]
         if tuned and len(tuned) == len(others):  # else another model wrote rows all the same
             measured["tuned_models"] = tuned

@@ -538,7 +538,41 @@ def _evidence(
             out.append(_cut_off_evidence(options.teacher, t_rows, options, 4, "the teacher's "))
     elif route != "fix-reward" and found["teacher"].status is Status.FAIL:
         out.extend(_teacher_fails(found["teacher"].measured, pool, options))
+    if route in _MEASURED_ROUTES and found["on_policy"].measured.get("other_model_rows"):
+        another = _band_of_another(found["on_policy"].measured, pool, route)
+        if another is not None:
+            out.append(another)
     return out
+
+
+#: Routes that rest on rates measured on the rows (the band, the teacher's lead over them):
+#: another model's rows measure that model's, not the one to train.
+_MEASURED_ROUTES = frozenset({"floor", "saturated", "no-split", "teacher"})
+
+
+def _band_of_another(measured: dict[str, Any], pool: Pool, route: str) -> Evidence | None:
+    """Where most rows another model wrote (check 6: its share's interval above a half,
+    :func:`_other_model_evidence`), a band or a teacher's lead measured on them is that
+    model's (pick-a-method: measure p on the model you will train): the verdict turns on a
+    band no row states, and stays provisional until the model's own rows measure it."""
+    other = _other_model_evidence(measured, pool)
+    if other.short is not None:  # a minority: the band is mostly the model's own
+        return None
+    what = "the teacher's lead" if route == "teacher" else "the band"
+    unread = (
+        f"{other.what}: they measure {what} of that model, not of the model you will train;"
+        " measure it on rows the model you train writes"
+    )
+    return Evidence(
+        6,
+        f"{what} on another model's rows",
+        pool.n_tasks,
+        None,
+        what.removeprefix("the "),
+        crossing_only=True,
+        unread=unread,
+        unstated=f"no count of another model's rows states {what} of the model you train",
+    )
 
 
 def _other_model_evidence(measured: dict[str, Any], pool: Pool) -> Evidence:

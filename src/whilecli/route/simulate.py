@@ -410,6 +410,10 @@ def truth_verdict(truth: Truth, options: RouteOptions) -> Verdict:
     # a cut-off reply can pass: some are cut off, and some of those would pass
     blocked = truth.scale > 0 and truth.cut_share > 0 and _mixture_mean(mixture(truth.mixture)) > 0
     route, method, plan = table(blocked, shares)
+    if truth.other_model and route in ("floor", "saturated", "no-split", "teacher"):
+        # the band and the teacher's lead are another model's: they say nothing firm of the
+        # model to train (pick-a-method: measure p on the model you will train)
+        return Verdict(None, measured=False)
     requires = _requires(route, plan)
     also: set[str | None] = set()
     resolution = RouteOptions()
@@ -926,6 +930,10 @@ def grid(max_tasks: int = max(GRID_TASKS)) -> list[tuple[str, list[Truth]]]:
     regions.append(("rows: ids, errors, versions, teacher", [
         Truth(m, 4, n, error_share=0.1, row_ids=True, stale_share=0.2, teacher_gap=0.2)
         for m in two for n in rows
+    ]))  # fmt: skip
+    regions.append(("another model's floor or ceiling", [
+        Truth(m, k, n, other_model=True) for m in ("floor", "saturated") for k in (4, 8)
+        for n in small
     ]))  # fmt: skip
     return regions
 
