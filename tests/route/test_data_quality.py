@@ -700,6 +700,59 @@ def test_partial_credit_in_a_floor_leaves_it_provisional(
         assert "credit_beside_the_band" not in kinds(got) and not got.provisional
 
 
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tasks=st.integers(560, 640),
+    rate=st.sampled_from([1.0, 0.995]),
+    credit=st.sampled_from([0.9, 0.97, 0.99, 0.999, 0.0]),
+    share=st.floats(0.01, 0.09),
+    seed=st.integers(0, 2**16),
+)
+def test_credit_under_the_threshold_in_a_saturated_pool_leaves_it_provisional(
+    tmp_path_factory: pytest.TempPathFactory,
+    tasks: int,
+    rate: float,
+    credit: float,
+    share: float,
+    seed: int,
+) -> None:
+    """The mirror at the top: correct replies scored just under 1 (a judge's probability, a
+    penalty on a correct reply) on a few percent of the rows of a pool whose draws pass (or
+    nearly all do). At 1.0 they fail, and each task that holds one splits: a firm GRPO on
+    splits the threshold made. Counted as passes the rows route to GroupwiseGrading (or to
+    GRPO on too few splits to call), so the verdict rests on the threshold and is
+    provisional: a firm verdict is the one the credit read as passes gives, firm. Failures
+    scored 0 (no credit) are failures: no finding."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    for t in range(tasks):
+        for j in range(8):
+            passed = rng.random() < rate
+            graded = rng.random() < share
+            reward = credit if graded or not passed else 1.0
+            rows.append(
+                {
+                    "task_id": f"t{t:04d}",
+                    "prompt": f"question {t}",
+                    "completion": f"answer {t}.{j}.{rng.random():.6f}",
+                    "reward": reward if passed or graded else 0.0,
+                    "truncated": False,
+                    "model": MODEL,
+                }
+            )
+    got = route(tmp_path_factory.mktemp("credit_top"), rows)
+    passing = [dict(r, reward=1.0) if 0 < r["reward"] < 1 else r for r in rows]
+    credited = route(tmp_path_factory.mktemp("credit_passes"), passing)
+    if passing == rows:
+        assert "credit_beside_the_band" not in kinds(got)
+    elif not got.provisional:  # firm: the credit read as passes routes the same, firm
+        assert (credited.method, credited.provisional) == (got.method, False), got.headline
+    if got.method != credited.method:
+        assert "credit_beside_the_band" in kinds(got) and got.provisional, got.headline
+
+
 @SETTINGS
 @given(pool=clean_pools(), share=st.sampled_from([0.0, 0.02, 0.06, 0.3]))
 def test_empty_replies_are_listed_with_the_data_quality(

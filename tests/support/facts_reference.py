@@ -7,6 +7,7 @@ hold it to this plain reading of the same rules, row by row.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -415,9 +416,68 @@ def harness_errors(
         for i, r in enumerate(rows)
     ]
     return (
-        _marked_errors(rows, states, keys, cut, missing, absent),
+        _marked_errors(rows, states, keys, cut, missing, absent)
+        | _placeholders(rows, states, keys, cut, missing),
         _marked_errors(rows, states, keys, cut, missing, filed),
     )
+
+
+#: A word a harness's placeholder says (``ERROR``, ``no response``, ``<failed>``).
+_FAILURE_WORD = re.compile(
+    r"(?:^|[^a-z])(?:err(?:or)?s?|fail(?:ed|ure)?|time[ _-]?out|timed[ _-]?out|exception"
+    r"|unavailable|refused|no[ _-]?(?:response|reply|output|answer|completion)|none|null|n/?a"
+    r"|empty|invalid|abort(?:ed)?|cancel+ed|crash(?:ed)?|missing|placeholder"
+    r"|rate[ _-]?limit(?:ed)?|overloaded|skipped)(?:$|[^a-z])",
+    re.IGNORECASE,
+)
+
+
+def _placeholders(
+    rows: list[dict[str, Any]], states: list[str], keys: list[str], cut: float, missing: str
+) -> set[int]:
+    """The counted rows whose reply (trimmed) is at most 48 characters naming a failure,
+    written alike in 5 tasks or more, passes on none of them and is empty on none, where 5 passes or more were due among them at
+    their tasks' other rows' pass rate."""
+    counted = [  # the rows that keep a reply: a null one is :func:`_marked_errors`'
+        states[i] == "ok"
+        and isinstance(r.get("completion"), str)
+        and (graded(r.get("reward")) or missing == "fail")
+        for i, r in enumerate(rows)
+    ]
+    where: dict[str, set[str]] = defaultdict(set)
+    passing: set[str] = set()
+    for i, r in enumerate(rows):
+        if not counted[i]:
+            continue
+        text = r["completion"]
+        where[text.strip()].add(keys[i])
+        reward = r.get("reward")
+        if graded(reward) and reward >= cut - TOLERANCE:
+            passing.add(text.strip())
+    alike = {
+        t
+        for t, tasks in where.items()
+        if len(tasks) >= 5 and t not in passing and len(t) <= 48 and _FAILURE_WORD.search(t)
+    }
+    marked = [counted[i] and r["completion"].strip() in alike for i, r in enumerate(rows)]
+    tasks: dict[str, list[int]] = defaultdict(list)
+    for i, key in enumerate(keys):
+        if counted[i]:
+            tasks[key].append(i)
+    due = 0.0
+    for members in tasks.values():
+        others = [i for i in members if not marked[i]]
+        flagged = [i for i in members if marked[i]]
+        if not others or not flagged:
+            continue
+        passes = 0
+        for i in others:
+            reward = rows[i].get("reward")
+            passes += graded(reward) and reward >= cut - TOLERANCE
+        due += len(flagged) * passes / len(others)
+    if due + 1e-9 < 5:
+        return set()
+    return {i for i, m in enumerate(marked) if m}
 
 
 def _marked_errors(

@@ -934,8 +934,12 @@ class Facts:
     #: reward may stand in for. None: none does.
     grade_beside: str | None = None
     #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
-    #: ``effective`` traces): the groups that all pass or all fail are not there.
+    #: ``effective`` traces, open-instruct's GRPO traces): the groups that all pass or all
+    #: fail are not there.
     selected: int = 0
+    #: What such rows are and what to read instead
+    #: (:func:`whilecli.io.formats.selected.selection`).
+    selected_by: tuple[str, str] | None = None
     coverage: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -986,7 +990,7 @@ class Facts:
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
             *("version_lag", "prompt_masked", "greedy_sampled", "mapped_prompts"),
-            *("prompt_reordered", "coarse_ids"),
+            *("prompt_reordered", "coarse_ids", "selected_by"),
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)
@@ -1049,10 +1053,10 @@ class Facts:
         if rekey is not None:
             out.append(f"{rekey[0]}: {rekey[1]}")
         if self.selected:
+            what, fix = self.selected_by or ("a selection of the rollouts", "read them all")
             out.append(
-                f"{self.selected} of {self.rows} rows are prime-rl's effective traces, which"
-                " leave out every zero-advantage episode: the pass and split rates lean to the"
-                " middle; read the step's all/traces.jsonl"
+                f"{self.selected} of {self.rows} rows are {what}: the pass and split rates lean"
+                f" to the middle; {fix}"
             )
         return out + self.doubts()
 
@@ -1216,6 +1220,9 @@ REQUEST = "__request"
 #: An error field naming a request that failed at the API beside a reply (a stream it may
 #: have cut short, :func:`cut_failures`).
 CUT = "__cut"
+#: A reply whose short text names a failure (:func:`failure_worded`): what a harness's
+#: placeholder says, read as one where the rows' grades say so (:func:`placeholder_failures`).
+WORDED = "__worded"
 #: A row a flag reads as not cut whose token count reached its cap
 #: (:func:`whilecli.io.plan.cut_disputed`).
 DISPUTED = "__disputed"
@@ -1516,16 +1523,83 @@ def replied_draw() -> pl.Expr:
 
 def draw_counts(missing: str) -> list[pl.Expr]:
     """Per (task, reply) (aggregations of a group-by by the task's hash ``t`` and the draw
-    key ``d`` over the counted rows that hold a reply, :func:`replied_draw`): how many rows write that reply
-    (``n``) and how many of them pass (``p``). Tables of several files add up by key."""
+    key ``d`` over the counted rows that hold a reply, :func:`replied_draw`): how many rows
+    write that reply (``n``), how many of them pass (``p``), how many are empty (``e``: no
+    text generated), and whether it names a failure (``w``, :func:`failure_worded`). Tables
+    of several files add up by key."""
     passes = (kept(missing) & pl.col("passed").fill_null(False)).sum()
-    return [pl.len().cast(pl.UInt32).alias("n"), passes.cast(pl.UInt32).alias("p")]
+    empty = (pl.col("reply") == EMPTY).sum()
+    return [
+        pl.len().cast(pl.UInt32).alias("n"),
+        passes.cast(pl.UInt32).alias("p"),
+        empty.cast(pl.UInt32).alias("e"),
+        pl.col(WORDED).fill_null(False).all().alias("w"),
+    ]
 
 
 def merged_draws(tables: Sequence[pl.DataFrame]) -> pl.DataFrame:
     """The per-(task, reply) counts of :func:`draw_counts` over several tables, added up."""
     both = pl.concat(list(tables), how="vertical")
-    return both.group_by("t", "d").agg(pl.col("n").sum(), pl.col("p").sum())
+    return both.group_by("t", "d").agg(
+        pl.col("n").sum(), pl.col("p").sum(), pl.col("e").sum(), pl.col("w").all()
+    )
+
+
+#: The tasks one reply must be written in, never passing, to read as a harness's
+#: placeholder (:func:`placeholder_failures`).
+PLACEHOLDER_TASKS = 5
+#: The longest placeholder (characters, trimmed): a word or a short phrase.
+PLACEHOLDER_CHARS = 48
+#: Words a harness's placeholder for a failed request says (``ERROR``, ``[timeout]``,
+#: ``<failed>``, ``no response``, ``N/A``, ``rate limited``).
+_FAILURE_WORDS = (
+    r"(?i)(?:^|[^a-z])(?:err(?:or)?s?|fail(?:ed|ure)?|time[ _-]?out|timed[ _-]?out|exception"
+    r"|unavailable|refused|no[ _-]?(?:response|reply|output|answer|completion)|none|null|n/?a"
+    r"|empty|invalid|abort(?:ed)?|cancel+ed|crash(?:ed)?|missing|placeholder"
+    r"|rate[ _-]?limit(?:ed)?|overloaded|skipped)(?:$|[^a-z])"
+)
+
+
+def failure_worded(text: pl.Expr) -> pl.Expr:
+    """Whether a reply is short (:data:`PLACEHOLDER_CHARS`) and names a failure
+    (:data:`_FAILURE_WORDS`): what a harness writes in place of a reply it did not get."""
+    trimmed = text.str.strip_chars()
+    short = trimmed.str.len_chars() <= PLACEHOLDER_CHARS
+    return (short & trimmed.str.contains(_FAILURE_WORDS)).fill_null(False)
+
+
+def placeholder_failures(draws: pl.DataFrame) -> tuple[pl.Series, int] | None:
+    """The draw keys of replies a harness wrote in place of the model's (``ERROR``,
+    ``timeout``, ``<failed>``), and how many rows hold them; None where the rows do not say so.
+
+    A short reply naming a failure (:func:`failure_worded`: ``ERROR``, ``no response``)
+    written alike in :data:`PLACEHOLDER_TASKS` tasks or more answers none of their prompts:
+    a sampler's own reply to one prompt is not the reply to four others, but for a short
+    answer (``B``, ``42``, ``None``), which some task then credits. Where such a reply passes
+    nowhere while its tasks' other replies pass often enough that
+    :data:`ABSENT_EXPECTED` passes or more were due among its rows, it is the harness's
+    failure scored 0, as a null reply is (:func:`absent_failures`): a reply no task credits
+    by chance would have passed as often as its tasks' others. An empty reply is counted as
+    the model's stop (its own rules, ``empty``)."""
+    if draws.height == 0 or "w" not in draws.columns:
+        return None
+    n, p = pl.col("n").cast(pl.Int64), pl.col("p").cast(pl.Int64)
+    per_reply = draws.group_by("d").agg(
+        tasks=pl.len(), p=p.sum(), e=pl.col("e").sum(), w=pl.col("w").all()
+    )
+    alike = (pl.col("tasks") >= PLACEHOLDER_TASKS) & (pl.col("p") == 0) & (pl.col("e") == 0)
+    alike = alike & pl.col("w")
+    keys = per_reply.filter(alike).get_column("d")
+    if keys.len() == 0:
+        return None
+    marked = pl.col("d").is_in(keys.implode())
+    per_task = draws.group_by("t").agg(k=n.sum(), d_pass=p.sum(), m=n.filter(marked).sum())
+    others = pl.col("k") - pl.col("m")
+    due = (pl.col("m") * pl.col("d_pass") / others).filter(others > 0).sum().alias("due")
+    expected, rows = per_task.select(due, pl.col("m").sum()).row(0)
+    if (expected or 0.0) + 1e-9 < ABSENT_EXPECTED:
+        return None
+    return keys, int(rows)
 
 
 def replies_written(draws: pl.DataFrame) -> tuple[int, int, int]:

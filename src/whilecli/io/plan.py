@@ -185,6 +185,9 @@ class Plan:
     #: Rows whose error field names a request that failed at the API beside their reply
     #: (:data:`_CUT_SHORT`); None: the rows carry no such field, or no reply.
     cut: pl.Expr | None = None
+    #: Rows whose reply is short and names a failure (:func:`whilecli.io.facts.
+    #: failure_worded`); None: the rows keep no reply.
+    worded: pl.Expr | None = None
     #: A column that may key the tasks finer than the ids, and its value as text
     #: (:func:`whilecli.io.subtasks.candidate`); None: none, or the rows carry a prompt.
     subtask: tuple[str, pl.Expr] | None = None
@@ -828,6 +831,7 @@ def build_plan(
         reply=reply,
         request_failed=request_failed,
         cut=None if cut_short is None else cut_short & (reply != facts.ERROR),
+        worded=None if said is None else facts.failure_worded(said.text),
         # a row of several rollouts keeps one reply beside them: no draw of its own, unless
         # its samples' replies are split with them
         draw=None

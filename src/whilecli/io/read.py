@@ -58,7 +58,7 @@ from whilecli.io.aliases import (
     names_a_prompts_id,
     parse_field_map,
 )
-from whilecli.io.formats import prime_rl
+from whilecli.io.formats.selected import selection
 from whilecli.io.judge import JUDGE_COLUMN, JudgeScan
 from whilecli.io.locate import (
     INFINITE_TEXTS,
@@ -161,6 +161,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.DISPUTED: pl.Boolean(),
     facts.REQUEST: pl.Boolean(),
     facts.CUT: pl.Boolean(),
+    facts.WORDED: pl.Boolean(),
     facts.CAP: pl.Float64(),
     facts.TOKENS: pl.Float64(),
     **{name: pl.String() for name in FACTORS},
@@ -898,6 +899,9 @@ class _Pass:
     #: Tasks whose replies beside an error naming a failed request were cut short by it, with
     #: how many such rows (:func:`whilecli.io.facts.cut_failures`): those rows read as errors.
     cut: tuple[pl.Series, int] | None = None
+    #: The draw keys of a harness's placeholder replies, with how many rows hold them
+    #: (:func:`whilecli.io.facts.placeholder_failures`): those rows read as errors.
+    placeholder: tuple[pl.Series, int] | None = None
 
     def bad(self, ids: bool = True) -> pl.Expr:
         """The rows no reading takes: an infinite reward, or a counted row without a task id
@@ -1057,6 +1061,7 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
             facts.REQUEST
         ),
         (plan.cut if plan.cut is not None else pl.lit(False)).alias(facts.CUT),
+        (plan.worded if plan.worded is not None else pl.lit(False)).alias(facts.WORDED),
         (plan.token_cap if plan.token_cap is not None else pl.lit(None, dtype=pl.Float64)).alias(
             facts.CAP
         ),
@@ -1896,8 +1901,10 @@ def _read_source(
         table = part.task_table
         absent = None if table is None else facts.absent_failures(table)
         cut = None if table is None else facts.cut_failures(table)
-        if (absent or cut) and run.absent is None and run.cut is None:  # harness failures
-            run.absent, run.cut = absent, cut
+        alike = None if part.draws is None else facts.placeholder_failures(part.draws)
+        unread = run.absent is None and run.cut is None and run.placeholder is None
+        if (absent or cut or alike) and unread:  # harness failures
+            run.absent, run.cut, run.placeholder = absent, cut, alike
             part = read(source, mapping, forced, run)
             assert part is not None
     except InputError as err:  # a converted document's field, named as the file names it
@@ -2011,6 +2018,8 @@ def _rekey(plan: Plan, run: _Pass) -> None:
         _absent_errors(plan, *run.absent)
     if run.cut is not None:
         _cut_errors(plan, *run.cut)
+    if run.placeholder is not None:
+        _placeholder_errors(plan, *run.placeholder)
 
 
 def _within_tasks(plan: Plan, tasks: pl.Series) -> pl.Expr:
@@ -2053,6 +2062,21 @@ def _absent_errors(plan: Plan, tasks: pl.Series, rows: int) -> None:
         f"{rows} row{'s' if rows != 1 else ''} keep no reply beside replies of their task,"
         " and none passes where those replies pass often: read as the harness's errors"
         " (nothing recorded), left out of every rate",
+    )
+
+
+def _placeholder_errors(plan: Plan, keys: pl.Series, rows: int) -> None:
+    """The rows whose reply is a harness's placeholder (``keys``, their draw keys: ``rows``
+    of them, :func:`whilecli.io.facts.placeholder_failures`) read as harness errors."""
+    if plan.draw is None:
+        return
+    _read_as_errors(
+        plan,
+        plan.draw.is_in(keys.implode()).fill_null(False),
+        "one reply written alike in many tasks, where it never passes",
+        f"{rows} row{'s' if rows != 1 else ''} write one reply alike in many tasks and"
+        " never pass where their tasks' other replies pass often: read as a harness's"
+        " placeholder for a failed request (harness errors), left out of every rate",
     )
 
 
@@ -2301,7 +2325,8 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         graded_apart=apart,
         apart_replies=replies,
         repeated_rows=again,
-        selected=rows if prime_rl.selected(source.name, source.format) else 0,
+        selected=rows if selection(source.name, source.format) else 0,
+        selected_by=selection(source.name, source.format),
         coverage={
             "truncated": int(st["f_cov_truncated"]),
             "model": int(st["f_cov_model"]),

@@ -28,7 +28,7 @@ from whilecli.route.model import (
     against,
 )
 from whilecli.route.options import RouteOptions
-from whilecli.route.pool import counted_as, without_empties
+from whilecli.route.pool import counted_as, credited, without_empties
 from whilecli.route.quality import Counted
 from whilecli.textstyle import fraction
 
@@ -1182,6 +1182,29 @@ def _emptied_otherwise(pool: Pool, options: RouteOptions, method: str | None) ->
     return Counted(False, pool.rows - other.rows, then.route, _label(then.method))
 
 
+def _credited_otherwise(pool: Pool, options: RouteOptions, method: str | None) -> Counted | None:
+    """What the rows route to with their failures that earned partial credit counted as
+    passes (:func:`whilecli.route.pool.credited`), where that is another method than
+    ``method`` (firm or not) or the same one on thin evidence (a saturated pool's few real
+    failures): the verdict rests on where the pass threshold cuts the credit
+    (1.0 against a 0.99, a judge's probability or a length penalty on a correct reply), as
+    :func:`_emptied_otherwise` tells for empty replies."""
+    other = credited(pool)
+    if other is None:
+        return None
+    then = _decision(other, options)
+    if then.method is None:
+        return None
+    label = _label(then.method)
+    if then.method == method:  # the same method: firm by either reading, or it rests on it
+        evidence = _evidence(then.route, then.plan, then.found, other, options, then.facts.size_b)
+        if not _thin(evidence, options).reasons:
+            return None
+        label += ", provisional"
+    rows = int(other.tasks["passes"].sum()) - int(pool.tasks["passes"].sum())
+    return Counted(True, rows, then.route, label)
+
+
 def decide(pool: Pool, options: RouteOptions) -> Route:
     """Route a pool: run the checks, pick the method, score every method, and explain."""
     made = _decision(pool, options)
@@ -1207,8 +1230,9 @@ def decide(pool: Pool, options: RouteOptions) -> Route:
         needs["tokenizer"] = "--teacher-vocab/--student-vocab or the two tokenizer paths"
     counted = _counted_otherwise(pool, options, method) if route != "fix-reward" else []
     emptied = _emptied_otherwise(pool, options, method) if route != "fix-reward" else None
+    credit = _credited_otherwise(pool, options, method) if route != "fix-reward" else None
     findings = quality.findings(
-        pool, found, options.model, options.teacher_min_coverage, counted, emptied
+        pool, found, options.model, options.teacher_min_coverage, counted, emptied, credit
     )
     warnings: list[str] = []
     claimed = _claimed(route, plan, ordered)

@@ -164,6 +164,10 @@ class Pool:
     #: tasks that have such rows, those with no counted row among them.
     #: None: not counted per task (a summary keeps their number only, in the facts).
     left_out: pl.DataFrame | None = None
+    #: Per task, the counted rows that earned partial credit (a reward strictly between 0
+    #: and 1): ``task_id`` and ``credit_fails``, read from the rows or from a summary's
+    #: ``partial_rows`` alike (:func:`whilecli.route.pool.credited`). None: not counted.
+    credit: pl.DataFrame | None = None
 
     @property
     def n_tasks(self) -> int:

@@ -44,7 +44,12 @@ LEFT_UNGRADED = "left_ungraded"
 #: model's replies as read, a harness's dropped ones as often (:func:`without_empties`).
 #: Kept beside :data:`LEFT_OUT`, on :attr:`Pool.left_out`.
 EMPTY_FAILS = "empty_fails"
-LEFT_COLUMNS = (LEFT_OUT, LEFT_UNGRADED, EMPTY_FAILS)
+#: Per task, the counted rows that earned partial credit (a reward strictly between 0 and 1,
+#: as a summary's ``partial_rows`` counts them): failures at a pass threshold of 1 by the
+#: threshold alone, their rewards unlike a zero's (:func:`credited`). Moved off
+#: :attr:`Pool.tasks` onto :attr:`Pool.credit`.
+CREDIT_FAILS = "credit_fails"
+LEFT_COLUMNS = (LEFT_OUT, LEFT_UNGRADED, EMPTY_FAILS, CREDIT_FAILS)
 #: Rows of per-piece tables held before they are added into the running total.
 PENDING_ROWS = 4_000_000
 
@@ -75,18 +80,21 @@ def left_out_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
     (:data:`LEFT_OUT`: every one but a request failed at the API, :data:`whilecli.io.facts.
     REQUEST`) and, of them, the rows that are not harness errors (:data:`LEFT_UNGRADED`:
     ungraded under ``--missing skip``), and the counted rows whose reply is empty and fails
-    (:data:`EMPTY_FAILS`); 0 where every row is kept (``kept`` None: a frame of counts, no
-    replies)."""
+    (:data:`EMPTY_FAILS`), and those that earned partial credit (:data:`CREDIT_FAILS`); 0
+    where every row is kept (``kept`` None: a frame of counts, no replies)."""
     if kept is None:
         zero = pl.lit(0, dtype=pl.Int64)
         return [zero.alias(c) for c in LEFT_COLUMNS]
     out = ~kept
     failed = pl.col(REQUEST).fill_null(False)  # the API's failure: no failure of the model's
     empty_fail = kept & (pl.col("reply") == EMPTY) & ~pl.col("passed").fill_null(False)
+    reward = pl.col("reward")
+    credit_fail = kept & ((reward > 0) & (reward < 1)).fill_null(False)
     return [
         (out & ~failed).sum().cast(pl.Int64).alias(LEFT_OUT),
         (out & (pl.col("reply") != ERROR)).sum().cast(pl.Int64).alias(LEFT_UNGRADED),
         empty_fail.sum().cast(pl.Int64).alias(EMPTY_FAILS),
+        credit_fail.sum().cast(pl.Int64).alias(CREDIT_FAILS),
     ]
 
 
@@ -235,6 +243,10 @@ def summarize(rows: Rows) -> Pool:
     if FIRST in tasks.columns and tasks[FIRST].null_count() == tasks.height:
         tasks = tasks.drop(*POSITIONS)  # rows that carry no positions: the counts alone
     tasks, left_out = _left_out(tasks)
+    credit = None
+    if left_out is not None:
+        credit = left_out.select("task_id", CREDIT_FAILS).filter(pl.col(CREDIT_FAILS) > 0)
+        left_out = left_out.drop(CREDIT_FAILS)
     models = writers.group_by("model").agg(pl.col("rows").sum())
     versions = writers.group_by("policy_version").agg(pl.col("rows").sum())
     pool = Pool(
@@ -244,6 +256,7 @@ def summarize(rows: Rows) -> Pool:
         versions=_counts(versions, "policy_version"),
         source=rows,
         left_out=left_out,
+        credit=credit,
     )
     models = several_writers(pool)
     if models is not None and cells is not None:  # counted in the read's own pass
@@ -263,7 +276,7 @@ def _left_out(tasks: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     row among them); None where the table does not count them."""
     if LEFT_OUT not in tasks.columns:
         return tasks, None
-    some = (pl.col(LEFT_OUT) > 0) | (pl.col(EMPTY_FAILS) > 0)
+    some = pl.any_horizontal(pl.col(c) > 0 for c in (LEFT_OUT, EMPTY_FAILS, CREDIT_FAILS))
     left = tasks.filter(some).select("task_id", *LEFT_COLUMNS)
     return tasks.filter(pl.col("n") > 0).drop(*LEFT_COLUMNS), left
 
@@ -301,6 +314,24 @@ def without_empties(pool: Pool) -> Pool | None:
         .filter(pl.col("n") > 0)
     )
     return _with_tasks(pool, kept)
+
+
+def credited(pool: Pool) -> Pool | None:
+    """The pool with its counted rows that earned partial credit (:data:`CREDIT_FAILS`)
+    counted as passes, where the pass threshold is 1 (or above), at which each fails: what
+    the rows say if the pass line ran under their credit (a length penalty on a correct
+    reply, a judge's 0.97), as :func:`without_empties` tells for empty replies. None where
+    no such row is counted, the threshold lies under 1 (it says what passes), or the counts
+    do not say which tasks hold them."""
+    if pool.credit is None or pool.source.pass_threshold < 1.0 - 1e-9:
+        return None
+    add = pool.credit.select("task_id", pl.col(CREDIT_FAILS).alias("add"))
+    add = add.filter(pl.col("add") > 0)
+    if add.height == 0:
+        return None
+    tasks = pool.tasks.select("task_id", *TASK_COLUMNS).join(add, on="task_id", how="left")
+    passes = pl.min_horizontal(pl.col("n"), pl.col("passes") + pl.col("add").fill_null(0))
+    return _with_tasks(pool, tasks.with_columns(passes.alias("passes")).drop("add"))
 
 
 def _with_tasks(pool: Pool, tasks: pl.DataFrame) -> Pool:

@@ -133,11 +133,14 @@ def findings(
     min_coverage: float = 0.5,
     counted: Sequence[Counted] = (),
     emptied: Counted | None = None,
+    credit: Counted | None = None,
 ) -> list[Finding]:
     """What reading found, in the order the report lists it (``model``: ``--model``, where
     given, so check 6 says whose rows are whose; ``min_coverage``: check 4's
     ``teacher_min_coverage``; ``counted``: the firm routes of the rows left out, counted;
-    ``emptied``: the route of the rows without their empty failing replies, where another)."""
+    ``emptied``: the route of the rows without their empty failing replies, where another;
+    ``credit``: the route with the failures that earned partial credit counted as passes,
+    where another)."""
     facts = pool.source.facts
     model_given = model is not None
     out: list[Finding] = []
@@ -202,19 +205,17 @@ def findings(
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
     out += _coverage(pool)
     out += _mean_rewards(pool)
-    out += _credit_beside_the_band(pool, found.get("band"))
+    out += _credit_beside_the_band(pool, found.get("band"), credit)
     out += _threshold_above_rewards(pool)
     if facts.selected:
+        what, fix = facts.selected_by or ("a selection of the rollouts", "read them all")
         out.append(
             Finding(
                 "selected_rows",
                 facts.selected,
-                f"{_rows(facts.selected)} of {facts.rows} are prime-rl's effective traces,"
-                " which leave out every episode of zero advantage (each group whose rows all"
-                " pass or all fail)",
+                f"{_rows(facts.selected)} of {facts.rows} are {what}",
                 "the band sees the groups that split only, so no floor or saturation can show"
-                " and the rates lean to the middle: the verdict is provisional; read the"
-                " step's all/traces.jsonl",
+                f" and the rates lean to the middle: the verdict is provisional; {fix}",
             )
         )
     if not facts.selected:
@@ -412,26 +413,45 @@ def _several_models(pool: Pool) -> list[Finding]:
     ]
 
 
-def _credit_beside_the_band(pool: Pool, band: CheckResult | None) -> list[Finding]:
-    """Partial credit in a pool the band reads as a floor (or as saturated): every grouped
-    task fails at the pass threshold, yet rows carry rewards strictly between 0 and 1 (a
-    length penalty on correct replies, half credit). Their rewards differ from the zeros
-    beside them, so a group-relative advantage learns there: the floor is the threshold's,
-    not the rewards', and rests on it (a firm OPSD where the pool splits at 0.9)."""
+def _credit_beside_the_band(
+    pool: Pool, band: CheckResult | None, credit: Counted | None = None
+) -> list[Finding]:
+    """Partial credit the verdict rests on. In a pool the band reads as a floor (or as
+    saturated), every grouped task fails at the pass threshold, yet rows carry rewards
+    strictly between 0 and 1 (a length penalty on correct replies, half credit): their
+    rewards differ from the zeros beside them, so a group-relative advantage learns there:
+    the floor is the threshold's, not the rewards' (a firm OPSD where the pool splits at
+    0.9). Elsewhere (``credit``), the failures that earned credit, counted as passes, route
+    to another method: a saturated pool whose 0.99s fail at 1.0 reads as split tasks, a
+    firm GRPO on the threshold's cut."""
     partial = pool.source.partial_rows
     state = band.measured.get("band") if band is not None else None
-    if not partial or state not in ("floor", "saturated"):
+    if partial and state in ("floor", "saturated"):
+        word = "fails" if state == "floor" else "passes"
+        return [
+            Finding(
+                "credit_beside_the_band",
+                partial,
+                f"{_rows(partial)} of {pool.rows} have a reward strictly between 0 and 1, yet"
+                f" every grouped task {word} at the pass threshold"
+                f" {pool.source.pass_threshold:g}",
+                f"their rewards differ from the others' in their groups: the {state} rests on"
+                " the threshold, so the verdict is provisional; pass --pass-threshold T to say"
+                " what passes",
+            )
+        ]
+    if credit is None:
         return []
-    word = "fails" if state == "floor" else "passes"
     return [
         Finding(
             "credit_beside_the_band",
-            partial,
-            f"{_rows(partial)} of {pool.rows} have a reward strictly between 0 and 1, yet every"
-            f" grouped task {word} at the pass threshold {pool.source.pass_threshold:g}",
-            f"their rewards differ from the others' in their groups: the {state} rests on the"
-            " threshold, so the verdict is provisional; pass --pass-threshold T to say what"
-            " passes",
+            credit.rows,
+            f"{_rows(credit.rows)} of {pool.rows} fail at the pass threshold"
+            f" {pool.source.pass_threshold:g} with a reward strictly between 0 and 1; counted"
+            f" as passes, the rows route to {credit.method}",
+            "the verdict rests on where the threshold cuts the credit (a judge's probability,"
+            " a penalty on a correct reply): it is provisional; pass --pass-threshold T to say"
+            " what passes",
         )
     ]
 

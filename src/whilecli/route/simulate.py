@@ -137,6 +137,8 @@ class Truth:
     answers: int = 0  # replies are one of this many letters: the task's where they pass (rows)
     #: error replies written as nothing recorded: no reply (null), reward 0, no error field
     absent_errors: bool = False
+    #: error replies written as this placeholder text (``ERROR``), reward 0, no error field
+    placeholder: str = ""
 
     @property
     def through_rows(self) -> bool:
@@ -204,6 +206,8 @@ class Truth:
             parts.append(f"teacher_coverage={self.teacher_coverage:g}")
         if self.name:
             parts.append(self.name)
+        if self.placeholder:
+            parts.append(f"placeholder={self.placeholder!r}")
         parts += [n for n in ("cut_passes", "other_model", "small", "greedy", "row_ids",
                               "near_threshold", "teacher_row_ids", "absent_errors")
                   if getattr(self, n)]  # fmt: skip
@@ -659,7 +663,7 @@ def _rows_frame(draws: Draws, truth: Truth, writer: str, rng: np.random.Generato
         others = rng.random(rows) < truth.other_share
         if rows and not others.any():
             others[rng.integers(rows)] = True
-    said = None if truth.absent_errors else ERROR_TEXT
+    said = None if truth.absent_errors else truth.placeholder or ERROR_TEXT
     written: list[str | None] = [said if e else c for c, e in zip(completion, error, strict=True)]
     return pl.DataFrame(
         {
@@ -934,6 +938,10 @@ def grid(max_tasks: int = max(GRID_TASKS)) -> list[tuple[str, list[Truth]]]:
     regions.append(("another model's floor or ceiling", [
         Truth(m, k, n, other_model=True) for m in ("floor", "saturated") for k in (4, 8)
         for n in small
+    ]))  # fmt: skip
+    regions.append(("rows: placeholder errors 20%", [
+        Truth(m, k, n, error_share=0.2, placeholder="ERROR")
+        for m in ("low", "mid", "near-saturated", "saturated") for k in (4, 8) for n in rows
     ]))  # fmt: skip
     return regions
 

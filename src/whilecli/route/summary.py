@@ -45,6 +45,7 @@ from whilecli.io.modelid import path_model, writer_named, writers_in, writers_na
 from whilecli.io.read import prefixed_id, prompt_groups
 from whilecli.route.model import CANONICAL_SCHEMA, Pool, Rows
 from whilecli.route.pool import (
+    CREDIT_FAILS,
     TASK_COLUMNS,
     _counts,
     across_writers,
@@ -599,6 +600,7 @@ def pool_from_summary(
             writers.group_by("policy_version").agg(pl.col("rows").sum()), "policy_version"
         ),
         source=source,
+        credit=frame.select("task_id", pl.col("partial_rows").alias(CREDIT_FAILS)),
     )
     models = several_writers(pool)
     cells = frame.select("task_id", "models").explode("models").unnest("models")
