@@ -1550,9 +1550,9 @@ def _reward(
         reward = leaves.expr(named, pl.Float64)
         sources["reward"], fields["reward"] = f"{named} (the first 0/1 metric)", named
     elif fmt == "trl" and (cols := _trl_reward_columns(shape)):
-        reward = pl.sum_horizontal([leaves.expr(c, pl.Float64) for c in cols])
+        reward = summed_columns([leaves.expr(c, pl.Float64) for c in cols])
         sources["reward"] = f"Σ reward functions ({', '.join(cols)}), weights taken as 1"
-        fields["reward"] = cols[0]
+        fields["reward"] = " + ".join(cols)  # what a refusal of the rewards' range names
         ctx.notes.append("TRL tables keep each reward function's score, not their weights: Σ at 1")
     elif passed is not None:
         reward = passed.cast(pl.Float64)
@@ -1974,6 +1974,17 @@ def _reward_parts(shape: Shape) -> list[str] | None:
         if sub.kinds <= {"dict", "null"} and ("score" in sub.children or sub.kinds == {"null"})
     ]
     return names or None
+
+
+def summed_columns(parts: Sequence[pl.Expr]) -> pl.Expr:
+    """A reward kept in named columns, one per reward function (TRL's completion tables):
+    their sum, null where any of them is null. A function that returns None could not grade
+    the row (TRL's ``accuracy_reward`` where the gold answer does not parse): the row is
+    ungraded (left out per ``--missing``, and said), never a failure, however many columns
+    there are. (A verifiers ``rewards`` dict is another rule: a None part there is a part
+    not scored, :func:`_reward_parts`.)"""
+    total = pl.sum_horizontal(parts)
+    return pl.when(pl.any_horizontal([p.is_null() for p in parts])).then(None).otherwise(total)
 
 
 def _trl_reward_columns(shape: Shape) -> list[str]:

@@ -778,7 +778,7 @@ FORMATS: tuple[FormatInfo, ...] = (
         "prompt, completion and step, no task id column",
         {
             "task_id": "(step, a hash of prompt)",
-            "reward": "Σ reward function columns, weights taken as 1",
+            "reward": "Σ reward function columns, weights taken as 1 (a null in any: no grade)",
             "truncated": "not recorded",
             "model": "not recorded",
         },

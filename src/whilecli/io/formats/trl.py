@@ -1,6 +1,8 @@
 """TRL completion tables (``completions/completions_<step>.parquet``): ``step``, ``prompt``,
 ``completion``, one column per reward function (their weights are not written, so the reward is
-their sum at weight 1) and ``advantage``; no task id column, so the task is ``(step, a hash of
+their sum at weight 1; a function that returned None, as ``accuracy_reward`` does where the gold
+answer does not parse, leaves the row ungraded: :func:`whilecli.io.plan.summed_columns`) and
+``advantage``; no task id column, so the task is ``(step, a hash of
 the prompt)``."""
 
 from __future__ import annotations
