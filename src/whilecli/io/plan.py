@@ -167,6 +167,7 @@ class Plan:
     #: carrying different prompts in different files); None where the rows hold none.
     prompt: pl.Expr | None = None
     slice: pl.Expr | None = None  # the --by column's value, as text
+    slice_field: str | None = None  # the --by column, as the rows name it
     explode: bool = False  # --map reward=PATH[]...: one row per element of the list
     explode_truncated: bool = False  # --map truncated=PATH[]...: a flag per element, beside it
     #: A row of samples read one sample a row (:mod:`whilecli.io.samples`); None: a row is
@@ -253,6 +254,9 @@ class Plan:
     #: sampler's setting: :func:`whilecli.io.factors.candidates`), each with its value as
     #: text; set by the reader once the plan has read its fields.
     factors: tuple[tuple[str, pl.Expr], ...] = ()
+    #: The column that names each row's split, train or held out, and its value as text
+    #: (:mod:`whilecli.io.splits`); set by the reader beside the factors. None: none.
+    split_column: tuple[str, pl.Expr] | None = None
 
     @property
     def reward_given(self) -> bool:
@@ -825,6 +829,7 @@ def build_plan(
         env=sidecar_env(fmt, source),
         prompt=prompt,
         slice=slice_expr,
+        slice_field=by if slice_expr is not None else None,
         explode=exploding,
         explode_truncated=cut_listed,
         split=split,

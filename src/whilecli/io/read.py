@@ -45,7 +45,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
-from whilecli.io import decoding, factors, facts, subtasks, words
+from whilecli.io import decoding, factors, facts, splits, subtasks, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import (
     LOGPROB_ALIASES,
@@ -305,6 +305,8 @@ class _Part:
     rekeyed: dict[str | None, tuple[pl.Series | None, tuple[int, int, int]]] = field(
         default_factory=dict
     )
+    #: The splits the rows belong to (:func:`_split_of`), once looked at.
+    split_found: _SplitFound | None = None
 
 
 def read_rows(
@@ -624,6 +626,9 @@ def _assembled(
     if not parts:
         raise InputError("no rows: the input is empty", file=sources[0].name)
     parts = _one_encoding(parts, notes)
+    if whole and not pool:
+        for part in parts:
+            refuse_split_rows(part)
     if whole and not pool and len(parts) > 1:
         refuse_mixed_pool(parts)
     if aggregate is not None:
@@ -1763,7 +1768,8 @@ def _sampled_prompts(part: _Part) -> list[tuple[str, str]]:
 
 def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
     """Whether the files hold different evaluations, and each file's evaluation: files
-    whose sidecars name different environments (named by them); else files where one task
+    whose sidecars name different environments (named by them); else files of training rows
+    beside files of held-out rows (:func:`_splits_apart`); else files where one task
     id carries different prompts (the files that share an id under one prompt are one
     evaluation, named by its first file). None: one evaluation, as far as they show."""
     envs = [p.plan.env for p in parts]
@@ -1773,6 +1779,9 @@ def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
         return why, [
             e if e is not None else p.source.name for p, e in zip(parts, envs, strict=True)
         ]
+    apart = _splits_apart(parts)
+    if apart is not None:
+        return apart
     conflict, roots = prompt_groups([_sampled_prompts(part) for part in parts])
     if conflict is not None:
         task, first, other = conflict
@@ -1782,6 +1791,104 @@ def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
         )
         return why, [parts[r].source.name for r in roots]
     return _writers_in_paths(parts)
+
+
+@dataclass(frozen=True)
+class _SplitFound:
+    """The splits a file's rows belong to (:mod:`whilecli.io.splits`): each kind (``train``,
+    ``eval``) with the values that name it as written and their rows, and what names them:
+    the column (``column``), or a name in the file's path. No kinds: none is named, or the
+    rows are read apart by the column (``--by``)."""
+
+    kinds: dict[str, dict[str, int]]
+    named_by: str = ""
+    column: bool = False
+
+    def words(self) -> str:
+        """What the file's rows are, as a refusal names them: ``mode: train``, ``eval/``."""
+        values = ", ".join(v for k in sorted(self.kinds, key=_train_first) for v in self.kinds[k])
+        return f"{self.named_by}: {values}" if self.column else self.named_by
+
+
+def _train_first(kind: str) -> int:
+    return 0 if kind == "train" else 1
+
+
+def _split_of(part: _Part) -> _SplitFound:
+    """The splits ``part``'s rows belong to: the values of its split column over every row
+    (:attr:`Plan.split_column`), else the split its path names; looked at once."""
+    if part.split_found is not None:
+        return part.split_found
+    found = _SplitFound({})
+    col, value = part.plan.split_column or (None, None)
+    if col is not None and value is not None and part.plan.slice_field != col:
+        assert part.raw is not None
+        try:
+            counts = part.raw.group_by(value.alias(col)).len().collect()
+        except POLARS_FAILURES:
+            counts = None
+        kinds: dict[str, dict[str, int]] = {}
+        for written, rows in counts.iter_rows() if counts is not None else ():
+            kind = splits.kind(written)
+            if kind is not None:
+                kinds.setdefault(kind, {})[written] = int(rows)
+        found = _SplitFound(kinds, col, column=True)
+    elif col is None:
+        named = splits.of_path(part.source.path)
+        if named is not None:
+            found = _SplitFound({named[0]: {named[1]: int(part.stats["rows"])}}, named[1])
+    part.split_found = found
+    return found
+
+
+def refuse_split_rows(part: _Part) -> None:
+    """Refuse a file whose split column names training rows and held-out rows (exit 2):
+    two evaluations in one file, read apart by that column (``--by``) or pooled on
+    purpose (``--pool``)."""
+    found = _split_of(part)
+    if len(found.kinds) < 2:
+        return
+    shown = ", ".join(
+        f"{value} {rows} rows"
+        for kind in sorted(found.kinds, key=_train_first)
+        for value, rows in found.kinds[kind].items()
+    )
+    raise PoolingError(
+        f"this file holds training rows and held-out rows ({found.named_by}: {shown}):"
+        " different evaluations; pooled, the held-out tasks would read as the training"
+        f" pool's band. Route each apart (route --by {found.named_by}), or pool them on purpose"
+        " with --pool",
+        file=part.source.name,
+        field=found.named_by,
+    )
+
+
+#: Files a pooling refusal names at the most (the rest counted).
+SHOWN_FILES = 4
+
+
+def _splits_apart(parts: list[_Part]) -> tuple[str, list[str]] | None:
+    """Files of training rows beside files of held-out rows (:func:`_split_of`: a column's
+    values, else the path: ``train/`` beside ``eval/``, ``train_*`` beside ``eval_*``): two
+    evaluations, each file's named by its split (a file that names none, by itself). None
+    where the files name one split at most."""
+    found = [_split_of(p) for p in parts]
+    if len({k for f in found if len(f.kinds) == 1 for k in f.kinds}) < 2:
+        return None
+    named = [f"{p.source.name} ({f.words()})" for p, f in zip(parts, found, strict=True) if f.kinds]
+    if len(named) > SHOWN_FILES:
+        named = [*named[:SHOWN_FILES], f"and {len(named) - SHOWN_FILES} more"]
+    columns = sorted({f.named_by for f in found if f.column})
+    by = f" (route --by {columns[0]} routes each split apart)" if len(columns) == 1 else ""
+    why = (
+        "these files hold training rows and held-out rows, different evaluations:"
+        f" {'; '.join(named)}{by}"
+    )
+    labels = [
+        "+".join(sorted(f.kinds, key=_train_first)) if f.kinds else p.source.name
+        for p, f in zip(parts, found, strict=True)
+    ]
+    return why, labels
 
 
 def _writers_in_paths(parts: list[_Part]) -> tuple[str, list[str]] | None:
@@ -1851,7 +1958,8 @@ def evaluations(parts: list[_Part]) -> list[str] | None:
 
 def refuse_mixed_pool(parts: list[_Part]) -> None:
     """Refuse files of different evaluations (their sidecars name different environments or
-    tasks), and one task id that carries different prompts in different files."""
+    tasks, or their splits differ: training rows beside held-out rows), and one task id that
+    carries different prompts in different files."""
     mixed = _mixed(parts)
     if mixed is not None:
         raise PoolingError(
@@ -2456,6 +2564,7 @@ def _read_jsonl(
     _rekey(plan, run)
     _choose_subtask(plan, shape, leaves, run)  # before the factors read their columns
     _choose_factors(plan, shape, leaves, [row for _, row in sample], run)
+    _choose_split(plan, shape, leaves, lambda _: [row for _, row in sample])
     schema = leaves.read_schema()
     named = named_values(schema)
 
@@ -2904,6 +3013,14 @@ def _read_frame(
         head = lf.select(columns).head(SAMPLE_ROWS).collect().to_dicts() if keys else []
         _choose_subtask(plan, shape, leaves, run)  # before the factors read their columns
         _choose_factors(plan, shape, leaves, head, run)
+        _choose_split(
+            plan,
+            shape,
+            leaves,
+            lambda keys: (
+                lf.select(_column_at(k) for k in keys).head(SAMPLE_ROWS).collect().to_dicts()
+            ),
+        )
     except BadValue as err:
         if whole:
             raise _NotWhole from None
@@ -3071,6 +3188,26 @@ def _choose_factors(
         (key, pl.when(text.str.strip_chars() == "").then(None).otherwise(text))
         for key, text in texts
     )
+
+
+def _choose_split(
+    plan: Plan, shape: Shape, leaves: Leaves, head: Callable[[list[str]], list[dict[str, Any]]]
+) -> None:
+    """Set :attr:`Plan.split_column`: the column that names each row's split
+    (:func:`whilecli.io.splits.column`) among those the plan reads for no field (a factor and
+    the ``--by`` column read none, and a dataset column whose values are splits' words names a
+    split: ``subset: test``), from the first rows ``head`` gives of those columns."""
+    unread = {key for key, _ in plan.factors} | {plan.slice_field, plan.fields.get("env")}
+    used = _used(plan, leaves) - unread
+    candidates = [c for c in splits.paths(shape) if c not in used]
+    if not candidates:
+        return
+    try:
+        column = splits.column(head(candidates), candidates)
+    except POLARS_FAILURES:
+        return
+    if column is not None:
+        plan.split_column = (column, leaves.text(column).str.strip_chars())
 
 
 def _planned(

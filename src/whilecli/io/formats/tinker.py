@@ -9,7 +9,9 @@ trajectories are one group of rollouts), ``traj_idx``, ``tags``, ``sampling_clie
 ``episode_done``, ``stop_reason``: ``length`` when the sampler hit ``max_tokens``, and the
 environment's ``metrics``). No prompt text (only its token count) and no model.
 
-The task is ``(split, iteration, group_idx)``. The pass is the environment's ``correct``
+The task is ``(split, iteration, group_idx)``. The split is kept as the row's ``split``: a log
+path holds training and evaluation rollouts, two evaluations, refused pooled
+(:mod:`whilecli.io.splits`) and read apart by ``--by split`` or ``--by source``. The pass is the environment's ``correct``
 metric (``tinker_cookbook/rl/problem_env.py``: ``metrics={"format": ..., "correct": ...}``),
 from ``trajectory_metrics`` or the last step, where it records one; else ``total_reward``
 (a shaped reward: ``format_coef * (format - 1) + correct``). A reply is cut off when the last
@@ -87,6 +89,9 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None) -> Co
                 "truncated": cut_reason(reason) if isinstance(reason, str) else None,
                 "model": model,
                 "step": row.get("sampling_client_step"),
+                # train or an evaluation's: a log path holds both, two evaluations
+                # (whilecli.io.splits), read apart by it (--by split)
+                "split": row.get("split"),
             }
         )
         positions.append({"line": lineno})
