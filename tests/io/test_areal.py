@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from whilecli.errors import InputError
-from whilecli.io.read import read_rows
+from whilecli.io.read import PoolingError, read_rows
+from whilecli.io.slices import read_slices
 
 
 def _line(task: Any, i: int, reward: float, **extra: Any) -> dict[str, Any]:
@@ -70,9 +71,16 @@ def test_a_task_is_counted_within_its_split(tmp_path: Path) -> None:
     _write(log / "rollout" / "2" / "0.jsonl", [_line(0, i, float(i % 2)) for i in range(2)])
     evaluated = [{**_line(0, i, 1.0), "prompt": "another problem"} for i in range(3)]
     _write(log / "eval-rollout" / "2" / "0.jsonl", evaluated)
-    frame = read_rows([str(log)]).frame.collect()
-    assert sorted(set(frame["task_id"].to_list())) == ["eval-rollout:0", "rollout:0"]
-    assert set(frame["policy_version"].to_list()) == {"2"}
+    with pytest.raises(PoolingError, match="--by split"):  # two evaluations, not one pool
+        read_rows([str(log)])
+    slices = read_slices([str(log)], "split")
+    ids = {}
+    for value, rows in slices:
+        assert not isinstance(rows, InputError)
+        frame = rows.frame.collect()
+        ids[value] = sorted(set(frame["task_id"].to_list()))
+        assert set(frame["policy_version"].to_list()) == {"2"}
+    assert ids == {"train": ["rollout:0"], "eval": ["eval-rollout:0"]}
 
 
 def test_original_reward_is_the_grade_only_where_every_line_has_one(tmp_path: Path) -> None:

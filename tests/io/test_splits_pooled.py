@@ -3,8 +3,8 @@
 A trainer writes the rollouts it trains on and those it evaluates on held-out prompts, named
 by a column (TRL's ``mode``, Tinker's ``split``, a dataset's ``split``, ``phase``, ``stage``,
 ``subset``) or by the path (TRL's ``completions/train/`` and ``completions/eval/``, Tinker's
-``train_rollout_summaries.jsonl`` beside ``eval_<name>_rollout_summaries.jsonl``, ``train_*``
-beside ``eval_*``). Pooled, the held-out tasks read as the training pool's band (DESIGN
+``train_rollout_summaries.jsonl`` beside ``eval_<name>_rollout_summaries.jsonl``, AReaL's
+``rollout/`` beside ``eval-rollout/``, ``train_*`` beside ``eval_*``). Pooled, the held-out tasks read as the training pool's band (DESIGN
 section 1, "Pooling"): every reader refuses them (exit 2), in one line naming the sources and
 what reads them apart (``--by COLUMN`` or ``--by source``), unless ``--pool``. Files of one
 split, and a column whose values name no split, are read as before.
@@ -117,6 +117,30 @@ def tinker(rng: random.Random, variant: str) -> Layout:
     return out
 
 
+def areal(rng: random.Random, variant: str) -> Layout:
+    """AReaL's log path: ``rollout/<version>/<task_id>.jsonl`` and, with ``both``,
+    ``eval-rollout/<version>/<task_id>.jsonl`` (each split's executor counts from 0)."""
+    out = Layout(read="trial0", column="split")
+    for folder in ("rollout", "eval-rollout") if variant == "both" else ("rollout",):
+        split = "eval" if folder == "eval-rollout" else "train"
+        for task, group in enumerate(_groups(rng)):
+            name = f"trial0/{folder}/3/{task}.jsonl"
+            out.files[name] = [
+                {
+                    "task_id": task,
+                    "sample_idx": i,
+                    "head_version": 3,
+                    "tail_version": 3,
+                    "reward": float(passed),
+                    "prompt": f"{folder} problem {task}",
+                    "completion": f"answer {i}",
+                }
+                for i, passed in enumerate(group)
+            ]
+            out.rows.extend((name, f"{folder}:{task}", p, split) for p in group)
+    return out
+
+
 def rows_with_column(rng: random.Random, variant: str) -> Layout:
     """One JSON Lines file of rows whose ``variant`` column (``metadata.split`` nested) names
     each row's split, in words a dataset uses."""
@@ -190,6 +214,7 @@ def no_split_column(rng: random.Random, variant: str) -> Layout:
 GENERATORS: dict[str, tuple[Callable[[random.Random, str], Layout], tuple[str, ...]]] = {
     "trl": (trl, ("folders-mode", "folders-no-mode", "one-file")),
     "tinker": (tinker, ("both", "eval-only")),
+    "areal": (areal, ("both", "train-only")),
     "column": (rows_with_column, ("split", "phase", "stage", "subset", "mode", "metadata.split")),
     "names": (named_files, ("prefix", "suffix", "folders", "same")),
     "no-split": (no_split_column, ("subset", "stage")),

@@ -1014,12 +1014,15 @@ def areal(rng: random.Random, variant: str) -> Dump:
                     lines.append(record)
                 files[f"{log}/{split}/{version}/{task}.jsonl"] = _jsonl(lines)
                 task += 1
-    return {
+    dump: Dump = {
         "files": files,
         "read": log if variant == "eval-split" else f"{log}/rollout",
         "shape": _truth(truth),
         "model": None,
     }
+    if variant == "eval-split":  # training and evaluation rollouts: two evaluations
+        dump["refused"] = "--by split"
+    return dump
 
 
 @tool("float", "messages", "no-id", "two-steps", "int")

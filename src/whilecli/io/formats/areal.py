@@ -17,7 +17,8 @@ generated tokens' versions, run-length encoded), ``reward``, ``prompt`` and ``co
 trajectory kept its ``original_rewards`` beside an adjusted ``rewards``.
 
 The task is ``task_id``, within the split its folder names (``rollout`` and ``eval-rollout``
-count from their own executors), across versions. The grade is ``original_reward`` where every
+count from their own executors), across versions; the split is kept as the row's ``split``
+(``train``, ``eval``): a log path's two folders are two evaluations, refused pooled. The grade is ``original_reward`` where every
 line carries one, else ``reward``. The version is ``head_version``, the oldest policy that wrote
 part of the sample: a sample whose first tokens an older policy wrote is that policy's (check 6
 asks whether an older copy wrote rows, and one did). Dumps before ``version_rle`` took the
@@ -43,6 +44,9 @@ NAME = "areal"
 KEYS = ("task_id", "sample_idx", "head_version", "tail_version", "reward", "prompt", "completion")
 #: The folders a run's log path keeps the dumps in: training rollouts and evaluation rollouts.
 SPLITS = ("rollout", "eval-rollout")
+#: Each folder's rows as a split's word: training rollouts and evaluation rollouts are two
+#: evaluations, refused pooled and read apart by ``--by split`` (:mod:`whilecli.io.splits`).
+SPLIT_KINDS = {"rollout": "train", "eval-rollout": "eval"}
 
 
 def is_dump(first: dict[str, Any]) -> bool:
@@ -93,6 +97,8 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
                 "completion": row.get("completion"),
                 "step": version,
                 "sample_idx": row.get("sample_idx"),
+                # training or evaluation rollouts: two evaluations (whilecli.io.splits)
+                **({} if split is None else {"split": SPLIT_KINDS[split]}),
             }
         )
         positions.append({"line": lineno})

@@ -585,7 +585,7 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "areal",
         "AReaL rollout dumps (rollout.dump_to_file): <log>/rollout/<version>/<task_id>.jsonl,"
-        " eval-rollout/ for evaluation",
+        " eval-rollout/ for evaluation (two evaluations: refused pooled, --by split)",
         "lines with task_id, sample_idx, head_version, tail_version, reward, prompt and completion",
         {
             "task_id": "task_id (a rollout task's samples), within its rollout or eval-rollout"
