@@ -621,21 +621,37 @@ def _even_counts(pool: Pool, band: CheckResult | None) -> list[Finding]:
             " or a balanced selection), which splits groups by construction"
         )
     else:
-        planted = "a pass" if found.low == 1 else "a fail"
-        stop = " or draws stopped at the first pass" if found.low == 1 else ""
+        planted = "a pass" if found.low <= 1 else "a fail"
+        stop = (
+            ", draws stopped at the first pass, or rows that are one episode's turns graded on"
+            " its last"
+            if found.low <= 1
+            else ""
+        )
         why = (
             f"each group looks to hold {planted} not drawn from the model (a reference or"
             f" demonstration row graded beside its draws), a grade built from the group"
             f" (the best of each group passing){stop}, which splits groups by construction"
         )
+    chance = f"{math.exp(found.log_chance):.0e}"
+    if found.fitted:
+        said = (
+            f"{found.held} of {found.split} {tasks} of {found.n} draws pass {window}, where the"
+            f" mix of pass rates nearest these counts puts {found.most:.0%} of {tasks}; no mix"
+            f" of independent draws at any rates makes counts this far from it (under a"
+            f" {chance} chance)"
+        )
+    else:
+        said = (
+            f"{found.held} of {found.split} {tasks} of {found.n} draws pass {window},"
+            f" where independent draws put at most {found.most:.0%} of {tasks} there,"
+            f" whatever each task's pass rate (seeing so many: under a {chance} chance)"
+        )
     return [
         Finding(
             "even_counts",
             found.held,
-            f"{found.held} of {found.split} {tasks} of {found.n} draws pass {window},"
-            f" where independent draws put at most {found.most:.0%} of {tasks} there,"
-            f" whatever each task's pass rate (seeing so many: under a"
-            f" {math.exp(found.log_chance):.0e} chance)",
+            said,
             f"{why}: the split share measures how the grade was made, not the model, so the"
             " verdict is provisional; route the model's own rollouts, graded one by one",
         )

@@ -1278,6 +1278,9 @@ class EvenCounts:
     #: The share is over split tasks (a window away from the ends); False: over every task
     #: of n draws, unanimous ones too (a window at an end: one pass in each group).
     among_split: bool = True
+    #: ``most`` is the share the mixture of pass rates nearest the counts puts there
+    #: (:func:`_unmixed`), not a bound over every rate.
+    fitted: bool = False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1308,6 +1311,61 @@ def _end_windows(n: int) -> list[tuple[int, int]]:
     ends = [(1, high) for high in range(1, top + 1)]
     ends += [(low, n - 1) for low in range(n - 1, n - 1 - top, -1)]
     return list(dict.fromkeys(ends))
+
+
+#: Pass rates the nearest mixture is fitted on (:func:`_unmixed`), the EM steps taken, and
+#: the finer grid its gap to every mixture is read on.
+_MIX_GRID, _MIX_STEPS, _MIX_CHECK = 201, 400, 4001
+
+
+def _unmixed(n: int, counts: dict[int, int]) -> EvenCounts | None:
+    """Pass counts of N tasks of n draws that no mixture of pass rates makes: the smallest
+    KL divergence D from their histogram to any mixture of Binomial(n, p) (the nearest
+    mixture, fitted by EM on a grid of p, less the gap to every mixture its gradient bounds:
+    log max_p Σ_c f_c·P_c(p)/m_c, Jensen's inequality), and a bound on the chance of a
+    histogram that far from the truth, whatever it is: Sanov's (N + 1)^(n+1)·exp(−N·D), or
+    past D = n/N Agrawal's exp(−N·D)·(e·N·D/n)^n (Agrawal 2020, "Finite-sample concentration
+    of the multinomial in relative entropy", k = n + 1 counts), the smaller. Rows that
+    are one episode's turns graded on the last (one pass of 3 in half the tasks, never two),
+    or a pass planted in each group, sit far from every mixture where each window of counts
+    alone stays within what some rate gives. The window reported is the count the mixture
+    holds least of, against what it holds there. None where the counts fit a mixture."""
+    import numpy as np
+
+    total = sum(counts.values())
+    seen = np.array([counts.get(c, 0) for c in range(n + 1)], dtype=np.float64) / total
+    log_choose = np.array(
+        [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in range(n + 1)]
+    )
+
+    def pmf(grid: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lp, lq = np.log(grid)[:, None], np.log1p(-grid)[:, None]
+            c = np.arange(n + 1)[None, :]
+            passes = np.where(c > 0, c * lp, 0.0)
+            fails = np.where(c < n, (n - c) * lq, 0.0)
+        return np.exp(log_choose[None, :] + passes + fails)
+
+    at = pmf(np.linspace(0.0, 1.0, _MIX_GRID))
+    weights = np.full(_MIX_GRID, 1.0 / _MIX_GRID)
+    for _ in range(_MIX_STEPS):
+        mixed = weights @ at
+        weights = weights * (at @ (seen / mixed))
+    mixed = weights @ at
+    held = seen > 0
+    distance = float(np.sum(seen[held] * np.log(seen[held] / mixed[held])))
+    gap = float(np.log(np.max(pmf(np.linspace(0.0, 1.0, _MIX_CHECK)) @ (seen / mixed))))
+    least = distance - max(gap, 0.0)
+    if least <= 0.0:
+        return None
+    log_chance = (n + 1) * math.log(total + 1) - total * least  # Sanov
+    if total * least > n:  # Agrawal's bound, tighter past (k - 1)/N for k = n + 1 counts
+        log_chance = min(log_chance, -total * least + n * math.log(math.e * total * least / n))
+    worst = int(np.argmax(np.where(held, seen / mixed, 0.0)))
+    return EvenCounts(
+        n, worst, worst, counts.get(worst, 0), total, float(mixed[worst]), log_chance,
+        among_split=False, fitted=True,
+    )  # fmt: skip
 
 
 def _kl(x: float, q: float) -> float:
@@ -1343,6 +1401,11 @@ def even_counts(tasks: pl.DataFrame) -> EvenCounts | None:
     for n, counts in by_n.items():
         split = sum(m for c, m in counts.items() if 0 < c < n)
         every = sum(counts.values())
+        if every >= EVEN_MIN_SPLIT:
+            tests += 1
+            unmixed = _unmixed(n, counts)
+            if unmixed is not None:
+                found.append(unmixed)
         windows: list[tuple[int, int, int, bool]] = []
         if n >= 4 and split >= EVEN_MIN_SPLIT:
             windows += [
