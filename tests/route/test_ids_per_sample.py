@@ -18,6 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rows_files import finding_kinds, route_rows, write_rows
+from whilecli.route import run_route
+from whilecli.route.model import Route
 
 MODEL = "Qwen/Qwen3-8B"
 SPELLINGS = ["{t}_s{j}", "{t}-sample-{j}", "{t}#{j}", "{t}:{j}", "{t}_rollout_{j}", "{t}/{j}"]
@@ -125,5 +127,55 @@ def _subject_hashes(sizes: list[int]) -> list[str]:
     ],
 )
 def test_ids_that_end_in_a_number_alone_say_nothing(tmp_path: Path, ids: list[str]) -> None:
+    got = route_rows(write_rows(tmp_path, _rows(ids, 1), "jsonl"), MODEL)
+    assert "ids_per_sample" not in finding_kinds(got)
+
+
+#: One id spelled the ways two writers (or two files) spell it: case, a number's leading zeros.
+SPELLED_APART = [
+    ("TASK{n:04d}", "task{n:04d}"),
+    ("{n:04d}", "{n}"),
+    ("Q{n}", "q{n}"),
+    ("gsm8k-{n:05d}", "GSM8K-{n}"),
+]
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    pair=st.sampled_from(SPELLED_APART),
+    k=st.integers(2, 4),
+    files=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_one_id_spelled_apart_leaves_k1_provisional(
+    tmp_path_factory: pytest.TempPathFactory,
+    pair: tuple[str, str],
+    k: int,
+    files: bool,
+    seed: int,
+) -> None:
+    """k draws per prompt, each writer spelling the id its own way (in one file, or one
+    file per writer): read as k one-row tasks per prompt, a firm FlashReinforce. The ids
+    differ by case or leading zeros only: provisional."""
+    folder = tmp_path_factory.mktemp("spelled")
+    draws = [[pair[j % 2].format(n=n) for n in range(200)] for j in range(k)]
+    if files:
+        paths = []
+        for j, ids in enumerate(draws):
+            (folder / f"w{j}").mkdir()
+            paths.append(write_rows(folder / f"w{j}", _rows(ids, seed + j), "jsonl"))
+        routed = run_route([str(p) for p in paths], model=MODEL)
+        assert isinstance(routed, Route)
+        got = routed
+    else:
+        got = route_rows(
+            write_rows(folder, _rows([i for d in draws for i in d], seed), "jsonl"), MODEL
+        )
+    if got.route == "single-rollout":
+        assert got.provisional and "ids_per_sample" in finding_kinds(got), got.headline
+
+
+@pytest.mark.parametrize("ids", [[f"T{n}" for n in range(300)], [f"{n:04d}" for n in range(300)]])
+def test_ids_spelled_one_way_say_nothing(tmp_path: Path, ids: list[str]) -> None:
     got = route_rows(write_rows(tmp_path, _rows(ids, 1), "jsonl"), MODEL)
     assert "ids_per_sample" not in finding_kinds(got)

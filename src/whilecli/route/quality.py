@@ -35,6 +35,7 @@ the verdict it touches (:func:`forces_provisional`, and the rules in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -840,6 +841,7 @@ class _Stems:
     k: int
     first: str
     last: str
+    spelled: bool = False  # the ids of a stem differ only in case or leading zeros
 
 
 def _index_stems(ids: pl.Series) -> list[pl.DataFrame]:
@@ -887,10 +889,22 @@ def _stems_of(parts: pl.DataFrame, tasks: int, numbered: bool) -> _Stems | None:
     return _Stems(covered, k, ids[0], ids[-1])
 
 
+#: A run of zeros that leads a number in an id (``0001``, ``q007``): a spelling, not a task.
+_LEADING_ZEROS = r"(^|[^0-9])0+([0-9])"
+
+
+def _spelling(ids: pl.Expr) -> pl.Expr:
+    """An id as it reads whatever its spelling: trimmed, in lower case, without the zeros
+    that lead its numbers (``TASK0001``, ``task0001`` and ``task1`` are one)."""
+    return ids.str.strip_chars().str.to_lowercase().str.replace_all(_LEADING_ZEROS, "${1}${2}")
+
+
 def _sample_stems(ids: pl.Series) -> _Stems | None:
     """One-row task ids read as prompts × samples, the reading that covers most ids: a draw's
-    number in one part (``t12_s3``, ``s3_t12``, ``gsm8k/12/sample_3``), or a part each id
-    holds alone (a uuid, a hash, a timestamp: :func:`whilecli.io.draw_parts.masked`)."""
+    number in one part (``t12_s3``, ``s3_t12``, ``gsm8k/12/sample_3``), a part each id holds
+    alone (a uuid, a hash, a timestamp: :func:`whilecli.io.draw_parts.masked`), or one id
+    spelled apart (:func:`_spelling`: ``TASK0001`` in one file or writer, ``task0001`` in
+    another; ``0001`` beside ``1``)."""
     found = [_stems_of(parts, ids.len(), numbered=True) for parts in _index_stems(ids)]
     parts = ids.to_frame("task_id").with_columns(
         masked(pl.col("task_id")).alias("stem"),
@@ -898,8 +912,14 @@ def _sample_stems(ids: pl.Series) -> _Stems | None:
     )
     if not parts["stem"].equals(ids, check_names=False):
         found.append(_stems_of(parts, ids.len(), numbered=False))
+    spelled = ids.to_frame("task_id").with_columns(
+        _spelling(pl.col("task_id")).alias("stem"), pl.lit(0).alias("index")
+    )
+    if not spelled["stem"].equals(ids, check_names=False):
+        stems = _stems_of(spelled, ids.len(), numbered=False)
+        found.append(None if stems is None else dataclasses.replace(stems, spelled=True))
     got = [s for s in found if s is not None]
-    return max(got, key=lambda s: (s.covered, -s.k)) if got else None
+    return max(got, key=lambda s: (s.covered, -s.k, s.spelled)) if got else None
 
 
 def _ids_per_sample(pool: Pool) -> list[Finding]:
@@ -915,13 +935,18 @@ def _ids_per_sample(pool: Pool) -> list[Finding]:
     if found is None:
         return []
     k = found.k
+    how = (
+        "one id spelled apart (case, leading zeros)"
+        if found.spelled
+        else "an id per draw, no prompt text to key them by"
+    )
     return [
         Finding(
             "ids_per_sample",
             found.covered,
             f"every task has one row, yet {found.covered} of {tasks.height} ids read as"
-            f" {found.covered // k} prompts × {k} samples ({found.first} … {found.last}): an"
-            " id per draw, no prompt text to key them by",
+            f" {found.covered // k} prompts × {k} samples ({found.first} … {found.last}):"
+            f" {how}",
             "the rows may be k draws per prompt read as one rollout per prompt: the verdict"
             " is provisional; key the rows by their prompt (--map task_id=COLUMN, or keep"
             " the prompt text)",
