@@ -222,3 +222,24 @@ def test_the_watch_reads_a_step_in_any_spelling() -> None:
 
     frame = pl.DataFrame({"policy_version": ["step_7", "8.0", "m@global_step_6", "run-a", None]})
     assert off_policy(9, frame, None) == {"mean": 2.0, "max": 3, "from": "rows"}
+
+
+@pytest.mark.parametrize("spelling", [s for s in ROW_SPELLINGS if not s.startswith("model@")])
+@pytest.mark.parametrize("versions", [[STEP], [0, 50, STEP], [STEP - 10, STEP]])
+def test_versions_on_rows_that_name_no_model(
+    tmp_path: Path, spelling: str, versions: list[int]
+) -> None:
+    """verl's validation dumps of several checkpoints (a ``step`` on each row, no model):
+    the rows of the older steps are older copies' whatever the model (Async), as they are
+    where the rows name it; one step in one or more spellings is one version, unknown."""
+    path = _write(
+        tmp_path / "rows.jsonl",
+        lambda i: dict([ROW_SPELLINGS[spelling](versions[i // 4 % len(versions)])]),
+    )
+    check = _check(run_route([str(path)], model=MODEL), "on_policy")
+    if len(versions) == 1:
+        assert check.status.value == "unknown", check.why
+        return
+    assert check.status.value == "fail", check.why
+    assert check.measured["stale_rows"] == 96 * (len(versions) - 1) // len(versions)
+    assert "async" in run_route([str(path)], model=MODEL).to_dict()["plan"]

@@ -839,6 +839,20 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     mine = sum(c for m, c in named.items() if same_model(m, base))
     measured["on_policy_share"] = stats.wilson(mine, naming, n_tasks=pool.n_tasks, unit="rows")
     if naming == 0:
+        ids = {v: version_id(v) for v in versions}
+        if len(set(ids.values())) > 1:  # no writer named, yet several copies of one wrote
+            top = max(ids.values(), key=version_order)
+            older = sum(c for v, c in versions.items() if ids[v] != top)
+            measured["stale_rows"] = older
+            seen = ", ".join(sorted(versions, key=lambda v: (version_order(ids[v]), v)))
+            why = (
+                f"no row names the model that wrote it, yet the rows carry {len(set(ids.values()))}"
+                f" policy versions ({seen}): copies of one policy older than the newest wrote"
+                f" {older} of {pool.rows} rows: wrap the method in Async with a per-token"
+                " correction (ipo or icepop), or route the newest version's rows alone"
+            )
+            warn = "on-policy unknown: the rows carry no model field"
+            return CheckResult("on_policy", title, Status.FAIL, why, measured, None, [warn])
         why = "no row names the model that wrote it"
         warn = "on-policy unknown: the rows carry no model field"
         return CheckResult("on_policy", title, Status.UNKNOWN, why, measured, None, [warn])
