@@ -109,14 +109,28 @@ _MILLIONS = re.compile(r"(?<![A-Za-z0-9.])(\d{2,4})(?:[._pP](\d+))?[mM](?![A-Za-
 #: (``Qwen3-8B-AWQ``, ``Qwen2.5-7B-Instruct-GPTQ-Int4``, ``Llama-3.1-8B-Instruct-FP8-dynamic``,
 #: ``Meta-Llama-3.1-8B-Instruct-quantized.w4a16``, ``Qwen3-8B-MLX-4bit``,
 #: ``Qwen3-8B-unsloth-bnb-4bit``, ``Qwen3-8B-GGUF``, ``Qwen3-8B-NVFP4``): at least one word
-#: that says a precision (:data:`_PRECISION`); the others only accompany one.
+#: that says a precision (:data:`_PRECISION`); the others only accompany one
+#: (:data:`_WITH_PRECISION`). The words are each quantizer's own: llama.cpp's file types
+#: (``Q4_K_M``, ``Q8_0``, ``IQ4_XS``, ``IQ1_S``, ``Q4_K_XL``, ``TQ1_0``; unsloth's dynamic
+#: ``UD-``; a ``.gguf`` file), exllama's bits per weight (``exl2-4.0bpw``, ``6bpw-h6``),
+#: GPTQ's and AWQ's group sizes (``gptq-4bit-128g``, ``g128``), bitsandbytes' (``nf4``,
+#: ``fp4``, ``int8``, ``4bit``), MLC's (``q4f16_1``, ``q0f16``), AQLM, HQQ, EETQ, SpQR,
+#: QuIP#, Marlin, torchao (``int4wo``, ``float8dq``) and compressed-tensors (``w8a8``,
+#: ``w4a16``): each names the model's own weights at a lower precision.
 _PRECISION = (
-    r"awq|gptq|gguf|exl2|bnb|bf16|fp16|fp32|f16|f32|fp8|fp6|fp4|nvfp4|mxfp4|int[248]"
-    r"|w\d{1,2}a\d{1,2}|\d{1,2}bits?"
-    r"|quantized|q[2-8](?:_k)?(?:_[msl0-9])?"
+    r"awq|gptq|gguf|ggml|exl[23]|bnb|bf16|fp16|fp32|f16|f32|fp8|fp6|fp4|nf4|nvfp4|mxfp4"
+    r"|int[248]|int[48](?:wo|dq)|float8(?:wo|dq)?|w\d{1,2}a\d{1,2}|\d{1,2}[-_]?bits?"
+    r"|quantized|quant|[it]?q[1-8](?:_k)?(?:_(?:xxs|xs|s|m|l|xl|nl|\d))*"
+    r"|q\d{1,2}f\d{2}(?:_\d)?|\d{1,2}(?:\.\d{1,2})?bpw|aqlm|hqq|eetq|spqr|quip#?|quipsharp"
+    r"|marlin|torchao|compressed[-_]tensors|squeezellm|autoround|auto[-_]round|omniquant"
 )
-_WITH_PRECISION = r"dynamic|static|g\d{2,3}|mlx|unsloth|marlin|sym|asym|e4m3|e5m2|kv"
-_QUANT_TAIL = re.compile(rf"(?i)(?:[-_.](?:{_PRECISION}|{_WITH_PRECISION}))+$")
+_WITH_PRECISION = (
+    r"dynamic|static|g\d{2,3}|\d{2,3}g|gs\d{2,3}|mlx|mlc|unsloth|ud|imat|imatrix|sym|asym"
+    r"|e4m3|e5m2|kv|h\d|act[-_]?order|desc[-_]?act|\d+x\d+|e8p|\d{5}-of-\d{5}"
+)
+#: One word of a quantization tail, at a name's end after ``-``, ``_``, ``.`` or a blank,
+#: peeled off one at a time (:func:`_precision`).
+_QUANT_END = re.compile(rf"(?i)[-_.\s]({_PRECISION}|{_WITH_PRECISION})$")
 _QUANT_WORD = re.compile(rf"(?i)^(?:{_PRECISION})$")
 #: A string that is a path, not a Hub id: absolute, relative to here or home, or Windows.
 _PATH = re.compile(r"^(?:/|\./|\.\./|~|[A-Za-z]:[\\/])")
@@ -236,14 +250,19 @@ def _size(name: str) -> float | None:
 @lru_cache(maxsize=4096)
 def _precision(name: str) -> tuple[str, str | None]:
     """``name`` without the quantization its end states, and that quantization (None: the
-    name states none, and is returned whole)."""
-    found = _QUANT_TAIL.search(name)
-    if found is None or found.start() == 0:
+    name states none, and is returned whole). The words are peeled from the end, each the
+    longest a quantizer writes (``Q4_K_XL``, ``4.0bpw``, ``q4f16_1``), while one is found;
+    the tail is a quantization where one of them says a precision (:data:`_QUANT_WORD`)."""
+    rest, stated = name, False
+    while True:
+        found = _QUANT_END.search(rest)
+        if found is None or found.start() == 0:
+            break
+        stated = stated or bool(_QUANT_WORD.match(found.group(1)))
+        rest = rest[: found.start()]
+    if not stated or rest == name:
         return name, None
-    words = re.split(r"[-_.]", found.group(0)[1:])
-    if not any(_QUANT_WORD.match(w) for w in words):
-        return name, None
-    return name[: found.start()], found.group(0)[1:]
+    return rest, name[len(rest) + 1 :]
 
 
 #: What a ``:tag`` after a model's name says beside Ollama's size or precision (``qwen3:8b``,
