@@ -76,7 +76,7 @@ from whilecli.io.aliases import (
     TOKEN_LIMIT_WORDS,
 )
 from whilecli.io.aliases import MISSING_CHOICES as MISSING_CHOICES
-from whilecli.io.modelid import joined_writers, model_identity
+from whilecli.io.modelid import CLOUDFLARE, joined_writers, model_identity
 from whilecli.io.versions import INTEGRAL
 from whilecli.io.words import (
     BLANKS,
@@ -744,14 +744,16 @@ def named_model(raw: pl.Expr) -> pl.Expr:
     blank, a missing value's text such as ``None`` or ``N/A``, or a bare ``@version``; or a
     served-model placeholder, :data:`~whilecli.io.aliases.PLACEHOLDER_MODELS`: ``default``,
     ``policy``): its part before the first ``@`` is one of those words (:func:`word_in`)."""
-    return pl.when(~word_in(raw, NO_VALUE | PLACEHOLDER_MODELS, before="@")).then(raw)
+    unnamed = word_in(raw, NO_VALUE | PLACEHOLDER_MODELS, before="@")
+    return pl.when(~unnamed | raw.str.contains(CLOUDFLARE)).then(raw)
 
 
 def model_like(raw: pl.Expr) -> pl.Expr:
     """A recorded name where it looks like a model's (:data:`~whilecli.io.aliases.MODEL_LIKE`:
     a Hub id, a size, a model family), else null: what a field named by the writer's role
     (``policy``, ``agent``: :data:`~whilecli.io.aliases.MODEL_ROLES`) names."""
-    name = _lower(raw.str.splitn("@", 2).struct.field("field_0"))
+    bare = raw.str.replace(CLOUDFLARE, "")  # Cloudflare's @cf/: no version's @
+    name = _lower(bare.str.splitn("@", 2).struct.field("field_0"))
     return pl.when(name.str.contains(MODEL_LIKE)).then(named_model(raw))
 
 
@@ -778,6 +780,11 @@ def _named(seen: Iterable[str]) -> dict[str, str]:
     return {
         n: m.display for n, m in found.items() if m.path and not m.anonymous and m.build is None
     }
+
+
+def name_of(model: str) -> str:
+    """One recorded name as :func:`model_name` names it."""
+    return _named([model]).get(model, model)
 
 
 def model_step(raw: pl.Expr, seen: Iterable[str]) -> pl.Expr | None:

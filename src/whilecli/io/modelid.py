@@ -585,10 +585,84 @@ def _from_url(raw: str) -> str:
     return f"{org}/{name}" + (f":{revision}" if revision else "")
 
 
+#: A hosted provider's id scheme around a model's name: Fireworks'
+#: ``accounts/<account>/models/<model>`` (with or without LiteLLM's ``fireworks_ai/``),
+#: Cloudflare Workers AI's ``@cf/<org>/<model>`` and ``@hf/<org>/<model>``, Vertex AI's
+#: ``[projects/<p>/locations/<l>/]publishers/<org>/models/<model>[@version]``, Azure ML's
+#: ``azureml://registries/<registry>/models/<model>[/versions/<v>]``. What the provider serves
+#: is the named model's weights at a precision the id does not state (the build ``hosted``);
+#: an API's model (``gemini-1.5-pro-002`` on Vertex, :data:`_API_FAMILIES`) is itself.
+_PROVIDER_IDS = (
+    re.compile(r"(?i)^(?:[\w.-]+/)?accounts/[^/]+/models/([^/@:]+)$"),
+    re.compile(r"(?i)^@(?:cf|hf)/(.+)$"),
+    re.compile(
+        r"(?i)^(?:projects/[^/]+/locations/[^/]+/)?publishers/([^/]+/models/[^/@]+)(?:@.*)?$"
+    ),
+    re.compile(r"(?i)^azureml://registries/[^/]+/models/([^/]+)(?:/versions/[^/]+)?/?$"),
+)
+#: Amazon Bedrock's ARNs: a foundation model's or an inference profile's holds the model's
+#: Bedrock id (``arn:aws:bedrock:us-east-1::foundation-model/meta.llama3-1-8b-instruct-v1:0``),
+#: read as that id; a provisioned, custom or imported model's holds an id of the account's
+#: own, which names no model.
+_BEDROCK_ARN = re.compile(
+    r"(?i)^arn:aws[\w-]*:bedrock:[^:]*:[^:]*:(foundation-model|inference-profile"
+    r"|application-inference-profile|provisioned-model|custom-model|imported-model)/(.+)$"
+)
+#: Cloudflare's model ids begin with ``@`` (``@cf/meta/llama-3.1-8b-instruct``): not the
+#: ``@`` before a version (:func:`version_split`).
+CLOUDFLARE = r"(?i)^@(?:cf|hf)/"
+
+
+def version_split(text: str) -> tuple[str, str | None]:
+    """A recorded ``model@version``'s model and version; None where ``text`` states no version:
+    no ``@`` after its first character past Cloudflare's ``@cf/`` (:data:`CLOUDFLARE`), or an
+    ``@`` before a quantization (LM Studio's ``qwen/qwen3-8b@q4_k_m``, a precision the model
+    is run at, read into the name by :func:`model_identity`, not a policy's version)."""
+    lead = re.match(CLOUDFLARE, text)
+    at = text.find("@", lead.end() if lead else 0)
+    if at < 0:
+        return text, None
+    if _quantization(text[at + 1 :]):
+        return text, None
+    return text[:at], text[at + 1 :]
+
+
+def _quantization(tag: str) -> bool:
+    """Whether ``tag`` is only a quantization's words (``q4_k_m``, ``8bit``, ``mlx-4bit``)."""
+    return bool(tag) and _precision(f"m-{tag}") == ("m", tag)
+
+
+def _provider_id(raw: str) -> ModelId | None:
+    """The model a hosted provider's id names (:data:`_PROVIDER_IDS`, :data:`_BEDROCK_ARN`),
+    as a hosted build where its name is an open model's; None where ``raw`` is no such id."""
+    arn = _BEDROCK_ARN.match(raw)
+    if arn is not None:
+        kind, held = arn.group(1).lower(), arn.group(2)
+        if kind in ("foundation-model", "inference-profile"):
+            return model_identity(held)
+        return ModelId(held, path=True)  # the account's own id: it names no model
+    for scheme in _PROVIDER_IDS:
+        found = scheme.match(raw)
+        if found is not None:
+            inner = found.group(1).replace("/models/", "/")
+            named = model_identity(inner)
+            if (_family(named.name) or _family(_canonical(named.name))) not in _API_FAMILIES:
+                return replace(named, build=named.build or "hosted", path=False)
+            return replace(named, path=False)
+    return None
+
+
 @lru_cache(maxsize=4096)
 def model_identity(text: str) -> ModelId:
     """The model ``text`` names (see the module doc); an empty string names ``""``."""
     raw = _from_url(text.strip())
+    provided = _provider_id(raw)
+    if provided is not None:
+        return provided
+    head, version = version_split(raw)
+    if version is None and head.find("@", 1) > 0:  # LM Studio's model@quantization
+        at = head.find("@", 1)
+        raw = f"{head[:at]}-{head[at + 1 :]}"
     is_path = bool(_PATH.match(raw)) or raw.replace("\\", "/").count("/") >= 2
     parts = [p for p in raw.replace("\\", "/").split("/") if p not in ("", ".")]
     cached = [i for i, p in enumerate(parts) if p.lower().startswith("models--")]
@@ -620,7 +694,7 @@ def model_identity(text: str) -> ModelId:
     last, bedrock = _bedrock(parts[-1])
     last, served = _provider_tail(_tagged(last)[0] if build == "ollama" else last)
     build = build or bedrock or served or hosted
-    if build is not None and _family(last) in _OPEN_FAMILIES:
+    if build is not None and _open_family(last):
         return replace(model_identity("/".join([*parts[:-1], last])), build=build)
     if bedrock is not None:  # an API's model on Bedrock: the model its name names
         parts[-1] = _bedrock(parts[-1])[0]
@@ -656,7 +730,7 @@ def names_model(text: str) -> bool:
     is not blank nor a missing value's text (``None``, ``null``, ``N/A``, ``unknown``, any
     case: :data:`whilecli.io.words.NO_VALUE`). ``""``, ``"  "`` and ``"@4"`` name none; the
     reading layer reads them as null (:func:`whilecli.io.facts.named_model`)."""
-    return word(text.partition("@")[0]) not in NO_VALUE
+    return word(version_split(text)[0]) not in NO_VALUE
 
 
 def check_model_option(value: str | None, option: str) -> None:
@@ -781,6 +855,12 @@ PATH_FOLDERS = 3
 def _family(text: str) -> str | None:
     found = _FAMILY.search(text)
     return found.group(1).lower() if found else None
+
+
+def _open_family(name: str) -> bool:
+    """Whether ``name`` names an open model's family, as written or with a version's ``p``
+    read as its point (Fireworks' ``llama-v3p1-8b-instruct``)."""
+    return (_family(name) or _family(_canonical(name))) in _OPEN_FAMILIES
 
 
 #: Words that say a path part names a model in another role than the writer's, or names a

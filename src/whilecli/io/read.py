@@ -76,7 +76,7 @@ from whilecli.io.locate import (
     refuse_one_grade_threshold,
     refuse_unbounded,
 )
-from whilecli.io.modelid import path_model, writer_named, writers_named
+from whilecli.io.modelid import path_model, version_split, writer_named, writers_named
 from whilecli.io.options import ReadOptions
 from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
@@ -994,17 +994,19 @@ def _named_model(seen: set[str]) -> list[pl.Expr]:
 
 def _split_model(seen: set[str]) -> list[pl.Expr]:
     """``model`` "M@v" → "M" (named as :func:`_named_model` does); ``policy_version`` keeps
-    "M@v" where no column records one (else a checkpoint folder's step)."""
+    "M@v" where no column records one (else a checkpoint folder's step). Which ``@`` is a
+    version's the name reader says (:func:`whilecli.io.modelid.version_split`: not
+    Cloudflare's ``@cf/``, nor LM Studio's ``@q4_k_m``, a precision)."""
+    split = {s: version_split(s) for s in seen}
+    versioned = sorted(s for s, (_, v) in split.items() if v is not None)
+    heads = {s: facts.name_of(split[s][0]) for s in versioned}
     raw = facts.model_name(pl.col("model"), seen)
-    versioned = raw.str.contains("@", literal=True)
+    at = pl.col("model").is_in(versioned)
     step = facts.model_step(pl.col("model"), seen)
     steps = [step] if step is not None else []
     return [
-        pl.when(versioned)
-        .then(raw.str.splitn("@", 2).struct.field("field_0"))
-        .otherwise(raw)
-        .alias("model"),
-        pl.coalesce(pl.col("policy_version"), pl.when(versioned).then(raw), *steps).alias(
+        pl.when(at).then(pl.col("model").replace(heads)).otherwise(raw).alias("model"),
+        pl.coalesce(pl.col("policy_version"), pl.when(at).then(pl.col("model")), *steps).alias(
             "policy_version"
         ),
     ]
