@@ -99,7 +99,14 @@ _SIZE = re.compile(
 #: An API model's snapshot at the end of its name: OpenAI's date (``gpt-4o-2024-08-06``),
 #: Anthropic's (``claude-3-5-sonnet-20241022``), or ``-latest``: the API serves the model
 #: its name without them names (what a response's ``model`` writes for the alias asked).
+#: A date is one snapshot: two dates are two models (``gpt-4o-2024-05-13``,
+#: ``gpt-4o-2024-08-06``), and beside the undated name it is that alias's snapshot only on an
+#: API's model (:data:`_API_FAMILIES`, :func:`same_model`); on an open model's name
+#: (``Qwen3-8B-20250601``) it is a build's, which may or may not hold the release's weights
+#: (:func:`weights_relation`: unsure). ``-latest`` is the alias itself.
 _SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|20\d{6}|latest)$", re.IGNORECASE)
+_DATED = re.compile(r"[-_.](\d{4})-?(\d{2})-?(\d{2})$")
+_LATEST = re.compile(r"(?i)-latest$")
 #: Experts times billions: ``8x7B`` (Mixtral, ``Nous-Hermes-2-Mixtral-8x7B-DPO``).
 _EXPERTS = re.compile(r"(?<![A-Za-z0-9.])(\d+)[xX](\d+)(?:[._pP](\d+))?[bB](?![A-Za-z0-9])")
 #: Millions, with two digits or more (``135M``, ``360m``, ``500M``; a ``1M`` is a context
@@ -155,11 +162,26 @@ class ModelId:
 
     @property
     def key(self) -> str:
-        """What two strings naming one model share: the name, lower case, without an API's
-        snapshot date or ``-latest`` (:data:`_SNAPSHOT`), without the engine it was served or
-        converted by (:data:`_SERVED`), a version's ``_`` read as its ``.``
-        (:func:`_canonical`)."""
-        return _SNAPSHOT.sub("", _canonical(self.name))
+        """What two strings naming one model share: the name, lower case, without ``-latest``
+        (:data:`_LATEST`), without the engine it was served or converted by
+        (:data:`_SERVED`), a version's ``_`` read as its ``.`` (:func:`_canonical`). A
+        snapshot's date stays (:data:`_SNAPSHOT`: two dates are two models)."""
+        return _LATEST.sub("", _canonical(self.name))
+
+    @property
+    def snapshot(self) -> str | None:
+        """The date a snapshot's name ends with, as ``YYYYMMDD`` (``gpt-4o-2024-08-06``,
+        ``claude-3-5-sonnet-20241022``); None where it ends with none."""
+        found = _DATED.search(self.key)
+        return "".join(found.groups()) if found and found.group(1).startswith("20") else None
+
+    @property
+    def undated(self) -> ModelId:
+        """The name without its snapshot's date (:attr:`snapshot`)."""
+        if self.snapshot is None:
+            return self
+        found = _DATED.search(_LATEST.sub("", self.name.strip()))
+        return replace(self, name=self.name.strip()[: found.start()]) if found else self
 
     @property
     def match(self) -> str:
@@ -173,7 +195,7 @@ class ModelId:
     @property
     def weights_match(self) -> str:
         """:attr:`weights_key` as :attr:`match` compares it."""
-        return _squashed(_SNAPSHOT.sub("", self.weights_key), _size(self.weights_key))
+        return _squashed(_LATEST.sub("", self.weights_key), _size(self.weights_key))
 
     @property
     def precision(self) -> str | None:
@@ -475,8 +497,10 @@ def weights_relation(a: str, b: str) -> str:
     is the other with a thinking label at its end (:data:`_THINK`: a hybrid model's mode, or
     its Thinking release); else :data:`OTHER`."""
     x, y = model_identity(a), model_identity(b)
-    if x.match == y.match:
+    if same_model(a, b):
         return SAME
+    if _dated_build(x, y) or _dated_build(y, x):
+        return UNSURE
     for hosted, model in ((x, y), (y, x)):
         if hosted.build == "hosted":  # a Hub name as written, served at an unstated precision
             bare = replace(hosted, build=None)
@@ -530,10 +554,17 @@ def unsure_reason(names: Sequence[str], model: str) -> str:
             " released as its Thinking build (another model's)"
         )
     mine = model_identity(model)
+    dated = [n for n in names if _dated_build(model_identity(n), mine) or _dated_build(mine, model_identity(n))]  # fmt: skip
+    if names and len(dated) == len(names):
+        return (
+            "a date at the end of an open model's name, a build's (not an API's snapshot),"
+            " which may or may not hold the release's weights"
+        )
     labelled = [
         n
         for n in names
-        if _chat_labelled(model_identity(n), mine) or _chat_labelled(mine, model_identity(n))
+        if _written_chat(n, model)
+        and (_chat_labelled(model_identity(n), mine) or _chat_labelled(mine, model_identity(n)))
     ]
     if names and len(labelled) == len(names):
         return (
@@ -549,6 +580,12 @@ def unsure_reason(names: Sequence[str], model: str) -> str:
         "a provider's or Ollama's build whose name does not say which model's weights it"
         " serves (it leaves out the variant or the size)"
     )
+
+
+def _written_chat(a: str, b: str) -> bool:
+    """Whether either name writes a chat label (``-Instruct``, ``-it``, ``-chat``), not only
+    implies one (Ollama's ``qwen3:8b`` writes none)."""
+    return any(_CHAT_WORD.search(model_identity(n).name) for n in (a, b))
 
 
 def _build_relation(build: ModelId, model: ModelId) -> str:
@@ -768,8 +805,29 @@ def match_key(text: str) -> str:
 
 
 def same_model(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` name one model (their :attr:`ModelId.match` agree)."""
-    return match_key(a) == match_key(b)
+    """Whether ``a`` and ``b`` name one model: their :attr:`ModelId.match` agree, or one is an
+    API's model at a dated snapshot and the other its undated alias (:func:`_alias_of`:
+    ``gpt-4o-2024-08-06`` is what ``gpt-4o`` served; ``gpt-4o-2024-05-13`` is another)."""
+    x, y = model_identity(a), model_identity(b)
+    return x.match == y.match or _alias_of(x, y) or _alias_of(y, x)
+
+
+def _alias_of(dated: ModelId, alias: ModelId) -> bool:
+    """Whether ``dated`` is an API's model at a snapshot (:attr:`ModelId.snapshot`) and
+    ``alias`` the undated name an API serves it under (:data:`_API_FAMILIES`)."""
+    if dated.snapshot is None or alias.snapshot is not None:
+        return False
+    return _family(dated.name) in _API_FAMILIES and dated.undated.match == alias.match
+
+
+def _dated_build(dated: ModelId, plain: ModelId) -> bool:
+    """Whether ``dated`` is ``plain`` with a date at its end that is no API's snapshot
+    (``Qwen3-8B-20250601``, ``my-org/Qwen3-8B-2025-06-01``): a build's date, whose weights
+    the name cannot tell from the release's."""
+    if dated.snapshot is None or plain.snapshot is not None:
+        return False
+    bare = dated.undated
+    return bare.match == plain.match or bare.weights_match == plain.weights_match
 
 
 #: A training run's tags at a name's end: the method it was trained with, a run, seed or
