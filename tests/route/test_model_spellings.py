@@ -23,7 +23,7 @@ from whilecli.cli import app
 from whilecli.emit.models import is_thinking
 from whilecli.emit.models import size_from_name as config_size
 from whilecli.io.aliases import PLACEHOLDER_MODELS
-from whilecli.io.modelid import model_identity
+from whilecli.io.modelid import model_identity, without_step
 from whilecli.io.read import read_rows
 from whilecli.route import run_route
 from whilecli.route.identity import same_model, size_from_name, step_from_name
@@ -87,8 +87,10 @@ def test_every_spelling_is_one_model(data: st.DataObject, model: tuple[str, str,
         assert size_from_name(text) == config_size(text) == size, text
         assert step_from_name(text) == step, text
         assert is_thinking(text) == is_thinking(f"{org}/{name}"), text
-    (a, _), (b, _) = written[:2]
-    assert same_model(a, b)
+    (a, step_a), (b, step_b) = written[:2]
+    # a checkpoint is a step of a run, not the release: one model's only at one step
+    assert same_model(a, b) == (step_a == step_b), (a, b)
+    assert same_model(without_step(a), without_step(b))
 
 
 @settings(max_examples=100)
@@ -141,10 +143,13 @@ def test_the_route_knows_the_model_in_every_spelling(
     on_policy = _check(route, "on_policy")
     if flag_step is not None and row_step is None:  # a checkpoint trained, rows of no version
         assert on_policy.status.value == "unknown" and "carry no version" in on_policy.why
+    elif flag_step is None and row_step is not None:  # a checkpoint wrote, the release trained
+        assert on_policy.status.value == "unknown" and "training checkpoint" in on_policy.why
     else:
         assert on_policy.status.value in ("pass", "fail"), on_policy.why
     assert "another model" not in on_policy.why, (row_spelling, flag, on_policy.why)
-    assert _check(route, "teacher").measured.get("teacher_is_student") is True, (flag, teacher)
+    if model_identity(teacher).step == flag_step:  # another step is not the student's weights
+        assert _check(route, "teacher").measured.get("teacher_is_student") is True, (flag, teacher)
     assert route.to_dict()["needs"] is not None
     from whilecli.route.decide import _size_from_names
 
@@ -165,11 +170,17 @@ def options(model: str) -> Any:
 
 def test_a_checkpoint_step_is_a_version(tmp_path: Path) -> None:
     """Rows written by two checkpoints of one model: the older one's rows are stale under
-    ``--model`` naming the newer checkpoint, by path or by Hub id."""
+    ``--model`` naming the newer checkpoint, by path or by Hub id and version; under the
+    release's name (no step) neither checkpoint is its weights: unknown."""
     rows = _rows(
         tmp_path / "rows.jsonl", lambda t: f"/models/Qwen3-8B/checkpoint-{100 * (1 + t % 2)}"
     )
-    for flag in ("/models/Qwen3-8B/checkpoint-200", "Qwen/Qwen3-8B"):
+    done = CliRunner().invoke(
+        app, ["route", str(rows), "--model", "Qwen/Qwen3-8B", "--format", "json"]
+    )
+    on_policy = next(c for c in json.loads(done.stdout)["checks"] if c["key"] == "on_policy")
+    assert on_policy["status"] == "unknown" and "training checkpoint" in on_policy["why"]
+    for flag in ("/models/Qwen3-8B/checkpoint-200", "Qwen/Qwen3-8B@200"):
         done = CliRunner().invoke(app, ["route", str(rows), "--model", flag, "--format", "json"])
         report = json.loads(done.stdout)
         on_policy = next(c for c in report["checks"] if c["key"] == "on_policy")
@@ -323,7 +334,7 @@ def test_a_quantized_copy_holds_the_models_weights(
     org, name, size = model
     sep = data.draw(st.sampled_from(["-", "_", "."])) if quant[0].isalpha() else "-"
     copy = f"{org}/{name}{sep}{quant}"
-    spelled, _ = data.draw(spellings(org, name))
+    spelled = without_step(data.draw(spellings(org, name))[0])  # a checkpoint: not the release
     assert not same_model(copy, spelled) and same_weights(copy, spelled), (copy, spelled)
     assert model_identity(copy).precision == quant
     assert size_from_name(copy) == size

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from whilecli.io.modelid import OTHER, UNSURE, model_identity, weights_relation
+from whilecli.io.modelid import OTHER, UNSURE, model_identity, weights_relation, without_step
 from whilecli.route import run_route
 from whilecli.route.identity import same_model, same_weights
 
@@ -127,7 +127,9 @@ def test_a_step_at_the_end_of_a_name_is_its_version(
     for spelled in (f"{org}/{run}{sep}{word}{step}", f"{run}:v{step}", f"/ckpt/{run}-{word}{step}"):
         found = model_identity(spelled)
         assert (found.key, found.step, found.size_b) == (run.lower(), step, size), spelled
-        assert same_model(spelled, f"{org}/{run}")
+        # a step of the run, not the run's name: the run's only without its step
+        assert not same_model(spelled, f"{org}/{run}")
+        assert same_model(without_step(spelled), f"{org}/{run}")
 
 
 def _write(path: Path, models: list[str], seed: int) -> None:

@@ -773,12 +773,15 @@ def model_name(raw: pl.Expr, seen: Iterable[str] | None = None) -> pl.Expr:
 
 
 def _named(seen: Iterable[str]) -> dict[str, str]:
-    """Each local path as the model it names; a path that names none, or a provider's
-    build (``together_ai/meta-llama/…-Turbo``: what it serves is read from all of it), is
-    kept as written."""
+    """Each local path as the model it names; a path that names none, a provider's
+    build (``together_ai/meta-llama/…-Turbo``: what it serves is read from all of it), or a
+    training checkpoint (``/ckpt/Qwen3-8B/checkpoint-500``: a step of a run, not the
+    released weights, :func:`whilecli.io.modelid.weights_relation`) is kept as written."""
     found = {n: model_identity(n) for n in seen}
     return {
-        n: m.display for n, m in found.items() if m.path and not m.anonymous and m.build is None
+        n: m.display
+        for n, m in found.items()
+        if m.path and not m.anonymous and m.build is None and m.step is None
     }
 
 

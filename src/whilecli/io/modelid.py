@@ -190,7 +190,8 @@ class ModelId:
         (:func:`_squashed`): ``Qwen2.5 7B Instruct``, ``qwen2_5-7b-instruct-hf`` and ``Qwen/Qwen2.5-7B-Instruct``
         are one model; ``Qwen2.5-7B-Instruct-AWQ``, ``-Base`` or ``Qwen2.5-14B`` another."""
         plain = _squashed(self.key, _size(self.key))
-        return plain if self.build is None else f"{plain}~{self.build}"
+        plain = plain if self.build is None else f"{plain}~{self.build}"
+        return plain if self.step is None else f"{plain}@{self.step}"
 
     @property
     def weights_match(self) -> str:
@@ -496,9 +497,19 @@ def weights_relation(a: str, b: str) -> str:
     quantized copy's, at a precision it does not state); :data:`UNSURE` too where one name
     is the other with a thinking label at its end (:data:`_THINK`: a hybrid model's mode, or
     its Thinking release); else :data:`OTHER`."""
-    x, y = model_identity(a), model_identity(b)
-    if same_model(a, b):
+    return _relation(model_identity(a), model_identity(b))
+
+
+def _relation(x: ModelId, y: ModelId) -> str:
+    """:func:`weights_relation` of two names read. A training checkpoint (a step its folder
+    or its name states, :attr:`ModelId.step`) is not the weights of the name without one, nor
+    of another step: of one model's names, it is :data:`UNSURE` (the run it is a step of may
+    start from the model, or be the model's own name for its run)."""
+    if _same(x, y):
         return SAME
+    if x.step != y.step:
+        runs = _relation(replace(x, step=None), replace(y, step=None))
+        return UNSURE if runs in (SAME, COPY) else runs
     if _dated_build(x, y) or _dated_build(y, x):
         return UNSURE
     for hosted, model in ((x, y), (y, x)):
@@ -554,6 +565,12 @@ def unsure_reason(names: Sequence[str], model: str) -> str:
             " released as its Thinking build (another model's)"
         )
     mine = model_identity(model)
+    steps = [n for n in names if model_identity(n).step != mine.step]
+    if names and len(steps) == len(names):
+        return (
+            "a training checkpoint: a step of a run, not the released weights (the run may start"
+            " from the model or be another's)"
+        )
     dated = [n for n in names if _dated_build(model_identity(n), mine) or _dated_build(mine, model_identity(n))]  # fmt: skip
     if names and len(dated) == len(names):
         return (
@@ -808,8 +825,20 @@ def same_model(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` name one model: their :attr:`ModelId.match` agree, or one is an
     API's model at a dated snapshot and the other its undated alias (:func:`_alias_of`:
     ``gpt-4o-2024-08-06`` is what ``gpt-4o`` served; ``gpt-4o-2024-05-13`` is another)."""
-    x, y = model_identity(a), model_identity(b)
+    return _same(model_identity(a), model_identity(b))
+
+
+def _same(x: ModelId, y: ModelId) -> bool:
     return x.match == y.match or _alias_of(x, y) or _alias_of(y, x)
+
+
+def without_step(text: str) -> str:
+    """``text`` as the run it is a checkpoint of, where it states a training step
+    (``/ckpt/Qwen3-8B/checkpoint-500`` → ``Qwen3-8B``; ``qwen3-8b-grpo:v3`` →
+    ``qwen3-8b-grpo``): what a checkpoint is compared by where its step is read as a policy
+    version beside one the trained model states; any other name as written."""
+    found = model_identity(text)
+    return text if found.step is None else replace(found, step=None).display
 
 
 def _alias_of(dated: ModelId, alias: ModelId) -> bool:

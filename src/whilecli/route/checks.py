@@ -15,7 +15,14 @@ from dataclasses import dataclass
 import polars as pl
 
 from whilecli.io.locate import UNIT_TOLERANCE
-from whilecli.io.modelid import _FAMILY, _family, model_identity, tuned_from, unsure_reason
+from whilecli.io.modelid import (
+    _FAMILY,
+    _family,
+    model_identity,
+    tuned_from,
+    unsure_reason,
+    without_step,
+)
 from whilecli.io.versions import newer, version_id
 from whilecli.io.versions import version_order as version_order
 from whilecli.knobs import PASS_TOLERANCE
@@ -813,6 +820,17 @@ def _unnamed(others: list[str], model: str) -> tuple[list[str], list[str]]:
     return paths, labels
 
 
+def _runs_of(named: dict[str, int]) -> dict[str, int]:
+    """Rows per model, each training checkpoint read as the run it is a step of
+    (:func:`whilecli.io.modelid.without_step`): where ``--model`` states the step or version
+    it trains, the rows' steps are their versions, compared as versions."""
+    runs: dict[str, int] = {}
+    for name, rows in named.items():
+        run = without_step(name)
+        runs[run] = runs.get(run, 0) + rows
+    return runs
+
+
 def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     """6. Did the model you will train write these rows? Another model → ``off-policy``;
     an older copy (several policy versions, or not ``model@version``) → Async."""
@@ -835,7 +853,10 @@ def on_policy(pool: Pool, options: RouteOptions) -> CheckResult:
     base, _, version = options.model.partition("@")
     step = step_from_name(base)  # a checkpoint folder's step is its version
     current = version or (str(step) if step is not None else None)
-    base = shown(base)
+    base = shown(without_step(base) if step is not None else base)
+    if current is not None:  # a step of a run: each row's checkpoint is a version of it
+        named = _runs_of(named)
+        measured["models"] = dict(named)
     mine = sum(c for m, c in named.items() if same_model(m, base))
     measured["on_policy_share"] = stats.wilson(mine, naming, n_tasks=pool.n_tasks, unit="rows")
     if naming == 0:
