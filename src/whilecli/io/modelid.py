@@ -512,6 +512,8 @@ def _relation(x: ModelId, y: ModelId) -> str:
         return UNSURE if runs in (SAME, COPY) else runs
     if _dated_build(x, y) or _dated_build(y, x):
         return UNSURE
+    if _adapter_of(x, y) or _adapter_of(y, x):
+        return UNSURE
     for hosted, model in ((x, y), (y, x)):
         if hosted.build == "hosted":  # a Hub name as written, served at an unstated precision
             bare = replace(hosted, build=None)
@@ -570,6 +572,12 @@ def unsure_reason(names: Sequence[str], model: str) -> str:
         return (
             "a training checkpoint: a step of a run, not the released weights (the run may start"
             " from the model or be another's)"
+        )
+    adapters = [n for n in names if _adapter_of(model_identity(n), mine) or _adapter_of(mine, model_identity(n))]  # fmt: skip
+    if names and len(adapters) == len(names):
+        return (
+            "a LoRA adapter's name: a build tuned from the model, whose weights are not the"
+            " model's own unless the adapter is empty"
         )
     dated = [n for n in names if _dated_build(model_identity(n), mine) or _dated_build(mine, model_identity(n))]  # fmt: skip
     if names and len(dated) == len(names):
@@ -847,6 +855,21 @@ def _alias_of(dated: ModelId, alias: ModelId) -> bool:
     if dated.snapshot is None or alias.snapshot is not None:
         return False
     return _family(dated.name) in _API_FAMILIES and dated.undated.match == alias.match
+
+
+#: A LoRA adapter's or PEFT build's word after a model's name, and what follows it (its
+#: rank, its task: ``Qwen3-8B-lora-r16-math``, ``qwen3-8b-qlora``).
+_ADAPTER = re.compile(r"(?i)[-_.](?:q?lora|adapters?|peft|dora)(?:[-_.].*)?$")
+
+
+def _adapter_of(adapter: ModelId, model: ModelId) -> bool:
+    """Whether ``adapter`` names ``model`` (or its quantized copy) with a LoRA adapter's word
+    after it (:data:`_ADAPTER`): a build tuned from the model, whose weights the name cannot
+    tell from the model's (an adapter may be merged, or served beside the base)."""
+    found = _ADAPTER.search(adapter.name)
+    if found is None or found.start() == 0:
+        return False
+    return _relation(replace(adapter, name=adapter.name[: found.start()]), model) in (SAME, COPY)
 
 
 def _dated_build(dated: ModelId, plain: ModelId) -> bool:

@@ -109,6 +109,8 @@ def _unknown_phrase(check: CheckResult) -> str:
                 if said.startswith("a thinking label")
                 else "rows name a chat label"
                 if said.startswith("a chat label")
+                else "rows name a LoRA adapter"
+                if said.startswith("a LoRA")
                 else "rows name a dated build"
                 if said.startswith("a date")
                 else "rows name a training checkpoint"
