@@ -97,7 +97,7 @@ PROVISIONAL_KINDS = (
 )
 #: Pass counts read as more even than independent draws give once their chance is at most
 #: this (:func:`_even_counts`).
-EVEN_CHANCE = 1e-6
+EVEN_CHANCE = stats.EVEN_CHANCE
 #: A pool none of whose grouped tasks is unanimous reads as selected rows once seeing none
 #: is at most this chance under the pool's own fitted prior.
 SELECTED_CHANCE = 1e-3

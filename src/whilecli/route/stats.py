@@ -1313,9 +1313,25 @@ def _end_windows(n: int) -> list[tuple[int, int]]:
     return list(dict.fromkeys(ends))
 
 
-#: Pass rates the nearest mixture is fitted on (:func:`_unmixed`), the EM steps taken, and
-#: the finer grid its gap to every mixture is read on.
-_MIX_GRID, _MIX_STEPS, _MIX_CHECK = 201, 400, 4001
+#: The chance under which pass counts read as not drawn one by one (the ``even_counts``
+#: finding).
+EVEN_CHANCE = 1e-6
+#: Pass rates the nearest mixture is fitted on (:func:`_unmixed`), the EM steps taken (in
+#: rounds, after each of which a fit already too near the counts to matter stops), and the
+#: finer grid its gap to every mixture is read on.
+_MIX_GRID, _MIX_STEPS, _MIX_ROUND, _MIX_CHECK = 101, 300, 20, 1001
+
+
+def _binomial_row(n: int, p: float, counts: Sequence[int]) -> list[float]:
+    """P(c passes of n) at pass rate p, for each c of ``counts``."""
+    out = []
+    for c in counts:
+        if p <= 0.0 or p >= 1.0:
+            out.append(1.0 if c == (0 if p <= 0.0 else n) else 0.0)
+            continue
+        log = math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1)
+        out.append(math.exp(log + c * math.log(p) + (n - c) * math.log1p(-p)))
+    return out
 
 
 def _unmixed(n: int, counts: dict[int, int]) -> EvenCounts | None:
@@ -1329,43 +1345,59 @@ def _unmixed(n: int, counts: dict[int, int]) -> EvenCounts | None:
     are one episode's turns graded on the last (one pass of 3 in half the tasks, never two),
     or a pass planted in each group, sit far from every mixture where each window of counts
     alone stays within what some rate gives. The window reported is the count the mixture
-    holds least of, against what it holds there. None where the counts fit a mixture."""
-    import numpy as np
-
+    holds least of, against what it holds there. None where the counts fit a mixture.
+    Plain Python over the counts seen only (the route imports no numpy)."""
     total = sum(counts.values())
-    seen = np.array([counts.get(c, 0) for c in range(n + 1)], dtype=np.float64) / total
-    log_choose = np.array(
-        [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in range(n + 1)]
+    seen = sorted(c for c, m in counts.items() if m > 0)
+    share = [counts[c] / total for c in seen]
+    grid = [i / (_MIX_GRID - 1) for i in range(_MIX_GRID)]
+    table = [_binomial_row(n, p, seen) for p in grid]
+    weights = [1.0 / _MIX_GRID] * _MIX_GRID
+    mixed = [1.0] * len(seen)
+    for step in range(_MIX_STEPS):
+        if step % _MIX_ROUND == 0 and step:  # the fit bounds the distance from above
+            near = sum(f * math.log(f / m) for f, m in zip(share, mixed, strict=True))
+            if _mix_chance(n, total, near) > math.log(EVEN_CHANCE):
+                return None
+        mixed = [
+            sum(w * row[j] for w, row in zip(weights, table, strict=True)) for j in range(len(seen))
+        ]
+        ratio = [f / m for f, m in zip(share, mixed, strict=True)]
+        weights = [
+            w * sum(r * x for r, x in zip(ratio, row, strict=True))
+            for w, row in zip(weights, table, strict=True)
+        ]
+    mixed = [
+        sum(w * row[j] for w, row in zip(weights, table, strict=True)) for j in range(len(seen))
+    ]
+    ratio = [f / m for f, m in zip(share, mixed, strict=True)]
+    distance = sum(f * math.log(f / m) for f, m in zip(share, mixed, strict=True))
+    check = (i / (_MIX_CHECK - 1) for i in range(_MIX_CHECK))
+    gap = math.log(
+        max(
+            sum(r * x for r, x in zip(ratio, _binomial_row(n, p, seen), strict=True)) for p in check
+        )
     )
-
-    def pmf(grid: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lp, lq = np.log(grid)[:, None], np.log1p(-grid)[:, None]
-            c = np.arange(n + 1)[None, :]
-            passes = np.where(c > 0, c * lp, 0.0)
-            fails = np.where(c < n, (n - c) * lq, 0.0)
-        return np.exp(log_choose[None, :] + passes + fails)
-
-    at = pmf(np.linspace(0.0, 1.0, _MIX_GRID))
-    weights = np.full(_MIX_GRID, 1.0 / _MIX_GRID)
-    for _ in range(_MIX_STEPS):
-        mixed = weights @ at
-        weights = weights * (at @ (seen / mixed))
-    mixed = weights @ at
-    held = seen > 0
-    distance = float(np.sum(seen[held] * np.log(seen[held] / mixed[held])))
-    gap = float(np.log(np.max(pmf(np.linspace(0.0, 1.0, _MIX_CHECK)) @ (seen / mixed))))
     least = distance - max(gap, 0.0)
     if least <= 0.0:
         return None
-    log_chance = (n + 1) * math.log(total + 1) - total * least  # Sanov
-    if total * least > n:  # Agrawal's bound, tighter past (k - 1)/N for k = n + 1 counts
-        log_chance = min(log_chance, -total * least + n * math.log(math.e * total * least / n))
-    worst = int(np.argmax(np.where(held, seen / mixed, 0.0)))
+    log_chance = _mix_chance(n, total, least)
+    j = max(range(len(seen)), key=lambda i: ratio[i])
+    worst = seen[j]
     return EvenCounts(
-        n, worst, worst, counts.get(worst, 0), total, float(mixed[worst]), log_chance,
+        n, worst, worst, counts[worst], total, mixed[j], log_chance,
         among_split=False, fitted=True,
     )  # fmt: skip
+
+
+def _mix_chance(n: int, total: int, distance: float) -> float:
+    """Log of a bound on the chance that the histogram of ``total`` tasks' counts of n draws
+    lies ``distance`` (KL) or more from the truth: Sanov's (N + 1)^(n+1)·exp(−N·D), or past
+    D = n/N Agrawal's exp(−N·D)·(e·N·D/n)^n, the smaller."""
+    sanov = (n + 1) * math.log(total + 1) - total * distance
+    if total * distance <= n:
+        return sanov
+    return min(sanov, -total * distance + n * math.log(math.e * total * distance / n))
 
 
 def _kl(x: float, q: float) -> float:
@@ -1401,11 +1433,6 @@ def even_counts(tasks: pl.DataFrame) -> EvenCounts | None:
     for n, counts in by_n.items():
         split = sum(m for c, m in counts.items() if 0 < c < n)
         every = sum(counts.values())
-        if every >= EVEN_MIN_SPLIT:
-            tests += 1
-            unmixed = _unmixed(n, counts)
-            if unmixed is not None:
-                found.append(unmixed)
         windows: list[tuple[int, int, int, bool]] = []
         if n >= 4 and split >= EVEN_MIN_SPLIT:
             windows += [
@@ -1423,6 +1450,11 @@ def even_counts(tasks: pl.DataFrame) -> EvenCounts | None:
                 continue
             log_chance = -base * _kl(held / base, most)
             found.append(EvenCounts(n, low, high, held, base, most, log_chance, among_split))
+        if every >= EVEN_MIN_SPLIT:
+            tests += 1
+            unmixed = _unmixed(n, counts)
+            if unmixed is not None:
+                found.append(unmixed)
     if not found:
         return None
     best = min(found, key=lambda e: e.log_chance)
