@@ -12,6 +12,7 @@ reward, a sidecar model, a truncation rule).
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from collections import Counter
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from whilecli.errors import InputError, UsageError
-from whilecli.io import decoding, draws, facts
+from whilecli.io import decoding, draws, facts, words
 from whilecli.io.aliases import (
     API_REPLY_ALIASES,
     COMPLETION_ALIASES,
@@ -1025,6 +1026,43 @@ def _value_notes(ctx: _Context, vals: str) -> list[str]:
     ]
 
 
+def _refuse_twins(ctx: _Context, alias: str) -> None:
+    """Refuse a reward read where a column whose name differs from it only in case
+    (``Reward`` beside ``reward``, ``SCORE`` beside ``score``) grades a row looked at
+    otherwise: which one grades the rows is not said, and reading one would drop the other's
+    grades without a word. Columns that agree on every row looked at are one grade."""
+    path = split_path(alias)
+    if len(path) != 1:
+        return
+    twins = [k for k in ctx.shape.children if k != alias and k.casefold() == alias.casefold()]
+    rows = ctx.sample or ctx.id_rows
+    for twin in twins:
+        differ = sum(
+            1
+            for row in rows
+            if (a := _grade_of(row.get(alias))) is not None
+            and (b := _grade_of(row.get(twin))) is not None
+            and abs(a - b) > facts.PASS_TOLERANCE
+        )
+        if differ:
+            raise InputError(
+                f"the rows carry {alias!r} and {twin!r}, names that differ only in case, and"
+                f" their grades differ on {differ} of the {len(rows)} rows looked at: pass"
+                f" --map reward={alias} or --map reward={twin} to say which grades",
+                file=ctx.source.name,
+                field=alias,
+            )
+
+
+def _grade_of(value: object) -> float | None:
+    """A sampled value as a grade (a number, a flag, or a grade's word), None where none."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    return words.grade_text(value) if isinstance(value, str) else None
+
+
 def _value_at(row: Mapping[str, object], dotted: str) -> object:
     value: object = row
     for key in split_path(dotted):
@@ -1511,6 +1549,7 @@ def _reward(
             " that many rollouts, the replies and their truncation not recorded"
         )
     elif (alias := _scalar_reward(shape, _grade_list(shape))) is not None:
+        _refuse_twins(ctx, alias)
         reward = leaves.grade(alias, shape.kinds_at(alias))
         sources["reward"], fields["reward"] = alias, alias
     elif (names := _reward_parts(shape)) is not None:

@@ -3136,6 +3136,10 @@ def _head_rows(lf: pl.LazyFrame, shape: Shape, schema: pl.Schema) -> list[dict[s
     tops += [split_path(a)[0] for a in counts]
     # whether the rows record greedy decoding (plan._greedy_sampled)
     tops += [split_path(a)[0] for a in decoding.aliases() if shape.has(a)]
+    # whether a column named as the reward in another case grades otherwise (plan._twins)
+    graded = {a.casefold() for a in REWARD_ALIASES if "." not in a}
+    cased = [c for c in schema if c.casefold() in graded]
+    tops += cased if len(cased) > len({c.casefold() for c in cased}) else []
     lp = next((a for a in LOGPROB_ALIASES if "list" in shape.kinds_at(a)), None)
     if lp is not None:
         tops.append(split_path(lp)[0])
