@@ -953,6 +953,12 @@ class Facts:
     coverage: dict[str, int] = field(default_factory=dict)
 
     @property
+    def selection(self) -> tuple[str, str]:
+        """What the selected rows are and what to read instead, named where the dump is
+        known (:attr:`selected_by`)."""
+        return self.selected_by or ("a selection of the rollouts", "read them all")
+
+    @property
     def repeated_share(self) -> float | None:
         """The share of compared grouped tasks whose draws are one draw repeated."""
         return self.repeated_tasks / self.compared_tasks if self.compared_tasks else None
@@ -1063,7 +1069,7 @@ class Facts:
         if rekey is not None:
             out.append(f"{rekey[0]}: {rekey[1]}")
         if self.selected:
-            what, fix = self.selected_by or ("a selection of the rollouts", "read them all")
+            what, fix = self.selection
             out.append(
                 f"{self.selected} of {self.rows} rows are {what}: the pass and split rates lean"
                 f" to the middle; {fix}"

@@ -799,6 +799,9 @@ def build_plan(
         notes.extend(_logprob_notes(ctx, lp))
     if vals is not None:  # a list of zeros only carries no critic's values
         notes.extend(_value_notes(ctx, vals))
+    decoded = Decoding(
+        decoding.settings(shape, _readable(shape, decoding.aliases())), sidecar_temperature(source)
+    )
     return Plan(
         format=fmt,
         task_id=task,
@@ -842,7 +845,7 @@ def build_plan(
         # its samples' replies are split with them
         draw=None
         if exploding and not _sampled_reply(split, replies)
-        else facts.draw_key(said, _greedy(shape, leaves, sidecar_temperature(source))),
+        else facts.draw_key(said, _greedy(decoded, leaves)),
         prompt_key=prompt_key,
         by_prompt=by_prompt,
         prompt_field=prompt_alias,
@@ -859,7 +862,7 @@ def build_plan(
         version_lag=ctx.version_lag,
         prompt_masked=ctx.prompt_masked,
         prompt_reordered=ctx.prompt_reordered,
-        greedy_sampled=None if said is None else _greedy_sampled(ctx, sidecar_temperature(source)),
+        greedy_sampled=None if said is None else _greedy_sampled(ctx, decoded),
     )
 
 
@@ -940,17 +943,26 @@ def _turn_index(shape: Shape, leaves: Leaves, step: bool = False) -> tuple[pl.Ex
     return None
 
 
-def _greedy(shape: Shape, leaves: Leaves, side: Side | None = None) -> pl.Expr | None:
+@dataclass(frozen=True)
+class Decoding:
+    """What a file records of its decoding: the settings its rows carry
+    (:func:`whilecli.io.decoding.settings`), and the temperature the settings beside them
+    record (:func:`whilecli.io.sources.sidecar_temperature`: vf-eval's
+    ``sampling_args.temperature``), where there are any."""
+
+    found: list[decoding.Setting]
+    side: Side | None
+
+
+def _greedy(decoded: Decoding, leaves: Leaves) -> pl.Expr | None:
     """True where a row records greedy decoding (:func:`whilecli.io.decoding.frame_greedy`:
     every place and spelling :mod:`~whilecli.io.decoding` reads); where the rows record none,
-    the temperature the settings beside them record (``side``,
-    :func:`whilecli.io.sources.sidecar_temperature`: vf-eval's ``sampling_args.temperature``)
-    on every row; None where neither says."""
-    found = decoding.settings(shape, _readable(shape, decoding.aliases()))
-    if not found and side is not None:
+    the temperature the settings beside them record on every row; None where neither says."""
+    side = decoded.side
+    if not decoded.found and side is not None:
         low = 0 <= side.value <= GREEDY_TEMPERATURE
         return decoding.said_greedy([pl.lit(low)], [pl.lit(not low)])
-    return decoding.frame_greedy(found, leaves)
+    return decoding.frame_greedy(decoded.found, leaves)
 
 
 def _readable(shape: Shape, aliases: Sequence[str]) -> list[str]:
@@ -962,7 +974,7 @@ def _readable(shape: Shape, aliases: Sequence[str]) -> list[str]:
 GREEDY_SAMPLED_SHARE = 0.9
 
 
-def _greedy_sampled(ctx: _Context, side: Side | None) -> str | None:
+def _greedy_sampled(ctx: _Context, decoded: Decoding) -> str | None:
     """Where nearly all the sampled rows (:data:`GREEDY_SAMPLED_SHARE`, 16 rows or more)
     record greedy decoding, as :func:`whilecli.io.decoding.row_greedy` reads it (a temperature of 0,
     a ``top_k`` of 1, a ``do_sample`` false, none saying it sampled), or the settings beside
@@ -972,10 +984,9 @@ def _greedy_sampled(ctx: _Context, side: Side | None) -> str | None:
     rows = ctx.sample or ctx.id_rows
     if len(rows) < MIN_PART_ROWS:
         return None
-    found = decoding.settings(ctx.shape, _readable(ctx.shape, decoding.aliases()))
-    greedy, named = 0, None
+    greedy, named, side = 0, None, decoded.side
     for row in rows:
-        said, where = decoding.row_greedy(found, row)
+        said, where = decoding.row_greedy(decoded.found, row)
         if said:
             greedy += 1
             named = named or where

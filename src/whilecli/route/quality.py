@@ -209,7 +209,7 @@ def findings(
     out += _credit_beside_the_band(pool, found.get("band"), credit)
     out += _threshold_above_rewards(pool)
     if facts.selected:
-        what, fix = facts.selected_by or ("a selection of the rollouts", "read them all")
+        what, fix = facts.selection
         out.append(
             Finding(
                 "selected_rows",
