@@ -34,6 +34,9 @@ ERRORS = [
 ]
 REPLIES = ["the answer is 4", "  same draw ", "same draw", "", "Error", "timeout in my code"]
 REPLIES += ["None", " nan ", "None of the above"]  # a missing value written as text, or words
+# a template's text alone (special tokens, an empty reasoning block, a zero-width space), or
+# beside the reply's own
+REPLIES += ["<|im_end|>", "</s>", "<think>\n\n</think>\n", "\u200b", "4<|eot_id|>", "<s>x</s>"]
 MODELS = [
     "Qwen/Qwen3-0.6B",
     "/root/.cache/huggingface/hub/models--Qwen--Qwen3-0.6B/snapshots/0123abc",

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from facts_reference import holds_nothing
 from rows_files import finding_kinds, route_rows, write_rows
 from whilecli.cli import app
 
@@ -36,11 +37,24 @@ BLANKS: list[dict[str, Any]] = [
     {"completion": "   \n"},
     {"completion": "", "finish_reason": "content_filter"},
     {"completion": "", "usage": {"completion_tokens": 0}},
+    # what a template writes around a reply, alone: the same empty reply
+    {"completion": "<|im_end|>"},
+    {"completion": "</s>"},
+    {"completion": "<think>\n\n</think>\n\n"},
+    {"completion": "\u200b"},
+    {"completion": "<|eot_id|>", "finish_reason": "stop"},
 ]
 
 
 def _pool(
-    seed: int, tasks: int, k: int, mix: str, share: float, blank: dict[str, Any], fmt: str
+    seed: int,
+    tasks: int,
+    k: int,
+    mix: str,
+    share: float,
+    blank: dict[str, Any],
+    fmt: str,
+    grade: float = 0.0,
 ) -> list[dict[str, Any]]:
     rnd = random.Random(seed)
     rows = []
@@ -62,7 +76,7 @@ def _pool(
             }
             if rnd.random() < share:
                 row.update(blank)
-                row["reward"] = 0.0
+                row["reward"] = grade
             rows.append(row)
     return rows
 
@@ -90,7 +104,7 @@ def test_empty_failing_replies_that_make_the_splits_leave_the_verdict_provisiona
     folder = tmp_path_factory.mktemp("blank")
     rows = _pool(seed, tasks, k, mix, share, blank, fmt)
     got = route_rows(write_rows(folder, rows, fmt), MODEL)
-    clean = [r for r in rows if r["completion"].strip()]
+    clean = [r for r in rows if not holds_nothing(r["completion"])]
     truth = route_rows(write_rows(tmp_path_factory.mktemp("clean"), clean, fmt), MODEL)
     assert truth.route != "grpo"
     if not got.provisional:
@@ -114,3 +128,32 @@ def test_a_few_empty_replies_among_true_splits_say_nothing(
     got = route_rows(write_rows(tmp_path_factory.mktemp("few"), rows, "jsonl"), MODEL)
     assert got.route == "grpo" and not got.provisional
     assert "empty_decides" not in finding_kinds(got)
+
+
+@SETTINGS
+@given(
+    mix=st.sampled_from(["ends", "saturated", "split"]),
+    share=st.floats(0.01, 0.3),
+    blank=st.sampled_from(BLANKS),
+    tasks=st.integers(60, 200),
+    fmt=st.sampled_from(["jsonl", "parquet"]),
+    seed=st.integers(0, 2**16),
+)
+def test_empty_replies_that_pass_leave_the_verdict_provisional(
+    tmp_path_factory: pytest.TempPathFactory,
+    mix: str,
+    share: float,
+    blank: dict[str, Any],
+    tasks: int,
+    fmt: str,
+    seed: int,
+) -> None:
+    """A grader that passes an empty reply is at fault, as one that passes a cut-off reply
+    is: once a few do (3, and half a percent of the rows), no verdict is firm."""
+    rows = _pool(seed, tasks, 8, mix, share, blank, fmt, grade=1.0)
+    passing = sum(1 for r in rows if holds_nothing(r["completion"]))
+    got = route_rows(write_rows(tmp_path_factory.mktemp("passing"), rows, fmt), MODEL)
+    flagged = "empty_passes" in finding_kinds(got)
+    assert flagged == (passing >= 3 and passing >= 0.005 * len(rows))
+    if flagged:
+        assert got.provisional

@@ -40,7 +40,9 @@ def write_rows(tmp: Path, rows: list[dict[str, Any]], kind: str) -> Path:
         others = list(dict.fromkeys(k for r in rows for k in r if k not in schema))
         table = pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema=cols)
         if others:
-            extra = pl.DataFrame([{c: r.get(c) for c in others} for r in rows])
+            extra = pl.DataFrame(
+                [{c: r.get(c) for c in others} for r in rows], infer_schema_length=None
+            )
             table = pl.concat([table, extra], how="horizontal")
         table.write_parquet(path)
     return path
@@ -75,6 +77,7 @@ def matches_reference(tmp_path: Path, case: tuple[list, dict]) -> None:
     assert (found.rows, found.errors, found.ungraded) == (want.rows, want.errors, want.ungraded)
     assert found.request_errors == want.request_errors
     assert (found.empty, found.partial) == (want.empty, want.partial)
+    assert found.empty_passes == want.empty_passes
     assert (found.compared_tasks, found.repeated_tasks) == (want.compared, want.repeated)
     assert (found.per_row_ids is not None) == want.per_row_ids
     line = "row" if options["kind"] == "parquet" else "line"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -355,12 +356,31 @@ def is_harness_error(text: str | None) -> bool:
 EMPTY = ("", "[]", '""', "{}", "null", "NULL", "None", "nan", "NaN")
 
 
+#: Template text around a reply, none of its own: special tokens, an empty reasoning block.
+TEMPLATE_TOKENS = re.compile(
+    r"<\|[^|<>]{1,64}\|>|</?s>|<(eos|bos|pad|unk|eot|end_of_turn|endoftext)>"
+)
+EMPTY_REASONING = re.compile(r"<(think|thinking|reasoning)>\s*</\1>")
+
+
+def holds_nothing(text: str) -> bool:
+    """Empty once what a template writes around a reply, and format characters, are taken
+    out: looked at in replies of 256 bytes or fewer."""
+    if text.strip() in EMPTY:
+        return True
+    if len(text.encode()) > 256:
+        return False
+    bare = EMPTY_REASONING.sub("", TEMPLATE_TOKENS.sub("", text))
+    bare = "".join(c for c in bare if unicodedata.category(c) != "Cf")
+    return bare.strip() in EMPTY
+
+
 def reply(row: dict[str, Any]) -> str:
     """An error is what a harness recorded instead of a reply: a finish reason ``error`` or a
     non-null ``error`` field whatever is beside it; a reply that is a harness error message
     only where the grader gave it no credit."""
     text = row.get("completion")
-    empty = text is None or text.strip() in EMPTY
+    empty = text is None or holds_nothing(text)
     if str(row.get("finish_reason")).lower() == "error":
         return "error"
     error = row.get("error")
@@ -609,6 +629,7 @@ class Expected:
     errors: int = 0
     request_errors: int = 0  # of the errors, requests that failed at the API
     empty: int = 0
+    empty_passes: int = 0
     partial: int = 0
     first_ungraded: int | None = None  # 1-based line
     first_error: int | None = None
@@ -700,6 +721,8 @@ def expected(
             out.first_ungraded = out.first_ungraded or i + 1
         if state == "empty":
             out.empty += 1
+            reward = rows[i].get("reward")
+            out.empty_passes += grade and reward >= cut - TOLERANCE
     if out.errors and out.errors >= 0.5 * len(rows):
         out.refused = "errors"
         return out
@@ -721,7 +744,7 @@ def expected(
     # a row was given credit (a file that grades rows it kept no reply of)
     if (
         texts
-        and all(t is None or t.strip() in EMPTY for t in texts)
+        and all(t is None or holds_nothing(t) for t in texts)
         and (any(t is not None for t in texts) or not credited)
     ):
         out.refused = "nothing"

@@ -665,18 +665,33 @@ def _or_false(expr: pl.Expr | None) -> pl.Expr:
 #: A completion that holds nothing, as text: empty, an empty JSON value, or a missing value
 #: written as text (JSON's ``null``, Python's ``None``, pandas' ``nan``).
 EMPTY_TEXTS = ("", "[]", '""', "{}", "null", "NULL", "None", "nan", "NaN")
+#: What a tokenizer or a chat template writes around a reply, none of the reply's own text:
+#: special tokens (``<|im_end|>``, ``<|eot_id|>``, ``</s>``, ``<eos>``, ``<end_of_turn>``),
+#: an empty reasoning block (``<think>\n\n</think>``), format characters (zero-width
+#: spaces, byte-order marks: Unicode's Cf). A reply of these alone is empty.
+NO_TEXT = (
+    r"<\|[A-Za-z0-9_.:\- ]{1,64}\|>|</?s>|<(?:eos|bos|pad|unk|eot|end_of_turn|endoftext)>"
+    r"|<(?:think|thinking|reasoning)>\s*</(?:think|thinking|reasoning)>|\p{Cf}"
+)
+#: Replies longer than this, in bytes, are never empty: :data:`NO_TEXT` is looked for
+#: in shorter ones only.
+NO_TEXT_BYTES = 256
 
 
 def empty_reply(reply: Reply) -> pl.Expr:
-    """True where a reply holds nothing (``""``, ``[]``, ``{}``, ``null``, blanks); null where
-    the row has none. A chat list is empty when each turn's content is one of those and it
+    """True where a reply holds nothing (``""``, ``[]``, ``{}``, ``null``, blanks, or only
+    what a template writes around a reply: :data:`NO_TEXT`); null where the row has none. A chat list is empty when each turn's content is one of those and it
     carries nothing else but its role and null fields
     (``[{"role": "assistant", "content": "{}"}]``)."""
     text = reply.text
-    plain = text.str.strip_chars().is_in(EMPTY_TEXTS)
+    head = text.str.slice(0, NO_TEXT_BYTES)
+    bared = head.str.replace_all(NO_TEXT, "").str.strip_chars()
+    plain = text.str.strip_chars().is_in(EMPTY_TEXTS) | (
+        (text.str.len_bytes() <= NO_TEXT_BYTES) & bared.is_in(EMPTY_TEXTS)
+    )
     if not reply.turns:
         return plain
-    bare = text.str.replace_all(r"\s+", "")
+    bare = text.str.replace_all(NO_TEXT, "").str.replace_all(r"\s+", "")
     for pattern in (
         r'"role":"[^"]*"',
         r'"[A-Za-z_]+":null',
@@ -862,6 +877,9 @@ class Facts:
     coarse_ids: tuple[str, int, int, int] | None = None
     empty: int = 0
     first_empty: str | None = None
+    #: Of the empty replies, those the grader passed: credit for no text, a grader's fault
+    #: as a cut-off reply's pass is.
+    empty_passes: int = 0
     partial: int = 0
     #: The draw counts k of :data:`MEAN_KS` on whose grid (multiples of 1/k) every partial
     #: reward lies (None: no partial reward read), and the distinct partial rewards (the
@@ -987,6 +1005,7 @@ class Facts:
         self.partial_values = max(self.partial_values, other.partial_values)
         for name in (
             *("rows", "counted", "ungraded", "errors", "empty", "partial", "cut_partial"),
+            "empty_passes",
             *("selected", "greedy_rows", "cut_disputed", "cut_disputed_passes"),
             *("request_errors", "cut_at_longest", "cut_at_longest_passes", "unrecorded"),
         ):
@@ -1305,6 +1324,7 @@ def row_aggregates(at: str, tokens: bool = True) -> list[pl.Expr]:
         (error & pl.col(REQUEST).fill_null(False)).sum().alias("f_request"),
         ungraded.sum().alias("f_ungraded"),
         empty.sum().alias("f_empty"),
+        (empty & grade & pl.col("passed").fill_null(False)).sum().alias("f_empty_passes"),
         grade.sum().alias("f_graded"),
         (partial(pl.col("reward")) & grade).sum().alias("f_partial"),
         first(error).alias("f_first_error"),

@@ -2417,6 +2417,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         if source.path is not None and not _names_a_model(part)
         else None,
         empty=int(st["f_empty"]),
+        empty_passes=int(st["f_empty_passes"]),
         first_empty=_place(source, st["f_first_empty"]) if st["f_empty"] else None,
         partial=int(st["partial"] or 0),
         partial_grid=[k for k in facts.MEAN_KS if st[f"grid_k{k}"]] if st["partial"] else None,

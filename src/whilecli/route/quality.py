@@ -53,6 +53,9 @@ from whilecli.route.stats import TOL
 
 #: Empty replies listed from this share of the rows (fewer are counted in the sources).
 EMPTY_SHARE = 0.05
+#: Empty replies that pass leave the verdict provisional from this many, and this share of
+#: the counted rows: a grader that credits no text may credit other replies wrongly.
+EMPTY_PASSES_MIN, EMPTY_PASSES_SHARE = 3, 0.005
 #: Rows that repeat another row (one draw written twice) from this share of the counted
 #: rows leave the verdict provisional; fewer are listed and move nothing.
 REPEATED_ROWS_SHARE = 0.05
@@ -66,6 +69,7 @@ PROVISIONAL_KINDS = (
     "split_across_writers",
     "singles_beside_the_band",
     "selected_rows",
+    "empty_passes",
     "left_out_decides",
     "empty_decides",
     "no_unanimous_groups",
@@ -167,6 +171,21 @@ def findings(
                 "counted as the model's replies, graded as they were: a stop at once or a"
                 " reply cut before its text is the model's; if the harness dropped them, they"
                 " are its failures: leave them out",
+            )
+        )
+    if (
+        facts.empty_passes >= EMPTY_PASSES_MIN
+        and facts.empty_passes >= EMPTY_PASSES_SHARE * facts.counted
+    ):
+        out.append(
+            Finding(
+                "empty_passes",
+                facts.empty_passes,
+                f"{facts.empty_passes} of {facts.empty} empty replies pass: the grader credits"
+                " a reply with no text",
+                "a grader that credits an empty reply may credit other replies wrongly, as one"
+                " that passes cut-off replies does: the verdict is provisional; fix the reward and"
+                " grade again",
             )
         )
     if facts.ungraded:
