@@ -1,6 +1,6 @@
 """Whether a row records greedy decoding (DESIGN section 1, "identical draws"): every place
 and spelling a row records its decoding in, read one way for a whole file (:func:`frame_greedy`,
-polars) and for the rows a plan looks at (:func:`row_greedy`, Python), so the draws' key and
+polars) and for the rows a plan looks at (:func:`row_decoding`, Python), so the draws' key and
 the band's warning never disagree on what a row says.
 
 A row says it decoded greedily by a ``temperature`` at most vLLM's ``_SAMPLING_EPS``
@@ -123,17 +123,21 @@ def _judges(shape: Shape, alias: str) -> bool:
     return node is not None and any(_JUDGE_KEY.search(key) for key in node.children)
 
 
-def row_greedy(found: Sequence[Setting], row: Mapping[str, object]) -> tuple[bool, str | None]:
-    """Whether one row (a dict, as read) records greedy decoding and no place of it says it
-    sampled, and the first place that says greedy."""
-    said, sampled, where = False, False, None
+def row_decoding(
+    found: Sequence[Setting], row: Mapping[str, object]
+) -> tuple[bool, bool, str | None]:
+    """What one row (a dict, as read) records of its decoding: whether a place says greedy,
+    whether a place says it sampled, and the first place that says either (greedy's first)."""
+    said, sampled, where, sampled_at = False, False, None, None
     for setting in found:
         value = _at(row, setting.alias)
         greedy, sample = _value_says(setting.kind, value)
         said, sampled = said or greedy, sampled or sample
         if greedy and where is None:
             where = setting.alias
-    return said and not sampled, where
+        if sample and sampled_at is None:
+            sampled_at = setting.alias
+    return said, sampled, where if said and not sampled else sampled_at if sampled else where
 
 
 def _value_says(kind: Kind, value: object) -> tuple[bool, bool]:
@@ -183,7 +187,7 @@ def _at(row: Mapping[str, object], dotted: str) -> object:
 
 
 def frame_greedy(found: Sequence[Setting], leaves: Leaves) -> pl.Expr | None:
-    """True where a row records greedy decoding (:func:`row_greedy`, as an expression over the
+    """True where a row records greedy decoding (:func:`row_decoding`, as an expression over the
     file's rows); null elsewhere. None where ``found`` is empty."""
     said: list[pl.Expr] = []
     sampled: list[pl.Expr] = []

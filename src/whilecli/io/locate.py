@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -229,6 +229,27 @@ def refuse_one_grade_threshold(
         f" to {_exact(high)}; pass a threshold in (0, 1] (a reward at or above it passes)",
         file=file,
         field=field,
+    )
+
+
+def refuse_scales_apart(threshold: float, ranges: Sequence[tuple[str, str, float, float]]) -> None:
+    """Refuse files whose rewards lie on different scales under one ``--pass-threshold``
+    (exit 2): each (file, field, lowest, highest) graded reward; a file whose rewards all lie
+    in [0, 1] beside one whose rewards run past 1 (a 0/1 file beside a 0-100 one, or a
+    rubric's 1-5): one threshold grades one scale, so the other file's passes read as
+    failures (a threshold of 50 on 0/1 rows) or its low scores as passes."""
+    unit = [r for r in ranges if r[2] >= -UNIT_TOLERANCE and r[3] <= 1.0 + UNIT_TOLERANCE]
+    wide = [r for r in ranges if r[3] > 1.0 + UNIT_TOLERANCE]
+    if not unit or not wide:
+        return
+    (ufile, _, ulow, uhigh), (wfile, wfield, wlow, whigh) = unit[0], wide[0]
+    raise InputError(
+        f"--pass-threshold {threshold:g} grades files on different scales: {ufile}'s rewards"
+        f" run from {_exact(ulow)} to {_exact(uhigh)}, {wfile}'s from {_exact(wlow)} to"
+        f" {_exact(whigh)}; one threshold cannot grade both: route each file apart with its"
+        " own --pass-threshold, or put them on one scale",
+        file=wfile,
+        field=wfield,
     )
 
 

@@ -69,7 +69,7 @@ from whilecli.io.aliases import (
     unsure_model_alias,
 )
 from whilecli.io.draw_parts import masked, reordered
-from whilecli.io.formats import lighteval, lm_eval, nemo_rl
+from whilecli.io.formats import lighteval, lm_eval, nemo_rl, nemo_skills
 from whilecli.io.formats.prime_rl import NAME as PRIME_RL
 from whilecli.io.formats.registry import NAMES
 from whilecli.io.rows import ABSENT
@@ -251,6 +251,11 @@ class Plan:
     #: Where the sampled rows that keep a reply record greedy decoding, nearly all of them
     #: (:func:`_greedy_sampled`): the field, or the settings file beside them; None: not so.
     greedy_sampled: str | None = None
+    #: How the file's rows were decoded, where nearly all the sampled rows, the settings
+    #: beside them, or the writer's own naming say one way (:func:`_decoded_as`): ``greedy``
+    #: or ``sampled``, with where it is said; None: not said. Files decoded apart are two
+    #: evaluations (:func:`whilecli.io.read.refuse_mixed_pool`).
+    decoded_as: tuple[str, str] | None = None
     #: Columns that may name a condition the draws were made under (a checkpoint, a
     #: sampler's setting: :func:`whilecli.io.factors.candidates`), each with its value as
     #: text; set by the reader once the plan has read its fields.
@@ -800,7 +805,8 @@ def build_plan(
     if vals is not None:  # a list of zeros only carries no critic's values
         notes.extend(_value_notes(ctx, vals))
     decoded = Decoding(
-        decoding.settings(shape, _readable(shape, decoding.aliases())), sidecar_temperature(source)
+        decoding.settings(shape, _readable(shape, decoding.aliases())),
+        sidecar_temperature(source, fmt),
     )
     return Plan(
         format=fmt,
@@ -863,6 +869,7 @@ def build_plan(
         prompt_masked=ctx.prompt_masked,
         prompt_reordered=ctx.prompt_reordered,
         greedy_sampled=None if said is None else _greedy_sampled(ctx, decoded),
+        decoded_as=_decoded_as(ctx, decoded, source),
     )
 
 
@@ -976,23 +983,76 @@ GREEDY_SAMPLED_SHARE = 0.9
 
 def _greedy_sampled(ctx: _Context, decoded: Decoding) -> str | None:
     """Where nearly all the sampled rows (:data:`GREEDY_SAMPLED_SHARE`, 16 rows or more)
-    record greedy decoding, as :func:`whilecli.io.decoding.row_greedy` reads it (a temperature of 0,
-    a ``top_k`` of 1, a ``do_sample`` false, none saying it sampled), or the settings beside
-    them record a temperature of 0 where the rows record none: the field, or the settings
-    file. Draws that differ at temperature 0 differ by the server's nondeterminism, not by
-    sampling, so the band they show is greedy decoding's, not a training sampler's."""
+    record greedy decoding, as :func:`whilecli.io.decoding.row_decoding` reads it (a
+    temperature of 0, a ``top_k`` of 1, a ``do_sample`` false, none saying it sampled), or the
+    settings beside them record a temperature of 0 where no row records greedy decoding: the
+    field, or the settings file. Draws that differ at temperature 0 differ by the server's
+    nondeterminism, not by sampling, so the band they show is greedy decoding's, not a
+    training sampler's."""
+    seen = _rows_decoded(ctx, decoded)
+    if seen is None:
+        return None
+    kind = seen.kind()
+    if kind is not None:
+        return seen.named[kind] if kind == "greedy" else None
+    side = decoded.side
+    if "greedy" not in seen.named and side is not None and 0 <= side.value <= GREEDY_TEMPERATURE:
+        return side.where
+    return None
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    """What the sampled rows record of their decoding: how many record greedy decoding and
+    how many sampling (:func:`whilecli.io.decoding.row_decoding`), of how many rows, and the
+    first field that says each."""
+
+    counts: dict[str, int]
+    rows: int
+    named: dict[str, str]
+
+    def kind(self) -> str | None:
+        """``greedy`` or ``sampled`` where nearly all the rows (:data:`GREEDY_SAMPLED_SHARE`)
+        record it; None else."""
+        for kind in ("greedy", "sampled"):
+            if self.counts[kind] and self.counts[kind] >= GREEDY_SAMPLED_SHARE * self.rows:
+                return kind
+        return None
+
+
+def _rows_decoded(ctx: _Context, decoded: Decoding) -> _Decoded | None:
+    """What the sampled rows record of their decoding; None where they are too few to say
+    (under :data:`MIN_PART_ROWS`)."""
     rows = ctx.sample or ctx.id_rows
     if len(rows) < MIN_PART_ROWS:
         return None
-    greedy, named, side = 0, None, decoded.side
+    counts = {"greedy": 0, "sampled": 0}
+    named: dict[str, str] = {}
     for row in rows:
-        said, where = decoding.row_greedy(decoded.found, row)
-        if said:
-            greedy += 1
-            named = named or where
-    if named is None and side is not None and 0 <= side.value <= GREEDY_TEMPERATURE:
-        return side.where
-    return named if greedy >= GREEDY_SAMPLED_SHARE * len(rows) else None
+        greedy, sampled, where = decoding.row_decoding(decoded.found, row)
+        kind = "greedy" if greedy and not sampled else "sampled" if sampled else None
+        if kind is not None:
+            counts[kind] += 1
+            if where is not None:
+                named.setdefault(kind, where)
+    return _Decoded(counts, len(rows), named)
+
+
+def _decoded_as(ctx: _Context, decoded: Decoding, source: Source) -> tuple[str, str] | None:
+    """How a file's rows were decoded (:attr:`Plan.decoded_as`): as nearly all its sampled
+    rows record it (:func:`_rows_decoded`), else as the settings beside them record it
+    (a temperature), else as the writer names its files (NeMo-Skills' ``output.jsonl``,
+    greedy, beside its ``output-rs<seed>.jsonl``, sampled); None where none says."""
+    seen = _rows_decoded(ctx, decoded)
+    kind = None if seen is None else seen.kind()
+    if seen is not None and kind is not None:
+        return kind, f"{seen.named[kind]} on its rows"
+    side = decoded.side
+    if side is not None:
+        kind = "greedy" if 0 <= side.value <= GREEDY_TEMPERATURE else "sampled"
+        value = f" {side.value:g}" if side.where.endswith("temperature") else ""
+        return kind, f"{side.where}{value}"
+    return nemo_skills.named_decoding(source.path)
 
 
 def _logprob_notes(ctx: _Context, lp: str) -> list[str]:

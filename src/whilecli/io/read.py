@@ -74,6 +74,7 @@ from whilecli.io.locate import (
     no_id,
     refuse_bytes_not_text,
     refuse_one_grade_threshold,
+    refuse_scales_apart,
     refuse_unbounded,
 )
 from whilecli.io.modelid import path_model, version_split, writer_named, writers_named
@@ -657,15 +658,20 @@ def _assembled(
                         field_name,
                     )
     if pass_threshold is not None and (keep is None or keep.pass_rule):
-        for part in parts:
-            if part.plan.passed is None and part.stats["lo"] is not None:
-                refuse_one_grade_threshold(
-                    threshold,
-                    float(part.stats["lo"]),
-                    float(part.stats["hi"]),
-                    part.source.name,
-                    part.source.field(part.plan.fields.get("reward", "reward")),
-                )
+        ranges = [
+            (
+                part.source.name,
+                part.source.field(part.plan.fields.get("reward", "reward")),
+                float(part.stats["lo"]),
+                float(part.stats["hi"]),
+            )
+            for part in parts
+            if part.plan.passed is None and part.stats["lo"] is not None
+        ]
+        for file, field_name, low, high in ranges:
+            refuse_one_grade_threshold(threshold, low, high, file, field_name)
+        if not pool:  # evaluations pooled on purpose may each keep their own scale
+            refuse_scales_apart(threshold, ranges)
     for part in parts:  # one id, two prompts: after the grades, which say more
         if part.task_table is not None:
             mixed = facts.ids_with_prompts(part.task_table)
@@ -1781,9 +1787,9 @@ def _mixed(parts: list[_Part]) -> tuple[str, list[str]] | None:
         return why, [
             e if e is not None else p.source.name for p, e in zip(parts, envs, strict=True)
         ]
-    apart = _splits_apart(parts)
-    if apart is not None:
-        return apart
+    for apart in (_splits_apart(parts), _decoded_apart(parts)):
+        if apart is not None:
+            return apart
     conflict, roots = prompt_groups([_sampled_prompts(part) for part in parts])
     if conflict is not None:
         task, first, other = conflict
@@ -1890,6 +1896,31 @@ def _splits_apart(parts: list[_Part]) -> tuple[str, list[str]] | None:
         "+".join(sorted(f.kinds, key=_train_first)) if f.kinds else p.source.name
         for p, f in zip(parts, found, strict=True)
     ]
+    return why, labels
+
+
+def _decoded_apart(parts: list[_Part]) -> tuple[str, list[str]] | None:
+    """Files decoded greedily beside files sampled (:attr:`whilecli.io.plan.Plan.decoded_as`:
+    as their rows, the settings beside them or their writer's names say): two evaluations,
+    each file's named by its decoding (a file that says none, by itself). Pooled, a greedy
+    draw reads as one more of the sampler's, and a task it passes where the sampler fails
+    as a split task. None where the files name one decoding at most."""
+    said = [p.plan.decoded_as for p in parts]
+    if len({d[0] for d in said if d is not None}) < 2:
+        return None
+    groups = []
+    for kind in ("greedy", "sampled"):
+        files = [(p, d) for p, d in zip(parts, said, strict=True) if d and d[0] == kind]
+        names = [p.source.name for p, _ in files[:2]]
+        more = f" and {len(files) - 2} more" if len(files) > 2 else ""
+        groups.append(f"{kind}: {', '.join(names)}{more} ({files[0][1][1]})")
+    why = (
+        "these files were decoded apart, different evaluations: "
+        + "; ".join(groups)
+        + "; pooled, a greedy draw would read as one more sample (route the sampled files"
+        " alone to measure the sampler's band)"
+    )
+    labels = [d[0] if d else p.source.name for p, d in zip(parts, said, strict=True)]
     return why, labels
 
 

@@ -1979,17 +1979,73 @@ def sidecar_cap(source: Source) -> Side | None:
     return None
 
 
-def sidecar_temperature(source: Source) -> Side | None:
+def sidecar_temperature(source: Source, fmt: str | None = None) -> Side | None:
     """The sampling temperature the settings beside the rows record
     (:func:`_settings_files`): in a known tool's file under a sampler's place
     (vf-eval's ``sampling_args.temperature``, or flat); in another's only under a
-    sampler's object (:data:`whilecli.io.aliases.SAMPLING_PLACES` past the flat one)."""
+    sampler's object (:data:`whilecli.io.aliases.SAMPLING_PLACES` past the flat one); for
+    lm-eval's samples, in their results file (:func:`lmeval_temperature`)."""
+    if fmt == "lm-eval":
+        return lmeval_temperature(source)
     for name, doc, known in _settings_files(source):
         for place in SAMPLING_PLACES if known else SAMPLING_PLACES[1:]:
             value = _number(_setting_at(doc, place + "temperature"))
             if value is not None and value >= 0:
                 return Side(value, f"{name}: {place}temperature", not known)
     return None
+
+
+def lmeval_temperature(source: Source) -> Side | None:
+    """The temperature an lm-eval run sampled its task's samples at, from its results file
+    (:func:`lmeval_results`): the task's ``configs.<task>.generation_kwargs``, else the
+    run's ``config.gen_kwargs`` (an object, or ``--gen_kwargs`` text:
+    ``temperature=0.7,do_sample=True``). ``do_sample`` false is greedy decoding, temperature
+    0, whatever temperature is written beside it."""
+    found = lmeval_results(source)
+    if found is None or not isinstance(found[1], dict):
+        return None
+    doc, name = found[1], found[0].name
+    task = sidecar_env("lm-eval", source)
+    configs = doc.get("configs")
+    places: list[tuple[str, Any]] = []
+    if task is not None and isinstance(configs, dict) and isinstance(configs.get(task), dict):
+        places.append((f"configs.{task}.generation_kwargs", configs[task].get("generation_kwargs")))
+    config = doc.get("config")
+    if isinstance(config, dict):
+        places.append(("config.gen_kwargs", _gen_kwargs(config.get("gen_kwargs"))))
+    for where, kwargs in places:
+        if not isinstance(kwargs, dict):
+            continue
+        if kwargs.get("do_sample") is False or str(kwargs.get("do_sample")).lower() == "false":
+            return Side(0.0, f"{name}: {where}.do_sample false")
+        value = _number(kwargs.get("temperature"))
+        if value is None and isinstance(kwargs.get("temperature"), str):
+            value = _number(_float_text(kwargs["temperature"]))
+        if value is not None and value >= 0:
+            return Side(value, f"{name}: {where}.temperature")
+    return None
+
+
+def _gen_kwargs(value: Any) -> dict[str, Any] | None:
+    """lm-eval's ``config.gen_kwargs``: an object, or the ``--gen_kwargs`` text it was given
+    (``temperature=0.7,do_sample=True``) read as one."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        return None
+    out: dict[str, Any] = {}
+    for part in value.split(","):
+        key, eq, text = part.partition("=")
+        if eq:
+            out[key.strip()] = text.strip()
+    return out
+
+
+def _float_text(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def sidecar_model(fmt: str, source: Source) -> Side | None:

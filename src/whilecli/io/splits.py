@@ -11,7 +11,7 @@ apart, or pooled only on purpose (``--pool``).
 A split is named by a column (:data:`COLUMNS`) whose every sampled value is a split's word
 (:data:`TRAIN`, :data:`HELD_OUT`), else by the path: the file's name (``train_…``,
 ``…_eval``, ``test.jsonl``), else the nearest folder named for one (``train/``, ``eval/``,
-``eval-rollout/``). Test, validation and evaluation rows are one kind here, held out: it is
+``eval-rollout/``; a trainer's ``rollout/``, training rows). Test, validation and evaluation rows are one kind here, held out: it is
 training rows beside held-out ones that the reader refuses to pool.
 """
 
@@ -41,6 +41,10 @@ _SEPARATORS = re.compile(r"[_\-.\s]+")
 #: training that begins the name (``eval-rollout/``, ``train_rollouts/``); not ``test_x/``,
 #: a test harness's temporary folder.
 _FOLDER_HEADS = frozenset({"eval", "evals", "train", "training", "validation"})
+#: Folders a trainer writes its training rollouts to (verl's ``trainer.rollout_data_dir``
+#: beside its ``validation_data_dir``): training rows, as a folder's whole name only (a
+#: file ``rollout_eval.jsonl`` is not one).
+ROLLOUT_FOLDERS = frozenset({"rollout", "rollouts", "rollout_data", "train_rollouts"})
 
 
 def kind(value: object) -> str | None:
@@ -92,4 +96,6 @@ def of_path(path: str | PurePath | None) -> tuple[str, str] | None:
             head in _FOLDER_HEADS and (found := kind(head)) is not None
         ):
             return found, f"{folder.name}/"
+        if name in ROLLOUT_FOLDERS:
+            return "train", f"{folder.name}/"
     return None

@@ -240,6 +240,7 @@ def _rows(
     model = spec.get("model")
     task = spec.get("task")
     notes: list[str] = []
+    temperature = _temperature(header, spec)
     status = header.get("status")
     if isinstance(status, str) and status != "success":
         notes.append(f"the inspect_ai log's status is {status!r}: it may hold only some samples")
@@ -291,6 +292,8 @@ def _rows(
             prompt=first_assistant_cut(sample.get("input")),
             completion=completion,
         )
+        if temperature is not None:
+            row["temperature"] = temperature
         rows.append(row)
         positions.append({"at": at})
     if len(scorers) > 1:
@@ -313,6 +316,20 @@ def _rows(
     return Converted(
         "inspect-ai", rows, origins, notes, env=task, positions=positions, spelled=spelled
     )
+
+
+def _temperature(header: dict[str, Any], spec: dict[str, Any]) -> float | None:
+    """The temperature the log's samples were generated at: the plan's generate config
+    (``plan.config.temperature``), else the eval's (``eval.model_generate_config``); None
+    where neither records one."""
+    for config in (
+        as_dict(as_dict(header.get("plan")).get("config")),
+        as_dict(spec.get("model_generate_config")),
+    ):
+        value = config.get("temperature")
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+    return None
 
 
 def _named_grades(value: Any) -> dict[str, float] | None:
