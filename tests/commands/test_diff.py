@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_check_cli import ANNOTATION, invoke
 
-from slow_stats import slow_floor, slow_interval
+from slow_stats import slow_interval, slow_paired_floor
 from whilecli.errors import InputError
 from whilecli.route.paired import natural_order, paired_diff
 
@@ -176,11 +176,32 @@ def test_interval_matches_the_task_loop() -> None:
     after = pl.DataFrame({"task_id": ids, "n": [4] * 120, "passes": pairs[:, 1].tolist()})
     diff = paired_diff(before, after)
     d = [(a - b) / 4 for b, a in pairs.tolist()]
-    floors = [slow_floor(a, 4) + slow_floor(b, 4) for b, a in pairs.tolist()]
+    after_floor = slow_paired_floor([(a, 4) for _, a in pairs.tolist()])
+    before_floor = slow_paired_floor([(b, 4) for b, _ in pairs.tolist()])
+    floors = [x + y for x, y in zip(after_floor, before_floor, strict=True)]
     low, high = slow_interval(d, floors, 960, signed=True)
     assert diff.difference.low == pytest.approx(low, abs=1e-9)
     assert diff.difference.high == pytest.approx(high, abs=1e-9)
     assert diff.difference.format().endswith("n=120 paired tasks (960 rows)")
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+@pytest.mark.parametrize("shape", ["mid", "ends"])
+def test_identical_runs_get_the_draws_noise_at_every_k(k: int, shape: str) -> None:
+    """Two identical runs (a greedy rerun, one file read twice) differ by nothing task by
+    task; the interval is the one two runs' draws alone give, at one draw a task as at
+    several: never a point, as the task loop over each run's fitted prior computes it."""
+    rng = np.random.default_rng(k)
+    rates = rng.beta(2, 2, 80) if shape == "mid" else rng.beta(0.3, 0.3, 80)
+    passes = rng.binomial(k, rates).tolist()
+    ids = [f"t{i}" for i in range(80)]
+    run = pl.DataFrame({"task_id": ids, "n": [k] * 80, "passes": passes})
+    diff = paired_diff(run, run)
+    floor = slow_paired_floor([(c, k) for c in passes])
+    low, high = slow_interval([0.0] * 80, [2 * f for f in floor], 2 * k * 80, signed=True)
+    assert diff.difference.low is not None and diff.difference.low < 0 < diff.difference.high
+    assert diff.difference.high == pytest.approx(high, rel=0.02)
+    assert diff.difference.low == pytest.approx(low, rel=0.02)
 
 
 def test_identical_runs_cross_zero_and_never_fail(tmp_path: Path) -> None:

@@ -27,8 +27,8 @@ from whilecli.route.model import Route
 
 #: How a side is spoiled: not, a placeholder reward beside the grade (top level or in an
 #: object), cut-off passes piled at an unrecorded cap behind a flag saying not cut, or graded
-#: by a judge where the other side's grades are a program's.
-SPOILS = ("none", "placeholder", "nested", "cut", "judged")
+#: by a judge where the other side's grades are a program's, or written by two models.
+SPOILS = ("none", "placeholder", "nested", "cut", "judged", "models")
 
 
 def _rows(rates: list[float], shift: float, spoil: str, rng: random.Random) -> list[dict]:
@@ -52,6 +52,8 @@ def _rows(rates: list[float], shift: float, spoil: str, rng: random.Random) -> l
                 row.update(completion_tokens=2048, reward=float(rng.random() < 0.5))
             elif spoil == "judged":
                 row.update(judge_model="gpt-4o", judge_reasoning="matches" if ok else "wrong")
+            elif spoil == "models":
+                row["model"] = "Qwen/Qwen3-8B" if j % 2 else "meta-llama/Llama-3.1-8B-Instruct"
             rows.append(row)
     return rows
 
@@ -97,6 +99,9 @@ def test_a_side_whose_pass_at_1_is_unsure_makes_the_diff_provisional(
         assert any("look cut off at the token cap" in w for w in said)
     elif spoil == "judged":
         assert any("two graders' pass rates" in w for w in report["warnings"])
+    elif spoil == "models":  # the before side's is said among the pairing's notes
+        named = "the before rows: 2 models" if side == "before" else "after: 2 models"
+        assert any(named in w and "a mixture of models" in w for w in report["warnings"])
     text = CliRunner().invoke(app, ["diff", before, after])
     assert (", provisional (" in text.output.splitlines()[0]) is (spoil != "none")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections import Counter
 
 import numpy as np
 import polars as pl
@@ -16,9 +17,10 @@ from hypothesis import strategies as st
 from test_check_cli import invoke
 
 from conftest import EXAMPLES
+from slow_stats import slow_paired_floor
 from whilecli.errors import InputError
 from whilecli.route.paired import measured_size, paired_size, sample_sd, size_for_sd
-from whilecli.route.stats import holdout_size, leaves_room
+from whilecli.route.stats import fit_beta, holdout_size, leaves_room
 
 Z975 = 1.959963984540054  # standard normal quantile at 0.975 (tables: 1.95996)
 Z80 = 0.8416212335729143  # at 0.8 (tables: 0.84162)
@@ -117,6 +119,14 @@ def test_range_is_close_to_resampling_task_indices() -> None:
     assert got.low <= got.n <= got.high
 
 
+def _fitted(pairs: list[tuple[int, int]]) -> tuple[float, float]:
+    """The library's fitted prior of one run's tasks (checked against scipy's optimiser in
+    tests/route/test_stats.py), so the loop below repeats the rest of the arithmetic."""
+    counted = Counter(pairs)
+    prior = fit_beta([c for c, _ in counted], [n for _, n in counted], list(counted.values()))
+    return prior.a, prior.b
+
+
 def _slow_floored_range(pairs: list[tuple[int, int]], k: int, effect: float, draws: int):
     """The range with the draws' noise by a plain loop over tasks: one cell per distinct
     (before, after) count in measured_size's order (difference, then tasks, then noise);
@@ -124,13 +134,14 @@ def _slow_floored_range(pairs: list[tuple[int, int]], k: int, effect: float, dra
     variance, floor it by the resample's mean noise times that draw's χ²(N − 1)/(N − 1)
     factor, and put it through n."""
 
-    def noise(c: int) -> float:  # the uniform-prior floor: p̃ = (c + 1)/(k + 2), p̃(1 − p̃)/k
-        p = (c + 1) / (k + 2)
-        return p * (1 - p) / k
-
     total = len(pairs)
     keys = sorted(set(pairs))
-    cells = [((a - b) / k, pairs.count((b, a)), noise(a) + noise(b)) for b, a in keys]
+    noise = {}
+    for side in (0, 1):  # each run's floor under its own prior (the fit is tested apart)
+        counts = [(cell[side], k) for cell in pairs]
+        floors = slow_paired_floor(counts, _fitted(counts))
+        noise[side] = dict(zip([c for c, _ in counts], floors, strict=True))
+    cells = [((a - b) / k, pairs.count((b, a)), noise[1][a] + noise[0][b]) for b, a in keys]
     cells.sort()
     rng = np.random.default_rng(0)
     picks = rng.multinomial(total, [m / total for _, m, _ in cells], size=draws)
@@ -159,11 +170,12 @@ def test_paired_range_with_the_draws_noise_matches_a_plain_loop(
 
 def test_identical_runs_get_a_range_not_a_point() -> None:
     # 200 tasks at 4/8 in both runs: every difference is 0 and the sd is the draws' noise
-    # √(2·0.25/8) = 0.25, n = ⌈(2.8016·0.25/0.05)²⌉ = 197; resampling tasks has no spread,
+    # √(2·0.25/8) = 0.25 (the fitted prior is as concentrated as its grid allows: every
+    # task at one rate), n = ⌈(2.8016·0.25/0.05)²⌉ = 197; resampling tasks has no spread,
     # but the noise was measured on 200 tasks: its χ²(199) error gives the range
     same = tasks([(4, 8)] * 200)
     got = paired_size(same, same, 0.05, draws=2000)
-    assert got.sd == pytest.approx(0.25, abs=1e-12) and got.n == 197
+    assert got.sd == pytest.approx(0.25, abs=1e-4) and got.n == 197
     assert got.low is not None and got.high is not None
     # normal theory for the same quantiles: n·χ²(q)/199 at q = 0.025, 0.975 → about 159, 239
     assert 150 < got.low < 170 and 230 < got.high < 250
@@ -185,12 +197,12 @@ def test_the_report_says_when_the_draws_noise_gives_the_sd(
     mean = sum(d) / len(d)
     own = (sum((x - mean) ** 2 for x in d) / (len(d) - 1)) ** 0.5
 
-    def floor(c: int) -> float:  # the draws' noise of a task seen at c of 8, Beta(1, 1)
-        p = (c + 1) / 10
-        return p * (1 - p) / 8
-
-    noise = (sum(floor(a) + floor(b) for a, b in moved) / len(d)) ** 0.5
-    assert got.sd == pytest.approx(max(own, noise), abs=1e-12)
+    before_floor = slow_paired_floor(
+        [(a, 8) for a, _ in moved], _fitted([(a, 8) for a, _ in moved])
+    )
+    after_floor = slow_paired_floor([(b, 8) for _, b in moved], _fitted([(b, 8) for _, b in moved]))
+    noise = ((sum(before_floor) + sum(after_floor)) / len(d)) ** 0.5
+    assert got.sd == pytest.approx(max(own, noise), abs=1e-9)
     assert (got.from_draws is not None) == (own < got.sd * (1 - 1e-9))
     if got.from_draws is not None:
         assert ("moved" in got.from_draws) == all(x == 0 for x in d)
@@ -283,3 +295,19 @@ def test_size_usage_errors(args: list[str], says: str) -> None:
     result = invoke("size", *args)
     assert result.exit_code == 2 and says in result.stderr
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("mean", [0.3, 0.63, 0.9])
+def test_identical_one_draw_runs_are_sized_by_the_draws_noise(mean: float) -> None:
+    """Two identical runs of one draw a task (a greedy rerun) show no spread, and one draw a
+    task cannot show how the rates spread: the sd is the bound, √(2·μ(1−μ)) at the pool's
+    mean μ, the design formula's, never a hold-out of 2 tasks."""
+    rnd = random.Random(5)
+    passes = [int(rnd.random() < mean) for _ in range(120)]
+    same = tasks([(c, 1) for c in passes])
+    got = paired_size(same, same, 0.05, draws=200)
+    mu = sum(passes) / 120
+    sd = math.sqrt(2 * mu * (1 - mu))
+    assert got.sd == pytest.approx(sd, abs=1e-12)
+    assert got.n == max(2, math.ceil(((Z975 + Z80) * sd / 0.05) ** 2))
+    assert got.from_draws is not None and "moved" in got.from_draws

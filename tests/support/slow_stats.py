@@ -25,6 +25,27 @@ def slow_floor(c: int, n: int, a: float = 1.0, b: float = 1.0) -> float:
     return p * (1 - p) / n
 
 
+def slow_paired_floor(
+    pairs: list[tuple[int, int]], prior: tuple[float, float] | None = None
+) -> list[float]:
+    """Each task's draws' variance in a paired comparison, one run's: E[p(1−p) | c of n]/n
+    under the run's fitted Beta(a, b) (``prior``, else fitted here), task by task: the
+    posterior Beta(c + a, n − c + b) has mean m and E[p²] = m(m·(A + n) + 1)/(A + n + 1),
+    A = a + b, so E[p(1−p)] = m − E[p²]. Every task of one row: the pool mean's μ(1−μ),
+    the spread unknown."""
+    if all(n < 2 for _, n in pairs):
+        mu = sum(c / max(n, 1) for c, n in pairs) / len(pairs)
+        return [mu * (1 - mu) / max(n, 1) for _, n in pairs]
+    a, b = prior if prior is not None else slow_fit_beta(pairs)
+    out = []
+    for c, n in pairs:
+        alpha, beta = c + a, n - c + b
+        m = alpha / (alpha + beta)
+        second = alpha * (alpha + 1) / ((alpha + beta) * (alpha + beta + 1))
+        out.append((m - second) / n)
+    return out
+
+
 def slow_interval(
     values: list[float],
     floors: list[float],

@@ -127,7 +127,7 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
     (:func:`whilecli.route.shared.share_tasks`: ids, then prompts; an id whose prompts differ
     between the two is left out), with what pairing found among the second's warnings."""
     from whilecli.route.checks import graders, reward_scales
-    from whilecli.route.quality import crossed_conditions, kept_by_grade
+    from whilecli.route.quality import crossed_conditions, kept_by_grade, several_models
     from whilecli.route.shared import keyed_as, pairing_notes, share_tasks
 
     first, second = read_dump(before, **read), read_dump(after, **read)
@@ -159,6 +159,13 @@ def paired_dumps(before: str, after: str, **read: Any) -> tuple[Dump, Dump]:
         ("the before rows: ", first.pool, shared.tally.only_other, "after's"),
         ("", shared.other, shared.tally.only_mine, "before's"),
     ):  # a rejection-sampled dump reads every kept task at 1, as route --teacher finds it
+        mixed = several_models(pool)
+        if mixed is not None:  # as route finds it (several_models)
+            doubts.append(
+                f"{side}{mixed[0]} models wrote these rows ({mixed[1]}): the pass rates are a"
+                " mixture of models, not one model's; compare one model's rows"
+            )
+            notes.append(doubts[-1])
         kept = kept_by_grade(pool, lacking=lacking, other=other)
         if kept is not None:
             doubts.append(f"{side}{kept}: the rows look kept by their grade")

@@ -14,7 +14,8 @@ difference) has a tighter interval than the two pass@1 intervals suggest.
 - Measured held-out size (DESIGN section 2, the ``holdout_size`` formula with a measured
   sd): n = max(2, ⌈((z₁₋α/₂ + z_power)·sd/effect)²⌉) with ``sd`` the sample standard
   deviation (n − 1) of the ``d_t``, never below the draws' noise of the two runs
-  (p(1−p)/k per run and task, :func:`whilecli.route.stats.draw_floor`); its range is the 95% percentile interval of n over
+  (p(1−p)/k per run and task under each run's fitted prior, one draw included,
+  :func:`whilecli.route.stats.paired_floor`); its range is the 95% percentile interval of n over
   bootstrap resamples of the tasks (each resample's sample sd put through the formula).
 """
 
@@ -56,8 +57,9 @@ def _cells(paired: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     c_a, n_a = grid["passes_after"].to_numpy(), grid["n_after"].to_numpy()
     c_b, n_b = grid["passes_before"].to_numpy(), grid["n_before"].to_numpy()
     d = c_a / n_a - c_b / n_b
-    floor = stats.draw_floor(c_a, n_a) + stats.draw_floor(c_b, n_b)
-    return d.astype(np.float64), grid["tasks"].to_numpy().astype(np.int64), floor
+    tasks = grid["tasks"].to_numpy().astype(np.int64)
+    floor = stats.paired_floor(c_a, n_a, tasks) + stats.paired_floor(c_b, n_b, tasks)
+    return d.astype(np.float64), tasks, floor
 
 
 def z_sum(power: float, alpha: float) -> float:

@@ -411,22 +411,31 @@ def _written_twice(facts: Any) -> list[Finding]:
     return out
 
 
-def _several_models(pool: Pool) -> list[Finding]:
-    """Rows of two or more models and no ``--model``: a task's rows are then draws of several
-    policies, and what splits a task may be one model passing where another fails (two
-    evaluations of one benchmark pooled), no group of one policy's draws."""
+def several_models(pool: Pool) -> tuple[int, str] | None:
+    """Where the rows name two or more models (their keys, :func:`whilecli.route.identity.
+    model_key`): how many, and the first three named; None where they name one at most."""
     from whilecli.route.identity import model_key
 
     named = {m: c for m, c in pool.models.items() if m is not None}
     keys = sorted({model_key(m) for m in named})
     if len(keys) < 2:
+        return None
+    return len(keys), ", ".join(sorted(named)[:3]) + (", ..." if len(named) > 3 else "")
+
+
+def _several_models(pool: Pool) -> list[Finding]:
+    """Rows of two or more models and no ``--model``: a task's rows are then draws of several
+    policies, and what splits a task may be one model passing where another fails (two
+    evaluations of one benchmark pooled), no group of one policy's draws."""
+    found = several_models(pool)
+    if found is None:
         return []
-    shown = ", ".join(sorted(named)[:3]) + (", ..." if len(named) > 3 else "")
+    count, shown = found
     return [
         Finding(
             "several_models",
-            len(keys),
-            f"the rows name {len(keys)} models ({shown}) and no --model says which is trained",
+            count,
+            f"the rows name {count} models ({shown}) and no --model says which is trained",
             "a task's rows may be draws of several models, whose passes and fails split it:"
             " the verdict is provisional; pass --model M, or route each apart (--by model)",
         )

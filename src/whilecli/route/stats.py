@@ -173,6 +173,36 @@ def draw_floor(passes: np.ndarray, n: np.ndarray, prior: BetaPrior | None = None
     return np.where(n >= 2, smooth * (1.0 - smooth) / np.maximum(n, 1.0), 0.0)
 
 
+def paired_floor(passes: np.ndarray, n: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """Per cell of tasks (``tasks`` of them seen at ``passes`` of ``n``), the variance one
+    run's draws give a task's observed rate in a paired comparison: E[p(1−p) | c of n]/n
+    under the pool's fitted prior Beta(a, b) (:func:`fit_beta` of these cells), the
+    posterior's expected Bernoulli variance, m(1−m)·(A + n)/(A + n + 1)/n with
+    m = (c + a)/(n + A), A = a + b (Bayes' estimate of p(1−p), which c(n−c)/(n(n−1)) leaves
+    undefined at one draw). A pool whose tasks mostly sit at 0 or 1 puts a task seen there
+    near it, as the pool says it is.
+
+    Unlike pass@1's :func:`draw_floor`, a task of one row is floored too: two runs that
+    agree on every task still differ by their draws. Where every task has one row the
+    prior's spread cannot be told from the rows (one draw a task shows the pool's mean
+    alone), and the floor is the bound it cannot exceed, μ(1−μ) at the pool's mean μ: the
+    design formula's draws' noise (DESIGN section 2, ``holdout_size``)."""
+    import numpy as np
+
+    c = np.asarray(passes, dtype=np.float64)
+    k = np.asarray(n, dtype=np.float64)
+    m_tasks = np.asarray(tasks, dtype=np.float64)
+    if not c.size:
+        return np.zeros(0, dtype=np.float64)
+    if float(k.max()) < 2:
+        mean = float(np.dot(c / np.maximum(k, 1.0), m_tasks) / max(float(m_tasks.sum()), 1.0))
+        return np.full(c.shape, mean * (1.0 - mean) / np.maximum(k, 1.0))
+    prior = fit_beta(c, k, m_tasks)
+    whole = prior.a + prior.b
+    m = (c + prior.a) / (k + whole)
+    return m * (1.0 - m) * (whole + k) / (whole + k + 1.0) / np.maximum(k, 1.0)
+
+
 def _draw_floor_one(c: float, n: float, a: float, b: float) -> float:
     """:func:`draw_floor` of one cell under Beta(a, b)."""
     if n < 2:
