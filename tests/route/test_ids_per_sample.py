@@ -23,6 +23,9 @@ from whilecli.route.model import Route
 
 MODEL = "Qwen/Qwen3-8B"
 SPELLINGS = ["{t}_s{j}", "{t}-sample-{j}", "{t}#{j}", "{t}:{j}", "{t}_rollout_{j}", "{t}/{j}"]
+SPELLINGS += ["{t}|seed={j}", "{t}_seed{j}"]
+#: Where a stem's numbers start: 0 or 1, or a seed every prompt's draws count up from.
+BASES = [0, 1, 7, 42, 1000, 123456]
 
 
 def _rows(ids: list[str], seed: int) -> list[dict]:
@@ -34,7 +37,7 @@ def _rows(ids: list[str], seed: int) -> list[dict]:
 @given(
     spelling=st.sampled_from(SPELLINGS),
     k=st.integers(2, 8),
-    base=st.sampled_from([0, 1]),
+    base=st.sampled_from(BASES),
     stem=st.sampled_from(["t{n}", "q{n}", "gsm8k-{n}", "{n}"]),
     seed=st.integers(0, 2**16),
 )
@@ -56,7 +59,7 @@ PLACES = ["{j}_{t}", "s{j}-{t}", "{t}/sample_{j}/out", "run{j}.{t}", "{t}:{j}:fi
 @given(
     place=st.sampled_from(PLACES),
     k=st.integers(2, 8),
-    base=st.sampled_from([0, 1]),
+    base=st.sampled_from(BASES),
     stem=st.sampled_from(["t{n}", "q{n}", "gsm8k-{n}", "{n}", "math/algebra/{n}"]),
     seed=st.integers(0, 2**16),
 )
@@ -120,10 +123,15 @@ def _subject_hashes(sizes: list[int]) -> list[str]:
         [f"{random.Random(n).getrandbits(64):016x}" for n in range(2000)],
         _subject_hashes([random.Random(s).randint(20, 300) for s in range(57)]),
         [f"{s}_{n}" for s in ("algebra", "geometry") for n in range(1, 1001)],
+        [
+            f"s{s}_{n}"
+            for s in range(57)
+            for n in range(1000, 1000 + random.Random(s).randint(20, 90))
+        ],
     ],
     ids=[
         *("benchmark", "subjects", "ints", "uuids", "plain", "humaneval", "hashes"),
-        *("subject-hashes", "two-subjects-from-1"),
+        *("subject-hashes", "two-subjects-from-1", "subjects-from-1000"),
     ],
 )
 def test_ids_that_end_in_a_number_alone_say_nothing(tmp_path: Path, ids: list[str]) -> None:

@@ -846,11 +846,11 @@ def _unsure_build(on_policy: CheckResult | None) -> list[Finding]:
     ]
 
 
-#: A part of a task id that numbers a draw: a number of up to three digits, after a word for
-#: a draw or none (``3``, ``s3``, ``sample_3``, ``rollout-2``).
+#: A part of a task id that numbers a draw: a number of up to six digits, after a word for
+#: a draw or none (``3``, ``s3``, ``sample_3``, ``rollout-2``, ``seed=1003``).
 _DRAW = (
     r"(?:(?:s|sample|samp|rollout|roll|r|gen|g|n|k|draw|try|attempt|run|seed)[_\-]?)?"
-    r"(?<index>[0-9]{1,3})"
+    r"(?<index>[0-9]{1,6})"
 )
 #: The parts of an id a draw's number is looked for in, counted from its start and from its
 #: end (``s3_t12`` and ``t12_s3`` alike).
@@ -896,16 +896,18 @@ def _index_stems(ids: pl.Series) -> list[pl.DataFrame]:
 
 def _stems_of(parts: pl.DataFrame, tasks: int, numbered: bool) -> _Stems | None:
     """The ids of ``parts`` (task_id, stem, index) read as prompts × samples: at least
-    :data:`SAMPLE_STEMS` stems of k ≥ 2 ids (numbered 0..k−1 or 1..k where ``numbered``),
-    stems of one k holding :data:`SAMPLE_SHARE` of the ``tasks`` or more; None where not."""
+    :data:`SAMPLE_STEMS` stems of k ≥ 2 ids (where ``numbered``, each stem's numbers a run
+    of k from 0, from 1, or from the base most stems share: per-draw seeds ``42..49`` or
+    ``1000..1007``), stems of one k holding :data:`SAMPLE_SHARE` of the ``tasks`` or more;
+    None where not."""
     stems = parts.group_by("stem").agg(
         pl.len().alias("k"), pl.col("index").min().alias("lo"), pl.col("index").max().alias("hi")
     )
     stems = stems.filter((pl.col("k") >= 2) & (pl.col("k") <= SAMPLE_MAX_K))
     if numbered:
-        stems = stems.filter(
-            pl.col("lo").is_in([0, 1]) & (pl.col("hi") - pl.col("lo") + 1 == pl.col("k"))
-        )
+        stems = stems.filter(pl.col("hi") - pl.col("lo") + 1 == pl.col("k"))
+        base = int(stems["lo"].mode().sort()[0]) if stems.height else 0
+        stems = stems.filter(pl.col("lo").is_in([0, 1, base]))
     if stems.height < SAMPLE_STEMS:
         return None
     k = int(stems["k"].mode().sort()[-1])
