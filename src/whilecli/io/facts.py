@@ -961,6 +961,10 @@ class Facts:
     #: in words: :func:`whilecli.io.locate.grade_beside_sample`): the grade a placeholder
     #: reward may stand in for. None: none does.
     grade_beside: str | None = None
+    #: Where the reward read grades both ways, a grade beside it that disagrees with the
+    #: pass on it (``correct disagrees with the pass on score on 40 of 96 rows sampled``,
+    #: :func:`whilecli.io.locate.grade_disagrees`). None: none does.
+    grade_disagrees: str | None = None
     #: Rows of a selection that leaves out every zero-advantage episode (prime-rl's
     #: ``effective`` traces, open-instruct's GRPO traces): the groups that all pass or all
     #: fail are not there.
@@ -1024,6 +1028,7 @@ class Facts:
             *("first_ungraded", "ungraded_spelled", "first_error", "first_empty"),
             *("first_cut_partial", "per_row_ids", "first_cut_disputed", "model_unsure"),
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
+            "grade_disagrees",
             *("version_lag", "prompt_masked", "greedy_sampled", "mapped_prompts"),
             *("prompt_reordered", "coarse_ids", "selected_by"),
         )

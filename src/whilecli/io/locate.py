@@ -387,6 +387,65 @@ def grade_beside_sample(
     return None
 
 
+#: Names that say a column beside the reward is a grade of its own (a binary column of
+#: another name, ``format_ok``, ``has_code``, grades something else).
+GRADE_WORDS = (*TEXT_GRADE_WORDS, "match", "success", "score", "reward", "right", "win")
+#: A grade beside the reward that disagrees with the pass rule on at least this share of
+#: the sampled rows both grade, and this many rows, is another reading of the rows.
+DISAGREE_SHARE, DISAGREE_ROWS = 0.1, 5
+
+
+def grade_disagrees(
+    sample: list[dict[str, Any]], plan: Plan, field: str, threshold: float
+) -> tuple[str, int, int] | None:
+    """The first binary column beside ``field`` (the reward read) whose name says grade
+    (:data:`GRADE_WORDS`: ``correct``, ``is_correct``, ``accuracy_reward``, ``resolved``)
+    and whose sampled grades disagree with the pass rule on the reward (reward ≥
+    ``threshold``) on :data:`DISAGREE_SHARE` of the rows both grade or more: ``score``
+    read as the reward where ``correct`` says otherwise, a sum of an accuracy and a format
+    reward (``accuracy_reward + format_reward``, TRL's) thresholded where
+    ``accuracy_reward`` says otherwise. With (disagreeing rows,
+    rows both grade); None where no such column disagrees."""
+    rows = [_leaves_of(row) for row in sample]
+    indexed = list(enumerate(rows))
+    summed = field.split(" + ")  # a reward kept in named columns is their sum (TRL's)
+    for column in binary_columns_sample(indexed, plan):
+        if column == field or not any(w in column.lower() for w in GRADE_WORDS):
+            continue
+        disagree = compared = 0
+        for row in rows:
+            grade, reward = _graded([row.get(column)]), _summed(row, summed)
+            if grade is None or grade[1] == 0 or reward is None:
+                continue
+            compared += 1
+            disagree += (reward >= threshold - PASS_TOLERANCE) != bool(grade[0])
+        if compared and disagree >= max(DISAGREE_ROWS, DISAGREE_SHARE * compared):
+            return column, disagree, compared
+    return None
+
+
+def _summed(row: dict[str, Any], columns: list[str]) -> float | None:
+    """The reward of a sampled row: its column's, or the sum of its named columns' (None
+    where any is none)."""
+    parts = [_reward_number(row.get(c)) for c in columns]
+    return None if any(p is None for p in parts) else math.fsum(p for p in parts if p is not None)
+
+
+def _reward_number(value: Any) -> float | None:
+    """A sampled reward as a number: a number, a boolean, or text that reads as either."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            found = grade_text(value)
+        except ValueError:
+            return None
+        return None if found is None else float(found)
+    return None
+
+
 def _struct_leaves(
     schema: pl.Schema, depth: int = GRADE_DEPTH
 ) -> tuple[dict[str, pl.Expr], pl.Schema]:

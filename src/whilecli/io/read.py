@@ -69,6 +69,7 @@ from whilecli.io.locate import (
     first_row,
     grade_beside_frame,
     grade_beside_sample,
+    grade_disagrees,
     infinite_reward,
     locate,
     no_id,
@@ -297,6 +298,10 @@ class _Part:
     #: its graded values and the rows they were counted in: a JSON Lines file's sample, a
     #: Parquet file whole (:func:`_grade_beside`); None: not looked for.
     beside: Callable[[str], tuple[str, int, int, str] | None] | None = None
+    #: Beside the reward read (the field given), a grade that disagrees with the pass rule
+    #: at the threshold given on the sampled rows (:func:`_grade_disagrees`); None: not
+    #: looked for.
+    disagree: Callable[[str, float], tuple[str, int, int] | None] | None = None
     cells: pl.DataFrame | None = None  # :attr:`_Scanned.cells`
     task_envs: pl.DataFrame | None = None  # :attr:`_Scanned.task_envs`
     factor_cells: dict[str, pl.DataFrame] = field(default_factory=dict)  # :attr:`_Scanned`'s
@@ -2335,6 +2340,24 @@ def _names_a_model(part: _Part) -> bool:
     return bool(part.writers["model"].drop_nulls().len())
 
 
+def _grade_disagrees(part: _Part, threshold: float) -> str | None:
+    """Where the reward read (not named by ``--map``) grades both ways, a grade beside it that
+    disagrees with the pass rule on it (:func:`~whilecli.io.locate.grade_disagrees`:
+    ``correct`` beside a ``score`` read as the reward, ``accuracy_reward`` beside a summed
+    reward): which is the grade the rows do not say. None: none disagrees."""
+    lo, hi = part.stats["lo"], part.stats["hi"]
+    if part.plan.passed is not None or part.plan.reward_given or part.disagree is None:
+        return None
+    if lo is None or hi is None or float(lo) == float(hi):  # one value: _grade_beside's
+        return None
+    field = part.plan.fields.get("reward", "reward")
+    found = part.disagree(field, threshold)
+    if found is None:
+        return None
+    column, apart, compared = found
+    return f"{column} disagrees with the pass on {field} on {apart} of {compared} rows sampled"
+
+
 def _grade_beside(part: _Part) -> str | None:
     """Where the reward read (not named by ``--map``) holds one value on every graded row, a
     binary-looking column beside it (:func:`~whilecli.io.locate.binary_columns_sample`) that
@@ -2443,6 +2466,7 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         prompt_reordered=part.plan.prompt_reordered,
         greedy_sampled=part.plan.greedy_sampled,
         grade_beside=_grade_beside(part),
+        grade_disagrees=_grade_disagrees(part, run.threshold),
         token_cap=float(st["f_cap"]) if st["f_cap"] is not None else None,
         path_model=(path_model(source.path) or settings_model(source))
         if source.path is not None and not _names_a_model(part)
@@ -2667,6 +2691,8 @@ def _read_jsonl(
     part = _part_of(source, plan, lf, scanned, shape, hint, raw)
     part.located, part.absent = located_rows, absent
     part.beside = lambda field: _counted(grade_beside_sample(sample, plan, field), "rows sampled")
+    rows = [row for _, row in sample]
+    part.disagree = lambda field, cut: grade_disagrees(rows, plan, field, cut)
     return part
 
 
@@ -3087,7 +3113,21 @@ def _read_frame(
     part = _part_of(source, plan, frame, scanned, shape, hint, lf)
     part.located, part.absent = located_rows, absent
     part.beside = lambda field: _counted(grade_beside_frame(lf, schema, plan, field), "rows")
+    part.disagree = lambda field, cut: grade_disagrees(_first_rows(lf), plan, field, cut)
     return part
+
+
+#: The rows of a frame (a Parquet file) a grade beside the reward is compared on.
+DISAGREE_SAMPLE = 1000
+
+
+def _first_rows(lf: pl.LazyFrame) -> list[dict[str, Any]]:
+    """A frame's first :data:`DISAGREE_SAMPLE` rows as dicts (none where they cannot be
+    read: the read itself says why)."""
+    try:
+        return lf.head(DISAGREE_SAMPLE).collect().to_dicts()
+    except POLARS_FAILURES:
+        return []
 
 
 #: The rows of a frame (a Parquet file) whose text columns are looked at for JSON objects

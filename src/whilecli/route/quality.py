@@ -76,6 +76,7 @@ PROVISIONAL_KINDS = (
     "even_counts",
     "kept_by_grade",
     "grade_beside",
+    "grade_disagrees",
     "mean_rewards",
     "cut_disputed",
     "cut_at_longest",
@@ -243,6 +244,7 @@ def findings(
         out += unanimous or _even_counts(pool, found.get("band"))
     out += _kept_by_grade(pool, found.get("band"))
     out += _grade_beside(pool, found.get("band"))
+    out += _grade_disagrees(pool)
     out += _split_across_writers(found.get("band"))
     out += _singles_beside_the_band(pool, found.get("band"))
     out += _ids_per_sample(pool)
@@ -569,6 +571,26 @@ def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
             " failure dump the fails): the dropped draws' tasks read at one end whatever"
             " their rate, so the verdict is provisional; route every draw, graded, before"
             " it was filtered",
+        )
+    ]
+
+
+def _grade_disagrees(pool: Pool) -> list[Finding]:
+    """A grade beside the reward read that disagrees with the pass on it on a tenth of the
+    rows or more (:attr:`whilecli.io.facts.Facts.grade_disagrees`): two readings of which
+    row passes, and the rows do not say which is the grade; provisional."""
+    said = pool.source.facts.grade_disagrees
+    if said is None:
+        return []
+    column = said.split(" ", 1)[0]
+    return [
+        Finding(
+            "grade_disagrees",
+            0,
+            said,
+            "the verdict rests on the reward read being the grade, which the rows do not say:"
+            f" it is provisional; --map reward={column} reads the other, and --map reward="
+            "COLUMN with the reward you will train on settles it",
         )
     ]
 
