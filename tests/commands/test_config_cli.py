@@ -458,3 +458,19 @@ def test_from_names_the_copy_that_sends_the_method_to_async(
     assert r.exit_code == 0, r.stderr
     header = " ".join(line.lstrip("# ") for line in r.stdout.splitlines() if line.startswith("#"))
     assert f"{copy} wrote rows: --async with a correction" in header, header
+
+
+@pytest.mark.parametrize("command", [["config", "--from"], ["route"], ["check"]])
+def test_a_route_report_given_as_rows_is_named_and_refused(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """``route --format json`` writes a report, not rows: read as rows it is refused in one
+    line that names it and asks for the rows it was routed from."""
+    rows = Path(__file__).parents[2] / "examples" / "data" / "mixed.parquet"
+    report = CliRunner().invoke(app, ["route", str(rows), "--format", "json"])
+    path = tmp_path / "route.json"
+    path.write_text(report.stdout)
+    got = CliRunner().invoke(app, [*command, str(path)])
+    assert got.exit_code == 2
+    assert "a whilecli route report" in got.output and "graded rows" in got.output
+    assert len(got.output.strip().splitlines()) == 1

@@ -283,6 +283,11 @@ def summary_of(doc: Any) -> str | None:
     alone that names an aggregate."""
     if not isinstance(doc, dict) or not doc:
         return None
+    if {"schema_version", "route", "method", "checks", "evidence"} <= set(doc):
+        return (
+            "a whilecli route report (route --format json): the verdict and its evidence, no"
+            " rows; pass the graded rows it was routed from"
+        )
     if {"score", "htmls", "convos"} <= set(doc):
         return (
             "simple-evals' all-results file: the mean score, its HTML reports and the"
