@@ -480,21 +480,27 @@ def openai_evals(rng: random.Random, variant: str) -> Dump:
     }
 
 
-@tool("rewards", "reward", "errored")
+@tool("rewards", "reward", "errored", "timeout")
 def harbor(rng: random.Random, variant: str) -> Dump:
     groups = _tasks(rng, rng.randint(2, 4), (2, 3))
     graded: list[list[bool]] = []
+    cuts: list[list[bool]] = []
     files: dict[str, Any] = {}
     for t, group in enumerate(groups):
         graded.append([])
+        cuts.append([])
         for i, passed in enumerate(group):
-            failed = variant == "errored" and i == 0
-            verifier: dict[str, Any] = {"rewards": {"reward": float(passed)}}
+            broken = variant == "errored" and i == 0  # Trial.run skipped the verifier
+            cut = variant == "timeout" and i == 0  # AgentTimeoutError, then verified
+            verifier: dict[str, Any] | None = {"rewards": {"reward": float(passed)}}
             if variant == "reward":  # an older Harbor
                 verifier = {"reward": float(passed)}
-            if failed:
-                verifier = {}  # no verdict: Harbor counts the trial as a failure
-            graded[-1].append(passed and not failed)
+            if broken:
+                verifier = None  # no verdict: the harness's error, left out
+            else:
+                graded[-1].append(passed)
+                cuts[-1].append(cut)
+            kind = "DockerBuildError" if broken else "AgentTimeoutError" if cut else None
             trial = {
                 "id": f"u{t}{i}",
                 "task_name": f"fix-build-{t}",
@@ -502,11 +508,18 @@ def harbor(rng: random.Random, variant: str) -> Dump:
                 "task_id": {"path": f"tasks/fix-build-{t}"},
                 "agent_info": {"name": "terminus-2", "model_info": {"name": "gpt-5"}},
                 "verifier_result": verifier,
-                "exception_info": {"exception_type": "AgentTimeoutError"} if failed else None,
+                "exception_info": None if kind is None else {"exception_type": kind},
             }
             files[f"job/fix-build-{t}__{i}x/result.json"] = json.dumps(trial, indent=2)
     files["job/result.json"] = json.dumps({"n_total_trials": 9, "stats": {"n_errors": 0}})
-    return {"files": files, "read": "job", "shape": _truth(graded), "model": "gpt-5"}
+    return {
+        "files": files,
+        "read": "job",
+        "shape": _truth(graded, cuts),
+        "model": "gpt-5",
+        # only a timed-out trial records its cut (Harbor records no other cap)
+        "truncation_known": sum(sum(c) for c in cuts),
+    }
 
 
 @tool("plain", "incomplete")
@@ -1566,7 +1579,8 @@ def test_a_tool_dump_is_read_right_or_refused_in_one_line(
     )
     assert got == dump["shape"]
     known = int(tasks["truncated_known"].sum())
-    assert known == (pool.rows if dump.get("truncation_known") else 0)
+    said = dump.get("truncation_known")  # True: every row; a number: that many rows
+    assert known == (pool.rows if said is True else int(said or 0))
     if "model" in dump:
         assert set(pool.models) == {dump["model"]}
 

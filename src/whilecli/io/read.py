@@ -644,7 +644,8 @@ def _assembled(
         refuse_nothing_generated(part)
     if pass_threshold is None and (keep is None or keep.pass_rule):
         for part in parts:
-            if part.plan.passed is None:  # --map passed=COLUMN defines pass/fail itself
+            # --map passed=COLUMN defines pass/fail itself; a file of errors alone grades none
+            if part.plan.passed is None and part.stats["lo"] is not None:
                 field_name = part.source.field(part.plan.fields.get("reward", "reward"))
                 refuse_unbounded(
                     part.stats["lo"],
@@ -680,8 +681,8 @@ def _assembled(
     for part in parts:  # one id, two prompts: after the grades, which say more
         if part.task_table is not None:
             mixed = facts.ids_with_prompts(part.task_table)
-            if mixed is None:
-                continue
+            if mixed is None or (part.source.grouped and part.plan.task_mapped is None):
+                continue  # the writer's own group of draws: a prompt varied per draw
             if part.plan.task_mapped is None:
                 _refuse_two_prompts(part, mixed)
             part.facts.mapped_prompts = f"{mixed.words()}, keyed by {part.plan.task_mapped}"
@@ -954,13 +955,15 @@ def _passed(threshold: float) -> pl.Expr:
 def _prompts(parts: list[_Part]) -> pl.DataFrame | None:
     """Per task id, its prompt key, from every file whose rows carry both. A file whose
     ids carry several prompts each, as ``--map task_id=`` keys them (a prompt varied per
-    draw), gives none: its ids are its tasks, and another pool pairs with them by id."""
+    draw) or as their writer groups its draws (:attr:`~whilecli.io.sources.Source.grouped`),
+    gives none: its ids are its tasks, and another pool pairs with them by id."""
     tables = [
         p.task_table.select("task_id", pl.col("p_lo").alias("prompt"))
         for p in parts
         if p.task_table is not None
         and "p_lo" in p.task_table.columns
         and p.facts.mapped_prompts is None
+        and p.source.grouped is None
     ]
     if not tables:
         return None
@@ -1648,8 +1651,17 @@ def _pooled_task_table(parts: Sequence[_Part], names: Sequence[str]) -> pl.DataF
     return facts.merged_task_facts(both)
 
 
+#: How many of a pool's files a refusal of the whole pool names, before counting the rest.
+NAMED_FILES = 3
+
+
 def _names(parts: Sequence[_Part]) -> str:
-    return ", ".join(p.source.name for p in parts)
+    """The pool's files as a refusal names them: the first :data:`NAMED_FILES`, then how many
+    more (a Harbor job or an AgentLab study is a file per rollout: hundreds)."""
+    names = [p.source.name for p in parts]
+    if len(names) <= NAMED_FILES:
+        return ", ".join(names)
+    return f"{', '.join(names[:NAMED_FILES])} and {len(names) - NAMED_FILES} more files"
 
 
 def _one_encoding(parts: list[_Part], notes: list[str]) -> list[_Part]:
@@ -2425,7 +2437,9 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
     first_error = _place(source, st["f_first_error"])
     if not run.digest:  # one file; a pool's share is held to the pool (:func:`_assembled`)
         facts.refuse_errors(errors, rows, source.name, first_error)
-    if int(st["f_graded"]) == 0:
+    # a file of harness errors alone (one trial or episode a file) is ungraded by no fault of
+    # its rows: in a pool, the pool's share of errors says whether to refuse
+    if int(st["f_graded"]) == 0 and not (run.digest and errors == rows):
         field_name = part.plan.fields.get("reward", "reward")
         facts.refuse_ungraded(
             rows,

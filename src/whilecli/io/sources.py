@@ -118,6 +118,9 @@ class Source:
     #: A converted document's model read from a name that may not be the writer's
     #: (:attr:`whilecli.io.formats.Converted.model_unsure`); None: its own record, or none.
     model_unsure: str | None = None
+    #: A converted document's task id where it is the writer's own group of a task's draws
+    #: (:attr:`whilecli.io.formats.Converted.grouped`); None: an id of the usual kind.
+    grouped: str | None = None
 
     def field(self, name: str) -> str:
         """A canonical field as this file spells it (``name`` itself where it is not a

@@ -49,6 +49,10 @@ class Converted:
     #: Where the rows' model was read from a name that is not the writer's own record (a
     #: results folder's name, a config's abbr for the model): check 6 reads it, unsure.
     model_unsure: str | None = None
+    #: Where the rows' task id is the writer's own record of which draws are one task's (EvalScope's
+    #: ``group_id`` of ``repeats``), the field it came from: a prompt that varies between
+    #: those draws (options shuffled per draw) is that task's, never another task's.
+    grouped: str | None = None
 
     def source(self, base: Any) -> Any:
         """``base`` (a :class:`~whilecli.io.sources.Source`) as these rows, in memory."""
@@ -65,6 +69,7 @@ class Converted:
             positions=tuple(self.positions),
             spelled=tuple(self.spelled.items()),
             model_unsure=self.model_unsure,
+            grouped=self.grouped,
         )
 
 

@@ -1,7 +1,10 @@
 """EvalScope review rows (``reviews/<model>/<dataset>_<subset>.jsonl``), in both layouts.
 
-- 2026: one row per sample with ``index`` (the task), ``messages`` (the prompt **and** the
-  model's reply), ``sample_score.score.value`` (a dict of metrics: ``acc``, or its
+- 2026: one row per sample with ``index`` (the draw: ``sample_score.sample_id``),
+  ``sample_score.group_id`` (the task: with ``repeats=k`` EvalScope writes k draws of one
+  group_id, each with its own ``index``, their options shuffled per draw where the
+  benchmark shuffles them; older reviews write no group_id, and ``index`` is the task),
+  ``messages`` (the prompt **and** the model's reply), ``sample_score.score.value`` (a dict of metrics: ``acc``, or its
   ``main_score_name``, or its only entry). The model and dataset are in the report
   (``reports/<model>/<dataset>.json`` or a ``report_*.json`` beside the rows: ``model_name``,
   ``dataset_name``), else the folder is named after the model.
@@ -112,6 +115,13 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         positions.append({"line": lineno})
     report = _report(path) if kind == "2026" else None
     notes: list[str] = []
+    flags = [r.pop("grouped", False) for r in out]  # every row's, so none is left a column
+    grouped = kind == "2026" and any(flags)
+    if grouped:
+        notes.append(
+            "tasks are sample_score.group_id (EvalScope's repeats: each group's draws are"
+            " one task's rollouts)"
+        )
     model_origin = "model"
     unsure = None  # a model read from the folder's name: a path, not the run's record
     env = None
@@ -130,7 +140,11 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         if env is None and path is not None:
             env = path.stem
     origins = {
-        "task_id": "index" if kind == "2026" else "hash of raw_input.question",
+        "task_id": (
+            ("sample_score.group_id (repeats are rollouts)" if grouped else "index")
+            if kind == "2026"
+            else "hash of raw_input.question"
+        ),
         "reward": (
             "sample_score.score.value (acc, or its only metric)"
             if kind == "2026"
@@ -139,7 +153,8 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         "truncated": "not recorded" if kind == "2026" else "choices[0].finish_reason == 'length'",
         "model": model_origin,
     }
-    spelled = {"task_id": "index"} if kind == "2026" else {}
+    task_field = "sample_score.group_id" if grouped else "index"
+    spelled = {"task_id": task_field} if kind == "2026" else {}
     return Converted(
         "evalscope",
         out,
@@ -149,7 +164,17 @@ def convert(rows: Iterable[tuple[int, dict[str, Any]]], path: Path | None, name:
         positions=positions,
         spelled=spelled,
         model_unsure=unsure,
+        grouped="sample_score.group_id" if grouped else None,
     )
+
+
+def _task(row: dict[str, Any]) -> Any:
+    """A review row's task: ``sample_score.group_id`` where EvalScope wrote one (1.x:
+    ``MemoryDataset.reindex(group_size=repeats)`` numbers each draw ``index = sample_id = i``
+    and its task ``group_id = i // repeats``, so ``repeats=4`` writes four rows of one
+    group_id), else ``index`` (older reviews, one draw a sample)."""
+    group = as_dict(row.get("sample_score")).get("group_id")
+    return row.get("index") if group is None else group
 
 
 def _row_2026(row: dict[str, Any]) -> dict[str, Any]:
@@ -161,7 +186,8 @@ def _row_2026(row: dict[str, Any]) -> dict[str, Any]:
         replies = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
         reply = replies[-1].get("content") if replies else ""
     return {
-        "task_id": row.get("index"),  # as written: the reader types it, and refuses a list
+        "task_id": _task(row),  # as written: the reader types it, and refuses a list
+        "grouped": as_dict(row["sample_score"]).get("group_id") is not None,
         "reward": grade,
         "truncated": None,
         "prompt": first_assistant_cut(messages),

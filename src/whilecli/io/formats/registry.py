@@ -134,7 +134,8 @@ FORMATS: tuple[FormatInfo, ...] = (
         "EvalScope review rows (2026: sample_score; Jan 2025: chat.completion with a review)",
         "sample_score with index; or object == 'chat.completion' with choices[].review",
         {
-            "task_id": "index (2026); a hash of raw_input.question (2025)",
+            "task_id": "sample_score.group_id (2026: repeats are rollouts), else index; a hash"
+            " of raw_input.question (2025)",
             "reward": "sample_score.score.value (acc, else its only value); choices[0].review.result",
             "truncated": "choices[0].finish_reason == 'length' (2025), else not recorded",
             "model": "the report's model_name, else the folder name (2026); model (2025)",
@@ -183,8 +184,11 @@ FORMATS: tuple[FormatInfo, ...] = (
         "a JSON object with trial_name and verifier_result",
         {
             "task_id": "task_name (trials are rollouts)",
-            "reward": "verifier_result.rewards.reward",
-            "truncated": "not recorded",
+            "reward": "verifier_result.rewards.reward (a trial whose exception_info skipped the"
+            " verifier: Docker build, environment start, agent setup, verifier timeout: an"
+            " error, left out)",
+            "truncated": "exception_info.exception_type == AgentTimeoutError (verified all the"
+            " same), else not recorded",
             "model": "agent_info.model_info.name",
         },
     ),
@@ -195,7 +199,9 @@ FORMATS: tuple[FormatInfo, ...] = (
         "a file named summary_info.json holding n_steps, cum_reward, err_msg and stack_trace",
         {
             "task_id": "the task name in the episode folder's name (its seeds are rollouts)",
-            "reward": "cum_reward (an episode with err_msg set too, as AgentLab scores it)",
+            "reward": "cum_reward (an episode with err_msg set after the agent acted too, as"
+            " AgentLab scores it; one that raised at n_steps 0 or at the model's server: an"
+            " error, left out)",
             "truncated": "truncated (the step budget ran out)",
             "model": "the agent name's part after <Agent>- (GenericAgent-<model>)",
         },
