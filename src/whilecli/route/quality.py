@@ -578,19 +578,31 @@ def _kept_by_grade(pool: Pool, band: CheckResult | None) -> list[Finding]:
 def _grade_disagrees(pool: Pool) -> list[Finding]:
     """A grade beside the reward read that disagrees with the pass on it on a tenth of the
     rows or more (:attr:`whilecli.io.facts.Facts.grade_disagrees`): two readings of which
-    row passes, and the rows do not say which is the grade; provisional."""
+    row passes, and the rows do not say which is the grade; provisional where the rows
+    group draws (a band the grade draws). Where every task has one row the route rests on
+    that alone, and only pass@1 on the grade: listed (``other_grade``), moving nothing."""
     said = pool.source.facts.grade_disagrees
     if said is None:
         return []
     column = said.split(" ", 1)[0]
+    read = f"--map reward={column} reads the other, and --map reward=COLUMN with the reward"
+    if pool.tasks.filter(pl.col("n") >= 2).height == 0:
+        return [
+            Finding(
+                "other_grade",
+                0,
+                said,
+                f"pass@1 rests on the reward read being the grade; one rollout per prompt routes"
+                f" whichever grades: {read} you will train on settles it",
+            )
+        ]
     return [
         Finding(
             "grade_disagrees",
             0,
             said,
             "the verdict rests on the reward read being the grade, which the rows do not say:"
-            f" it is provisional; --map reward={column} reads the other, and --map reward="
-            "COLUMN with the reward you will train on settles it",
+            f" it is provisional; {read} you will train on settles it",
         )
     ]
 
