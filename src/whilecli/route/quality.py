@@ -227,6 +227,8 @@ def findings(
     out += _coverage(pool)
     out += _mean_rewards(pool)
     out += _credit_beside_the_band(pool, found.get("band"), credit)
+    if credit is None:
+        out += _credit_moves_pass_at_1(pool)
     out += _threshold_above_rewards(pool)
     if facts.selected:
         what, fix = facts.selection
@@ -440,6 +442,36 @@ def _several_models(pool: Pool) -> list[Finding]:
             f"the rows name {count} models ({shown}) and no --model says which is trained",
             "a task's rows may be draws of several models, whose passes and fails split it:"
             " the verdict is provisional; pass --model M, or route each apart (--by model)",
+        )
+    ]
+
+
+def _credit_moves_pass_at_1(pool: Pool) -> list[Finding]:
+    """Failures that earned partial credit (0 < reward < 1 under a pass threshold of 1: a
+    length penalty on a correct reply, a format bonus missed), fewer than the share that is
+    refused, that move pass@1 past its interval when counted as passes
+    (:func:`whilecli.route.pool.credited`): the route stands either way, pass@1 and the
+    sizes drawn from it rest on where the threshold cuts; listed (``credit_moves_pass``)."""
+    from whilecli.route.pool import CREDIT_FAILS, credited
+
+    other = credited(pool)
+    if other is None or pool.credit is None:
+        return []
+    now, then = stats.pass_at_1(pool.tasks), stats.pass_at_1(other.tasks)
+    if now.low is None or now.high is None or then.value is None:
+        return []
+    if now.low - TOL <= then.value <= now.high + TOL:
+        return []
+    rows = int(pool.credit[CREDIT_FAILS].sum())
+    return [
+        Finding(
+            "credit_moves_pass",
+            rows,
+            f"{_rows(rows)} fail at the pass threshold {pool.source.pass_threshold:g} with partial"
+            f" credit (0 < reward < 1): counted as passes, pass@1 would be {then.value:.2f},"
+            f" outside its interval [{now.low:.2f}, {now.high:.2f}]",
+            "the route stands either way; pass@1 and the sizes drawn from it rest on the"
+            " threshold: pass --pass-threshold T at the reward that means a pass",
         )
     ]
 
