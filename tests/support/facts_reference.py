@@ -639,6 +639,79 @@ class Expected:
     repeated: int = 0
     per_row_ids: bool = False
     conflict: str | None = None
+    retried: int = 0  # earlier attempts of a draw whose retry the rows hold: left out
+    retry_lost: int = 0  # attempts whose retry is missing: left out
+    repeated_samples: int = 0  # rows repeating a (task, sample index), no attempt column
+
+
+#: A draw's index within its task, and which attempt a row is (the reader's tables, in
+#: order: the first the rows hold values at).
+SAMPLE_INDEX_KEYS = (
+    *("sample_idx", "sample_index", "sample_id", "sample_num", "sample_no", "sample_number"),
+    *("rollout_idx", "rollout_index", "rollout_id", "rollout_num", "draw_idx", "draw_index"),
+    *("generation_idx", "generation_index", "gen_idx", "completion_idx", "completion_index"),
+)
+ATTEMPT_KEYS = (
+    *("attempt", "attempt_idx", "attempt_index", "attempt_number", "attempt_no", "attempt_num"),
+    *("attempt_id", "try", "try_idx", "try_index", "try_number", "retry", "retry_idx"),
+    *("retry_index", "retry_number", "retry_count", "retries", "num_retries", "n_retries"),
+    *("is_retry", "retried", "was_retried"),
+)
+RETRY_OF_KEYS = ("retry_of", "retried_from", "retry_from", "retry_of_id")
+
+
+def attempt_codes(rows: list[dict[str, Any]], keys: list[str]) -> list[int]:
+    """Per row: 1 an earlier attempt of its (task, sample index) whose later attempt the rows
+    hold; 3 an attempt standing alone at a value that, where draws were retried, marks only
+    replaced attempts, while most lone rows hold a final value (its retry is missing); 2 a
+    row repeating an earlier row's (task, sample index) at the same attempt, or with no
+    attempt column; else 0. ``keys``: each row's task."""
+
+    def held(key: str) -> bool:
+        return any(r.get(key) is not None for r in rows)
+
+    sample = next((k for k in SAMPLE_INDEX_KEYS if held(k)), None)
+    if sample is None:
+        return [0] * len(rows)
+    attempt = next((k for k in (*ATTEMPT_KEYS, *RETRY_OF_KEYS) if held(k)), None)
+
+    def rank(r: dict[str, Any]) -> float:
+        value = r.get(attempt) if attempt is not None else None
+        if attempt in RETRY_OF_KEYS:
+            return float(value is not None and str(value).strip() != "")
+        return 0.0 if value is None else float(value)
+
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        if r.get(sample) is not None:
+            groups[(keys[i], str(r[sample]))].append(i)
+    codes = [0] * len(rows)
+    if attempt is None:
+        for members in groups.values():
+            for i in members[1:]:
+                codes[i] = 2
+        return codes
+    replaced: set[float] = set()
+    final: set[float] = set()
+    lone: list[int] = []
+    for members in groups.values():
+        last = max(rank(rows[i]) for i in members)
+        at_last = [i for i in members if rank(rows[i]) == last]
+        for i in members:
+            if rank(rows[i]) < last:
+                codes[i] = 1
+                replaced.add(rank(rows[i]))
+        for i in at_last[1:]:
+            codes[i] = 2
+        if len(members) > 1:
+            final.add(last)
+        else:
+            lone.append(members[0])
+    lost = [i for i in lone if rank(rows[i]) in replaced - final]
+    if len(lost) < len(lone) - len(lost):
+        for i in lost:
+            codes[i] = 3
+    return codes
 
 
 #: Where a row keeps its reply: the first of these any row has; else the first of
@@ -708,11 +781,17 @@ def expected(
     out.per_row_ids = _per_row_ids(rows)
     keys = [r["prompt"] if out.per_row_ids else str(r["task_id"]) for r in rows]
     cut = 1.0 if threshold is None else threshold
+    codes = attempt_codes(rows, [str(r.get("task_id")) for r in rows])
+    out.retried, out.retry_lost = codes.count(1), codes.count(3)
+    out.repeated_samples = codes.count(2)
     absent, cut_short = harness_errors(rows, states, keys, cut, missing)
     for i in absent | cut_short:
         states[i] = "error"
     out.request_errors = len(cut_short)
     for i, (state, grade) in enumerate(zip(states, grades, strict=True)):
+        if codes[i] in (1, 3):  # the harness's attempt: left out, never an error
+            states[i] = "left"
+            continue
         if state == "error":
             out.errors += 1
             out.first_error = out.first_error or i + 1
@@ -727,7 +806,9 @@ def expected(
         out.refused = "errors"
         return out
     counted_graded = [
-        r["reward"] for r, s, g in zip(rows, states, grades, strict=True) if s != "error" and g
+        r["reward"]
+        for r, s, g in zip(rows, states, grades, strict=True)
+        if s not in ("error", "left") and g
     ]
     if not counted_graded:
         out.refused = "ungraded"
@@ -762,7 +843,7 @@ def expected(
         return out
     draws: dict[str, list[str | None]] = defaultdict(list)
     for r, s, g in zip(rows, states, grades, strict=True):
-        if s == "error" or (not g and missing != "fail"):
+        if s in ("error", "left") or (not g and missing != "fail"):
             continue
         task = r["prompt"] if out.per_row_ids else str(r["task_id"])
         n, p = out.tasks.get(task, (0, 0))

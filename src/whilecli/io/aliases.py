@@ -41,6 +41,26 @@ DRAW_ID_WORDS = (
     *("step", "turn", "epoch", "version", "batch", "rank", "worker", "shard", "response"),
 )
 
+#: A draw's index within its task (verl's ``sample_idx``, a harness's ``rollout_idx``):
+#: with an attempt column beside it (:data:`ATTEMPT_NAMES`), the last attempt of each
+#: (task, index) is the draw (:mod:`whilecli.io.attempts`).
+SAMPLE_INDEX_NAMES: tuple[str, ...] = (
+    *("sample_idx", "sample_index", "sample_id", "sample_num", "sample_no", "sample_number"),
+    *("rollout_idx", "rollout_index", "rollout_id", "rollout_num", "draw_idx", "draw_index"),
+    *("generation_idx", "generation_index", "gen_idx", "completion_idx", "completion_index"),
+)
+#: Which attempt of a draw a row is, as a number or a flag: ``attempt`` (1, 2, ...),
+#: ``retry_count`` (0, 1, ...), ``is_retry`` (false, true). Never a count of attempts over
+#: the whole task (``num_attempts``: :data:`DRAW_COUNT_ALIASES`).
+ATTEMPT_NAMES: tuple[str, ...] = (
+    *("attempt", "attempt_idx", "attempt_index", "attempt_number", "attempt_no", "attempt_num"),
+    *("attempt_id", "try", "try_idx", "try_index", "try_number", "retry", "retry_idx"),
+    *("retry_index", "retry_number", "retry_count", "retries", "num_retries", "n_retries"),
+    *("is_retry", "retried", "was_retried"),
+)
+#: A field naming the attempt a row retries (``retry_of``): a retry where it holds one.
+RETRY_OF_NAMES: tuple[str, ...] = ("retry_of", "retried_from", "retry_from", "retry_of_id")
+
 
 def names_a_prompts_id(name: str) -> bool:
     """``name`` reads as a prompt's id: a word of :data:`PROMPT_ID_WORDS` and, last, one of
@@ -580,6 +600,26 @@ REPLY_HOLDERS: tuple[str, ...] = (
     *("response.", "generation.", "output.", "model_response."),
     *("response.body.", "result.message.", "meta_info.", "details."),
 )
+#: Objects a sampler or a client files a reply's finish / stop reason in beside
+#: :data:`REPLY_HOLDERS`: ``generation_metadata``, LangChain's ``response_metadata`` and
+#: ``generation_info``, ``llm_output``; any other top-level object holding a reason's name
+#: is read too, but a judge's, a grader's or a tool's (:data:`NOT_REASON_HOLDERS`).
+REASON_HOLDERS: tuple[str, ...] = (
+    *("generation_metadata.", "generation_info.", "response_metadata.", "llm_output."),
+    *("output_metadata.", "completion_metadata.", "sampling_output."),
+)
+#: Words in a top-level object's name that say its finish / stop reason is another call's
+#: (a judge's, a grader's, a tool's, a reference's), never the reply's.
+NOT_REASON_HOLDERS = re.compile(
+    r"judge|grade|grading|reward|score|eval|critic|tool|result|reference|verifier|annotat",
+    re.IGNORECASE,
+)
+#: Lists of a multi-turn episode's turns, each element with its own finish / stop reason:
+#: the last one that records a reason decides the episode (its final reply).
+TURN_LISTS: tuple[str, ...] = (
+    *("turns", "steps", "messages", "trajectory", "history", "rounds", "calls"),
+    *("interactions", "exchanges", "responses"),
+)
 #: The lists of replies a response keeps, read at their first element: OpenAI's ``choices``,
 #: vLLM's ``outputs`` (a ``RequestOutput``), Gemini's ``candidates``, and the lists of sample
 #: objects of :data:`SAMPLE_LIST_ALIASES` (reasoning-gym's ``completions``). A row of k
@@ -604,7 +644,7 @@ REASON_NAMES: tuple[str, ...] = (
 REASON_PLACES: tuple[str, ...] = tuple(
     dict.fromkeys(
         holder + inner + name
-        for holder in (*EXTRA_PLACES, *REPLY_HOLDERS)
+        for holder in (*EXTRA_PLACES, *REPLY_HOLDERS, *REASON_HOLDERS)
         for inner in ("", *REPLY_LISTS)
         for name in REASON_NAMES
     )
@@ -764,6 +804,15 @@ DONE: frozenset[str] = frozenset({"false"})
 #: llama.cpp server's ``stop_type`` (``"limit"``: stopped at ``n_predict``; ``"eos"``,
 #: ``"word"``: finished; ``"none"``: not stopped).
 STOP_TYPE_CUT = frozenset({"limit"})
+#: An OpenAI Responses API ``status`` that says the response stopped before its end:
+#: ``incomplete``, cut off where ``incomplete_details.reason`` beside it is
+#: ``max_output_tokens`` (or records no reason), not where it is ``content_filter``;
+#: ``completed`` is not cut. Read in ``response`` only: at the top level a ``status`` is any
+#: harness's (``completed`` an episode's end, not its reply's).
+CUT_STATUS: frozenset[str] = frozenset({"incomplete"})
+#: Marks a reason read from every turn of a list (:data:`TURN_LISTS`) in
+#: :data:`TRUNCATION_ALIASES`: the last turn's reason decides.
+LAST_TURN: frozenset[str] = frozenset(set(CUT_REASONS))  # its own object: marked by identity
 #: Truncation: (path, values that mean "cut off", compared in lower case); ``None`` = a
 #: boolean flag (true/false, 0/1, or those words as text); :data:`DONE` = such a flag that
 #: says the reply was finished (OpenR1's ``is_reasoning_complete``). The flags are read in every place
@@ -785,6 +834,9 @@ TRUNCATION_ALIASES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("response.incomplete_details.reason", frozenset({"max_output_tokens"})),
     ("stop_condition", STOP_CUT),
     ("steps[].truncated", None),
+    # a Responses API object's (a top-level ``status`` is any harness's word: not read)
+    ("response.status", CUT_STATUS),
+    *((f"{turns}[].{reason}", LAST_TURN) for turns in TURN_LISTS for reason in REASON_NAMES),
 )
 #: Where no flag or reason is recorded for a row, its reply's token count beside the cap it was
 #: sampled under says it, by the same rule (:data:`TRUNCATION_ALIASES`): a count that reaches

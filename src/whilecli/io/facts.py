@@ -58,6 +58,7 @@ import polars as pl
 
 from whilecli import jsonout, knobs
 from whilecli.errors import InputError, MostlyErrorReplies
+from whilecli.io import attempts
 from whilecli.io.aliases import (
     CUT_NEGATED,
     CUT_REASONS,
@@ -901,6 +902,10 @@ class Facts:
     longest_tokens: float | None = None
     longest_field: str | None = None
     first_cut_at_longest: str | None = None
+    #: Where no truncation was read, a field whose name says it records a cut (a finish
+    #: reason the reader does not follow: :func:`whilecli.io.plan.unread_cut_field`); None:
+    #: none, or truncation was read.
+    cut_unread: str | None = None
     #: Cut-off replies (truncated) that earn partial credit: reward above 0, yet no pass.
     cut_partial: int = 0
     first_cut_partial: str | None = None
@@ -918,6 +923,19 @@ class Facts:
     #: tasks whose every reply is written the same number of times, twice or more: one
     #: draw written twice (a file pooled with itself, a resumed run's overlap).
     repeated_rows: int = 0
+    #: Rows that repeat another row's (task, sample index) with no attempt column to say
+    #: which is the draw (:mod:`whilecli.io.attempts`): each counted as a draw, as a row
+    #: written twice is; the first of them.
+    repeated_samples: int = 0
+    first_repeated_sample: str | None = None
+    #: Earlier attempts of a draw whose later attempt the rows hold (the harness's retry),
+    #: and attempts whose retry is missing: both left out of every rate, never errors; the
+    #: first of them, and where the draws were keyed (:meth:`whilecli.io.attempts.
+    #: Attempts.words`).
+    retried: int = 0
+    retry_lost: int = 0
+    first_retried: str | None = None
+    attempts_field: str | None = None
     #: The id column set aside because it holds one id per row while prompts repeat.
     per_row_ids: str | None = None
     #: Rows keyed by the prompt for it, the prompts (tasks) they form, and the rows under ids.
@@ -1016,7 +1034,7 @@ class Facts:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in (
             *("compared_tasks", "repeated_tasks", "graded_apart", "apart_replies"),
-            "repeated_rows",
+            *("repeated_rows", "repeated_samples", "retried", "retry_lost"),
             *("rekeyed_rows", "rekeyed_prompts"),
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -1030,7 +1048,8 @@ class Facts:
             *("prompt_unsure", "grade_beside", "first_cut_at_longest", "longest_field"),
             "grade_disagrees",
             *("version_lag", "prompt_masked", "greedy_sampled", "mapped_prompts"),
-            *("prompt_reordered", "coarse_ids", "selected_by"),
+            *("prompt_reordered", "coarse_ids", "selected_by", "first_retried"),
+            *("attempts_field", "first_repeated_sample", "cut_unread"),
         )
         if other.longest_tokens is not None:
             self.longest_tokens = max(self.longest_tokens or 0.0, other.longest_tokens)
@@ -1046,7 +1065,8 @@ class Facts:
         is reported with the summary's ``partial_rows``)."""
         counts = (
             *(self.ungraded, self.errors, self.empty, self.repeated_tasks),
-            *(self.repeated_rows, self.graded_apart),
+            *(self.repeated_rows, self.graded_apart, self.repeated_samples),
+            *(self.retried, self.retry_lost),
         )
         return any(counts) or self.per_row_ids is not None
 
@@ -1084,6 +1104,14 @@ class Facts:
                 f"{self.repeated_rows} of {self.counted} rows repeat another row of their task"
                 " (the same reply, the same grade): one draw written twice"
             )
+        if self.repeated_samples:
+            out.append(
+                f"{self.repeated_samples} of {self.counted} rows repeat another row's"
+                f" {self.attempts_field} (first: {self.first_repeated_sample}): each is"
+                " counted as a draw, though one may be a retry of the other"
+            )
+        if self.retried or self.retry_lost:
+            out.append(self.attempt_words())
         if self.graded_apart:
             out.append(
                 f"{self.graded_apart} tasks hold a reply graded both pass and fail"
@@ -1124,6 +1152,24 @@ class Facts:
                 " cut, a cut-off reply passes; record each reply's finish reason"
             )
         return out
+
+    def attempt_words(self) -> str:
+        """The attempts left out as the harness's (:attr:`retried`, :attr:`retry_lost`)."""
+        parts = []
+        if self.retried:
+            parts.append(
+                f"{self.retried} of {self.rows} rows are earlier attempts of a draw the"
+                " harness retried"
+            )
+        if self.retry_lost:
+            parts.append(
+                f"{self.retry_lost} {'are' if not parts else ''} attempts whose retry is"
+                " missing (their value marks only replaced attempts where a draw was retried)"
+            )
+        return (
+            f"{'; '.join(parts)} (first: {self.first_retried}): the draw is"
+            f" {self.attempts_field}; the rest are left out of every rate"
+        ).replace("  ", " ")
 
     @property
     def left_ungraded(self) -> int:
@@ -1308,10 +1354,12 @@ def row_aggregates(at: str, tokens: bool = True) -> list[pl.Expr]:
     """One row of counts over a narrow frame (its positions in column ``at``; ``tokens``:
     whether its rows carry reply token counts, :data:`TOKENS`, else those counts are not
     looked at)."""
-    error = pl.col("reply") == ERROR
+    left = pl.col("reply") == ERROR
+    # an earlier attempt of a draw is left out, never a harness error (:mod:`attempts`)
+    error = left & ~pl.col(attempts.CODE).fill_null(0).is_in(list(attempts.LEFT_OUT_CODES))
     empty = pl.col("reply") == EMPTY
-    grade = pl.col(GRADED) & ~error
-    ungraded = ~pl.col(GRADED) & ~error
+    grade = pl.col(GRADED) & ~left
+    ungraded = ~pl.col(GRADED) & ~left
     cut_partial = (
         grade
         & pl.col("truncated").fill_null(False)
@@ -1350,6 +1398,7 @@ def row_aggregates(at: str, tokens: bool = True) -> list[pl.Expr]:
         (pl.col(DRAW) == GREEDY_DRAW).sum().alias("f_greedy"),
         pl.col(CAP).max().alias("f_cap"),
         *(_longest_aggregates(at) if tokens else _no_longest()),
+        *attempts.aggregates(at),
     ]
 
 

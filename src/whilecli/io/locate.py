@@ -16,7 +16,12 @@ from typing import Any
 import polars as pl
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import correctness_first, error_named
+from whilecli.io.aliases import (
+    ATTEMPT_NAMES,
+    SAMPLE_INDEX_NAMES,
+    correctness_first,
+    error_named,
+)
 from whilecli.io.facts import PASS_TOLERANCE
 from whilecli.io.plan import MISSING_TEXTS, Plan
 from whilecli.io.shape import TASK_ALIASES
@@ -260,7 +265,8 @@ def _exact(value: float) -> str:
 
 
 def _skip_binary(name: str, plan: Plan) -> bool:
-    """Columns never offered as a grade: ids, indices, what the plan reads as another field
+    """Columns never offered as a grade: ids, indices, a draw's attempt or sample index
+    (:data:`~whilecli.io.aliases.ATTEMPT_NAMES`), what the plan reads as another field
     (a truncation flag, an error, a version) and what is named as an error
     (:func:`~whilecli.io.aliases.error_named`: ``crashed``, ``is_error``); a part of a summed
     reward is offered."""
@@ -268,6 +274,8 @@ def _skip_binary(name: str, plan: Plan) -> bool:
         name in TASK_ALIASES
         or name in INDEX_LIKE
         or name in NOT_GRADES
+        or name in ATTEMPT_NAMES
+        or name in SAMPLE_INDEX_NAMES
         or error_named(name.rsplit(".", 1)[-1])
         or name in {v for k, v in plan.fields.items() if k != "reward"}
         or name.endswith(("_id", "_index", "_ms", "Idx", "Index"))

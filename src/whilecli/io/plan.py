@@ -26,7 +26,9 @@ from whilecli.io import decoding, draws, facts, words
 from whilecli.io.aliases import (
     API_REPLY_ALIASES,
     COMPLETION_ALIASES,
+    CUT_FLAGS,
     CUT_REASONS,
+    CUT_STATUS,
     DONE,
     DRAW_COUNT_ALIASES,
     ENV_ALIASES,
@@ -41,10 +43,13 @@ from whilecli.io.aliases import (
     GREEDY_TEMPERATURE,
     HTTP_STATUS_ALIASES,
     LAG_ALIASES,
+    LAST_TURN,
     MODEL_ROLES,
+    NOT_REASON_HOLDERS,
     PAIRED_CAPS,
     PASS_COUNT_ALIASES,
     REASON_ALIASES,
+    REASON_NAMES,
     REQUEST_PLACES,
     REWARD_PARTS,
     SAMPLE_LIST_ALIASES,
@@ -193,6 +198,11 @@ class Plan:
     #: A column that may key the tasks finer than the ids, and its value as text
     #: (:func:`whilecli.io.subtasks.candidate`); None: none, or the rows carry a prompt.
     subtask: tuple[str, pl.Expr] | None = None
+    #: The helper columns of each row's attempt code (:func:`whilecli.io.attempts.columns`)
+    #: and whether the rows carry an attempt column, where the rows name a sample index, and
+    #: where the draws were keyed; None: no sample index.
+    attempts: tuple[list[pl.Expr], bool] | None = None
+    attempts_field: str | None = None
     #: ``ok`` / ``empty`` / ``error`` per row (:func:`whilecli.io.facts.reply_state`).
     reply: pl.Expr = field(default_factory=lambda: pl.lit(facts.OK))
     #: True on a harness error that names a request failed at the API (a rate limit, a
@@ -2164,7 +2174,21 @@ def _truncation(
     weak: list[pl.Expr] = []  # flags of weaker standing
     finished: list[pl.Expr] = []  # what a row the aliases say nothing about means
     shown: list[tuple[int, str]] = []  # (standing, words)
-    for alias, values in TRUNCATION_ALIASES:
+    for alias, values in (*TRUNCATION_ALIASES, *_held_reasons(shape)):
+        if values is LAST_TURN or values is CUT_STATUS:
+            # a status beside its incomplete_details is read through that reason's alias
+            detailed = values is CUT_STATUS and shape.has(_beside(alias))
+            if shape.has(alias) and not detailed:
+                said.append(
+                    _last_turn(leaves, alias)
+                    if values is LAST_TURN
+                    else _status(shape, leaves, alias)
+                )
+                reasons.append(said[-1])
+                shown.append(
+                    (0, _turn_words(alias) if values is LAST_TURN else _status_words(alias))
+                )
+            continue
         nemo = alias == "response.incomplete_details.reason"
         responses = alias == "incomplete_details.reason"
         parent = alias.rpartition(".")[0]
@@ -2206,7 +2230,10 @@ def _truncation(
         finished.insert(0, counted[0])
         shown.append((2, counted[1]))
     if not said and counted is None:
-        sources["truncated"] = "not recorded (unknown)"
+        unread = unread_cut_field(shape)
+        sources["truncated"] = (
+            "not recorded (unknown)" if unread is None else f"{NOT_READ}{unread}{_NOT_READ_END}"
+        )
         return pl.lit(None, dtype=pl.Boolean), None
     if not said:
         assert counted is not None
@@ -2219,6 +2246,94 @@ def _truncation(
     if counted is None or not flags:
         return read, None
     return read, cut_disputed(flags, reasons, counted[0])
+
+
+def _held_reasons(shape: Shape) -> list[tuple[str, frozenset[str]]]:
+    """The finish / stop reasons of top-level objects no table names
+    (:data:`~whilecli.io.aliases.TRUNCATION_ALIASES`): any object holding a reason's name
+    (:data:`~whilecli.io.aliases.REASON_NAMES`), but a judge's, a grader's or a tool's
+    (:data:`~whilecli.io.aliases.NOT_REASON_HOLDERS`)."""
+    known = {alias for alias, _ in TRUNCATION_ALIASES}
+    out: list[tuple[str, frozenset[str]]] = []
+    for name, child in shape.children.items():
+        if "dict" not in child.kinds or NOT_REASON_HOLDERS.search(name) or "." in name:
+            continue
+        for reason in REASON_NAMES:
+            alias = f"{name}.{reason}"
+            if reason in child.children and alias not in known:
+                out.append((alias, CUT_REASONS))
+    return out
+
+
+def _last_turn(leaves: Leaves, alias: str) -> pl.Expr:
+    """An episode's finish / stop reason from a list of its turns (``turns[].finish_reason``):
+    the last turn that records one decides, as :func:`facts.cut_of_reason` reads it."""
+    listed = leaves.expr(alias, pl.String)
+    return facts.cut_of_reason(listed.list.drop_nulls().list.last())
+
+
+def _turn_words(alias: str) -> str:
+    turns, _, reason = alias.partition("[].")
+    return f"the last {turns}[].{reason} in {{'length', 'max_tokens', ...}}"
+
+
+def _status(shape: Shape, leaves: Leaves, alias: str) -> pl.Expr:
+    """An OpenAI Responses API ``status`` (:data:`~whilecli.io.aliases.CUT_STATUS`) where
+    the rows keep no ``incomplete_details`` beside it (where they do, its reason decides:
+    ``max_output_tokens`` cut, ``content_filter`` not): ``incomplete`` is cut off, the
+    API's incomplete but for a content filter, which names itself; ``completed`` is not
+    cut; any other word says nothing."""
+    status = facts.lower_word(leaves.text(alias))
+    incomplete = status.is_in(sorted(CUT_STATUS))
+    return pl.when(incomplete).then(pl.lit(True)).when(status == "completed").then(pl.lit(False))
+
+
+def _beside(status: str) -> str:
+    """The ``incomplete_details`` object beside a Responses API ``status``."""
+    return status[: -len("status")] + "incomplete_details"
+
+
+def _status_words(alias: str) -> str:
+    return f"{alias} == 'incomplete' (no {_beside(alias)} recorded)"
+
+
+#: Names of fields that record whether a reply was cut off, wherever they stand: a finish /
+#: stop reason, a truncation flag, a Responses API's ``incomplete_details``.
+_CUT_FIELD_NAMES = frozenset(
+    {*REASON_NAMES, "truncated", "is_truncated", *CUT_FLAGS, "incomplete_details"}
+)
+
+
+#: How the sources name truncation that a field may record in a form not read.
+NOT_READ, _NOT_READ_END = "not read: ", " may record it in a form not read (unknown)"
+
+
+def unread_of(said: str) -> str | None:
+    """The field the sources' truncation words (``said``) name as not read, or None."""
+    if not said.startswith(NOT_READ) or not said.endswith(_NOT_READ_END):
+        return None
+    return said[len(NOT_READ) : -len(_NOT_READ_END)]
+
+
+def unread_cut_field(shape: Shape, depth: int = 4) -> str | None:
+    """The first field, at any depth the sample shows (lists stepped into with ``[]``),
+    whose name says it records a cut (:data:`_CUT_FIELD_NAMES`), where none was read: a
+    field the reader does not follow, so truncation is not read, not "not recorded"."""
+
+    def walk(node: Shape, path: str, left: int) -> str | None:
+        for name, child in node.children.items():
+            here = f"{path}{name}"
+            if name in _CUT_FIELD_NAMES and child.kinds - {"null"}:
+                return here
+            if left > 0:
+                found = walk(child, f"{here}.", left - 1)
+                if found is not None:
+                    return found
+        if node.item is not None and left > 0:
+            return walk(node.item, f"{path[:-1]}[].", left - 1)
+        return None
+
+    return walk(shape, "", depth)
 
 
 def _standing_words(shown: list[tuple[int, str]]) -> str:

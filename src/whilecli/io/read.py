@@ -45,7 +45,7 @@ import polars as pl
 
 from whilecli import jsonout
 from whilecli.errors import InputError, UsageError
-from whilecli.io import decoding, factors, facts, splits, subtasks, words
+from whilecli.io import attempts, decoding, factors, facts, splits, subtasks, words
 from whilecli.io import judge as judges
 from whilecli.io.aliases import (
     LOGPROB_ALIASES,
@@ -80,7 +80,7 @@ from whilecli.io.locate import (
 )
 from whilecli.io.modelid import path_model, version_split, writer_named, writers_named
 from whilecli.io.options import ReadOptions
-from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank
+from whilecli.io.plan import Plan, build_plan, maybe_blank, no_blank, unread_of
 from whilecli.io.rows import ABSENT, AT, AT_BITS, CANONICAL_SCHEMA, Aggregate, Rows
 from whilecli.io.samples import MISFIT
 from whilecli.io.shape import (
@@ -168,6 +168,7 @@ PART_SCHEMA: dict[str, pl.DataType] = {
     facts.TOKENS: pl.Float64(),
     **{name: pl.String() for name in FACTORS},
     subtasks.SUBTASK: pl.String(),
+    attempts.CODE: pl.Int8(),
 }
 
 
@@ -1096,6 +1097,7 @@ def _select(plan: Plan, judge: pl.Expr, keep_pos: bool) -> list[pl.Expr]:
     ]
     sub = plan.subtask[1] if plan.subtask is not None else pl.lit(None, dtype=pl.String)
     exprs.append(sub.alias(subtasks.SUBTASK))
+    exprs.append(pl.lit(0, dtype=pl.Int8).alias(attempts.CODE))  # set by :func:`_narrow`
     listed = {"reward"} | ({"truncated"} if plan.explode_truncated else set())
     exploded = plan.explode and plan.split is None  # a list exploded after the select
     exprs = [
@@ -1137,7 +1139,14 @@ def _narrow(
     exprs += [expr.alias(_named(k)) for k, expr in (named or {}).items()]
     if at is not None and plan.split is not None:
         exprs.append(pl.col(MISFIT))
+    if plan.attempts is not None:
+        exprs += plan.attempts[0]
     narrow = lf.select(exprs)
+    if plan.attempts is not None:  # earlier attempts of a draw: left out of every rate
+        narrow = attempts.coded(narrow.drop(attempts.CODE), plan.attempts[1])
+        left_out = pl.col(attempts.CODE).is_in(list(attempts.LEFT_OUT_CODES))
+        reply = pl.when(left_out).then(pl.lit(facts.ERROR)).otherwise(pl.col("reply"))
+        narrow = narrow.with_columns(reply.alias("reply"))
     if plan.explode and plan.split is None:  # one rollout per element of the mapped list
         listed = ["reward", "truncated"] if plan.explode_truncated else ["reward"]
         narrow = narrow.explode(listed).with_columns(
@@ -2457,9 +2466,18 @@ def _facts_of(part: _Part, run: _Pass) -> facts.Facts:
         again, replies, apart = facts.replies_written(part.draws)
     # a file that records no cut anywhere may be a harness writing false on every row
     disputed = 0 if st["f_cut"] else int(st["f_disputed"] or 0)
+    retried, lost = int(st["f_retried"] or 0), int(st["f_retry_lost"] or 0)
+    again_samples = int(st["f_sample_again"] or 0)
     return facts.Facts(
         rows=rows,
-        counted=rows - errors - (0 if run.missing == "fail" else ungraded),
+        counted=rows - errors - retried - lost - (0 if run.missing == "fail" else ungraded),
+        cut_unread=unread_of(part.plan.sources.get("truncated", "")),
+        retried=retried,
+        retry_lost=lost,
+        first_retried=_place(source, st["f_first_retried"]) if retried or lost else None,
+        attempts_field=part.plan.attempts_field if retried or lost or again_samples else None,
+        repeated_samples=again_samples,
+        first_repeated_sample=_place(source, st["f_first_sample_again"]) if again_samples else None,
         missing=run.missing,
         ungraded=ungraded,
         first_ungraded=_place(source, st["f_first_ungraded"]) if ungraded else None,
@@ -2635,6 +2653,7 @@ def _read_jsonl(
     judge = judges.rule_expr(shape, leaves)
     _rekey(plan, run)
     _choose_subtask(plan, shape, leaves, run)  # before the factors read their columns
+    _choose_attempts(plan, shape, leaves, run)
     _choose_factors(plan, shape, leaves, [row for _, row in sample], run)
     _choose_split(plan, shape, leaves, lambda _: [row for _, row in sample])
     schema = leaves.read_schema()
@@ -3086,6 +3105,7 @@ def _read_frame(
         columns = [pl.col(key) if key in schema else _column_at(key) for key in keys]
         head = lf.select(columns).head(SAMPLE_ROWS).collect().to_dicts() if keys else []
         _choose_subtask(plan, shape, leaves, run)  # before the factors read their columns
+        _choose_attempts(plan, shape, leaves, run)
         _choose_factors(plan, shape, leaves, head, run)
         _choose_split(
             plan,
@@ -3265,6 +3285,28 @@ def _choose_subtask(plan: Plan, shape: Shape, leaves: Leaves, run: _Pass) -> Non
     if key is not None:
         text = leaves.text(key)
         plan.subtask = (key, pl.when(text.str.strip_chars() == "").then(None).otherwise(text))
+
+
+def _choose_attempts(plan: Plan, shape: Shape, leaves: Leaves, run: _Pass) -> None:
+    """Set :attr:`Plan.attempts` where the rows name each draw's sample index
+    (:mod:`whilecli.io.attempts`): the earlier attempts of a draw, and attempts whose retry
+    is missing, read as left out of every rate. None where the rows are read by a column, a
+    row holds several rollouts, or rows are turns of an episode (its turns share the
+    draw's index)."""
+    if run.by is not None or plan.explode or plan.split is not None:
+        return
+    if plan.episode is not None or plan.turn is not None:
+        return
+    found = attempts.found(
+        shape,
+        leaves.text,
+        lambda name: leaves.expr(name, pl.Float64),
+        lambda name: leaves.expr(name, pl.Boolean),
+    )
+    if found is None:
+        return
+    plan.attempts = (attempts.columns(plan.task_id, found), found.rank is not None)
+    plan.attempts_field = found.words()
 
 
 def _choose_factors(

@@ -93,6 +93,15 @@ def truncated_passes(pool: Pool, options: RouteOptions) -> CheckResult:
             "truncated replies as failures or raise max_tokens, then route again"
         )
         return CheckResult("truncated_passes", title, Status.FAIL, why, measured, "fix-reward")
+    unread = pool.source.facts.cut_unread
+    if known == 0 and unread is not None:
+        measured["truncation_unread"] = unread
+        why = f"truncation is not read: {unread} may record it in a form the reader does not follow"
+        warn = (
+            f"truncation is unknown: {unread} was not read, so a cut-off reply could pass"
+            f" unseen; pass --map truncated={unread} if it records the cut"
+        )
+        return CheckResult("truncated_passes", title, Status.UNKNOWN, why, measured, None, [warn])
     if known == 0:
         why = "the rows record no truncation (no truncated or finish_reason field)"
         warn = "truncation is unknown: a cut-off reply could pass unseen; record finish_reason"

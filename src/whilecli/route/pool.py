@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from whilecli.errors import InputError
+from whilecli.io import attempts
 from whilecli.io.facts import EMPTY, ERROR, REQUEST
 from whilecli.io.modelid import match_key
 from whilecli.io.read import POLARS_FAILURES
@@ -87,6 +88,8 @@ def left_out_aggregates(kept: pl.Expr | None = None) -> list[pl.Expr]:
         return [zero.alias(c) for c in LEFT_COLUMNS]
     out = ~kept
     failed = pl.col(REQUEST).fill_null(False)  # the API's failure: no failure of the model's
+    # an earlier attempt of a draw a retry replaced: the harness's, no failure of the model's
+    failed = failed | pl.col(attempts.CODE).fill_null(0).is_in(list(attempts.LEFT_OUT_CODES))
     empty_fail = kept & (pl.col("reply") == EMPTY) & ~pl.col("passed").fill_null(False)
     reward = pl.col("reward")
     credit_fail = kept & ((reward > 0) & (reward < 1)).fill_null(False)

@@ -63,6 +63,7 @@ REPEATED_ROWS_SHARE = 0.05
 PROVISIONAL_KINDS = (
     *("repeated_draws", "graded_apart", "several_models", "cut_partial", "teacher_scale"),
     "repeated_rows",
+    "lost_retries",
     "teacher_prompts_decide",
     "teacher_mixes_student",
     "credit_beside_the_band",
@@ -221,6 +222,7 @@ def findings(
             if not facts.graded_apart:  # one reply, one grade: each at 0 or 1, never split
                 out.append(Finding("some_repeated_draws", facts.repeated_tasks, what, moves))
     out += _written_twice(facts)
+    out += _attempts(facts)
     rekey = facts.rekey_words()
     if rekey is not None:
         out.append(Finding("per_row_ids", pool.n_tasks, *rekey))
@@ -369,7 +371,7 @@ def _cut_at_longest(pool: Pool) -> list[Finding]:
     tokens = f"{facts.longest_tokens:g}" if facts.longest_tokens is not None else "one count"
     field = f" ({facts.longest_field})" if facts.longest_field else ""
     said = pool.source.sources.get("truncated", "")
-    read = "flagged not truncated" if not said.startswith("not recorded") else "not flagged"
+    read = "flagged not truncated" if not said.startswith("not ") else "not flagged"
     what = (
         f"{_rows(n)} end at the longest reply of {'its' if n == 1 else 'their'} file,"
         f" {tokens} tokens{field}, piled there as replies cut at a cap are, yet are {read}"
@@ -378,21 +380,65 @@ def _cut_at_longest(pool: Pool) -> list[Finding]:
     return _looks_cut("cut_at_longest", n, passing, what, ", or the cap (max_tokens)")
 
 
+def _attempts(facts: Any) -> list[Finding]:
+    """Rows left out as the harness's attempts (:mod:`whilecli.io.attempts`): earlier
+    attempts of a draw a later attempt of which the rows hold (listed: the last attempt is
+    the draw), and attempts whose retry is missing (the draw they stood for is not in the
+    rows: provisional)."""
+    out: list[Finding] = []
+    where = f"the draw is {facts.attempts_field}"
+    if facts.retried:
+        out.append(
+            Finding(
+                "earlier_attempts",
+                facts.retried,
+                f"{_rows(facts.retried)} of {facts.rows} are earlier attempts of a draw the"
+                f" harness retried (first: {facts.first_retried}): {where}",
+                "left out of every rate, as the harness's, not the model's draws",
+            )
+        )
+    if facts.retry_lost:
+        out.append(
+            Finding(
+                "lost_retries",
+                facts.retry_lost,
+                f"{_rows(facts.retry_lost)} of {facts.rows} stand alone at an attempt value"
+                " that marks only attempts a retry replaced wherever a draw was retried, while"
+                f" most single attempts hold a final one: attempts whose retry is missing ({where})",
+                "left out of every rate: the draws they stood for are not in the rows, so the"
+                " verdict is provisional; write every draw's last attempt",
+            )
+        )
+    return out
+
+
 def _written_twice(facts: Any) -> list[Finding]:
     """Rows that repeat another row of their task (one draw written twice: a file pooled with
     itself, a resumed run's overlap), and replies graded both pass and fail anywhere in the
     pool (one reply, two grades)."""
     out: list[Finding] = []
-    again = facts.repeated_rows
+    again = max(facts.repeated_rows, facts.repeated_samples)
     if again:
-        what = (
-            f"{_rows(again)} of {facts.counted} repeat another row of their task (the same"
-            " reply, the same grade: one draw written twice, as a file pooled with itself)"
-        )
+        whats = []
+        if facts.repeated_rows:
+            whats.append(
+                f"{_rows(facts.repeated_rows)} of {facts.counted} repeat another row of their"
+                " task (the same reply, the same grade: one draw written twice, as a file"
+                " pooled with itself)"
+            )
+        if facts.repeated_samples:
+            whats.append(
+                f"{_rows(facts.repeated_samples)} of {facts.counted} repeat another row's"
+                f" {facts.attempts_field} (first: {facts.first_repeated_sample}): a draw"
+                " written twice, or a failed attempt beside its retry, which no column tells"
+                " apart"
+            )
+        what = "; ".join(whats)
         if again >= REPEATED_ROWS_SHARE * max(facts.counted, 1):
             moves = (
                 "each copy counts as a draw, so k and every rate count those draws twice:"
-                " the verdict is provisional; write each draw once"
+                " the verdict is provisional; write each draw once (or an attempt column,"
+                " attempt or is_retry, beside the sample index)"
             )
             out.append(Finding("repeated_rows", again, what, moves))
         else:

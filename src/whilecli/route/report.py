@@ -84,6 +84,8 @@ def _unknown_phrase(check: CheckResult) -> str:
     if check.key == "truncated_passes":
         known = m.get("rows_with_truncation_recorded") or 0
         why = "not recorded" if not known else f"recorded on {known} of {m.get('rows')} rows"
+        if not known and m.get("truncation_unread"):
+            why = f"{m['truncation_unread']} not read"
         return f"truncation unknown ({why})"
     if check.key == "teacher" and m.get("cannot_compare"):
         return "teacher unknown (no shared task)"

@@ -25,14 +25,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from whilecli.errors import InputError
-from whilecli.io.aliases import TRUNCATION_ALIASES
+from whilecli.io.aliases import CUT_STATUS, TRUNCATION_ALIASES
 from whilecli.io.formats import Converted, prompt_digest
 
 NAME = "verl"
 #: The keys ``_dump_generations`` writes on every line (``gts`` only in later versions).
 KEYS = ("input", "output", "score", "step")
 #: The top-level truncation flags a reward function can add through ``reward_extra_info``.
-FLAGS = tuple(path for path, _ in TRUNCATION_ALIASES if "." not in path and "[" not in path)
+FLAGS = tuple(
+    path
+    for path, values in TRUNCATION_ALIASES
+    if "." not in path and "[" not in path and values is not CUT_STATUS
+)
 
 
 def is_dump(first: dict[str, Any]) -> bool:
