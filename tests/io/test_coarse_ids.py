@@ -7,8 +7,8 @@ never routed GRPO firmly on 40 "split tasks" that give no gradient.
 The generator draws pools from a known truth: questions with a pass rate at 0 or 1 (or
 spread), k draws each, keyed by a dataset, by a category, or by the question itself, and a
 column numbering the questions under a harness's name (at the top level or under
-``metadata``), numbered across the pool or anew within each id. A per-draw number
-(``sample_idx``) or a per-row id beside right ids is the control. The truth: the ids are
+``metadata``), numbered across the pool or anew within each id. The column holds
+whole numbers or text (``item-12``). A per-draw number (``sample_idx``) or a per-row id beside right ids is the control. The truth: the ids are
 coarse where they key a dataset or a category; the route then names the column and is never
 firm, and with right ids nothing is said.
 """
@@ -40,6 +40,7 @@ def _pool(
     restart: bool,
     nested: bool,
     spread: bool,
+    text: bool = False,
 ) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     ids = {"benchmark": 1, "dataset": 2, "category": max(2, questions // 8)}.get(keyed, questions)
@@ -47,7 +48,8 @@ def _pool(
     counts: dict[int, int] = {}
     for q in range(questions):
         group = q % ids
-        number = counts.get(group, 0) if restart else q
+        count = counts.get(group, 0) if restart else q
+        number: int | str = f"item-{count}" if text else count  # numbered, or named in text
         counts[group] = counts.get(group, 0) + 1
         rate = rng.random() if spread else float(rng.random() < 0.5)
         for j in range(k):
@@ -81,6 +83,7 @@ def pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str, str]:
         name,
         draw(st.booleans()),
         nested,
+        draw(st.booleans()),
         draw(st.booleans()),
     )
     return rows, keyed, f"metadata.{name}" if nested else name

@@ -46,7 +46,7 @@ def candidate(shape: Shape, used: set[str]) -> str | None:
     (``used``: the dotted paths it reads; :func:`~whilecli.io.factors.unread`: at the top
     level, then one level down in a row's extras, ``metadata.question_idx``). None: none."""
     for dotted, name, node in unread(shape, used):
-        if node.kinds - {"null"} in ({"int"}, {"str"}) and names_a_prompts_id(name):
+        if node.kinds - {"null"} in ({"int"}, {"string"}) and names_a_prompts_id(name):
             return dotted
     return None
 
