@@ -432,6 +432,40 @@ def grade_disagrees(
     return None
 
 
+def grade_disagrees_frame(
+    lf: pl.LazyFrame, schema: pl.Schema, plan: Plan, field: str, threshold: float, rows: int
+) -> tuple[str, int, int] | None:
+    """:func:`grade_disagrees` over a frame's first ``rows`` rows (a Parquet file), counted
+    in one aggregate (no row is collected): its top-level binary columns
+    (:func:`binary_columns_parquet`) whose names say grade, against the plan's reward."""
+    columns = [
+        c
+        for c in binary_columns_parquet(lf, schema, plan)
+        if c != field and c in schema and any(w in c.lower() for w in GRADE_WORDS)
+    ]
+    if not columns:
+        return None
+    reward = plan.reward
+    passed = reward >= threshold - PASS_TOLERANCE
+    exprs: list[pl.Expr] = []
+    for i, column in enumerate(columns):
+        grade = pl.col(column).cast(pl.Float64)
+        both = grade.is_not_null() & reward.is_not_null()
+        exprs += [
+            (both & ((grade >= 0.5) != passed)).sum().alias(f"apart{i}"),
+            both.sum().alias(f"both{i}"),
+        ]
+    try:
+        counts = lf.head(rows).select(exprs).collect().row(0)
+    except pl.exceptions.PolarsError:
+        return None
+    for i, column in enumerate(columns):
+        apart, compared = int(counts[2 * i] or 0), int(counts[2 * i + 1] or 0)
+        if compared and apart >= max(DISAGREE_ROWS, DISAGREE_SHARE * compared):
+            return column, apart, compared
+    return None
+
+
 def _summed(row: dict[str, Any], columns: list[str]) -> float | None:
     """The reward of a sampled row: its column's, or the sum of its named columns' (None
     where any is none)."""

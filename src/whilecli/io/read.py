@@ -70,6 +70,7 @@ from whilecli.io.locate import (
     grade_beside_frame,
     grade_beside_sample,
     grade_disagrees,
+    grade_disagrees_frame,
     infinite_reward,
     locate,
     no_id,
@@ -3147,21 +3148,14 @@ def _read_frame(
     part = _part_of(source, plan, frame, scanned, shape, hint, lf)
     part.located, part.absent = located_rows, absent
     part.beside = lambda field: _counted(grade_beside_frame(lf, schema, plan, field), "rows")
-    part.disagree = lambda field, cut: grade_disagrees(_first_rows(lf), plan, field, cut)
+    part.disagree = lambda field, cut: grade_disagrees_frame(
+        lf, schema, plan, field, cut, DISAGREE_SAMPLE
+    )
     return part
 
 
 #: The rows of a frame (a Parquet file) a grade beside the reward is compared on.
 DISAGREE_SAMPLE = 1000
-
-
-def _first_rows(lf: pl.LazyFrame) -> list[dict[str, Any]]:
-    """A frame's first :data:`DISAGREE_SAMPLE` rows as dicts (none where they cannot be
-    read: the read itself says why)."""
-    try:
-        return lf.head(DISAGREE_SAMPLE).collect().to_dicts()
-    except POLARS_FAILURES:
-        return []
 
 
 #: The rows of a frame (a Parquet file) whose text columns are looked at for JSON objects

@@ -43,8 +43,8 @@ _SEPARATORS = re.compile(r"[_\-.\s]+")
 _FOLDER_HEADS = frozenset({"eval", "evals", "train", "training", "validation"})
 #: Folders a trainer writes its training rollouts to (verl's ``trainer.rollout_data_dir``
 #: beside its ``validation_data_dir``): training rows, as a folder's whole name only (a
-#: file ``rollout_eval.jsonl`` is not one).
-ROLLOUT_FOLDERS = frozenset({"rollout", "rollouts", "rollout_data", "train_rollouts"})
+#: file ``rollout_eval.jsonl`` is not one, nor a ``rollouts/`` folder, any harness's).
+ROLLOUT_FOLDERS = frozenset({"rollout", "rollout_data"})
 
 
 def kind(value: object) -> str | None:
