@@ -814,10 +814,8 @@ def build_plan(
         notes.extend(_logprob_notes(ctx, lp))
     if vals is not None:  # a list of zeros only carries no critic's values
         notes.extend(_value_notes(ctx, vals))
-    decoded = Decoding(
-        decoding.settings(shape, _readable(shape, decoding.aliases())),
-        sidecar_temperature(source, fmt),
-    )
+    found = decoding.settings(shape, _readable(shape, decoding.aliases()))
+    decoded = Decoding(found, sidecar_temperature(source, fmt), _rows_decoded(ctx, found))
     return Plan(
         format=fmt,
         task_id=task,
@@ -878,8 +876,8 @@ def build_plan(
         version_lag=ctx.version_lag,
         prompt_masked=ctx.prompt_masked,
         prompt_reordered=ctx.prompt_reordered,
-        greedy_sampled=None if said is None else _greedy_sampled(ctx, decoded),
-        decoded_as=_decoded_as(ctx, decoded, source),
+        greedy_sampled=None if said is None else _greedy_sampled(decoded),
+        decoded_as=_decoded_as(decoded, source),
     )
 
 
@@ -965,10 +963,12 @@ class Decoding:
     """What a file records of its decoding: the settings its rows carry
     (:func:`whilecli.io.decoding.settings`), and the temperature the settings beside them
     record (:func:`whilecli.io.sources.sidecar_temperature`: vf-eval's
-    ``sampling_args.temperature``), where there are any."""
+    ``sampling_args.temperature``), where there are any; and what the sampled rows record
+    of it (:func:`_rows_decoded`), read once for the band's warning and the pooling rule."""
 
     found: list[decoding.Setting]
     side: Side | None
+    seen: _Decoded | None = None
 
 
 def _greedy(decoded: Decoding, leaves: Leaves) -> pl.Expr | None:
@@ -991,7 +991,7 @@ def _readable(shape: Shape, aliases: Sequence[str]) -> list[str]:
 GREEDY_SAMPLED_SHARE = 0.9
 
 
-def _greedy_sampled(ctx: _Context, decoded: Decoding) -> str | None:
+def _greedy_sampled(decoded: Decoding) -> str | None:
     """Where nearly all the sampled rows (:data:`GREEDY_SAMPLED_SHARE`, 16 rows or more)
     record greedy decoding, as :func:`whilecli.io.decoding.row_decoding` reads it (a
     temperature of 0, a ``top_k`` of 1, a ``do_sample`` false, none saying it sampled), or the
@@ -999,7 +999,7 @@ def _greedy_sampled(ctx: _Context, decoded: Decoding) -> str | None:
     field, or the settings file. Draws that differ at temperature 0 differ by the server's
     nondeterminism, not by sampling, so the band they show is greedy decoding's, not a
     training sampler's."""
-    seen = _rows_decoded(ctx, decoded)
+    seen = decoded.seen
     if seen is None:
         return None
     kind = seen.kind()
@@ -1030,7 +1030,7 @@ class _Decoded:
         return None
 
 
-def _rows_decoded(ctx: _Context, decoded: Decoding) -> _Decoded | None:
+def _rows_decoded(ctx: _Context, found: list[decoding.Setting]) -> _Decoded | None:
     """What the sampled rows record of their decoding; None where they are too few to say
     (under :data:`MIN_PART_ROWS`)."""
     rows = ctx.sample or ctx.id_rows
@@ -1039,7 +1039,7 @@ def _rows_decoded(ctx: _Context, decoded: Decoding) -> _Decoded | None:
     counts = {"greedy": 0, "sampled": 0}
     named: dict[str, str] = {}
     for row in rows:
-        greedy, sampled, where = decoding.row_decoding(decoded.found, row)
+        greedy, sampled, where = decoding.row_decoding(found, row)
         kind = "greedy" if greedy and not sampled else "sampled" if sampled else None
         if kind is not None:
             counts[kind] += 1
@@ -1048,12 +1048,12 @@ def _rows_decoded(ctx: _Context, decoded: Decoding) -> _Decoded | None:
     return _Decoded(counts, len(rows), named)
 
 
-def _decoded_as(ctx: _Context, decoded: Decoding, source: Source) -> tuple[str, str] | None:
+def _decoded_as(decoded: Decoding, source: Source) -> tuple[str, str] | None:
     """How a file's rows were decoded (:attr:`Plan.decoded_as`): as nearly all its sampled
     rows record it (:func:`_rows_decoded`), else as the settings beside them record it
     (a temperature), else as the writer names its files (NeMo-Skills' ``output.jsonl``,
     greedy, beside its ``output-rs<seed>.jsonl``, sampled); None where none says."""
-    seen = _rows_decoded(ctx, decoded)
+    seen = decoded.seen
     kind = None if seen is None else seen.kind()
     if seen is not None and kind is not None:
         return kind, f"{seen.named[kind]} on its rows"
